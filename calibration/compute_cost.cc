@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "calibration/compute_cost.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace clustersim::calib {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+double gemm_shape_efficiency(int64_t m, int64_t n, int64_t k, const HardwareProfile& hw) {
+  assert(m > 0 && n > 0 && k > 0 && "GEMM dimensions must be positive");
+  const Efficiencies& e = hw.eff;
+  const int64_t tm = ceil_div(m, e.gemm_tile_m);
+  const int64_t tn = ceil_div(n, e.gemm_tile_n);
+  const int64_t tiles = tm * tn;
+  const int64_t sms = std::max(1, hw.sm_count);
+  const int64_t waves = ceil_div(tiles, sms);
+  const double wave = static_cast<double>(tiles) / static_cast<double>(waves * sms);
+  const double tile = (static_cast<double>(m) * static_cast<double>(n)) /
+                      (static_cast<double>(tm * e.gemm_tile_m) * static_cast<double>(tn * e.gemm_tile_n));
+  const double inner = static_cast<double>(k) / static_cast<double>(k + e.gemm_k_half);
+  return wave * tile * inner;
+}
+
+Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const HardwareProfile& hw,
+               int64_t count) {
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                       static_cast<double>(count);
+  const double rate = hw.peak(precision).per_s * hw.eff.gemm_max * gemm_shape_efficiency(m, n, k, hw);
+  return hw.eff.kernel_launch + Time::s(flops / rate);
+}
+
+Time attention_time(Flops executed, bool fused, Precision precision, const HardwareProfile& hw) {
+  const double eff = fused ? hw.eff.attention_fused : hw.eff.attention_unfused;
+  // The unfused chain is two batched GEMMs plus a softmax kernel: three launches.
+  const int64_t launches = fused ? 1 : 3;
+  return launches * hw.eff.kernel_launch + Time::s(executed.n / (hw.peak(precision).per_s * eff));
+}
+
+Time memory_time(Bytes bytes, const HardwareProfile& hw) {
+  return hw.eff.kernel_launch + Time::s(bytes.as_double() / (hw.hbm_bandwidth.bytes_per_s * hw.eff.hbm));
+}
+
+}  // namespace clustersim::calib

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Time of one GPU kernel from its shape and the hardware profile: GEMMs, attention, and
+// memory-bound kernels. Pure functions; the parameters come from a (fitted) HardwareProfile.
+#pragma once
+
+#include <cstdint>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/units.h"
+
+namespace clustersim::calib {
+
+// Efficiency of an (m x k) * (k x n) GEMM relative to the profile's gemm_max:
+//   waves   = ceil(tiles / sm_count), tiles = ceil(m / tile_m) * ceil(n / tile_n)
+//   wave    = tiles / (waves * sm_count)              (tail-wave quantisation, NVIDIA
+//             "Matrix Multiplication Background" user guide, section "Wave quantization")
+//   tile    = (m * n) / (ceil(m/tile_m)*tile_m * ceil(n/tile_n)*tile_n)   (tile quantisation, ibid.)
+//   inner   = k / (k + k_half)                        (short inner loops amortise prologue/epilogue)
+// and returns wave * tile * inner, in (0, 1].
+double gemm_shape_efficiency(int64_t m, int64_t n, int64_t k, const HardwareProfile& hw);
+
+// t = launch + 2mnk / (peak(precision) * gemm_max * gemm_shape_efficiency), per GEMM; `count`
+// identical GEMMs (a batch) share one launch.
+Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const HardwareProfile& hw,
+               int64_t count = 1);
+
+// Scaled-dot-product attention over `flops` of QK^T and AV work (counted as executed: causal
+// masking halves it for fused kernels; see workloads/transformer.h). Fused kernels run at
+// attention_fused x peak; the unfused chain runs its GEMMs at attention_unfused x peak.
+Time attention_time(Flops executed, bool fused, Precision precision, const HardwareProfile& hw);
+
+// A streaming, memory-bound kernel moving `bytes` (reads + writes): launch + bytes / (hbm x eff).
+Time memory_time(Bytes bytes, const HardwareProfile& hw);
+
+}  // namespace clustersim::calib

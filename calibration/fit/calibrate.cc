@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// Groups probe measurements by model key, runs each fitter and builds the error table.
+#include "calibration/fit/calibrate.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "sim/core/error.h"
+
+namespace clustersim::calib {
+namespace {
+
+void add_row(CalibrationResult& result, std::string name, const std::vector<FitPoint>& points) {
+  result.errors.push_back({std::move(name), fit_error(points)});
+}
+
+template <typename Fit>
+void append_points(std::vector<FitPoint>& all, const std::vector<Fit>& fits) {
+  for (const Fit& f : fits) all.insert(all.end(), f.points.begin(), f.points.end());
+}
+
+std::string collective_name(const CollectiveModel& m) {
+  return std::string(to_string(m.op)) + " x" + std::to_string(m.ranks) + " " + m.algorithm + "/" +
+         m.protocol;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
+  CalibrationResult result;
+  if (probes.empty()) throw BadInput(InputError{"", 0, "", "no probe files given"});
+  result.machine = probes.front().header;
+  for (const ProbeData& p : probes) {
+    if (p.header.gpu_model != result.machine.gpu_model) {
+      throw BadInput(InputError{p.source, 0, "header.gpu_model",
+                                "probe files must come from one GPU model: this one is '" +
+                                    p.header.gpu_model + "', " + probes.front().source +
+                                    " is '" + result.machine.gpu_model + "'"});
+    }
+    result.sources.push_back(p.source);
+    result.synthetic = result.synthetic || p.header.synthetic;
+  }
+
+  std::map<DType, std::vector<GemmPoint>> gemm;
+  std::map<std::tuple<Direction, bool, DType>, std::vector<AttentionPoint>> attention;
+  std::map<MemoryOpKind, std::vector<MemoryPoint>> memory;
+  std::map<std::tuple<CollectiveKind, int, std::string, std::string>, std::vector<CollectivePoint>>
+      collectives;
+  for (const ProbeData& p : probes) {
+    for (const GemmPoint& g : p.gemm) gemm[g.dtype].push_back(g);
+    for (const AttentionPoint& a : p.attention) {
+      attention[{a.direction, a.fused, a.dtype}].push_back(a);
+    }
+    for (const MemoryPoint& m : p.memory) memory[m.op].push_back(m);
+    for (const CollectivePoint& c : p.collectives) {
+      collectives[{c.op, c.ranks, c.algorithm, c.protocol}].push_back(c);
+    }
+  }
+
+  for (const auto& [dtype, points] : gemm) {
+    GemmFit fit = fit_gemm(points, result.machine.sm_count);
+    if (fit.error.points == 0) continue;
+    add_row(result, "gemm " + std::string(to_string(dtype)), fit.points);
+    result.gemm.push_back(std::move(fit));
+  }
+  for (const auto& [key, points] : attention) {
+    AttentionFit fit = fit_attention(points);
+    if (fit.error.points == 0) continue;
+    const auto& [direction, fused, dtype] = key;
+    add_row(result,
+            "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") +
+                std::string(to_string(dtype)),
+            fit.points);
+    result.attention.push_back(std::move(fit));
+  }
+  for (const auto& [op, points] : memory) {
+    MemoryFit fit = fit_memory(points);
+    if (fit.error.points == 0) continue;
+    add_row(result, "memory " + std::string(to_string(op)), fit.points);
+    result.memory.push_back(std::move(fit));
+  }
+  for (const auto& [key, points] : collectives) {
+    CollectiveFit fit = fit_collective(points);
+    if (fit.error.points == 0) continue;
+    add_row(result, collective_name(fit.model), fit.points);
+    result.collectives.push_back(std::move(fit));
+  }
+
+  std::vector<FitPoint> all;
+  if (!result.gemm.empty()) {
+    append_points(all, result.gemm);
+    add_row(result, "gemm (all)", all);
+  }
+  if (!result.attention.empty()) {
+    all.clear();
+    append_points(all, result.attention);
+    add_row(result, "attention (all)", all);
+  }
+  if (!result.memory.empty()) {
+    all.clear();
+    append_points(all, result.memory);
+    add_row(result, "memory (all)", all);
+  }
+  if (!result.collectives.empty()) {
+    all.clear();
+    append_points(all, result.collectives);
+    add_row(result, "collectives (all)", all);
+  }
+  return result;
+}
+
+std::string format_error_table(const CalibrationResult& result) {
+  std::ostringstream os;
+  char line[256];
+  if (result.synthetic) os << "(fitted on SYNTHETIC probe data)\n";
+  std::snprintf(line, sizeof line, "%-36s %7s %11s %10s\n", "model", "points", "median_err",
+                "worst_err");
+  os << line;
+  for (const FitErrorRow& row : result.errors) {
+    std::snprintf(line, sizeof line, "%-36s %7d %10.2f%% %9.2f%%\n", row.model.c_str(),
+                  row.error.points, 100 * row.error.median_rel, 100 * row.error.worst_rel);
+    os << line;
+  }
+  return os.str();
+}
+
+std::string format_parameters(const CalibrationResult& result) {
+  std::ostringstream os;
+  char line[512];
+  for (const GemmFit& f : result.gemm) {
+    const GemmModel& m = f.model;
+    std::snprintf(line, sizeof line,
+                  "gemm %-9s peak %.1f TFLOP/s, tile %dx%d over %d SMs, launch %.2f us, "
+                  "per wave %.2f us\n",
+                  std::string(to_string(m.dtype)).c_str(), m.peak_flops_per_s * 1e-12, m.tile.m,
+                  m.tile.n, m.sm_count, m.launch_s * 1e6, m.wave_overhead_s * 1e6);
+    os << line;
+  }
+  for (const AttentionFit& f : result.attention) {
+    const AttentionModel& m = f.model;
+    std::snprintf(line, sizeof line,
+                  "attention %s %s %s: %.1f TFLOP/s, launch %.2f us, %.3f ps per score element\n",
+                  std::string(to_string(m.direction)).c_str(), m.fused ? "fused" : "chain",
+                  std::string(to_string(m.dtype)).c_str(), m.flops_per_s * 1e-12,
+                  m.launch_s * 1e6, m.s_per_score_element * 1e12);
+    os << line;
+  }
+  for (const MemoryFit& f : result.memory) {
+    std::snprintf(line, sizeof line, "memory %-11s %.1f GB/s, launch %.2f us\n",
+                  std::string(to_string(f.model.op)).c_str(), f.model.bw_bytes_per_s * 1e-9,
+                  f.model.launch_s * 1e6);
+    os << line;
+  }
+  for (const CollectiveFit& f : result.collectives) {
+    os << collective_name(f.model) << ":";
+    for (const AlphaBetaSegment& s : f.model.segments) {
+      std::snprintf(line, sizeof line, " [%lld..%lld B: alpha %.2f us, %.2f GB/s]",
+                    static_cast<long long>(s.min_bytes), static_cast<long long>(s.max_bytes),
+                    s.alpha_s * 1e6, s.bandwidth_bytes_per_s() * 1e-9);
+      os << line;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace clustersim::calib

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Relative-error statistics of fitted models.
+#include "calibration/fit/fit_error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersim::calib {
+
+double FitPoint::relative_error() const {
+  return std::abs(predicted_s - measured_s) / measured_s;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lower + upper);
+}
+
+FitError fit_error(const std::vector<FitPoint>& points) {
+  FitError out;
+  out.points = static_cast<int>(points.size());
+  if (points.empty()) return out;
+  std::vector<double> errors;
+  errors.reserve(points.size());
+  for (const FitPoint& p : points) errors.push_back(p.relative_error());
+  out.worst_rel = *std::max_element(errors.begin(), errors.end());
+  out.median_rel = median(std::move(errors));
+  return out;
+}
+
+}  // namespace clustersim::calib

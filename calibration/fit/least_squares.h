@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Non-negative linear fits in relative error, the solver under every cost-model fit (Eigen inside).
+#pragma once
+
+#include <vector>
+
+namespace clustersim::calib {
+
+struct RelativeFitOptions {
+  // Reweight towards least absolute relative error (IRLS), so that a few outliers (a clock dip, a
+  // different kernel picked by cuBLAS) do not pull the fit; the reported error is a median.
+  bool robust = true;
+  int iterations = 30;
+};
+
+// Finds theta >= 0 minimising sum_i ((rows[i] . theta - y[i]) / y[i])^2 (or the robust variant).
+// Every y[i] must be positive and every row as long as the first. Small problems only: the
+// non-negativity constraint is met by trying every subset of active columns (2^p solves), so p
+// must be at most 8. Columns that the data cannot determine come out as 0.
+std::vector<double> fit_nonneg_relative(const std::vector<std::vector<double>>& rows,
+                                        const std::vector<double>& y,
+                                        const RelativeFitOptions& options = {});
+
+}  // namespace clustersim::calib

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "calibration/hardware_profile.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "calibration/builtin_profiles.h"
+#include "sim/core/error.h"
+#include "sim/core/map_reader.h"
+#include "sim/core/yaml_tree.h"
+
+namespace clustersim::calib {
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void read_efficiencies(MapReader r, Efficiencies& e) {
+  r.read("gemm_max", e.gemm_max, Need::kOptional, 0.01, 1.0);
+  r.read("gemm_tile_m", e.gemm_tile_m, Need::kOptional, 1, 4096);
+  r.read("gemm_tile_n", e.gemm_tile_n, Need::kOptional, 1, 4096);
+  r.read("gemm_k_half", e.gemm_k_half, Need::kOptional, 0, 1 << 20);
+  r.read("kernel_launch", e.kernel_launch);
+  r.read("attention_fused", e.attention_fused, Need::kOptional, 0.01, 1.0);
+  r.read("attention_unfused", e.attention_unfused, Need::kOptional, 0.01, 1.0);
+  r.read("hbm", e.hbm, Need::kOptional, 0.01, 1.0);
+  r.read("nvlink_busbw", e.nvlink_busbw, Need::kOptional, 0.01, 1.0);
+  r.read("network_busbw", e.network_busbw, Need::kOptional, 0.01, 1.0);
+  r.read("nvlink_collective_latency", e.nvlink_collective_latency);
+  r.read("network_collective_latency", e.network_collective_latency);
+  r.finish();
+}
+
+}  // namespace
+
+FlopRate HardwareProfile::peak(Precision p) const {
+  const FlopRate r = p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp8;
+  if (r.per_s <= 0) {
+    throw BadInput(InputError{origin, 0, "peak." + std::string(to_string(p)),
+                              "the " + name + " profile has no " + to_string(p) +
+                                  " rate: this GPU does not support training in that precision"});
+  }
+  return r;
+}
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> names;
+  for (const BuiltinProfile& b : builtin_profiles()) names.emplace_back(b.name);
+  return names;
+}
+
+std::string builtin_profile_text(const std::string& name) {
+  for (const BuiltinProfile& b : builtin_profiles()) {
+    if (name == b.name) return std::string(b.text);
+  }
+  return {};
+}
+
+HardwareProfile parse_hardware_profile(const std::string& text, const std::string& origin) {
+  const YamlNode root = parse_yaml_text(text, origin);
+  ErrorList errors;
+  HardwareProfile p;
+  p.origin = origin;
+  MapReader top(&root, "", errors);
+  top.read("name", p.name, Need::kRequired);
+  top.read("description", p.description);
+  MapReader peak = top.section("peak");
+  peak.read("bf16", p.bf16, Need::kRequired);
+  peak.read("fp16", p.fp16, Need::kRequired);
+  peak.read("fp8", p.fp8);
+  peak.read("tf32", p.tf32);
+  peak.read("fp32", p.fp32, Need::kRequired);
+  peak.finish();
+  MapReader mem = top.section("memory");
+  mem.read("capacity", p.hbm_capacity, Need::kRequired);
+  mem.read("bandwidth", p.hbm_bandwidth, Need::kRequired);
+  mem.read("reserved", p.memory_reserved);
+  mem.finish();
+  MapReader nvl = top.section("nvlink");
+  nvl.read("bandwidth", p.nvlink_bandwidth, Need::kRequired);
+  nvl.finish();
+  top.read("sm_count", p.sm_count, Need::kRequired, 1, 100000);
+  read_efficiencies(top.section("efficiency"), p.eff);
+  if (const YamlNode* src = top.child("sources"); src && !src->is_null()) {
+    if (!src->is_map()) {
+      top.error("sources", "expected a mapping of key path -> source text");
+    } else {
+      for (const auto& [k, v] : src->map) p.sources[k] = v.scalar;
+    }
+  }
+  if (const YamlNode* probes = top.child("probe_files"); probes && probes->is_seq()) {
+    for (const YamlNode& f : probes->seq) p.probe_files.push_back(f.scalar);
+  }
+  top.finish();
+  if (errors.empty() && p.bf16.per_s <= 0) top.error("peak.bf16", "must be above zero");
+  errors.throw_if_any();
+  return p;
+}
+
+HardwareProfile load_hardware_profile(const std::string& name_or_path, const std::string& base_dir) {
+  if (const std::string text = builtin_profile_text(name_or_path); !text.empty()) {
+    HardwareProfile p = parse_hardware_profile(text, "built-in profile " + name_or_path);
+    p.origin = "built-in";
+    return p;
+  }
+  std::filesystem::path path(name_or_path);
+  if (path.is_relative() && !base_dir.empty() && !std::filesystem::exists(path)) {
+    path = std::filesystem::path(base_dir) / path;
+  }
+  if (!std::filesystem::exists(path)) {
+    std::string names;
+    for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
+    throw BadInput(InputError{"", 0, "cluster.gpu",
+                              "'" + name_or_path + "' is neither a built-in profile (" + names +
+                                  ") nor a profile file"});
+  }
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw BadInput(InputError{path.string(), 0, "", "cannot read the profile file"});
+  return parse_hardware_profile(text.str(), path.string());
+}
+
+std::string format_hardware_profile(const HardwareProfile& p) {
+  std::ostringstream o;
+  auto rate = [](FlopRate r) { return num(r.as_tflops()) + "TFLOPS"; };
+  auto bw = [](Bandwidth b) { return num(b.as_gbytes_per_s()) + "GBps"; };
+  auto time = [](Time t) { return num(t.as_us()) + "us"; };
+  auto bytes = [](Bytes b) { return num(b.as_gib()) + "GiB"; };
+  o << "# clustersim hardware profile. Units are written out; see calibration/README.md.\n";
+  o << "name: " << quoted(p.name) << "\n";
+  if (!p.description.empty()) o << "description: " << quoted(p.description) << "\n";
+  o << "peak:\n  bf16: " << rate(p.bf16) << "\n  fp16: " << rate(p.fp16) << "\n";
+  if (p.fp8.per_s > 0) o << "  fp8: " << rate(p.fp8) << "\n";
+  if (p.tf32.per_s > 0) o << "  tf32: " << rate(p.tf32) << "\n";
+  o << "  fp32: " << rate(p.fp32) << "\n";
+  o << "memory:\n  capacity: " << bytes(p.hbm_capacity) << "\n  bandwidth: " << bw(p.hbm_bandwidth)
+    << "\n  reserved: " << bytes(p.memory_reserved) << "\n";
+  o << "nvlink:\n  bandwidth: " << bw(p.nvlink_bandwidth) << "\n";
+  o << "sm_count: " << p.sm_count << "\n";
+  const Efficiencies& e = p.eff;
+  o << "efficiency:\n"
+    << "  gemm_max: " << num(e.gemm_max) << "\n"
+    << "  gemm_tile_m: " << e.gemm_tile_m << "\n"
+    << "  gemm_tile_n: " << e.gemm_tile_n << "\n"
+    << "  gemm_k_half: " << e.gemm_k_half << "\n"
+    << "  kernel_launch: " << time(e.kernel_launch) << "\n"
+    << "  attention_fused: " << num(e.attention_fused) << "\n"
+    << "  attention_unfused: " << num(e.attention_unfused) << "\n"
+    << "  hbm: " << num(e.hbm) << "\n"
+    << "  nvlink_busbw: " << num(e.nvlink_busbw) << "\n"
+    << "  network_busbw: " << num(e.network_busbw) << "\n"
+    << "  nvlink_collective_latency: " << time(e.nvlink_collective_latency) << "\n"
+    << "  network_collective_latency: " << time(e.network_collective_latency) << "\n";
+  if (!p.probe_files.empty()) {
+    o << "probe_files:\n";
+    for (const std::string& f : p.probe_files) o << "  - " << quoted(f) << "\n";
+  }
+  if (!p.sources.empty()) {
+    o << "sources:\n";
+    for (const auto& [k, v] : p.sources) o << "  " << k << ": " << quoted(v) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace clustersim::calib

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// A GPU hardware profile: datasheet peaks plus the efficiencies the cost models use, each value
+// with its source. Profiles are YAML files (calibration/profiles/*.yaml are built in).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/config.h"
+#include "sim/core/units.h"
+
+namespace clustersim::calib {
+
+// Fitted or assumed efficiencies of the cost models (see calibration/compute_cost.h for where
+// each enters a formula).
+struct Efficiencies {
+  double gemm_max = 0.8;        // fraction of peak a large, well-shaped GEMM reaches
+  int gemm_tile_m = 128;        // output tile rows of the GEMM kernel (wave quantisation)
+  int gemm_tile_n = 256;        // output tile columns
+  int gemm_k_half = 64;         // inner dimension at which GEMM efficiency is halved
+  Time kernel_launch = Time::us(4);   // per kernel, CPU launch + GPU ramp
+  double attention_fused = 0.55;      // flash-style attention, fraction of peak
+  double attention_unfused = 0.45;    // matmul-softmax-matmul GEMMs, fraction of peak
+  double hbm = 0.85;                  // achieved / datasheet HBM bandwidth on streaming kernels
+  double nvlink_busbw = 0.78;         // NCCL bus bandwidth / NVLink line rate, large messages
+  double network_busbw = 0.93;        // NCCL bus bandwidth / NIC line rate across nodes
+  Time nvlink_collective_latency = Time::us(8);   // alpha per NCCL collective inside a node
+  Time network_collective_latency = Time::us(20); // alpha per ring step across nodes
+};
+
+struct HardwareProfile {
+  std::string name;
+  std::string description;
+  std::string origin;  // "built-in" or the file it was read from
+  FlopRate bf16, fp16, fp8, tf32, fp32;  // dense peaks; fp8 zero when unsupported
+  Bytes hbm_capacity;
+  Bandwidth hbm_bandwidth;
+  Bytes memory_reserved = Bytes::gib(2);  // CUDA context, NCCL buffers, allocator slack
+  Bandwidth nvlink_bandwidth;             // per GPU, per direction
+  int sm_count = 0;
+  Efficiencies eff;
+  std::map<std::string, std::string> sources;  // key path -> where the value comes from
+  std::vector<std::string> probe_files;        // set when fitted by `clustersim calibrate`
+
+  // Peak dense rate for a training precision; throws BadInput naming the profile if unsupported.
+  FlopRate peak(Precision p) const;
+};
+
+// Names of the profiles compiled into the binary ("A100-SXM4-40GB", "H100-SXM", ...).
+std::vector<std::string> builtin_profile_names();
+
+// The text of a built-in profile, or empty when there is none of that name.
+std::string builtin_profile_text(const std::string& name);
+
+// Resolves `name_or_path` (a built-in name, or a file path absolute or relative to `base_dir`)
+// and loads it strictly. Throws BadInput with the file, line and key on any problem, and lists
+// the built-in names when neither a profile nor a file of that name exists.
+HardwareProfile load_hardware_profile(const std::string& name_or_path, const std::string& base_dir = "");
+
+// Parses profile YAML text; `origin` names it in messages.
+HardwareProfile parse_hardware_profile(const std::string& text, const std::string& origin);
+
+// Writes `p` as profile YAML that parse_hardware_profile reads back unchanged.
+std::string format_hardware_profile(const HardwareProfile& p);
+
+}  // namespace clustersim::calib

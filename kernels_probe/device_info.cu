@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Queries device properties, driver and library versions, clocks, host name and the date.
+#include "kernels_probe/device_info.h"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "kernels_probe/cuda_check.h"
+
+namespace clustersim::kernels_probe {
+namespace {
+
+// The kernel driver version ("570.124.06") from /proc/driver/nvidia/version, whose first line
+// reads "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.06  <date>"; "" when absent.
+std::string kernel_driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  std::istringstream words(line);
+  std::string word, previous;
+  while (words >> word) {
+    if (previous == "Module") return word;
+    previous = word;
+  }
+  return "";
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+uint32_t attribute(cudaDeviceAttr attr, int device) {
+  int v = 0;
+  PROBE_CUDA(cudaDeviceGetAttribute(&v, attr, device));
+  return v > 0 ? static_cast<uint32_t>(v) : 0;
+}
+
+}  // namespace
+
+int usable_device_count(std::string& why) {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+    cudaGetLastError();  // clear the error so that later calls start clean
+    return 0;
+  }
+  if (count == 0) why = "the driver reports no CUDA devices";
+  return count;
+}
+
+void describe_machine(int gpu_count, Header& h) {
+  cudaDeviceProp prop{};
+  PROBE_CUDA(cudaGetDeviceProperties(&prop, 0));
+  h.gpu_model = prop.name;
+  h.gpu_count = static_cast<uint32_t>(gpu_count);
+  h.driver_version = kernel_driver_version();
+  int v = 0;
+  PROBE_CUDA(cudaDriverGetVersion(&v));
+  h.cuda_driver_version = static_cast<uint32_t>(v);
+  PROBE_CUDA(cudaRuntimeGetVersion(&v));
+  h.cuda_runtime_version = static_cast<uint32_t>(v);
+#if CLUSTERSIM_PROBE_HAVE_NCCL
+  PROBE_NCCL(ncclGetVersion(&v));
+  h.nccl_version = static_cast<uint32_t>(v);
+#endif
+  h.cublas_version = static_cast<uint32_t>(cublasLtGetVersion());
+  h.sm_count = static_cast<uint32_t>(prop.multiProcessorCount);
+  h.compute_capability = static_cast<uint32_t>(prop.major * 10 + prop.minor);
+  // cudaDeviceProp lost its clock fields in CUDA 13; the attributes remain (kHz).
+  h.sm_clock_mhz = attribute(cudaDevAttrClockRate, 0) / 1000;
+  h.memory_clock_mhz = attribute(cudaDevAttrMemoryClockRate, 0) / 1000;
+  h.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, 0);
+  h.memory_bytes = prop.totalGlobalMem;
+  h.l2_cache_bytes = attribute(cudaDevAttrL2CacheSize, 0);
+  h.date = utc_now_iso8601();
+  h.host = host_name();
+  h.probe_version = CLUSTERSIM_PROBE_VERSION;
+}
+
+}  // namespace clustersim::kernels_probe

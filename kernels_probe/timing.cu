@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA-event timing with a spin kernel in front of each sample.
+#include "kernels_probe/timing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "kernels_probe/cuda_check.h"
+
+namespace clustersim::kernels_probe {
+namespace {
+
+__global__ void spin_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+// Cycles for roughly `us` microseconds at the device's clock.
+long long spin_cycles(int device, double us) {
+  int khz = 0;
+  PROBE_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
+  if (khz <= 0) khz = 1500000;
+  return static_cast<long long>(us * khz / 1000.0);
+}
+
+// Enough spin to cover the host enqueueing `launches` operations (about 10 us each, generously).
+double spin_us(int launches) { return std::min(2000.0, 50.0 + 10.0 * launches); }
+
+class EventPair {
+ public:
+  EventPair() {
+    PROBE_CUDA(cudaEventCreate(&start_));
+    PROBE_CUDA(cudaEventCreate(&stop_));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);  // destructor: nothing useful to do on failure
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+}  // namespace
+
+TimingStats time_on_stream(cudaStream_t stream, const std::function<void()>& launch,
+                           const TimingPlan& plan) {
+  int device = 0;
+  PROBE_CUDA(cudaGetDevice(&device));
+  return time_on_streams({device}, {stream}, launch, plan);
+}
+
+TimingStats time_on_streams(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
+                            const std::function<void()>& launch, const TimingPlan& plan) {
+  const size_t n = devices.size();
+  std::vector<std::unique_ptr<EventPair>> events;
+  std::vector<long long> cycles_per_us(n);
+  int previous = 0;
+  PROBE_CUDA(cudaGetDevice(&previous));
+  for (size_t i = 0; i < n; ++i) {
+    PROBE_CUDA(cudaSetDevice(devices[i]));
+    events.push_back(std::make_unique<EventPair>());  // events belong to the current device
+    cycles_per_us[i] = spin_cycles(devices[i], 1.0);
+  }
+  auto sync_all = [&]() {
+    for (size_t i = 0; i < n; ++i) {
+      PROBE_CUDA(cudaSetDevice(devices[i]));
+      PROBE_CUDA(cudaStreamSynchronize(streams[i]));
+    }
+  };
+  // One sample of `launches` back-to-back operations; returns seconds per operation.
+  auto sample = [&](int launches) {
+    for (size_t i = 0; i < n; ++i) {
+      PROBE_CUDA(cudaSetDevice(devices[i]));
+      spin_kernel<<<1, 1, 0, streams[i]>>>(static_cast<long long>(cycles_per_us[i] * spin_us(launches)));
+      PROBE_CUDA(cudaGetLastError());
+      PROBE_CUDA(cudaEventRecord(events[i]->start_, streams[i]));
+    }
+    for (int j = 0; j < launches; ++j) launch();
+    for (size_t i = 0; i < n; ++i) {
+      PROBE_CUDA(cudaSetDevice(devices[i]));
+      PROBE_CUDA(cudaEventRecord(events[i]->stop_, streams[i]));
+    }
+    float worst_ms = 0;
+    for (size_t i = 0; i < n; ++i) {
+      PROBE_CUDA(cudaSetDevice(devices[i]));
+      PROBE_CUDA(cudaEventSynchronize(events[i]->stop_));
+      float ms = 0;
+      PROBE_CUDA(cudaEventElapsedTime(&ms, events[i]->start_, events[i]->stop_));
+      worst_ms = std::max(worst_ms, ms);
+    }
+    return static_cast<double>(worst_ms) * 1e-3 / launches;
+  };
+
+  for (int i = 0; i < plan.warmup; ++i) launch();
+  sync_all();
+  const double single = sample(1);
+  int launches = 1;
+  if (single > 0 && single < plan.min_sample_s) {
+    launches = static_cast<int>(std::ceil(plan.min_sample_s / single));
+    launches = std::clamp(launches, 1, plan.max_launches);
+  }
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(plan.reps));
+  for (int r = 0; r < plan.reps; ++r) samples.push_back(sample(launches));
+  PROBE_CUDA(cudaSetDevice(previous));
+  return summarize_samples(std::move(samples), static_cast<uint32_t>(plan.warmup),
+                           static_cast<uint32_t>(launches));
+}
+
+}  // namespace clustersim::kernels_probe

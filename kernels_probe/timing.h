@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Times GPU work with CUDA events: warm-up, batching of short launches, repeated samples.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <vector>
+
+#include "kernels_probe/probe_record.h"
+
+namespace clustersim::kernels_probe {
+
+struct TimingPlan {
+  int warmup = 5;
+  int reps = 20;
+  // Short operations are launched back to back, enough of them to fill this much GPU time per
+  // sample (up to max_launches), and the sample is divided by their count: event resolution
+  // (~0.5 us) and per-sample host gaps then no longer dominate microsecond kernels.
+  double min_sample_s = 200e-6;
+  int max_launches = 64;
+};
+
+// Times `launch`, which enqueues one operation on `stream` (of the current device). Before each
+// sample a spin kernel holds the stream so that all of the sample's launches are queued before the
+// start event runs: samples measure GPU time, not the host's launch latency.
+TimingStats time_on_stream(cudaStream_t stream, const std::function<void()>& launch,
+                           const TimingPlan& plan);
+
+// As time_on_stream for an operation spanning several devices (one stream each, devices[i] owns
+// streams[i]); `launch` enqueues on all of them. A sample is the slowest stream's elapsed time.
+TimingStats time_on_streams(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
+                            const std::function<void()>& launch, const TimingPlan& plan);
+
+}  // namespace clustersim::kernels_probe

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/collectives/collective_cost.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace clustersim::coll {
+namespace {
+
+double bus_factor(CollectiveOp op, int n) {
+  const double r = static_cast<double>(n - 1) / n;
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2.0 * r;
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kAllToAll: return r;
+    case CollectiveOp::kSendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+int ring_steps(CollectiveOp op, int n) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return 2 * (n - 1);
+    case CollectiveOp::kSendRecv: return 1;
+    default: return n - 1;
+  }
+}
+
+}  // namespace
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+    case CollectiveOp::kSendRecv: return "send_recv";
+  }
+  return "?";
+}
+
+Bandwidth ring_busbw(const GroupLinks& g) {
+  assert(g.ranks >= 1 && g.ranks_per_node >= 1 && "a group needs ranks");
+  if (g.nodes() <= 1) return g.intra_busbw;
+  const Bandwidth across{g.nic_per_gpu.bytes_per_s * std::min(g.ranks, g.ranks_per_node)};
+  if (g.ranks_per_node == 1) return across;
+  return std::min(g.intra_busbw, across);
+}
+
+Time collective_time(CollectiveOp op, Bytes size, const GroupLinks& g) {
+  if (g.ranks <= 1 || size.n <= 0) return Time::zero();
+  const Time latency = g.nodes() <= 1 ? g.intra_alpha : static_cast<int64_t>(ring_steps(op, g.ranks)) * g.inter_alpha;
+  return latency + collective_bandwidth_bound(op, size, g);
+}
+
+Time collective_bandwidth_bound(CollectiveOp op, Bytes size, const GroupLinks& g) {
+  if (g.ranks <= 1 || size.n <= 0) return Time::zero();
+  const Bandwidth bw = ring_busbw(g);
+  // All-to-all across nodes: a rank's (n-1)/n x size leaves through its own NIC share only
+  // (NCCL cannot aggregate NICs for all-to-all; nccl-tests#267).
+  if (op == CollectiveOp::kAllToAll && g.nodes() > 1) {
+    const double remote = static_cast<double>(g.ranks - g.ranks_per_node) / g.ranks;
+    const double local = static_cast<double>(g.ranks_per_node - 1) / g.ranks;
+    return max(Time::s(remote * size.as_double() / g.nic_per_gpu.bytes_per_s),
+               Time::s(local * size.as_double() / g.intra_busbw.bytes_per_s));
+  }
+  if (op == CollectiveOp::kSendRecv) {
+    const Bandwidth link = g.nodes() > 1 ? g.nic_per_gpu : g.intra_busbw;
+    return Time::s(size.as_double() / link.bytes_per_s);
+  }
+  return Time::s(bus_factor(op, g.ranks) * size.as_double() / bw.bytes_per_s);
+}
+
+}  // namespace clustersim::coll

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario configuration: plain structs with defaults and unit types. No yaml-cpp here; the one
+// loader (sim/core/load_yaml.cc) fills these, `validate_scenario` checks them. Every key is
+// documented with its default in scenarios/README.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.h"
+
+namespace clustersim {
+
+enum class Fidelity { kAnalytical, kFlow, kFlowDcqcn, kPacket };
+enum class Wiring { kRailOptimized, kTorPerServer };
+enum class Routing { kEcmp, kDmodK, kSpray };
+enum class FlowSolver { kFluid, kLmm };
+enum class Activation { kGelu, kSwiglu };
+enum class Recompute { kNone, kSelective, kFull };
+enum class Precision { kBf16, kFp16, kFp8 };
+enum class Schedule { k1F1B, kInterleaved1F1B };
+
+// `cluster`: what hardware there is.
+struct ClusterConfig {
+  std::string gpu = "H100-SXM";  // built-in profile name, or a path to a profile file
+  int gpus = 0;                  // required
+  int gpus_per_node = 8;
+  int nics_per_node = 8;
+  Bandwidth nic_bandwidth = gbps(400);
+  std::string source_dir;        // directory of the scenario file, to resolve relative paths
+};
+
+// A link or switch that is down or slower than built. Links are named "tier:index" as printed by
+// `clustersim topo --list-links`; switches "tor:3", "agg:2.1", "core:7".
+struct FabricFault {
+  std::string element;
+  double bandwidth_factor = 0.0;  // 0 = failed, (0,1) = degraded
+  Time extra_latency = Time::zero();
+};
+
+// `network`: the fabric and how finely it is simulated.
+struct NetworkConfig {
+  Fidelity fidelity = Fidelity::kAnalytical;
+  int tiers = 3;                              // 2 (leaf/spine) or 3 (ToR/agg/core) Clos
+  Wiring wiring = Wiring::kRailOptimized;
+  int switch_radix = 64;                      // ports per switch, every tier
+  double tor_oversubscription = 1.0;          // ToR down:up port ratio, >= 1
+  double agg_oversubscription = 1.0;          // aggregation down:up ratio, >= 1
+  std::optional<Bandwidth> fabric_bandwidth;  // switch-to-switch links; default = cluster.nic_bandwidth
+  Time host_link_latency = Time::us(1.0);     // NIC to ToR, one way
+  Time fabric_link_latency = Time::us(1.0);   // each switch-to-switch hop, one way
+  Time switch_latency = Time::ns(500);        // per switch traversed
+  std::optional<Bandwidth> nvlink_bandwidth;  // per GPU per direction; default from the GPU profile
+  Time nvlink_latency = Time::us(2.0);
+  Routing routing = Routing::kEcmp;
+  int qps_per_connection = 1;
+  uint64_t ecmp_seed = 0;
+  FlowSolver solver = FlowSolver::kFluid;
+  Time merge_tolerance = Time::us(0.1);       // flow completions closer than this are merged
+  std::vector<FabricFault> faults;
+};
+
+// `model`: a GPT/Llama-style dense transformer.
+struct ModelConfig {
+  std::string name;
+  int layers = 0;        // required
+  int hidden = 0;        // required
+  int heads = 0;         // required
+  int kv_heads = 0;      // 0 = same as heads (no GQA)
+  int ffn_hidden = 0;    // 0 = 4 * hidden
+  int seq_len = 0;       // required
+  int vocab = 0;         // required
+  Activation activation = Activation::kGelu;
+  bool tied_embeddings = true;
+  bool learned_positions = true;  // GPT-style learned position embeddings (false: rotary, no parameters)
+  int attention_window = 0;  // sliding-window attention span in tokens; 0 = full causal attention
+};
+
+// `parallelism`: how the model is split. DP is derived: gpus / (tp * pp * cp).
+struct ParallelismConfig {
+  int tp = 1;
+  int pp = 1;
+  int vpp = 1;                   // virtual stages per pipeline rank (interleaved 1F1B when > 1)
+  int cp = 1;
+  int micro_batch = 1;           // sequences per micro-batch
+  bool sequence_parallel = true; // Megatron SP with TP
+  int zero_stage = 1;            // 0, 1, 2, 3 (distributed optimizer = 1)
+};
+
+// `training.overlap`: which communication hides behind compute (MegaScale section 3.2).
+struct OverlapConfig {
+  bool dp_grad_reduce = true;    // bucketed reduce-scatter during backward
+  bool dp_param_gather = true;   // all-gather during forward (ZeRO >= 1)
+  bool tp_comm = false;          // TP/SP collectives overlapped with GEMMs
+  bool pp_p2p = false;           // PP send/recv off the critical path
+};
+
+// `training`: the step being simulated.
+struct TrainingConfig {
+  int global_batch = 0;          // required: sequences per iteration
+  Precision precision = Precision::kBf16;
+  Recompute recompute = Recompute::kNone;
+  bool parallel_block = false;   // attention and MLP in parallel (PaLM/MegaScale PTB)
+  bool flash_attention = true;   // fused attention kernel instead of matmul-softmax-matmul
+  bool fused_kernels = true;     // fused layernorm/activation/dropout kernels
+  bool fp32_grad_reduce = true;  // gradients reduced in FP32 (Megatron default); false = BF16
+  OverlapConfig overlap;
+};
+
+// `traffic`: a network microbenchmark instead of a training step (scenarios/net-*.yaml).
+enum class TrafficPattern { kShift, kRandomPermutation, kRingAllReduce, kAllToAll, kIncast };
+struct TrafficConfig {
+  TrafficPattern pattern = TrafficPattern::kShift;
+  Bytes bytes_per_pair = Bytes::mib(64);  // per (source, destination) pair; per rank for ring
+  int shift = 0;                          // shift distance in GPUs; 0 = gpus_per_node (next node)
+  int incast_senders = 32;                // N of N-to-1
+  uint64_t seed = 0;                      // random permutation
+};
+
+struct ScenarioConfig {
+  std::string file;  // where it was loaded from, for messages
+  std::map<std::string, int> lines;  // key path -> line in `file`, for messages about values
+  std::string name;
+  std::string description;
+  ClusterConfig cluster;
+  NetworkConfig network;
+  ModelConfig model;
+  ParallelismConfig parallelism;
+  TrainingConfig training;
+  std::optional<TrafficConfig> traffic;  // set: the scenario is a network microbenchmark
+};
+
+// Names as written in scenarios, for messages and reports.
+const char* to_string(Fidelity f);
+const char* to_string(Wiring w);
+const char* to_string(Routing r);
+const char* to_string(FlowSolver s);
+const char* to_string(Activation a);
+const char* to_string(Recompute r);
+const char* to_string(Precision p);
+const char* to_string(TrafficPattern p);
+
+// Derived plan quantities, valid only for a validated config.
+int data_parallel_size(const ScenarioConfig& cfg);
+int micro_batches_per_iteration(const ScenarioConfig& cfg);  // per pipeline, per DP replica
+
+}  // namespace clustersim

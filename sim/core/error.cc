@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/core/error.h"
+
+namespace clustersim {
+namespace {
+
+std::string join(const std::vector<InputError>& errors) {
+  std::string out;
+  for (const InputError& e : errors) {
+    if (!out.empty()) out += '\n';
+    out += e.to_string();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string InputError::to_string() const {
+  std::string out;
+  if (!file.empty()) {
+    out.append(file);
+    if (line > 0) out.append(":").append(std::to_string(line));
+    out.append(": ");
+  }
+  if (!key_path.empty()) out.append(key_path).append(": ");
+  out.append(message);
+  return out;
+}
+
+BadInput::BadInput(std::vector<InputError> errors)
+    : std::runtime_error(join(errors)), errors_(std::move(errors)) {}
+
+void ErrorList::throw_if_any() const {
+  if (!errors_.empty()) throw BadInput(errors_);
+}
+
+}  // namespace clustersim

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one translation unit that includes yaml-cpp: YAML text -> YamlNode.
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/core/yaml_tree.h"
+
+namespace clustersim {
+namespace {
+
+YamlNode convert(const YAML::Node& in, const std::string& origin, const std::string& path) {
+  YamlNode out;
+  out.file = origin;
+  out.line = in.Mark().line >= 0 ? in.Mark().line + 1 : 0;
+  switch (in.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      out.kind = YamlNode::Kind::kNull;
+      break;
+    case YAML::NodeType::Scalar:
+      out.kind = YamlNode::Kind::kScalar;
+      out.scalar = in.Scalar();
+      break;
+    case YAML::NodeType::Sequence: {
+      out.kind = YamlNode::Kind::kSeq;
+      int i = 0;
+      for (const YAML::Node& item : in) {
+        out.seq.push_back(convert(item, origin, path + "[" + std::to_string(i++) + "]"));
+      }
+      break;
+    }
+    case YAML::NodeType::Map: {
+      out.kind = YamlNode::Kind::kMap;
+      std::set<std::string> seen;
+      for (const auto& kv : in) {
+        const std::string key = kv.first.as<std::string>();
+        const std::string child_path = path.empty() ? key : path + "." + key;
+        if (!seen.insert(key).second) {
+          throw BadInput(InputError{origin, kv.first.Mark().line + 1, child_path,
+                                    "key appears twice in the same mapping"});
+        }
+        out.map.emplace_back(key, convert(kv.second, origin, child_path));
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+YamlNode parse(const std::string& text, const std::string& origin) {
+  try {
+    const YAML::Node doc = YAML::Load(text);
+    return convert(doc, origin, "");
+  } catch (const YAML::Exception& e) {
+    throw BadInput(InputError{origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
+                              "not valid YAML: " + e.msg});
+  }
+}
+
+}  // namespace
+
+const YamlNode* YamlNode::find(const std::string& key) const {
+  for (const auto& [k, v] : map) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+YamlNode* YamlNode::find(const std::string& key) {
+  for (auto& [k, v] : map) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+YamlNode parse_yaml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadInput(InputError{path, 0, "", "cannot open the file for reading"});
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw BadInput(InputError{path, 0, "", "cannot read the file"});
+  return parse(text.str(), path);
+}
+
+YamlNode parse_yaml_text(const std::string& text, const std::string& origin) {
+  return parse(text, origin);
+}
+
+void apply_override(YamlNode& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw BadInput(InputError{"--set", 0, "", "expected key.path=value, got '" + assignment + "'"});
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  if (root.is_null()) root.kind = YamlNode::Kind::kMap;
+  YamlNode* node = &root;
+  std::string walked;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (key.empty()) {
+      throw BadInput(InputError{"--set", 0, path, "empty key in the path"});
+    }
+    walked = walked.empty() ? key : walked + "." + key;
+    if (node->is_null()) node->kind = YamlNode::Kind::kMap;
+    if (!node->is_map()) {
+      throw BadInput(InputError{"--set", 0, walked, "cannot set a key inside a value that is not a mapping"});
+    }
+    YamlNode* child = node->find(key);
+    if (!child) {
+      node->map.emplace_back(key, YamlNode{});
+      child = &node->map.back().second;
+      child->file = "--set";
+    }
+    node = child;
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  YamlNode parsed = parse(value, "--set " + path);
+  parsed.file = "--set";
+  parsed.line = 0;
+  *node = std::move(parsed);
+}
+
+}  // namespace clustersim

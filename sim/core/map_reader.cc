@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/core/map_reader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <vector>
+
+#include "sim/core/unit_parse.h"
+
+namespace clustersim {
+namespace {
+
+// Levenshtein distance, for "did you mean" suggestions on unknown keys.
+int edit_distance(const std::string& a, const std::string& b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+const char* kind_name(const YamlNode& n) {
+  switch (n.kind) {
+    case YamlNode::Kind::kMap: return "a mapping";
+    case YamlNode::Kind::kSeq: return "a list";
+    case YamlNode::Kind::kNull: return "nothing";
+    case YamlNode::Kind::kScalar: return "a value";
+  }
+  return "?";
+}
+
+template <typename T>
+std::optional<T> parse_number(const std::string& text) {
+  T value{};
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors)
+    : node_(node), path_(std::move(path)), errors_(errors) {
+  if (node_ && node_->is_null()) node_ = nullptr;
+  if (node_ && !node_->is_map()) {
+    errors_.add(InputError{node_->file, node_->line, path_,
+                           std::string("expected a mapping of keys, got ") + kind_name(*node_)});
+    node_ = nullptr;
+  }
+}
+
+std::string MapReader::key_path(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+const std::string& MapReader::file() const {
+  static const std::string kNone;
+  return node_ ? node_->file : kNone;
+}
+
+bool MapReader::has(const std::string& key) const { return node_ && node_->find(key); }
+
+const YamlNode* MapReader::child(const std::string& key) {
+  known_.insert(key);
+  return node_ ? node_->find(key) : nullptr;
+}
+
+MapReader MapReader::section(const std::string& key) {
+  return MapReader(child(key), key_path(key), errors_);
+}
+
+void MapReader::error(const std::string& key, const std::string& message) {
+  const YamlNode* n = node_ ? node_->find(key) : nullptr;
+  const YamlNode* where = n ? n : node_;
+  errors_.add(InputError{where ? where->file : "", where ? where->line : 0, key_path(key), message});
+}
+
+const YamlNode* MapReader::scalar(const std::string& key, Need need) {
+  const YamlNode* n = child(key);
+  if (!n || n->is_null()) {
+    if (need == Need::kRequired) error(key, "required key is missing");
+    return nullptr;
+  }
+  if (!n->is_scalar()) {
+    errors_.add(InputError{n->file, n->line, key_path(key),
+                           std::string("expected a single value, got ") + kind_name(*n)});
+    return nullptr;
+  }
+  return n;
+}
+
+void MapReader::fail(const std::string& key, const YamlNode& n, const std::string& expected) {
+  errors_.add(InputError{n.file, n.line, key_path(key), "expected " + expected + ", got '" + n.scalar + "'"});
+}
+
+bool MapReader::read(const std::string& key, int& out, Need need, int min, int max) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_number<long long>(n->scalar);
+  std::string range = "an integer";
+  if (min != INT32_MIN && max != INT32_MAX) {
+    range += " in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  } else if (min != INT32_MIN) {
+    range += " >= " + std::to_string(min);
+  }
+  if (!v || *v < min || *v > max) {
+    fail(key, *n, range);
+    return false;
+  }
+  out = static_cast<int>(*v);
+  return true;
+}
+
+bool MapReader::read(const std::string& key, uint64_t& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_number<unsigned long long>(n->scalar);
+  if (!v) {
+    fail(key, *n, "a non-negative integer");
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, double& out, Need need, double min, double max) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_number<double>(n->scalar);
+  if (!v || !std::isfinite(*v) || *v < min || *v > max) {
+    std::string range = "a number";
+    if (min > -1e300) range += " >= " + std::to_string(min);
+    if (max < 1e300) range += " and <= " + std::to_string(max);
+    fail(key, *n, range);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, bool& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  if (n->scalar == "true") {
+    out = true;
+  } else if (n->scalar == "false") {
+    out = false;
+  } else {
+    fail(key, *n, "true or false");
+    return false;
+  }
+  return true;
+}
+
+bool MapReader::read(const std::string& key, std::string& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  out = n->scalar;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, Time& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_time(n->scalar);
+  if (!v) {
+    fail(key, *n, kTimeForm);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, Bytes& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_bytes(n->scalar);
+  if (!v) {
+    fail(key, *n, kBytesForm);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, Bandwidth& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_bandwidth(n->scalar);
+  if (!v || v->bytes_per_s <= 0) {
+    fail(key, *n, std::string(kBandwidthForm) + ", above zero");
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, std::optional<Bandwidth>& out) {
+  Bandwidth bw;
+  if (!read(key, bw)) return false;
+  out = bw;
+  return true;
+}
+
+bool MapReader::read(const std::string& key, FlopRate& out, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  const auto v = parse_flop_rate(n->scalar);
+  if (!v) {
+    fail(key, *n, kFlopRateForm);
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+void MapReader::finish() {
+  if (!node_) return;
+  for (const auto& [key, value] : node_->map) {
+    if (known_.count(key)) continue;
+    std::string message = "unknown key";
+    std::string best;
+    int best_distance = 3;  // suggest only close matches
+    for (const std::string& k : known_) {
+      const int d = edit_distance(key, k);
+      if (d < best_distance) {
+        best_distance = d;
+        best = k;
+      }
+    }
+    if (!best.empty()) {
+      message += "; did you mean '" + best + "'?";
+    } else if (!known_.empty()) {
+      message += "; known keys here: ";
+      bool first = true;
+      for (const std::string& k : known_) {
+        message += (first ? "" : ", ") + k;
+        first = false;
+      }
+    }
+    errors_.add(InputError{value.file, value.line, key_path(key), message});
+  }
+}
+
+}  // namespace clustersim

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Strict reading of one YAML mapping into typed fields: wrong types, out-of-range values, missing
+// required keys and unknown keys all become InputErrors with file, line and key path.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "sim/core/error.h"
+#include "sim/core/units.h"
+#include "sim/core/yaml_tree.h"
+
+namespace clustersim {
+
+enum class Need { kOptional, kRequired };
+
+class MapReader {
+ public:
+  // `node` may be nullptr (an absent section: every key reads as absent). `path` is the key path
+  // of the mapping ("" for the document root). Errors go to `errors`.
+  MapReader(const YamlNode* node, std::string path, ErrorList& errors);
+
+  bool has(const std::string& key) const;
+  // The raw child, marked as known; nullptr when absent.
+  const YamlNode* child(const std::string& key);
+  // A reader for a nested mapping (absent is fine; a non-mapping is an error).
+  MapReader section(const std::string& key);
+
+  // Each read leaves `out` unchanged when the key is absent or invalid, and returns whether a
+  // valid value was read.
+  bool read(const std::string& key, int& out, Need need = Need::kOptional, int min = INT32_MIN,
+            int max = INT32_MAX);
+  bool read(const std::string& key, uint64_t& out, Need need = Need::kOptional);
+  bool read(const std::string& key, double& out, Need need = Need::kOptional,
+            double min = -1e300, double max = 1e300);
+  bool read(const std::string& key, bool& out, Need need = Need::kOptional);
+  bool read(const std::string& key, std::string& out, Need need = Need::kOptional);
+  bool read(const std::string& key, Time& out, Need need = Need::kOptional);
+  bool read(const std::string& key, Bytes& out, Need need = Need::kOptional);
+  bool read(const std::string& key, Bandwidth& out, Need need = Need::kOptional);
+  bool read(const std::string& key, FlopRate& out, Need need = Need::kOptional);
+  bool read(const std::string& key, std::optional<Bandwidth>& out);
+
+  // Reads one of the named values; the message lists them all.
+  template <typename E>
+  bool read_enum(const std::string& key, E& out,
+                 std::initializer_list<std::pair<const char*, E>> names,
+                 Need need = Need::kOptional) {
+    const YamlNode* n = scalar(key, need);
+    if (!n) return false;
+    std::string expected;
+    for (const auto& [name, value] : names) {
+      if (n->scalar == name) {
+        out = value;
+        return true;
+      }
+      expected += expected.empty() ? std::string("one of ") : std::string(", ");
+      expected += name;
+    }
+    fail(key, *n, expected);
+    return false;
+  }
+
+  // Reports every key present that no read asked for, with a suggestion when one is close.
+  // Call once, after all reads.
+  void finish();
+
+  // Records an error about `key` (for cross-field checks made by the caller).
+  void error(const std::string& key, const std::string& message);
+  std::string key_path(const std::string& key) const;
+  const std::string& file() const;
+
+ private:
+  const YamlNode* scalar(const std::string& key, Need need);
+  void fail(const std::string& key, const YamlNode& n, const std::string& expected);
+
+  const YamlNode* node_;
+  std::string path_;
+  ErrorList& errors_;
+  std::set<std::string> known_;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/core/scenario.h"
+
+#include <filesystem>
+
+#include "sim/core/error.h"
+#include "sim/core/map_reader.h"
+
+namespace clustersim {
+namespace {
+
+void read_cluster(MapReader r, ClusterConfig& c) {
+  r.read("gpu", c.gpu);
+  r.read("gpus", c.gpus, Need::kRequired, 1);
+  r.read("gpus_per_node", c.gpus_per_node, Need::kOptional, 1, 1024);
+  r.read("nics_per_node", c.nics_per_node, Need::kOptional, 1, 1024);
+  r.read("nic_bandwidth", c.nic_bandwidth);
+  r.finish();
+}
+
+void read_fault(MapReader r, FabricFault& f) {
+  r.read("element", f.element, Need::kRequired);
+  r.read("bandwidth_factor", f.bandwidth_factor, Need::kOptional, 0.0, 1.0);
+  r.read("extra_latency", f.extra_latency);
+  r.finish();
+}
+
+void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
+  r.read_enum("fidelity", n.fidelity,
+              {{"analytical", Fidelity::kAnalytical}, {"flow", Fidelity::kFlow},
+               {"flow+dcqcn", Fidelity::kFlowDcqcn}, {"packet", Fidelity::kPacket}});
+  r.read("tiers", n.tiers, Need::kOptional, 2, 3);
+  r.read_enum("wiring", n.wiring,
+              {{"rail_optimized", Wiring::kRailOptimized}, {"tor_per_server", Wiring::kTorPerServer}});
+  r.read("switch_radix", n.switch_radix, Need::kOptional, 4, 4096);
+  r.read("tor_oversubscription", n.tor_oversubscription, Need::kOptional, 1.0, 64.0);
+  r.read("agg_oversubscription", n.agg_oversubscription, Need::kOptional, 1.0, 64.0);
+  r.read("fabric_bandwidth", n.fabric_bandwidth);
+  r.read("host_link_latency", n.host_link_latency);
+  r.read("fabric_link_latency", n.fabric_link_latency);
+  r.read("switch_latency", n.switch_latency);
+  r.read("nvlink_bandwidth", n.nvlink_bandwidth);
+  r.read("nvlink_latency", n.nvlink_latency);
+  r.read_enum("routing", n.routing,
+              {{"ecmp", Routing::kEcmp}, {"dmodk", Routing::kDmodK}, {"spray", Routing::kSpray}});
+  r.read("qps_per_connection", n.qps_per_connection, Need::kOptional, 1, 256);
+  r.read("ecmp_seed", n.ecmp_seed);
+  r.read_enum("solver", n.solver, {{"fluid", FlowSolver::kFluid}, {"lmm", FlowSolver::kLmm}});
+  r.read("merge_tolerance", n.merge_tolerance);
+  if (const YamlNode* faults = r.child("faults"); faults && !faults->is_null()) {
+    if (!faults->is_seq()) {
+      r.error("faults", "expected a list of {element, bandwidth_factor, extra_latency}");
+    } else {
+      for (size_t i = 0; i < faults->seq.size(); ++i) {
+        FabricFault f;
+        read_fault(MapReader(&faults->seq[i], r.key_path("faults") + "[" + std::to_string(i) + "]", errors), f);
+        n.faults.push_back(f);
+      }
+    }
+  }
+  r.finish();
+}
+
+void read_model(MapReader r, ModelConfig& m) {
+  r.read("name", m.name);
+  r.read("layers", m.layers, Need::kRequired, 1, 100000);
+  r.read("hidden", m.hidden, Need::kRequired, 1, 1 << 20);
+  r.read("heads", m.heads, Need::kRequired, 1, 1 << 16);
+  r.read("kv_heads", m.kv_heads, Need::kOptional, 1, 1 << 16);
+  r.read("ffn_hidden", m.ffn_hidden, Need::kOptional, 1, 1 << 22);
+  r.read("seq_len", m.seq_len, Need::kRequired, 1, 1 << 24);
+  r.read("vocab", m.vocab, Need::kRequired, 1, 1 << 24);
+  r.read_enum("activation", m.activation, {{"gelu", Activation::kGelu}, {"swiglu", Activation::kSwiglu}});
+  r.read("tied_embeddings", m.tied_embeddings);
+  r.read("learned_positions", m.learned_positions);
+  r.read("attention_window", m.attention_window, Need::kOptional, 0, 1 << 24);
+  r.finish();
+}
+
+void read_parallelism(MapReader r, ParallelismConfig& p) {
+  r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
+  r.read("pp", p.pp, Need::kOptional, 1, 1 << 16);
+  r.read("vpp", p.vpp, Need::kOptional, 1, 1024);
+  r.read("cp", p.cp, Need::kOptional, 1, 1 << 16);
+  r.read("micro_batch", p.micro_batch, Need::kOptional, 1, 1 << 20);
+  r.read("sequence_parallel", p.sequence_parallel);
+  r.read("zero_stage", p.zero_stage, Need::kOptional, 0, 3);
+  r.finish();
+}
+
+void read_training(MapReader r, TrainingConfig& t) {
+  r.read("global_batch", t.global_batch, Need::kRequired, 1);
+  r.read_enum("precision", t.precision,
+              {{"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}, {"fp8", Precision::kFp8}});
+  r.read_enum("recompute", t.recompute,
+              {{"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}});
+  r.read("parallel_block", t.parallel_block);
+  r.read("flash_attention", t.flash_attention);
+  r.read("fused_kernels", t.fused_kernels);
+  r.read("fp32_grad_reduce", t.fp32_grad_reduce);
+  MapReader o = r.section("overlap");
+  o.read("dp_grad_reduce", t.overlap.dp_grad_reduce);
+  o.read("dp_param_gather", t.overlap.dp_param_gather);
+  o.read("tp_comm", t.overlap.tp_comm);
+  o.read("pp_p2p", t.overlap.pp_p2p);
+  o.finish();
+  r.finish();
+}
+
+void read_traffic(MapReader r, TrafficConfig& t) {
+  r.read_enum("pattern", t.pattern,
+              {{"shift", TrafficPattern::kShift},
+               {"random_permutation", TrafficPattern::kRandomPermutation},
+               {"ring_allreduce", TrafficPattern::kRingAllReduce},
+               {"all_to_all", TrafficPattern::kAllToAll},
+               {"incast", TrafficPattern::kIncast}},
+              Need::kRequired);
+  r.read("bytes_per_pair", t.bytes_per_pair);
+  r.read("shift", t.shift, Need::kOptional, 0);
+  r.read("incast_senders", t.incast_senders, Need::kOptional, 1);
+  r.read("seed", t.seed);
+  r.finish();
+}
+
+void record_lines(const YamlNode& n, const std::string& path, std::map<std::string, int>& lines) {
+  if (!path.empty() && n.line > 0 && n.file != "--set") lines[path] = n.line;
+  for (const auto& [k, v] : n.map) record_lines(v, path.empty() ? k : path + "." + k, lines);
+}
+
+}  // namespace
+
+ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file) {
+  ScenarioConfig cfg;
+  cfg.file = file;
+  cfg.cluster.source_dir = std::filesystem::path(file).parent_path().string();
+  record_lines(root, "", cfg.lines);
+  ErrorList errors;
+  if (root.is_null()) {
+    throw BadInput(InputError{file, 0, "", "the scenario is empty; expected a mapping with sections "
+                                           "cluster, network, model, parallelism, training"});
+  }
+  MapReader top(&root, "", errors);
+  top.read("name", cfg.name);
+  top.read("description", cfg.description);
+  read_cluster(top.section("cluster"), cfg.cluster);
+  if (!top.has("cluster")) top.error("cluster", "required section is missing");
+  read_network(top.section("network"), cfg.network, errors);
+  if (top.has("traffic")) {
+    cfg.traffic.emplace();
+    read_traffic(top.section("traffic"), *cfg.traffic);
+    for (const char* s : {"model", "parallelism", "training"}) {
+      if (top.has(s)) top.error(s, "a traffic scenario has no training step; remove this section or 'traffic'");
+    }
+  } else {
+    for (const char* s : {"model", "training"}) {
+      if (!top.has(s)) top.error(s, "required section is missing");
+    }
+    read_model(top.section("model"), cfg.model);
+    read_parallelism(top.section("parallelism"), cfg.parallelism);
+    read_training(top.section("training"), cfg.training);
+  }
+  for (const char* future : {"inference", "faults", "stragglers"}) {
+    if (top.has(future)) {
+      top.child(future);
+      top.error(future, "this section is not supported by this version of clustersim yet");
+    }
+  }
+  top.finish();
+  errors.throw_if_any();
+  for (InputError& e : validate_scenario(cfg)) errors.add(std::move(e));
+  errors.throw_if_any();
+  return cfg;
+}
+
+ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  YamlNode root = parse_yaml_file(path);
+  for (const std::string& o : overrides) apply_override(root, o);
+  return scenario_from_tree(root, path);
+}
+
+}  // namespace clustersim

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading a scenario file into ScenarioConfig, and the checks that need nothing but the config.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/config.h"
+#include "sim/core/error.h"
+#include "sim/core/yaml_tree.h"
+
+namespace clustersim {
+
+// Reads `path`, applies the "key.path=value" overrides in order, maps the result strictly onto
+// ScenarioConfig and validates it. Throws BadInput listing every problem found.
+ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from an already-parsed tree (tests, sweeps). `file` is used in messages.
+ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file);
+
+// Checks between fields (divisibility of the plan, DP derivation, ranges). Pure; returns every
+// problem found. Hardware-dependent checks (memory fit) live with the cost models.
+std::vector<InputError> validate_scenario(const ScenarioConfig& cfg);
+
+}  // namespace clustersim

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/core/units.h"
+
+#include <cstdio>
+
+#include "sim/core/unit_parse.h"
+
+namespace clustersim {
+namespace {
+
+std::string format(const char* fmt, double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return std::string(buf) + " " + unit;
+}
+
+}  // namespace
+
+std::string to_string(Time t) {
+  const double s = t.as_s();
+  const double a = std::fabs(s);
+  if (a >= 1.0 || a == 0.0) return format("%.4g", s, "s");
+  if (a >= 1e-3) return format("%.4g", s * 1e3, "ms");
+  if (a >= 1e-6) return format("%.4g", s * 1e6, "us");
+  return format("%.4g", s * 1e9, "ns");
+}
+
+std::string to_string(Bytes b) {
+  const double v = b.as_double();
+  if (v >= 1024.0 * 1024 * 1024) return format("%.2f", v / (1024.0 * 1024 * 1024), "GiB");
+  if (v >= 1024.0 * 1024) return format("%.2f", v / (1024.0 * 1024), "MiB");
+  if (v >= 1024.0) return format("%.2f", v / 1024.0, "KiB");
+  return format("%.0f", v, "B");
+}
+
+std::string to_string(Bandwidth bw) { return format("%.4g", bw.as_gbps(), "Gbps"); }
+
+std::string to_string(FlopRate r) { return format("%.4g", r.as_tflops(), "TFLOP/s"); }
+
+}  // namespace clustersim

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cross-field checks of a scenario: the plan must divide the model and the cluster.
+#include <string>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+
+namespace clustersim {
+namespace {
+
+class Checker {
+ public:
+  explicit Checker(const ScenarioConfig& cfg) : cfg_(cfg) {}
+
+  void fail(const std::string& key, const std::string& message) {
+    const auto it = cfg_.lines.find(key);
+    errors_.push_back(InputError{cfg_.file, it == cfg_.lines.end() ? 0 : it->second, key, message});
+  }
+  std::vector<InputError> take() { return std::move(errors_); }
+
+ private:
+  const ScenarioConfig& cfg_;
+  std::vector<InputError> errors_;
+};
+
+std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+std::vector<InputError> validate_scenario(const ScenarioConfig& cfg) {
+  Checker c(cfg);
+  const ClusterConfig& cl = cfg.cluster;
+  if (cl.gpus % cl.gpus_per_node != 0) {
+    c.fail("cluster.gpus", "must be a multiple of cluster.gpus_per_node (" + str(cl.gpus_per_node) +
+                               "); got " + str(cl.gpus));
+  }
+  if (cl.nics_per_node > cl.gpus_per_node || cl.gpus_per_node % cl.nics_per_node != 0) {
+    c.fail("cluster.nics_per_node", "must divide cluster.gpus_per_node (" + str(cl.gpus_per_node) +
+                                        ") so that each NIC serves the same number of GPUs; got " +
+                                        str(cl.nics_per_node));
+  }
+  const NetworkConfig& n = cfg.network;
+  if (n.fidelity == Fidelity::kFlowDcqcn || n.fidelity == Fidelity::kPacket) {
+    c.fail("network.fidelity", std::string("the '") + to_string(n.fidelity) +
+                                   "' level is not built yet; use 'analytical' or 'flow'");
+  }
+  if (cfg.traffic) {
+    const TrafficConfig& t = *cfg.traffic;
+    if (t.bytes_per_pair.n <= 0) c.fail("traffic.bytes_per_pair", "must be above zero");
+    if (t.pattern == TrafficPattern::kIncast && t.incast_senders >= cl.gpus) {
+      c.fail("traffic.incast_senders", "needs fewer senders than GPUs (" + str(cl.gpus) + "); got " +
+                                           str(t.incast_senders));
+    }
+    if (t.shift >= cl.gpus) c.fail("traffic.shift", "must be below cluster.gpus (" + str(cl.gpus) + ")");
+    return c.take();
+  }
+
+  const ModelConfig& m = cfg.model;
+  const ParallelismConfig& p = cfg.parallelism;
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  if (m.hidden % m.heads != 0) {
+    c.fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + "); got " + str(m.hidden));
+  }
+  if (kv > m.heads || m.heads % kv != 0) {
+    c.fail("model.kv_heads", "must divide model.heads (" + str(m.heads) + "); got " + str(kv));
+  }
+  if (m.heads % p.tp != 0) {
+    c.fail("parallelism.tp", "must divide model.heads (" + str(m.heads) + ") so that each TP rank holds "
+                             "whole heads; got tp = " + str(p.tp));
+  }
+  if (p.tp > 1 && kv % p.tp != 0 && p.tp % kv != 0) {
+    c.fail("parallelism.tp", "must divide model.kv_heads (" + str(kv) + ") or be a multiple of it; got " +
+                                 str(p.tp));
+  }
+  if (p.tp > cl.gpus_per_node) {
+    c.fail("parallelism.tp", "tensor parallelism stays inside a node: tp (" + str(p.tp) +
+                                 ") must not exceed cluster.gpus_per_node (" + str(cl.gpus_per_node) + ")");
+  } else if (cl.gpus_per_node % p.tp != 0) {
+    c.fail("parallelism.tp", "must divide cluster.gpus_per_node (" + str(cl.gpus_per_node) + "); got " +
+                                 str(p.tp));
+  }
+  const long long stages = static_cast<long long>(p.pp) * p.vpp;
+  if (m.layers % stages != 0) {
+    c.fail("parallelism.pp", "pp x vpp (" + str(p.pp) + " x " + str(p.vpp) + " = " + str(stages) +
+                                 ") must divide model.layers (" + str(m.layers) + ")");
+  }
+  if (p.vpp > 1 && p.pp == 1) {
+    c.fail("parallelism.vpp", "virtual stages need pipeline parallelism (pp > 1)");
+  }
+  if (m.seq_len % p.cp != 0) {
+    c.fail("parallelism.cp", "must divide model.seq_len (" + str(m.seq_len) + "); got " + str(p.cp));
+  }
+  const long long model_ranks = static_cast<long long>(p.tp) * p.pp * p.cp;
+  if (cl.gpus % model_ranks != 0) {
+    c.fail("cluster.gpus", "data parallelism is gpus / (tp x pp x cp) = " + str(cl.gpus) + " / " +
+                               str(model_ranks) + ", which is not a whole number");
+    return c.take();
+  }
+  const long long dp = cl.gpus / model_ranks;
+  const long long per_replica = static_cast<long long>(p.micro_batch) * dp;
+  if (cfg.training.global_batch % per_replica != 0) {
+    c.fail("training.global_batch", "must be a multiple of micro_batch x dp = " + str(p.micro_batch) +
+                                        " x " + str(dp) + " = " + str(per_replica) + "; got " +
+                                        str(cfg.training.global_batch));
+  } else {
+    const long long micro_batches = cfg.training.global_batch / per_replica;
+    if (p.vpp > 1 && micro_batches % p.pp != 0) {
+      c.fail("training.global_batch", "interleaved 1F1B needs the micro-batch count per pipeline (" +
+                                          str(micro_batches) + ") to be a multiple of pp (" + str(p.pp) + ")");
+    }
+  }
+  if (m.attention_window > m.seq_len) {
+    c.fail("model.attention_window", "must not exceed model.seq_len (" + str(m.seq_len) + ")");
+  }
+  return c.take();
+}
+
+}  // namespace clustersim

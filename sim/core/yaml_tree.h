@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// A parsed YAML document as our own small tree (maps keep their order, every node its line), so
+// that yaml-cpp stays inside load_yaml.cc and every layer can read its own files strictly.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace clustersim {
+
+struct YamlNode {
+  enum class Kind { kNull, kScalar, kMap, kSeq };
+  Kind kind = Kind::kNull;
+  std::string scalar;                                  // kScalar: the text as written
+  std::vector<std::pair<std::string, YamlNode>> map;   // kMap: keys in file order
+  std::vector<YamlNode> seq;                           // kSeq
+  std::string file;                                    // where it came from ("--set" for overrides)
+  int line = 0;                                        // 1-based, 0 when unknown
+
+  bool is_map() const { return kind == Kind::kMap; }
+  bool is_seq() const { return kind == Kind::kSeq; }
+  bool is_scalar() const { return kind == Kind::kScalar; }
+  bool is_null() const { return kind == Kind::kNull; }
+  // The child under `key`, or nullptr.
+  const YamlNode* find(const std::string& key) const;
+  YamlNode* find(const std::string& key);
+};
+
+// Parses a YAML file. Throws BadInput naming the file (and line, for syntax errors) when it cannot
+// be read or parsed, or when a mapping repeats a key.
+YamlNode parse_yaml_file(const std::string& path);
+
+// Parses YAML text; `origin` names it in messages.
+YamlNode parse_yaml_text(const std::string& text, const std::string& origin);
+
+// Applies "key.path=value" to `root` (a map): walks or creates the maps on the path and replaces
+// the leaf with `value` parsed as YAML (so "4", "true", "[1, 2]" and "400Gbps" all work).
+// Throws BadInput when the text has no '=' or the path crosses a non-map.
+void apply_override(YamlNode& root, const std::string& assignment);
+
+}  // namespace clustersim

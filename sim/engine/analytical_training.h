@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The analytical fidelity level for dense 3D-parallel training: one iteration's time, its
+// breakdown, tokens/s and MFU in closed form (no contention, no event simulation).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/config.h"
+#include "sim/core/error.h"
+#include "sim/core/units.h"
+#include "workloads/transformer.h"
+
+namespace clustersim::engine {
+
+// Where one iteration's time goes on the critical (slowest) pipeline stage. The parts add up to
+// the iteration time.
+struct TrainingBreakdown {
+  Time compute;       // forward, backward and recomputation of every micro-batch
+  Time tp_exposed;    // tensor/sequence/context-parallel collectives not hidden by compute
+  Time pp_exposed;    // pipeline send/recv on the critical path
+  Time bubble;        // pipeline fill and drain: (pp-1)/vpp micro-batch slots
+  Time dp_exposed;    // data-parallel gradient reduce and parameter gather not hidden
+  Time optimizer;     // optimizer step and the embedding gradient sync
+};
+
+struct TrainingEstimate {
+  Time iteration;
+  double tokens_per_s = 0;
+  double mfu = 0;   // model FLOPs (no recomputation) / (time x GPUs x dense peak)
+  double hfu = 0;   // hardware FLOPs (with recomputation) / (time x GPUs x dense peak)
+  work::FlopCount flops;
+  work::MemoryEstimate memory;
+  Bytes memory_capacity;   // usable: HBM minus the profile's reserve
+  TrainingBreakdown breakdown;
+  // Plan facts for reports.
+  int dp = 1;
+  int micro_batches = 1;   // per pipeline per iteration
+  Time microbatch_stage_time;  // forward + backward of one micro-batch on the slowest stage
+};
+
+// The MFU definition printed with every result.
+extern const char* const kMfuDefinition;
+
+// Closed-form estimate for a validated training scenario (throws BadInput if the precision is
+// not supported by the profile). Does not check memory: see check_memory_fit.
+TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// Errors when the plan's memory per GPU exceeds the profile's usable capacity, with the numbers
+// (weights, gradients, optimizer, activations) that show why.
+std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+}  // namespace clustersim::engine

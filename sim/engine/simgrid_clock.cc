@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// SimGridClock: an ordered action queue behind a single SimGrid kernel timer.
+#include "sim/engine/simgrid_clock.h"
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+namespace clustersim {
+
+namespace {
+
+int64_t engine_now_ps() { return std::llround(simgrid::s4u::Engine::get_clock() * 1e12); }
+
+}  // namespace
+
+SimGridClock::SimGridClock() {
+  if (!simgrid::s4u::Engine::has_instance()) {
+    throw std::logic_error("SimGridClock needs an s4u::Engine (create one first)");
+  }
+  current_ps_ = engine_now_ps();
+}
+
+SimGridClock::~SimGridClock() {
+  if (timer_ != nullptr) timer_->remove();
+}
+
+Time SimGridClock::now() const {
+  if (dispatching_) return Time::ps(current_ps_);
+  return Time::ps(std::max(current_ps_, engine_now_ps()));
+}
+
+TimerId SimGridClock::at(Time when, std::function<void()> action) {
+  const int64_t t = std::max(when.as_ps(), now().as_ps());
+  const TimerId id = next_id_++;
+  queue_.emplace(Key{t, id}, std::move(action));
+  time_of_.emplace(id, t);
+  if (!dispatching_) arm();
+  return id;
+}
+
+void SimGridClock::cancel(TimerId id) {
+  const auto it = time_of_.find(id);
+  if (it == time_of_.end()) return;
+  queue_.erase(Key{it->second, id});
+  time_of_.erase(it);
+  // A timer armed for an earlier action just finds nothing to do; leaving it is cheaper than
+  // re-arming on every cancel.
+}
+
+void SimGridClock::arm() {
+  if (queue_.empty()) return;
+  const int64_t first = queue_.begin()->first.first;
+  if (timer_ != nullptr) {
+    if (armed_ps_ <= first) return;  // already due no later than the earliest action
+    timer_->remove();
+  }
+  armed_ps_ = first;
+  timer_ = simgrid::kernel::timer::Timer::set(static_cast<double>(first) * 1e-12, [this] { fire(); });
+}
+
+void SimGridClock::fire() {
+  timer_ = nullptr;
+  // SimGrid's clock is a double; the armed time is the exact one.
+  const int64_t now_ps = std::max(armed_ps_, current_ps_);
+  dispatching_ = true;
+  while (!queue_.empty() && queue_.begin()->first.first <= now_ps) {
+    auto node = queue_.extract(queue_.begin());
+    time_of_.erase(node.key().second);
+    current_ps_ = std::max(current_ps_, node.key().first);
+    node.mapped()();
+  }
+  current_ps_ = now_ps;
+  dispatching_ = false;
+  arm();
+}
+
+}  // namespace clustersim

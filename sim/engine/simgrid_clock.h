@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// core's Clock over SimGrid's simulated time: models schedule actions, the s4u::Engine runs them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "sim/core/clock.h"
+
+namespace simgrid::kernel::timer {
+class Timer;
+}
+
+namespace clustersim {
+
+// Actions are kept in our own queue ordered by (time, scheduling order) and one SimGrid kernel
+// timer is armed at the earliest of them, so same-time actions run in the order they were
+// scheduled (SimGrid's timer heap does not promise that) and times stay exact picoseconds.
+//
+// Needs an s4u::Engine to exist (one per process); run it with Engine::run(). While an action
+// runs, now() is that action's time exactly; otherwise it is SimGrid's clock rounded to 1 ps.
+class SimGridClock final : public Clock {
+ public:
+  SimGridClock();
+  ~SimGridClock() override;
+  SimGridClock(const SimGridClock&) = delete;
+  SimGridClock& operator=(const SimGridClock&) = delete;
+
+  Time now() const override;
+  // `when` earlier than now() runs at now().
+  TimerId at(Time when, std::function<void()> action) override;
+  void cancel(TimerId id) override;
+
+  // Actions scheduled and not yet run or cancelled.
+  size_t pending() const { return queue_.size(); }
+
+ private:
+  using Key = std::pair<int64_t, TimerId>;  // (time in ps, id): ids grow, so ties keep order
+  void arm();
+  void fire();
+
+  std::map<Key, std::function<void()>> queue_;
+  std::unordered_map<TimerId, int64_t> time_of_;
+  TimerId next_id_ = 1;
+  simgrid::kernel::timer::Timer* timer_ = nullptr;
+  int64_t armed_ps_ = 0;
+  int64_t current_ps_ = 0;  // time of the action running (or last run)
+  bool dispatching_ = false;
+};
+
+}  // namespace clustersim

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// FluidNetwork: sub-flow lifecycle (latency, sharing, merged completions) around MaxMinSolver.
+#include "sim/network/flow/fluid_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace clustersim::net {
+
+namespace {
+
+std::vector<double> capacities(const RouteSource& routes) {
+  std::vector<double> c(static_cast<size_t>(routes.link_count()));
+  for (LinkIndex l = 0; l < routes.link_count(); ++l) c[l] = routes.capacity(l).bytes_per_s;
+  return c;
+}
+
+// Seconds to the next picosecond at or after them, so an event never fires before its time.
+Time ceil_ps(double seconds) { return Time::ps(static_cast<int64_t>(std::ceil(seconds * 1e12))); }
+
+}  // namespace
+
+FluidNetwork::FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_tolerance)
+    : routes_(routes),
+      clock_(clock),
+      tolerance_s_(std::max(0.0, merge_tolerance.as_s())),
+      solver_(capacities(routes)),
+      link_bytes_(static_cast<size_t>(routes.link_count())),
+      peak_utilisation_(static_cast<size_t>(routes.link_count()), 0.0) {}
+
+TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
+  const TransferId id = next_transfer_++;
+  const Time now = clock_.now();
+  if (src == dst) {
+    transfers_.emplace(id, Transfer{std::move(done), 0});
+    clock_.at(now, [this, id] {
+      auto node = transfers_.extract(id);
+      node.mapped().done(clock_.now());
+    });
+    return id;
+  }
+  routes_.paths(src, dst, scratch_paths_);
+  if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
+  const int parts = static_cast<int>(scratch_paths_.size());
+  transfers_.emplace(id, Transfer{std::move(done), parts});
+  for (int k = 0; k < parts; ++k) {
+    const uint32_t f = new_sub_flow();
+    SubFlow& s = flows_[f];
+    s.transfer = id;
+    s.size = share_of(size, parts, k);
+    s.remaining = s.size.as_double();
+    s.links = std::move(scratch_paths_[k].links);
+    s.shares = std::move(scratch_paths_[k].shares);
+    clock_.at(now + scratch_paths_[k].latency, [this, f] { activate(f); });
+  }
+  flows_created_ += parts;
+  return id;
+}
+
+uint32_t FluidNetwork::new_sub_flow() {
+  if (!free_flows_.empty()) {
+    const uint32_t f = free_flows_.back();
+    free_flows_.pop_back();
+    return f;
+  }
+  flows_.emplace_back();
+  return static_cast<uint32_t>(flows_.size() - 1);
+}
+
+void FluidNetwork::activate(uint32_t f) {
+  SubFlow& s = flows_[f];
+  if (s.size.n == 0 || s.links.empty()) {
+    std::vector<std::function<void(Time)>> done;
+    finish_sub_flow(f, done);
+    for (auto& d : done) d(clock_.now());
+    return;
+  }
+  s.solver_index = solver_.add_flow(s.links, s.shares);
+  s.active = true;
+  if (owner_.size() <= s.solver_index) owner_.resize(s.solver_index + 1);
+  owner_[s.solver_index] = f;
+  s.since = clock_.now().as_s();
+  request_settle();
+}
+
+void FluidNetwork::request_settle() {
+  if (settle_requested_) return;
+  settle_requested_ = true;
+  clock_.at(clock_.now(), [this] { settle(); });
+}
+
+void FluidNetwork::settle() {
+  settle_requested_ = false;
+  const double now = clock_.now().as_s();
+  ++solves_;
+  for (const FlowIndex i : solver_.solve()) {
+    SubFlow& s = flows_[owner_[i]];
+    s.remaining = std::max(0.0, s.remaining - solver_.previous_rate(i) * (now - s.since));
+    s.since = now;
+    ++s.version;
+    const double rate = solver_.rate(i);
+    if (rate > 0) completions_.push({now + s.remaining / rate, owner_[i], s.version});
+  }
+  for (const LinkIndex l : solver_.solved_links()) {
+    const double capacity = solver_.capacity(l);
+    if (capacity > 0) peak_utilisation_[l] = std::max(peak_utilisation_[l], solver_.load(l) / capacity);
+  }
+  arm_completion();
+}
+
+void FluidNetwork::arm_completion() {
+  for (const Completion& c : batch_) completions_.push(c);
+  batch_.clear();
+  if (completion_armed_) {
+    clock_.cancel(completion_timer_);
+    completion_armed_ = false;
+  }
+  auto valid = [this](const Completion& c) {
+    return flows_[c.flow].active && flows_[c.flow].version == c.version;
+  };
+  while (!completions_.empty() && !valid(completions_.top())) completions_.pop();
+  if (completions_.empty()) return;
+  const double first = completions_.top().time;
+  double last = first;
+  while (!completions_.empty() && completions_.top().time <= first + tolerance_s_) {
+    const Completion c = completions_.top();
+    completions_.pop();
+    if (!valid(c)) continue;
+    batch_.push_back(c);
+    last = std::max(last, c.time);
+  }
+  completion_timer_ = clock_.at(ceil_ps(last), [this] { complete_batch(); });
+  completion_armed_ = true;
+}
+
+void FluidNetwork::complete_batch() {
+  completion_armed_ = false;
+  std::vector<std::function<void(Time)>> done;
+  std::vector<Completion> batch;
+  batch.swap(batch_);
+  for (const Completion& c : batch) {
+    if (flows_[c.flow].active && flows_[c.flow].version == c.version) finish_sub_flow(c.flow, done);
+  }
+  settle();
+  const Time now = clock_.now();
+  for (auto& d : done) d(now);
+}
+
+void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Time)>>& done) {
+  SubFlow& s = flows_[f];
+  if (s.active) {
+    const auto links = solver_.links(s.solver_index);
+    for (size_t i = 0; i < links.size(); ++i) {
+      const double a = solver_.share(s.solver_index, i);
+      link_bytes_[links[i]] += a == 1.0 ? s.size : bytes_of(a * s.size.as_double());
+    }
+    solver_.remove_flow(s.solver_index);
+    s.active = false;
+  }
+  s.links.clear();
+  s.shares.clear();
+  ++s.version;
+  const auto it = transfers_.find(s.transfer);
+  if (--it->second.pending == 0) {
+    done.push_back(std::move(it->second.done));
+    transfers_.erase(it);
+  }
+  free_flows_.push_back(f);
+}
+
+std::vector<LinkUsage> FluidNetwork::link_usage() const {
+  std::vector<LinkUsage> usage(link_bytes_.size());
+  for (size_t l = 0; l < usage.size(); ++l) usage[l] = {link_bytes_[l], peak_utilisation_[l]};
+  return usage;
+}
+
+}  // namespace clustersim::net

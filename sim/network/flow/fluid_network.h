@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flow level with our own max-min solver, event-driven on a Clock (SimGrid timers in runs).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/network/flow/max_min_solver.h"
+#include "sim/network/network.h"
+#include "sim/network/route_source.h"
+
+namespace clustersim::net {
+
+// Each sub-flow waits its path latency, then shares bandwidth max-min fairly with every other
+// active sub-flow (MaxMinSolver); a transfer completes when its last sub-flow does:
+//   completion = start + latency + time to drain the bytes at the (changing) max-min rate.
+// This is SimGrid's CM02 timeline (latency first, then sharing) with equal weights.
+//
+// Rates are recomputed once per simulated instant at which flows start or finish, and only in
+// the connected components those flows touch. Completions that fall within `merge_tolerance` of
+// the earliest pending one are merged into one event at the latest of their times: no flow ever
+// completes early, and none completes more than merge_tolerance late (SimGrid merges the same
+// way with surf/precision).
+class FluidNetwork final : public Network {
+ public:
+  // `routes` and `clock` must outlive the network.
+  FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_tolerance);
+
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  int64_t in_flight() const override { return static_cast<int64_t>(transfers_.size()); }
+  int64_t flow_count() const override { return flows_created_; }
+  std::vector<LinkUsage> link_usage() const override;
+
+  // Rate recomputations so far (one per instant with changes), for benchmarks.
+  int64_t solves() const { return solves_; }
+
+ private:
+  struct Transfer {
+    std::function<void(Time)> done;
+    int pending = 0;  // sub-flows not yet complete
+  };
+  struct SubFlow {
+    TransferId transfer = 0;
+    Bytes size;
+    double remaining = 0;  // bytes
+    double since = 0;      // s; time `remaining` was last brought up to date
+    FlowIndex solver_index = 0;
+    uint32_t version = 0;  // bumps at each rate change; older completion entries are stale
+    bool active = false;   // in the solver (latency paid, bytes left)
+    std::vector<LinkIndex> links;  // kept until activation
+    std::vector<double> shares;
+  };
+  struct Completion {
+    double time;  // s
+    uint32_t flow;
+    uint32_t version;
+    bool operator>(const Completion& o) const {
+      return time > o.time || (time == o.time && flow > o.flow);
+    }
+  };
+
+  uint32_t new_sub_flow();
+  void activate(uint32_t flow);
+  void request_settle();
+  void settle();
+  void arm_completion();
+  void complete_batch();
+  void finish_sub_flow(uint32_t flow, std::vector<std::function<void(Time)>>& done);
+
+  const RouteSource& routes_;
+  Clock& clock_;
+  double tolerance_s_;
+  MaxMinSolver solver_;
+
+  std::unordered_map<TransferId, Transfer> transfers_;
+  TransferId next_transfer_ = 1;
+  std::vector<SubFlow> flows_;
+  std::vector<uint32_t> free_flows_;
+  std::vector<uint32_t> owner_;  // solver index -> sub-flow
+  int64_t flows_created_ = 0;
+
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  std::vector<Completion> batch_;  // due at the armed completion event
+  TimerId completion_timer_ = 0;
+  bool completion_armed_ = false;
+  bool settle_requested_ = false;
+  int64_t solves_ = 0;
+
+  std::vector<Bytes> link_bytes_;
+  std::vector<double> peak_utilisation_;
+  std::vector<Path> scratch_paths_;
+};
+
+}  // namespace clustersim::net

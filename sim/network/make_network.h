@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// Picks the network backend a scenario asks for (network.fidelity, network.solver).
+#pragma once
+
+#include <memory>
+
+#include "sim/core/clock.h"
+#include "sim/core/config.h"
+#include "sim/network/network.h"
+#include "sim/network/route_source.h"
+
+namespace clustersim::net {
+
+// analytical -> AnalyticalNetwork; flow -> FluidNetwork (solver fluid, merge_tolerance) or
+// LmmNetwork (solver lmm: needs a fresh s4u::Engine and a SimGridClock). flow+dcqcn and packet
+// throw BadInput at key "network.fidelity" (not built yet). `routes` and `clock` must outlive
+// the network.
+std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSource& routes,
+                                      Clock& clock);
+
+}  // namespace clustersim::net

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Validation suites: scenarios with published reference values and an error budget, written in
+// the suite file (scenarios/validation/*.yaml), never in code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace clustersim::report {
+
+struct ValidationCase {
+  std::string scenario;   // path as resolved
+  std::string metric;     // a numeric key of results.json: mfu, hfu, tokens_per_s, iteration_time_s
+  double reference = 0;
+  std::string source;     // where the reference comes from
+};
+
+struct ValidationSuite {
+  std::string file;
+  std::string name;
+  std::string description;
+  double mean_abs_rel_error = 0;  // budget over all cases
+  double max_abs_rel_error = 0;   // budget per case; 0 = none
+  std::vector<std::string> overrides;  // "key.path=value", applied to every case
+  std::vector<ValidationCase> cases;
+};
+
+struct ValidationRow {
+  ValidationCase c;
+  double predicted = 0;
+  double rel_error = 0;   // (predicted - reference) / reference
+  std::string error;      // set when the scenario failed to run
+};
+
+struct ValidationResult {
+  std::vector<ValidationRow> rows;
+  double mean_abs_rel_error = 0;
+  double max_abs_rel_error = 0;
+  bool passed = false;
+};
+
+// Loads a suite strictly (BadInput with file, line and key on problems). Scenario paths are
+// relative to the suite file.
+ValidationSuite load_validation_suite(const std::string& path);
+
+// Runs every case (extra overrides are applied after the suite's own). A case that fails to run
+// counts as failed and fails the suite.
+ValidationResult run_validation(const ValidationSuite& suite, const std::vector<std::string>& extra_overrides = {});
+
+// The table: scenario, metric, predicted, reference, error; then the budget line.
+std::string format_validation(const ValidationSuite& suite, const ValidationResult& result);
+
+}  // namespace clustersim::report

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tools/cli_args.h"
+
+namespace clustersim::cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
+           const std::set<std::string>& repeatable, const std::set<std::string>& switches) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() < 2 || a[0] != '-' ) {
+      positionals_.push_back(a);
+      continue;
+    }
+    std::string flag = a;
+    std::string value;
+    bool inline_value = false;
+    if (const auto eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
+      flag = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      inline_value = true;
+    }
+    if (switches.count(flag)) {
+      if (inline_value) throw UsageError{flag + " takes no value"};
+      switches_seen_.insert(flag);
+    } else if (with_value.count(flag)) {
+      if (!inline_value) {
+        if (i + 1 >= argv.size()) throw UsageError{flag + " needs a value"};
+        value = argv[++i];
+      }
+      auto& slot = values_[flag];
+      if (!slot.empty() && !repeatable.count(flag)) throw UsageError{flag + " given more than once"};
+      slot.push_back(value);
+    } else {
+      throw UsageError{"unknown option " + flag};
+    }
+  }
+}
+
+bool Args::has(const std::string& flag) const {
+  return switches_seen_.count(flag) || values_.count(flag);
+}
+
+std::string Args::value(const std::string& flag, const std::string& fallback) const {
+  const auto it = values_.find(flag);
+  return it == values_.end() ? fallback : it->second.back();
+}
+
+std::vector<std::string> Args::values(const std::string& flag) const {
+  const auto it = values_.find(flag);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+}  // namespace clustersim::cli

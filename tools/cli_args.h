@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command-line parsing for the clustersim subcommands: flags with values, repeatable flags,
+// switches and positionals, with errors that say which flag and what was expected.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace clustersim::cli {
+
+// Thrown for bad usage; main prints the message and the subcommand's usage line, exit code 2.
+struct UsageError {
+  std::string message;
+};
+
+class Args {
+ public:
+  // `with_value`: flags that take a value ("--out DIR" or "--out=DIR"); `repeatable` is a subset;
+  // `switches`: flags without a value. Anything else starting with '-' is an error.
+  Args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
+       const std::set<std::string>& repeatable, const std::set<std::string>& switches);
+
+  bool has(const std::string& flag) const;
+  std::string value(const std::string& flag, const std::string& fallback = "") const;
+  std::vector<std::string> values(const std::string& flag) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+  std::set<std::string> switches_seen_;
+  std::vector<std::string> positionals_;
+};
+
+}  // namespace clustersim::cli

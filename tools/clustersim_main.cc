@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+// The clustersim command line: run, validate, topo, calibrate, profiles (sweep to come).
+// Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/report/run_scenario.h"
+#include "sim/report/validation_suite.h"
+#include "tools/cli_args.h"
+#include "tools/commands.h"
+
+namespace clustersim::cli {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+constexpr const char* kTopUsage = R"(usage: clustersim <command> [options]
+
+Predicts how LLM training and serving perform on GPU clusters.
+
+commands:
+  run SCENARIO.yaml     simulate a scenario and print iteration time, tokens/s, MFU, breakdown
+  validate [SUITE.yaml] run a validation suite against published measurements
+  topo SCENARIO.yaml    print the fabric's switches, links and bisection bandwidth; export it
+  calibrate PROBE...    fit a hardware profile to probe measurements
+  profiles [NAME]       list the built-in GPU profiles, or print one (to copy and edit)
+  sweep SWEEP.yaml      (not built yet)
+
+'clustersim <command> --help' describes each command. Exit codes: 0 ok, 2 bad input, 1 internal error.
+)";
+
+constexpr const char* kRunUsage = R"(usage: clustersim run SCENARIO.yaml [options]
+
+Simulates one scenario and prints a summary: iteration time, tokens/s, MFU and where the time
+goes (training), or completion time and link load (network microbenchmarks).
+
+options:
+  --set key.path=value   override a scenario key (repeatable), e.g. --set parallelism.tp=4
+  --fidelity LEVEL       shorthand for --set network.fidelity=LEVEL
+                         (analytical, flow, flow+dcqcn, packet)
+  --format text|json     text summary (default) or one JSON object (results.json) on stdout
+  --out DIR              also write DIR/results.json (and DIR/links.csv at the flow level)
+  -h, --help             this help
+)";
+
+constexpr const char* kValidateUsage = R"(usage: clustersim validate [SUITE.yaml] [options]
+
+Runs every scenario of a validation suite, compares the chosen metric with its published
+reference, prints a table and exits 1 when the suite's error budget (written in the suite
+file) is exceeded. Default suite: scenarios/validation/ci.yaml.
+
+options:
+  --set key.path=value   override a key in every scenario of the suite (repeatable)
+  --format text|json     table (default) or JSON rows
+  -h, --help             this help
+)";
+
+constexpr const char* kProfilesUsage = R"(usage: clustersim profiles [NAME]
+
+Lists the built-in GPU hardware profiles, or prints one as YAML so that it can be copied,
+edited and used with cluster.gpu: path/to/profile.yaml.
+)";
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw BadInput(InputError{path.string(), 0, "--out", "cannot write the file"});
+}
+
+std::string require_format(const Args& args) {
+  const std::string format = args.value("--format", "text");
+  if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
+  return format;
+}
+
+int cmd_run(const std::vector<std::string>& argv) {
+  const Args args(argv, {"--set", "--format", "--out", "--fidelity"}, {"--set"}, {"-h", "--help"});
+  if (args.has("-h") || args.has("--help")) {
+    std::cout << kRunUsage;
+    return 0;
+  }
+  if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
+  const std::string format = require_format(args);
+  std::vector<std::string> overrides = args.values("--set");
+  if (args.has("--fidelity")) overrides.push_back("network.fidelity=" + args.value("--fidelity"));
+  const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides);
+  const report::RunOutput out = report::run_scenario(cfg);
+  if (args.has("--out")) {
+    const std::filesystem::path dir(args.value("--out"));
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
+    write_file(dir / "results.json", out.results.dump(2));
+    if (!out.links_csv.empty()) write_file(dir / "links.csv", out.links_csv);
+  }
+  if (format == "json") {
+    std::cout << out.results.dump(2);
+  } else {
+    std::cout << out.summary;
+    if (args.has("--out")) std::cout << "\nwrote " << (std::filesystem::path(args.value("--out")) / "results.json").string() << "\n";
+  }
+  return 0;
+}
+
+std::string default_suite() {
+  const std::filesystem::path local = "scenarios/validation/ci.yaml";
+  if (std::filesystem::exists(local)) return local.string();
+  return (std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / local).string();
+}
+
+int cmd_validate(const std::vector<std::string>& argv) {
+  const Args args(argv, {"--set", "--format"}, {"--set"}, {"-h", "--help"});
+  if (args.has("-h") || args.has("--help")) {
+    std::cout << kValidateUsage;
+    return 0;
+  }
+  if (args.positionals().size() > 1) throw UsageError{"expected at most one suite file"};
+  const std::string format = require_format(args);
+  const std::string path = args.positionals().empty() ? default_suite() : args.positionals()[0];
+  const report::ValidationSuite suite = report::load_validation_suite(path);
+  const report::ValidationResult result = report::run_validation(suite, args.values("--set"));
+  if (format == "json") {
+    report::Json j = report::Json::object();
+    j.set("suite", suite.name);
+    j.set("mean_abs_rel_error", result.mean_abs_rel_error);
+    j.set("max_abs_rel_error", result.max_abs_rel_error);
+    j.set("budget_mean_abs_rel_error", suite.mean_abs_rel_error);
+    j.set("passed", result.passed);
+    report::Json& rows = j.set("rows", report::Json::array());
+    for (const report::ValidationRow& r : result.rows) {
+      report::Json row = report::Json::object();
+      row.set("scenario", r.c.scenario);
+      row.set("metric", r.c.metric);
+      row.set("reference", r.c.reference);
+      row.set("source", r.c.source);
+      if (r.error.empty()) {
+        row.set("predicted", r.predicted);
+        row.set("rel_error", r.rel_error);
+      } else {
+        row.set("error", r.error);
+      }
+      rows.push(row);
+    }
+    std::cout << j.dump(2);
+  } else {
+    std::cout << report::format_validation(suite, result);
+  }
+  return result.passed ? 0 : 1;
+}
+
+int cmd_profiles(const std::vector<std::string>& argv) {
+  const Args args(argv, {}, {}, {"-h", "--help"});
+  if (args.has("-h") || args.has("--help")) {
+    std::cout << kProfilesUsage;
+    return 0;
+  }
+  if (args.positionals().empty()) {
+    for (const std::string& name : calib::builtin_profile_names()) {
+      const calib::HardwareProfile p = calib::load_hardware_profile(name);
+      std::printf("%-16s %s\n", name.c_str(), p.description.c_str());
+    }
+    return 0;
+  }
+  if (args.positionals().size() > 1) throw UsageError{"expected at most one profile name"};
+  const std::string text = calib::builtin_profile_text(args.positionals()[0]);
+  if (text.empty()) {
+    throw BadInput(InputError{"", 0, "", "no built-in profile named '" + args.positionals()[0] +
+                                             "'; 'clustersim profiles' lists them"});
+  }
+  std::cout << text;
+  return 0;
+}
+
+int cmd_sweep(const std::vector<std::string>&) {
+  throw BadInput(InputError{"", 0, "", "'clustersim sweep' is not built yet in this version"});
+}
+
+struct Command {
+  std::function<int(const std::vector<std::string>&)> run;
+  const char* usage;
+};
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> kCommands = {
+      {"run", {cmd_run, kRunUsage}},
+      {"validate", {cmd_validate, kValidateUsage}},
+      {"profiles", {cmd_profiles, kProfilesUsage}},
+      {"topo", {cmd_topo, kTopoUsage}},
+      {"calibrate", {cmd_calibrate, kCalibrateUsage}},
+      {"sweep", {cmd_sweep, "usage: clustersim sweep SWEEP.yaml (not built yet)\n"}},
+  };
+  return kCommands;
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kTopUsage;
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    std::cout << kTopUsage;
+    return 0;
+  }
+  if (name == "--version" || name == "version") {
+    std::cout << "clustersim " << kVersion << "\n";
+    return 0;
+  }
+  const auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::cerr << "clustersim: unknown command '" << name << "'\n\n" << kTopUsage;
+    return 2;
+  }
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  try {
+    return it->second.run(rest);
+  } catch (const UsageError& e) {
+    std::cerr << "clustersim " << name << ": " << e.message << "\n\n" << it->second.usage;
+    return 2;
+  } catch (const BadInput& e) {
+    for (const InputError& err : e.errors()) std::cerr << "error: " << err.to_string() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::cli
+
+int main(int argc, char** argv) {
+  try {
+    return clustersim::cli::dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "clustersim: internal error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "clustersim: internal error\n";
+    return 1;
+  }
+}

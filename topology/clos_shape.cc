@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+// Clos dimensions from radix and oversubscription, and the checks that reject impossible fabrics.
+#include "topology/clos_shape.h"
+
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+#include "sim/core/error.h"
+#include "topology/internal/text.h"
+
+namespace clustersim::topo {
+namespace {
+
+using internal::short_decimal;
+using internal::with_commas;
+
+constexpr int kMaxRadix = 4096;  // upper end of the search for a radix that fits
+
+// Grouping and capacity for one radix (cluster size not yet applied); nullopt when the ratios
+// give fractional ports or the radix cannot hold one group per pod.
+std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c,
+                                        const NetworkConfig& n) {
+  ClosShape s;
+  s.tiers = n.tiers;
+  s.wiring = n.wiring;
+  s.radix = radix;
+  s.gpus_per_node = c.gpus_per_node;
+  s.nics_per_node = c.nics_per_node;
+  const auto tor = split_ports(radix, n.tor_oversubscription);
+  if (!tor) return std::nullopt;
+  s.tor_down = tor->down;
+  s.tor_up = tor->up;
+  if (n.tiers == 3) {
+    const auto agg = split_ports(radix, n.agg_oversubscription);
+    if (!agg) return std::nullopt;
+    s.agg_down = agg->down;
+    s.agg_up = agg->up;
+    s.max_pods = radix;
+  } else {
+    s.agg_down = radix;  // spines have no uplinks
+    s.agg_up = 0;
+    s.max_pods = 1;
+  }
+  if (n.wiring == Wiring::kRailOptimized) {
+    s.servers_per_group = s.tor_down;
+    s.tors_per_group = c.nics_per_node;
+  } else {
+    s.servers_per_group = s.tor_down / c.nics_per_node;
+    s.tors_per_group = 1;
+  }
+  if (s.servers_per_group == 0) return std::nullopt;
+  s.groups_per_pod = s.agg_down / s.tors_per_group;
+  if (s.groups_per_pod == 0) return std::nullopt;
+  s.tors_per_pod = s.groups_per_pod * s.tors_per_group;
+  s.aggs_per_pod = s.tor_up;
+  s.max_gpus = int64_t{s.max_pods} * s.groups_per_pod * s.servers_per_group * c.gpus_per_node;
+  return s;
+}
+
+std::string ratio_problem(const char* name, int radix, double ratio) {
+  if (!(ratio >= 1.0) || !std::isfinite(ratio)) {
+    return std::string(name) + " must be a down:up port ratio >= 1; got " + short_decimal(ratio, 3);
+  }
+  const double up = radix / (1.0 + ratio);
+  std::string msg = std::string(name) + " " + short_decimal(ratio, 3) + " with radix " +
+                    std::to_string(radix) + " gives " + short_decimal(radix - up) + " down and " +
+                    short_decimal(up) + " up ports; port counts must be whole numbers";
+  std::string options;
+  for (int u : {static_cast<int>(std::floor(up)), static_cast<int>(std::ceil(up))}) {
+    if (u < 1 || u >= radix) continue;
+    if (!options.empty()) options += " or ";
+    options += std::to_string(radix - u) + ":" + std::to_string(u) + " (" +
+               short_decimal(static_cast<double>(radix - u) / u) + ")";
+  }
+  if (!options.empty()) msg += "; nearest whole splits: " + options;
+  return msg;
+}
+
+std::string describe(const ClusterConfig& c, const NetworkConfig& n) {
+  std::string d = std::to_string(n.tiers) + "-tier " + to_string(n.wiring) + " Clos with " +
+                  std::to_string(c.nics_per_node) + " NICs per node (ToR " +
+                  short_decimal(n.tor_oversubscription) + ":1";
+  if (n.tiers == 3) d += ", agg " + short_decimal(n.agg_oversubscription) + ":1";
+  return d + ")";
+}
+
+}  // namespace
+
+std::optional<PortSplit> split_ports(int radix, double ratio) {
+  if (radix < 2 || !std::isfinite(ratio) || ratio < 1.0) return std::nullopt;
+  const double up_exact = radix / (1.0 + ratio);
+  const long up = std::lround(up_exact);
+  if (std::abs(static_cast<double>(up) - up_exact) > 1e-9 * radix) return std::nullopt;
+  if (up < 1 || up >= radix) return std::nullopt;
+  const int down = radix - static_cast<int>(up);
+  if (std::abs(static_cast<double>(down) / up - ratio) > 1e-9 * ratio) return std::nullopt;
+  return PortSplit{down, static_cast<int>(up)};
+}
+
+ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::string& file) {
+  ErrorList errors;
+  auto fail = [&](std::string key, std::string message) {
+    errors.add(InputError{file, 0, std::move(key), std::move(message)});
+  };
+
+  // Checks that do not depend on each other, all reported together.
+  if (c.gpus <= 0) fail("cluster.gpus", "must be positive; got " + std::to_string(c.gpus));
+  if (c.gpus_per_node <= 0) {
+    fail("cluster.gpus_per_node", "must be positive; got " + std::to_string(c.gpus_per_node));
+  }
+  if (c.nics_per_node <= 0) {
+    fail("cluster.nics_per_node", "must be positive; got " + std::to_string(c.nics_per_node));
+  }
+  if (c.gpus > 0 && c.gpus_per_node > 0 && c.gpus % c.gpus_per_node != 0) {
+    fail("cluster.gpus", with_commas(c.gpus) + " GPUs is not a whole number of " +
+                             std::to_string(c.gpus_per_node) + "-GPU nodes");
+  }
+  if (n.tiers != 2 && n.tiers != 3) {
+    fail("network.tiers", "must be 2 (leaf/spine) or 3 (ToR/agg/core); got " +
+                              std::to_string(n.tiers));
+  }
+  const bool radix_ok = n.switch_radix >= 2;
+  if (!radix_ok) {
+    fail("network.switch_radix", "must be at least 2 ports; got " + std::to_string(n.switch_radix));
+  }
+  if (radix_ok && !split_ports(n.switch_radix, n.tor_oversubscription)) {
+    fail("network.tor_oversubscription",
+         ratio_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription));
+  }
+  if (n.tiers == 3 && radix_ok && !split_ports(n.switch_radix, n.agg_oversubscription)) {
+    fail("network.agg_oversubscription",
+         ratio_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription));
+  }
+  if (n.tiers == 2 && n.agg_oversubscription != 1.0) {
+    fail("network.agg_oversubscription",
+         "applies to 3-tier fabrics only (spines of a 2-tier Clos have no uplinks); got " +
+             short_decimal(n.agg_oversubscription, 3) + " with tiers: 2");
+  }
+  errors.throw_if_any();
+
+  // The radix must hold at least one group under one aggregation switch.
+  const auto tor = *split_ports(n.switch_radix, n.tor_oversubscription);
+  const std::string radix_text = "radix " + std::to_string(n.switch_radix);
+  if (n.wiring == Wiring::kTorPerServer && tor.down < c.nics_per_node) {
+    fail("network.switch_radix", radix_text + " leaves " + std::to_string(tor.down) +
+                                     " ToR down ports, fewer than the " +
+                                     std::to_string(c.nics_per_node) +
+                                     " NICs of one server (tor_per_server wiring)");
+    errors.throw_if_any();
+  }
+  const int agg_down = n.tiers == 3 ? split_ports(n.switch_radix, n.agg_oversubscription)->down
+                                    : n.switch_radix;
+  const int tors_per_group = n.wiring == Wiring::kRailOptimized ? c.nics_per_node : 1;
+  if (agg_down < tors_per_group) {
+    fail("network.switch_radix", radix_text + " leaves " + std::to_string(agg_down) +
+                                     " aggregation down ports, fewer than the " +
+                                     std::to_string(tors_per_group) +
+                                     " rail ToRs of one server group");
+    errors.throw_if_any();
+  }
+
+  std::optional<ClosShape> sized = size_for_radix(n.switch_radix, c, n);
+  assert(sized && "checked above");
+  ClosShape s = *sized;
+  if (c.gpus > s.max_gpus) {
+    std::string msg = radix_text + " supports at most " + with_commas(s.max_gpus) + " GPUs in a " +
+                      describe(c, n) + "; " + with_commas(c.gpus) + " requested";
+    for (int k = n.switch_radix + 1; k <= kMaxRadix; ++k) {
+      const auto bigger = size_for_radix(k, c, n);
+      if (bigger && bigger->max_gpus >= c.gpus) {
+        msg += "; radix " + std::to_string(k) + " would fit";
+        break;
+      }
+    }
+    if (n.tiers == 2) msg += " (or use tiers: 3)";
+    fail("network.switch_radix", msg);
+    errors.throw_if_any();
+  }
+
+  s.gpus = c.gpus;
+  s.servers = c.gpus / c.gpus_per_node;
+  s.nics = s.servers * c.nics_per_node;
+  s.groups = (s.servers + s.servers_per_group - 1) / s.servers_per_group;
+  s.pods = (s.groups + s.groups_per_pod - 1) / s.groups_per_pod;
+  s.tors = s.groups * s.tors_per_group;
+  s.aggs = s.pods * s.aggs_per_pod;
+  s.cores = s.tiers == 3 ? s.tor_up * s.agg_up : 0;
+
+  // Link directions get dense int32 ids (fabric.h); stay well inside that range.
+  const int64_t cables = int64_t{s.gpus} + s.nics + int64_t{s.tors} * s.tor_up +
+                         int64_t{s.aggs} * s.agg_up;
+  if (2 * cables > std::numeric_limits<int32_t>::max()) {
+    fail("cluster.gpus", with_commas(c.gpus) + " GPUs need " + with_commas(2 * cables) +
+                             " link directions, more than the 2^31 this simulator indexes");
+  }
+  errors.throw_if_any();
+  return s;
+}
+
+}  // namespace clustersim::topo

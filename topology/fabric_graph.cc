@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Boost.Graph side of the topology layer: exports, connected components, max-flow.
+#include "topology/fabric_graph.h"
+
+#include <algorithm>
+#include <cassert>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
+#include <boost/graph/graphml.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
+#include <boost/property_map/function_property_map.hpp>
+
+#include "topology/internal/text.h"
+
+namespace clustersim::topo {
+namespace {
+
+// One edge per cable; the edge remembers the cable's up direction.
+struct CableEdge {
+  LinkId up = 0;
+};
+using CableGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, CableEdge>;
+
+// Every node as a vertex (vertex index = NodeId), every cable as an edge, when `keep(up)` holds.
+template <typename Keep>
+CableGraph cable_graph(const Fabric& f, Keep keep) {
+  CableGraph g(static_cast<size_t>(f.node_count()));
+  for (LinkId up = 0; up < f.link_count(); up += 2) {
+    if (!keep(up)) continue;
+    const LinkEnds e = f.link_ends(up);
+    boost::add_edge(static_cast<size_t>(e.from), static_cast<size_t>(e.to), CableEdge{up}, g);
+  }
+  return g;
+}
+
+std::string gbps_text(Bandwidth bw) { return internal::short_decimal(bw.as_gbps(), 3); }
+std::string micros(Time t) { return internal::short_decimal(t.as_us(), 6); }
+
+}  // namespace
+
+void write_dot(const Fabric& f, std::ostream& out) {
+  const CableGraph g = cable_graph(f, [](LinkId) { return true; });
+  auto vertex_writer = [&f](std::ostream& os, size_t v) {
+    const auto n = static_cast<NodeId>(v);
+    os << "[label=\"" << f.node_name(n) << "\",kind=\"" << to_string(f.node_kind(n)) << "\"]";
+  };
+  auto edge_writer = [&f, &g](std::ostream& os, const CableGraph::edge_descriptor& e) {
+    const LinkId up = g[e].up;
+    os << "[name=\"" << f.cable_name(up) << "\",tier=\"" << to_string(f.link_tier(up))
+       << "\",up_gbps=" << gbps_text(f.capacity(up)) << ",down_gbps="
+       << gbps_text(f.capacity(Fabric::reverse(up))) << ",latency_us=" << micros(f.latency(up)) << "]";
+  };
+  boost::write_graphviz(out, g, vertex_writer, edge_writer);
+}
+
+void write_graphml(const Fabric& f, std::ostream& out) {
+  const CableGraph g = cable_graph(f, [](LinkId) { return true; });
+  using Vertex = CableGraph::vertex_descriptor;
+  using Edge = CableGraph::edge_descriptor;
+  boost::dynamic_properties dp;
+  dp.property("name", boost::make_function_property_map<Vertex, std::string>(
+                          [&f](Vertex v) { return f.node_name(static_cast<NodeId>(v)); }));
+  dp.property("kind", boost::make_function_property_map<Vertex, std::string>([&f](Vertex v) {
+                return std::string(to_string(f.node_kind(static_cast<NodeId>(v))));
+              }));
+  dp.property("name", boost::make_function_property_map<Edge, std::string>(
+                          [&f, &g](Edge e) { return f.cable_name(g[e].up); }));
+  dp.property("tier", boost::make_function_property_map<Edge, std::string>([&f, &g](Edge e) {
+                return std::string(to_string(f.link_tier(g[e].up)));
+              }));
+  dp.property("up_gbps", boost::make_function_property_map<Edge, double>(
+                             [&f, &g](Edge e) { return f.capacity(g[e].up).as_gbps(); }));
+  dp.property("down_gbps", boost::make_function_property_map<Edge, double>([&f, &g](Edge e) {
+                return f.capacity(Fabric::reverse(g[e].up)).as_gbps();
+              }));
+  dp.property("latency_us", boost::make_function_property_map<Edge, double>(
+                                [&f, &g](Edge e) { return f.latency(g[e].up).as_us(); }));
+  boost::write_graphml(out, g, dp, true);
+}
+
+void write_link_list(const Fabric& f, std::ostream& out) {
+  out << "link,tier,from,to,capacity_gbps,latency_us\n";
+  for (LinkId l = 0; l < f.link_count(); ++l) {
+    const LinkEnds e = f.link_ends(l);
+    out << f.link_name(l) << ',' << to_string(f.link_tier(l)) << ',' << f.node_name(e.from) << ','
+        << f.node_name(e.to) << ',' << gbps_text(f.capacity(l)) << ',' << micros(f.latency(l)) << '\n';
+  }
+}
+
+Connectivity check_connectivity(const Fabric& f) {
+  const CableGraph g = cable_graph(
+      f, [&f](LinkId up) { return !f.is_failed(up) && !f.is_failed(Fabric::reverse(up)); });
+  std::vector<int> component(boost::num_vertices(g));
+  Connectivity c;
+  c.components = boost::connected_components(g, component.data());
+  std::vector<int> nics_in(static_cast<size_t>(c.components), 0);
+  for (NicId n = 0; n < f.nics(); ++n) ++nics_in[component[f.node(NodeKind::kNic, n)]];
+  const int largest = nics_in.empty() ? 0 : *std::max_element(nics_in.begin(), nics_in.end());
+  c.isolated_nics = f.nics() - largest;
+  return c;
+}
+
+Bandwidth halves_max_flow(const Fabric& f) {
+  assert(f.servers() >= 2 && "needs two halves");
+  using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+  using FlowGraph = boost::adjacency_list<
+      boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+      boost::property<boost::edge_capacity_t, double,
+                      boost::property<boost::edge_residual_capacity_t, double,
+                                      boost::property<boost::edge_reverse_t,
+                                                      Traits::edge_descriptor>>>>;
+  const auto source = static_cast<size_t>(f.node_count());
+  const size_t sink = source + 1;
+  FlowGraph g(sink + 1);
+  auto capacity = boost::get(boost::edge_capacity, g);
+  auto reverse = boost::get(boost::edge_reverse, g);
+  // Each directed arc gets a zero-capacity twin, as push-relabel requires.
+  auto arc = [&](size_t u, size_t v, double cap) {
+    const auto e = boost::add_edge(u, v, g).first;
+    const auto r = boost::add_edge(v, u, g).first;
+    capacity[e] = cap;
+    capacity[r] = 0;
+    reverse[e] = r;
+    reverse[r] = e;
+  };
+  // Gbps keeps the numbers near 1 for the solver's tolerance.
+  for (LinkId l = 2 * static_cast<LinkId>(f.cable_count(LinkTier::kNvlink)); l < f.link_count(); ++l) {
+    const LinkEnds e = f.link_ends(l);
+    arc(static_cast<size_t>(e.from), static_cast<size_t>(e.to), f.capacity(l).as_gbps());
+  }
+  const double unlimited = 1e18;
+  const int half = f.servers() / 2;
+  for (NicId n = 0; n < f.nics(); ++n) {
+    const int server = f.server_of_nic(n);
+    const auto v = static_cast<size_t>(f.node(NodeKind::kNic, n));
+    if (server < half) arc(source, v, unlimited);
+    if (server >= f.servers() - half) arc(v, sink, unlimited);
+  }
+  const double flow = boost::push_relabel_max_flow(g, source, sink);
+  return gbps(flow);
+}
+
+}  // namespace clustersim::topo

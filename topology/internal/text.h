@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small text helpers shared by the topology sources (thousands separators, short decimals).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "sim/core/units.h"
+
+namespace clustersim::topo::internal {
+
+// 131072 -> "131,072"; negative numbers keep their sign.
+inline std::string with_commas(int64_t v) {
+  const bool negative = v < 0;
+  std::string digits = std::to_string(negative ? -v : v);
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return negative ? "-" + out : out;
+}
+
+// A decimal with at most `digits` places and no trailing zeros: 1.5 -> "1.5", 3.0 -> "3".
+inline std::string short_decimal(double v, int digits = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  std::string s(buf);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+// An aggregate rate in the largest fitting decimal unit: "400 Gbps", "51.2 Tbps", "3.28 Pbps".
+inline std::string aggregate_bandwidth(Bandwidth bw) {
+  const double gbps = bw.as_gbps();
+  if (gbps >= 1e6) return short_decimal(gbps / 1e6) + " Pbps";
+  if (gbps >= 1e3) return short_decimal(gbps / 1e3) + " Tbps";
+  return short_decimal(gbps) + " Gbps";
+}
+
+}  // namespace clustersim::topo::internal

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workloads/transformer.h"
+
+#include <algorithm>
+
+namespace clustersim::work {
+namespace {
+
+// Activations, weights and gradients travel as 16-bit values (FP8 recipes keep activations and
+// master weights in 16/32 bits and cast only GEMM inputs).
+constexpr double kAct = 2.0;
+
+struct Dims {
+  double b, s, h, a, kv, d, f, l, v;
+  double t, p, vpp, c, dp;
+  bool swiglu;
+};
+
+Dims dims(const ScenarioConfig& cfg) {
+  const ModelConfig& m = cfg.model;
+  const ParallelismConfig& p = cfg.parallelism;
+  Dims x{};
+  x.b = p.micro_batch;
+  x.s = m.seq_len;
+  x.h = m.hidden;
+  x.a = m.heads;
+  x.kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  x.d = static_cast<double>(m.hidden) / m.heads;
+  x.f = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;
+  x.l = m.layers;
+  x.v = m.vocab;
+  x.t = p.tp;
+  x.p = p.pp;
+  x.vpp = p.vpp;
+  x.c = p.cp;
+  x.dp = cfg.cluster.gpus > 0 ? static_cast<double>(cfg.cluster.gpus) / (p.tp * p.pp * p.cp) : 1;
+  x.swiglu = m.activation == Activation::kSwiglu;
+  return x;
+}
+
+double ffn_hidden(const ModelConfig& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden; }
+double kv_heads(const ModelConfig& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
+
+// GEMM parameters of one layer (weights only): QKV, output projection, MLP.
+double layer_gemm_params(const ModelConfig& m) {
+  const double h = m.hidden;
+  const double qkv_out = h + 2.0 * kv_heads(m) * (h / m.heads);
+  const double mlp = (m.activation == Activation::kSwiglu ? 3.0 : 2.0) * h * ffn_hidden(m);
+  return h * qkv_out + h * h + mlp;
+}
+
+// Attention span per query token used for FLOP counting: whole sequence, or the window.
+double attention_span(const ModelConfig& m) {
+  return m.attention_window > 0 ? std::min(m.attention_window, m.seq_len) : m.seq_len;
+}
+
+}  // namespace
+
+ParamCount count_params(const ModelConfig& m) {
+  const double h = m.hidden;
+  const double qkv_out = h + 2.0 * kv_heads(m) * (h / m.heads);
+  ParamCount p;
+  if (m.activation == Activation::kSwiglu) {
+    // Llama style: no biases, RMSNorm weight only.
+    p.per_layer = layer_gemm_params(m) + 2.0 * h;
+    p.final_norm = h;
+  } else {
+    p.per_layer = layer_gemm_params(m) + qkv_out + h + ffn_hidden(m) + h + 4.0 * h;
+    p.final_norm = 2.0 * h;
+  }
+  p.embedding = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.seq_len * h : 0.0);
+  p.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
+  p.total = m.layers * p.per_layer + p.embedding + p.lm_head + p.final_norm;
+  return p;
+}
+
+double model_flops_per_token(const ModelConfig& m) {
+  const double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden) +
+                         2.0 * m.hidden * static_cast<double>(m.vocab);
+  return 3.0 * forward;
+}
+
+FlopCount iteration_flops(const ScenarioConfig& cfg) {
+  const ModelConfig& m = cfg.model;
+  const double tokens = static_cast<double>(cfg.training.global_batch) * m.seq_len;
+  FlopCount out;
+  out.model = Flops{tokens * model_flops_per_token(m)};
+  double extra_per_token = 0;
+  if (cfg.training.recompute == Recompute::kFull) {
+    extra_per_token = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden);
+  } else if (cfg.training.recompute == Recompute::kSelective) {
+    extra_per_token = m.layers * 4.0 * attention_span(m) * m.hidden;
+  }
+  out.hardware = Flops{out.model.n + tokens * extra_per_token};
+  return out;
+}
+
+std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg) {
+  const Dims x = dims(cfg);
+  const auto tokens = static_cast<int64_t>(x.b * x.s / x.c);
+  const auto h = static_cast<int64_t>(x.h);
+  const auto qkv = static_cast<int64_t>((x.h + 2.0 * x.kv * x.d) / x.t);
+  const auto f_per_rank = static_cast<int64_t>(x.f / x.t);
+  std::vector<GemmShape> g;
+  g.push_back({"qkv", tokens, qkv, h});
+  g.push_back({"attention_out", tokens, h, static_cast<int64_t>(x.h / x.t)});
+  g.push_back({"mlp_up", tokens, (x.swiglu ? 2 : 1) * f_per_rank, h});
+  g.push_back({"mlp_down", tokens, h, f_per_rank});
+  return g;
+}
+
+AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {
+  const Dims x = dims(cfg);
+  const double span = attention_span(cfg.model);
+  const double q_tokens = x.b * x.s / x.c;
+  AttentionFlops a;
+  a.counted = Flops{4.0 * q_tokens * span * x.h / x.t};
+  if (!cfg.training.flash_attention) {
+    a.executed = Flops{4.0 * q_tokens * x.s * x.h / x.t};  // the whole s x s matrix, masked after
+  } else if (cfg.model.attention_window > 0 && span < x.s) {
+    // Causal sliding window: each query sees up to `span` keys; the first `span` see fewer.
+    a.executed = Flops{4.0 * x.b / x.c * (x.s * span - span * span / 2.0) * x.h / x.t};
+  } else {
+    a.executed = Flops{4.0 * q_tokens * (x.s + 1.0) / 2.0 * x.h / x.t};  // causal triangle
+  }
+  return a;
+}
+
+Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
+  const Dims x = dims(cfg);
+  const double tokens = x.b * x.s / x.c;
+  // Activations of width h: sharded by TP under sequence parallelism, else replicated.
+  const double e_h = tokens * x.h / (cfg.parallelism.sequence_parallel ? x.t : 1.0);
+  const double e_f = tokens * x.f / x.t * (x.swiglu ? 2.0 : 1.0);
+  // Fused kernels, each reading and writing its operands once (element counts):
+  //   2 norms (r + w), 2 bias-dropout-residual-add (r 2, w 1, mask w), activation (r + w).
+  double elements = 2 * 2 * e_h + 2 * 4 * e_h + 2 * e_f;
+  if (!cfg.training.fused_kernels) {
+    elements *= 2.0;  // separate bias, dropout and add kernels each make their own pass
+  }
+  if (!cfg.training.flash_attention) {
+    // Scale-mask-softmax (fused: r + w) and attention dropout (r + w + mask) over b (a/t) s s.
+    const double scores = x.b * (x.a / x.t) * (x.s / x.c) * x.s;
+    elements += (cfg.training.fused_kernels ? 2.0 : 4.0) * scores + 3.0 * scores;
+  }
+  return bytes_of(elements * kAct);
+}
+
+Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {
+  const Dims x = dims(cfg);
+  const double sbh = x.s / x.c * x.b * x.h;
+  const double sp = cfg.parallelism.sequence_parallel ? x.t : 1.0;
+  if (cfg.training.recompute == Recompute::kFull) {
+    return bytes_of(kAct * sbh / sp);  // only the layer input is kept
+  }
+  // Korthikanti et al. Table 2, per layer in bytes (16-bit activations, 1-byte dropout masks):
+  //   attention: 11 sbh + 5 a s^2 b  ->  2 sbh (norm out) + 2 sbh (Q) + 4 sbh kv/a (K, V)
+  //              + 2 sbh (context) + sbh (dropout mask), + softmax and its dropout: 5 a s^2 b
+  //   MLP:       19 sbh              ->  2 sbh (input) + 4 s b f (two f-wide tensors) + sbh (mask)
+  //   norms:     4 sbh
+  // Of these, 10 sbh (norm inputs, dropout masks, inputs of the first GEMMs) stay whole without
+  // sequence parallelism; the rest is split by TP. Flash attention or selective recomputation
+  // drops the 5 a s^2 b term.
+  const double sbf = x.s / x.c * x.b * x.f;
+  const double split = (2.0 + 4.0 * x.kv / x.a + 2.0) * sbh + (x.swiglu ? 6.0 : 4.0) * sbf;
+  const double whole = 10.0 * sbh;
+  double bytes = split / x.t + whole / sp;
+  const bool keep_scores = !cfg.training.flash_attention && cfg.training.recompute == Recompute::kNone;
+  if (keep_scores) bytes += 5.0 * x.a * (x.s / x.c) * x.s * x.b / x.t;
+  return bytes_of(bytes);
+}
+
+MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
+  const Dims x = dims(cfg);
+  const ModelConfig& m = cfg.model;
+  const ParamCount pc = count_params(m);
+  // The most loaded stage: its layers plus the embedding (first stage) or the LM head (last
+  // stage; a tied head is a second copy there when pp > 1).
+  const double stage_layers = x.l / x.p * pc.per_layer;
+  const double vocab_part = static_cast<double>(m.vocab) * x.h;
+  const double first = stage_layers + pc.embedding;
+  const double last = stage_layers + (x.p > 1 || !m.tied_embeddings ? vocab_part : 0.0) + pc.final_norm;
+  const double params = (x.p > 1 ? std::max(first, last) : first + pc.lm_head + pc.final_norm) / x.t;
+
+  MemoryEstimate e;
+  e.params_on_gpu = params;
+  const int zero = cfg.parallelism.zero_stage;
+  const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  // Mixed-precision Adam: 16-bit weights, FP32 master copy + two moments (12 bytes/parameter).
+  e.weights = bytes_of(params * 2.0 / (zero >= 3 ? x.dp : 1.0));
+  e.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? x.dp : 1.0));
+  e.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? x.dp : 1.0));
+
+  // 1F1B keeps up to pp micro-batches in flight on the first stage, each holding l/pp layers:
+  // l layers' worth; interleaving raises it by (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3).
+  double in_flight_layers = x.l;
+  if (x.vpp > 1) in_flight_layers *= 1.0 + (x.p - 1.0) / (x.p * x.vpp);
+  double act = activation_bytes_per_layer(cfg).as_double() * in_flight_layers;
+  if (cfg.training.recompute == Recompute::kFull) {
+    // Recomputing a layer needs its full activations once more.
+    ScenarioConfig no_rc = cfg;
+    no_rc.training.recompute = Recompute::kNone;
+    act += activation_bytes_per_layer(no_rc).as_double();
+  }
+  // Logits of the last stage (16-bit) and their FP32 copy for the loss.
+  act += x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
+  e.activations = bytes_of(act);
+  return e;
+}
+
+}  // namespace clustersim::work

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dense GPT/Llama-style transformer arithmetic: parameter counts, FLOPs per iteration, GEMM
+// shapes per layer, and memory per GPU under a parallel plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/config.h"
+#include "sim/core/units.h"
+
+namespace clustersim::work {
+
+// Parameter counts (as doubles: 1e12-parameter models are routine).
+// Per layer (GPT, GELU, biases, LayerNorm with bias):
+//   QKV h(h + 2 kv d) + (h + 2 kv d), output h^2 + h, MLP 2hf + f + h, two LayerNorms 4h
+// which for kv = heads and f = 4h is 12h^2 + 13h (Narayanan et al., SC'21, eq. 2).
+// SwiGLU (Llama) models: MLP 3hf, RMSNorm h each, no biases.
+struct ParamCount {
+  double per_layer = 0;
+  double embedding = 0;  // token (+ learned position) embedding
+  double lm_head = 0;    // 0 when tied to the embedding
+  double final_norm = 0;
+  double total = 0;
+};
+ParamCount count_params(const ModelConfig& m);
+
+// FLOPs of one training iteration over the whole cluster.
+//   model:    3 x forward (forward + backward, no recomputation). Forward per sequence:
+//             sum over layers of 2 s (GEMM parameters) + 4 s s_att h, plus the LM head 2 s h V,
+//             with s_att = s (Megatron-LM / PaLM convention: the whole score matrix is counted)
+//             or the sliding window. For GPT shapes this is 72 B s l h^2 (1 + s/6h + V/12lh).
+//   hardware: model plus recomputation: full recompute adds one forward of every layer,
+//             giving 96 B s l h^2 (1 + s/6h + V/16lh) (SC'21 eq. 3); selective adds the
+//             attention core.
+// MFU = model / (time x GPUs x peak); HFU uses hardware.
+struct FlopCount {
+  Flops model;
+  Flops hardware;
+};
+FlopCount iteration_flops(const ScenarioConfig& cfg);
+// Model FLOPs per trained token (the factor tokens/s turns into MFU).
+double model_flops_per_token(const ModelConfig& m);
+
+// One GEMM of a layer, per TP rank, forward: (m x k) * (k x n).
+struct GemmShape {
+  std::string name;
+  int64_t m = 0, n = 0, k = 0;
+};
+// The forward GEMMs of one transformer layer for one micro-batch on one TP rank (with CP, each
+// rank holds seq_len / cp tokens). Backward runs two GEMMs of the same size for each.
+std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg);
+
+// Attention-core FLOPs (QK^T and AV) of one layer, one micro-batch, one TP rank, forward.
+//   counted:  4 b s_q s_att (h/tp)        -- for MFU
+//   executed: what the kernel does: causal fused kernels skip masked blocks (about half),
+//             the unfused chain computes the whole matrix.
+struct AttentionFlops {
+  Flops counted;
+  Flops executed;
+};
+AttentionFlops layer_attention_flops(const ScenarioConfig& cfg);
+
+// Bytes moved by the memory-bound kernels (norms, activations, dropout, residual adds, softmax
+// when unfused) of one layer, one micro-batch, one TP rank, forward. Backward moves about twice.
+Bytes layer_elementwise_bytes(const ScenarioConfig& cfg);
+
+// Activation bytes stored per layer per micro-batch on one GPU (Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", Table 2), generalised to GQA
+// and SwiGLU widths; see transformer.cc.
+Bytes activation_bytes_per_layer(const ScenarioConfig& cfg);
+
+// Memory per GPU on the most loaded pipeline stage.
+struct MemoryEstimate {
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer;
+  Bytes activations;
+  Bytes total() const { return weights + gradients + optimizer + activations; }
+  double params_on_gpu = 0;  // parameters held before ZeRO sharding
+};
+MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);
+
+}  // namespace clustersim::work
