@@ -164,6 +164,11 @@ TimingStats summarize_samples(std::vector<double> samples_s, uint32_t warmup,
   return t;
 }
 
+void add_note(Header& header, const std::string& note) {
+  if (!header.notes.empty()) header.notes += "; ";
+  header.notes += note;
+}
+
 std::string encode_probe_run(const ProbeRun& run) {
   WireWriter file;
   file.string(1, kFormat);

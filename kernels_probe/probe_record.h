@@ -93,6 +93,9 @@ struct ProbeRun {
   std::vector<Record> records;
 };
 
+// Appends `note` to header.notes ("; "-separated): parts skipped and why, substitutions made.
+void add_note(Header& header, const std::string& note);
+
 // The probe file bytes (a clustersim.probe.ProbeFile, format "clustersim-probe", version 1).
 std::string encode_probe_run(const ProbeRun& run);
 

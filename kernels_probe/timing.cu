@@ -25,8 +25,11 @@ long long spin_cycles(int device, double us) {
   return static_cast<long long>(us * khz / 1000.0);
 }
 
-// Enough spin to cover the host enqueueing `launches` operations (about 10 us each, generously).
-double spin_us(int launches) { return std::min(2000.0, 50.0 + 10.0 * launches); }
+// Enough spin to cover the host enqueueing `launches` operations on `streams` streams (about
+// 10 us per launch per stream, generously), capped at 10 ms.
+double spin_us(int launches, size_t streams) {
+  return std::min(10000.0, 50.0 + 10.0 * launches * static_cast<double>(streams));
+}
 
 class EventPair {
  public:
@@ -75,7 +78,7 @@ TimingStats time_on_streams(const std::vector<int>& devices, const std::vector<c
   auto sample = [&](int launches) {
     for (size_t i = 0; i < n; ++i) {
       PROBE_CUDA(cudaSetDevice(devices[i]));
-      spin_kernel<<<1, 1, 0, streams[i]>>>(static_cast<long long>(cycles_per_us[i] * spin_us(launches)));
+      spin_kernel<<<1, 1, 0, streams[i]>>>(static_cast<long long>(cycles_per_us[i] * spin_us(launches, n)));
       PROBE_CUDA(cudaGetLastError());
       PROBE_CUDA(cudaEventRecord(events[i]->start_, streams[i]));
     }

@@ -48,7 +48,11 @@ void write_dot(const Fabric& f, std::ostream& out) {
   const CableGraph g = cable_graph(f, [](LinkId) { return true; });
   auto vertex_writer = [&f](std::ostream& os, size_t v) {
     const auto n = static_cast<NodeId>(v);
-    os << "[label=\"" << f.node_name(n) << "\",kind=\"" << to_string(f.node_kind(n)) << "\"]";
+    os << "[label=\"" << f.node_name(n) << "\",kind=\"" << to_string(f.node_kind(n)) << '"';
+    if (f.node_kind(n) == NodeKind::kGpu) {
+      os << ",nic=\"" << f.node_name(f.node(NodeKind::kNic, f.nic_of_gpu(f.node_index(n)))) << '"';
+    }
+    os << ']';
   };
   auto edge_writer = [&f, &g](std::ostream& os, const CableGraph::edge_descriptor& e) {
     const LinkId up = g[e].up;
@@ -68,6 +72,11 @@ void write_graphml(const Fabric& f, std::ostream& out) {
                           [&f](Vertex v) { return f.node_name(static_cast<NodeId>(v)); }));
   dp.property("kind", boost::make_function_property_map<Vertex, std::string>([&f](Vertex v) {
                 return std::string(to_string(f.node_kind(static_cast<NodeId>(v))));
+              }));
+  dp.property("nic", boost::make_function_property_map<Vertex, std::string>([&f](Vertex v) {
+                const auto n = static_cast<NodeId>(v);
+                if (f.node_kind(n) != NodeKind::kGpu) return std::string();
+                return f.node_name(f.node(NodeKind::kNic, f.nic_of_gpu(f.node_index(n))));
               }));
   dp.property("name", boost::make_function_property_map<Edge, std::string>(
                           [&f, &g](Edge e) { return f.cable_name(g[e].up); }));
@@ -98,8 +107,16 @@ Connectivity check_connectivity(const Fabric& f) {
       f, [&f](LinkId up) { return !f.is_failed(up) && !f.is_failed(Fabric::reverse(up)); });
   std::vector<int> component(boost::num_vertices(g));
   Connectivity c;
-  c.components = boost::connected_components(g, component.data());
-  std::vector<int> nics_in(static_cast<size_t>(c.components), 0);
+  const int all = boost::connected_components(g, component.data());
+  // GPUs and NVSwitches have no link to the NICs (no PCIe tier); count network nodes only.
+  std::vector<char> seen(static_cast<size_t>(all), 0);
+  for (NodeId v = f.node(NodeKind::kNic, 0); v < f.node_count(); ++v) {
+    if (!seen[component[v]]) {
+      seen[component[v]] = 1;
+      ++c.components;
+    }
+  }
+  std::vector<int> nics_in(static_cast<size_t>(all), 0);
   for (NicId n = 0; n < f.nics(); ++n) ++nics_in[component[f.node(NodeKind::kNic, n)]];
   const int largest = nics_in.empty() ? 0 : *std::max_element(nics_in.begin(), nics_in.end());
   c.isolated_nics = f.nics() - largest;

@@ -10,7 +10,7 @@
 namespace clustersim::topo {
 
 // Graphviz DOT, one undirected edge per cable. Vertices are numbered by NodeId and carry
-// name ("tor:3") and kind; edges carry name ("tor_agg:45"), tier, up_gbps, down_gbps (current
+// name ("tor:3"), kind and, for GPUs, nic (the NIC the GPU sends through); edges carry name ("tor_agg:45"), tier, up_gbps, down_gbps (current
 // capacity per direction, 0 = failed) and latency_us. Linear in the fabric size.
 void write_dot(const Fabric& fabric, std::ostream& out);
 
@@ -23,7 +23,7 @@ void write_link_list(const Fabric& fabric, std::ostream& out);
 
 // Who can still reach whom over links with both directions alive.
 struct Connectivity {
-  int components = 0;     // connected components over all nodes (failed switches count alone)
+  int components = 0;     // among NICs and switches (a failed switch counts alone)
   int isolated_nics = 0;  // NICs outside the component that holds the most NICs
 };
 Connectivity check_connectivity(const Fabric& fabric);

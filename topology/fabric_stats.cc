@@ -17,7 +17,9 @@ std::string row(const char* fmt, const std::string& a, const std::string& b, con
                 const std::string& d) {
   char buf[256];
   std::snprintf(buf, sizeof buf, fmt, a.c_str(), b.c_str(), c.c_str(), d.c_str());
-  return buf;
+  std::string line(buf);
+  while (line.size() > 1 && line[line.size() - 2] == ' ') line.erase(line.size() - 2, 1);
+  return line;
 }
 
 }  // namespace
@@ -117,7 +119,7 @@ std::string format_summary(const Fabric& fabric) {
     out += row(ln, to_string(tier), with_commas(st.cables[t]), to_string(fabric.tier_spec(tier).bandwidth),
                to_string(fabric.tier_spec(tier).latency));
   }
-  out += row(ln, "total", with_commas(cables), "", "") ;
+  out += row(ln, "total", with_commas(cables), "", "");
   out += "  (" + with_commas(fabric.link_count()) + " link directions; switch latency " +
          to_string(fabric.switch_latency()) + " per switch)\n";
 

@@ -4,12 +4,13 @@
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
 
-namespace clustersim {
+namespace clustersim::engine {
 
 namespace {
 
@@ -78,4 +79,9 @@ void SimGridClock::fire() {
   arm();
 }
 
-}  // namespace clustersim
+void ensure_simgrid_platform() {
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  if (engine->get_netzone_root() == nullptr) simgrid::s4u::create_empty_zone("clustersim-timers")->seal();
+}
+
+}  // namespace clustersim::engine

@@ -14,7 +14,7 @@ namespace simgrid::kernel::timer {
 class Timer;
 }
 
-namespace clustersim {
+namespace clustersim::engine {
 
 // Actions are kept in our own queue ordered by (time, scheduling order) and one SimGrid kernel
 // timer is armed at the earliest of them, so same-time actions run in the order they were
@@ -51,4 +51,8 @@ class SimGridClock final : public Clock {
   bool dispatching_ = false;
 };
 
-}  // namespace clustersim
+// SimGrid's Engine::run() needs a platform. Models that use only timers (the fluid and
+// analytical networks) build none, so this creates an empty root zone when there is none yet.
+void ensure_simgrid_platform();
+
+}  // namespace clustersim::engine

@@ -12,12 +12,12 @@
 namespace clustersim::net {
 
 std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSource& routes,
-                                      Clock& clock) {
+                                      Clock& clock, const LmmOptions& lmm) {
   switch (config.fidelity) {
     case Fidelity::kAnalytical:
       return std::make_unique<AnalyticalNetwork>(routes, clock);
     case Fidelity::kFlow:
-      if (config.solver == FlowSolver::kLmm) return std::make_unique<LmmNetwork>(routes, clock);
+      if (config.solver == FlowSolver::kLmm) return std::make_unique<LmmNetwork>(routes, clock, lmm);
       return std::make_unique<FluidNetwork>(routes, clock, config.merge_tolerance);
     case Fidelity::kFlowDcqcn:
     case Fidelity::kPacket:

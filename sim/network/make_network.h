@@ -6,16 +6,17 @@
 
 #include "sim/core/clock.h"
 #include "sim/core/config.h"
+#include "sim/network/flow/lmm_options.h"
 #include "sim/network/network.h"
 #include "sim/network/route_source.h"
 
 namespace clustersim::net {
 
 // analytical -> AnalyticalNetwork; flow -> FluidNetwork (solver fluid, merge_tolerance) or
-// LmmNetwork (solver lmm: needs a fresh s4u::Engine and a SimGridClock). flow+dcqcn and packet
+// LmmNetwork (solver lmm, with `lmm`: needs a fresh s4u::Engine and a SimGridClock). flow+dcqcn and packet
 // throw BadInput at key "network.fidelity" (not built yet). `routes` and `clock` must outlive
 // the network.
 std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSource& routes,
-                                      Clock& clock);
+                                      Clock& clock, const LmmOptions& lmm = {});
 
 }  // namespace clustersim::net

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include <simgrid/s4u/Comm.hpp>
 
 #include "sim/core/clock.h"
+#include "sim/network/flow/lmm_options.h"
 #include "sim/network/network.h"
 #include "sim/network/route_source.h"
 
@@ -21,15 +21,6 @@ namespace internal {
 class FabricZone;
 }
 
-struct LmmOptions {
-  // SimGrid's --cfg=surf/precision and maxmin/precision; unset keeps SimGrid's defaults (1e-9,
-  // 1e-5). DESIGN.md section 5: 1e-4 / 1e-3 made 12,288 coupled flows 14x faster and moved
-  // completion times by under 0.5%.
-  std::optional<double> surf_precision;
-  std::optional<double> maxmin_precision;
-  // Peak link utilisation costs one pass over the active sub-flows per SimGrid step.
-  bool track_peaks = true;
-};
 
 // One SimGrid host per GPU and one SimGrid link per link direction (directions are separate
 // resources, as SPLITDUPLEX would make them) inside our FabricZone, whose routes are the paths of

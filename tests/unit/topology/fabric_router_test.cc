@@ -139,10 +139,20 @@ TEST(FabricRouter, EcmpWithOneQpCollidesUnderShift) {
   const Fabric f = medium_fabric();
   for (uint64_t seed : {0u, 1u, 2u}) {
     const FabricRouter router(f, ecmp(seed));
-    const auto load = shift_loads(router, 8);
-    // 8 flows per ToR hashed onto 8 uplinks collide unless the hash is a permutation
-    // (probability 8!/8^8 = 0.24% per ToR, 128 ToRs): some link carries 2 or more.
+    // Shift by one pod (64 GPUs): each ToR sends 8 flows up over its 8 uplinks. They collide
+    // unless the hash happens to be a permutation (8!/8^8 = 0.24% per ToR, 128 ToRs); a given
+    // uplink carries 2 or more with probability 1 - (7/8)^8 - (7/8)^7 = 26%, so about 270 of
+    // the 1,024 ToR uplinks.
+    const auto load = shift_loads(router, 64);
     EXPECT_GE(max_load(load), 2) << "seed " << seed;
+    int shared_uplinks = 0;
+    for (int tor = 0; tor < f.shape().tors; ++tor) {
+      for (int j = 0; j < f.shape().tor_up; ++j) {
+        shared_uplinks += load[f.tor_agg_link(tor, j, Direction::kUp)] >= 2 ? 1 : 0;
+      }
+    }
+    EXPECT_GT(shared_uplinks, 150) << "seed " << seed;
+    EXPECT_LT(shared_uplinks, 400) << "seed " << seed;
   }
 }
 

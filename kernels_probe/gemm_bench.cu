@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Times cublasGemmEx (BF16) and cublasLtMatmul (FP8) on the transformer GEMM shapes.
+#include "kernels_probe/gemm_bench.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "kernels_probe/cuda_check.h"
+#include "kernels_probe/device_buffer.h"
+#include "kernels_probe/probe_shapes.h"
+#include "kernels_probe/timing.h"
+
+namespace clustersim::kernels_probe {
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t{64} << 20;
+
+// Layout: the weight W is stored [n x k] row-major (as torch.nn.Linear keeps [out, in]) and the
+// activation X [m x k] row-major, C = X W^T [m x n] row-major. In cuBLAS's column-major terms
+// that is C^T (n x m) = op_T(W: k x n, ld k) * op_N(X^T: k x m, ld k), the "TN" layout, which is
+// also the one FP8 matmuls require on Hopper.
+struct GemmBuffers {
+  DeviceBuffer w, x, c;
+};
+
+GemmBuffers allocate(const GemmCase& g, size_t in_elem_bytes, cudaStream_t stream, bool fp8) {
+  GemmBuffers b{DeviceBuffer(g.n * g.k * in_elem_bytes), DeviceBuffer(g.m * g.k * in_elem_bytes),
+                DeviceBuffer(g.m * g.n * 2)};
+  if (fp8) {
+    fill_fp8(b.w.get(), g.n * g.k, 1, stream);
+    fill_fp8(b.x.get(), g.m * g.k, 2, stream);
+  } else {
+    fill_bf16(b.w.get(), g.n * g.k, 1, stream);
+    fill_bf16(b.x.get(), g.m * g.k, 2, stream);
+  }
+  return b;
+}
+
+// RAII holders for the cuBLASLt descriptors of one FP8 matmul.
+struct LtPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  ~LtPlan() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Builds the FP8 plan; returns false when cuBLASLt offers no algorithm for the shape.
+bool plan_fp8(cublasLtHandle_t lt, const GemmCase& g, LtPlan& plan) {
+  PROBE_CUBLAS(cublasLtMatmulDescCreate(&plan.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+  PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
+  PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof no_trans));
+  PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&plan.a, CUDA_R_8F_E4M3, g.k, g.n, g.k));
+  PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&plan.b, CUDA_R_8F_E4M3, g.k, g.m, g.k));
+  PROBE_CUBLAS(cublasLtMatrixLayoutCreate(&plan.c, CUDA_R_16BF, g.n, g.m, g.n));
+  cublasLtMatmulPreference_t pref = nullptr;
+  PROBE_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+  std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>,
+                  decltype(&cublasLtMatmulPreferenceDestroy)>
+      pref_owner(pref, &cublasLtMatmulPreferenceDestroy);
+  const size_t workspace = kWorkspaceBytes;
+  PROBE_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace, sizeof workspace));
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, plan.op, plan.a, plan.b, plan.c,
+                                                           plan.c, pref, 1, &plan.heuristic, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) return false;
+  PROBE_CUBLAS(st);
+  return found > 0;
+}
+
+}  // namespace
+
+void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
+  PROBE_CUDA(cudaSetDevice(0));
+  cudaStream_t stream = nullptr;
+  PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasHandle_t handle = nullptr;
+  PROBE_CUBLAS(cublasCreate(&handle));
+  cublasLtHandle_t lt = nullptr;
+  PROBE_CUBLAS(cublasLtCreate(&lt));
+  DeviceBuffer workspace(kWorkspaceBytes);
+  PROBE_CUBLAS(cublasSetStream(handle, stream));
+  PROBE_CUBLAS(cublasSetWorkspace(handle, workspace.get(), workspace.bytes()));
+
+  TimingPlan plan;
+  plan.warmup = options.warmup;
+  plan.reps = options.reps;
+  const bool fp8_supported = run.header.compute_capability >= 89;
+  if (!fp8_supported) {
+    add_note(run.header, "gemm fp8: skipped, needs compute capability 8.9 or newer (have " +
+                             std::to_string(run.header.compute_capability) + ")");
+  }
+  const std::vector<GemmCase> cases = transformer_gemm_cases(options.quick);
+  const float alpha = 1.0f, beta = 0.0f;
+  int skipped_fp8 = 0, skipped_memory = 0, done = 0;
+  for (const GemmCase& g : cases) {
+    for (DType dtype : {DType::kBf16, DType::kFp8E4m3}) {
+      const bool fp8 = dtype == DType::kFp8E4m3;
+      if (fp8 && !fp8_supported) continue;
+      const size_t in_bytes = fp8 ? 1 : 2;
+      const size_t need = (g.n * g.k + g.m * g.k) * in_bytes + g.m * g.n * 2;
+      if (need > free_device_memory() * 9 / 10) {
+        ++skipped_memory;
+        continue;
+      }
+      GemmBuffers buf = allocate(g, in_bytes, stream, fp8);
+      Record r;
+      r.kind = Kind::kGemm;
+      r.gemm = {g.m, g.n, g.k, dtype, g.label};
+      if (!fp8) {
+        auto launch = [&]() {
+          PROBE_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.n),
+                                    static_cast<int>(g.m), static_cast<int>(g.k), &alpha,
+                                    buf.w.get(), CUDA_R_16BF, static_cast<int>(g.k), buf.x.get(),
+                                    CUDA_R_16BF, static_cast<int>(g.k), &beta, buf.c.get(),
+                                    CUDA_R_16BF, static_cast<int>(g.n), CUBLAS_COMPUTE_32F,
+                                    CUBLAS_GEMM_DEFAULT));
+        };
+        r.timing = time_on_stream(stream, launch, plan);
+      } else {
+        // FP8 tensor cores want 16-element-aligned leading dimensions.
+        LtPlan lt_plan;
+        if (g.k % 16 != 0 || g.n % 16 != 0 || !plan_fp8(lt, g, lt_plan)) {
+          ++skipped_fp8;
+          continue;
+        }
+        auto launch = [&]() {
+          PROBE_CUBLAS(cublasLtMatmul(lt, lt_plan.op, &alpha, buf.w.get(), lt_plan.a, buf.x.get(),
+                                      lt_plan.b, &beta, buf.c.get(), lt_plan.c, buf.c.get(),
+                                      lt_plan.c, &lt_plan.heuristic.algo, workspace.get(),
+                                      workspace.bytes(), stream));
+        };
+        r.timing = time_on_stream(stream, launch, plan);
+      }
+      run.records.push_back(std::move(r));
+      ++done;
+    }
+    if (done % 50 == 0) std::cerr << "  gemm: " << done << " measurements\n";
+  }
+  std::cerr << "  gemm: " << done << " measurements\n";
+  if (skipped_fp8 > 0) {
+    add_note(run.header, "gemm fp8: " + std::to_string(skipped_fp8) +
+                             " shapes skipped (no cuBLASLt algorithm or unaligned)");
+  }
+  if (skipped_memory > 0) {
+    add_note(run.header, "gemm: " + std::to_string(skipped_memory) + " shapes skipped (too big for free memory)");
+  }
+  PROBE_CUBLAS(cublasLtDestroy(lt));
+  PROBE_CUBLAS(cublasDestroy(handle));
+  PROBE_CUDA(cudaStreamDestroy(stream));
+}
+
+}  // namespace clustersim::kernels_probe

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+// Traffic patterns, the microbenchmark run on SimGrid's clock, and its reports.
+#include "sim/engine/network_bench.h"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <ostream>
+#include <random>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/engine/simgrid_clock.h"
+#include "sim/network/fabric_routes.h"
+#include "sim/network/flow/fluid_network.h"
+#include "sim/network/make_network.h"
+#include "topology/fabric.h"
+#include "topology/fabric_router.h"
+
+namespace clustersim::engine {
+
+namespace {
+
+[[noreturn]] void bad_traffic(const std::string& key, const std::string& message) {
+  throw BadInput(InputError{"", 0, "traffic." + key, message});
+}
+
+// Uniform index in [0, n) from a 64-bit generator, by rejection: the same sequence on every
+// standard library (std::uniform_int_distribution is implementation-defined).
+uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % n;
+  uint64_t x;
+  do {
+    x = rng();
+  } while (x >= limit);
+  return x % n;
+}
+
+}  // namespace
+
+std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic) {
+  const int gpus = cluster.gpus;
+  const int per_node = cluster.gpus_per_node;
+  const int nodes = per_node > 0 ? gpus / per_node : 0;
+  const Bytes bytes = traffic.bytes_per_pair;
+  if (gpus < 2) throw BadInput(InputError{"", 0, "cluster.gpus", "a traffic pattern needs 2 or more GPUs"});
+  if (bytes.n < 0) bad_traffic("bytes_per_pair", "must not be negative");
+  std::vector<TrafficTransfer> out;
+  switch (traffic.pattern) {
+    case TrafficPattern::kShift: {
+      const int shift = traffic.shift == 0 ? per_node : traffic.shift;
+      if (shift < 0 || shift % gpus == 0) {
+        bad_traffic("shift", "must be positive and not a multiple of cluster.gpus (" + std::to_string(gpus) + ")");
+      }
+      out.reserve(static_cast<size_t>(gpus));
+      for (int i = 0; i < gpus; ++i) out.push_back({i, static_cast<net::GpuId>((i + int64_t{shift}) % gpus), bytes});
+      break;
+    }
+    case TrafficPattern::kRandomPermutation: {
+      std::vector<net::GpuId> perm(static_cast<size_t>(gpus));
+      for (int i = 0; i < gpus; ++i) perm[i] = i;
+      std::mt19937_64 rng(traffic.seed);
+      for (int i = gpus - 1; i > 0; --i) {  // Fisher-Yates
+        std::swap(perm[i], perm[uniform_below(rng, static_cast<uint64_t>(i) + 1)]);
+      }
+      for (int i = 0; i < gpus; ++i) {
+        if (perm[i] != i) out.push_back({i, perm[i], bytes});
+      }
+      break;
+    }
+    case TrafficPattern::kRingAllReduce: {
+      if (nodes < 2) bad_traffic("pattern", "ring_allreduce across nodes needs 2 or more nodes");
+      // 2(N-1)/N of the buffer crosses each ring edge (reduce-scatter + all-gather).
+      const Bytes edge = bytes_of(2.0 * (nodes - 1) / nodes * bytes.as_double());
+      for (int n = 0; n < nodes; ++n) {
+        for (int l = 0; l < per_node; ++l) {
+          out.push_back({n * per_node + l, ((n + 1) % nodes) * per_node + l, edge});
+        }
+      }
+      break;
+    }
+    case TrafficPattern::kAllToAll:
+      out.reserve(static_cast<size_t>(gpus) * (gpus - 1));
+      for (int i = 0; i < gpus; ++i) {
+        for (int j = 0; j < gpus; ++j) {
+          if (i != j) out.push_back({i, j, bytes});
+        }
+      }
+      break;
+    case TrafficPattern::kIncast: {
+      const int senders = traffic.incast_senders;
+      if (senders < 1 || senders > gpus - 1) {
+        bad_traffic("incast_senders", "must be between 1 and cluster.gpus - 1 (" + std::to_string(gpus - 1) + ")");
+      }
+      const int span = std::max(nodes, 1);
+      for (int k = 1; k <= senders; ++k) {
+        // Local rank 0 of nodes 1, 2, ..., then the next local rank around again.
+        const int node = k % span;
+        const int local = k / span;
+        out.push_back({node * per_node + local, 0, bytes});
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& options) {
+  if (!cfg.traffic) throw BadInput(InputError{cfg.file, 0, "traffic", "the scenario has no traffic section"});
+  const TrafficConfig& traffic = *cfg.traffic;
+  const std::vector<TrafficTransfer> transfers = make_traffic(cfg.cluster, traffic);
+
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+
+  TrafficResult r;
+  r.scenario = cfg.name;
+  r.pattern = to_string(traffic.pattern);
+  r.fidelity = to_string(cfg.network.fidelity);
+  r.solver = to_string(cfg.network.solver);
+  r.routing = to_string(cfg.network.routing);
+  r.gpus = cfg.cluster.gpus;
+  r.qps_per_connection = cfg.network.qps_per_connection;
+  r.transfers = static_cast<int64_t>(transfers.size());
+
+  // The bound, from the same paths the run will use.
+  std::vector<Bytes> endpoint_bytes(static_cast<size_t>(routes.link_count()));
+  std::vector<net::Path> paths;
+  double alone_s = 0;
+  double min_latency_s = std::numeric_limits<double>::infinity();
+  for (const TrafficTransfer& t : transfers) {
+    r.total_bytes += t.bytes;
+    if (t.src == t.dst) continue;
+    routes.paths(t.src, t.dst, paths);
+    const int parts = static_cast<int>(paths.size());
+    for (int k = 0; k < parts; ++k) {
+      const net::Path& p = paths[k];
+      if (p.links.empty()) continue;
+      const Bytes share = net::share_of(t.bytes, parts, k);
+      // A sub-flow alone: its rate is at most capacity / share on every link of its path.
+      double bottleneck = std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < p.links.size(); ++i) {
+        bottleneck = std::min(bottleneck, routes.capacity(p.links[i]).bytes_per_s / p.share(i));
+      }
+      min_latency_s = std::min(min_latency_s, p.latency.as_s());
+      if (bottleneck > 0) alone_s = std::max(alone_s, p.latency.as_s() + share.as_double() / bottleneck);
+      endpoint_bytes[p.links.front()] += share;
+      endpoint_bytes[p.links.back()] += share;
+    }
+  }
+  double endpoint_s = 0;
+  for (net::LinkIndex l = 0; l < routes.link_count(); ++l) {
+    const double capacity = routes.capacity(l).bytes_per_s;
+    if (endpoint_bytes[l].n > 0 && capacity > 0) {
+      endpoint_s = std::max(endpoint_s, endpoint_bytes[l].as_double() / capacity);
+    }
+  }
+  if (std::isfinite(min_latency_s)) endpoint_s += min_latency_s;
+  r.ideal_time = Time::s(std::max(alone_s, endpoint_s));
+
+  // The run.
+  if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
+  simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
+  SimGridClock clock;
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Time start = clock.now();
+  Time last = start;
+  int64_t completed = 0;
+  {
+    std::unique_ptr<net::Network> network = net::make_network(cfg.network, routes, clock, options.lmm);
+    for (const TrafficTransfer& t : transfers) {
+      network->send(t.src, t.dst, t.bytes, [&last, &completed](Time when) {
+        last = max(last, when);
+        ++completed;
+      });
+    }
+    ensure_simgrid_platform();
+    engine->run();
+    r.flows = network->flow_count();
+    if (const auto* fluid = dynamic_cast<const net::FluidNetwork*>(network.get())) {
+      r.solver_events = fluid->solves();
+    }
+    const std::vector<net::LinkUsage> usage = network->link_usage();
+    r.links.reserve(usage.size());
+    for (size_t l = 0; l < usage.size(); ++l) {
+      const auto id = static_cast<net::LinkIndex>(l);
+      r.links.push_back({id, fabric.link_name(id), topo::to_string(fabric.link_tier(id)),
+                         fabric.capacity(id), usage[l].bytes, usage[l].peak_utilisation});
+    }
+  }
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  r.incomplete_transfers = r.transfers - completed;
+  r.completion_time = last - start;
+  const double completion_s = r.completion_time.as_s();
+  const double ideal_s = r.ideal_time.as_s();
+  r.slowdown = ideal_s > 0 ? completion_s / ideal_s : 1.0;
+  r.achieved_bandwidth = {completion_s > 0 ? r.total_bytes.as_double() / completion_s : 0.0};
+  r.ideal_bandwidth = {ideal_s > 0 ? r.total_bytes.as_double() / ideal_s : 0.0};
+
+  // Per tier, in tier order.
+  for (int t = 0; t < topo::kLinkTierCount; ++t) {
+    TierSummary s;
+    s.tier = topo::to_string(static_cast<topo::LinkTier>(t));
+    double sum_peak = 0;
+    for (const TrafficLink& link : r.links) {
+      if (link.tier != s.tier) continue;
+      ++s.links;
+      if (link.bytes.n == 0) continue;
+      ++s.used_links;
+      s.bytes += link.bytes;
+      sum_peak += link.peak_utilisation;
+      s.max_peak_utilisation = std::max(s.max_peak_utilisation, link.peak_utilisation);
+    }
+    if (s.links == 0) continue;
+    s.mean_peak_utilisation = s.used_links > 0 ? sum_peak / s.used_links : 0.0;
+    r.tiers.push_back(s);
+  }
+  std::vector<const TrafficLink*> order;
+  for (const TrafficLink& link : r.links) {
+    if (link.bytes.n > 0) order.push_back(&link);
+  }
+  const size_t top = std::min(order.size(), static_cast<size_t>(std::max(0, options.top_links)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                    [](const TrafficLink* a, const TrafficLink* b) {
+                      if (a->peak_utilisation != b->peak_utilisation) return a->peak_utilisation > b->peak_utilisation;
+                      if (a->bytes != b->bytes) return a->bytes > b->bytes;
+                      return a->id < b->id;
+                    });
+  for (size_t i = 0; i < top; ++i) r.top_links.push_back(*order[i]);
+  return r;
+}
+
+void write_links_csv(const TrafficResult& result, std::ostream& out) {
+  out << "link,tier,direction,capacity_gbps,bytes,peak_utilisation\n";
+  for (const TrafficLink& link : result.links) {
+    const bool up = topo::Fabric::link_direction(link.id) == topo::Direction::kUp;
+    // The cable name without the "/up" or "/down" suffix.
+    const std::string cable = link.name.substr(0, link.name.rfind('/'));
+    out << cable << ',' << link.tier << ',' << (up ? "up" : "down") << ','
+        << link.capacity.as_gbps() << ',' << link.bytes.n << ',' << link.peak_utilisation << '\n';
+  }
+}
+
+std::string format_traffic_report(const TrafficResult& r) {
+  std::ostringstream o;
+  o << std::fixed;
+  o << "traffic " << r.pattern << " on " << r.gpus << " GPUs: " << r.transfers << " transfers, "
+    << r.flows << " flows (" << r.qps_per_connection << " QP/connection), routing " << r.routing
+    << ", fidelity " << r.fidelity;
+  if (r.fidelity == std::string("flow")) o << " (" << r.solver << " solver)";
+  o << "\n";
+  o << "  completion  " << to_string(r.completion_time) << "   ideal " << to_string(r.ideal_time)
+    << std::setprecision(2) << "   slowdown " << r.slowdown << "x\n";
+  o << "  bandwidth   " << to_string(r.achieved_bandwidth) << " achieved of "
+    << to_string(r.ideal_bandwidth) << " ideal (" << std::setprecision(1)
+    << (r.slowdown > 0 ? 100.0 / r.slowdown : 0.0) << "%), " << to_string(r.total_bytes) << " moved\n";
+  if (r.incomplete_transfers > 0) {
+    o << "  WARNING: " << r.incomplete_transfers << " transfers never completed (no capacity on their path)\n";
+  }
+  o << "  per tier          links    used        bytes   peak util (mean / max)\n";
+  for (const TierSummary& s : r.tiers) {
+    o << "    " << std::left << std::setw(10) << s.tier << std::right << std::setw(11) << s.links
+      << std::setw(8) << s.used_links << std::setw(13) << to_string(s.bytes) << std::setprecision(2)
+      << std::setw(10) << s.mean_peak_utilisation << " / " << s.max_peak_utilisation << "\n";
+  }
+  if (!r.top_links.empty()) {
+    o << "  most loaded links (peak utilisation, bytes)\n";
+    for (const TrafficLink& link : r.top_links) {
+      o << "    " << std::left << std::setw(24) << link.name << std::right << std::setprecision(2)
+        << std::setw(6) << link.peak_utilisation << "  " << to_string(link.bytes) << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace clustersim::engine

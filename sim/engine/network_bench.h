@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// Network microbenchmarks (scenarios with a `traffic:` section): generate a traffic pattern, run
+// it on the chosen network backend, report completion time against the ideal and link load.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "sim/core/config.h"
+#include "sim/core/units.h"
+#include "sim/network/flow/lmm_options.h"
+#include "sim/network/network.h"
+
+namespace clustersim::engine {
+
+// One transfer of a pattern, all starting at time 0.
+struct TrafficTransfer {
+  net::GpuId src = 0;
+  net::GpuId dst = 0;
+  Bytes bytes;
+};
+
+// The transfers of `cfg.traffic` on `cfg.cluster.gpus` GPUs:
+//   shift               GPU i sends bytes_per_pair to GPU (i + shift) mod gpus
+//                       (shift 0 = gpus_per_node: the same local rank on the next node)
+//   random_permutation  GPU i sends to p(i), p a seeded uniform permutation (fixed points skipped)
+//   ring_allreduce      NCCL's ring all-reduce across nodes, one ring per local rank (rail): every
+//                       GPU sends 2(N-1)/N * bytes_per_pair to the same local rank on the next of
+//                       N nodes. NCCL pipelines the 2(N-1) steps over a channel, so a ring edge is
+//                       one long flow (Patarasuk & Yuan, JPDC 69(2), 2009, for the byte count).
+//   all_to_all          every GPU sends bytes_per_pair to every other GPU
+//   incast              incast_senders GPUs send bytes_per_pair each to GPU 0; senders are local
+//                       rank 0 of nodes 1, 2, ..., then local rank 1 of nodes 0, 1, ... when more
+// Throws BadInput (keys "traffic.*") for patterns the cluster cannot hold.
+std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic);
+
+struct TrafficLink {
+  net::LinkIndex id = 0;
+  std::string name;  // "tor_agg:45/up"
+  std::string tier;  // "nvlink", "host", "tor_agg", "agg_core"
+  Bandwidth capacity;
+  Bytes bytes;
+  double peak_utilisation = 0;
+};
+
+struct TierSummary {
+  std::string tier;
+  int64_t links = 0;       // link directions in the tier
+  int64_t used_links = 0;  // that carried bytes
+  Bytes bytes;
+  double mean_peak_utilisation = 0;  // over used links
+  double max_peak_utilisation = 0;
+};
+
+struct TrafficResult {
+  std::string scenario;
+  std::string pattern, fidelity, solver, routing;
+  int gpus = 0;
+  int qps_per_connection = 1;
+  int64_t transfers = 0;
+  int64_t flows = 0;                // sub-flows (transfers x queue pairs)
+  int64_t incomplete_transfers = 0; // > 0 only when a path has no capacity
+  Bytes total_bytes;
+  // Completion of the last transfer, and the bound no schedule can beat:
+  //   ideal = max(max over transfers (latency + bytes / path bottleneck),
+  //               max over endpoint links (bytes they must carry / capacity) + min latency)
+  // The endpoint links (each path's first and last) are the same on every equal-cost path, so
+  // the bound does not depend on routing.
+  Time completion_time;
+  Time ideal_time;
+  double slowdown = 0;              // completion / ideal, >= 1
+  Bandwidth achieved_bandwidth;     // total_bytes / completion_time (aggregate)
+  Bandwidth ideal_bandwidth;        // total_bytes / ideal_time
+  std::vector<TrafficLink> links;   // every link direction, by id
+  std::vector<TrafficLink> top_links;  // most loaded: peak utilisation, then bytes (<= 10)
+  std::vector<TierSummary> tiers;   // in tier order
+  double wall_seconds = 0;          // run time of the simulation itself
+  int64_t solver_events = 0;        // rate recomputations (fluid solver only)
+};
+
+struct TrafficOptions {
+  net::LmmOptions lmm;  // for solver lmm
+  int top_links = 10;
+};
+
+// Builds the fabric, the backend (network.fidelity / network.solver), runs `cfg.traffic` to
+// completion on SimGrid's clock and collects the result. Uses the process's s4u::Engine (creating
+// it): run one scenario per process when the solver is lmm. Throws BadInput on a bad scenario.
+TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& options = {});
+
+// links.csv: link,tier,direction,capacity_gbps,bytes,peak_utilisation (one row per direction).
+void write_links_csv(const TrafficResult& result, std::ostream& out);
+
+// The human report: completion vs ideal, per-tier load and the most loaded links.
+std::string format_traffic_report(const TrafficResult& result);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Injection and bisection bandwidth for full and oversubscribed Clos shapes; the summary text.
+#include "topology/fabric_stats.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/topology/topology_test_configs.h"
+
+namespace clustersim::topo {
+namespace {
+
+using testing::cluster;
+using testing::network;
+
+TEST(FabricStats, FullBisectionClos) {
+  // k = 8, 1:1, 128 NICs at 400 Gbps: injection 51.2 Tbps, bisection half of it.
+  const Fabric f = build_fabric(cluster(128, 4, 4), network(3, 8));
+  const FabricStats st = fabric_stats(f);
+  EXPECT_EQ(st.tors, 32);
+  EXPECT_EQ(st.aggs, 32);
+  EXPECT_EQ(st.cores, 16);
+  EXPECT_EQ(st.cables[static_cast<int>(LinkTier::kHost)], 128);
+  EXPECT_DOUBLE_EQ(st.injection.as_gbps(), 128 * 400.0);
+  EXPECT_DOUBLE_EQ(st.bisection.as_gbps(), 64 * 400.0);
+  EXPECT_DOUBLE_EQ(st.bisection_ratio, 1.0);
+  EXPECT_EQ(st.bisection_tier, LinkTier::kHost);
+}
+
+TEST(FabricStats, TorOversubscriptionSetsBisection) {
+  // k = 8, ToR 3:1 (6 down, 2 up), 2 rails, 192 GPUs: 96 servers in 16 groups of 6, 32 ToRs.
+  // Cut: min(192 NICs, 32 ToRs x 2 up, 16 aggs x 4 up) x 400 Gbps / 2 = 64 x 200 Gbps: 1/3.
+  const Fabric f = build_fabric(cluster(192, 2, 2), network(3, 8, Wiring::kRailOptimized, 3.0));
+  const FabricStats st = fabric_stats(f);
+  EXPECT_EQ(st.tors, 32);
+  EXPECT_EQ(st.aggs, 16);
+  EXPECT_DOUBLE_EQ(st.bisection.as_gbps(), 64 * 200.0);
+  EXPECT_NEAR(st.bisection_ratio, 1.0 / 3, 1e-12);
+  EXPECT_EQ(st.bisection_tier, LinkTier::kTorAgg);
+}
+
+TEST(FabricStats, AggOversubscriptionSetsBisection) {
+  // k = 8, agg 3:1 (6 down, 2 up), 2 rails, 192 GPUs: 8 pods of 6 ToRs and 4 aggs.
+  // Cut: min(192, 48 x 4, 32 x 2) x 400 Gbps / 2 = 64 x 200 Gbps.
+  const Fabric f =
+      build_fabric(cluster(192, 2, 2), network(3, 8, Wiring::kRailOptimized, 1.0, 3.0));
+  const FabricStats st = fabric_stats(f);
+  EXPECT_EQ(st.aggs, 32);
+  EXPECT_DOUBLE_EQ(st.bisection.as_gbps(), 64 * 200.0);
+  EXPECT_EQ(st.bisection_tier, LinkTier::kAggCore);
+}
+
+TEST(FabricStats, CountsFailedAndDegradedDirections) {
+  NetworkConfig n = network(3, 8);
+  n.faults = {{"tor:0", 0.0, {}}, {"host:100", 0.5, {}}};
+  const FabricStats st = fabric_stats(build_fabric(cluster(128, 4, 4), n));
+  EXPECT_EQ(st.failed_directions, 2 * (4 + 4));  // 4 NICs below, 4 aggs above
+  EXPECT_EQ(st.degraded_directions, 2);
+}
+
+TEST(FabricSummary, NamesCountsAndBisection) {
+  NetworkConfig n = network(3, 128);
+  n.faults = {{"core:7", 0.0, {}}};
+  const std::string s = format_summary(build_fabric(cluster(131072), n));
+  EXPECT_NE(s.find("131,072 GPUs in 16,384 servers"), std::string::npos) << s;
+  EXPECT_NE(s.find("core            4,096"), std::string::npos) << s;
+  EXPECT_NE(s.find("bisection bandwidth: 26.21 Pbps (100% of full bisection"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("core:7: bandwidth x0 on 64 link directions"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace clustersim::topo

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# One-step setup on Debian 12 / Ubuntu: installs the build dependencies (apt-get, only what is
+# missing), builds clustersim in Release (incrementally), then
+#   tools/setup.sh run    runs the default scenario
+#   tools/setup.sh test   runs the test suite (everything but tests labelled 'slow')
+# Safe to run again: a second run installs nothing and rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-}"
+if [[ "$mode" != "run" && "$mode" != "test" ]]; then
+  echo "usage: tools/setup.sh run|test" >&2
+  exit 2
+fi
+
+packages=(cmake g++ make pkg-config libsimgrid-dev libyaml-cpp-dev libboost-graph-dev
+          libeigen3-dev libprotobuf-dev protobuf-compiler libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+
+if [[ "$mode" == "run" ]]; then
+  exec ./build/tools/clustersim run scenarios/megascale-175b-12288.yaml
+fi
+exec ctest --test-dir build --output-on-failure -j"$jobs" -LE slow --timeout 600
