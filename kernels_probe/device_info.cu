@@ -56,6 +56,11 @@ int usable_device_count(std::string& why) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+    if (err == cudaErrorInsufficientDriver) {
+      why += "; either there is no NVIDIA driver, or it is older than the CUDA runtime this probe "
+             "was built with (" + std::to_string(CUDART_VERSION) + "): rebuild it with the machine's "
+             "own CUDA toolkit";
+    }
     cudaGetLastError();  // clear the error so that later calls start clean
     return 0;
   }

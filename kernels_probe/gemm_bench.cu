@@ -140,9 +140,8 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
         r.timing = time_on_stream(stream, launch, plan);
       }
       run.records.push_back(std::move(r));
-      ++done;
+      if (++done % 100 == 0) std::cerr << "  gemm: " << done << " measurements\n";
     }
-    if (done % 50 == 0) std::cerr << "  gemm: " << done << " measurements\n";
   }
   std::cerr << "  gemm: " << done << " measurements\n";
   if (skipped_fp8 > 0) {

@@ -1,15 +1,72 @@
 // SPDX-License-Identifier: Apache-2.0
-// clustersim topo: the fabric of a scenario.
+// clustersim topo: the fabric of a scenario: switch and link counts per tier, bisection
+// bandwidth, and exports (DOT, GraphML, link list).
+#include <fstream>
+#include <iostream>
+
+#include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "topology/fabric.h"
+#include "topology/fabric_graph.h"
+#include "topology/fabric_stats.h"
 
 namespace clustersim::cli {
 
-const char* const kTopoUsage = "usage: clustersim topo SCENARIO.yaml\n";
+const char* const kTopoUsage = R"(usage: clustersim topo SCENARIO.yaml [options]
 
-int cmd_topo(const std::vector<std::string>&) {
-  throw BadInput(InputError{"", 0, "", "'clustersim topo' is not built yet"});
+Builds the scenario's fabric (network.* and cluster.* keys) and prints switch and link counts
+per tier, injection and bisection bandwidth, and any failed or degraded links.
+
+options:
+  --set key.path=value       override a scenario key (repeatable)
+  --export dot|graphml FILE  write the graph (Graphviz DOT or GraphML; large fabrics make large files)
+  --list-links               print every link as CSV (link,tier,from,to,capacity_gbps,latency_us);
+                             these names are what network.faults and links.csv use
+  -h, --help                 this help
+)";
+
+int cmd_topo(const std::vector<std::string>& argv) {
+  const Args args(argv, {"--set", "--export"}, {"--set"}, {"-h", "--help", "--list-links"});
+  if (args.has("-h") || args.has("--help")) {
+    std::cout << kTopoUsage;
+    return 0;
+  }
+  if (args.positionals().size() < 1) throw UsageError{"expected a scenario file"};
+  std::string export_format, export_file;
+  if (args.has("--export")) {
+    // "--export dot FILE": the file arrives as the second positional.
+    export_format = args.value("--export");
+    if (export_format != "dot" && export_format != "graphml") {
+      throw UsageError{"--export takes dot or graphml, got '" + export_format + "'"};
+    }
+    if (args.positionals().size() != 2) throw UsageError{"--export needs a FORMAT and a FILE"};
+    export_file = args.positionals()[1];
+  } else if (args.positionals().size() != 1) {
+    throw UsageError{"expected exactly one scenario file"};
+  }
+  const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
+  const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+  const topo::Fabric fabric = topo::build_fabric(cfg, hw.nvlink_bandwidth);
+  if (args.has("--list-links")) {
+    topo::write_link_list(fabric, std::cout);
+    return 0;
+  }
+  std::cout << topo::format_summary(fabric);
+  if (!export_file.empty()) {
+    std::ofstream out(export_file, std::ios::binary);
+    if (!out) throw BadInput(InputError{export_file, 0, "--export", "cannot write the file"});
+    if (export_format == "dot") {
+      topo::write_dot(fabric, out);
+    } else {
+      topo::write_graphml(fabric, out);
+    }
+    if (!out) throw BadInput(InputError{export_file, 0, "--export", "writing the file failed"});
+    std::cout << "wrote " << export_file << " (" << export_format << ")\n";
+  }
+  return 0;
 }
 
 }  // namespace clustersim::cli

@@ -19,8 +19,7 @@ constexpr int kMaxRadix = 4096;  // upper end of the search for a radix that fit
 
 // Grouping and capacity for one radix (cluster size not yet applied); nullopt when the ratios
 // give fractional ports or the radix cannot hold one group per pod.
-std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c,
-                                        const NetworkConfig& n) {
+std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c, const NetworkConfig& n) {
   ClosShape s;
   s.tiers = n.tiers;
   s.wiring = n.wiring;
@@ -117,8 +116,8 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
                              std::to_string(c.gpus_per_node) + "-GPU nodes");
   }
   if (n.tiers != 2 && n.tiers != 3) {
-    fail("network.tiers", "must be 2 (leaf/spine) or 3 (ToR/agg/core); got " +
-                              std::to_string(n.tiers));
+    fail("network.tiers",
+         "must be 2 (leaf/spine) or 3 (ToR/agg/core); got " + std::to_string(n.tiers));
   }
   const bool radix_ok = n.switch_radix >= 2;
   if (!radix_ok) {
@@ -143,14 +142,13 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   const auto tor = *split_ports(n.switch_radix, n.tor_oversubscription);
   const std::string radix_text = "radix " + std::to_string(n.switch_radix);
   if (n.wiring == Wiring::kTorPerServer && tor.down < c.nics_per_node) {
-    fail("network.switch_radix", radix_text + " leaves " + std::to_string(tor.down) +
-                                     " ToR down ports, fewer than the " +
-                                     std::to_string(c.nics_per_node) +
-                                     " NICs of one server (tor_per_server wiring)");
+    fail("network.switch_radix",
+         radix_text + " leaves " + std::to_string(tor.down) + " ToR down ports, fewer than the " +
+             std::to_string(c.nics_per_node) + " NICs of one server (tor_per_server wiring)");
     errors.throw_if_any();
   }
-  const int agg_down = n.tiers == 3 ? split_ports(n.switch_radix, n.agg_oversubscription)->down
-                                    : n.switch_radix;
+  const int agg_down =
+      n.tiers == 3 ? split_ports(n.switch_radix, n.agg_oversubscription)->down : n.switch_radix;
   const int tors_per_group = n.wiring == Wiring::kRailOptimized ? c.nics_per_node : 1;
   if (agg_down < tors_per_group) {
     fail("network.switch_radix", radix_text + " leaves " + std::to_string(agg_down) +
@@ -166,12 +164,20 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   if (c.gpus > s.max_gpus) {
     std::string msg = radix_text + " supports at most " + with_commas(s.max_gpus) + " GPUs in a " +
                       describe(c, n) + "; " + with_commas(c.gpus) + " requested";
-    for (int k = n.switch_radix + 1; k <= kMaxRadix; ++k) {
+    auto fits = [&](int k) {
       const auto bigger = size_for_radix(k, c, n);
-      if (bigger && bigger->max_gpus >= c.gpus) {
-        msg += "; radix " + std::to_string(k) + " would fit";
-        break;
-      }
+      return bigger && bigger->max_gpus >= c.gpus;
+    };
+    int smallest = 0;
+    for (int k = n.switch_radix + 1; k <= kMaxRadix && smallest == 0; ++k)
+      smallest = fits(k) ? k : 0;
+    int power_of_two = 0;
+    for (int k = 2; k <= kMaxRadix && power_of_two == 0; k *= 2) {
+      power_of_two = k > n.switch_radix && fits(k) ? k : 0;
+    }
+    if (smallest > 0) {
+      msg += "; radix " + std::to_string(smallest) + " would fit";
+      if (power_of_two > smallest) msg += " (as would " + std::to_string(power_of_two) + ")";
     }
     if (n.tiers == 2) msg += " (or use tiers: 3)";
     fail("network.switch_radix", msg);
@@ -188,8 +194,8 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   s.cores = s.tiers == 3 ? s.tor_up * s.agg_up : 0;
 
   // Link directions get dense int32 ids (fabric.h); stay well inside that range.
-  const int64_t cables = int64_t{s.gpus} + s.nics + int64_t{s.tors} * s.tor_up +
-                         int64_t{s.aggs} * s.agg_up;
+  const int64_t cables =
+      int64_t{s.gpus} + s.nics + int64_t{s.tors} * s.tor_up + int64_t{s.aggs} * s.agg_up;
   if (2 * cables > std::numeric_limits<int32_t>::max()) {
     fail("cluster.gpus", with_commas(c.gpus) + " GPUs need " + with_commas(2 * cables) +
                              " link directions, more than the 2^31 this simulator indexes");

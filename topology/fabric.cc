@@ -13,9 +13,9 @@ namespace clustersim::topo {
 namespace {
 
 constexpr std::array<const char*, kNodeKindCount> kNodeKindNames = {"gpu", "nvswitch", "nic",
-                                                                     "tor", "agg",      "core"};
+                                                                    "tor", "agg",      "core"};
 constexpr std::array<const char*, kLinkTierCount> kLinkTierNames = {"nvlink", "host", "tor_agg",
-                                                                     "agg_core"};
+                                                                    "agg_core"};
 
 // Parses a whole non-negative decimal; nullopt on anything else.
 std::optional<int64_t> parse_index(std::string_view s) {
@@ -37,14 +37,14 @@ Fabric::Fabric(const ClosShape& shape, const std::array<LinkSpec, kLinkTierCount
   const std::array<int, kNodeKindCount> nodes = {shape.gpus, shape.servers, shape.nics,
                                                  shape.tors, shape.aggs,    shape.cores};
   for (int k = 0; k < kNodeKindCount; ++k) node_offset_[k + 1] = node_offset_[k] + nodes[k];
-  const std::array<int64_t, kLinkTierCount> cables = {
-      shape.gpus, shape.nics, int64_t{shape.tors} * shape.tor_up,
-      int64_t{shape.aggs} * shape.agg_up};
+  const std::array<int64_t, kLinkTierCount> cables = {shape.gpus, shape.nics,
+                                                      int64_t{shape.tors} * shape.tor_up,
+                                                      int64_t{shape.aggs} * shape.agg_up};
   for (int t = 0; t < kLinkTierCount; ++t) cable_offset_[t + 1] = cable_offset_[t] + cables[t];
   capacity_.resize(static_cast<size_t>(link_count()));
   for (int t = 0; t < kLinkTierCount; ++t) {
-    std::fill(capacity_.begin() + 2 * cable_offset_[t], capacity_.begin() + 2 * cable_offset_[t + 1],
-              tiers_[t].bandwidth);
+    std::fill(capacity_.begin() + 2 * cable_offset_[t],
+              capacity_.begin() + 2 * cable_offset_[t + 1], tiers_[t].bandwidth);
   }
 }
 
@@ -162,17 +162,13 @@ std::vector<LinkId> Fabric::links_of(NodeId n) const {
   const int i = node_index(n);
   const ClosShape& s = shape_;
   switch (node_kind(n)) {
-    case NodeKind::kGpu:
-      both(nvlink(i, Direction::kUp));
-      break;
+    case NodeKind::kGpu: both(nvlink(i, Direction::kUp)); break;
     case NodeKind::kNvSwitch:
       for (int g = i * s.gpus_per_node; g < (i + 1) * s.gpus_per_node; ++g) {
         both(nvlink(g, Direction::kUp));
       }
       break;
-    case NodeKind::kNic:
-      both(host_link(i, Direction::kUp));
-      break;
+    case NodeKind::kNic: both(host_link(i, Direction::kUp)); break;
     case NodeKind::kTor: {
       const int group = i / s.tors_per_group;
       const int first = group * s.servers_per_group;
@@ -202,7 +198,8 @@ std::vector<LinkId> Fabric::links_of(NodeId n) const {
     case NodeKind::kCore: {
       const int plane = i / s.agg_up;
       const int m = i % s.agg_up;
-      for (int pod = 0; pod < s.pods; ++pod) both(agg_core_link(agg_of(pod, plane), m, Direction::kUp));
+      for (int pod = 0; pod < s.pods; ++pod)
+        both(agg_core_link(agg_of(pod, plane), m, Direction::kUp));
       break;
     }
   }
@@ -358,6 +355,10 @@ Fabric build_fabric(const ClusterConfig& cluster, const NetworkConfig& network,
   }
   errors.throw_if_any();
   return fabric;
+}
+
+Fabric build_fabric(const ScenarioConfig& scenario, Bandwidth nvlink_fallback) {
+  return build_fabric(scenario.cluster, scenario.network, scenario.file, nvlink_fallback);
 }
 
 }  // namespace clustersim::topo

@@ -87,7 +87,9 @@ class Fabric {
   NodeId node_count() const { return node_offset_[kNodeKindCount]; }
   NodeKind node_kind(NodeId n) const;
   int node_index(NodeId n) const { return n - node_offset_[static_cast<int>(node_kind(n))]; }
-  NodeId node(NodeKind kind, int index) const { return node_offset_[static_cast<int>(kind)] + index; }
+  NodeId node(NodeKind kind, int index) const {
+    return node_offset_[static_cast<int>(kind)] + index;
+  }
   int node_count(NodeKind kind) const;
   // "gpu:12", "nvswitch:1", "nic:97", "tor:3", "agg:2.1" (pod 2, agg 1), "core:7".
   std::string node_name(NodeId n) const;
@@ -144,7 +146,7 @@ class Fabric {
   Time switch_latency_;
   std::array<NodeId, kNodeKindCount + 1> node_offset_{};
   std::array<int64_t, kLinkTierCount + 1> cable_offset_{};
-  std::vector<Bandwidth> capacity_;                // per LinkId
+  std::vector<Bandwidth> capacity_;                 // per LinkId
   std::unordered_map<LinkId, Time> extra_latency_;  // faults only
   std::vector<AppliedFault> faults_;
   int failed_directions_ = 0;
@@ -159,5 +161,7 @@ class Fabric {
 Fabric build_fabric(const ClusterConfig& cluster, const NetworkConfig& network,
                     const std::string& scenario_file = "",
                     Bandwidth nvlink_fallback = gbytes_per_s(450));
+// The same from a loaded scenario (errors name scenario.file).
+Fabric build_fabric(const ScenarioConfig& scenario, Bandwidth nvlink_fallback = gbytes_per_s(450));
 
 }  // namespace clustersim::topo

@@ -3,17 +3,18 @@
 #include "topology/fabric_graph.h"
 
 #include <algorithm>
-#include <cassert>
-#include <ostream>
-#include <string>
-#include <vector>
-
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
 #include <boost/graph/graphml.hpp>
 #include <boost/graph/graphviz.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <boost/property_map/function_property_map.hpp>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
 
 #include "topology/internal/text.h"
 
@@ -24,8 +25,8 @@ namespace {
 struct CableEdge {
   LinkId up = 0;
 };
-using CableGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, CableEdge>;
+using CableGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
+                                         boost::no_property, CableEdge>;
 
 // Every node as a vertex (vertex index = NodeId), every cable as an edge, when `keep(up)` holds.
 template <typename Keep>
@@ -57,8 +58,9 @@ void write_dot(const Fabric& f, std::ostream& out) {
   auto edge_writer = [&f, &g](std::ostream& os, const CableGraph::edge_descriptor& e) {
     const LinkId up = g[e].up;
     os << "[name=\"" << f.cable_name(up) << "\",tier=\"" << to_string(f.link_tier(up))
-       << "\",up_gbps=" << gbps_text(f.capacity(up)) << ",down_gbps="
-       << gbps_text(f.capacity(Fabric::reverse(up))) << ",latency_us=" << micros(f.latency(up)) << "]";
+       << "\",up_gbps=" << gbps_text(f.capacity(up))
+       << ",down_gbps=" << gbps_text(f.capacity(Fabric::reverse(up)))
+       << ",latency_us=" << micros(f.latency(up)) << "]";
   };
   boost::write_graphviz(out, g, vertex_writer, edge_writer);
 }
@@ -98,7 +100,8 @@ void write_link_list(const Fabric& f, std::ostream& out) {
   for (LinkId l = 0; l < f.link_count(); ++l) {
     const LinkEnds e = f.link_ends(l);
     out << f.link_name(l) << ',' << to_string(f.link_tier(l)) << ',' << f.node_name(e.from) << ','
-        << f.node_name(e.to) << ',' << gbps_text(f.capacity(l)) << ',' << micros(f.latency(l)) << '\n';
+        << f.node_name(e.to) << ',' << gbps_text(f.capacity(l)) << ',' << micros(f.latency(l))
+        << '\n';
   }
 }
 
@@ -128,17 +131,17 @@ Bandwidth halves_max_flow(const Fabric& f) {
   using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
   using FlowGraph = boost::adjacency_list<
       boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-      boost::property<boost::edge_capacity_t, double,
-                      boost::property<boost::edge_residual_capacity_t, double,
-                                      boost::property<boost::edge_reverse_t,
-                                                      Traits::edge_descriptor>>>>;
+      boost::property<
+          boost::edge_capacity_t, int64_t,
+          boost::property<boost::edge_residual_capacity_t, int64_t,
+                          boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
   const auto source = static_cast<size_t>(f.node_count());
   const size_t sink = source + 1;
   FlowGraph g(sink + 1);
   auto capacity = boost::get(boost::edge_capacity, g);
   auto reverse = boost::get(boost::edge_reverse, g);
   // Each directed arc gets a zero-capacity twin, as push-relabel requires.
-  auto arc = [&](size_t u, size_t v, double cap) {
+  auto arc = [&](size_t u, size_t v, int64_t cap) {
     const auto e = boost::add_edge(u, v, g).first;
     const auto r = boost::add_edge(v, u, g).first;
     capacity[e] = cap;
@@ -146,21 +149,25 @@ Bandwidth halves_max_flow(const Fabric& f) {
     reverse[e] = r;
     reverse[r] = e;
   };
-  // Gbps keeps the numbers near 1 for the solver's tolerance.
-  for (LinkId l = 2 * static_cast<LinkId>(f.cable_count(LinkTier::kNvlink)); l < f.link_count(); ++l) {
+  // Integer Mbps: push-relabel's flow checks are exact only with integer capacities.
+  for (LinkId l = 2 * static_cast<LinkId>(f.cable_count(LinkTier::kNvlink)); l < f.link_count();
+       ++l) {
     const LinkEnds e = f.link_ends(l);
-    arc(static_cast<size_t>(e.from), static_cast<size_t>(e.to), f.capacity(l).as_gbps());
+    arc(static_cast<size_t>(e.from), static_cast<size_t>(e.to),
+        std::llround(f.capacity(l).as_gbps() * 1e3));
   }
-  const double unlimited = 1e18;
+  // A NIC can never send or receive more than its host link carries, so that is the arc's
+  // capacity (and keeps the preflow's sums far from overflow).
   const int half = f.servers() / 2;
   for (NicId n = 0; n < f.nics(); ++n) {
     const int server = f.server_of_nic(n);
     const auto v = static_cast<size_t>(f.node(NodeKind::kNic, n));
-    if (server < half) arc(source, v, unlimited);
-    if (server >= f.servers() - half) arc(v, sink, unlimited);
+    const int64_t nic_mbps = std::llround(f.tier_spec(LinkTier::kHost).bandwidth.as_gbps() * 1e3);
+    if (server < half) arc(source, v, nic_mbps);
+    if (server >= f.servers() - half) arc(v, sink, nic_mbps);
   }
-  const double flow = boost::push_relabel_max_flow(g, source, sink);
-  return gbps(flow);
+  const int64_t flow_mbps = boost::push_relabel_max_flow(g, source, sink);
+  return gbps(static_cast<double>(flow_mbps) * 1e-3);
 }
 
 }  // namespace clustersim::topo

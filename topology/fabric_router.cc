@@ -73,15 +73,16 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
   int switches = 1;
   const bool faults = f.has_failures();
   auto between = [&] {
-    return "tor:" + std::to_string(ts) + " (pod " + std::to_string(ps) + ") and tor:" +
-           std::to_string(td) + " (pod " + std::to_string(pd) + ")";
+    return "tor:" + std::to_string(ts) + " (pod " + std::to_string(ps) +
+           ") and tor:" + std::to_string(td) + " (pod " + std::to_string(pd) + ")";
   };
   if (ts != td && ps == pd) {
     const uint64_t key = choice_key(0, src, dst, port);
     int j = static_cast<int>(key % static_cast<uint64_t>(s.tor_up));
     if (faults) {
       j = pick_usable(s.tor_up, key, [&](int v) {
-        return !f.is_failed(f.tor_agg_link(ts, v, kUp)) && !f.is_failed(f.tor_agg_link(td, v, kDown));
+        return !f.is_failed(f.tor_agg_link(ts, v, kUp)) &&
+               !f.is_failed(f.tor_agg_link(td, v, kDown));
       });
       if (j < 0) throw cut("every aggregation path between " + between() + " is failed");
     }
@@ -133,8 +134,8 @@ Path FabricRouter::route(GpuId src, GpuId dst, uint32_t port) const {
     path.push(f.nvlink(dst, kDown));
     for (LinkId l : path.links()) {
       if (f.is_failed(l)) {
-        throw NoRoute("no route from gpu:" + std::to_string(src) + " to gpu:" +
-                      std::to_string(dst) + ": " + f.link_name(l) + " is failed");
+        throw NoRoute("no route from gpu:" + std::to_string(src) +
+                      " to gpu:" + std::to_string(dst) + ": " + f.link_name(l) + " is failed");
       }
     }
     path.latency = path_latency(path, 0);
@@ -239,8 +240,8 @@ SprayRoute FabricRouter::spray(GpuId src, GpuId dst) const {
 
 uint32_t PortCounter::take(GpuId src, GpuId dst, int count) {
   assert(count >= 1 && "a connection takes at least one port");
-  const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) |
-                       static_cast<uint32_t>(dst);
+  const uint64_t key =
+      (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
   uint32_t& next = next_[key];
   const uint32_t base = next;
   next += static_cast<uint32_t>(count);

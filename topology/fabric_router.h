@@ -46,9 +46,9 @@ struct SprayRoute {
 // How to pick among equal-cost paths.
 //   kEcmp:  per flow, uplink = usable[hash(seed, src NIC, dst NIC, port, tier) % usable count]
 //   kDmodK: uplink from the destination alone: ToR tier: dst's ToR port % u_t; agg tier: dst's
-//           ToR index within its pod % u_a. On a full-bisection Clos every link carries at most
-//           one flow of any shift permutation (a contiguous block of destinations has distinct
-//           (port, ToR-in-pod) pairs).
+//           ToR index within its pod % u_a. On a fully populated full-bisection Clos with one NIC
+//           per GPU, a shift by whole servers puts at most one flow on every link (a contiguous
+//           block of destination servers has distinct (ToR port, ToR-in-pod) pairs per rail).
 //   kSpray: route() behaves as kEcmp; spray() gives the even split the flow solver should use.
 struct RoutingOptions {
   Routing mode = Routing::kEcmp;

@@ -34,7 +34,8 @@ FabricStats fabric_stats(const Fabric& fabric) {
   st.tors = s.tors;
   st.aggs = s.aggs;
   st.cores = s.cores;
-  for (int t = 0; t < kLinkTierCount; ++t) st.cables[t] = fabric.cable_count(static_cast<LinkTier>(t));
+  for (int t = 0; t < kLinkTierCount; ++t)
+    st.cables[t] = fabric.cable_count(static_cast<LinkTier>(t));
   if (!fabric.faults().empty()) {
     for (LinkId l = 0; l < fabric.link_count(); ++l) {
       const double built = fabric.tier_spec(fabric.link_tier(l)).bandwidth.bytes_per_s;
@@ -76,17 +77,16 @@ std::string format_summary(const Fabric& fabric) {
   const FabricStats st = fabric_stats(fabric);
   const bool two = s.tiers == 2;
   std::string out;
-  out += "fabric: " + std::to_string(s.tiers) + "-tier Clos" + (two ? " (leaf/spine)" : "") +
-         ", " + to_string(s.wiring) + " wiring, switch radix " + std::to_string(s.radix) + "\n";
+  out += "fabric: " + std::to_string(s.tiers) + "-tier Clos" + (two ? " (leaf/spine)" : "") + ", " +
+         to_string(s.wiring) + " wiring, switch radix " + std::to_string(s.radix) + "\n";
   out += "hosts: " + with_commas(s.gpus) + " GPUs in " + with_commas(s.servers) + " servers (" +
          std::to_string(s.gpus_per_node) + " GPUs, " + std::to_string(s.nics_per_node) +
          " NICs each); " + with_commas(s.nics) + " NICs at " +
          to_string(fabric.tier_spec(LinkTier::kHost).bandwidth) + "\n";
-  const std::string group =
-      s.wiring == Wiring::kRailOptimized
-          ? std::to_string(s.servers_per_group) + " servers on " + std::to_string(s.tors_per_group) +
-                " rail ToRs"
-          : std::to_string(s.servers_per_group) + " servers on 1 ToR";
+  const std::string group = s.wiring == Wiring::kRailOptimized
+                                ? std::to_string(s.servers_per_group) + " servers on " +
+                                      std::to_string(s.tors_per_group) + " rail ToRs"
+                                : std::to_string(s.servers_per_group) + " servers on 1 ToR";
   out += "groups: " + with_commas(s.groups) + " (" + group + "); pods: " + with_commas(s.pods) +
          (two ? "" : " of at most " + std::to_string(s.max_pods)) + ", each up to " +
          std::to_string(s.groups_per_pod) + " groups = " + std::to_string(s.tors_per_pod) +
@@ -116,8 +116,9 @@ std::string format_summary(const Fabric& fabric) {
     const auto tier = static_cast<LinkTier>(t);
     if (st.cables[t] == 0) continue;
     cables += st.cables[t];
-    out += row(ln, to_string(tier), with_commas(st.cables[t]), to_string(fabric.tier_spec(tier).bandwidth),
-               to_string(fabric.tier_spec(tier).latency));
+    out +=
+        row(ln, to_string(tier), with_commas(st.cables[t]),
+            to_string(fabric.tier_spec(tier).bandwidth), to_string(fabric.tier_spec(tier).latency));
   }
   out += row(ln, "total", with_commas(cables), "", "");
   out += "  (" + with_commas(fabric.link_count()) + " link directions; switch latency " +

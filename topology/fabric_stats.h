@@ -16,9 +16,9 @@ struct FabricStats {
   int servers = 0;
   int nics = 0;
   int pods = 0;
-  int tors = 0;   // leaves in 2 tiers
-  int aggs = 0;   // spines in 2 tiers
-  int cores = 0;  // 0 in 2 tiers
+  int tors = 0;                                  // leaves in 2 tiers
+  int aggs = 0;                                  // spines in 2 tiers
+  int cores = 0;                                 // 0 in 2 tiers
   std::array<int64_t, kLinkTierCount> cables{};  // full-duplex links per LinkTier
   int failed_directions = 0;                     // link directions at capacity 0
   int degraded_directions = 0;                   // link directions below their tier's speed
@@ -28,10 +28,11 @@ struct FabricStats {
   // Bisection bandwidth as built (faults not counted): one direction across the worst cut that
   // splits the servers into two equal halves along the Clos subtrees (whole pods, else whole
   // ToR groups). For a Clos that cut is the bottleneck tier:
-  //   min(nics * nic_bw, tors * u_t * fabric_bw [>= 2 groups], aggs * u_a * fabric_bw [>= 2 pods]) / 2
+  //   min(nics * nic_bw, tors * u_t * fabric_bw [>= 2 groups], aggs * u_a * fabric_bw [>= 2 pods])
+  //   / 2
   // Exact for fully populated pods; fabric_graph.h's halves_max_flow checks it by max-flow.
   Bandwidth bisection;
-  double bisection_ratio = 0;  // bisection / (injection / 2); 1 = full bisection
+  double bisection_ratio = 0;                 // bisection / (injection / 2); 1 = full bisection
   LinkTier bisection_tier = LinkTier::kHost;  // the tier that sets the bisection
 };
 

@@ -118,7 +118,8 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
   for (size_t k = 1; k <= max_k; ++k) {
     if (best[k][n] == kInf) continue;
     const double params = 3.0 * static_cast<double>(k) - 1.0;  // alpha, beta per segment + splits
-    const double bic = dn * std::log(std::max(best[k][n] / dn, 1e-14)) + params * std::log(dn);
+    const double bic = dn * std::log(std::max(best[k][n] / dn, 1e-14)) +
+                       options.split_penalty * params * std::log(dn);
     if (bic < chosen_bic) {
       chosen_bic = bic;
       chosen = k;

@@ -47,6 +47,10 @@ struct CollectiveModel {
 struct CollectiveFitOptions {
   int max_segments = 3;
   int min_points_per_segment = 3;
+  // Multiplies the information criterion's parameter penalty. Above 1 because the split points
+  // are searched for, which buys more freedom than BIC's count of parameters assumes; 2 keeps
+  // percent-level noise from splitting a straight line.
+  double split_penalty = 2.0;
 };
 
 struct CollectiveFit {
@@ -57,7 +61,8 @@ struct CollectiveFit {
 
 // Fits points sharing op, ranks, algorithm and protocol. The number of segments (1 to
 // max_segments) and their boundaries minimise the Bayesian information criterion of the relative
-// residuals, so a split must pay for its two extra parameters. Needs at least 2 points; returns an
+// residuals, n ln(SSE / n) + split_penalty * (3 * segments - 1) * ln(n), so a split must pay for
+// its extra parameters. Needs at least 2 points; returns an
 // empty fit (error.points == 0) otherwise.
 CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
                              const CollectiveFitOptions& options = {});

@@ -76,14 +76,20 @@ double GemmModel::k_half() const {
 
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, int sm_count, const GemmFitOptions& options) {
   if (points.size() < 3 || sm_count <= 0) return {};
+  // Tiles are compared on the mean relative error: it uses every point, where the median would
+  // let noise decide between tiles that quantise most shapes alike.
   GemmFit best;
+  double best_mean = std::numeric_limits<double>::infinity();
   for (GemmTile tile : options.candidate_tiles) {
     GemmFit fit = fit_with_tile(points, sm_count, tile);
     if (!std::isfinite(fit.model.peak_flops_per_s)) continue;
-    const bool better = best.error.points == 0 || fit.error.median_rel < best.error.median_rel ||
-                        (fit.error.median_rel == best.error.median_rel &&
-                         fit.error.worst_rel < best.error.worst_rel);
-    if (better) best = std::move(fit);
+    double mean = 0;
+    for (const FitPoint& p : fit.points) mean += p.relative_error();
+    mean /= static_cast<double>(fit.points.size());
+    if (mean < best_mean) {
+      best_mean = mean;
+      best = std::move(fit);
+    }
   }
   return best;
 }

@@ -68,7 +68,7 @@ std::vector<InputError> validate_scenario(const ScenarioConfig& cfg) {
     c.fail("parallelism.tp", "must divide model.heads (" + str(m.heads) + ") so that each TP rank holds "
                              "whole heads; got tp = " + str(p.tp));
   }
-  if (p.tp > 1 && kv % p.tp != 0 && p.tp % kv != 0) {
+  if (p.tp > 1 && kv != m.heads && kv % p.tp != 0 && p.tp % kv != 0) {
     c.fail("parallelism.tp", "must divide model.kv_heads (" + str(kv) + ") or be a multiple of it; got " +
                                  str(p.tp));
   }

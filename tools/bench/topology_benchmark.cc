@@ -40,8 +40,8 @@ double peak_rss_mib() {
 }
 
 struct Collisions {
-  double max_load = 0;   // worst link, in flows (a QP counts 1/qps)
-  double mean_load = 0;  // over links that carry anything, fabric tiers only
+  double max_load = 0;      // worst link, in flows (a QP counts 1/qps)
+  double mean_load = 0;     // over links that carry anything, fabric tiers only
   double share_shared = 0;  // fraction of used fabric link directions carrying more than one flow
 };
 
@@ -61,8 +61,8 @@ Collisions shift_collisions(const FabricRouter& router, int shift) {
   int used = 0;
   int shared = 0;
   double sum = 0;
-  const LinkId first_fabric = 2 * static_cast<LinkId>(f.cable_count(LinkTier::kNvlink) +
-                                                      f.cable_count(LinkTier::kHost));
+  const LinkId first_fabric =
+      2 * static_cast<LinkId>(f.cable_count(LinkTier::kNvlink) + f.cable_count(LinkTier::kHost));
   for (LinkId l = 0; l < f.link_count(); ++l) {
     c.max_load = std::max(c.max_load, static_cast<double>(load[l]));
     if (l < first_fabric || load[l] <= 0) continue;
@@ -110,11 +110,11 @@ int run(int gpus, int radix) {
         t0 = Clock::now();
         const Collisions c = shift_collisions(router, shift);
         const double s = seconds_since(t0);
-        std::printf("  shift=%s (%d GPUs) ecmp qps=%d seed=%llu: max %.3g, mean %.3g, %.1f%% of used"
-                    " fabric link directions shared (%.0f ns per route)\n",
-                    name, shift, qps, static_cast<unsigned long long>(seed), c.max_load,
-                    c.mean_load, 100 * c.share_shared,
-                    1e9 * s / (static_cast<double>(gpus) * qps));
+        std::printf(
+            "  shift=%s (%d GPUs) ecmp qps=%d seed=%llu: max %.3g, mean %.3g, %.1f%% of used"
+            " fabric link directions shared (%.0f ns per route)\n",
+            name, shift, qps, static_cast<unsigned long long>(seed), c.max_load, c.mean_load,
+            100 * c.share_shared, 1e9 * s / (static_cast<double>(gpus) * qps));
       }
     }
     const Collisions d = shift_collisions(FabricRouter(fabric, {Routing::kDmodK, 0, 1}), shift);
@@ -127,8 +127,8 @@ int run(int gpus, int radix) {
   const FabricRouter sprayer(fabric, {Routing::kSpray, 0, 1});
   size_t ranges = 0;
   for (GpuId g = 0; g < gpus; ++g) ranges += sprayer.spray(g, (g + shift) % gpus).hops.size();
-  std::printf("  spray: %.0f ns per route, %.2f ranges per route\n",
-              1e9 * seconds_since(t0) / gpus, static_cast<double>(ranges) / gpus);
+  std::printf("  spray: %.0f ns per route, %.2f ranges per route\n", 1e9 * seconds_since(t0) / gpus,
+              static_cast<double>(ranges) / gpus);
 
   t0 = Clock::now();
   const Connectivity conn = check_connectivity(fabric);

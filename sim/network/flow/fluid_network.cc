@@ -16,8 +16,12 @@ std::vector<double> capacities(const RouteSource& routes) {
   return c;
 }
 
-// Seconds to the next picosecond at or after them, so an event never fires before its time.
-Time ceil_ps(double seconds) { return Time::ps(static_cast<int64_t>(std::ceil(seconds * 1e12))); }
+// Seconds to the next picosecond at or after them, so an event never fires before its time;
+// within rounding noise of a whole picosecond counts as on it.
+Time ceil_ps(double seconds) {
+  const double ps = seconds * 1e12;
+  return Time::ps(static_cast<int64_t>(std::ceil(ps - std::max(1e-3, std::abs(ps) * 1e-15))));
+}
 
 }  // namespace
 
@@ -78,6 +82,7 @@ void FluidNetwork::activate(uint32_t f) {
   }
   s.solver_index = solver_.add_flow(s.links, s.shares);
   s.active = true;
+  ++active_flows_;
   if (owner_.size() <= s.solver_index) owner_.resize(s.solver_index + 1);
   owner_[s.solver_index] = f;
   s.since = clock_.now().as_s();
@@ -100,7 +105,7 @@ void FluidNetwork::settle() {
     s.since = now;
     ++s.version;
     const double rate = solver_.rate(i);
-    if (rate > 0) completions_.push({now + s.remaining / rate, owner_[i], s.version});
+    if (rate > 0) push_completion({now + s.remaining / rate, owner_[i], s.version});
   }
   for (const LinkIndex l : solver_.solved_links()) {
     const double capacity = solver_.capacity(l);
@@ -109,24 +114,36 @@ void FluidNetwork::settle() {
   arm_completion();
 }
 
+void FluidNetwork::push_completion(const Completion& c) {
+  completions_.push_back(c);
+  std::push_heap(completions_.begin(), completions_.end(), std::greater<>{});
+}
+
 void FluidNetwork::arm_completion() {
-  for (const Completion& c : batch_) completions_.push(c);
+  for (const Completion& c : batch_) push_completion(c);
   batch_.clear();
   if (completion_armed_) {
     clock_.cancel(completion_timer_);
     completion_armed_ = false;
   }
-  auto valid = [this](const Completion& c) {
-    return flows_[c.flow].active && flows_[c.flow].version == c.version;
+  // Entries go stale when a flow's rate changes; drop them in bulk once they dominate.
+  if (completions_.size() > 2 * static_cast<size_t>(active_flows_) + 4096) {
+    std::erase_if(completions_, [this](const Completion& c) { return !is_current(c); });
+    std::make_heap(completions_.begin(), completions_.end(), std::greater<>{});
+  }
+  auto pop = [this] {
+    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>{});
+    const Completion c = completions_.back();
+    completions_.pop_back();
+    return c;
   };
-  while (!completions_.empty() && !valid(completions_.top())) completions_.pop();
+  while (!completions_.empty() && !is_current(completions_.front())) pop();
   if (completions_.empty()) return;
-  const double first = completions_.top().time;
+  const double first = completions_.front().time;
   double last = first;
-  while (!completions_.empty() && completions_.top().time <= first + tolerance_s_) {
-    const Completion c = completions_.top();
-    completions_.pop();
-    if (!valid(c)) continue;
+  while (!completions_.empty() && completions_.front().time <= first + tolerance_s_) {
+    const Completion c = pop();
+    if (!is_current(c)) continue;
     batch_.push_back(c);
     last = std::max(last, c.time);
   }
@@ -140,7 +157,7 @@ void FluidNetwork::complete_batch() {
   std::vector<Completion> batch;
   batch.swap(batch_);
   for (const Completion& c : batch) {
-    if (flows_[c.flow].active && flows_[c.flow].version == c.version) finish_sub_flow(c.flow, done);
+    if (is_current(c)) finish_sub_flow(c.flow, done);
   }
   settle();
   const Time now = clock_.now();
@@ -157,6 +174,7 @@ void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Ti
     }
     solver_.remove_flow(s.solver_index);
     s.active = false;
+    --active_flows_;
   }
   s.links.clear();
   s.shares.clear();

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -69,6 +68,10 @@ class FluidNetwork final : public Network {
   void request_settle();
   void settle();
   void arm_completion();
+  void push_completion(const Completion& c);
+  bool is_current(const Completion& c) const {
+    return flows_[c.flow].active && flows_[c.flow].version == c.version;
+  }
   void complete_batch();
   void finish_sub_flow(uint32_t flow, std::vector<std::function<void(Time)>>& done);
 
@@ -84,7 +87,8 @@ class FluidNetwork final : public Network {
   std::vector<uint32_t> owner_;  // solver index -> sub-flow
   int64_t flows_created_ = 0;
 
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  std::vector<Completion> completions_;  // min-heap on (time, flow), stale entries included
+  int64_t active_flows_ = 0;
   std::vector<Completion> batch_;  // due at the armed completion event
   TimerId completion_timer_ = 0;
   bool completion_armed_ = false;

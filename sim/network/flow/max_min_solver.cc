@@ -1,18 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// Progressive-filling max-min solver over the components touched by a change.
+// Progressive-filling max-min solver over the regions touched by a change.
 #include "sim/network/flow/max_min_solver.h"
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace clustersim::net {
 
 namespace {
 
+// Flows within this relative distance of the removal threshold are recomputed too: levels that
+// are equal in exact arithmetic may differ in the last bits after separate solves.
+constexpr double kThresholdSlack = 1e-9;
+// Rate changes below this relative size are rounding noise, not reported as changes.
+constexpr double kRateNoise = 1e-12;
+
 // Min-heap order on (share, link): equal shares fill in link order, so results are deterministic.
-bool later(const auto& a, const auto& b) {
-  return a.share > b.share || (a.share == b.share && a.link > b.link);
-}
+struct Later {
+  template <typename C>
+  bool operator()(const C& a, const C& b) const {
+    return a.share > b.share || (a.share == b.share && a.link > b.link);
+  }
+};
 
 }  // namespace
 
@@ -59,6 +69,7 @@ FlowIndex MaxMinSolver::add_flow(std::span<const LinkIndex> links,
   rate_[f] = 0.0;
   previous_rate_[f] = 0.0;
   ++live_flows_;
+  added_since_solve_ = true;
   return f;
 }
 
@@ -84,6 +95,7 @@ void MaxMinSolver::remove_flow(FlowIndex f) {
     }
     dirty_links_.push_back(l);
   }
+  min_removed_rate_ = std::min(min_removed_rate_, rate_[f]);
   flow_links_[f].clear();
   slot_[f].clear();
   flow_shares_[f].clear();
@@ -101,69 +113,90 @@ const std::vector<FlowIndex>& MaxMinSolver::solve() {
     std::fill(flow_mark_.begin(), flow_mark_.end(), 0);
     epoch_ = 1;
   }
+  // Removals only: below the smallest removed rate r, progressive filling runs exactly as before
+  // (every link of a removed flow filled at level >= r), so flows slower than r keep their rates
+  // and act as fixed loads. Any addition can move any rate: recompute whole components.
+  threshold_ = added_since_solve_ ? 0.0 : min_removed_rate_ * (1.0 - kThresholdSlack);
   for (const LinkIndex seed : dirty_links_) {
     if (link_mark_[seed] == epoch_) continue;
-    collect_component(seed);
-    fill_component();
-    solved_flows_.insert(solved_flows_.end(), component_flows_.begin(), component_flows_.end());
-    solved_links_.insert(solved_links_.end(), component_links_.begin(), component_links_.end());
+    collect_region(seed);
+    fill_region();
   }
   dirty_links_.clear();
+  added_since_solve_ = false;
+  min_removed_rate_ = HUGE_VAL;
   return solved_flows_;
 }
 
-void MaxMinSolver::collect_component(LinkIndex seed) {
-  component_links_.clear();
-  component_flows_.clear();
+void MaxMinSolver::collect_region(LinkIndex seed) {
+  region_links_.clear();
+  region_flows_.clear();
   link_mark_[seed] = epoch_;
-  component_links_.push_back(seed);
-  // component_links_ doubles as the BFS queue.
-  for (size_t next = 0; next < component_links_.size(); ++next) {
-    for (const FlowIndex f : link_flows_[component_links_[next]]) {
+  region_links_.push_back(seed);
+  // region_links_ doubles as the BFS queue.
+  for (size_t next = 0; next < region_links_.size(); ++next) {
+    const LinkIndex l = region_links_[next];
+    for (const FlowIndex f : link_flows_[l]) {
+      if (rate_[f] < threshold_) continue;  // fixed: fill_region subtracts its load
       if (flow_mark_[f] == epoch_) continue;
       flow_mark_[f] = epoch_;
-      component_flows_.push_back(f);
-      for (const LinkIndex l : flow_links_[f]) {
-        if (link_mark_[l] == epoch_) continue;
-        link_mark_[l] = epoch_;
-        component_links_.push_back(l);
+      region_flows_.push_back(f);
+      for (const LinkIndex next_link : flow_links_[f]) {
+        if (link_mark_[next_link] == epoch_) continue;
+        link_mark_[next_link] = epoch_;
+        region_links_.push_back(next_link);
       }
     }
   }
 }
 
-void MaxMinSolver::fill_component() {
-  heap_.clear();
-  for (const LinkIndex l : component_links_) {
-    residual_[l] = capacity_[l];
-    unfrozen_[l] = static_cast<int32_t>(link_flows_[l].size());
-    unfrozen_share_[l] = 0.0;
+void MaxMinSolver::fill_region() {
+  // Link state: capacity left after the fixed flows, and the region flows still rising.
+  for (const LinkIndex l : region_links_) {
+    double fixed = 0;
+    int32_t rising = 0;
+    double rising_share = 0;
+    const auto& on_link = link_flows_[l];
+    for (const FlowIndex f : on_link) {
+      const double a = share_on(f, l);
+      if (flow_mark_[f] == epoch_) {
+        ++rising;
+        rising_share += a;
+      } else {
+        fixed += a * rate_[f];
+      }
+    }
+    residual_[l] = capacity_[l] - fixed;
+    unfrozen_[l] = rising;
+    unfrozen_share_[l] = rising_share;
     version_[l] = 0;
+    load_[l] = fixed;
   }
-  for (const FlowIndex f : component_flows_) {
-    const auto& links = flow_links_[f];
-    for (size_t i = 0; i < links.size(); ++i) unfrozen_share_[links[i]] += share(f, i);
-  }
-  for (const LinkIndex l : component_links_) {
+  heap_.clear();
+  for (const LinkIndex l : region_links_) {
     if (unfrozen_[l] > 0) heap_.push_back({residual_[l] / unfrozen_share_[l], l, 0});
   }
-  std::make_heap(heap_.begin(), heap_.end(), later<Candidate, Candidate>);
-  for (const FlowIndex f : component_flows_) {
+  std::make_heap(heap_.begin(), heap_.end(), Later{});
+  for (const FlowIndex f : region_flows_) {
     previous_rate_[f] = rate_[f];
     frozen_[f] = 0;
   }
 
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later<Candidate, Candidate>);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Candidate c = heap_.back();
     heap_.pop_back();
     // Shares only rise as flows freeze, so an entry older than the link's version is stale.
     if (c.version != version_[c.link] || unfrozen_[c.link] == 0) continue;
     const double level = std::max(0.0, c.share);
     for (const FlowIndex f : link_flows_[c.link]) {
-      if (frozen_[f]) continue;
+      if (flow_mark_[f] != epoch_ || frozen_[f]) continue;
       frozen_[f] = 1;
-      rate_[f] = level;
+      // Keep the old value when the change is rounding noise: callers then keep their schedule.
+      if (std::abs(level - rate_[f]) > kRateNoise * std::max(level, rate_[f])) {
+        rate_[f] = level;
+        solved_flows_.push_back(f);
+      }
       const auto& links = flow_links_[f];
       for (size_t i = 0; i < links.size(); ++i) {
         const LinkIndex l = links[i];
@@ -173,18 +206,27 @@ void MaxMinSolver::fill_component() {
         unfrozen_share_[l] -= a;
         if (--unfrozen_[l] > 0) {
           heap_.push_back({residual_[l] / std::max(unfrozen_share_[l], 1e-300), l, ++version_[l]});
-          std::push_heap(heap_.begin(), heap_.end(), later<Candidate, Candidate>);
+          std::push_heap(heap_.begin(), heap_.end(), Later{});
         }
       }
     }
     unfrozen_[c.link] = 0;
   }
 
-  for (const LinkIndex l : component_links_) load_[l] = 0.0;
-  for (const FlowIndex f : component_flows_) {
+  for (const FlowIndex f : region_flows_) {
     const auto& links = flow_links_[f];
     for (size_t i = 0; i < links.size(); ++i) load_[links[i]] += share(f, i) * rate_[f];
   }
+  solved_links_.insert(solved_links_.end(), region_links_.begin(), region_links_.end());
+}
+
+double MaxMinSolver::share_on(FlowIndex f, LinkIndex l) const {
+  if (flow_shares_[f].empty()) return 1.0;
+  const auto& links = flow_links_[f];
+  for (size_t i = 0; i < links.size(); ++i) {
+    if (links[i] == l) return flow_shares_[f][i];
+  }
+  return 0.0;
 }
 
 }  // namespace clustersim::net

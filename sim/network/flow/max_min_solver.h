@@ -3,6 +3,7 @@
 // recomputed only on the connected components that changed.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -25,8 +26,11 @@ using FlowIndex = uint32_t;
 // unfrozen flows on l, and a frozen flow takes a * rate from each of its links.
 //
 // Two flows interact only through shared links, so after a change only the connected components
-// (flows linked by links) that contain a changed link are recomputed. Cost per solve: O(h f log h f)
-// for f flows of h hops in those components.
+// (flows linked by links) that contain a changed link are recomputed. When flows only left, less:
+// filling below the smallest removed rate r runs exactly as before, so flows slower than r keep
+// their rates and stay as fixed loads, and only the faster flows connected to the removed ones
+// are refilled. Flows usually finish fastest-first, so a completion touches few flows. Cost per
+// solve: O(h f log(h f)) for the f flows of h hops refilled.
 class MaxMinSolver {
  public:
   // Capacities in bytes/s, one per link; 0 is allowed (a failed link: its flows get rate 0).
@@ -39,8 +43,8 @@ class MaxMinSolver {
   // Removes a flow; its index may be reused by a later add_flow.
   void remove_flow(FlowIndex f);
 
-  // Recomputes the rates of every flow in a component touched since the last call. Returns those
-  // flows; previous_rate() gives each one's rate before this call.
+  // Recomputes the rates of the flows a change since the last call may have moved, and returns
+  // those whose rate did change; previous_rate() gives each one's rate before this call.
   const std::vector<FlowIndex>& solve();
   // Links whose load the last solve() recomputed.
   const std::vector<LinkIndex>& solved_links() const { return solved_links_; }
@@ -59,8 +63,9 @@ class MaxMinSolver {
   LinkIndex link_count() const { return static_cast<LinkIndex>(capacity_.size()); }
 
  private:
-  void collect_component(LinkIndex seed);
-  void fill_component();
+  void collect_region(LinkIndex seed);
+  void fill_region();
+  double share_on(FlowIndex f, LinkIndex l) const;
 
   // Links.
   std::vector<double> capacity_;
@@ -76,13 +81,16 @@ class MaxMinSolver {
   int64_t live_flows_ = 0;
 
   std::vector<LinkIndex> dirty_links_;
+  bool added_since_solve_ = false;
+  double min_removed_rate_ = HUGE_VAL;
+  double threshold_ = 0;  // flows slower than this keep their rate in the current solve
   // Scratch for solve(): visit marks by epoch, the current component, the filling state.
   uint32_t epoch_ = 0;
   std::vector<uint32_t> link_mark_;
   std::vector<uint32_t> flow_mark_;
   std::vector<uint8_t> frozen_;
-  std::vector<LinkIndex> component_links_;
-  std::vector<FlowIndex> component_flows_;
+  std::vector<LinkIndex> region_links_;
+  std::vector<FlowIndex> region_flows_;
   std::vector<double> residual_;
   std::vector<int32_t> unfrozen_;       // unfrozen flows on the link
   std::vector<double> unfrozen_share_;  // sum of their shares

@@ -59,9 +59,9 @@ TEST(ClosShape, ThreeTierRailRadix8) {
   EXPECT_EQ(s.servers, 32);
   EXPECT_EQ(s.groups, 8);
   EXPECT_EQ(s.pods, 8);
-  EXPECT_EQ(s.tors, 32);     // 8 groups x 4 rails
-  EXPECT_EQ(s.aggs, 32);     // 8 pods x u_t
-  EXPECT_EQ(s.cores, 16);    // u_t x u_a
+  EXPECT_EQ(s.tors, 32);   // 8 groups x 4 rails
+  EXPECT_EQ(s.aggs, 32);   // 8 pods x u_t
+  EXPECT_EQ(s.cores, 16);  // u_t x u_a
 }
 
 TEST(ClosShape, TwoTierRailUsesOnePodOfSpines) {

@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "topology/fabric_stats.h"
 #include "tests/unit/topology/topology_test_configs.h"
+#include "topology/fabric_stats.h"
 
 namespace clustersim::topo {
 namespace {
@@ -40,7 +40,8 @@ TEST(FabricGraph, MaxFlowSeesFaults) {
   // Failing the 4 aggs of pod 0 leaves its 16 NICs (servers 0-3) inside the pod: 48 of the first
   // half's 64 NICs can still cross.
   NetworkConfig n = network(3, 8);
-  n.faults = {{"agg:0.0", 0.0, {}}, {"agg:0.1", 0.0, {}}, {"agg:0.2", 0.0, {}}, {"agg:0.3", 0.0, {}}};
+  n.faults = {
+      {"agg:0.0", 0.0, {}}, {"agg:0.1", 0.0, {}}, {"agg:0.2", 0.0, {}}, {"agg:0.3", 0.0, {}}};
   const Fabric f = build_fabric(cluster(128, 4, 4), n);
   EXPECT_NEAR(halves_max_flow(f).as_gbps(), 48 * 400.0, 1e-6);
 }
@@ -52,7 +53,7 @@ TEST(FabricGraph, Connectivity) {
   NetworkConfig n = network(3, 8);
   n.faults = {{"tor:0", 0.0, {}}};
   const Connectivity c = check_connectivity(build_fabric(cluster(128, 4, 4), n));
-  EXPECT_EQ(c.isolated_nics, 4);  // d_t = 4 NICs on ToR 0
+  EXPECT_EQ(c.isolated_nics, 4);       // d_t = 4 NICs on ToR 0
   EXPECT_EQ(c.components, 1 + 1 + 4);  // the rest, ToR 0 alone, its 4 NICs alone
 }
 

@@ -37,12 +37,14 @@ std::vector<Shape> shapes() {
 }
 
 // Fails about `fraction` of the switch-to-switch cables, drawn with `rng`.
-std::vector<FabricFault> random_faults(const Fabric& healthy, double fraction, std::mt19937_64& rng) {
+std::vector<FabricFault> random_faults(const Fabric& healthy, double fraction,
+                                       std::mt19937_64& rng) {
   std::vector<FabricFault> faults;
   std::bernoulli_distribution fail(fraction);
   for (LinkTier t : {LinkTier::kTorAgg, LinkTier::kAggCore}) {
     for (int64_t c = 0; c < healthy.cable_count(t); ++c) {
-      if (fail(rng)) faults.push_back({std::string(to_string(t)) + ":" + std::to_string(c), 0.0, {}});
+      if (fail(rng))
+        faults.push_back({std::string(to_string(t)) + ":" + std::to_string(c), 0.0, {}});
     }
   }
   return faults;
@@ -137,7 +139,8 @@ TEST(RoutingProperty, EcmpSpreadsPortsEvenlyOverUplinks) {
     const int flows = 20000;
     for (int port = 0; port < flows; ++port) {
       const Path p = router.route(0, 700, static_cast<uint32_t>(port));
-      for (int j = 0; j < u; ++j) per_uplink[j] += p.link_ids[1] == f.tor_agg_link(0, j, Direction::kUp);
+      for (int j = 0; j < u; ++j)
+        per_uplink[j] += p.link_ids[1] == f.tor_agg_link(0, j, Direction::kUp);
     }
     const double mean = static_cast<double>(flows) / u;
     const double sd = std::sqrt(flows * (1.0 / u) * (1 - 1.0 / u));

@@ -77,7 +77,8 @@ TEST(FabricRouter, EcmpIsDeterministicForASeed) {
     const GpuId d = (s * 31 + 500) % f.gpus();
     const Path pa = a.route(s, d, 5);
     const Path pb = b.route(s, d, 5);
-    EXPECT_TRUE(std::equal(pa.links().begin(), pa.links().end(), pb.links().begin(), pb.links().end()));
+    EXPECT_TRUE(
+        std::equal(pa.links().begin(), pa.links().end(), pb.links().begin(), pb.links().end()));
   }
 }
 
@@ -128,7 +129,8 @@ TEST(FabricRouter, DmodKHasNoCollisionsUnderShift) {
 
 TEST(FabricRouter, DmodKHasNoCollisionsOnLeafSpineOrTorPerServer) {
   const Fabric leaf_spine = build_fabric(cluster(2048), network(2, 64));
-  const Fabric per_server = build_fabric(cluster(1024, 4, 4), network(3, 16, Wiring::kTorPerServer));
+  const Fabric per_server =
+      build_fabric(cluster(1024, 4, 4), network(3, 16, Wiring::kTorPerServer));
   for (const Fabric* f : {&leaf_spine, &per_server}) {
     const FabricRouter router(*f, dmodk());
     EXPECT_EQ(max_load(shift_loads(router, f->shape().gpus_per_node)), 1);
@@ -159,12 +161,11 @@ TEST(FabricRouter, EcmpWithOneQpCollidesUnderShift) {
 TEST(FabricRouter, FailedLinksAreAvoided) {
   // tor_agg:1 = ToR 0 uplink 1; agg_core:514 = agg 64 (pod 8, plane 0), core port 2.
   const Fabric healthy = medium_fabric();
-  const Fabric f = build_fabric(cluster(1024),
-                                [] {
-                                  NetworkConfig n = network(3, 16);
-                                  n.faults = {{"tor_agg:1", 0.0, {}}, {"agg_core:514", 0.0, {}}};
-                                  return n;
-                                }());
+  const Fabric f = build_fabric(cluster(1024), [] {
+    NetworkConfig n = network(3, 16);
+    n.faults = {{"tor_agg:1", 0.0, {}}, {"agg_core:514", 0.0, {}}};
+    return n;
+  }());
   const FabricRouter router(f, ecmp(9));
   const FabricRouter healthy_router(healthy, ecmp(9));
   int unchanged = 0;
@@ -190,8 +191,11 @@ TEST(FabricRouter, FailedLinksAreAvoided) {
 
 TEST(FabricRouter, NoRouteSaysWhy) {
   NetworkConfig n = network(3, 8);
-  n.faults = {{"host:5", 0.0, {}}, {"agg:1.0", 0.0, {}}, {"agg:1.1", 0.0, {}},
-              {"agg:1.2", 0.0, {}}, {"agg:1.3", 0.0, {}}};
+  n.faults = {{"host:5", 0.0, {}},
+              {"agg:1.0", 0.0, {}},
+              {"agg:1.1", 0.0, {}},
+              {"agg:1.2", 0.0, {}},
+              {"agg:1.3", 0.0, {}}};
   const Fabric f = build_fabric(cluster(128, 4, 4), n);
   const FabricRouter router(f, ecmp(0));
   // GPU 5 uses NIC 5, whose host link is down.
@@ -206,16 +210,18 @@ TEST(FabricRouter, NoRouteSaysWhy) {
     router.route(16, 100, 0);
     FAIL() << "expected NoRoute";
   } catch (const NoRoute& e) {
-    EXPECT_NE(std::string(e.what()).find("every core path between tor:4 (pod 1)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("every core path between tor:4 (pod 1)"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_FALSE(router.has_route(16, 17 + 4));  // same pod, other rail ToR: needs an agg
-  EXPECT_TRUE(router.has_route(16, 20));        // same rail ToR: no agg needed
-  EXPECT_TRUE(router.has_route(16, 17));        // same server: NVLink
+  EXPECT_TRUE(router.has_route(16, 20));       // same rail ToR: no agg needed
+  EXPECT_TRUE(router.has_route(16, 17));       // same server: NVLink
 }
 
 // Total share per (tier, direction) of a sprayed route; each should be 1.
-std::map<std::pair<LinkTier, Direction>, double> spray_totals(const Fabric& f, const SprayRoute& r) {
+std::map<std::pair<LinkTier, Direction>, double> spray_totals(const Fabric& f,
+                                                              const SprayRoute& r) {
   std::map<std::pair<LinkTier, Direction>, double> totals;
   for (const LinkRange& h : r.hops) {
     for (int i = 0; i < h.count; ++i) {

@@ -60,7 +60,8 @@ TEST(Fabric, RailWiringPutsNicIOnRailToRI) {
     std::set<int> rails;
     std::set<int> servers;
     for (LinkId l : f.links_of(f.node(NodeKind::kTor, tor))) {
-      if (f.link_tier(l) != LinkTier::kHost || Fabric::link_direction(l) != Direction::kUp) continue;
+      if (f.link_tier(l) != LinkTier::kHost || Fabric::link_direction(l) != Direction::kUp)
+        continue;
       const NicId nic = f.node_index(f.link_ends(l).from);
       rails.insert(nic % 4);
       servers.insert(f.server_of_nic(nic));
@@ -103,10 +104,16 @@ TEST(Fabric, LinkEndsAreConsistent) {
     const NodeKind lower = f.node_kind(up.from);
     const NodeKind upper = f.node_kind(up.to);
     switch (f.link_tier(l)) {
-      case LinkTier::kNvlink: EXPECT_TRUE(lower == NodeKind::kGpu && upper == NodeKind::kNvSwitch); break;
+      case LinkTier::kNvlink:
+        EXPECT_TRUE(lower == NodeKind::kGpu && upper == NodeKind::kNvSwitch);
+        break;
       case LinkTier::kHost: EXPECT_TRUE(lower == NodeKind::kNic && upper == NodeKind::kTor); break;
-      case LinkTier::kTorAgg: EXPECT_TRUE(lower == NodeKind::kTor && upper == NodeKind::kAgg); break;
-      case LinkTier::kAggCore: EXPECT_TRUE(lower == NodeKind::kAgg && upper == NodeKind::kCore); break;
+      case LinkTier::kTorAgg:
+        EXPECT_TRUE(lower == NodeKind::kTor && upper == NodeKind::kAgg);
+        break;
+      case LinkTier::kAggCore:
+        EXPECT_TRUE(lower == NodeKind::kAgg && upper == NodeKind::kCore);
+        break;
     }
     names.insert(f.link_name(l));
   }
@@ -124,8 +131,8 @@ TEST(Fabric, ToRsOfAPodMeshWithItsAggs) {
   const auto core_links = f.links_of(f.node(NodeKind::kCore, 6));
   EXPECT_EQ(core_links.size(), 2u * 8);  // 8 pods, both directions
   for (LinkId l : core_links) {
-    const NodeId agg = Fabric::link_direction(l) == Direction::kUp ? f.link_ends(l).from
-                                                                   : f.link_ends(l).to;
+    const NodeId agg =
+        Fabric::link_direction(l) == Direction::kUp ? f.link_ends(l).from : f.link_ends(l).to;
     EXPECT_EQ(f.node_index(agg) % 4, 1);
   }
 }
@@ -181,6 +188,19 @@ TEST(FabricFaults, BadFaultsNameTheirKeys) {
   EXPECT_EQ(element_errors[0].key_path, "network.faults[0].element");
   EXPECT_NE(element_errors[0].message.find("32 ToRs"), std::string::npos);
   EXPECT_EQ(element_errors[1].key_path, "network.faults[1].element");
+}
+
+TEST(FabricErrors, ScenarioOverloadNamesTheFile) {
+  ScenarioConfig scenario;
+  scenario.file = "big.yaml";
+  scenario.cluster = cluster(4096);
+  scenario.network = network(3, 16);
+  try {
+    build_fabric(scenario);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().at(0).file, "big.yaml");
+  }
 }
 
 TEST(FabricErrors, ShapeAndSpeedProblemsTogether) {

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// Probe files -> fitted models + error table, on synthetic data (and the committed example file).
+#include "calibration/fit/calibrate.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "calibration/synthetic_probe.h"
+#include "sim/core/error.h"
+
+namespace clustersim::calib {
+namespace {
+
+const FitErrorRow& row(const CalibrationResult& r, const std::string& name) {
+  for (const FitErrorRow& e : r.errors) {
+    if (e.model == name) return e;
+  }
+  static const FitErrorRow missing{"missing", {}};
+  ADD_FAILURE() << "no row " << name;
+  return missing;
+}
+
+// The acceptance budget: median relative error on the measured points under 5% for GEMM
+// and memory bandwidth, under 10% for collectives.
+void expect_within_budget(const CalibrationResult& r) {
+  EXPECT_LT(row(r, "gemm (all)").error.median_rel, 0.05);
+  EXPECT_LT(row(r, "memory (all)").error.median_rel, 0.05);
+  EXPECT_LT(row(r, "collectives (all)").error.median_rel, 0.10);
+  EXPECT_LT(row(r, "attention (all)").error.median_rel, 0.10);
+}
+
+TEST(Calibrate, FitsEveryFamilyOfASyntheticProbe) {
+  const ProbeData probe = make_synthetic_probe(synthetic_h100_truth(8), 7);
+  const CalibrationResult r = calibrate({probe});
+  EXPECT_TRUE(r.synthetic);
+  EXPECT_EQ(r.machine.sm_count, 132);
+  EXPECT_EQ(r.gemm.size(), 2u);       // bf16, fp8
+  EXPECT_EQ(r.attention.size(), 2u);  // fwd, bwd chain
+  EXPECT_EQ(r.memory.size(), 3u);
+  EXPECT_EQ(r.collectives.size(), 19u);
+  EXPECT_EQ(r.errors.size(), 2u + 2u + 3u + 19u + 4u);
+  expect_within_budget(r);
+  const std::string table = format_error_table(r);
+  EXPECT_NE(table.find("median_err"), std::string::npos);
+  EXPECT_NE(table.find("all_reduce x8 auto/auto"), std::string::npos) << table;
+  EXPECT_NE(format_parameters(r).find("gemm bf16"), std::string::npos);
+}
+
+TEST(Calibrate, MergesFilesFromRunsOnDifferentGpuCounts) {
+  const ProbeData eight = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  ProbeData two = make_synthetic_probe(synthetic_h100_truth(2), 2);
+  two.gemm.clear();
+  const CalibrationResult r = calibrate({eight, two});
+  EXPECT_EQ(r.sources.size(), 2u);
+  // Collectives on 1 and 2 ranks appear in both files and are fitted on the pooled points.
+  for (const CollectiveFit& f : r.collectives) {
+    if (f.model.ranks == 2) {
+      EXPECT_EQ(f.error.points, 42) << to_string(f.model.op);
+    }
+  }
+}
+
+TEST(Calibrate, RefusesFilesFromDifferentGpus) {
+  const ProbeData a = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  ProbeData b = a;
+  b.header.gpu_model = "NVIDIA A100-SXM4-80GB";
+  b.source = "a100.pb";
+  try {
+    calibrate({a, b});
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().front().file, "a100.pb");
+    EXPECT_NE(std::string(e.what()).find("one GPU model"), std::string::npos);
+  }
+  EXPECT_THROW(calibrate({}), BadInput);
+}
+
+// The committed example (calibration/data/synthetic-h100.pb, made by clustersim-synthetic-probe
+// --seed 1) loads, fits within budget, and still matches its generator.
+TEST(Calibrate, CommittedSyntheticExample) {
+  const std::filesystem::path file =
+      std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "calibration/data/synthetic-h100.pb";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present";
+  const ProbeData probe = read_probe_file(file);
+  EXPECT_TRUE(probe.header.synthetic);
+  // Same points as the generator gives today (to rounding: libm may differ in the last bits).
+  const ProbeData fresh = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  ASSERT_EQ(probe.measurement_count(), fresh.measurement_count())
+      << "regenerate with: clustersim-synthetic-probe -o calibration/data/synthetic-h100.pb --seed 1";
+  for (size_t i = 0; i < probe.gemm.size(); ++i) {
+    ASSERT_NEAR(probe.gemm[i].timing.median_s, fresh.gemm[i].timing.median_s,
+                1e-9 * fresh.gemm[i].timing.median_s) << probe.gemm[i].label;
+  }
+  for (size_t i = 0; i < probe.collectives.size(); ++i) {
+    ASSERT_NEAR(probe.collectives[i].timing.median_s, fresh.collectives[i].timing.median_s,
+                1e-9 * fresh.collectives[i].timing.median_s);
+  }
+  const CalibrationResult r = calibrate({probe});
+  std::cout << format_error_table(r);
+  expect_within_budget(r);
+}
+
+}  // namespace
+}  // namespace clustersim::calib

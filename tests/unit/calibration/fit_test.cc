@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fitters recover known parameters from synthetic measurements with noise.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calibration/fit/attention_fit.h"
+#include "calibration/fit/collective_fit.h"
+#include "calibration/fit/fit_error.h"
+#include "calibration/fit/gemm_fit.h"
+#include "calibration/fit/least_squares.h"
+#include "calibration/fit/memory_fit.h"
+#include "calibration/synthetic_probe.h"
+
+namespace clustersim::calib {
+namespace {
+
+constexpr uint64_t kSeed = 42;
+
+// The synthetic H100 data set; model noise 2% per point and 1% jitter per sample (see
+// SyntheticTruth). Tolerances below are several times the parameter spread this noise gives.
+const SyntheticTruth& truth() {
+  static const SyntheticTruth t = synthetic_h100_truth(8);
+  return t;
+}
+const ProbeData& data() {
+  static const ProbeData d = make_synthetic_probe(truth(), kSeed);
+  return d;
+}
+
+double rel(double got, double want) { return std::abs(got - want) / want; }
+
+TEST(FitError, MedianAndWorst) {
+  const std::vector<FitPoint> pts = {{"a", 1.0, 1.1}, {"b", 2.0, 2.0}, {"c", 4.0, 3.0}};
+  const FitError e = fit_error(pts);
+  EXPECT_EQ(e.points, 3);
+  EXPECT_NEAR(e.median_rel, 0.1, 1e-12);
+  EXPECT_NEAR(e.worst_rel, 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+}
+
+TEST(LeastSquares, RecoversAnExactLineOverManyDecades) {
+  // t = 5 us + bytes / 2e12, bytes from 1 KiB to 1 GiB: the constant dominates at one end, the
+  // slope at the other; relative weighting must get both.
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (double b = 1024; b <= 1 << 30; b *= 4) {
+    rows.push_back({1.0, b});
+    y.push_back(5e-6 + b / 2e12);
+  }
+  const std::vector<double> theta = fit_nonneg_relative(rows, y);
+  EXPECT_NEAR(theta[0], 5e-6, 1e-12);
+  EXPECT_NEAR(1.0 / theta[1], 2e12, 1e3);
+}
+
+TEST(LeastSquares, KeepsParametersNonNegative) {
+  // Data generated with a negative intercept: the constrained fit drops it to 0.
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (double x = 1; x <= 10; x += 1) {
+    rows.push_back({1.0, x});
+    y.push_back(2.0 * x - 0.5);
+  }
+  const std::vector<double> theta = fit_nonneg_relative(rows, y);
+  EXPECT_EQ(theta[0], 0.0);
+  EXPECT_GT(theta[1], 1.5);
+}
+
+TEST(LeastSquares, RobustFitIgnoresAnOutlier) {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (double x = 1; x <= 20; x += 1) {
+    rows.push_back({1.0, x});
+    y.push_back(1.0 + 3.0 * x);
+  }
+  y[7] *= 3;  // one sample hit by, say, a clock dip
+  const std::vector<double> theta = fit_nonneg_relative(rows, y);
+  EXPECT_NEAR(theta[0], 1.0, 0.05);
+  EXPECT_NEAR(theta[1], 3.0, 0.01);
+}
+
+TEST(GemmFit, RecoversPeakTileLaunchAndWaveCost) {
+  for (const GemmModel& want : truth().gemm) {
+    std::vector<GemmPoint> points;
+    for (const GemmPoint& p : data().gemm) {
+      if (p.dtype == want.dtype) points.push_back(p);
+    }
+    const GemmFit fit = fit_gemm(points, want.sm_count);
+    SCOPED_TRACE(std::string(to_string(want.dtype)));
+    // 128x256 and 256x128 quantise most transformer shapes alike (see GemmFitOptions); over 40
+    // seeds the fit found the true area every time and the true orientation 80% of the time.
+    EXPECT_EQ(fit.model.tile.m * fit.model.tile.n, want.tile.m * want.tile.n);
+    EXPECT_LT(rel(fit.model.peak_flops_per_s, want.peak_flops_per_s), 0.02);
+    EXPECT_LT(rel(fit.model.launch_s, want.launch_s), 0.05);
+    EXPECT_LT(rel(fit.model.wave_overhead_s, want.wave_overhead_s), 0.05);
+    EXPECT_LT(fit.error.median_rel, 0.05);
+    EXPECT_EQ(fit.error.points, static_cast<int>(points.size()));
+    // Against the noise-free truth the fitted model is far closer than the 2% noise.
+    std::vector<FitPoint> vs_truth;
+    for (const GemmPoint& p : points) {
+      vs_truth.push_back({p.label, want.predict_s(p.m, p.n, p.k), fit.model.predict_s(p.m, p.n, p.k)});
+    }
+    EXPECT_LT(fit_error(vs_truth).median_rel, 0.005);
+    EXPECT_LT(fit_error(vs_truth).worst_rel, 0.03);
+  }
+}
+
+TEST(GemmModel, EfficiencyFallsOnTheTailWave) {
+  const GemmModel& m = truth().gemm.front();  // tile 128x256 over 132 SMs
+  // 132 tiles fill one wave exactly; 133 need a second wave that is almost empty.
+  const double full = m.efficiency(128 * 12, 256 * 11, 8192);
+  const double tail = m.efficiency(128 * 12 + 1, 256 * 11, 8192);
+  EXPECT_GT(full, 0.95);
+  EXPECT_LT(tail, 0.55);
+  EXPECT_NEAR(m.k_half(), m.wave_overhead_s * m.peak_flops_per_s / (2.0 * 128 * 256 * 132), 1e-9);
+}
+
+TEST(AttentionFit, RecoversRateAndScoreCost) {
+  for (const AttentionModel& want : truth().attention) {
+    std::vector<AttentionPoint> points;
+    for (const AttentionPoint& p : data().attention) {
+      if (p.direction == want.direction) points.push_back(p);
+    }
+    const AttentionFit fit = fit_attention(points);
+    SCOPED_TRACE(std::string(to_string(want.direction)));
+    // FLOPs and score elements differ only by the head size (64 or 128 here), so the two rates
+    // trade against each other: over 40 seeds the rate came within 18%, the score cost within 6%.
+    // Predictions are what matter and come much closer.
+    EXPECT_LT(rel(fit.model.flops_per_s, want.flops_per_s), 0.2);
+    EXPECT_LT(rel(fit.model.s_per_score_element, want.s_per_score_element), 0.1);
+    EXPECT_LT(fit.error.median_rel, 0.05);
+    std::vector<FitPoint> vs_truth;
+    for (const AttentionPoint& p : points) {
+      vs_truth.push_back({"", want.predict_s(p), fit.model.predict_s(p)});
+    }
+    EXPECT_LT(fit_error(vs_truth).median_rel, 0.02);
+  }
+}
+
+TEST(MemoryFit, RecoversBandwidthAndLaunch) {
+  for (const MemoryModel& want : truth().memory) {
+    std::vector<MemoryPoint> points;
+    for (const MemoryPoint& p : data().memory) {
+      if (p.op == want.op) points.push_back(p);
+    }
+    const MemoryFit fit = fit_memory(points);
+    SCOPED_TRACE(std::string(to_string(want.op)));
+    EXPECT_LT(rel(fit.model.bw_bytes_per_s, want.bw_bytes_per_s), 0.03);
+    EXPECT_LT(rel(fit.model.launch_s, want.launch_s), 0.05);
+    EXPECT_LT(fit.error.median_rel, 0.05);
+  }
+}
+
+TEST(CollectiveFit, FindsTheProtocolSwitchAndRecoversEachSegment) {
+  int checked = 0;
+  for (const CollectiveModel& want : truth().collectives) {
+    std::vector<CollectivePoint> points;
+    for (const CollectivePoint& p : data().collectives) {
+      if (p.op == want.op && p.ranks == want.ranks) points.push_back(p);
+    }
+    const CollectiveFit fit = fit_collective(points);
+    SCOPED_TRACE(std::string(to_string(want.op)) + " x" + std::to_string(want.ranks));
+    // Over 40 seeds, 1.6% of the fits picked a different segment count; this seed picks right.
+    ASSERT_EQ(fit.model.segments.size(), want.segments.size());
+    for (size_t i = 0; i < want.segments.size(); ++i) {
+      const AlphaBetaSegment& got = fit.model.segments[i];
+      const AlphaBetaSegment& ref = want.segments[i];
+      EXPECT_EQ(got.min_bytes, ref.min_bytes);
+      EXPECT_EQ(got.max_bytes, ref.max_bytes);
+      EXPECT_LT(rel(got.alpha_s, ref.alpha_s), 0.1);
+    }
+    // Bandwidth is identifiable where transfer time dominates: the large-size segment. Below
+    // 256 KiB the latency dominates and beta is poorly determined (and matters little).
+    EXPECT_LT(rel(fit.model.segments.back().bandwidth_bytes_per_s(),
+                  want.segments.back().bandwidth_bytes_per_s()), 0.05);
+    EXPECT_LT(fit.error.median_rel, 0.05);
+    std::vector<FitPoint> vs_truth;
+    for (const CollectivePoint& p : points) {
+      vs_truth.push_back({"", want.predict_s(p.bytes), fit.model.predict_s(p.bytes)});
+    }
+    EXPECT_LT(fit_error(vs_truth).median_rel, 0.02);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 19);  // 5 ops x 2, 4, 8 ranks + 4 ops on 1 rank
+}
+
+TEST(CollectiveModel, BusBandwidthOfAllReduce) {
+  CollectiveModel m;
+  m.op = CollectiveKind::kAllReduce;
+  m.ranks = 8;
+  m.segments.push_back({1024, 1 << 30, 20e-6, 1.0 / 200e9});
+  EXPECT_NEAR(m.large_message_busbw_bytes_per_s(), 200e9 * 2 * 7 / 8, 1);
+  EXPECT_NEAR(m.predict_s(1 << 20), 20e-6 + (1 << 20) / 200e9, 1e-15);
+}
+
+TEST(CollectiveFit, OneSegmentForAStraightLine) {
+  std::vector<CollectivePoint> points;
+  for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 2) {
+    CollectivePoint p;
+    p.ranks = 4;
+    p.bytes = b;
+    p.timing.median_s = 10e-6 + static_cast<double>(b) / 100e9;
+    points.push_back(p);
+  }
+  const CollectiveFit fit = fit_collective(points);
+  ASSERT_EQ(fit.model.segments.size(), 1u);
+  EXPECT_NEAR(fit.model.segments[0].alpha_s, 10e-6, 1e-9);
+  EXPECT_LT(fit.error.worst_rel, 1e-6);
+}
+
+TEST(Fitters, NeedEnoughPoints) {
+  EXPECT_EQ(fit_gemm({}, 132).error.points, 0);
+  EXPECT_EQ(fit_memory({}).error.points, 0);
+  EXPECT_EQ(fit_attention({}).error.points, 0);
+  EXPECT_EQ(fit_collective({}).error.points, 0);
+}
+
+}  // namespace
+}  // namespace clustersim::calib

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: Apache-2.0
+// Strict typed reads of one mapping: types, ranges, required keys, unknown keys with
+// suggestions, and the file/line/key path carried by every error.
+#include "sim/core/map_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "sim/core/unit_parse.h"
+
+namespace clustersim {
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// A document and an error list that outlive the readers made from them.
+struct Doc {
+  explicit Doc(const std::string& text) : root(parse_yaml_text(text, "m.yaml")) {}
+  MapReader reader(const std::string& path = "sec") { return MapReader(&root, path, errors); }
+  const InputError& error(size_t i = 0) const { return errors.errors().at(i); }
+  size_t count() const { return errors.errors().size(); }
+  YamlNode root;
+  ErrorList errors;
+};
+
+TEST(MapReaderInt, ReadsAndRejects) {
+  Doc d("a: 4\nb: 4.5\nc: abc\nd: +3\ne: 99999999999\nf: 9\n");
+  MapReader r = d.reader();
+  int a = 0, b = -1, c = -1, dd = 0, e = -1, f = -1;
+  EXPECT_TRUE(r.read("a", a));
+  EXPECT_EQ(a, 4);
+  EXPECT_TRUE(r.read("d", dd));
+  EXPECT_EQ(dd, 3);
+  EXPECT_FALSE(r.read("b", b));
+  EXPECT_FALSE(r.read("c", c));
+  EXPECT_FALSE(r.read("e", e));  // does not fit an int
+  EXPECT_FALSE(r.read("f", f, Need::kOptional, 1, 8));
+  // Failed reads leave the output unchanged.
+  EXPECT_EQ(b, -1);
+  EXPECT_EQ(c, -1);
+  EXPECT_EQ(e, -1);
+  EXPECT_EQ(f, -1);
+  ASSERT_EQ(d.count(), 4u);
+  EXPECT_EQ(d.error(0).key_path, "sec.b");
+  EXPECT_EQ(d.error(0).line, 2);
+  EXPECT_EQ(d.error(0).file, "m.yaml");
+  EXPECT_EQ(d.error(0).message, "expected an integer, got '4.5'");
+  EXPECT_EQ(d.error(3).key_path, "sec.f");
+  EXPECT_EQ(d.error(3).message, "expected an integer in [1, 8], got '9'");
+}
+
+TEST(MapReaderInt, LowerBoundOnlyIsNamed) {
+  Doc d("gpus: 0\n");
+  MapReader r = d.reader("cluster");
+  int gpus = 5;
+  EXPECT_FALSE(r.read("gpus", gpus, Need::kRequired, 1));
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error().message, "expected an integer >= 1, got '0'");
+  EXPECT_EQ(d.error().to_string(), "m.yaml:1: cluster.gpus: expected an integer >= 1, got '0'");
+}
+
+TEST(MapReaderUint64, RejectsNegative) {
+  Doc d("seed: 18446744073709551615\nbad: -1\n");
+  MapReader r = d.reader();
+  uint64_t seed = 0, bad = 7;
+  EXPECT_TRUE(r.read("seed", seed));
+  EXPECT_EQ(seed, UINT64_MAX);
+  EXPECT_FALSE(r.read("bad", bad));
+  EXPECT_EQ(bad, 7u);
+  EXPECT_TRUE(contains(d.error().message, "non-negative integer"));
+}
+
+TEST(MapReaderDouble, RangeAndNonFinite) {
+  Doc d("x: 0.5\nlow: 0.5\nn: nan\ni: inf\nbig: 1e400\n");
+  MapReader r = d.reader();
+  double x = 0, low = 9, n = 9, i = 9, big = 9;
+  EXPECT_TRUE(r.read("x", x));
+  EXPECT_DOUBLE_EQ(x, 0.5);
+  EXPECT_FALSE(r.read("low", low, Need::kOptional, 1.0, 64.0));
+  EXPECT_FALSE(r.read("n", n));
+  EXPECT_FALSE(r.read("i", i));
+  EXPECT_FALSE(r.read("big", big));
+  EXPECT_EQ(d.count(), 4u);
+  EXPECT_TRUE(contains(d.error(0).message, "a number >= 1"));
+  EXPECT_TRUE(contains(d.error(0).message, "<= 64"));
+  EXPECT_DOUBLE_EQ(low, 9);
+}
+
+TEST(MapReaderBool, OnlyTrueAndFalse) {
+  Doc d("a: true\nb: false\nc: yes\nd: True\n");
+  MapReader r = d.reader();
+  bool a = false, b = true, c = false, dd = false;
+  EXPECT_TRUE(r.read("a", a));
+  EXPECT_TRUE(r.read("b", b));
+  EXPECT_TRUE(a);
+  EXPECT_FALSE(b);
+  EXPECT_FALSE(r.read("c", c));
+  EXPECT_FALSE(r.read("d", dd));
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).message, "expected true or false, got 'yes'");
+}
+
+TEST(MapReaderString, NonScalarIsAnError) {
+  Doc d("name: hello\nlist: [1]\nmap: {a: 1}\n");
+  MapReader r = d.reader();
+  std::string name, list = "keep", map = "keep";
+  EXPECT_TRUE(r.read("name", name));
+  EXPECT_EQ(name, "hello");
+  EXPECT_FALSE(r.read("list", list));
+  EXPECT_FALSE(r.read("map", map));
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).message, "expected a single value, got a list");
+  EXPECT_EQ(d.error(1).message, "expected a single value, got a mapping");
+  EXPECT_EQ(list, "keep");
+}
+
+TEST(MapReaderUnits, ReadsEveryUnitType) {
+  Doc d("t: 2us\nb: 80GiB\nbw: 400Gbps\nf: 312TFLOPS\nopt: 50GBps\n");
+  MapReader r = d.reader();
+  Time t;
+  Bytes b;
+  Bandwidth bw;
+  FlopRate f;
+  std::optional<Bandwidth> opt, absent;
+  EXPECT_TRUE(r.read("t", t));
+  EXPECT_TRUE(r.read("b", b));
+  EXPECT_TRUE(r.read("bw", bw));
+  EXPECT_TRUE(r.read("f", f));
+  EXPECT_TRUE(r.read("opt", opt));
+  EXPECT_FALSE(r.read("absent", absent));
+  EXPECT_EQ(t, Time::us(2));
+  EXPECT_EQ(b, Bytes::gib(80));
+  EXPECT_DOUBLE_EQ(bw.bytes_per_s, 50e9);
+  EXPECT_DOUBLE_EQ(f.per_s, 312e12);
+  ASSERT_TRUE(opt.has_value());
+  EXPECT_DOUBLE_EQ(opt->bytes_per_s, 50e9);
+  EXPECT_FALSE(absent.has_value());
+  EXPECT_TRUE(d.errors.empty());
+}
+
+TEST(MapReaderUnits, WrongUnitsNameTheExpectedForm) {
+  Doc d("t: 2\nb: 80gib\nbw: 200Gbs\nzero: 0Gbps\nf: 312TF\n");
+  MapReader r = d.reader("net");
+  Time t;
+  Bytes b;
+  Bandwidth bw, zero;
+  FlopRate f;
+  EXPECT_FALSE(r.read("t", t));
+  EXPECT_FALSE(r.read("b", b));
+  EXPECT_FALSE(r.read("bw", bw));
+  EXPECT_FALSE(r.read("zero", zero));
+  EXPECT_FALSE(r.read("f", f));
+  ASSERT_EQ(d.count(), 5u);
+  EXPECT_TRUE(contains(d.error(0).message, kTimeForm));
+  EXPECT_TRUE(contains(d.error(1).message, kBytesForm));
+  EXPECT_EQ(d.error(2).key_path, "net.bw");
+  EXPECT_EQ(d.error(2).line, 3);
+  EXPECT_TRUE(contains(d.error(2).message, kBandwidthForm));
+  EXPECT_TRUE(contains(d.error(2).message, "'200Gbs'"));
+  EXPECT_TRUE(contains(d.error(3).message, "above zero"));
+  EXPECT_TRUE(contains(d.error(4).message, kFlopRateForm));
+}
+
+TEST(MapReaderRequired, MissingAndNullRequiredKeys) {
+  Doc d("present: 1\nempty:\n");
+  MapReader r = d.reader("model");
+  int present = 0, missing = 0, empty = 0, optional_missing = 42;
+  EXPECT_TRUE(r.read("present", present, Need::kRequired));
+  EXPECT_FALSE(r.read("missing", missing, Need::kRequired));
+  EXPECT_FALSE(r.read("empty", empty, Need::kRequired));
+  EXPECT_FALSE(r.read("optional_missing", optional_missing));
+  EXPECT_EQ(optional_missing, 42);
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).key_path, "model.missing");
+  EXPECT_EQ(d.error(0).message, "required key is missing");
+  EXPECT_EQ(d.error(1).key_path, "model.empty");
+}
+
+TEST(MapReaderRequired, AbsentSectionReadsAsAbsent) {
+  ErrorList errors;
+  MapReader r(nullptr, "training", errors);
+  int batch = 3, opt = 4;
+  EXPECT_FALSE(r.has("global_batch"));
+  EXPECT_FALSE(r.read("global_batch", batch, Need::kRequired));
+  EXPECT_FALSE(r.read("other", opt));
+  r.finish();  // nothing to report about unknown keys
+  ASSERT_EQ(errors.errors().size(), 1u);
+  EXPECT_EQ(errors.errors()[0].key_path, "training.global_batch");
+  EXPECT_EQ(errors.errors()[0].line, 0);
+  EXPECT_EQ(batch, 3);
+}
+
+TEST(MapReaderSections, NestedPathsAndNonMappings) {
+  Doc d("outer:\n  inner:\n    k: 1\nscalar: 5\n");
+  MapReader top = d.reader("");
+  MapReader inner = top.section("outer").section("inner");
+  int k = 0;
+  EXPECT_TRUE(inner.read("k", k));
+  EXPECT_EQ(k, 1);
+  EXPECT_EQ(inner.key_path("k"), "outer.inner.k");
+  EXPECT_EQ(inner.file(), "m.yaml");
+  MapReader s = top.section("scalar");
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error().key_path, "scalar");
+  EXPECT_EQ(d.error().message, "expected a mapping of keys, got a value");
+  EXPECT_EQ(d.error().line, 4);
+  // Reading from the rejected section reports nothing more.
+  int x = 0;
+  EXPECT_FALSE(s.read("x", x));
+  EXPECT_EQ(d.count(), 1u);
+}
+
+TEST(MapReaderEnum, ListsTheNames) {
+  enum class Color { kRed, kGreen };
+  Doc d("good: green\nbad: blue\n");
+  MapReader r = d.reader();
+  Color good = Color::kRed, bad = Color::kRed;
+  EXPECT_TRUE(r.read_enum("good", good, {{"red", Color::kRed}, {"green", Color::kGreen}}));
+  EXPECT_EQ(good, Color::kGreen);
+  EXPECT_FALSE(r.read_enum("bad", bad, {{"red", Color::kRed}, {"green", Color::kGreen}}));
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error().message, "expected one of red, green, got 'blue'");
+}
+
+TEST(MapReaderFinish, UnknownKeyWithSuggestion) {
+  Doc d("layers: 2\nhiden: 3\n");
+  MapReader r = d.reader("model");
+  int layers = 0, hidden = 0;
+  r.read("layers", layers);
+  r.read("hidden", hidden);
+  r.finish();
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error().key_path, "model.hiden");
+  EXPECT_EQ(d.error().line, 2);
+  EXPECT_EQ(d.error().message, "unknown key; did you mean 'hidden'?");
+}
+
+TEST(MapReaderFinish, FarKeyListsTheKnownKeys) {
+  Doc d("layers: 2\nwidth_of_everything: 3\n");
+  MapReader r = d.reader("model");
+  int layers = 0, hidden = 0;
+  r.read("layers", layers);
+  r.read("hidden", hidden);
+  r.finish();
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error().message, "unknown key; known keys here: hidden, layers");
+}
+
+TEST(MapReaderFinish, ChildAndSectionMarkKeysKnown) {
+  Doc d("raw: [1]\nsec: {a: 1}\n");
+  MapReader r = d.reader("");
+  EXPECT_NE(r.child("raw"), nullptr);
+  MapReader s = r.section("sec");
+  int a = 0;
+  s.read("a", a);
+  s.finish();
+  r.finish();
+  EXPECT_TRUE(d.errors.empty());
+}
+
+TEST(MapReaderError, CrossFieldErrorsPointAtTheKey) {
+  Doc d("tp: 3\n");
+  MapReader r = d.reader("parallelism");
+  r.error("tp", "must divide heads");
+  r.error("absent", "needs a value");
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).to_string(), "m.yaml:1: parallelism.tp: must divide heads");
+  // An absent key is reported at the mapping.
+  EXPECT_EQ(d.error(1).key_path, "parallelism.absent");
+  EXPECT_EQ(d.error(1).line, 1);
+}
+
+TEST(ErrorList, ThrowsEveryErrorAtOnce) {
+  ErrorList errors;
+  EXPECT_NO_THROW(errors.throw_if_any());
+  errors.add(InputError{"f.yaml", 3, "a.b", "first"});
+  errors.add(InputError{"", 0, "", "second"});
+  try {
+    errors.throw_if_any();
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    ASSERT_EQ(e.errors().size(), 2u);
+    EXPECT_EQ(std::string(e.what()), "f.yaml:3: a.b: first\nsecond");
+  }
+}
+
+}  // namespace
+}  // namespace clustersim

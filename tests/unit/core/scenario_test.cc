@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario loading from inline YAML: a valid training scenario, and every kind of bad one, each
+// with the key path, line and wording a user needs to fix it.
+#include "sim/core/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/core/unit_parse.h"
+
+namespace clustersim {
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// A small valid training scenario; the line numbers are used below.
+// DP = 16 / (tp 2 x pp 2) = 4; micro-batches per pipeline = 32 / (1 x 4) = 8.
+const char* const kTiny =
+    "name: tiny\n"                 //  1
+    "cluster:\n"                   //  2
+    "  gpu: H100-SXM\n"            //  3
+    "  gpus: 16\n"                 //  4
+    "  gpus_per_node: 8\n"         //  5
+    "  nic_bandwidth: 400Gbps\n"   //  6
+    "model:\n"                     //  7
+    "  layers: 4\n"                //  8
+    "  hidden: 1024\n"             //  9
+    "  heads: 16\n"                // 10
+    "  seq_len: 2048\n"            // 11
+    "  vocab: 32000\n"             // 12
+    "parallelism:\n"               // 13
+    "  tp: 2\n"                    // 14
+    "  pp: 2\n"                    // 15
+    "  micro_batch: 1\n"           // 16
+    "training:\n"                  // 17
+    "  global_batch: 32\n";        // 18
+
+// kTiny with each `from` line replaced by `to` (lines stay where they were when `to` is one line).
+std::string tiny_with(std::vector<std::pair<std::string, std::string>> edits) {
+  std::string text = kTiny;
+  for (const auto& [from, to] : edits) {
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+ScenarioConfig load_text(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  YamlNode root = parse_yaml_text(text, "dir/s.yaml");
+  for (const std::string& o : overrides) apply_override(root, o);
+  return scenario_from_tree(root, "dir/s.yaml");
+}
+
+std::vector<InputError> errors_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_text(text, overrides);
+  } catch (const BadInput& e) {
+    return e.errors();
+  }
+  ADD_FAILURE() << "expected BadInput for:\n" << text;
+  return {};
+}
+
+// The first error about `key_path`, or a failure listing them all.
+InputError error_at(const std::vector<InputError>& errors, const std::string& key_path) {
+  for (const InputError& e : errors) {
+    if (e.key_path == key_path) return e;
+  }
+  std::string all;
+  for (const InputError& e : errors) all += "\n  " + e.to_string();
+  ADD_FAILURE() << "no error about " << key_path << "; got:" << all;
+  return {};
+}
+
+TEST(Scenario, MinimalTrainingScenarioLoads) {
+  const ScenarioConfig cfg = load_text(kTiny);
+  EXPECT_EQ(cfg.file, "dir/s.yaml");
+  EXPECT_EQ(cfg.cluster.source_dir, "dir");
+  EXPECT_EQ(cfg.name, "tiny");
+  EXPECT_EQ(cfg.cluster.gpu, "H100-SXM");
+  EXPECT_EQ(cfg.cluster.gpus, 16);
+  EXPECT_DOUBLE_EQ(cfg.cluster.nic_bandwidth.bytes_per_s, gbps(400).bytes_per_s);
+  EXPECT_EQ(cfg.model.layers, 4);
+  EXPECT_EQ(cfg.model.hidden, 1024);
+  EXPECT_EQ(cfg.parallelism.tp, 2);
+  EXPECT_EQ(cfg.training.global_batch, 32);
+  EXPECT_FALSE(cfg.traffic.has_value());
+  // Defaults for what the file leaves out.
+  EXPECT_EQ(cfg.network.fidelity, Fidelity::kAnalytical);
+  EXPECT_EQ(cfg.parallelism.zero_stage, 1);
+  EXPECT_EQ(cfg.training.recompute, Recompute::kNone);
+  EXPECT_EQ(cfg.model.activation, Activation::kGelu);
+  // Derived plan: dp = 16 / (2 x 2) = 4, micro-batches = 32 / (1 x 4) = 8.
+  EXPECT_EQ(data_parallel_size(cfg), 4);
+  EXPECT_EQ(micro_batches_per_iteration(cfg), 8);
+  // Lines of values, for messages about them later.
+  EXPECT_EQ(cfg.lines.at("cluster.gpus"), 4);
+  EXPECT_EQ(cfg.lines.at("parallelism.tp"), 14);
+  EXPECT_EQ(cfg.lines.at("training.global_batch"), 18);
+}
+
+TEST(Scenario, EnumsAndNestedSectionsLoad) {
+  const ScenarioConfig cfg = load_text(std::string(kTiny) +
+                                       "  recompute: full\n"
+                                       "  precision: fp16\n"
+                                       "  overlap: {tp_comm: true, pp_p2p: true}\n"
+                                       "network:\n"
+                                       "  fidelity: flow\n"
+                                       "  routing: dmodk\n"
+                                       "  fabric_bandwidth: 800Gbps\n"
+                                       "  faults:\n"
+                                       "    - {element: 'tor:3', bandwidth_factor: 0.5, extra_latency: 2us}\n");
+  EXPECT_EQ(cfg.training.recompute, Recompute::kFull);
+  EXPECT_EQ(cfg.training.precision, Precision::kFp16);
+  EXPECT_TRUE(cfg.training.overlap.tp_comm);
+  EXPECT_TRUE(cfg.training.overlap.pp_p2p);
+  EXPECT_TRUE(cfg.training.overlap.dp_grad_reduce);  // default kept
+  EXPECT_EQ(cfg.network.fidelity, Fidelity::kFlow);
+  EXPECT_EQ(cfg.network.routing, Routing::kDmodK);
+  ASSERT_TRUE(cfg.network.fabric_bandwidth.has_value());
+  EXPECT_DOUBLE_EQ(cfg.network.fabric_bandwidth->bytes_per_s, 100e9);  // 800 Gbps / 8
+  ASSERT_EQ(cfg.network.faults.size(), 1u);
+  EXPECT_EQ(cfg.network.faults[0].element, "tor:3");
+  EXPECT_DOUBLE_EQ(cfg.network.faults[0].bandwidth_factor, 0.5);
+  EXPECT_EQ(cfg.network.faults[0].extra_latency, Time::us(2));
+}
+
+TEST(ScenarioErrors, TypoInAKeySuggestsTheKey) {
+  const auto errors = errors_of(tiny_with({{"  micro_batch: 1\n", "  micro_bach: 1\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "parallelism.micro_bach");
+  EXPECT_EQ(errors[0].line, 16);
+  EXPECT_TRUE(contains(errors[0].message, "did you mean 'micro_batch'"));
+  EXPECT_EQ(errors[0].to_string(),
+            "dir/s.yaml:16: parallelism.micro_bach: unknown key; did you mean 'micro_batch'?");
+}
+
+TEST(ScenarioErrors, TypoInASectionName) {
+  const auto errors = errors_of(tiny_with({{"training:\n", "trainng:\n"}}));
+  const InputError e = error_at(errors, "trainng");
+  EXPECT_TRUE(contains(e.message, "did you mean 'training'"));
+  EXPECT_TRUE(contains(error_at(errors, "training").message, "required section is missing"));
+}
+
+TEST(ScenarioErrors, WrongUnitNamesTheKeyAndTheExpectedForm) {
+  const auto errors = errors_of(tiny_with({{"400Gbps", "200Gbs"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "cluster.nic_bandwidth");
+  EXPECT_EQ(errors[0].line, 6);
+  EXPECT_TRUE(contains(errors[0].message, kBandwidthForm));
+  EXPECT_TRUE(contains(errors[0].message, "'200Gbs'"));
+}
+
+TEST(ScenarioErrors, BareNumberIsAWrongUnit) {
+  const auto errors = errors_of(tiny_with({{"400Gbps", "400"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "cluster.nic_bandwidth");
+}
+
+TEST(ScenarioErrors, MissingRequiredKey) {
+  const auto errors = errors_of(tiny_with({{"  vocab: 32000\n", ""}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "model.vocab");
+  EXPECT_EQ(errors[0].message, "required key is missing");
+}
+
+TEST(ScenarioErrors, MissingRequiredSection) {
+  const auto errors = errors_of(
+      "cluster:\n  gpus: 8\n"
+      "model: {layers: 2, hidden: 64, heads: 4, seq_len: 128, vocab: 1000}\n");
+  EXPECT_TRUE(contains(error_at(errors, "training").message, "required section is missing"));
+  EXPECT_EQ(error_at(errors, "training.global_batch").message, "required key is missing");
+}
+
+TEST(ScenarioErrors, WrongTypeAndRange) {
+  const auto errors = errors_of(tiny_with({{"  gpus: 16\n", "  gpus: sixteen\n"}, {"  tp: 2\n", "  tp: 0\n"}}));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(error_at(errors, "cluster.gpus").line, 4);
+  EXPECT_TRUE(contains(error_at(errors, "parallelism.tp").message, "an integer in [1, 65536]"));
+}
+
+TEST(ScenarioErrors, TpMustDivideHeads) {
+  // heads 12 (hidden 1536 = 12 x 128), tp 8: 12 % 8 = 4, so a TP rank would hold a part of a
+  // head; gpus 16 = tp 8 x pp 2 x dp 1 is fine. Every error is about parallelism.tp, line 14.
+  const auto errors = errors_of(
+      tiny_with({{"  hidden: 1024\n", "  hidden: 1536\n"}, {"  heads: 16\n", "  heads: 12\n"}, {"  tp: 2\n", "  tp: 8\n"}}));
+  ASSERT_GE(errors.size(), 1u);
+  for (const InputError& e : errors) {
+    EXPECT_EQ(e.key_path, "parallelism.tp");
+    EXPECT_EQ(e.line, 14);
+  }
+  EXPECT_TRUE(contains(errors[0].message, "model.heads (12)"));
+}
+
+TEST(ScenarioErrors, TpMustDivideKvHeads) {
+  // GQA: 16 heads, 4 KV heads; tp 8 is a multiple of 4 (each KV head replicated on 2 ranks): fine.
+  EXPECT_NO_THROW(load_text(tiny_with({{"  heads: 16\n", "  heads: 16\n  kv_heads: 4\n"},
+                                       {"  tp: 2\n", "  tp: 8\n"}, {"  pp: 2\n", "  pp: 1\n"}})));
+  // 12 heads (hidden 1536), 3 KV heads, tp 2: tp divides the 12 query heads but neither divides
+  // the 3 KV heads nor is a multiple of them (3 % 2 = 1, 2 % 3 = 2).
+  const auto errors = errors_of(tiny_with({{"  hidden: 1024\n", "  hidden: 1536\n"},
+                                           {"  heads: 16\n", "  heads: 12\n  kv_heads: 3\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "parallelism.tp");
+  EXPECT_TRUE(contains(errors[0].message, "model.kv_heads (3)"));
+}
+
+TEST(ScenarioErrors, TpMustStayInsideANode) {
+  // tp 16 > 8 GPUs per node (heads 16 and gpus 16 = 16 x 1 x 1 are fine otherwise).
+  const auto errors = errors_of(tiny_with({{"  tp: 2\n", "  tp: 16\n"}, {"  pp: 2\n", "  pp: 1\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "parallelism.tp");
+  EXPECT_TRUE(contains(errors[0].message, "cluster.gpus_per_node (8)"));
+}
+
+TEST(ScenarioErrors, DataParallelMustBeWhole) {
+  // gpus 24 (3 nodes of 8), tp 8 x pp 2 = 16 model ranks: 24 / 16 is not whole.
+  const auto errors = errors_of(tiny_with({{"  gpus: 16\n", "  gpus: 24\n"}, {"  tp: 2\n", "  tp: 8\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "cluster.gpus");
+  EXPECT_EQ(errors[0].line, 4);
+  EXPECT_TRUE(contains(errors[0].message, "24 / 16"));
+  EXPECT_TRUE(contains(errors[0].message, "not a whole number"));
+}
+
+TEST(ScenarioErrors, GlobalBatchMustBeAMultiple) {
+  // micro_batch 1 x dp 4 = 4 sequences per step of every replica; 30 is not a multiple.
+  const auto errors = errors_of(tiny_with({{"  global_batch: 32\n", "  global_batch: 30\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "training.global_batch");
+  EXPECT_EQ(errors[0].line, 18);
+  EXPECT_TRUE(contains(errors[0].message, "micro_batch x dp = 1 x 4 = 4; got 30"));
+}
+
+TEST(ScenarioErrors, InterleavingNeedsMicroBatchesMultipleOfPp) {
+  // vpp 2 with pp 2: layers 4 = 2 x 2 fine; global 36 / (1 x 4) = 9 micro-batches, 9 % 2 != 0.
+  const auto errors = errors_of(
+      tiny_with({{"  pp: 2\n", "  pp: 2\n  vpp: 2\n"}, {"  global_batch: 32\n", "  global_batch: 36\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "training.global_batch");
+  EXPECT_TRUE(contains(errors[0].message, "interleaved"));
+}
+
+TEST(ScenarioErrors, PlanMustDivideLayers) {
+  const auto errors = errors_of(tiny_with({{"  layers: 4\n", "  layers: 3\n"}}));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "parallelism.pp");
+  EXPECT_TRUE(contains(errors[0].message, "model.layers (3)"));
+}
+
+TEST(ScenarioErrors, GqaKvHeadsMustDivideHeads) {
+  const auto errors = errors_of(tiny_with({{"  heads: 16\n", "  heads: 16\n  kv_heads: 3\n"}}));
+  EXPECT_TRUE(contains(error_at(errors, "model.kv_heads").message, "must divide model.heads (16)"));
+}
+
+TEST(ScenarioErrors, SeveralReadErrorsAtOnce) {
+  // Three independent mistakes, all reported in one go (in file order): a wrong unit (line 6),
+  // a missing required key, a typo (line 16).
+  const auto errors = errors_of(tiny_with(
+      {{"400Gbps", "200Gbs"}, {"  vocab: 32000\n", ""}, {"  micro_batch: 1\n", "  micro_bach: 1\n"}}));
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].key_path, "cluster.nic_bandwidth");
+  EXPECT_EQ(errors[0].line, 6);
+  EXPECT_EQ(errors[1].key_path, "model.vocab");
+  EXPECT_EQ(errors[2].key_path, "parallelism.micro_bach");
+  EXPECT_EQ(errors[2].line, 15);  // one line up: the vocab line was removed
+}
+
+TEST(ScenarioErrors, SeveralPlanErrorsAtOnce) {
+  // hidden 1000 % heads 16 = 8 (line 9); pp 2 does not divide layers 3 (line 15); global batch
+  // 30 is not a multiple of micro_batch x dp = 4 (line 18).
+  const auto errors = errors_of(tiny_with({{"  hidden: 1024\n", "  hidden: 1000\n"},
+                                           {"  layers: 4\n", "  layers: 3\n"},
+                                           {"  global_batch: 32\n", "  global_batch: 30\n"}}));
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(error_at(errors, "model.hidden").line, 9);
+  EXPECT_EQ(error_at(errors, "parallelism.pp").line, 15);
+  EXPECT_EQ(error_at(errors, "training.global_batch").line, 18);
+}
+
+TEST(ScenarioErrors, UnbuiltFidelityLevels) {
+  for (const char* level : {"packet", "flow+dcqcn"}) {
+    const auto errors = errors_of(std::string(kTiny) + "network:\n  fidelity: " + level + "\n");
+    ASSERT_EQ(errors.size(), 1u) << level;
+    EXPECT_EQ(errors[0].key_path, "network.fidelity");
+    EXPECT_EQ(errors[0].line, 20);
+    EXPECT_TRUE(contains(errors[0].message, "not built yet"));
+  }
+  const auto errors = errors_of(std::string(kTiny) + "network:\n  fidelity: exact\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(contains(errors[0].message, "one of analytical, flow, flow+dcqcn, packet"));
+}
+
+TEST(ScenarioErrors, OverridesAreCheckedLikeTheFile) {
+  // --set parallelism.tp=3: 16 heads % 3, 3 does not divide 8 GPUs per node, 16 GPUs % (3 x 2).
+  const auto errors = errors_of(kTiny, {"parallelism.tp=3"});
+  const InputError e = error_at(errors, "parallelism.tp");
+  EXPECT_TRUE(contains(e.message, "model.heads (16)"));
+  EXPECT_EQ(e.line, 0);  // the value came from the command line, not from line 14
+  EXPECT_NO_THROW(load_text(kTiny, {"parallelism.tp=4"}));
+  EXPECT_EQ(load_text(kTiny, {"parallelism.tp=4", "parallelism.pp=1"}).parallelism.tp, 4);
+}
+
+TEST(ScenarioErrors, EmptyAndNonMappingDocuments) {
+  const auto empty = errors_of("");
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_TRUE(contains(empty[0].message, "the scenario is empty"));
+  const auto list = errors_of("- a\n- b\n");
+  EXPECT_TRUE(contains(list.at(0).message, "expected a mapping"));
+}
+
+TEST(ScenarioErrors, UnsupportedSections) {
+  const auto errors = errors_of(std::string(kTiny) + "inference:\n  batch: 1\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "inference");
+  EXPECT_TRUE(contains(errors[0].message, "not supported"));
+}
+
+TEST(ScenarioErrors, MissingFileIsNamed) {
+  try {
+    load_scenario("/nonexistent/clustersim/scenario.yaml");
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_TRUE(contains(e.what(), "/nonexistent/clustersim/scenario.yaml"));
+  }
+}
+
+// Network microbenchmarks: cluster + network + traffic, no training sections.
+const char* const kTraffic =
+    "cluster:\n"                 // 1
+    "  gpus: 64\n"               // 2
+    "network:\n"                 // 3
+    "  fidelity: flow\n"         // 4
+    "traffic:\n"                 // 5
+    "  pattern: incast\n"        // 6
+    "  incast_senders: 8\n";     // 7
+
+TEST(TrafficScenario, Loads) {
+  const ScenarioConfig cfg = load_text(kTraffic);
+  ASSERT_TRUE(cfg.traffic.has_value());
+  EXPECT_EQ(cfg.traffic->pattern, TrafficPattern::kIncast);
+  EXPECT_EQ(cfg.traffic->incast_senders, 8);
+  EXPECT_EQ(cfg.traffic->bytes_per_pair, Bytes::mib(64));  // default
+  EXPECT_EQ(cfg.network.fidelity, Fidelity::kFlow);
+}
+
+TEST(TrafficScenario, Errors) {
+  const auto with_model = errors_of(std::string(kTraffic) + "model: {layers: 1}\n");
+  EXPECT_TRUE(contains(error_at(with_model, "model").message, "a traffic scenario has no training step"));
+
+  std::string too_many = kTraffic;
+  too_many.replace(too_many.find("senders: 8"), 10, "senders: 64");
+  const auto senders = errors_of(too_many);
+  ASSERT_EQ(senders.size(), 1u);
+  EXPECT_EQ(senders[0].key_path, "traffic.incast_senders");
+  EXPECT_EQ(senders[0].line, 7);
+
+  std::string bad_pattern = kTraffic;
+  bad_pattern.replace(bad_pattern.find("incast\n"), 7, "broadcast\n");
+  const auto pattern = errors_of(bad_pattern);
+  ASSERT_EQ(pattern.size(), 1u);
+  EXPECT_EQ(pattern[0].key_path, "traffic.pattern");
+  EXPECT_TRUE(contains(pattern[0].message, "shift, random_permutation, ring_allreduce, all_to_all, incast"));
+
+  const auto zero = errors_of(std::string(kTraffic) + "  bytes_per_pair: 0B\n");
+  EXPECT_TRUE(contains(error_at(zero, "traffic.bytes_per_pair").message, "above zero"));
+}
+
+}  // namespace
+}  // namespace clustersim

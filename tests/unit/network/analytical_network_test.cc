@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// AnalyticalNetwork: latency + bytes / bottleneck, no contention, offered load per link.
+#include "sim/network/analytical/analytical_network.h"
+
+#include <gtest/gtest.h>
+
+#include "manual_clock.h"
+#include "sim/core/error.h"
+#include "sim/network/make_network.h"
+#include "table_routes.h"
+
+namespace clustersim::net {
+namespace {
+
+using testing::ManualClock;
+using testing::TableRoutes;
+
+TEST(AnalyticalNetwork, LatencyPlusBytesOverBottleneck) {
+  TableRoutes routes(2, {gbytes_per_s(2), gbytes_per_s(1)});
+  routes.set(0, 1, {Path{{0, 1}, {}, Time::us(3)}});
+  ManualClock clock;
+  AnalyticalNetwork net(routes, clock);
+  Time done = Time::max();
+  net.send(0, 1, Bytes{1'000'000}, [&](Time t) { done = t; });
+  clock.run();
+  EXPECT_EQ(done, Time::us(1003));  // 3 us + 1 MB / 1 GB/s
+}
+
+// Two transfers over one link do not slow each other; the link reports offered load 2.
+TEST(AnalyticalNetwork, NoContentionButOfferedLoad) {
+  TableRoutes routes(3, {gbytes_per_s(1)});
+  routes.set(0, 2, {Path{{0}, {}, Time::zero()}});
+  routes.set(1, 2, {Path{{0}, {}, Time::zero()}});
+  ManualClock clock;
+  AnalyticalNetwork net(routes, clock);
+  Time a = Time::max(), b = Time::max();
+  net.send(0, 2, Bytes{1'000'000}, [&](Time t) { a = t; });
+  net.send(1, 2, Bytes{1'000'000}, [&](Time t) { b = t; });
+  clock.run();
+  EXPECT_EQ(a, Time::ms(1));
+  EXPECT_EQ(b, Time::ms(1));
+  EXPECT_DOUBLE_EQ(net.link_usage()[0].peak_utilisation, 2.0);
+  EXPECT_EQ(net.link_usage()[0].bytes, Bytes{2'000'000});
+}
+
+// Queue pairs leave an idle-fabric transfer time unchanged.
+TEST(AnalyticalNetwork, QueuePairsDoNotChangeTheTime) {
+  TableRoutes routes(2, {gbytes_per_s(1), gbytes_per_s(1), gbytes_per_s(1)});
+  routes.set(0, 1, {Path{{0, 1}, {}, Time::zero()}, Path{{0, 2}, {}, Time::zero()}});
+  ManualClock clock;
+  AnalyticalNetwork net(routes, clock);
+  Time done = Time::max();
+  net.send(0, 1, Bytes{1'000'000}, [&](Time t) { done = t; });
+  clock.run();
+  EXPECT_EQ(done, Time::ms(1));
+  EXPECT_DOUBLE_EQ(net.link_usage()[0].peak_utilisation, 1.0);
+}
+
+TEST(MakeNetwork, FutureFidelitiesAreNotBuiltYet) {
+  TableRoutes routes(2, {gbytes_per_s(1)});
+  ManualClock clock;
+  for (const Fidelity f : {Fidelity::kFlowDcqcn, Fidelity::kPacket}) {
+    NetworkConfig cfg;
+    cfg.fidelity = f;
+    try {
+      make_network(cfg, routes, clock);
+      FAIL() << "expected BadInput for " << to_string(f);
+    } catch (const BadInput& e) {
+      ASSERT_EQ(e.errors().size(), 1u);
+      EXPECT_EQ(e.errors()[0].key_path, "network.fidelity");
+      EXPECT_NE(e.errors()[0].message.find("not built yet"), std::string::npos);
+    }
+  }
+  NetworkConfig analytical;
+  EXPECT_NE(dynamic_cast<AnalyticalNetwork*>(make_network(analytical, routes, clock).get()), nullptr);
+}
+
+}  // namespace
+}  // namespace clustersim::net

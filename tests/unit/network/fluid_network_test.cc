@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// FluidNetwork timelines worked out by hand: latency then sharing, speed-up when a flow leaves,
+// queue pairs, merged completions, edge cases.
+#include "sim/network/flow/fluid_network.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "manual_clock.h"
+#include "table_routes.h"
+
+namespace clustersim::net {
+namespace {
+
+using testing::ManualClock;
+using testing::TableRoutes;
+
+const Time kLatency = Time::us(2);
+
+// GPUs 0, 1 -> 2 share link 0 (1 GB/s, e.g. the receiver's NIC); 0 -> 1 uses link 1 alone.
+TableRoutes two_senders() {
+  TableRoutes r(3, {gbytes_per_s(1), gbytes_per_s(1)});
+  r.set(0, 2, {Path{{0}, {}, kLatency}});
+  r.set(1, 2, {Path{{0}, {}, kLatency}});
+  r.set(0, 1, {Path{{1}, {}, kLatency}});
+  return r;
+}
+
+TEST(FluidNetwork, LoneTransferTakesLatencyPlusSerialisation) {
+  const TableRoutes routes = two_senders();
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::us(0.1));
+  Time done = Time::max();
+  net.send(0, 1, Bytes{1'000'000}, [&](Time t) { done = t; });
+  clock.run();
+  // 2 us + 1 MB / 1 GB/s = 1002 us
+  EXPECT_EQ(done, Time::us(1002));
+  EXPECT_EQ(net.in_flight(), 0);
+  EXPECT_EQ(net.link_usage()[1].bytes, Bytes{1'000'000});
+  EXPECT_DOUBLE_EQ(net.link_usage()[1].peak_utilisation, 1.0);
+}
+
+// 1 MB and 2 MB share link 0 at 0.5 GB/s each: the first ends at 2 ms (+ latency); the second
+// has 1 MB left and then runs alone at 1 GB/s: 3 ms (+ latency).
+TEST(FluidNetwork, SharersSpeedUpWhenOneLeaves) {
+  const TableRoutes routes = two_senders();
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::us(0.1));
+  Time a = Time::max(), b = Time::max();
+  net.send(0, 2, Bytes{1'000'000}, [&](Time t) { a = t; });
+  net.send(1, 2, Bytes{2'000'000}, [&](Time t) { b = t; });
+  clock.run();
+  EXPECT_EQ(a, Time::us(2002));
+  EXPECT_EQ(b, Time::us(3002));
+  EXPECT_EQ(net.link_usage()[0].bytes, Bytes{3'000'000});
+  EXPECT_DOUBLE_EQ(net.link_usage()[0].peak_utilisation, 1.0);
+}
+
+// A transfer started later joins the sharing when its latency is paid.
+TEST(FluidNetwork, LateStarterSharesFromItsArrival) {
+  const TableRoutes routes = two_senders();
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::zero());
+  Time a = Time::max(), b = Time::max();
+  net.send(0, 2, Bytes{2'000'000}, [&](Time t) { a = t; });
+  clock.at(Time::us(1000), [&] { net.send(1, 2, Bytes{500'000}, [&](Time t) { b = t; }); });
+  clock.run();
+  // a alone from 2 us to 1002 us: 1 MB moved, 1 MB left. Both share 0.5 GB/s from 1002 us: b's
+  // 0.5 MB ends at 2002 us; a has 0.5 MB left, alone: 2502 us.
+  EXPECT_EQ(b, Time::us(2002));
+  EXPECT_EQ(a, Time::us(2502));
+}
+
+// Queue pairs: the bytes split over sub-flows; sharing one link they still take size / capacity.
+TEST(FluidNetwork, QueuePairsSplitTheBytes) {
+  TableRoutes routes(2, {gbytes_per_s(1), gbytes_per_s(1), gbytes_per_s(1)});
+  routes.set(0, 1, {Path{{0, 1}, {}, kLatency}, Path{{0, 2}, {}, kLatency}});
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::us(0.1));
+  Time done = Time::max();
+  net.send(0, 1, Bytes{1'000'001}, [&](Time t) { done = t; });
+  clock.run();
+  EXPECT_EQ(net.flow_count(), 2);
+  EXPECT_EQ(net.link_usage()[1].bytes + net.link_usage()[2].bytes, Bytes{1'000'001});
+  EXPECT_NEAR(done.as_us(), 1002.001, 1e-3);
+}
+
+// Completions 50 ns apart merge into one event at the later time (tolerance 100 ns): no
+// transfer ever completes before its exact time, none more than the tolerance after it.
+TEST(FluidNetwork, MergedCompletionsAreNeverEarly) {
+  TableRoutes routes(3, {gbytes_per_s(1), gbytes_per_s(1)});
+  routes.set(0, 1, {Path{{0}, {}, Time::zero()}});
+  routes.set(0, 2, {Path{{1}, {}, Time::zero()}});
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::ns(100));
+  Time a = Time::max(), b = Time::max();
+  net.send(0, 1, Bytes{1'000'000}, [&](Time t) { a = t; });   // 1 ms
+  net.send(0, 2, Bytes{1'000'050}, [&](Time t) { b = t; });   // 1 ms + 50 ns
+  clock.run();
+  EXPECT_EQ(a, Time::ns(1'000'050));
+  EXPECT_EQ(b, Time::ns(1'000'050));
+  EXPECT_EQ(net.solves(), 2);  // start, one merged completion
+}
+
+TEST(FluidNetwork, ZeroBytesAndSameGpu) {
+  const TableRoutes routes = two_senders();
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::us(0.1));
+  Time empty = Time::max(), self = Time::max();
+  bool inside_send = true;
+  net.send(0, 1, Bytes{0}, [&](Time t) { empty = t; EXPECT_FALSE(inside_send); });
+  net.send(2, 2, Bytes{1'000}, [&](Time t) { self = t; EXPECT_FALSE(inside_send); });
+  inside_send = false;
+  clock.run();
+  EXPECT_EQ(empty, kLatency);
+  EXPECT_EQ(self, Time::zero());
+}
+
+// Callbacks may start new transfers (a collective's next step).
+TEST(FluidNetwork, CompletionCallbackCanSendAgain) {
+  const TableRoutes routes = two_senders();
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::us(0.1));
+  Time second = Time::max();
+  net.send(0, 1, Bytes{1'000'000}, [&](Time) {
+    net.send(0, 1, Bytes{1'000'000}, [&](Time t) { second = t; });
+  });
+  clock.run();
+  EXPECT_EQ(second, Time::us(2004));
+}
+
+}  // namespace
+}  // namespace clustersim::net

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// FluidNetwork invariants over seeded random transfers on random link sets and small Clos
+// fabrics: capacity never exceeded, bytes conserved, never faster than the bandwidth bound,
+// everything completes, same seed same result.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "manual_clock.h"
+#include "sim/network/fabric_routes.h"
+#include "sim/network/flow/fluid_network.h"
+#include "table_routes.h"
+#include "topology/fabric.h"
+
+namespace clustersim::net {
+namespace {
+
+using testing::ManualClock;
+using testing::TableRoutes;
+
+struct Outcome {
+  std::vector<Time> finish;
+  std::vector<LinkUsage> usage;
+};
+
+struct Send {
+  GpuId src, dst;
+  Bytes bytes;
+  Time start;
+};
+
+std::vector<Send> random_sends(uint64_t seed, int gpus, int count) {
+  std::mt19937_64 rng(seed);
+  std::vector<Send> sends;
+  for (int i = 0; i < count; ++i) {
+    const auto src = static_cast<GpuId>(rng() % gpus);
+    auto dst = static_cast<GpuId>(rng() % (gpus - 1));
+    if (dst >= src) ++dst;
+    // 0 - 8 MB, starts spread over the first 200 us, a few at the same instant.
+    sends.push_back({src, dst, Bytes{static_cast<int64_t>(rng() % 8'000'001)},
+                     Time::us(static_cast<double>(rng() % 5 * 50))});
+  }
+  return sends;
+}
+
+Outcome run(const RouteSource& routes, const std::vector<Send>& sends, Time tolerance) {
+  ManualClock clock;
+  FluidNetwork net(routes, clock, tolerance);
+  Outcome out;
+  out.finish.assign(sends.size(), Time::max());
+  for (size_t i = 0; i < sends.size(); ++i) {
+    clock.at(sends[i].start, [&, i] {
+      net.send(sends[i].src, sends[i].dst, sends[i].bytes, [&out, i](Time t) { out.finish[i] = t; });
+    });
+  }
+  clock.run();
+  EXPECT_EQ(net.in_flight(), 0);
+  out.usage = net.link_usage();
+  return out;
+}
+
+void check_invariants(const RouteSource& routes, const std::vector<Send>& sends, const Outcome& out,
+                      uint64_t seed) {
+  std::vector<Path> paths;
+  int64_t expected_bytes = 0;
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const Send& s = sends[i];
+    ASSERT_NE(out.finish[i], Time::max()) << "seed " << seed << " transfer " << i << " never completed";
+    routes.paths(s.src, s.dst, paths);
+    const int parts = static_cast<int>(paths.size());
+    // Bound: every sub-flow needs its latency plus its bytes at its path's bottleneck.
+    double bound_s = 0;
+    for (int k = 0; k < parts; ++k) {
+      const Bytes share = share_of(s.bytes, parts, k);
+      double bottleneck = std::numeric_limits<double>::infinity();
+      for (size_t h = 0; h < paths[k].links.size(); ++h) {
+        bottleneck = std::min(bottleneck, routes.capacity(paths[k].links[h]).bytes_per_s / paths[k].share(h));
+        expected_bytes += paths[k].share(h) == 1.0 ? share.n : bytes_of(paths[k].share(h) * share.as_double()).n;
+      }
+      bound_s = std::max(bound_s, paths[k].latency.as_s() + (share.n > 0 ? share.as_double() / bottleneck : 0.0));
+    }
+    EXPECT_GE(out.finish[i].as_ps(), (s.start + Time::s(bound_s)).as_ps() - 1)
+        << "seed " << seed << " transfer " << i << " beat the bandwidth bound";
+  }
+  int64_t carried = 0;
+  for (const LinkUsage& u : out.usage) {
+    carried += u.bytes.n;
+    EXPECT_LE(u.peak_utilisation, 1.0 + 1e-9) << "seed " << seed << ": a link carried more than its capacity";
+  }
+  EXPECT_EQ(carried, expected_bytes) << "seed " << seed << ": bytes not conserved";
+}
+
+TEST(FluidProperty, RandomLinkSets) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const TableRoutes routes = TableRoutes::random(seed, 6, 12);
+    const auto sends = random_sends(seed, 6, 40);
+    const Outcome a = run(routes, sends, Time::us(0.1));
+    check_invariants(routes, sends, a, seed);
+    const Outcome b = run(routes, sends, Time::us(0.1));
+    EXPECT_EQ(a.finish, b.finish) << "seed " << seed << ": same input, different result";
+  }
+}
+
+// Small 3-tier Clos: radix 8, 2 GPUs and 2 rails per node (16 GPUs per pod), 64 GPUs, 2 QPs.
+TEST(FluidProperty, SmallClosFabrics) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    ClusterConfig cluster;
+    cluster.gpus = 64;
+    cluster.gpus_per_node = 2;
+    cluster.nics_per_node = 2;
+    NetworkConfig network;
+    network.tiers = seed % 4 == 0 ? 2 : 3;
+    network.switch_radix = 8;
+    network.wiring = seed % 2 == 0 ? Wiring::kRailOptimized : Wiring::kTorPerServer;
+    network.routing = seed % 3 == 0 ? Routing::kEcmp : seed % 3 == 1 ? Routing::kDmodK : Routing::kSpray;
+    network.qps_per_connection = 1 + static_cast<int>(seed % 3);
+    network.ecmp_seed = seed;
+    if (network.tiers == 2) cluster.gpus = 32;
+    const topo::Fabric fabric = topo::build_fabric(cluster, network);
+    const FabricRoutes routes(fabric, topo::routing_options(network));
+    const auto sends = random_sends(seed, cluster.gpus, 150);
+    const Outcome a = run(routes, sends, Time::us(0.1));
+    check_invariants(routes, sends, a, seed);
+    const Outcome b = run(routes, sends, Time::us(0.1));
+    EXPECT_EQ(a.finish, b.finish) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::net

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// Traffic patterns, run_traffic on every pattern and fidelity, the CSV and the report.
+#include "sim/engine/network_bench.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "sim/core/error.h"
+
+namespace clustersim::engine {
+namespace {
+
+ClusterConfig cluster(int gpus, int per_node = 8) {
+  ClusterConfig c;
+  c.gpus = gpus;
+  c.gpus_per_node = per_node;
+  c.nics_per_node = per_node;
+  return c;
+}
+
+TEST(MakeTraffic, ShiftDefaultsToTheNextNode) {
+  TrafficConfig t;
+  const auto transfers = make_traffic(cluster(32), t);
+  ASSERT_EQ(transfers.size(), 32u);
+  EXPECT_EQ(transfers[3].dst, 11);
+  EXPECT_EQ(transfers[30].dst, 6);
+}
+
+TEST(MakeTraffic, RandomPermutationIsAPermutationAndSeeded) {
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kRandomPermutation;
+  t.seed = 5;
+  const auto a = make_traffic(cluster(64), t);
+  std::set<int> sources, destinations;
+  for (const auto& x : a) {
+    EXPECT_NE(x.src, x.dst);
+    sources.insert(x.src);
+    destinations.insert(x.dst);
+  }
+  EXPECT_EQ(sources.size(), a.size());
+  EXPECT_EQ(destinations.size(), a.size());
+  EXPECT_GT(a.size(), 50u);
+  const auto b = make_traffic(cluster(64), t);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].dst, b[i].dst);
+}
+
+TEST(MakeTraffic, RingSendsTwiceTheBufferShareAlongEachRail) {
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kRingAllReduce;
+  t.bytes_per_pair = Bytes{4'000'000};
+  const auto transfers = make_traffic(cluster(32), t);  // 4 nodes, 8 rings
+  ASSERT_EQ(transfers.size(), 32u);
+  EXPECT_EQ(transfers[0].bytes, Bytes{6'000'000});  // 2 * 3/4 * 4 MB
+  EXPECT_EQ(transfers[31].dst, 7);                   // last node wraps to the first, same rail
+}
+
+TEST(MakeTraffic, IncastAndAllToAll) {
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kIncast;
+  t.incast_senders = 5;
+  const auto incast = make_traffic(cluster(32), t);  // 4 nodes
+  ASSERT_EQ(incast.size(), 5u);
+  std::set<int> senders;
+  for (const auto& x : incast) {
+    EXPECT_EQ(x.dst, 0);
+    senders.insert(x.src);
+  }
+  EXPECT_EQ(senders, (std::set<int>{8, 16, 24, 1, 9}));
+  t.pattern = TrafficPattern::kAllToAll;
+  EXPECT_EQ(make_traffic(cluster(16), t).size(), 240u);
+}
+
+TEST(MakeTraffic, RejectsWhatTheClusterCannotHold) {
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kIncast;
+  t.incast_senders = 40;
+  EXPECT_THROW(make_traffic(cluster(32), t), BadInput);
+  t.pattern = TrafficPattern::kShift;
+  t.shift = 32;
+  EXPECT_THROW(make_traffic(cluster(32), t), BadInput);
+  t.pattern = TrafficPattern::kRingAllReduce;
+  EXPECT_THROW(make_traffic(cluster(8), t), BadInput);
+}
+
+ScenarioConfig small(TrafficPattern pattern, Fidelity fidelity) {
+  ScenarioConfig cfg;
+  cfg.name = "small";
+  cfg.cluster = cluster(64, 2);
+  cfg.network.fidelity = fidelity;
+  cfg.network.switch_radix = 8;
+  cfg.network.qps_per_connection = 2;
+  TrafficConfig t;
+  t.pattern = pattern;
+  t.bytes_per_pair = Bytes::mib(1);
+  t.incast_senders = 8;
+  cfg.traffic = t;
+  return cfg;
+}
+
+void check(const TrafficResult& r) {
+  EXPECT_EQ(r.incomplete_transfers, 0);
+  EXPECT_GT(r.completion_time, Time::zero());
+  EXPECT_GE(r.completion_time.as_ps(), r.ideal_time.as_ps() - 1);
+  EXPECT_GE(r.slowdown, 1.0 - 1e-9);
+  // Every byte leaves through its source's first link and arrives through its destination's last.
+  Bytes first_hops;
+  for (const auto& link : r.links) {
+    if ((link.tier == "host" || link.tier == "nvlink") && link.name.ends_with("/up")) first_hops += link.bytes;
+  }
+  EXPECT_EQ(first_hops, r.total_bytes);
+  EXPECT_FALSE(r.tiers.empty());
+  EXPECT_LE(r.top_links.size(), 10u);
+}
+
+TEST(RunTraffic, EveryPatternOnTheFlowLevel) {
+  for (const auto p : {TrafficPattern::kShift, TrafficPattern::kRandomPermutation,
+                       TrafficPattern::kRingAllReduce, TrafficPattern::kAllToAll, TrafficPattern::kIncast}) {
+    const TrafficResult r = run_traffic(small(p, Fidelity::kFlow));
+    SCOPED_TRACE(to_string(p));
+    check(r);
+    for (const auto& link : r.links) EXPECT_LE(link.peak_utilisation, 1.0 + 1e-9) << link.name;
+  }
+}
+
+TEST(RunTraffic, EveryPatternAnalytically) {
+  for (const auto p : {TrafficPattern::kShift, TrafficPattern::kRandomPermutation,
+                       TrafficPattern::kRingAllReduce, TrafficPattern::kAllToAll, TrafficPattern::kIncast}) {
+    SCOPED_TRACE(to_string(p));
+    check(run_traffic(small(p, Fidelity::kAnalytical)));
+  }
+}
+
+// 8-to-1 incast: the receiver's NIC carries 8 MiB, so the flow level takes 8x one transfer.
+TEST(RunTraffic, IncastIsBoundByTheReceiver) {
+  const TrafficResult r = run_traffic(small(TrafficPattern::kIncast, Fidelity::kFlow));
+  EXPECT_NEAR(r.slowdown, 1.0, 0.01);
+  ASSERT_FALSE(r.top_links.empty());
+  EXPECT_EQ(r.top_links[0].name, "host:0/down");
+  EXPECT_NEAR(r.top_links[0].peak_utilisation, 1.0, 1e-9);
+}
+
+TEST(RunTraffic, CsvAndReport) {
+  const TrafficResult r = run_traffic(small(TrafficPattern::kShift, Fidelity::kFlow));
+  std::ostringstream csv;
+  write_links_csv(r, csv);
+  const std::string text = csv.str();
+  EXPECT_EQ(text.rfind("link,tier,direction,capacity_gbps,bytes,peak_utilisation\n", 0), 0u);
+  EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')), r.links.size() + 1);
+  EXPECT_NE(text.find("host:0,host,up,400,"), std::string::npos);
+  const std::string report = format_traffic_report(r);
+  for (const char* word : {"completion", "ideal", "tor_agg", "most loaded"}) {
+    EXPECT_NE(report.find(word), std::string::npos) << word << "\n" << report;
+  }
+}
+
+TEST(RunTraffic, NeedsATrafficSection) {
+  ScenarioConfig cfg = small(TrafficPattern::kShift, Fidelity::kFlow);
+  cfg.traffic.reset();
+  EXPECT_THROW(run_traffic(cfg), BadInput);
+}
+
+}  // namespace
+}  // namespace clustersim::engine

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+// Transformer arithmetic against published sizes and formulas: GPT-3 and Megatron-LM SC'21
+// Table 1 parameter counts, the SC'21 FLOP formulas, Llama GQA/SwiGLU shapes, activation memory
+// (Korthikanti et al. 2022, Table 2) and what each ZeRO stage shards.
+#include "workloads/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace clustersim::work {
+namespace {
+
+// A GPT-style model (GELU, learned positions, tied embeddings) with the SC'21 vocabulary and
+// sequence length unless told otherwise.
+ModelConfig gpt(int layers, int hidden, int heads, int vocab = 51200, int seq_len = 2048) {
+  ModelConfig m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.vocab = vocab;
+  m.seq_len = seq_len;
+  return m;
+}
+
+// Llama-2 style: SwiGLU, RMSNorm, rotary positions, untied head, optional GQA.
+ModelConfig llama(int layers, int hidden, int heads, int kv_heads, int ffn, int vocab = 32000, int seq_len = 4096) {
+  ModelConfig m = gpt(layers, hidden, heads, vocab, seq_len);
+  m.kv_heads = kv_heads;
+  m.ffn_hidden = ffn;
+  m.activation = Activation::kSwiglu;
+  m.tied_embeddings = false;
+  m.learned_positions = false;
+  return m;
+}
+
+ScenarioConfig scenario(const ModelConfig& m, int gpus, int tp, int pp, int global_batch, int micro_batch = 1) {
+  ScenarioConfig cfg;
+  cfg.model = m;
+  cfg.cluster.gpus = gpus;
+  cfg.parallelism.tp = tp;
+  cfg.parallelism.pp = pp;
+  cfg.parallelism.micro_batch = micro_batch;
+  cfg.training.global_batch = global_batch;
+  return cfg;
+}
+
+// SC'21 eq. 2 (parameters, without the final LayerNorm): 12 l h^2 (1 + 13/12h + (V+s)/12lh).
+double sc21_params(double l, double h, double V, double s) {
+  return 12.0 * l * h * h * (1.0 + 13.0 / (12.0 * h) + (V + s) / (12.0 * l * h));
+}
+
+TEST(CountParams, Gpt3Is174p6Billion) {
+  // GPT-3 175B: l 96, h 12288, V 51200, s 2048:
+  //   12 l h^2         = 1152 x 150,994,944          = 173,946,175,488
+  //   13 l h           = 13 x 96 x 12288             =      15,335,424
+  //   (V + s) h        = 53,248 x 12,288             =     654,311,424
+  //   sum (SC'21 eq. 2)                              = 174,615,822,336
+  // plus the final LayerNorm (weight + bias, 2h = 24,576) that eq. 2 leaves out.
+  const ParamCount p = count_params(gpt(96, 12288, 96));
+  EXPECT_DOUBLE_EQ(sc21_params(96, 12288, 51200, 2048), 174'615'822'336.0);
+  EXPECT_DOUBLE_EQ(p.total, 174'615'822'336.0 + 2 * 12288.0);
+  EXPECT_NEAR(p.total / 1e9, 174.6, 0.05);
+  // Parts: per layer 12h^2 + 13h; embedding (V + s) h; tied head; final norm 2h.
+  EXPECT_DOUBLE_EQ(p.per_layer, 12.0 * 12288.0 * 12288.0 + 13.0 * 12288.0);
+  EXPECT_DOUBLE_EQ(p.embedding, (51200.0 + 2048.0) * 12288.0);
+  EXPECT_DOUBLE_EQ(p.lm_head, 0.0);
+  EXPECT_DOUBLE_EQ(p.final_norm, 2 * 12288.0);
+}
+
+TEST(CountParams, MegatronSc21Table1) {
+  // Narayanan et al. SC'21 Table 1 (copied in shared/reference/training_a100.yaml,
+  // megatron_sc21_weak_scaling): V 51200, s 2048; params_b is printed to 0.1 B, so the count must
+  // lie within 0.05 B of it. (18.4 B: 18.4497 B; 76.1 B: 76.0507 B are the closest calls.)
+  struct Row {
+    double params_b;
+    int heads, hidden, layers;
+  };
+  const std::vector<Row> rows = {
+      {1.7, 24, 2304, 24},       {3.6, 32, 3072, 30},       {7.5, 32, 4096, 36},     {18.4, 48, 6144, 40},
+      {39.1, 64, 8192, 48},      {76.1, 80, 10240, 60},     {145.6, 96, 12288, 80},  {310.1, 128, 16384, 96},
+      {529.6, 128, 20480, 105},  {1008.0, 160, 25600, 128},
+  };
+  for (const Row& r : rows) {
+    const double total = count_params(gpt(r.layers, r.hidden, r.heads)).total;
+    EXPECT_NEAR(total / 1e9, r.params_b, 0.05) << r.params_b << "B";
+    // And it is eq. 2 plus the final LayerNorm.
+    EXPECT_DOUBLE_EQ(total, sc21_params(r.layers, r.hidden, 51200, 2048) + 2.0 * r.hidden) << r.params_b << "B";
+  }
+}
+
+TEST(CountParams, Llama2SevenAndSeventyBillion) {
+  // Llama-2-7B: l 32, h 4096, 32 heads (no GQA), f 11008, V 32000, untied head, RMSNorm, no biases:
+  //   layer = 4h^2 (QKVO) + 3hf (SwiGLU) + 2h = 67,108,864 + 135,266,304 + 8,192 = 202,383,360
+  //   total = 32 x 202,383,360 + 2 x V h (embedding + head) + h
+  //         = 6,476,267,520 + 262,144,000 + 4,096 = 6,738,415,616 (the published checkpoint's count).
+  const ParamCount p7 = count_params(llama(32, 4096, 32, 32, 11008));
+  EXPECT_DOUBLE_EQ(p7.per_layer, 202'383'360.0);
+  EXPECT_DOUBLE_EQ(p7.total, 6'738'415'616.0);
+  // Llama-2-70B: l 80, h 8192, 64 heads of 128, 8 KV heads, f 28672:
+  //   QKV h (h + 2 x 8 x 128) = 8192 x 10240 = 83,886,080; output h^2 = 67,108,864;
+  //   MLP 3hf = 704,643,072; norms 2h = 16,384 -> layer = 855,654,400
+  //   total = 80 x 855,654,400 + 2 x 32000 x 8192 + 8192 = 68,976,648,192 (published count).
+  const ParamCount p70 = count_params(llama(80, 8192, 64, 8, 28672));
+  EXPECT_DOUBLE_EQ(p70.per_layer, 855'654'400.0);
+  EXPECT_DOUBLE_EQ(p70.total, 68'976'648'192.0);
+}
+
+TEST(IterationFlops, MatchesSc21FormulasForGptShapes) {
+  // SC'21 eq. 3 with full recomputation (hardware FLOPs): F = 96 B s l h^2 (1 + s/6h + V/16lh);
+  // without recomputation (model FLOPs, 3 x forward):  F = 72 B s l h^2 (1 + s/6h + V/12lh).
+  struct Shape {
+    int layers, hidden, heads, batch;
+  };
+  for (const Shape& sh : {Shape{96, 12288, 96, 1536}, Shape{24, 2304, 24, 512}, Shape{128, 25600, 160, 3072},
+                          Shape{40, 6144, 48, 1024}}) {
+    ScenarioConfig cfg = scenario(gpt(sh.layers, sh.hidden, sh.heads), 8, 1, 1, sh.batch);
+    cfg.training.recompute = Recompute::kFull;
+    const double B = sh.batch, s = 2048, l = sh.layers, h = sh.hidden, V = 51200;
+    const double hardware = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    const double model = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    const FlopCount f = iteration_flops(cfg);
+    EXPECT_NEAR(f.hardware.n / hardware, 1.0, 1e-9) << sh.hidden;
+    EXPECT_NEAR(f.model.n / model, 1.0, 1e-9) << sh.hidden;
+    // Model FLOPs do not depend on recomputation; without it hardware = model.
+    cfg.training.recompute = Recompute::kNone;
+    EXPECT_DOUBLE_EQ(iteration_flops(cfg).model.n, f.model.n);
+    EXPECT_DOUBLE_EQ(iteration_flops(cfg).hardware.n, f.model.n);
+    // Per token: model FLOPs / (B s).
+    EXPECT_NEAR(model_flops_per_token(cfg.model) * B * s / model, 1.0, 1e-9);
+  }
+}
+
+TEST(IterationFlops, SelectiveRecomputeAddsTheAttentionCore) {
+  // Selective recomputation re-runs QK^T and AV: 4 s h per token per layer (forward), B s tokens.
+  ScenarioConfig cfg = scenario(gpt(24, 2304, 24), 8, 1, 1, 512);
+  cfg.training.recompute = Recompute::kSelective;
+  const FlopCount f = iteration_flops(cfg);
+  const double B = 512, s = 2048, l = 24, h = 2304;
+  EXPECT_NEAR((f.hardware.n - f.model.n) / (B * s * l * 4 * s * h), 1.0, 1e-12);
+}
+
+TEST(IterationFlops, SlidingWindowCountsTheWindow) {
+  // With a window w < s, attention counts 4 w h per token instead of 4 s h (both 3x for fwd+bwd).
+  ModelConfig full = gpt(24, 2304, 24);
+  ModelConfig windowed = full;
+  windowed.attention_window = 512;
+  const double l = 24, h = 2304, s = 2048, w = 512;
+  EXPECT_NEAR((model_flops_per_token(full) - model_flops_per_token(windowed)) / (3 * l * 4 * (s - w) * h), 1.0, 1e-12);
+}
+
+TEST(LayerGemms, GqaSwigluShapesSumToTheGemmParameters) {
+  // Llama-2-70B on tp 8, micro-batch 1, s 4096: per TP rank
+  //   qkv           4096 x (8192 + 2 x 8 x 128)/8 = 1280    x 8192
+  //   attention_out 4096 x 8192                   x 8192/8 = 1024
+  //   mlp_up        4096 x 2 x 28672/8 = 7168     x 8192   (gate and up fused)
+  //   mlp_down      4096 x 8192                   x 28672/8 = 3584
+  const ScenarioConfig cfg = scenario(llama(80, 8192, 64, 8, 28672), 8, 8, 1, 1);
+  const std::vector<GemmShape> g = layer_gemms(cfg);
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[0].name, "qkv");
+  EXPECT_EQ(g[0].m, 4096);
+  EXPECT_EQ(g[0].n, 1280);
+  EXPECT_EQ(g[0].k, 8192);
+  EXPECT_EQ(g[1].n, 8192);
+  EXPECT_EQ(g[1].k, 1024);
+  EXPECT_EQ(g[2].n, 7168);
+  EXPECT_EQ(g[2].k, 8192);
+  EXPECT_EQ(g[3].n, 8192);
+  EXPECT_EQ(g[3].k, 3584);
+  // Weights k x n over all TP ranks = the layer's GEMM parameters:
+  //   8 x 8192 x (1280 + 1024 + 7168 + 3584) = 855,638,016 = 83,886,080 + 67,108,864 + 704,643,072.
+  double weights = 0;
+  for (const GemmShape& s : g) weights += static_cast<double>(s.k) * s.n * 8;
+  EXPECT_DOUBLE_EQ(weights, 855'638'016.0);
+}
+
+TEST(LayerGemms, ContextParallelSplitsTokens) {
+  // GPT h 4096, f 4h, micro-batch 2, s 2048, cp 4: 2 x 2048 / 4 = 1024 tokens per rank.
+  ScenarioConfig cfg = scenario(gpt(32, 4096, 32), 32, 2, 1, 64, 2);
+  cfg.parallelism.cp = 4;
+  for (const GemmShape& g : layer_gemms(cfg)) EXPECT_EQ(g.m, 1024) << g.name;
+  EXPECT_EQ(layer_gemms(cfg)[2].n, 4 * 4096 / 2);  // GELU MLP up: f / tp
+}
+
+TEST(LayerAttentionFlops, CausalFlashIsAboutHalfOfCounted) {
+  // Counted: 4 b s s h / tp. Flash skips masked blocks: executed / counted = (s + 1) / 2s.
+  ScenarioConfig cfg = scenario(gpt(24, 2304, 24), 8, 2, 1, 8);
+  const AttentionFlops a = layer_attention_flops(cfg);
+  const double s = 2048, h = 2304;
+  EXPECT_DOUBLE_EQ(a.counted.n, 4 * s * s * h / 2);
+  EXPECT_NEAR(a.executed.n / a.counted.n, (s + 1) / (2 * s), 1e-12);
+  EXPECT_NEAR(a.executed.n / a.counted.n, 0.5, 1e-3);
+  // The unfused chain computes the whole score matrix.
+  cfg.training.flash_attention = false;
+  const AttentionFlops u = layer_attention_flops(cfg);
+  EXPECT_DOUBLE_EQ(u.executed.n, u.counted.n);
+}
+
+TEST(ActivationBytes, KorthikantiTable2) {
+  // Korthikanti et al. 2022 Table 2, bytes per layer (GPT, f = 4h, 16-bit):
+  //   no parallelism:              s b h (34 + 5 a s / h)
+  //   tensor parallel (no SP):     s b h (10 + 24/t + 5 a s / (h t))
+  //   tensor + sequence parallel:  s b h (34/t + 5 a s / (h t))
+  //   full recomputation:          2 s b h  (only the layer input; / t with SP)
+  // h 2048, a 16, s 2048, b 1, t 4, unfused attention (keeps the 5 a s^2 b scores).
+  const double s = 2048, b = 1, h = 2048, a = 16, t = 4;
+  ScenarioConfig cfg = scenario(gpt(8, 2048, 16), 4, 1, 1, 4);
+  cfg.training.flash_attention = false;
+  EXPECT_NEAR(activation_bytes_per_layer(cfg).as_double(), s * b * h * (34 + 5 * a * s / h), 1.0);
+  cfg.parallelism.tp = 4;
+  cfg.parallelism.sequence_parallel = false;
+  EXPECT_NEAR(activation_bytes_per_layer(cfg).as_double(), s * b * h * (10 + 24 / t + 5 * a * s / (h * t)), 1.0);
+  cfg.parallelism.sequence_parallel = true;
+  EXPECT_NEAR(activation_bytes_per_layer(cfg).as_double(), s * b * h * (34 / t + 5 * a * s / (h * t)), 1.0);
+  // Flash attention drops the 5 a s^2 b term.
+  cfg.training.flash_attention = true;
+  EXPECT_NEAR(activation_bytes_per_layer(cfg).as_double(), s * b * h * 34 / t, 1.0);
+  cfg.training.recompute = Recompute::kFull;
+  EXPECT_NEAR(activation_bytes_per_layer(cfg).as_double(), 2 * s * b * h / t, 1.0);
+}
+
+// GPT 7.5B-like on 64 GPUs, tp 2, pp 2 -> dp 16.
+ScenarioConfig zero_case(int stage) {
+  ScenarioConfig cfg = scenario(gpt(36, 4096, 32), 64, 2, 2, 64);
+  cfg.parallelism.zero_stage = stage;
+  return cfg;
+}
+
+TEST(MemoryPerGpu, ZeroStagesShardWhatTheyShould) {
+  // dp = 64 / (2 x 2) = 16. ZeRO-1 shards optimizer state, ZeRO-2 also gradients, ZeRO-3 also
+  // weights; each shard is 1/dp of the unsharded amount.
+  const MemoryEstimate z0 = memory_per_gpu(zero_case(0));
+  const MemoryEstimate z1 = memory_per_gpu(zero_case(1));
+  const MemoryEstimate z2 = memory_per_gpu(zero_case(2));
+  const MemoryEstimate z3 = memory_per_gpu(zero_case(3));
+  const double dp = 16;
+  EXPECT_NEAR(z0.optimizer.as_double() / z1.optimizer.as_double(), dp, 1e-6);
+  EXPECT_EQ(z1.gradients, z0.gradients);
+  EXPECT_EQ(z1.weights, z0.weights);
+  EXPECT_NEAR(z1.gradients.as_double() / z2.gradients.as_double(), dp, 1e-6);
+  EXPECT_EQ(z2.optimizer, z1.optimizer);
+  EXPECT_EQ(z2.weights, z0.weights);
+  EXPECT_NEAR(z2.weights.as_double() / z3.weights.as_double(), dp, 1e-6);
+  EXPECT_EQ(z3.gradients, z2.gradients);
+  EXPECT_EQ(z3.optimizer, z2.optimizer);
+  // Activations do not depend on the ZeRO stage; the unsharded parameter count does not either.
+  EXPECT_EQ(z3.activations, z0.activations);
+  EXPECT_DOUBLE_EQ(z3.params_on_gpu, z0.params_on_gpu);
+  // Bytes per parameter before sharding: 2 (16-bit weights), 4 (FP32 gradients), 12 (Adam).
+  EXPECT_NEAR(z0.weights.as_double() / z0.params_on_gpu, 2.0, 1e-9);
+  EXPECT_NEAR(z0.gradients.as_double() / z0.params_on_gpu, 4.0, 1e-9);
+  EXPECT_NEAR(z0.optimizer.as_double() / z0.params_on_gpu, 12.0, 1e-9);
+  EXPECT_LT(z3.total(), z2.total());
+  EXPECT_LT(z2.total(), z1.total());
+  EXPECT_LT(z1.total(), z0.total());
+}
+
+TEST(MemoryPerGpu, Bf16GradientsHalveGradientMemory) {
+  ScenarioConfig cfg = zero_case(0);
+  const MemoryEstimate fp32 = memory_per_gpu(cfg);
+  cfg.training.fp32_grad_reduce = false;
+  EXPECT_NEAR(fp32.gradients.as_double() / memory_per_gpu(cfg).gradients.as_double(), 2.0, 1e-9);
+}
+
+TEST(MemoryPerGpu, ParamsOnGpuOfTheMostLoadedStage) {
+  // pp 1, tp 1: the whole model is on the GPU.
+  const ModelConfig m = gpt(24, 2304, 24);
+  EXPECT_DOUBLE_EQ(memory_per_gpu(scenario(m, 8, 1, 1, 8)).params_on_gpu, count_params(m).total);
+  // tp 2: half of it.
+  EXPECT_DOUBLE_EQ(memory_per_gpu(scenario(m, 8, 2, 1, 8)).params_on_gpu, count_params(m).total / 2);
+  // pp 2: half the layers plus the larger end (the embedding with positions on the first stage).
+  const ParamCount p = count_params(m);
+  EXPECT_DOUBLE_EQ(memory_per_gpu(scenario(m, 8, 1, 2, 8)).params_on_gpu, 12 * p.per_layer + p.embedding);
+}
+
+TEST(MemoryPerGpu, FullRecomputeShrinksActivations) {
+  ScenarioConfig cfg = scenario(gpt(36, 4096, 32), 64, 2, 2, 64);
+  const Bytes none = memory_per_gpu(cfg).activations;
+  cfg.training.recompute = Recompute::kSelective;
+  const Bytes selective = memory_per_gpu(cfg).activations;
+  cfg.training.recompute = Recompute::kFull;
+  const Bytes full = memory_per_gpu(cfg).activations;
+  EXPECT_LT(full, none);
+  EXPECT_LE(selective, none);
+  // Full recomputation keeps 2 sbh/t per layer (with SP) instead of 34 sbh/t: at least 5x less here
+  // (the one layer being recomputed and the logits are kept in both).
+  EXPECT_LT(full.as_double() * 5, none.as_double());
+  // Weights, gradients and optimizer state are untouched.
+  EXPECT_EQ(memory_per_gpu(cfg).weights, memory_per_gpu(scenario(gpt(36, 4096, 32), 64, 2, 2, 64)).weights);
+}
+
+TEST(MemoryPerGpu, InterleavingRaisesActivationsByKorthikantiFactor) {
+  // 1F1B holds l layers' activations on the first stage; interleaving multiplies that by
+  // 1 + (pp - 1) / (pp vpp). pp 2, vpp 2: 1 + 1/4 = 1.25 (logits term subtracted out).
+  ScenarioConfig cfg = scenario(gpt(36, 4096, 32), 64, 2, 2, 64);
+  const double per_layer = activation_bytes_per_layer(cfg).as_double();
+  const double plain = memory_per_gpu(cfg).activations.as_double();
+  cfg.parallelism.vpp = 2;
+  const double interleaved = memory_per_gpu(cfg).activations.as_double();
+  EXPECT_NEAR((interleaved - plain) / (per_layer * 36), 0.25, 1e-6);
+}
+
+}  // namespace
+}  // namespace clustersim::work
