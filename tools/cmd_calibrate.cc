@@ -1,15 +1,71 @@
 // SPDX-License-Identifier: Apache-2.0
-// clustersim calibrate: fit a hardware profile to probe files.
+// clustersim calibrate: fit a hardware profile to probe files and print the fit errors.
+#include <fstream>
+#include <iostream>
+
+#include "calibration/fit/calibrate.h"
+#include "calibration/hardware_profile.h"
+#include "calibration/probe_file.h"
+#include "calibration/profile_fit.h"
 #include "sim/core/error.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 
 namespace clustersim::cli {
 
-const char* const kCalibrateUsage = "usage: clustersim calibrate PROBE_FILE... -o PROFILE\n";
+const char* const kCalibrateUsage = R"(usage: clustersim calibrate PROBE_FILE... -o PROFILE.yaml [options]
 
-int cmd_calibrate(const std::vector<std::string>&) {
-  throw BadInput(InputError{"", 0, "", "'clustersim calibrate' is not built yet"});
+Fits the cost models (GEMM peak, tile and wave quantisation, launch overhead; attention; HBM
+bandwidth; per-collective alpha-beta per size range) to probe files written by
+clustersim-probe (kernels_probe/), prints each model's fit error (median and worst relative
+error over the measured points) and writes a hardware profile that scenarios use with
+cluster.gpu: PROFILE.yaml. Datasheet values (peaks, capacity, link rates) come from the
+built-in profile matching the probed GPU, or from --base.
+
+options:
+  -o, --output FILE   the profile to write (required)
+  --base NAME|FILE    profile providing the datasheet values (default: matched from the probe)
+  --parameters        also print every fitted parameter
+  -h, --help          this help
+)";
+
+int cmd_calibrate(const std::vector<std::string>& argv) {
+  const Args args(argv, {"-o", "--output", "--base"}, {}, {"-h", "--help", "--parameters"});
+  if (args.has("-h") || args.has("--help")) {
+    std::cout << kCalibrateUsage;
+    return 0;
+  }
+  if (args.positionals().empty()) throw UsageError{"expected at least one probe file"};
+  const std::string output = args.value("-o", args.value("--output"));
+  if (output.empty()) throw UsageError{"-o PROFILE.yaml is required"};
+
+  std::vector<calib::ProbeData> probes;
+  for (const std::string& file : args.positionals()) probes.push_back(calib::read_probe_file(file));
+  const calib::CalibrationResult result = calib::calibrate(probes);
+
+  std::string base_name = args.value("--base");
+  if (base_name.empty()) {
+    base_name = calib::builtin_profile_for_device(result.machine.gpu_model);
+    if (base_name.empty()) {
+      throw BadInput(InputError{args.positionals()[0], 0, "header.gpu_model",
+                                "no built-in profile matches GPU '" + result.machine.gpu_model +
+                                    "'; name one with --base (clustersim profiles lists them) or a profile file"});
+    }
+  }
+  const calib::HardwareProfile base = calib::load_hardware_profile(base_name);
+  const calib::HardwareProfile fitted = calib::fitted_profile(result, base);
+
+  if (result.synthetic) std::cout << "note: the probe data is SYNTHETIC (generated, not measured)\n";
+  std::cout << "probe: " << result.machine.gpu_count << " x " << result.machine.gpu_model << ", "
+            << result.machine.date << "; base profile " << base_name << "\n\n";
+  std::cout << calib::format_error_table(result);
+  if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
+
+  std::ofstream out(output, std::ios::binary);
+  out << calib::format_hardware_profile(fitted);
+  if (!out) throw BadInput(InputError{output, 0, "-o", "cannot write the profile"});
+  std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << output << ")\n";
+  return 0;
 }
 
 }  // namespace clustersim::cli

@@ -28,6 +28,42 @@ std::string collective_name(const CollectiveModel& m) {
 
 }  // namespace
 
+const GemmModel* CalibrationResult::gemm_model(DType dtype) const {
+  for (const GemmFit& f : gemm) {
+    if (f.model.dtype == dtype) return &f.model;
+  }
+  return nullptr;
+}
+
+const AttentionModel* CalibrationResult::attention_model(Direction direction, bool fused,
+                                                         DType dtype) const {
+  for (const AttentionFit& f : attention) {
+    if (f.model.direction == direction && f.model.fused == fused && f.model.dtype == dtype) {
+      return &f.model;
+    }
+  }
+  return nullptr;
+}
+
+const MemoryModel* CalibrationResult::memory_model(MemoryOpKind op) const {
+  for (const MemoryFit& f : memory) {
+    if (f.model.op == op) return &f.model;
+  }
+  return nullptr;
+}
+
+const CollectiveModel* CalibrationResult::collective_model(CollectiveKind op, int ranks,
+                                                           const std::string& algorithm,
+                                                           const std::string& protocol) const {
+  for (const CollectiveFit& f : collectives) {
+    const CollectiveModel& m = f.model;
+    if (m.op == op && m.ranks == ranks && m.algorithm == algorithm && m.protocol == protocol) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
 CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
   CalibrationResult result;
   if (probes.empty()) throw BadInput(InputError{"", 0, "", "no probe files given"});

@@ -20,27 +20,43 @@ struct FitErrorRow {
 };
 
 // Everything `clustersim calibrate` learns from a set of probe files. Units are in the field
-// names: seconds, bytes, FLOP/s, bytes/s. To map into a hardware profile:
-//   - gemm[i].model: per dtype, peak_flops_per_s (achievable dense peak), launch_s, and the
-//     tile/wave efficiency model (GemmModel::efficiency gives efficiency(shape)); divide
-//     peak_flops_per_s by the datasheet peak for a scalar "max efficiency";
-//   - attention[i].model: per direction and fused flag, flops_per_s, launch_s, and the
-//     score-matrix cost of unfused chains;
-//   - memory[i].model: per kernel kind, bw_bytes_per_s (achieved HBM bandwidth) and launch_s;
-//   - collectives[i].model: per op, rank count and NCCL algorithm/protocol, alpha-beta segments by
-//     size range.
+// names: seconds, bytes, FLOP/s, bytes/s. Each fit keeps its points (measured and predicted) and
+// its FitError; `errors` is the table printed by format_error_table.
+//
+// Mapping onto a HardwareProfile's Efficiencies (calibration/hardware_profile.h), with `hw` the
+// datasheet peaks:
+//   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (fp8 likewise)
+//   gemm_tile_m/_n    = gemm_model(kBf16)->tile.m / .n
+//   gemm_k_half       = gemm_model(kBf16)->k_half()   (same per-wave cost, as compute_cost.h uses it)
+//   kernel_launch     = gemm_model(kBf16)->launch_s   (memory_model(kCopy)->launch_s for small kernels)
+//   attention_unfused = attention_model(kForward, false)->flops_per_s / hw.bf16; the chain's extra
+//                       score-matrix cost is s_per_score_element * b*h*s^2 on top
+//   attention_fused   = attention_model(kForward, true), when a fused kernel was measured
+//   hbm               = memory_model(kCopy)->bw_bytes_per_s / hw.hbm_bandwidth
+//   nvlink_busbw      = collective_model(kAllReduce, gpus)->large_message_busbw_bytes_per_s()
+//                       / hw.nvlink_bandwidth
+//   nvlink_collective_latency = collective_model(kAllReduce, gpus)->segments.front().alpha_s
 // `machine` is the header of the first probe file (GPU model, versions, date) for provenance.
 struct CalibrationResult {
   ProbeHeader machine;
   std::vector<std::string> sources;   // probe files used, in order
   bool synthetic = false;             // any input was synthetic
-  std::vector<GemmFit> gemm;
-  std::vector<AttentionFit> attention;
-  std::vector<MemoryFit> memory;
-  std::vector<CollectiveFit> collectives;
+  std::vector<GemmFit> gemm;          // one per dtype
+  std::vector<AttentionFit> attention;  // one per (direction, fused, dtype)
+  std::vector<MemoryFit> memory;      // one per op
+  std::vector<CollectiveFit> collectives;  // one per (op, ranks, algorithm, protocol)
   // One row per fitted model, then one "(all)" row per family pooling that family's points:
   // "gemm (all)", "attention (all)", "memory (all)", "collectives (all)".
   std::vector<FitErrorRow> errors;
+
+  // Lookups; nullptr when the probe files had no data for that model.
+  const GemmModel* gemm_model(DType dtype) const;
+  const AttentionModel* attention_model(Direction direction, bool fused,
+                                        DType dtype = DType::kBf16) const;
+  const MemoryModel* memory_model(MemoryOpKind op) const;
+  const CollectiveModel* collective_model(CollectiveKind op, int ranks,
+                                          const std::string& algorithm = "auto",
+                                          const std::string& protocol = "auto") const;
 };
 
 // Fits every model the probe files have data for. Files must come from the same GPU model

@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
@@ -60,7 +61,10 @@ void SimGridClock::arm() {
     timer_->remove();
   }
   armed_ps_ = first;
-  timer_ = simgrid::kernel::timer::Timer::set(static_cast<double>(first) * 1e-12, [this] { fire(); });
+  // Rounding to picoseconds may put `first` a hair before SimGrid's double clock, which SimGrid
+  // refuses ("in the past already").
+  const double date = std::max(static_cast<double>(first) * 1e-12, simgrid::s4u::Engine::get_clock());
+  timer_ = simgrid::kernel::timer::Timer::set(date, [this] { fire(); });
 }
 
 void SimGridClock::fire() {

@@ -36,7 +36,7 @@ LmmNetwork::LmmNetwork(const RouteSource& routes, Clock& clock, LmmOptions optio
       options_(options),
       link_bytes_(static_cast<size_t>(routes.link_count())),
       peak_utilisation_(static_cast<size_t>(routes.link_count()), 0.0),
-      step_load_(static_cast<size_t>(routes.link_count()), 0.0) {
+      step_marked_(static_cast<size_t>(routes.link_count()), 0) {
   namespace s4u = simgrid::s4u;
   if (!s4u::Engine::has_instance()) throw std::logic_error("LmmNetwork needs an s4u::Engine");
   auto* engine = s4u::Engine::get_instance();
@@ -46,6 +46,7 @@ LmmNetwork::LmmNetwork(const RouteSource& routes, Clock& clock, LmmOptions optio
   // Before the first zone exists: afterwards SimGrid refuses configuration changes.
   s4u::Engine::set_config("network/model:CM02");
   s4u::Engine::set_config("network/crosstraffic:0");
+  if (!options_.lazy_update) s4u::Engine::set_config("network/optim:Full");
   if (options_.surf_precision) s4u::Engine::set_config("surf/precision", *options_.surf_precision);
   if (options_.maxmin_precision) {
     s4u::Engine::set_config("maxmin/precision", *options_.maxmin_precision);
@@ -67,6 +68,7 @@ LmmNetwork::LmmNetwork(const RouteSource& routes, Clock& clock, LmmOptions optio
     hosts_.push_back(zone_->create_host("gpu" + std::to_string(g), {1e9}));
   }
   links_.reserve(static_cast<size_t>(routes.link_count()));
+  s4u_links_.reserve(static_cast<size_t>(routes.link_count()));
   for (LinkIndex l = 0; l < routes.link_count(); ++l) {
     // A failed link (capacity 0) gets 1 B/s: SimGrid refuses zero bandwidth; nothing should be
     // routed over it anyway.
@@ -74,6 +76,7 @@ LmmNetwork::LmmNetwork(const RouteSource& routes, Clock& clock, LmmOptions optio
     s4u::Link* link = zone_->create_link("l" + std::to_string(l), {capacity});
     link->set_latency(0);
     links_.push_back(link->get_impl());
+    s4u_links_.push_back(link);
   }
   zone_->seal();
 
@@ -132,7 +135,6 @@ TransferId LmmNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void
     s.transfer = id;
     s.size = bytes;
     s.links = scratch_paths_[k].links;
-    s.last_remaining = bytes.as_double();
     s.active_slot = active_.size();
     active_.push_back(key);
   }
@@ -166,23 +168,21 @@ void LmmNetwork::on_time_advance(double delta) {
   // SimGrid has finished with the comms completed at the previous step.
   finished_.clear();
   if (!options_.track_peaks || delta <= 0) return;
-  // Rate of each comm over the step just simulated = bytes it moved / delta. Comms completing at
-  // the end of the step are still in active_ here (SimGrid reports completions after this signal).
+  // SimGrid's link usage (sum of the LMM rates on it) still describes the step just simulated:
+  // the comms that ended with it leave the LMM only after this signal.
   for (const auto* key : active_) {
-    SubFlow& s = flows_.at(key);
-    const double remaining = s.comm->get_remaining();
-    const double rate = (s.last_remaining - remaining) / delta;
-    s.last_remaining = remaining;
-    if (rate <= 0) continue;
-    for (const LinkIndex l : s.links) {
-      if (step_load_[l] == 0) step_links_.push_back(l);
-      step_load_[l] += rate;
+    for (const LinkIndex l : flows_.at(key).links) {
+      if (step_marked_[l]) continue;
+      step_marked_[l] = 1;
+      step_links_.push_back(l);
     }
   }
   for (const LinkIndex l : step_links_) {
     const double capacity = routes_.capacity(l).bytes_per_s;
-    if (capacity > 0) peak_utilisation_[l] = std::max(peak_utilisation_[l], step_load_[l] / capacity);
-    step_load_[l] = 0;
+    if (capacity > 0) {
+      peak_utilisation_[l] = std::max(peak_utilisation_[l], s4u_links_[l]->get_usage() / capacity);
+    }
+    step_marked_[l] = 0;
   }
   step_links_.clear();
 }

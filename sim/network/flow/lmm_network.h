@@ -54,7 +54,6 @@ class LmmNetwork final : public Network {
     TransferId transfer = 0;
     Bytes size;
     std::vector<LinkIndex> links;
-    double last_remaining = 0;  // bytes, at the previous time advance
     size_t active_slot = 0;     // position in active_
   };
 
@@ -67,6 +66,7 @@ class LmmNetwork final : public Network {
   internal::FabricZone* zone_ = nullptr;  // owned by the s4u::Engine
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::kernel::resource::StandardLinkImpl*> links_;
+  std::vector<simgrid::s4u::Link*> s4u_links_;
 
   // The path of the comm being started; FabricZone's resolver and the latency factor read it.
   const Path* pending_path_ = nullptr;
@@ -81,7 +81,7 @@ class LmmNetwork final : public Network {
 
   std::vector<Bytes> link_bytes_;
   std::vector<double> peak_utilisation_;
-  std::vector<double> step_load_;
+  std::vector<char> step_marked_;
   std::vector<LinkIndex> step_links_;
   std::vector<Path> scratch_paths_;
 };

@@ -46,6 +46,18 @@ TEST(Calibrate, FitsEveryFamilyOfASyntheticProbe) {
   EXPECT_NE(table.find("median_err"), std::string::npos);
   EXPECT_NE(table.find("all_reduce x8 auto/auto"), std::string::npos) << table;
   EXPECT_NE(format_parameters(r).find("gemm bf16"), std::string::npos);
+
+  ASSERT_NE(r.gemm_model(DType::kBf16), nullptr);
+  EXPECT_NEAR(r.gemm_model(DType::kBf16)->peak_flops_per_s, 720e12, 0.02 * 720e12);
+  EXPECT_EQ(r.gemm_model(DType::kFp16), nullptr);
+  ASSERT_NE(r.attention_model(Direction::kBackward, false), nullptr);
+  EXPECT_EQ(r.attention_model(Direction::kBackward, true), nullptr);
+  ASSERT_NE(r.memory_model(MemoryOpKind::kCopy), nullptr);
+  EXPECT_NEAR(r.memory_model(MemoryOpKind::kCopy)->bw_bytes_per_s, 3.0e12, 0.03 * 3.0e12);
+  const CollectiveModel* ar = r.collective_model(CollectiveKind::kAllReduce, 8);
+  ASSERT_NE(ar, nullptr);
+  EXPECT_NEAR(ar->large_message_busbw_bytes_per_s(), 370e9, 0.05 * 370e9);
+  EXPECT_EQ(r.collective_model(CollectiveKind::kAllReduce, 8, "Tree"), nullptr);
 }
 
 TEST(Calibrate, MergesFilesFromRunsOnDifferentGpuCounts) {

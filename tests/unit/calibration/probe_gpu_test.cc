@@ -40,7 +40,9 @@ TEST(ProbeOnGpu, QuickRunWritesAReadableProbeFile) {
   EXPECT_FALSE(d.gemm.empty());
   EXPECT_FALSE(d.attention.empty());
   EXPECT_FALSE(d.memory.empty());
-  if (d.header.nccl_version > 0) EXPECT_FALSE(d.collectives.empty());
+  if (d.header.nccl_version > 0) {
+    EXPECT_FALSE(d.collectives.empty());
+  }
   EXPECT_TRUE(std::filesystem::exists(dir / "quick.txt"));
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/collectives/collective_cost.h"
+#include "tests/unit/core/unit_printers.h"
 
 namespace clustersim::coll {
 namespace {

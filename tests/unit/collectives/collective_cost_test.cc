@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "tests/unit/core/unit_printers.h"
+
 namespace clustersim::coll {
 namespace {
 

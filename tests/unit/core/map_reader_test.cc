@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/core/unit_parse.h"
+#include "tests/unit/core/unit_printers.h"
 
 namespace clustersim {
 namespace {

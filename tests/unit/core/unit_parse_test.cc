@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "tests/unit/core/unit_printers.h"
+
 namespace clustersim {
 namespace {
 

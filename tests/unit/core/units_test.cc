@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/core/unit_printers.h"
+
 namespace clustersim {
 namespace {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/scenario.h"
+#include "tests/unit/core/unit_printers.h"
 
 namespace clustersim::engine {
 namespace {

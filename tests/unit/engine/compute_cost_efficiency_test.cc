@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/core/error.h"
+#include "tests/unit/core/unit_printers.h"
 
 namespace clustersim::calib {
 namespace {

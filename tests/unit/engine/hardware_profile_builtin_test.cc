@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "tests/unit/core/unit_printers.h"
 
 namespace clustersim::calib {
 namespace {
@@ -136,8 +137,8 @@ TEST(FormatHardwareProfile, RoundTripsRoundNumbers) {
 
 TEST(FormatHardwareProfile, RoundTripsEveryBuiltinProfile) {
   // BUG: format_hardware_profile writes sizes as GiB with 6 significant digits, so a capacity in
-  // decimal units (80GB = 74.505806 GiB) comes back as 79,999,997,362 bytes, not 80,000,000,000;
-  // the header promises "reads back unchanged".
+  // decimal units (80GB = 74.50580597 GiB, written "74.5058GiB") comes back as 79,999,993,591
+  // bytes, not 80,000,000,000; the header promises "reads back unchanged".
   GTEST_SKIP() << "BUG: calibration/hardware_profile.cc format_hardware_profile loses HBM capacity "
                   "precision (%.6g GiB)";
   for (const std::string& name : builtin_profile_names()) {

@@ -79,8 +79,9 @@ TEST(MaxMinSolver, RemovalGivesCapacityBackAndReportsOnlyChanges) {
   EXPECT_EQ(s.flow_count(), 2);
 }
 
-// A sprayed flow puts half its rate on each of two parallel links: the 10-wide host link limits
-// it to 10 (5 per parallel link), and a second flow on one parallel link gets the rest, 5.
+// A sprayed flow puts half its rate on each of two parallel links (1 and 2); a plain flow shares
+// link 1. Both rise together until link 1 fills: 0.5 x + x = 10, x = 20/3 each; link 2 then
+// carries 10/3 and the host link (0) 20/3.
 TEST(MaxMinSolver, SharesSplitASprayedFlow) {
   MaxMinSolver s({10.0, 10.0, 10.0});
   const std::vector<LinkIndex> links = {0, 1, 2};
@@ -88,10 +89,11 @@ TEST(MaxMinSolver, SharesSplitASprayedFlow) {
   const FlowIndex sprayed = s.add_flow(links, shares);
   const FlowIndex plain = s.add_flow(path({1}));
   s.solve();
-  EXPECT_DOUBLE_EQ(s.rate(sprayed), 10.0);
-  EXPECT_DOUBLE_EQ(s.rate(plain), 5.0);
+  EXPECT_DOUBLE_EQ(s.rate(sprayed), 20.0 / 3);
+  EXPECT_DOUBLE_EQ(s.rate(plain), 20.0 / 3);
+  EXPECT_DOUBLE_EQ(s.load(0), 20.0 / 3);
   EXPECT_DOUBLE_EQ(s.load(1), 10.0);
-  EXPECT_DOUBLE_EQ(s.load(2), 5.0);
+  EXPECT_DOUBLE_EQ(s.load(2), 10.0 / 3);
 }
 
 TEST(MaxMinSolver, FailedLinkStallsItsFlows) {

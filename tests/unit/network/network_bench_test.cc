@@ -100,11 +100,15 @@ ScenarioConfig small(TrafficPattern pattern, Fidelity fidelity) {
   return cfg;
 }
 
-void check(const TrafficResult& r) {
+// The ideal holds for the flow level; the analytical level ignores contention, so it may beat
+// the endpoint part of the bound (an incast finishes as fast as one transfer).
+void check(const TrafficResult& r, bool contention = true) {
   EXPECT_EQ(r.incomplete_transfers, 0);
   EXPECT_GT(r.completion_time, Time::zero());
-  EXPECT_GE(r.completion_time.as_ps(), r.ideal_time.as_ps() - 1);
-  EXPECT_GE(r.slowdown, 1.0 - 1e-9);
+  if (contention) {
+    EXPECT_GE(r.completion_time.as_ps(), r.ideal_time.as_ps() - 1);
+    EXPECT_GE(r.slowdown, 1.0 - 1e-9);
+  }
   // Every byte leaves through its source's first link and arrives through its destination's last.
   Bytes first_hops;
   for (const auto& link : r.links) {
@@ -129,7 +133,7 @@ TEST(RunTraffic, EveryPatternAnalytically) {
   for (const auto p : {TrafficPattern::kShift, TrafficPattern::kRandomPermutation,
                        TrafficPattern::kRingAllReduce, TrafficPattern::kAllToAll, TrafficPattern::kIncast}) {
     SCOPED_TRACE(to_string(p));
-    check(run_traffic(small(p, Fidelity::kAnalytical)));
+    check(run_traffic(small(p, Fidelity::kAnalytical)), /*contention=*/false);
   }
 }
 

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <vector>
 
+#include "tests/unit/core/unit_printers.h"
+
 namespace clustersim::work {
 namespace {
 

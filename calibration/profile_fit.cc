@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "calibration/profile_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace clustersim::calib {
+namespace {
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string version(uint32_t v) {
+  if (v == 0) return "none";
+  return std::to_string(v);
+}
+
+}  // namespace
+
+std::string builtin_profile_for_device(const std::string& gpu_model) {
+  if (contains(gpu_model, "H200")) return "H200-SXM";
+  if (contains(gpu_model, "H800")) return "H800-SXM";
+  if (contains(gpu_model, "H100")) return "H100-SXM";
+  if (contains(gpu_model, "A100")) return contains(gpu_model, "40GB") ? "A100-SXM4-40GB" : "A100-SXM4-80GB";
+  return {};
+}
+
+HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile& base) {
+  HardwareProfile p = base;
+  p.origin.clear();
+  p.probe_files = r.sources;
+  const ProbeHeader& m = r.machine;
+  const std::string from = std::string(r.synthetic ? "SYNTHETIC probe data" : "probe") + " " + m.date + " on " +
+                           std::to_string(m.gpu_count) + "x " + m.gpu_model + " (driver " + m.driver_version +
+                           ", CUDA " + version(m.cuda_runtime_version) + ", NCCL " + version(m.nccl_version) +
+                           ", cuBLAS " + version(m.cublas_version) + ")";
+  p.description = base.description + "; fitted by clustersim calibrate from " + from;
+  Efficiencies& e = p.eff;
+  if (const GemmModel* g = r.gemm_model(DType::kBf16)) {
+    e.gemm_max = std::clamp(g->peak_flops_per_s / base.bf16.per_s, 0.01, 1.0);
+    e.gemm_tile_m = g->tile.m;
+    e.gemm_tile_n = g->tile.n;
+    e.gemm_k_half = static_cast<int>(std::lround(g->k_half()));
+    e.kernel_launch = Time::s(g->launch_s);
+    p.sources["efficiency.gemm_max"] = "fitted: " + fmt(g->peak_flops_per_s / 1e12) + " TFLOP/s bf16 GEMM peak, " + from;
+    p.sources["efficiency.gemm_tile"] = "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
+    p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
+  }
+  if (const AttentionModel* a = r.attention_model(Direction::kForward, false)) {
+    e.attention_unfused = std::clamp(a->flops_per_s / base.bf16.per_s, 0.01, 1.0);
+    p.sources["efficiency.attention_unfused"] = "fitted: matmul-softmax-matmul chain forward, " + from;
+  }
+  if (const AttentionModel* a = r.attention_model(Direction::kForward, true)) {
+    e.attention_fused = std::clamp(a->flops_per_s / base.bf16.per_s, 0.01, 1.0);
+    p.sources["efficiency.attention_fused"] = "fitted: fused attention forward, " + from;
+  }
+  if (const MemoryModel* mm = r.memory_model(MemoryOpKind::kCopy)) {
+    e.hbm = std::clamp(mm->bw_bytes_per_s / base.hbm_bandwidth.bytes_per_s, 0.01, 1.0);
+    p.sources["efficiency.hbm"] = "fitted: " + fmt(mm->bw_bytes_per_s / 1e9) + " GB/s device copy, " + from;
+  }
+  // NVLink: the all-reduce over the most GPUs measured (a whole node when the probe saw one).
+  for (int ranks = std::max(m.gpu_count, 2); ranks >= 2; --ranks) {
+    const CollectiveModel* c = r.collective_model(CollectiveKind::kAllReduce, ranks);
+    if (!c || c->segments.empty()) continue;
+    e.nvlink_busbw = std::clamp(c->large_message_busbw_bytes_per_s() / base.nvlink_bandwidth.bytes_per_s, 0.01, 1.0);
+    e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);
+    p.sources["efficiency.nvlink_busbw"] = "fitted: all-reduce on " + std::to_string(ranks) + " GPUs, " +
+                                           fmt(c->large_message_busbw_bytes_per_s() / 1e9) + " GB/s busbw, " + from;
+    p.sources["efficiency.nvlink_collective_latency"] = "fitted: all-reduce alpha on " + std::to_string(ranks) + " GPUs, " + from;
+    break;
+  }
+  return p;
+}
+
+}  // namespace clustersim::calib

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// Turns fitted cost models (calibration/fit/calibrate.h) into a hardware profile that scenarios
+// use: datasheet values from a base profile, efficiencies from the fits.
+#pragma once
+
+#include <string>
+
+#include "calibration/fit/calibrate.h"
+#include "calibration/hardware_profile.h"
+
+namespace clustersim::calib {
+
+// The built-in profile whose GPU matches the probe's device name ("NVIDIA H100 80GB HBM3" ->
+// "H100-SXM"), or empty when none does.
+std::string builtin_profile_for_device(const std::string& gpu_model);
+
+// `base` with every efficiency the probe files measured replaced by its fitted value, the
+// probe files recorded, and a source line per fitted value (probe date, GPU, versions).
+// Values the probes did not measure keep the base's value and source.
+HardwareProfile fitted_profile(const CalibrationResult& result, const HardwareProfile& base);
+
+}  // namespace clustersim::calib
