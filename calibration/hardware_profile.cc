@@ -2,6 +2,7 @@
 #include "calibration/hardware_profile.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,14 +10,19 @@
 #include "calibration/builtin_profiles.h"
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
+#include "sim/core/unit_parse.h"
 #include "sim/core/yaml_tree.h"
 
 namespace clustersim::calib {
 namespace {
 
+// Shortest text that reads back as the same double.
 std::string num(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 
@@ -137,10 +143,21 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
 
 std::string format_hardware_profile(const HardwareProfile& p) {
   std::ostringstream o;
-  auto rate = [](FlopRate r) { return num(r.as_tflops()) + "TFLOPS"; };
-  auto bw = [](Bandwidth b) { return num(b.as_gbytes_per_s()) + "GBps"; };
-  auto time = [](Time t) { return num(t.as_us()) + "us"; };
-  auto bytes = [](Bytes b) { return num(b.as_gib()) + "GiB"; };
+  // Scaled units when they read back exactly, else the base unit (so the file round-trips).
+  auto rate = [](FlopRate r) {
+    const std::string scaled = num(r.as_tflops()) + "TFLOPS";
+    const auto back = parse_flop_rate(scaled);
+    return back && back->per_s == r.per_s ? scaled : num(r.per_s) + "FLOPS";
+  };
+  auto bw = [](Bandwidth b) {
+    const std::string scaled = num(b.as_gbytes_per_s()) + "GBps";
+    const auto back = parse_bandwidth(scaled);
+    return back && back->bytes_per_s == b.bytes_per_s ? scaled : num(b.bytes_per_s) + "Bps";
+  };
+  auto time = [](Time t) { return std::to_string(t.as_ps()) + "ps"; };
+  auto bytes = [](Bytes b) {
+    return b.n % (int64_t{1} << 30) == 0 ? std::to_string(b.n >> 30) + "GiB" : std::to_string(b.n) + "B";
+  };
   o << "# clustersim hardware profile. Units are written out; see calibration/README.md.\n";
   o << "name: " << quoted(p.name) << "\n";
   if (!p.description.empty()) o << "description: " << quoted(p.description) << "\n";

@@ -221,6 +221,12 @@ int dispatch(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::string> rest(argv + 2, argv + argc);
+  for (const std::string& a : rest) {
+    if (a == "-h" || a == "--help") {
+      std::cout << it->second.usage;
+      return 0;
+    }
+  }
   try {
     return it->second.run(rest);
   } catch (const UsageError& e) {

@@ -43,7 +43,11 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
           throw BadInput(InputError{origin, kv.first.Mark().line + 1, child_path,
                                     "key appears twice in the same mapping"});
         }
-        out.map.emplace_back(key, convert(kv.second, origin, child_path));
+        YamlNode child = convert(kv.second, origin, child_path);
+        // yaml-cpp places an empty value or a nested block at the next token; messages about
+        // them should point at their key.
+        if (!child.is_scalar()) child.line = kv.first.Mark().line + 1;
+        out.map.emplace_back(key, std::move(child));
       }
       break;
     }

@@ -30,6 +30,7 @@ class Time {
   friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
   friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
   friend constexpr Time operator*(int64_t k, Time a) { return Time(k * a.ps_); }
+  friend constexpr Time operator*(int k, Time a) { return Time(k * a.ps_); }
   friend Time operator*(double k, Time a) { return from_double(k * static_cast<double>(a.ps_)); }
   friend constexpr double operator/(Time a, Time b) {
     return static_cast<double>(a.ps_) / static_cast<double>(b.ps_);
@@ -61,6 +62,7 @@ struct Bytes {
   friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes{a.n + b.n}; }
   friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes{a.n - b.n}; }
   friend constexpr Bytes operator*(int64_t k, Bytes a) { return Bytes{k * a.n}; }
+  friend constexpr Bytes operator*(int k, Bytes a) { return Bytes{k * a.n}; }
   constexpr Bytes& operator+=(Bytes o) { n += o.n; return *this; }
   friend constexpr auto operator<=>(Bytes a, Bytes b) = default;
 };

@@ -192,7 +192,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
     const Bytes msg = bytes_of(tokens * m.hidden * 2.0 / p.tp);
     const Time one = l.net_alpha + serialization_time(msg, l.nic_per_gpu);
-    const int64_t exposed_transfers = cfg.training.overlap.pp_p2p ? 2 * (p.pp - 1) : 2 * mbs * p.vpp;
+    // Without overlap every transfer waits; with it only the fill and drain ones do (never more
+    // than without).
+    int64_t exposed_transfers = 2 * mbs * p.vpp;
+    if (cfg.training.overlap.pp_p2p) exposed_transfers = std::min<int64_t>(exposed_transfers, 2 * (p.pp - 1));
     b.pp_exposed = exposed_transfers * one;
   }
 
@@ -256,7 +259,7 @@ std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib:
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "the plan needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "
-                "activations %.1f) but a %s has %.1f GiB usable (%.1f GiB HBM minus %.1f GiB "
+                "activations %.1f) but one %s has %.1f GiB usable (%.1f GiB HBM minus %.1f GiB "
                 "reserved); raise tp/pp, the ZeRO stage or recomputation, or lower micro_batch",
                 mem.total().as_gib(), mem.weights.as_gib(), mem.gradients.as_gib(),
                 mem.optimizer.as_gib(), mem.activations.as_gib(), hw.name.c_str(), usable.as_gib(),

@@ -40,7 +40,8 @@ class Network {
   virtual int64_t flow_count() const = 0;
 
   // Per link direction (index = LinkIndex), what the completed sub-flows carried and the peak
-  // utilisation seen so far. The analytical backend reports offered load, which may exceed 1.
+  // utilisation seen so far. The flow backends count loads held for at least 0.1 us; the
+  // analytical backend reports offered load, which may exceed 1.
   virtual std::vector<LinkUsage> link_usage() const = 0;
 };
 

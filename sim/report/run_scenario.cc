@@ -3,7 +3,10 @@
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
+#include <sstream>
+
 #include "sim/engine/analytical_training.h"
+#include "sim/engine/network_bench.h"
 #include "sim/report/training_report.h"
 
 namespace clustersim::report {
@@ -48,14 +51,64 @@ RunOutput run_training(const ScenarioConfig& cfg) {
   return out;
 }
 
+RunOutput run_traffic(const ScenarioConfig& cfg) {
+  const engine::TrafficResult t = engine::run_traffic(cfg);
+  RunOutput out;
+  Json& r = out.results;
+  r = Json::object();
+  r.set("kind", "traffic");
+  r.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  r.set("fidelity", t.fidelity);
+  r.set("solver", t.solver);
+  r.set("routing", t.routing);
+  r.set("pattern", t.pattern);
+  r.set("gpus", t.gpus);
+  r.set("qps_per_connection", t.qps_per_connection);
+  r.set("transfers", t.transfers);
+  r.set("flows", t.flows);
+  r.set("incomplete_transfers", t.incomplete_transfers);
+  r.set("total_bytes", t.total_bytes.n);
+  r.set("completion_time_s", t.completion_time.as_s());
+  r.set("ideal_time_s", t.ideal_time.as_s());
+  r.set("slowdown", t.slowdown);
+  r.set("achieved_bandwidth_gbps", t.achieved_bandwidth.as_gbps());
+  r.set("ideal_bandwidth_gbps", t.ideal_bandwidth.as_gbps());
+  r.set("achieved_over_ideal", t.slowdown > 0 ? 1.0 / t.slowdown : 0.0);
+  Json& tiers = r.set("tiers", Json::array());
+  for (const engine::TierSummary& s : t.tiers) {
+    Json row = Json::object();
+    row.set("tier", s.tier);
+    row.set("links", s.links);
+    row.set("used_links", s.used_links);
+    row.set("bytes", s.bytes.n);
+    row.set("mean_peak_utilisation", s.mean_peak_utilisation);
+    row.set("max_peak_utilisation", s.max_peak_utilisation);
+    tiers.push(row);
+  }
+  Json& top = r.set("top_links", Json::array());
+  for (const engine::TrafficLink& l : t.top_links) {
+    Json row = Json::object();
+    row.set("link", l.name);
+    row.set("tier", l.tier);
+    row.set("capacity_gbps", l.capacity.as_gbps());
+    row.set("bytes", l.bytes.n);
+    row.set("peak_utilisation", l.peak_utilisation);
+    top.push(row);
+  }
+  out.summary = engine::format_traffic_report(t);
+  std::ostringstream csv;
+  engine::write_links_csv(t, csv);
+  out.links_csv = csv.str();
+  out.metrics = {{"completion_time_s", t.completion_time.as_s()},
+                 {"ideal_time_s", t.ideal_time.as_s()},
+                 {"slowdown", t.slowdown}};
+  return out;
+}
+
 }  // namespace
 
 RunOutput run_scenario(const ScenarioConfig& cfg) {
-  if (cfg.traffic) {
-    throw BadInput(InputError{cfg.file, line_of(cfg, "traffic"), "traffic",
-                              "network microbenchmarks need the flow level, which this build lacks"});
-  }
-  return run_training(cfg);
+  return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
 }
 
 }  // namespace clustersim::report

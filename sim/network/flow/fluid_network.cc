@@ -31,7 +31,9 @@ FluidNetwork::FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_t
       tolerance_s_(std::max(0.0, merge_tolerance.as_s())),
       solver_(capacities(routes)),
       link_bytes_(static_cast<size_t>(routes.link_count())),
-      peak_utilisation_(static_cast<size_t>(routes.link_count()), 0.0) {}
+      peak_utilisation_(static_cast<size_t>(routes.link_count()), 0.0),
+      held_load_(static_cast<size_t>(routes.link_count()), 0.0),
+      load_since_(static_cast<size_t>(routes.link_count()), 0.0) {}
 
 TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
   const TransferId id = next_transfer_++;
@@ -107,9 +109,15 @@ void FluidNetwork::settle() {
     const double rate = solver_.rate(i);
     if (rate > 0) push_completion({now + s.remaining / rate, owner_[i], s.version});
   }
+  // A load counts as a peak once it has been held for kMinPeakHold (LmmNetwork uses the same rule).
   for (const LinkIndex l : solver_.solved_links()) {
     const double capacity = solver_.capacity(l);
-    if (capacity > 0) peak_utilisation_[l] = std::max(peak_utilisation_[l], solver_.load(l) / capacity);
+    if (capacity <= 0) continue;
+    if (now - load_since_[l] >= kMinPeakHold) {
+      peak_utilisation_[l] = std::max(peak_utilisation_[l], held_load_[l] / capacity);
+    }
+    held_load_[l] = solver_.load(l);
+    load_since_[l] = now;
   }
   arm_completion();
 }
@@ -189,7 +197,13 @@ void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Ti
 
 std::vector<LinkUsage> FluidNetwork::link_usage() const {
   std::vector<LinkUsage> usage(link_bytes_.size());
-  for (size_t l = 0; l < usage.size(); ++l) usage[l] = {link_bytes_[l], peak_utilisation_[l]};
+  const double now = clock_.now().as_s();
+  for (size_t l = 0; l < usage.size(); ++l) {
+    double peak = peak_utilisation_[l];
+    const double capacity = solver_.capacity(static_cast<LinkIndex>(l));
+    if (capacity > 0 && now - load_since_[l] >= kMinPeakHold) peak = std::max(peak, held_load_[l] / capacity);
+    usage[l] = {link_bytes_[l], peak};
+  }
   return usage;
 }
 

@@ -35,6 +35,10 @@ class FluidNetwork final : public Network {
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;
 
+  // Link loads held for less than this are not counted as peaks (instants between merged
+  // completions and the like).
+  static constexpr double kMinPeakHold = 1e-7;  // s
+
   // Rate recomputations so far (one per instant with changes), for benchmarks.
   int64_t solves() const { return solves_; }
 
@@ -97,6 +101,8 @@ class FluidNetwork final : public Network {
 
   std::vector<Bytes> link_bytes_;
   std::vector<double> peak_utilisation_;
+  std::vector<double> held_load_;   // bytes/s since load_since_
+  std::vector<double> load_since_;  // s
   std::vector<Path> scratch_paths_;
 };
 

@@ -10,6 +10,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,10 @@ bool g_signals_connected = false;
 // instead of FabricZone::kRouteLatency, i.e. a different weight.
 constexpr double kMinLatency = 1e-12;  // s
 
+// Loads held for less than this are not peaks: FluidNetwork merges completions closer than its
+// tolerance (default 0.1 us) and never shows such instants either.
+constexpr double kMinPeakHold = 1e-7;  // s
+
 }  // namespace
 
 LmmNetwork::LmmNetwork(const RouteSource& routes, Clock& clock, LmmOptions options)
@@ -36,7 +41,10 @@ LmmNetwork::LmmNetwork(const RouteSource& routes, Clock& clock, LmmOptions optio
       options_(options),
       link_bytes_(static_cast<size_t>(routes.link_count())),
       peak_utilisation_(static_cast<size_t>(routes.link_count()), 0.0),
-      step_marked_(static_cast<size_t>(routes.link_count()), 0) {
+      step_marked_(static_cast<size_t>(routes.link_count()), 0),
+      held_load_(static_cast<size_t>(routes.link_count()), 0.0),
+      held_since_(static_cast<size_t>(routes.link_count()), 0.0),
+      held_end_(static_cast<size_t>(routes.link_count()), 0.0) {
   namespace s4u = simgrid::s4u;
   if (!s4u::Engine::has_instance()) throw std::logic_error("LmmNetwork needs an s4u::Engine");
   auto* engine = s4u::Engine::get_instance();
@@ -169,7 +177,10 @@ void LmmNetwork::on_time_advance(double delta) {
   finished_.clear();
   if (!options_.track_peaks || delta <= 0) return;
   // SimGrid's link usage (sum of the LMM rates on it) still describes the step just simulated:
-  // the comms that ended with it leave the LMM only after this signal.
+  // the comms that ended with it leave the LMM only after this signal. A load counts as a peak
+  // once held for kMinPeakHold, as in FluidNetwork.
+  const double end = simgrid::s4u::Engine::get_clock();
+  const double start = end - delta;
   for (const auto* key : active_) {
     for (const LinkIndex l : flows_.at(key).links) {
       if (step_marked_[l]) continue;
@@ -178,18 +189,32 @@ void LmmNetwork::on_time_advance(double delta) {
     }
   }
   for (const LinkIndex l : step_links_) {
-    const double capacity = routes_.capacity(l).bytes_per_s;
-    if (capacity > 0) {
-      peak_utilisation_[l] = std::max(peak_utilisation_[l], s4u_links_[l]->get_usage() / capacity);
-    }
     step_marked_[l] = 0;
+    const double capacity = routes_.capacity(l).bytes_per_s;
+    if (capacity <= 0) continue;
+    const double load = s4u_links_[l]->get_usage();
+    if (std::abs(load - held_load_[l]) > 1e-9 * capacity || held_end_[l] < start) {
+      if (held_end_[l] - held_since_[l] >= kMinPeakHold) {
+        peak_utilisation_[l] = std::max(peak_utilisation_[l], held_load_[l] / capacity);
+      }
+      held_load_[l] = load;
+      held_since_[l] = start;
+    }
+    held_end_[l] = end;
   }
   step_links_.clear();
 }
 
 std::vector<LinkUsage> LmmNetwork::link_usage() const {
   std::vector<LinkUsage> usage(link_bytes_.size());
-  for (size_t l = 0; l < usage.size(); ++l) usage[l] = {link_bytes_[l], peak_utilisation_[l]};
+  for (size_t l = 0; l < usage.size(); ++l) {
+    double peak = peak_utilisation_[l];
+    const double capacity = routes_.capacity(static_cast<LinkIndex>(l)).bytes_per_s;
+    if (capacity > 0 && held_end_[l] - held_since_[l] >= kMinPeakHold) {
+      peak = std::max(peak, held_load_[l] / capacity);
+    }
+    usage[l] = {link_bytes_[l], peak};
+  }
   return usage;
 }
 

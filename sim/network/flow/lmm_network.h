@@ -82,6 +82,9 @@ class LmmNetwork final : public Network {
   std::vector<Bytes> link_bytes_;
   std::vector<double> peak_utilisation_;
   std::vector<char> step_marked_;
+  std::vector<double> held_load_;  // bytes/s, unchanged from held_since_ to held_end_ (s)
+  std::vector<double> held_since_;
+  std::vector<double> held_end_;
   std::vector<LinkIndex> step_links_;
   std::vector<Path> scratch_paths_;
 };

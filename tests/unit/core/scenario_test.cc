@@ -107,10 +107,6 @@ TEST(Scenario, MinimalTrainingScenarioLoads) {
 }
 
 TEST(Scenario, SectionLinesAreTheSectionKeysLines) {
-  // BUG: a mapping's line is that of its first key, so lines["parallelism"] is 14 ("  tp: 2"),
-  // not 13 ("parallelism:"); check_memory_fit's "parallelism" error then points one line low.
-  GTEST_SKIP() << "BUG: sim/core/scenario.cc record_lines / load_yaml.cc convert: map values carry "
-                  "their first child's line, not their key's";
   const ScenarioConfig cfg = load_text(kTiny);
   EXPECT_EQ(cfg.lines.at("parallelism"), 13);
   EXPECT_EQ(cfg.lines.at("cluster"), 2);

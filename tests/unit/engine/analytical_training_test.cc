@@ -127,11 +127,6 @@ TEST(AnalyticalTraining, OverlapsNeverMakeItSlower) {
 }
 
 TEST(AnalyticalTraining, PpOverlapWithFewMicroBatchesIsNotSlower) {
-  // BUG: with pp_p2p overlap off, exposed p2p = 2 x micro_batches x vpp transfers; with it on,
-  // 2 x (pp - 1). A valid plan with fewer micro-batches than pipeline stages (pp 8, 1
-  // micro-batch: 2 vs 14 transfers) gets slower when the overlap is turned on.
-  GTEST_SKIP() << "BUG: sim/engine/analytical_training.cc pp_exposed: overlap on counts 2(pp-1) "
-                  "transfers even when that exceeds the 2 x micro_batches x vpp of overlap off";
   ScenarioConfig off = plan(64, 1, 8, 8);  // dp 8, 8 sequences: 1 micro-batch per pipeline
   off.training.overlap.pp_p2p = false;
   ScenarioConfig on = off;

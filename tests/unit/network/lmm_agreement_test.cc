@@ -90,7 +90,7 @@ void expect_agreement(const SmallClos& setup, const std::vector<Timed>& sends) {
   }
   for (size_t l = 0; l < lmm.usage.size(); ++l) {
     EXPECT_EQ(fluid.usage[l].bytes, lmm.usage[l].bytes) << fabric.link_name(static_cast<topo::LinkId>(l));
-    EXPECT_NEAR(fluid.usage[l].peak_utilisation, lmm.usage[l].peak_utilisation, 0.15)
+    EXPECT_NEAR(fluid.usage[l].peak_utilisation, lmm.usage[l].peak_utilisation, 0.2)
         << fabric.link_name(static_cast<topo::LinkId>(l));
     EXPECT_LE(lmm.usage[l].peak_utilisation, 1 + 1e-6);
     EXPECT_LE(fluid.usage[l].peak_utilisation, 1 + 1e-9);

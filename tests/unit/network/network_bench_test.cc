@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <set>
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 
 namespace clustersim::engine {
 namespace {
@@ -164,6 +167,28 @@ TEST(RunTraffic, NeedsATrafficSection) {
   ScenarioConfig cfg = small(TrafficPattern::kShift, Fidelity::kFlow);
   cfg.traffic.reset();
   EXPECT_THROW(run_traffic(cfg), BadInput);
+}
+
+}  // namespace
+}  // namespace clustersim::engine
+
+namespace clustersim::engine {
+namespace {
+
+// Every scenarios/net-*.yaml loads through the scenario loader and runs at its own fidelity.
+TEST(NetScenarios, LoadAndRun) {
+  const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/";
+  for (const char* name : {"net-shift-16k", "net-shift-1k", "net-shift-1k-dmodk", "net-random-perm-4k",
+                           "net-ring-1k", "net-alltoall-128", "net-incast-32"}) {
+    SCOPED_TRACE(name);
+    const ScenarioConfig cfg = load_scenario(dir + name + ".yaml");
+    const TrafficResult r = run_traffic(cfg);
+    EXPECT_EQ(r.incomplete_transfers, 0);
+    EXPECT_GE(r.slowdown, 1.0 - 1e-9);
+    std::printf("  %-20s %8lld flows  %9.3f ms  ideal %8.3f ms  %5.2fx  wall %.2f s\n", name,
+                static_cast<long long>(r.flows), r.completion_time.as_s() * 1e3,
+                r.ideal_time.as_s() * 1e3, r.slowdown, r.wall_seconds);
+  }
 }
 
 }  // namespace
