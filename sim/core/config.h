@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/dcqcn_config.h"
+#include "sim/core/faults_config.h"
+#include "sim/core/inference_config.h"
+#include "sim/core/stragglers_config.h"
 #include "sim/core/units.h"
 
 namespace clustersim {
@@ -61,6 +65,7 @@ struct NetworkConfig {
   FlowSolver solver = FlowSolver::kFluid;
   Time merge_tolerance = Time::us(0.1);       // flow completions closer than this are merged
   std::vector<FabricFault> faults;
+  DcqcnConfig dcqcn;                          // `network.dcqcn`: congestion control parameters
 };
 
 // `model`: a GPT/Llama-style dense transformer.
@@ -131,6 +136,9 @@ struct ScenarioConfig {
   ParallelismConfig parallelism;
   TrainingConfig training;
   std::optional<TrafficConfig> traffic;  // set: the scenario is a network microbenchmark
+  std::optional<InferenceConfig> inference;  // set: the scenario is a serving simulation
+  std::optional<FaultsConfig> faults;        // set: job-level reliability over days
+  StragglersConfig stragglers;               // slow GPUs/hosts/links/stages (empty: none)
 };
 
 // Names as written in scenarios, for messages and reports.

@@ -47,6 +47,7 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read("ecmp_seed", n.ecmp_seed);
   r.read_enum("solver", n.solver, {{"fluid", FlowSolver::kFluid}, {"lmm", FlowSolver::kLmm}});
   r.read("merge_tolerance", n.merge_tolerance);
+  read_dcqcn(r.section("dcqcn"), n.dcqcn);
   if (const YamlNode* faults = r.child("faults"); faults && !faults->is_null()) {
     if (!faults->is_seq()) {
       r.error("faults", "expected a list of {element, bandwidth_factor, extra_latency}");
@@ -159,12 +160,15 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
     read_parallelism(top.section("parallelism"), cfg.parallelism);
     read_training(top.section("training"), cfg.training);
   }
-  for (const char* future : {"inference", "faults", "stragglers"}) {
-    if (top.has(future)) {
-      top.child(future);
-      top.error(future, "this section is not supported by this version of clustersim yet");
-    }
+  if (top.has("inference")) {
+    cfg.inference.emplace();
+    read_inference(top.section("inference"), *cfg.inference);
   }
+  if (top.has("faults")) {
+    cfg.faults.emplace();
+    read_faults(top.section("faults"), *cfg.faults);
+  }
+  read_stragglers(top.section("stragglers"), cfg.stragglers);
   top.finish();
   errors.throw_if_any();
   for (InputError& e : validate_scenario(cfg)) errors.add(std::move(e));

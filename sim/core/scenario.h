@@ -22,4 +22,7 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
 // problem found. Hardware-dependent checks (memory fit) live with the cost models.
 std::vector<InputError> validate_scenario(const ScenarioConfig& cfg);
 
+// An error about `key_path` of `cfg`, with the file and the line where that key was written.
+InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path, const std::string& message);
+
 }  // namespace clustersim

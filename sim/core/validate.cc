@@ -13,8 +13,7 @@ class Checker {
   explicit Checker(const ScenarioConfig& cfg) : cfg_(cfg) {}
 
   void fail(const std::string& key, const std::string& message) {
-    const auto it = cfg_.lines.find(key);
-    errors_.push_back(InputError{cfg_.file, it == cfg_.lines.end() ? 0 : it->second, key, message});
+    errors_.push_back(scenario_error(cfg_, key, message));
   }
   std::vector<InputError> take() { return std::move(errors_); }
 
@@ -25,9 +24,30 @@ class Checker {
 
 std::string str(long long v) { return std::to_string(v); }
 
+// The training plan and traffic checks (the sections have their own validate_* functions).
+std::vector<InputError> validate_plan(const ScenarioConfig& cfg);
+
 }  // namespace
 
+InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path, const std::string& message) {
+  const auto it = cfg.lines.find(key_path);
+  return InputError{cfg.file, it == cfg.lines.end() ? 0 : it->second, key_path, message};
+}
+
 std::vector<InputError> validate_scenario(const ScenarioConfig& cfg) {
+  std::vector<InputError> section_errors;
+  validate_dcqcn(cfg, section_errors);
+  validate_inference(cfg, section_errors);
+  validate_faults(cfg, section_errors);
+  validate_stragglers(cfg, section_errors);
+  std::vector<InputError> errors = validate_plan(cfg);
+  errors.insert(errors.end(), section_errors.begin(), section_errors.end());
+  return errors;
+}
+
+namespace {
+
+std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   Checker c(cfg);
   const ClusterConfig& cl = cfg.cluster;
   if (cl.gpus % cl.gpus_per_node != 0) {
@@ -114,5 +134,7 @@ std::vector<InputError> validate_scenario(const ScenarioConfig& cfg) {
   }
   return c.take();
 }
+
+}  // namespace
 
 }  // namespace clustersim

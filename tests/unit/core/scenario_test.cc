@@ -322,11 +322,11 @@ TEST(ScenarioErrors, EmptyAndNonMappingDocuments) {
   EXPECT_TRUE(contains(list.at(0).message, "expected a mapping"));
 }
 
-TEST(ScenarioErrors, UnsupportedSections) {
-  const auto errors = errors_of(std::string(kTiny) + "inference:\n  batch: 1\n");
+TEST(ScenarioErrors, UnknownKeysInsideSectionsAreRejected) {
+  const auto errors = errors_of(std::string(kTiny) + "inference:\n  no_such_key: 1\n");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].key_path, "inference");
-  EXPECT_TRUE(contains(errors[0].message, "not supported"));
+  EXPECT_EQ(errors[0].key_path, "inference.no_such_key");
+  EXPECT_TRUE(contains(errors[0].message, "unknown key"));
 }
 
 TEST(ScenarioErrors, MissingFileIsNamed) {
