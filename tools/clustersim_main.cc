@@ -33,7 +33,8 @@ commands:
   topo SCENARIO.yaml    print the fabric's switches, links and bisection bandwidth; export it
   calibrate PROBE...    fit a hardware profile to probe measurements
   profiles [NAME]       list the built-in GPU profiles, or print one (to copy and edit)
-  sweep SWEEP.yaml      (not built yet)
+  sweep SWEEP.yaml      screen many plans and clusters (not built yet)
+  whatif SCENARIO.yaml  cost of each straggler source (not built yet)
 
 'clustersim <command> --help' describes each command. Exit codes: 0 ok, 2 bad input, 1 internal error.
 )";
@@ -180,10 +181,6 @@ int cmd_profiles(const std::vector<std::string>& argv) {
   return 0;
 }
 
-int cmd_sweep(const std::vector<std::string>&) {
-  throw BadInput(InputError{"", 0, "", "'clustersim sweep' is not built yet in this version"});
-}
-
 struct Command {
   std::function<int(const std::vector<std::string>&)> run;
   const char* usage;
@@ -196,7 +193,8 @@ const std::map<std::string, Command>& commands() {
       {"profiles", {cmd_profiles, kProfilesUsage}},
       {"topo", {cmd_topo, kTopoUsage}},
       {"calibrate", {cmd_calibrate, kCalibrateUsage}},
-      {"sweep", {cmd_sweep, "usage: clustersim sweep SWEEP.yaml (not built yet)\n"}},
+      {"sweep", {cmd_sweep, kSweepUsage}},
+      {"whatif", {cmd_whatif, kWhatIfUsage}},
   };
   return kCommands;
 }

@@ -13,4 +13,10 @@ int cmd_topo(const std::vector<std::string>& argv);
 extern const char* const kCalibrateUsage;
 int cmd_calibrate(const std::vector<std::string>& argv);
 
+extern const char* const kSweepUsage;
+int cmd_sweep(const std::vector<std::string>& argv);
+
+extern const char* const kWhatIfUsage;
+int cmd_whatif(const std::vector<std::string>& argv);
+
 }  // namespace clustersim::cli
