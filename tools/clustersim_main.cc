@@ -33,8 +33,8 @@ commands:
   topo SCENARIO.yaml    print the fabric's switches, links and bisection bandwidth; export it
   calibrate PROBE...    fit a hardware profile to probe measurements
   profiles [NAME]       list the built-in GPU profiles, or print one (to copy and edit)
-  sweep SWEEP.yaml      screen many plans and clusters (not built yet)
-  whatif SCENARIO.yaml  cost of each straggler source (not built yet)
+  sweep SWEEP.yaml      screen many plans and clusters: analytical, then the best at flow level
+  whatif SCENARIO.yaml  what each straggler source costs: slowdown, MFU lost, critical stages
 
 'clustersim <command> --help' describes each command. Exit codes: 0 ok, 2 bad input, 1 internal error.
 )";
@@ -102,6 +102,9 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
     write_file(dir / "results.json", out.results.dump(2));
     if (!out.links_csv.empty()) write_file(dir / "links.csv", out.links_csv);
+    for (const auto& [name, text] : out.extra_files) write_file(dir / name, text);
+    if (!out.trace_json.empty()) write_file(dir / "trace.json", out.trace_json);
+    if (!out.report_html.empty()) write_file(dir / "report.html", out.report_html);
   }
   if (format == "json") {
     std::cout << out.results.dump(2);

@@ -15,7 +15,7 @@ if [[ "$mode" != "run" && "$mode" != "test" ]]; then
 fi
 
 packages=(cmake g++ make pkg-config libsimgrid-dev libyaml-cpp-dev libboost-graph-dev
-          libeigen3-dev libprotobuf-dev protobuf-compiler libgtest-dev)
+          libeigen3-dev libprotobuf-dev protobuf-compiler libgtest-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -93,6 +93,9 @@ struct ParallelismConfig {
   int micro_batch = 1;           // sequences per micro-batch
   bool sequence_parallel = true; // Megatron SP with TP
   int zero_stage = 1;            // 0, 1, 2, 3 (distributed optimizer = 1)
+  // Rank order, fastest-varying first (Megatron-LM's default tp-cp-dp-pp): a permutation of
+  // tp, cp, dp, pp. Consecutive ranks fill a node, so tp first keeps TP inside the NVLink domain.
+  std::string placement = "tp-cp-dp-pp";
 };
 
 // `training.overlap`: which communication hides behind compute (MegaScale section 3.2).
@@ -113,6 +116,8 @@ struct TrainingConfig {
   bool fused_kernels = true;     // fused layernorm/activation/dropout kernels
   bool fp32_grad_reduce = true;  // gradients reduced in FP32 (Megatron default); false = BF16
   OverlapConfig overlap;
+  int64_t dp_bucket_size = 0;    // gradient bucket in parameters; 0 = Megatron's max(40M, 1M x dp) at the flow level, 40M analytical
+  bool fold_ranks = true;        // flow level: simulate one representative of symmetric rank groups
 };
 
 // `traffic`: a network microbenchmark instead of a training step (scenarios/net-*.yaml).

@@ -1,19 +1,232 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/faults_config.h"
 
+#include <string>
+
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
 
 namespace clustersim {
+namespace {
+
+// Llama 3 Herd of Models, Table 5 (interruptions in a 54-day snapshot of 405B pre-training on
+// 16,384 GPUs) and section 3.3.4 (47 planned of 466 in all). Kinds and units are our reading:
+// GPU parts per GPU; host parts per host (2,048); NICs per NIC; the fabric and software per GPU
+// (both grow with the job); external dependencies per job.
+constexpr double kLlama3Days = 54.0;
+constexpr double kLlama3Gpus = 16384.0;
+constexpr double kLlama3Hosts = 2048.0;
+constexpr double kLlama3Nics = 16384.0;
+
+struct Row {
+  const char* name;
+  int count;
+  FailureUnit unit;
+  FailureKind kind;
+  bool replace_host;
+  bool only_while_running;
+};
+
+constexpr Row kLlama3Rows[] = {
+    {"faulty_gpu", 148, FailureUnit::kGpu, FailureKind::kCrash, true, false},
+    {"gpu_hbm3", 72, FailureUnit::kGpu, FailureKind::kCrash, true, false},
+    {"software_bug", 54, FailureUnit::kGpu, FailureKind::kCrash, false, true},
+    {"network_switch_cable", 35, FailureUnit::kGpu, FailureKind::kCrash, false, false},
+    {"host_maintenance_unplanned", 32, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"gpu_sram", 19, FailureUnit::kGpu, FailureKind::kCrash, true, false},
+    {"gpu_system_processor", 17, FailureUnit::kGpu, FailureKind::kCrash, true, false},
+    {"nic", 7, FailureUnit::kNic, FailureKind::kCrash, true, false},
+    {"nccl_watchdog_timeout", 7, FailureUnit::kGpu, FailureKind::kHang, false, true},
+    {"silent_data_corruption", 6, FailureUnit::kGpu, FailureKind::kCrash, true, false},
+    {"gpu_thermal_interface_sensor", 6, FailureUnit::kGpu, FailureKind::kCrash, true, false},
+    {"ssd", 3, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"power_supply", 3, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"server_chassis", 2, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"io_expansion_board", 2, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"dependency", 2, FailureUnit::kJob, FailureKind::kCrash, false, true},
+    {"cpu", 2, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"system_memory", 2, FailureUnit::kHost, FailureKind::kCrash, true, false},
+    {"planned", 47, FailureUnit::kJob, FailureKind::kPlanned, false, true},
+};
+
+double units_in_llama3(FailureUnit u) {
+  switch (u) {
+    case FailureUnit::kGpu: return kLlama3Gpus;
+    case FailureUnit::kHost: return kLlama3Hosts;
+    case FailureUnit::kNic: return kLlama3Nics;
+    case FailureUnit::kJob: return 1.0;
+  }
+  return 1.0;
+}
+
+template <typename T>
+void read_optional(MapReader& r, const std::string& key, std::optional<T>& out) {
+  T v{};
+  if (r.read(key, v)) out = v;
+}
+
+void read_component(MapReader r, FailureComponent& c) {
+  r.read_enum("unit", c.unit,
+              {{"gpu", FailureUnit::kGpu}, {"host", FailureUnit::kHost}, {"nic", FailureUnit::kNic},
+               {"job", FailureUnit::kJob}});
+  r.read("rate_per_day", c.rate_per_day, Need::kOptional, 0.0, 1e6);
+  r.read_enum("kind", c.kind,
+              {{"crash", FailureKind::kCrash}, {"hang", FailureKind::kHang},
+               {"planned", FailureKind::kPlanned}, {"degrade", FailureKind::kDegrade}});
+  r.read("replace_host", c.replace_host);
+  r.read("only_while_running", c.only_while_running);
+  r.read("slowdown", c.slowdown, Need::kOptional, 1.0, 100.0);
+  r.read_enum("phase", c.phase,
+              {{"all", StragglerPhase::kAll}, {"forward", StragglerPhase::kForward},
+               {"backward", StragglerPhase::kBackward}});
+  r.finish();
+}
+
+std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+std::vector<FailureComponent> llama3_components() {
+  std::vector<FailureComponent> out;
+  for (const Row& row : kLlama3Rows) {
+    FailureComponent c;
+    c.name = row.name;
+    c.unit = row.unit;
+    c.kind = row.kind;
+    c.replace_host = row.replace_host;
+    c.only_while_running = row.only_while_running;
+    c.rate_per_day = row.count / kLlama3Days / units_in_llama3(row.unit);
+    out.push_back(c);
+  }
+  return out;
+}
+
+const char* to_string(FailureKind k) {
+  switch (k) {
+    case FailureKind::kCrash: return "crash";
+    case FailureKind::kHang: return "hang";
+    case FailureKind::kPlanned: return "planned";
+    case FailureKind::kDegrade: return "degrade";
+  }
+  return "?";
+}
+
+const char* to_string(FailureUnit u) {
+  switch (u) {
+    case FailureUnit::kGpu: return "gpu";
+    case FailureUnit::kHost: return "host";
+    case FailureUnit::kNic: return "nic";
+    case FailureUnit::kJob: return "job";
+  }
+  return "?";
+}
 
 void read_faults(MapReader r, FaultsConfig& out) {
-  (void)out;
+  r.read("duration", out.duration);
+  r.read("seeds", out.seeds, Need::kOptional, 1, 10000);
+  r.read("seed", out.seed);
+  r.read_enum("rates", out.llama3_rates, {{"llama3", true}, {"none", false}});
+  r.read("rate_scale", out.rate_scale, Need::kOptional, 0.0, 1e6);
+  out.components = out.llama3_rates ? llama3_components() : std::vector<FailureComponent>{};
+  if (const YamlNode* comps = r.child("components"); comps && !comps->is_null()) {
+    if (!comps->is_map()) {
+      r.error("components", "expected a mapping of component name to {unit, rate_per_day, kind, ...}");
+    } else {
+      MapReader cr = r.section("components");
+      for (const auto& [name, node] : comps->map) {
+        FailureComponent* target = nullptr;
+        for (FailureComponent& c : out.components) {
+          if (c.name == name) target = &c;
+        }
+        if (!target) {
+          out.components.push_back(FailureComponent{});
+          target = &out.components.back();
+          target->name = name;
+          if (!node.is_map() || !node.find("rate_per_day")) {
+            cr.error(name, "a new component needs rate_per_day (failures per unit per day)");
+          }
+        }
+        read_component(cr.section(name), *target);
+      }
+      cr.finish();
+    }
+  }
+  MapReader c = r.section("checkpoint");
+  read_optional(c, "interval", out.checkpoint.interval);
+  read_optional(c, "size", out.checkpoint.size);
+  c.read("async", out.checkpoint.async);
+  c.read("write_bandwidth", out.checkpoint.write_bandwidth);
+  read_optional(c, "read_bandwidth", out.checkpoint.read_bandwidth);
+  c.read("snapshot_bandwidth", out.checkpoint.snapshot_bandwidth);
+  read_optional(c, "blocking", out.checkpoint.blocking);
+  c.finish();
+  MapReader v = r.section("recovery");
+  RecoveryConfig& rc = out.recovery;
+  v.read("detection", rc.detection);
+  v.read("hang_detection", rc.hang_detection);
+  v.read("diagnosis", rc.diagnosis);
+  v.read("reschedule", rc.reschedule);
+  v.read("comm_init", rc.comm_init);
+  v.read("comm_init_at_gpus", rc.comm_init_at_gpus, Need::kOptional, 1);
+  v.read_enum("comm_init_scaling", rc.comm_init_scaling,
+              {{"constant", CommInitScaling::kConstant}, {"linear", CommInitScaling::kLinear}});
+  read_optional(v, "checkpoint_load", rc.checkpoint_load);
+  int spares = 0;
+  if (v.read("spare_hosts", spares, Need::kOptional, 0)) rc.spare_hosts = spares;
+  v.read("repair_time", rc.repair_time);
+  v.read("straggler_detection", rc.straggler_detection);
+  v.finish();
+  r.read("sweep_points", out.sweep_points, Need::kOptional, 3, 201);
+  read_optional(r, "iteration_time", out.iteration_time);
   r.finish();
 }
 
 void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
-  (void)cfg;
-  (void)errors;
+  if (!cfg.faults) return;
+  const FaultsConfig& f = *cfg.faults;
+  auto fail = [&](const std::string& key, const std::string& message) {
+    errors.push_back(scenario_error(cfg, "faults." + key, message));
+  };
+  if (cfg.traffic) {
+    errors.push_back(scenario_error(cfg, "faults", "the reliability simulation needs a training step; a traffic scenario has none"));
+    return;
+  }
+  // Time is integer picoseconds (+-106 days); leave room for events past the window's end.
+  if (f.duration <= Time::zero() || f.duration > Time::s(90 * 86400.0)) {
+    fail("duration", "must be above zero and at most 90d; got " + to_string(f.duration));
+  }
+  auto positive = [&](const std::optional<Time>& t, const std::string& key) {
+    if (t && *t <= Time::zero()) fail(key, "must be above zero");
+  };
+  auto non_negative = [&](Time t, const std::string& key) {
+    if (t < Time::zero()) fail(key, "must not be negative");
+  };
+  positive(f.checkpoint.interval, "checkpoint.interval");
+  positive(f.iteration_time, "iteration_time");
+  if (f.checkpoint.size && f.checkpoint.size->n <= 0) fail("checkpoint.size", "must be above zero");
+  if (f.checkpoint.blocking) non_negative(*f.checkpoint.blocking, "checkpoint.blocking");
+  const RecoveryConfig& r = f.recovery;
+  non_negative(r.detection, "recovery.detection");
+  non_negative(r.hang_detection, "recovery.hang_detection");
+  non_negative(r.diagnosis, "recovery.diagnosis");
+  non_negative(r.reschedule, "recovery.reschedule");
+  non_negative(r.comm_init, "recovery.comm_init");
+  non_negative(r.repair_time, "recovery.repair_time");
+  if (r.checkpoint_load) non_negative(*r.checkpoint_load, "recovery.checkpoint_load");
+  if (r.straggler_detection <= Time::zero()) fail("recovery.straggler_detection", "must be above zero");
+  const int hosts = cfg.cluster.gpus_per_node > 0 ? cfg.cluster.gpus / cfg.cluster.gpus_per_node : 0;
+  if (r.spare_hosts && *r.spare_hosts > hosts) {
+    fail("recovery.spare_hosts", "more spares (" + str(*r.spare_hosts) + ") than hosts in the job (" + str(hosts) +
+                                     ") is almost certainly a typo");
+  }
+  for (const FailureComponent& c : f.components) {
+    if (c.kind == FailureKind::kDegrade && c.slowdown <= 1.0) {
+      fail("components." + c.name + ".slowdown", "a degrade component needs slowdown > 1");
+    }
+    if (c.kind != FailureKind::kDegrade && c.slowdown != 1.0) {
+      fail("components." + c.name + ".slowdown", "only a degrade component slows a host; use kind: degrade");
+    }
+  }
 }
 
 }  // namespace clustersim

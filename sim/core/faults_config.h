@@ -4,9 +4,13 @@
 // them against the rest of the scenario. Keys are documented in scenarios/README.md.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/core/stragglers_config.h"
 #include "sim/core/units.h"
 
 namespace clustersim {
@@ -14,8 +18,76 @@ namespace clustersim {
 class MapReader;
 struct ScenarioConfig;
 
-struct FaultsConfig {
+// What a failure does to the job.
+enum class FailureKind {
+  kCrash,    // the job stops at once; found after recovery.detection (heartbeat)
+  kHang,     // the job hangs; found after recovery.hang_detection (collective watchdog)
+  kPlanned,  // operator-initiated stop: checkpoint first, no detection, diagnosis or lost work
+  kDegrade,  // no stop: one host computes `slowdown` times slower until the straggler is found
 };
+
+// What a failure rate is counted per.
+enum class FailureUnit { kGpu, kHost, kNic, kJob };
+
+struct FailureComponent {
+  std::string name;
+  FailureUnit unit = FailureUnit::kGpu;
+  double rate_per_day = 0.0;     // failures per unit per day
+  FailureKind kind = FailureKind::kCrash;
+  bool replace_host = true;      // the host is swapped (a spare, or wait for its repair)
+  bool only_while_running = false;  // software: arrives only while training runs
+  double slowdown = 1.0;         // kDegrade only: compute time factor of the affected host
+  StragglerPhase phase = StragglerPhase::kAll;  // kDegrade only
+};
+
+// The unexpected and planned interruptions of Llama 3 405B pre-training (Llama 3 Herd of Models,
+// Table 5 and section 3.3.4: 466 in 54 days on 16,384 H100 GPUs), as rates per unit per day:
+// count / 54 / units, with 16,384 GPUs, 2,048 hosts and 16,384 NICs (8 per host, assumed).
+std::vector<FailureComponent> llama3_components();
+
+// How communicator initialisation grows with the job: t(N) = time x f(N / at_gpus), f = 1 (constant),
+// N / at (linear: a central store serialises every rank, as torch.distributed's TCPStore does).
+enum class CommInitScaling { kConstant, kLinear };
+
+struct CheckpointConfig {
+  std::optional<Time> interval;      // training time between checkpoints; absent: Young/Daly
+  std::optional<Bytes> size;         // whole job; absent: 14 bytes per parameter (BF16 weights + FP32 Adam)
+  bool async = true;                 // blocking snapshot, then a background write
+  Bandwidth write_bandwidth = gbytes_per_s(2000);    // aggregate to storage
+  std::optional<Bandwidth> read_bandwidth;           // aggregate from storage; absent: write_bandwidth
+  Bandwidth snapshot_bandwidth = gbytes_per_s(25);   // per GPU, device to host memory (async)
+  std::optional<Time> blocking;      // absent: shard / snapshot_bandwidth (async) or size / write (sync)
+};
+
+struct RecoveryConfig {
+  Time detection = Time::s(30);            // heartbeat timeout (crashes)
+  Time hang_detection = Time::s(600);      // collective watchdog timeout (hangs)
+  Time diagnosis = Time::s(180);           // find and cordon the faulty host
+  Time reschedule = Time::s(120);          // restart the job's processes (and swap a host)
+  Time comm_init = Time::s(30);            // communicator initialisation at `comm_init_at_gpus`
+  int comm_init_at_gpus = 0;               // 0: the job's size
+  CommInitScaling comm_init_scaling = CommInitScaling::kConstant;
+  std::optional<Time> checkpoint_load;     // absent: checkpoint size / read bandwidth
+  std::optional<int> spare_hosts;          // absent: a replacement host is always at hand
+  Time repair_time = Time::s(2 * 86400.0); // a failed host returns to the spare pool after this
+  Time straggler_detection = Time::s(3600);  // a degraded host is found (then swapped) after this
+};
+
+struct FaultsConfig {
+  Time duration = Time::s(30 * 86400.0);  // simulated wall-clock window
+  int seeds = 10;                         // independent runs for confidence intervals
+  uint64_t seed = 1;                      // first seed; run k uses seed + k
+  bool llama3_rates = true;               // `rates: llama3` (default table) or `none`
+  double rate_scale = 1.0;                // multiplies every rate
+  std::vector<FailureComponent> components;  // `components`: added, or replacing a default by name
+  CheckpointConfig checkpoint;
+  RecoveryConfig recovery;
+  int sweep_points = 21;                  // checkpoint intervals tried around Young/Daly
+  std::optional<Time> iteration_time;     // absent: from the training simulation
+};
+
+const char* to_string(FailureKind k);
+const char* to_string(FailureUnit u);
 
 // Reads the `faults` mapping strictly (unknown keys are errors). Called by the scenario loader.
 void read_faults(MapReader r, FaultsConfig& out);

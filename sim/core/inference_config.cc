@@ -1,19 +1,219 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/inference_config.h"
 
+#include <string>
+
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
 
 namespace clustersim {
+namespace {
+
+void read_length(MapReader r, LengthConfig& l) {
+  r.read_enum("dist", l.dist,
+              {{"fixed", LengthDist::kFixed}, {"uniform", LengthDist::kUniform},
+               {"exponential", LengthDist::kExponential}});
+  r.read("mean", l.mean, Need::kOptional, 1, 1 << 24);
+  r.read("min", l.min, Need::kOptional, 1, 1 << 24);
+  r.read("max", l.max, Need::kOptional, 0, 1 << 24);
+  r.finish();
+}
+
+void read_moe(MapReader r, MoeServingConfig& m) {
+  r.read("experts", m.experts, Need::kRequired, 1, 1 << 16);
+  r.read("top_k", m.top_k, Need::kOptional, 1, 1 << 16);
+  r.read("expert_ffn_hidden", m.expert_ffn_hidden, Need::kOptional, 1, 1 << 22);
+  r.read("shared_experts", m.shared_experts, Need::kOptional, 0, 1 << 10);
+  r.read("dense_layers", m.dense_layers, Need::kOptional, 0, 100000);
+  r.read("load_imbalance", m.load_imbalance, Need::kOptional, 1.0, 1000.0);
+  r.finish();
+}
+
+void read_pool(MapReader r, PoolConfig& p) {
+  r.read("gpu", p.gpu);
+  r.read("gpus", p.gpus, Need::kRequired, 1);
+  r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
+  r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
+  r.read("price_per_hour", p.price_per_hour, Need::kOptional, 0.0, 1e9);
+  r.finish();
+}
+
+std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+const char* to_string(ServingMode m) {
+  switch (m) {
+    case ServingMode::kColocated: return "colocated";
+    case ServingMode::kPrefillDecode: return "prefill_decode";
+    case ServingMode::kAttentionFfn: return "attention_ffn";
+  }
+  return "?";
+}
 
 void read_inference(MapReader r, InferenceConfig& out) {
-  (void)out;
+  r.read_enum("mode", out.mode,
+              {{"colocated", ServingMode::kColocated},
+               {"prefill_decode", ServingMode::kPrefillDecode},
+               {"attention_ffn", ServingMode::kAttentionFfn}});
+  r.read("seed", out.seed);
+  r.read("requests", out.requests, Need::kOptional, 1, 10'000'000);
+  r.read("rate_per_s", out.rate_per_s, Need::kOptional, 1e-9, 1e9);
+  r.read("trace", out.trace);
+  if (r.has("prompt_tokens")) read_length(r.section("prompt_tokens"), out.prompt);
+  if (r.has("output_tokens")) read_length(r.section("output_tokens"), out.output);
+  r.read("max_batch", out.max_batch, Need::kOptional, 1, 1 << 20);
+  r.read("max_prefill_tokens", out.max_prefill_tokens, Need::kOptional, 1, 1 << 26);
+  Bytes kv;
+  if (r.read("kv_cache_per_gpu", kv)) out.kv_cache_per_gpu = kv;
+  r.read_enum("kv_precision", out.kv_precision, {{"bf16", KvPrecision::kBf16}, {"fp8", KvPrecision::kFp8}});
+  r.read("micro_batches", out.micro_batches, Need::kOptional, 1, 64);
+  r.read("tpot_limit", out.tpot_limit);
+  if (r.has("moe")) read_moe(r.section("moe"), out.moe);
+  MapReader pools = r.section("pools");
+  const std::pair<const char*, std::optional<PoolConfig>*> roles[] = {
+      {"colocated", &out.colocated}, {"prefill", &out.prefill}, {"decode", &out.decode},
+      {"attention", &out.attention}, {"expert", &out.expert}};
+  for (const auto& [name, slot] : roles) {
+    if (!pools.has(name)) continue;
+    slot->emplace();
+    read_pool(pools.section(name), **slot);
+  }
+  pools.finish();
   r.finish();
 }
 
 void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
-  (void)cfg;
-  (void)errors;
+  if (!cfg.inference) return;
+  const InferenceConfig& in = *cfg.inference;
+  auto fail = [&](const std::string& key, const std::string& msg) {
+    errors.push_back(scenario_error(cfg, key, msg));
+  };
+  const ModelConfig& m = cfg.model;
+  const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  if (m.heads > 0 && m.hidden % m.heads != 0) {
+    fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + "); got " + str(m.hidden));
+  }
+  if (kv > m.heads || (kv > 0 && m.heads % kv != 0)) {
+    fail("model.kv_heads", "must divide model.heads (" + str(m.heads) + "); got " + str(kv));
+  }
+  if (in.trace.empty() && in.requests < 1) fail("inference.requests", "must be at least 1");
+  for (const auto& [key, l] : {std::pair{"inference.prompt_tokens", in.prompt},
+                               std::pair{"inference.output_tokens", in.output}}) {
+    if (l.dist == LengthDist::kUniform && (l.max == 0 || l.max < l.min)) {
+      fail(std::string(key) + ".max", "a uniform length needs max >= min (" + str(l.min) + ")");
+    }
+    if (l.dist != LengthDist::kUniform && l.mean < 1) fail(std::string(key) + ".mean", "must be at least 1");
+    if (l.max != 0 && l.max < l.min) fail(std::string(key) + ".max", "must be >= min (" + str(l.min) + ")");
+  }
+  const int max_len = [&] {
+    const LengthConfig& p = in.prompt;
+    const LengthConfig& o = in.output;
+    const int pm = p.dist == LengthDist::kFixed ? p.mean : p.max;
+    const int om = o.dist == LengthDist::kFixed ? o.mean : o.max;
+    return (pm > 0 && om > 0) ? pm + om : 0;
+  }();
+  if (m.seq_len > 0 && max_len > m.seq_len) {
+    fail("model.seq_len", "is the longest context served; prompt + output can reach " + str(max_len) +
+                              " tokens (set max on the length distributions, or raise seq_len)");
+  }
+  if (in.moe.experts > 0) {
+    if (in.moe.top_k > in.moe.experts) {
+      fail("inference.moe.top_k", "must not exceed inference.moe.experts (" + str(in.moe.experts) + ")");
+    }
+    if (in.moe.dense_layers > m.layers) {
+      fail("inference.moe.dense_layers", "must not exceed model.layers (" + str(m.layers) + ")");
+    }
+  }
+  if (in.micro_batches > in.max_batch) {
+    fail("inference.micro_batches", "m = " + str(in.micro_batches) + " micro-batches cannot be formed from "
+                                        "a batch of at most inference.max_batch = " + str(in.max_batch) +
+                                        " sequences; lower m or raise max_batch");
+  }
+  if (in.micro_batches > 1 && in.mode != ServingMode::kAttentionFfn) {
+    fail("inference.micro_batches", "micro-batching (ping-pong) applies to mode attention_ffn only; got mode " +
+                                        std::string(to_string(in.mode)));
+  }
+
+  // Pools: the mode decides which are required and which must be absent.
+  struct Role {
+    const char* name;
+    const std::optional<PoolConfig>* pool;
+    bool used;
+  };
+  const ServingMode mode = in.mode;
+  const Role roles[] = {
+      {"colocated", &in.colocated, mode == ServingMode::kColocated},
+      {"prefill", &in.prefill, mode == ServingMode::kPrefillDecode},
+      {"decode", &in.decode, mode == ServingMode::kPrefillDecode},
+      {"attention", &in.attention, mode == ServingMode::kAttentionFfn},
+      {"expert", &in.expert, mode == ServingMode::kAttentionFfn},
+  };
+  long long total = 0;
+  for (const Role& role : roles) {
+    const std::string key = std::string("inference.pools.") + role.name;
+    if (!role.used) {
+      if (*role.pool) fail(key, std::string("mode ") + to_string(mode) + " has no " + role.name + " pool");
+      continue;
+    }
+    if (!*role.pool) {
+      fail(key, std::string("mode ") + to_string(mode) + " needs this pool (gpus, tp, ...)");
+      continue;
+    }
+    const PoolConfig& p = **role.pool;
+    total += p.gpus;
+    const bool is_expert = std::string(role.name) == "expert";
+    if (!is_expert) {
+      if (m.heads > 0 && m.heads % p.tp != 0) {
+        fail(key + ".tp", "must divide model.heads (" + str(m.heads) + ") so that each rank holds whole "
+                          "heads; got " + str(p.tp));
+      }
+      if (p.tp > cfg.cluster.gpus_per_node) {
+        fail(key + ".tp", "tensor parallelism stays inside a node: must not exceed cluster.gpus_per_node (" +
+                              str(cfg.cluster.gpus_per_node) + ")");
+      }
+      const int ep = p.ep > 0 ? p.ep : p.tp;
+      if (role.name != std::string("attention")) {
+        if (ep % p.tp != 0) {
+          fail(key + ".ep", "instance GPUs (ep = " + str(ep) + ") must be a multiple of tp (" + str(p.tp) + ")");
+        }
+        if (p.gpus % ep != 0) {
+          fail(key + ".gpus", "must be a multiple of the instance size ep = " + str(ep) + "; got " + str(p.gpus));
+        }
+        if (in.moe.experts > 0 && in.moe.experts % ep != 0 && ep % in.moe.experts != 0) {
+          fail(key + ".ep", "must divide inference.moe.experts (" + str(in.moe.experts) +
+                                ") or be a multiple of it; got " + str(ep));
+        }
+      } else {
+        if (p.ep != 0) fail(key + ".ep", "the attention pool holds no experts; remove ep");
+        if (p.gpus % p.tp != 0) {
+          fail(key + ".gpus", "must be a multiple of tp (" + str(p.tp) + "); got " + str(p.gpus));
+        }
+      }
+    } else {
+      if (in.moe.experts == 0) {
+        fail("inference.moe", "mode attention_ffn needs an MoE model (inference.moe.experts)");
+        continue;
+      }
+      if (p.ep != 0) fail(key + ".ep", "the expert pool is one expert-parallel group over all its gpus; remove ep");
+      if (p.tp > cfg.cluster.gpus_per_node) {
+        fail(key + ".tp", "expert tensor parallelism stays inside a node: must not exceed cluster.gpus_per_node (" +
+                              str(cfg.cluster.gpus_per_node) + ")");
+      }
+      if (p.gpus % p.tp != 0) {
+        fail(key + ".gpus", "must be a multiple of tp (" + str(p.tp) + "); got " + str(p.gpus));
+      } else {
+        const int groups = p.gpus / p.tp;
+        if (in.moe.experts % groups != 0) {
+          fail(key + ".gpus", "gpus / tp = " + str(groups) + " expert groups must divide inference.moe.experts (" +
+                                  str(in.moe.experts) + ")");
+        }
+      }
+    }
+  }
+  if (total > cfg.cluster.gpus) {
+    fail("cluster.gpus", "the pools use " + str(total) + " GPUs but the cluster has " + str(cfg.cluster.gpus));
+  }
 }
 
 }  // namespace clustersim

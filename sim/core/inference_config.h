@@ -4,6 +4,9 @@
 // them against the rest of the scenario. Keys are documented in scenarios/README.md.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -14,13 +17,77 @@ namespace clustersim {
 class MapReader;
 struct ScenarioConfig;
 
-struct InferenceConfig {
+// How the GPUs serve the model.
+//   colocated       every GPU of an instance runs whole layers (prefill and decode mixed)
+//   prefill_decode  a prefill pool and a decode pool; the KV cache crosses the network between them
+//   attention_ffn   an attention pool (KV caches) and an expert pool; hidden states cross the
+//                   network twice per layer (M2N, N2M), a batch split into micro-batches
+enum class ServingMode { kColocated, kPrefillDecode, kAttentionFfn };
+
+// Distribution of prompt or output lengths, in tokens.
+//   fixed        always `mean`
+//   uniform      uniform integer in [min, max]
+//   exponential  mean `mean`, rounded, clamped to [min, max]
+enum class LengthDist { kFixed, kUniform, kExponential };
+struct LengthConfig {
+  LengthDist dist = LengthDist::kFixed;
+  int mean = 0;
+  int min = 1;
+  int max = 0;  // 0 = no upper bound (fixed, exponential); required for uniform
 };
+
+// `inference.moe`: a mixture-of-experts FFN, self-contained here (the training `model` section
+// describes a dense transformer). Absent (experts = 0): every layer has the dense `model` MLP.
+struct MoeServingConfig {
+  int experts = 0;              // routed experts per MoE layer
+  int top_k = 1;                // experts each token visits
+  int expert_ffn_hidden = 0;    // width of one expert's MLP (0 = model.ffn_hidden)
+  int shared_experts = 0;       // experts every token visits (DeepSeekMoE style)
+  int dense_layers = 0;         // leading layers with a dense MLP (model.ffn_hidden) instead
+  double load_imbalance = 1.0;  // busiest expert's tokens / mean (1 = perfectly balanced)
+};
+
+// One pool of GPUs of one type. Instances inside a pool are `ep` GPUs (attention: `tp` per
+// replica); the expert pool of attention_ffn is one expert-parallel group over all its GPUs.
+struct PoolConfig {
+  std::string gpu;              // hardware profile; empty = cluster.gpu
+  int gpus = 0;                 // GPUs in the pool (required for the pools the mode uses)
+  int tp = 1;                   // tensor parallelism of attention (expert pool: of each expert)
+  int ep = 0;                   // GPUs per instance holding the experts; 0 = tp (colocated, prefill, decode)
+  double price_per_hour = 0.0;  // price of one GPU-hour, any currency; 0 = unknown
+};
+
+enum class KvPrecision { kBf16, kFp8 };
+
+struct InferenceConfig {
+  ServingMode mode = ServingMode::kColocated;
+  uint64_t seed = 0;             // arrivals and lengths
+  // Arrivals: a Poisson process of `rate_per_s` for `requests` requests, or a trace file.
+  int requests = 1000;
+  double rate_per_s = 10.0;
+  std::string trace;             // CSV: arrival_s,prompt_tokens,output_tokens (relative to the scenario)
+  LengthConfig prompt{LengthDist::kFixed, 1024, 1, 0};
+  LengthConfig output{LengthDist::kFixed, 256, 1, 0};
+  // Batching (continuous, per instance; attention_ffn: per deployment).
+  int max_batch = 256;           // sequences decoding together
+  int max_prefill_tokens = 8192; // prompt tokens admitted per step
+  std::optional<Bytes> kv_cache_per_gpu;  // KV cache budget per GPU; default: HBM left after weights
+  KvPrecision kv_precision = KvPrecision::kBf16;
+  int micro_batches = 1;         // attention_ffn ping-pong micro-batches (m)
+  Time tpot_limit = Time::zero();  // service objective for the sweep and goodput; 0 = none
+  MoeServingConfig moe;
+  // Pools by role; which are used depends on `mode`.
+  std::optional<PoolConfig> colocated, prefill, decode, attention, expert;
+};
+
+const char* to_string(ServingMode m);
 
 // Reads the `inference` mapping strictly (unknown keys are errors). Called by the scenario loader.
 void read_inference(MapReader r, InferenceConfig& out);
 
 // Cross-field checks; appends problems to `errors` (see scenario_error in sim/core/scenario.h).
+// Checks the `model` section for serving too (heads, kv_heads, tp). Memory fit needs the hardware
+// profile and is checked when the run starts (sim/engine/inference_cost.h).
 void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& errors);
 
 }  // namespace clustersim

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
@@ -78,6 +80,19 @@ void read_model(MapReader r, ModelConfig& m) {
   r.finish();
 }
 
+bool valid_placement(const std::string& order) {
+  std::vector<std::string> dims;
+  size_t start = 0;
+  while (start <= order.size()) {
+    const size_t dash = order.find('-', start);
+    dims.push_back(order.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  std::sort(dims.begin(), dims.end());
+  return dims == std::vector<std::string>{"cp", "dp", "pp", "tp"};
+}
+
 void read_parallelism(MapReader r, ParallelismConfig& p) {
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("pp", p.pp, Need::kOptional, 1, 1 << 16);
@@ -86,6 +101,9 @@ void read_parallelism(MapReader r, ParallelismConfig& p) {
   r.read("micro_batch", p.micro_batch, Need::kOptional, 1, 1 << 20);
   r.read("sequence_parallel", p.sequence_parallel);
   r.read("zero_stage", p.zero_stage, Need::kOptional, 0, 3);
+  if (r.read("placement", p.placement) && !valid_placement(p.placement)) {
+    r.error("placement", "expected the four dimensions tp, cp, dp, pp each once, joined by '-' (e.g. tp-cp-dp-pp)");
+  }
   r.finish();
 }
 
@@ -105,6 +123,9 @@ void read_training(MapReader r, TrainingConfig& t) {
   o.read("tp_comm", t.overlap.tp_comm);
   o.read("pp_p2p", t.overlap.pp_p2p);
   o.finish();
+  double bucket = 0;
+  if (r.read("dp_bucket_size", bucket, Need::kOptional, 0.0, 1e13)) t.dp_bucket_size = static_cast<int64_t>(bucket);
+  r.read("fold_ranks", t.fold_ranks);
   r.finish();
 }
 
@@ -154,11 +175,13 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
     }
   } else {
     for (const char* s : {"model", "training"}) {
-      if (!top.has(s)) top.error(s, "required section is missing");
+      if (!top.has(s) && !(top.has("inference") && s == std::string("training"))) {
+        top.error(s, "required section is missing");
+      }
     }
     read_model(top.section("model"), cfg.model);
     read_parallelism(top.section("parallelism"), cfg.parallelism);
-    read_training(top.section("training"), cfg.training);
+    if (top.has("training") || !top.has("inference")) read_training(top.section("training"), cfg.training);
   }
   if (top.has("inference")) {
     cfg.inference.emplace();

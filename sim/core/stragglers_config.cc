@@ -1,19 +1,147 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/stragglers_config.h"
 
+#include <charconv>
+#include <string>
+
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
 
 namespace clustersim {
+namespace {
+
+// A list of non-negative integers under `key` ("[3, 17]"); errors name the item.
+bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out) {
+  const YamlNode* n = r.child(key);
+  if (!n || n->is_null()) return false;
+  if (!n->is_seq()) {
+    r.error(key, "expected a list of indices such as [3, 17]");
+    return false;
+  }
+  std::vector<int> values;
+  for (size_t i = 0; i < n->seq.size(); ++i) {
+    const YamlNode& item = n->seq[i];
+    int v = -1;
+    const char* end = item.scalar.data() + item.scalar.size();
+    const auto [ptr, ec] = std::from_chars(item.scalar.data(), end, v);
+    if (!item.is_scalar() || ec != std::errc() || ptr != end || v < 0) {
+      r.error(key, "item " + std::to_string(i) + ": expected a non-negative integer, got '" + item.scalar + "'");
+      return false;
+    }
+    values.push_back(v);
+  }
+  out = std::move(values);
+  return true;
+}
+
+void read_compute(MapReader r, ComputeStraggler& c) {
+  read_index_list(r, "list", c.list);
+  r.read("fraction", c.fraction, Need::kOptional, 0.0, 1.0);
+  r.read("count", c.count, Need::kOptional, 0);
+  r.read("slowdown", c.slowdown, Need::kRequired, 1.0, 100.0);
+  r.read_enum("phase", c.phase,
+              {{"all", StragglerPhase::kAll}, {"forward", StragglerPhase::kForward},
+               {"backward", StragglerPhase::kBackward}});
+  const int ways = (r.has("list") ? 1 : 0) + (r.has("fraction") ? 1 : 0) + (r.has("count") ? 1 : 0);
+  if (ways != 1) r.error("list", "give exactly one of list, fraction or count");
+  r.finish();
+}
+
+void read_nics(MapReader r, NicStraggler& n) {
+  if (!read_index_list(r, "hosts", n.hosts) && !r.has("hosts")) r.error("hosts", "required key is missing");
+  r.read("nic", n.nic, Need::kOptional, 0);
+  r.read("bandwidth_factor", n.bandwidth_factor, Need::kOptional, 1e-6, 1.0);
+  r.read("extra_latency", n.extra_latency);
+  r.finish();
+}
+
+std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+const char* to_string(StragglerPhase p) {
+  switch (p) {
+    case StragglerPhase::kAll: return "all";
+    case StragglerPhase::kForward: return "forward";
+    case StragglerPhase::kBackward: return "backward";
+  }
+  return "?";
+}
 
 void read_stragglers(MapReader r, StragglersConfig& out) {
-  (void)out;
+  r.read("seed", out.seed);
+  if (r.has("hosts")) read_compute(r.section("hosts"), out.hosts.emplace());
+  if (r.has("gpus")) read_compute(r.section("gpus"), out.gpus.emplace());
+  if (r.has("nics")) read_nics(r.section("nics"), out.nics.emplace());
+  read_index_list(r, "stage_layers", out.stage_layers);
+  MapReader s = r.section("sequence_imbalance");
+  s.read("max_over_mean", out.sequence_imbalance.max_over_mean, Need::kOptional, 1.0, 100.0);
+  s.read("replicas", out.sequence_imbalance.replicas, Need::kOptional, 1);
+  s.finish();
   r.finish();
 }
 
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
-  (void)cfg;
-  (void)errors;
+  const StragglersConfig& s = cfg.stragglers;
+  if (s.empty()) return;
+  if (cfg.traffic) {
+    errors.push_back(scenario_error(cfg, "stragglers", "stragglers need a training step; a traffic scenario has none"));
+    return;
+  }
+  const int gpus = cfg.cluster.gpus;
+  const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;
+  auto check = [&](const std::optional<ComputeStraggler>& c, const std::string& key, int units) {
+    if (!c) return;
+    for (int v : c->list) {
+      if (v >= units) {
+        errors.push_back(scenario_error(cfg, key + ".list", "index " + str(v) + " is out of range: there are " +
+                                                                str(units) + " (0 to " + str(units - 1) + ")"));
+      }
+    }
+    if (c->count > units) {
+      errors.push_back(scenario_error(cfg, key + ".count", "there are only " + str(units) + "; got " + str(c->count)));
+    }
+  };
+  check(s.hosts, "stragglers.hosts", hosts);
+  check(s.gpus, "stragglers.gpus", gpus);
+  if (s.nics) {
+    for (int h : s.nics->hosts) {
+      if (h >= hosts) {
+        errors.push_back(scenario_error(cfg, "stragglers.nics.hosts", "host " + str(h) + " is out of range: there are " +
+                                                                         str(hosts) + " hosts"));
+      }
+    }
+    if (s.nics->nic >= cfg.cluster.nics_per_node) {
+      errors.push_back(scenario_error(cfg, "stragglers.nics.nic", "must be below cluster.nics_per_node (" +
+                                                                      str(cfg.cluster.nics_per_node) + ")"));
+    }
+    if (s.nics->bandwidth_factor == 1.0 && s.nics->extra_latency == Time::zero()) {
+      errors.push_back(scenario_error(cfg, "stragglers.nics", "a degraded NIC needs bandwidth_factor < 1 or extra_latency > 0"));
+    }
+  }
+  const ParallelismConfig& p = cfg.parallelism;
+  if (!s.stage_layers.empty()) {
+    long long sum = 0;
+    bool positive = true;
+    for (int l : s.stage_layers) {
+      sum += l;
+      positive = positive && l > 0;
+    }
+    if (static_cast<int>(s.stage_layers.size()) != p.pp) {
+      errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "needs one entry per pipeline stage (pp = " +
+                                                                          str(p.pp) + "); got " + str(s.stage_layers.size())));
+    } else if (sum != cfg.model.layers || !positive) {
+      errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "entries must be positive and add up to model.layers (" +
+                                                                          str(cfg.model.layers) + "); they add up to " + str(sum)));
+    }
+  }
+  const long long model_ranks = static_cast<long long>(p.tp) * p.pp * p.cp;
+  const long long dp = model_ranks > 0 ? gpus / model_ranks : 0;
+  if (s.sequence_imbalance.max_over_mean > 1.0 && s.sequence_imbalance.replicas * s.sequence_imbalance.max_over_mean > dp) {
+    errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
+                                    "replicas x max_over_mean must not exceed the DP size (" + str(dp) +
+                                        "): the heavy replicas cannot carry more than the whole batch"));
+  }
 }
 
 }  // namespace clustersim

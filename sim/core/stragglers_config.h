@@ -4,6 +4,8 @@
 // them against the rest of the scenario. Keys are documented in scenarios/README.md.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -14,8 +16,50 @@ namespace clustersim {
 class MapReader;
 struct ScenarioConfig;
 
-struct StragglersConfig {
+// Which part of a micro-batch's compute a slowdown stretches.
+enum class StragglerPhase { kAll, kForward, kBackward };
+
+// Hosts or GPUs whose kernels take `slowdown` times as long: listed by index, or drawn at random
+// (`fraction` of all hosts/GPUs, rounded to the nearest whole one, or `count` of them).
+struct ComputeStraggler {
+  std::vector<int> list;      // host (or GPU) indices, 0-based; host = gpu / gpus_per_node
+  double fraction = 0.0;      // drawn: this share of hosts (GPUs), in [0, 1]
+  int count = 0;              // drawn: this many hosts (GPUs)
+  double slowdown = 1.0;      // compute time factor, >= 1 (1.1 = 10% slower)
+  StragglerPhase phase = StragglerPhase::kAll;
 };
+
+// Degraded NICs: lower bandwidth and/or extra latency on the listed hosts' NIC `nic` (or all of
+// their NICs).
+struct NicStraggler {
+  std::vector<int> hosts;
+  int nic = -1;                   // -1: every NIC of the host
+  double bandwidth_factor = 1.0;  // (0, 1]: share of the line rate left
+  Time extra_latency = Time::zero();
+};
+
+// Sequence-length imbalance across DP replicas: the heaviest `replicas` replicas carry
+// `max_over_mean` times the mean tokens, in longer sequences (attention grows quadratically).
+struct SequenceImbalance {
+  double max_over_mean = 1.0;
+  int replicas = 1;
+};
+
+struct StragglersConfig {
+  uint64_t seed = 0;                      // for drawn hosts/GPUs
+  std::optional<ComputeStraggler> hosts;  // `hosts`
+  std::optional<ComputeStraggler> gpus;   // `gpus`
+  std::optional<NicStraggler> nics;       // `nics`
+  std::vector<int> stage_layers;          // layers per pipeline stage (empty: even split)
+  SequenceImbalance sequence_imbalance;   // `sequence_imbalance`
+
+  bool empty() const {
+    return !hosts && !gpus && !nics && stage_layers.empty() &&
+           sequence_imbalance.max_over_mean == 1.0;
+  }
+};
+
+const char* to_string(StragglerPhase p);
 
 // Reads the `stragglers` mapping strictly (unknown keys are errors). Called by the scenario loader.
 void read_stragglers(MapReader r, StragglersConfig& out);

@@ -59,10 +59,9 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                                         ") so that each NIC serves the same number of GPUs; got " +
                                         str(cl.nics_per_node));
   }
-  const NetworkConfig& n = cfg.network;
-  if (n.fidelity == Fidelity::kFlowDcqcn || n.fidelity == Fidelity::kPacket) {
-    c.fail("network.fidelity", std::string("the '") + to_string(n.fidelity) +
-                                   "' level is not built yet; use 'analytical' or 'flow'");
+  if (!cfg.traffic && (cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket)) {
+    c.fail("network.fidelity", std::string("training at the '") + to_string(cfg.network.fidelity) +
+                                   "' level is not built yet; it runs network microbenchmarks (traffic:)");
   }
   if (cfg.traffic) {
     const TrafficConfig& t = *cfg.traffic;
@@ -74,6 +73,7 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     if (t.shift >= cl.gpus) c.fail("traffic.shift", "must be below cluster.gpus (" + str(cl.gpus) + ")");
     return c.take();
   }
+  if (cfg.inference) return c.take();  // serving: validate_inference checks model and pools
 
   const ModelConfig& m = cfg.model;
   const ParallelismConfig& p = cfg.parallelism;

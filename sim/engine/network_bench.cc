@@ -185,6 +185,21 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
     if (const auto* fluid = dynamic_cast<const net::FluidNetwork*>(network.get())) {
       r.solver_events = fluid->solves();
     }
+    if (const auto* cc = dynamic_cast<const net::CongestionObservable*>(network.get())) {
+      const net::CongestionTrace& trace = cc->congestion();
+      r.has_congestion = true;
+      r.congestion = trace.counters;
+      r.queue_samples = trace.queues;
+      r.rate_samples = trace.rates;
+      r.link_congestion = trace.links;
+      r.solver_events = trace.counters.events;
+      for (size_t l = 0; l < trace.links.size(); ++l) {
+        const double capacity = fabric.capacity(static_cast<net::LinkIndex>(l)).bytes_per_s;
+        if (capacity > 0 && trace.links[l].max_queue_bytes > 0) {
+          r.max_queue_delay = max(r.max_queue_delay, Time::s(trace.links[l].max_queue_bytes / capacity));
+        }
+      }
+    }
     const std::vector<net::LinkUsage> usage = network->link_usage();
     r.links.reserve(usage.size());
     for (size_t l = 0; l < usage.size(); ++l) {
@@ -246,6 +261,22 @@ void write_links_csv(const TrafficResult& result, std::ostream& out) {
   }
 }
 
+void write_queues_csv(const TrafficResult& result, std::ostream& out) {
+  out << "time_us,link,bytes\n";
+  for (const net::QueueSample& q : result.queue_samples) {
+    const std::string& name = static_cast<size_t>(q.link) < result.links.size() ? result.links[q.link].name : "";
+    out << q.t.as_us() << ',' << name << ',' << q.bytes << '\n';
+  }
+}
+
+void write_rates_csv(const TrafficResult& result, std::ostream& out) {
+  out << "time_us,flow,src,dst,rate_gbps,target_gbps\n";
+  for (const net::RateSample& s : result.rate_samples) {
+    out << s.t.as_us() << ',' << s.flow << ',' << s.src << ',' << s.dst << ',' << s.rate * 8e-9 << ','
+        << s.target * 8e-9 << '\n';
+  }
+}
+
 std::string format_traffic_report(const TrafficResult& r) {
   std::ostringstream o;
   o << std::fixed;
@@ -259,6 +290,12 @@ std::string format_traffic_report(const TrafficResult& r) {
   o << "  bandwidth   " << to_string(r.achieved_bandwidth) << " achieved of "
     << to_string(r.ideal_bandwidth) << " ideal (" << std::setprecision(1)
     << (r.slowdown > 0 ? 100.0 / r.slowdown : 0.0) << "%), " << to_string(r.total_bytes) << " moved\n";
+  if (r.has_congestion) {
+    const net::CongestionCounters& c = r.congestion;
+    o << "  congestion  " << c.ecn_marks << " ECN marks, " << c.cnps << " CNPs, " << c.cuts << " rate cuts, "
+      << c.pauses << " PFC pauses, " << c.drops << " drops, max queueing delay " << to_string(r.max_queue_delay)
+      << "\n";
+  }
   if (r.incomplete_transfers > 0) {
     o << "  WARNING: " << r.incomplete_transfers << " transfers never completed (no capacity on their path)\n";
   }

@@ -10,6 +10,7 @@
 
 #include "sim/core/config.h"
 #include "sim/core/units.h"
+#include "sim/network/dcqcn/congestion_trace.h"
 #include "sim/network/flow/lmm_options.h"
 #include "sim/network/network.h"
 
@@ -78,6 +79,13 @@ struct TrafficResult {
   std::vector<TierSummary> tiers;   // in tier order
   double wall_seconds = 0;          // run time of the simulation itself
   int64_t solver_events = 0;        // rate recomputations (fluid solver only)
+  // flow+dcqcn and packet levels (has_congestion): counters, queue and rate time series.
+  bool has_congestion = false;
+  net::CongestionCounters congestion;
+  std::vector<net::QueueSample> queue_samples;
+  std::vector<net::RateSample> rate_samples;
+  std::vector<net::LinkCongestion> link_congestion;  // by link id
+  Time max_queue_delay;             // largest queue / its link's capacity
 };
 
 struct TrafficOptions {
@@ -92,6 +100,11 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
 
 // links.csv: link,tier,direction,capacity_gbps,bytes,peak_utilisation (one row per direction).
 void write_links_csv(const TrafficResult& result, std::ostream& out);
+
+// queues.csv: time_us,link,bytes (egress queues while non-empty; congestion levels only).
+void write_queues_csv(const TrafficResult& result, std::ostream& out);
+// rates.csv: time_us,flow,src,dst,rate_gbps,target_gbps (traced sub-flows' DCQCN rates).
+void write_rates_csv(const TrafficResult& result, std::ostream& out);
 
 // The human report: completion vs ideal, per-tier load and the most loaded links.
 std::string format_traffic_report(const TrafficResult& result);

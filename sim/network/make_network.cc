@@ -6,10 +6,34 @@
 
 #include "sim/core/error.h"
 #include "sim/network/analytical/analytical_network.h"
+#include "sim/network/dcqcn/fluid_dcqcn_network.h"
+#include "sim/network/fabric_routes.h"
 #include "sim/network/flow/fluid_network.h"
 #include "sim/network/flow/lmm_network.h"
+#include "sim/network/packet/packet_network.h"
 
 namespace clustersim::net {
+
+namespace {
+
+// The congestion-controlled levels need the fabric's link ends, and one path per packet.
+PacketFabric fabric_of(const NetworkConfig& config, const RouteSource& routes) {
+  const auto* fabric_routes = dynamic_cast<const FabricRoutes*>(&routes);
+  if (!fabric_routes) {
+    throw BadInput(InputError{"", 0, "network.fidelity",
+                              std::string("the '") + to_string(config.fidelity) +
+                                  "' level is not built yet for this route source: it needs a Clos fabric"});
+  }
+  if (config.routing == Routing::kSpray) {
+    throw BadInput(InputError{"", 0, "network.routing",
+                              std::string("the '") + to_string(config.fidelity) +
+                                  "' level keeps each queue pair on one path: use 'ecmp' or 'dmodk' "
+                                  "(more queue pairs spread the load: network.qps_per_connection)"});
+  }
+  return packet_fabric(fabric_routes->fabric());
+}
+
+}  // namespace
 
 std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSource& routes,
                                       Clock& clock, const LmmOptions& lmm) {
@@ -20,12 +44,12 @@ std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSo
       if (config.solver == FlowSolver::kLmm) return std::make_unique<LmmNetwork>(routes, clock, lmm);
       return std::make_unique<FluidNetwork>(routes, clock, config.merge_tolerance);
     case Fidelity::kFlowDcqcn:
+      return std::make_unique<FluidDcqcnNetwork>(routes, fabric_of(config, routes), clock, config.dcqcn);
     case Fidelity::kPacket:
-      break;
+      return std::make_unique<PacketNetwork>(routes, fabric_of(config, routes), clock, config.dcqcn,
+                                             config.ecmp_seed + 1);
   }
-  throw BadInput(InputError{"", 0, "network.fidelity",
-                            std::string("fidelity '") + to_string(config.fidelity) +
-                                "' is not built yet; use 'analytical' or 'flow'"});
+  throw BadInput(InputError{"", 0, "network.fidelity", "unknown fidelity"});
 }
 
 }  // namespace clustersim::net

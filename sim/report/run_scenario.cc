@@ -3,10 +3,18 @@
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
+#include <unistd.h>
+
+#include <cstdio>
 #include <sstream>
 
 #include "sim/engine/analytical_training.h"
+#include "sim/engine/flow_training.h"
 #include "sim/engine/network_bench.h"
+#include "sim/report/faults_report.h"
+#include "sim/report/inference_report.h"
+#include "sim/report/html_report.h"
+#include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 
 namespace clustersim::report {
@@ -33,13 +41,30 @@ RunOutput run_training(const ScenarioConfig& cfg) {
       throw BadInput(errors);
     }
   }();
-  if (cfg.network.fidelity != Fidelity::kAnalytical) {
+  if (cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket) {
     throw BadInput(InputError{cfg.file, line_of(cfg, "network.fidelity"), "network.fidelity",
                               std::string("training at the '") + to_string(cfg.network.fidelity) +
-                                  "' level is not built yet; use 'analytical' (the flow level runs "
-                                  "network microbenchmarks: scenarios/net-*.yaml)"});
+                                  "' level is not built yet; use 'analytical' or 'flow'"});
   }
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
+  if (cfg.network.fidelity == Fidelity::kFlow) {
+    engine::FlowTrainingOptions options;
+    if (isatty(STDERR_FILENO)) {
+      options.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s\033[K", line.c_str()); };
+    }
+    const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw, options);
+    if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
+    RunOutput out;
+    out.results = flow_training_results(cfg, hw, flow);
+    out.summary = flow_training_summary(cfg, hw, flow);
+    out.trace_json = write_trace_json(flow);
+    out.report_html = write_html_report(cfg, hw, flow);
+    out.metrics = {{"iteration_time_s", flow.estimate.iteration.as_s()},
+                   {"tokens_per_s", flow.estimate.tokens_per_s},
+                   {"mfu", flow.estimate.mfu},
+                   {"hfu", flow.estimate.hfu}};
+    return out;
+  }
   const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);
   RunOutput out;
   out.results = training_results(cfg, hw, est);
@@ -95,6 +120,26 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
     row.set("peak_utilisation", l.peak_utilisation);
     top.push(row);
   }
+  if (t.has_congestion) {
+    const net::CongestionCounters& c = t.congestion;
+    Json& cc = r.set("congestion", Json::object());
+    cc.set("ecn_marks", c.ecn_marks);
+    cc.set("cnps", c.cnps);
+    cc.set("rate_cuts", c.cuts);
+    cc.set("pfc_pauses", c.pauses);
+    cc.set("pfc_resumes", c.resumes);
+    cc.set("drops", c.drops);
+    cc.set("retransmits", c.retransmits);
+    cc.set("packets", c.packets);
+    cc.set("events", c.events);
+    cc.set("max_queue_delay_s", t.max_queue_delay.as_s());
+    cc.set("wall_seconds", t.wall_seconds);
+    std::ostringstream queues, rates;
+    engine::write_queues_csv(t, queues);
+    engine::write_rates_csv(t, rates);
+    out.extra_files.emplace_back("queues.csv", queues.str());
+    out.extra_files.emplace_back("rates.csv", rates.str());
+  }
   out.summary = engine::format_traffic_report(t);
   std::ostringstream csv;
   engine::write_links_csv(t, csv);
@@ -108,6 +153,8 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
 }  // namespace
 
 RunOutput run_scenario(const ScenarioConfig& cfg) {
+  if (cfg.inference) return run_inference(cfg);
+  if (cfg.faults || !cfg.stragglers.empty()) return run_reliability(cfg);
   return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
 }
 

@@ -5,6 +5,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/core/config.h"
 #include "sim/report/json_writer.h"
@@ -15,7 +17,10 @@ struct RunOutput {
   Json results;           // the results.json object
   std::string summary;    // for a terminal
   std::string links_csv;  // per-link statistics (flow level); empty when not simulated
+  std::string trace_json;   // Chrome/Perfetto trace (flow-level training); empty otherwise
+  std::string report_html;  // self-contained HTML report (flow-level training); empty otherwise
   std::map<std::string, double> metrics;  // the headline numbers of `results`, by key
+  std::vector<std::pair<std::string, std::string>> extra_files;  // (file name, content) for --out
 };
 
 // Runs a validated scenario. Throws BadInput for problems only visible with the hardware

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/training_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <utility>
@@ -97,6 +98,111 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << fmt("%.1f", est.memory.weights.as_gib()) << ", gradients " << fmt("%.1f", est.memory.gradients.as_gib())
     << ", optimizer " << fmt("%.1f", est.memory.optimizer.as_gib()) << ", activations "
     << fmt("%.1f", est.memory.activations.as_gib()) << ")\n";
+  return o.str();
+}
+
+namespace {
+
+Json breakdown_json(const engine::TrainingBreakdown& b) {
+  Json out = Json::object();
+  for (const auto& [name, t] : breakdown_parts(b)) out.set(std::string(name) + "_s", t.as_s());
+  return out;
+}
+
+}  // namespace
+
+Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                           const engine::FlowTrainingResult& flow) {
+  Json r = training_results(cfg, hw, flow.estimate);
+  Json& f = r.set("flow", Json::object());
+  f.set("folded", flow.folded);
+  f.set("rank_groups_simulated", flow.rank_groups);
+  f.set("ops", flow.ops);
+  f.set("flows", flow.flows);
+  f.set("wall_time_s", flow.wall_seconds);
+  f.set("critical_rank_group", flow.groups.empty() ? std::string() : flow.groups[flow.critical_group].name);
+  f.set("analytical_iteration_time_s", flow.analytical.iteration.as_s());
+  f.set("analytical_mfu", flow.analytical.mfu);
+  Json& groups = r.set("rank_groups", Json::array());
+  for (const engine::RankGroupTiming& g : flow.groups) {
+    Json row = Json::object();
+    row.set("name", g.name);
+    row.set("stage", g.stage);
+    row.set("end_s", g.end.as_s());
+    row.set("breakdown", breakdown_json(g.breakdown));
+    // One entry per stretch of the path spent in one rank group, its time by kind (the path
+    // alternates compute and TP thousands of times; by stretch it stays short).
+    Json& path = row.set("critical_path", Json::array());
+    size_t i = 0;
+    while (i < g.critical_path.size()) {
+      const int32_t group = g.critical_path[i].group;
+      std::vector<std::pair<std::string, double>> kinds;
+      for (; i < g.critical_path.size() && g.critical_path[i].group == group; ++i) {
+        const engine::CriticalSegment& s = g.critical_path[i];
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == s.kind; });
+        if (it == kinds.end()) kinds.emplace_back(s.kind, s.time.as_s());
+        else it->second += s.time.as_s();
+      }
+      Json seg = Json::object();
+      seg.set("group", flow.group_names[group]);
+      for (const auto& [kind, seconds] : kinds) seg.set(kind + "_s", seconds);
+      path.push(seg);
+    }
+    groups.push(row);
+  }
+  Json& links = r.set("links", Json::object());
+  Json& tiers = links.set("tiers", Json::array());
+  for (const engine::TierLoad& t : flow.tiers) {
+    Json row = Json::object();
+    row.set("tier", t.tier);
+    row.set("links", t.links);
+    row.set("used_links", t.used_links);
+    row.set("bytes", t.bytes.n);
+    row.set("mean_peak_utilisation", t.mean_peak_utilisation);
+    row.set("max_peak_utilisation", t.max_peak_utilisation);
+    tiers.push(row);
+  }
+  Json& top = links.set("top_links", Json::array());
+  for (const engine::LinkLoad& l : flow.top_links) {
+    Json row = Json::object();
+    row.set("link", l.name);
+    row.set("tier", l.tier);
+    row.set("capacity_gbps", l.capacity.as_gbps());
+    row.set("bytes", l.bytes.n);
+    row.set("peak_utilisation", l.peak_utilisation);
+    top.push(row);
+  }
+  return r;
+}
+
+std::string flow_training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                  const engine::FlowTrainingResult& flow) {
+  std::ostringstream o;
+  o << training_summary(cfg, hw, flow.estimate);
+  o << "\nflow level   " << flow.rank_groups << " rank groups simulated" << (flow.folded ? " (folded: DP replica 0 per stage, every replica's DP flows on the fabric)" : "")
+    << ", " << flow.ops << " ops, " << flow.flows << " flows, " << fmt("%.2f", flow.wall_seconds) << " s wall\n";
+  o << "analytical   " << to_string(flow.analytical.iteration) << " per iteration, MFU " << fmt("%.1f%%", 100 * flow.analytical.mfu)
+    << " (flow / analytical " << fmt("%.3f", flow.estimate.iteration / flow.analytical.iteration) << ")\n";
+  o << "\nrank groups  (end; compute / tp / pp / bubble / dp / optimizer, s)\n";
+  for (size_t i = 0; i < flow.groups.size(); ++i) {
+    const engine::RankGroupTiming& g = flow.groups[i];
+    const engine::TrainingBreakdown& b = g.breakdown;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-14s %10s  %.3f / %.3f / %.3f / %.3f / %.3f / %.3f%s\n", g.name.c_str(),
+                  to_string(g.end).c_str(), b.compute.as_s(), b.tp_exposed.as_s(), b.pp_exposed.as_s(), b.bubble.as_s(),
+                  b.dp_exposed.as_s(), b.optimizer.as_s(), static_cast<int>(i) == flow.critical_group ? "  <- critical" : "");
+    o << line;
+  }
+  if (!flow.tiers.empty()) {
+    o << "\nfabric load  (tier: used links, bytes, peak utilisation mean / max)\n";
+    for (const engine::TierLoad& t : flow.tiers) {
+      char line[200];
+      std::snprintf(line, sizeof line, "  %-9s %8lld of %-8lld %12s  %.2f / %.2f\n", t.tier.c_str(),
+                    static_cast<long long>(t.used_links), static_cast<long long>(t.links), to_string(t.bytes).c_str(),
+                    t.mean_peak_utilisation, t.max_peak_utilisation);
+      o << line;
+    }
+  }
   return o.str();
 }
 

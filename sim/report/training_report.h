@@ -8,6 +8,7 @@
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
 #include "sim/engine/analytical_training.h"
+#include "sim/engine/flow_training.h"
 #include "sim/report/json_writer.h"
 
 namespace clustersim::report {
@@ -19,5 +20,16 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
 // A few lines for a terminal: plan, iteration time, tokens/s, MFU, breakdown, memory.
 std::string training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                              const engine::TrainingEstimate& est);
+
+// The results.json object of a flow-level run: the same keys as training_results (breakdown of the
+// critical rank group), plus `flow` (run facts and the analytical level's figures), `rank_groups`
+// (per representative rank group: end, breakdown, critical path) and `links` (per-tier load and
+// the most loaded links). Documented in docs/results.md.
+Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                           const engine::FlowTrainingResult& flow);
+
+// training_summary plus the rank groups, the critical path's shape and the fabric load.
+std::string flow_training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                  const engine::FlowTrainingResult& flow);
 
 }  // namespace clustersim::report

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/collectives/collective_flows.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersim::coll {
+namespace {
+
+double ring_factor(CollectiveOp op, int n) {
+  const double r = static_cast<double>(n - 1) / n;
+  return op == CollectiveOp::kAllReduce ? 2.0 * r : r;
+}
+
+int log2_ceil(int n) {
+  int l = 0;
+  while ((1 << l) < n) ++l;
+  return l;
+}
+
+// Ranks grouped by node, nodes in order of first appearance.
+std::vector<std::vector<int32_t>> by_node(std::span<const int32_t> gpus, int gpus_per_node) {
+  std::vector<std::vector<int32_t>> nodes;
+  std::vector<int32_t> node_ids;
+  for (const int32_t g : gpus) {
+    const int32_t node = g / gpus_per_node;
+    auto it = std::find(node_ids.begin(), node_ids.end(), node);
+    if (it == node_ids.end()) {
+      node_ids.push_back(node);
+      nodes.emplace_back();
+      nodes.back().push_back(g);
+    } else {
+      nodes[static_cast<size_t>(it - node_ids.begin())].push_back(g);
+    }
+  }
+  return nodes;
+}
+
+bool uniform(const std::vector<std::vector<int32_t>>& nodes) {
+  for (const auto& n : nodes) {
+    if (n.size() != nodes.front().size()) return false;
+  }
+  return true;
+}
+
+void add(std::vector<FlowSpec>& out, int32_t src, int32_t dst, double bytes, int gpus_per_node) {
+  if (src == dst || bytes <= 0) return;
+  out.push_back({src, dst, bytes_of(bytes), src / gpus_per_node != dst / gpus_per_node});
+}
+
+void ring(CollectiveOp op, Bytes size, std::span<const int32_t> gpus, int gpus_per_node, std::vector<FlowSpec>& out) {
+  const int n = static_cast<int>(gpus.size());
+  const double total = ring_factor(op, n) * size.as_double();
+  const auto nodes = by_node(gpus, gpus_per_node);
+  const int count = static_cast<int>(nodes.size());
+  if (count == 1 || !uniform(nodes)) {
+    for (int i = 0; i < n; ++i) add(out, gpus[i], gpus[(i + 1) % n], total, gpus_per_node);
+    return;
+  }
+  const int k = static_cast<int>(nodes.front().size());
+  for (int j = 0; j < count; ++j) {
+    const auto& here = nodes[j];
+    const auto& next = nodes[(j + 1) % count];
+    if (k > 1) {
+      for (int i = 0; i < k; ++i) add(out, here[i], here[(i + 1) % k], total, gpus_per_node);
+    }
+    for (int c = 0; c < k; ++c) add(out, here[c], next[c], total / k, gpus_per_node);
+  }
+}
+
+void tree(Bytes size, std::span<const int32_t> gpus, int gpus_per_node, std::vector<FlowSpec>& out) {
+  const auto nodes = by_node(gpus, gpus_per_node);
+  const int count = static_cast<int>(nodes.size());
+  if (count == 1 || !uniform(nodes)) {
+    ring(CollectiveOp::kAllReduce, size, gpus, gpus_per_node, out);
+    return;
+  }
+  const int k = static_cast<int>(nodes.front().size());
+  const double share = size.as_double() / (2.0 * k);
+  for (int c = 0; c < k; ++c) {
+    for (int t = 0; t < 2; ++t) {
+      // Heap-numbered binary tree over node positions; the second tree mirrors the order.
+      auto node_at = [&](int pos) { return t == 0 ? pos : count - 1 - pos; };
+      for (int pos = 1; pos < count; ++pos) {
+        const int32_t child = nodes[node_at(pos)][c];
+        const int32_t parent = nodes[node_at((pos - 1) / 2)][c];
+        add(out, child, parent, share, gpus_per_node);   // reduce
+        add(out, parent, child, share, gpus_per_node);   // broadcast
+      }
+    }
+    for (const auto& node : nodes) {
+      for (int i = 0; i < k; ++i) {
+        if (i == c) continue;
+        add(out, node[i], node[c], size.as_double() / k, gpus_per_node);
+        add(out, node[c], node[i], size.as_double() / k, gpus_per_node);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::span<const int32_t> gpus,
+                      int gpus_per_node, std::vector<FlowSpec>& out) {
+  const int n = static_cast<int>(gpus.size());
+  if (n <= 1 || size.n <= 0) return;
+  switch (op) {
+    case CollectiveOp::kSendRecv:
+      for (int i = 1; i < n; ++i) add(out, gpus[0], gpus[i], size.as_double(), gpus_per_node);
+      return;
+    case CollectiveOp::kAllToAll:
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) add(out, gpus[i], gpus[j], size.as_double() / n, gpus_per_node);
+      }
+      return;
+    case CollectiveOp::kAllReduce:
+      if (algorithm == Algorithm::kTree) {
+        tree(size, gpus, gpus_per_node, out);
+        return;
+      }
+      [[fallthrough]];
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllGather:
+      ring(op, size, gpus, gpus_per_node, out);
+      return;
+  }
+}
+
+Time tree_allreduce_time(Bytes size, const GroupLinks& g) {
+  if (g.ranks <= 1 || size.n <= 0) return Time::zero();
+  if (g.nodes() <= 1) return collective_time(CollectiveOp::kAllReduce, size, g);
+  const int k = std::min(g.ranks, g.ranks_per_node);
+  const double inter = 2.0 * size.as_double() / (k * g.nic_per_gpu.bytes_per_s);
+  const double intra = k > 1 ? 2.0 * (k - 1) / k * size.as_double() / g.intra_busbw.bytes_per_s : 0.0;
+  return collective_latency(CollectiveOp::kAllReduce, Algorithm::kTree, g) + Time::s(std::max(inter, intra));
+}
+
+Time collective_latency(CollectiveOp op, Algorithm algorithm, const GroupLinks& g) {
+  if (g.ranks <= 1) return Time::zero();
+  if (g.nodes() <= 1) return g.intra_alpha;
+  if (op == CollectiveOp::kAllReduce && algorithm == Algorithm::kTree) {
+    return g.intra_alpha + static_cast<int64_t>(2 * log2_ceil(g.nodes())) * g.inter_alpha;
+  }
+  const int n = g.ranks;
+  const int steps = op == CollectiveOp::kAllReduce ? 2 * (n - 1) : op == CollectiveOp::kSendRecv ? 1 : n - 1;
+  return static_cast<int64_t>(steps) * g.inter_alpha;
+}
+
+}  // namespace clustersim::coll

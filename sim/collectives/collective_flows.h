@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// NCCL-style collectives as a few long flows on the fabric: ring (rail-aligned, hierarchical when
+// the group spans nodes), double binary tree all-reduce, all-to-all and send/recv. Each ring edge
+// is one flow carrying every step's bytes (NCCL pipelines the steps over a channel), so a
+// collective costs O(ranks) flows however many steps it has.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/collectives/collective_cost.h"
+#include "sim/core/units.h"
+
+namespace clustersim::coll {
+
+enum class Algorithm { kRing, kTree };
+
+// One flow of a collective: `bytes` of payload from GPU `src` to GPU `dst`.
+struct FlowSpec {
+  int32_t src = 0;
+  int32_t dst = 0;
+  Bytes bytes;
+  bool inter_node = false;
+};
+
+// Appends the flows of one collective over `gpus` (the group in rank order; `size` as in
+// collective_time) to `out`. Nodes are gpu / gpus_per_node; ranks on the same node are taken in
+// rank order.
+//
+//   ring, one node:            rank i -> rank i+1 (mod n), factor x size each
+//   ring, N nodes x k ranks:   k channels, channel c enters and leaves every node on local rank
+//                              c (same rail across nodes). Inside a node a channel visits the k
+//                              local ranks in a cycle (the last hop brings the data to the rail's
+//                              GPU, as NCCL's PXN does), so every intra-node edge i -> i+1 carries
+//                              factor x size over the k channels, and every rail edge between
+//                              consecutive nodes factor x size / k:
+//
+//        node 0               node 1
+//     [0 -> 1 -> .. k-1 -> 0]   [0 -> 1 ..]      rail c: node j local c -> node j+1 local c
+//          |__________________________^
+//
+//   bus factor: all-reduce 2(n-1)/n, reduce-scatter and all-gather (n-1)/n (nccl-tests
+//   PERFORMANCE.md); so a GPU's NIC carries factor x size / k and its NVLink factor x size, which
+//   is collective_time's min(intra, k x nic) bus bandwidth.
+//   tree (all-reduce across nodes; other ops use the ring): per rail c two binary trees over the
+//     nodes (the second mirrored, NCCL's double binary tree), each carrying size / 2k up (reduce)
+//     and down (broadcast) every tree edge between the rail-c GPUs; inside a node each other GPU
+//     exchanges size / k with the rail-c GPU both ways.
+//   all-to-all: size / n from every rank to every other rank.
+//   send/recv: gpus = {src, dst}, one flow of size.
+// Ranks that fall on uneven node counts use one ring in rank order.
+void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::span<const int32_t> gpus,
+                      int gpus_per_node, std::vector<FlowSpec>& out);
+
+// Closed-form time of the double binary tree all-reduce (no contention):
+//   t = intra_alpha + 2 ceil(log2 nodes) x inter_alpha + max(2 size / (k nic), 2 (k-1)/k size / intra)
+// with k = ranks_per_node; the bandwidth term is the largest per-GPU send volume of the flows
+// above (an interior node sends 3 shares of size/2k in one tree and 1 in the other) over its link.
+// One node: the ring's collective_time.
+Time tree_allreduce_time(Bytes size, const GroupLinks& g);
+
+// The latency (alpha) part of collective_time for `algorithm`: what a flow-level collective waits
+// besides its flows.
+Time collective_latency(CollectiveOp op, Algorithm algorithm, const GroupLinks& g);
+
+}  // namespace clustersim::coll

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: Apache-2.0
+// simulate_training: fabric + network + graph on a clock; the critical rank group's breakdown.
+#include "sim/engine/flow_training.h"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "sim/core/error.h"
+#include "sim/engine/event_queue_clock.h"
+#include "sim/engine/graph_executor.h"
+#include "sim/engine/simgrid_clock.h"
+#include "sim/network/fabric_routes.h"
+#include "sim/network/make_network.h"
+#include "topology/fabric.h"
+#include "topology/fabric_router.h"
+
+namespace clustersim::engine {
+
+using work::OpRole;
+
+const char* breakdown_kind(OpRole role) {
+  switch (role) {
+    case OpRole::kForward:
+    case OpRole::kBackward: return "compute";
+    case OpRole::kTpComm:
+    case OpRole::kCpComm: return "tp";
+    case OpRole::kPpSend: return "pp";
+    case OpRole::kDpReduce:
+    case OpRole::kDpGather: return "dp";
+    case OpRole::kOptimizer:
+    case OpRole::kEmbeddingSync: return "optimizer";
+    case OpRole::kBarrier: return "";
+  }
+  return "";
+}
+
+namespace {
+
+Time& part(TrainingBreakdown& b, const char* kind) {
+  const std::string k = kind;
+  if (k == "compute") return b.compute;
+  if (k == "tp") return b.tp_exposed;
+  if (k == "pp") return b.pp_exposed;
+  if (k == "dp") return b.dp_exposed;
+  if (k == "optimizer") return b.optimizer;
+  return b.bubble;
+}
+
+// A wait of `gap` on the main line, ended by `releaser`: the releaser's own duration (up to the
+// gap) counts as its kind, and what remains of the gap was spent waiting for whatever released
+// the releaser, walking back until the gap is used up. Compute of other rank groups (a pipeline
+// receive waiting on its producer) counts as bubble, as does a wait with no releaser.
+void attribute_wait(TrainingBreakdown& b, Time gap, int32_t releaser, const work::TrainingGraph& g,
+                    const std::vector<OpTiming>& t) {
+  while (gap > Time::zero()) {
+    if (releaser < 0) {
+      b.bubble += gap;
+      return;
+    }
+    const OpRole role = g.ops[releaser].role;
+    const Time own = min(gap, t[releaser].end - t[releaser].start);
+    const bool compute = role == OpRole::kForward || role == OpRole::kBackward || role == OpRole::kBarrier ||
+                         role == OpRole::kOptimizer;
+    part(b, compute ? "bubble" : breakdown_kind(role)) += own;
+    gap -= own;
+    releaser = t[releaser].releaser;
+  }
+}
+
+std::vector<CriticalSegment> critical_path(int32_t last, const work::TrainingGraph& g, const std::vector<OpTiming>& t) {
+  std::vector<CriticalSegment> rev;
+  for (int32_t op = last; op >= 0; op = t[op].releaser) {
+    const char* kind = breakdown_kind(g.ops[op].role);
+    const Time d = t[op].end - t[op].start;
+    if (*kind == 0 || d == Time::zero()) continue;
+    const int32_t group = g.ops[op].group;
+    if (!rev.empty() && rev.back().group == group && rev.back().kind == kind) {
+      rev.back().time += d;
+    } else {
+      rev.push_back({group, kind, d});
+    }
+  }
+  std::reverse(rev.begin(), rev.end());
+  return rev;
+}
+
+void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage, FlowTrainingResult& r) {
+  std::vector<TierLoad> tiers(topo::kLinkTierCount);
+  std::vector<double> sum_peak(topo::kLinkTierCount, 0.0);
+  std::vector<net::LinkIndex> used;
+  for (size_t l = 0; l < usage.size(); ++l) {
+    const auto id = static_cast<net::LinkIndex>(l);
+    const int tier = static_cast<int>(fabric.link_tier(id));
+    TierLoad& s = tiers[tier];
+    ++s.links;
+    if (usage[l].bytes.n == 0) continue;
+    ++s.used_links;
+    s.bytes += usage[l].bytes;
+    sum_peak[tier] += usage[l].peak_utilisation;
+    s.max_peak_utilisation = std::max(s.max_peak_utilisation, usage[l].peak_utilisation);
+    used.push_back(id);
+  }
+  for (int t = 0; t < topo::kLinkTierCount; ++t) {
+    tiers[t].tier = topo::to_string(static_cast<topo::LinkTier>(t));
+    if (tiers[t].links == 0) continue;
+    if (tiers[t].used_links > 0) tiers[t].mean_peak_utilisation = sum_peak[t] / tiers[t].used_links;
+    r.tiers.push_back(tiers[t]);
+  }
+  const size_t top = std::min<size_t>(used.size(), 10);
+  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(),
+                    [&](net::LinkIndex a, net::LinkIndex b) {
+                      if (usage[a].peak_utilisation != usage[b].peak_utilisation) {
+                        return usage[a].peak_utilisation > usage[b].peak_utilisation;
+                      }
+                      if (usage[a].bytes != usage[b].bytes) return usage[a].bytes > usage[b].bytes;
+                      return a < b;
+                    });
+  for (size_t i = 0; i < top; ++i) {
+    const net::LinkIndex id = used[i];
+    r.top_links.push_back({fabric.link_name(id), topo::to_string(fabric.link_tier(id)), fabric.capacity(id),
+                           usage[id].bytes, usage[id].peak_utilisation});
+  }
+}
+
+}  // namespace
+
+FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                     const FlowTrainingOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  FlowTrainingResult r;
+  r.analytical = estimate_training(cfg, hw);
+  r.estimate = r.analytical;
+  r.estimate.breakdown = {};
+
+  const work::GraphCosts costs = options.costs ? *options.costs : work::graph_costs(cfg, hw);
+  const work::TrainingGraph graph = work::build_training_graph(cfg, costs);
+  r.folded = graph.folded;
+  r.ops = static_cast<int64_t>(graph.ops.size());
+  r.rank_groups = static_cast<int64_t>(graph.groups.size());
+  for (const work::RankGroup& g : graph.groups) r.group_names.push_back(g.name);
+
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file,
+                                                 cfg.network.nvlink_bandwidth.value_or(hw.nvlink_bandwidth));
+  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+
+  ExecutorOptions eo;
+  eo.nvlink_efficiency = hw.eff.nvlink_busbw;
+  eo.network_efficiency = hw.eff.network_busbw;
+  eo.free_communication = options.free_communication;
+  double last_report = 2.0;
+  if (options.progress) {
+    eo.progress = [&](int64_t done, Time now) {
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      if (wall < last_report) return;
+      last_report = wall + 1.0;
+      char line[160];
+      std::snprintf(line, sizeof line, "flow level: %lld of %lld ops, %.3f s simulated, %.0f s wall",
+                    static_cast<long long>(done), static_cast<long long>(r.ops), now.as_s(), wall);
+      options.progress(line);
+    };
+  }
+
+  std::vector<OpTiming> timing;
+  Time origin;
+  {
+    std::unique_ptr<Clock> clock;
+    simgrid::s4u::Engine* engine = nullptr;
+    if (options.use_simgrid) {
+      if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
+      engine = simgrid::s4u::Engine::get_instance();
+      clock = std::make_unique<SimGridClock>();
+    } else {
+      if (cfg.network.solver == FlowSolver::kLmm) {
+        throw BadInput(InputError{cfg.file, 0, "network.solver", "the lmm solver needs SimGrid's engine"});
+      }
+      clock = std::make_unique<EventQueueClock>();
+    }
+    NetworkConfig net_cfg = cfg.network;
+    net_cfg.fidelity = Fidelity::kFlow;
+    std::unique_ptr<net::Network> network = net::make_network(net_cfg, routes, *clock);
+    GraphExecutor exec(graph, *network, *clock, eo);
+    exec.start();
+    if (engine != nullptr) {
+      ensure_simgrid_platform();
+      engine->run();
+    } else {
+      static_cast<EventQueueClock&>(*clock).run();
+    }
+    if (exec.finished() != r.ops) {
+      throw std::logic_error("flow level: " + std::to_string(r.ops - exec.finished()) +
+                             " ops never ran (a dependency cycle or a transfer without a path)");
+    }
+    r.flows = exec.flows();
+    timing = exec.timings();
+    origin = exec.origin();
+    collect_links(fabric, network->link_usage(), r);
+  }
+
+  // Iteration time and each representative group's timeline.
+  Time end = origin;
+  for (const OpTiming& t : timing) end = max(end, t.end);
+  const Time iteration = end - origin;
+  std::vector<std::vector<int32_t>> main_line(graph.groups.size());
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const work::Op& op = graph.ops[i];
+    if (op.main_line && op.group >= 0 && graph.groups[op.group].dp == 0) main_line[op.group].push_back(static_cast<int32_t>(i));
+  }
+  Time critical_end = Time::zero();
+  for (size_t gi = 0; gi < graph.groups.size(); ++gi) {
+    if (graph.groups[gi].dp != 0) continue;
+    RankGroupTiming rg;
+    rg.name = graph.groups[gi].name;
+    rg.stage = graph.groups[gi].stage;
+    Time cursor = origin;
+    for (const int32_t id : main_line[gi]) {
+      const OpTiming& t = timing[id];
+      attribute_wait(rg.breakdown, t.start - cursor, t.releaser, graph, timing);
+      const char* kind = breakdown_kind(graph.ops[id].role);
+      if (*kind != 0) part(rg.breakdown, kind) += t.end - t.start;
+      cursor = max(cursor, t.end);
+    }
+    rg.end = cursor - origin;
+    rg.breakdown.bubble += end - cursor;
+    if (!main_line[gi].empty()) rg.critical_path = critical_path(main_line[gi].back(), graph, timing);
+    if (rg.end >= critical_end) {
+      critical_end = rg.end;
+      r.critical_group = static_cast<int>(r.groups.size());
+    }
+    r.groups.push_back(std::move(rg));
+  }
+
+  if (options.keep_spans) {
+    for (size_t i = 0; i < graph.ops.size(); ++i) {
+      const work::Op& op = graph.ops[i];
+      if (op.role == OpRole::kBarrier || op.group < 0 || graph.groups[op.group].dp != 0) continue;
+      if (timing[i].end == timing[i].start && op.kind == work::OpKind::kCompute) continue;
+      r.spans.push_back({op.group, op.peer_group, op.stream, op.role, op.microbatch, op.chunk,
+                         timing[i].start - origin, timing[i].end - origin});
+    }
+  }
+
+  TrainingEstimate& est = r.estimate;
+  est.iteration = iteration;
+  if (!r.groups.empty()) est.breakdown = r.groups[r.critical_group].breakdown;
+  const double seconds = iteration.as_s();
+  const double tokens = static_cast<double>(cfg.training.global_batch) * cfg.model.seq_len;
+  const double peak = hw.peak(cfg.training.precision).per_s;
+  est.tokens_per_s = tokens / seconds;
+  est.mfu = est.flops.model.n / (seconds * cfg.cluster.gpus * peak);
+  est.hfu = est.flops.hardware.n / (seconds * cfg.cluster.gpus * peak);
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flow fidelity level for training: builds the operation graph, runs one iteration on
+// SimGrid's clock with every communication as flows on the Clos, and measures where time went.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/config.h"
+#include "sim/engine/analytical_training.h"
+#include "workloads/training_graph.h"
+
+namespace clustersim::engine {
+
+// Consecutive time of one kind spent by one rank group along a critical path.
+struct CriticalSegment {
+  int32_t group = 0;
+  std::string kind;  // compute, tp, pp, dp, optimizer
+  Time time;
+};
+
+// One representative rank group (DP replica 0 of a stage).
+struct RankGroupTiming {
+  std::string name;
+  int stage = 0;
+  Time end;                     // when its last op on the main line ended
+  TrainingBreakdown breakdown;  // its own timeline, idle tail counted as bubble; sums to the iteration
+  // The chain of ops whose ends released each other, back from the group's last op (chronological).
+  std::vector<CriticalSegment> critical_path;
+};
+
+// One op as it ran, for the trace.
+struct TraceSpan {
+  int32_t group = 0;
+  int32_t peer_group = -1;
+  work::Stream stream = work::Stream::kCompute;
+  work::OpRole role = work::OpRole::kForward;
+  int32_t microbatch = -1;
+  int32_t chunk = -1;
+  Time start;
+  Time end;
+};
+
+struct LinkLoad {
+  std::string name;  // "tor_agg:45/up"
+  std::string tier;
+  Bandwidth capacity;
+  Bytes bytes;
+  double peak_utilisation = 0;
+};
+
+struct TierLoad {
+  std::string tier;
+  int64_t links = 0;
+  int64_t used_links = 0;
+  Bytes bytes;
+  double mean_peak_utilisation = 0;
+  double max_peak_utilisation = 0;
+};
+
+struct FlowTrainingResult {
+  TrainingEstimate estimate;    // breakdown = the critical rank group's
+  TrainingEstimate analytical;  // the same scenario at the analytical level, for comparison
+  bool folded = true;
+  int critical_group = 0;       // index into groups
+  std::vector<RankGroupTiming> groups;
+  std::vector<std::string> group_names;  // every simulated rank group, by index
+  std::vector<TraceSpan> spans;          // ops of the representative groups
+  std::vector<TierLoad> tiers;
+  std::vector<LinkLoad> top_links;       // most loaded by peak utilisation, then bytes (<= 10)
+  int64_t ops = 0;
+  int64_t flows = 0;
+  int64_t rank_groups = 0;               // simulated (pp with folding, pp x dp without)
+  double wall_seconds = 0;
+};
+
+struct FlowTrainingOptions {
+  bool use_simgrid = true;           // false: our own event queue (fluid solver only; tests)
+  bool free_communication = false;   // comm ops take no time (schedule tests)
+  bool keep_spans = true;
+  std::optional<work::GraphCosts> costs;  // override the cost model (tests)
+  // Progress messages (about every second of wall time once a run is past two seconds).
+  std::function<void(const std::string&)> progress;
+};
+
+// Runs one iteration of a validated training scenario at the flow level. Throws BadInput for
+// unsupported settings (network.solver lmm with use_simgrid false).
+FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                     const FlowTrainingOptions& options = {});
+
+// The breakdown categories in results.json order and the role each op's time counts as.
+const char* breakdown_kind(work::OpRole role);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/graph_executor.h"
+
+#include <cassert>
+
+namespace clustersim::engine {
+
+namespace {
+// Plans are computed once for this size and scaled (every flow's bytes are linear in the size).
+constexpr double kUnitBytes = 1099511627776.0;  // 2^40
+}  // namespace
+
+GraphExecutor::GraphExecutor(const work::TrainingGraph& graph, net::Network& network, Clock& clock,
+                             ExecutorOptions options)
+    : graph_(graph),
+      network_(network),
+      clock_(clock),
+      options_(std::move(options)),
+      timing_(graph.ops.size()),
+      waiting_(graph.ops.size()),
+      pending_(graph.ops.size(), 0) {
+  for (size_t i = 0; i < graph.ops.size(); ++i) waiting_[i] = graph.ops[i].preds;
+}
+
+void GraphExecutor::start() {
+  origin_ = clock_.now();
+  // Roots first: beginning one may end it at once and release others whose count reaches zero.
+  std::vector<int32_t> roots;
+  for (size_t i = 0; i < graph_.ops.size(); ++i) {
+    if (waiting_[i] == 0) roots.push_back(static_cast<int32_t>(i));
+  }
+  for (const int32_t id : roots) begin(id);
+}
+
+const std::vector<coll::FlowSpec>& GraphExecutor::plan(int32_t set, coll::CollectiveOp c) {
+  const auto key = std::pair{set, static_cast<int>(c)};
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  std::vector<coll::FlowSpec> flows;
+  for (const std::vector<int32_t>& instance : graph_.comm_sets[set]) {
+    coll::collective_flows(c, options_.all_reduce, Bytes{static_cast<int64_t>(kUnitBytes)}, instance,
+                           graph_.gpus_per_node, flows);
+  }
+  return plans_.emplace(key, std::move(flows)).first->second;
+}
+
+void GraphExecutor::begin(int32_t id) {
+  const work::Op& op = graph_.ops[id];
+  OpTiming& t = timing_[id];
+  t.start = clock_.now();
+  if (op.kind == work::OpKind::kCompute) {
+    if (op.duration == Time::zero()) {
+      finish(id);
+      return;
+    }
+    clock_.at(t.start + op.duration, [this, id] { finish(id); });
+    return;
+  }
+  if (options_.free_communication) {
+    finish(id);
+    return;
+  }
+  // The collective's latency (alpha), then its flows.
+  if (op.duration > Time::zero()) {
+    clock_.at(t.start + op.duration, [this, id] { issue(id); });
+  } else {
+    issue(id);
+  }
+}
+
+void GraphExecutor::issue(int32_t id) {
+  const work::Op& op = graph_.ops[id];
+  if (op.bytes.n <= 0 || op.comm_set < 0) {
+    clock_.at(clock_.now(), [this, id] { finish(id); });
+    return;
+  }
+  const std::vector<coll::FlowSpec>& flows = plan(op.comm_set, op.collective);
+  if (flows.empty()) {
+    clock_.at(clock_.now(), [this, id] { finish(id); });
+    return;
+  }
+  const double scale = op.bytes.as_double() / kUnitBytes;
+  pending_[id] = static_cast<int32_t>(flows.size());
+  for (const coll::FlowSpec& f : flows) {
+    const double eff = f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency;
+    const Bytes wire = bytes_of(f.bytes.as_double() * scale / eff);
+    ++flows_;
+    network_.send(f.src, f.dst, wire, [this, id](Time) {
+      if (--pending_[id] == 0) finish(id);
+    });
+  }
+}
+
+void GraphExecutor::finish(int32_t id) {
+  OpTiming& t = timing_[id];
+  assert(!t.done && "an op ends once");
+  t.end = clock_.now();
+  t.done = true;
+  ++finished_;
+  if (options_.progress && finished_ % options_.progress_every == 0) options_.progress(finished_, t.end);
+  for (const int32_t s : graph_.ops[id].succ) {
+    if (--waiting_[s] == 0) {
+      timing_[s].releaser = id;
+      begin(s);
+    }
+  }
+}
+
+}  // namespace clustersim::engine

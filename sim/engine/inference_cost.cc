@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/inference_cost.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "calibration/compute_cost.h"
+
+namespace clustersim::engine {
+namespace {
+
+using coll::CollectiveOp;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Live activation buffers per prompt token in the workspace (input, QKV, attention output, MLP
+// intermediate in pieces); an assumption, stated in scenarios/README.md.
+constexpr double kWorkspaceBuffers = 8.0;
+
+std::string gib(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", b.as_gib());
+  return buf;
+}
+
+// Length of the union of intervals (sorted by start inside).
+Time union_length(std::vector<std::pair<Time, Time>> v) {
+  std::sort(v.begin(), v.end());
+  Time total = Time::zero();
+  Time cur_start = Time::zero(), cur_end = Time::zero();
+  bool open = false;
+  for (const auto& [s, e] : v) {
+    if (e <= s) continue;
+    if (!open || s > cur_end) {
+      if (open) total += cur_end - cur_start;
+      cur_start = s;
+      cur_end = e;
+      open = true;
+    } else {
+      cur_end = max(cur_end, e);
+    }
+  }
+  if (open) total += cur_end - cur_start;
+  return total;
+}
+
+}  // namespace
+
+ServingModel serving_model(const ScenarioConfig& cfg) {
+  const ModelConfig& mc = cfg.model;
+  ServingModel m;
+  m.layers = mc.layers;
+  m.hidden = mc.hidden;
+  m.heads = mc.heads;
+  m.kv_heads = mc.kv_heads > 0 ? mc.kv_heads : mc.heads;
+  m.head_dim = mc.heads > 0 ? mc.hidden / mc.heads : 0;
+  m.ffn_hidden = mc.ffn_hidden > 0 ? mc.ffn_hidden : 4 * mc.hidden;
+  m.vocab = mc.vocab;
+  m.swiglu = mc.activation == Activation::kSwiglu;
+  m.tied_embeddings = mc.tied_embeddings;
+  if (cfg.inference) {
+    m.moe = cfg.inference->moe;
+    m.kv_bytes = cfg.inference->kv_precision == KvPrecision::kFp8 ? 1.0 : 2.0;
+  }
+  return m;
+}
+
+double attention_params_per_layer(const ServingModel& m) {
+  const double h = m.hidden;
+  const double q = static_cast<double>(m.heads) * m.head_dim;
+  const double kv = static_cast<double>(m.kv_heads) * m.head_dim;
+  return h * q + 2.0 * h * kv + q * h + 2.0 * h;
+}
+
+double mlp_params(const ServingModel& m, int width) {
+  return static_cast<double>(m.mlp_matrices()) * m.hidden * static_cast<double>(width);
+}
+
+double total_params(const ServingModel& m) {
+  const double emb = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings ? 1.0 : 2.0);
+  double layers = m.layers * attention_params_per_layer(m);
+  if (m.is_moe()) {
+    const double moe_layer = m.moe.experts * mlp_params(m, m.expert_ffn()) +
+                             m.moe.shared_experts * mlp_params(m, m.expert_ffn()) +
+                             static_cast<double>(m.hidden) * m.moe.experts;
+    layers += m.moe_layers() * moe_layer + m.moe.dense_layers * mlp_params(m, m.ffn_hidden);
+  } else {
+    layers += m.layers * mlp_params(m, m.ffn_hidden);
+  }
+  return emb + layers + m.hidden;
+}
+
+Bytes kv_bytes_per_token(const ServingModel& m, int tp) {
+  const int64_t heads = ceil_div(m.kv_heads, std::max(1, tp));
+  return bytes_of(2.0 * m.layers * static_cast<double>(heads) * m.head_dim * m.kv_bytes);
+}
+
+const char* to_string(PoolRole r) {
+  switch (r) {
+    case PoolRole::kColocated: return "colocated";
+    case PoolRole::kPrefill: return "prefill";
+    case PoolRole::kDecode: return "decode";
+    case PoolRole::kAttention: return "attention";
+    case PoolRole::kExpert: return "expert";
+  }
+  return "?";
+}
+
+ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  const ClusterConfig& c = cfg.cluster;
+  const NetworkConfig& n = cfg.network;
+  ServingLinks l;
+  l.nvlink_busbw = hw.eff.nvlink_busbw * n.nvlink_bandwidth.value_or(hw.nvlink_bandwidth);
+  // Each GPU's share of its node's NICs, divided by the oversubscription of the tiers crossed.
+  const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
+  const double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
+  const Bandwidth fabric = n.fabric_bandwidth.value_or(c.nic_bandwidth);
+  l.nic_per_gpu = Bandwidth{std::min(c.nic_bandwidth.bytes_per_s, fabric.bytes_per_s) * share / oversub *
+                            hw.eff.network_busbw};
+  l.nvlink_alpha = hw.eff.nvlink_collective_latency;
+  l.net_alpha = hw.eff.network_collective_latency;
+  l.gpus_per_node = c.gpus_per_node;
+  return l;
+}
+
+coll::GroupLinks group_links(int ranks, const ServingLinks& l) {
+  coll::GroupLinks g;
+  g.ranks = ranks;
+  g.ranks_per_node = std::max(1, std::min(ranks, l.gpus_per_node));
+  g.intra_busbw = l.nvlink_busbw;
+  g.nic_per_gpu = l.nic_per_gpu;
+  g.intra_alpha = l.nvlink_alpha;
+  g.inter_alpha = l.net_alpha;
+  return g;
+}
+
+void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const std::string& key, PoolPlan& p) {
+  const double w = m.weight_bytes;
+  double params = 0;
+  const double embed = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings ? 1.0 : 2.0);
+  const double experts_all = m.moe.experts * mlp_params(m, m.expert_ffn());
+  const double shared = m.moe.shared_experts * mlp_params(m, m.expert_ffn());
+  switch (p.role) {
+    case PoolRole::kColocated:
+    case PoolRole::kPrefill:
+    case PoolRole::kDecode:
+      // Attention, embeddings, dense MLPs, shared experts and router: TP-sharded per replica.
+      params = (m.layers * attention_params_per_layer(m) + embed) / p.tp;
+      if (m.is_moe()) {
+        params += m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp;
+        params += m.moe_layers() * (shared / p.ep + static_cast<double>(m.hidden) * m.moe.experts);
+        params += m.moe_layers() * experts_all / p.ep;
+      } else {
+        params += m.layers * mlp_params(m, m.ffn_hidden) / p.tp;
+      }
+      break;
+    case PoolRole::kAttention:
+      params = (m.layers * attention_params_per_layer(m) + embed) / p.tp +
+               m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp +
+               m.moe_layers() * (shared / p.tp + static_cast<double>(m.hidden) * m.moe.experts);
+      break;
+    case PoolRole::kExpert:
+      params = m.moe_layers() * experts_all / p.gpus;
+      break;
+  }
+  p.weights_per_gpu = bytes_of(params * w);
+  const Bytes usable = p.hw.hbm_capacity - p.hw.memory_reserved;
+  const Bytes workspace = p.role == PoolRole::kExpert
+                              ? Bytes{0}
+                              : bytes_of(static_cast<double>(in.max_prefill_tokens) * m.hidden * 2.0 * kWorkspaceBuffers);
+  const Bytes free = usable - p.weights_per_gpu - workspace;
+  if (free.n <= 0) {
+    throw BadInput(InputError{"", 0, key,
+                              "the pool is too small for the model: " + gib(p.weights_per_gpu) +
+                                  " of weights per GPU plus " + gib(workspace) + " of activation workspace, but a " +
+                                  p.hw.name + " has " + gib(usable) + " usable; spread the model over more GPUs (" +
+                                  (p.role == PoolRole::kExpert ? std::string("gpus") : std::string("tp / ep")) + ")"});
+  }
+  if (p.role == PoolRole::kExpert) return;
+  p.kv_budget_per_gpu = free;
+  if (in.kv_cache_per_gpu) {
+    if (*in.kv_cache_per_gpu > free) {
+      throw BadInput(InputError{"", 0, "inference.kv_cache_per_gpu",
+                                "asks for " + gib(*in.kv_cache_per_gpu) + " per GPU but the " +
+                                    std::string(to_string(p.role)) + " pool has " + gib(free) +
+                                    " left after weights and workspace"});
+    }
+    p.kv_budget_per_gpu = *in.kv_cache_per_gpu;
+  }
+  const Bytes per_token = kv_bytes_per_token(m, p.tp);
+  p.kv_tokens_per_replica = p.kv_budget_per_gpu.n / std::max<int64_t>(1, per_token.n);
+  const int64_t longest = [&] {
+    const auto top = [](const LengthConfig& l) { return l.dist == LengthDist::kFixed ? l.mean : std::max(l.max, l.mean); };
+    return static_cast<int64_t>(top(in.prompt)) + top(in.output);
+  }();
+  if (in.trace.empty() && p.kv_tokens_per_replica < longest) {
+    throw BadInput(InputError{"", 0, key,
+                              "the KV cache holds " + std::to_string(p.kv_tokens_per_replica) +
+                                  " tokens per replica but one request can need " + std::to_string(longest) +
+                                  "; give the pool more memory per replica (tp) or shorten the requests"});
+  }
+}
+
+void StepLoad::add_decode(int64_t context) {
+  ++decode_seqs;
+  decode_context += static_cast<double>(context);
+}
+
+void StepLoad::add_prefill(int64_t prompt) {
+  ++prefill_seqs;
+  prefill_tokens += prompt;
+  prefill_pairs += 0.5 * static_cast<double>(prompt) * static_cast<double>(prompt);
+}
+
+Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib::HardwareProfile& hw, int64_t count) {
+  const calib::Efficiencies& e = hw.eff;
+  const int64_t sms = std::max(1, hw.sm_count);
+  const int64_t tiles = ceil_div(m, e.gemm_tile_m) * ceil_div(n, e.gemm_tile_n) * count;
+  // Slices of K so that the tiles fill the SMs, each slice at least 512 deep.
+  const int64_t split = std::clamp<int64_t>(sms / std::max<int64_t>(1, tiles), 1, std::max<int64_t>(1, k / 512));
+  const int64_t ks = ceil_div(k, split);
+  const int64_t all = tiles * split;
+  const int64_t waves = ceil_div(all, sms);
+  const double wave = static_cast<double>(all) / static_cast<double>(waves * sms);
+  const double tile = (static_cast<double>(m) * static_cast<double>(n)) /
+                      (static_cast<double>(ceil_div(m, e.gemm_tile_m) * e.gemm_tile_m) *
+                       static_cast<double>(ceil_div(n, e.gemm_tile_n) * e.gemm_tile_n));
+  const double inner = static_cast<double>(ks) / static_cast<double>(ks + e.gemm_k_half);
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                       static_cast<double>(count);
+  return e.kernel_launch + Time::s(flops / (hw.peak(p).per_s * e.gemm_max * wave * tile * inner));
+}
+
+Time gemm_roofline(int64_t m, int64_t n, int64_t k, double w, Precision p, const calib::HardwareProfile& hw,
+                   int64_t count) {
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return Time::zero();
+  const Time compute = min(calib::gemm_time(m, n, k, p, hw, count), split_k_gemm_time(m, n, k, p, hw, count));
+  const double bytes = w * (static_cast<double>(n) * k + static_cast<double>(m) * k + static_cast<double>(m) * n) *
+                       static_cast<double>(count);
+  return max(compute, calib::memory_time(bytes_of(bytes), hw));
+}
+
+Time attention_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, const StepLoad& load, int tp) {
+  const int64_t tokens = load.tokens();
+  if (tokens <= 0) return Time::zero();
+  const double w = m.weight_bytes;
+  const int64_t d = m.head_dim;
+  const int64_t q_heads = m.heads / tp;
+  const int64_t kv_heads = ceil_div(m.kv_heads, tp);
+  Time t = gemm_roofline(tokens, (q_heads + 2 * kv_heads) * d, m.hidden, w, m.precision, hw);
+  t += gemm_roofline(tokens, m.hidden, q_heads * d, w, m.precision, hw);
+  if (load.decode_seqs > 0) {
+    // FlashDecoding-style kernel: every cached token's K and V read once per step.
+    const double flops = 4.0 * load.decode_context * static_cast<double>(q_heads * d);
+    const double bytes = load.decode_context * 2.0 * static_cast<double>(kv_heads * d) * m.kv_bytes;
+    const Time compute = calib::attention_time(Flops{flops}, true, m.precision, hw);
+    t += max(compute, calib::memory_time(bytes_of(bytes), hw));
+  }
+  if (load.prefill_tokens > 0) {
+    const double flops = 4.0 * load.prefill_pairs * static_cast<double>(q_heads * d);
+    t += calib::attention_time(Flops{flops}, true, m.precision, hw);
+  }
+  t += calib::memory_time(bytes_of(8.0 * static_cast<double>(tokens) * m.hidden * w), hw);
+  return t;
+}
+
+Time dense_mlp_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens, int width, int shards) {
+  if (tokens <= 0 || width <= 0) return Time::zero();
+  const int64_t f = ceil_div(width, shards);
+  const int64_t up = m.swiglu ? 2 * f : f;
+  return gemm_roofline(tokens, up, m.hidden, m.weight_bytes, m.precision, hw) +
+         gemm_roofline(tokens, m.hidden, f, m.weight_bytes, m.precision, hw);
+}
+
+Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens, int groups, int etp) {
+  if (tokens <= 0 || !m.is_moe()) return Time::zero();
+  const int experts = m.moe.experts;
+  const int k = m.moe.top_k;
+  const double local = static_cast<double>(experts) / groups;  // experts per GPU group
+  const double hit = 1.0 - std::pow(1.0 - static_cast<double>(k) / experts, static_cast<double>(tokens));
+  const double active = std::max(1.0, local * hit);
+  const double per_expert =
+      m.moe.load_imbalance * static_cast<double>(tokens) * k / experts * local / active;
+  const int64_t t_e = std::max<int64_t>(1, std::llround(std::ceil(per_expert)));
+  const int64_t count = std::max<int64_t>(1, std::llround(std::ceil(active)));
+  const int64_t f = ceil_div(m.expert_ffn(), etp);
+  const int64_t up = m.swiglu ? 2 * f : f;
+  // One grouped GEMM per projection over the experts hit (one launch each).
+  return gemm_roofline(t_e, up, m.hidden, m.weight_bytes, m.precision, hw, count) +
+         gemm_roofline(t_e, m.hidden, f, m.weight_bytes, m.precision, hw, count);
+}
+
+Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t seqs, int tp) {
+  return gemm_roofline(seqs, ceil_div(m.vocab, tp), m.hidden, m.weight_bytes, m.precision, hw);
+}
+
+StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load) {
+  StepTiming s;
+  if (load.tokens() <= 0) return s;
+  const int replicas = p.attention_replicas;
+  // One replica's share (the busiest, rounding up).
+  StepLoad r;
+  r.decode_seqs = ceil_div(load.decode_seqs, replicas);
+  r.decode_context = load.decode_context / replicas;
+  r.prefill_seqs = ceil_div(load.prefill_seqs, replicas);
+  r.prefill_tokens = ceil_div(load.prefill_tokens, replicas);
+  r.prefill_pairs = load.prefill_pairs / replicas;
+  const double w = m.weight_bytes;
+  const Time attn = attention_layer_time(m, p.hw, r, p.tp);
+  const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
+                                           bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
+                                           group_links(p.tp, l));
+  Time attention_sum = m.layers * attn + lm_head_time(m, p.hw, r.seqs(), p.tp);
+  Time ffn_sum = Time::zero();
+  Time comm_sum = m.layers * tp_ar;  // after attention
+  if (!m.is_moe()) {
+    ffn_sum = m.layers * dense_mlp_time(m, p.hw, r.tokens(), m.ffn_hidden, p.tp);
+    comm_sum += m.layers * tp_ar;    // after the MLP
+  } else {
+    const int dense = m.moe.dense_layers;
+    ffn_sum += dense * dense_mlp_time(m, p.hw, r.tokens(), m.ffn_hidden, p.tp);
+    comm_sum += dense * tp_ar;
+    const int64_t tokens = load.tokens();  // every token of the instance meets the experts
+    const int groups = std::min(p.ep, m.moe.experts);
+    const int etp = std::max(1, p.ep / groups);
+    Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
+               gemm_roofline(r.tokens(), m.moe.experts, m.hidden, w, m.precision, p.hw);  // router
+    if (m.moe.shared_experts > 0) {
+      moe += dense_mlp_time(m, p.hw, tokens, m.moe.shared_experts * m.expert_ffn(), p.ep);
+    }
+    ffn_sum += m.moe_layers() * moe;
+    // Dispatch and combine: each GPU sends its share of the tokens to top_k experts.
+    const Bytes a2a = bytes_of(static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden * w);
+    const Time exchange = 2 * coll::collective_time(CollectiveOp::kAllToAll, a2a, group_links(p.ep, l));
+    const Time etp_ar = etp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
+                                                          bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
+                                                          group_links(etp, l))
+                                : Time::zero();
+    comm_sum += m.moe_layers() * (exchange + etp_ar);
+  }
+  s.attention = attention_sum;
+  s.ffn = ffn_sum;
+  s.communication = comm_sum;
+  s.total = attention_sum + ffn_sum + comm_sum;
+  s.attention_busy = attention_sum;
+  s.ffn_busy = ffn_sum;
+  return s;
+}
+
+Time exchange_time(const ServingModel& m, int64_t tokens, int senders, int receivers, int etp, const ServingLinks& l) {
+  if (tokens <= 0) return Time::zero();
+  const double bytes = static_cast<double>(tokens) * m.moe.top_k * etp * m.hidden * m.weight_bytes;
+  const double per_gpu = std::max(bytes / senders, bytes / receivers);
+  return l.net_alpha + Time::s(per_gpu / l.nic_per_gpu.bytes_per_s);
+}
+
+StepTiming ping_pong_step(const PingPongCosts& c) {
+  const size_t mb = c.attention.size();
+  assert(mb >= 1 && "a step has at least one micro-batch");
+  std::vector<std::pair<Time, Time>> attn, ffn, comm;
+  std::vector<Time> ready(mb, Time::zero());
+  Time attn_free = Time::zero(), ffn_free = Time::zero(), up_free = Time::zero(), down_free = Time::zero();
+  auto run = [](Time& free, Time ready_at, Time dur, std::vector<std::pair<Time, Time>>& log) {
+    const Time start = max(free, ready_at);
+    free = start + dur;
+    if (dur > Time::zero()) log.emplace_back(start, free);
+    return free;
+  };
+  const int layers = c.dense_layers + c.moe_layers;
+  for (int layer = 0; layer < layers; ++layer) {
+    const bool moe = layer >= c.dense_layers;  // dense layers lead (DeepSeekMoE layout)
+    for (size_t i = 0; i < mb; ++i) {
+      if (!moe) {
+        ready[i] = run(attn_free, ready[i], c.dense[i], attn);
+        continue;
+      }
+      const Time a = run(attn_free, ready[i], c.attention[i], attn);
+      const Time up = run(up_free, a, c.m2n[i], comm);
+      const Time f = run(ffn_free, up, c.ffn[i], ffn);
+      ready[i] = run(down_free, f, c.n2m[i], comm);
+    }
+  }
+  Time end = Time::zero();
+  for (size_t i = 0; i < mb; ++i) end = max(end, run(attn_free, ready[i], c.head[i], attn));
+  StepTiming s;
+  s.total = end;
+  s.attention_busy = union_length(attn);
+  s.ffn_busy = union_length(ffn);
+  std::vector<std::pair<Time, Time>> af = attn;
+  af.insert(af.end(), ffn.begin(), ffn.end());
+  const Time u_af = union_length(af);
+  af.insert(af.end(), comm.begin(), comm.end());
+  const Time u_all = union_length(af);
+  s.attention = s.attention_busy;
+  s.ffn = u_af - s.attention_busy;
+  s.communication = u_all - u_af;
+  s.idle = end - u_all;
+  return s;
+}
+
+PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& al,
+                        const ServingLinks& el, const std::vector<StepLoad>& micro) {
+  const PoolPlan& a = *plan.attention;
+  const PoolPlan& e = *plan.expert;
+  PingPongCosts c;
+  c.dense_layers = m.moe.dense_layers;
+  c.moe_layers = m.moe_layers();
+  const int replicas = a.attention_replicas;
+  const int groups = e.gpus / e.tp;
+  const double w = m.weight_bytes;
+  for (const StepLoad& load : micro) {
+    StepLoad r;
+    r.decode_seqs = ceil_div(load.decode_seqs, replicas);
+    r.decode_context = load.decode_context / replicas;
+    r.prefill_seqs = ceil_div(load.prefill_seqs, replicas);
+    r.prefill_tokens = ceil_div(load.prefill_tokens, replicas);
+    r.prefill_pairs = load.prefill_pairs / replicas;
+    const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
+                                             bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
+                                             group_links(a.tp, al));
+    const Time attn = attention_layer_time(m, a.hw, r, a.tp) + tp_ar;
+    Time moe_attn = attn + gemm_roofline(r.tokens(), m.moe.experts, m.hidden, w, m.precision, a.hw);
+    if (m.moe.shared_experts > 0) {
+      moe_attn += dense_mlp_time(m, a.hw, r.tokens(), m.moe.shared_experts * m.expert_ffn(), a.tp);
+    }
+    c.attention.push_back(moe_attn);
+    c.dense.push_back(attn + dense_mlp_time(m, a.hw, r.tokens(), m.ffn_hidden, a.tp) + tp_ar);
+    const int64_t tokens = load.tokens();
+    const Time x = plan.m2n_factor * exchange_time(m, tokens, a.gpus, e.gpus, e.tp, al);
+    c.m2n.push_back(x);
+    c.n2m.push_back(plan.m2n_factor * exchange_time(m, tokens, e.gpus, a.gpus, e.tp, el));
+    const Time etp_ar = e.tp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
+                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
+                                                           group_links(e.tp, el))
+                                 : Time::zero();
+    c.ffn.push_back(expert_layer_time(m, e.hw, tokens, groups, e.tp) + etp_ar);
+    c.head.push_back(lm_head_time(m, a.hw, r.seqs(), a.tp));
+  }
+  return c;
+}
+
+StepTiming afd_step(const ServingModel& m, const AfdPlan& plan, const ServingLinks& al, const ServingLinks& el,
+                    const std::vector<StepLoad>& micro) {
+  return ping_pong_step(afd_costs(m, plan, al, el, micro));
+}
+
+}  // namespace clustersim::engine

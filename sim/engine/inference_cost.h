@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// Serving cost models: weights and KV cache per GPU, and the time of one batched step (prefill
+// and decode tokens together) in each deployment mode. Pure functions of shapes and profiles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/collectives/collective_cost.h"
+#include "sim/core/config.h"
+#include "sim/core/error.h"
+#include "sim/core/units.h"
+
+namespace clustersim::engine {
+
+// The served model: the dense `model` section plus `inference.moe`. Attention is grouped-query
+// (kv_heads), the MLP SwiGLU (3 matrices) or GELU (2); no biases (serving models rarely have any).
+struct ServingModel {
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int ffn_hidden = 0;  // dense MLP width
+  int vocab = 0;
+  bool swiglu = true;
+  bool tied_embeddings = false;
+  MoeServingConfig moe;     // experts == 0: dense
+  double weight_bytes = 2;  // per parameter (bf16)
+  double kv_bytes = 2;      // per KV element (bf16 or fp8)
+  Precision precision = Precision::kBf16;
+
+  bool is_moe() const { return moe.experts > 0; }
+  int moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+  int expert_ffn() const { return moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : ffn_hidden; }
+  int mlp_matrices() const { return swiglu ? 3 : 2; }
+};
+ServingModel serving_model(const ScenarioConfig& cfg);
+
+// Parameter counts (no biases; norms are 2h per layer):
+//   attention  h (heads d) + 2 h (kv d) + (heads d) h + 2h          (Q, K, V, O projections)
+//   MLP        matrices x h x f                                     (f = ffn or expert width)
+//   router     h x experts
+//   embedding  V h, LM head V h unless tied
+double attention_params_per_layer(const ServingModel& m);
+double mlp_params(const ServingModel& m, int width);
+double total_params(const ServingModel& m);
+
+// KV cache of one token, whole model: layers x 2 (K and V) x kv_heads x head_dim x kv_bytes.
+// With tensor parallelism each rank holds ceil(kv_heads / tp) heads (replicated when tp > kv_heads).
+Bytes kv_bytes_per_token(const ServingModel& m, int tp = 1);
+
+// One pool placed on the cluster: GPUs [first_gpu, first_gpu + gpus).
+enum class PoolRole { kColocated, kPrefill, kDecode, kAttention, kExpert };
+const char* to_string(PoolRole r);
+
+struct PoolPlan {
+  PoolRole role = PoolRole::kColocated;
+  calib::HardwareProfile hw;
+  int first_gpu = 0;
+  int gpus = 0;
+  int tp = 1;           // attention tensor parallelism (expert pool: per expert)
+  int ep = 1;           // GPUs per instance (colocated, prefill, decode); attention pool: tp
+  double price_per_hour = 0;
+  // Derived.
+  int instances = 1;          // gpus / ep (attention and expert pools: 1, the deployment)
+  int attention_replicas = 1; // data-parallel attention replicas per instance (ep / tp; attention pool gpus / tp)
+  Bytes weights_per_gpu;
+  Bytes kv_budget_per_gpu;     // KV cache room on each GPU
+  int64_t kv_tokens_per_replica = 0;  // KV tokens one attention replica holds
+};
+
+// The links a pool's collectives and transfers use (already scaled by achieved efficiency).
+struct ServingLinks {
+  Bandwidth nvlink_busbw;  // per GPU, inside a node
+  Bandwidth nic_per_gpu;   // per GPU, across the fabric
+  Time nvlink_alpha;       // per collective inside a node
+  Time net_alpha;          // per step across nodes
+  int gpus_per_node = 8;
+};
+ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+coll::GroupLinks group_links(int ranks, const ServingLinks& l);
+
+// Memory per GPU of a pool: weights held, then the KV budget (inference.kv_cache_per_gpu, or HBM
+// minus the profile's reserve, the weights and an activation workspace of
+// max_prefill_tokens x hidden x 2 bytes x 8 live buffers). Throws BadInput at
+// "inference.pools.<role>" when the weights or the longest request's KV cache do not fit.
+void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const std::string& key, PoolPlan& p);
+
+// What one step computes, summed over its sequences.
+struct StepLoad {
+  int64_t decode_seqs = 0;      // sequences generating one token
+  double decode_context = 0;    // sum of their context lengths (tokens read from the KV cache)
+  int64_t prefill_seqs = 0;
+  int64_t prefill_tokens = 0;   // prompt tokens processed
+  double prefill_pairs = 0;     // sum of s^2 / 2 over prompts (causal attention pairs)
+  int64_t tokens() const { return decode_seqs + prefill_tokens; }
+  int64_t seqs() const { return decode_seqs + prefill_seqs; }
+  void add_decode(int64_t context);
+  void add_prefill(int64_t prompt);
+};
+
+// One step's time and where it went. attention + ffn + communication + idle = total, counting an
+// instant as attention when the attention side computes, else FFN when experts compute, else
+// communication when bytes are in flight, else idle (ping-pong overlap would otherwise count twice).
+struct StepTiming {
+  Time total;
+  Time attention;
+  Time ffn;
+  Time communication;
+  Time idle;
+  Time attention_busy;  // attention-side compute (colocated: the same GPUs as the FFN)
+  Time ffn_busy;        // expert / MLP compute
+};
+
+// A GEMM that has fewer output tiles than SMs, run as cuBLAS and CUTLASS do with split-K ("parallel
+// split-K", CUTLASS docs, efficient_gemm.md): K cut into s = min(SMs / tiles, K / 512) slices so
+// that tiles x s fill the SMs; the efficiencies of calib::gemm_shape_efficiency applied to the
+// split shape (wave quantisation over tiles x s, inner loop K / s). `count` identical GEMMs
+// (grouped) share one launch and their tiles fill the SMs together.
+Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib::HardwareProfile& hw,
+                       int64_t count = 1);
+
+// Roofline time of one GEMM (m x k) * (k x n) on one GPU (Williams, Waterman & Patterson,
+// "Roofline", CACM 52(4), 2009): max(compute = the faster of calib::gemm_time and split-K,
+// launch + bytes / (HBM x efficiency)) with bytes = w (n k + m k + m n) for weight, input and output.
+// Decode GEMMs have small m and come out memory-bound (weights streamed once per step).
+Time gemm_roofline(int64_t m, int64_t n, int64_t k, double w, Precision p, const calib::HardwareProfile& hw,
+                   int64_t count = 1);
+
+// Attention-side compute of one layer on one GPU of a replica with `tp` ranks holding `load`
+// (this replica's share): QKV and output projections, the attention core (decode: max of
+// 4 C (heads/tp) d FLOPs and the KV bytes C x 2 x ceil(kv/tp) x d x kv_bytes; prefill: causal
+// fused attention over the prompt pairs), two norms and residual adds (8 x tokens x h x w bytes).
+Time attention_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, const StepLoad& load, int tp);
+// Dense MLP of one layer for `tokens` tokens, sharded over `shards` GPUs (TP columns/rows).
+Time dense_mlp_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens, int width, int shards);
+// Routed experts of one MoE layer on the busiest GPU, for `tokens` tokens entering a group of
+// `groups` x `etp` GPUs (E / groups experts per group, each split over etp GPUs). Tokens route
+// uniformly: the expected number of experts hit is E (1 - (1 - k/E)^T), each with T k / active
+// tokens (times moe.load_imbalance on the busiest); only experts hit stream their weights.
+Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens, int groups, int etp);
+// LM head: (seqs x h) * (h x V/tp).
+Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t seqs, int tp);
+
+// Colocated (and prefill / decode pool) step on one instance of `p` (ep GPUs, ep/tp attention
+// replicas, experts over the ep GPUs): every layer runs attention, TP all-reduce, router, EP
+// all-to-all dispatch, experts (+ shared experts over the instance), combine, then the LM head.
+// Sequential on the same GPUs, so idle = 0.
+StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load);
+
+// M2N (or N2M) of `tokens` hidden states between `senders` and `receivers` GPUs on different
+// nodes, each token going to top_k experts (x etp ranks each): every sender sends
+// tokens k etp h w / senders, every receiver gets tokens k h w etp / receivers:
+//   t = net_alpha + max(send, receive) / nic_per_gpu  (alpha-beta, no contention)
+Time exchange_time(const ServingModel& m, int64_t tokens, int senders, int receivers, int etp, const ServingLinks& l);
+
+// Per micro-batch, per layer costs of an attention/FFN disaggregated step.
+struct PingPongCosts {
+  std::vector<Time> attention;  // attention pool, one MoE layer (incl. shared experts)
+  std::vector<Time> dense;      // attention pool, one dense layer (attention + MLP)
+  std::vector<Time> m2n;
+  std::vector<Time> ffn;        // expert pool, one MoE layer
+  std::vector<Time> n2m;
+  std::vector<Time> head;       // attention pool, LM head after the last layer
+  int dense_layers = 0;
+  int moe_layers = 0;
+};
+
+// The ping-pong pipeline (MegaScale-Infer, arXiv 2504.02263, section 4): m micro-batches go
+// attention -> M2N -> experts -> N2M layer after layer; the attention pool and the expert pool each
+// work on one micro-batch at a time in order (layer, micro-batch), the M2N and N2M directions each
+// carry one micro-batch at a time. Exact event schedule of the step. With m = 1 and zero
+// communication, total = layers x (attention + ffn) + head.
+StepTiming ping_pong_step(const PingPongCosts& c);
+
+// Splits `load` into m micro-batches (decode sequences and prompts dealt round-robin) and costs
+// one step of the attention/FFN deployment.
+struct AfdPlan {
+  const PoolPlan* attention = nullptr;
+  const PoolPlan* expert = nullptr;
+  int micro_batches = 1;
+  double m2n_factor = 1.0;  // measured / closed-form exchange time on the fabric (1: analytical)
+};
+PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
+                        const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);
+StepTiming afd_step(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
+                    const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: Apache-2.0
+// Request generation, deployment setup, the continuous-batching event loop and its driver.
+#include "sim/engine/inference_sim.h"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/engine/simgrid_clock.h"
+#include "sim/network/fabric_routes.h"
+#include "sim/network/make_network.h"
+#include "topology/fabric.h"
+#include "topology/fabric_router.h"
+
+namespace clustersim::engine {
+namespace {
+
+// Uniform double in [0, 1) from the top 53 bits: the same on every standard library.
+double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+int draw_length(const LengthConfig& l, std::mt19937_64& rng) {
+  const int hi = l.max > 0 ? l.max : std::numeric_limits<int>::max();
+  switch (l.dist) {
+    case LengthDist::kFixed: return l.mean;
+    case LengthDist::kUniform:
+      return l.min + static_cast<int>(unit(rng) * static_cast<double>(l.max - l.min + 1));
+    case LengthDist::kExponential: {
+      const double v = -std::log(1.0 - unit(rng)) * l.mean;
+      return static_cast<int>(std::clamp<double>(std::llround(v), l.min, hi));
+    }
+  }
+  return l.mean;
+}
+
+std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin) {
+  std::vector<ServingRequest> out;
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#' || std::isalpha(static_cast<unsigned char>(line[first]))) {
+      continue;
+    }
+    std::istringstream fields(line);
+    double arrival = 0;
+    long long prompt = 0, output = 0;
+    char c1 = 0, c2 = 0;
+    std::string rest;
+    if (!(fields >> arrival >> c1 >> prompt >> c2 >> output) || c1 != ',' || c2 != ',' ||
+        (fields >> rest && rest.find_first_not_of(" \t\r") != std::string::npos)) {
+      throw BadInput(InputError{origin, n, "inference.trace",
+                                "expected 'arrival_s,prompt_tokens,output_tokens', got '" + line + "'"});
+    }
+    if (!std::isfinite(arrival) || arrival < 0 || prompt < 1 || output < 1 || prompt > (1 << 24) || output > (1 << 24)) {
+      throw BadInput(InputError{origin, n, "inference.trace",
+                                "arrival must be >= 0 and token counts between 1 and 16777216; got '" + line + "'"});
+    }
+    out.push_back({static_cast<int64_t>(out.size()), Time::s(arrival), static_cast<int>(prompt), static_cast<int>(output)});
+  }
+  if (out.empty()) throw BadInput(InputError{origin, 0, "inference.trace", "the trace has no requests"});
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.arrival < b.arrival; });
+  for (size_t i = 0; i < out.size(); ++i) out[i].id = static_cast<int64_t>(i);
+  return out;
+}
+
+std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir) {
+  if (!in.trace.empty()) {
+    std::filesystem::path p(in.trace);
+    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    std::ifstream f(p);
+    if (!f) throw BadInput(InputError{"", 0, "inference.trace", "cannot read trace file '" + p.string() + "'"});
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return parse_request_trace(ss.str(), p.string());
+  }
+  std::mt19937_64 rng(in.seed);
+  std::vector<ServingRequest> out;
+  out.reserve(static_cast<size_t>(in.requests));
+  double t = 0;
+  for (int i = 0; i < in.requests; ++i) {
+    t += -std::log(1.0 - unit(rng)) / in.rate_per_s;  // exponential gaps: a Poisson process
+    const int prompt = draw_length(in.prompt, rng);
+    const int output = draw_length(in.output, rng);
+    out.push_back({i, Time::s(t), prompt, output});
+  }
+  return out;
+}
+
+ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
+  if (!cfg.inference) throw BadInput(InputError{cfg.file, 0, "inference", "the scenario has no inference section"});
+  ServingSetup s;
+  s.in = *cfg.inference;
+  s.model = serving_model(cfg);
+  const InferenceConfig& in = s.in;
+  std::vector<std::pair<PoolRole, const PoolConfig*>> roles;
+  switch (in.mode) {
+    case ServingMode::kColocated: roles = {{PoolRole::kColocated, &*in.colocated}}; break;
+    case ServingMode::kPrefillDecode: roles = {{PoolRole::kPrefill, &*in.prefill}, {PoolRole::kDecode, &*in.decode}}; break;
+    case ServingMode::kAttentionFfn: roles = {{PoolRole::kAttention, &*in.attention}, {PoolRole::kExpert, &*in.expert}}; break;
+  }
+  int next_gpu = 0;
+  for (const auto& [role, pc] : roles) {
+    const std::string key = std::string("inference.pools.") + to_string(role);
+    PoolPlan p;
+    p.role = role;
+    const std::string gpu = pc->gpu.empty() ? cfg.cluster.gpu : pc->gpu;
+    try {
+      p.hw = calib::load_hardware_profile(gpu, cfg.cluster.source_dir);
+    } catch (const BadInput& e) {
+      std::vector<InputError> errors = e.errors();
+      for (InputError& err : errors) {
+        if (err.file.empty()) err = scenario_error(cfg, pc->gpu.empty() ? "cluster.gpu" : key + ".gpu", err.message);
+      }
+      throw BadInput(errors);
+    }
+    (void)p.hw.peak(s.model.precision);  // throws when the profile lacks the precision
+    p.first_gpu = next_gpu;
+    p.gpus = pc->gpus;
+    p.tp = pc->tp;
+    p.price_per_hour = pc->price_per_hour;
+    if (role == PoolRole::kAttention) {
+      p.ep = p.tp;
+      p.instances = 1;
+      p.attention_replicas = p.gpus / p.tp;
+    } else if (role == PoolRole::kExpert) {
+      p.ep = p.gpus;
+      p.instances = 1;
+      p.attention_replicas = 0;
+    } else {
+      p.ep = pc->ep > 0 ? pc->ep : pc->tp;
+      p.instances = p.gpus / p.ep;
+      p.attention_replicas = p.ep / p.tp;
+    }
+    try {
+      size_pool_memory(s.model, in, key, p);
+    } catch (const BadInput& e) {
+      std::vector<InputError> errors = e.errors();
+      for (InputError& err : errors) err = scenario_error(cfg, err.key_path, err.message);
+      throw BadInput(errors);
+    }
+    next_gpu += p.gpus;
+    s.links.push_back(serving_links(cfg, p.hw));
+    s.pools.push_back(std::move(p));
+  }
+  s.gpus = next_gpu;
+  return s;
+}
+
+ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<ServingRequest> requests, Clock& clock,
+                                     net::Network* network, double m2n_factor)
+    : setup_(setup), requests_(std::move(requests)), clock_(clock), network_(network), m2n_factor_(m2n_factor) {
+  pool_instances_.resize(setup_.pools.size());
+  for (size_t p = 0; p < setup_.pools.size(); ++p) {
+    const PoolPlan& plan = setup_.pools[p];
+    if (plan.role == PoolRole::kExpert) continue;
+    for (int i = 0; i < plan.instances; ++i) {
+      Instance in;
+      in.pool = static_cast<int>(p);
+      in.first_gpu = plan.first_gpu + i * plan.ep;
+      in.kv_capacity = plan.kv_tokens_per_replica * plan.attention_replicas;
+      pool_instances_[p].push_back(static_cast<int>(instances_.size()));
+      instances_.push_back(std::move(in));
+    }
+  }
+  generated_.assign(requests_.size(), 0);
+  outcomes_.resize(requests_.size());
+  for (size_t r = 0; r < requests_.size(); ++r) {
+    outcomes_[r].arrival = requests_[r].arrival;
+    outcomes_[r].prompt = requests_[r].prompt;
+    outcomes_[r].output = requests_[r].output;
+  }
+  stats_.micro_batches = setup_.in.mode == ServingMode::kAttentionFfn ? setup_.in.micro_batches : 1;
+  for (const PoolPlan& p : setup_.pools) {
+    PoolStats s;
+    s.role = p.role;
+    s.gpu = p.hw.name;
+    s.gpus = p.gpus;
+    s.instances = p.instances;
+    s.price_per_hour = p.price_per_hour;
+    s.weights_per_gpu = p.weights_per_gpu;
+    s.kv_budget_per_gpu = p.kv_budget_per_gpu;
+    s.kv_tokens_per_instance = p.kv_tokens_per_replica * p.attention_replicas;
+    stats_.pools.push_back(s);
+  }
+}
+
+void ServingSimulation::start() {
+  for (size_t r = 0; r < requests_.size(); ++r) {
+    clock_.at(requests_[r].arrival, [this, r] { arrive(static_cast<int>(r)); });
+  }
+}
+
+int64_t ServingSimulation::context(int r) const { return requests_[r].prompt + generated_[r]; }
+
+int ServingSimulation::pick(int pool) const {
+  // Least outstanding work (running + waiting + incoming); ties to the lowest index.
+  int best = -1;
+  int64_t best_load = 0;
+  for (int i : pool_instances_[pool]) {
+    const Instance& in = instances_[i];
+    const int64_t load = static_cast<int64_t>(in.running.size() + in.waiting.size()) + in.incoming;
+    if (best < 0 || load < best_load) {
+      best = i;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+void ServingSimulation::arrive(int r) {
+  const ServingRequest& q = requests_[r];
+  // A request lives on one attention replica; reject it when it can never fit there.
+  for (const PoolPlan& p : setup_.pools) {
+    if (p.role == PoolRole::kExpert) continue;
+    const int64_t need = p.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
+    if (need > p.kv_tokens_per_replica) {
+      outcomes_[r].rejected = true;
+      return;
+    }
+  }
+  const int inst = pick(0);
+  instances_[inst].waiting.push_back(r);
+  try_start(inst);
+}
+
+StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
+                                   const std::vector<int>& prefill) const {
+  const PoolPlan& plan = setup_.pools[in.pool];
+  if (plan.role != PoolRole::kAttention) return colocated_step(setup_.model, plan, setup_.links[in.pool], total);
+  const int seqs = static_cast<int>(decode.size() + prefill.size());
+  const int m = std::max(1, std::min(setup_.in.micro_batches, seqs));
+  std::vector<StepLoad> micro(static_cast<size_t>(m));
+  int k = 0;
+  for (int r : decode) micro[k++ % m].add_decode(context(r));
+  for (int r : prefill) micro[k++ % m].add_prefill(requests_[r].prompt);
+  AfdPlan afd{&setup_.pools[0], &setup_.pools[1], m, m2n_factor_};
+  return afd_step(setup_.model, afd, setup_.links[0], setup_.links[1], micro);
+}
+
+void ServingSimulation::try_start(int idx) {
+  Instance& in = instances_[idx];
+  if (in.busy) return;
+  const PoolPlan& plan = setup_.pools[in.pool];
+  const InferenceConfig& cfg = setup_.in;
+  const bool decodes = plan.role != PoolRole::kPrefill;
+  const bool prefills = plan.role != PoolRole::kDecode;
+  in.step_prefill.clear();
+  int64_t prefill_tokens = 0;
+  // Admission in arrival order (no overtaking), while the batch, the prefill budget and the KV
+  // cache allow. The KV cache of the whole request is reserved on admission (no preemption).
+  while (!in.waiting.empty()) {
+    const int r = in.waiting.front();
+    const ServingRequest& q = requests_[r];
+    const int64_t batch = static_cast<int64_t>(in.running.size() + in.step_prefill.size());
+    if (batch >= cfg.max_batch) break;
+    const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
+    if (in.kv_used + need > in.kv_capacity) break;
+    if (prefills) {
+      if (!in.step_prefill.empty() && prefill_tokens + q.prompt > cfg.max_prefill_tokens) break;
+      prefill_tokens += q.prompt;
+      in.step_prefill.push_back(r);
+    } else {
+      in.running.push_back(r);  // its KV arrived: joins this decode step
+    }
+    in.kv_used += need;
+    in.waiting.pop_front();
+  }
+  StepLoad load;
+  if (decodes) {
+    for (int r : in.running) load.add_decode(context(r));
+  }
+  for (int r : in.step_prefill) load.add_prefill(requests_[r].prompt);
+  if (load.seqs() == 0) return;
+  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, in.step_prefill);
+  in.busy = true;
+  PoolStats& ps = stats_.pools[in.pool];
+  ++ps.steps;
+  ps.max_batch_seen = std::max<int>(ps.max_batch_seen, static_cast<int>(load.seqs()));
+  ps.stepping += t.total;
+  if (plan.role == PoolRole::kAttention) {
+    ps.compute_busy += t.attention_busy;
+    stats_.pools[1].compute_busy += t.ffn_busy;
+    stats_.pools[1].stepping += t.total;
+    ++stats_.pools[1].steps;
+  } else {
+    ps.compute_busy += t.attention_busy + t.ffn_busy;
+  }
+  if (load.prefill_seqs == 0) {
+    stats_.decode_step_sum.total += t.total;
+    stats_.decode_step_sum.attention += t.attention;
+    stats_.decode_step_sum.ffn += t.ffn;
+    stats_.decode_step_sum.communication += t.communication;
+    stats_.decode_step_sum.idle += t.idle;
+    stats_.decode_step_sum.attention_busy += t.attention_busy;
+    stats_.decode_step_sum.ffn_busy += t.ffn_busy;
+    ++stats_.decode_steps;
+    stats_.decode_step_seqs += load.decode_seqs;
+  }
+  clock_.at(clock_.now() + t.total, [this, idx, t] { end_step(idx, t); });
+}
+
+void ServingSimulation::finish(int r, Instance& in) {
+  outcomes_[r].finish = clock_.now();
+  outcomes_[r].completed = true;
+  in.kv_used -= int64_t{requests_[r].prompt} + requests_[r].output;
+}
+
+void ServingSimulation::end_step(int idx, StepTiming) {
+  Instance& in = instances_[idx];
+  in.busy = false;
+  const Time now = clock_.now();
+  const PoolPlan& plan = setup_.pools[in.pool];
+  // Decoding sequences each produced one token.
+  if (plan.role != PoolRole::kPrefill) {
+    std::vector<int> still;
+    still.reserve(in.running.size());
+    for (int r : in.running) {
+      if (++generated_[r] >= requests_[r].output) {
+        finish(r, in);
+      } else {
+        still.push_back(r);
+      }
+    }
+    in.running.swap(still);
+  }
+  // Prefilled sequences produced their first token.
+  for (int r : in.step_prefill) {
+    outcomes_[r].first_token = now;
+    generated_[r] = 1;
+    if (plan.role == PoolRole::kPrefill) {
+      if (requests_[r].output <= 1) {
+        outcomes_[r].finish = now;
+        outcomes_[r].completed = true;
+        in.kv_used -= requests_[r].prompt;
+      } else {
+        const int to = pick(in.pool + 1);
+        ++instances_[to].incoming;
+        send_kv(r, idx, to);
+      }
+    } else if (requests_[r].output <= 1) {
+      finish(r, in);
+    } else {
+      in.running.push_back(r);
+    }
+  }
+  in.step_prefill.clear();
+  try_start(idx);
+}
+
+void ServingSimulation::send_kv(int r, int from, int to) {
+  const PoolPlan& src = setup_.pools[instances_[from].pool];
+  const PoolPlan& dst = setup_.pools[instances_[to].pool];
+  const int shards = std::max(src.tp, dst.tp);
+  const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
+                               kv_bytes_per_token(setup_.model, 1).as_double());
+  const int src_base = instances_[from].first_gpu + src.tp * static_cast<int>(r % src.attention_replicas);
+  const int dst_base = instances_[to].first_gpu + dst.tp * static_cast<int>(r % dst.attention_replicas);
+  auto left = std::make_shared<int>(shards);
+  auto arrived = [this, r, from, to, left](Time) {
+    if (--*left > 0) return;
+    instances_[from].kv_used -= requests_[r].prompt;
+    --instances_[to].incoming;
+    instances_[to].waiting.push_back(r);
+    try_start(to);
+    try_start(from);
+  };
+  stats_.kv_transfers += shards;
+  stats_.kv_transfer_bytes += total;
+  for (int s = 0; s < shards; ++s) {
+    const Bytes part{total.n / shards + (s < total.n % shards ? 1 : 0)};
+    if (network_) {
+      network_->send(src_base + s % src.tp, dst_base + s % dst.tp, part, arrived);
+    } else {
+      clock_.at(clock_.now(), [arrived, this] { arrived(clock_.now()); });
+    }
+  }
+}
+
+ServingResult ServingSimulation::result() const {
+  ServingResult r = stats_;
+  r.requests = outcomes_;
+  bool any = false;
+  for (const RequestOutcome& o : outcomes_) {
+    if (!any || o.arrival < r.first_arrival) r.first_arrival = o.arrival;
+    any = true;
+    if (o.completed) r.last_finish = max(r.last_finish, o.finish);
+  }
+  return r;
+}
+
+namespace {
+
+// Runs one layer's M2N and N2M of `tokens` tokens on the network and returns measured / closed-form.
+double measure_m2n_factor(const ServingSetup& s, net::Network& network, Clock& clock,
+                          simgrid::s4u::Engine& engine) {
+  const PoolPlan& a = s.pools[0];
+  const PoolPlan& e = s.pools[1];
+  const int64_t tokens = std::max<int64_t>(1, s.in.max_batch / std::max(1, s.in.micro_batches));
+  const int groups = e.gpus / e.tp;
+  const double per_token = static_cast<double>(s.model.moe.top_k) * s.model.hidden * s.model.weight_bytes;
+  // Tokens leave the attention GPUs evenly; each token visits top_k expert groups (all etp ranks).
+  const Bytes pair = bytes_of(static_cast<double>(tokens) * per_token / a.gpus / groups);
+  Time last_up = Time::zero(), last_down = Time::zero();
+  const Time start = clock.now();
+  for (int i = 0; i < a.gpus; ++i) {
+    for (int j = 0; j < e.gpus; ++j) {
+      network.send(a.first_gpu + i, e.first_gpu + j, pair, [&last_up](Time t) { last_up = max(last_up, t); });
+      network.send(e.first_gpu + j, a.first_gpu + i, pair, [&last_down](Time t) { last_down = max(last_down, t); });
+    }
+  }
+  ensure_simgrid_platform();
+  engine.run();
+  const Time measured = max(last_up, last_down) - start;
+  const Time closed = max(exchange_time(s.model, tokens, a.gpus, e.gpus, e.tp, s.links[0]),
+                          exchange_time(s.model, tokens, e.gpus, a.gpus, e.tp, s.links[1]));
+  return closed > Time::zero() ? std::max(measured / closed, 1e-3) : 1.0;
+}
+
+}  // namespace
+
+ServingResult run_serving(const ScenarioConfig& cfg) {
+  const ServingSetup setup = make_serving_setup(cfg);
+  std::vector<ServingRequest> requests = [&] {
+    try {
+      return make_requests(setup.in, cfg.cluster.source_dir);
+    } catch (const BadInput& e) {
+      std::vector<InputError> errors = e.errors();
+      for (InputError& err : errors) {
+        if (err.file.empty()) err = scenario_error(cfg, err.key_path, err.message);
+      }
+      throw BadInput(errors);
+    }
+  }();
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+  if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
+  simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
+  SimGridClock clock;
+  std::unique_ptr<net::Network> network = net::make_network(cfg.network, routes, clock);
+  double factor = 1.0;
+  if (setup.in.mode == ServingMode::kAttentionFfn) factor = measure_m2n_factor(setup, *network, clock, *engine);
+  // Arrivals are relative to the start of serving (after the measurement).
+  const Time offset = clock.now();
+  for (ServingRequest& r : requests) r.arrival += offset;
+  ServingSimulation sim(setup, std::move(requests), clock, network.get(), factor);
+  sim.start();
+  ensure_simgrid_platform();
+  engine->run();
+  ServingResult result = sim.result();
+  for (RequestOutcome& o : result.requests) {
+    o.arrival -= offset;
+    if (o.completed) {
+      o.first_token -= offset;
+      o.finish -= offset;
+    }
+  }
+  result.first_arrival -= offset;
+  result.last_finish = result.last_finish > offset ? result.last_finish - offset : Time::zero();
+  result.micro_batches = setup.in.mode == ServingMode::kAttentionFfn ? setup.in.micro_batches : 1;
+  result.m2n_factor = factor;
+  return result;
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The event-driven serving simulation: request arrivals, continuous batching under batch and KV
+// cache limits, steps costed by sim/engine/inference_cost.h, KV transfers over the Network.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/core/config.h"
+#include "sim/engine/inference_cost.h"
+#include "sim/network/network.h"
+
+namespace clustersim::engine {
+
+struct ServingRequest {
+  int64_t id = 0;
+  Time arrival;
+  int prompt = 0;  // tokens
+  int output = 0;  // tokens generated, the first one by the prefill
+};
+
+// Draws one length from `l` (see LengthConfig); deterministic for a given generator state on every
+// standard library (no std distributions).
+int draw_length(const LengthConfig& l, std::mt19937_64& rng);
+
+// `requests` Poisson arrivals of rate_per_s with drawn lengths (seeded), or the trace file
+// inference.trace (relative to `base_dir`). Sorted by arrival.
+std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir);
+
+// A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments, blank
+// lines and a header line starting with a letter are skipped. Throws BadInput naming the line.
+std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin);
+
+// Everything derived from the scenario that the simulation needs: model, pools with their
+// hardware profiles and memory, links. Pools are placed on consecutive GPUs in the order
+// colocated | prefill, decode | attention, expert.
+struct ServingSetup {
+  ServingModel model;
+  InferenceConfig in;
+  std::vector<PoolPlan> pools;
+  std::vector<ServingLinks> links;  // per pool
+  int gpus = 0;                     // GPUs in all pools
+};
+// Loads each pool's profile and sizes its memory; throws BadInput (unknown GPU, pool too small
+// for the model, KV cache too small for a request).
+ServingSetup make_serving_setup(const ScenarioConfig& cfg);
+
+struct RequestOutcome {
+  Time arrival;
+  Time first_token;
+  Time finish;
+  int prompt = 0;
+  int output = 0;
+  bool rejected = false;  // can never fit the KV cache of one replica
+  bool completed = false;
+};
+
+struct PoolStats {
+  PoolRole role = PoolRole::kColocated;
+  std::string gpu;
+  int gpus = 0;
+  int instances = 0;
+  double price_per_hour = 0;
+  Time compute_busy;  // summed over instances
+  Time stepping;      // time inside steps (compute, communication, pipeline waits), over instances
+  int64_t steps = 0;
+  int max_batch_seen = 0;   // most sequences in one step on one instance
+  Bytes weights_per_gpu;
+  Bytes kv_budget_per_gpu;
+  int64_t kv_tokens_per_instance = 0;
+};
+
+struct ServingResult {
+  std::vector<RequestOutcome> requests;  // by request id
+  std::vector<PoolStats> pools;
+  Time first_arrival;
+  Time last_finish;
+  StepTiming decode_step_sum;  // over decode-only steps of the decoding pool
+  int64_t decode_steps = 0;
+  int64_t decode_step_seqs = 0;  // sum of batch sizes over those steps
+  int64_t kv_transfers = 0;
+  Bytes kv_transfer_bytes;
+  int micro_batches = 1;
+  double m2n_factor = 1.0;  // M2N/N2M time measured on the fabric / closed form (attention_ffn)
+};
+
+// Runs the requests through the deployment of `setup` on `clock`. `network` carries the KV
+// transfers of prefill_decode (may be null for the other modes). `m2n_factor` scales the
+// closed-form M2N/N2M time (measured on the fabric by run_serving). Call start(), run the clock
+// to completion, then result().
+class ServingSimulation {
+ public:
+  ServingSimulation(const ServingSetup& setup, std::vector<ServingRequest> requests, Clock& clock,
+                    net::Network* network, double m2n_factor = 1.0);
+  void start();
+  ServingResult result() const;
+
+ private:
+  struct Instance {
+    int pool = 0;
+    int first_gpu = 0;
+    int64_t kv_capacity = 0;
+    int64_t kv_used = 0;
+    std::deque<int> waiting;
+    std::vector<int> running;
+    std::vector<int> step_prefill;
+    int incoming = 0;  // decode: requests whose KV is on its way
+    bool busy = false;
+  };
+  void arrive(int r);
+  void try_start(int inst);
+  void end_step(int inst, StepTiming timing);
+  void finish(int r, Instance& in);
+  void send_kv(int r, int from, int to);
+  StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
+                  const std::vector<int>& prefill) const;
+  int pick(int pool) const;
+  int64_t context(int r) const;
+
+  const ServingSetup& setup_;
+  std::vector<ServingRequest> requests_;
+  Clock& clock_;
+  net::Network* network_;
+  double m2n_factor_;
+  std::vector<Instance> instances_;
+  std::vector<std::vector<int>> pool_instances_;  // pool -> instance indices
+  std::vector<int> generated_;
+  std::vector<RequestOutcome> outcomes_;
+  ServingResult stats_;
+};
+
+// Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn),
+// runs every request to completion and returns the result. Uses the process's s4u::Engine.
+ServingResult run_serving(const ScenarioConfig& cfg);
+
+}  // namespace clustersim::engine

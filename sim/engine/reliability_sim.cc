@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/reliability_sim.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <deque>
+#include <random>
+#include <utility>
+
+namespace clustersim::engine {
+namespace {
+
+constexpr double kSecondsPerDay = 86400.0;
+// Arrivals further away than this are "never" (the window is at most 90 days).
+constexpr double kNeverSeconds = 1e7;
+
+// Uniform in [0, 1) from the top 53 bits: the same on every platform (std::uniform_real_distribution
+// is not specified bit for bit).
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+// Inverse-CDF exponential draw, in seconds.
+double exponential_s(std::mt19937_64& rng, double rate_per_s) {
+  if (rate_per_s <= 0) return kNeverSeconds * 2;
+  return -std::log1p(-uniform01(rng)) / rate_per_s;
+}
+
+struct Degradation {
+  double speed = 1.0;
+  Time detect_at;
+  int component = 0;
+};
+
+// One window of one seed. Time advances from event to event; between events the job is either
+// running (training, or stalled in a blocking checkpoint) or down in one recovery phase.
+class Simulation {
+ public:
+  Simulation(const ReliabilityInputs& in, uint64_t seed) : in_(in), rng_(seed) {
+    for (const JobComponent& c : in_.components) total_rate_ += c.rate_per_s;
+    run_.interruptions_by_component.assign(in_.components.size(), 0);
+    run_.lost_by_component.assign(in_.components.size(), Time::zero());
+    if (in_.spare_hosts) available_ = *in_.spare_hosts;
+    schedule_failure();
+  }
+
+  ReliabilityRun run() {
+    for (;;) {
+      // Candidate events in a fixed order: ties resolve the same way on every run.
+      Time when = in_.duration;
+      int what = kEnd;
+      auto consider = [&](Time t, int kind) {
+        if (t < when) {
+          when = t;
+          what = kind;
+        }
+      };
+      if (!repairs_.empty()) consider(repairs_.front(), kRepair);
+      if (running_) {
+        if (blocking_) {
+          consider(blocking_end_, kBlockingEnd);
+        } else if (async_end_) {
+          consider(*async_end_, kAsyncEnd);
+        } else {
+          consider(t_ + max(Time::zero(), in_.checkpoint_interval - train_since_ckpt_), kCheckpointDue);
+        }
+        for (const Degradation& d : degradations_) consider(d.detect_at, kStragglerFound);
+      } else {
+        consider(phase_end_, kPhaseEnd);
+      }
+      consider(next_failure_, kFailure);
+      advance(when);
+      switch (what) {
+        case kEnd: return finish();
+        case kRepair: repairs_.pop_front(); ++available_; break;
+        case kBlockingEnd: snapshot(); break;
+        case kAsyncEnd: commit(); break;
+        case kCheckpointDue: blocking_ = true; blocking_end_ = t_ + in_.checkpoint_blocking; break;
+        case kStragglerFound: stop_planned(found_straggler(), /*needs_host=*/true); break;
+        case kPhaseEnd: end_phase(); break;
+        case kFailure: failure(); break;
+      }
+    }
+  }
+
+ private:
+  enum { kEnd, kRepair, kBlockingEnd, kAsyncEnd, kCheckpointDue, kStragglerFound, kPhaseEnd, kFailure };
+
+  void schedule_failure() {
+    const double s = exponential_s(rng_, total_rate_);
+    next_failure_ = s > kNeverSeconds ? Time::max() : t_ + Time::s(s);
+  }
+
+  // Progress per wall second while training, and the component to blame for the rest.
+  std::pair<double, int> speed() const {
+    double s = 1.0;
+    int who = -1;
+    for (const Degradation& d : degradations_) {
+      if (d.speed < s) {
+        s = d.speed;
+        who = d.component;
+      }
+    }
+    return {s, who};
+  }
+
+  void advance(Time to) {
+    const Time dt = to - t_;
+    if (running_) {
+      if (blocking_) {
+        run_.lost[static_cast<int>(LossCause::kCheckpoint)] += dt;
+      } else {
+        const auto [s, who] = speed();
+        const Time progress = s < 1.0 ? s * dt : dt;
+        pending_ += progress;
+        if (who >= 0) {
+          run_.lost[static_cast<int>(LossCause::kDegraded)] += dt - progress;
+          run_.lost_by_component[who] += dt - progress;
+        }
+        train_since_ckpt_ += dt;
+      }
+    } else {
+      run_.lost[static_cast<int>(phase_cause_)] += dt;
+      run_.lost_by_component[cause_component_] += dt;
+      run_.downtime += dt;
+    }
+    t_ = to;
+  }
+
+  void snapshot() {
+    blocking_ = false;
+    in_flight_ += pending_;
+    pending_ = Time::zero();
+    train_since_ckpt_ = Time::zero();
+    if (in_.checkpoint_async > Time::zero()) {
+      async_end_ = t_ + in_.checkpoint_async;
+    } else {
+      commit();
+    }
+  }
+
+  void commit() {
+    run_.useful += in_flight_;
+    in_flight_ = Time::zero();
+    async_end_.reset();
+    ++run_.checkpoints;
+  }
+
+  void lose_work(int who) {
+    const Time lost = pending_ + in_flight_;
+    run_.lost[static_cast<int>(LossCause::kLostWork)] += lost;
+    run_.lost_by_component[who] += lost;
+    run_.max_lost_work = max(run_.max_lost_work, lost);
+    pending_ = in_flight_ = Time::zero();
+  }
+
+  void stop(int who) {
+    ++run_.interruptions;
+    ++run_.interruptions_by_component[who];
+    running_ = false;
+    blocking_ = false;
+    async_end_.reset();
+    cause_component_ = who;
+  }
+
+  void need_host() {
+    if (!in_.spare_hosts) return;
+    ++need_hosts_;
+    const Time back = t_ + in_.repair_time;
+    repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
+  }
+
+  // Crash or hang: work since the last durable checkpoint is gone; detect, diagnose, restart.
+  void stop_crash(int who, bool hang) {
+    lose_work(who);
+    stop(who);
+    committing_ = false;
+    phases_ = {{LossCause::kDetection, hang ? in_.hang_detection : in_.detection},
+               {LossCause::kDiagnosis, in_.diagnosis},
+               {LossCause::kReschedule, in_.reschedule},
+               {LossCause::kCommInit, in_.comm_init},
+               {LossCause::kCheckpointLoad, in_.checkpoint_load}};
+    next_phase();
+  }
+
+  // Planned stop or straggler swap: checkpoint (stall and write), then restart; nothing lost.
+  void stop_planned(int who, bool needs_host) {
+    stop(who);
+    if (needs_host) need_host();
+    committing_ = true;
+    phases_ = {{LossCause::kCheckpoint, in_.checkpoint_blocking + in_.checkpoint_async},
+               {LossCause::kReschedule, in_.reschedule},
+               {LossCause::kCommInit, in_.comm_init},
+               {LossCause::kCheckpointLoad, in_.checkpoint_load}};
+    next_phase();
+  }
+
+  int found_straggler() {
+    auto it = std::min_element(degradations_.begin(), degradations_.end(),
+                               [](const Degradation& a, const Degradation& b) { return a.detect_at < b.detect_at; });
+    return it->component;
+  }
+
+  void next_phase() {
+    if (phases_.empty()) return resume();
+    auto [cause, length] = phases_.front();
+    phases_.pop_front();
+    if (cause == LossCause::kReschedule && in_.spare_hosts && need_hosts_ > 0) {
+      if (available_ >= need_hosts_) {
+        available_ -= need_hosts_;
+        need_hosts_ = 0;
+      } else {
+        // Wait for enough repaired hosts; repairs are events, so the wait ends exactly then.
+        const size_t k = static_cast<size_t>(need_hosts_ - available_);
+        assert(repairs_.size() >= k && "every host awaited is in repair");
+        phases_.push_front({cause, length});
+        cause = LossCause::kRepairWait;
+        length = repairs_[k - 1] - t_;
+      }
+    }
+    phase_cause_ = cause;
+    phase_end_ = t_ + length;
+  }
+
+  void end_phase() {
+    if (phase_cause_ == LossCause::kCheckpoint && committing_) {
+      in_flight_ += pending_;
+      pending_ = Time::zero();
+      commit();
+      committing_ = false;
+    }
+    next_phase();
+  }
+
+  void resume() {
+    running_ = true;
+    train_since_ckpt_ = Time::zero();
+    // Stragglers found by now were swapped out during this restart.
+    std::erase_if(degradations_, [&](const Degradation& d) { return d.detect_at <= t_; });
+  }
+
+  void failure() {
+    const double pick = uniform01(rng_) * total_rate_;
+    int k = 0;
+    double acc = in_.components[0].rate_per_s;
+    while (acc <= pick && k + 1 < static_cast<int>(in_.components.size())) acc += in_.components[++k].rate_per_s;
+    const JobComponent& c = in_.components[k];
+    double degraded_speed = 1.0;
+    if (c.spec.kind == FailureKind::kDegrade && !c.degraded_speed.empty()) {
+      degraded_speed = c.degraded_speed[static_cast<size_t>(uniform01(rng_) * c.degraded_speed.size())];
+    }
+    schedule_failure();
+    if (c.spec.only_while_running && !running_) return;
+    switch (c.spec.kind) {
+      case FailureKind::kDegrade:
+        ++run_.failures;
+        degradations_.push_back({degraded_speed, t_ + in_.straggler_detection, k});
+        return;
+      case FailureKind::kPlanned:
+        if (!running_) return;
+        ++run_.failures;
+        return stop_planned(k, /*needs_host=*/false);
+      case FailureKind::kCrash:
+      case FailureKind::kHang:
+        ++run_.failures;
+        if (c.spec.replace_host) need_host();
+        if (running_) return stop_crash(k, c.spec.kind == FailureKind::kHang);
+        // Down already: a failure while detecting or diagnosing joins that diagnosis; one
+        // during the restart (or the checkpoint before a planned stop) starts the recovery over.
+        if (phase_cause_ == LossCause::kDetection || phase_cause_ == LossCause::kDiagnosis) return;
+        return stop_crash(k, c.spec.kind == FailureKind::kHang);
+    }
+  }
+
+  ReliabilityRun finish() {
+    // Progress not yet checkpointed at the window's end is not lost: the job goes on.
+    run_.useful += pending_ + in_flight_;
+    return run_;
+  }
+
+  const ReliabilityInputs& in_;
+  std::mt19937_64 rng_;
+  ReliabilityRun run_;
+  double total_rate_ = 0;
+  Time t_;
+  Time next_failure_;
+  // Running.
+  bool running_ = true;
+  bool blocking_ = false;
+  Time blocking_end_;
+  std::optional<Time> async_end_;
+  Time train_since_ckpt_;
+  Time pending_;    // progress since the latest snapshot
+  Time in_flight_;  // progress in a snapshot still being written
+  std::vector<Degradation> degradations_;
+  // Down.
+  std::deque<std::pair<LossCause, Time>> phases_;
+  LossCause phase_cause_ = LossCause::kDetection;
+  Time phase_end_;
+  int cause_component_ = 0;
+  bool committing_ = false;
+  // Spare pool (only when spare_hosts is set).
+  int available_ = 0;
+  int need_hosts_ = 0;
+  std::deque<Time> repairs_;  // sorted completion times
+};
+
+double t_quantile_975(int df) {
+  static constexpr double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                      2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                      2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df <= 30) return kTable[df - 1];
+  if (df <= 60) return 2.000;
+  if (df <= 120) return 1.980;
+  return 1.960;
+}
+
+}  // namespace
+
+const char* to_string(LossCause c) {
+  switch (c) {
+    case LossCause::kCheckpoint: return "checkpoint";
+    case LossCause::kLostWork: return "lost_work";
+    case LossCause::kDetection: return "detection";
+    case LossCause::kDiagnosis: return "diagnosis";
+    case LossCause::kReschedule: return "reschedule";
+    case LossCause::kRepairWait: return "repair_wait";
+    case LossCause::kCommInit: return "comm_init";
+    case LossCause::kCheckpointLoad: return "checkpoint_load";
+    case LossCause::kDegraded: return "degraded";
+  }
+  return "?";
+}
+
+ReliabilityRun simulate_reliability(const ReliabilityInputs& in, uint64_t seed) {
+  assert(in.checkpoint_interval > Time::zero() && "checkpoint interval must be positive");
+  if (in.components.empty()) {
+    ReliabilityInputs none = in;
+    none.components.push_back(JobComponent{});
+    return simulate_reliability(none, seed);
+  }
+  return Simulation(in, seed).run();
+}
+
+Time mean_time_between_failures(const ReliabilityInputs& in) {
+  double rate = 0;
+  for (const JobComponent& c : in.components) {
+    if (c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang) rate += c.rate_per_s;
+  }
+  return rate > 0 ? Time::s(std::min(1.0 / rate, kNeverSeconds)) : Time::s(kNeverSeconds);
+}
+
+Time young_interval(Time cost, Time mtbf) { return Time::s(std::sqrt(2.0 * cost.as_s() * mtbf.as_s())); }
+
+Time daly_interval(Time cost, Time mtbf) {
+  const double d = cost.as_s();
+  const double m = mtbf.as_s();
+  if (d >= 2 * m) return mtbf;
+  const double x = d / (2 * m);
+  return Time::s(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d);
+}
+
+MeanCi mean_ci(const std::vector<double>& v) {
+  MeanCi out;
+  if (v.empty()) return out;
+  for (double x : v) out.mean += x;
+  out.mean /= static_cast<double>(v.size());
+  if (v.size() < 2) return out;
+  double ss = 0;
+  for (double x : v) ss += (x - out.mean) * (x - out.mean);
+  const double sd = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  out.half_width = t_quantile_975(static_cast<int>(v.size()) - 1) * sd / std::sqrt(static_cast<double>(v.size()));
+  return out;
+}
+
+IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, int points, int seeds, uint64_t seed) {
+  IntervalSweep out;
+  const double lo = std::log(center.as_s() / 4.0);
+  const double hi = std::log(center.as_s() * 4.0);
+  std::vector<double> logs;
+  for (int i = 0; i < points; ++i) {
+    const double x = points == 1 ? std::log(center.as_s()) : lo + (hi - lo) * i / (points - 1);
+    ReliabilityInputs trial = in;
+    trial.checkpoint_interval = max(Time::ps(1), Time::s(std::exp(x)));
+    double sum = 0;
+    for (int k = 0; k < seeds; ++k) sum += simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration);
+    logs.push_back(x);
+    out.intervals.push_back(trial.checkpoint_interval);
+    out.mean_ettr.push_back(sum / seeds);
+  }
+  const size_t b = static_cast<size_t>(std::max_element(out.mean_ettr.begin(), out.mean_ettr.end()) - out.mean_ettr.begin());
+  out.best = out.intervals[b];
+  out.best_ettr = out.mean_ettr[b];
+  if (b > 0 && b + 1 < out.intervals.size()) {
+    // Vertex of the parabola through three equally spaced points (in log interval).
+    const double y0 = out.mean_ettr[b - 1], y1 = out.mean_ettr[b], y2 = out.mean_ettr[b + 1];
+    const double denom = y0 - 2 * y1 + y2;
+    if (denom < 0) {
+      const double shift = 0.5 * (y0 - y2) / denom;  // in grid steps, within (-0.5, 0.5)
+      out.best = Time::s(std::exp(logs[b] + shift * (logs[1] - logs[0])));
+    }
+  }
+  return out;
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// Job-level reliability over days of training: a seeded discrete-event simulation of failure
+// arrivals, detection, diagnosis, restart, lost work and checkpoints, giving ETTR and the time
+// lost per cause; plus confidence intervals over seeds and the checkpoint-interval optimum.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/faults_config.h"
+#include "sim/core/units.h"
+
+namespace clustersim::engine {
+
+// Where wall-clock time that did not produce kept training progress went.
+enum class LossCause {
+  kCheckpoint,      // blocking checkpoint stages (and the checkpoint before a planned stop)
+  kLostWork,        // progress since the last durable checkpoint, discarded at a failure
+  kDetection,       // failure to detection (heartbeat or watchdog timeout)
+  kDiagnosis,       // finding the faulty host
+  kReschedule,      // restarting processes, swapping hosts
+  kRepairWait,      // no spare host: waiting for a repaired one
+  kCommInit,        // communicator initialisation
+  kCheckpointLoad,  // reading the checkpoint back
+  kDegraded,        // running slower because of a straggling host
+};
+inline constexpr int kLossCauses = 9;
+const char* to_string(LossCause c);
+
+// One failure source of the whole job, resolved.
+struct JobComponent {
+  FailureComponent spec;
+  double rate_per_s = 0;               // whole job: per-unit rate x units
+  std::vector<double> degraded_speed;  // kDegrade: healthy / degraded iteration time, one entry
+                                       // per equally likely placement (e.g. per pipeline stage)
+};
+
+// Everything the simulation needs, with defaults already resolved (see faults_report.cc).
+struct ReliabilityInputs {
+  Time duration;
+  std::vector<JobComponent> components;
+  Time checkpoint_interval;   // training time between checkpoints
+  Time checkpoint_blocking;   // training stalls this long per checkpoint
+  Time checkpoint_async;      // then the write continues this long in the background (0: sync)
+  Time detection;
+  Time hang_detection;
+  Time diagnosis;
+  Time reschedule;
+  Time comm_init;
+  Time checkpoint_load;
+  std::optional<int> spare_hosts;  // absent: a replacement is always at hand
+  Time repair_time;
+  Time straggler_detection;
+};
+
+struct ReliabilityRun {
+  Time useful;                                  // kept training progress, at healthy speed
+  std::array<Time, kLossCauses> lost{};         // useful + sum(lost) == duration
+  std::vector<int> interruptions_by_component;  // job stops, indexed like inputs.components
+  std::vector<Time> lost_by_component;          // downtime + lost work + degraded time they caused
+  int interruptions = 0;    // job stops (crashes, hangs, planned stops, straggler swaps, failed restarts)
+  int failures = 0;         // arrivals that affected the job (also those absorbed during a recovery)
+  int checkpoints = 0;      // durable checkpoints
+  Time max_lost_work;       // the largest single loss of progress
+  Time downtime;            // sum of all recovery phases
+  double ettr(Time duration) const { return useful / duration; }
+};
+
+// Simulates one window with one seed (std::mt19937_64 with our own uniform and exponential
+// transforms, so a seed gives the same run on every platform with an IEEE libm).
+ReliabilityRun simulate_reliability(const ReliabilityInputs& in, uint64_t seed);
+
+// Mean time between job-stopping unexpected failures (crashes and hangs) while running.
+Time mean_time_between_failures(const ReliabilityInputs& in);
+
+// Young's first-order optimum checkpoint interval, sqrt(2 delta M) (J. W. Young, "A first order
+// approximation to the optimum checkpoint interval", CACM 17(9), 1974), and Daly's higher-order
+// one, sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + delta / 18M] - delta for delta < 2M (J. T. Daly,
+// FGCS 22(3), 2006, eq. 37), with delta the checkpoint cost and M the MTBF.
+Time young_interval(Time checkpoint_cost, Time mtbf);
+Time daly_interval(Time checkpoint_cost, Time mtbf);
+
+// Mean and 95% confidence half-width (Student t over n - 1 degrees of freedom; 0 when n < 2).
+struct MeanCi {
+  double mean = 0;
+  double half_width = 0;
+};
+MeanCi mean_ci(const std::vector<double>& samples);
+
+// ETTR over `seeds` runs (seeds seed, seed + 1, ...) for each checkpoint interval in a geometric
+// grid from center / 4 to center x 4; the optimum is the vertex of a parabola through the best
+// grid point and its neighbours (in log interval). The same seeds for every interval (common
+// random numbers: failure arrivals do not depend on the interval) keep the curve smooth.
+struct IntervalSweep {
+  std::vector<Time> intervals;
+  std::vector<double> mean_ettr;
+  Time best;
+  double best_ettr = 0;
+};
+IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, int points, int seeds,
+                                        uint64_t seed);
+
+}  // namespace clustersim::engine

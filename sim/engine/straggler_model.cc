@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/straggler_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+
+namespace clustersim::engine {
+namespace {
+
+// Salts so that two entries drawn from the same seed pick independent units.
+constexpr uint64_t kHostSalt = 0x9e3779b97f4a7c15ULL;
+constexpr uint64_t kGpuSalt = 0xc2b2ae3d27d4eb4fULL;
+
+// A uniform index in [0, n) without modulo bias (rejection on the top of the range).
+uint64_t uniform_index(std::mt19937_64& rng, uint64_t n) {
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do {
+    x = rng();
+  } while (x >= limit);
+  return x % n;
+}
+
+// One op of the pipeline schedule on a device.
+struct Op {
+  bool forward;
+  int chunk;
+  int micro_batch;
+};
+
+// Megatron-LM's order of ops on device `s` (forward_backward_pipelining_with[out]_interleaving).
+std::vector<Op> device_schedule(int s, int pp, int vpp, int m) {
+  const int total = m * vpp;
+  const int warmup = vpp == 1 ? std::min(pp - s - 1, m) : std::min((pp - s - 1) * 2 + (vpp - 1) * pp, total);
+  auto op = [&](int k, bool forward) {
+    const int group = (k / pp) % vpp;
+    const int chunk = forward ? group : vpp - 1 - group;
+    return Op{forward, chunk, (k / (pp * vpp)) * pp + k % pp};
+  };
+  std::vector<Op> ops;
+  ops.reserve(2 * static_cast<size_t>(total));
+  for (int k = 0; k < warmup; ++k) ops.push_back(op(k, true));
+  for (int i = 0; i < total - warmup; ++i) {
+    ops.push_back(op(warmup + i, true));
+    ops.push_back(op(i, false));
+  }
+  for (int k = total - warmup; k < total; ++k) ops.push_back(op(k, false));
+  return ops;
+}
+
+int64_t host_count(const ScenarioConfig& cfg) { return cfg.cluster.gpus / cfg.cluster.gpus_per_node; }
+
+// (replica, stage) of GPU `g` under Megatron-LM's rank order: tp fastest, then cp, dp, pp.
+std::pair<int, int> cell_of(const ScenarioConfig& cfg, int g, int dp) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int rest = g / (p.tp * p.cp);
+  return {rest % dp, rest / dp};
+}
+
+// Compute factors of one (replica, stage) cell.
+struct CellFactor {
+  double forward = 1.0;
+  double backward = 1.0;
+  std::set<int> hosts;
+};
+
+void apply(CellFactor& c, double slowdown, StragglerPhase phase, int host) {
+  if (phase != StragglerPhase::kBackward) c.forward = std::max(c.forward, slowdown);
+  if (phase != StragglerPhase::kForward) c.backward = std::max(c.backward, slowdown);
+  c.hosts.insert(host);
+}
+
+ScenarioConfig probe_variant(const ScenarioConfig& cfg, int extra_layers_per_stage, std::optional<Recompute> rc) {
+  ScenarioConfig c = cfg;
+  c.stragglers = StragglersConfig{};
+  c.model.layers += extra_layers_per_stage * c.parallelism.pp;
+  if (rc) c.training.recompute = *rc;
+  return c;
+}
+
+// Per-chunk times of one replica: even or listed layers per stage, cell factors, head on the last chunk.
+std::vector<ChunkTime> replica_chunks(const ScenarioConfig& cfg, const LayerCosts& lc,
+                                      const std::vector<int>& stage_layers,
+                                      const std::vector<CellFactor>& factors, const std::vector<Time>& p2p_extra) {
+  const int pp = cfg.parallelism.pp;
+  const int vpp = cfg.parallelism.vpp;
+  std::vector<ChunkTime> chunks(static_cast<size_t>(pp) * vpp);
+  for (int s = 0; s < pp; ++s) {
+    const double layers = static_cast<double>(stage_layers[s]) / vpp;
+    for (int c = 0; c < vpp; ++c) {
+      ChunkTime& t = chunks[static_cast<size_t>(c) * pp + s];
+      t.forward = layers * lc.layer_forward;
+      t.backward = layers * lc.layer_backward;
+      if (s == pp - 1 && c == vpp - 1) {
+        t.forward += lc.head_forward;
+        t.backward += lc.head_backward;
+      }
+      t.forward = factors[s].forward * t.forward + p2p_extra[s];
+      t.backward = factors[s].backward * t.backward + p2p_extra[s];
+    }
+  }
+  return chunks;
+}
+
+Time stage_time(const std::vector<ChunkTime>& chunks, int pp, int s) {
+  Time t;
+  for (size_t c = 0; c * pp + s < chunks.size(); ++c) t += chunks[c * pp + s].forward + chunks[c * pp + s].backward;
+  return t;
+}
+
+}  // namespace
+
+TrainingLevel analytical_level() {
+  return [](const ScenarioConfig& cfg, const calib::HardwareProfile& hw) { return estimate_training(cfg, hw); };
+}
+
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m) {
+  assert(chunks.size() == static_cast<size_t>(pp) * vpp && "one chunk time per virtual stage");
+  assert(m >= 1 && (vpp == 1 || m % pp == 0) && "interleaving needs micro-batches in multiples of pp");
+  const int virtual_stages = pp * vpp;
+  // End times of every (virtual stage, micro-batch) forward and backward; -1 ps = not yet run.
+  const Time kNotRun = Time::ps(-1);
+  std::vector<Time> fwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
+  std::vector<Time> bwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
+  std::vector<std::vector<Op>> schedule(pp);
+  for (int s = 0; s < pp; ++s) schedule[s] = device_schedule(s, pp, vpp, m);
+  std::vector<size_t> next(pp, 0);
+  std::vector<Time> free_at(pp);
+  size_t remaining = 2 * static_cast<size_t>(virtual_stages) * m;
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < pp; ++s) {
+      // Run this device's ops in order for as long as their inputs are ready.
+      while (next[s] < schedule[s].size()) {
+        const Op& op = schedule[s][next[s]];
+        const int v = op.chunk * pp + s;
+        const size_t idx = static_cast<size_t>(v) * m + op.micro_batch;
+        Time ready;
+        if (op.forward) {
+          if (v > 0) ready = fwd_end[idx - m];
+        } else {
+          ready = v + 1 < virtual_stages ? bwd_end[idx + m] : fwd_end[idx];
+        }
+        if (ready == kNotRun) break;
+        const ChunkTime& t = chunks[v];
+        const Time end = max(free_at[s], ready) + (op.forward ? t.forward : t.backward);
+        (op.forward ? fwd_end : bwd_end)[idx] = end;
+        free_at[s] = end;
+        ++next[s];
+        --remaining;
+        progressed = true;
+      }
+    }
+    assert(progressed && "the pipeline schedule deadlocked");
+    if (!progressed) break;
+  }
+  Time makespan;
+  for (Time t : free_at) makespan = max(makespan, t);
+  return makespan;
+}
+
+LayerCosts probe_layer_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level) {
+  auto mb = [&](int extra, std::optional<Recompute> rc) {
+    return level(probe_variant(cfg, extra, rc), hw).microbatch_stage_time;
+  };
+  const Time base = mb(0, std::nullopt);
+  const Time layer = mb(1, std::nullopt) - base;
+  const Time full = mb(1, Recompute::kFull) - mb(0, Recompute::kFull);
+  const Time none = mb(1, Recompute::kNone) - mb(0, Recompute::kNone);
+  LayerCosts lc;
+  lc.layer_forward = full - none;
+  lc.layer_backward = layer - lc.layer_forward;
+  const Time head = base - (static_cast<double>(cfg.model.layers) / cfg.parallelism.pp) * layer;
+  lc.head_forward = (1.0 / 3.0) * max(head, Time::zero());
+  lc.head_backward = max(head, Time::zero()) - lc.head_forward;
+  return lc;
+}
+
+std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed) {
+  std::vector<int> out;
+  if (!c.list.empty()) {
+    out = c.list;
+  } else {
+    int n = c.count;
+    if (c.fraction > 0) n = std::max(1, static_cast<int>(std::llround(c.fraction * units)));
+    n = std::min(n, units);
+    // Partial Fisher-Yates over a sparse map: O(n) memory however large `units` is.
+    std::mt19937_64 rng(seed);
+    std::map<int, int> swapped;
+    auto at = [&](int i) { auto it = swapped.find(i); return it == swapped.end() ? i : it->second; };
+    for (int i = 0; i < n; ++i) {
+      const int j = i + static_cast<int>(uniform_index(rng, static_cast<uint64_t>(units - i)));
+      const int vi = at(i), vj = at(j);
+      swapped[i] = vj;
+      swapped[j] = vi;
+      out.push_back(vj);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level) {
+  const StragglersConfig& sc = cfg.stragglers;
+  const ParallelismConfig& p = cfg.parallelism;
+  const int pp = p.pp;
+  const int vpp = p.vpp;
+  ScenarioConfig clean = cfg;
+  clean.stragglers = StragglersConfig{};
+  const TrainingEstimate est = level(clean, hw);
+  const int dp = est.dp;
+  const int m = est.micro_batches;
+  const int gpn = cfg.cluster.gpus_per_node;
+  StragglerImpact out;
+  out.baseline = est.iteration;
+  out.baseline_mfu = est.mfu;
+  out.iteration = est.iteration;
+  out.mfu = est.mfu;
+  if (sc.empty()) return out;
+
+  const LayerCosts lc = probe_layer_costs(clean, hw, level);
+  std::vector<int> even(pp, cfg.model.layers / pp);
+  const std::vector<int>& layers = sc.stage_layers.empty() ? even : sc.stage_layers;
+
+  // --- Compute factors per (replica, stage) cell, only for the cells that have one.
+  std::map<int, std::vector<CellFactor>> replicas;  // replica -> per-stage factors
+  auto cells = [&](int r) -> std::vector<CellFactor>& {
+    auto it = replicas.find(r);
+    if (it == replicas.end()) it = replicas.emplace(r, std::vector<CellFactor>(pp)).first;
+    return it->second;
+  };
+  if (sc.hosts) {
+    out.slow_hosts = pick_units(*sc.hosts, static_cast<int>(host_count(cfg)), sc.seed ^ kHostSalt);
+    for (int h : out.slow_hosts) {
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
+        const auto [r, s] = cell_of(cfg, g, dp);
+        apply(cells(r)[s], sc.hosts->slowdown, sc.hosts->phase, h);
+      }
+    }
+  }
+  if (sc.gpus) {
+    out.slow_gpus = pick_units(*sc.gpus, cfg.cluster.gpus, sc.seed ^ kGpuSalt);
+    for (int g : out.slow_gpus) {
+      const auto [r, s] = cell_of(cfg, g, dp);
+      apply(cells(r)[s], sc.gpus->slowdown, sc.gpus->phase, g / gpn);
+    }
+  }
+
+  // --- Degraded NICs: their GPUs' DP collectives run at the degraded pace (a ring moves at its
+  // slowest member's rate), and their pipeline sends take longer.
+  std::map<int, std::vector<Time>> p2p_extra;  // replica -> per-stage extra time per chunk pass
+  if (sc.nics) {
+    ScenarioConfig slow = clean;
+    slow.cluster.nic_bandwidth = sc.nics->bandwidth_factor * slow.cluster.nic_bandwidth;
+    if (slow.network.fabric_bandwidth) {
+      slow.network.fabric_bandwidth = std::min(*slow.network.fabric_bandwidth, slow.cluster.nic_bandwidth);
+    }
+    calib::HardwareProfile slow_hw = hw;
+    slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
+    const TrainingEstimate deg = level(slow, slow_hw);
+    out.communication_delta += max(Time::zero(), deg.breakdown.dp_exposed - est.breakdown.dp_exposed);
+    // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
+    const int64_t all_transfers = 2LL * m * vpp;
+    const int64_t exposed = cfg.training.overlap.pp_p2p ? std::min<int64_t>(all_transfers, 2LL * (pp - 1)) : all_transfers;
+    const Time per_transfer = pp > 1 && exposed > 0
+                                  ? Time::ps((deg.breakdown.pp_exposed - est.breakdown.pp_exposed).as_ps() / exposed)
+                                  : Time::zero();
+    const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
+    for (int h : sc.nics->hosts) {
+      std::set<std::pair<int, int>> seen;
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
+        if (sc.nics->nic >= 0 && (g % gpn) / gpus_per_nic != sc.nics->nic) continue;
+        const auto [r, s] = cell_of(cfg, g, dp);
+        if (!seen.insert({r, s}).second) continue;
+        auto& extra = p2p_extra.try_emplace(r, std::vector<Time>(pp)).first->second;
+        if (!cfg.training.overlap.pp_p2p) extra[s] = max(extra[s], per_transfer);
+        cells(r);
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "host %d nic %s: DP group of stage %d (replica %d's ranks)%s", h,
+                      sc.nics->nic >= 0 ? std::to_string(sc.nics->nic).c_str() : "all", s, r,
+                      pp > 1 ? " and its pipeline sends" : "");
+        out.critical.links.push_back(buf);
+      }
+    }
+    if (cfg.training.overlap.pp_p2p && pp > 1) out.communication_delta += 2 * per_transfer;
+  }
+
+  // --- Sequence-length imbalance: the heavy replicas' sequences are max_over_mean longer.
+  LayerCosts heavy = lc;
+  const SequenceImbalance& si = sc.sequence_imbalance;
+  if (si.max_over_mean > 1.0) {
+    ScenarioConfig longer = clean;
+    const int cp = p.cp;
+    longer.model.seq_len = std::max(cp, static_cast<int>(std::llround(si.max_over_mean * cfg.model.seq_len / cp)) * cp);
+    heavy = probe_layer_costs(longer, hw, level);
+    for (int r = 0; r < si.replicas && r < dp; ++r) cells(r);
+  }
+
+  // --- Replay the schedule: the nominal pipeline, every affected replica, and (when some
+  // replica is untouched but stages are uneven) one plain replica.
+  const std::vector<CellFactor> unit(pp);
+  const std::vector<Time> no_extra(pp);
+  const std::vector<ChunkTime> nominal_chunks = replica_chunks(cfg, lc, even, unit, no_extra);
+  const Time nominal = pipeline_makespan(nominal_chunks, pp, vpp, m);
+  Time nominal_stage;
+  for (int s = 0; s < pp; ++s) nominal_stage = max(nominal_stage, stage_time(nominal_chunks, pp, s));
+  out.critical.nominal_stage_time = nominal_stage;
+
+  Time worst = nominal;
+  auto consider = [&](int r, const std::vector<ChunkTime>& chunks, const std::vector<CellFactor>& f) {
+    const Time t = pipeline_makespan(chunks, pp, vpp, m);
+    if (t <= worst) return;
+    worst = t;
+    out.critical.replica = r;
+    // Name the slowed stage (a straggler off the bottleneck still stretches fill and drain);
+    // with none slowed (uneven layers, longer sequences), the bottleneck stage.
+    int slowest = -1;
+    for (int s = 0; s < pp; ++s) {
+      if (f[s].hosts.empty()) continue;
+      if (slowest < 0 || stage_time(chunks, pp, s) > stage_time(chunks, pp, slowest)) slowest = s;
+    }
+    if (slowest < 0) {
+      slowest = 0;
+      for (int s = 1; s < pp; ++s) {
+        if (stage_time(chunks, pp, s) > stage_time(chunks, pp, slowest)) slowest = s;
+      }
+    }
+    out.critical.stage = slowest;
+    out.critical.stage_time = stage_time(chunks, pp, slowest);
+    out.critical.hosts.assign(f[slowest].hosts.begin(), f[slowest].hosts.end());
+  };
+  for (const auto& [r, f] : replicas) {
+    const bool is_heavy = si.max_over_mean > 1.0 && r < si.replicas;
+    const auto it = p2p_extra.find(r);
+    consider(r, replica_chunks(cfg, is_heavy ? heavy : lc, layers, f, it == p2p_extra.end() ? no_extra : it->second), f);
+  }
+  if (static_cast<int>(replicas.size()) < dp && !sc.stage_layers.empty()) {
+    int plain = 0;
+    while (replicas.count(plain)) ++plain;
+    consider(plain, replica_chunks(cfg, lc, layers, unit, no_extra), unit);
+  }
+  out.pipeline_delta = worst - nominal;
+  out.iteration = est.iteration + out.pipeline_delta + out.communication_delta;
+  out.mfu = est.mfu * (est.iteration / out.iteration);
+  return out;
+}
+
+std::vector<std::string> straggler_sources(const StragglersConfig& s) {
+  std::vector<std::string> out;
+  if (s.hosts) out.push_back("hosts");
+  if (s.gpus) out.push_back("gpus");
+  if (s.nics) out.push_back("nics");
+  if (!s.stage_layers.empty()) out.push_back("stage_layers");
+  if (s.sequence_imbalance.max_over_mean > 1.0) out.push_back("sequence_imbalance");
+  return out;
+}
+
+StragglersConfig without_source(const StragglersConfig& s, const std::string& source) {
+  StragglersConfig out = s;
+  if (source == "hosts") out.hosts.reset();
+  if (source == "gpus") out.gpus.reset();
+  if (source == "nics") out.nics.reset();
+  if (source == "stage_layers") out.stage_layers.clear();
+  if (source == "sequence_imbalance") out.sequence_imbalance = SequenceImbalance{};
+  return out;
+}
+
+StragglersConfig only_source(const StragglersConfig& s, const std::string& source) {
+  StragglersConfig out = s;
+  for (const std::string& other : straggler_sources(s)) {
+    if (other != source) out = without_source(out, other);
+  }
+  return out;
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stragglers in lockstep 3D-parallel training: slow hosts/GPUs, degraded NICs, uneven pipeline
+// stages and sequence-length imbalance turned into a straggled iteration time, by replaying the
+// (interleaved) 1F1B schedule of every affected pipeline replica with per-stage times.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/config.h"
+#include "sim/engine/analytical_training.h"
+
+namespace clustersim::engine {
+
+// Where iteration times come from. The analytical level today; the flow level plugs in here.
+using TrainingLevel = std::function<TrainingEstimate(const ScenarioConfig&, const calib::HardwareProfile&)>;
+TrainingLevel analytical_level();
+
+// Forward and backward time of one virtual pipeline stage (chunk) for one micro-batch.
+struct ChunkTime {
+  Time forward;
+  Time backward;
+};
+
+// Makespan of one pipeline replica's forward and backward passes: 1F1B when vpp = 1, Megatron-LM's
+// interleaved 1F1B otherwise (Narayanan et al., SC'21, section 2.2). `chunks[c * pp + s]` is chunk c
+// of physical stage s (virtual stage c * pp + s); each device runs its ops in the schedule's
+// fixed order, an op starting when its device is free and its input has arrived. Point-to-point
+// time is not included. Uniform chunks give (m + (pp - 1) / vpp) x (per-stage f + b).
+// Preconditions: chunks.size() == pp * vpp, micro_batches >= 1 (a multiple of pp when vpp > 1).
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches);
+
+// One layer's and the LM head's time for one micro-batch on one stage, as the training level
+// sees them, found by probing it: (one more layer per stage) - (as is) gives a layer's forward +
+// backward; full minus no recomputation gives the forward; the rest of the last stage is the head
+// (split 1:2 between forward and backward, as its three GEMMs are).
+struct LayerCosts {
+  Time layer_forward;   // with its exposed TP/SP communication
+  Time layer_backward;  // with recomputation, as configured
+  Time head_forward;
+  Time head_backward;
+};
+LayerCosts probe_layer_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                             const TrainingLevel& level);
+
+// Where the straggled iteration's time is decided.
+struct CriticalPath {
+  int replica = -1;                 // DP replica (pipeline) that finishes last; -1 if none slower
+  int stage = -1;                   // its slowest physical stage
+  std::vector<int> hosts;           // slow hosts holding that stage of that replica
+  Time stage_time;                  // that stage's forward + backward per micro-batch
+  Time nominal_stage_time;          // the slowest stage's, without stragglers
+  std::vector<std::string> links;   // degraded NICs, and the groups whose collectives they slow
+};
+
+struct StragglerImpact {
+  Time baseline;           // iteration without stragglers (the training level's)
+  Time iteration;          // with them
+  double baseline_mfu = 0;
+  double mfu = 0;
+  Time pipeline_delta;     // slower pipeline (critical replica's makespan - nominal)
+  Time communication_delta;  // wider exposed DP / PP communication (degraded NICs)
+  std::vector<int> slow_hosts;  // every host with a compute straggler (listed or drawn)
+  std::vector<int> slow_gpus;   // every GPU listed or drawn under `stragglers.gpus`
+  CriticalPath critical;
+  double slowdown() const { return iteration / baseline; }
+};
+
+// The straggled iteration for `cfg.stragglers` (none: iteration == baseline exactly).
+// Replicas are mapped as Megatron-LM ranks them: TP fastest, then CP, DP, PP; a host of
+// gpus_per_node GPUs holds gpus_per_node / (tp cp) (replica, stage) cells. A compute straggler
+// slows its cell (TP and CP ranks run in lockstep, so the slowest GPU sets the pace); DP makes
+// every replica wait for the last one at the gradient reduction.
+StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                    const TrainingLevel& level);
+
+// The straggler sources present in `s`, by key ("hosts", "gpus", "nics", "stage_layers",
+// "sequence_imbalance"), and `s` reduced to one source or with one removed.
+std::vector<std::string> straggler_sources(const StragglersConfig& s);
+StragglersConfig only_source(const StragglersConfig& s, const std::string& source);
+StragglersConfig without_source(const StragglersConfig& s, const std::string& source);
+
+// Hosts (or GPUs) picked by a compute straggler entry out of `units`, sorted; drawn ones are a
+// uniform sample without replacement from seed `seed` (std::mt19937_64, whose sequence the C++
+// standard fixes, so every platform draws the same).
+std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the congestion-controlled levels record: counters, per-port queue length and per-flow
+// rate over time, per-link marks and pauses. Reports read it; models only append.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/units.h"
+#include "sim/network/network.h"
+
+namespace clustersim::net {
+
+struct CongestionCounters {
+  int64_t packets = 0;      // data packets delivered (packet level)
+  int64_t ecn_marks = 0;    // packets (or fluid packet equivalents) marked CE
+  int64_t cnps = 0;         // CNPs sent by receivers
+  int64_t cuts = 0;         // DCQCN rate cuts at senders
+  int64_t pauses = 0;       // PFC XOFF frames
+  int64_t resumes = 0;      // PFC XON frames
+  int64_t drops = 0;        // packets dropped (buffer full, PFC off or headroom overrun)
+  int64_t retransmits = 0;  // packets sent again after go-back-N
+  int64_t events = 0;       // events processed (packet level) or flow-steps (flow+dcqcn)
+  int64_t steps = 0;        // fluid integration steps (flow+dcqcn)
+};
+
+// Queue of one egress port at one instant. Ports are sampled every sample_interval while
+// non-empty, plus one zero sample when they empty.
+struct QueueSample {
+  Time t;
+  LinkIndex link = 0;
+  int64_t bytes = 0;
+};
+
+// Sending rate of a traced sub-flow (the first `traced_flows` started) every sample_interval.
+struct RateSample {
+  Time t;
+  int32_t flow = 0;  // trace index: 0 = first sub-flow started
+  GpuId src = 0;
+  GpuId dst = 0;
+  double rate = 0;    // DCQCN current rate Rc, bytes/s
+  double target = 0;  // DCQCN target rate Rt, bytes/s
+};
+
+struct LinkCongestion {
+  int64_t max_queue_bytes = 0;
+  int64_t marks = 0;
+  int64_t pauses = 0;  // XOFF received by this link's egress port
+  int64_t drops = 0;
+};
+
+struct CongestionTrace {
+  CongestionCounters counters;
+  std::vector<QueueSample> queues;
+  std::vector<RateSample> rates;
+  std::vector<LinkCongestion> links;  // by LinkIndex
+};
+
+// Implemented by the backends that simulate congestion control (packet, flow+dcqcn).
+class CongestionObservable {
+ public:
+  virtual ~CongestionObservable() = default;
+  virtual const CongestionTrace& congestion() const = 0;
+};
+
+}  // namespace clustersim::net

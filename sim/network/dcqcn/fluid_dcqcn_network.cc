@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: Apache-2.0
+// FluidDcqcnNetwork: hot/cold flows, fluid queue steps with RED and PFC, steady-state fast-forward.
+#include "sim/network/dcqcn/fluid_dcqcn_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace clustersim::net {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Time at_or_after(double seconds, Time floor) {
+  return max(floor, Time::ps(static_cast<int64_t>(std::ceil(seconds * 1e12 - 1e-3))));
+}
+
+}  // namespace
+
+struct FluidDcqcnNetwork::Flow {
+  Flow(const DcqcnParams& p, Time start) : rp(p, start) {}
+  TransferId transfer = 0;
+  GpuId src = 0;
+  GpuId dst = 0;
+  std::vector<LinkIndex> links;
+  std::vector<double> in;      // bytes/s entering each hop
+  std::vector<double> queued;  // bytes of this flow in each hop's queue
+  double size = 0, sent = 0, delivered = 0;
+  double latency = 0;  // s
+  double line = 0;
+  DcqcnRate rp;
+  double last_cnp = -kInf;
+  double mark_acc = 0;
+  std::vector<double> cnp_due;  // s, in order
+  bool hot = true;
+  bool active = true;
+  bool listed_hot = false;  // in hot_
+  double cold_rate = 0, cold_since = 0;
+  size_t cold_slot = 0;
+  double window_bytes = 0, prev_mean = -1, mean = 0;
+  int32_t trace = -1;
+};
+
+struct FluidDcqcnNetwork::Link {
+  double capacity = 0;
+  EcnThresholds ecn;
+  bool marks = false;
+  bool host = false;
+  int32_t node = 0;
+  int8_t order = 0;
+  double q = 0;
+  double p = 0;
+  double arrival = 0;
+  double cold_load = 0;
+  bool paused = false;   // an XOFF from downstream holds this link
+  bool xoff = false;     // this link, as an ingress, has sent XOFF
+  std::vector<std::pair<uint32_t, uint16_t>> hot_hops;
+  std::vector<uint32_t> flows;  // active flows crossing the link
+  Bytes bytes;
+  double peak = 0;
+  bool reported = false;
+};
+
+FluidDcqcnNetwork::FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fabric, Clock& clock,
+                                     const DcqcnConfig& config)
+    : routes_(routes),
+      fabric_(std::move(fabric)),
+      clock_(clock),
+      config_(config),
+      dt_(config.fluid_step.as_s()),
+      window_(8 * std::max({config.rate_increase_timer.as_s(), config.cnp_interval.as_s(),
+                            config.alpha_update_interval.as_s()})) {
+  const auto n = static_cast<size_t>(routes.link_count());
+  if (fabric_.links.size() != n) throw std::logic_error("packet fabric and routes disagree on the link count");
+  links_.resize(n);
+  for (size_t l = 0; l < n; ++l) {
+    Link& k = links_[l];
+    const Bandwidth cap = routes.capacity(static_cast<LinkIndex>(l));
+    k.capacity = cap.bytes_per_s;
+    k.ecn = ecn_thresholds(config_, cap);
+    const PacketLink& pl = fabric_.links[l];
+    k.host = !fabric_.is_switch[static_cast<size_t>(pl.from)];
+    k.marks = pl.ecn && !k.host;
+    k.node = pl.from;
+    k.order = pl.order;
+  }
+  switch_used_.assign(fabric_.is_switch.size(), 0);
+  ingress_share_.assign(n, 0);
+  ingress_listed_.assign(n, 0);
+  trace_.links.resize(n);
+}
+
+FluidDcqcnNetwork::~FluidDcqcnNetwork() {
+  if (armed_) clock_.cancel(timer_);
+}
+
+TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
+  const TransferId id = next_transfer_++;
+  const Time now = clock_.now();
+  if (src == dst) {
+    transfers_.emplace(id, Transfer{std::move(done), 0});
+    clock_.at(now, [this, id] {
+      auto node = transfers_.extract(id);
+      node.mapped().done(clock_.now());
+    });
+    return id;
+  }
+  if (ff_) materialize(std::max(now_, now.as_s()));
+  if (hot_.empty() && !hot_dirty_) now_ = std::max(now_, now.as_s());
+  routes_.paths(src, dst, scratch_paths_);
+  if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
+  const int parts = static_cast<int>(scratch_paths_.size());
+  int pending = 0;
+  Time latency = Time::zero();
+  const double start = std::max(now_, now.as_s());
+  for (int k = 0; k < parts; ++k) {
+    const Path& path = scratch_paths_[k];
+    latency = max(latency, path.latency);
+    const Bytes share = share_of(size, parts, k);
+    if (share.n == 0 || path.links.empty()) continue;
+    if (!path.shares.empty()) throw std::logic_error("flow+dcqcn keeps each sub-flow on one path (no spraying)");
+    const double line = routes_.capacity(path.links.front()).bytes_per_s;
+    const DcqcnParams* params = nullptr;
+    for (const auto& p : params_) {
+      if (p->line_rate == line) params = p.get();
+    }
+    if (!params) {
+      params_.push_back(std::make_unique<DcqcnParams>(dcqcn_params(config_, {line})));
+      params = params_.back().get();
+    }
+    const auto f = static_cast<uint32_t>(flows_.size());
+    flows_.push_back(std::make_unique<Flow>(*params, Time::s(start)));
+    Flow& fl = *flows_.back();
+    fl.transfer = id;
+    fl.src = src;
+    fl.dst = dst;
+    fl.links = path.links;
+    fl.in.assign(fl.links.size(), 0.0);
+    fl.queued.assign(fl.links.size(), 0.0);
+    fl.size = share.as_double();
+    fl.latency = path.latency.as_s();
+    fl.line = line;
+    if (static_cast<int>(f) < config_.traced_flows) fl.trace = static_cast<int32_t>(f);
+    for (const LinkIndex l : fl.links) links_[l].flows.push_back(f);
+    hot_.push_back(f);
+    fl.listed_hot = true;
+    hot_dirty_ = true;
+    ++pending;
+  }
+  flows_created_ += pending;
+  transfers_.emplace(id, Transfer{std::move(done), pending});
+  if (pending == 0) {
+    clock_.at(now + latency, [this, id] {
+      auto node = transfers_.extract(id);
+      node.mapped().done(clock_.now());
+    });
+    return id;
+  }
+  have_previous_window_ = false;
+  window_start_ = now_;
+  for (const uint32_t f : hot_) flows_[f]->window_bytes = 0;
+  if (next_sample_ < now_) next_sample_ = now_;
+  arm(now_);
+  return id;
+}
+
+void FluidDcqcnNetwork::arm(double t) {
+  const Time when = at_or_after(t, clock_.now());
+  if (armed_) clock_.cancel(timer_);
+  timer_ = clock_.at(when, [this] { run(); });
+  armed_ = true;
+}
+
+void FluidDcqcnNetwork::rebuild_hot() {
+  hot_dirty_ = false;
+  for (const LinkIndex l : hot_links_) links_[l].hot_hops.clear();
+  hot_links_.clear();
+  std::erase_if(hot_, [this](uint32_t f) {
+    Flow& fl = *flows_[f];
+    const bool keep = fl.active && fl.hot;
+    fl.listed_hot = keep;
+    return !keep;
+  });
+  for (const uint32_t f : hot_) {
+    const Flow& fl = *flows_[f];
+    for (size_t h = 0; h < fl.links.size(); ++h) {
+      Link& k = links_[fl.links[h]];
+      if (k.hot_hops.empty()) hot_links_.push_back(fl.links[h]);
+      k.hot_hops.emplace_back(f, static_cast<uint16_t>(h));
+    }
+  }
+  // Links with a queue but no hot flow left keep draining nothing: their queue is empty by
+  // construction (a queue only holds hot flows' bytes).
+  std::sort(hot_links_.begin(), hot_links_.end(), [this](LinkIndex a, LinkIndex b) {
+    return links_[a].order != links_[b].order ? links_[a].order < links_[b].order : a < b;
+  });
+}
+
+void FluidDcqcnNetwork::make_cold(uint32_t f, double t) {
+  Flow& fl = *flows_[f];
+  fl.hot = false;
+  fl.cold_rate = fl.in[0];
+  fl.cold_since = t;
+  for (const LinkIndex l : fl.links) {
+    links_[l].cold_load += fl.cold_rate;
+    links_[l].peak = std::max(links_[l].peak, links_[l].cold_load / std::max(1.0, links_[l].capacity));
+  }
+  fl.cold_slot = cold_.size();
+  cold_.push_back(f);
+  hot_dirty_ = true;
+}
+
+void FluidDcqcnNetwork::make_hot(uint32_t f, double t) {
+  Flow& fl = *flows_[f];
+  if (fl.hot || !fl.active) return;
+  fl.delivered = std::min(fl.size, fl.delivered + fl.cold_rate * (t - fl.cold_since));
+  fl.sent = fl.delivered;
+  std::fill(fl.in.begin(), fl.in.end(), fl.cold_rate);
+  std::fill(fl.queued.begin(), fl.queued.end(), 0.0);
+  for (const LinkIndex l : fl.links) links_[l].cold_load = std::max(0.0, links_[l].cold_load - fl.cold_rate);
+  const uint32_t last = cold_.back();
+  cold_[fl.cold_slot] = last;
+  flows_[last]->cold_slot = fl.cold_slot;
+  cold_.pop_back();
+  fl.hot = true;
+  fl.window_bytes = 0;
+  if (!fl.listed_hot) {
+    hot_.push_back(f);
+    fl.listed_hot = true;
+  }
+  hot_dirty_ = true;
+  have_previous_window_ = false;
+}
+
+void FluidDcqcnNetwork::finish(uint32_t f, double when) {
+  Flow& fl = *flows_[f];
+  if (!fl.active) return;
+  if (!fl.hot) {
+    for (const LinkIndex l : fl.links) links_[l].cold_load = std::max(0.0, links_[l].cold_load - fl.cold_rate);
+    const uint32_t last = cold_.back();
+    cold_[fl.cold_slot] = last;
+    flows_[last]->cold_slot = fl.cold_slot;
+    cold_.pop_back();
+  }
+  fl.active = false;
+  hot_dirty_ = true;
+  trace_.counters.cuts += fl.rp.cuts();
+  const Bytes size = bytes_of(fl.size);
+  for (const LinkIndex l : fl.links) {
+    Link& k = links_[l];
+    k.bytes += size;
+    const auto it = std::find(k.flows.begin(), k.flows.end(), f);
+    if (it != k.flows.end()) {
+      *it = k.flows.back();
+      k.flows.pop_back();
+    }
+  }
+  auto it = transfers_.find(fl.transfer);
+  if (--it->second.pending == 0) {
+    auto node = transfers_.extract(it);
+    const Time t = at_or_after(when, clock_.now());
+    clock_.at(t, [d = std::move(node.mapped().done), t] { d(t); });
+  }
+}
+
+double FluidDcqcnNetwork::next_cold_completion() {
+  double best = kInf;
+  for (const uint32_t f : cold_) {
+    const Flow& fl = *flows_[f];
+    if (fl.cold_rate > 0) best = std::min(best, fl.cold_since + (fl.size - fl.delivered) / fl.cold_rate);
+  }
+  return best;
+}
+
+void FluidDcqcnNetwork::run() {
+  armed_ = false;
+  const double clock_now = clock_.now().as_s();
+  if (ff_) {
+    if (clock_now + 1e-12 < ff_to_) {
+      arm(ff_to_);
+      return;
+    }
+    materialize(ff_to_);
+  }
+  now_ = std::max(now_, clock_now);
+  auto finish_cold = [this](double upto) {
+    bool any = true;
+    while (any) {
+      any = false;
+      for (size_t i = 0; i < cold_.size(); ++i) {
+        const uint32_t f = cold_[i];
+        const Flow& fl = *flows_[f];
+        const double tc = fl.cold_rate > 0 ? fl.cold_since + (fl.size - fl.delivered) / fl.cold_rate : kInf;
+        if (tc <= upto + 1e-15) {
+          finish(f, tc + fl.latency);
+          any = true;
+          break;
+        }
+      }
+    }
+  };
+  double cold_next = next_cold_completion();
+  if (cold_next <= now_) {
+    finish_cold(now_);
+    cold_next = next_cold_completion();
+  }
+  for (int i = 0; i < kStepsPerTimer; ++i) {
+    if (hot_dirty_) rebuild_hot();
+    if (hot_.empty()) break;
+    const size_t cold_before = cold_.size();
+    step(now_, dt_);
+    now_ += dt_;
+    if (cold_.size() != cold_before) cold_next = next_cold_completion();
+    if (cold_next <= now_) {
+      finish_cold(now_);
+      cold_next = next_cold_completion();
+    }
+    if (now_ >= next_sample_) sample(now_);
+    fast_forward_check(now_);
+    if (ff_) break;
+  }
+  if (hot_dirty_) rebuild_hot();
+  if (ff_) {
+    arm(ff_to_);
+  } else if (!hot_.empty()) {
+    arm(now_);
+  } else if (cold_next < kInf) {
+    if (next_sample_ <= cold_next) sample(now_);
+    arm(cold_next);
+  }
+}
+
+void FluidDcqcnNetwork::step(double t, double dt) {
+  const double mtu = config_.mtu.as_double();
+  trace_.counters.steps += 1;
+  trace_.counters.events += static_cast<int64_t>(hot_.size());
+  // Senders: CNPs due, timers, the rate offered to the first link.
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    size_t used = 0;
+    while (used < fl.cnp_due.size() && fl.cnp_due[used] <= t) {
+      fl.rp.advance(Time::s(fl.cnp_due[used]));
+      fl.rp.on_cnp(Time::s(fl.cnp_due[used]));
+      ++used;
+    }
+    if (used > 0) fl.cnp_due.erase(fl.cnp_due.begin(), fl.cnp_due.begin() + static_cast<std::ptrdiff_t>(used));
+    fl.rp.advance(Time::s(t));
+    fl.in[0] = fl.sent < fl.size ? std::min(fl.rp.rate(), (fl.size - fl.sent) / dt) : 0.0;
+  }
+  // Links in path order: queues, service, marking.
+  for (const LinkIndex l : hot_links_) {
+    Link& k = links_[l];
+    double arrival = 0;
+    double backlog = 0;
+    for (const auto& [f, h] : k.hot_hops) {
+      arrival += flows_[f]->in[h];
+      backlog += flows_[f]->queued[h];
+    }
+    k.arrival = arrival + k.cold_load;
+    const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load);
+    double ratio;
+    if (k.host) {
+      ratio = arrival > 0 ? std::min(1.0, avail / arrival) : 0.0;
+      backlog = 0;
+    } else {
+      const double total = backlog + arrival * dt;
+      ratio = total > 0 ? std::min(1.0, avail * dt / total) : 0.0;
+    }
+    double q = 0;
+    double out_total = 0;
+    for (const auto& [f, h] : k.hot_hops) {
+      Flow& fl = *flows_[f];
+      double out;
+      if (k.host) {
+        out = fl.in[h] * ratio * dt;
+        fl.sent += out;
+      } else {
+        const double content = fl.queued[h] + fl.in[h] * dt;
+        out = content * ratio;
+        fl.queued[h] = content - out;
+        q += fl.queued[h];
+      }
+      out_total += out;
+      if (h + 1u < fl.links.size()) {
+        fl.in[h + 1] = out / dt;
+      } else {
+        fl.delivered += out;
+        fl.window_bytes += out;
+      }
+    }
+    k.q = q;
+    k.p = k.marks ? red_probability(k.ecn, q) : 0.0;
+    if (k.capacity > 0) k.peak = std::max(k.peak, (out_total / dt + k.cold_load) / k.capacity);
+    LinkCongestion& lc = trace_.links[l];
+    lc.max_queue_bytes = std::max(lc.max_queue_bytes, static_cast<int64_t>(q));
+    if (!k.host) switch_used_[static_cast<size_t>(k.node)] += static_cast<int64_t>(q);
+  }
+  // PFC (or, without it, drops) from each ingress link's share of its switch's queues.
+  const double buffer = config_.buffer.as_double();
+  const double alpha = config_.dynamic_threshold;
+  for (const LinkIndex l : hot_links_) {
+    Link& k = links_[l];
+    if (k.host) continue;
+    const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[static_cast<size_t>(k.node)]));
+    if (!config_.pfc && k.marks && k.q > alpha * free) {
+      const double keep = alpha * free / k.q;
+      for (const auto& [f, h] : k.hot_hops) {
+        Flow& fl = *flows_[f];
+        const double removed = fl.queued[h] * (1 - keep);
+        fl.queued[h] -= removed;
+        fl.sent -= removed;
+      }
+      drops_ += k.q * (1 - keep) / mtu;
+      trace_.links[l].drops += static_cast<int64_t>(std::ceil(k.q * (1 - keep) / mtu));
+      k.q *= keep;
+      continue;
+    }
+    if (!config_.pfc && k.marks) continue;
+    for (const auto& [f, h] : k.hot_hops) {
+      if (h == 0) continue;
+      const LinkIndex in = flows_[f]->links[h - 1];
+      if (!ingress_listed_[in]) {
+        ingress_listed_[in] = 1;
+        ingress_touched_.push_back(in);
+      }
+      ingress_share_[in] += flows_[f]->queued[h];
+    }
+  }
+  for (const LinkIndex in : ingress_touched_) {
+    Link& k = links_[in];
+    const auto node = static_cast<size_t>(fabric_.links[in].to);
+    const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
+    const double share = ingress_share_[in];
+    if (!k.xoff && share > alpha * free) {
+      k.xoff = true;
+      k.paused = true;
+      ++trace_.counters.pauses;
+      ++trace_.links[in].pauses;
+      for (const uint32_t f : k.flows) make_hot(f, t + dt);
+    } else if (k.xoff && share + config_.resume_offset.as_double() <= alpha * free) {
+      k.xoff = false;
+      k.paused = false;
+      ++trace_.counters.resumes;
+    }
+  }
+  // Keep paused ingresses in the list until they resume.
+  std::erase_if(ingress_touched_, [this](LinkIndex in) {
+    ingress_share_[in] = 0;
+    ingress_listed_[in] = links_[in].xoff ? 1 : 0;
+    return !links_[in].xoff;
+  });
+  for (const LinkIndex l : hot_links_) {
+    if (!links_[l].host) switch_used_[static_cast<size_t>(links_[l].node)] = 0;
+  }
+  // Receivers: marks, CNPs, completions; senders' byte counters; cold and hot transitions.
+  const double end = t + dt;
+  const double interval = config_.cnp_interval.as_s();
+  bool changed = false;
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    if (!fl.active) continue;
+    double unmarked = 1.0;
+    bool congested = false;
+    for (size_t h = 0; h < fl.links.size(); ++h) {
+      const Link& k = links_[fl.links[h]];
+      unmarked *= 1.0 - k.p;
+      congested = congested || k.q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9) ||
+                  fl.queued[h] > 1e-6 || std::abs(fl.in[h] - fl.in[0]) > 1e-6 * fl.line;
+    }
+    const double last_out = fl.links.size() == 1 ? fl.in[0] * dt : fl.in.back() * dt;
+    const double marked = (1.0 - unmarked) * (fl.delivered > 0 ? last_out : 0.0) / mtu;
+    marks_ += marked;
+    if (end - fl.last_cnp >= interval) {
+      fl.mark_acc += marked;
+      if (fl.mark_acc >= 1.0) {
+        fl.mark_acc = 0;
+        fl.last_cnp = end;
+        fl.cnp_due.push_back(end + fl.latency);
+        ++trace_.counters.cnps;
+      }
+    }
+    if (fl.delivered >= fl.size - 1e-6) {
+      // The last byte crossed during this step; interpolate where.
+      const double step_bytes = std::max(last_out, 1e-30);
+      const double over = std::max(0.0, fl.delivered - fl.size);
+      const double crossing = end - dt * std::min(1.0, over / step_bytes);
+      fl.delivered = fl.size;
+      finish(f, crossing + fl.latency);
+      changed = true;
+      continue;
+    }
+    if (!congested && fl.cnp_due.empty() && fl.rp.settled() && fl.sent < fl.size) {
+      make_cold(f, end);
+      changed = true;
+    }
+  }
+  // A congested link makes every flow crossing it hot.
+  for (const LinkIndex l : hot_links_) {
+    const Link& k = links_[l];
+    if (k.cold_load > 0 && (k.q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9))) {
+      const std::vector<uint32_t> flows = k.flows;
+      for (const uint32_t f : flows) make_hot(f, end);
+    }
+  }
+  if (changed) have_previous_window_ = false;
+}
+
+void FluidDcqcnNetwork::fast_forward_check(double t) {
+  if (t - window_start_ < window_) return;
+  const double span = t - window_start_;
+  bool steady = have_previous_window_ && !hot_dirty_;
+  double horizon = kInf;
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    fl.mean = fl.window_bytes / span;
+    if (std::abs(fl.mean - fl.prev_mean) > kSettleTolerance * fl.line || fl.sent >= fl.size) steady = false;
+    if (fl.mean > 0) horizon = std::min(horizon, t + (fl.size - fl.delivered) / fl.mean);
+    fl.prev_mean = fl.mean;
+    fl.window_bytes = 0;
+  }
+  window_start_ = t;
+  have_previous_window_ = true;
+  if (!steady) return;
+  const double to = std::min(horizon - 2 * window_, next_cold_completion());
+  if (to - t < 2 * window_) return;
+  ff_ = true;
+  ff_from_ = t;
+  ff_to_ = to;
+}
+
+void FluidDcqcnNetwork::materialize(double t) {
+  if (!ff_) return;
+  ff_ = false;
+  const double jump = std::max(0.0, t - ff_from_);
+  const Time by = Time::s(jump);
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    const double d = std::min(fl.mean * jump, fl.size - fl.delivered);
+    fl.delivered += d;
+    fl.sent = std::min(fl.size, fl.sent + d);
+    fl.rp.shift(by);
+    fl.last_cnp += jump;
+    for (double& c : fl.cnp_due) c += jump;
+  }
+  now_ = std::max(now_, t);
+  window_start_ = now_;
+  have_previous_window_ = false;
+}
+
+void FluidDcqcnNetwork::sample(double t) {
+  const Time now = Time::s(t);
+  for (const LinkIndex l : hot_links_) {
+    Link& k = links_[l];
+    if (k.q > 0.5 || k.reported) {
+      trace_.queues.push_back({now, l, static_cast<int64_t>(k.q)});
+      k.reported = k.q > 0.5;
+    }
+  }
+  for (int i = 0; i < config_.traced_flows && i < static_cast<int>(flows_.size()); ++i) {
+    Flow& fl = *flows_[i];
+    if (!fl.active) continue;
+    fl.rp.advance(now);
+    trace_.rates.push_back({now, fl.trace, fl.src, fl.dst, fl.hot ? fl.rp.rate() : fl.cold_rate, fl.rp.target()});
+  }
+  next_sample_ = t + config_.sample_interval.as_s();
+}
+
+const CongestionTrace& FluidDcqcnNetwork::congestion() const {
+  trace_.counters.ecn_marks = std::llround(marks_);
+  trace_.counters.drops = std::llround(drops_);
+  return trace_;
+}
+
+std::vector<LinkUsage> FluidDcqcnNetwork::link_usage() const {
+  std::vector<LinkUsage> usage(links_.size());
+  for (size_t l = 0; l < usage.size(); ++l) usage[l] = {links_[l].bytes, std::min(1.0, links_[l].peak)};
+  return usage;
+}
+
+}  // namespace clustersim::net

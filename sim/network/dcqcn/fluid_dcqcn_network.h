@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flow+dcqcn level: flows with per-flow DCQCN rate state over fluid FIFO queues that mark
+// with RED on congested ports, optional PFC; stepped only while congested, fast-forwarded once
+// the rates settle.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/clock.h"
+#include "sim/core/dcqcn_config.h"
+#include "sim/network/dcqcn/congestion_trace.h"
+#include "sim/network/dcqcn/dcqcn_params.h"
+#include "sim/network/dcqcn/dcqcn_rate.h"
+#include "sim/network/network.h"
+#include "sim/network/packet/packet_fabric.h"
+#include "sim/network/route_source.h"
+
+namespace clustersim::net {
+
+// A flow sends at its DCQCN rate Rc (a DcqcnRate, as at the packet level). Each step of
+// fluid_step (dt), links are served in path order (PacketLink::order):
+//   A_l = sum of the rates entering l;  out_l = min(C_l, A_l + q_l / dt)  (0 while PFC-paused)
+//   q_l += (A_l - out_l) dt;  each flow leaves with out_l x (its bytes in q_l + its arrivals)
+//                             / (q_l + A_l dt)      (FIFO as processor sharing of the backlog)
+// A NIC (host) link never queues: flows beyond its capacity are slowed at the source. RED on the
+// queue gives p_l; a flow's packets arrive marked with p = 1 - prod(1 - p_l) at rate
+// delivered / mtu, and the receiver sends a CNP once marks worth one packet have arrived since
+// cnp_interval passed (the expectation of the packet level's rule); the CNP reaches the sender
+// after the path latency. PFC: an ingress link whose estimated share of the switch buffer
+// (its flows' bytes in the switch's queues) exceeds dynamic_threshold x free buffer stops
+// serving until resume_offset below; NVLink queues are always lossless this way. Without PFC,
+// bytes above the egress threshold are dropped and sent again.
+//
+// Only "hot" flows are stepped: those with an unsettled DCQCN state, bytes queued, or a path
+// through a congested link (queue or overload). The others run at a constant rate with an
+// exact completion time, like the flow level. While hot flows exist, every `window` the mean
+// delivered rate of each is compared with the previous window; when none moved by more than
+// 2% of its line rate, the state is a periodic steady state and time jumps to shortly before
+// the next completion at the window's mean rates (timer phases and queues carried over).
+// A transfer completes at the last byte's delivery plus its path latency.
+class FluidDcqcnNetwork final : public Network, public CongestionObservable {
+ public:
+  // `routes` and `clock` must outlive the network; `fabric` describes the same links.
+  FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fabric, Clock& clock, const DcqcnConfig& config);
+  ~FluidDcqcnNetwork() override;
+
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  int64_t in_flight() const override { return static_cast<int64_t>(transfers_.size()); }
+  int64_t flow_count() const override { return flows_created_; }
+  std::vector<LinkUsage> link_usage() const override;
+  const CongestionTrace& congestion() const override;
+
+  static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
+  static constexpr double kSettleTolerance = 0.02;  // of the line rate, between windows
+
+ private:
+  struct Flow;
+  struct Link;
+  struct Transfer {
+    std::function<void(Time)> done;
+    int pending = 0;
+  };
+
+  void run();
+  void step(double t, double dt);
+  void arm(double t);
+  void rebuild_hot();
+  void make_cold(uint32_t f, double t);
+  void make_hot(uint32_t f, double t);
+  void finish(uint32_t f, double when);
+  double next_cold_completion();
+  void fast_forward_check(double t);
+  void materialize(double t);
+  void sample(double t);
+
+  const RouteSource& routes_;
+  PacketFabric fabric_;
+  Clock& clock_;
+  DcqcnConfig config_;
+  double dt_;
+  double window_;  // s
+  std::vector<std::unique_ptr<DcqcnParams>> params_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<Link> links_;
+  std::vector<uint32_t> hot_;        // hot flows
+  std::vector<LinkIndex> hot_links_;  // their links, in path order
+  std::vector<uint32_t> cold_;       // cold active flows (unordered)
+  bool hot_dirty_ = false;
+  std::unordered_map<TransferId, Transfer> transfers_;
+  TransferId next_transfer_ = 1;
+  int64_t flows_created_ = 0;
+
+  double now_ = 0;  // s, time stepped so far
+  TimerId timer_ = 0;
+  bool armed_ = false;
+  double window_start_ = 0;
+  bool have_previous_window_ = false;
+  // Fast-forward in progress: state is at ff_from_; flows move at their window means until ff_to_.
+  bool ff_ = false;
+  double ff_from_ = 0;
+  double ff_to_ = 0;
+  double next_sample_ = 0;
+  double marks_ = 0;
+  double drops_ = 0;
+  std::vector<int64_t> switch_used_;
+  std::vector<double> ingress_share_;
+  std::vector<LinkIndex> ingress_touched_;
+  std::vector<uint8_t> ingress_listed_;
+  mutable CongestionTrace trace_;
+  std::vector<Path> scratch_paths_;
+};
+
+}  // namespace clustersim::net

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/faults_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/report/training_report.h"
+#include "workloads/transformer.h"
+
+namespace clustersim::report {
+namespace {
+
+using engine::LossCause;
+using engine::StragglerImpact;
+
+// Checkpoint bytes per parameter: BF16 weights (2) + FP32 master weights, Adam m and v (12), as
+// mixed-precision Adam keeps them (Rajbhandari et al., "ZeRO", SC'20, section 3.1: 2 + 2 + 12
+// bytes per parameter in training, of which the 16-bit gradients are not saved).
+constexpr double kCheckpointBytesPerParam = 14.0;
+
+std::string fmt(const char* f, double v) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string hours(Time t) { return fmt("%.2f h", t.as_s() / 3600.0); }
+
+std::string list(const std::vector<int>& v, size_t limit = 12) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < limit; ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  if (v.size() > limit) out += ",... (" + std::to_string(v.size()) + ")";
+  return out;
+}
+
+double units_of(const ScenarioConfig& cfg, FailureUnit u) {
+  const double hosts = static_cast<double>(cfg.cluster.gpus) / cfg.cluster.gpus_per_node;
+  switch (u) {
+    case FailureUnit::kGpu: return cfg.cluster.gpus;
+    case FailureUnit::kHost: return hosts;
+    case FailureUnit::kNic: return hosts * cfg.cluster.nics_per_node;
+    case FailureUnit::kJob: return 1.0;
+  }
+  return 1.0;
+}
+
+Json ci_pair(const engine::MeanCi& c) {
+  Json a = Json::array();
+  a.push(c.mean - c.half_width);
+  a.push(c.mean + c.half_width);
+  return a;
+}
+
+std::string critical_words(const ScenarioConfig& cfg, const std::string& source, const StragglerImpact& s) {
+  const engine::CriticalPath& c = s.critical;
+  std::string out;
+  if (c.replica >= 0) {
+    out = "replica " + std::to_string(c.replica) + " stage " + std::to_string(c.stage) + " of " +
+          std::to_string(cfg.parallelism.pp);
+    if (!c.hosts.empty()) out += " (host " + list(c.hosts) + ")";
+    const double over = c.stage_time / c.nominal_stage_time - 1.0;
+    out += over > 1e-4 ? fmt(": its forward + backward is %.2f%% over the nominal bottleneck stage's, pacing every micro-batch", 100.0 * over)
+                       : std::string(": within the last stage's slack, so it stretches only pipeline fill and drain");
+  } else if (source == "hosts" || source == "gpus") {
+    out = "no slow host on a stage that paces its pipeline (hidden by the last stage's LM-head slack)";
+  }
+  for (const std::string& l : c.links) out += (out.empty() ? "" : "; ") + l;
+  if (source == "sequence_imbalance") {
+    out += fmt("; %.2fx the mean tokens on the heaviest replicas", cfg.stragglers.sequence_imbalance.max_over_mean);
+  }
+  return out.empty() ? "no effect on the critical path" : out;
+}
+
+Json impact_json(const ScenarioConfig& cfg, const std::string& source, const StragglerImpact& s) {
+  Json j = Json::object();
+  j.set("iteration_time_s", s.iteration.as_s());
+  j.set("baseline_iteration_time_s", s.baseline.as_s());
+  j.set("slowdown", s.slowdown());
+  j.set("mfu", s.mfu);
+  j.set("baseline_mfu", s.baseline_mfu);
+  j.set("mfu_lost", s.baseline_mfu - s.mfu);
+  j.set("pipeline_delta_s", s.pipeline_delta.as_s());
+  j.set("communication_delta_s", s.communication_delta.as_s());
+  Json hosts = Json::array();
+  for (int h : s.slow_hosts) hosts.push(h);
+  j.set("slow_hosts", hosts);
+  Json gpus = Json::array();
+  for (int g : s.slow_gpus) gpus.push(g);
+  j.set("slow_gpus", gpus);
+  Json& cp = j.set("critical_path", Json::object());
+  cp.set("replica", s.critical.replica);
+  cp.set("stage", s.critical.stage);
+  Json ch = Json::array();
+  for (int h : s.critical.hosts) ch.push(h);
+  cp.set("hosts", ch);
+  cp.set("stage_time_s", s.critical.stage_time.as_s());
+  cp.set("nominal_stage_time_s", s.critical.nominal_stage_time.as_s());
+  Json links = Json::array();
+  for (const std::string& l : s.critical.links) links.push(l);
+  cp.set("links", links);
+  cp.set("cause", critical_words(cfg, source, s));
+  return j;
+}
+
+// A plain training run whose iteration is slowed by the scenario's stragglers.
+RunOutput run_straggled_training(const ScenarioConfig& cfg) {
+  const calib::HardwareProfile hw = training_profile(cfg);
+  const engine::TrainingLevel level = engine::analytical_level();
+  ScenarioConfig clean = cfg;
+  clean.stragglers = StragglersConfig{};
+  const engine::TrainingEstimate est = level(clean, hw);
+  const StragglerImpact s = engine::simulate_stragglers(cfg, hw, level);
+  RunOutput out;
+  out.results = training_results(cfg, hw, est);
+  const double scale = s.baseline / s.iteration;
+  out.results.set("iteration_time_s", s.iteration.as_s());
+  out.results.set("tokens_per_s", est.tokens_per_s * scale);
+  out.results.set("mfu", s.mfu);
+  out.results.set("hfu", est.hfu * scale);
+  out.results.set("stragglers", impact_json(cfg, "all", s));
+  out.summary = training_summary(cfg, hw, est);
+  out.summary += "\nstragglers   iteration " + to_string(s.iteration) + fmt(" (%.2f%% slower), ", 100 * (s.slowdown() - 1)) +
+                 fmt("MFU %.1f%%", 100 * s.mfu) + fmt(" (%.2f points lost)\n", 100 * (s.baseline_mfu - s.mfu)) +
+                 "             " + critical_words(cfg, "all", s) + "\n" +
+                 "             (the breakdown above is without stragglers; 'clustersim whatif' splits the cost by source)\n";
+  out.metrics = {{"iteration_time_s", s.iteration.as_s()},
+                 {"tokens_per_s", est.tokens_per_s * scale},
+                 {"mfu", s.mfu},
+                 {"hfu", est.hfu * scale}};
+  return out;
+}
+
+RunOutput run_faults(const ScenarioConfig& cfg) {
+  const FaultsConfig& f = *cfg.faults;
+  const calib::HardwareProfile hw = training_profile(cfg);
+  const engine::TrainingLevel level = engine::analytical_level();
+  const StragglerImpact s = engine::simulate_stragglers(cfg, hw, level);
+  const Time iteration = f.iteration_time.value_or(s.iteration);
+  const double mfu = s.baseline_mfu * (s.baseline / iteration);
+  const double tokens_per_iteration = static_cast<double>(cfg.training.global_batch) * cfg.model.seq_len;
+  const double tokens_per_s = tokens_per_iteration / iteration.as_s();
+  const engine::ReliabilityInputs in = reliability_inputs(cfg, hw, level, iteration);
+
+  std::vector<double> ettr, interruptions, failures, checkpoints, downtime_per, catch_up_per, max_lost;
+  std::array<std::vector<double>, engine::kLossCauses> lost;
+  std::vector<std::vector<double>> lost_by(in.components.size()), stops_by(in.components.size());
+  for (int k = 0; k < f.seeds; ++k) {
+    const engine::ReliabilityRun r = engine::simulate_reliability(in, f.seed + static_cast<uint64_t>(k));
+    ettr.push_back(r.ettr(in.duration));
+    interruptions.push_back(r.interruptions);
+    failures.push_back(r.failures);
+    checkpoints.push_back(r.checkpoints);
+    const double stops = std::max(1, r.interruptions);
+    downtime_per.push_back(r.downtime.as_s() / stops);
+    catch_up_per.push_back((r.downtime + r.lost[static_cast<int>(LossCause::kLostWork)]).as_s() / stops);
+    max_lost.push_back(r.max_lost_work.as_s());
+    for (int c = 0; c < engine::kLossCauses; ++c) lost[c].push_back(r.lost[c].as_s());
+    for (size_t i = 0; i < in.components.size(); ++i) {
+      lost_by[i].push_back(r.lost_by_component[i].as_s());
+      stops_by[i].push_back(r.interruptions_by_component[i]);
+    }
+  }
+  const Time mtbf = engine::mean_time_between_failures(in);
+  const Time young = engine::young_interval(in.checkpoint_blocking, mtbf);
+  const Time daly = engine::daly_interval(in.checkpoint_blocking, mtbf);
+  const engine::IntervalSweep sweep = engine::sweep_checkpoint_interval(in, young, f.sweep_points, f.seeds, f.seed);
+  const engine::MeanCi e = engine::mean_ci(ettr);
+  const engine::MeanCi n = engine::mean_ci(interruptions);
+  auto scaled = [](engine::MeanCi c, double k) { return engine::MeanCi{c.mean * k, c.half_width * k}; };
+
+  RunOutput out;
+  Json& r = out.results;
+  r = Json::object();
+  r.set("kind", "faults");
+  r.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  r.set("gpus", cfg.cluster.gpus);
+  r.set("days", in.duration.as_s() / 86400.0);
+  r.set("seeds", f.seeds);
+  r.set("iteration_time_s", iteration.as_s());
+  r.set("mfu", mfu);
+  r.set("tokens_per_s", tokens_per_s);
+  r.set("ettr", e.mean);
+  r.set("ettr_ci95", ci_pair(e));
+  r.set("goodput", e.mean * tokens_per_s);
+  r.set("goodput_ci95", ci_pair(scaled(e, tokens_per_s)));
+  r.set("effective_mfu", e.mean * mfu);
+  r.set("effective_mfu_ci95", ci_pair(scaled(e, mfu)));
+  r.set("interruptions", n.mean);
+  r.set("interruptions_ci95", ci_pair(n));
+  r.set("failures", engine::mean_ci(failures).mean);
+  r.set("checkpoints", engine::mean_ci(checkpoints).mean);
+  r.set("mtbf_s", mtbf.as_s());
+  r.set("mean_downtime_per_interruption_s", engine::mean_ci(downtime_per).mean);
+  r.set("mean_catch_up_s", engine::mean_ci(catch_up_per).mean);
+  r.set("max_lost_work_s", *std::max_element(max_lost.begin(), max_lost.end()));
+  Json& tl = r.set("time_lost_s", Json::object());
+  Json& tlc = r.set("time_lost_ci95", Json::object());
+  Json& tlf = r.set("time_lost_fraction", Json::object());
+  for (int c = 0; c < engine::kLossCauses; ++c) {
+    const engine::MeanCi m = engine::mean_ci(lost[c]);
+    const char* name = engine::to_string(static_cast<LossCause>(c));
+    tl.set(name, m.mean);
+    tlc.set(name, ci_pair(m));
+    tlf.set(name, m.mean / in.duration.as_s());
+  }
+  Json& bycomp = r.set("time_lost_by_component_s", Json::object());
+  Json& stopcomp = r.set("interruptions_by_component", Json::object());
+  for (size_t i = 0; i < in.components.size(); ++i) {
+    bycomp.set(in.components[i].spec.name, engine::mean_ci(lost_by[i]).mean);
+    stopcomp.set(in.components[i].spec.name, engine::mean_ci(stops_by[i]).mean);
+  }
+  Json& ck = r.set("checkpoint", Json::object());
+  ck.set("interval_s", in.checkpoint_interval.as_s());
+  ck.set("blocking_s", in.checkpoint_blocking.as_s());
+  ck.set("async_s", in.checkpoint_async.as_s());
+  ck.set("load_s", in.checkpoint_load.as_s());
+  ck.set("size_bytes", f.checkpoint.size ? f.checkpoint.size->as_double()
+                                         : kCheckpointBytesPerParam * work::count_params(cfg.model).total);
+  Json& rc = r.set("recovery", Json::object());
+  rc.set("detection_s", in.detection.as_s());
+  rc.set("hang_detection_s", in.hang_detection.as_s());
+  rc.set("diagnosis_s", in.diagnosis.as_s());
+  rc.set("reschedule_s", in.reschedule.as_s());
+  rc.set("comm_init_s", in.comm_init.as_s());
+  rc.set("checkpoint_load_s", in.checkpoint_load.as_s());
+  r.set("optimal_checkpoint_interval_s", sweep.best.as_s());
+  r.set("ettr_at_optimal_interval", sweep.best_ettr);
+  r.set("young_daly_interval_s", young.as_s());
+  r.set("daly_interval_s", daly.as_s());
+  Json& sw = r.set("checkpoint_sweep", Json::array());
+  for (size_t i = 0; i < sweep.intervals.size(); ++i) {
+    Json row = Json::object();
+    row.set("interval_s", sweep.intervals[i].as_s());
+    row.set("ettr", sweep.mean_ettr[i]);
+    sw.push(row);
+  }
+  if (!cfg.stragglers.empty()) r.set("stragglers", impact_json(cfg, "all", s));
+
+  std::ostringstream o;
+  o << "scenario       " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
+  o << "job            " << cfg.cluster.gpus << " GPUs, iteration " << to_string(iteration) << fmt(", MFU %.1f%%", 100 * mfu)
+    << "; " << fmt("%.1f", in.duration.as_s() / 86400) << " days x " << f.seeds << " seeds\n";
+  o << "failures       MTBF " << hours(mtbf) << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
+  o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
+    << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
+    << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
+    << ", async " << to_string(in.checkpoint_async) << "\n\n";
+  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * (e.mean - e.half_width))
+    << fmt(" to %.2f%%)\n", 100 * (e.mean + e.half_width));
+  o << "goodput        " << fmt("%.4g tokens/s", e.mean * tokens_per_s) << fmt("; effective MFU %.1f%%\n", 100 * e.mean * mfu);
+  o << "catch-up       " << fmt("%.1f min per interruption", engine::mean_ci(catch_up_per).mean / 60)
+    << " (downtime + lost work)\n\n";
+  o << "time lost per cause (mean over seeds)\n";
+  for (int c = 0; c < engine::kLossCauses; ++c) {
+    const engine::MeanCi m = engine::mean_ci(lost[c]);
+    if (m.mean <= 0) continue;
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-16s %10.2f h  %6.2f%%\n", engine::to_string(static_cast<LossCause>(c)),
+                  m.mean / 3600, 100 * m.mean / in.duration.as_s());
+    o << line;
+  }
+  o << "\ncheckpoint interval  best " << to_string(sweep.best) << fmt(" (ETTR %.2f%%)", 100 * sweep.best_ettr)
+    << "; Young " << to_string(young) << ", Daly " << to_string(daly) << "\n";
+  out.summary = o.str();
+  out.metrics = {{"ettr", e.mean},
+                 {"goodput", e.mean * tokens_per_s},
+                 {"effective_mfu", e.mean * mfu},
+                 {"interruptions", n.mean},
+                 {"optimal_checkpoint_interval_s", sweep.best.as_s()},
+                 {"young_daly_interval_s", young.as_s()}};
+  return out;
+}
+
+}  // namespace
+
+calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
+  calib::HardwareProfile hw;
+  try {
+    hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+  } catch (const BadInput& e) {
+    std::vector<InputError> errors = e.errors();
+    for (InputError& err : errors) {
+      if (err.file.empty()) err = scenario_error(cfg, "cluster.gpu", err.message);
+    }
+    throw BadInput(errors);
+  }
+  if (cfg.network.fidelity != Fidelity::kAnalytical) {
+    throw BadInput(scenario_error(cfg, "network.fidelity",
+                                  "stragglers and faults run on the analytical training level; set "
+                                  "network.fidelity: analytical"));
+  }
+  if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
+  return hw;
+}
+
+engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                             const engine::TrainingLevel& level, Time healthy_iteration) {
+  const FaultsConfig& f = *cfg.faults;
+  engine::ReliabilityInputs in;
+  in.duration = f.duration;
+  for (const FailureComponent& c : f.components) {
+    engine::JobComponent j;
+    j.spec = c;
+    j.rate_per_s = c.rate_per_day * units_of(cfg, c.unit) * f.rate_scale / 86400.0;
+    if (c.kind == FailureKind::kDegrade) {
+      // One slow host on each pipeline stage in turn (replica 0: every replica is alike).
+      const ParallelismConfig& p = cfg.parallelism;
+      const int dp = cfg.cluster.gpus / (p.tp * p.pp * p.cp);
+      for (int s = 0; s < p.pp; ++s) {
+        ScenarioConfig slow = cfg;
+        ComputeStraggler host;
+        host.list = {s * dp * p.tp * p.cp / cfg.cluster.gpus_per_node};
+        host.slowdown = c.slowdown;
+        host.phase = c.phase;
+        slow.stragglers.hosts = host;
+        const StragglerImpact si = engine::simulate_stragglers(slow, hw, level);
+        j.degraded_speed.push_back(healthy_iteration / max(healthy_iteration, si.iteration));
+      }
+    }
+    in.components.push_back(j);
+  }
+  const CheckpointConfig& ck = f.checkpoint;
+  const Bytes size = ck.size.value_or(bytes_of(kCheckpointBytesPerParam * work::count_params(cfg.model).total));
+  const Time write = serialization_time(size, ck.write_bandwidth);
+  if (ck.async) {
+    const Bytes shard{size.n / cfg.cluster.gpus};
+    in.checkpoint_blocking = ck.blocking.value_or(serialization_time(shard, ck.snapshot_bandwidth));
+    in.checkpoint_async = write;
+  } else {
+    in.checkpoint_blocking = ck.blocking.value_or(write);
+  }
+  const RecoveryConfig& rc = f.recovery;
+  in.checkpoint_load = rc.checkpoint_load.value_or(serialization_time(size, ck.read_bandwidth.value_or(ck.write_bandwidth)));
+  in.detection = rc.detection;
+  in.hang_detection = rc.hang_detection;
+  in.diagnosis = rc.diagnosis;
+  in.reschedule = rc.reschedule;
+  const double at = rc.comm_init_at_gpus > 0 ? rc.comm_init_at_gpus : cfg.cluster.gpus;
+  in.comm_init = rc.comm_init_scaling == CommInitScaling::kLinear ? (cfg.cluster.gpus / at) * rc.comm_init : rc.comm_init;
+  in.spare_hosts = rc.spare_hosts;
+  in.repair_time = rc.repair_time;
+  in.straggler_detection = rc.straggler_detection;
+  in.checkpoint_interval = ck.interval.value_or(
+      max(Time::ms(1), engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures(in))));
+  return in;
+}
+
+RunOutput run_reliability(const ScenarioConfig& cfg) {
+  return cfg.faults ? run_faults(cfg) : run_straggled_training(cfg);
+}
+
+WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level) {
+  WhatIf w;
+  w.all = engine::simulate_stragglers(cfg, hw, level);
+  for (const std::string& source : engine::straggler_sources(cfg.stragglers)) {
+    WhatIfRow row;
+    row.source = source;
+    ScenarioConfig one = cfg;
+    one.stragglers = engine::only_source(cfg.stragglers, source);
+    row.alone = engine::simulate_stragglers(one, hw, level);
+    ScenarioConfig rest = cfg;
+    rest.stragglers = engine::without_source(cfg.stragglers, source);
+    row.saved_if_removed = w.all.iteration - engine::simulate_stragglers(rest, hw, level).iteration;
+    row.cause = critical_words(cfg, source, row.alone);
+    w.rows.push_back(row);
+  }
+  return w;
+}
+
+Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
+  Json j = Json::object();
+  j.set("kind", "whatif");
+  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  j.set("all", impact_json(cfg, "all", w.all));
+  Json& rows = j.set("sources", Json::array());
+  for (const WhatIfRow& r : w.rows) {
+    Json row = impact_json(cfg, r.source, r.alone);
+    row.set("source", r.source);
+    row.set("saved_if_removed_s", r.saved_if_removed.as_s());
+    rows.push(row);
+  }
+  return j;
+}
+
+std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
+  std::ostringstream o;
+  o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
+  o << "baseline   iteration " << to_string(w.all.baseline) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * w.all.baseline_mfu);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s  %s\n", "source", "iteration", "slowdown", "MFU lost",
+                "if removed", "critical path");
+  o << line;
+  auto print = [&](const std::string& name, const StragglerImpact& s, Time saved, const std::string& cause) {
+    std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %12s  ", name.c_str(), to_string(s.iteration).c_str(),
+                  100 * (s.slowdown() - 1), 100 * (s.baseline_mfu - s.mfu), to_string(saved).c_str());
+    o << line << cause << "\n";
+  };
+  for (const WhatIfRow& r : w.rows) print(r.source, r.alone, r.saved_if_removed, r.cause);
+  print("all", w.all, w.all.iteration - w.all.baseline, critical_words(cfg, "all", w.all));
+  if (!w.all.slow_hosts.empty()) o << "\nslow hosts " << list(w.all.slow_hosts, 64) << "\n";
+  return o.str();
+}
+
+}  // namespace clustersim::report

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/inference_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace clustersim::report {
+namespace {
+
+Json stats_json(const Percentiles& p) {
+  Json j = Json::object();
+  j.set("mean", p.mean);
+  j.set("p50", p.p50);
+  j.set("p99", p.p99);
+  return j;
+}
+
+std::string ms(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  return buf;
+}
+
+}  // namespace
+
+Percentiles percentiles(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  const auto rank = [&](double q) {
+    // Nearest rank: the smallest value with at least q of the sample at or below it.
+    const size_t r = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::clamp<size_t>(r, 1, v.size()) - 1];
+  };
+  p.count = static_cast<int64_t>(v.size());
+  p.mean = sum / static_cast<double>(v.size());
+  p.p50 = rank(0.50);
+  p.p99 = rank(0.99);
+  return p;
+}
+
+RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
+  const InferenceConfig& in = *cfg.inference;
+  std::vector<double> ttft, tpot, e2e;
+  int64_t completed = 0, rejected = 0, tokens = 0, within = 0;
+  for (const engine::RequestOutcome& o : r.requests) {
+    if (o.rejected) {
+      ++rejected;
+      continue;
+    }
+    if (!o.completed) continue;
+    ++completed;
+    tokens += o.output;
+    ttft.push_back((o.first_token - o.arrival).as_s());
+    e2e.push_back((o.finish - o.arrival).as_s());
+    if (o.output > 1) {
+      const Time t = Time::s((o.finish - o.first_token).as_s() / (o.output - 1));
+      tpot.push_back(t.as_s());
+      if (in.tpot_limit == Time::zero() || t <= in.tpot_limit) ++within;
+    }
+  }
+  const Percentiles ttft_p = percentiles(ttft), tpot_p = percentiles(tpot), e2e_p = percentiles(e2e);
+  const double duration = (r.last_finish - r.first_arrival).as_s();
+  int gpus = 0;
+  double price = 0;
+  bool priced = true;
+  for (const engine::PoolStats& p : r.pools) {
+    gpus += p.gpus;
+    price += p.gpus * p.price_per_hour;
+    priced = priced && p.price_per_hour > 0;
+  }
+  const double tps = duration > 0 ? static_cast<double>(tokens) / duration : 0.0;
+  const double per_gpu = gpus > 0 ? tps / gpus : 0.0;
+
+  RunOutput out;
+  Json& j = out.results;
+  j = Json::object();
+  j.set("kind", "inference");
+  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  j.set("mode", to_string(in.mode));
+  j.set("fidelity", to_string(cfg.network.fidelity));
+  j.set("gpus", gpus);
+  j.set("micro_batches", r.micro_batches);
+  j.set("m2n_fabric_factor", r.m2n_factor);
+  Json& req = j.set("requests", Json::object());
+  req.set("arrived", static_cast<int64_t>(r.requests.size()));
+  req.set("completed", completed);
+  req.set("rejected", rejected);
+  j.set("duration_s", duration);
+  j.set("output_tokens", tokens);
+  j.set("tokens_per_s", tps);
+  j.set("tokens_per_s_per_gpu", per_gpu);
+  if (priced && price > 0) j.set("tokens_per_cost_unit", tps * 3600.0 / price);
+  j.set("ttft_s", stats_json(ttft_p));
+  j.set("tpot_s", stats_json(tpot_p));
+  j.set("e2e_latency_s", stats_json(e2e_p));
+  j.set("tpot_limit_s", in.tpot_limit.as_s());
+  j.set("tpot_within_limit_fraction", tpot.empty() ? 1.0 : static_cast<double>(within) / tpot.size());
+  Json& step = j.set("decode_step", Json::object());
+  const double n = static_cast<double>(std::max<int64_t>(1, r.decode_steps));
+  step.set("count", r.decode_steps);
+  step.set("mean_batch", r.decode_step_seqs / n);
+  step.set("time_s", r.decode_step_sum.total.as_s() / n);
+  step.set("attention_s", r.decode_step_sum.attention.as_s() / n);
+  step.set("ffn_s", r.decode_step_sum.ffn.as_s() / n);
+  step.set("communication_s", r.decode_step_sum.communication.as_s() / n);
+  step.set("idle_s", r.decode_step_sum.idle.as_s() / n);
+  Json& pools = j.set("pools", Json::array());
+  for (const engine::PoolStats& p : r.pools) {
+    Json row = Json::object();
+    const double span = duration * std::max(1, p.instances);
+    row.set("role", engine::to_string(p.role));
+    row.set("gpu", p.gpu);
+    row.set("gpus", p.gpus);
+    row.set("instances", p.instances);
+    row.set("price_per_hour", p.price_per_hour);
+    row.set("utilisation", span > 0 ? p.compute_busy.as_s() / span : 0.0);
+    row.set("busy", span > 0 ? p.stepping.as_s() / span : 0.0);
+    row.set("steps", p.steps);
+    row.set("max_batch_seen", p.max_batch_seen);
+    row.set("weights_per_gpu_gib", p.weights_per_gpu.as_gib());
+    row.set("kv_cache_per_gpu_gib", p.kv_budget_per_gpu.as_gib());
+    row.set("kv_tokens_per_instance", p.kv_tokens_per_instance);
+    pools.push(row);
+  }
+  Json& kv = j.set("kv_transfers", Json::object());
+  kv.set("count", r.kv_transfers);
+  kv.set("bytes", r.kv_transfer_bytes.n);
+
+  std::ostringstream s;
+  char line[256];
+  s << "serving " << (cfg.name.empty() ? cfg.file : cfg.name) << ": mode " << to_string(in.mode) << ", " << gpus
+    << " GPUs";
+  if (in.mode == ServingMode::kAttentionFfn) s << ", m = " << r.micro_batches << " micro-batches";
+  s << "\n";
+  std::snprintf(line, sizeof line, "  requests    %lld arrived, %lld completed, %lld rejected (KV cache too small)\n",
+                static_cast<long long>(r.requests.size()), static_cast<long long>(completed),
+                static_cast<long long>(rejected));
+  s << line;
+  std::snprintf(line, sizeof line, "  throughput  %.0f tokens/s, %.1f tokens/s per GPU over %.2f s\n", tps, per_gpu, duration);
+  s << line;
+  s << "  TTFT        mean " << ms(ttft_p.mean) << ", p50 " << ms(ttft_p.p50) << ", p99 " << ms(ttft_p.p99) << "\n";
+  s << "  TPOT        mean " << ms(tpot_p.mean) << ", p50 " << ms(tpot_p.p50) << ", p99 " << ms(tpot_p.p99);
+  if (in.tpot_limit > Time::zero()) {
+    std::snprintf(line, sizeof line, " (%.0f%% within %s)", 100.0 * within / std::max<size_t>(1, tpot.size()),
+                  to_string(in.tpot_limit).c_str());
+    s << line;
+  }
+  s << "\n";
+  std::snprintf(line, sizeof line,
+                "  decode step mean %s at batch %.0f: attention %s, FFN %s, communication %s, idle %s\n",
+                ms(r.decode_step_sum.total.as_s() / n).c_str(), r.decode_step_seqs / n,
+                ms(r.decode_step_sum.attention.as_s() / n).c_str(), ms(r.decode_step_sum.ffn.as_s() / n).c_str(),
+                ms(r.decode_step_sum.communication.as_s() / n).c_str(), ms(r.decode_step_sum.idle.as_s() / n).c_str());
+  s << line;
+  for (const engine::PoolStats& p : r.pools) {
+    const double span = duration * std::max(1, p.instances);
+    std::snprintf(line, sizeof line,
+                  "  pool %-9s %3d x %-14s utilisation %3.0f%%, busy %3.0f%%, weights %.1f GiB/GPU, max batch %d\n",
+                  engine::to_string(p.role), p.gpus, p.gpu.c_str(), span > 0 ? 100 * p.compute_busy.as_s() / span : 0.0,
+                  span > 0 ? 100 * p.stepping.as_s() / span : 0.0, p.weights_per_gpu.as_gib(), p.max_batch_seen);
+    s << line;
+  }
+  out.summary = s.str();
+  out.metrics = {{"tokens_per_s", tps},
+                 {"tokens_per_s_per_gpu", per_gpu},
+                 {"ttft_p50_s", ttft_p.p50},
+                 {"ttft_p99_s", ttft_p.p99},
+                 {"tpot_p50_s", tpot_p.p50},
+                 {"tpot_p99_s", tpot_p.p99},
+                 {"rejected", static_cast<double>(rejected)}};
+  return out;
+}
+
+RunOutput run_inference(const ScenarioConfig& cfg) { return inference_output(cfg, engine::run_serving(cfg)); }
+
+}  // namespace clustersim::report

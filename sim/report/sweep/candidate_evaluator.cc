@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/candidate_evaluator.h"
+
+#include <exception>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/engine/analytical_training.h"
+#include "sim/report/run_scenario.h"
+#include "workloads/transformer.h"
+
+namespace clustersim::sweep {
+namespace {
+
+std::string join_errors(const BadInput& e) {
+  std::string s;
+  for (const InputError& err : e.errors()) {
+    s += (s.empty() ? "" : "; ") + (err.key_path.empty() ? err.message : err.key_path + ": " + err.message);
+  }
+  return s;
+}
+
+void add_plan_facts(const ScenarioConfig& cfg, Outcome& out) {
+  out.metrics["gpus"] = cfg.cluster.gpus;
+  out.info["gpu"] = cfg.cluster.gpu;
+  if (cfg.traffic || cfg.inference) return;
+  const ParallelismConfig& p = cfg.parallelism;
+  out.metrics["tp"] = p.tp;
+  out.metrics["pp"] = p.pp;
+  out.metrics["vpp"] = p.vpp;
+  out.metrics["cp"] = p.cp;
+  out.metrics["dp"] = data_parallel_size(cfg);
+  out.metrics["micro_batch"] = p.micro_batch;
+  out.metrics["zero_stage"] = p.zero_stage;
+  out.info["recompute"] = to_string(cfg.training.recompute);
+}
+
+}  // namespace
+
+CandidateEvaluator::CandidateEvaluator(const CandidateSpace& space) : space_(space) {}
+
+const calib::HardwareProfile& CandidateEvaluator::profile(const std::string& gpu, const std::string& dir) {
+  auto& slot = profiles_[dir + "|" + gpu];
+  if (!slot) slot = std::make_unique<calib::HardwareProfile>(calib::load_hardware_profile(gpu, dir));
+  return *slot;
+}
+
+Outcome CandidateEvaluator::analytical(int64_t index) { return run(index, "analytical", true); }
+
+Outcome CandidateEvaluator::finer(int64_t index) { return run(index, space_.spec().flow_fidelity, false); }
+
+Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool fast_path) {
+  Outcome out;
+  const SweepSpec& spec = space_.spec();
+  YamlNode tree = space_.tree(index);
+  YamlNode level;
+  level.kind = YamlNode::Kind::kScalar;
+  level.scalar = fidelity;
+  set_path(tree, "network.fidelity", level);
+  ScenarioConfig cfg;
+  try {
+    cfg = scenario_from_tree(tree, spec.base_origin);
+  } catch (const BadInput& e) {
+    out.status = kInvalid;
+    out.reason = join_errors(e);
+    return out;
+  }
+  add_plan_facts(cfg, out);
+  try {
+    if (!cfg.traffic && !cfg.inference) {
+      // Hardware profiles are parsed once per sweep, not once per candidate.
+      const calib::HardwareProfile& hw = profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+      const work::MemoryEstimate mem = work::memory_per_gpu(cfg);
+      out.metrics["memory_per_gpu_gib"] = mem.total().as_gib();
+      const auto misfit = engine::check_memory_fit(cfg, hw);
+      out.metrics["memory_fits"] = misfit.empty() ? 1 : 0;
+      if (!misfit.empty() && spec.memory_fits) {
+        out.status = kNoFit;
+        out.reason = misfit.front().message;
+        return out;
+      }
+      if (fast_path && !cfg.faults && cfg.stragglers.empty()) {
+        // The analytical training level without run_scenario's report formatting.
+        const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);
+        out.metrics["iteration_time_s"] = est.iteration.as_s();
+        out.metrics["tokens_per_s"] = est.tokens_per_s;
+        out.metrics["mfu"] = est.mfu;
+        out.metrics["hfu"] = est.hfu;
+        return out;
+      }
+    }
+    const report::RunOutput r = report::run_scenario(cfg);
+    for (const auto& [k, v] : r.metrics) out.metrics[k] = v;
+  } catch (const BadInput& e) {
+    out.status = kError;
+    out.reason = join_errors(e);
+  } catch (const std::exception& e) {
+    out.status = kFailed;
+    out.reason = std::string("internal error: ") + e.what();
+  }
+  return out;
+}
+
+}  // namespace clustersim::sweep

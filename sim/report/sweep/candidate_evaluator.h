@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs one candidate of a sweep at the analytical level (in process, microseconds) or at a finer
+// level (through run_scenario; SimGrid allows one such run per process, so call it in a child).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "calibration/hardware_profile.h"
+#include "sim/report/sweep/candidate_space.h"
+
+namespace clustersim::sweep {
+
+// Status words in logs and tables.
+inline constexpr const char* kOk = "ok";
+inline constexpr const char* kInvalid = "invalid";      // the plan does not divide the model/cluster
+inline constexpr const char* kNoFit = "no_fit";         // does not fit in GPU memory
+inline constexpr const char* kError = "error";          // the run refused the scenario (e.g. level not built)
+inline constexpr const char* kFailed = "failed";        // the worker crashed or an internal error
+inline constexpr const char* kRejected = "rejected";    // ran, but a constraint excludes it (reports only)
+
+// What one run of one candidate gave. `metrics` are the raw outputs (derived ones such as cost
+// are computed when ranking); `info` holds text facts (GPU, plan).
+struct Outcome {
+  std::string status = kOk;
+  std::string reason;
+  std::map<std::string, double> metrics;
+  std::map<std::string, std::string> info;
+};
+
+class CandidateEvaluator {
+ public:
+  explicit CandidateEvaluator(const CandidateSpace& space);
+
+  // The analytical level; never throws for bad candidates (they become statuses).
+  Outcome analytical(int64_t index);
+  // `spec.flow_fidelity` through run_scenario. Run it in a fresh process.
+  Outcome finer(int64_t index);
+
+ private:
+  Outcome run(int64_t index, const std::string& fidelity, bool fast_path);
+  const calib::HardwareProfile& profile(const std::string& gpu, const std::string& dir);
+
+  const CandidateSpace& space_;
+  std::map<std::string, std::unique_ptr<calib::HardwareProfile>> profiles_;  // "dir|gpu" -> profile
+};
+
+}  // namespace clustersim::sweep

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/result_log.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/report/json_writer.h"
+#include "sim/report/sweep/internal/json_line.h"
+
+namespace clustersim::sweep {
+namespace {
+
+using internal::exact_number;
+using internal::JsonValue;
+using report::json_quote;
+
+std::string header_line(const std::string& fingerprint, int64_t candidates) {
+  return "{\"sweep_log\": 1, \"fingerprint\": " + json_quote(fingerprint) +
+         ", \"candidates\": " + std::to_string(candidates) + "}";
+}
+
+const JsonValue* member(const JsonValue& v, const char* key, JsonValue::Kind kind) {
+  const auto it = v.members.find(key);
+  return it != v.members.end() && it->second.kind == kind ? &it->second : nullptr;
+}
+
+}  // namespace
+
+std::string record_to_line(const Record& r) {
+  std::string s = "{\"stage\": " + json_quote(r.stage) + ", \"index\": " + std::to_string(r.index) +
+                  ", \"id\": " + json_quote(r.id) + ", \"status\": " + json_quote(r.outcome.status) +
+                  ", \"reason\": " + json_quote(r.outcome.reason) + ", \"metrics\": {";
+  bool first = true;
+  for (const auto& [k, v] : r.outcome.metrics) {
+    s += (first ? "" : ", ") + json_quote(k) + ": " + exact_number(v);
+    first = false;
+  }
+  s += "}, \"info\": {";
+  first = true;
+  for (const auto& [k, v] : r.outcome.info) {
+    s += (first ? "" : ", ") + json_quote(k) + ": " + json_quote(v);
+    first = false;
+  }
+  return s + "}}";
+}
+
+std::optional<Record> record_from_line(const std::string& line) {
+  const std::optional<JsonValue> v = internal::parse_json_object(line);
+  if (!v) return std::nullopt;
+  const JsonValue* stage = member(*v, "stage", JsonValue::Kind::kString);
+  const JsonValue* index = member(*v, "index", JsonValue::Kind::kNumber);
+  const JsonValue* id = member(*v, "id", JsonValue::Kind::kString);
+  const JsonValue* status = member(*v, "status", JsonValue::Kind::kString);
+  const JsonValue* reason = member(*v, "reason", JsonValue::Kind::kString);
+  const JsonValue* metrics = member(*v, "metrics", JsonValue::Kind::kObject);
+  const JsonValue* info = member(*v, "info", JsonValue::Kind::kObject);
+  if (!stage || !index || !id || !status || !reason || !metrics || !info) return std::nullopt;
+  Record r;
+  r.stage = stage->text;
+  r.index = static_cast<int64_t>(index->number);
+  r.id = id->text;
+  r.outcome.status = status->text;
+  r.outcome.reason = reason->text;
+  for (const auto& [k, m] : metrics->members) {
+    if (m.kind == JsonValue::Kind::kNumber) r.outcome.metrics[k] = m.number;
+  }
+  for (const auto& [k, m] : info->members) {
+    if (m.kind == JsonValue::Kind::kString) r.outcome.info[k] = m.text;
+  }
+  return r;
+}
+
+ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, int64_t candidates,
+                     bool resume, bool restart)
+    : path_(path) {
+  std::error_code ec;
+  if (restart) std::filesystem::remove(path, ec);
+  std::string text;
+  if (std::filesystem::exists(path, ec)) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  // Only whole lines count: a sweep killed mid-write leaves a partial last line.
+  const size_t whole = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  text.resize(whole);
+  if (!text.empty()) {
+    if (!resume) {
+      throw BadInput(InputError{path, 0, "--out",
+                                "this directory already holds results of a sweep; pass --resume to "
+                                "continue it or --restart to discard them"});
+    }
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);
+    const std::optional<JsonValue> header = internal::parse_json_object(line);
+    const JsonValue* fp = header ? member(*header, "fingerprint", JsonValue::Kind::kString) : nullptr;
+    if (!fp || fp->text != fingerprint) {
+      throw BadInput(InputError{path, 1, "--resume",
+                                "these results belong to a different sweep (the sweep file or its base "
+                                "scenario changed since); use another --out or --restart"});
+    }
+    while (std::getline(lines, line)) {
+      if (auto r = record_from_line(line)) previous_.push_back(std::move(*r));
+    }
+  }
+  std::filesystem::resize_file(path, whole, ec);  // drop the partial line before appending
+  file_ = std::fopen(path.c_str(), whole == 0 ? "wb" : "ab");
+  if (!file_) throw BadInput(InputError{path, 0, "--out", "cannot write the results log"});
+  if (whole == 0) append_line(header_line(fingerprint, candidates));
+}
+
+ResultLog::~ResultLog() {
+  if (file_) std::fclose(file_);
+}
+
+void ResultLog::append(const Record& r) { append_line(record_to_line(r)); }
+
+void ResultLog::append_line(const std::string& line) {
+  std::fwrite(line.data(), 1, line.size(), file_);
+  std::fputc('\n', file_);
+  std::fflush(file_);
+}
+
+}  // namespace clustersim::sweep

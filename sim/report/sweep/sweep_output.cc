@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/sweep_output.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace clustersim::sweep {
+namespace {
+
+using report::Json;
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return q + "\"";
+}
+
+std::string short_key(const std::string& key) {
+  const size_t dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+const std::vector<std::string>& plan_columns(const SweepSpec& spec) {
+  static const std::vector<std::string> kTraining = {"gpus", "tp", "pp", "vpp", "cp", "dp", "micro_batch", "zero_stage"};
+  static const std::vector<std::string> kTraffic = {"gpus"};
+  return spec.kind == ScenarioKind::kTraining ? kTraining : kTraffic;
+}
+
+std::string metric_or_empty(const StageResult& s, const std::string& m) {
+  const auto it = s.metrics.find(m);
+  return it == s.metrics.end() ? "" : number(it->second);
+}
+
+std::string info_or_empty(const StageResult& s, const std::string& k) {
+  const auto it = s.info.find(k);
+  return it == s.info.end() ? "" : it->second;
+}
+
+std::string pad(const std::string& s, size_t w, bool right = true) {
+  if (s.size() >= w) return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::string with_commas(int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// A fixed-width table of ranked rows: axis values, then metrics.
+std::string ranked_table(const CandidateSpace& space, const SweepTable& table, const std::vector<int64_t>& rows,
+                         const std::vector<std::string>& metrics) {
+  const SweepSpec& spec = space.spec();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> head = {"rank"};
+  for (const Axis& a : spec.axes) head.push_back(short_key(a.key));
+  for (const std::string& m : metrics) head.push_back(m);
+  cells.push_back(head);
+  for (const int64_t pos : rows) {
+    const Row& r = table.rows[static_cast<size_t>(pos)];
+    std::vector<std::string> line = {std::to_string(r.analytical.rank)};
+    for (size_t i = 0; i < spec.axes.size(); ++i) line.push_back(spec.axes[i].values[r.choice[i]].label);
+    for (const std::string& m : metrics) {
+      const auto it = r.analytical.metrics.find(m);
+      line.push_back(it == r.analytical.metrics.end() ? "-" : format_metric(m, it->second));
+    }
+    cells.push_back(line);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& line : cells) {
+    for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+  }
+  std::string out;
+  for (const auto& line : cells) {
+    out += " ";
+    for (size_t c = 0; c < line.size(); ++c) out += " " + pad(line[c], width[c]);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> metric_columns(const SweepSpec& spec) {
+  if (spec.kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown"};
+  if (spec.kind == ScenarioKind::kInference) {
+    std::vector<std::string> m = {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p99_s", "tpot_p99_s", "rejected"};
+    if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_per_mtoken");
+    return m;
+  }
+  std::vector<std::string> m = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
+                                "memory_per_gpu_gib"};
+  if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_per_mtoken");
+  if (spec.train_tokens > 0) m.push_back("time_to_train_days");
+  return m;
+}
+
+std::string sweep_csv(const CandidateSpace& space, const SweepTable& table) {
+  const SweepSpec& spec = space.spec();
+  const std::vector<std::string> metrics = metric_columns(spec);
+  std::string out = "index,id";
+  for (const Axis& a : spec.axes) out += "," + csv_field(a.key);
+  out += ",status,gpu";
+  for (const std::string& c : plan_columns(spec)) out += "," + c;
+  if (spec.kind == ScenarioKind::kTraining) out += ",recompute";
+  for (const std::string& m : metrics) out += "," + m;
+  out += ",objective,rank,finer_status,finer_objective,finer_rank,reason,finer_reason\n";
+  for (const Row& r : table.rows) {
+    const StageResult& a = r.analytical;
+    out += std::to_string(r.index) + "," + r.id;
+    for (size_t i = 0; i < spec.axes.size(); ++i) out += "," + csv_field(spec.axes[i].values[r.choice[i]].label);
+    out += "," + (a.ran ? a.status : std::string("not_run")) + "," + csv_field(info_or_empty(a, "gpu"));
+    for (const std::string& c : plan_columns(spec)) out += "," + metric_or_empty(a, c);
+    if (spec.kind == ScenarioKind::kTraining) out += "," + info_or_empty(a, "recompute");
+    for (const std::string& m : metrics) out += "," + metric_or_empty(a, m);
+    out += "," + (a.objective ? number(*a.objective) : "") + "," + (a.rank ? std::to_string(a.rank) : "");
+    out += "," + (r.finer.ran ? r.finer.status : std::string()) + "," +
+           (r.finer.objective ? number(*r.finer.objective) : "") + "," +
+           (r.finer.rank ? std::to_string(r.finer.rank) : "");
+    out += "," + csv_field(a.reason) + "," + csv_field(r.finer.reason) + "\n";
+  }
+  return out;
+}
+
+Json sweep_json(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
+  const SweepSpec& spec = space.spec();
+  Json j = Json::object();
+  j.set("sweep", spec.name);
+  j.set("base", spec.base_origin);
+  j.set("objective", spec.objective);
+  j.set("goal", spec.goal == Goal::kMaximize ? "max" : "min");
+  j.set("candidates", static_cast<int64_t>(space.size()));
+  j.set("finer_fidelity", spec.flow_fidelity);
+  j.set("finer_top_k", run.top_k);
+  Json& counts = j.set("status_counts", Json::object());
+  for (const auto& [k, v] : table.status_counts) counts.set(k, static_cast<int64_t>(v));
+  Json& reasons = j.set("skipped_reasons", Json::object());
+  for (const auto& [k, v] : table.reason_counts) reasons.set(k, static_cast<int64_t>(v));
+  const auto stage_json = [&](const StageResult& s) {
+    Json o = Json::object();
+    o.set("status", s.ran ? s.status : std::string("not_run"));
+    if (!s.reason.empty()) o.set("reason", s.reason);
+    Json& m = o.set("metrics", Json::object());
+    for (const auto& [k, v] : s.metrics) m.set(k, v);
+    for (const auto& [k, v] : s.info) o.set(k, v);
+    if (s.objective) o.set("objective", *s.objective);
+    if (s.rank) o.set("rank", s.rank);
+    return o;
+  };
+  Json& rows = j.set("rows", Json::array());
+  for (const Row& r : table.rows) {
+    Json row = Json::object();
+    row.set("index", static_cast<int64_t>(r.index));
+    row.set("id", r.id);
+    Json& axes = row.set("axes", Json::object());
+    for (size_t i = 0; i < spec.axes.size(); ++i) axes.set(spec.axes[i].key, spec.axes[i].values[r.choice[i]].label);
+    row.set("analytical", stage_json(r.analytical));
+    if (r.finer.ran) row.set("finer", stage_json(r.finer));
+    rows.push(row);
+  }
+  return j;
+}
+
+std::string ranking_change_text(const CandidateSpace& space, const SweepTable& table) {
+  const SweepSpec& spec = space.spec();
+  std::vector<const Row*> ran;
+  for (const Row& r : table.rows) {
+    if (r.finer.ran) ran.push_back(&r);
+  }
+  std::sort(ran.begin(), ran.end(), [](const Row* a, const Row* b) { return a->analytical.rank < b->analytical.rank; });
+  std::string out = "  analytical  " + pad(spec.flow_fidelity, 6) + "  change  " + pad(spec.objective + " (analytical)", 24) +
+                    "  " + pad(spec.objective + " (" + spec.flow_fidelity + ")", 24) + "  plan\n";
+  for (const Row* r : ran) {
+    const std::string fr = r->finer.rank ? std::to_string(r->finer.rank) : "-";
+    std::string change = "-";
+    if (r->finer.rank) {
+      const int d = r->analytical.rank - r->finer.rank;
+      change = d == 0 ? "=" : (d > 0 ? "+" : "") + std::to_string(d);
+    }
+    const std::string after = r->finer.objective ? format_metric(spec.objective, *r->finer.objective)
+                                                 : r->finer.status;
+    out += "  " + pad(std::to_string(r->analytical.rank), 10) + "  " + pad(fr, 6) + "  " + pad(change, 6) + "  " +
+           pad(format_metric(spec.objective, *r->analytical.objective), 24) + "  " + pad(after, 24) + "  " +
+           space.label(r->index) + "\n";
+  }
+  return out;
+}
+
+std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
+  const SweepSpec& spec = space.spec();
+  char buf[256];
+  std::string out = "sweep " + spec.name + ": " + with_commas(space.size()) + " candidates from " + spec.base_origin + "\n";
+  const double rate = run.analytical.seconds > 0 ? static_cast<double>(run.analytical.ran) / run.analytical.seconds : 0;
+  std::snprintf(buf, sizeof buf, "  analytical stage: %s run in %.2f s (%.0f candidates/s), %s from the log\n",
+                with_commas(run.analytical.ran).c_str(), run.analytical.seconds, rate,
+                with_commas(run.analytical.reused).c_str());
+  out += buf;
+  out += "  status:";
+  for (const auto& [k, v] : table.status_counts) out += "  " + k + " " + with_commas(v);
+  out += "\n";
+  if (!table.reason_counts.empty()) {
+    std::vector<std::pair<int64_t, std::string>> reasons;
+    for (const auto& [k, v] : table.reason_counts) reasons.emplace_back(-v, k);
+    std::sort(reasons.begin(), reasons.end());
+    out += "  skipped, by reason:\n";
+    for (size_t i = 0; i < reasons.size() && i < 12; ++i) {
+      out += "    " + pad(with_commas(-reasons[i].first), 9) + "  " + reasons[i].second + "\n";
+    }
+    if (reasons.size() > 12) out += "    ... " + std::to_string(reasons.size() - 12) + " more reasons in sweep.json\n";
+  }
+  const std::vector<std::string> metrics = metric_columns(spec);
+  const size_t top = std::min<size_t>(static_cast<size_t>(spec.report_top), table.ranking.size());
+  out += "\nbest " + std::to_string(top) + " by " + spec.objective + " (" +
+         (spec.goal == Goal::kMaximize ? "higher" : "lower") + " is better), analytical level:\n";
+  out += ranked_table(space, table, std::vector<int64_t>(table.ranking.begin(), table.ranking.begin() + top), metrics);
+
+  // The best plan per value of the first axis that sets cluster.gpus (a different scale per value).
+  for (size_t a = 0; a < spec.axes.size(); ++a) {
+    if (spec.axes[a].key != "cluster.gpus" || spec.axes[a].values.size() < 2) continue;
+    std::map<int, int64_t> best;
+    for (const int64_t pos : table.ranking) {
+      const int v = table.rows[static_cast<size_t>(pos)].choice[a];
+      if (!best.count(v)) best[v] = pos;
+    }
+    std::vector<int64_t> rows;
+    for (const auto& [v, pos] : best) rows.push_back(pos);
+    out += "\nbest plan per cluster.gpus:\n" + ranked_table(space, table, rows, metrics);
+  }
+  if (run.finer.candidates > 0) {
+    std::snprintf(buf, sizeof buf, "\n%s stage: best %lld re-run (%lld run in %.1f s, %lld from the log)\n",
+                  spec.flow_fidelity.c_str(), static_cast<long long>(run.finer.candidates),
+                  static_cast<long long>(run.finer.ran), run.finer.seconds, static_cast<long long>(run.finer.reused));
+    out += buf;
+    std::map<std::string, int64_t> reasons;
+    for (const Row& r : table.rows) {
+      if (r.finer.ran && r.finer.status != kOk) ++reasons[reason_class(r.finer.status, r.finer.reason)];
+    }
+    for (const auto& [k, v] : reasons) out += "  not ranked: " + std::to_string(v) + " x " + k + "\n";
+    out += ranking_change_text(space, table);
+  }
+  return out;
+}
+
+}  // namespace clustersim::sweep

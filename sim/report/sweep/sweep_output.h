@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// A sweep's result files and summary: sweep.csv and sweep.json (one row per candidate with its
+// plan, key metrics and status), the terminal summary, and sweep.html (sweep_html.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/report/json_writer.h"
+#include "sim/report/sweep/sweep_runner.h"
+#include "sim/report/sweep/sweep_table.h"
+
+namespace clustersim::sweep {
+
+// Metric columns shown for this sweep (depends on the scenario kind, prices and train_tokens).
+std::vector<std::string> metric_columns(const SweepSpec& spec);
+
+std::string sweep_csv(const CandidateSpace& space, const SweepTable& table);
+report::Json sweep_json(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
+std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
+std::string sweep_html(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
+
+// The rows of the stage-change table: every candidate run at the finer level, by finer rank.
+std::string ranking_change_text(const CandidateSpace& space, const SweepTable& table);
+
+}  // namespace clustersim::sweep

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs a sweep's two stages (every candidate analytically, then the best k at the finer level)
+// over local worker processes and, under mpirun, over ranks; every result is appended to the
+// results log as it arrives, so an interrupted sweep resumes where it stopped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/report/sweep/result_log.h"
+#include "sim/report/sweep/sweep_spec.h"
+#include "sim/report/sweep/transport.h"
+
+namespace clustersim::sweep {
+
+struct RunOptions {
+  int jobs = 1;                  // local worker processes (per rank)
+  std::string log_path;          // results log (JSON lines)
+  bool resume = false;           // continue the log at log_path
+  bool restart = false;          // discard it
+  std::optional<int> top_k;      // overrides spec.flow_top_k
+  bool progress = false;         // progress bar with rate and ETA on stderr
+  Transport* transport = nullptr;  // set under mpirun
+  // Called on rank 0 after each record is appended, with the number appended by this run
+  // (tests use it to interrupt a sweep).
+  std::function<void(int64_t appended)> after_append;
+};
+
+struct StageStats {
+  int64_t candidates = 0;  // in the stage
+  int64_t reused = 0;      // already in the log
+  int64_t ran = 0;         // run now
+  double seconds = 0;      // wall time of the runs
+};
+
+struct SweepRun {
+  std::vector<Record> records;  // rank 0: every record, previous and new; empty on other ranks
+  StageStats analytical;
+  StageStats finer;
+  int top_k = 0;
+};
+
+SweepRun run_sweep(const SweepSpec& spec, const RunOptions& options);
+
+}  // namespace clustersim::sweep

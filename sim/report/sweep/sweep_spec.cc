@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/sweep_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "sim/core/error.h"
+#include "sim/core/map_reader.h"
+#include "sim/core/scenario.h"
+
+namespace clustersim::sweep {
+namespace {
+
+// A range may not expand beyond this many values (a typo such as `to: 1e9` fails fast).
+constexpr int64_t kMaxAxisValues = 100000;
+// Nor may the whole sweep exceed this many candidates.
+constexpr double kMaxCandidates = 1e8;
+
+std::optional<double> number_of(const YamlNode& n) {
+  if (!n.is_scalar() || n.scalar.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(n.scalar.c_str(), &end);
+  if (end != n.scalar.c_str() + n.scalar.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+YamlNode scalar_node(const std::string& text, const YamlNode& like) {
+  YamlNode n;
+  n.kind = YamlNode::Kind::kScalar;
+  n.scalar = text;
+  n.file = like.file;
+  n.line = like.line;
+  return n;
+}
+
+std::string format_number(double v) {
+  char buf[64];
+  if (std::fabs(v) < 9e15 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+  }
+  return buf;
+}
+
+// Leaves of a mapping value, as (key path, node) under `prefix`.
+void flatten(const YamlNode& n, const std::string& prefix,
+             std::vector<std::pair<std::string, YamlNode>>& out) {
+  if (n.is_map() && !n.map.empty()) {
+    for (const auto& [k, v] : n.map) flatten(v, prefix + "." + k, out);
+  } else {
+    out.emplace_back(prefix, n);
+  }
+}
+
+AxisValue value_from_node(const std::string& key, const YamlNode& n) {
+  AxisValue v;
+  if (n.is_map()) {
+    flatten(n, key, v.sets);
+    for (const auto& [path, leaf] : v.sets) {
+      v.label += (v.label.empty() ? "" : " ") + path.substr(key.size() + 1) + "=" + canonical_text(leaf);
+    }
+  } else {
+    v.sets.emplace_back(key, n);
+    v.label = canonical_text(n);
+    if (const auto x = number_of(n)) {
+      v.number = *x;
+      v.numeric = true;
+    }
+  }
+  return v;
+}
+
+void read_range(const std::string& key, const YamlNode& n, Axis& axis, ErrorList& errors) {
+  MapReader r(&n, "axes." + key, errors);
+  double from = 0, to = 0, step = 1, times = 0;
+  const bool ok_from = r.read("from", from, Need::kRequired);
+  const bool ok_to = r.read("to", to, Need::kRequired);
+  const bool has_step = r.read("step", step);
+  const bool has_times = r.read("times", times);
+  r.finish();
+  if (!ok_from || !ok_to) return;
+  if (has_step && has_times) {
+    r.error("step", "give either step (arithmetic range) or times (geometric range), not both");
+    return;
+  }
+  if (has_step && step <= 0) {
+    r.error("step", "must be above zero");
+    return;
+  }
+  if (has_times && (times <= 1 || from <= 0)) {
+    r.error("times", "a geometric range needs times > 1 and from > 0");
+    return;
+  }
+  if (from > to) {
+    errors.add(InputError{n.file, n.line, "axes." + key,
+                          "the range is empty: from (" + format_number(from) + ") is above to (" +
+                              format_number(to) + ")"});
+    return;
+  }
+  const double tolerance = 1e-9 * std::max(1.0, std::fabs(to));
+  for (int64_t i = 0;; ++i) {
+    const double v = has_times ? from * std::pow(times, static_cast<double>(i)) : from + static_cast<double>(i) * step;
+    if (v > to + tolerance) break;
+    if (i >= kMaxAxisValues) {
+      errors.add(InputError{n.file, n.line, "axes." + key,
+                            "the range has more than " + std::to_string(kMaxAxisValues) + " values"});
+      return;
+    }
+    axis.values.push_back(value_from_node(key, scalar_node(format_number(v), n)));
+  }
+}
+
+void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, ErrorList& errors) {
+  if (!axes || axes->is_null() || (axes->is_map() && axes->map.empty())) {
+    errors.add(InputError{file, axes ? axes->line : 0, "axes",
+                          "required: at least one axis, e.g. axes: {parallelism.tp: [1, 2, 4, 8]}"});
+    return;
+  }
+  if (!axes->is_map()) {
+    errors.add(InputError{file, axes->line, "axes", "expected a mapping of scenario key -> list or range"});
+    return;
+  }
+  for (const auto& [key, n] : axes->map) {
+    Axis axis;
+    axis.key = key;
+    axis.line = n.line;
+    if (n.is_seq()) {
+      for (const YamlNode& item : n.seq) {
+        if (item.is_null() || item.is_seq()) {
+          errors.add(InputError{item.file, item.line, "axes." + key,
+                                "each value must be a scalar or a mapping of keys under '" + key + "'"});
+          continue;
+        }
+        axis.values.push_back(value_from_node(key, item));
+      }
+      if (n.seq.empty()) {
+        errors.add(InputError{n.file, n.line, "axes." + key, "the axis is empty; give at least one value"});
+      }
+    } else if (n.is_map()) {
+      read_range(key, n, axis, errors);
+    } else {
+      errors.add(InputError{n.file, n.line, "axes." + key,
+                            "expected a list of values or a range {from, to, step} / {from, to, times}"});
+    }
+    if (!axis.values.empty()) spec.axes.push_back(std::move(axis));
+  }
+}
+
+std::string kind_name(ScenarioKind k) {
+  return k == ScenarioKind::kTraining ? "training" : k == ScenarioKind::kTraffic ? "traffic" : "inference";
+}
+
+bool is_unknown_key_error(const InputError& e) { return e.message.rfind("unknown key", 0) == 0; }
+
+// Applies `sets` to a copy of `base` and reports the paths the scenario loader does not know.
+void check_keys(const YamlNode& base, const std::vector<std::pair<std::string, YamlNode>>& sets,
+                const std::string& where, const YamlNode& at, ErrorList& errors) {
+  YamlNode tree = base;
+  for (const auto& [path, value] : sets) {
+    if (!set_path(tree, path, value)) {
+      errors.add(InputError{at.file, at.line, where, "'" + path + "' crosses a key that is not a mapping"});
+      return;
+    }
+  }
+  try {
+    (void)scenario_from_tree(tree, "sweep");
+  } catch (const BadInput& e) {
+    for (const InputError& err : e.errors()) {
+      if (!is_unknown_key_error(err)) continue;
+      for (const auto& [path, value] : sets) {
+        if (path == err.key_path || path.rfind(err.key_path + ".", 0) == 0) {
+          errors.add(InputError{at.file, at.line, where,
+                                "'" + path + "' is not a scenario key (" + err.key_path + ": " + err.message +
+                                    "); scenarios/README.md lists the keys"});
+          break;
+        }
+      }
+    }
+  }
+}
+
+void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
+  if (!c || c->is_null()) return;
+  if (!c->is_map()) {
+    errors.add(InputError{c->file, c->line, "constraints", "expected a mapping"});
+    return;
+  }
+  const std::vector<std::string> outputs = output_metrics(spec.kind);
+  for (const auto& [key, n] : c->map) {
+    const std::string path = "constraints." + key;
+    if (key == "memory_fits") {
+      if (n.scalar != "true" && n.scalar != "false") {
+        errors.add(InputError{n.file, n.line, path, "expected true or false"});
+      } else {
+        spec.memory_fits = n.scalar == "true";
+      }
+      continue;
+    }
+    if (key == "gpus") {
+      if (const auto v = number_of(n)) {
+        spec.gpus_min = spec.gpus_max = static_cast<int>(*v);
+      } else {
+        MapReader r(&n, path, errors);
+        int lo = 0, hi = 0;
+        if (r.read("min", lo, Need::kOptional, 1)) spec.gpus_min = lo;
+        if (r.read("max", hi, Need::kOptional, 1)) spec.gpus_max = hi;
+        r.finish();
+        if (!n.is_map()) errors.add(InputError{n.file, n.line, path, "expected a GPU count or {min, max}"});
+      }
+      continue;
+    }
+    if (std::find(outputs.begin(), outputs.end(), key) == outputs.end()) {
+      std::string list;
+      for (const std::string& m : outputs) list += (list.empty() ? "" : ", ") + m;
+      errors.add(InputError{n.file, n.line, path,
+                            "'" + key + "' is not an output of " +
+                                kind_name(spec.kind) +
+                                " scenarios; constraints are memory_fits, gpus, or limits on: " + list});
+      continue;
+    }
+    MetricLimit limit;
+    limit.metric = key;
+    MapReader r(&n, path, errors);
+    double v = 0;
+    if (r.read("min", v)) limit.min = v;
+    if (r.read("max", v)) limit.max = v;
+    r.finish();
+    if (!n.is_map() || (!limit.min && !limit.max)) {
+      errors.add(InputError{n.file, n.line, path, "expected {min: NUMBER} and/or {max: NUMBER}"});
+      continue;
+    }
+    spec.limits.push_back(limit);
+  }
+}
+
+void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
+  std::string goal;
+  int line = 0;
+  std::string file = spec.file;
+  if (o && o->is_scalar()) {
+    spec.objective = o->scalar;
+    line = o->line;
+  } else if (o && o->is_map()) {
+    MapReader r(o, "objective", errors);
+    r.read("metric", spec.objective, Need::kRequired);
+    r.read("goal", goal);
+    r.read("train_tokens", spec.train_tokens, Need::kOptional, 1.0);
+    r.finish();
+    line = o->line;
+    if (!goal.empty() && goal != "max" && goal != "min") {
+      errors.add(InputError{file, line, "objective.goal", "expected max or min; got '" + goal + "'"});
+    }
+  } else if (o && !o->is_null()) {
+    errors.add(InputError{file, o->line, "objective", "expected a metric name or {metric, goal, train_tokens}"});
+  }
+  const std::vector<std::string> outputs = output_metrics(spec.kind);
+  if (std::find(outputs.begin(), outputs.end(), spec.objective) == outputs.end()) {
+    std::string list;
+    for (const std::string& m : outputs) list += (list.empty() ? "" : ", ") + m;
+    errors.add(InputError{file, line, "objective", "'" + spec.objective + "' is not an output; choose one of: " + list});
+    return;
+  }
+  spec.goal = goal.empty() ? default_goal(spec.objective) : (goal == "max" ? Goal::kMaximize : Goal::kMinimize);
+}
+
+void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
+  if (!p || p->is_null()) return;
+  if (!p->is_map()) {
+    errors.add(InputError{p->file, p->line, "price_per_gpu_hour", "expected a mapping GPU -> price per GPU-hour"});
+    return;
+  }
+  for (const auto& [gpu, n] : p->map) {
+    const auto v = number_of(n);
+    if (!v || *v < 0) {
+      errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu, "expected a price per GPU-hour >= 0"});
+      continue;
+    }
+    spec.price_per_gpu_hour[gpu] = *v;
+  }
+}
+
+// Every GPU the sweep can use needs a price when the objective or a constraint is a cost.
+void check_prices(const SweepSpec& spec, ErrorList& errors) {
+  bool needs = spec.objective == "cost_per_mtoken";
+  for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
+  if (!needs) return;
+  std::vector<std::string> gpus;
+  if (const YamlNode* c = spec.base.find("cluster"); c && c->find("gpu")) gpus.push_back(c->find("gpu")->scalar);
+  else gpus.push_back("H100-SXM");
+  for (const Axis& a : spec.axes) {
+    for (const AxisValue& v : a.values) {
+      for (const auto& [path, node] : v.sets) {
+        if (path == "cluster.gpu") gpus.push_back(node.scalar);
+      }
+    }
+  }
+  for (const std::string& g : gpus) {
+    if (!spec.price_per_gpu_hour.count(g)) {
+      errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
+                            "cost_per_mtoken needs a price for GPU '" + g + "'"});
+    }
+  }
+}
+
+}  // namespace
+
+int64_t SweepSpec::candidate_count() const {
+  int64_t n = 1;
+  for (const Axis& a : axes) n *= static_cast<int64_t>(a.values.size());
+  return n;
+}
+
+std::vector<std::string> output_metrics(ScenarioKind kind) {
+  if (kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown", "gpus"};
+  if (kind == ScenarioKind::kInference) {
+    return {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
+            "rejected", "gpus", "cost_per_mtoken"};
+  }
+  return {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "iteration_time_s",
+          "memory_per_gpu_gib", "gpus", "cost_per_mtoken", "time_to_train_days"};
+}
+
+Goal default_goal(const std::string& metric) {
+  static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu"};
+  for (const char* m : kHigherIsBetter) {
+    if (metric == m) return Goal::kMaximize;
+  }
+  return Goal::kMinimize;
+}
+
+bool set_path(YamlNode& root, const std::string& path, const YamlNode& value) {
+  YamlNode* node = &root;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (node->is_null()) node->kind = YamlNode::Kind::kMap;
+    if (!node->is_map()) return false;
+    YamlNode* child = node->find(key);
+    if (!child) {
+      node->map.emplace_back(key, YamlNode{});
+      child = &node->map.back().second;
+    }
+    if (dot == std::string::npos) {
+      *child = value;
+      return true;
+    }
+    node = child;
+    start = dot + 1;
+  }
+}
+
+std::string canonical_text(const YamlNode& n) {
+  switch (n.kind) {
+    case YamlNode::Kind::kNull: return "null";
+    case YamlNode::Kind::kScalar: return n.scalar;
+    case YamlNode::Kind::kSeq: {
+      std::string s = "[";
+      for (size_t i = 0; i < n.seq.size(); ++i) s += (i ? ", " : "") + canonical_text(n.seq[i]);
+      return s + "]";
+    }
+    case YamlNode::Kind::kMap: {
+      std::string s = "{";
+      for (size_t i = 0; i < n.map.size(); ++i) {
+        s += (i ? ", " : "") + n.map[i].first + ": " + canonical_text(n.map[i].second);
+      }
+      return s + "}";
+    }
+  }
+  return "";
+}
+
+std::string hash_hex(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;  // FNV prime
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
+  if (!root.is_map()) {
+    throw BadInput(InputError{file, root.line, "", "a sweep file is a mapping with base, axes, constraints, objective"});
+  }
+  SweepSpec spec;
+  spec.file = file;
+  spec.name = std::filesystem::path(file).stem().string();
+  ErrorList errors;
+  MapReader top(&root, "", errors);
+  top.read("name", spec.name);
+  top.read("description", spec.description);
+
+  // The base: a scenario file (relative to the sweep file) or an inline scenario mapping.
+  const YamlNode* base = top.child("base");
+  if (!base || base->is_null()) {
+    top.error("base", "required: the scenario file the sweep starts from (or an inline scenario)");
+  } else if (base->is_scalar()) {
+    std::filesystem::path p(base->scalar);
+    if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
+    spec.base_origin = p.lexically_normal().string();
+    spec.base = parse_yaml_file(spec.base_origin);
+  } else if (base->is_map()) {
+    spec.base_origin = file;
+    spec.base = *base;
+  } else {
+    top.error("base", "expected a scenario file name or an inline scenario mapping");
+  }
+
+  // Fixed overrides of the base.
+  std::vector<std::pair<std::string, YamlNode>> fixed;
+  if (const YamlNode* set = top.child("set"); set && !set->is_null()) {
+    if (!set->is_map()) {
+      top.error("set", "expected a mapping of scenario key -> value");
+    } else {
+      for (const auto& [key, v] : set->map) flatten(v, key, fixed);
+      if (spec.base.is_map()) {
+        for (const auto& [path, v] : fixed) {
+          if (!set_path(spec.base, path, v)) top.error("set", "'" + path + "' crosses a key that is not a mapping");
+        }
+      }
+    }
+  }
+  read_axes(top.child("axes"), file, spec, errors);
+
+  // The base decides the kind of run (and so which metrics exist); it must load on its own.
+  const std::string base_label = spec.base_origin.empty() ? file : spec.base_origin;
+  if (spec.base.is_map()) {
+    try {
+      const ScenarioConfig cfg = scenario_from_tree(spec.base, base_label);
+      spec.kind = cfg.inference ? ScenarioKind::kInference
+                  : cfg.traffic ? ScenarioKind::kTraffic
+                                : ScenarioKind::kTraining;
+    } catch (const BadInput& e) {
+      bool unknown_in_set = false;
+      for (const InputError& err : e.errors()) {
+        for (const auto& [path, v] : fixed) {
+          if (is_unknown_key_error(err) && (path == err.key_path || path.rfind(err.key_path + ".", 0) == 0)) {
+            errors.add(InputError{v.file, v.line, "set." + path, "not a scenario key: " + err.message});
+            unknown_in_set = true;
+          }
+        }
+      }
+      if (!unknown_in_set) {
+        for (const InputError& err : e.errors()) {
+          InputError copy = err;
+          copy.message = "the base scenario (with `set`) does not load: " + err.message;
+          errors.add(copy);
+        }
+      }
+    }
+  }
+
+  read_constraints(top.child("constraints"), spec, errors);
+  read_objective(top.child("objective"), spec, errors);
+  read_prices(top.child("price_per_gpu_hour"), spec, errors);
+  MapReader flow = top.section("flow_stage");
+  flow.read("top_k", spec.flow_top_k, Need::kOptional, 0, 100000);
+  flow.read("fidelity", spec.flow_fidelity);
+  flow.finish();
+  if (spec.flow_fidelity == "analytical") flow.error("fidelity", "the second stage must be finer than 'analytical'");
+  MapReader rep = top.section("report");
+  rep.read("top", spec.report_top, Need::kOptional, 1, 10000);
+  rep.finish();
+  top.finish();
+  if (spec.objective == "time_to_train_days" && spec.train_tokens <= 0) {
+    errors.add(InputError{file, 0, "objective.train_tokens", "time_to_train_days needs objective.train_tokens"});
+  }
+  check_prices(spec, errors);
+  errors.throw_if_any();
+
+  // Axis keys must be scenario keys (checked with each axis's first value on the base).
+  for (const Axis& a : spec.axes) {
+    YamlNode at;
+    at.file = file;
+    at.line = a.line;
+    check_keys(spec.base, a.values.front().sets, "axes." + a.key, at, errors);
+  }
+  double total = 1;
+  for (const Axis& a : spec.axes) total *= static_cast<double>(a.values.size());
+  if (total > kMaxCandidates) {
+    errors.add(InputError{file, 0, "axes", "the axes make " + format_number(total) + " candidates; the limit is 1e8"});
+  }
+  errors.throw_if_any();
+
+  std::string fp = canonical_text(spec.base);
+  for (const Axis& a : spec.axes) {
+    fp += "|" + a.key;
+    for (const AxisValue& v : a.values) fp += ";" + v.label;
+  }
+  fp += spec.memory_fits ? "|fit" : "|nofit";
+  fp += "|" + spec.flow_fidelity;
+  spec.fingerprint = hash_hex(fp);
+  return spec;
+}
+
+SweepSpec load_sweep_spec(const std::string& path) {
+  return sweep_spec_from_tree(parse_yaml_file(path), path);
+}
+
+}  // namespace clustersim::sweep

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/sweep_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace clustersim::sweep {
+namespace {
+
+// Sorts ranked rows by objective (ties: candidate index) and numbers them from 1.
+std::vector<int64_t> rank_rows(const SweepSpec& spec, std::vector<Row>& rows, StageResult Row::*stage) {
+  std::vector<int64_t> order;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if ((rows[i].*stage).objective) order.push_back(static_cast<int64_t>(i));
+  }
+  const bool maximise = spec.goal == Goal::kMaximize;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const double x = *(rows[a].*stage).objective;
+    const double y = *(rows[b].*stage).objective;
+    if (x != y) return maximise ? x > y : x < y;
+    return a < b;
+  });
+  for (size_t r = 0; r < order.size(); ++r) (rows[order[r]].*stage).rank = static_cast<int>(r + 1);
+  return order;
+}
+
+void fill(StageResult& s, const Record& r) {
+  s.ran = true;
+  s.status = r.outcome.status;
+  s.reason = r.outcome.reason;
+  s.metrics = r.outcome.metrics;
+  s.info = r.outcome.info;
+}
+
+}  // namespace
+
+void finish_stage(const SweepSpec& spec, StageResult& s) {
+  if (!s.ran || s.status != kOk) return;
+  auto& m = s.metrics;
+  const auto tokens = m.find("tokens_per_s");
+  const double gpus = m.count("gpus") ? m["gpus"] : 0;
+  if (tokens != m.end() && tokens->second > 0) {
+    if (gpus > 0) m["tokens_per_s_per_gpu"] = tokens->second / gpus;
+    const auto price = spec.price_per_gpu_hour.find(s.info["gpu"]);
+    if (price != spec.price_per_gpu_hour.end()) {
+      m["cost_per_mtoken"] = price->second * gpus / 3600.0 / tokens->second * 1e6;
+    }
+    if (spec.train_tokens > 0) m["time_to_train_days"] = spec.train_tokens / tokens->second / 86400.0;
+  }
+  char buf[160];
+  if (spec.gpus_min && gpus < *spec.gpus_min) {
+    std::snprintf(buf, sizeof buf, "gpus %g below the constraint's minimum %d", gpus, *spec.gpus_min);
+    s.status = kRejected;
+    s.reason = buf;
+  } else if (spec.gpus_max && gpus > *spec.gpus_max) {
+    std::snprintf(buf, sizeof buf, "gpus %g above the constraint's maximum %d", gpus, *spec.gpus_max);
+    s.status = kRejected;
+    s.reason = buf;
+  }
+  for (const MetricLimit& l : spec.limits) {
+    if (s.status != kOk) break;
+    const auto it = m.find(l.metric);
+    if (it == m.end()) continue;
+    if (l.min && it->second < *l.min) {
+      std::snprintf(buf, sizeof buf, "%s %.6g below the constraint's minimum %.6g", l.metric.c_str(), it->second, *l.min);
+      s.status = kRejected;
+      s.reason = buf;
+    } else if (l.max && it->second > *l.max) {
+      std::snprintf(buf, sizeof buf, "%s %.6g above the constraint's maximum %.6g", l.metric.c_str(), it->second, *l.max);
+      s.status = kRejected;
+      s.reason = buf;
+    }
+  }
+  if (s.status != kOk) return;
+  const auto obj = m.find(spec.objective);
+  if (obj == m.end() || !std::isfinite(obj->second)) {
+    s.status = kError;
+    s.reason = "the run did not produce the objective '" + spec.objective + "'";
+    return;
+  }
+  s.objective = obj->second;
+}
+
+SweepTable build_table(const CandidateSpace& space, const std::vector<Record>& records) {
+  const SweepSpec& spec = space.spec();
+  SweepTable t;
+  t.rows.resize(static_cast<size_t>(space.size()));
+  for (int64_t i = 0; i < space.size(); ++i) {
+    Row& row = t.rows[static_cast<size_t>(i)];
+    row.index = i;
+    row.id = space.id(i);
+    row.choice = space.choice(i);
+  }
+  for (const Record& r : records) {
+    if (r.index < 0 || r.index >= space.size()) continue;
+    Row& row = t.rows[static_cast<size_t>(r.index)];
+    if (r.id != row.id) continue;
+    StageResult& s = r.stage == kStageAnalytical ? row.analytical : row.finer;
+    if (!s.ran) fill(s, r);
+  }
+  for (Row& row : t.rows) {
+    finish_stage(spec, row.analytical);
+    finish_stage(spec, row.finer);
+    if (!row.analytical.ran) continue;
+    ++t.status_counts[row.analytical.status];
+    if (row.analytical.status != kOk) ++t.reason_counts[reason_class(row.analytical.status, row.analytical.reason)];
+  }
+  t.ranking = rank_rows(spec, t.rows, &Row::analytical);
+  t.finer_ranking = rank_rows(spec, t.rows, &Row::finer);
+  return t;
+}
+
+std::string reason_class(const std::string& status, const std::string& reason) {
+  std::string out = status + ": ";
+  // The first problem only, numbers masked.
+  const std::string first = reason.substr(0, reason.find("; "));
+  bool in_number = false;
+  for (const char c : first) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(c)) || (in_number && c == '.');
+    if (digit) {
+      if (!in_number) out += '#';
+      in_number = true;
+      continue;
+    }
+    in_number = false;
+    out += c;
+  }
+  if (out.size() > 160) out = out.substr(0, 157) + "...";
+  return out;
+}
+
+std::string format_metric(const std::string& metric, double v) {
+  char buf[64];
+  if (metric == "mfu" || metric == "hfu") {
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
+  } else if (metric == "tokens_per_s") {
+    if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3fM", v / 1e6);
+    else std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else if (metric.size() > 2 && metric.compare(metric.size() - 2, 2, "_s") == 0) {
+    std::snprintf(buf, sizeof buf, "%.3f s", v);
+  } else if (metric == "cost_per_mtoken") {
+    std::snprintf(buf, sizeof buf, "$%.3f", v);
+  } else if (metric == "time_to_train_days") {
+    std::snprintf(buf, sizeof buf, "%.1f d", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  }
+  return buf;
+}
+
+}  // namespace clustersim::sweep

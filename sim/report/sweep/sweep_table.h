@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The results of a sweep as one row per candidate: constraints applied, derived metrics (cost,
+// time to train) added, ranked by the objective at each stage, reasons counted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/report/sweep/candidate_space.h"
+#include "sim/report/sweep/result_log.h"
+
+namespace clustersim::sweep {
+
+struct StageResult {
+  bool ran = false;
+  std::string status;  // kOk, kRejected, kInvalid, kNoFit, kError, kFailed
+  std::string reason;
+  std::map<std::string, double> metrics;  // raw and derived
+  std::map<std::string, std::string> info;
+  std::optional<double> objective;        // when status is kOk
+  int rank = 0;                           // 1 = best at this stage; 0 = not ranked
+};
+
+struct Row {
+  int64_t index = 0;
+  std::string id;
+  std::vector<int> choice;  // value index per axis
+  StageResult analytical;
+  StageResult finer;
+};
+
+struct SweepTable {
+  std::vector<Row> rows;                            // by candidate index, one per candidate
+  std::map<std::string, int64_t> status_counts;     // analytical stage
+  std::map<std::string, int64_t> reason_counts;     // "status: reason class" -> candidates
+  std::vector<int64_t> ranking;                     // row positions, best first (analytical)
+  std::vector<int64_t> finer_ranking;               // row positions, best first (finer stage)
+};
+
+// Builds the table from log records (first record per candidate and stage wins).
+SweepTable build_table(const CandidateSpace& space, const std::vector<Record>& records);
+
+// Adds derived metrics and applies the constraints; sets status kRejected with the reason.
+void finish_stage(const SweepSpec& spec, StageResult& s);
+
+// A reason with its numbers masked, so that the same cause counts once ("tp: must divide # ...").
+std::string reason_class(const std::string& status, const std::string& reason);
+
+// "12.3 s", "1.98M", "55.2%": a metric as people read it.
+std::string format_metric(const std::string& metric, double v);
+
+}  // namespace clustersim::sweep

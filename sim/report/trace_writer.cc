@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/trace_writer.h"
+
+#include <cstdio>
+#include <string>
+
+#include "sim/report/json_writer.h"
+
+namespace clustersim::report {
+namespace {
+
+std::string us(Time t) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(t.as_ps()) * 1e-6);
+  return buf;
+}
+
+std::string span_name(const engine::TraceSpan& s) {
+  std::string name = work::to_string(s.role);
+  if (s.microbatch >= 0) name += " mb" + std::to_string(s.microbatch);
+  if (s.chunk >= 0) name += " c" + std::to_string(s.chunk);
+  return name;
+}
+
+}  // namespace
+
+std::string write_trace_json(const engine::FlowTrainingResult& flow) {
+  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  bool first = true;
+  auto emit = [&](const std::string& event) {
+    if (!first) out += ",\n";
+    first = false;
+    out += event;
+  };
+  std::vector<bool> shown(flow.group_names.size(), false);
+  for (const engine::TraceSpan& s : flow.spans) shown[s.group] = true;
+  for (size_t g = 0; g < flow.group_names.size(); ++g) {
+    if (!shown[g]) continue;
+    const std::string pid = std::to_string(g);
+    emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"name\":" +
+         json_quote(flow.group_names[g]) + "}}");
+    emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"sort_index\":" + pid + "}}");
+    for (int t = 0; t < work::kStreamCount; ++t) {
+      emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(t) +
+           ",\"args\":{\"name\":\"" + work::to_string(static_cast<work::Stream>(t)) + "\"}}");
+    }
+  }
+  int64_t flow_id = 0;
+  for (const engine::TraceSpan& s : flow.spans) {
+    const std::string pid = std::to_string(s.group);
+    const std::string tid = std::to_string(static_cast<int>(s.stream));
+    const std::string ts = us(s.start);
+    const std::string dur = us(s.end - s.start);
+    std::string args = "{";
+    if (s.microbatch >= 0) args += "\"microbatch\":" + std::to_string(s.microbatch);
+    if (s.chunk >= 0) args += std::string(args.size() > 1 ? "," : "") + "\"chunk\":" + std::to_string(s.chunk);
+    args += "}";
+    emit("{\"ph\":\"X\",\"name\":" + json_quote(span_name(s)) + ",\"cat\":\"" + engine::breakdown_kind(s.role) +
+         "\",\"pid\":" + pid + ",\"tid\":" + tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
+    if (s.role == work::OpRole::kPpSend && s.peer_group >= 0 && s.peer_group < static_cast<int32_t>(shown.size()) &&
+        shown[s.peer_group]) {
+      const std::string peer = std::to_string(s.peer_group);
+      const std::string id = std::to_string(++flow_id);
+      emit("{\"ph\":\"X\",\"name\":" + json_quote("recv" + span_name(s).substr(7)) + ",\"cat\":\"pp\",\"pid\":" + peer +
+           ",\"tid\":" + tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
+      emit("{\"ph\":\"s\",\"name\":\"p2p\",\"cat\":\"pp\",\"id\":" + id + ",\"pid\":" + pid + ",\"tid\":" + tid +
+           ",\"ts\":" + ts + "}");
+      emit("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"p2p\",\"cat\":\"pp\",\"id\":" + id + ",\"pid\":" + peer +
+           ",\"tid\":" + tid + ",\"ts\":" + ts + "}");
+    }
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+}  // namespace clustersim::report

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collectives as flows: every GPU sends what the algorithm says (bus factor x size over NVLink,
+// factor x size / k over each rail), a collective stays O(ranks) flows, and the tree's volumes.
+#include "sim/collectives/collective_flows.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+
+namespace clustersim::coll {
+namespace {
+
+struct Volumes {
+  std::map<int32_t, double> intra;  // bytes each GPU sends inside its node
+  std::map<int32_t, double> inter;  // bytes each GPU sends to other nodes
+};
+
+Volumes volumes(const std::vector<FlowSpec>& flows) {
+  Volumes v;
+  for (const FlowSpec& f : flows) (f.inter_node ? v.inter : v.intra)[f.src] += f.bytes.as_double();
+  return v;
+}
+
+std::vector<int32_t> iota(int n, int first = 0, int stride = 1) {
+  std::vector<int32_t> out;
+  for (int i = 0; i < n; ++i) out.push_back(first + i * stride);
+  return out;
+}
+
+TEST(CollectiveFlows, RingInsideOneNodeSendsTheBusFactorPerEdge) {
+  std::vector<FlowSpec> flows;
+  collective_flows(CollectiveOp::kAllReduce, Algorithm::kRing, Bytes{8000}, iota(8), 8, flows);
+  ASSERT_EQ(flows.size(), 8u);
+  // 2 (n-1)/n x 8000 = 14000 bytes on every ring edge.
+  for (const FlowSpec& f : flows) {
+    EXPECT_EQ(f.bytes.n, 14000);
+    EXPECT_FALSE(f.inter_node);
+    EXPECT_EQ(f.dst, (f.src + 1) % 8);
+  }
+}
+
+TEST(CollectiveFlows, RailAlignedRingAcrossNodes) {
+  // 4 nodes x 2 ranks per node (GPUs 0,1 | 8,9 | 16,17 | 24,25), reduce-scatter of 8 MB:
+  // factor (n-1)/n = 7/8; NVLink edges carry 7 MB, each rail edge 3.5 MB (k = 2 channels).
+  std::vector<int32_t> gpus;
+  for (int node = 0; node < 4; ++node) {
+    gpus.push_back(node * 8);
+    gpus.push_back(node * 8 + 1);
+  }
+  std::vector<FlowSpec> flows;
+  collective_flows(CollectiveOp::kReduceScatter, Algorithm::kRing, Bytes{8'000'000}, gpus, 8, flows);
+  EXPECT_EQ(flows.size(), 16u);  // 2n: k intra + k rail flows per node
+  const Volumes v = volumes(flows);
+  for (const int32_t g : gpus) {
+    EXPECT_DOUBLE_EQ(v.intra.at(g), 7'000'000);
+    EXPECT_DOUBLE_EQ(v.inter.at(g), 3'500'000);
+  }
+  for (const FlowSpec& f : flows) {
+    if (f.inter_node) EXPECT_EQ(f.src % 8, f.dst % 8) << "rail edges stay on their rail";
+  }
+}
+
+TEST(CollectiveFlows, OneRankPerNodeIsOneRingOverTheRails) {
+  std::vector<FlowSpec> flows;
+  collective_flows(CollectiveOp::kAllGather, Algorithm::kRing, Bytes{1'920'000}, iota(192, 3, 8), 8, flows);
+  ASSERT_EQ(flows.size(), 192u);
+  for (const FlowSpec& f : flows) EXPECT_EQ(f.bytes.n, 1'910'000);  // 191/192 x size
+}
+
+TEST(CollectiveFlows, AllToAllAndSendRecv) {
+  std::vector<FlowSpec> flows;
+  collective_flows(CollectiveOp::kAllToAll, Algorithm::kRing, Bytes{4000}, iota(4, 0, 8), 8, flows);
+  EXPECT_EQ(flows.size(), 12u);
+  for (const FlowSpec& f : flows) EXPECT_EQ(f.bytes.n, 1000);
+  flows.clear();
+  collective_flows(CollectiveOp::kSendRecv, Algorithm::kRing, Bytes{5000}, std::vector<int32_t>{2, 10}, 8, flows);
+  ASSERT_EQ(flows.size(), 1u);
+  EXPECT_EQ(flows[0].bytes.n, 5000);
+  EXPECT_TRUE(flows[0].inter_node);
+}
+
+TEST(CollectiveFlows, DoubleBinaryTreeVolumes) {
+  // 8 nodes x 1 rank: each tree carries size/2 up and down every edge; per tree 7 edges.
+  std::vector<FlowSpec> flows;
+  collective_flows(CollectiveOp::kAllReduce, Algorithm::kTree, Bytes{1'000'000}, iota(8, 0, 8), 8, flows);
+  EXPECT_EQ(flows.size(), 2u * 2u * 7u);
+  const double total = std::accumulate(flows.begin(), flows.end(), 0.0,
+                                       [](double a, const FlowSpec& f) { return a + f.bytes.as_double(); });
+  EXPECT_DOUBLE_EQ(total, 2 * 2 * 7 * 500'000.0);
+  // No GPU sends more than 2 x size / k (interior in one tree, leaf in the other) here.
+  for (const auto& [gpu, bytes] : volumes(flows).inter) EXPECT_LE(bytes, 2'000'000.0) << gpu;
+}
+
+TEST(CollectiveFlows, TreeClosedFormUsesLogSteps) {
+  GroupLinks g;
+  g.ranks = 16;
+  g.ranks_per_node = 1;
+  g.intra_busbw = gbytes_per_s(200);
+  g.nic_per_gpu = gbytes_per_s(25);
+  g.intra_alpha = Time::us(8);
+  g.inter_alpha = Time::us(20);
+  // 8 us + 2 x log2(16) x 20 us + 2 x 100 MB / 25 GB/s = 168 us + 8 ms.
+  EXPECT_EQ(tree_allreduce_time(Bytes{100'000'000}, g), Time::us(8168));
+  // Its latency grows with log2(nodes), the ring's with nodes.
+  EXPECT_LT(collective_latency(CollectiveOp::kAllReduce, Algorithm::kTree, g),
+            collective_latency(CollectiveOp::kAllReduce, Algorithm::kRing, g));
+}
+
+}  // namespace
+}  // namespace clustersim::coll

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `faults` and `stragglers` sections from inline YAML: defaults, overrides, and every kind of
+// bad input reported as BadInput with its key path.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/core/scenario.h"
+
+namespace clustersim {
+namespace {
+
+// 32 GPUs = 4 hosts; tp 2, pp 2 -> dp 8; 64 / 8 = 8 micro-batches per pipeline.
+const char* const kBase =
+    "name: tiny\n"
+    "cluster: {gpu: H100-SXM, gpus: 32, gpus_per_node: 8}\n"
+    "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048, vocab: 32000}\n"
+    "parallelism: {tp: 2, pp: 2}\n"
+    "training: {global_batch: 64}\n";
+
+ScenarioConfig load(const std::string& extra) {
+  return scenario_from_tree(parse_yaml_text(std::string(kBase) + extra, "f.yaml"), "f.yaml");
+}
+
+// The key paths of the errors `extra` causes (empty when it loads).
+std::vector<std::string> error_paths(const std::string& extra) {
+  try {
+    load(extra);
+  } catch (const BadInput& e) {
+    std::vector<std::string> paths;
+    for (const InputError& err : e.errors()) paths.push_back(err.key_path);
+    return paths;
+  }
+  return {};
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  for (const std::string& x : v) {
+    if (x == s) return true;
+  }
+  return false;
+}
+
+TEST(FaultsConfig, DefaultsAreLlama3RatesAndMegaScaleLikeRecovery) {
+  const ScenarioConfig cfg = load("faults: {}\n");
+  ASSERT_TRUE(cfg.faults);
+  const FaultsConfig& f = *cfg.faults;
+  EXPECT_EQ(f.duration, Time::s(30 * 86400.0));
+  ASSERT_EQ(f.components.size(), 19u);  // Llama 3 Table 5's 18 rows + planned
+  double unexpected_per_day_at_16k = 0;
+  for (const FailureComponent& c : f.components) {
+    const double units = c.unit == FailureUnit::kGpu ? 16384 : c.unit == FailureUnit::kHost ? 2048
+                         : c.unit == FailureUnit::kNic ? 16384 : 1;
+    if (c.kind != FailureKind::kPlanned) unexpected_per_day_at_16k += c.rate_per_day * units;
+  }
+  EXPECT_NEAR(unexpected_per_day_at_16k, 419.0 / 54.0, 1e-9);  // Table 5 total over 54 days
+  EXPECT_EQ(f.recovery.comm_init, Time::s(30));
+  EXPECT_FALSE(f.checkpoint.interval);
+}
+
+TEST(FaultsConfig, ComponentsOverrideByNameOrAdd) {
+  const ScenarioConfig cfg = load(
+      "faults:\n"
+      "  rates: none\n"
+      "  components:\n"
+      "    slow_host: {unit: host, rate_per_day: 0.01, kind: degrade, slowdown: 1.1, phase: forward}\n"
+      "  checkpoint: {interval: 10min, async: false, size: 1TB}\n"
+      "  recovery: {comm_init: 1047s, comm_init_at_gpus: 2048, comm_init_scaling: linear, spare_hosts: 2}\n");
+  const FaultsConfig& f = *cfg.faults;
+  ASSERT_EQ(f.components.size(), 1u);
+  EXPECT_EQ(f.components[0].kind, FailureKind::kDegrade);
+  EXPECT_EQ(f.components[0].phase, StragglerPhase::kForward);
+  EXPECT_EQ(*f.checkpoint.interval, Time::s(600));
+  EXPECT_EQ(f.recovery.comm_init_scaling, CommInitScaling::kLinear);
+  EXPECT_EQ(*f.recovery.spare_hosts, 2);
+  const ScenarioConfig over = load("faults: {components: {faulty_gpu: {rate_per_day: 0}}}\n");
+  EXPECT_EQ(over.faults->components.size(), 19u);
+  EXPECT_EQ(over.faults->components[0].rate_per_day, 0.0);
+}
+
+TEST(FaultsConfig, BadInputNamesTheKey) {
+  EXPECT_TRUE(has(error_paths("faults: {recovery: {detectoin: 1s}}\n"), "faults.recovery.detectoin"));
+  EXPECT_TRUE(has(error_paths("faults: {duration: 30 days}\n"), "faults.duration"));
+  EXPECT_TRUE(has(error_paths("faults: {duration: 200d}\n"), "faults.duration"));
+  EXPECT_TRUE(has(error_paths("faults: {seeds: 0}\n"), "faults.seeds"));
+  EXPECT_TRUE(has(error_paths("faults: {rates: meta}\n"), "faults.rates"));
+  EXPECT_TRUE(has(error_paths("faults: {checkpoint: {interval: 0s}}\n"), "faults.checkpoint.interval"));
+  EXPECT_TRUE(has(error_paths("faults: {checkpoint: {write_bandwidth: fast}}\n"), "faults.checkpoint.write_bandwidth"));
+  EXPECT_TRUE(has(error_paths("faults: {components: {new_thing: {unit: gpu}}}\n"), "faults.components.new_thing"));
+  EXPECT_TRUE(has(error_paths("faults: {components: {faulty_gpu: {kind: explode}}}\n"), "faults.components.faulty_gpu.kind"));
+  EXPECT_TRUE(has(error_paths("faults: {components: {x: {rate_per_day: 1, kind: degrade}}}\n"), "faults.components.x.slowdown"));
+  EXPECT_TRUE(has(error_paths("faults: {components: [a, b]}\n"), "faults.components"));
+  EXPECT_TRUE(has(error_paths("faults: {recovery: {spare_hosts: 9}}\n"), "faults.recovery.spare_hosts"));
+  EXPECT_TRUE(has(error_paths("faults: {recovery: {comm_init_scaling: cubic}}\n"), "faults.recovery.comm_init_scaling"));
+  EXPECT_TRUE(has(error_paths("faults: {sweep_points: 1}\n"), "faults.sweep_points"));
+}
+
+TEST(StragglersConfig, ReadsEverySource) {
+  const ScenarioConfig cfg = load(
+      "stragglers:\n"
+      "  seed: 3\n"
+      "  hosts: {fraction: 0.25, slowdown: 1.1, phase: forward}\n"
+      "  gpus: {list: [5, 7], slowdown: 1.3}\n"
+      "  nics: {hosts: [1], nic: 2, bandwidth_factor: 0.5, extra_latency: 10us}\n"
+      "  stage_layers: [3, 1]\n"
+      "  sequence_imbalance: {max_over_mean: 1.3, replicas: 2}\n");
+  const StragglersConfig& s = cfg.stragglers;
+  EXPECT_EQ(s.seed, 3u);
+  ASSERT_TRUE(s.hosts && s.gpus && s.nics);
+  EXPECT_EQ(s.hosts->phase, StragglerPhase::kForward);
+  EXPECT_EQ(s.gpus->list, (std::vector<int>{5, 7}));
+  EXPECT_EQ(s.nics->extra_latency, Time::us(10));
+  EXPECT_EQ(s.stage_layers, (std::vector<int>{3, 1}));
+  EXPECT_DOUBLE_EQ(s.sequence_imbalance.max_over_mean, 1.3);
+  EXPECT_TRUE(load("").stragglers.empty());
+}
+
+TEST(StragglersConfig, BadInputNamesTheKey) {
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [1], fraction: 0.1, slowdown: 1.1}}\n"), "stragglers.hosts.list"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [9], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [a], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {count: 1}}\n"), "stragglers.hosts.slowdown"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {count: 1, slowdown: 0.5}}\n"), "stragglers.hosts.slowdown"));
+  EXPECT_TRUE(has(error_paths("stragglers: {gpus: {count: 99, slowdown: 1.1}}\n"), "stragglers.gpus.count"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {count: 1, slowdown: 1.1, phase: sideways}}\n"), "stragglers.hosts.phase"));
+  EXPECT_TRUE(has(error_paths("stragglers: {nics: {nic: 0, bandwidth_factor: 0.5}}\n"), "stragglers.nics.hosts"));
+  EXPECT_TRUE(has(error_paths("stragglers: {nics: {hosts: [0], nic: 8, bandwidth_factor: 0.5}}\n"), "stragglers.nics.nic"));
+  EXPECT_TRUE(has(error_paths("stragglers: {nics: {hosts: [0]}}\n"), "stragglers.nics"));
+  EXPECT_TRUE(has(error_paths("stragglers: {stage_layers: [1, 1]}\n"), "stragglers.stage_layers"));
+  EXPECT_TRUE(has(error_paths("stragglers: {stage_layers: [4]}\n"), "stragglers.stage_layers"));
+  EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 0.5}}\n"),
+                  "stragglers.sequence_imbalance.max_over_mean"));
+  EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 2, replicas: 8}}\n"),
+                  "stragglers.sequence_imbalance.replicas"));
+  EXPECT_TRUE(has(error_paths("stragglers: {slow: 1}\n"), "stragglers.slow"));
+}
+
+}  // namespace
+}  // namespace clustersim

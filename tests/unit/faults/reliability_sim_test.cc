@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reliability simulation: exact checkpoint overhead without failures, time accounting, lost
+// work bounded by one interval, same seed same run, spares, stragglers, and the simulated
+// checkpoint-interval optimum against Young/Daly for exponential failures.
+#include "sim/engine/reliability_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace clustersim::engine {
+namespace {
+
+JobComponent crash_every(Time mtbf, bool replace_host = false) {
+  JobComponent c;
+  c.spec.name = "crash";
+  c.spec.kind = FailureKind::kCrash;
+  c.spec.replace_host = replace_host;
+  c.rate_per_s = 1.0 / mtbf.as_s();
+  return c;
+}
+
+ReliabilityInputs inputs(Time interval, Time blocking, Time async) {
+  ReliabilityInputs in;
+  in.duration = Time::s(86400);
+  in.checkpoint_interval = interval;
+  in.checkpoint_blocking = blocking;
+  in.checkpoint_async = async;
+  in.detection = Time::s(30);
+  in.hang_detection = Time::s(600);
+  in.diagnosis = Time::s(60);
+  in.reschedule = Time::s(60);
+  in.comm_init = Time::s(30);
+  in.checkpoint_load = Time::s(10);
+  in.repair_time = Time::s(3600);
+  in.straggler_detection = Time::s(3600);
+  return in;
+}
+
+Time total(const ReliabilityRun& r) {
+  Time t = r.useful;
+  for (Time l : r.lost) t += l;
+  return t;
+}
+
+TEST(Reliability, WithoutFailuresEttrIsOneMinusCheckpointOverhead) {
+  // 600 s of training then a 10 s stall: 141 whole cycles of 610 s fit in 86,400 s, and the
+  // remaining 390 s is training. ETTR = 1 - 141 x 10 / 86,400.
+  for (Time async : {Time::zero(), Time::s(20)}) {
+    const ReliabilityInputs in = inputs(Time::s(600), Time::s(10), async);
+    const ReliabilityRun r = simulate_reliability(in, 1);
+    EXPECT_DOUBLE_EQ(r.ettr(in.duration), 1.0 - 1410.0 / 86400.0);
+    EXPECT_EQ(r.interruptions, 0);
+    EXPECT_EQ(r.checkpoints, 141);
+    EXPECT_EQ(r.lost[static_cast<int>(LossCause::kLostWork)], Time::zero());
+  }
+}
+
+TEST(Reliability, EverySecondIsAccountedFor) {
+  ReliabilityInputs in = inputs(Time::s(900), Time::s(15), Time::s(40));
+  in.components = {crash_every(Time::s(3 * 3600.0))};
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const ReliabilityRun r = simulate_reliability(in, seed);
+    EXPECT_EQ(total(r), in.duration);
+    EXPECT_GT(r.interruptions, 0);
+  }
+}
+
+TEST(Reliability, LostWorkNeverExceedsOneInterval) {
+  // Synchronous checkpoints: at most the training since the last checkpoint, one interval.
+  ReliabilityInputs sync = inputs(Time::s(1200), Time::s(20), Time::zero());
+  sync.components = {crash_every(Time::s(1800))};
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const ReliabilityRun r = simulate_reliability(sync, seed);
+    EXPECT_GT(r.interruptions, 20);
+    EXPECT_LE(r.max_lost_work, sync.checkpoint_interval);
+  }
+  // Asynchronous: a snapshot still being written is not durable, so add the write time.
+  ReliabilityInputs async = sync;
+  async.checkpoint_async = Time::s(300);
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    EXPECT_LE(simulate_reliability(async, seed).max_lost_work, async.checkpoint_interval + async.checkpoint_async);
+  }
+}
+
+TEST(Reliability, SameSeedSameRun) {
+  ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::s(10));
+  in.components = {crash_every(Time::s(7200), true)};
+  JobComponent slow;
+  slow.spec.name = "slow";
+  slow.spec.kind = FailureKind::kDegrade;
+  slow.spec.slowdown = 1.2;
+  slow.rate_per_s = 1.0 / 20000;
+  slow.degraded_speed = {0.9, 0.8};
+  in.components.push_back(slow);
+  in.spare_hosts = 1;
+  const ReliabilityRun a = simulate_reliability(in, 42);
+  const ReliabilityRun b = simulate_reliability(in, 42);
+  EXPECT_EQ(a.useful, b.useful);
+  EXPECT_EQ(a.lost, b.lost);
+  EXPECT_EQ(a.interruptions, b.interruptions);
+  EXPECT_EQ(a.lost_by_component, b.lost_by_component);
+  EXPECT_NE(a.useful, simulate_reliability(in, 43).useful);
+}
+
+TEST(Reliability, NoSpareMeansWaitingForRepair) {
+  ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
+  in.components = {crash_every(Time::s(4 * 3600.0), true)};
+  const ReliabilityRun unlimited = simulate_reliability(in, 7);
+  EXPECT_EQ(unlimited.lost[static_cast<int>(LossCause::kRepairWait)], Time::zero());
+  in.spare_hosts = 0;
+  const ReliabilityRun none = simulate_reliability(in, 7);
+  EXPECT_GT(none.lost[static_cast<int>(LossCause::kRepairWait)], Time::s(1800));
+  EXPECT_LT(none.useful, unlimited.useful);
+  EXPECT_EQ(total(none), in.duration);
+}
+
+TEST(Reliability, StragglersCostDegradedTimeUntilFound) {
+  ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
+  JobComponent slow;
+  slow.spec.name = "slow";
+  slow.spec.kind = FailureKind::kDegrade;
+  slow.spec.slowdown = 2.0;
+  slow.rate_per_s = 1.0 / 20000;
+  slow.degraded_speed = {0.5};
+  in.components = {slow};
+  const ReliabilityRun r = simulate_reliability(in, 3);
+  EXPECT_GT(r.lost[static_cast<int>(LossCause::kDegraded)], Time::zero());
+  EXPECT_GT(r.interruptions, 0);  // each straggler is swapped out once found
+  EXPECT_EQ(r.lost[static_cast<int>(LossCause::kLostWork)], Time::zero());
+  EXPECT_EQ(total(r), in.duration);
+}
+
+TEST(Reliability, SlowCommInitLowersEttr) {
+  ReliabilityInputs fast = inputs(Time::s(600), Time::s(5), Time::zero());
+  fast.components = {crash_every(Time::s(3 * 3600.0))};
+  ReliabilityInputs slow = fast;
+  slow.comm_init = Time::s(8376);  // 1,047 s at 2,048 GPUs, linear to 16,384
+  EXPECT_LT(simulate_reliability(slow, 1).ettr(slow.duration) + 0.3, simulate_reliability(fast, 1).ettr(fast.duration));
+}
+
+TEST(Reliability, YoungDalyFormulas) {
+  // sqrt(2 x 60 s x 14,400 s) = 1,314.5 s; Daly's correction is small for delta << M.
+  EXPECT_NEAR(young_interval(Time::s(60), Time::s(14400)).as_s(), std::sqrt(2.0 * 60 * 14400), 1e-6);
+  const double daly = daly_interval(Time::s(60), Time::s(14400)).as_s();
+  EXPECT_LT(std::abs(daly / young_interval(Time::s(60), Time::s(14400)).as_s() - 1), 0.05);
+  const MeanCi c = mean_ci({1, 2, 3});
+  EXPECT_DOUBLE_EQ(c.mean, 2.0);
+  EXPECT_NEAR(c.half_width, 4.303 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) x s / sqrt(n)
+}
+
+TEST(Reliability, SimulatedOptimumIsNearYoungDalyForExponentialFailures) {
+  ReliabilityInputs in = inputs(Time::s(1), Time::s(60), Time::zero());
+  in.duration = Time::s(90 * 86400.0);
+  in.detection = in.diagnosis = in.comm_init = in.checkpoint_load = Time::zero();
+  in.reschedule = Time::s(60);
+  in.components = {crash_every(Time::s(4 * 3600.0))};
+  const Time young = young_interval(in.checkpoint_blocking, mean_time_between_failures(in));
+  const IntervalSweep sweep = sweep_checkpoint_interval(in, young, 21, 16, 1);
+  EXPECT_NEAR(sweep.best / young, 1.0, 0.2) << "best " << sweep.best.as_s() << " s, Young " << young.as_s() << " s";
+}
+
+}  // namespace
+}  // namespace clustersim::engine

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `inference` section: strict reading, the checks between its keys and the model, and the
+// errors a user sees for bad settings.
+#include "sim/core/inference_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/unit/inference/inference_test_util.h"
+
+namespace clustersim {
+namespace {
+
+using testing::bad_input_of;
+using testing::serving;
+using testing::serving_without;
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(InferenceConfig, ReadsEveryKeyWithoutATrainingSection) {
+  const ScenarioConfig cfg = serving();
+  ASSERT_TRUE(cfg.inference.has_value());
+  const InferenceConfig& in = *cfg.inference;
+  EXPECT_EQ(in.mode, ServingMode::kColocated);
+  EXPECT_EQ(in.seed, 7u);
+  EXPECT_EQ(in.requests, 200);
+  EXPECT_DOUBLE_EQ(in.rate_per_s, 400);
+  EXPECT_EQ(in.prompt.dist, LengthDist::kUniform);
+  EXPECT_EQ(in.prompt.max, 512);
+  EXPECT_EQ(in.max_batch, 64);
+  EXPECT_EQ(in.tpot_limit, Time::ms(50));
+  EXPECT_EQ(in.moe.experts, 8);
+  EXPECT_EQ(in.moe.top_k, 2);
+  ASSERT_TRUE(in.colocated.has_value());
+  EXPECT_EQ(in.colocated->ep, 8);
+  EXPECT_DOUBLE_EQ(in.colocated->price_per_hour, 2.5);
+  EXPECT_FALSE(in.attention.has_value());
+}
+
+TEST(InferenceConfig, TrainingStillRequiredWithoutInference) {
+  const std::string msg = bad_input_of([] {
+    serving({}, "cluster: {gpus: 8}\nmodel: {layers: 2, hidden: 64, heads: 4, seq_len: 128, vocab: 100}\n");
+  });
+  EXPECT_TRUE(has(msg, "training: required section is missing")) << msg;
+}
+
+TEST(InferenceConfig, UnknownKeyNamesItsPath) {
+  const std::string msg = bad_input_of([] { serving({"inference.max_btach=3"}); });
+  EXPECT_TRUE(has(msg, "inference.max_btach")) << msg;
+}
+
+TEST(InferenceConfig, BadEnumAndUnitAreErrors) {
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.mode=disaggregated"}); }), "inference.mode"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.tpot_limit=50"}); }), "inference.tpot_limit"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_per_gpu=lots"}); }), "inference.kv_cache_per_gpu"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.rate_per_s=-1"}); }), "inference.rate_per_s"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.prompt_tokens.dist=normal"}); }), "inference.prompt_tokens.dist"));
+}
+
+TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
+  const std::string msg = bad_input_of([] {
+    serving({"inference.mode=attention_ffn", "inference.micro_batches=8", "inference.max_batch=4",
+             "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
+  });
+  EXPECT_TRUE(has(msg, "inference.micro_batches")) << msg;
+  EXPECT_TRUE(has(msg, "cannot be formed")) << msg;
+}
+
+TEST(InferenceConfig, MicroBatchesOnlyForAttentionFfn) {
+  const std::string msg = bad_input_of([] { serving({"inference.micro_batches=2"}); });
+  EXPECT_TRUE(has(msg, "applies to mode attention_ffn only")) << msg;
+}
+
+TEST(InferenceConfig, ModeNeedsItsPoolsAndRejectsOthers) {
+  const std::string missing = bad_input_of([] { serving({"inference.mode=prefill_decode"}); });
+  EXPECT_TRUE(has(missing, "inference.pools.prefill: mode prefill_decode needs this pool")) << missing;
+  EXPECT_TRUE(has(missing, "inference.pools.colocated: mode prefill_decode has no colocated pool")) << missing;
+  const std::string none = bad_input_of([] { serving_without("inference.pools"); });
+  EXPECT_TRUE(has(none, "inference.pools.colocated")) << none;
+}
+
+TEST(InferenceConfig, PoolShapeErrors) {
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.tp=3", "inference.pools.colocated.ep=3",
+                                              "inference.pools.colocated.gpus=15"}); }),
+                  "inference.pools.colocated.tp: must divide model.heads"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.gpus=12"}); }),
+                  "inference.pools.colocated.gpus: must be a multiple of the instance size"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.gpus=24"}); }),
+                  "cluster.gpus: the pools use 24 GPUs but the cluster has 16"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.tp=16", "inference.pools.colocated.ep=16"}); }),
+                  "tensor parallelism stays inside a node"));
+}
+
+TEST(InferenceConfig, AttentionFfnNeedsExpertsThatDivide) {
+  const std::string afd = "inference.mode=attention_ffn";
+  const std::string pools = "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 6}}";
+  EXPECT_TRUE(has(bad_input_of([&] { serving({afd, pools}); }), "expert groups must divide inference.moe.experts"));
+  EXPECT_TRUE(has(bad_input_of([&] {
+                    serving_without("inference.moe", {afd, "inference.pools={attention: {gpus: 8}, expert: {gpus: 8}}"});
+                  }),
+                  "mode attention_ffn needs an MoE model"));
+  EXPECT_TRUE(has(bad_input_of([&] { serving({afd, "inference.pools={attention: {gpus: 8, ep: 2}, expert: {gpus: 8}}"}); }),
+                  "inference.pools.attention.ep"));
+}
+
+TEST(InferenceConfig, LengthsAndModelChecks) {
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.prompt_tokens={dist: uniform, min: 10}"}); }),
+                  "inference.prompt_tokens.max: a uniform length needs max >= min"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"model.seq_len=256"}); }), "model.seq_len: is the longest context served"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.moe.top_k=9"}); }), "inference.moe.top_k"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"model.kv_heads=3"}); }), "model.kv_heads: must divide model.heads"));
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// Serving step costs: the roofline per GEMM, the KV arithmetic, the colocated step and the
+// ping-pong pipeline of attention/FFN disaggregation.
+#include "sim/engine/inference_cost.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "calibration/compute_cost.h"
+#include "tests/unit/inference/inference_test_util.h"
+
+namespace clustersim::engine {
+namespace {
+
+TEST(ServingModel, KvBytesPerToken) {
+  const ServingModel m = serving_model(testing::serving());
+  // 4 layers x 2 (K, V) x 4 KV heads x 64 dims x 2 bytes = 4096.
+  EXPECT_EQ(kv_bytes_per_token(m).n, 4096);
+  // TP 2: 2 heads each; TP 8 > 4 KV heads: one (replicated) head each.
+  EXPECT_EQ(kv_bytes_per_token(m, 2).n, 2048);
+  EXPECT_EQ(kv_bytes_per_token(m, 8).n, 1024);
+}
+
+TEST(ServingModel, ParameterCount) {
+  const ServingModel m = serving_model(testing::serving());
+  // attention: 1024*1024 + 2*1024*256 + 1024*1024 + 2*1024 = 2,623,488 per layer
+  EXPECT_DOUBLE_EQ(attention_params_per_layer(m), 2'623'488.0);
+  // one SwiGLU expert of width 1024: 3 x 1024 x 1024
+  EXPECT_DOUBLE_EQ(mlp_params(m, 1024), 3.0 * 1024 * 1024);
+}
+
+TEST(GemmRoofline, DecodeGemmIsMemoryBound) {
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  // 8 tokens x (8192 x 8192) weights: 134 MB of weights dominate; time = launch + bytes / (HBM x eff).
+  const Time t = gemm_roofline(8, 8192, 8192, 2.0, Precision::kBf16, hw);
+  const double bytes = 2.0 * (8192.0 * 8192 + 8.0 * 8192 * 2);
+  EXPECT_EQ(t, calib::memory_time(bytes_of(bytes), hw));
+  // A large prefill GEMM is compute-bound: at least the FLOPs at the profile's best efficiency.
+  const Time big = gemm_roofline(8192, 8192, 8192, 2.0, Precision::kBf16, hw);
+  EXPECT_GE(big.as_s(), 2.0 * 8192.0 * 8192 * 8192 / (hw.bf16.per_s * hw.eff.gemm_max));
+  EXPECT_GT(big, calib::memory_time(bytes_of(2.0 * 3 * 8192.0 * 8192), hw));
+}
+
+TEST(GemmRoofline, SplitKNeverSlowerThanOneSlice) {
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  for (int64_t m : {64, 512, 4096}) {
+    EXPECT_LE(gemm_roofline(m, 1024, 6144, 2.0, Precision::kBf16, hw),
+              max(calib::gemm_time(m, 1024, 6144, Precision::kBf16, hw),
+                  calib::memory_time(bytes_of(2.0 * (1024.0 * 6144 + m * 6144.0 + m * 1024.0)), hw)));
+  }
+}
+
+TEST(StepCost, ColocatedPartsAddUpAndGrowWithBatch) {
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  PoolPlan p;
+  p.hw = calib::load_hardware_profile("H100-SXM");
+  p.tp = 2;
+  p.ep = 8;
+  p.attention_replicas = 4;
+  const ServingLinks l = serving_links(cfg, p.hw);
+  Time last = Time::zero();
+  for (int batch : {1, 16, 256, 4096}) {
+    StepLoad load;
+    for (int i = 0; i < batch; ++i) load.add_decode(1000);
+    const StepTiming s = colocated_step(m, p, l, load);
+    EXPECT_EQ(s.attention + s.ffn + s.communication + s.idle, s.total);
+    EXPECT_EQ(s.idle, Time::zero());
+    EXPECT_GE(s.total, last) << batch;
+    last = s.total;
+  }
+  EXPECT_EQ(colocated_step(m, p, l, StepLoad{}).total, Time::zero());
+}
+
+TEST(ExpertCost, FewTokensHitFewExperts) {
+  const ServingModel m = serving_model(testing::serving());
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  // One token visits top_k = 2 of 8 experts: far less weight traffic than 1024 tokens hitting all.
+  EXPECT_LT(expert_layer_time(m, hw, 1, 1, 1), expert_layer_time(m, hw, 1024, 1, 1));
+  EXPECT_EQ(expert_layer_time(m, hw, 0, 1, 1), Time::zero());
+}
+
+PingPongCosts uniform(int m, Time a, Time c, Time f, int layers) {
+  PingPongCosts p;
+  p.moe_layers = layers;
+  p.attention.assign(m, a);
+  p.dense.assign(m, a);
+  p.m2n.assign(m, c);
+  p.ffn.assign(m, f);
+  p.n2m.assign(m, c);
+  p.head.assign(m, Time::zero());
+  return p;
+}
+
+TEST(PingPong, OneMicroBatchNoNetworkIsAttentionPlusFfn) {
+  PingPongCosts c = uniform(1, Time::us(300), Time::zero(), Time::us(200), 10);
+  c.head = {Time::us(50)};
+  const StepTiming s = ping_pong_step(c);
+  EXPECT_EQ(s.total, 10 * (Time::us(300) + Time::us(200)) + Time::us(50));
+  EXPECT_EQ(s.attention, 10 * Time::us(300) + Time::us(50));
+  EXPECT_EQ(s.ffn, 10 * Time::us(200));
+  EXPECT_EQ(s.communication, Time::zero());
+  EXPECT_EQ(s.idle, Time::zero());
+}
+
+TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
+  // The whole chain: afd_costs from shapes, with a network that costs nothing.
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  PoolPlan a, e;
+  a.role = PoolRole::kAttention;
+  a.hw = e.hw = calib::load_hardware_profile("H100-SXM");
+  a.gpus = 8;
+  a.tp = 2;
+  a.attention_replicas = 4;
+  e.role = PoolRole::kExpert;
+  e.gpus = 8;
+  e.tp = 1;
+  ServingLinks free = serving_links(cfg, a.hw);
+  free.net_alpha = Time::zero();
+  free.nic_per_gpu = Bandwidth{1e30};
+  free.nvlink_alpha = Time::zero();
+  free.nvlink_busbw = Bandwidth{1e30};
+  StepLoad load;
+  for (int i = 0; i < 64; ++i) load.add_decode(700);
+  const AfdPlan plan{&a, &e, 1, 1.0};
+  const PingPongCosts c = afd_costs(m, plan, free, free, {load});
+  ASSERT_EQ(c.m2n[0], Time::zero());
+  const Time attention = c.moe_layers * c.attention[0] + c.head[0];
+  const Time ffn = c.moe_layers * c.ffn[0];
+  const StepTiming s = afd_step(m, plan, free, free, {load});
+  EXPECT_EQ(s.total, attention + ffn);
+  EXPECT_EQ(s.attention_busy, attention);
+  EXPECT_EQ(s.ffn_busy, ffn);
+}
+
+TEST(PingPong, MicroBatchesOverlapAttentionWithExperts) {
+  // Same work split in 2: attention of one micro-batch runs while the other is in the experts.
+  const int layers = 20;
+  const Time one = ping_pong_step(uniform(1, Time::us(200), Time::us(20), Time::us(200), layers)).total;
+  const StepTiming two = ping_pong_step(uniform(2, Time::us(100), Time::us(10), Time::us(100), layers));
+  EXPECT_LT(two.total, one);
+  // Never below the busier pool's work.
+  EXPECT_GE(two.total, layers * Time::us(200));
+  EXPECT_EQ(two.attention + two.ffn + two.communication + two.idle, two.total);
+}
+
+TEST(PingPong, DenseLayersRunOnTheAttentionPoolOnly) {
+  PingPongCosts c = uniform(2, Time::us(100), Time::us(10), Time::us(100), 3);
+  c.dense_layers = 2;
+  c.dense.assign(2, Time::us(70));
+  const StepTiming s = ping_pong_step(c);
+  EXPECT_EQ(s.ffn_busy, 3 * 2 * Time::us(100));
+  EXPECT_EQ(s.attention_busy, 2 * 2 * Time::us(70) + 3 * 2 * Time::us(100));
+}
+
+}  // namespace
+}  // namespace clustersim::engine

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// results.json of a serving run: percentiles, the documented keys, and a whole run on SimGrid.
+#include "sim/report/inference_report.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/report/run_scenario.h"
+#include "tests/unit/inference/inference_test_util.h"
+
+namespace clustersim::report {
+namespace {
+
+TEST(Percentiles, NearestRank) {
+  const Percentiles p = percentiles({5, 1, 4, 2, 3});
+  EXPECT_DOUBLE_EQ(p.mean, 3);
+  EXPECT_DOUBLE_EQ(p.p50, 3);
+  EXPECT_DOUBLE_EQ(p.p99, 5);
+  std::vector<double> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  EXPECT_DOUBLE_EQ(percentiles(hundred).p99, 99);
+  EXPECT_DOUBLE_EQ(percentiles(hundred).p50, 50);
+  EXPECT_EQ(percentiles({}).count, 0);
+}
+
+TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
+  const ScenarioConfig cfg = clustersim::testing::serving();
+  engine::ServingResult r;
+  engine::PoolStats pool;
+  pool.gpus = 16;
+  pool.instances = 2;
+  pool.price_per_hour = 2.5;
+  r.pools = {pool};
+  // Two requests: 11 tokens (TTFT 0.1 s, TPOT 0.01 s) and 1 rejected.
+  engine::RequestOutcome a;
+  a.arrival = Time::zero();
+  a.first_token = Time::ms(100);
+  a.finish = Time::ms(200);
+  a.output = 11;
+  a.completed = true;
+  engine::RequestOutcome b;
+  b.rejected = true;
+  r.requests = {a, b};
+  r.last_finish = Time::ms(200);
+  const RunOutput out = inference_output(cfg, r);
+  const std::string j = out.results.dump(0);
+  for (const char* key : {"\"kind\":\"inference\"", "\"tokens_per_s_per_gpu\":", "\"ttft_s\":{\"mean\":0.1,\"p50\":0.1,\"p99\":0.1}",
+                          "\"tpot_s\":{\"mean\":0.01,\"p50\":0.01,\"p99\":0.01}", "\"rejected\":1", "\"completed\":1",
+                          "\"tokens_per_cost_unit\":", "\"decode_step\":", "\"utilisation\":"}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
+  }
+  // 11 tokens in 0.2 s on 16 GPUs.
+  EXPECT_DOUBLE_EQ(out.metrics.at("tokens_per_s"), 55.0);
+  EXPECT_DOUBLE_EQ(out.metrics.at("tokens_per_s_per_gpu"), 55.0 / 16);
+  EXPECT_DOUBLE_EQ(out.metrics.at("tpot_p99_s"), 0.01);
+}
+
+TEST(RunInference, WholeRunOnTheFabricThroughRunScenario) {
+  // prefill_decode over the analytical network on SimGrid's clock: KV caches cross the fabric.
+  const ScenarioConfig cfg = clustersim::testing::serving(
+      {"inference.mode=prefill_decode", "inference.requests=60",
+       "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"});
+  const RunOutput out = run_scenario(cfg);
+  const std::string j = out.results.dump(0);
+  EXPECT_NE(j.find("\"mode\":\"prefill_decode\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"arrived\":60,\"completed\":60,\"rejected\":0"), std::string::npos) << j;
+  EXPECT_GT(out.metrics.at("tokens_per_s_per_gpu"), 0);
+  EXPECT_GT(out.metrics.at("ttft_p99_s"), 0);
+  EXPECT_NE(out.summary.find("mode prefill_decode"), std::string::npos) << out.summary;
+}
+
+TEST(RunInference, AttentionFfnAtFlowLevelMeasuresTheExchange) {
+  const ScenarioConfig cfg = clustersim::testing::serving(
+      {"inference.mode=attention_ffn", "inference.micro_batches=2", "inference.requests=40", "network.fidelity=flow",
+       "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
+  const RunOutput out = run_scenario(cfg);
+  const std::string j = out.results.dump(0);
+  EXPECT_NE(j.find("\"completed\":40"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"m2n_fabric_factor\":"), std::string::npos) << j;
+}
+
+}  // namespace
+}  // namespace clustersim::report

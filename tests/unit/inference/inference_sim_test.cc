@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// The serving event loop on a hand-run clock: arrivals, KV cache and batch limits, no request
+// lost, determinism, the three modes; and request traces.
+#include "sim/engine/inference_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/unit/inference/inference_test_util.h"
+#include "tests/unit/network/manual_clock.h"
+
+namespace clustersim::engine {
+namespace {
+
+using net::testing::ManualClock;
+using clustersim::testing::bad_input_of;
+using clustersim::testing::serving;
+
+// A network that delivers every transfer after 10 us plus bytes at 50 GB/s.
+class FixedNetwork final : public net::Network {
+ public:
+  explicit FixedNetwork(Clock& clock) : clock_(clock) {}
+  net::TransferId send(net::GpuId, net::GpuId, Bytes size, std::function<void(Time)> done) override {
+    ++sent_;
+    const Time at = clock_.now() + Time::us(10) + serialization_time(size, gbytes_per_s(50));
+    clock_.at(at, [done, at] { done(at); });
+    return sent_;
+  }
+  int64_t in_flight() const override { return 0; }
+  int64_t flow_count() const override { return sent_; }
+  std::vector<net::LinkUsage> link_usage() const override { return {}; }
+  int64_t sent_ = 0;
+
+ private:
+  Clock& clock_;
+};
+
+ServingResult simulate(const ScenarioConfig& cfg, std::vector<ServingRequest> requests = {}) {
+  const ServingSetup setup = make_serving_setup(cfg);
+  if (requests.empty()) requests = make_requests(setup.in, "");
+  ManualClock clock;
+  FixedNetwork network(clock);
+  ServingSimulation sim(setup, std::move(requests), clock, &network);
+  sim.start();
+  clock.run();
+  return sim.result();
+}
+
+void expect_no_request_lost(const ServingResult& r) {
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestOutcome& o = r.requests[i];
+    EXPECT_NE(o.completed, o.rejected) << "request " << i << " neither completed nor rejected";
+    if (!o.completed) continue;
+    EXPECT_GE(o.first_token, o.arrival) << i;
+    EXPECT_GE(o.finish, o.first_token) << i;
+  }
+}
+
+TEST(Requests, PoissonArrivalsAndLengthsAreSeeded) {
+  const InferenceConfig in = *serving().inference;
+  const std::vector<ServingRequest> a = make_requests(in, "");
+  const std::vector<ServingRequest> b = make_requests(in, "");
+  ASSERT_EQ(a.size(), 200u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].arrival, b[i].arrival);
+    EXPECT_EQ(a[i].prompt, b[i].prompt);
+    EXPECT_GE(a[i].prompt, 64);
+    EXPECT_LE(a[i].prompt, 512);
+    EXPECT_GE(a[i].output, 1);
+    EXPECT_LE(a[i].output, 64);
+    if (i > 0) {
+      EXPECT_GE(a[i].arrival, a[i - 1].arrival);
+    }
+  }
+  // 200 exponential gaps of mean 1/400 s: the last arrival near 0.5 s (within 4 standard deviations).
+  EXPECT_NEAR(a.back().arrival.as_s(), 0.5, 4 * 0.5 / std::sqrt(200.0));
+}
+
+TEST(Requests, ExponentialLengthsStayInBounds) {
+  std::mt19937_64 rng(3);
+  const LengthConfig l{LengthDist::kExponential, 100, 10, 300};
+  double sum = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const int v = draw_length(l, rng);
+    ASSERT_GE(v, 10);
+    ASSERT_LE(v, 300);
+    sum += v;
+  }
+  EXPECT_NEAR(sum / 2000, 100, 10);
+}
+
+TEST(Requests, TraceParsesAndRejectsBadLines) {
+  const std::vector<ServingRequest> t =
+      parse_request_trace("arrival_s,prompt_tokens,output_tokens\n# comment\n0.5,100,10\n0.25, 20, 3\n\n", "t.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].arrival, Time::ms(250));  // sorted by arrival
+  EXPECT_EQ(t[0].prompt, 20);
+  EXPECT_EQ(t[1].output, 10);
+  const std::string bad = bad_input_of([] { parse_request_trace("0.1,100\n", "t.csv"); });
+  EXPECT_NE(bad.find("t.csv:1: inference.trace: expected 'arrival_s,prompt_tokens,output_tokens'"), std::string::npos)
+      << bad;
+  EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,0,5\n", "t.csv"); }).find("token counts"), std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("-1,10,5\n", "t.csv"); }).find("arrival must be >= 0"),
+            std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,10,5,7\n", "t.csv"); }).find("expected"), std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("# nothing\n", "t.csv"); }).find("no requests"), std::string::npos);
+  EXPECT_NE(bad_input_of([] { make_requests(*serving({"inference.trace=/nonexistent/trace.csv"}).inference, ""); })
+                .find("cannot read trace file"),
+            std::string::npos);
+}
+
+TEST(ServingSim, ColocatedCompletesEveryRequest) {
+  const ServingResult r = simulate(serving());
+  expect_no_request_lost(r);
+  for (const RequestOutcome& o : r.requests) EXPECT_TRUE(o.completed);
+  EXPECT_GT(r.decode_steps, 0);
+  EXPECT_LE(r.pools[0].max_batch_seen, 64);
+}
+
+TEST(ServingSim, KvCacheLimitCapsTheBatch) {
+  // 2 MiB of KV per GPU; tp 2 holds 2 of 4 KV heads: 2048 bytes per token per GPU, so 1024
+  // tokens per replica and 4 replicas per instance: 4096 tokens. Every request reserves
+  // 256 + 256 = 512 tokens: at most 8 sequences per instance, whatever max_batch allows.
+  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=2MiB", "inference.max_batch=64",
+                                      "inference.prompt_tokens={dist: fixed, mean: 256}",
+                                      "inference.output_tokens={dist: fixed, mean: 256}"});
+  const ServingResult r = simulate(cfg);
+  expect_no_request_lost(r);
+  EXPECT_EQ(r.pools[0].kv_tokens_per_instance, 4096);
+  EXPECT_EQ(r.pools[0].max_batch_seen, 8);
+  // With room for 32 sequences, the batch grows past 8.
+  const ServingResult roomy = simulate(serving({"inference.kv_cache_per_gpu=8MiB", "inference.max_batch=64",
+                                                "inference.prompt_tokens={dist: fixed, mean: 256}",
+                                                "inference.output_tokens={dist: fixed, mean: 256}"}));
+  EXPECT_GT(roomy.pools[0].max_batch_seen, 8);
+}
+
+TEST(ServingSim, RequestTooLongForTheKvCacheIsRejectedNotLost) {
+  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=1MiB",  // 512 tokens per replica
+                                      "inference.prompt_tokens={dist: fixed, mean: 100}",
+                                      "inference.output_tokens={dist: fixed, mean: 10}"});
+  std::vector<ServingRequest> reqs = {{0, Time::zero(), 100, 10}, {1, Time::ms(1), 600, 10}, {2, Time::ms(2), 200, 5}};
+  const ServingResult r = simulate(cfg, reqs);
+  expect_no_request_lost(r);
+  EXPECT_TRUE(r.requests[0].completed);
+  EXPECT_TRUE(r.requests[1].rejected);
+  EXPECT_TRUE(r.requests[2].completed);
+}
+
+TEST(ServingSim, SameSeedSameMetrics) {
+  for (const char* mode : {"colocated", "prefill_decode", "attention_ffn"}) {
+    std::vector<std::string> o;
+    if (std::string(mode) == "prefill_decode") {
+      o = {"inference.mode=prefill_decode", "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"};
+    } else if (std::string(mode) == "attention_ffn") {
+      o = {"inference.mode=attention_ffn", "inference.micro_batches=2",
+           "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"};
+    }
+    const ServingResult a = simulate(serving(o));
+    const ServingResult b = simulate(serving(o));
+    ASSERT_EQ(a.requests.size(), b.requests.size());
+    for (size_t i = 0; i < a.requests.size(); ++i) {
+      EXPECT_EQ(a.requests[i].first_token, b.requests[i].first_token) << mode << i;
+      EXPECT_EQ(a.requests[i].finish, b.requests[i].finish) << mode << i;
+    }
+    EXPECT_EQ(a.decode_step_sum.total, b.decode_step_sum.total) << mode;
+    // A different seed gives different arrivals.
+    o.push_back("inference.seed=8");
+    EXPECT_NE(simulate(serving(o)).requests[0].arrival, a.requests[0].arrival) << mode;
+  }
+}
+
+TEST(ServingSim, PrefillDecodeSendsEveryKvCache) {
+  const ScenarioConfig cfg = serving({"inference.mode=prefill_decode",
+                                      "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"});
+  const ServingResult r = simulate(cfg);
+  expect_no_request_lost(r);
+  int64_t multi = 0;
+  for (const RequestOutcome& o : r.requests) multi += o.output > 1 ? 1 : 0;
+  EXPECT_EQ(r.kv_transfers, 2 * multi);  // tp 2 shards each
+  EXPECT_EQ(r.pools.size(), 2u);
+  EXPECT_GT(r.pools[1].steps, 0);
+}
+
+TEST(ServingSim, AttentionFfnUsesBothPools) {
+  const ScenarioConfig cfg = serving({"inference.mode=attention_ffn", "inference.micro_batches=3",
+                                      "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
+  const ServingResult r = simulate(cfg);
+  expect_no_request_lost(r);
+  EXPECT_EQ(r.micro_batches, 3);
+  EXPECT_GT(r.pools[1].compute_busy, Time::zero());
+  EXPECT_EQ(r.decode_step_sum.attention + r.decode_step_sum.ffn + r.decode_step_sum.communication +
+                r.decode_step_sum.idle,
+            r.decode_step_sum.total);
+}
+
+TEST(ServingSetup, PoolTooSmallForTheModelIsAClearError) {
+  // Mixtral-8x22B-sized experts on one 80 GB GPU per instance.
+  const std::string msg = bad_input_of([] {
+    make_serving_setup(serving({"model.layers=56", "model.hidden=6144", "model.heads=48", "model.kv_heads=6",
+                                "inference.moe.expert_ffn_hidden=16384", "inference.pools.colocated.tp=1",
+                                "inference.pools.colocated.ep=1"}));
+  });
+  EXPECT_NE(msg.find("inference.pools.colocated: the pool is too small for the model"), std::string::npos) << msg;
+  EXPECT_NE(bad_input_of([] { make_serving_setup(serving({"inference.kv_cache_per_gpu=500GiB"})); })
+                .find("inference.kv_cache_per_gpu: asks for"),
+            std::string::npos);
+  EXPECT_NE(bad_input_of([] { make_serving_setup(serving({"inference.pools.colocated.gpu=B300"})); }).find("B300"),
+            std::string::npos);
+  EXPECT_NE(bad_input_of([] { make_serving_setup(serving({"inference.kv_cache_per_gpu=100KiB"})); })
+                .find("the KV cache holds"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::engine

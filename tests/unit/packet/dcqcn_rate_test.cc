@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// DcqcnRate against the DCQCN rules worked by hand, and the closed-form recovery time against
+// the state machine.
+#include "sim/network/dcqcn/dcqcn_rate.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/core/dcqcn_config.h"
+
+namespace clustersim::net {
+namespace {
+
+DcqcnParams paper_at_400g() { return dcqcn_params(dcqcn_preset(DcqcnPreset::kDcqcnPaper), gbps(400)); }
+
+TEST(DcqcnParams, PaperValuesScaleFrom40GTo400G) {
+  const DcqcnParams p = paper_at_400g();
+  EXPECT_DOUBLE_EQ(p.line_rate, 50e9);
+  EXPECT_DOUBLE_EQ(p.rate_ai, 400e6 / 8);   // 40 Mbps x 10
+  EXPECT_DOUBLE_EQ(p.rate_hai, 2e9 / 8);    // 200 Mbps x 10
+  const EcnThresholds e = ecn_thresholds(dcqcn_preset(DcqcnPreset::kDcqcnPaper), gbps(400));
+  EXPECT_DOUBLE_EQ(e.kmin, 50'000);         // 5 KB x 10
+  EXPECT_DOUBLE_EQ(e.kmax, 2'000'000);      // 200 KB x 10
+  EXPECT_DOUBLE_EQ(red_probability(e, 1'025'000), 0.005);  // half way: pmax / 2
+  EXPECT_EQ(red_probability(e, 40'000), 0.0);
+  EXPECT_EQ(red_probability(e, 3'000'000), 1.0);
+}
+
+TEST(DcqcnRate, FirstCutHalvesTheRateWithAlphaOne) {
+  const DcqcnParams p = paper_at_400g();
+  DcqcnRate r(p, Time::zero());
+  EXPECT_TRUE(r.settled());
+  r.on_cnp(Time::us(10));
+  // Rt = Rc = 50 GB/s; Rc = 50 (1 - 1/2) = 25 GB/s; alpha = (1-g) 1 + g = 1.
+  EXPECT_DOUBLE_EQ(r.rate(), 25e9);
+  EXPECT_DOUBLE_EQ(r.target(), 50e9);
+  EXPECT_DOUBLE_EQ(r.alpha(Time::us(10)), 1.0);
+  EXPECT_EQ(r.next_event(), Time::us(65));  // increase timer 55 us after the cut
+  // Alpha decays by (1 - g) per 55 us without a cut.
+  EXPECT_DOUBLE_EQ(r.alpha(Time::us(10 + 55 * 2)), (1 - 1.0 / 256) * (1 - 1.0 / 256));
+  // Fast recovery: the first timer event halves the gap to Rt.
+  r.advance(Time::us(65));
+  EXPECT_DOUBLE_EQ(r.rate(), 37.5e9);
+}
+
+TEST(DcqcnRate, HpccStyleCutsAtMostOncePerDecreaseInterval) {
+  const DcqcnConfig c = dcqcn_preset(DcqcnPreset::kHpccSimai);
+  const DcqcnParams p = dcqcn_params(c, gbps(400));
+  DcqcnRate r(p, Time::zero());
+  r.on_cnp(Time::us(1));
+  const double after_first = r.rate();
+  r.on_cnp(Time::us(2));  // within 4 us of the cut: waits
+  EXPECT_DOUBLE_EQ(r.rate(), after_first);
+  EXPECT_EQ(r.next_event(), Time::us(5));
+  r.advance(Time::us(5));
+  EXPECT_LT(r.rate(), after_first);
+  EXPECT_EQ(r.cuts(), 2);
+}
+
+TEST(DcqcnRate, MinimumRateIsAFloor) {
+  DcqcnParams p = paper_at_400g();
+  p.min_rate = 20e9;
+  DcqcnRate r(p, Time::zero());
+  r.on_cnp(Time::us(1));
+  r.on_cnp(Time::us(2));
+  EXPECT_DOUBLE_EQ(r.rate(), 20e9);
+}
+
+// Iterates the state machine with timer events only until Rc >= target.
+int64_t iterate(const DcqcnParams& p, int cnps, double target) {
+  DcqcnRate r(p, Time::zero());
+  for (int i = 0; i < cnps; ++i) r.on_cnp(Time::us(1 + i));
+  int64_t steps = 0;
+  Time t = Time::us(cnps);
+  while (r.rate() < target && steps < 1'000'000) {
+    t = r.next_event();
+    r.advance(t);
+    ++steps;
+  }
+  return steps;
+}
+
+TEST(DcqcnRecovery, ClosedFormMatchesTheStateMachine) {
+  DcqcnParams p = paper_at_400g();
+  p.byte_counter = 0;
+  for (const int cnps : {1, 2, 3}) {
+    for (const double frac : {0.6, 0.9, 0.99, 0.999}) {
+      DcqcnRate r(p, Time::zero());
+      for (int i = 0; i < cnps; ++i) r.on_cnp(Time::us(1 + i));
+      const double target = frac * p.line_rate;
+      EXPECT_EQ(dcqcn_recovery_steps(p, r.rate(), r.target(), target), iterate(p, cnps, target))
+          << cnps << " cuts, target " << frac;
+    }
+  }
+  p.rate_ai = 5e9;  // large steps: Rt reaches the line rate during the additive phase
+  for (const double frac : {0.6, 0.95, 0.999}) {
+    DcqcnRate r(p, Time::zero());
+    for (int i = 0; i < 3; ++i) r.on_cnp(Time::us(1 + i));
+    EXPECT_EQ(dcqcn_recovery_steps(p, r.rate(), r.target(), frac * p.line_rate), iterate(p, 3, frac * p.line_rate));
+  }
+}
+
+TEST(DcqcnRecovery, FromOneCutAtLineRate) {
+  // Rc0 = L/2, Rt0 = L: the gap halves every 55 us; 99% needs 2^k >= 50, k = 6: 330 us.
+  DcqcnParams p = paper_at_400g();
+  p.byte_counter = 0;
+  EXPECT_EQ(dcqcn_recovery_steps(p, 25e9, 50e9, 0.99 * 50e9), 6);
+}
+
+}  // namespace
+}  // namespace clustersim::net

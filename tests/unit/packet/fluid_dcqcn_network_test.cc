@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// The flow+dcqcn level on small cases: a lone flow as at the flow level, incast, fast-forward.
+#include "sim/network/dcqcn/fluid_dcqcn_network.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "test_bed.h"
+
+namespace clustersim::net {
+namespace {
+
+using testing::Bed;
+using testing::small_clos;
+
+constexpr double kLine = 50e9;
+
+TEST(FluidDcqcnNetwork, LoneFlowIsLatencyPlusSerialisation) {
+  auto [cluster, network] = small_clos(2, Fidelity::kFlowDcqcn);
+  Bed bed(cluster, network);
+  Time done = Time::max();
+  bed.net->send(0, 8, Bytes::mib(4), [&](Time t) { done = t; });
+  bed.clock.run();
+  // Path: host link up and down (1 us each) and the ToR (0.5 us): 2.5 us, then 4 MiB / 50 GB/s.
+  EXPECT_NEAR(done.as_us(), Bytes::mib(4).as_double() / kLine * 1e6 + 2.5, 0.01);
+  EXPECT_EQ(bed.trace().counters.cnps, 0);
+}
+
+TEST(FluidDcqcnNetwork, IncastKeepsTheBottleneckBusyAndMarks) {
+  auto [cluster, network] = small_clos(9, Fidelity::kFlowDcqcn);
+  Bed bed(cluster, network);
+  Time last = Time::zero();
+  int completed = 0;
+  for (int k = 1; k <= 8; ++k) {
+    bed.net->send(k * 8, 0, Bytes{4'000'000}, [&](Time t) {
+      last = max(last, t);
+      ++completed;
+    });
+  }
+  bed.clock.run();
+  const CongestionTrace& t = bed.trace();
+  std::printf("fluid incast 8: %.0f us, CNPs %lld, steps %lld, max queue %lld\n", last.as_us(),
+              static_cast<long long>(t.counters.cnps), static_cast<long long>(t.counters.steps),
+              static_cast<long long>(t.links[bed.fabric.host_link(0, topo::Direction::kDown)].max_queue_bytes));
+  EXPECT_EQ(completed, 8);
+  EXPECT_GT(t.counters.cnps, 0);
+  EXPECT_GT(last.as_us(), 32e6 / kLine * 1e6);  // never faster than the bottleneck
+}
+
+TEST(FluidDcqcnNetwork, SameSendsSameTimes) {
+  auto once = [] {
+    auto [cluster, network] = small_clos(5, Fidelity::kFlowDcqcn);
+    Bed bed(cluster, network);
+    std::vector<Time> done(4);
+    for (int k = 1; k <= 4; ++k) bed.net->send(k * 8, 0, Bytes{3'000'000}, [&done, k](Time t) { done[k - 1] = t; });
+    bed.clock.run();
+    return done;
+  };
+  EXPECT_EQ(once(), once());
+}
+
+}  // namespace
+}  // namespace clustersim::net

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Bad sweep files exit 2 with a message naming the key: unknown key, empty axis, objective that
+# is not an output, axis over a key scenarios do not have.
+set -u
+bin=$1 data=$2 out=$3
+rm -rf "$out" && mkdir -p "$out"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+base='base: {cluster: {gpus: 16}, model: {layers: 24, hidden: 2304, heads: 24, seq_len: 2048, vocab: 51200}, training: {global_batch: 384}}'
+check() {  # name, expected text, yaml body
+  printf '%s\n%s\n' "$base" "$3" > "$out/$1.yaml"
+  "$bin" sweep "$out/$1.yaml" --out "$out/$1" > "$out/$1.txt" 2>&1
+  rc=$?
+  [ "$rc" -eq 2 ] || { cat "$out/$1.txt" >&2; fail "$1: expected exit 2, got $rc"; }
+  grep -q -- "$2" "$out/$1.txt" || { cat "$out/$1.txt" >&2; fail "$1: message lacks '$2'"; }
+}
+check unknown_key "did you mean 'axes'" 'axis: {parallelism.tp: [1, 2]}'
+check empty_axis "axes.parallelism.tp: the axis is empty" 'axes: {parallelism.tp: []}'
+check empty_range "the range is empty" 'axes: {parallelism.tp: {from: 4, to: 1}}'
+check bad_objective "'speed' is not an output" $'axes: {parallelism.tp: [1, 2]}\nobjective: speed'
+check not_scenario_key "'parallelism.tpp' is not a scenario key" 'axes: {parallelism.tpp: [1, 2]}'
+check bad_constraint "'tpot_s' is not an output of training" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {tpot_s: {max: 0.05}}'
+echo "ok: every bad sweep file exits 2 with its reason"

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/result_log.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/core/error.h"
+#include "sim/report/sweep/sweep_table.h"
+
+namespace clustersim::sweep {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("clustersim_sweep_log_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+Record sample(int64_t index) {
+  Record r;
+  r.stage = kStageAnalytical;
+  r.index = index;
+  r.id = "00000000000000" + std::to_string(10 + index);
+  r.outcome.metrics = {{"tokens_per_s", 0.1 + 1.0 / 3.0 * static_cast<double>(index)}, {"mfu", 0.456789012345678}};
+  r.outcome.info = {{"gpu", "A100 \"80GB\""}};
+  r.outcome.reason = "a, b; \"c\"\n";
+  return r;
+}
+
+TEST(ResultLog, LinesRoundTripEveryDigit) {
+  const Record r = sample(7);
+  const auto back = record_from_line(record_to_line(r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->index, 7);
+  EXPECT_EQ(back->id, r.id);
+  EXPECT_EQ(back->outcome.reason, r.outcome.reason);
+  EXPECT_EQ(back->outcome.info.at("gpu"), "A100 \"80GB\"");
+  EXPECT_EQ(back->outcome.metrics.at("tokens_per_s"), r.outcome.metrics.at("tokens_per_s"));  // exact
+  EXPECT_FALSE(record_from_line(record_to_line(r).substr(0, 40)));
+}
+
+TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
+  const std::string path = temp_path("results.jsonl");
+  {
+    ResultLog log(path, "fp1", 10, false, true);
+    log.append(sample(0));
+    log.append(sample(1));
+  }
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "{\"stage\": \"analytical\", \"ind";  // killed mid-write
+  }
+  EXPECT_THROW(ResultLog(path, "fp1", 10, false, false), BadInput);  // neither --resume nor --restart
+  EXPECT_THROW(ResultLog(path, "other", 10, true, false), BadInput);  // a different sweep
+  {
+    ResultLog log(path, "fp1", 10, true, false);
+    ASSERT_EQ(log.previous().size(), 2u);
+    log.append(sample(2));
+  }
+  ResultLog log(path, "fp1", 10, true, false);
+  ASSERT_EQ(log.previous().size(), 3u);
+  EXPECT_EQ(log.previous()[2].index, 2);
+}
+
+TEST(SweepTable, ReasonsCountOnceWhateverTheNumbers) {
+  EXPECT_EQ(reason_class("invalid", "parallelism.tp: must divide model.heads (24); got tp = 16; other"),
+            reason_class("invalid", "parallelism.tp: must divide model.heads (96); got tp = 5"));
+  EXPECT_EQ(reason_class("invalid", "cluster.gpus: x 12.5 y"), "invalid: cluster.gpus: x # y");
+}
+
+}  // namespace
+}  // namespace clustersim::sweep

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/sweep_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "sim/report/sweep/candidate_evaluator.h"
+#include "sim/report/sweep/sweep_output.h"
+#include "sim/report/sweep/sweep_table.h"
+#include "tests/unit/sweep/sweep_test_util.h"
+
+namespace clustersim::sweep {
+namespace {
+
+using testing::spec_from;
+
+// 3 x 4 x 3 x 2 = 72 candidates; tp 3 and pp 5 never divide the model, some plans do not fit.
+const char* const kAxes =
+    "axes:\n"
+    "  parallelism.tp: [1, 3, 8]\n"
+    "  parallelism.pp: [1, 2, 4, 5]\n"
+    "  parallelism.micro_batch: [1, 2, 8]\n"
+    "  parallelism.zero_stage: [0, 1]\n"
+    "constraints: {iteration_time_s: {max: 1000}}\n"
+    "flow_stage: {top_k: 2}\n";
+
+std::string out_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("clustersim_sweep_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+
+TEST(CandidateEvaluator, StatusesSayWhyPlansAreSkipped) {
+  const SweepSpec spec = spec_from(kAxes);
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  const Outcome ok = eval.analytical(0);  // tp 1 pp 1 mb 1 zero 0
+  EXPECT_EQ(ok.status, kOk) << ok.reason;
+  EXPECT_GT(ok.metrics.at("tokens_per_s"), 0);
+  EXPECT_EQ(ok.metrics.at("dp"), 16);
+  const Outcome invalid = eval.analytical(space.size() / 3);  // tp 3
+  EXPECT_EQ(invalid.status, kInvalid);
+  EXPECT_NE(invalid.reason.find("parallelism.tp"), std::string::npos);
+}
+
+TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
+  const SweepSpec spec = spec_from(kAxes);
+  const CandidateSpace space(spec);
+
+  RunOptions full;
+  full.jobs = 2;
+  full.top_k = 0;
+  full.log_path = out_dir("full") + "/results.jsonl";
+  const SweepRun a = run_sweep(spec, full);
+  ASSERT_EQ(a.records.size(), static_cast<size_t>(space.size()));
+
+  RunOptions cut = full;
+  cut.log_path = out_dir("cut") + "/results.jsonl";
+  cut.after_append = [](int64_t n) {
+    if (n == 30) throw Interrupted();
+  };
+  EXPECT_THROW(run_sweep(spec, cut), Interrupted);
+  cut.after_append = nullptr;
+  cut.resume = true;
+  cut.jobs = 1;  // resuming with another -j is fine
+  const SweepRun b = run_sweep(spec, cut);
+  EXPECT_EQ(b.analytical.reused, 30);
+  EXPECT_EQ(b.analytical.ran, space.size() - 30);
+  ASSERT_EQ(b.records.size(), static_cast<size_t>(space.size()));
+
+  const SweepTable ta = build_table(space, a.records);
+  const SweepTable tb = build_table(space, b.records);
+  EXPECT_EQ(sweep_csv(space, ta), sweep_csv(space, tb));
+  EXPECT_GT(ta.status_counts.at(kOk), 0);
+  EXPECT_GT(ta.status_counts.at(kInvalid), 0);
+  // Ranked best first.
+  ASSERT_GE(ta.ranking.size(), 2u);
+  EXPECT_GE(*ta.rows[ta.ranking[0]].analytical.objective, *ta.rows[ta.ranking[1]].analytical.objective);
+}
+
+TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
+  const SweepSpec spec = spec_from(kAxes);
+  const CandidateSpace space(spec);
+  RunOptions o;
+  o.jobs = 2;
+  o.log_path = out_dir("finer") + "/results.jsonl";
+  const SweepRun run = run_sweep(spec, o);
+  EXPECT_EQ(run.finer.candidates, 2);
+  const SweepTable t = build_table(space, run.records);
+  int finer = 0;
+  for (const Row& r : t.rows) {
+    if (!r.finer.ran) continue;
+    ++finer;
+    EXPECT_LE(r.analytical.rank, 2);
+    // A candidate the finer level refuses or fails on is reported with its reason, never fatal.
+    EXPECT_TRUE(r.finer.status == kOk || !r.finer.reason.empty()) << r.finer.status;
+  }
+  EXPECT_EQ(finer, 2);
+  EXPECT_NE(sweep_summary(space, t, run).find("flow stage"), std::string::npos);
+  EXPECT_NE(sweep_html(space, t, run).find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::sweep

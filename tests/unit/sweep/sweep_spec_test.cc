@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/sweep/sweep_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/core/error.h"
+#include "sim/report/sweep/candidate_space.h"
+#include "tests/unit/sweep/sweep_test_util.h"
+
+namespace clustersim::sweep {
+namespace {
+
+using testing::spec_from;
+
+std::string error_text(const std::string& body) {
+  try {
+    spec_from(body);
+  } catch (const BadInput& e) {
+    std::string s;
+    for (const InputError& err : e.errors()) s += err.to_string() + "\n";
+    return s;
+  }
+  return "";
+}
+
+TEST(SweepSpec, ListsRangesAndMappingsExpand) {
+  const SweepSpec s = spec_from(
+      "axes:\n"
+      "  parallelism.tp: [1, 2, 4]\n"
+      "  parallelism.pp: {from: 1, to: 8, times: 2}\n"
+      "  parallelism.micro_batch: {from: 1, to: 3}\n"
+      "  cluster: [{gpus: 16}, {gpus: 32, nic_bandwidth: 400Gbps}]\n");
+  ASSERT_EQ(s.axes.size(), 4u);
+  EXPECT_EQ(s.axes[1].values.size(), 4u);  // 1 2 4 8
+  EXPECT_EQ(s.axes[1].values[3].label, "8");
+  EXPECT_EQ(s.axes[2].values.size(), 3u);
+  EXPECT_EQ(s.axes[3].values[1].label, "gpus=32 nic_bandwidth=400Gbps");
+  EXPECT_EQ(s.axes[3].values[1].sets.size(), 2u);
+  EXPECT_EQ(s.candidate_count(), 3 * 4 * 3 * 2);
+  EXPECT_EQ(s.objective, "tokens_per_s");
+  EXPECT_EQ(s.goal, Goal::kMaximize);
+}
+
+TEST(SweepSpec, CostObjectiveMinimisesAndNeedsPrices) {
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\n")
+                .find("needs a price for GPU 'A100-SXM4-80GB'"),
+            std::string::npos);
+  const SweepSpec s = spec_from(
+      "axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: 2}\n");
+  EXPECT_EQ(s.goal, Goal::kMinimize);
+}
+
+TEST(SweepSpec, BadFilesSayWhatIsWrong) {
+  EXPECT_NE(error_text("axis: {parallelism.tp: [1]}\n").find("did you mean 'axes'"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: []}\n").find("axes.parallelism.tp: the axis is empty"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: {from: 3, to: 1}}\n").find("the range is empty"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nobjective: speed\n").find("'speed' is not an output"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tpp: [1, 2]}\n").find("'parallelism.tpp' is not a scenario key"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {paralelism.tp: [1, 2]}\n").find("did you mean 'parallelism'"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nconstraints: {tpot_s: {max: 1}}\n").find("not an output of training"),
+            std::string::npos);
+  EXPECT_NE(error_text("").find("axes: required"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nset: {training.global_btch: 8}\n").find("set.training.global_btch"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nobjective: {metric: time_to_train_days}\n").find("train_tokens"),
+            std::string::npos);
+}
+
+TEST(CandidateSpace, LastAxisVariesFastestAndIdsAreStable) {
+  const SweepSpec s = spec_from("axes:\n  parallelism.tp: [1, 2]\n  parallelism.pp: [1, 2, 4]\n");
+  const CandidateSpace space(s);
+  ASSERT_EQ(space.size(), 6);
+  EXPECT_EQ(space.label(0), "parallelism.tp=1 parallelism.pp=1");
+  EXPECT_EQ(space.label(1), "parallelism.tp=1 parallelism.pp=2");
+  EXPECT_EQ(space.label(5), "parallelism.tp=2 parallelism.pp=4");
+  std::set<std::string> ids;
+  for (int64_t i = 0; i < space.size(); ++i) ids.insert(space.id(i));
+  EXPECT_EQ(ids.size(), 6u);
+  // The id depends on the values, not on the order of the axes in the file.
+  const SweepSpec swapped = spec_from("axes:\n  parallelism.pp: [1, 2, 4]\n  parallelism.tp: [1, 2]\n");
+  const CandidateSpace other(swapped);
+  EXPECT_EQ(other.label(3), "parallelism.pp=2 parallelism.tp=2");
+  EXPECT_EQ(other.id(3), space.id(4));  // tp=2 pp=2
+  const YamlNode tree = space.tree(5);
+  EXPECT_EQ(tree.find("parallelism")->find("pp")->scalar, "4");
+}
+
+}  // namespace
+}  // namespace clustersim::sweep

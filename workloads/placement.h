@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rank placement: which GPU holds the rank at (tp, cp, dp, pp) coordinates under an order such as
+// Megatron-LM's default tp-cp-dp-pp (TP fastest, so a TP group fills consecutive GPUs of a node).
+#pragma once
+
+#include <array>
+#include <string>
+
+namespace clustersim::work {
+
+enum class Dim { kTp = 0, kCp = 1, kDp = 2, kPp = 3 };
+
+// GPU = sum over dimensions of coordinate x stride, strides growing in `order` (first fastest).
+// With tp first and tp dividing gpus_per_node, each TP group sits in one node and each of its
+// ranks keeps the same local index (rail) across the DP and PP neighbours it talks to.
+class Placement {
+ public:
+  // `order`: a valid parallelism.placement string ("tp-cp-dp-pp"); sizes must be >= 1.
+  Placement(const std::string& order, int tp, int cp, int dp, int pp);
+
+  int gpu(int tp, int cp, int dp, int pp) const {
+    return tp * stride_[0] + cp * stride_[1] + dp * stride_[2] + pp * stride_[3];
+  }
+  int size(Dim d) const { return size_[static_cast<int>(d)]; }
+  int gpus() const { return size_[0] * size_[1] * size_[2] * size_[3]; }
+
+ private:
+  std::array<int, 4> size_{};
+  std::array<int, 4> stride_{};
+};
+
+}  // namespace clustersim::work

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-op costs of one training step shared by the analytical and flow levels: layer compute
+// times from the cost model, the LM head, TP/CP communication and the links collectives see.
+#pragma once
+
+#include "calibration/hardware_profile.h"
+#include "sim/collectives/collective_cost.h"
+#include "sim/core/config.h"
+#include "sim/core/units.h"
+
+namespace clustersim::work {
+
+// Achieved link speeds and collective latencies of a scenario (efficiencies from the profile).
+struct TrainingLinks {
+  Bandwidth nvlink_busbw;   // NVLink line rate x nvlink_busbw efficiency
+  Bandwidth nic_per_gpu;    // each GPU's share of its node's NICs, divided by oversubscription, x network_busbw
+  Time nvlink_alpha;        // per NCCL collective inside a node
+  Time net_alpha;           // per ring step across nodes
+};
+TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// The GroupLinks of a group of `ranks` ranks with `ranks_per_node` of them on each node.
+coll::GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l);
+
+// Forward and backward time of one layer for one micro-batch on one GPU.
+struct LayerTimes {
+  Time forward;
+  Time backward;       // includes recomputation
+  Time attention_fwd;  // the attention core alone (for context-parallel overlap)
+};
+// GEMMs (gemm_time per shape, backward = input- and weight-gradient GEMMs), attention (fused
+// backward = 2.5x forward FLOPs, FlashAttention-2, Dao 2023 section 3.1), memory-bound kernels
+// (backward moves twice the bytes); full recomputation adds a forward, selective the attention.
+LayerTimes layer_times(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// The LM head and loss on the last stage, one micro-batch, forward + backward: three GEMMs of
+// tokens x vocab/tp x hidden and an FP32 cross-entropy pass over the logits.
+Time head_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// Tensor/sequence-parallel traffic of one layer, one micro-batch, one pass (forward, or backward
+// without recomputation): `pairs` collectives on `activation` bytes each (per block: all-gather +
+// reduce-scatter with SP, one all-reduce without; one block with the parallel block, else two).
+struct TpLayerTraffic {
+  int collectives = 0;   // per pass
+  Bytes activation;      // tokens x hidden x 2 bytes per collective (nccl-tests size)
+  bool sequence_parallel = true;
+};
+TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg);
+
+// Exposed tensor/sequence-parallel and context-parallel communication of one layer, one
+// micro-batch (forward + backward), as the analytical level counts it.
+Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& l, const LayerTimes& lt);
+
+// Bytes of K and V one CP rank holds for one layer and micro-batch (the ring passes cp of them).
+Bytes cp_kv_bytes(const ScenarioConfig& cfg);
+
+// Gradient bucket size in parameters at the flow level: training.dp_bucket_size, or Megatron-LM's
+// rule for its distributed optimizer, max(40M, 1M x dp) (megatron/core/distributed, DDP config).
+double dp_bucket_params(const ScenarioConfig& cfg, int dp);
+
+// Bytes touched per parameter by a fused Adam step: read FP32 master, m, v, gradient (16), write
+// master, m, v (12), write the 16-bit copy (2).
+inline constexpr double kAdamBytesPerParam = 30.0;
+
+}  // namespace clustersim::work

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workloads/training_graph.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/compute_cost.h"
+#include "sim/collectives/collective_flows.h"
+#include "workloads/pipeline_schedule.h"
+#include "workloads/placement.h"
+#include "workloads/training_costs.h"
+#include "workloads/transformer.h"
+
+namespace clustersim::work {
+
+using coll::CollectiveOp;
+
+const char* to_string(OpRole r) {
+  switch (r) {
+    case OpRole::kBarrier: return "barrier";
+    case OpRole::kForward: return "forward";
+    case OpRole::kBackward: return "backward";
+    case OpRole::kOptimizer: return "optimizer";
+    case OpRole::kTpComm: return "tp_comm";
+    case OpRole::kCpComm: return "cp_comm";
+    case OpRole::kPpSend: return "pp_send";
+    case OpRole::kDpReduce: return "dp_reduce";
+    case OpRole::kDpGather: return "dp_gather";
+    case OpRole::kEmbeddingSync: return "embedding_sync";
+  }
+  return "?";
+}
+
+const char* to_string(Stream s) {
+  switch (s) {
+    case Stream::kCompute: return "compute";
+    case Stream::kTp: return "tp";
+    case Stream::kPp: return "pp";
+    case Stream::kDp: return "dp";
+  }
+  return "?";
+}
+
+namespace {
+
+// GPUs of `gpus` on the same node as the first one.
+int ranks_on_first_node(const std::vector<int32_t>& gpus, int gpus_per_node) {
+  int n = 0;
+  for (const int32_t g : gpus) n += g / gpus_per_node == gpus.front() / gpus_per_node ? 1 : 0;
+  return std::max(1, n);
+}
+
+std::vector<int32_t> line(const Placement& pl, Dim along, int tp, int cp, int dp, int pp) {
+  std::vector<int32_t> out;
+  const int n = pl.size(along);
+  for (int i = 0; i < n; ++i) {
+    out.push_back(pl.gpu(along == Dim::kTp ? i : tp, along == Dim::kCp ? i : cp, along == Dim::kDp ? i : dp,
+                         along == Dim::kPp ? i : pp));
+  }
+  return out;
+}
+
+class Builder {
+ public:
+  TrainingGraph g;
+
+  int32_t add(const Op& op) {
+    g.ops.push_back(op);
+    return static_cast<int32_t>(g.ops.size() - 1);
+  }
+  void edge(int32_t from, int32_t to) {
+    if (from < 0 || to < 0) return;
+    g.ops[from].succ.push_back(to);
+    ++g.ops[to].preds;
+  }
+  int32_t comm_set(std::vector<std::vector<int32_t>> instances) {
+    g.comm_sets.push_back(std::move(instances));
+    return static_cast<int32_t>(g.comm_sets.size() - 1);
+  }
+  static Op compute(OpRole role, int32_t group, Time duration) {
+    Op op;
+    op.kind = OpKind::kCompute;
+    op.role = role;
+    op.stream = Stream::kCompute;
+    op.main_line = true;
+    op.group = group;
+    op.duration = duration;
+    return op;
+  }
+  static Op comm(OpRole role, Stream stream, int32_t group, CollectiveOp c, Bytes bytes, Time latency, int32_t set) {
+    Op op;
+    op.kind = OpKind::kComm;
+    op.role = role;
+    op.stream = stream;
+    op.group = group;
+    op.collective = c;
+    op.bytes = bytes;
+    op.duration = latency;
+    op.comm_set = set;
+    return op;
+  }
+};
+
+}  // namespace
+
+GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  const int gpn = cfg.cluster.gpus_per_node;
+  const Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  const TrainingLinks l = training_links(cfg, hw);
+  const LayerTimes lt = layer_times(cfg, hw);
+  const double layers_chunk = static_cast<double>(cfg.model.layers) / (p.pp * p.vpp);
+  GraphCosts c;
+  c.forward_chunk = layers_chunk * lt.forward;
+  c.backward_chunk = layers_chunk * lt.backward;
+  c.attention_fwd_chunk = layers_chunk * lt.attention_fwd;
+  const Time head = head_time(cfg, hw);
+  // One of the head's three GEMMs runs forward, two backward (input and weight gradients).
+  c.head_forward = (1.0 / 3.0) * head;
+  c.head_backward = head - c.head_forward;
+  using coll::Algorithm;
+  using coll::collective_latency;
+  const coll::GroupLinks tp_g =
+      group_links(p.tp, ranks_on_first_node(line(pl, Dim::kTp, 0, 0, 0, 0), gpn), l);
+  c.tp_latency_per_collective =
+      p.sequence_parallel ? collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, tp_g) +
+                                collective_latency(CollectiveOp::kReduceScatter, Algorithm::kRing, tp_g)
+                          : collective_latency(CollectiveOp::kAllReduce, Algorithm::kRing, tp_g);
+  const coll::GroupLinks cp_g =
+      group_links(p.cp, ranks_on_first_node(line(pl, Dim::kCp, 0, 0, 0, 0), gpn), l);
+  c.cp_latency_per_ring = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, cp_g);
+  const bool pp_inter = p.pp > 1 && pl.gpu(0, 0, 0, 0) / gpn != pl.gpu(0, 0, 0, 1) / gpn;
+  c.pp_latency = p.pp > 1 ? (pp_inter ? l.net_alpha : l.nvlink_alpha) : Time::zero();
+  const coll::GroupLinks dp_g = group_links(dp, ranks_on_first_node(line(pl, Dim::kDp, 0, 0, 0, 0), gpn), l);
+  c.dp_latency_reduce = collective_latency(
+      p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, dp_g);
+  c.dp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, dp_g);
+  c.emb_latency = collective_latency(CollectiveOp::kAllReduce, Algorithm::kRing, group_links(2, 1, l));
+  c.params_on_gpu = memory_per_gpu(cfg).params_on_gpu;
+  const double shard = p.zero_stage >= 1 ? c.params_on_gpu / dp : c.params_on_gpu;
+  c.optimizer = calib::memory_time(bytes_of(shard * kAdamBytesPerParam), hw);
+  c.bucket_params = dp_bucket_params(cfg, dp);
+  return c;
+}
+
+TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const ModelConfig& m = cfg.model;
+  const OverlapConfig& ov = cfg.training.overlap;
+  const int tp = p.tp, cp = p.cp, pp = p.pp, vpp = p.vpp;
+  const int dp = data_parallel_size(cfg);
+  const int mbs = micro_batches_per_iteration(cfg);
+  const int stages_v = pp * vpp;
+  const Placement pl(p.placement, tp, cp, dp, pp);
+  Builder b;
+  TrainingGraph& g = b.g;
+  g.gpus_per_node = cfg.cluster.gpus_per_node;
+  g.folded = cfg.training.fold_ranks || dp == 1;
+  g.dp = dp;
+  g.micro_batches = mbs;
+  const int ndp = g.folded ? 1 : dp;
+  auto group_of = [ndp](int stage, int d) { return static_cast<int32_t>(stage * ndp + d); };
+
+  // Rank groups and the comm sets of each.
+  std::vector<int32_t> tp_set, cp_set, pp_next_set, pp_prev_set;
+  for (int s = 0; s < pp; ++s) {
+    for (int d = 0; d < ndp; ++d) {
+      RankGroup rg;
+      rg.stage = s;
+      rg.dp = d;
+      rg.name = "stage" + std::to_string(s) + "/dp" + std::to_string(d);
+      std::vector<std::vector<int32_t>> tps, cps, next, prev;
+      for (int ci = 0; ci < cp; ++ci) {
+        for (int t = 0; t < tp; ++t) {
+          rg.gpus.push_back(pl.gpu(t, ci, d, s));
+          next.push_back({pl.gpu(t, ci, d, s), pl.gpu(t, ci, d, (s + 1) % pp)});
+          prev.push_back({pl.gpu(t, ci, d, s), pl.gpu(t, ci, d, (s + pp - 1) % pp)});
+        }
+        tps.push_back(line(pl, Dim::kTp, 0, ci, d, s));
+      }
+      for (int t = 0; t < tp; ++t) cps.push_back(line(pl, Dim::kCp, t, 0, d, s));
+      tp_set.push_back(tp > 1 ? b.comm_set(tps) : -1);
+      cp_set.push_back(cp > 1 ? b.comm_set(cps) : -1);
+      pp_next_set.push_back(pp > 1 ? b.comm_set(next) : -1);
+      pp_prev_set.push_back(pp > 1 ? b.comm_set(prev) : -1);
+      g.groups.push_back(std::move(rg));
+    }
+  }
+  // DP rings of a stage: every TP/CP position, every replica (also when folded).
+  std::vector<int32_t> dp_set(static_cast<size_t>(pp), -1);
+  if (dp > 1) {
+    for (int s = 0; s < pp; ++s) {
+      std::vector<std::vector<int32_t>> rings;
+      for (int ci = 0; ci < cp; ++ci) {
+        for (int t = 0; t < tp; ++t) rings.push_back(line(pl, Dim::kDp, t, ci, 0, s));
+      }
+      dp_set[s] = b.comm_set(rings);
+    }
+  }
+
+  // Per-pass traffic.
+  const TpLayerTraffic tpt = tp_layer_traffic(cfg);
+  const double layers_chunk = static_cast<double>(m.layers) / stages_v;
+  const double tp_colls_fwd = tpt.collectives * layers_chunk;
+  const double tp_colls_bwd = tp_colls_fwd * (cfg.training.recompute == Recompute::kFull ? 2.0 : 1.0);
+  const double tp_hidden_share = ov.tp_comm ? 1.0 - 1.0 / tp : 0.0;
+  const double cp_ring = static_cast<double>(cp_kv_bytes(cfg).n) * cp;
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / cp;
+  const Bytes pp_bytes = bytes_of(tokens * m.hidden * 2.0 / tp);
+  const double chunk_params = c.params_on_gpu / vpp;
+  const int buckets = std::max(1, static_cast<int>(std::ceil(chunk_params / std::max(1.0, c.bucket_params))));
+  const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  const Bytes bucket_grads = bytes_of(chunk_params / buckets * grad_bytes);
+  const Bytes bucket_weights = bytes_of(chunk_params / buckets * 2.0);
+  const bool dp_overlap_reduce = ov.dp_grad_reduce;
+  const bool gather_at_start = dp > 1 && p.zero_stage >= 1 && ov.dp_param_gather;
+  const CollectiveOp reduce_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+
+  // Parameter gathers at the start (the previous step's update, overlapped with forward).
+  std::vector<int32_t> dp_prev(static_cast<size_t>(pp), -1);
+  std::vector<std::vector<int32_t>> gathered(static_cast<size_t>(pp), std::vector<int32_t>(static_cast<size_t>(vpp), -1));
+  if (gather_at_start) {
+    for (int s = 0; s < pp; ++s) {
+      for (int ch = 0; ch < vpp; ++ch) {
+        for (int j = 0; j < buckets; ++j) {
+          Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                                bucket_weights, c.dp_latency_gather, dp_set[s]);
+          op.chunk = ch;
+          const int32_t id = b.add(op);
+          b.edge(dp_prev[s], id);
+          dp_prev[s] = id;
+        }
+        gathered[s][ch] = dp_prev[s];
+      }
+    }
+  }
+
+  // Passes of every rank group.
+  const size_t slots = static_cast<size_t>(ndp) * mbs * stages_v * 2;
+  std::vector<int32_t> entry(slots, -1), send_of(slots, -1);
+  auto slot = [&](int d, int mb, int v, bool fwd) {
+    return ((static_cast<size_t>(d) * mbs + mb) * stages_v + v) * 2 + (fwd ? 0 : 1);
+  };
+  const size_t ngroups = g.groups.size();
+  std::vector<std::vector<std::vector<int32_t>>> reduce_ready(ngroups);  // [group][chunk][bucket]
+  std::vector<std::vector<int>> last_bwd_pass(static_cast<size_t>(pp));
+  std::vector<std::vector<int32_t>> final_chain(ngroups);
+  std::vector<std::vector<int32_t>> z3(static_cast<size_t>(pp));  // ZeRO-3 per-pass gathers, shared per stage
+  std::vector<int32_t> z3_prev(static_cast<size_t>(pp), -1);
+  for (int s = 0; s < pp; ++s) {
+    const std::vector<PipelinePass> order = pipeline_order(pp, vpp, mbs, s);
+    std::vector<int> first_fwd(static_cast<size_t>(vpp), -1), last_bwd(static_cast<size_t>(vpp), -1);
+    for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+      if (order[i].forward && first_fwd[order[i].chunk] < 0) first_fwd[order[i].chunk] = i;
+      if (!order[i].forward) last_bwd[order[i].chunk] = i;
+    }
+    last_bwd_pass[s] = last_bwd;
+    for (int d = 0; d < ndp; ++d) {
+      const int32_t gi = group_of(s, d);
+      reduce_ready[gi].assign(static_cast<size_t>(vpp), {});
+      std::vector<int32_t> chain;
+      for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+        const PipelinePass& pass = order[i];
+        const int v = pass.chunk * pp + s;
+        Op bar = Builder::compute(OpRole::kBarrier, gi, Time::zero());
+        bar.microbatch = pass.microbatch;
+        bar.chunk = pass.chunk;
+        const int32_t barrier = b.add(bar);
+        for (const int32_t pred : chain) b.edge(pred, barrier);
+        entry[slot(d, pass.microbatch, v, pass.forward)] = barrier;
+        if (pass.forward && i == first_fwd[pass.chunk]) b.edge(gathered[s][pass.chunk], barrier);
+        if (p.zero_stage == 3 && dp > 1) {
+          if (d == 0) {
+            Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
+                                  bytes_of(chunk_params * 2.0), c.dp_latency_gather, dp_set[s]);
+            op.microbatch = pass.microbatch;
+            op.chunk = pass.chunk;
+            const int32_t id = b.add(op);
+            b.edge(z3_prev[s], id);
+            z3_prev[s] = id;
+            z3[s].push_back(id);
+          }
+          const int32_t ag = z3[s][i];
+          if (!ov.dp_param_gather) {
+            for (const int32_t pred : chain) b.edge(pred, ag);
+          }
+          b.edge(ag, barrier);
+        }
+        Time dur = pass.forward ? c.forward_chunk : c.backward_chunk;
+        if (v == stages_v - 1) dur += pass.forward ? c.head_forward : c.head_backward;
+        const OpRole role = pass.forward ? OpRole::kForward : OpRole::kBackward;
+        // Concurrent TP share (overlapped with the GEMMs) starts with the pass.
+        const double colls = pass.forward ? tp_colls_fwd : tp_colls_bwd;
+        int32_t tp_hidden = -1;
+        if (tp > 1 && tp_hidden_share > 0) {
+          Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce,
+                                bytes_of(tp_hidden_share * colls * tpt.activation.as_double()), Time::zero(), tp_set[gi]);
+          op.microbatch = pass.microbatch;
+          op.chunk = pass.chunk;
+          tp_hidden = b.add(op);
+          b.edge(barrier, tp_hidden);
+        }
+        int32_t last = barrier;
+        int32_t cp_op = -1;
+        auto add_compute = [&](Time t) {
+          Op op = Builder::compute(role, gi, t);
+          op.microbatch = pass.microbatch;
+          op.chunk = pass.chunk;
+          const int32_t id = b.add(op);
+          b.edge(last, id);
+          last = id;
+          return id;
+        };
+        const bool split_for_dp = !pass.forward && i == last_bwd[pass.chunk] && dp > 1 && dp_overlap_reduce;
+        if (cp > 1) {
+          // The K/V ring runs beside the attention core (forward: one ring; backward: K/V and
+          // their gradients, against 2.5x the forward attention).
+          const Time window = pass.forward ? c.attention_fwd_chunk : 2.5 * c.attention_fwd_chunk;
+          const Time att = min(window, dur);
+          add_compute(dur - att);
+          const double rings = layers_chunk * (pass.forward ? 1.0 : 2.0);
+          Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kAllGather,
+                                bytes_of(rings * cp_ring), rings * c.cp_latency_per_ring, cp_set[gi]);
+          op.microbatch = pass.microbatch;
+          op.chunk = pass.chunk;
+          cp_op = b.add(op);
+          b.edge(last, cp_op);
+          add_compute(att);
+          if (split_for_dp) reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), last);
+        } else if (split_for_dp) {
+          // Buckets become ready as backward walks through the chunk's parameters.
+          for (int j = 0; j < buckets; ++j) reduce_ready[gi][pass.chunk].push_back(add_compute((1.0 / buckets) * dur));
+        } else {
+          add_compute(dur);
+        }
+        int32_t end = last;
+        if (tp > 1) {
+          Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce,
+                                bytes_of((1.0 - tp_hidden_share) * colls * tpt.activation.as_double()),
+                                (ov.tp_comm ? 1.0 / tp : 1.0) * (colls * c.tp_latency_per_collective), tp_set[gi]);
+          op.microbatch = pass.microbatch;
+          op.chunk = pass.chunk;
+          op.main_line = true;
+          end = b.add(op);
+          b.edge(last, end);
+          b.edge(tp_hidden, end);
+          b.edge(cp_op, end);
+        } else if (cp_op >= 0) {
+          Op join = Builder::compute(OpRole::kBarrier, gi, Time::zero());
+          end = b.add(join);
+          b.edge(last, end);
+          b.edge(cp_op, end);
+        }
+        chain.assign(1, end);
+        const bool sends = pass.forward ? v < stages_v - 1 : v > 0;
+        if (sends) {
+          const int next_stage = (pass.forward ? v + 1 : v - 1) % pp;
+          Op op = Builder::comm(OpRole::kPpSend, Stream::kPp, gi, CollectiveOp::kSendRecv, pp_bytes, c.pp_latency,
+                                pass.forward ? pp_next_set[gi] : pp_prev_set[gi]);
+          op.microbatch = pass.microbatch;
+          op.chunk = pass.chunk;
+          op.peer_group = group_of(next_stage, d);
+          const int32_t id = b.add(op);
+          b.edge(end, id);
+          send_of[slot(d, pass.microbatch, v, pass.forward)] = id;
+          // Without overlap the send blocks the stream (Megatron's batched isend/irecv + wait).
+          if (!ov.pp_p2p) chain.push_back(id);
+        }
+        if (split_for_dp == false && !pass.forward && i == last_bwd[pass.chunk] && dp > 1) {
+          reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), end);
+        }
+      }
+      final_chain[gi] = chain;
+    }
+  }
+  // Activations and gradients between virtual stages.
+  for (int d = 0; d < ndp; ++d) {
+    for (int mb = 0; mb < mbs; ++mb) {
+      for (int v = 0; v < stages_v; ++v) {
+        if (v > 0) b.edge(send_of[slot(d, mb, v - 1, true)], entry[slot(d, mb, v, true)]);
+        if (v < stages_v - 1) b.edge(send_of[slot(d, mb, v + 1, false)], entry[slot(d, mb, v, false)]);
+      }
+    }
+  }
+  // Gradient reduction, bucket by bucket in the order backward finishes the chunks.
+  std::vector<int32_t> reduced(static_cast<size_t>(pp), -1);
+  if (dp > 1) {
+    for (int s = 0; s < pp; ++s) {
+      std::vector<int> chunks(static_cast<size_t>(vpp));
+      for (int ch = 0; ch < vpp; ++ch) chunks[ch] = ch;
+      std::sort(chunks.begin(), chunks.end(), [&](int a, int x) { return last_bwd_pass[s][a] < last_bwd_pass[s][x]; });
+      for (const int ch : chunks) {
+        for (int j = 0; j < buckets; ++j) {
+          Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
+                                c.dp_latency_reduce, dp_set[s]);
+          op.chunk = ch;
+          const int32_t id = b.add(op);
+          b.edge(dp_prev[s], id);
+          for (int d = 0; d < ndp; ++d) {
+            const int32_t gi = group_of(s, d);
+            if (dp_overlap_reduce) {
+              b.edge(reduce_ready[gi][ch][j], id);
+            } else {
+              for (const int32_t pred : final_chain[gi]) b.edge(pred, id);
+            }
+          }
+          dp_prev[s] = id;
+        }
+      }
+      reduced[s] = dp_prev[s];
+    }
+  }
+  // Optimizer step per rank group, after its gradients are reduced and the embedding synced.
+  std::vector<int32_t> optimizer(ngroups, -1);
+  for (size_t gi = 0; gi < ngroups; ++gi) {
+    Op op = Builder::compute(OpRole::kOptimizer, static_cast<int32_t>(gi), c.optimizer);
+    optimizer[gi] = b.add(op);
+    for (const int32_t pred : final_chain[gi]) b.edge(pred, optimizer[gi]);
+    b.edge(reduced[g.groups[gi].stage], optimizer[gi]);
+  }
+  if (pp > 1 && m.tied_embeddings) {
+    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / tp * 4.0);
+    for (int d = 0; d < ndp; ++d) {
+      std::vector<std::vector<int32_t>> pairs;
+      for (int dd = (g.folded ? 0 : d); dd < (g.folded ? dp : d + 1); ++dd) {
+        for (int ci = 0; ci < cp; ++ci) {
+          for (int t = 0; t < tp; ++t) pairs.push_back({pl.gpu(t, ci, dd, 0), pl.gpu(t, ci, dd, pp - 1)});
+        }
+      }
+      const int32_t first = group_of(0, d), last = group_of(pp - 1, d);
+      Op op = Builder::comm(OpRole::kEmbeddingSync, Stream::kDp, first, CollectiveOp::kAllReduce, emb, c.emb_latency,
+                            b.comm_set(pairs));
+      op.peer_group = last;
+      const int32_t id = b.add(op);
+      for (const int32_t gi : {first, last}) {
+        for (const int32_t pred : final_chain[gi]) b.edge(pred, id);
+        b.edge(reduced[g.groups[gi].stage], id);
+        b.edge(id, optimizer[gi]);
+      }
+    }
+  }
+  // Without overlap, the updated parameters are gathered after the step, on the critical path.
+  if (dp > 1 && p.zero_stage >= 1 && !ov.dp_param_gather) {
+    for (int s = 0; s < pp; ++s) {
+      int32_t prev = -1;
+      for (int ch = 0; ch < vpp; ++ch) {
+        for (int j = 0; j < buckets; ++j) {
+          Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                                bucket_weights, c.dp_latency_gather, dp_set[s]);
+          op.chunk = ch;
+          op.main_line = true;
+          const int32_t id = b.add(op);
+          b.edge(prev, id);
+          if (prev < 0) {
+            for (int d = 0; d < ndp; ++d) b.edge(optimizer[group_of(s, d)], id);
+          }
+          prev = id;
+        }
+      }
+    }
+  }
+  return std::move(b.g);
+}
+
+}  // namespace clustersim::work

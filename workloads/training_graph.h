@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// The operation graph of one training iteration: per rank group (the tp x cp GPUs of one pipeline
+// stage of one DP replica), its compute passes and communications with their dependencies, for
+// TP/SP, CP, 1F1B or interleaved pipelines and ZeRO-0..3 data parallelism.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/collectives/collective_cost.h"
+#include "sim/core/config.h"
+#include "sim/core/units.h"
+
+namespace clustersim::work {
+
+enum class OpKind : uint8_t { kCompute, kComm };
+// What an op is for; reports attribute time by role.
+enum class OpRole : uint8_t {
+  kBarrier,        // zero-time join at the start of a pass
+  kForward,        // forward compute of one micro-batch through one chunk
+  kBackward,       // backward (and recomputation)
+  kOptimizer,      // optimizer step
+  kTpComm,         // tensor/sequence-parallel collectives
+  kCpComm,         // context-parallel K/V ring
+  kPpSend,         // pipeline activation or gradient send/recv
+  kDpReduce,       // gradient reduce-scatter (all-reduce with ZeRO-0), one bucket
+  kDpGather,       // parameter all-gather, one bucket
+  kEmbeddingSync,  // tied-embedding gradient all-reduce between the first and last stage
+};
+// The CUDA stream (trace track) an op runs on.
+enum class Stream : uint8_t { kCompute, kTp, kPp, kDp };
+inline constexpr int kStreamCount = 4;
+const char* to_string(OpRole r);
+const char* to_string(Stream s);
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  OpRole role = OpRole::kBarrier;
+  Stream stream = Stream::kCompute;
+  bool main_line = false;  // on the rank group's sequential line (compute stream and the waits it makes)
+  int32_t group = -1;      // rank group that runs it; shared DP ops: the first member
+  int32_t peer_group = -1; // send: the receiving rank group
+  int32_t microbatch = -1;
+  int32_t chunk = -1;
+  Time duration;           // compute: its time; comm: the latency (alpha) paid besides its flows
+  Bytes bytes;             // comm: per instance, nccl-tests size (see collective_flows)
+  coll::CollectiveOp collective = coll::CollectiveOp::kSendRecv;
+  int32_t comm_set = -1;   // comm: index into TrainingGraph::comm_sets
+  int32_t preds = 0;       // number of ops that must end first
+  std::vector<int32_t> succ;
+};
+
+// One rank group: tp x cp GPUs of pipeline stage `stage` in DP replica `dp`.
+struct RankGroup {
+  int stage = 0;
+  int dp = 0;
+  std::string name;          // "stage3/dp0"
+  std::vector<int32_t> gpus;
+};
+
+struct TrainingGraph {
+  std::vector<Op> ops;
+  // Each comm set lists the collective instances an op runs at once, each a list of GPUs in rank
+  // order. With folding, a representative's DP op carries every replica's and every TP rank's
+  // ring, so the fabric sees the whole cluster's DP traffic.
+  std::vector<std::vector<std::vector<int32_t>>> comm_sets;
+  std::vector<RankGroup> groups;
+  int gpus_per_node = 8;
+  bool folded = true;
+  int dp = 1;
+  int micro_batches = 1;
+};
+
+// The durations the graph uses, per micro-batch and chunk on one rank group; graph_costs() takes
+// them from the cost model exactly as the analytical level does. Tests may set them by hand.
+struct GraphCosts {
+  Time forward_chunk;         // layers per chunk x layer forward
+  Time backward_chunk;        // with recomputation
+  Time attention_fwd_chunk;   // attention core within forward_chunk (CP overlap window)
+  Time head_forward;          // LM head on the last virtual stage
+  Time head_backward;
+  Time optimizer;             // optimizer step over the rank's shard
+  Time tp_latency_per_collective;  // alpha of one TP/SP collective (AG + RS pair, or AR)
+  Time cp_latency_per_ring;        // alpha of one CP K/V ring
+  Time pp_latency;            // alpha of one send/recv
+  Time dp_latency_reduce;     // alpha of one DP reduce-scatter (all-reduce)
+  Time dp_latency_gather;     // alpha of one DP all-gather
+  Time emb_latency;           // alpha of the embedding all-reduce
+  double params_on_gpu = 0;   // parameters on the most loaded stage
+  double bucket_params = 40e6;
+};
+GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// Builds the graph for a validated scenario. With cfg.training.fold_ranks, one representative
+// rank group per stage (DP replica 0) carries the schedule; its DP collectives and the embedding
+// sync still put every replica's flows on the fabric. Without folding, every rank group has its
+// own ops and DP collectives wait for every replica.
+TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& costs);
+
+}  // namespace clustersim::work
