@@ -95,22 +95,29 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (args.has("--fidelity")) overrides.push_back("network.fidelity=" + args.value("--fidelity"));
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides);
   const report::RunOutput out = report::run_scenario(cfg);
+  std::vector<std::string> written;
   if (args.has("--out")) {
     const std::filesystem::path dir(args.value("--out"));
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
-    write_file(dir / "results.json", out.results.dump(2));
-    if (!out.links_csv.empty()) write_file(dir / "links.csv", out.links_csv);
-    for (const auto& [name, text] : out.extra_files) write_file(dir / name, text);
-    if (!out.trace_json.empty()) write_file(dir / "trace.json", out.trace_json);
-    if (!out.report_html.empty()) write_file(dir / "report.html", out.report_html);
+    std::vector<std::pair<std::string, const std::string*>> files = {{"results.json", nullptr}};
+    if (!out.links_csv.empty()) files.emplace_back("links.csv", &out.links_csv);
+    for (const auto& [name, text] : out.extra_files) files.emplace_back(name, &text);
+    if (!out.trace_json.empty()) files.emplace_back("trace.json", &out.trace_json);
+    if (!out.report_html.empty()) files.emplace_back("report.html", &out.report_html);
+    const std::string results = out.results.dump(2);
+    for (const auto& [name, text] : files) {
+      write_file(dir / name, text ? *text : results);
+      written.push_back((dir / name).string());
+    }
   }
   if (format == "json") {
     std::cout << out.results.dump(2);
   } else {
     std::cout << out.summary;
-    if (args.has("--out")) std::cout << "\nwrote " << (std::filesystem::path(args.value("--out")) / "results.json").string() << "\n";
+    if (!written.empty()) std::cout << "\n";
+    for (const std::string& f : written) std::cout << "wrote " << f << "\n";
   }
   return 0;
 }

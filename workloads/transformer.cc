@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/moe.h"
+
 namespace clustersim::work {
 namespace {
 
@@ -70,13 +72,17 @@ ParamCount count_params(const ModelConfig& m) {
   }
   p.embedding = static_cast<double>(m.vocab) * h + (m.learned_positions ? m.seq_len * h : 0.0);
   p.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
+  // MoE: experts, routers and shared experts replace the MLP of the MoE layers (workloads/moe.h);
+  // per_layer becomes the mean over all layers.
+  if (m.moe) p.per_layer += moe_extra_params(m) / m.layers;
   p.total = m.layers * p.per_layer + p.embedding + p.lm_head + p.final_norm;
   return p;
 }
 
 double model_flops_per_token(const ModelConfig& m) {
-  const double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden) +
-                         2.0 * m.hidden * static_cast<double>(m.vocab);
+  double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden) +
+                   2.0 * m.hidden * static_cast<double>(m.vocab);
+  if (m.moe) forward += 2.0 * moe_extra_active_gemm_params(m);  // active parameters only
   return 3.0 * forward;
 }
 
@@ -87,7 +93,8 @@ FlopCount iteration_flops(const ScenarioConfig& cfg) {
   out.model = Flops{tokens * model_flops_per_token(m)};
   double extra_per_token = 0;
   if (cfg.training.recompute == Recompute::kFull) {
-    extra_per_token = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden);
+    extra_per_token = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden) +
+                      2.0 * moe_extra_active_gemm_params(m);
   } else if (cfg.training.recompute == Recompute::kSelective) {
     extra_per_token = m.layers * 4.0 * attention_span(m) * m.hidden;
   }
@@ -171,6 +178,7 @@ Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {
 }
 
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
+  if (cfg.model.moe) return moe_memory_per_gpu(cfg);
   const Dims x = dims(cfg);
   const ModelConfig& m = cfg.model;
   const ParamCount pc = count_params(m);

@@ -79,6 +79,7 @@ struct MemoryEstimate {
   Bytes activations;
   Bytes total() const { return weights + gradients + optimizer + activations; }
   double params_on_gpu = 0;  // parameters held before ZeRO sharding
+  double expert_params_on_gpu = 0;  // MoE: of params_on_gpu, the experts' (synced over expert DP)
 };
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);
 

@@ -2,7 +2,9 @@
 #include "sim/collectives/collective_flows.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 
 namespace clustersim::coll {
 namespace {
@@ -133,6 +135,24 @@ Time tree_allreduce_time(Bytes size, const GroupLinks& g) {
   const double inter = 2.0 * size.as_double() / (k * g.nic_per_gpu.bytes_per_s);
   const double intra = k > 1 ? 2.0 * (k - 1) / k * size.as_double() / g.intra_busbw.bytes_per_s : 0.0;
   return collective_latency(CollectiveOp::kAllReduce, Algorithm::kTree, g) + Time::s(std::max(inter, intra));
+}
+
+Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g) {
+  if (transfers.empty()) return Time::zero();
+  // Per GPU: bytes sent and received inside the node and across it.
+  std::map<int32_t, std::array<double, 4>> load;
+  for (const FlowSpec& f : transfers) {
+    const double b = f.bytes.as_double();
+    load[f.src][f.inter_node ? 2 : 0] += b;
+    load[f.dst][f.inter_node ? 3 : 1] += b;
+  }
+  double worst = 0;
+  for (const auto& [gpu, v] : load) {
+    const double intra = std::max(v[0], v[1]) / g.intra_busbw.bytes_per_s;
+    const double inter = std::max(v[2], v[3]) / g.nic_per_gpu.bytes_per_s;
+    worst = std::max(worst, std::max(intra, inter));
+  }
+  return collective_latency(CollectiveOp::kAllToAll, Algorithm::kRing, g) + Time::s(worst);
 }
 
 Time collective_latency(CollectiveOp op, Algorithm algorithm, const GroupLinks& g) {

@@ -60,6 +60,14 @@ void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::spa
 // One node: the ring's collective_time.
 Time tree_allreduce_time(Bytes size, const GroupLinks& g);
 
+// Closed-form time of an uneven all-to-all given as its transfers (src, dst, bytes; MoE dispatch
+// and combine): every GPU sends and receives its own bytes at once, so the slowest direction of
+// the busiest GPU decides,
+//   t = latency + max over GPUs of max(send_intra, recv_intra) / intra_busbw,
+//                                     max(send_inter, recv_inter) / nic_per_gpu
+// with latency = collective_latency(kAllToAll, ring, g). No transfers: zero.
+Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g);
+
 // The latency (alpha) part of collective_time for `algorithm`: what a flow-level collective waits
 // besides its flows.
 Time collective_latency(CollectiveOp op, Algorithm algorithm, const GroupLinks& g);

@@ -13,6 +13,7 @@
 #include "sim/core/dcqcn_config.h"
 #include "sim/core/faults_config.h"
 #include "sim/core/inference_config.h"
+#include "sim/core/moe_config.h"
 #include "sim/core/stragglers_config.h"
 #include "sim/core/units.h"
 
@@ -82,6 +83,7 @@ struct ModelConfig {
   bool tied_embeddings = true;
   bool learned_positions = true;  // GPT-style learned position embeddings (false: rotary, no parameters)
   int attention_window = 0;  // sliding-window attention span in tokens; 0 = full causal attention
+  std::optional<MoeConfig> moe;  // `model.moe`: set for a Mixture-of-Experts model (sim/core/moe_config.h)
 };
 
 // `parallelism`: how the model is split. DP is derived: gpus / (tp * pp * cp).
@@ -96,6 +98,8 @@ struct ParallelismConfig {
   // Rank order, fastest-varying first (Megatron-LM's default tp-cp-dp-pp): a permutation of
   // tp, cp, dp, pp. Consecutive ranks fill a node, so tp first keeps TP inside the NVLink domain.
   std::string placement = "tp-cp-dp-pp";
+  int ep = 1;         // MoE: expert parallelism (experts / ep per GPU), within the stage's GPUs
+  int expert_tp = 1;  // MoE: tensor parallelism of each expert (inside a node)
 };
 
 // `training.overlap`: which communication hides behind compute (MegaScale section 3.2).
@@ -104,6 +108,7 @@ struct OverlapConfig {
   bool dp_param_gather = true;   // all-gather during forward (ZeRO >= 1)
   bool tp_comm = false;          // TP/SP collectives overlapped with GEMMs
   bool pp_p2p = false;           // PP send/recv off the critical path
+  int a2a_chunks = 1;            // MoE: all-to-all pipelined with expert compute in up to n chunks (1 = none)
 };
 
 // `training`: the step being simulated.
@@ -118,6 +123,8 @@ struct TrainingConfig {
   OverlapConfig overlap;
   int64_t dp_bucket_size = 0;    // gradient bucket in parameters; 0 = Megatron's max(40M, 1M x dp) at the flow level, 40M analytical
   bool fold_ranks = true;        // flow level: simulate one representative of symmetric rank groups
+  AttentionParallel attention_parallel = AttentionParallel::kTp;  // MoE: attention over the tp group
+  CommPrecision comm_precision = CommPrecision::kDefault;        // MoE: all-to-all and gradient sync
 };
 
 // `traffic`: a network microbenchmark instead of a training step (scenarios/net-*.yaml).

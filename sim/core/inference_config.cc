@@ -34,7 +34,7 @@ void read_pool(MapReader r, PoolConfig& p) {
   r.read("gpus", p.gpus, Need::kRequired, 1);
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
-  r.read("price_per_hour", p.price_per_hour, Need::kOptional, 0.0, 1e9);
+  r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9);
   r.finish();
 }
 

@@ -54,7 +54,7 @@ struct PoolConfig {
   int gpus = 0;                 // GPUs in the pool (required for the pools the mode uses)
   int tp = 1;                   // tensor parallelism of attention (expert pool: of each expert)
   int ep = 0;                   // GPUs per instance holding the experts; 0 = tp (colocated, prefill, decode)
-  double price_per_hour = 0.0;  // price of one GPU-hour, any currency; 0 = unknown
+  double price_per_gpu_hour = 0.0;  // price of one GPU-hour, any currency; 0 = unknown
 };
 
 enum class KvPrecision { kBf16, kFp8 };

@@ -77,6 +77,7 @@ void read_model(MapReader r, ModelConfig& m) {
   r.read("tied_embeddings", m.tied_embeddings);
   r.read("learned_positions", m.learned_positions);
   r.read("attention_window", m.attention_window, Need::kOptional, 0, 1 << 24);
+  if (const YamlNode* moe = r.child("moe"); moe && !moe->is_null()) read_moe(r.section("moe"), m.moe.emplace());
   r.finish();
 }
 
@@ -104,6 +105,8 @@ void read_parallelism(MapReader r, ParallelismConfig& p) {
   if (r.read("placement", p.placement) && !valid_placement(p.placement)) {
     r.error("placement", "expected the four dimensions tp, cp, dp, pp each once, joined by '-' (e.g. tp-cp-dp-pp)");
   }
+  r.read("ep", p.ep, Need::kOptional, 1, 1 << 16);
+  r.read("expert_tp", p.expert_tp, Need::kOptional, 1, 1024);
   r.finish();
 }
 
@@ -122,7 +125,11 @@ void read_training(MapReader r, TrainingConfig& t) {
   o.read("dp_param_gather", t.overlap.dp_param_gather);
   o.read("tp_comm", t.overlap.tp_comm);
   o.read("pp_p2p", t.overlap.pp_p2p);
+  o.read("a2a_chunks", t.overlap.a2a_chunks, Need::kOptional, 1, 64);
   o.finish();
+  r.read_enum("attention_parallel", t.attention_parallel, {{"tp", AttentionParallel::kTp}, {"sp", AttentionParallel::kSp}});
+  r.read_enum("comm_precision", t.comm_precision,
+              {{"default", CommPrecision::kDefault}, {"bf16", CommPrecision::kBf16}, {"fp8", CommPrecision::kFp8}});
   double bucket = 0;
   if (r.read("dp_bucket_size", bucket, Need::kOptional, 0.0, 1e13)) t.dp_bucket_size = static_cast<int64_t>(bucket);
   r.read("fold_ranks", t.fold_ranks);

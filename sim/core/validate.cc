@@ -40,6 +40,7 @@ std::vector<InputError> validate_scenario(const ScenarioConfig& cfg) {
   validate_inference(cfg, section_errors);
   validate_faults(cfg, section_errors);
   validate_stragglers(cfg, section_errors);
+  validate_moe(cfg, section_errors);
   std::vector<InputError> errors = validate_plan(cfg);
   errors.insert(errors.end(), section_errors.begin(), section_errors.end());
   return errors;

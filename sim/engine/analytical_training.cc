@@ -7,6 +7,7 @@
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_cost.h"
+#include "workloads/moe.h"
 #include "workloads/training_costs.h"
 
 namespace clustersim::engine {
@@ -16,6 +17,10 @@ const char* const kMfuDefinition =
     "precision); model FLOPs = 3 x forward (no recomputation), attention counted over the whole "
     "score matrix (or the sliding window) as in Megatron-LM (SC'21 eq. 3) and PaLM. HFU adds "
     "recomputation.";
+
+const char* const kMoeMfuNote =
+    "MoE: model FLOPs count the active parameters only (attention, router, top_k routed and the "
+    "shared experts per token), not all experts.";
 
 namespace {
 
@@ -47,15 +52,51 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
   const LayerTimes lt = work::layer_times(cfg, hw);
   const double layers_per_stage = static_cast<double>(m.layers) / p.pp;
-  const Time stage_compute = layers_per_stage * (lt.forward + lt.backward) + work::head_time(cfg, hw);
-  const Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, l, lt);
-  const Time mb = stage_compute + stage_tp;
+  Time stage_compute = layers_per_stage * (lt.forward + lt.backward) + work::head_time(cfg, hw);
+  Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, l, lt);
+  Time stage_ep;
+  Time bwd_window = layers_per_stage * lt.backward;
+  Time fwd_window = layers_per_stage * lt.forward;
+  if (m.moe) {
+    // MoE: every stage's layers priced one by one (routing differs per layer); the slowest stage
+    // (with the LM head on the last) sets the pace.
+    const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, l);
+    Time worst = Time::zero();
+    for (const work::MoeStageCost& sc : stages) {
+      const Time head = sc.stage == p.pp - 1 ? work::head_time(cfg, hw) : Time::zero();
+      const Time t = sc.compute + head + sc.tp_exposed + sc.ep_exposed;
+      if (t <= worst) continue;
+      worst = t;
+      stage_compute = sc.compute + head;
+      stage_tp = sc.tp_exposed;
+      stage_ep = sc.ep_exposed;
+      bwd_window = sc.backward;
+      fwd_window = sc.forward;
+      est.critical_stage = sc.stage;
+      est.moe_layers.clear();
+      for (size_t i = 0; i < sc.layers.size(); ++i) {
+        const work::MoeLayerCost& lc = sc.costs[i];
+        if (!lc.moe) continue;
+        MoeLayerReport rep;
+        rep.layer = sc.layers[i];
+        rep.imbalance = lc.imbalance;
+        rep.a2a = 2 * (lc.dispatch + lc.combine);
+        rep.a2a_exposed = lc.ep_exposed();
+        rep.expert_compute = lc.expert_fwd + lc.expert_bwd;
+        rep.chunks = lc.chunks;
+        rep.a2a_bytes_max_gpu = lc.a2a_bytes_max_gpu;
+        est.moe_layers.push_back(rep);
+      }
+    }
+  }
+  const Time mb = stage_compute + stage_tp + stage_ep;
   est.microbatch_stage_time = mb;
 
   TrainingBreakdown& b = est.breakdown;
   const int64_t mbs = est.micro_batches;
   b.compute = mbs * stage_compute;
   b.tp_exposed = mbs * stage_tp;
+  b.ep_exposed = mbs * stage_ep;
   // Interleaved 1F1B: the fill and drain cost (pp-1)/vpp micro-batch slots (Narayanan et al.
   // SC'21, section 2.2.2); plain 1F1B is vpp = 1.
   b.bubble = (static_cast<double>(p.pp - 1) / p.vpp) * mb;
@@ -78,7 +119,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // updated parameters all-gathered. DP ranks follow TP (and CP) in rank order, so a node holds
   // gpus_per_node / (tp cp) ranks of each DP group (Megatron-LM's default order tp-cp-dp-pp).
   const double params = est.memory.params_on_gpu;
-  if (est.dp > 1) {
+  if (est.dp > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
     const int per_node = std::max(1, c.gpus_per_node / (p.tp * p.cp));
     const GroupLinks g = group_links(est.dp, per_node, l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
@@ -99,8 +140,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // micro-batch's forward for the gather; the last bucket is always exposed.
     const double bucket = cfg.training.dp_bucket_size > 0 ? static_cast<double>(cfg.training.dp_bucket_size) : kBucketParams;
     const double bucket_share = std::min(1.0, bucket / std::max(params, 1.0));
-    const Time bwd_window = layers_per_stage * lt.backward;
-    const Time fwd_window = layers_per_stage * lt.forward;
+    if (m.moe) {
+      const work::MoeDpTimes moe_dp = work::moe_dp_times(cfg, l);
+      reduce = moe_dp.reduce;
+      gather = moe_dp.gather;
+    }
     const Time exposed_reduce = cfg.training.overlap.dp_grad_reduce
                                     ? max(bucket_share * reduce, reduce - bwd_window)
                                     : reduce;
@@ -112,14 +156,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
 
   // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce
   // between the first and last stage.
-  const double shard = p.zero_stage >= 1 ? params / est.dp : params;
+  double shard = p.zero_stage >= 1 ? params / est.dp : params;
+  if (m.moe) shard = est.memory.optimizer.as_double() / 12.0;  // dense and expert shards differ
   b.optimizer = calib::memory_time(bytes_of(shard * work::kAdamBytesPerParam), hw);
   if (p.pp > 1 && m.tied_embeddings) {
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
     b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, 1, l));
   }
 
-  est.iteration = b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer;
+  est.iteration = b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer + b.ep_exposed;
   const double seconds = est.iteration.as_s();
   const double tokens = static_cast<double>(cfg.training.global_batch) * m.seq_len;
   est.tokens_per_s = tokens / seconds;

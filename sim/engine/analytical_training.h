@@ -23,6 +23,18 @@ struct TrainingBreakdown {
   Time bubble;        // pipeline fill and drain: (pp-1)/vpp micro-batch slots
   Time dp_exposed;    // data-parallel gradient reduce and parameter gather not hidden
   Time optimizer;     // optimizer step and the embedding gradient sync
+  Time ep_exposed;    // MoE: expert all-to-all (and expert-TP) not hidden by expert compute
+};
+
+// One MoE layer of the slowest stage, per micro-batch (forward + backward).
+struct MoeLayerReport {
+  int layer = 0;
+  double imbalance = 1.0;   // busiest GPU's token-expert pairs / mean
+  Time a2a;                 // dispatch + combine, forward and backward, unhidden
+  Time a2a_exposed;         // what the chunked overlap leaves on the line
+  Time expert_compute;      // busiest GPU's expert GEMMs, forward + backward
+  int chunks = 1;           // chunk count chosen
+  Bytes a2a_bytes_max_gpu;  // busiest GPU's dispatch send bytes
 };
 
 struct TrainingEstimate {
@@ -38,10 +50,13 @@ struct TrainingEstimate {
   int dp = 1;
   int micro_batches = 1;   // per pipeline per iteration
   Time microbatch_stage_time;  // forward + backward of one micro-batch on the slowest stage
+  std::vector<MoeLayerReport> moe_layers;  // MoE only: the slowest stage's MoE layers
+  int critical_stage = -1;                 // MoE only: the stage with the longest micro-batch
 };
 
-// The MFU definition printed with every result.
+// The MFU definition printed with every result (and, for MoE models, the active-parameter note).
 extern const char* const kMfuDefinition;
+extern const char* const kMoeMfuNote;
 
 // Closed-form estimate for a validated training scenario (throws BadInput if the precision is
 // not supported by the profile). Does not check memory: see check_memory_fit.

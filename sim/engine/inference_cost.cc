@@ -357,34 +357,51 @@ Time exchange_time(const ServingModel& m, int64_t tokens, int senders, int recei
   return l.net_alpha + Time::s(per_gpu / l.nic_per_gpu.bytes_per_s);
 }
 
-StepTiming ping_pong_step(const PingPongCosts& c) {
+const char* to_string(StepPart p) {
+  switch (p) {
+    case StepPart::kAttention: return "attention";
+    case StepPart::kFfn: return "ffn";
+    case StepPart::kM2n: return "m2n";
+    case StepPart::kN2m: return "n2m";
+    case StepPart::kCommunication: return "communication";
+  }
+  return "?";
+}
+
+StepTiming ping_pong_step(const PingPongCosts& c, std::vector<StepSpan>* spans) {
   const size_t mb = c.attention.size();
   assert(mb >= 1 && "a step has at least one micro-batch");
   std::vector<std::pair<Time, Time>> attn, ffn, comm;
   std::vector<Time> ready(mb, Time::zero());
   Time attn_free = Time::zero(), ffn_free = Time::zero(), up_free = Time::zero(), down_free = Time::zero();
-  auto run = [](Time& free, Time ready_at, Time dur, std::vector<std::pair<Time, Time>>& log) {
+  int layer = 0;
+  auto run = [&](Time& free, Time ready_at, Time dur, std::vector<std::pair<Time, Time>>& log, StepPart part,
+                 size_t i) {
     const Time start = max(free, ready_at);
     free = start + dur;
-    if (dur > Time::zero()) log.emplace_back(start, free);
+    if (dur > Time::zero()) {
+      log.emplace_back(start, free);
+      if (spans) spans->push_back({part, static_cast<int>(i), layer, start, free});
+    }
     return free;
   };
   const int layers = c.dense_layers + c.moe_layers;
-  for (int layer = 0; layer < layers; ++layer) {
+  for (layer = 0; layer < layers; ++layer) {
     const bool moe = layer >= c.dense_layers;  // dense layers lead (DeepSeekMoE layout)
     for (size_t i = 0; i < mb; ++i) {
       if (!moe) {
-        ready[i] = run(attn_free, ready[i], c.dense[i], attn);
+        ready[i] = run(attn_free, ready[i], c.dense[i], attn, StepPart::kAttention, i);
         continue;
       }
-      const Time a = run(attn_free, ready[i], c.attention[i], attn);
-      const Time up = run(up_free, a, c.m2n[i], comm);
-      const Time f = run(ffn_free, up, c.ffn[i], ffn);
-      ready[i] = run(down_free, f, c.n2m[i], comm);
+      const Time a = run(attn_free, ready[i], c.attention[i], attn, StepPart::kAttention, i);
+      const Time up = run(up_free, a, c.m2n[i], comm, StepPart::kM2n, i);
+      const Time f = run(ffn_free, up, c.ffn[i], ffn, StepPart::kFfn, i);
+      ready[i] = run(down_free, f, c.n2m[i], comm, StepPart::kN2m, i);
     }
   }
+  layer = -1;  // the LM head
   Time end = Time::zero();
-  for (size_t i = 0; i < mb; ++i) end = max(end, run(attn_free, ready[i], c.head[i], attn));
+  for (size_t i = 0; i < mb; ++i) end = max(end, run(attn_free, ready[i], c.head[i], attn, StepPart::kAttention, i));
   StepTiming s;
   s.total = end;
   s.attention_busy = union_length(attn);
@@ -443,8 +460,8 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
 }
 
 StepTiming afd_step(const ServingModel& m, const AfdPlan& plan, const ServingLinks& al, const ServingLinks& el,
-                    const std::vector<StepLoad>& micro) {
-  return ping_pong_step(afd_costs(m, plan, al, el, micro));
+                    const std::vector<StepLoad>& micro, std::vector<StepSpan>* spans) {
+  return ping_pong_step(afd_costs(m, plan, al, el, micro), spans);
 }
 
 }  // namespace clustersim::engine

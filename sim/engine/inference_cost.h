@@ -12,6 +12,7 @@
 #include "sim/core/config.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "sim/engine/inference_trace.h"
 
 namespace clustersim::engine {
 
@@ -63,7 +64,7 @@ struct PoolPlan {
   int gpus = 0;
   int tp = 1;           // attention tensor parallelism (expert pool: per expert)
   int ep = 1;           // GPUs per instance (colocated, prefill, decode); attention pool: tp
-  double price_per_hour = 0;
+  double price_per_gpu_hour = 0;
   // Derived.
   int instances = 1;          // gpus / ep (attention and expert pools: 1, the deployment)
   int attention_replicas = 1; // data-parallel attention replicas per instance (ep / tp; attention pool gpus / tp)
@@ -173,8 +174,9 @@ struct PingPongCosts {
 // attention -> M2N -> experts -> N2M layer after layer; the attention pool and the expert pool each
 // work on one micro-batch at a time in order (layer, micro-batch), the M2N and N2M directions each
 // carry one micro-batch at a time. Exact event schedule of the step. With m = 1 and zero
-// communication, total = layers x (attention + ffn) + head.
-StepTiming ping_pong_step(const PingPongCosts& c);
+// communication, total = layers x (attention + ffn) + head. When `spans` is given, appends every
+// scheduled stretch (attention, M2N, experts, N2M per layer and micro-batch; the LM head as attention).
+StepTiming ping_pong_step(const PingPongCosts& c, std::vector<StepSpan>* spans = nullptr);
 
 // Splits `load` into m micro-batches (decode sequences and prompts dealt round-robin) and costs
 // one step of the attention/FFN deployment.
@@ -187,6 +189,7 @@ struct AfdPlan {
 PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
                         const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);
 StepTiming afd_step(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
-                    const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);
+                    const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads,
+                    std::vector<StepSpan>* spans = nullptr);
 
 }  // namespace clustersim::engine

@@ -130,7 +130,7 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
     p.first_gpu = next_gpu;
     p.gpus = pc->gpus;
     p.tp = pc->tp;
-    p.price_per_hour = pc->price_per_hour;
+    p.price_per_gpu_hour = pc->price_per_gpu_hour;
     if (role == PoolRole::kAttention) {
       p.ep = p.tp;
       p.instances = 1;
@@ -160,8 +160,9 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
 }
 
 ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<ServingRequest> requests, Clock& clock,
-                                     net::Network* network, double m2n_factor)
+                                     net::Network* network, double m2n_factor, ServingTraceLimits limits)
     : setup_(setup), requests_(std::move(requests)), clock_(clock), network_(network), m2n_factor_(m2n_factor) {
+  trace_.limits = limits;
   pool_instances_.resize(setup_.pools.size());
   for (size_t p = 0; p < setup_.pools.size(); ++p) {
     const PoolPlan& plan = setup_.pools[p];
@@ -172,9 +173,11 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
       in.first_gpu = plan.first_gpu + i * plan.ep;
       in.kv_capacity = plan.kv_tokens_per_replica * plan.attention_replicas;
       pool_instances_[p].push_back(static_cast<int>(instances_.size()));
+      trace_.instances.push_back({in.pool, in.first_gpu, plan.role == PoolRole::kAttention ? plan.gpus : plan.ep});
       instances_.push_back(std::move(in));
     }
   }
+  traced_steps_.assign(instances_.size(), 0);
   generated_.assign(requests_.size(), 0);
   outcomes_.resize(requests_.size());
   for (size_t r = 0; r < requests_.size(); ++r) {
@@ -189,7 +192,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
     s.gpu = p.hw.name;
     s.gpus = p.gpus;
     s.instances = p.instances;
-    s.price_per_hour = p.price_per_hour;
+    s.price_per_gpu_hour = p.price_per_gpu_hour;
     s.weights_per_gpu = p.weights_per_gpu;
     s.kv_budget_per_gpu = p.kv_budget_per_gpu;
     s.kv_tokens_per_instance = p.kv_tokens_per_replica * p.attention_replicas;
@@ -237,7 +240,7 @@ void ServingSimulation::arrive(int r) {
 }
 
 StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
-                                   const std::vector<int>& prefill) const {
+                                   const std::vector<int>& prefill, std::vector<StepSpan>* spans) const {
   const PoolPlan& plan = setup_.pools[in.pool];
   if (plan.role != PoolRole::kAttention) return colocated_step(setup_.model, plan, setup_.links[in.pool], total);
   const int seqs = static_cast<int>(decode.size() + prefill.size());
@@ -247,7 +250,37 @@ StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, co
   for (int r : decode) micro[k++ % m].add_decode(context(r));
   for (int r : prefill) micro[k++ % m].add_prefill(requests_[r].prompt);
   AfdPlan afd{&setup_.pools[0], &setup_.pools[1], m, m2n_factor_};
-  return afd_step(setup_.model, afd, setup_.links[0], setup_.links[1], micro);
+  return afd_step(setup_.model, afd, setup_.links[0], setup_.links[1], micro, spans);
+}
+
+void ServingSimulation::trace_step(int idx, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail) {
+  ++traced_steps_[idx];
+  const Time now = clock_.now();
+  TracedStep step{idx, now, now + t.total, load.decode_seqs, load.prefill_seqs, load.prefill_tokens, {}};
+  const int keep = trace_.limits.detailed_decode_steps;
+  if (load.prefill_seqs == 0 && keep > 0) {
+    if (detail.empty()) {
+      // Whole layers on the same GPUs: the step's summed parts one after the other.
+      Time at = Time::zero();
+      for (const auto& [part, d] : {std::pair{StepPart::kAttention, t.attention}, std::pair{StepPart::kFfn, t.ffn},
+                                    std::pair{StepPart::kCommunication, t.communication}}) {
+        if (d > Time::zero()) detail.push_back({part, 0, -1, at, at + d});
+        at += d;
+      }
+    }
+    step.detail = std::move(detail);
+    detailed_.push_back(trace_.steps.size());
+  }
+  trace_.steps.push_back(std::move(step));
+  if (static_cast<int>(detailed_.size()) > keep) {
+    // Keep the largest decode batches (the earliest on ties): steady state rather than ramp-up.
+    size_t drop = 0;
+    for (size_t k = 1; k < detailed_.size(); ++k) {
+      if (trace_.steps[detailed_[k]].decode_seqs <= trace_.steps[detailed_[drop]].decode_seqs) drop = k;
+    }
+    std::vector<StepSpan>().swap(trace_.steps[detailed_[drop]].detail);
+    detailed_.erase(detailed_.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
 }
 
 void ServingSimulation::try_start(int idx) {
@@ -284,7 +317,12 @@ void ServingSimulation::try_start(int idx) {
   }
   for (int r : in.step_prefill) load.add_prefill(requests_[r].prompt);
   if (load.seqs() == 0) return;
-  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, in.step_prefill);
+  const bool traced = traced_steps_[idx] < trace_.limits.steps_per_instance;
+  std::vector<StepSpan> spans;
+  const bool detail = traced && load.prefill_seqs == 0 && trace_.limits.detailed_decode_steps > 0;
+  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, in.step_prefill,
+                            detail ? &spans : nullptr);
+  if (traced) trace_step(idx, load, t, std::move(spans));
   in.busy = true;
   PoolStats& ps = stats_.pools[in.pool];
   ++ps.steps;
@@ -369,8 +407,14 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const int src_base = instances_[from].first_gpu + src.tp * static_cast<int>(r % src.attention_replicas);
   const int dst_base = instances_[to].first_gpu + dst.tp * static_cast<int>(r % dst.attention_replicas);
   auto left = std::make_shared<int>(shards);
-  auto arrived = [this, r, from, to, left](Time) {
+  int traced = -1;
+  if (static_cast<int>(trace_.kv.size()) < trace_.limits.kv_transfers) {
+    traced = static_cast<int>(trace_.kv.size());
+    trace_.kv.push_back({r, from, to, clock_.now(), clock_.now(), total});
+  }
+  auto arrived = [this, r, from, to, left, traced](Time) {
     if (--*left > 0) return;
+    if (traced >= 0) trace_.kv[static_cast<size_t>(traced)].arrived = clock_.now();
     instances_[from].kv_used -= requests_[r].prompt;
     --instances_[to].incoming;
     instances_[to].waiting.push_back(r);
@@ -392,6 +436,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
 ServingResult ServingSimulation::result() const {
   ServingResult r = stats_;
   r.requests = outcomes_;
+  r.trace = trace_;
   bool any = false;
   for (const RequestOutcome& o : outcomes_) {
     if (!any || o.arrival < r.first_arrival) r.first_arrival = o.arrival;
@@ -466,6 +511,14 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
       o.first_token -= offset;
       o.finish -= offset;
     }
+  }
+  for (TracedStep& s : result.trace.steps) {
+    s.start -= offset;
+    s.end -= offset;
+  }
+  for (TracedKvTransfer& k : result.trace.kv) {
+    k.sent -= offset;
+    k.arrived -= offset;
   }
   result.first_arrival -= offset;
   result.last_finish = result.last_finish > offset ? result.last_finish - offset : Time::zero();

@@ -12,6 +12,7 @@
 #include "sim/core/clock.h"
 #include "sim/core/config.h"
 #include "sim/engine/inference_cost.h"
+#include "sim/engine/inference_trace.h"
 #include "sim/network/network.h"
 
 namespace clustersim::engine {
@@ -64,7 +65,7 @@ struct PoolStats {
   std::string gpu;
   int gpus = 0;
   int instances = 0;
-  double price_per_hour = 0;
+  double price_per_gpu_hour = 0;
   Time compute_busy;  // summed over instances
   Time stepping;      // time inside steps (compute, communication, pipeline waits), over instances
   int64_t steps = 0;
@@ -86,16 +87,17 @@ struct ServingResult {
   Bytes kv_transfer_bytes;
   int micro_batches = 1;
   double m2n_factor = 1.0;  // M2N/N2M time measured on the fabric / closed form (attention_ffn)
+  ServingTrace trace;       // bounded by ServingTraceLimits; for trace.json
 };
 
 // Runs the requests through the deployment of `setup` on `clock`. `network` carries the KV
 // transfers of prefill_decode (may be null for the other modes). `m2n_factor` scales the
-// closed-form M2N/N2M time (measured on the fabric by run_serving). Call start(), run the clock
-// to completion, then result().
+// closed-form M2N/N2M time (measured on the fabric by run_serving). `limits` bound what is kept
+// for the trace. Call start(), run the clock to completion, then result().
 class ServingSimulation {
  public:
   ServingSimulation(const ServingSetup& setup, std::vector<ServingRequest> requests, Clock& clock,
-                    net::Network* network, double m2n_factor = 1.0);
+                    net::Network* network, double m2n_factor = 1.0, ServingTraceLimits limits = {});
   void start();
   ServingResult result() const;
 
@@ -117,7 +119,8 @@ class ServingSimulation {
   void finish(int r, Instance& in);
   void send_kv(int r, int from, int to);
   StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
-                  const std::vector<int>& prefill) const;
+                  const std::vector<int>& prefill, std::vector<StepSpan>* spans) const;
+  void trace_step(int inst, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail);
   int pick(int pool) const;
   int64_t context(int r) const;
 
@@ -131,6 +134,9 @@ class ServingSimulation {
   std::vector<int> generated_;
   std::vector<RequestOutcome> outcomes_;
   ServingResult stats_;
+  ServingTrace trace_;
+  std::vector<int> traced_steps_;  // per instance
+  std::vector<size_t> detailed_;   // indices into trace_.steps of the steps with detail
 };
 
 // Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn),

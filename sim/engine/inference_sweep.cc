@@ -46,6 +46,32 @@ bool make_pool(const ScenarioConfig& cfg, PoolRole role, int gpus, int tp, int e
   return true;
 }
 
+// The GPU type of `role` (its pool's gpu, else cluster.gpu) and its price per GPU-hour: the pool's
+// own, else that of any pool of the scenario with the same GPU type (so that a colocated baseline
+// on the expert pool's GPUs is priced like them); 0 when none is known.
+std::string gpu_of(const ScenarioConfig& cfg, PoolRole role) {
+  const PoolConfig* pc = pool_of(*cfg.inference, role);
+  return pc && !pc->gpu.empty() ? pc->gpu : cfg.cluster.gpu;
+}
+
+double price_of(const ScenarioConfig& cfg, PoolRole role) {
+  const InferenceConfig& in = *cfg.inference;
+  const PoolConfig* own = pool_of(in, role);
+  if (own && own->price_per_gpu_hour > 0) return own->price_per_gpu_hour;
+  const std::string gpu = gpu_of(cfg, role);
+  for (PoolRole r : {PoolRole::kColocated, PoolRole::kPrefill, PoolRole::kDecode, PoolRole::kAttention, PoolRole::kExpert}) {
+    const PoolConfig* pc = pool_of(in, r);
+    if (pc && pc->price_per_gpu_hour > 0 && gpu_of(cfg, r) == gpu) return pc->price_per_gpu_hour;
+  }
+  return 0;
+}
+
+// Tokens per cost unit: tokens/s x 3600 s/h / (price of all the GPUs per hour).
+void set_cost(DecodePoint& d, double price_per_hour) {
+  d.price_per_hour = price_per_hour;
+  d.tokens_per_cost_unit = price_per_hour > 0 ? d.tokens_per_s_per_gpu * d.gpus * 3600.0 / price_per_hour : 0.0;
+}
+
 double context_of(const InferenceConfig& in) { return mean_of(in.prompt) + 0.5 * mean_of(in.output); }
 double reserved_of(const InferenceConfig& in) { return mean_of(in.prompt) + mean_of(in.output); }
 
@@ -70,6 +96,8 @@ DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instan
   d.timing = colocated_step(m, p, serving_links(cfg, p.hw), load);
   d.tpot = d.timing.total;
   d.tokens_per_s_per_gpu = batch / d.tpot.as_s() / d.gpus;
+  const double price = price_of(cfg, PoolRole::kColocated);
+  set_cost(d, price > 0 ? price * instance_gpus : 0.0);
   return d;
 }
 
@@ -103,6 +131,8 @@ DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_g
   d.timing = afd_step(model, plan, serving_links(cfg, a.hw), serving_links(cfg, e.hw), micro);
   d.tpot = d.timing.total;
   d.tokens_per_s_per_gpu = batch / d.tpot.as_s() / d.gpus;
+  const double pa = price_of(cfg, PoolRole::kAttention), pe = price_of(cfg, PoolRole::kExpert);
+  set_cost(d, pa > 0 && pe > 0 ? pa * attention_gpus + pe * expert_gpus : 0.0);
   return d;
 }
 
@@ -111,23 +141,34 @@ DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid&
   DecodeSweepResult r;
   r.tpot_limit = in.tpot_limit;
   r.context = context_of(in);
+  r.rank_by_cost = grid.rank_by_cost;
   auto within = [&](const DecodePoint& d) {
     return d.fits && (r.tpot_limit == Time::zero() || d.tpot <= r.tpot_limit);
   };
+  auto score = [&](const DecodePoint& d) { return grid.rank_by_cost ? d.tokens_per_cost_unit : d.tokens_per_s_per_gpu; };
   auto better = [&](const DecodePoint& d, const DecodePoint& best) {
-    return within(d) && (!within(best) || d.tokens_per_s_per_gpu > best.tokens_per_s_per_gpu);
+    return within(d) && (!within(best) || score(d) > score(best));
   };
   const int heads = cfg.model.heads;
+  r.baseline_tp = grid.colocated_tp.empty() ? 8 : *std::max_element(grid.colocated_tp.begin(), grid.colocated_tp.end());
+  r.colocated_tp_best.tp = r.baseline_tp;
   for (int inst : grid.colocated_instance_gpus) {
     for (int tp : grid.colocated_tp) {
       if (inst % tp != 0 || heads % tp != 0) continue;
+      DecodePoint& best = tp == r.baseline_tp ? r.colocated_tp_best : r.colocated_dp_best;
       for (int b : grid.batches) {
         const DecodePoint d = colocated_decode_point(cfg, tp, inst, b);
         r.points.push_back(d);
-        if (better(d, r.colocated_best)) r.colocated_best = d;
+        if (better(d, best)) best = d;
       }
     }
   }
+  char types[256];
+  std::snprintf(types, sizeof types, "colocated %s at %.2f/h, attention %s at %.2f/h, expert %s at %.2f/h",
+                gpu_of(cfg, PoolRole::kColocated).c_str(), price_of(cfg, PoolRole::kColocated),
+                gpu_of(cfg, PoolRole::kAttention).c_str(), price_of(cfg, PoolRole::kAttention),
+                gpu_of(cfg, PoolRole::kExpert).c_str(), price_of(cfg, PoolRole::kExpert));
+  r.gpu_types = types;
   for (int m : grid.micro_batches) {
     DecodePoint best;
     best.micro_batches = m;
@@ -150,29 +191,52 @@ DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid&
 
 std::string format_decode_sweep(const DecodeSweepResult& r) {
   std::ostringstream o;
-  char line[512];
-  std::snprintf(line, sizeof line, "decode sweep: mean context %.0f tokens, TPOT limit %s\n", r.context,
-                r.tpot_limit == Time::zero() ? "none" : to_string(r.tpot_limit).c_str());
-  o << line;
-  o << "  mode        m  tp  attn GPUs  expert GPUs  batch  TPOT ms  attn ms  ffn ms  comm ms  idle ms  tok/s/GPU  gain\n";
-  const DecodePoint& c = r.colocated_best;
-  const double base = c.fits ? c.tokens_per_s_per_gpu : 0.0;
-  auto row = [&](const char* mode, const DecodePoint& d) {
+  char line[640];
+  std::snprintf(line, sizeof line, "decode sweep: mean context %.0f tokens, TPOT limit %s, best = most tokens/s %s\n",
+                r.context, r.tpot_limit == Time::zero() ? "none" : to_string(r.tpot_limit).c_str(),
+                r.rank_by_cost ? "per cost unit" : "per GPU");
+  o << line << "GPU types (price per GPU-hour, 0 = unknown): " << r.gpu_types << "\n";
+  o << "  row                  m  tp  attn/inst  expert  batch  TPOT ms  attn ms  ffn ms  comm ms  idle ms  tok/s/GPU"
+       "  tok/cost  vs TP-" << r.baseline_tp << "  vs DP-attn\n";
+  const DecodePoint& tp = r.colocated_tp_best;
+  const DecodePoint& dp = r.colocated_dp_best;
+  const bool cost = r.rank_by_cost;
+  auto metric = [&](const DecodePoint& d) { return !d.fits ? 0.0 : cost ? d.tokens_per_cost_unit : d.tokens_per_s_per_gpu; };
+  auto gain = [&](const DecodePoint& d, const DecodePoint& base) {
+    if (metric(base) <= 0) return std::string("      -");
+    char g[32];
+    std::snprintf(g, sizeof g, "%6.2fx", metric(d) / metric(base));
+    return std::string(g);
+  };
+  auto row = [&](const std::string& name, const DecodePoint& d) {
     if (!d.fits) {
-      std::snprintf(line, sizeof line, "  %-10s %2d  no point fits the limit\n", mode, d.micro_batches);
+      std::snprintf(line, sizeof line, "  %-19s  no point fits the limit (or none evaluated)\n", name.c_str());
       o << line;
       return;
     }
     const double ms = 1e3;
-    std::snprintf(line, sizeof line, "  %-10s %2d  %2d  %9d  %11d  %5d  %7.2f  %7.2f  %6.2f  %7.2f  %7.2f  %9.0f  %4.2fx\n", mode,
-                  d.micro_batches, d.tp, d.mode == ServingMode::kColocated ? d.instance_gpus : d.attention_gpus,
-                  d.expert_gpus, d.batch, d.tpot.as_s() * ms, d.timing.attention.as_s() * ms, d.timing.ffn.as_s() * ms,
+    std::snprintf(line, sizeof line,
+                  "  %-19s %2s  %2d  %9d  %6d  %5d  %7.2f  %7.2f  %6.2f  %7.2f  %7.2f  %9.0f  %8.0f  %s  %s\n",
+                  name.c_str(), d.mode == ServingMode::kColocated ? "-" : std::to_string(d.micro_batches).c_str(), d.tp,
+                  d.mode == ServingMode::kColocated ? d.instance_gpus : d.attention_gpus, d.expert_gpus, d.batch,
+                  d.tpot.as_s() * ms, d.timing.attention.as_s() * ms, d.timing.ffn.as_s() * ms,
                   d.timing.communication.as_s() * ms, d.timing.idle.as_s() * ms, d.tokens_per_s_per_gpu,
-                  base > 0 ? d.tokens_per_s_per_gpu / base : 0.0);
+                  d.tokens_per_cost_unit, gain(d, tp).c_str(), gain(d, dp).c_str());
     o << line;
   };
-  row("colocated", c);
-  for (const DecodePoint& d : r.afd_best) row("attn/ffn", d);
+  row("colocated TP-" + std::to_string(r.baseline_tp) + " attn", tp);
+  row("colocated DP attn", dp);
+  for (const DecodePoint& d : r.afd_best) row("attn/ffn ping-pong", d);
+  o << "rows: colocated TP-" << r.baseline_tp
+    << " attn = every instance runs whole layers, attention tensor-parallel over " << r.baseline_tp
+    << " GPUs, experts expert-parallel\n"
+       "      over the instance (the baseline the gains are quoted against; MegaScale-Infer, arXiv 2504.02263,\n"
+       "      compares with vLLM and TensorRT-LLM; that their attention was tensor-parallel is assumed here, not sourced).\n"
+       "      colocated DP attn = the same instance with attention data-parallel (tp < "
+    << r.baseline_tp << ", ep / tp replicas), the stronger baseline.\n"
+       "      attn/ffn = attention pool (KV caches) + expert pool, m ping-pong micro-batches; attn/inst = attention GPUs.\n"
+       "      tok/cost = tokens per currency unit (tokens/s x 3600 / price of all GPUs per hour); 0 = unpriced.\n"
+       "      vs columns = ratio of the ranking metric (tok/s/GPU, or tok/cost with --by-cost) to that row; - = none.\n";
   return o.str();
 }
 

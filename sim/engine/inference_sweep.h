@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Steady-state decode throughput per GPU under a TPOT limit, and the sweep over micro-batch count,
-// pool sizes and batch size that compares attention/FFN disaggregation with colocated serving.
+// pool sizes and batch size that compares attention/FFN disaggregation with two colocated
+// baselines: tensor-parallel attention (TP 8 per instance) and data-parallel attention.
 #pragma once
 
 #include <string>
@@ -25,6 +26,8 @@ struct DecodePoint {
   bool fits = false;       // weights fit and batch x (prompt + output) fits the KV cache
   Time tpot;
   double tokens_per_s_per_gpu = 0;
+  double price_per_hour = 0;        // sum over the GPUs of price_per_gpu_hour; 0 when a pool has none
+  double tokens_per_cost_unit = 0;  // batch / TPOT x 3600 / price_per_hour; 0 when unpriced
   StepTiming timing;
 };
 
@@ -36,14 +39,24 @@ struct DecodeSweepGrid {
   std::vector<int> expert_gpus{8, 16};
   std::vector<int> colocated_instance_gpus{8, 16};  // ep of a colocated instance (tp from the scenario)
   std::vector<int> batches{16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192};
+  bool rank_by_cost = false;  // best = most tokens per cost unit instead of per GPU (heterogeneous pools)
 };
 
+// Best points within the TPOT limit (per GPU, or per cost with grid.rank_by_cost).
 struct DecodeSweepResult {
   Time tpot_limit;                 // inference.tpot_limit (0 = none)
   double context = 0;              // mean context per sequence, tokens
+  bool rank_by_cost = false;
   std::vector<DecodePoint> points; // every point evaluated
-  DecodePoint colocated_best;      // best per-GPU throughput within the limit
+  // Colocated with tensor-parallel attention: tp = the largest entry of grid.colocated_tp (8 by
+  // default: one attention replica per 8-GPU node). The baseline the gains are quoted against.
+  int baseline_tp = 8;
+  DecodePoint colocated_tp_best;
+  // Colocated with data-parallel attention: tp below baseline_tp, ep / tp replicas per instance
+  // sharing the experts (expert parallelism over the instance). Not found when the grid has no such tp.
+  DecodePoint colocated_dp_best;
   std::vector<DecodePoint> afd_best;  // per entry of grid.micro_batches
+  std::string gpu_types;              // "attention H200-SXM at 2.6/h, ..." for the table header
 };
 
 // Points of one deployment (throws nothing: points that do not fit come back with fits = false).
@@ -55,7 +68,8 @@ DecodePoint afd_decode_point(const ScenarioConfig& cfg, int tp, int attention_gp
 // when present, else cluster.gpu).
 DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid& grid = {});
 
-// The table: colocated best, then per m the best attention/FFN point and its gain.
+// The table: the two colocated rows, then per m the best attention/FFN point with its gain over
+// each colocated row, and a note on which baseline is which.
 std::string format_decode_sweep(const DecodeSweepResult& r);
 
 }  // namespace clustersim::engine

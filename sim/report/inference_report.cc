@@ -6,8 +6,33 @@
 #include <cstdio>
 #include <sstream>
 
+#include "sim/report/inference_html.h"
+
 namespace clustersim::report {
 namespace {
+
+// Trace threads, the same numbers in every process.
+enum Track { kSteps = 0, kAttentionTrack, kFfnTrack, kCommTrack, kKvSend, kKvRecv, kTrackCount };
+constexpr const char* kTrackNames[kTrackCount] = {"steps", "attention", "ffn", "communication", "kv send", "kv recv"};
+
+std::string us(Time t) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(t.as_ps()) * 1e-6);
+  return buf;
+}
+
+std::string step_name(const engine::TracedStep& s) {
+  if (s.prefill_seqs == 0) return "decode";
+  return s.decode_seqs == 0 ? "prefill" : "prefill+decode";
+}
+
+std::string span_name(const engine::StepSpan& s, bool ping_pong) {
+  static const char* const kNames[] = {"attention", "FFN", "M2N", "N2M", "communication"};
+  std::string name = kNames[static_cast<int>(s.part)];
+  if (!ping_pong) return name + " (all layers)";
+  if (s.layer < 0) return "LM head mb" + std::to_string(s.micro_batch);
+  return name + " L" + std::to_string(s.layer) + " mb" + std::to_string(s.micro_batch);
+}
 
 Json stats_json(const Percentiles& p) {
   Json j = Json::object();
@@ -43,6 +68,86 @@ Percentiles percentiles(std::vector<double> v) {
   return p;
 }
 
+std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::ServingResult& r) {
+  const engine::ServingTrace& t = r.trace;
+  const bool afd = cfg.inference->mode == ServingMode::kAttentionFfn;
+  std::string out = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"scenario\":" +
+                    json_quote(cfg.name.empty() ? cfg.file : cfg.name) +
+                    ",\"steps_per_instance\":" + std::to_string(t.limits.steps_per_instance) +
+                    ",\"detailed_decode_steps\":" + std::to_string(t.limits.detailed_decode_steps) +
+                    ",\"kv_transfers\":" + std::to_string(t.limits.kv_transfers) + "},\"traceEvents\":[\n";
+  bool first = true;
+  auto emit = [&](const std::string& event) {
+    if (!first) out += ",\n";
+    first = false;
+    out += event;
+  };
+  auto meta = [&](int pid, const std::string& name) {
+    const std::string p = std::to_string(pid);
+    emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + p + ",\"tid\":0,\"args\":{\"name\":" + json_quote(name) + "}}");
+    emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + p + ",\"tid\":0,\"args\":{\"sort_index\":" + p + "}}");
+    for (int k = 0; k < kTrackCount; ++k) {
+      emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + p + ",\"tid\":" + std::to_string(k) +
+           ",\"args\":{\"name\":\"" + kTrackNames[k] + "\"}}");
+    }
+  };
+  auto span = [&](int pid, int tid, const std::string& name, const char* cat, Time start, Time end,
+                  const std::string& args) {
+    emit("{\"ph\":\"X\",\"name\":" + json_quote(name) + ",\"cat\":\"" + cat + "\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + us(start) + ",\"dur\":" + us(end - start) + ",\"args\":" + args + "}");
+  };
+  // Processes: one per instance; attention_ffn: the attention pool (0) and the expert pool (1).
+  if (afd) {
+    for (int p = 0; p < static_cast<int>(r.pools.size()); ++p) {
+      const engine::PoolStats& pool = r.pools[p];
+      meta(p, std::string(engine::to_string(pool.role)) + " pool (" + std::to_string(pool.gpus) + " x " + pool.gpu + ")");
+    }
+  } else {
+    std::vector<int> seen(r.pools.size(), 0);
+    for (size_t i = 0; i < t.instances.size(); ++i) {
+      const engine::TracedInstance& inst = t.instances[i];
+      const engine::PoolStats& pool = r.pools[static_cast<size_t>(inst.pool)];
+      meta(static_cast<int>(i), std::string(engine::to_string(pool.role)) + " instance " +
+                                    std::to_string(seen[static_cast<size_t>(inst.pool)]++) + " (GPUs " +
+                                    std::to_string(inst.first_gpu) + "-" + std::to_string(inst.first_gpu + inst.gpus - 1) +
+                                    ", " + pool.gpu + ")");
+    }
+  }
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    const engine::TracedStep& s = t.steps[k];
+    const int pid = afd ? 0 : s.instance;
+    const std::string args = "{\"step\":" + std::to_string(k) + ",\"decode_seqs\":" + std::to_string(s.decode_seqs) +
+                             ",\"prefill_seqs\":" + std::to_string(s.prefill_seqs) +
+                             ",\"prefill_tokens\":" + std::to_string(s.prefill_tokens) + "}";
+    span(pid, kSteps, step_name(s), "step", s.start, s.end, args);
+    if (afd) span(1, kSteps, step_name(s) + " (experts)", "step", s.start, s.end, args);
+    for (const engine::StepSpan& d : s.detail) {
+      // attention_ffn: experts and N2M run on the expert pool.
+      const bool expert_side = afd && (d.part == engine::StepPart::kFfn || d.part == engine::StepPart::kN2m);
+      const int tid = d.part == engine::StepPart::kAttention ? kAttentionTrack
+                      : d.part == engine::StepPart::kFfn     ? kFfnTrack
+                                                              : kCommTrack;
+      span(expert_side ? 1 : pid, tid, span_name(d, afd), engine::to_string(d.part), s.start + d.start, s.start + d.end,
+           "{\"step\":" + std::to_string(k) + ",\"layer\":" + std::to_string(d.layer) +
+               ",\"micro_batch\":" + std::to_string(d.micro_batch) + "}");
+    }
+  }
+  int64_t flow_id = 0;
+  for (const engine::TracedKvTransfer& kv : t.kv) {
+    const std::string name = "KV r" + std::to_string(kv.request);
+    const std::string args = "{\"request\":" + std::to_string(kv.request) + ",\"bytes\":" + std::to_string(kv.bytes.n) + "}";
+    span(kv.from_instance, kKvSend, name, "kv", kv.sent, kv.arrived, args);
+    span(kv.to_instance, kKvRecv, name, "kv", kv.sent, kv.arrived, args);
+    const std::string id = std::to_string(++flow_id);
+    emit("{\"ph\":\"s\",\"name\":\"kv\",\"cat\":\"kv\",\"id\":" + id + ",\"pid\":" + std::to_string(kv.from_instance) +
+         ",\"tid\":" + std::to_string(kKvSend) + ",\"ts\":" + us(kv.sent) + "}");
+    emit("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"kv\",\"cat\":\"kv\",\"id\":" + id + ",\"pid\":" +
+         std::to_string(kv.to_instance) + ",\"tid\":" + std::to_string(kKvRecv) + ",\"ts\":" + us(kv.sent) + "}");
+  }
+  out += "\n]}\n";
+  return out;
+}
+
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
   const InferenceConfig& in = *cfg.inference;
   std::vector<double> ttft, tpot, e2e;
@@ -70,8 +175,8 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   bool priced = true;
   for (const engine::PoolStats& p : r.pools) {
     gpus += p.gpus;
-    price += p.gpus * p.price_per_hour;
-    priced = priced && p.price_per_hour > 0;
+    price += p.gpus * p.price_per_gpu_hour;
+    priced = priced && p.price_per_gpu_hour > 0;
   }
   const double tps = duration > 0 ? static_cast<double>(tokens) / duration : 0.0;
   const double per_gpu = gpus > 0 ? tps / gpus : 0.0;
@@ -117,7 +222,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     row.set("gpu", p.gpu);
     row.set("gpus", p.gpus);
     row.set("instances", p.instances);
-    row.set("price_per_hour", p.price_per_hour);
+    row.set("price_per_gpu_hour", p.price_per_gpu_hour);
     row.set("utilisation", span > 0 ? p.compute_busy.as_s() / span : 0.0);
     row.set("busy", span > 0 ? p.stepping.as_s() / span : 0.0);
     row.set("steps", p.steps);
@@ -143,6 +248,11 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   s << line;
   std::snprintf(line, sizeof line, "  throughput  %.0f tokens/s, %.1f tokens/s per GPU over %.2f s\n", tps, per_gpu, duration);
   s << line;
+  if (priced && price > 0) {
+    std::snprintf(line, sizeof line, "  cost        %.0f tokens per currency unit (all %d GPUs cost %.2f per hour)\n",
+                  tps * 3600.0 / price, gpus, price);
+    s << line;
+  }
   s << "  TTFT        mean " << ms(ttft_p.mean) << ", p50 " << ms(ttft_p.p50) << ", p99 " << ms(ttft_p.p99) << "\n";
   s << "  TPOT        mean " << ms(tpot_p.mean) << ", p50 " << ms(tpot_p.p50) << ", p99 " << ms(tpot_p.p99);
   if (in.tpot_limit > Time::zero()) {
@@ -166,6 +276,16 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   out.summary = s.str();
+  ServingFigures figures;
+  figures.duration_s = duration;
+  figures.tokens_per_s = tps;
+  figures.tokens_per_s_per_gpu = per_gpu;
+  figures.tokens_per_cost_unit = priced && price > 0 ? tps * 3600.0 / price : 0.0;
+  figures.gpus = gpus;
+  figures.ttft_s = ttft;
+  figures.tpot_s = tpot;
+  out.report_html = write_inference_html(cfg, r, figures);
+  out.trace_json = write_inference_trace_json(cfg, r);
   out.metrics = {{"tokens_per_s", tps},
                  {"tokens_per_s_per_gpu", per_gpu},
                  {"ttft_p50_s", ttft_p.p50},

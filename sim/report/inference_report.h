@@ -20,8 +20,17 @@ struct Percentiles {
 };
 Percentiles percentiles(std::vector<double> values);
 
-// Builds results (kind "inference"), the summary and the metrics map from a finished run.
+// Builds results (kind "inference"), the summary, the metrics map, trace.json and report.html
+// from a finished run.
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r);
+
+// trace.json of a serving run in the Chrome trace event format (ui.perfetto.dev, chrome://tracing),
+// from r.trace (bounded by engine::ServingTraceLimits). One process per instance (attention_ffn:
+// per pool), threads "steps" (prefill / decode / mixed steps), "attention", "ffn", "communication"
+// (the inside of the detailed decode steps: ping-pong spans per layer and micro-batch, M2N on the
+// attention pool and N2M on the expert pool; other modes: the step's summed parts), "kv send" and
+// "kv recv" (KV transfers, joined by a flow arrow). Times in microseconds from the first arrival.
+std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::ServingResult& r);
 
 // Runs the serving simulation of a validated scenario (engine::run_serving) and reports it.
 RunOutput run_inference(const ScenarioConfig& cfg);

@@ -7,14 +7,58 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/moe.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::report {
 namespace {
 
-std::vector<std::pair<const char*, Time>> breakdown_parts(const engine::TrainingBreakdown& b) {
-  return {{"compute", b.compute},       {"tp_exposed", b.tp_exposed}, {"pp_exposed", b.pp_exposed},
-          {"bubble", b.bubble},         {"dp_exposed", b.dp_exposed}, {"optimizer", b.optimizer}};
+std::vector<std::pair<const char*, Time>> breakdown_parts(const engine::TrainingBreakdown& b, bool moe = false) {
+  std::vector<std::pair<const char*, Time>> parts = {
+      {"compute", b.compute}, {"tp_exposed", b.tp_exposed}, {"pp_exposed", b.pp_exposed},
+      {"bubble", b.bubble},   {"dp_exposed", b.dp_exposed}, {"optimizer", b.optimizer}};
+  if (moe) parts.emplace_back("ep_exposed", b.ep_exposed);  // MoE only: dense keys stay as they were
+  return parts;
+}
+
+// results.json `moe`: the MoE plan, active parameters and the per-layer all-to-all and imbalance.
+Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
+  const MoeConfig& m = *cfg.model.moe;
+  Json o = Json::object();
+  o.set("experts", m.experts);
+  o.set("top_k", m.top_k);
+  o.set("shared_experts", m.shared_experts);
+  o.set("moe_layers", work::moe_layer_count(cfg.model));
+  o.set("routing", to_string(m.routing));
+  o.set("ep", cfg.parallelism.ep);
+  o.set("expert_tp", cfg.parallelism.expert_tp);
+  o.set("attention_parallel", to_string(cfg.training.attention_parallel));
+  o.set("a2a_chunks", cfg.training.overlap.a2a_chunks);
+  o.set("comm_precision", to_string(cfg.training.comm_precision));
+  o.set("active_parameters_per_token", work::model_flops_per_token(cfg.model) / 6.0);
+  o.set("mfu_note", engine::kMoeMfuNote);
+  o.set("critical_stage", est.critical_stage);
+  double worst = 1.0;
+  Time a2a, exposed;
+  Json& layers = o.set("layers", Json::array());
+  for (const engine::MoeLayerReport& l : est.moe_layers) {
+    Json row = Json::object();
+    row.set("layer", l.layer);
+    row.set("imbalance", l.imbalance);
+    row.set("a2a_s", l.a2a.as_s());
+    row.set("a2a_exposed_s", l.a2a_exposed.as_s());
+    row.set("expert_compute_s", l.expert_compute.as_s());
+    row.set("chunks", l.chunks);
+    row.set("a2a_bytes_max_gpu", l.a2a_bytes_max_gpu.n);
+    layers.push(row);
+    worst = std::max(worst, l.imbalance);
+    a2a += l.a2a;
+    exposed += l.a2a_exposed;
+  }
+  o.set("max_imbalance", worst);
+  o.set("a2a_per_microbatch_s", a2a.as_s());
+  o.set("a2a_exposed_per_microbatch_s", exposed.as_s());
+  return o;
 }
 
 std::string fmt(const char* f, double v) {
@@ -50,9 +94,10 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   r.set("hfu", est.hfu);
   r.set("mfu_definition", engine::kMfuDefinition);
   Json& bd = r.set("breakdown", Json::object());
-  for (const auto& [name, t] : breakdown_parts(est.breakdown)) bd.set(std::string(name) + "_s", t.as_s());
+  const bool moe = cfg.model.moe.has_value();
+  for (const auto& [name, t] : breakdown_parts(est.breakdown, moe)) bd.set(std::string(name) + "_s", t.as_s());
   Json& frac = r.set("breakdown_fraction", Json::object());
-  for (const auto& [name, t] : breakdown_parts(est.breakdown)) frac.set(name, t / est.iteration);
+  for (const auto& [name, t] : breakdown_parts(est.breakdown, moe)) frac.set(name, t / est.iteration);
   Json& fl = r.set("flops", Json::object());
   fl.set("model_per_iteration", est.flops.model.n);
   fl.set("hardware_per_iteration", est.flops.hardware.n);
@@ -66,6 +111,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   mem.set("activations", est.memory.activations.as_gib());
   mem.set("total", est.memory.total().as_gib());
   mem.set("usable", est.memory_capacity.as_gib());
+  if (moe) r.set("moe", moe_json(cfg, est));
   return r;
 }
 
@@ -86,9 +132,10 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << "tokens/s     " << fmt("%.4g", est.tokens_per_s) << "\n";
   o << "MFU          " << fmt("%.1f%%", 100 * est.mfu) << "   (HFU " << fmt("%.1f%%", 100 * est.hfu) << ", "
     << fmt("%.1f", est.mfu * hw.peak(cfg.training.precision).as_tflops()) << " model TFLOP/s per GPU)\n";
-  o << "             " << engine::kMfuDefinition << "\n\n";
-  o << "where the time goes\n";
-  for (const auto& [name, t] : breakdown_parts(est.breakdown)) {
+  o << "             " << engine::kMfuDefinition << "\n";
+  if (cfg.model.moe) o << "             " << engine::kMoeMfuNote << "\n";
+  o << "\nwhere the time goes\n";
+  for (const auto& [name, t] : breakdown_parts(est.breakdown, cfg.model.moe.has_value())) {
     char line[128];
     std::snprintf(line, sizeof line, "  %-12s %12s  %5.1f%%\n", name, to_string(t).c_str(), 100.0 * (t / est.iteration));
     o << line;
@@ -98,6 +145,18 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << fmt("%.1f", est.memory.weights.as_gib()) << ", gradients " << fmt("%.1f", est.memory.gradients.as_gib())
     << ", optimizer " << fmt("%.1f", est.memory.optimizer.as_gib()) << ", activations "
     << fmt("%.1f", est.memory.activations.as_gib()) << ")\n";
+  if (cfg.model.moe && !est.moe_layers.empty()) {
+    o << "\nMoE layers of stage " << est.critical_stage << " (per micro-batch, forward + backward; ep "
+      << cfg.parallelism.ep << ", expert_tp " << cfg.parallelism.expert_tp << ", attention "
+      << to_string(cfg.training.attention_parallel) << ", comm " << to_string(cfg.training.comm_precision) << ")\n";
+    o << "  layer  imbalance   all-to-all     exposed      experts  chunks\n";
+    for (const engine::MoeLayerReport& l : est.moe_layers) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %5d  %9.3f  %11s  %10s  %11s  %6d\n", l.layer, l.imbalance, to_string(l.a2a).c_str(),
+                    to_string(l.a2a_exposed).c_str(), to_string(l.expert_compute).c_str(), l.chunks);
+      o << line;
+    }
+  }
   return o.str();
 }
 

@@ -2,10 +2,12 @@
 // Decode sweep for serving scenarios: best per-GPU decode throughput under the TPOT limit for
 // colocated serving and for attention/FFN disaggregation at each micro-batch count m.
 //
-//   inference_sweep SCENARIO.yaml [--set key.path=value ...] [--all]
+//   inference_sweep SCENARIO.yaml [--set key.path=value ...] [--all] [--by-cost]
 //                   [--colocated-tp 1,2,4,8] [--attention-tp 1,2,4,8] [--m 1,2,3,4]
 //
-// Prints the table of sim/engine/inference_sweep.h (--all: every point within the limit too).
+// Prints the table of sim/engine/inference_sweep.h: colocated with TP-8 attention (the baseline),
+// colocated with data-parallel attention, then attention/FFN per m (--all: every point within the
+// limit too; --by-cost: best = most tokens per cost unit, for pools of different GPU types).
 // Exit 0 ok, 2 bad input.
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,10 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/inference_sweep.h"
+
+constexpr const char* kUsage =
+    "usage: inference_sweep SCENARIO.yaml [--set key.path=value ...] [--all] [--by-cost]\n"
+    "                       [--colocated-tp 1,2,4,8] [--attention-tp 1,2,4,8] [--m 1,2,3,4]\n";
 
 int main(int argc, char** argv) {
   using namespace clustersim;
@@ -52,8 +58,10 @@ int main(int argc, char** argv) {
       overrides.emplace_back(argv[++i]);
     } else if (!std::strcmp(argv[i], "--all")) {
       all = true;
+    } else if (!std::strcmp(argv[i], "--by-cost")) {
+      grid.rank_by_cost = true;
     } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::cout << "usage: inference_sweep SCENARIO.yaml [--set key.path=value ...] [--all]\n";
+      std::cout << kUsage;
       return 0;
     } else if (file.empty()) {
       file = argv[i];
@@ -63,7 +71,7 @@ int main(int argc, char** argv) {
     }
   }
   if (file.empty()) {
-    std::cerr << "usage: inference_sweep SCENARIO.yaml [--set key.path=value ...] [--all]\n";
+    std::cerr << kUsage;
     return 2;
   }
   try {
@@ -81,7 +89,7 @@ int main(int argc, char** argv) {
         std::cout << "  " << to_string(d.mode) << " m=" << d.micro_batches << " attn/inst="
                   << (d.mode == ServingMode::kColocated ? d.instance_gpus : d.attention_gpus)
                   << " expert=" << d.expert_gpus << " batch=" << d.batch << " tpot=" << d.tpot.as_s() * 1e3
-                  << " tok/s/gpu=" << d.tokens_per_s_per_gpu << "\n";
+                  << " tok/s/gpu=" << d.tokens_per_s_per_gpu << " tok/cost=" << d.tokens_per_cost_unit << "\n";
       }
     }
   } catch (const BadInput& e) {

@@ -34,7 +34,7 @@ TEST(InferenceConfig, ReadsEveryKeyWithoutATrainingSection) {
   EXPECT_EQ(in.moe.top_k, 2);
   ASSERT_TRUE(in.colocated.has_value());
   EXPECT_EQ(in.colocated->ep, 8);
-  EXPECT_DOUBLE_EQ(in.colocated->price_per_hour, 2.5);
+  EXPECT_DOUBLE_EQ(in.colocated->price_per_gpu_hour, 2.5);
   EXPECT_FALSE(in.attention.has_value());
 }
 

@@ -30,7 +30,7 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   engine::PoolStats pool;
   pool.gpus = 16;
   pool.instances = 2;
-  pool.price_per_hour = 2.5;
+  pool.price_per_gpu_hour = 2.5;
   r.pools = {pool};
   // Two requests: 11 tokens (TTFT 0.1 s, TPOT 0.01 s) and 1 rejected.
   engine::RequestOutcome a;

@@ -11,44 +11,13 @@
 #include <vector>
 
 #include "tests/unit/inference/inference_test_util.h"
-#include "tests/unit/network/manual_clock.h"
 
 namespace clustersim::engine {
 namespace {
 
-using net::testing::ManualClock;
 using clustersim::testing::bad_input_of;
 using clustersim::testing::serving;
-
-// A network that delivers every transfer after 10 us plus bytes at 50 GB/s.
-class FixedNetwork final : public net::Network {
- public:
-  explicit FixedNetwork(Clock& clock) : clock_(clock) {}
-  net::TransferId send(net::GpuId, net::GpuId, Bytes size, std::function<void(Time)> done) override {
-    ++sent_;
-    const Time at = clock_.now() + Time::us(10) + serialization_time(size, gbytes_per_s(50));
-    clock_.at(at, [done, at] { done(at); });
-    return sent_;
-  }
-  int64_t in_flight() const override { return 0; }
-  int64_t flow_count() const override { return sent_; }
-  std::vector<net::LinkUsage> link_usage() const override { return {}; }
-  int64_t sent_ = 0;
-
- private:
-  Clock& clock_;
-};
-
-ServingResult simulate(const ScenarioConfig& cfg, std::vector<ServingRequest> requests = {}) {
-  const ServingSetup setup = make_serving_setup(cfg);
-  if (requests.empty()) requests = make_requests(setup.in, "");
-  ManualClock clock;
-  FixedNetwork network(clock);
-  ServingSimulation sim(setup, std::move(requests), clock, &network);
-  sim.start();
-  clock.run();
-  return sim.result();
-}
+using clustersim::testing::simulate;
 
 void expect_no_request_lost(const ServingResult& r) {
   for (size_t i = 0; i < r.requests.size(); ++i) {

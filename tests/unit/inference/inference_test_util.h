@@ -2,12 +2,18 @@
 // Inline serving scenarios for the inference tests.
 #pragma once
 
+#include <cctype>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/core/scenario.h"
 #include "sim/core/yaml_tree.h"
+#include "sim/engine/inference_sim.h"
+#include "sim/network/network.h"
+#include "tests/unit/network/manual_clock.h"
 
 namespace clustersim::testing {
 
@@ -28,7 +34,7 @@ inline const char* const kServing =
     "  tpot_limit: 50ms\n"
     "  moe: {experts: 8, top_k: 2, expert_ffn_hidden: 1024}\n"
     "  pools:\n"
-    "    colocated: {gpus: 16, tp: 2, ep: 8, price_per_hour: 2.5}\n";
+    "    colocated: {gpus: 16, tp: 2, ep: 8, price_per_gpu_hour: 2.5}\n";
 
 // kServing with "key.path=value" overrides applied (YAML values), loaded and validated.
 inline ScenarioConfig serving(const std::vector<std::string>& overrides = {}, const char* text = kServing) {
@@ -74,5 +80,126 @@ std::string bad_input_of(F f) {
   }
   return "";
 }
+
+// A network that delivers every transfer after 10 us plus bytes at 50 GB/s.
+class FixedNetwork final : public net::Network {
+ public:
+  explicit FixedNetwork(Clock& clock) : clock_(clock) {}
+  net::TransferId send(net::GpuId, net::GpuId, Bytes size, std::function<void(Time)> done) override {
+    ++sent_;
+    const Time at = clock_.now() + Time::us(10) + serialization_time(size, gbytes_per_s(50));
+    clock_.at(at, [done, at] { done(at); });
+    return sent_;
+  }
+  int64_t in_flight() const override { return 0; }
+  int64_t flow_count() const override { return sent_; }
+  std::vector<net::LinkUsage> link_usage() const override { return {}; }
+  int64_t sent_ = 0;
+
+ private:
+  Clock& clock_;
+};
+
+// Runs `cfg` on a hand-run clock and FixedNetwork (no SimGrid): the seeded requests unless given.
+inline engine::ServingResult simulate(const ScenarioConfig& cfg, std::vector<engine::ServingRequest> requests = {},
+                                      engine::ServingTraceLimits limits = {}) {
+  const engine::ServingSetup setup = engine::make_serving_setup(cfg);
+  if (requests.empty()) requests = engine::make_requests(setup.in, "");
+  net::testing::ManualClock clock;
+  FixedNetwork network(clock);
+  engine::ServingSimulation sim(setup, std::move(requests), clock, &network, 1.0, limits);
+  sim.start();
+  clock.run();
+  return sim.result();
+}
+
+// Strict JSON (RFC 8259) check: true when `text` is one JSON value and nothing else; `where` gets
+// the offset of the first problem. Small recursive descent, enough for trace.json in tests.
+class JsonChecker {
+ public:
+  static bool valid(const std::string& text, size_t* where = nullptr) {
+    JsonChecker c(text);
+    const bool ok = c.value() && (c.skip(), c.i_ == text.size());
+    if (where) *where = c.i_;
+    return ok;
+  }
+
+ private:
+  explicit JsonChecker(const std::string& t) : t_(t) {}
+  void skip() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r')) ++i_;
+  }
+  bool eat(char c) {
+    skip();
+    if (i_ < t_.size() && t_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool literal(const char* w) {
+    const std::string s(w);
+    if (t_.compare(i_, s.size(), s) != 0) return false;
+    i_ += s.size();
+    return true;
+  }
+  bool string() {
+    if (!eat('"')) return false;
+    while (i_ < t_.size() && t_[i_] != '"') {
+      if (static_cast<unsigned char>(t_[i_]) < 0x20) return false;
+      if (t_[i_] == '\\') {
+        ++i_;
+        if (i_ >= t_.size() || std::string("\"\\/bfnrtu").find(t_[i_]) == std::string::npos) return false;
+      }
+      ++i_;
+    }
+    return i_ < t_.size() && t_[i_++] == '"';
+  }
+  bool number() {
+    const size_t start = i_;
+    if (i_ < t_.size() && t_[i_] == '-') ++i_;
+    auto digits = [&] {
+      const size_t d = i_;
+      while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) ++i_;
+      return i_ > d;
+    };
+    if (!digits()) return false;
+    if (i_ < t_.size() && t_[i_] == '.' && (++i_, !digits())) return false;
+    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+      ++i_;
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+      if (!digits()) return false;
+    }
+    return i_ > start;
+  }
+  bool value() {
+    skip();
+    if (i_ >= t_.size()) return false;
+    const char c = t_[i_];
+    if (c == '{') {
+      ++i_;
+      if (eat('}')) return true;
+      do {
+        if (!string() || !eat(':') || !value()) return false;
+      } while (eat(','));
+      return eat('}');
+    }
+    if (c == '[') {
+      ++i_;
+      if (eat(']')) return true;
+      do {
+        if (!value()) return false;
+      } while (eat(','));
+      return eat(']');
+    }
+    if (c == '"') return string();
+    if (c == 't') return literal("true");
+    if (c == 'f') return literal("false");
+    if (c == 'n') return literal("null");
+    return number();
+  }
+  const std::string& t_;
+  size_t i_ = 0;
+};
 
 }  // namespace clustersim::testing

@@ -215,3 +215,71 @@ TEST(PacketChecks, PfcPauseSlowsAVictimOnTheSameUpstreamLink) {
 
 }  // namespace
 }  // namespace clustersim::net
+
+#include <cstdlib>
+namespace clustersim::net {
+namespace {
+double envd(const char* k, double d) { const char* v = std::getenv(k); return v ? std::atof(v) : d; }
+void tweak(NetworkConfig& n) {
+  n.dcqcn.byte_counter = Bytes{static_cast<int64_t>(envd("BC", 10e6))};
+  if (envd("DEQ", 0) > 0) n.dcqcn.mark_on = EcnMarkPoint::kDequeue;
+  n.dcqcn.pmax = envd("PMAX", 0.01);
+  n.dcqcn.kmin = Bytes{static_cast<int64_t>(envd("KMIN", 5000))};
+  n.dcqcn.kmax = Bytes{static_cast<int64_t>(envd("KMAX", 200000))};
+  n.dcqcn.cnp_interval = Time::us(envd("CNPI", 50));
+  n.dcqcn.rate_increase_timer = Time::us(envd("RIT", 55));
+  n.dcqcn.rate_ai = {envd("AI", 40e6) / 8};
+  n.dcqcn.rate_hai = {envd("HAI", 200e6) / 8};
+  n.dcqcn.initial_alpha = envd("A0", 1.0);
+}
+TEST(Scratch, DISABLED_TwoFlows) {
+  auto [cluster, network] = small_clos(3, Fidelity::kPacket);
+  network.dcqcn.sample_interval = Time::us(5);
+  tweak(network);
+  Bed bed(cluster, network);
+  Time a_done = Time::max(), b_done = Time::max();
+  const double scale = envd("SCALE", 1);
+  bed.net->send(8, 0, Bytes{static_cast<int64_t>(scale * 300'000'000)}, [&](Time t) { a_done = t; });
+  bed.clock.at(Time::us(200), [&] { bed.net->send(16, 0, Bytes{static_cast<int64_t>(scale * 200'000'000)}, [&](Time t) { b_done = t; }); });
+  bed.clock.run();
+  const double win = envd("WIN", 1000);
+  for (int w = 0; w < 10; ++w) {
+    Time from = Time::us(200 + w * win), to = Time::us(200 + (w + 1) * win);
+    std::printf("[%5.0f,%5.0f] A %.1f B %.1f\n", from.as_us(), to.as_us(), mean_rate(bed.trace(), 0, from, to) * 8e-9,
+                mean_rate(bed.trace(), 1, from, to) * 8e-9);
+  }
+  if (envd("DUMP", 0) > 0) for (const RateSample& r : bed.trace().rates) if (r.t.as_us() > 5000 && r.t.as_us() < 6000 && r.flow == 0) std::printf("t %.0f A rc %.2f rt %.2f\n", r.t.as_us(), r.rate*8e-9, r.target*8e-9);
+  { double a = mean_rate(bed.trace(), 0, Time::us(2200), min(a_done, b_done)), b = mean_rate(bed.trace(), 1, Time::us(2200), min(a_done, b_done));
+    std::printf("overall A %.1f B %.1f diff %.1f%%\n", a*8e-9, b*8e-9, 200*std::abs(a-b)/(a+b)); }
+  const auto& c = bed.trace().counters;
+  std::printf("A done %.0f B done %.0f cnps %lld cuts %lld marks %lld pauses %lld\n", a_done.as_us(), b_done.as_us(),
+              (long long)c.cnps, (long long)c.cuts, (long long)c.ecn_marks, (long long)c.pauses);
+}
+TEST(Scratch, DISABLED_Incast) {
+  const int n = static_cast<int>(envd("N", 8));
+  auto [cluster, network] = small_clos(n + 1, Fidelity::kPacket);
+  network.switch_radix = 64;
+  network.dcqcn.sample_interval = Time::us(2);
+  tweak(network);
+  Bed bed(cluster, network);
+  Time last = Time::zero(), first = Time::max();
+  const Bytes each{std::max<int64_t>(static_cast<int64_t>(envd("TOTAL", 64e6)) / n, 4'000'000)};
+  for (int k = 1; k <= n; ++k) bed.net->send(k * 8, 0, each, [&](Time t) { last = max(last, t); first = min(first, t); });
+  bed.clock.run();
+  const CongestionTrace& t = bed.trace();
+  const LinkIndex bottleneck = bed.fabric.host_link(0, topo::Direction::kDown);
+  double ideal = n * each.as_double() / kLine * 1e6;
+  { double qs = 0; for (const QueueSample& q : t.queues) if (q.link == bottleneck && q.t >= Time::s(first.as_s() / 2) && q.t < first) qs += q.bytes;
+    std::printf("first %.0f: time-mean queue over [first/2, first] %.0f KB\n", first.as_us(), qs / ((first.as_us() / 2) / 2) / 1e3); }
+  std::printf("N %d done %.0f ideal %.0f cnps %lld cuts %lld pauses %lld\n", n, last.as_us(), ideal, (long long)t.counters.cnps, (long long)t.counters.cuts, (long long)t.counters.pauses);
+  for (int w = 0; w < 12; ++w) {
+    double from = w * ideal / 8, to = (w + 1) * ideal / 8;
+    double qs = 0; int qn = 0;
+    for (const QueueSample& q : t.queues) if (q.link == bottleneck && q.t.as_us() >= from && q.t.as_us() < to) { qs += q.bytes; ++qn; }
+    double rs = 0;
+    for (int f = 0; f < std::min(n, 8); ++f) rs += mean_rate(t, f, Time::us(from), Time::us(to));
+    std::printf("[%5.0f,%5.0f] q %.0f KB (n %d) mean traced rate %.1f Gbps x N = %.0f\n", from, to, qn ? qs / qn / 1e3 : 0, qn, rs / std::min(n, 8) * 8e-9, rs / std::min(n, 8) * 8e-9 * n);
+  }
+}
+}  // namespace
+}  // namespace clustersim::net

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/core/moe_config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "sim/core/map_reader.h"
+#include "sim/core/scenario.h"
+
+namespace clustersim {
+namespace {
+
+std::string str(long long v) { return std::to_string(v); }
+
+// One list entry as a finite number, or false.
+bool parse_number(const YamlNode& n, double& out) {
+  if (!n.is_scalar() || n.scalar.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(n.scalar.c_str(), &end);
+  return end != nullptr && *end == 0 && std::isfinite(out);
+}
+
+}  // namespace
+
+const char* to_string(MoeRouting r) {
+  switch (r) {
+    case MoeRouting::kUniform: return "uniform";
+    case MoeRouting::kZipf: return "zipf";
+    case MoeRouting::kLoads: return "loads";
+  }
+  return "?";
+}
+
+const char* to_string(CommPrecision p) {
+  switch (p) {
+    case CommPrecision::kDefault: return "default";
+    case CommPrecision::kBf16: return "bf16";
+    case CommPrecision::kFp8: return "fp8";
+  }
+  return "?";
+}
+
+const char* to_string(AttentionParallel a) {
+  switch (a) {
+    case AttentionParallel::kTp: return "tp";
+    case AttentionParallel::kSp: return "sp";
+  }
+  return "?";
+}
+
+void read_moe(MapReader r, MoeConfig& m) {
+  r.read("experts", m.experts, Need::kRequired, 1, 1 << 16);
+  r.read("top_k", m.top_k, Need::kOptional, 1, 1 << 16);
+  r.read("expert_ffn_hidden", m.expert_ffn_hidden, Need::kOptional, 1, 1 << 22);
+  r.read("shared_experts", m.shared_experts, Need::kOptional, 0, 1 << 10);
+  r.read("moe_layer_frequency", m.moe_layer_frequency, Need::kOptional, 1, 1 << 16);
+  r.read("first_dense_layers", m.first_dense_layers, Need::kOptional, 0, 1 << 16);
+  r.read("capacity_factor", m.capacity_factor, Need::kOptional, 0.0, 1e3);
+  r.read_enum("routing", m.routing,
+              {{"uniform", MoeRouting::kUniform}, {"zipf", MoeRouting::kZipf}, {"loads", MoeRouting::kLoads}});
+  r.read("zipf_s", m.zipf_s, Need::kOptional, 0.0, 10.0);
+  r.read("seed", m.seed);
+  if (const YamlNode* loads = r.child("loads"); loads && !loads->is_null()) {
+    if (!loads->is_seq()) {
+      r.error("loads", "expected a list of non-negative weights, one per expert");
+    } else {
+      for (size_t i = 0; i < loads->seq.size(); ++i) {
+        double v = 0;
+        if (!parse_number(loads->seq[i], v) || v < 0) {
+          r.error("loads", "entry " + str(static_cast<long long>(i)) + " ('" + loads->seq[i].scalar +
+                               "') is not a non-negative number");
+          m.loads.clear();
+          break;
+        }
+        m.loads.push_back(v);
+      }
+    }
+  }
+  r.finish();
+}
+
+void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const TrainingConfig& t = cfg.training;
+  auto fail = [&](const std::string& key, const std::string& message) {
+    errors.push_back(scenario_error(cfg, key, message));
+  };
+  if (cfg.traffic || cfg.inference) return;  // no training step (inference has inference.moe)
+  if (t.overlap.a2a_chunks < 1) fail("training.overlap.a2a_chunks", "must be at least 1 (1 = no overlap)");
+  if (t.attention_parallel == AttentionParallel::kSp && cfg.model.seq_len % p.tp != 0) {
+    fail("training.attention_parallel", "sp splits each sequence over the tp group: tp (" + str(p.tp) +
+                                            ") must divide model.seq_len (" + str(cfg.model.seq_len) + ")");
+  }
+  if (!cfg.model.moe) {
+    if (p.ep != 1) fail("parallelism.ep", "expert parallelism needs an MoE model (model.moe)");
+    if (p.expert_tp != 1) fail("parallelism.expert_tp", "expert tensor parallelism needs an MoE model (model.moe)");
+    if (t.attention_parallel == AttentionParallel::kSp) {
+      fail("training.attention_parallel", "sp is the MoE plan of MegaScale-MoE; it needs model.moe");
+    }
+    return;
+  }
+  const MoeConfig& m = *cfg.model.moe;
+  if (m.top_k > m.experts) {
+    fail("model.moe.top_k", "must not exceed model.moe.experts (" + str(m.experts) + "); got " + str(m.top_k));
+  }
+  if (m.first_dense_layers >= cfg.model.layers) {
+    fail("model.moe.first_dense_layers", "leaves no MoE layer: must be below model.layers (" +
+                                             str(cfg.model.layers) + ")");
+  }
+  if (m.routing == MoeRouting::kLoads) {
+    if (static_cast<int>(m.loads.size()) != m.experts) {
+      fail("model.moe.loads", "needs one weight per expert (" + str(m.experts) + "); got " +
+                                  str(static_cast<long long>(m.loads.size())));
+    } else {
+      int positive = 0;
+      for (const double v : m.loads) positive += v > 0 ? 1 : 0;
+      if (positive < m.top_k) {
+        fail("model.moe.loads", "needs at least top_k (" + str(m.top_k) + ") weights above zero; got " + str(positive));
+      }
+    }
+  } else if (!m.loads.empty()) {
+    fail("model.moe.loads", "is used only with routing: loads");
+  }
+  if (m.capacity_factor > 0 && m.capacity_factor < 1.0) {
+    fail("model.moe.capacity_factor", "must be 0 (dropless) or at least 1; got " + std::to_string(m.capacity_factor));
+  }
+  if (m.experts % p.ep != 0) {
+    fail("parallelism.ep", "must divide model.moe.experts (" + str(m.experts) + ") so that every GPU holds "
+                           "the same number of experts; got ep = " + str(p.ep));
+  }
+  const int f = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden
+                                        : (cfg.model.ffn_hidden > 0 ? cfg.model.ffn_hidden : 4 * cfg.model.hidden);
+  if (f % p.expert_tp != 0) {
+    fail("parallelism.expert_tp", "must divide the expert FFN width (" + str(f) + "); got " + str(p.expert_tp));
+  }
+  if (p.tp * p.pp * p.cp <= 0 || cfg.cluster.gpus % (p.tp * p.pp * p.cp) != 0) return;  // validate_plan says why
+  const long long stage_gpus = cfg.cluster.gpus / p.pp;
+  const long long expert_group = static_cast<long long>(p.ep) * p.expert_tp;
+  if (stage_gpus % expert_group != 0) {
+    fail("parallelism.ep", "ep x expert_tp (" + str(p.ep) + " x " + str(p.expert_tp) + " = " + str(expert_group) +
+                               ") must divide the GPUs of a pipeline stage (gpus / pp = " + str(stage_gpus) + ")");
+  }
+  if (p.expert_tp > cfg.cluster.gpus_per_node || cfg.cluster.gpus_per_node % p.expert_tp != 0) {
+    fail("parallelism.expert_tp", "expert tensor parallelism stays inside a node: must divide "
+                                  "cluster.gpus_per_node (" + str(cfg.cluster.gpus_per_node) + "); got " +
+                                      str(p.expert_tp));
+  }
+}
+
+}  // namespace clustersim

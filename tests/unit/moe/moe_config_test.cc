@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// model.moe and the MoE plan keys: a good scenario loads with its values, and every bad input is
+// an error naming the key path.
+#include "sim/core/moe_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "tests/unit/moe/moe_test_util.h"
+
+namespace clustersim {
+namespace {
+
+using moe_test::load;
+using moe_test::small_yaml;
+
+TEST(MoeConfig, LoadsEveryKey) {
+  const ScenarioConfig cfg =
+      load(small_yaml(), {"model.moe.expert_ffn_hidden=1024", "model.moe.shared_experts=1", "model.moe.capacity_factor=1.25",
+                          "model.moe.first_dense_layers=1", "model.moe.moe_layer_frequency=2", "model.moe.routing=zipf",
+                          "model.moe.zipf_s=1.2", "model.moe.seed=7", "parallelism.expert_tp=1",
+                          "training.overlap.a2a_chunks=4", "training.comm_precision=fp8"});
+  ASSERT_TRUE(cfg.model.moe.has_value());
+  const MoeConfig& m = *cfg.model.moe;
+  EXPECT_EQ(m.experts, 8);
+  EXPECT_EQ(m.top_k, 2);
+  EXPECT_EQ(m.expert_ffn_hidden, 1024);
+  EXPECT_EQ(m.shared_experts, 1);
+  EXPECT_DOUBLE_EQ(m.capacity_factor, 1.25);
+  EXPECT_EQ(m.first_dense_layers, 1);
+  EXPECT_EQ(m.moe_layer_frequency, 2);
+  EXPECT_EQ(m.routing, MoeRouting::kZipf);
+  EXPECT_DOUBLE_EQ(m.zipf_s, 1.2);
+  EXPECT_EQ(m.seed, 7u);
+  EXPECT_EQ(cfg.parallelism.ep, 8);
+  EXPECT_EQ(cfg.training.attention_parallel, AttentionParallel::kSp);
+  EXPECT_EQ(cfg.training.overlap.a2a_chunks, 4);
+  EXPECT_EQ(cfg.training.comm_precision, CommPrecision::kFp8);
+}
+
+TEST(MoeConfig, LoadsList) {
+  const ScenarioConfig cfg =
+      load(small_yaml(), {"model.moe.routing=loads", "model.moe.loads=[4, 1, 1, 1, 1, 1, 1, 0.5]"});
+  ASSERT_EQ(cfg.model.moe->loads.size(), 8u);
+  EXPECT_DOUBLE_EQ(cfg.model.moe->loads[0], 4.0);
+}
+
+TEST(MoeConfig, DenseScenarioKeepsDefaults) {
+  ScenarioConfig cfg = load(small_yaml(), {"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp"});
+  EXPECT_FALSE(cfg.model.moe.has_value());
+  EXPECT_EQ(cfg.training.comm_precision, CommPrecision::kDefault);
+  EXPECT_EQ(cfg.training.overlap.a2a_chunks, 1);
+}
+
+struct BadCase {
+  std::vector<std::string> overrides;
+  std::string key;   // key path the error must name
+  std::string text;  // part of the message
+};
+
+class MoeBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(MoeBadInput, NamesTheKey) {
+  const BadCase& c = GetParam();
+  try {
+    load(small_yaml(), c.overrides);
+    FAIL() << "expected an error about " << c.key;
+  } catch (const BadInput& e) {
+    bool found = false;
+    std::string all;
+    for (const InputError& err : e.errors()) {
+      all += err.to_string() + "\n";
+      if (err.key_path == c.key && err.message.find(c.text) != std::string::npos) found = true;
+    }
+    EXPECT_TRUE(found) << "errors were:\n" << all;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Keys, MoeBadInput,
+    ::testing::Values(
+        BadCase{{"model.moe.expertz=8"}, "model.moe.expertz", "unknown"},
+        BadCase{{"model.moe.experts=null"}, "model.moe.experts", ""},
+        BadCase{{"model.moe.experts=0"}, "model.moe.experts", ""},
+        BadCase{{"model.moe.top_k=9"}, "model.moe.top_k", "must not exceed"},
+        BadCase{{"model.moe.routing=random"}, "model.moe.routing", "uniform"},
+        BadCase{{"model.moe.routing=loads"}, "model.moe.loads", "one weight per expert"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 2]"}, "model.moe.loads", "one weight per expert"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 1, 1, 1, 1, 1, 1, -1]"}, "model.moe.loads",
+                "non-negative"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 1, x, 1, 1, 1, 1, 1]"}, "model.moe.loads",
+                "non-negative"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 0, 0, 0, 0, 0, 0, 0]"}, "model.moe.loads",
+                "top_k"},
+        BadCase{{"model.moe.loads=[1, 1, 1, 1, 1, 1, 1, 1]"}, "model.moe.loads", "only with routing: loads"},
+        BadCase{{"model.moe.loads=3"}, "model.moe.loads", "expected a list"},
+        BadCase{{"model.moe.capacity_factor=0.5"}, "model.moe.capacity_factor", "at least 1"},
+        BadCase{{"model.moe.zipf_s=-1"}, "model.moe.zipf_s", ""},
+        BadCase{{"model.moe.first_dense_layers=4"}, "model.moe.first_dense_layers", "no MoE layer"},
+        BadCase{{"parallelism.ep=3"}, "parallelism.ep", "must divide model.moe.experts"},
+        BadCase{{"parallelism.ep=0"}, "parallelism.ep", ""},
+        BadCase{{"parallelism.expert_tp=3"}, "parallelism.expert_tp", ""},
+        BadCase{{"parallelism.ep=4", "parallelism.expert_tp=16"}, "parallelism.expert_tp", "inside a node"},
+        BadCase{{"model.moe=null"}, "parallelism.ep", "needs an MoE model"},
+        BadCase{{"model.moe=null", "parallelism.ep=1"}, "training.attention_parallel", "needs model.moe"},
+        BadCase{{"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp", "parallelism.expert_tp=2"},
+                "parallelism.expert_tp", "needs an MoE model"},
+        BadCase{{"training.attention_parallel=cp"}, "training.attention_parallel", "tp, sp"},
+        BadCase{{"training.comm_precision=fp4"}, "training.comm_precision", "bf16"},
+        BadCase{{"training.overlap.a2a_chunks=0"}, "training.overlap.a2a_chunks", ""},
+        BadCase{{"model.seq_len=2044"}, "training.attention_parallel", "must divide model.seq_len"}));
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+// MoE arithmetic and routing, all-to-all bytes against the routing matrix, and the properties the
+// analytical level must keep: skew slows, chunked overlap never slows, lower precision helps.
+#include "workloads/moe.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <utility>
+
+#include "calibration/hardware_profile.h"
+#include "sim/engine/analytical_training.h"
+#include "sim/report/training_report.h"
+#include "tests/unit/moe/moe_test_util.h"
+
+namespace clustersim::work {
+namespace {
+
+using moe_test::load;
+using moe_test::small_yaml;
+
+const calib::HardwareProfile& h800() {
+  static const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
+  return hw;
+}
+
+ModelConfig internal_352b() {
+  ModelConfig m;
+  m.layers = 60;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 4;
+  m.ffn_hidden = 14336;
+  m.seq_len = 8192;
+  m.vocab = 65536;
+  m.activation = Activation::kSwiglu;
+  m.tied_embeddings = false;
+  m.learned_positions = false;
+  m.moe.emplace();
+  m.moe->experts = 32;
+  m.moe->top_k = 3;
+  return m;
+}
+
+TEST(MoeParams, Internal352bTotalAndActive) {
+  // Per layer: attention 4096 x (4096 + 2 x 4 x 128) + 4096^2 = 37,748,736; 32 experts of
+  // 3 x 4096 x 14336 = 176,160,768; router 4096 x 32; two RMSNorms 8,192 -> 5,675,032,576.
+  // 60 layers + embedding and head 2 x 65536 x 4096 + final norm 4096.
+  EXPECT_DOUBLE_EQ(count_params(internal_352b()).total, 341038829568.0);
+  // Active GEMM parameters per layer: 37,748,736 + 3 x 176,160,768 + 131,072 = 566,362,112;
+  // model FLOPs per token 3 x (60 x (2 x 566,362,112 + 4 x 8192 x 4096) + 2 x 4096 x 65536).
+  EXPECT_DOUBLE_EQ(model_flops_per_token(internal_352b()), 229660164096.0);
+}
+
+TEST(MoeParams, LayerPattern) {
+  ModelConfig m = internal_352b();
+  m.moe->first_dense_layers = 1;
+  m.moe->moe_layer_frequency = 2;
+  EXPECT_FALSE(is_moe_layer(m, 0));
+  EXPECT_TRUE(is_moe_layer(m, 1));
+  EXPECT_FALSE(is_moe_layer(m, 2));
+  EXPECT_TRUE(is_moe_layer(m, 3));
+  EXPECT_EQ(moe_layer_count(m), 30);
+}
+
+TEST(Routing, ConservesPairsAndIsDeterministic) {
+  MoeConfig moe;
+  moe.experts = 16;
+  moe.top_k = 2;
+  moe.seed = 3;
+  const RoutingMatrix a = route_tokens(moe, 4, 2, 500, 11);
+  const RoutingMatrix b = route_tokens(moe, 4, 2, 500, 11);
+  EXPECT_EQ(a.pairs, b.pairs);
+  double total = 0;
+  for (const double v : a.pairs) total += v;
+  EXPECT_DOUBLE_EQ(total, 8 * 500 * 2.0);
+  const RoutingMatrix c = route_tokens(moe, 4, 2, 500, 12);
+  EXPECT_NE(a.pairs, c.pairs);
+  EXPECT_LT(a.imbalance(), 1.15);  // uniform: sampling noise only
+}
+
+TEST(Routing, HotExpertFromLoadsAndCapacity) {
+  MoeConfig moe;
+  moe.experts = 8;
+  moe.top_k = 1;
+  moe.routing = MoeRouting::kLoads;
+  moe.loads = {7, 1, 1, 1, 1, 1, 1, 1};  // expert 0 takes 7/14 of the tokens
+  const RoutingMatrix r = route_tokens(moe, 8, 1, 2000, 0);
+  EXPECT_NEAR(r.imbalance(), 4.0, 0.3);  // 0.5 of the pairs / (1/8)
+  moe.capacity_factor = 1.25;
+  const RoutingMatrix capped = route_tokens(moe, 8, 1, 2000, 0);
+  EXPECT_LE(capped.expert_pairs[0], std::ceil(1.25 * 2000.0));
+  EXPECT_GT(capped.dropped, 0.0);
+  EXPECT_LT(capped.imbalance(), 1.3);
+}
+
+TEST(AllToAll, TransfersCarryTheRoutingMatrix) {
+  // Experts across two nodes (ep 4, expert_tp 2 on 8-GPU nodes, 16 GPUs per stage: edp 2).
+  const ScenarioConfig cfg = load(small_yaml(), {"model.moe.routing=zipf", "parallelism.ep=4", "parallelism.expert_tp=2"});
+  const ExpertLayout lay = expert_layout(cfg, 0);
+  ASSERT_EQ(lay.edp, 2);
+  const RoutingMatrix r = route_tokens(*cfg.model.moe, lay.ep, lay.etp, 256, 5);
+  const double bpp = 1024 * 2.0;
+  for (int edp = 0; edp < lay.edp; ++edp) {
+    std::map<std::pair<int32_t, int32_t>, double> bytes;
+    for (const coll::FlowSpec& f : dispatch_transfers(r, lay, edp, bpp, 8)) bytes[std::make_pair(f.src, f.dst)] += f.bytes.as_double();
+    for (int s = 0; s < r.sources; ++s) {
+      for (int d = 0; d < r.owners; ++d) {
+        const int32_t src = lay.gpu(s % lay.etp, s / lay.etp, edp);
+        const int32_t dst = lay.gpu(s % lay.etp, d, edp);
+        const double want = src == dst ? 0.0 : r.pairs[static_cast<size_t>(s) * r.owners + d] * bpp;
+        const double got = bytes[std::make_pair(src, dst)];
+        EXPECT_NEAR(got, want, 0.5) << "src " << src << " dst " << dst;
+      }
+    }
+  }
+}
+
+TEST(AllToAll, ClosedFormIsTheBusiestDirection) {
+  coll::GroupLinks g;
+  g.ranks = 4;
+  g.ranks_per_node = 2;
+  g.intra_busbw = gbytes_per_s(100);
+  g.nic_per_gpu = gbytes_per_s(10);
+  g.intra_alpha = Time::zero();
+  g.inter_alpha = Time::zero();
+  // GPU 0 receives 2 GB across nodes (1 from each remote GPU): 0.2 s on its NIC.
+  const std::vector<coll::FlowSpec> x = {{2, 0, Bytes{1'000'000'000}, true},
+                                         {3, 0, Bytes{1'000'000'000}, true},
+                                         {1, 0, Bytes{1'000'000'000}, false}};
+  EXPECT_EQ(coll::alltoallv_time(x, g), Time::s(0.2));
+}
+
+engine::TrainingEstimate run(const std::vector<std::string>& overrides) {
+  return engine::estimate_training(load(small_yaml(), overrides), h800());
+}
+
+TEST(MoeAnalytical, BreakdownAddsUpAndReportsLayers) {
+  const engine::TrainingEstimate e = run({});
+  const engine::TrainingBreakdown& b = e.breakdown;
+  EXPECT_EQ(e.iteration, b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer + b.ep_exposed);
+  EXPECT_EQ(e.moe_layers.size(), 4u);
+  EXPECT_GT(b.ep_exposed, Time::zero());
+}
+
+TEST(MoeAnalytical, SkewedRoutingIsSlowerThanUniform) {
+  const Time uniform = run({}).iteration;
+  for (const char* s : {"0.8", "1.2", "2"}) {
+    const engine::TrainingEstimate skew = run({"model.moe.routing=zipf", std::string("model.moe.zipf_s=") + s});
+    EXPECT_GT(skew.iteration, uniform) << "zipf_s " << s;
+    EXPECT_GT(skew.moe_layers.front().imbalance, 1.2) << "zipf_s " << s;
+  }
+  const Time hot = run({"model.moe.routing=loads", "model.moe.loads=[5, 1, 1, 1, 1, 1, 1, 1]"}).iteration;
+  EXPECT_GT(hot, uniform);
+}
+
+TEST(MoeAnalytical, ChunkedOverlapNeverSlower) {
+  for (const char* routing : {"uniform", "zipf"}) {
+    for (int seed = 0; seed < 3; ++seed) {
+      for (const char* ep : {"8", "2"}) {
+        const std::vector<std::string> base = {std::string("model.moe.routing=") + routing,
+                                               "model.moe.seed=" + std::to_string(seed), std::string("parallelism.ep=") + ep};
+        const Time none = run(base).iteration;
+        for (int chunks = 2; chunks <= 8; ++chunks) {
+          std::vector<std::string> o = base;
+          o.push_back("training.overlap.a2a_chunks=" + std::to_string(chunks));
+          EXPECT_LE(run(o).iteration, none) << routing << " seed " << seed << " ep " << ep << " chunks " << chunks;
+        }
+      }
+    }
+  }
+}
+
+TEST(MoeAnalytical, LowerPrecisionCommunicationHelps) {
+  const engine::TrainingEstimate def = run({"training.fp32_grad_reduce=true"});
+  const engine::TrainingEstimate bf16 = run({"training.comm_precision=bf16"});
+  const engine::TrainingEstimate fp8 = run({"training.comm_precision=fp8"});
+  EXPECT_EQ(fp8.moe_layers.front().a2a_bytes_max_gpu.n * 2, def.moe_layers.front().a2a_bytes_max_gpu.n);
+  EXPECT_LE(bf16.iteration, def.iteration);
+  EXPECT_LT(fp8.iteration, bf16.iteration);
+}
+
+TEST(MoeReport, ResultsNameActiveFlopsAndLayers) {
+  const ScenarioConfig cfg = load(small_yaml());
+  const engine::TrainingEstimate e = engine::estimate_training(cfg, h800());
+  const std::string json = report::training_results(cfg, h800(), e).dump();
+  EXPECT_NE(json.find("\"ep_exposed_s\""), std::string::npos);
+  EXPECT_NE(json.find("\"a2a_exposed_s\""), std::string::npos);
+  EXPECT_NE(json.find("active parameters"), std::string::npos);
+  const std::string text = report::training_summary(cfg, h800(), e);
+  EXPECT_NE(text.find("imbalance"), std::string::npos);
+  EXPECT_NE(text.find("active parameters only"), std::string::npos);
+}
+
+TEST(MoeReport, DenseResultsHaveNoMoeKeys) {
+  const ScenarioConfig cfg = load(small_yaml(), {"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp"});
+  const std::string json = report::training_results(cfg, h800(), engine::estimate_training(cfg, h800())).dump();
+  EXPECT_EQ(json.find("ep_exposed"), std::string::npos);
+  EXPECT_EQ(json.find("\"moe\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim::work

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The 352B MoE on 1,440 H800s (MegaScale-MoE, arXiv:2505.11432; ../shared/reference/moe.yaml):
+// the Megatron-LM plan over the MegaScale-MoE plan must come out within 15% of the published
+// 1.88x, and each optimisation turned on alone over the Megatron-LM plan is printed as a table:
+//   ctest --test-dir build -R MoeValidation -V
+// The absolute throughput against 1.41M tokens/s is scenarios/validation/moe.yaml
+// (clustersim validate scenarios/validation/moe.yaml).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/scenario.h"
+#include "sim/engine/analytical_training.h"
+
+namespace clustersim {
+namespace {
+
+constexpr double kPublishedSpeedup = 1.88;     // MegaScale-MoE abstract
+constexpr double kPublishedTokensPerS = 1.41e6;  // MegaScale-MoE abstract
+
+std::string scenario(const std::string& name) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+engine::TrainingEstimate estimate(const std::string& file, const std::vector<std::string>& overrides = {}) {
+  const ScenarioConfig cfg = load_scenario(scenario(file), overrides);
+  return engine::estimate_training(cfg, calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir));
+}
+
+TEST(MoeValidation, MegatronOverMegaScaleRatioWithin15Percent) {
+  const engine::TrainingEstimate megascale = estimate("megascale-moe-352b-1440.yaml");
+  const engine::TrainingEstimate megatron = estimate("megatron-moe-352b-1440.yaml");
+  const double ratio = megascale.tokens_per_s / megatron.tokens_per_s;
+  std::printf("MegaScale-MoE plan  %.3f M tokens/s (published %.2f M, error %+.1f%%)\n", megascale.tokens_per_s / 1e6,
+              kPublishedTokensPerS / 1e6, 100.0 * (megascale.tokens_per_s / kPublishedTokensPerS - 1.0));
+  std::printf("Megatron-LM plan    %.3f M tokens/s\n", megatron.tokens_per_s / 1e6);
+  std::printf("speed-up            %.3fx (published %.2fx, error %+.1f%%)\n", ratio, kPublishedSpeedup,
+              100.0 * (ratio / kPublishedSpeedup - 1.0));
+  EXPECT_NEAR(ratio / kPublishedSpeedup, 1.0, 0.15);
+}
+
+TEST(MoeValidation, OptimisationTable) {
+  struct Variant {
+    const char* name;
+    std::vector<std::string> overrides;  // on top of the Megatron-LM plan
+  };
+  const std::vector<Variant> variants = {
+      {"Megatron-LM plan (tp 8, ep 4 across nodes, expert tp 8)", {}},
+      {"+ sp attention, ep 8 inside the node", {"training.attention_parallel=sp", "parallelism.ep=8", "parallelism.expert_tp=1"}},
+      {"+ chunked all-to-all overlap (up to 4)", {"training.overlap.a2a_chunks=4"}},
+      {"+ bf16 gradient sync", {"training.comm_precision=bf16"}},
+      {"+ fp8 all-to-all and gradient sync", {"training.comm_precision=fp8"}},
+      {"all: MegaScale-MoE plan (sp/ep in node, 4 chunks, bf16)",
+       {"training.attention_parallel=sp", "parallelism.ep=8", "parallelism.expert_tp=1", "training.overlap.a2a_chunks=4",
+        "training.comm_precision=bf16"}},
+  };
+  const engine::TrainingEstimate base = estimate("megatron-moe-352b-1440.yaml");
+  std::printf("\n%-58s %10s %12s %8s %10s %10s\n", "352B MoE, 1,440 H800 (analytical)", "iter (s)", "tokens/s", "speedup",
+              "ep exp (s)", "dp exp (s)");
+  for (const Variant& v : variants) {
+    const engine::TrainingEstimate e = estimate("megatron-moe-352b-1440.yaml", v.overrides);
+    std::printf("%-58s %10.3f %12.4g %7.3fx %10.3f %10.3f\n", v.name, e.iteration.as_s(), e.tokens_per_s,
+                e.tokens_per_s / base.tokens_per_s, e.breakdown.ep_exposed.as_s(), e.breakdown.dp_exposed.as_s());
+    EXPECT_LE(e.iteration, base.iteration) << v.name << " must not be slower than the baseline";
+  }
+  const engine::TrainingEstimate megascale = estimate("megascale-moe-352b-1440.yaml");
+  std::printf("%-58s %10.3f %12.4g %7.3fx\n", "scenarios/megascale-moe-352b-1440.yaml", megascale.iteration.as_s(),
+              megascale.tokens_per_s, megascale.tokens_per_s / base.tokens_per_s);
+}
+
+}  // namespace
+}  // namespace clustersim

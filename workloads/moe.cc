@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workloads/moe.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/compute_cost.h"
+#include "workloads/placement.h"
+
+namespace clustersim::work {
+namespace {
+
+using coll::CollectiveOp;
+
+// Activations travel as 16-bit values (as in transformer.cc).
+constexpr double kAct = 2.0;
+
+bool swiglu(const ModelConfig& m) { return m.activation == Activation::kSwiglu; }
+double dense_ffn(const ModelConfig& m) { return m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden; }
+
+// Parameters of one MLP of width f: 3hf (SwiGLU, no biases) or 2hf + f + h (GELU with biases).
+double mlp_params(const ModelConfig& m, double f) {
+  const double h = m.hidden;
+  return swiglu(m) ? 3.0 * h * f : 2.0 * h * f + f + h;
+}
+double mlp_gemm_params(const ModelConfig& m, double f) { return (swiglu(m) ? 3.0 : 2.0) * m.hidden * f; }
+
+// splitmix64 (Steele, Lea, Flood, OOPSLA 2014): a tiny generator whose output is the same on
+// every platform, unlike std:: distributions.
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+};
+
+std::vector<double> expert_weights(const MoeConfig& moe) {
+  std::vector<double> w(static_cast<size_t>(moe.experts), 1.0);
+  if (moe.routing == MoeRouting::kLoads) {
+    w = moe.loads;
+  } else if (moe.routing == MoeRouting::kZipf) {
+    // Which expert is hot is part of the draw: a seeded permutation assigns the ranks.
+    std::vector<int> order(static_cast<size_t>(moe.experts));
+    for (int i = 0; i < moe.experts; ++i) order[i] = i;
+    SplitMix rng{moe.seed ^ 0x5a17f00dULL};
+    for (int i = moe.experts - 1; i > 0; --i) std::swap(order[i], order[rng.next() % static_cast<uint64_t>(i + 1)]);
+    for (int r = 0; r < moe.experts; ++r) w[order[r]] = 1.0 / std::pow(r + 1.0, moe.zipf_s);
+  }
+  return w;
+}
+
+int ranks_per_node_of(const std::vector<int32_t>& gpus, int gpn) {
+  int n = 0;
+  for (const int32_t g : gpus) n += g / gpn == gpus.front() / gpn ? 1 : 0;
+  return std::max(1, n);
+}
+
+// Expert GEMMs (and the activation kernel) of owner `owner`, with every expert's tokens divided
+// by `chunks` (one chunk's work). Backward: input- and weight-gradient GEMMs, twice the bytes.
+struct ExpertTimes {
+  Time fwd, bwd;
+};
+ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const RoutingMatrix& r,
+                              int owner, int chunks) {
+  const ModelConfig& m = cfg.model;
+  const int per_owner = m.moe->experts / r.owners;
+  const int etp = cfg.parallelism.expert_tp;
+  const auto f = static_cast<int64_t>(expert_ffn_hidden(m) / etp);
+  const int64_t up = (swiglu(m) ? 2 : 1) * f;
+  const int64_t h = m.hidden;
+  const Precision prec = cfg.training.precision;
+  ExpertTimes t;
+  for (int e = owner * per_owner; e < (owner + 1) * per_owner; ++e) {
+    const auto n = static_cast<int64_t>(std::ceil(r.expert_pairs[e] / chunks));
+    if (n <= 0) continue;
+    t.fwd += calib::gemm_time(n, up, h, prec, hw) + calib::gemm_time(n, h, f, prec, hw);
+    t.bwd += calib::gemm_time(n, h, up, prec, hw) + calib::gemm_time(h, up, n, prec, hw) +
+             calib::gemm_time(n, f, h, prec, hw) + calib::gemm_time(f, h, n, prec, hw);
+    // Activation: read the up projection, write its f-wide output.
+    const Bytes act = bytes_of(static_cast<double>(n) * static_cast<double>(up + f) * kAct);
+    t.fwd += calib::memory_time(act, hw);
+    t.bwd += calib::memory_time(Bytes{2 * act.n}, hw);
+  }
+  return t;
+}
+
+}  // namespace
+
+bool is_moe_layer(const ModelConfig& m, int layer) {
+  if (!m.moe || layer < m.moe->first_dense_layers) return false;
+  return (layer - m.moe->first_dense_layers) % m.moe->moe_layer_frequency == 0;
+}
+
+int moe_layer_count(const ModelConfig& m) {
+  int n = 0;
+  for (int i = 0; i < m.layers; ++i) n += is_moe_layer(m, i) ? 1 : 0;
+  return n;
+}
+
+double expert_ffn_hidden(const ModelConfig& m) {
+  return m.moe && m.moe->expert_ffn_hidden > 0 ? m.moe->expert_ffn_hidden : dense_ffn(m);
+}
+
+double moe_extra_params(const ModelConfig& m) {
+  if (!m.moe) return 0.0;
+  const MoeConfig& e = *m.moe;
+  const double per_layer = (e.experts + e.shared_experts) * mlp_params(m, expert_ffn_hidden(m)) +
+                           static_cast<double>(m.hidden) * e.experts - mlp_params(m, dense_ffn(m));
+  return moe_layer_count(m) * per_layer;
+}
+
+double moe_extra_active_gemm_params(const ModelConfig& m) {
+  if (!m.moe) return 0.0;
+  const MoeConfig& e = *m.moe;
+  const double per_layer = (e.top_k + e.shared_experts) * mlp_gemm_params(m, expert_ffn_hidden(m)) +
+                           static_cast<double>(m.hidden) * e.experts - mlp_gemm_params(m, dense_ffn(m));
+  return moe_layer_count(m) * per_layer;
+}
+
+ExpertLayout expert_layout(const ScenarioConfig& cfg, int stage) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  const Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  ExpertLayout out;
+  for (int d = 0; d < dp; ++d) {
+    for (int c = 0; c < p.cp; ++c) {
+      for (int t = 0; t < p.tp; ++t) out.stage_gpus.push_back(pl.gpu(t, c, d, stage));
+    }
+  }
+  std::sort(out.stage_gpus.begin(), out.stage_gpus.end());
+  out.ep = p.ep;
+  out.etp = p.expert_tp;
+  out.edp = static_cast<int>(out.stage_gpus.size()) / (p.ep * p.expert_tp);
+  return out;
+}
+
+double RoutingMatrix::owner_pairs(int owner) const {
+  double sum = 0;
+  for (int s = 0; s < sources; ++s) sum += pairs[static_cast<size_t>(s) * owners + owner];
+  return sum;
+}
+
+double RoutingMatrix::imbalance() const {
+  double total = 0, busiest = 0;
+  for (int o = 0; o < owners; ++o) {
+    const double v = owner_pairs(o);
+    total += v;
+    busiest = std::max(busiest, v);
+  }
+  return total > 0 ? busiest / (total / owners) : 1.0;
+}
+
+RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens_per_gpu, uint64_t stream) {
+  const int experts = moe.experts;
+  const int k = std::min(moe.top_k, experts);
+  const std::vector<double> w = expert_weights(moe);
+  std::vector<double> cum(w.size());
+  double acc = 0;
+  for (size_t i = 0; i < w.size(); ++i) cum[i] = (acc += w[i]);
+  RoutingMatrix r;
+  r.sources = ep * etp;
+  r.owners = ep;
+  std::vector<double> per_expert(static_cast<size_t>(r.sources) * experts, 0.0);
+  SplitMix rng{moe.seed * 0x2545f4914f6cdd1dULL + stream * 0x9e3779b97f4a7c15ULL + 1};
+  std::vector<int> chosen;
+  for (int s = 0; s < r.sources; ++s) {
+    for (int64_t t = 0; t < tokens_per_gpu; ++t) {
+      chosen.clear();
+      for (int j = 0; j < k; ++j) {
+        int pick = -1;
+        // Rejection against the experts already chosen; after a few misses (a very skewed
+        // distribution), draw from the renormalised remainder instead.
+        for (int tries = 0; tries < 16 && pick < 0; ++tries) {
+          const double u = rng.uniform() * acc;
+          const int e = static_cast<int>(std::upper_bound(cum.begin(), cum.end(), u) - cum.begin());
+          const int c = std::min(e, experts - 1);
+          if (w[c] > 0 && std::find(chosen.begin(), chosen.end(), c) == chosen.end()) pick = c;
+        }
+        if (pick < 0) {
+          double left = 0;
+          for (int e = 0; e < experts; ++e) {
+            if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) left += w[e];
+          }
+          double u = rng.uniform() * left;
+          for (int e = 0; e < experts && pick < 0; ++e) {
+            if (std::find(chosen.begin(), chosen.end(), e) != chosen.end() || w[e] <= 0) continue;
+            if ((u -= w[e]) < 0) pick = e;
+          }
+          if (pick < 0) {  // rounding: the last expert with weight left
+            for (int e = experts - 1; e >= 0 && pick < 0; --e) {
+              if (w[e] > 0 && std::find(chosen.begin(), chosen.end(), e) == chosen.end()) pick = e;
+            }
+          }
+        }
+        if (pick < 0) break;  // fewer experts with weight than top_k (validation forbids it)
+        chosen.push_back(pick);
+        per_expert[static_cast<size_t>(s) * experts + pick] += 1.0;
+      }
+    }
+  }
+  r.expert_pairs.assign(static_cast<size_t>(experts), 0.0);
+  for (int s = 0; s < r.sources; ++s) {
+    for (int e = 0; e < experts; ++e) r.expert_pairs[e] += per_expert[static_cast<size_t>(s) * experts + e];
+  }
+  if (moe.capacity_factor > 0) {
+    // GShard-style capacity: ceil(cf x pairs / experts) per expert; the excess is dropped
+    // evenly over the sources that sent it.
+    const double mean = static_cast<double>(r.sources) * tokens_per_gpu * k / experts;
+    const double cap = std::ceil(moe.capacity_factor * mean);
+    for (int e = 0; e < experts; ++e) {
+      if (r.expert_pairs[e] <= cap) continue;
+      const double keep = cap / r.expert_pairs[e];
+      r.dropped += r.expert_pairs[e] - cap;
+      for (int s = 0; s < r.sources; ++s) per_expert[static_cast<size_t>(s) * experts + e] *= keep;
+      r.expert_pairs[e] = cap;
+    }
+  }
+  r.pairs.assign(static_cast<size_t>(r.sources) * r.owners, 0.0);
+  const int per_owner = experts / ep;
+  for (int s = 0; s < r.sources; ++s) {
+    for (int e = 0; e < experts; ++e) {
+      r.pairs[static_cast<size_t>(s) * r.owners + e / per_owner] += per_expert[static_cast<size_t>(s) * experts + e];
+    }
+  }
+  return r;
+}
+
+std::vector<coll::FlowSpec> dispatch_transfers(const RoutingMatrix& routing, const ExpertLayout& layout,
+                                               int edp_index, double bytes_per_pair, int gpus_per_node) {
+  std::vector<coll::FlowSpec> out;
+  for (int s = 0; s < routing.sources; ++s) {
+    const int i = s % layout.etp, j = s / layout.etp;
+    const int32_t src = layout.gpu(i, j, edp_index);
+    for (int d = 0; d < routing.owners; ++d) {
+      const int32_t dst = layout.gpu(i, d, edp_index);
+      const double bytes = routing.pairs[static_cast<size_t>(s) * routing.owners + d] * bytes_per_pair;
+      if (src == dst || bytes <= 0) continue;
+      out.push_back({src, dst, bytes_of(bytes), src / gpus_per_node != dst / gpus_per_node});
+    }
+  }
+  return out;
+}
+
+double a2a_bytes_per_value(const TrainingConfig& t) { return t.comm_precision == CommPrecision::kFp8 ? 1.0 : 2.0; }
+
+double grad_bytes_per_value(const TrainingConfig& t) {
+  switch (t.comm_precision) {
+    case CommPrecision::kFp8: return 1.0;
+    case CommPrecision::kBf16: return 2.0;
+    case CommPrecision::kDefault: break;
+  }
+  return t.fp32_grad_reduce ? 4.0 : 2.0;
+}
+
+ScenarioConfig attention_view(const ScenarioConfig& cfg) {
+  ScenarioConfig v = cfg;
+  if (cfg.training.attention_parallel == AttentionParallel::kSp) {
+    v.parallelism.cp = cfg.parallelism.cp * cfg.parallelism.tp;
+    v.parallelism.tp = 1;
+  }
+  return v;
+}
+
+Time chunk_pipeline_time(Time d, Time e, Time k, int chunks) {
+  return d + e + k + static_cast<int64_t>(std::max(chunks, 1) - 1) * max(d, max(e, k));
+}
+
+MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLinks& l,
+                            int layer) {
+  const ModelConfig& m = cfg.model;
+  const ScenarioConfig v = attention_view(cfg);
+  MoeLayerCost c;
+  if (!is_moe_layer(m, layer)) {
+    const LayerTimes lt = layer_times(v, hw);
+    c.attention_fwd = lt.forward;
+    c.attention_bwd = lt.backward;
+    c.attention_core_fwd = lt.attention_fwd;
+    c.attention_comm = layer_tp_time(v, l, lt);
+    return c;
+  }
+  c.moe = true;
+  const MoeConfig& moe = *m.moe;
+  const Precision prec = cfg.training.precision;
+  const bool fused = cfg.training.flash_attention;
+  // --- Attention block: QKV and output GEMMs, attention core, norms and residuals (the dense
+  // layer's memory-bound kernels less the MLP activation).
+  ScenarioConfig a = v;
+  a.training.parallel_block = true;  // one TP collective pair: the attention block's
+  Time fwd, bwd;
+  const std::vector<GemmShape> g = layer_gemms(a);
+  for (size_t i = 0; i < 2 && i < g.size(); ++i) {
+    fwd += calib::gemm_time(g[i].m, g[i].n, g[i].k, prec, hw);
+    bwd += calib::gemm_time(g[i].m, g[i].k, g[i].n, prec, hw) + calib::gemm_time(g[i].k, g[i].n, g[i].m, prec, hw);
+  }
+  const AttentionFlops att = layer_attention_flops(a);
+  const Time core_fwd = calib::attention_time(att.executed, fused, prec, hw);
+  fwd += core_fwd;
+  bwd += calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, fused, prec, hw);
+  const double tokens_view = static_cast<double>(a.parallelism.micro_batch) * m.seq_len / a.parallelism.cp;
+  const double e_f = tokens_view * dense_ffn(m) / a.parallelism.tp * (swiglu(m) ? 2.0 : 1.0);
+  const double mlp_elem = 2.0 * e_f * kAct * (cfg.training.fused_kernels ? 1.0 : 2.0);
+  const Bytes elem = bytes_of(std::max(0.0, layer_elementwise_bytes(a).as_double() - mlp_elem));
+  fwd += calib::memory_time(elem, hw);
+  bwd += calib::memory_time(Bytes{2 * elem.n}, hw);
+  // Router (tokens x experts x h GEMM), and the permutation of every token-expert pair before the
+  // dispatch and after the combine (read + write h values each).
+  const double tokens_gpu = static_cast<double>(cfg.parallelism.micro_batch) * m.seq_len /
+                            (cfg.parallelism.cp * cfg.parallelism.tp);
+  const auto tg = static_cast<int64_t>(tokens_gpu);
+  fwd += calib::gemm_time(tg, moe.experts, m.hidden, prec, hw);
+  bwd += calib::gemm_time(tg, m.hidden, moe.experts, prec, hw) + calib::gemm_time(m.hidden, moe.experts, tg, prec, hw);
+  const Bytes permute = bytes_of(2.0 * 2.0 * tokens_gpu * moe.top_k * m.hidden * kAct);
+  fwd += calib::memory_time(permute, hw);
+  bwd += calib::memory_time(permute, hw);
+  if (moe.shared_experts > 0) {
+    // Shared experts: one MLP of width shared x f on the GPU's own tokens.
+    const auto fs = static_cast<int64_t>(moe.shared_experts * expert_ffn_hidden(m));
+    const int64_t up = (swiglu(m) ? 2 : 1) * fs;
+    fwd += calib::gemm_time(tg, up, m.hidden, prec, hw) + calib::gemm_time(tg, m.hidden, fs, prec, hw);
+    bwd += calib::gemm_time(tg, m.hidden, up, prec, hw) + calib::gemm_time(m.hidden, up, tg, prec, hw) +
+           calib::gemm_time(tg, fs, m.hidden, prec, hw) + calib::gemm_time(fs, m.hidden, tg, prec, hw);
+  }
+  c.attention_fwd = fwd;
+  c.attention_bwd = bwd;
+  c.attention_core_fwd = core_fwd;
+  LayerTimes lt;
+  lt.forward = fwd;
+  lt.backward = bwd;
+  lt.attention_fwd = core_fwd;
+  c.attention_comm = layer_tp_time(a, l, lt);
+
+  // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
+  const int stage = layer / std::max(1, m.layers / (cfg.parallelism.pp * cfg.parallelism.vpp)) % cfg.parallelism.pp;
+  const ExpertLayout lay = expert_layout(cfg, stage);
+  const RoutingMatrix r = route_tokens(moe, lay.ep, lay.etp, tg, static_cast<uint64_t>(layer));
+  c.imbalance = r.imbalance();
+  const double bytes_per_pair = m.hidden * a2a_bytes_per_value(cfg.training);
+  const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
+  std::vector<int32_t> ep_group;
+  for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
+  const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node), l);
+  const Time a2a = coll::alltoallv_time(xfers, eg);
+  const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
+  std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
+  for (const coll::FlowSpec& f : xfers) sent[f.src] += f.bytes.as_double();
+  c.a2a_bytes_max_gpu = bytes_of(*std::max_element(sent.begin(), sent.end()));
+  // Expert TP: the pairs an owner received are gathered over its etp slices (and their outputs
+  // reduce-scattered back) so that every slice runs its 1/etp of each expert on all of them.
+  Time etp_coll, etp_lat;
+  if (lay.etp > 1) {
+    double busiest = 0;
+    for (int o = 0; o < r.owners; ++o) busiest = std::max(busiest, r.owner_pairs(o));
+    const coll::GroupLinks tg_links = group_links(lay.etp, lay.etp, l);
+    etp_coll = collective_time(CollectiveOp::kAllGather, bytes_of(busiest * bytes_per_pair), tg_links);
+    etp_lat = coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, tg_links);
+  }
+  c.dispatch = a2a + etp_coll;
+  c.combine = a2a + etp_coll;
+  // --- Experts of the busiest owner, whole and in chunks.
+  ExpertTimes whole;
+  for (int o = 0; o < r.owners; ++o) {
+    const ExpertTimes t = owner_expert_time(cfg, hw, r, o, 1);
+    if (t.fwd > whole.fwd) whole.fwd = t.fwd;
+    if (t.bwd > whole.bwd) whole.bwd = t.bwd;
+  }
+  c.expert_fwd = whole.fwd;
+  c.expert_bwd = whole.bwd;
+  const Time lat = a2a_lat + etp_lat;
+  const Time bw = c.dispatch - lat;
+  c.moe_fwd = c.dispatch + c.expert_fwd + c.combine;
+  c.moe_bwd = c.dispatch + c.expert_bwd + c.combine;
+  c.chunks = 1;
+  for (int n = 2; n <= cfg.training.overlap.a2a_chunks; ++n) {
+    // COMET-style fine-grained overlap: the expert GEMMs run as one kernel whose tiles follow the
+    // arriving chunks (no extra launches or smaller GEMMs), the all-to-all streams its chunks
+    // after one latency. So one chunk is 1/n of each part, and the latencies are paid once.
+    const Time d = (1.0 / n) * bw;
+    const Time f = lat + lat + chunk_pipeline_time(d, (1.0 / n) * c.expert_fwd, d, n);
+    const Time b = lat + lat + chunk_pipeline_time(d, (1.0 / n) * c.expert_bwd, d, n);
+    if (f + b < c.moe_fwd + c.moe_bwd) {
+      c.moe_fwd = f;
+      c.moe_bwd = b;
+      c.chunks = n;
+    }
+  }
+  if (cfg.training.recompute == Recompute::kFull) {
+    c.attention_bwd += c.attention_fwd;
+    c.expert_bwd += c.expert_fwd;
+    c.moe_bwd += c.moe_fwd;
+  } else if (cfg.training.recompute == Recompute::kSelective) {
+    c.attention_bwd += core_fwd;
+  }
+  return c;
+}
+
+std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                          const TrainingLinks& l) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int stages_v = p.pp * p.vpp;
+  const int per_chunk = cfg.model.layers / stages_v;
+  std::vector<MoeStageCost> out(static_cast<size_t>(p.pp));
+  for (int s = 0; s < p.pp; ++s) {
+    MoeStageCost& sc = out[s];
+    sc.stage = s;
+    for (int ch = 0; ch < p.vpp; ++ch) {
+      const int v = ch * p.pp + s;
+      for (int i = 0; i < per_chunk; ++i) {
+        const int layer = v * per_chunk + i;
+        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer);
+        sc.layers.push_back(layer);
+        sc.costs.push_back(c);
+        sc.compute += c.compute();
+        sc.tp_exposed += c.attention_comm;
+        sc.ep_exposed += c.ep_exposed();
+        sc.forward += c.attention_fwd + (c.moe ? c.moe_fwd : Time::zero());
+        sc.backward += c.attention_bwd + (c.moe ? c.moe_bwd : Time::zero());
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Dense and expert parameters of each stage (dense: attention, norms, routers, shared experts,
+// dense layers, embedding on the first stage, LM head and final norm on the last).
+struct StageParams {
+  double dense = 0, expert = 0;
+};
+std::vector<StageParams> stage_params(const ScenarioConfig& cfg) {
+  const ModelConfig& m = cfg.model;
+  const ParallelismConfig& p = cfg.parallelism;
+  ModelConfig dense = m;
+  dense.moe.reset();
+  const ParamCount pc = count_params(dense);
+  const double f = expert_ffn_hidden(m);
+  std::vector<StageParams> out(static_cast<size_t>(p.pp));
+  const int per_chunk = m.layers / (p.pp * p.vpp);
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const int stage = (layer / per_chunk) % p.pp;
+    StageParams& s = out[stage];
+    if (is_moe_layer(m, layer)) {
+      s.dense += pc.per_layer - mlp_params(m, dense_ffn(m)) + static_cast<double>(m.hidden) * m.moe->experts +
+                 m.moe->shared_experts * mlp_params(m, f);
+      s.expert += m.moe->experts * mlp_params(m, f);
+    } else {
+      s.dense += pc.per_layer;
+    }
+  }
+  out.front().dense += pc.embedding;
+  const double vocab_part = static_cast<double>(m.vocab) * m.hidden;
+  out.back().dense += (p.pp > 1 || !m.tied_embeddings ? vocab_part : 0.0) + pc.final_norm;
+  return out;
+}
+
+// The stage with the most parameters on one GPU.
+StageParams gpu_params(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int tp_eff = cfg.training.attention_parallel == AttentionParallel::kSp ? 1 : p.tp;
+  StageParams best;
+  for (const StageParams& s : stage_params(cfg)) {
+    const StageParams g{s.dense / tp_eff, s.expert / (p.ep * p.expert_tp)};
+    if (g.dense + g.expert > best.dense + best.expert) best = g;
+  }
+  return best;
+}
+
+// Data-parallel group sizes: the dense part's replicas (dp, and the tp group too under sp) and
+// the experts' (stage GPUs / (ep x expert_tp)).
+int dense_dp(const ScenarioConfig& cfg) {
+  const int dp = data_parallel_size(cfg);
+  return cfg.training.attention_parallel == AttentionParallel::kSp ? dp * cfg.parallelism.tp : dp;
+}
+int expert_dp(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  return cfg.cluster.gpus / p.pp / (p.ep * p.expert_tp);
+}
+
+}  // namespace
+
+MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const ModelConfig& m = cfg.model;
+  const StageParams g = gpu_params(cfg);
+  const double ddp = dense_dp(cfg), edp = expert_dp(cfg);
+  const int zero = p.zero_stage;
+  const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  MemoryEstimate e;
+  e.params_on_gpu = g.dense + g.expert;
+  e.expert_params_on_gpu = g.expert;
+  auto shard = [&](double bytes_per_param, int from_stage) {
+    const bool sharded = zero >= from_stage;
+    return bytes_of(bytes_per_param * (g.dense / (sharded ? ddp : 1.0) + g.expert / (sharded ? edp : 1.0)));
+  };
+  e.weights = shard(2.0, 3);
+  e.gradients = shard(grad_bytes, 2);
+  e.optimizer = shard(12.0, 1);
+
+  // Activations: the attention block as the dense model keeps it (MLP width 1), plus per MoE
+  // layer the pairs an owner holds (dispatched input h, up projection, activation output, the
+  // combine's input h) and shared experts on the GPU's own tokens.
+  const ScenarioConfig v = attention_view(cfg);
+  ScenarioConfig a = v;
+  a.model.ffn_hidden = 1;
+  a.model.moe.reset();
+  const double attn = activation_bytes_per_layer(a).as_double();
+  const double tokens_gpu = static_cast<double>(p.micro_batch) * m.seq_len / (p.cp * p.tp);
+  const double f = expert_ffn_hidden(m);
+  const double up = (swiglu(m) ? 2.0 : 1.0) * f;
+  const double pairs = tokens_gpu * m.moe->top_k * p.expert_tp;  // mean pairs per owner GPU
+  double moe_act = pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;
+  moe_act += tokens_gpu * m.moe->shared_experts * (up + f) * kAct;
+  if (cfg.training.recompute == Recompute::kFull) moe_act = 0;  // the layer input is in `attn`
+  ScenarioConfig dense_layer = v;
+  dense_layer.model.moe.reset();
+  const double dense_act = activation_bytes_per_layer(dense_layer).as_double();
+  const double moe_share = static_cast<double>(moe_layer_count(m)) / m.layers;
+  const double per_layer = moe_share * (attn + moe_act) + (1.0 - moe_share) * dense_act;
+  double in_flight_layers = m.layers;
+  if (p.vpp > 1) in_flight_layers *= 1.0 + (p.pp - 1.0) / (static_cast<double>(p.pp) * p.vpp);
+  double act = per_layer * in_flight_layers;
+  if (cfg.training.recompute == Recompute::kFull) {
+    act += attn + pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;
+  }
+  const double tp_eff = v.parallelism.tp;
+  act += static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.vocab / tp_eff * (kAct + 4.0);
+  e.activations = bytes_of(act);
+  return e;
+}
+
+MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& l) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int gpn = cfg.cluster.gpus_per_node;
+  const StageParams g = gpu_params(cfg);
+  MoeDpTimes t;
+  t.dense_params = g.dense;
+  t.expert_params = g.expert;
+  const double gb = grad_bytes_per_value(cfg.training);
+  // Dense replicas sit tp x cp apart in rank order (every GPU of the tp group under sp); expert
+  // replicas ep x expert_tp apart.
+  const int tp_eff = cfg.training.attention_parallel == AttentionParallel::kSp ? 1 : p.tp;
+  const coll::GroupLinks dg = group_links(dense_dp(cfg), std::max(1, gpn / (tp_eff * p.cp)), l);
+  const coll::GroupLinks eg = group_links(expert_dp(cfg), std::max(1, gpn / (p.ep * p.expert_tp)), l);
+  const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+  t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
+  if (p.zero_stage >= 1) {
+    const double wb = 2.0;  // 16-bit weights
+    t.gather = collective_time(CollectiveOp::kAllGather, bytes_of(g.dense * wb), dg) +
+               collective_time(CollectiveOp::kAllGather, bytes_of(g.expert * wb), eg);
+  }
+  return t;
+}
+
+}  // namespace clustersim::work

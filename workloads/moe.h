@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// Mixture-of-Experts arithmetic: which layers are MoE, parameters (total and active), the
+// token-to-expert routing matrix of an expert-parallel group, and the per-layer costs both
+// fidelity levels use (attention block, expert GEMMs of the busiest GPU, all-to-all, overlap).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/collectives/collective_flows.h"
+#include "sim/core/config.h"
+#include "sim/core/units.h"
+#include "workloads/training_costs.h"
+#include "workloads/transformer.h"
+
+namespace clustersim::work {
+
+// Layer `layer` (0-based) is an MoE layer: not among the first_dense_layers, and every
+// moe_layer_frequency-th layer after them (the first of them included).
+bool is_moe_layer(const ModelConfig& m, int layer);
+int moe_layer_count(const ModelConfig& m);
+// Width of one expert: moe.expert_ffn_hidden, else model.ffn_hidden (else 4h).
+double expert_ffn_hidden(const ModelConfig& m);
+
+// Parameters the MoE layers add over the dense model of the same shape, summed over all layers:
+//   per MoE layer: (experts + shared) x expert MLP + router (h x experts) - dense MLP
+// where an MLP of width f holds 3hf (SwiGLU) or 2hf + f + h (GELU with biases).
+double moe_extra_params(const ModelConfig& m);
+// The same for the GEMM parameters one token activates: (top_k + shared) x MLP GEMMs + router.
+// Model FLOPs (and so MFU) count these active parameters only.
+double moe_extra_active_gemm_params(const ModelConfig& m);
+
+// Where each GPU of a pipeline stage sits in the expert layout: GPUs of the stage in ascending
+// order, q-th of them at expert-TP index q mod etp, EP index (q / etp) mod ep, expert-DP index
+// q / (etp ep) (Megatron-LM's order: expert TP fastest, then EP, then expert DP).
+struct ExpertLayout {
+  int ep = 1, etp = 1, edp = 1;
+  std::vector<int32_t> stage_gpus;  // ascending
+  int32_t gpu(int etp_index, int ep_index, int edp_index) const {
+    return stage_gpus[static_cast<size_t>((edp_index * ep + ep_index) * etp + etp_index)];
+  }
+};
+ExpertLayout expert_layout(const ScenarioConfig& cfg, int stage);
+
+// Token-expert pairs of one micro-batch in one expert domain (ep x etp GPUs sharing a copy of
+// the experts): sources are the domain's GPUs (index etp_index + etp x ep_index), each holding
+// `tokens_per_gpu` tokens; destinations are the ep expert owners (experts / ep consecutive
+// experts each). Every token draws top_k distinct experts from the routing weights with a seeded
+// generator (splitmix64, identical on every platform); with a capacity factor cf > 0 each expert
+// keeps at most ceil(cf x mean) pairs, dropping the rest evenly over sources.
+struct RoutingMatrix {
+  int sources = 0;
+  int owners = 0;
+  std::vector<double> pairs;          // [source x owners + owner]
+  std::vector<double> expert_pairs;   // per expert, after drops
+  double dropped = 0;                 // pairs dropped by the capacity factor
+  double owner_pairs(int owner) const;
+  // Busiest owner's pairs / mean owner pairs (1 = balanced).
+  double imbalance() const;
+};
+RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens_per_gpu, uint64_t stream);
+
+// The transfers of one dispatch all-to-all of `routing` in domain `edp_index` of `layout`:
+// source GPU (etp i, ep j) sends pairs[s][d] x bytes_per_pair to GPU (etp i, ep d). The combine
+// is the same with source and destination swapped.
+std::vector<coll::FlowSpec> dispatch_transfers(const RoutingMatrix& routing, const ExpertLayout& layout,
+                                               int edp_index, double bytes_per_pair, int gpus_per_node);
+
+// Bytes per value of the all-to-all and of the gradient sync under training.comm_precision.
+double a2a_bytes_per_value(const TrainingConfig& t);
+double grad_bytes_per_value(const TrainingConfig& t);
+
+// The scenario as attention sees it: with attention_parallel sp the tp group splits the
+// sequence like context parallelism (cp x tp ranks, tp 1); with tp it is unchanged.
+ScenarioConfig attention_view(const ScenarioConfig& cfg);
+
+// Costs of one layer for one micro-batch on one GPU. For an MoE layer the expert part is that of
+// the busiest GPU of the domain (the all-to-all makes every GPU wait for it).
+struct MoeLayerCost {
+  bool moe = false;
+  Time attention_fwd, attention_bwd;  // attention block, norms, router, permutation, shared experts
+  Time attention_core_fwd;            // attention core alone (the K/V all-gather hides behind it)
+  Time attention_comm;                // TP / SP traffic of the attention block, fwd + bwd, exposed
+  Time expert_fwd, expert_bwd;        // busiest GPU, whole micro-batch in one piece
+  Time dispatch, combine;             // one all-to-all each (plus expert-TP gather / scatter)
+  int chunks = 1;                     // chunk count chosen (<= overlap.a2a_chunks)
+  Time moe_fwd, moe_bwd;              // dispatch + experts + combine with the chosen chunking
+  double imbalance = 1.0;
+  Bytes a2a_bytes_max_gpu;            // busiest GPU's dispatch send bytes
+  // Forward + backward of the whole layer as the analytical level counts it.
+  Time compute() const { return attention_fwd + attention_bwd + (moe ? expert_fwd + expert_bwd : Time::zero()); }
+  Time ep_exposed() const { return moe ? moe_fwd + moe_bwd - expert_fwd - expert_bwd : Time::zero(); }
+};
+
+// One layer's costs. `layer` picks the routing draw (seed, layer) and whether it is MoE.
+MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLinks& l,
+                            int layer);
+
+// Pipelined dispatch / experts / combine in c chunks, given one chunk's dispatch d, expert
+// compute e and combine k (each chunk's stage runs after the previous chunk's on the same
+// resource; three-stage pipeline):
+//   T(c) = d + e + k + (c - 1) max(d, e, k)
+// moe_layer_cost evaluates c = 1 .. overlap.a2a_chunks and keeps the fastest. As in COMET (Zhang
+// et al., MLSys 2025: tile-level overlap inside fused kernels, adaptively sized), a chunk is 1/c
+// of the transfer and of the expert GEMM work and the all-to-all latency is paid once, so
+// T = 2 latency + chunk_pipeline_time(d/c, e/c, k/c, c) <= d + e + k: never slower than none.
+Time chunk_pipeline_time(Time d, Time e, Time k, int chunks);
+
+// Per-micro-batch costs of one pipeline stage (its layers in order) and the slowest stage.
+struct MoeStageCost {
+  int stage = 0;
+  Time compute;      // forward + backward compute (experts unchunked)
+  Time forward, backward;  // with communication on the line (for DP overlap windows)
+  Time tp_exposed;   // attention TP / SP communication
+  Time ep_exposed;   // all-to-all (and expert-TP) time not hidden by expert compute
+  std::vector<int> layers;
+  std::vector<MoeLayerCost> costs;
+};
+std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                          const TrainingLinks& l);
+
+// Memory per GPU of an MoE plan: attention and dense layers sharded by tp (replicated under sp)
+// and ZeRO over their data-parallel group; experts sharded by ep x expert_tp and ZeRO over the
+// expert-data-parallel group (gpus / pp / (ep x expert_tp)).
+MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg);
+
+// Gradient reduce and parameter gather of one iteration on the most loaded stage: the dense part
+// over its data-parallel group, the experts over their expert-data-parallel group (rings,
+// collective_time), at the comm_precision's gradient bytes.
+struct MoeDpTimes {
+  Time reduce;
+  Time gather;
+  double dense_params = 0;   // on one GPU
+  double expert_params = 0;  // on one GPU
+};
+MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& l);
+
+}  // namespace clustersim::work
