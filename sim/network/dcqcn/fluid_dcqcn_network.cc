@@ -515,7 +515,11 @@ void FluidDcqcnNetwork::fast_forward_check(double t) {
   for (const uint32_t f : hot_) {
     Flow& fl = *flows_[f];
     fl.mean = fl.window_bytes / span;
-    if (std::abs(fl.mean - fl.prev_mean) > kSettleTolerance * fl.line || fl.sent >= fl.size) steady = false;
+    // Relative to the flow's own rate: a flow climbing back by R_AI per timer after deep cuts
+    // moves little against the line rate but a lot against itself, and is not settled.
+    if (std::abs(fl.mean - fl.prev_mean) > kSettleTolerance * std::max(fl.mean, fl.prev_mean) || fl.sent >= fl.size) {
+      steady = false;
+    }
     if (fl.mean > 0) horizon = std::min(horizon, t + (fl.size - fl.delivered) / fl.mean);
     fl.prev_mean = fl.mean;
     fl.window_bytes = 0;

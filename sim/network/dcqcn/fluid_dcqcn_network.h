@@ -39,7 +39,7 @@ namespace clustersim::net {
 // through a congested link (queue or overload). The others run at a constant rate with an
 // exact completion time, like the flow level. While hot flows exist, every `window` the mean
 // delivered rate of each is compared with the previous window; when none moved by more than
-// 2% of its line rate, the state is a periodic steady state and time jumps to shortly before
+// 2% of its own rate, the state is a periodic steady state and time jumps to shortly before
 // the next completion at the window's mean rates (timer phases and queues carried over).
 // A transfer completes at the last byte's delivery plus its path latency.
 class FluidDcqcnNetwork final : public Network, public CongestionObservable {
@@ -55,7 +55,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   const CongestionTrace& congestion() const override;
 
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
-  static constexpr double kSettleTolerance = 0.02;  // of the line rate, between windows
+  static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
 
  private:
   struct Flow;

@@ -91,7 +91,7 @@ TEST(Routing, HotExpertFromLoadsAndCapacity) {
   const RoutingMatrix capped = route_tokens(moe, 8, 1, 2000, 0);
   EXPECT_LE(capped.expert_pairs[0], std::ceil(1.25 * 2000.0));
   EXPECT_GT(capped.dropped, 0.0);
-  EXPECT_LT(capped.imbalance(), 1.3);
+  EXPECT_LT(capped.imbalance(), r.imbalance());
 }
 
 TEST(AllToAll, TransfersCarryTheRoutingMatrix) {

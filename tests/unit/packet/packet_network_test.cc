@@ -49,35 +49,44 @@ TEST(PacketNetwork, LoneFlowRunsAtLineRate) {
 }
 
 // Two flows into one receiver NIC (the bottleneck), the second starting 200 us later: DCQCN
-// brings them to equal shares. Tolerance: the mean rates over the second half of the overlap
-// differ by less than 15% of their sum / 2 (DCQCN converges in about a millisecond at 400 Gbps
-// with the paper's parameters; Zhu et al. 2015, Fig. 12, show the same order at 40 Gbps).
-// DISABLED: measured 214 vs 178 Gbps (18% apart) over the last 4.6 ms; the 15% budget is not met
-// yet with the paper's parameters scaled to 400 Gbps (see the notes).
-TEST(PacketChecks, DISABLED_TwoFlowsOnOneBottleneckConvergeToEqualRates) {
+// brings them to equal shares on average. Tolerance: the mean rates over the overlap, from 2 ms
+// after B starts to the first completion (about 31 ms), differ by less than 10% of their mean.
+// Why so long a window: with the paper's g = 1/256 and 55 us alpha updates, alpha relaxes from
+// its initial 1 over 1/g x 55 us = 14 ms, and the cuts stay 30-40% deep until then; after that
+// the two rates wander +-10% around the fair share on a ~10 ms scale (CNPs are rare: one per
+// flow every ~0.5 ms at this load), the slow AIMD convergence that Zhu et al. (CoNEXT 2016,
+// "ECN or Delay") analyse. Measured: 198.0 vs 197.7 Gbps; windows of 5 ms range 170-230 Gbps.
+TEST(PacketChecks, TwoFlowsOnOneBottleneckConvergeToEqualRates) {
   auto [cluster, network] = small_clos(3, Fidelity::kPacket);
   network.dcqcn.sample_interval = Time::us(5);
   Bed bed(cluster, network);
   Time a_done = Time::max(), b_done = Time::max();
-  bed.net->send(8, 0, Bytes{300'000'000}, [&](Time t) { a_done = t; });
-  bed.clock.at(Time::us(200), [&] { bed.net->send(16, 0, Bytes{200'000'000}, [&](Time t) { b_done = t; }); });
+  bed.net->send(8, 0, Bytes{1'200'000'000}, [&](Time t) { a_done = t; });
+  bed.clock.at(Time::us(200), [&] { bed.net->send(16, 0, Bytes{800'000'000}, [&](Time t) { b_done = t; }); });
   bed.clock.run();
-  const Time mid = Time::us(200) + 0.5 * (b_done - Time::us(200));
-  const double a = mean_rate(bed.trace(), 0, mid, b_done);
-  const double b = mean_rate(bed.trace(), 1, mid, b_done);
-  std::printf("two flows: A %.1f Gbps, B %.1f Gbps over [%.0f, %.0f] us; A done %.0f us, B done %.0f us\n",
-              a * 8e-9, b * 8e-9, mid.as_us(), b_done.as_us(), a_done.as_us(), b_done.as_us());
-  EXPECT_LT(std::abs(a - b) / ((a + b) / 2), 0.15);
-  // The bottleneck stays busy: 500 MB at 50 GB/s = 10 ms.
-  EXPECT_LT(max(a_done, b_done).as_us(), 500e6 / kLine * 1e6 * 1.1);
+  const Time from = Time::us(2200);
+  const Time to = min(a_done, b_done);
+  const double a = mean_rate(bed.trace(), 0, from, to);
+  const double b = mean_rate(bed.trace(), 1, from, to);
+  std::printf("two flows: A %.1f Gbps, B %.1f Gbps over [%.0f, %.0f] us; A done %.0f us, B done %.0f us, CNPs %lld\n",
+              a * 8e-9, b * 8e-9, from.as_us(), to.as_us(), a_done.as_us(), b_done.as_us(),
+              static_cast<long long>(bed.trace().counters.cnps));
+  EXPECT_LT(std::abs(a - b) / ((a + b) / 2), 0.10);
+  // The bottleneck stays busy: 2 GB at 50 GB/s = 40 ms.
+  EXPECT_LT(max(a_done, b_done).as_us(), 2e9 / kLine * 1e6 * 1.1);
   EXPECT_EQ(bed.trace().counters.drops, 0);
 }
 
 class IncastCheck : public ::testing::TestWithParam<int> {};
 
-// N-to-1 incast with PFC on: no packet lost, the bottleneck queue held around the marking band
-// (queue averaged over the second half of the run, while non-empty, between Kmin and 2 x Kmax
-// at 400 Gbps: 50 KB .. 4 MB; the first half holds the initial burst, which PFC absorbs).
+// N-to-1 incast with PFC on, 512 MB in all: no packet lost, and the bottleneck queue held in the
+// marking band once DCQCN has reacted: its time-mean (empty periods counted as 0) over the second
+// half of the time to the first completion is between Kmin and Kmax at 400 Gbps (50 KB .. 2 MB).
+// The first half holds the initial line-rate burst, which PFC absorbs, and the recovery from it:
+// with alpha = 1 the first CNPs halve the rates every 50 us while the queue (marked on enqueue)
+// drains, and the flows climb back by N x R_AI (400 Mbps) per 55 us timer, ~4 ms for N = 4..16.
+// Measured (us to first completion, KB): N=2 8269/63, 4 11187/114, 8 10793/355, 16 9230/848,
+// 32 9952/504, 64 10033/457.
 TEST_P(IncastCheck, QueueNearMarkingBandAndNoLossWithPfc) {
   const int n = GetParam();
   auto [cluster, network] = small_clos(n + 1, Fidelity::kPacket);
@@ -85,41 +94,36 @@ TEST_P(IncastCheck, QueueNearMarkingBandAndNoLossWithPfc) {
   network.dcqcn.sample_interval = Time::us(2);
   Bed bed(cluster, network);
   int completed = 0;
-  Time last = Time::zero();
-  const Bytes each{std::max<int64_t>(64'000'000 / n, 4'000'000)};
+  Time first = Time::max(), last = Time::zero();
+  const Bytes each{512'000'000 / n};
   for (int k = 1; k <= n; ++k) {
     bed.net->send(k * 8, 0, each, [&](Time t) {
       ++completed;
+      first = min(first, t);
       last = max(last, t);
     });
   }
   bed.clock.run();
   const CongestionTrace& t = bed.trace();
   const LinkIndex bottleneck = bed.fabric.host_link(0, topo::Direction::kDown);
+  const Time from = Time::s(first.as_s() / 2);
   double sum = 0;
-  int samples = 0;
   for (const QueueSample& q : t.queues) {
-    if (q.link == bottleneck && q.t > Time::s(last.as_s() / 2) && q.t < last - Time::us(100)) {
-      sum += static_cast<double>(q.bytes);
-      ++samples;
-    }
+    if (q.link == bottleneck && q.t >= from && q.t < first) sum += static_cast<double>(q.bytes);
   }
-  const double mean_queue = samples > 0 ? sum / samples : 0.0;
+  const double mean_queue = sum / ((first - from) / network.dcqcn.sample_interval);
   const double ideal_us = n * each.as_double() / kLine * 1e6;
-  std::printf("incast %2d: done %.0f us (ideal %.0f), mean queue %.0f KB, max %.0f KB, marks %lld, CNPs %lld, "
-              "pauses %lld, drops %lld\n",
-              n, last.as_us(), ideal_us, mean_queue / 1e3, t.links[bottleneck].max_queue_bytes / 1e3,
+  std::printf("incast %2d: first done %.0f us, last %.0f us (ideal %.0f), mean queue %.0f KB, max %.0f KB, marks %lld, "
+              "CNPs %lld, pauses %lld, drops %lld\n",
+              n, first.as_us(), last.as_us(), ideal_us, mean_queue / 1e3, t.links[bottleneck].max_queue_bytes / 1e3,
               static_cast<long long>(t.counters.ecn_marks), static_cast<long long>(t.counters.cnps),
               static_cast<long long>(t.counters.pauses), static_cast<long long>(t.counters.drops));
   EXPECT_EQ(completed, n);
   EXPECT_EQ(t.counters.drops, 0);
   EXPECT_EQ(t.counters.resumes, t.counters.pauses);  // every XOFF was followed by an XON
-  // The marking band: not met yet for N = 4..16, where the queue empties in the second half
-  // (flows cut deep by the first CNPs recover slowly); printed above, checked for N = 2, 32, 64.
-  if (n == 2 || n >= 32) {
-    EXPECT_GT(mean_queue, 50e3);
-    EXPECT_LT(mean_queue, 4e6);
-  }
+  const EcnThresholds band = ecn_thresholds(network.dcqcn, gbps(400));
+  EXPECT_GT(mean_queue, band.kmin);
+  EXPECT_LT(mean_queue, band.kmax);
   EXPECT_GT(last.as_us(), ideal_us);  // DCQCN's slow recovery after the first cuts costs more
 }
 
@@ -216,70 +220,3 @@ TEST(PacketChecks, PfcPauseSlowsAVictimOnTheSameUpstreamLink) {
 }  // namespace
 }  // namespace clustersim::net
 
-#include <cstdlib>
-namespace clustersim::net {
-namespace {
-double envd(const char* k, double d) { const char* v = std::getenv(k); return v ? std::atof(v) : d; }
-void tweak(NetworkConfig& n) {
-  n.dcqcn.byte_counter = Bytes{static_cast<int64_t>(envd("BC", 10e6))};
-  if (envd("DEQ", 0) > 0) n.dcqcn.mark_on = EcnMarkPoint::kDequeue;
-  n.dcqcn.pmax = envd("PMAX", 0.01);
-  n.dcqcn.kmin = Bytes{static_cast<int64_t>(envd("KMIN", 5000))};
-  n.dcqcn.kmax = Bytes{static_cast<int64_t>(envd("KMAX", 200000))};
-  n.dcqcn.cnp_interval = Time::us(envd("CNPI", 50));
-  n.dcqcn.rate_increase_timer = Time::us(envd("RIT", 55));
-  n.dcqcn.rate_ai = {envd("AI", 40e6) / 8};
-  n.dcqcn.rate_hai = {envd("HAI", 200e6) / 8};
-  n.dcqcn.initial_alpha = envd("A0", 1.0);
-}
-TEST(Scratch, DISABLED_TwoFlows) {
-  auto [cluster, network] = small_clos(3, Fidelity::kPacket);
-  network.dcqcn.sample_interval = Time::us(5);
-  tweak(network);
-  Bed bed(cluster, network);
-  Time a_done = Time::max(), b_done = Time::max();
-  const double scale = envd("SCALE", 1);
-  bed.net->send(8, 0, Bytes{static_cast<int64_t>(scale * 300'000'000)}, [&](Time t) { a_done = t; });
-  bed.clock.at(Time::us(200), [&] { bed.net->send(16, 0, Bytes{static_cast<int64_t>(scale * 200'000'000)}, [&](Time t) { b_done = t; }); });
-  bed.clock.run();
-  const double win = envd("WIN", 1000);
-  for (int w = 0; w < 10; ++w) {
-    Time from = Time::us(200 + w * win), to = Time::us(200 + (w + 1) * win);
-    std::printf("[%5.0f,%5.0f] A %.1f B %.1f\n", from.as_us(), to.as_us(), mean_rate(bed.trace(), 0, from, to) * 8e-9,
-                mean_rate(bed.trace(), 1, from, to) * 8e-9);
-  }
-  if (envd("DUMP", 0) > 0) for (const RateSample& r : bed.trace().rates) if (r.t.as_us() > 5000 && r.t.as_us() < 6000 && r.flow == 0) std::printf("t %.0f A rc %.2f rt %.2f\n", r.t.as_us(), r.rate*8e-9, r.target*8e-9);
-  { double a = mean_rate(bed.trace(), 0, Time::us(2200), min(a_done, b_done)), b = mean_rate(bed.trace(), 1, Time::us(2200), min(a_done, b_done));
-    std::printf("overall A %.1f B %.1f diff %.1f%%\n", a*8e-9, b*8e-9, 200*std::abs(a-b)/(a+b)); }
-  const auto& c = bed.trace().counters;
-  std::printf("A done %.0f B done %.0f cnps %lld cuts %lld marks %lld pauses %lld\n", a_done.as_us(), b_done.as_us(),
-              (long long)c.cnps, (long long)c.cuts, (long long)c.ecn_marks, (long long)c.pauses);
-}
-TEST(Scratch, DISABLED_Incast) {
-  const int n = static_cast<int>(envd("N", 8));
-  auto [cluster, network] = small_clos(n + 1, Fidelity::kPacket);
-  network.switch_radix = 64;
-  network.dcqcn.sample_interval = Time::us(2);
-  tweak(network);
-  Bed bed(cluster, network);
-  Time last = Time::zero(), first = Time::max();
-  const Bytes each{std::max<int64_t>(static_cast<int64_t>(envd("TOTAL", 64e6)) / n, 4'000'000)};
-  for (int k = 1; k <= n; ++k) bed.net->send(k * 8, 0, each, [&](Time t) { last = max(last, t); first = min(first, t); });
-  bed.clock.run();
-  const CongestionTrace& t = bed.trace();
-  const LinkIndex bottleneck = bed.fabric.host_link(0, topo::Direction::kDown);
-  double ideal = n * each.as_double() / kLine * 1e6;
-  { double qs = 0; for (const QueueSample& q : t.queues) if (q.link == bottleneck && q.t >= Time::s(first.as_s() / 2) && q.t < first) qs += q.bytes;
-    std::printf("first %.0f: time-mean queue over [first/2, first] %.0f KB\n", first.as_us(), qs / ((first.as_us() / 2) / 2) / 1e3); }
-  std::printf("N %d done %.0f ideal %.0f cnps %lld cuts %lld pauses %lld\n", n, last.as_us(), ideal, (long long)t.counters.cnps, (long long)t.counters.cuts, (long long)t.counters.pauses);
-  for (int w = 0; w < 12; ++w) {
-    double from = w * ideal / 8, to = (w + 1) * ideal / 8;
-    double qs = 0; int qn = 0;
-    for (const QueueSample& q : t.queues) if (q.link == bottleneck && q.t.as_us() >= from && q.t.as_us() < to) { qs += q.bytes; ++qn; }
-    double rs = 0;
-    for (int f = 0; f < std::min(n, 8); ++f) rs += mean_rate(t, f, Time::us(from), Time::us(to));
-    std::printf("[%5.0f,%5.0f] q %.0f KB (n %d) mean traced rate %.1f Gbps x N = %.0f\n", from, to, qn ? qs / qn / 1e3 : 0, qn, rs / std::min(n, 8) * 8e-9, rs / std::min(n, 8) * 8e-9 * n);
-  }
-}
-}  // namespace
-}  // namespace clustersim::net
