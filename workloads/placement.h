@@ -22,6 +22,9 @@ class Placement {
     return tp * stride_[0] + cp * stride_[1] + dp * stride_[2] + pp * stride_[3];
   }
   int size(Dim d) const { return size_[static_cast<int>(d)]; }
+  // The inverse of gpu(): the coordinate of `gpu` along `d` (straggler hooks map a slow GPU to
+  // its rank group with it). Precondition: 0 <= gpu < gpus().
+  int coord(int gpu, Dim d) const { return gpu / stride_[static_cast<int>(d)] % size_[static_cast<int>(d)]; }
   int gpus() const { return size_[0] * size_[1] * size_[2] * size_[3]; }
 
  private:

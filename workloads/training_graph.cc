@@ -50,6 +50,9 @@ int ranks_on_first_node(const std::vector<int32_t>& gpus, int gpus_per_node) {
   return std::max(1, n);
 }
 
+// f x t, exact when f is 1 (straggler factors leave straggler-free graphs bit for bit unchanged).
+Time scaled(double f, Time t) { return f == 1.0 ? t : f * t; }
+
 std::vector<int32_t> line(const Placement& pl, Dim along, int tp, int cp, int dp, int pp) {
   std::vector<int32_t> out;
   const int n = pl.size(along);
@@ -144,7 +147,7 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   return c;
 }
 
-TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c) {
+TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c, const GraphStragglers& st) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
   const OverlapConfig& ov = cfg.training.overlap;
@@ -159,8 +162,29 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   g.folded = cfg.training.fold_ranks || dp == 1;
   g.dp = dp;
   g.micro_batches = mbs;
-  const int ndp = g.folded ? 1 : dp;
+  // Simulated replicas: with folding, the representative (the first replica that does not
+  // straggle) and then every straggling one; without, all. `d` below indexes this list.
+  const auto listed = [&st](int r) { return st.replicas.count(r) > 0; };
+  int representative = 0;
+  while (representative < dp && listed(representative)) ++representative;
+  if (g.folded) {
+    if (representative < dp) g.replicas.push_back(representative);
+    for (const auto& [r, scaling] : st.replicas) {
+      if (r < dp) g.replicas.push_back(r);
+    }
+    if (dp > 1 && static_cast<int>(g.replicas.size()) == dp) g.folded = false;
+  } else {
+    for (int r = 0; r < dp; ++r) g.replicas.push_back(r);
+  }
+  const std::vector<int>& replica = g.replicas;
+  const int ndp = static_cast<int>(replica.size());
   auto group_of = [ndp](int stage, int d) { return static_cast<int32_t>(stage * ndp + d); };
+  const GroupScaling unit;
+  auto scaling = [&](int d, int stage) -> const GroupScaling& {
+    const auto it = st.replicas.find(replica[d]);
+    return it == st.replicas.end() ? unit : it->second[stage];
+  };
+  auto layer_share = [&st](int stage) { return st.stage_layers.empty() ? 1.0 : st.stage_layers[stage]; };
 
   // Rank groups and the comm sets of each.
   std::vector<int32_t> tp_set, cp_set, pp_next_set, pp_prev_set;
@@ -168,18 +192,20 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     for (int d = 0; d < ndp; ++d) {
       RankGroup rg;
       rg.stage = s;
-      rg.dp = d;
-      rg.name = "stage" + std::to_string(s) + "/dp" + std::to_string(d);
+      rg.dp = replica[d];
+      rg.name = "stage" + std::to_string(s) + "/dp" + std::to_string(replica[d]);
+      rg.reported = replica[d] == representative || listed(replica[d]);
       std::vector<std::vector<int32_t>> tps, cps, next, prev;
       for (int ci = 0; ci < cp; ++ci) {
         for (int t = 0; t < tp; ++t) {
-          rg.gpus.push_back(pl.gpu(t, ci, d, s));
-          next.push_back({pl.gpu(t, ci, d, s), pl.gpu(t, ci, d, (s + 1) % pp)});
-          prev.push_back({pl.gpu(t, ci, d, s), pl.gpu(t, ci, d, (s + pp - 1) % pp)});
+          const int r = replica[d];
+          rg.gpus.push_back(pl.gpu(t, ci, r, s));
+          next.push_back({pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + 1) % pp)});
+          prev.push_back({pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + pp - 1) % pp)});
         }
-        tps.push_back(line(pl, Dim::kTp, 0, ci, d, s));
+        tps.push_back(line(pl, Dim::kTp, 0, ci, replica[d], s));
       }
-      for (int t = 0; t < tp; ++t) cps.push_back(line(pl, Dim::kCp, t, 0, d, s));
+      for (int t = 0; t < tp; ++t) cps.push_back(line(pl, Dim::kCp, t, 0, replica[d], s));
       tp_set.push_back(tp > 1 ? b.comm_set(tps) : -1);
       cp_set.push_back(cp > 1 ? b.comm_set(cps) : -1);
       pp_next_set.push_back(pp > 1 ? b.comm_set(next) : -1);
@@ -287,15 +313,20 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           }
           b.edge(ag, barrier);
         }
-        Time dur = pass.forward ? c.forward_chunk : c.backward_chunk;
-        if (v == stages_v - 1) dur += pass.forward ? c.head_forward : c.head_backward;
+        const GroupScaling& sc = scaling(d, s);
+        const double share = layer_share(s);
+        Time dur = pass.forward ? scaled(share * sc.forward, c.forward_chunk) : scaled(share * sc.backward, c.backward_chunk);
+        if (v == stages_v - 1) {
+          dur += pass.forward ? scaled(sc.head_forward, c.head_forward) : scaled(sc.head_backward, c.head_backward);
+        }
         const OpRole role = pass.forward ? OpRole::kForward : OpRole::kBackward;
         // Concurrent TP share (overlapped with the GEMMs) starts with the pass.
-        const double colls = pass.forward ? tp_colls_fwd : tp_colls_bwd;
+        const double colls = share * (pass.forward ? tp_colls_fwd : tp_colls_bwd);
         int32_t tp_hidden = -1;
         if (tp > 1 && tp_hidden_share > 0) {
           Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce,
-                                bytes_of(tp_hidden_share * colls * tpt.activation.as_double()), Time::zero(), tp_set[gi]);
+                                bytes_of(tp_hidden_share * colls * sc.traffic * tpt.activation.as_double()), Time::zero(),
+                                tp_set[gi]);
           op.microbatch = pass.microbatch;
           op.chunk = pass.chunk;
           tp_hidden = b.add(op);
@@ -316,12 +347,13 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         if (cp > 1) {
           // The K/V ring runs beside the attention core (forward: one ring; backward: K/V and
           // their gradients, against 2.5x the forward attention).
-          const Time window = pass.forward ? c.attention_fwd_chunk : 2.5 * c.attention_fwd_chunk;
+          const Time attention = scaled(share * sc.forward, c.attention_fwd_chunk);
+          const Time window = pass.forward ? attention : 2.5 * attention;
           const Time att = min(window, dur);
           add_compute(dur - att);
-          const double rings = layers_chunk * (pass.forward ? 1.0 : 2.0);
+          const double rings = share * layers_chunk * (pass.forward ? 1.0 : 2.0);
           Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kAllGather,
-                                bytes_of(rings * cp_ring), rings * c.cp_latency_per_ring, cp_set[gi]);
+                                bytes_of(rings * cp_ring * sc.traffic), rings * c.cp_latency_per_ring, cp_set[gi]);
           op.microbatch = pass.microbatch;
           op.chunk = pass.chunk;
           cp_op = b.add(op);
@@ -337,7 +369,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         int32_t end = last;
         if (tp > 1) {
           Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce,
-                                bytes_of((1.0 - tp_hidden_share) * colls * tpt.activation.as_double()),
+                                bytes_of((1.0 - tp_hidden_share) * colls * sc.traffic * tpt.activation.as_double()),
                                 (ov.tp_comm ? 1.0 / tp : 1.0) * (colls * c.tp_latency_per_collective), tp_set[gi]);
           op.microbatch = pass.microbatch;
           op.chunk = pass.chunk;
@@ -356,7 +388,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         const bool sends = pass.forward ? v < stages_v - 1 : v > 0;
         if (sends) {
           const int next_stage = (pass.forward ? v + 1 : v - 1) % pp;
-          Op op = Builder::comm(OpRole::kPpSend, Stream::kPp, gi, CollectiveOp::kSendRecv, pp_bytes, c.pp_latency,
+          const Bytes send = sc.traffic == 1.0 ? pp_bytes : bytes_of(sc.traffic * pp_bytes.as_double());
+          Op op = Builder::comm(OpRole::kPpSend, Stream::kPp, gi, CollectiveOp::kSendRecv, send, c.pp_latency,
                                 pass.forward ? pp_next_set[gi] : pp_prev_set[gi]);
           op.microbatch = pass.microbatch;
           op.chunk = pass.chunk;
@@ -423,7 +456,16 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / tp * 4.0);
     for (int d = 0; d < ndp; ++d) {
       std::vector<std::vector<int32_t>> pairs;
-      for (int dd = (g.folded ? 0 : d); dd < (g.folded ? dp : d + 1); ++dd) {
+      // The representative carries the pairs of every replica folded into it.
+      std::vector<int> members;
+      if (g.folded && replica[d] == representative) {
+        for (int r = 0; r < dp; ++r) {
+          if (!listed(r)) members.push_back(r);
+        }
+      } else {
+        members.push_back(replica[d]);
+      }
+      for (const int dd : members) {
         for (int ci = 0; ci < cp; ++ci) {
           for (int t = 0; t < tp; ++t) pairs.push_back({pl.gpu(t, ci, dd, 0), pl.gpu(t, ci, dd, pp - 1)});
         }

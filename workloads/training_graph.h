@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,7 @@ struct RankGroup {
   int dp = 0;
   std::string name;          // "stage3/dp0"
   std::vector<int32_t> gpus;
+  bool reported = true;      // the representative replica's, or a straggling replica's
 };
 
 struct TrainingGraph {
@@ -70,6 +72,7 @@ struct TrainingGraph {
   int gpus_per_node = 8;
   bool folded = true;
   int dp = 1;
+  std::vector<int> replicas;  // DP replicas simulated, in group order (folded: representative first)
   int micro_batches = 1;
 };
 
@@ -93,10 +96,35 @@ struct GraphCosts {
 };
 GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
+// Straggler hooks (issue 9): how one rank group's passes differ from the nominal ones. Compute
+// factors multiply the pass's time (a slow host; longer sequences); `traffic` multiplies its
+// TP/CP and pipeline bytes (tokens per micro-batch).
+struct GroupScaling {
+  double forward = 1.0;        // layers' forward compute
+  double backward = 1.0;       // layers' backward compute (with recomputation)
+  double head_forward = 1.0;   // LM head, last stage
+  double head_backward = 1.0;
+  double traffic = 1.0;
+};
+struct GraphStragglers {
+  // Layers of each stage over the even share, model.layers / pp (empty: every stage even). It
+  // scales compute and TP traffic of every replica alike.
+  std::vector<double> stage_layers;
+  // Replicas that differ from the rest, with one entry per stage. With folding they are simulated
+  // on their own (all their stages, since the pipeline couples them); the rest stay folded into
+  // one representative, the first replica not listed. A replica may be listed with unit factors
+  // (its pipeline sends cross a degraded NIC).
+  std::map<int, std::vector<GroupScaling>> replicas;
+  bool empty() const { return stage_layers.empty() && replicas.empty(); }
+};
+
 // Builds the graph for a validated scenario. With cfg.training.fold_ranks, one representative
-// rank group per stage (DP replica 0) carries the schedule; its DP collectives and the embedding
-// sync still put every replica's flows on the fabric. Without folding, every rank group has its
-// own ops and DP collectives wait for every replica.
-TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& costs);
+// rank group per stage (DP replica 0, or the first replica `stragglers` does not list) carries
+// the schedule; its DP collectives and the embedding sync still put every replica's flows on the
+// fabric. Replicas listed in `stragglers` get rank groups of their own, and the DP collectives
+// wait for them. Without folding, every rank group has its own ops and DP collectives wait for
+// every replica.
+TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& costs,
+                                   const GraphStragglers& stragglers = {});
 
 }  // namespace clustersim::work

@@ -14,6 +14,7 @@
 #include "sim/engine/event_queue_clock.h"
 #include "sim/engine/graph_executor.h"
 #include "sim/engine/simgrid_clock.h"
+#include "sim/engine/straggler_model.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
 #include "topology/fabric.h"
@@ -89,7 +90,17 @@ std::vector<CriticalSegment> critical_path(int32_t last, const work::TrainingGra
   return rev;
 }
 
-void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage, FlowTrainingResult& r) {
+void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                   const std::vector<FabricFault>& degraded, FlowTrainingResult& r) {
+  for (const FabricFault& f : degraded) {
+    // "nic:N": its host link, both directions.
+    const int nic = std::stoi(f.element.substr(4));
+    for (const topo::Direction d : {topo::Direction::kUp, topo::Direction::kDown}) {
+      const net::LinkIndex id = fabric.host_link(nic, d);
+      r.degraded_links.push_back({fabric.link_name(id) + " (" + f.element + ")", topo::to_string(fabric.link_tier(id)),
+                                  fabric.capacity(id), usage[id].bytes, usage[id].peak_utilisation});
+    }
+  }
   std::vector<TierLoad> tiers(topo::kLinkTierCount);
   std::vector<double> sum_peak(topo::kLinkTierCount, 0.0);
   std::vector<net::LinkIndex> used;
@@ -145,13 +156,24 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   r.estimate.breakdown = {};
 
   const work::GraphCosts costs = options.costs ? *options.costs : work::graph_costs(cfg, hw);
-  const work::TrainingGraph graph = work::build_training_graph(cfg, costs);
+  const FlowStragglers stragglers = flow_stragglers(cfg, hw);
+  const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph);
   r.folded = graph.folded;
+  r.slow_hosts = stragglers.slow_hosts;
+  r.slow_gpus = stragglers.slow_gpus;
+  r.unfolded_replicas = graph.folded ? static_cast<int>(graph.replicas.size()) - 1 : 0;
+  for (const auto& [cell, hosts] : stragglers.hosts_of) {
+    std::string name = "stage" + std::to_string(cell.second) + "/dp" + std::to_string(cell.first) + " (host";
+    for (size_t i = 0; i < hosts.size(); ++i) name += (i ? "," : " ") + std::to_string(hosts[i]);
+    r.straggling_groups.push_back(name + ")");
+  }
   r.ops = static_cast<int64_t>(graph.ops.size());
   r.rank_groups = static_cast<int64_t>(graph.groups.size());
   for (const work::RankGroup& g : graph.groups) r.group_names.push_back(g.name);
 
-  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file,
+  NetworkConfig fabric_cfg = cfg.network;
+  fabric_cfg.faults.insert(fabric_cfg.faults.end(), stragglers.faults.begin(), stragglers.faults.end());
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, fabric_cfg, cfg.file,
                                                  cfg.network.nvlink_bandwidth.value_or(hw.nvlink_bandwidth));
   const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
 
@@ -205,7 +227,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     r.flows = exec.flows();
     timing = exec.timings();
     origin = exec.origin();
-    collect_links(fabric, network->link_usage(), r);
+    collect_links(fabric, network->link_usage(), stragglers.faults, r);
   }
 
   // Iteration time and each representative group's timeline.
@@ -215,14 +237,15 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   std::vector<std::vector<int32_t>> main_line(graph.groups.size());
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const work::Op& op = graph.ops[i];
-    if (op.main_line && op.group >= 0 && graph.groups[op.group].dp == 0) main_line[op.group].push_back(static_cast<int32_t>(i));
+    if (op.main_line && op.group >= 0 && graph.groups[op.group].reported) main_line[op.group].push_back(static_cast<int32_t>(i));
   }
   Time critical_end = Time::zero();
   for (size_t gi = 0; gi < graph.groups.size(); ++gi) {
-    if (graph.groups[gi].dp != 0) continue;
+    if (!graph.groups[gi].reported) continue;
     RankGroupTiming rg;
     rg.name = graph.groups[gi].name;
     rg.stage = graph.groups[gi].stage;
+    rg.dp = graph.groups[gi].dp;
     Time cursor = origin;
     for (const int32_t id : main_line[gi]) {
       const OpTiming& t = timing[id];
@@ -244,7 +267,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   if (options.keep_spans) {
     for (size_t i = 0; i < graph.ops.size(); ++i) {
       const work::Op& op = graph.ops[i];
-      if (op.role == OpRole::kBarrier || op.group < 0 || graph.groups[op.group].dp != 0) continue;
+      if (op.role == OpRole::kBarrier || op.group < 0 || !graph.groups[op.group].reported) continue;
       if (timing[i].end == timing[i].start && op.kind == work::OpKind::kCompute) continue;
       r.spans.push_back({op.group, op.peer_group, op.stream, op.role, op.microbatch, op.chunk,
                          timing[i].start - origin, timing[i].end - origin});

@@ -23,10 +23,12 @@ struct CriticalSegment {
   Time time;
 };
 
-// One representative rank group (DP replica 0 of a stage).
+// One reported rank group: the representative replica's (DP replica 0 of a stage), or with
+// stragglers also each straggling replica's.
 struct RankGroupTiming {
   std::string name;
   int stage = 0;
+  int dp = 0;
   Time end;                     // when its last op on the main line ended
   TrainingBreakdown breakdown;  // its own timeline, idle tail counted as bubble; sums to the iteration
   // The chain of ops whose ends released each other, back from the group's last op (chronological).
@@ -76,6 +78,12 @@ struct FlowTrainingResult {
   int64_t flows = 0;
   int64_t rank_groups = 0;               // simulated (pp with folding, pp x dp without)
   double wall_seconds = 0;
+  // Stragglers (issue 9), when the scenario has them (see flow_stragglers in straggler_model.h).
+  std::vector<int> slow_hosts;
+  std::vector<int> slow_gpus;
+  std::vector<std::string> straggling_groups;  // rank groups with a slow host or GPU: "stage3/dp17 (host 389)"
+  std::vector<LinkLoad> degraded_links;        // host links of the degraded NICs, with their load
+  int unfolded_replicas = 0;                   // replicas simulated on their own besides the representative
 };
 
 struct FlowTrainingOptions {
@@ -87,8 +95,10 @@ struct FlowTrainingOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// Runs one iteration of a validated training scenario at the flow level. Throws BadInput for
-// unsupported settings (network.solver lmm with use_simgrid false).
+// Runs one iteration of a validated training scenario at the flow level, with its `stragglers`
+// (compute factors per rank group, uneven stages, degraded NICs as fabric faults; with folding,
+// the straggling replicas are simulated on their own and the rest stay folded). Throws BadInput
+// for unsupported settings (network.solver lmm with use_simgrid false).
 FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                      const FlowTrainingOptions& options = {});
 

@@ -9,6 +9,9 @@
 #include <random>
 #include <set>
 
+#include "workloads/placement.h"
+#include "workloads/training_costs.h"
+
 namespace clustersim::engine {
 namespace {
 
@@ -348,6 +351,84 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   out.pipeline_delta = worst - nominal;
   out.iteration = est.iteration + out.pipeline_delta + out.communication_delta;
   out.mfu = est.mfu * (est.iteration / out.iteration);
+  return out;
+}
+
+FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  const StragglersConfig& sc = cfg.stragglers;
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  const int gpn = cfg.cluster.gpus_per_node;
+  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  FlowStragglers out;
+  if (sc.empty()) return out;
+
+  // Slowest forward and backward factor per (replica, stage), as simulate_stragglers takes them.
+  std::map<std::pair<int, int>, std::pair<double, double>> slow;
+  std::map<std::pair<int, int>, std::set<int>> hosts;
+  auto mark = [&](int g, double f, StragglerPhase phase) {
+    const std::pair<int, int> cell{pl.coord(g, work::Dim::kDp), pl.coord(g, work::Dim::kPp)};
+    auto& [fwd, bwd] = slow.try_emplace(cell, 1.0, 1.0).first->second;
+    if (phase != StragglerPhase::kBackward) fwd = std::max(fwd, f);
+    if (phase != StragglerPhase::kForward) bwd = std::max(bwd, f);
+    hosts[cell].insert(g / gpn);
+  };
+  if (sc.hosts) {
+    out.slow_hosts = pick_units(*sc.hosts, static_cast<int>(host_count(cfg)), sc.seed ^ kHostSalt);
+    for (int h : out.slow_hosts) {
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, sc.hosts->slowdown, sc.hosts->phase);
+    }
+  }
+  if (sc.gpus) {
+    out.slow_gpus = pick_units(*sc.gpus, cfg.cluster.gpus, sc.seed ^ kGpuSalt);
+    for (int g : out.slow_gpus) mark(g, sc.gpus->slowdown, sc.gpus->phase);
+  }
+  auto replica = [&](int r) -> std::vector<work::GroupScaling>& {
+    return out.graph.replicas.try_emplace(r, std::vector<work::GroupScaling>(static_cast<size_t>(p.pp))).first->second;
+  };
+  for (const auto& [cell, f] : slow) {
+    work::GroupScaling& g = replica(cell.first)[cell.second];
+    g.forward = g.head_forward = f.first;
+    g.backward = g.head_backward = f.second;
+  }
+  for (const auto& [cell, h] : hosts) out.hosts_of[cell].assign(h.begin(), h.end());
+
+  // Longer sequences on the heaviest replicas, on top of any slow host there.
+  const SequenceImbalance& si = sc.sequence_imbalance;
+  if (si.max_over_mean > 1.0) {
+    ScenarioConfig longer = cfg;
+    longer.model.seq_len = std::max(p.cp, static_cast<int>(std::llround(si.max_over_mean * cfg.model.seq_len / p.cp)) * p.cp);
+    const work::LayerTimes base = work::layer_times(cfg, hw);
+    const work::LayerTimes heavy = work::layer_times(longer, hw);
+    const double head = work::head_time(longer, hw) / work::head_time(cfg, hw);
+    for (int r = 0; r < si.replicas && r < dp; ++r) {
+      for (work::GroupScaling& g : replica(r)) {
+        g.forward *= heavy.forward / base.forward;
+        g.backward *= heavy.backward / base.backward;
+        g.head_forward *= head;
+        g.head_backward *= head;
+        g.traffic = static_cast<double>(longer.model.seq_len) / cfg.model.seq_len;
+      }
+    }
+  }
+  if (!sc.stage_layers.empty()) {
+    const double even = static_cast<double>(cfg.model.layers) / p.pp;
+    for (int l : sc.stage_layers) out.graph.stage_layers.push_back(l / even);
+  }
+  if (sc.nics) {
+    const int npn = cfg.cluster.nics_per_node;
+    for (int h : sc.nics->hosts) {
+      for (int n = 0; n < npn; ++n) {
+        if (sc.nics->nic >= 0 && n != sc.nics->nic) continue;
+        out.faults.push_back({"nic:" + std::to_string(h * npn + n), sc.nics->bandwidth_factor, sc.nics->extra_latency});
+      }
+      // GPU l of a host uses NIC l x nics_per_node / gpus_per_node (topology/fabric.h).
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
+        if (sc.nics->nic >= 0 && (g % gpn) * npn / gpn != sc.nics->nic) continue;
+        replica(pl.coord(g, work::Dim::kDp));
+      }
+    }
+  }
   return out;
 }
 

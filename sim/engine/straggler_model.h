@@ -5,12 +5,15 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
 #include "sim/engine/analytical_training.h"
+#include "workloads/training_graph.h"
 
 namespace clustersim::engine {
 
@@ -86,5 +89,22 @@ StragglersConfig without_source(const StragglersConfig& s, const std::string& so
 // uniform sample without replacement from seed `seed` (std::mt19937_64, whose sequence the C++
 // standard fixes, so every platform draws the same).
 std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed);
+
+// The `stragglers` section as the flow level applies it. Slow hosts and GPUs (listed or drawn as
+// simulate_stragglers draws them) are mapped to their rank groups through the placement; a rank
+// group runs at its slowest GPU's pace (its TP/CP ranks are in lockstep). The heaviest replicas
+// of a sequence imbalance get the layer and head times of the longer sequence (from the cost
+// model, so attention grows quadratically) and proportionally more TP/CP/PP bytes. Uneven stages
+// scale every replica's stage by its layers over the even share. Degraded NICs become `nic:N`
+// fabric faults (capacity x bandwidth_factor, + extra_latency), and the replicas behind them are
+// listed with unit factors so that folding keeps their own pipeline sends.
+struct FlowStragglers {
+  work::GraphStragglers graph;
+  std::vector<FabricFault> faults;
+  std::vector<int> slow_hosts;
+  std::vector<int> slow_gpus;
+  std::map<std::pair<int, int>, std::vector<int>> hosts_of;  // (replica, stage) -> its slow hosts
+};
+FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 }  // namespace clustersim::engine

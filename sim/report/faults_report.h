@@ -20,7 +20,8 @@ namespace clustersim::report {
 RunOutput run_reliability(const ScenarioConfig& cfg);
 
 // The hardware profile of `cfg`, after the checks every training run makes (level built, plan
-// fits in memory); errors point at the scenario keys.
+// fits in memory); errors point at the scenario keys. `faults` need network.fidelity analytical;
+// stragglers alone may also run at `flow`.
 calib::HardwareProfile training_profile(const ScenarioConfig& cfg);
 
 // The reliability simulation's inputs for `cfg` (whose `faults` must be set), every default
@@ -43,5 +44,27 @@ struct WhatIf {
 WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level);
 Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w);
 std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w);
+
+// The what-if at the flow level: each variant is one detailed simulation (SimGrid allows one per
+// process, so the CLI runs each in a forked child and passes this record back as one line).
+struct FlowVariant {
+  std::string name;        // "baseline", "all", a source alone ("hosts"), "all but hosts", "all, seed 4"
+  double iteration_s = 0;
+  double mfu = 0;
+  double wall_s = 0;
+  int rank_groups = 0;     // simulated
+  std::string critical;    // rank groups with the most compute on the critical path, in words
+  std::string straggling;  // rank groups holding a slow host or GPU
+  std::string links;       // degraded links (load) and the most loaded links
+  std::string error;       // set when the child failed
+};
+// The variants to simulate: "baseline", "all", then per source (with more than one) the source
+// alone and all but it, then "all" redrawn with seeds seed+1 .. seed+draws-1.
+std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const ScenarioConfig& cfg, int draws);
+FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+std::string encode_variant(const FlowVariant& v);  // one line, tab-separated key=value
+FlowVariant decode_variant(const std::string& line);
+Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& v);
+std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowVariant>& v);
 
 }  // namespace clustersim::report
