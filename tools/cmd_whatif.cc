@@ -9,6 +9,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/report/faults_report.h"
+#include "sim/report/sweep/worker_pool.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 
@@ -21,8 +22,18 @@ slow GPUs, degraded NICs, uneven stages, sequence-length imbalance) and prints, 
 iteration time it gives alone, the slowdown and MFU it costs, what removing it from the full set
 saves, and the ranks, stages and links on its critical path.
 
+At the analytical level (the default) the straggler model replays each pipeline replica's
+schedule. With --fidelity flow (or network.fidelity: flow in the scenario) every variant is a
+detailed simulation in its own process: the baseline without stragglers, all of them, and per
+source (when there are several) the source alone and all but it; each reports the slowdown, the
+MFU lost, the rank groups with the most compute on the critical path and the degraded and most
+loaded links.
+
 options:
   --set key.path=value   override a scenario key (repeatable)
+  --fidelity analytical|flow
+                         level to simulate at (default: the scenario's network.fidelity)
+  --jobs N               flow level: variants simulated at once, one process each (default 2)
   --draws N              also redraw randomly placed stragglers with seeds seed..seed+N-1 and
                          report the mean, lowest and highest MFU lost (default 1: the scenario's seed)
   --format text|json     table (default) or one JSON object on stdout
@@ -30,8 +41,23 @@ options:
   -h, --help             this help
 )";
 
+namespace {
+
+void write_out(const Args& args, const report::Json& j) {
+  if (!args.has("--out")) return;
+  const std::filesystem::path dir(args.value("--out"));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
+  std::ofstream out(dir / "whatif.json", std::ios::binary);
+  out << j.dump(2);
+  if (!out) throw BadInput(InputError{(dir / "whatif.json").string(), 0, "--out", "cannot write the file"});
+}
+
+}  // namespace
+
 int cmd_whatif(const std::vector<std::string>& argv) {
-  const Args args(argv, {"--set", "--format", "--out", "--draws"}, {"--set"}, {"-h", "--help"});
+  const Args args(argv, {"--set", "--format", "--out", "--draws", "--fidelity", "--jobs"}, {"--set"}, {"-h", "--help"});
   if (args.has("-h") || args.has("--help")) {
     std::cout << kWhatIfUsage;
     return 0;
@@ -39,24 +65,65 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = args.value("--format", "text");
   if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
-  int draws = 1;
-  if (args.has("--draws")) {
-    const std::string d = args.value("--draws");
+  auto count = [&](const char* flag, int fallback, int hi) {
+    if (!args.has(flag)) return fallback;
+    const std::string d = args.value(flag);
+    int n = 0;
     try {
       size_t used = 0;
-      draws = std::stoi(d, &used);
-      if (used != d.size()) draws = 0;
+      n = std::stoi(d, &used);
+      if (used != d.size()) n = 0;
     } catch (const std::exception&) {
-      draws = 0;
+      n = 0;
     }
-    if (draws < 1 || draws > 10000) throw UsageError{"--draws must be an integer in [1, 10000], got '" + d + "'"};
+    if (n < 1 || n > hi) {
+      throw UsageError{std::string(flag) + " must be an integer in [1, " + std::to_string(hi) + "], got '" + d + "'"};
+    }
+    return n;
+  };
+  const int draws = count("--draws", 1, 10000);
+  const int jobs = count("--jobs", 2, 256);
+  const std::string fidelity = args.value("--fidelity", "");
+  if (!fidelity.empty() && fidelity != "analytical" && fidelity != "flow") {
+    throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
   }
-  const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
+  ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
   if (cfg.stragglers.empty()) {
     throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no stragglers section to analyse; add one "
                                                      "(keys in scenarios/README.md)"));
   }
+  if (fidelity == "flow") cfg.network.fidelity = Fidelity::kFlow;
+  if (fidelity == "analytical") cfg.network.fidelity = Fidelity::kAnalytical;
   const calib::HardwareProfile hw = report::training_profile(cfg);
+  if (cfg.network.fidelity == Fidelity::kFlow) {
+    // One detailed simulation per variant, each in a forked child (SimGrid: one per process).
+    const auto variants = report::flow_whatif_variants(cfg, draws);
+    std::vector<report::FlowVariant> results(variants.size());
+    std::vector<int64_t> todo;
+    for (size_t i = 0; i < variants.size(); ++i) {
+      todo.push_back(static_cast<int64_t>(i));
+      results[i].name = variants[i].first;
+    }
+    sweep::WorkerPool pool(jobs, true);
+    pool.run(
+        sweep::make_chunks(todo, jobs, 1),
+        [&](int64_t i) {
+          try {
+            return report::encode_variant(report::run_flow_variant(variants[i].first, variants[i].second, hw));
+          } catch (const std::exception& e) {
+            report::FlowVariant v;
+            v.name = variants[i].first;
+            v.error = e.what();
+            return report::encode_variant(v);
+          }
+        },
+        [&](int64_t i, const std::string& line) { results[i] = report::decode_variant(line); },
+        [&](int64_t i, const std::string& why) { results[i].error = why; }, [] {});
+    const report::Json j = report::whatif_flow_json(cfg, results);
+    write_out(args, j);
+    std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results));
+    return results.front().error.empty() ? 0 : 1;
+  }
   const engine::TrainingLevel level = engine::analytical_level();
   const report::WhatIf w = report::run_whatif(cfg, hw, level);
   report::Json j = report::whatif_json(cfg, w);
@@ -84,15 +151,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
                   static_cast<unsigned long long>(cfg.stragglers.seed + draws - 1), 100 * mean, 100 * *lo, 100 * *hi);
     text += line;
   }
-  if (args.has("--out")) {
-    const std::filesystem::path dir(args.value("--out"));
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
-    std::ofstream out(dir / "whatif.json", std::ios::binary);
-    out << j.dump(2);
-    if (!out) throw BadInput(InputError{(dir / "whatif.json").string(), 0, "--out", "cannot write the file"});
-  }
+  write_out(args, j);
   std::cout << (format == "json" ? j.dump(2) : text);
   return 0;
 }

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/faults_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
+#include "sim/engine/flow_training.h"
+#include "sim/report/html_report.h"
+#include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "workloads/transformer.h"
 
@@ -105,9 +110,93 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   return j;
 }
 
+// The rank groups with the most compute on the flow level's critical path (the chain of ops whose
+// ends released each other, back from the last rank group's last op), slowest first, with their
+// slow hosts.
+std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limit = 3) {
+  if (f.groups.empty()) return "";
+  std::map<int32_t, Time> compute;
+  for (const engine::CriticalSegment& seg : f.groups[f.critical_group].critical_path) {
+    if (seg.kind == "compute") compute[seg.group] += seg.time;
+  }
+  std::vector<std::pair<int32_t, Time>> order(compute.begin(), compute.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (size_t i = 0; i < order.size() && i < limit; ++i) {
+    std::string name = f.group_names[order[i].first];
+    for (const std::string& slow : f.straggling_groups) {
+      if (slow.rfind(name + " ", 0) == 0) name = slow;
+    }
+    out += (i ? ", " : "") + name + fmt(" %.3f s", order[i].second.as_s());
+  }
+  return out.empty() ? out : "compute on the critical path: " + out;
+}
+
+std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 3) {
+  std::string out;
+  for (size_t i = 0; i < f.degraded_links.size(); ++i) {
+    const engine::LinkLoad& l = f.degraded_links[i];
+    if (i == 4 && f.degraded_links.size() > 5) {
+      out += ", ... (" + std::to_string(f.degraded_links.size()) + " link directions)";
+      break;
+    }
+    out += (out.empty() ? "degraded " : ", ") + l.name + fmt(" peak %.0f%%", 100 * l.peak_utilisation);
+  }
+  std::string top;
+  for (size_t i = 0; i < f.top_links.size() && i < limit; ++i) {
+    top += (i ? ", " : "") + f.top_links[i].name + fmt(" %.0f%%", 100 * f.top_links[i].peak_utilisation);
+  }
+  if (!top.empty()) out += (out.empty() ? "" : "; ") + std::string("most loaded ") + top;
+  return out;
+}
+
+// A flow-level training run with the scenario's stragglers (one simulation: the straggler-free
+// iteration needs a second one, which `clustersim whatif` runs in another process).
+RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw);
+  RunOutput out;
+  out.results = flow_training_results(cfg, hw, flow);
+  Json& s = out.results.set("stragglers", Json::object());
+  Json hosts = Json::array();
+  for (int h : flow.slow_hosts) hosts.push(h);
+  s.set("slow_hosts", hosts);
+  Json gpus = Json::array();
+  for (int g : flow.slow_gpus) gpus.push(g);
+  s.set("slow_gpus", gpus);
+  Json groups = Json::array();
+  for (const std::string& g : flow.straggling_groups) groups.push(g);
+  s.set("straggling_groups", groups);
+  s.set("unfolded_replicas", flow.unfolded_replicas);
+  Json links = Json::array();
+  for (const engine::LinkLoad& l : flow.degraded_links) {
+    Json row = Json::object();
+    row.set("link", l.name);
+    row.set("capacity_gbps", l.capacity.as_gbps());
+    row.set("bytes", l.bytes.n);
+    row.set("peak_utilisation", l.peak_utilisation);
+    links.push(row);
+  }
+  s.set("degraded_links", links);
+  s.set("critical_path", flow_critical_words(flow));
+  out.summary = flow_training_summary(cfg, hw, flow);
+  out.summary += "\nstragglers   " + std::to_string(flow.straggling_groups.size()) + " straggling rank groups" +
+                 (flow.folded ? ", " + std::to_string(flow.unfolded_replicas) + " replicas simulated on their own" : "") +
+                 "\n             " + flow_critical_words(flow) + "\n" +
+                 (flow.degraded_links.empty() ? "" : "             " + flow_link_words(flow, 0) + "\n") +
+                 "             (one simulation, with stragglers; 'clustersim whatif' runs the straggler-free one too)\n";
+  out.trace_json = write_trace_json(flow);
+  out.report_html = write_html_report(cfg, hw, flow);
+  out.metrics = {{"iteration_time_s", flow.estimate.iteration.as_s()},
+                 {"tokens_per_s", flow.estimate.tokens_per_s},
+                 {"mfu", flow.estimate.mfu},
+                 {"hfu", flow.estimate.hfu}};
+  return out;
+}
+
 // A plain training run whose iteration is slowed by the scenario's stragglers.
 RunOutput run_straggled_training(const ScenarioConfig& cfg) {
   const calib::HardwareProfile hw = training_profile(cfg);
+  if (cfg.network.fidelity == Fidelity::kFlow) return run_straggled_flow(cfg, hw);
   const engine::TrainingLevel level = engine::analytical_level();
   ScenarioConfig clean = cfg;
   clean.stragglers = StragglersConfig{};
@@ -287,10 +376,14 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
     }
     throw BadInput(errors);
   }
-  if (cfg.network.fidelity != Fidelity::kAnalytical) {
+  if (cfg.faults && cfg.network.fidelity != Fidelity::kAnalytical) {
     throw BadInput(scenario_error(cfg, "network.fidelity",
-                                  "stragglers and faults run on the analytical training level; set "
-                                  "network.fidelity: analytical"));
+                                  "faults run on the analytical training level; set network.fidelity: analytical"));
+  }
+  if (cfg.network.fidelity != Fidelity::kAnalytical && cfg.network.fidelity != Fidelity::kFlow) {
+    throw BadInput(scenario_error(cfg, "network.fidelity",
+                                  "stragglers run on the analytical or flow training level; set "
+                                  "network.fidelity: analytical or flow"));
   }
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
   return hw;
@@ -401,6 +494,175 @@ std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   for (const WhatIfRow& r : w.rows) print(r.source, r.alone, r.saved_if_removed, r.cause);
   print("all", w.all, w.all.iteration - w.all.baseline, critical_words(cfg, "all", w.all));
   if (!w.all.slow_hosts.empty()) o << "\nslow hosts " << list(w.all.slow_hosts, 64) << "\n";
+  return o.str();
+}
+
+}  // namespace clustersim::report
+
+namespace clustersim::report {
+
+std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const ScenarioConfig& cfg, int draws) {
+  std::vector<std::pair<std::string, ScenarioConfig>> out;
+  ScenarioConfig c = cfg;
+  c.network.fidelity = Fidelity::kFlow;
+  ScenarioConfig clean = c;
+  clean.stragglers = StragglersConfig{};
+  out.emplace_back("baseline", clean);
+  out.emplace_back("all", c);
+  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  if (sources.size() > 1) {
+    for (const std::string& source : sources) {
+      ScenarioConfig one = c;
+      one.stragglers = engine::only_source(cfg.stragglers, source);
+      out.emplace_back(source, one);
+      ScenarioConfig rest = c;
+      rest.stragglers = engine::without_source(cfg.stragglers, source);
+      out.emplace_back("all but " + source, rest);
+    }
+  }
+  for (int k = 1; k < draws; ++k) {
+    ScenarioConfig d = c;
+    d.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
+    out.emplace_back("all, seed " + std::to_string(d.stragglers.seed), d);
+  }
+  return out;
+}
+
+FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  FlowVariant v;
+  v.name = name;
+  engine::FlowTrainingOptions options;
+  options.keep_spans = false;
+  const engine::FlowTrainingResult f = engine::simulate_training(cfg, hw, options);
+  v.iteration_s = f.estimate.iteration.as_s();
+  v.mfu = f.estimate.mfu;
+  v.wall_s = f.wall_seconds;
+  v.rank_groups = static_cast<int>(f.rank_groups);
+  v.critical = flow_critical_words(f);
+  for (const std::string& g : f.straggling_groups) v.straggling += (v.straggling.empty() ? "" : ", ") + g;
+  v.links = flow_link_words(f);
+  return v;
+}
+
+namespace {
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\t', ' ');
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string encode_variant(const FlowVariant& v) {
+  char num[160];
+  std::snprintf(num, sizeof num, "iteration_s=%.17g\tmfu=%.17g\twall_s=%.6g\trank_groups=%d", v.iteration_s, v.mfu,
+                v.wall_s, v.rank_groups);
+  return "name=" + one_line(v.name) + "\t" + num + "\tcritical=" + one_line(v.critical) +
+         "\tstraggling=" + one_line(v.straggling) + "\tlinks=" + one_line(v.links) + "\terror=" + one_line(v.error);
+}
+
+FlowVariant decode_variant(const std::string& line) {
+  FlowVariant v;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t tab = line.find('\t', start);
+    if (tab == std::string::npos) tab = line.size();
+    const std::string field = line.substr(start, tab - start);
+    const size_t eq = field.find('=');
+    if (eq != std::string::npos) {
+      const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+      if (key == "name") v.name = value;
+      if (key == "iteration_s") v.iteration_s = std::strtod(value.c_str(), nullptr);
+      if (key == "mfu") v.mfu = std::strtod(value.c_str(), nullptr);
+      if (key == "wall_s") v.wall_s = std::strtod(value.c_str(), nullptr);
+      if (key == "rank_groups") v.rank_groups = std::atoi(value.c_str());
+      if (key == "critical") v.critical = value;
+      if (key == "straggling") v.straggling = value;
+      if (key == "links") v.links = value;
+      if (key == "error") v.error = value;
+    }
+    start = tab + 1;
+  }
+  return v;
+}
+
+Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
+  Json j = Json::object();
+  j.set("kind", "whatif");
+  j.set("fidelity", "flow");
+  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  const FlowVariant* base = variants.empty() ? nullptr : &variants.front();
+  Json& rows = j.set("variants", Json::array());
+  std::vector<double> lost;
+  for (const FlowVariant& v : variants) {
+    Json row = Json::object();
+    row.set("variant", v.name);
+    if (!v.error.empty()) {
+      row.set("error", v.error);
+      rows.push(row);
+      continue;
+    }
+    row.set("iteration_time_s", v.iteration_s);
+    row.set("mfu", v.mfu);
+    if (base && base->error.empty()) {
+      row.set("slowdown", v.iteration_s / base->iteration_s);
+      row.set("mfu_lost", base->mfu - v.mfu);
+      if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) lost.push_back(base->mfu - v.mfu);
+    }
+    row.set("rank_groups_simulated", v.rank_groups);
+    row.set("wall_time_s", v.wall_s);
+    row.set("critical_path", v.critical);
+    row.set("straggling_groups", v.straggling);
+    row.set("links", v.links);
+    rows.push(row);
+  }
+  if (lost.size() > 1) {
+    double mean = 0;
+    for (double x : lost) mean += x;
+    Json& d = j.set("draws", Json::object());
+    d.set("count", static_cast<int64_t>(lost.size()));
+    d.set("mfu_lost_mean", mean / lost.size());
+    d.set("mfu_lost_min", *std::min_element(lost.begin(), lost.end()));
+    d.set("mfu_lost_max", *std::max_element(lost.begin(), lost.end()));
+  }
+  return j;
+}
+
+std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
+  std::ostringstream o;
+  o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << " (flow level: one detailed simulation per variant)\n";
+  if (variants.empty()) return o.str();
+  const FlowVariant& base = variants.front();
+  if (!base.error.empty()) return o.str() + "baseline failed: " + base.error + "\n";
+  o << "baseline   iteration " << to_string(Time::s(base.iteration_s)) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * base.mfu);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %7s %8s\n", "variant", "iteration", "slowdown", "MFU lost", "groups",
+                "wall");
+  o << line;
+  std::vector<double> lost;
+  for (size_t i = 1; i < variants.size(); ++i) {
+    const FlowVariant& v = variants[i];
+    if (!v.error.empty()) {
+      o << v.name << ": failed: " << v.error << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %7d %7.1fs\n", v.name.c_str(),
+                  to_string(Time::s(v.iteration_s)).c_str(), 100 * (v.iteration_s / base.iteration_s - 1),
+                  100 * (base.mfu - v.mfu), v.rank_groups, v.wall_s);
+    o << line;
+    if (!v.critical.empty()) o << "    " << v.critical << "\n";
+    if (!v.links.empty()) o << "    links: " << v.links << "\n";
+    if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) lost.push_back(base.mfu - v.mfu);
+  }
+  if (!variants[1].straggling.empty()) o << "\nstraggling rank groups  " << variants[1].straggling << "\n";
+  if (lost.size() > 1) {
+    double mean = 0;
+    for (double x : lost) mean += x;
+    o << fmt("\nover %.0f placements: MFU lost ", static_cast<double>(lost.size())) << fmt("%.2f points on average", 100 * mean / lost.size())
+      << fmt(" (%.2f", 100 * *std::min_element(lost.begin(), lost.end()))
+      << fmt(" to %.2f)\n", 100 * *std::max_element(lost.begin(), lost.end()));
+  }
   return o.str();
 }
 

@@ -16,6 +16,7 @@
 #include "sim/report/html_report.h"
 #include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
+#include "sim/report/traffic_html.h"
 
 namespace clustersim::report {
 namespace {
@@ -141,6 +142,7 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
     out.extra_files.emplace_back("rates.csv", rates.str());
   }
   out.summary = engine::format_traffic_report(t);
+  out.report_html = write_traffic_html(t);
   std::ostringstream csv;
   engine::write_links_csv(t, csv);
   out.links_csv = csv.str();

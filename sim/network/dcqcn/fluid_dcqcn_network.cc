@@ -27,6 +27,9 @@ struct FluidDcqcnNetwork::Flow {
   std::vector<LinkIndex> links;
   std::vector<double> in;      // bytes/s entering each hop
   std::vector<double> queued;  // bytes of this flow in each hop's queue
+  std::vector<double> in_marked;      // of `in`, bytes/s carrying a CE mark
+  std::vector<double> queued_marked;  // of `queued`, marked bytes
+  double step_marked = 0;             // marked bytes delivered in the current step
   double size = 0, sent = 0, delivered = 0;
   double latency = 0;  // s
   double line = 0;
@@ -43,6 +46,9 @@ struct FluidDcqcnNetwork::Flow {
   int32_t trace = -1;
 };
 
+// PFC state of an ingress link into a switch (see the class comment).
+enum class PfcState : uint8_t { kOn, kXoffSent, kPaused, kXonSent };
+
 struct FluidDcqcnNetwork::Link {
   double capacity = 0;
   EcnThresholds ecn;
@@ -55,7 +61,10 @@ struct FluidDcqcnNetwork::Link {
   double arrival = 0;
   double cold_load = 0;
   bool paused = false;   // an XOFF from downstream holds this link
-  bool xoff = false;     // this link, as an ingress, has sent XOFF
+  PfcState pfc = PfcState::kOn;
+  double pfc_due = 0;    // s, when the XOFF or XON in flight takes hold upstream
+  double pfc_delay = 0;  // s, link delay + one MTU at the link's speed
+  std::vector<float> p_history;  // RED probability after each step (ring of kMarkHistory), lazily
   std::vector<std::pair<uint32_t, uint16_t>> hot_hops;
   std::vector<uint32_t> flows;  // active flows crossing the link
   Bytes bytes;
@@ -85,6 +94,7 @@ FluidDcqcnNetwork::FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fab
     k.marks = pl.ecn && !k.host;
     k.node = pl.from;
     k.order = pl.order;
+    k.pfc_delay = pl.delay.as_s() + (k.capacity > 0 ? config_.mtu.as_double() / k.capacity : 0.0);
   }
   switch_used_.assign(fabric_.is_switch.size(), 0);
   ingress_share_.assign(n, 0);
@@ -139,6 +149,8 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
     fl.links = path.links;
     fl.in.assign(fl.links.size(), 0.0);
     fl.queued.assign(fl.links.size(), 0.0);
+    fl.in_marked.assign(fl.links.size(), 0.0);
+    fl.queued_marked.assign(fl.links.size(), 0.0);
     fl.size = share.as_double();
     fl.latency = path.latency.as_s();
     fl.line = line;
@@ -219,6 +231,8 @@ void FluidDcqcnNetwork::make_hot(uint32_t f, double t) {
   fl.sent = fl.delivered;
   std::fill(fl.in.begin(), fl.in.end(), fl.cold_rate);
   std::fill(fl.queued.begin(), fl.queued.end(), 0.0);
+  std::fill(fl.in_marked.begin(), fl.in_marked.end(), 0.0);
+  std::fill(fl.queued_marked.begin(), fl.queued_marked.end(), 0.0);
   for (const LinkIndex l : fl.links) links_[l].cold_load = std::max(0.0, links_[l].cold_load - fl.cold_rate);
   const uint32_t last = cold_.back();
   cold_[fl.cold_slot] = last;
@@ -307,6 +321,7 @@ void FluidDcqcnNetwork::run() {
     cold_next = next_cold_completion();
   }
   for (int i = 0; i < kStepsPerTimer; ++i) {
+    if (!pfc_links_.empty()) pfc_events(now_);
     if (hot_dirty_) rebuild_hot();
     if (hot_.empty()) break;
     const size_t cold_before = cold_.size();
@@ -360,6 +375,13 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
     k.arrival = arrival + k.cold_load;
     const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load);
+    // RED probability for the bytes leaving now: as the queue was when they joined (enqueue
+    // marking; FIFO wait = queue / capacity) or as it is (dequeue marking).
+    double p_out = 0;
+    if (k.marks && !k.host) {
+      const bool at_enqueue = config_.mark_on == EcnMarkPoint::kEnqueue;
+      p_out = delayed_probability(k, at_enqueue && k.capacity > 0 ? k.q / k.capacity : 0.0);
+    }
     double ratio;
     if (k.host) {
       ratio = arrival > 0 ? std::min(1.0, avail / arrival) : 0.0;
@@ -373,25 +395,37 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     for (const auto& [f, h] : k.hot_hops) {
       Flow& fl = *flows_[f];
       double out;
+      double out_marked;
       if (k.host) {
         out = fl.in[h] * ratio * dt;
+        out_marked = fl.in_marked[h] * ratio * dt;
         fl.sent += out;
       } else {
         const double content = fl.queued[h] + fl.in[h] * dt;
+        const double content_marked = fl.queued_marked[h] + fl.in_marked[h] * dt;
         out = content * ratio;
+        out_marked = content_marked * ratio;
         fl.queued[h] = content - out;
+        fl.queued_marked[h] = content_marked - out_marked;
         q += fl.queued[h];
+        out_marked += (out - out_marked) * p_out;
       }
       out_total += out;
       if (h + 1u < fl.links.size()) {
         fl.in[h + 1] = out / dt;
+        fl.in_marked[h + 1] = out_marked / dt;
       } else {
         fl.delivered += out;
         fl.window_bytes += out;
+        fl.step_marked = out_marked;
       }
     }
     k.q = q;
     k.p = k.marks ? red_probability(k.ecn, q) : 0.0;
+    if (k.marks && (k.p > 0 || !k.p_history.empty())) {
+      if (k.p_history.empty()) k.p_history.assign(kMarkHistory, 0.0f);
+      k.p_history[static_cast<size_t>(step_index_ % kMarkHistory)] = static_cast<float>(k.p);
+    }
     if (k.capacity > 0) k.peak = std::max(k.peak, (out_total / dt + k.cold_load) / k.capacity);
     LinkCongestion& lc = trace_.links[l];
     lc.max_queue_bytes = std::max(lc.max_queue_bytes, static_cast<int64_t>(q));
@@ -410,6 +444,7 @@ void FluidDcqcnNetwork::step(double t, double dt) {
         Flow& fl = *flows_[f];
         const double removed = fl.queued[h] * (1 - keep);
         fl.queued[h] -= removed;
+        fl.queued_marked[h] *= keep;
         fl.sent -= removed;
       }
       drops_ += k.q * (1 - keep) / mtu;
@@ -428,29 +463,7 @@ void FluidDcqcnNetwork::step(double t, double dt) {
       ingress_share_[in] += flows_[f]->queued[h];
     }
   }
-  for (const LinkIndex in : ingress_touched_) {
-    Link& k = links_[in];
-    const auto node = static_cast<size_t>(fabric_.links[in].to);
-    const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
-    const double share = ingress_share_[in];
-    if (!k.xoff && share > alpha * free) {
-      k.xoff = true;
-      k.paused = true;
-      ++trace_.counters.pauses;
-      ++trace_.links[in].pauses;
-      for (const uint32_t f : k.flows) make_hot(f, t + dt);
-    } else if (k.xoff && share + config_.resume_offset.as_double() <= alpha * free) {
-      k.xoff = false;
-      k.paused = false;
-      ++trace_.counters.resumes;
-    }
-  }
-  // Keep paused ingresses in the list until they resume.
-  std::erase_if(ingress_touched_, [this](LinkIndex in) {
-    ingress_share_[in] = 0;
-    ingress_listed_[in] = links_[in].xoff ? 1 : 0;
-    return !links_[in].xoff;
-  });
+  pfc_counters(t, dt);
   for (const LinkIndex l : hot_links_) {
     if (!links_[l].host) switch_used_[static_cast<size_t>(links_[l].node)] = 0;
   }
@@ -461,16 +474,15 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   for (const uint32_t f : hot_) {
     Flow& fl = *flows_[f];
     if (!fl.active) continue;
-    double unmarked = 1.0;
     bool congested = false;
     for (size_t h = 0; h < fl.links.size(); ++h) {
       const Link& k = links_[fl.links[h]];
-      unmarked *= 1.0 - k.p;
       congested = congested || k.q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9) ||
                   fl.queued[h] > 1e-6 || std::abs(fl.in[h] - fl.in[0]) > 1e-6 * fl.line;
     }
     const double last_out = fl.links.size() == 1 ? fl.in[0] * dt : fl.in.back() * dt;
-    const double marked = (1.0 - unmarked) * (fl.delivered > 0 ? last_out : 0.0) / mtu;
+    const double marked = fl.step_marked / mtu;
+    fl.step_marked = 0;
     marks_ += marked;
     if (end - fl.last_cnp >= interval) {
       fl.mark_acc += marked;
@@ -505,6 +517,74 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
   }
   if (changed) have_previous_window_ = false;
+  ++step_index_;
+}
+
+double FluidDcqcnNetwork::delayed_probability(const Link& k, double wait) const {
+  const auto back = static_cast<int64_t>(std::llround(wait / dt_));
+  if (true || back <= 0 || k.p_history.empty()) return k.p;
+  // The entry of step s is at s % kMarkHistory; the last step written is step_index_ - 1.
+  const int64_t s = std::max<int64_t>(0, step_index_ - 1 - std::min<int64_t>(back, kMarkHistory - 1));
+  return k.p_history[static_cast<size_t>(s % kMarkHistory)];
+}
+
+void FluidDcqcnNetwork::pfc_counters(double t, double dt) {
+  // Each ingress's counter: its flows' bytes in the switch's egress queues.
+  const double buffer = config_.buffer.as_double();
+  const double alpha = config_.dynamic_threshold;
+  for (const LinkIndex in : ingress_touched_) {
+    Link& k = links_[in];
+    const auto node = static_cast<size_t>(fabric_.links[in].to);
+    const double threshold = alpha * std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
+    if (k.pfc == PfcState::kOn && ingress_share_[in] > threshold) {
+      k.pfc = PfcState::kXoffSent;
+      k.pfc_due = t + dt + k.pfc_delay;
+      ++trace_.counters.pauses;
+      pfc_links_.push_back(in);
+    }
+  }
+  for (const LinkIndex in : pfc_links_) {
+    Link& k = links_[in];
+    if (k.pfc != PfcState::kPaused) continue;
+    // The packet level resumes once the headroom is empty: the headroom bytes are the newest
+    // from this ingress (FIFO), and none arrive while the pause holds, so that is the counter
+    // back to zero; and the counter resume_offset below the threshold.
+    const auto node = static_cast<size_t>(fabric_.links[in].to);
+    const double threshold = alpha * std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
+    const double share = ingress_listed_[in] ? ingress_share_[in] : 0.0;
+    if (share <= kDrainedBytes && share + config_.resume_offset.as_double() <= std::max(threshold, kDrainedBytes)) {
+      k.pfc = PfcState::kXonSent;
+      k.pfc_due = t + dt + k.pfc_delay;
+      ++trace_.counters.resumes;
+    }
+  }
+  for (const LinkIndex in : ingress_touched_) {
+    ingress_share_[in] = 0;
+    ingress_listed_[in] = 0;
+  }
+  ingress_touched_.clear();
+}
+
+void FluidDcqcnNetwork::pfc_events(double t) {
+  // An event takes hold at the step boundary nearest its time.
+  const double by = t + 0.5 * dt_;
+  std::erase_if(pfc_links_, [this, t, by](LinkIndex in) {
+    Link& k = links_[in];
+    if (k.pfc_due > by) return false;
+    if (k.pfc == PfcState::kXoffSent) {
+      k.pfc = PfcState::kPaused;
+      k.paused = true;
+      ++trace_.links[in].pauses;
+      // The flows through the stopped link change rate: step them.
+      const std::vector<uint32_t> flows = k.flows;
+      for (const uint32_t f : flows) make_hot(f, t);
+    } else if (k.pfc == PfcState::kXonSent) {
+      k.pfc = PfcState::kOn;
+      k.paused = false;
+      return true;
+    }
+    return false;
+  });
 }
 
 void FluidDcqcnNetwork::fast_forward_check(double t) {
@@ -548,6 +628,7 @@ void FluidDcqcnNetwork::materialize(double t) {
     fl.last_cnp += jump;
     for (double& c : fl.cnp_due) c += jump;
   }
+  for (const LinkIndex in : pfc_links_) links_[in].pfc_due += jump;
   now_ = std::max(now_, t);
   window_start_ = now_;
   have_previous_window_ = false;

@@ -30,10 +30,21 @@ namespace clustersim::net {
 // queue gives p_l; a flow's packets arrive marked with p = 1 - prod(1 - p_l) at rate
 // delivered / mtu, and the receiver sends a CNP once marks worth one packet have arrived since
 // cnp_interval passed (the expectation of the packet level's rule); the CNP reaches the sender
-// after the path latency. PFC: an ingress link whose estimated share of the switch buffer
-// (its flows' bytes in the switch's queues) exceeds dynamic_threshold x free buffer stops
-// serving until resume_offset below; NVLink queues are always lossless this way. Without PFC,
-// bytes above the egress threshold are dropped and sent again.
+// after the path latency. Marks travel with the bytes: with mark_on = enqueue, a byte leaving a
+// queue at t carries the RED probability the queue had when it joined, at t - q/C (FIFO waiting
+// time), so feedback lags by the queueing delay as at the packet level; with dequeue, the
+// current one. Marks from earlier hops mix through later queues with the flow's bytes.
+//
+// PFC, per ingress link into a switch, with the packet level's states and hysteresis:
+//   on --(counter > dynamic_threshold x free buffer: XOFF sent)--> xoff in flight
+//   --(d later: the upstream egress stops)--> paused --(the bytes that arrived before the stop,
+//   the headroom bytes last, have left and counter + resume_offset <= threshold: XON sent)-->
+//   xon in flight --(d later: the upstream serves again)--> on
+// with d = link delay + one MTU at the link's speed (the PAUSE frame's propagation plus the frame
+// in transmission upstream; IEEE 802.1Qbb headroom accounting). The counter is the ingress's
+// bytes in the switch's queues. A link's pause state changes only on those events, at the step
+// nearest them. NVLink queues are always lossless this way. Without PFC, bytes above the egress
+// threshold are dropped and sent again.
 //
 // Only "hot" flows are stepped: those with an unsettled DCQCN state, bytes queued, or a path
 // through a congested link (queue or overload). The others run at a constant rate with an
@@ -56,6 +67,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
 
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
+  static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
+  static constexpr double kDrainedBytes = 1.0;  // an ingress counter at or below this is empty
 
  private:
   struct Flow;
@@ -76,6 +89,9 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   void fast_forward_check(double t);
   void materialize(double t);
   void sample(double t);
+  void pfc_events(double t);
+  void pfc_counters(double t, double dt);
+  double delayed_probability(const Link& k, double wait) const;
 
   const RouteSource& routes_;
   PacketFabric fabric_;
@@ -110,6 +126,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   std::vector<double> ingress_share_;
   std::vector<LinkIndex> ingress_touched_;
   std::vector<uint8_t> ingress_listed_;
+  std::vector<LinkIndex> pfc_links_;  // ingress links not in the `on` state
+  int64_t step_index_ = 0;            // steps taken, indexes the marking history
   mutable CongestionTrace trace_;
   std::vector<Path> scratch_paths_;
 };

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -59,6 +61,45 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   EXPECT_EQ(j.code, 0) << j.out;
   EXPECT_TRUE(contains(j.out, "\"mfu_lost_mean\""));
   EXPECT_TRUE(contains(j.out, "\"critical_path\""));
+}
+
+// A 32-GPU scenario with host 5 (stage 1 of replica 1) 50% slower, written to a temporary file.
+std::string small_straggler_scenario() {
+  char dir[] = "/tmp/clustersim-whatif-XXXXXX";
+  if (!::mkdtemp(dir)) return "";
+  const std::string path = std::string(dir) + "/s.yaml";
+  std::ofstream(path) << "name: small-straggler\n"
+                         "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
+                         "network: {fidelity: flow, tiers: 2, switch_radix: 16}\n"
+                         "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
+                         "parallelism: {tp: 4, pp: 2}\n"
+                         "training: {global_batch: 32}\n"
+                         "stragglers: {hosts: {list: [5], slowdown: 1.5}, nics: {hosts: [2], bandwidth_factor: 0.5}}\n";
+  return path;
+}
+
+TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
+  const std::string s = small_straggler_scenario();
+  ASSERT_FALSE(s.empty());
+  const Result r = clustersim("whatif " + s);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "flow level")) << r.out;
+  EXPECT_TRUE(contains(r.out, "MFU lost")) << r.out;
+  EXPECT_TRUE(contains(r.out, "all but hosts")) << r.out;
+  EXPECT_TRUE(contains(r.out, "compute on the critical path: stage1/dp1 (host 5)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "degraded host:8/up (nic:8)")) << r.out;
+  const Result j = clustersim("whatif " + s + " --format json --jobs 3");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_TRUE(contains(j.out, "\"mfu_lost\"")) << j.out;
+  const Result run = clustersim("run " + s + " --format json");
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_TRUE(contains(run.out, "\"straggling_groups\"")) << run.out;
+  const Result a = clustersim("whatif " + s + " --fidelity analytical");
+  EXPECT_EQ(a.code, 0) << a.out;
+  EXPECT_TRUE(contains(a.out, "replica 1 stage 1")) << a.out;
+  EXPECT_EQ(clustersim("whatif " + s + " --fidelity packet").code, 2);
+  EXPECT_EQ(clustersim("whatif " + s + " --jobs 0").code, 2);
+  EXPECT_EQ(clustersim("run " + s + " --set network.fidelity=packet").code, 2);
 }
 
 TEST(FaultsCli, BadInputExitsTwo) {
