@@ -59,6 +59,16 @@ int ranks_per_node_of(const std::vector<int32_t>& gpus, int gpn) {
   return std::max(1, n);
 }
 
+// Bytes per GEMM operand element (FP8 GEMMs read 1-byte operands) and per main-grad element.
+double operand_bytes(const TrainingConfig& t) { return t.precision == Precision::kFp8 ? 1.0 : kAct; }
+double main_grad_bytes(const TrainingConfig& t) { return t.fp32_grad_reduce ? 4.0 : 2.0; }
+
+// moe_gemm_time for the scenario's precision and gradient buffer.
+GemmPassTimes gemm_pass(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, int64_t m, int64_t n, int64_t k) {
+  return moe_gemm_time(m, n, k, cfg.training.precision, operand_bytes(cfg.training), main_grad_bytes(cfg.training),
+                       hw);
+}
+
 // Expert GEMMs (and the activation kernel) of owner `owner`, with every expert's tokens divided
 // by `chunks` (one chunk's work). Backward: input- and weight-gradient GEMMs, twice the bytes.
 struct ExpertTimes {
@@ -72,14 +82,15 @@ ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwarePr
   const auto f = static_cast<int64_t>(expert_ffn_hidden(m) / etp);
   const int64_t up = (swiglu(m) ? 2 : 1) * f;
   const int64_t h = m.hidden;
-  const Precision prec = cfg.training.precision;
   ExpertTimes t;
   for (int e = owner * per_owner; e < (owner + 1) * per_owner; ++e) {
     const auto n = static_cast<int64_t>(std::ceil(r.expert_pairs[e] / chunks));
     if (n <= 0) continue;
-    t.fwd += calib::gemm_time(n, up, h, prec, hw) + calib::gemm_time(n, h, f, prec, hw);
-    t.bwd += calib::gemm_time(n, h, up, prec, hw) + calib::gemm_time(h, up, n, prec, hw) +
-             calib::gemm_time(n, f, h, prec, hw) + calib::gemm_time(f, h, n, prec, hw);
+    // Up (gate + up under SwiGLU) and down projections of the expert's n tokens.
+    const GemmPassTimes g_up = gemm_pass(cfg, hw, n, up, h);
+    const GemmPassTimes g_down = gemm_pass(cfg, hw, n, h, f);
+    t.fwd += g_up.fwd + g_down.fwd;
+    t.bwd += g_up.bwd + g_down.bwd;
     // Activation: read the up projection, write its f-wide output.
     const Bytes act = bytes_of(static_cast<double>(n) * static_cast<double>(up + f) * kAct);
     t.fwd += calib::memory_time(act, hw);
@@ -89,6 +100,22 @@ ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwarePr
 }
 
 }  // namespace
+
+GemmPassTimes moe_gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, double operand_bytes,
+                            double grad_bytes, const calib::HardwareProfile& hw) {
+  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
+  const auto roof = [&](int64_t gm, int64_t gn, int64_t gk, double bytes) {
+    return max(calib::gemm_time(gm, gn, gk, precision, hw), calib::memory_time(bytes_of(bytes), hw));
+  };
+  GemmPassTimes t;
+  // Forward C = A B: read A (m x k) and B (k x n), write C (m x n).
+  t.fwd = roof(m, n, k, operand_bytes * (md * kd + kd * nd) + kAct * md * nd);
+  // Input gradient dA = dC B^T: read dC and B, write dA (m x k).
+  t.bwd = roof(m, k, n, operand_bytes * (md * nd + nd * kd) + kAct * md * kd);
+  // Weight gradient dB += A^T dC: read A and dC, read and write the main grad (k x n).
+  t.bwd += roof(k, n, m, operand_bytes * (kd * md + md * nd) + 2.0 * grad_bytes * kd * nd);
+  return t;
+}
 
 bool is_moe_layer(const ModelConfig& m, int layer) {
   if (!m.moe || layer < m.moe->first_dense_layers) return false;
@@ -293,36 +320,48 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   Time fwd, bwd;
   const std::vector<GemmShape> g = layer_gemms(a);
   for (size_t i = 0; i < 2 && i < g.size(); ++i) {
-    fwd += calib::gemm_time(g[i].m, g[i].n, g[i].k, prec, hw);
-    bwd += calib::gemm_time(g[i].m, g[i].k, g[i].n, prec, hw) + calib::gemm_time(g[i].k, g[i].n, g[i].m, prec, hw);
+    const GemmPassTimes t = gemm_pass(cfg, hw, g[i].m, g[i].n, g[i].k);
+    fwd += t.fwd;
+    bwd += t.bwd;
   }
+  c.part_attention_gemm = fwd + bwd;
   const AttentionFlops att = layer_attention_flops(a);
   const Time core_fwd = calib::attention_time(att.executed, fused, prec, hw);
+  const Time core_bwd = calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, fused, prec, hw);
   fwd += core_fwd;
-  bwd += calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, fused, prec, hw);
+  bwd += core_bwd;
+  c.part_attention_core = core_fwd + core_bwd;
   const double tokens_view = static_cast<double>(a.parallelism.micro_batch) * m.seq_len / a.parallelism.cp;
   const double e_f = tokens_view * dense_ffn(m) / a.parallelism.tp * (swiglu(m) ? 2.0 : 1.0);
   const double mlp_elem = 2.0 * e_f * kAct * (cfg.training.fused_kernels ? 1.0 : 2.0);
   const Bytes elem = bytes_of(std::max(0.0, layer_elementwise_bytes(a).as_double() - mlp_elem));
-  fwd += calib::memory_time(elem, hw);
-  bwd += calib::memory_time(Bytes{2 * elem.n}, hw);
+  const Time elem_fwd = calib::memory_time(elem, hw), elem_bwd = calib::memory_time(Bytes{2 * elem.n}, hw);
+  fwd += elem_fwd;
+  bwd += elem_bwd;
+  c.part_elementwise = elem_fwd + elem_bwd;
   // Router (tokens x experts x h GEMM), and the permutation of every token-expert pair before the
   // dispatch and after the combine (read + write h values each).
   const double tokens_gpu = static_cast<double>(cfg.parallelism.micro_batch) * m.seq_len /
                             (cfg.parallelism.cp * cfg.parallelism.tp);
   const auto tg = static_cast<int64_t>(tokens_gpu);
-  fwd += calib::gemm_time(tg, moe.experts, m.hidden, prec, hw);
-  bwd += calib::gemm_time(tg, m.hidden, moe.experts, prec, hw) + calib::gemm_time(m.hidden, moe.experts, tg, prec, hw);
+  const GemmPassTimes router = gemm_pass(cfg, hw, tg, moe.experts, m.hidden);
   const Bytes permute = bytes_of(2.0 * 2.0 * tokens_gpu * moe.top_k * m.hidden * kAct);
-  fwd += calib::memory_time(permute, hw);
-  bwd += calib::memory_time(permute, hw);
+  const Time permute_t = calib::memory_time(permute, hw);
+  fwd += router.fwd + permute_t;
+  bwd += router.bwd + permute_t;
+  c.part_router_permute = router.fwd + router.bwd + permute_t + permute_t;
   if (moe.shared_experts > 0) {
     // Shared experts: one MLP of width shared x f on the GPU's own tokens.
     const auto fs = static_cast<int64_t>(moe.shared_experts * expert_ffn_hidden(m));
     const int64_t up = (swiglu(m) ? 2 : 1) * fs;
-    fwd += calib::gemm_time(tg, up, m.hidden, prec, hw) + calib::gemm_time(tg, m.hidden, fs, prec, hw);
-    bwd += calib::gemm_time(tg, m.hidden, up, prec, hw) + calib::gemm_time(m.hidden, up, tg, prec, hw) +
-           calib::gemm_time(tg, fs, m.hidden, prec, hw) + calib::gemm_time(fs, m.hidden, tg, prec, hw);
+    const GemmPassTimes s_up = gemm_pass(cfg, hw, tg, up, m.hidden);
+    const GemmPassTimes s_down = gemm_pass(cfg, hw, tg, m.hidden, fs);
+    // Their activation kernel as the routed experts' (read the up projection, write fs wide).
+    const Bytes act = bytes_of(tokens_gpu * static_cast<double>(up + fs) * kAct);
+    const Time act_fwd = calib::memory_time(act, hw), act_bwd = calib::memory_time(Bytes{2 * act.n}, hw);
+    fwd += s_up.fwd + s_down.fwd + act_fwd;
+    bwd += s_up.bwd + s_down.bwd + act_bwd;
+    c.part_shared = s_up.fwd + s_up.bwd + s_down.fwd + s_down.bwd + act_fwd + act_bwd;
   }
   c.attention_fwd = fwd;
   c.attention_bwd = bwd;

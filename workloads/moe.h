@@ -80,6 +80,9 @@ ScenarioConfig attention_view(const ScenarioConfig& cfg);
 struct MoeLayerCost {
   bool moe = false;
   Time attention_fwd, attention_bwd;  // attention block, norms, router, permutation, shared experts
+  // Of attention_fwd + attention_bwd (forward + backward, recomputation excluded): QKV and output
+  // GEMMs, attention core, norms / residuals, router GEMM + token permutation, shared experts.
+  Time part_attention_gemm, part_attention_core, part_elementwise, part_router_permute, part_shared;
   Time attention_core_fwd;            // attention core alone (the K/V all-gather hides behind it)
   Time attention_comm;                // TP / SP traffic of the attention block, fwd + bwd, exposed
   Time expert_fwd, expert_bwd;        // busiest GPU, whole micro-batch in one piece
@@ -94,8 +97,26 @@ struct MoeLayerCost {
 };
 
 // One layer's costs. `layer` picks the routing draw (seed, layer) and whether it is MoE.
+// Every GEMM of an MoE layer is priced as the slower of its tensor-core time and its HBM traffic
+// (moe_gemm_time): expert GEMMs see only the tokens routed to one expert, so their weight
+// gradients (K = those tokens) are short enough to be bound by the FP32 main-grad update.
 MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLinks& l,
                             int layer);
+
+// Forward GEMM (m x k)(k x n) and its two backward GEMMs, each the slower of calib::gemm_time and
+// its HBM traffic (roofline; Williams, Waterman, Patterson, CACM 52(4), 2009): operands read once
+// at `operand_bytes` per element, the output written once. The weight gradient (k x m)(m x n)
+// accumulates into the main-grad buffer of `grad_bytes` per element, read and written (Megatron-LM
+// gradient_accumulation_fusion: the wgrad GEMM's epilogue adds into the FP32 main_grad,
+// megatron/core/tensor_parallel/layers.py; Transformer Engine's GroupedLinear does the same for
+// expert GEMMs with fuse_wgrad_accumulation). So per element of a weight 2 x grad_bytes move per
+// micro-batch, and a weight gradient over few tokens m is bound by them (about m / grad_bytes
+// FLOP per byte, against peak / HBM bandwidth = 260 on an H800).
+struct GemmPassTimes {
+  Time fwd, bwd;
+};
+GemmPassTimes moe_gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, double operand_bytes,
+                            double grad_bytes, const calib::HardwareProfile& hw);
 
 // Pipelined dispatch / experts / combine in c chunks, given one chunk's dispatch d, expert
 // compute e and combine k (each chunk's stage runs after the previous chunk's on the same

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/faults_config.h"
 
+#include <cassert>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -121,6 +122,20 @@ const char* to_string(FailureUnit u) {
   return "?";
 }
 
+const char* to_string(IterationTimeFidelity f) {
+  switch (f) {
+    case IterationTimeFidelity::kAnalytical: return "analytical";
+    case IterationTimeFidelity::kFlow: return "flow";
+  }
+  return "?";
+}
+
+IterationTimeFidelity iteration_time_fidelity(const ScenarioConfig& cfg) {
+  assert(cfg.faults && "only a faults scenario has an iteration-time fidelity");
+  if (cfg.faults->iteration_time_fidelity) return *cfg.faults->iteration_time_fidelity;
+  return cfg.network.fidelity == Fidelity::kFlow ? IterationTimeFidelity::kFlow : IterationTimeFidelity::kAnalytical;
+}
+
 void read_faults(MapReader r, FaultsConfig& out) {
   r.read("duration", out.duration);
   r.read("seeds", out.seeds, Need::kOptional, 1, 10000);
@@ -178,6 +193,11 @@ void read_faults(MapReader r, FaultsConfig& out) {
   v.finish();
   r.read("sweep_points", out.sweep_points, Need::kOptional, 3, 201);
   read_optional(r, "iteration_time", out.iteration_time);
+  IterationTimeFidelity level = IterationTimeFidelity::kAnalytical;
+  if (r.read_enum("iteration_time_fidelity", level,
+                  {{"analytical", IterationTimeFidelity::kAnalytical}, {"flow", IterationTimeFidelity::kFlow}})) {
+    out.iteration_time_fidelity = level;
+  }
   r.finish();
 }
 
@@ -190,6 +210,14 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   if (cfg.traffic) {
     errors.push_back(scenario_error(cfg, "faults", "the reliability simulation needs a training step; a traffic scenario has none"));
     return;
+  }
+  // Without the key, the iteration times come from the scenario's own level, which must be one
+  // of the two that time a training step.
+  if (!f.iteration_time_fidelity && cfg.network.fidelity != Fidelity::kAnalytical &&
+      cfg.network.fidelity != Fidelity::kFlow) {
+    errors.push_back(scenario_error(cfg, "network.fidelity",
+                                    "faults take their iteration times from the analytical or flow training level; set "
+                                    "network.fidelity: analytical or flow, or faults.iteration_time_fidelity"));
   }
   // Time is integer picoseconds (+-106 days); leave room for events past the window's end.
   if (f.duration <= Time::zero() || f.duration > Time::s(90 * 86400.0)) {

@@ -73,6 +73,11 @@ struct RecoveryConfig {
   Time straggler_detection = Time::s(3600);  // a degraded host is found (then swapped) after this
 };
 
+// The training level that times each cluster state the reliability simulation needs (healthy, and
+// each placement of a straggling host): the analytical level in process, or one flow-level
+// simulation per state, each in its own worker process.
+enum class IterationTimeFidelity { kAnalytical, kFlow };
+
 struct FaultsConfig {
   Time duration = Time::s(30 * 86400.0);  // simulated wall-clock window
   int seeds = 10;                         // independent runs for confidence intervals
@@ -84,10 +89,16 @@ struct FaultsConfig {
   RecoveryConfig recovery;
   int sweep_points = 21;                  // checkpoint intervals tried around Young/Daly
   std::optional<Time> iteration_time;     // absent: from the training simulation
+  std::optional<IterationTimeFidelity> iteration_time_fidelity;  // absent: see iteration_time_fidelity()
 };
 
 const char* to_string(FailureKind k);
 const char* to_string(FailureUnit u);
+const char* to_string(IterationTimeFidelity f);
+
+// `faults.iteration_time_fidelity` of `cfg` (whose `faults` must be set), resolved: the key when
+// given, else flow when network.fidelity is flow, else analytical.
+IterationTimeFidelity iteration_time_fidelity(const ScenarioConfig& cfg);
 
 // Reads the `faults` mapping strictly (unknown keys are errors). Called by the scenario loader.
 void read_faults(MapReader r, FaultsConfig& out);

@@ -350,11 +350,22 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
   return s;
 }
 
-Time exchange_time(const ServingModel& m, int64_t tokens, int senders, int receivers, int etp, const ServingLinks& l) {
-  if (tokens <= 0) return Time::zero();
-  const double bytes = static_cast<double>(tokens) * m.moe.top_k * etp * m.hidden * m.weight_bytes;
-  const double per_gpu = std::max(bytes / senders, bytes / receivers);
-  return l.net_alpha + Time::s(per_gpu / l.nic_per_gpu.bytes_per_s);
+Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int etp) {
+  return bytes_of(static_cast<double>(tokens) * m.moe.top_k * etp * m.hidden * m.weight_bytes);
+}
+
+Bytes n2m_bytes(const ServingModel& m, int64_t tokens) {
+  return bytes_of(static_cast<double>(tokens) * m.moe.top_k * m.hidden * m.weight_bytes);
+}
+
+Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,
+                   double contention) {
+  assert(senders > 0 && receivers > 0 && "an exchange needs GPUs on both sides");
+  if (total.n <= 0) return Time::zero();
+  const double bytes = total.as_double();
+  const Time out = Time::s(bytes / senders / send.nic_per_gpu.bytes_per_s);
+  const Time in = Time::s(bytes / receivers / recv.nic_per_gpu.bytes_per_s);
+  return send.net_alpha + contention * max(out, in);
 }
 
 const char* to_string(StepPart p) {
@@ -446,14 +457,14 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
     c.attention.push_back(moe_attn);
     c.dense.push_back(attn + dense_mlp_time(m, a.hw, r.tokens(), m.ffn_hidden, a.tp) + tp_ar);
     const int64_t tokens = load.tokens();
-    const Time x = plan.m2n_factor * exchange_time(m, tokens, a.gpus, e.gpus, e.tp, al);
-    c.m2n.push_back(x);
-    c.n2m.push_back(plan.m2n_factor * exchange_time(m, tokens, e.gpus, a.gpus, e.tp, el));
-    const Time etp_ar = e.tp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
+    c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor));
+    c.n2m.push_back(exchange_time(n2m_bytes(m, tokens), e.gpus, a.gpus, el, al, plan.m2n_factor));
+    // The expert TP group sums its partial outputs; each rank keeps the 1/etp it sends back (N2M).
+    const Time etp_rs = e.tp > 1 ? coll::collective_time(CollectiveOp::kReduceScatter,
                                                            bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
                                                            group_links(e.tp, el))
                                  : Time::zero();
-    c.ffn.push_back(expert_layer_time(m, e.hw, tokens, groups, e.tp) + etp_ar);
+    c.ffn.push_back(expert_layer_time(m, e.hw, tokens, groups, e.tp) + etp_rs);
     c.head.push_back(lm_head_time(m, a.hw, r.seqs(), a.tp));
   }
   return c;

@@ -152,11 +152,20 @@ Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64
 // Sequential on the same GPUs, so idle = 0.
 StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load);
 
-// M2N (or N2M) of `tokens` hidden states between `senders` and `receivers` GPUs on different
-// nodes, each token going to top_k experts (x etp ranks each): every sender sends
-// tokens k etp h w / senders, every receiver gets tokens k h w etp / receivers:
-//   t = net_alpha + max(send, receive) / nic_per_gpu  (alpha-beta, no contention)
-Time exchange_time(const ServingModel& m, int64_t tokens, int senders, int receivers, int etp, const ServingLinks& l);
+// Bytes of one layer's attention <-> expert exchange for `tokens` tokens, each routed to top_k
+// experts of `etp` GPUs each (w = weight_bytes per element):
+//   M2N  tokens x top_k x etp x h x w   every rank of an expert's TP group needs the whole hidden state
+//   N2M  tokens x top_k x h x w         the etp ranks reduce-scatter the expert output, each returns 1/etp
+Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int etp);
+Bytes n2m_bytes(const ServingModel& m, int64_t tokens);
+
+// Time of one exchange of `total` bytes from `senders` GPUs to `receivers` GPUs on other nodes,
+// every sender to every receiver, spread evenly (alpha-beta, each GPU limited by its NIC share):
+//   t = net_alpha + contention x max(total / senders / send.nic_per_gpu, total / receivers / recv.nic_per_gpu)
+// `contention` (>= 1) is what the fabric adds beyond every GPU's NIC share (ECMP collisions, shared
+// links): the M2N fabric factor measured by probe_m2n_exchange; 1 = a non-blocking fabric.
+Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,
+                   double contention = 1.0);
 
 // Per micro-batch, per layer costs of an attention/FFN disaggregated step.
 struct PingPongCosts {
@@ -184,7 +193,7 @@ struct AfdPlan {
   const PoolPlan* attention = nullptr;
   const PoolPlan* expert = nullptr;
   int micro_batches = 1;
-  double m2n_factor = 1.0;  // measured / closed-form exchange time on the fabric (1: analytical)
+  double m2n_factor = 1.0;  // fabric contention on M2N/N2M (exchange_time's `contention`; 1: analytical)
 };
 PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
                         const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);

@@ -6,6 +6,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -446,35 +447,60 @@ ServingResult ServingSimulation::result() const {
   return r;
 }
 
-namespace {
-
-// Runs one layer's M2N and N2M of `tokens` tokens on the network and returns measured / closed-form.
-double measure_m2n_factor(const ServingSetup& s, net::Network& network, Clock& clock,
-                          simgrid::s4u::Engine& engine) {
+M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool shares_links,
+                            const net::RouteSource& routes, Clock& clock, const std::function<void()>& run_clock) {
+  assert(s.pools.size() == 2 && s.pools[0].role == PoolRole::kAttention && s.pools[1].role == PoolRole::kExpert &&
+         "the probe needs an attention pool and an expert pool");
   const PoolPlan& a = s.pools[0];
   const PoolPlan& e = s.pools[1];
   const int64_t tokens = std::max<int64_t>(1, s.in.max_batch / std::max(1, s.in.micro_batches));
-  const int groups = e.gpus / e.tp;
-  const double per_token = static_cast<double>(s.model.moe.top_k) * s.model.hidden * s.model.weight_bytes;
-  // Tokens leave the attention GPUs evenly; each token visits top_k expert groups (all etp ranks).
-  const Bytes pair = bytes_of(static_cast<double>(tokens) * per_token / a.gpus / groups);
-  Time last_up = Time::zero(), last_down = Time::zero();
+  const Bytes up = m2n_bytes(s.model, tokens, e.tp);
+  const Bytes down = n2m_bytes(s.model, tokens);
+  // Uniform routing: each of the a x e pairs carries the same share (an expert's etp ranks all get
+  // the M2N tokens routed to it, and each returns its 1/etp slice).
+  const int64_t pairs = int64_t{a.gpus} * e.gpus;
+  const Bytes up_pair{up.n / pairs};
+  const Bytes down_pair{down.n / pairs};
+  Time last = Time::zero();
+  // No GPU's NIC carries a byte before its first sub-flow has crossed the shortest path.
+  Time latency = Time::max();
+  std::vector<net::Path> paths;
+  auto shortest_path = [&](int src, int dst) {
+    routes.paths(src, dst, paths);
+    for (const net::Path& p : paths) latency = min(latency, p.latency);
+  };
   const Time start = clock.now();
   for (int i = 0; i < a.gpus; ++i) {
     for (int j = 0; j < e.gpus; ++j) {
-      network.send(a.first_gpu + i, e.first_gpu + j, pair, [&last_up](Time t) { last_up = max(last_up, t); });
-      network.send(e.first_gpu + j, a.first_gpu + i, pair, [&last_down](Time t) { last_down = max(last_down, t); });
+      const int ag = a.first_gpu + i, eg = e.first_gpu + j;
+      network.send(ag, eg, up_pair, [&last](Time t) { last = max(last, t); });
+      network.send(eg, ag, down_pair, [&last](Time t) { last = max(last, t); });
+      shortest_path(ag, eg);
+      shortest_path(eg, ag);
     }
   }
-  ensure_simgrid_platform();
-  engine.run();
-  const Time measured = max(last_up, last_down) - start;
-  const Time closed = max(exchange_time(s.model, tokens, a.gpus, e.gpus, e.tp, s.links[0]),
-                          exchange_time(s.model, tokens, e.gpus, a.gpus, e.tp, s.links[1]));
-  return closed > Time::zero() ? std::max(measured / closed, 1e-3) : 1.0;
+  run_clock();
+  // The closed form at line rate: the serving links carry the achieved efficiency of NCCL-style
+  // traffic, which a fabric model running at line rate does not reproduce.
+  auto line_rate = [&](const PoolPlan& p, const ServingLinks& l) {
+    ServingLinks raw = l;
+    raw.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s / p.hw.eff.network_busbw};
+    raw.net_alpha = latency;
+    return raw;
+  };
+  const ServingLinks al = line_rate(a, s.links[0]), el = line_rate(e, s.links[1]);
+  M2nProbe probe;
+  probe.measured = last - start;
+  probe.bound = max(exchange_time(Bytes{up_pair.n * pairs}, a.gpus, e.gpus, al, el),
+                    exchange_time(Bytes{down_pair.n * pairs}, e.gpus, a.gpus, el, al));
+  if (probe.bound > Time::zero()) {
+    // A level that prices each transfer alone cannot show a GPU's NIC shared by its e (or a) pairs,
+    // which the bound already charges; only a single path slower than that share can add to it.
+    const Time seen = shares_links ? probe.measured : max(probe.measured, probe.bound);
+    probe.factor = seen / probe.bound;
+  }
+  return probe;
 }
-
-}  // namespace
 
 ServingResult run_serving(const ScenarioConfig& cfg) {
   const ServingSetup setup = make_serving_setup(cfg);
@@ -495,8 +521,15 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
   simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
   SimGridClock clock;
   std::unique_ptr<net::Network> network = net::make_network(cfg.network, routes, clock);
-  double factor = 1.0;
-  if (setup.in.mode == ServingMode::kAttentionFfn) factor = measure_m2n_factor(setup, *network, clock, *engine);
+  M2nProbe probe;
+  if (setup.in.mode == ServingMode::kAttentionFfn) {
+    const bool shares_links = cfg.network.fidelity != Fidelity::kAnalytical;
+    probe = probe_m2n_exchange(setup, *network, shares_links, routes, clock, [engine] {
+               ensure_simgrid_platform();
+               engine->run();
+             });
+  }
+  const double factor = probe.factor;
   // Arrivals are relative to the start of serving (after the measurement).
   const Time offset = clock.now();
   for (ServingRequest& r : requests) r.arrival += offset;
@@ -524,6 +557,7 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
   result.last_finish = result.last_finish > offset ? result.last_finish - offset : Time::zero();
   result.micro_batches = setup.in.mode == ServingMode::kAttentionFfn ? setup.in.micro_batches : 1;
   result.m2n_factor = factor;
+  result.m2n_probe = probe;
   return result;
 }
 

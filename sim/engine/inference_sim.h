@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "sim/engine/inference_cost.h"
 #include "sim/engine/inference_trace.h"
 #include "sim/network/network.h"
+
+namespace clustersim::net {
+class RouteSource;
+}  // namespace clustersim::net
 
 namespace clustersim::engine {
 
@@ -75,6 +80,12 @@ struct PoolStats {
   int64_t kv_tokens_per_instance = 0;
 };
 
+struct M2nProbe {
+  Time measured;
+  Time bound;
+  double factor = 1.0;
+};
+
 struct ServingResult {
   std::vector<RequestOutcome> requests;  // by request id
   std::vector<PoolStats> pools;
@@ -86,7 +97,8 @@ struct ServingResult {
   int64_t kv_transfers = 0;
   Bytes kv_transfer_bytes;
   int micro_batches = 1;
-  double m2n_factor = 1.0;  // M2N/N2M time measured on the fabric / closed form (attention_ffn)
+  double m2n_factor = 1.0;  // fabric contention on M2N/N2M, see probe_m2n_exchange (attention_ffn)
+  M2nProbe m2n_probe;       // the measurement behind m2n_factor (zero times outside attention_ffn)
   ServingTrace trace;       // bounded by ServingTraceLimits; for trace.json
 };
 
@@ -139,8 +151,26 @@ class ServingSimulation {
   std::vector<size_t> detailed_;   // indices into trace_.steps of the steps with detail
 };
 
-// Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn),
-// runs every request to completion and returns the result. Uses the process's s4u::Engine.
+// One layer's M2N and N2M of an attention_ffn deployment (setup.pools = attention, expert), sent
+// once over a network: every attention GPU to every expert GPU and back, all at once, with the
+// bytes of m2n_bytes / n2m_bytes for max_batch / micro_batches tokens spread evenly over the pairs.
+//   measured  when the last transfer arrived
+//   bound     the closed form of the same exchange: exchange_time over serving_links (each GPU's NIC
+//             share, divided by the tiers' oversubscription) at line rate, i.e. without the achieved
+//             efficiency network_busbw, and with the shortest path latency of a pair as alpha
+//   factor    measured / bound: what the fabric adds to (> 1: flows collide on links the closed form
+//             does not charge) or takes from (< 1: traffic avoids links it charges) the closed form
+// `shares_links` says whether the network shares link bandwidth among concurrent transfers (flow,
+// packet). The analytical level does not: it prices each transfer as if alone, reporting about one
+// pair's time where every GPU's NIC is in fact shared by all its pairs, so there the factor is
+// max(measured, bound) / bound (1 unless a single path is slower than a GPU's NIC share).
+// `run_clock` runs `clock` until the network is idle. Call this before anything else uses `network`.
+M2nProbe probe_m2n_exchange(const ServingSetup& setup, net::Network& network, bool shares_links,
+                            const net::RouteSource& routes, Clock& clock, const std::function<void()>& run_clock);
+
+// Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn,
+// probe_m2n_exchange), runs every request to completion and returns the result. Uses the process's
+// s4u::Engine.
 ServingResult run_serving(const ScenarioConfig& cfg);
 
 }  // namespace clustersim::engine

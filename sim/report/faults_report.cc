@@ -2,15 +2,19 @@
 #include "sim/report/faults_report.h"
 
 #include <algorithm>
+#include <cassert>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/flow_training.h"
 #include "sim/report/html_report.h"
+#include "sim/report/sweep/worker_pool.h"
 #include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "workloads/transformer.h"
@@ -50,6 +54,12 @@ double units_of(const ScenarioConfig& cfg, FailureUnit u) {
     case FailureUnit::kJob: return 1.0;
   }
   return 1.0;
+}
+
+// The name of the state with `host` (holding `stage` of replica 0) slowed as `c` says.
+std::string degraded_state_name(int host, int stage, const FailureComponent& c) {
+  return "host " + std::to_string(host) + " (stage " + std::to_string(stage) + ")" + fmt(" x%g ", c.slowdown) +
+         to_string(c.phase);
 }
 
 Json ci_pair(const engine::MeanCi& c) {
@@ -225,13 +235,17 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg) {
 RunOutput run_faults(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   const calib::HardwareProfile hw = training_profile(cfg);
-  const engine::TrainingLevel level = engine::analytical_level();
-  const StragglerImpact s = engine::simulate_stragglers(cfg, hw, level);
-  const Time iteration = f.iteration_time.value_or(s.iteration);
+  // The analytical run gives the straggler-free MFU (MFU scales as 1 / iteration) and the
+  // `stragglers` block; the iteration times of the cluster states come from the chosen level.
+  const StragglerImpact s = engine::simulate_stragglers(cfg, hw, engine::analytical_level());
+  const std::vector<ClusterState> states = reliability_states(cfg);
+  const int jobs = static_cast<int>(std::min<size_t>(states.size(), std::max(1u, std::thread::hardware_concurrency())));
+  const StateTimes times = state_iteration_times(cfg, states, hw, iteration_time_fidelity(cfg), jobs);
+  const Time iteration = f.iteration_time.value_or(times.iteration.front());
   const double mfu = s.baseline_mfu * (s.baseline / iteration);
   const double tokens_per_iteration = static_cast<double>(cfg.training.global_batch) * cfg.model.seq_len;
   const double tokens_per_s = tokens_per_iteration / iteration.as_s();
-  const engine::ReliabilityInputs in = reliability_inputs(cfg, hw, level, iteration);
+  const engine::ReliabilityInputs in = reliability_inputs(cfg, states, times);
 
   std::vector<double> ettr, interruptions, failures, checkpoints, downtime_per, catch_up_per, max_lost;
   std::array<std::vector<double>, engine::kLossCauses> lost;
@@ -269,6 +283,19 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   r.set("days", in.duration.as_s() / 86400.0);
   r.set("seeds", f.seeds);
   r.set("iteration_time_s", iteration.as_s());
+  r.set("iteration_time_source", f.iteration_time ? "faults.iteration_time" : to_string(times.fidelity));
+  r.set("iteration_time_fidelity", to_string(times.fidelity));
+  // No wall times here: results.json is the same on every run (they are in the summary).
+  Json& st = r.set("cluster_states", Json::array());
+  double timing_wall_s = 0;
+  for (size_t i = 0; i < states.size(); ++i) {
+    Json row = Json::object();
+    row.set("state", states[i].name);
+    row.set("iteration_time_s", times.iteration[i].as_s());
+    row.set("speed", times.iteration.front() / max(times.iteration.front(), times.iteration[i]));
+    st.push(row);
+    timing_wall_s += times.wall_s[i];
+  }
   r.set("mfu", mfu);
   r.set("tokens_per_s", tokens_per_s);
   r.set("ettr", e.mean);
@@ -332,6 +359,10 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   o << "scenario       " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
   o << "job            " << cfg.cluster.gpus << " GPUs, iteration " << to_string(iteration) << fmt(", MFU %.1f%%", 100 * mfu)
     << "; " << fmt("%.1f", in.duration.as_s() / 86400) << " days x " << f.seeds << " seeds\n";
+  o << "iteration      " << (f.iteration_time ? "given (faults.iteration_time); " : "") << states.size()
+    << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
+    << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
+    << fmt(", %.1f s of simulation wall time\n", timing_wall_s);
   o << "failures       MTBF " << hours(mtbf) << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
@@ -376,11 +407,8 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
     }
     throw BadInput(errors);
   }
-  if (cfg.faults && cfg.network.fidelity != Fidelity::kAnalytical) {
-    throw BadInput(scenario_error(cfg, "network.fidelity",
-                                  "faults run on the analytical training level; set network.fidelity: analytical"));
-  }
-  if (cfg.network.fidelity != Fidelity::kAnalytical && cfg.network.fidelity != Fidelity::kFlow) {
+  // A faults scenario's level is faults.iteration_time_fidelity, checked by validate_faults.
+  if (!cfg.faults && cfg.network.fidelity != Fidelity::kAnalytical && cfg.network.fidelity != Fidelity::kFlow) {
     throw BadInput(scenario_error(cfg, "network.fidelity",
                                   "stragglers run on the analytical or flow training level; set "
                                   "network.fidelity: analytical or flow"));
@@ -389,9 +417,79 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
   return hw;
 }
 
-engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                             const engine::TrainingLevel& level, Time healthy_iteration) {
+std::vector<ClusterState> reliability_states(const ScenarioConfig& cfg) {
+  std::vector<ClusterState> states{{"healthy", cfg}};
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = cfg.cluster.gpus / (p.tp * p.pp * p.cp);
+  for (const FailureComponent& c : cfg.faults->components) {
+    if (c.kind != FailureKind::kDegrade) continue;
+    for (int s = 0; s < p.pp; ++s) {
+      const int host = s * dp * p.tp * p.cp / cfg.cluster.gpus_per_node;
+      const std::string name = degraded_state_name(host, s, c);
+      if (std::any_of(states.begin(), states.end(), [&](const ClusterState& x) { return x.name == name; })) continue;
+      ClusterState state{name, cfg};
+      ComputeStraggler slow;
+      slow.list = {host};
+      slow.slowdown = c.slowdown;
+      slow.phase = c.phase;
+      state.cfg.stragglers.hosts = slow;
+      states.push_back(std::move(state));
+    }
+  }
+  return states;
+}
+
+StateTimes state_iteration_times(const ScenarioConfig& cfg, const std::vector<ClusterState>& states,
+                                 const calib::HardwareProfile& hw, IterationTimeFidelity fidelity, int jobs) {
+  StateTimes out;
+  out.fidelity = fidelity;
+  out.iteration.resize(states.size());
+  out.wall_s.resize(states.size());
+  if (fidelity == IterationTimeFidelity::kAnalytical) {
+    const engine::TrainingLevel level = engine::analytical_level();
+    for (size_t i = 0; i < states.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      out.iteration[i] = engine::simulate_stragglers(states[i].cfg, hw, level).iteration;
+      out.wall_s[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return out;
+  }
+  std::vector<FlowVariant> runs(states.size());
+  std::vector<int64_t> todo;
+  for (size_t i = 0; i < states.size(); ++i) todo.push_back(static_cast<int64_t>(i));
+  sweep::WorkerPool pool(jobs, /*fork_always=*/true);
+  pool.run(
+      sweep::make_chunks(todo, jobs, 1),
+      [&](int64_t i) {
+        ScenarioConfig flow = states[i].cfg;
+        flow.network.fidelity = Fidelity::kFlow;
+        try {
+          return encode_variant(run_flow_variant(states[i].name, flow, hw));
+        } catch (const std::exception& e) {
+          FlowVariant failed;
+          failed.error = e.what();
+          return encode_variant(failed);
+        }
+      },
+      [&](int64_t i, const std::string& line) { runs[i] = decode_variant(line); },
+      [&](int64_t i, const std::string& why) { runs[i].error = why; }, [] {});
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (!runs[i].error.empty() || runs[i].iteration_s <= 0) {
+      throw BadInput(scenario_error(cfg, "faults.iteration_time_fidelity",
+                                    "the flow-level simulation of cluster state '" + states[i].name +
+                                        "' failed: " + (runs[i].error.empty() ? "no iteration time" : runs[i].error)));
+    }
+    out.iteration[i] = Time::s(runs[i].iteration_s);
+    out.wall_s[i] = runs[i].wall_s;
+  }
+  return out;
+}
+
+engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const std::vector<ClusterState>& states,
+                                             const StateTimes& times) {
+  assert(!states.empty() && times.iteration.size() == states.size() && "one time per state, healthy first");
   const FaultsConfig& f = *cfg.faults;
+  const Time healthy = times.iteration.front();
   engine::ReliabilityInputs in;
   in.duration = f.duration;
   for (const FailureComponent& c : f.components) {
@@ -399,18 +497,13 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const ca
     j.spec = c;
     j.rate_per_s = c.rate_per_day * units_of(cfg, c.unit) * f.rate_scale / 86400.0;
     if (c.kind == FailureKind::kDegrade) {
-      // One slow host on each pipeline stage in turn (replica 0: every replica is alike).
       const ParallelismConfig& p = cfg.parallelism;
       const int dp = cfg.cluster.gpus / (p.tp * p.pp * p.cp);
       for (int s = 0; s < p.pp; ++s) {
-        ScenarioConfig slow = cfg;
-        ComputeStraggler host;
-        host.list = {s * dp * p.tp * p.cp / cfg.cluster.gpus_per_node};
-        host.slowdown = c.slowdown;
-        host.phase = c.phase;
-        slow.stragglers.hosts = host;
-        const StragglerImpact si = engine::simulate_stragglers(slow, hw, level);
-        j.degraded_speed.push_back(healthy_iteration / max(healthy_iteration, si.iteration));
+        const std::string name = degraded_state_name(s * dp * p.tp * p.cp / cfg.cluster.gpus_per_node, s, c);
+        const auto it = std::find_if(states.begin(), states.end(), [&](const ClusterState& x) { return x.name == name; });
+        assert(it != states.end() && "every degraded state comes from reliability_states");
+        j.degraded_speed.push_back(healthy / max(healthy, times.iteration[static_cast<size_t>(it - states.begin())]));
       }
     }
     in.components.push_back(j);

@@ -20,15 +20,38 @@ namespace clustersim::report {
 RunOutput run_reliability(const ScenarioConfig& cfg);
 
 // The hardware profile of `cfg`, after the checks every training run makes (level built, plan
-// fits in memory); errors point at the scenario keys. `faults` need network.fidelity analytical;
-// stragglers alone may also run at `flow`.
+// fits in memory); errors point at the scenario keys. Stragglers alone run at `analytical` or
+// `flow`; `faults` take their level from faults.iteration_time_fidelity (checked at load).
 calib::HardwareProfile training_profile(const ScenarioConfig& cfg);
 
+// A cluster state whose iteration time the reliability simulation needs: the healthy job (on its
+// own hosts or on spares, which are alike), then for each distinct (slowdown, phase) among the
+// `degrade` components one slow host on each pipeline stage in turn (replica 0: every replica is
+// alike). The job never runs shrunk: without a spare it waits for a repaired host.
+struct ClusterState {
+  std::string name;    // "healthy", "host 16 (stage 1) x1.5 all"
+  ScenarioConfig cfg;  // the scenario in that state
+};
+std::vector<ClusterState> reliability_states(const ScenarioConfig& cfg);
+
+// The iteration time of each state (by index into the states), from one training level.
+struct StateTimes {
+  IterationTimeFidelity fidelity = IterationTimeFidelity::kAnalytical;
+  std::vector<Time> iteration;
+  std::vector<double> wall_s;  // wall time spent timing each state
+};
+// Analytical: in this process (the straggler model's schedule replay). Flow: one detailed
+// simulation per state, each in a forked worker (SimGrid allows one simulation per process),
+// at most `jobs` at once; the result does not depend on `jobs`. A failed flow simulation throws
+// BadInput naming faults.iteration_time_fidelity and the state.
+StateTimes state_iteration_times(const ScenarioConfig& cfg, const std::vector<ClusterState>& states,
+                                 const calib::HardwareProfile& hw, IterationTimeFidelity fidelity, int jobs);
+
 // The reliability simulation's inputs for `cfg` (whose `faults` must be set), every default
-// resolved: rates x units, checkpoint costs from the model size, comm-init scaling, and the
-// degraded iteration of a straggling host on each pipeline stage from the straggler model.
-engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                             const engine::TrainingLevel& level, Time healthy_iteration);
+// resolved: rates x units, checkpoint costs from the model size, comm-init scaling, and for each
+// degrade component the speed of each of its states, healthy / degraded iteration at one level.
+engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const std::vector<ClusterState>& states,
+                                             const StateTimes& times);
 
 // One straggler source on its own, and what removing it from the full set saves.
 struct WhatIfRow {

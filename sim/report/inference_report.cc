@@ -191,6 +191,8 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("gpus", gpus);
   j.set("micro_batches", r.micro_batches);
   j.set("m2n_fabric_factor", r.m2n_factor);
+  j.set("m2n_probe_measured_s", r.m2n_probe.measured.as_s());
+  j.set("m2n_probe_bound_s", r.m2n_probe.bound.as_s());
   Json& req = j.set("requests", Json::object());
   req.set("arrived", static_cast<int64_t>(r.requests.size()));
   req.set("completed", completed);

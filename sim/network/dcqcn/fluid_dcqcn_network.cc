@@ -64,7 +64,9 @@ struct FluidDcqcnNetwork::Link {
   PfcState pfc = PfcState::kOn;
   double pfc_due = 0;    // s, when the XOFF or XON in flight takes hold upstream
   double pfc_delay = 0;  // s, link delay + one MTU at the link's speed
-  std::vector<float> p_history;  // RED probability after each step (ring of kMarkHistory), lazily
+  double arrived = 0, departed = 0;  // bytes through the queue so far (hot flows)
+  std::vector<float> p_history;      // RED probability after each step (ring of kMarkHistory), lazily
+  std::vector<double> a_history;     // `arrived` after each step, same ring
   std::vector<std::pair<uint32_t, uint16_t>> hot_hops;
   std::vector<uint32_t> flows;  // active flows crossing the link
   Bytes bytes;
@@ -376,11 +378,11 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     k.arrival = arrival + k.cold_load;
     const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load);
     // RED probability for the bytes leaving now: as the queue was when they joined (enqueue
-    // marking; FIFO wait = queue / capacity) or as it is (dequeue marking).
+    // marking) or as it is (dequeue marking).
     double p_out = 0;
     if (k.marks && !k.host) {
       const bool at_enqueue = config_.mark_on == EcnMarkPoint::kEnqueue;
-      p_out = delayed_probability(k, at_enqueue && k.capacity > 0 ? k.q / k.capacity : 0.0);
+      p_out = at_enqueue ? enqueue_probability(k) : k.p;
     }
     double ratio;
     if (k.host) {
@@ -422,9 +424,16 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
     k.q = q;
     k.p = k.marks ? red_probability(k.ecn, q) : 0.0;
+    k.arrived += arrival * dt;
+    k.departed += out_total;
     if (k.marks && (k.p > 0 || !k.p_history.empty())) {
-      if (k.p_history.empty()) k.p_history.assign(kMarkHistory, 0.0f);
-      k.p_history[static_cast<size_t>(step_index_ % kMarkHistory)] = static_cast<float>(k.p);
+      if (k.p_history.empty()) {
+        k.p_history.assign(kMarkHistory, 0.0f);
+        k.a_history.assign(kMarkHistory, 0.0);
+      }
+      const auto slot = static_cast<size_t>(step_index_ % kMarkHistory);
+      k.p_history[slot] = static_cast<float>(k.p);
+      k.a_history[slot] = k.arrived;
     }
     if (k.capacity > 0) k.peak = std::max(k.peak, (out_total / dt + k.cold_load) / k.capacity);
     LinkCongestion& lc = trace_.links[l];
@@ -520,12 +529,21 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   ++step_index_;
 }
 
-double FluidDcqcnNetwork::delayed_probability(const Link& k, double wait) const {
-  const auto back = static_cast<int64_t>(std::llround(wait / dt_));
-  if (true || back <= 0 || k.p_history.empty()) return k.p;
-  // The entry of step s is at s % kMarkHistory; the last step written is step_index_ - 1.
-  const int64_t s = std::max<int64_t>(0, step_index_ - 1 - std::min<int64_t>(back, kMarkHistory - 1));
-  return k.p_history[static_cast<size_t>(s % kMarkHistory)];
+double FluidDcqcnNetwork::enqueue_probability(const Link& k) const {
+  // FIFO: the byte at the head of the queue is byte number `departed` of the link; it joined in
+  // the earliest step s whose cumulative arrivals exceed that, and saw the queue as it was after
+  // step s - 1. The entry of step s is at s % kMarkHistory; the last one written is step_index_ - 1.
+  if (k.p_history.empty() || step_index_ == 0) return k.p;
+  const auto at = [](int64_t step) { return static_cast<size_t>(step % kMarkHistory); };
+  int64_t hi = step_index_ - 1;  // arrivals up to hi exceed `departed`, or the byte joins now
+  if (k.a_history[at(hi)] <= k.departed) return k.p;
+  int64_t lo = std::max<int64_t>(0, step_index_ - kMarkHistory + 1);
+  if (k.a_history[at(lo)] > k.departed) return k.p_history[at(lo)];
+  while (hi - lo > 1) {  // a_history[lo] <= departed < a_history[hi]
+    const int64_t mid = lo + (hi - lo) / 2;
+    (k.a_history[at(mid)] > k.departed ? hi : lo) = mid;
+  }
+  return k.p_history[at(hi - 1)];
 }
 
 void FluidDcqcnNetwork::pfc_counters(double t, double dt) {

@@ -31,8 +31,8 @@ namespace clustersim::net {
 // delivered / mtu, and the receiver sends a CNP once marks worth one packet have arrived since
 // cnp_interval passed (the expectation of the packet level's rule); the CNP reaches the sender
 // after the path latency. Marks travel with the bytes: with mark_on = enqueue, a byte leaving a
-// queue at t carries the RED probability the queue had when it joined, at t - q/C (FIFO waiting
-// time), so feedback lags by the queueing delay as at the packet level; with dequeue, the
+// queue carries the RED probability the queue had when it joined (found from the link's
+// cumulative arrivals and departures, FIFO), so feedback lags by the queueing delay as at the packet level; with dequeue, the
 // current one. Marks from earlier hops mix through later queues with the flow's bytes.
 //
 // PFC, per ingress link into a switch, with the packet level's states and hysteresis:
@@ -91,7 +91,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   void sample(double t);
   void pfc_events(double t);
   void pfc_counters(double t, double dt);
-  double delayed_probability(const Link& k, double wait) const;
+  double enqueue_probability(const Link& k) const;
 
   const RouteSource& routes_;
   PacketFabric fabric_;

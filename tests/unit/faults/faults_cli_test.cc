@@ -38,7 +38,8 @@ TEST(FaultsCli, ThirtyDayJobReportsEttrAndIsReproducible) {
   ASSERT_EQ(a.code, 0) << a.out;
   for (const char* key : {"\"ettr\"", "\"ettr_ci95\"", "\"goodput\"", "\"effective_mfu\"", "\"interruptions\"",
                           "\"time_lost_s\"", "\"comm_init\"", "\"optimal_checkpoint_interval_s\"",
-                          "\"young_daly_interval_s\""}) {
+                          "\"young_daly_interval_s\"", "\"iteration_time_source\": \"analytical\"",
+                          "\"cluster_states\""}) {
     EXPECT_TRUE(contains(a.out, key)) << key;
   }
   EXPECT_EQ(a.out, clustersim("run scenarios/faults-16k-30d.yaml --format json").out);
@@ -112,7 +113,10 @@ TEST(FaultsCli, BadInputExitsTwo) {
   const Result s = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.hosts.slowdown=0.9");
   EXPECT_EQ(s.code, 2);
   EXPECT_TRUE(contains(s.out, "stragglers.hosts.slowdown")) << s.out;
-  EXPECT_EQ(clustersim("run scenarios/faults-16k-30d.yaml --set network.fidelity=flow").code, 2);
+  EXPECT_EQ(clustersim("run scenarios/faults-16k-30d.yaml --set network.fidelity=packet").code, 2);
+  const Result f = clustersim("run scenarios/faults-16k-30d.yaml --set faults.iteration_time_fidelity=packet");
+  EXPECT_EQ(f.code, 2);
+  EXPECT_TRUE(contains(f.out, "faults.iteration_time_fidelity")) << f.out;
 }
 
 }  // namespace

@@ -96,6 +96,24 @@ TEST(FaultsConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("faults: {sweep_points: 1}\n"), "faults.sweep_points"));
 }
 
+TEST(FaultsConfig, IterationTimeFidelityFollowsTheNetworkUnlessGiven) {
+  EXPECT_EQ(iteration_time_fidelity(load("faults: {}\n")), IterationTimeFidelity::kAnalytical);
+  EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: flow}\nfaults: {}\n")), IterationTimeFidelity::kFlow);
+  EXPECT_EQ(iteration_time_fidelity(load("faults: {iteration_time_fidelity: flow}\n")), IterationTimeFidelity::kFlow);
+  EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: flow}\nfaults: {iteration_time_fidelity: analytical}\n")),
+            IterationTimeFidelity::kAnalytical);
+  // A packet-level network times no training step; the key chooses a level that does.
+  EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: packet}\nfaults: {iteration_time_fidelity: flow}\n")),
+            IterationTimeFidelity::kFlow);
+}
+
+TEST(FaultsConfig, BadIterationTimeFidelityNamesTheKey) {
+  EXPECT_TRUE(has(error_paths("faults: {iteration_time_fidelity: packet}\n"), "faults.iteration_time_fidelity"));
+  EXPECT_TRUE(has(error_paths("faults: {iteration_time_fidelity: [flow]}\n"), "faults.iteration_time_fidelity"));
+  EXPECT_TRUE(has(error_paths("faults: {iteration_time_fidelity: Flow}\n"), "faults.iteration_time_fidelity"));
+  EXPECT_TRUE(has(error_paths("network: {fidelity: packet}\nfaults: {}\n"), "network.fidelity"));
+}
+
 TEST(StragglersConfig, ReadsEverySource) {
   const ScenarioConfig cfg = load(
       "stragglers:\n"

@@ -81,6 +81,41 @@ TEST(ExpertCost, FewTokensHitFewExperts) {
   EXPECT_EQ(expert_layer_time(m, hw, 0, 1, 1), Time::zero());
 }
 
+TEST(M2nExchange, BytesAndTimeOnAHandComputedCase) {
+  // tiny-serving's model: hidden h = 1024, top_k = 2, bf16 (w = 2 bytes).
+  const ServingModel m = serving_model(testing::serving());
+  // 64 tokens to experts split over etp = 2 GPUs. M2N: every rank of an expert needs the whole
+  // hidden state, 64 x 2 x 2 x 1024 x 2 = 524,288 bytes; N2M: each rank returns its 1/etp of the
+  // reduce-scattered output, 64 x 2 x 1024 x 2 = 262,144 bytes (no etp factor).
+  EXPECT_EQ(m2n_bytes(m, 64, 2).n, 524'288);
+  EXPECT_EQ(n2m_bytes(m, 64).n, 262'144);
+  // 8 attention GPUs send to 4 expert GPUs, 50 GB/s NIC share each, alpha 10 us.
+  //   send side:    524,288 / 8 = 65,536 B per GPU   / 50 GB/s = 1.31072 us
+  //   receive side: 524,288 / 4 = 131,072 B per GPU  / 50 GB/s = 2.62144 us  (the busier side)
+  //   t = 10 us + 2.62144 us = 12.62144 us
+  ServingLinks l;
+  l.nic_per_gpu = gbytes_per_s(50);
+  l.net_alpha = Time::us(10);
+  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 2), 8, 4, l, l), Time::ps(12'621'440));
+  // N2M back, 4 senders: 262,144 / 4 / 50 GB/s = 1.31072 us; 10 us + 1.31072 us.
+  EXPECT_EQ(exchange_time(n2m_bytes(m, 64), 4, 8, l, l), Time::ps(11'310'720));
+  // A receiver with half the NIC share doubles its side: 10 + 2 x 2.62144 = 15.24288 us.
+  ServingLinks slow = l;
+  slow.nic_per_gpu = gbytes_per_s(25);
+  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 2), 8, 4, l, slow), Time::ps(15'242'880));
+  // Contention scales the bytes term only: 10 + 1.5 x 2.62144 = 13.93216 us.
+  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 2), 8, 4, l, l, 1.5), Time::ps(13'932'160));
+  EXPECT_EQ(exchange_time(Bytes{0}, 8, 4, l, l), Time::zero());
+}
+
+TEST(M2nExchange, ServingLinksGiveEachGpuItsNicShareAtAchievedEfficiency) {
+  // tiny-serving: 400 Gb/s NICs, 8 per node of 8 GPUs, no oversubscription: 50 GB/s x network_busbw.
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const ServingLinks l = serving_links(testing::serving(), hw);
+  EXPECT_DOUBLE_EQ(l.nic_per_gpu.bytes_per_s, 50e9 * hw.eff.network_busbw);
+  EXPECT_EQ(l.net_alpha, hw.eff.network_collective_latency);
+}
+
 PingPongCosts uniform(int m, Time a, Time c, Time f, int layers) {
   PingPongCosts p;
   p.moe_layers = layers;

@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "calibration/compute_cost.h"
 #include "calibration/hardware_profile.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/report/training_report.h"
@@ -133,6 +134,30 @@ TEST(AllToAll, ClosedFormIsTheBusiestDirection) {
 
 engine::TrainingEstimate run(const std::vector<std::string>& overrides) {
   return engine::estimate_training(load(small_yaml(), overrides), h800());
+}
+
+// H800: bf16 peak 989.4 TFLOP/s, HBM 3.35 TB/s x 0.88, so the roofline ridge is about
+// 989.4 x 0.78 / (3.35 x 0.88) = 262 FLOP/B of tensor-core work at gemm_max.
+TEST(MoeGemmTime, LongInnerDimensionsAreComputeBound) {
+  // Expert of 8192 tokens, h 4096 -> 2f 28672: every pass is far right of the ridge.
+  const GemmPassTimes t = moe_gemm_time(8192, 28672, 4096, Precision::kBf16, 2.0, 4.0, h800());
+  EXPECT_EQ(t.fwd, calib::gemm_time(8192, 28672, 4096, Precision::kBf16, h800()));
+  EXPECT_EQ(t.bwd, calib::gemm_time(8192, 4096, 28672, Precision::kBf16, h800()) +
+                       calib::gemm_time(4096, 28672, 8192, Precision::kBf16, h800()));
+}
+
+TEST(MoeGemmTime, FewTokensWeightGradientIsBoundByTheFp32MainGrad) {
+  // 768 tokens (352B plan: 8 x 1024 tokens x top-3 / 32 experts): the weight gradient does
+  // 2 x 4096 x 28672 x 768 = 180 GFLOP but reads and writes a 4096 x 28672 FP32 main grad
+  // (940 MB) plus its 16-bit operands: about 192 FLOP/B, left of the ridge.
+  const int64_t m = 768, n = 28672, k = 4096;
+  const GemmPassTimes t = moe_gemm_time(m, n, k, Precision::kBf16, 2.0, 4.0, h800());
+  const double wgrad_bytes = 2.0 * (k * m + m * n) + 2.0 * 4.0 * k * n;
+  const Time dgrad = calib::gemm_time(m, k, n, Precision::kBf16, h800());
+  EXPECT_EQ(t.bwd, dgrad + calib::memory_time(bytes_of(wgrad_bytes), h800()));
+  EXPECT_GT(t.bwd, dgrad + calib::gemm_time(k, n, m, Precision::kBf16, h800()));
+  // A 16-bit main grad moves half the bytes: never slower.
+  EXPECT_LE(moe_gemm_time(m, n, k, Precision::kBf16, 2.0, 2.0, h800()).bwd, t.bwd);
 }
 
 TEST(MoeAnalytical, BreakdownAddsUpAndReportsLayers) {

@@ -3,7 +3,8 @@
 // the Megatron-LM plan over the MegaScale-MoE plan must come out within 15% of the published
 // 1.88x, and each optimisation turned on alone over the Megatron-LM plan is printed as a table:
 //   ctest --test-dir build -R MoeValidation -V
-// The absolute throughput against 1.41M tokens/s is scenarios/validation/moe.yaml
+// CostBreakdown prints where one iteration of each plan goes (compute by part, all-to-all, bubble,
+// DP) and checks that the parts add up. The absolute throughput against 1.41M tokens/s is scenarios/validation/moe.yaml
 // (clustersim validate scenarios/validation/moe.yaml).
 #include <gtest/gtest.h>
 
@@ -14,6 +15,8 @@
 #include "calibration/hardware_profile.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/analytical_training.h"
+#include "workloads/moe.h"
+#include "workloads/training_costs.h"
 
 namespace clustersim {
 namespace {
@@ -67,6 +70,50 @@ TEST(MoeValidation, OptimisationTable) {
   const engine::TrainingEstimate megascale = estimate("megascale-moe-352b-1440.yaml");
   std::printf("%-58s %10.3f %12.4g %7.3fx\n", "scenarios/megascale-moe-352b-1440.yaml", megascale.iteration.as_s(),
               megascale.tokens_per_s, megascale.tokens_per_s / base.tokens_per_s);
+}
+
+TEST(MoeValidation, CostBreakdown) {
+  for (const char* file : {"megascale-moe-352b-1440.yaml", "megatron-moe-352b-1440.yaml"}) {
+    const ScenarioConfig cfg = load_scenario(scenario(file));
+    const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+    const engine::TrainingEstimate e = engine::estimate_training(cfg, hw);
+    const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, work::training_links(cfg, hw));
+    const work::MoeStageCost& sc = stages.at(static_cast<size_t>(e.critical_stage));
+    // Sum of the critical stage's parts, one micro-batch, forward + backward.
+    Time gemm, core, elem, router, shared, experts, a2a, a2a_exposed, tp;
+    for (const work::MoeLayerCost& c : sc.costs) {
+      ASSERT_TRUE(c.moe);
+      gemm += c.part_attention_gemm;
+      core += c.part_attention_core;
+      elem += c.part_elementwise;
+      router += c.part_router_permute;
+      shared += c.part_shared;
+      experts += c.expert_fwd + c.expert_bwd;
+      a2a += 2 * (c.dispatch + c.combine);
+      a2a_exposed += c.ep_exposed();
+      tp += c.attention_comm;
+      if (cfg.training.recompute == Recompute::kNone) {
+        EXPECT_EQ(c.part_attention_gemm + c.part_attention_core + c.part_elementwise + c.part_router_permute +
+                      c.part_shared,
+                  c.attention_fwd + c.attention_bwd);
+      }
+    }
+    const Time head = e.critical_stage == cfg.parallelism.pp - 1 ? work::head_time(cfg, hw) : Time::zero();
+    const auto ms = [](Time t) { return t.as_s() * 1e3; };
+    std::printf("\n%s: %.3f M tokens/s, MFU %.1f%%, iteration %.3f s; stage %d, %zu layers, %d micro-batches\n", file,
+                e.tokens_per_s / 1e6, 100 * e.mfu, e.iteration.as_s(), e.critical_stage, sc.layers.size(),
+                e.micro_batches);
+    std::printf("  per micro-batch (ms): attention GEMMs %.2f, attention core %.2f, norms/residuals %.2f, "
+                "router+permute %.2f, shared %.2f, experts %.2f, LM head %.2f | all-to-all %.2f (exposed %.2f), "
+                "TP/SP exposed %.2f\n",
+                ms(gemm), ms(core), ms(elem), ms(router), ms(shared), ms(experts), ms(head), ms(a2a), ms(a2a_exposed),
+                ms(tp));
+    const engine::TrainingBreakdown& b = e.breakdown;
+    std::printf("  per iteration (s): compute %.3f, tp %.3f, ep %.3f, pp p2p %.3f, bubble %.3f, dp %.3f, optimizer %.3f\n",
+                b.compute.as_s(), b.tp_exposed.as_s(), b.ep_exposed.as_s(), b.pp_exposed.as_s(), b.bubble.as_s(),
+                b.dp_exposed.as_s(), b.optimizer.as_s());
+    EXPECT_EQ(sc.compute + head, (1.0 / static_cast<double>(e.micro_batches)) * b.compute);
+  }
 }
 
 }  // namespace

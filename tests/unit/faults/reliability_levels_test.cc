@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reliability study driven by analytical and by flow-level iteration times: the same cluster
+// states at both levels, the same ETTR structure (no failures: 1 - checkpoint overhead exactly),
+// flow times independent of the number of worker processes, and identical results run to run.
+// Each flow-level state is a SimGrid run in a forked worker, so this process runs none itself.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/core/scenario.h"
+#include "sim/core/yaml_tree.h"
+#include "sim/report/faults_report.h"
+
+namespace clustersim::report {
+namespace {
+
+// 32 GPUs on 8 hosts of 4 (one 200G NIC per GPU); tp 4 fills a host, pp 2 -> dp 4: host 0 holds
+// stage 0 and host 4 stage 1 of replica 0. One day, checkpoints every 10 min with a 5 s
+// synchronous stall, and one degrade component whose rate the tests choose.
+std::string scenario(const std::string& fidelity, double degrade_per_host_day) {
+  return "name: faults-small\n"
+         "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
+         "network: {fidelity: analytical, tiers: 2, switch_radix: 16, routing: dmodk}\n"
+         "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
+         "parallelism: {tp: 4, pp: 2}\n"
+         "training: {global_batch: 32}\n"
+         "faults:\n"
+         "  duration: 1d\n"
+         "  seeds: 3\n"
+         "  sweep_points: 3\n"
+         "  rates: none\n"
+         "  iteration_time_fidelity: " + fidelity + "\n"
+         "  components:\n"
+         "    slow_host: {unit: host, rate_per_day: " + std::to_string(degrade_per_host_day) +
+         ", kind: degrade, slowdown: 1.5}\n"
+         "  checkpoint: {interval: 10min, blocking: 5s, async: false}\n"
+         "  recovery: {straggler_detection: 2h}\n";
+}
+
+ScenarioConfig load(const std::string& text) {
+  const ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(text, "s.yaml"), "s.yaml");
+  for (const InputError& e : validate_scenario(cfg)) ADD_FAILURE() << "test scenario is invalid: " << e.to_string();
+  return cfg;
+}
+
+bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+TEST(ReliabilityLevels, StatesAreHealthyThenOneSlowHostPerStage) {
+  const std::vector<ClusterState> states = reliability_states(load(scenario("flow", 0)));
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_EQ(states[0].name, "healthy");
+  EXPECT_EQ(states[1].name, "host 0 (stage 0) x1.5 all");
+  EXPECT_EQ(states[2].name, "host 4 (stage 1) x1.5 all");
+  ASSERT_TRUE(states[2].cfg.stragglers.hosts);
+  EXPECT_EQ(states[2].cfg.stragglers.hosts->list, std::vector<int>{4});
+}
+
+TEST(ReliabilityLevels, WithoutFailuresEttrIsOneMinusCheckpointOverheadAtBothLevels) {
+  // 600 s of training then a 5 s stall: 142 whole cycles of 605 s fit in 86,400 s and the last
+  // 490 s trains. ETTR = 1 - 142 x 5 / 86,400, whatever the iteration time.
+  const double expected = 1.0 - 710.0 / 86400.0;
+  for (const char* level : {"analytical", "flow"}) {
+    const RunOutput out = run_reliability(load(scenario(level, 0)));
+    EXPECT_DOUBLE_EQ(out.metrics.at("ettr"), expected) << level;
+    const std::string json = out.results.dump(0);
+    EXPECT_TRUE(contains(json, std::string("\"iteration_time_source\":\"") + level + "\"")) << json;
+    EXPECT_TRUE(contains(json, "\"cluster_states\"")) << json;
+  }
+}
+
+TEST(ReliabilityLevels, BothLevelsSlowTheSameStatesAndLoseTimeToDegradation) {
+  const ScenarioConfig analytical = load(scenario("analytical", 0.5));
+  const ScenarioConfig flow = load(scenario("flow", 0.5));
+  const calib::HardwareProfile hw = training_profile(flow);
+  const std::vector<ClusterState> states = reliability_states(flow);
+  const StateTimes a = state_iteration_times(analytical, states, hw, IterationTimeFidelity::kAnalytical, 1);
+  const StateTimes f = state_iteration_times(flow, states, hw, IterationTimeFidelity::kFlow, 3);
+  ASSERT_EQ(f.iteration.size(), states.size());
+  for (size_t i = 1; i < states.size(); ++i) {
+    // A host 50% slower in every phase slows its stage, hence the lockstep job, at both levels.
+    EXPECT_GT(a.iteration[i], a.iteration[0]) << states[i].name;
+    EXPECT_GT(f.iteration[i], f.iteration[0]) << states[i].name;
+  }
+  const engine::ReliabilityInputs in = reliability_inputs(flow, states, f);
+  ASSERT_EQ(in.components.size(), 1u);
+  ASSERT_EQ(in.components[0].degraded_speed.size(), 2u);
+  for (double speed : in.components[0].degraded_speed) {
+    EXPECT_GT(speed, 0.5);  // no worse than the host's own 1.5x
+    EXPECT_LT(speed, 1.0);
+  }
+  for (const ScenarioConfig* cfg : {&analytical, &flow}) {
+    const RunOutput out = run_reliability(*cfg);
+    EXPECT_LT(out.metrics.at("ettr"), 1.0 - 710.0 / 86400.0);
+  }
+}
+
+TEST(ReliabilityLevels, FlowTimesDoNotDependOnWorkersAndRunsRepeat) {
+  const ScenarioConfig cfg = load(scenario("flow", 0.5));
+  const calib::HardwareProfile hw = training_profile(cfg);
+  const std::vector<ClusterState> states = reliability_states(cfg);
+  const StateTimes one = state_iteration_times(cfg, states, hw, IterationTimeFidelity::kFlow, 1);
+  const StateTimes three = state_iteration_times(cfg, states, hw, IterationTimeFidelity::kFlow, 3);
+  EXPECT_EQ(one.iteration, three.iteration);
+  EXPECT_EQ(run_reliability(cfg).results.dump(), run_reliability(cfg).results.dump());
+}
+
+TEST(ReliabilityLevels, AFailedFlowSimulationNamesTheKeyAndTheState) {
+  ScenarioConfig cfg = load(scenario("flow", 0));
+  const calib::HardwareProfile hw = training_profile(cfg);
+  std::vector<ClusterState> states = reliability_states(cfg);
+  states[1].cfg.network.switch_radix = 2;  // too few ports for the fabric: the child's run throws
+  try {
+    state_iteration_times(cfg, states, hw, IterationTimeFidelity::kFlow, 2);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    ASSERT_FALSE(e.errors().empty());
+    EXPECT_EQ(e.errors()[0].key_path, "faults.iteration_time_fidelity");
+    EXPECT_TRUE(contains(e.errors()[0].message, "host 0 (stage 0)")) << e.errors()[0].message;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::report

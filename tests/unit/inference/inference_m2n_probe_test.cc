@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The M2N fabric factor: one layer's attention <-> expert exchange sent over the analytical and the
+// flow level on a hand-run clock, against the closed form at line rate.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "sim/engine/inference_sim.h"
+#include "sim/network/analytical/analytical_network.h"
+#include "sim/network/fabric_routes.h"
+#include "sim/network/flow/fluid_network.h"
+#include "tests/unit/inference/inference_test_util.h"
+#include "topology/fabric.h"
+#include "topology/fabric_router.h"
+
+namespace clustersim::engine {
+namespace {
+
+using clustersim::testing::serving;
+
+// tiny-serving as attention_ffn: 8 attention GPUs (node 0, 4 replicas of TP 2) and 8 expert GPUs
+// (node 1, one expert each, etp 1), max_batch 64 / m 2 = 32 tokens per micro-batch.
+ScenarioConfig afd(std::vector<std::string> extra = {}) {
+  std::vector<std::string> o{"inference.mode=attention_ffn", "inference.micro_batches=2",
+                             "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return serving(o);
+}
+
+M2nProbe probe(const ScenarioConfig& cfg) {
+  const ServingSetup setup = make_serving_setup(cfg);
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+  net::testing::ManualClock clock;
+  std::unique_ptr<net::Network> network;
+  const bool shares = cfg.network.fidelity != Fidelity::kAnalytical;
+  if (shares) {
+    network = std::make_unique<net::FluidNetwork>(routes, clock, cfg.network.merge_tolerance);
+  } else {
+    network = std::make_unique<net::AnalyticalNetwork>(routes, clock);
+  }
+  return probe_m2n_exchange(setup, *network, shares, routes, clock, [&clock] { clock.run(); });
+}
+
+TEST(M2nProbe, BoundIsTheClosedFormAtLineRate) {
+  const M2nProbe p = probe(afd());
+  // 32 tokens x top_k 2 x 1024 x 2 bytes = 131,072 bytes each way (etp 1); per GPU 16,384 bytes
+  // through a 400 Gb/s NIC share at line rate (50 GB/s): 0.32768 us after the shortest path latency.
+  // That latency is the fabric's (NIC-ToR-...-ToR-NIC), positive and a few microseconds.
+  const Time bytes_term = Time::ps(327'680);
+  EXPECT_GT(p.bound, bytes_term);
+  EXPECT_LT(p.bound, bytes_term + Time::us(10));
+}
+
+TEST(M2nProbe, FactorAtAnalyticalLevelIsOne) {
+  // Band [1, 1.01]: the analytical level prices each of the 64 pairs as if alone (about one pair's
+  // 2,048 bytes, 1/8 of a GPU's share), so it cannot see the NIC each GPU shares among its 8 pairs;
+  // the factor is the bound's, 1, and a single pair is never slower than that here.
+  const M2nProbe p = probe(afd({"network.fidelity=analytical"}));
+  EXPECT_LT(p.measured, p.bound) << "the analytical level should not see NIC sharing";
+  EXPECT_GE(p.factor, 1.0);
+  EXPECT_LE(p.factor, 1.01);
+}
+
+TEST(M2nProbe, FlowLevelOnANonBlockingFabricMatchesTheClosedForm) {
+  // Rail-optimised, radix 64: every pair crosses one rail switch, nothing but the NICs is shared.
+  // Band [0.99, 1.01]: the max-min share of each NIC is its line rate over its 8 flows.
+  const M2nProbe p = probe(afd({"network.fidelity=flow"}));
+  EXPECT_GE(p.factor, 0.99);
+  EXPECT_LE(p.factor, 1.01);
+}
+
+TEST(M2nProbe, FlowLevelSeesEcmpCollisionsOnSharedUplinks) {
+  // One ToR per server (8 NICs down, 8 uplinks), one queue pair per transfer: ECMP hashes the 64
+  // flows of each direction onto the 8 uplinks unevenly, so the busiest uplink carries more than
+  // one NIC's worth and the exchange takes longer than the closed form (which charges the NICs only).
+  const M2nProbe p = probe(afd({"network.fidelity=flow", "network.wiring=tor_per_server", "network.switch_radix=16"}));
+  EXPECT_GT(p.factor, 1.05);
+  // The analytical level on the same fabric cannot see it.
+  EXPECT_DOUBLE_EQ(probe(afd({"network.wiring=tor_per_server", "network.switch_radix=16"})).factor, 1.0);
+}
+
+}  // namespace
+}  // namespace clustersim::engine
