@@ -447,13 +447,24 @@ ServingResult ServingSimulation::result() const {
   return r;
 }
 
+// Bytes the busiest GPU of the probe moves at least: 8 MiB take 168 us at 50 GB/s, against path
+// latencies differing by a few microseconds.
+constexpr double kM2nProbeMinBytesPerGpu = 8.0 * 1024 * 1024;
+
 M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool shares_links,
                             const net::RouteSource& routes, Clock& clock, const std::function<void()>& run_clock) {
   assert(s.pools.size() == 2 && s.pools[0].role == PoolRole::kAttention && s.pools[1].role == PoolRole::kExpert &&
          "the probe needs an attention pool and an expert pool");
   const PoolPlan& a = s.pools[0];
   const PoolPlan& e = s.pools[1];
-  const int64_t tokens = std::max<int64_t>(1, s.in.max_batch / std::max(1, s.in.micro_batches));
+  int64_t tokens = std::max<int64_t>(1, s.in.max_batch / std::max(1, s.in.micro_batches));
+  // The factor scales the bytes term of exchange_time, so the probe is made large enough that
+  // path latencies (microseconds, different for each pair) are negligible beside it.
+  const auto busiest_gpu = [&](int64_t t) {
+    return std::max(m2n_bytes(s.model, t, e.tp).as_double() / std::min(a.gpus, e.gpus),
+                    n2m_bytes(s.model, t).as_double() / std::min(a.gpus, e.gpus));
+  };
+  tokens *= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kM2nProbeMinBytesPerGpu / busiest_gpu(tokens))));
   const Bytes up = m2n_bytes(s.model, tokens, e.tp);
   const Bytes down = n2m_bytes(s.model, tokens);
   // Uniform routing: each of the a x e pairs carries the same share (an expert's etp ranks all get

@@ -153,7 +153,9 @@ class ServingSimulation {
 
 // One layer's M2N and N2M of an attention_ffn deployment (setup.pools = attention, expert), sent
 // once over a network: every attention GPU to every expert GPU and back, all at once, with the
-// bytes of m2n_bytes / n2m_bytes for max_batch / micro_batches tokens spread evenly over the pairs.
+// bytes of m2n_bytes / n2m_bytes for max_batch / micro_batches tokens spread evenly over the pairs
+// (that token count times the smallest integer that gives the busiest GPU >= 8 MiB, so that the
+// microseconds of path latency do not count: the factor scales exchange_time's bytes term).
 //   measured  when the last transfer arrived
 //   bound     the closed form of the same exchange: exchange_time over serving_links (each GPU's NIC
 //             share, divided by the tiers' oversubscription) at line rate, i.e. without the achieved

@@ -362,7 +362,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   o << "iteration      " << (f.iteration_time ? "given (faults.iteration_time); " : "") << states.size()
     << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
-    << fmt(", %.1f s of simulation wall time\n", timing_wall_s);
+    << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
   o << "failures       MTBF " << hours(mtbf) << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)

@@ -102,9 +102,6 @@ TEST(FaultsConfig, IterationTimeFidelityFollowsTheNetworkUnlessGiven) {
   EXPECT_EQ(iteration_time_fidelity(load("faults: {iteration_time_fidelity: flow}\n")), IterationTimeFidelity::kFlow);
   EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: flow}\nfaults: {iteration_time_fidelity: analytical}\n")),
             IterationTimeFidelity::kAnalytical);
-  // A packet-level network times no training step; the key chooses a level that does.
-  EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: packet}\nfaults: {iteration_time_fidelity: flow}\n")),
-            IterationTimeFidelity::kFlow);
 }
 
 TEST(FaultsConfig, BadIterationTimeFidelityNamesTheKey) {
