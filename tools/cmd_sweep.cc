@@ -46,7 +46,8 @@ MPI: under mpirun (Open MPI) rank 0 reads the log, the candidates are spread ove
 (each with its own -j workers) and rank 0 gathers every result into DIR; other ranks write
 nothing. Without mpirun the same command runs in one process. A clustersim built without MPI
 refuses to run under mpirun with a clear message.
-Exit codes: 0 ok, 2 bad sweep file or usage, 1 internal error.
+Exit codes: 0 ok, 2 bad sweep file or usage, or no valid candidate (the reasons are counted),
+1 internal error.
 )";
 
 int cmd_sweep(const std::vector<std::string>& argv) {
@@ -110,6 +111,11 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   write("sweep.html", sweep::sweep_html(space, table, run));
   std::cout << sweep::sweep_summary(space, table, run);
   std::cout << "\nwrote " << (dir / "sweep.csv").string() << ", sweep.json, sweep.html (log: results.jsonl)\n";
+  // The files are written (they list every skipped candidate), but a sweep that ranks nothing
+  // has failed: the axes or constraints exclude every candidate.
+  if (const std::string why = sweep::no_valid_candidates(table); !why.empty()) {
+    throw BadInput(InputError{spec.file, 0, "", why});
+  }
   return 0;
 }
 

@@ -103,7 +103,8 @@ void validate_dcqcn(const ScenarioConfig& cfg, std::vector<InputError>& errors) 
   if (d.rate_ai.bytes_per_s <= 0) fail("rate_ai", "must be above 0");
   if (d.rate_hai.bytes_per_s <= 0) fail("rate_hai", "must be above 0");
   if (d.min_rate.bytes_per_s <= 0) fail("min_rate", "must be above 0");
-  if (d.min_rate.bytes_per_s > cfg.cluster.nic_bandwidth.bytes_per_s) {
+  const bool used = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
+  if (used && d.min_rate.bytes_per_s > cfg.cluster.nic_bandwidth.bytes_per_s) {
     fail("min_rate", "must not exceed cluster.nic_bandwidth (" + to_string(cfg.cluster.nic_bandwidth) + ")");
   }
   if (d.mtu.n < 64 || d.mtu.n > 65'536) fail("mtu", "must be between 64B and 64KiB; got " + to_string(d.mtu));

@@ -2,6 +2,7 @@
 #include "sim/core/faults_config.h"
 
 #include <cassert>
+#include <cstdio>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -84,6 +85,12 @@ void read_component(MapReader r, FailureComponent& c) {
 }
 
 std::string str(long long v) { return std::to_string(v); }
+
+std::string seconds(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g s", s);
+  return buf;
+}
 
 }  // namespace
 
@@ -233,6 +240,9 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   positive(f.iteration_time, "iteration_time");
   if (f.checkpoint.size && f.checkpoint.size->n <= 0) fail("checkpoint.size", "must be above zero");
   if (f.checkpoint.blocking) non_negative(*f.checkpoint.blocking, "checkpoint.blocking");
+  if (f.checkpoint.size && f.checkpoint.size->n > 0 && cfg.cluster.gpus > 0) {
+    validate_checkpoint_times(cfg, *f.checkpoint.size, errors);
+  }
   const RecoveryConfig& r = f.recovery;
   non_negative(r.detection, "recovery.detection");
   non_negative(r.hang_detection, "recovery.hang_detection");
@@ -242,6 +252,30 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   non_negative(r.repair_time, "recovery.repair_time");
   if (r.checkpoint_load) non_negative(*r.checkpoint_load, "recovery.checkpoint_load");
   if (r.straggler_detection <= Time::zero()) fail("recovery.straggler_detection", "must be above zero");
+  // A phase that outlasts the window cannot end in it (and its end would overflow Time past ~106
+  // days); repair_time may: a host then never returns within the window.
+  auto within = [&](Time t, const std::string& key) {
+    if (t > f.duration) fail(key, "longer than faults.duration (" + to_string(f.duration) + "); got " + to_string(t));
+  };
+  within(r.detection, "recovery.detection");
+  within(r.hang_detection, "recovery.hang_detection");
+  within(r.diagnosis, "recovery.diagnosis");
+  within(r.reschedule, "recovery.reschedule");
+  within(r.straggler_detection, "recovery.straggler_detection");
+  if (f.checkpoint.blocking) within(*f.checkpoint.blocking, "checkpoint.blocking");
+  if (r.checkpoint_load) within(*r.checkpoint_load, "recovery.checkpoint_load");
+  const double at = r.comm_init_at_gpus > 0 ? r.comm_init_at_gpus : cfg.cluster.gpus;
+  const double comm_init_s =
+      r.comm_init_scaling == CommInitScaling::kLinear ? r.comm_init.as_s() * cfg.cluster.gpus / at : r.comm_init.as_s();
+  if (comm_init_s > f.duration.as_s()) {
+    fail("recovery.comm_init", "at " + str(cfg.cluster.gpus) + " GPUs, " + seconds(comm_init_s) +
+                                   ", longer than faults.duration (" + to_string(f.duration) + ")");
+  }
+  if (f.checkpoint.blocking && *f.checkpoint.blocking == Time::zero() && !f.checkpoint.interval) {
+    fail("checkpoint.blocking",
+         "a zero checkpoint cost puts the Young/Daly optimum at a zero interval; set faults.checkpoint.interval, "
+         "or a blocking time above zero");
+  }
   const int hosts = cfg.cluster.gpus_per_node > 0 ? cfg.cluster.gpus / cfg.cluster.gpus_per_node : 0;
   if (r.spare_hosts && *r.spare_hosts > hosts) {
     fail("recovery.spare_hosts", "more spares (" + str(*r.spare_hosts) + ") than hosts in the job (" + str(hosts) +
@@ -254,6 +288,43 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
     if (c.kind != FailureKind::kDegrade && c.slowdown != 1.0) {
       fail("components." + c.name + ".slowdown", "only a degrade component slows a host; use kind: degrade");
     }
+  }
+}
+
+void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vector<InputError>& errors) {
+  if (!cfg.faults || cfg.cluster.gpus <= 0) return;
+  const FaultsConfig& f = *cfg.faults;
+  const CheckpointConfig& ck = f.checkpoint;
+  const double window_s = f.duration.as_s();
+  // NaN-safe: a zero or negative bandwidth gives inf or a negative time, both rejected.
+  auto check = [&](double secs, const std::string& key, const std::string& what) {
+    if (!(secs >= 0 && secs <= window_s)) {
+      errors.push_back(scenario_error(cfg, "faults." + key,
+                                      what + " takes " + seconds(secs) + ", longer than faults.duration (" +
+                                          to_string(f.duration) + ")"));
+    }
+  };
+  const double bytes = static_cast<double>(size.n);
+  const std::string of = "the " + std::to_string(size.n) + "-byte checkpoint";
+  const double write_s = bytes / ck.write_bandwidth.bytes_per_s;
+  check(write_s, "checkpoint.write_bandwidth", "writing " + of);
+  // Without read_bandwidth the load takes as long as the write, checked above.
+  if (!f.recovery.checkpoint_load && ck.read_bandwidth) {
+    check(bytes / ck.read_bandwidth->bytes_per_s, "checkpoint.read_bandwidth", "reading " + of + " back");
+  }
+  if (ck.blocking) return;  // checked by validate_faults
+  const int64_t shard = size.n / cfg.cluster.gpus;
+  if (ck.async) {
+    check(static_cast<double>(shard) / ck.snapshot_bandwidth.bytes_per_s, "checkpoint.snapshot_bandwidth",
+          "snapshotting a " + std::to_string(shard) + "-byte shard");
+  }
+  if (ck.async && shard == 0 && !ck.interval) {
+    errors.push_back(scenario_error(cfg, "faults.checkpoint.size",
+                                    "the per-GPU shard (" + std::to_string(size.n) + " bytes over " +
+                                        str(cfg.cluster.gpus) +
+                                        " GPUs) rounds to 0 bytes, so the checkpoint costs nothing and the "
+                                        "Young/Daly optimum interval is zero; set faults.checkpoint.interval or "
+                                        "faults.checkpoint.blocking, or a larger size"));
   }
 }
 

@@ -104,6 +104,13 @@ IterationTimeFidelity iteration_time_fidelity(const ScenarioConfig& cfg);
 void read_faults(MapReader r, FaultsConfig& out);
 
 // Cross-field checks; appends problems to `errors` (see scenario_error in sim/core/scenario.h).
+// With faults.checkpoint.size given, includes validate_checkpoint_times.
 void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors);
+
+// Checks the checkpoint times that follow from `size` (the whole job's checkpoint: the key, or
+// the size derived from the model): the write, the load and the blocking stage must each fit in
+// faults.duration, and a zero-cost checkpoint needs faults.checkpoint.interval (Young/Daly are
+// zero then). Computed in double seconds, so an absurd bandwidth cannot overflow Time.
+void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vector<InputError>& errors);
 
 }  // namespace clustersim

@@ -198,7 +198,7 @@ bool MapReader::read(const std::string& key, Bandwidth& out, Need need) {
   if (!n) return false;
   const auto v = parse_bandwidth(n->scalar);
   if (!v || v->bytes_per_s <= 0) {
-    fail(key, *n, std::string(kBandwidthForm) + ", above zero");
+    fail(key, *n, kBandwidthForm);
     return false;
   }
   out = *v;

@@ -152,7 +152,7 @@ void read_traffic(MapReader r, TrafficConfig& t) {
 }
 
 void record_lines(const YamlNode& n, const std::string& path, std::map<std::string, int>& lines) {
-  if (!path.empty() && n.line > 0 && n.file != "--set") lines[path] = n.line;
+  if (!path.empty() && n.line > 0 && n.file.rfind("--set", 0) != 0) lines[path] = n.line;
   for (const auto& [k, v] : n.map) record_lines(v, path.empty() ? k : path + "." + k, lines);
 }
 

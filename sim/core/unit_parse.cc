@@ -32,7 +32,11 @@ std::optional<double> parse_scaled(std::string_view text, const Suffix (&suffixe
   std::string_view unit = text.substr(i);
   while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   for (const Suffix& s : suffixes) {
-    if (unit == s.name) return value * s.scale;
+    if (unit == s.name) {
+      const double scaled = value * s.scale;
+      if (!std::isfinite(scaled)) return std::nullopt;
+      return scaled;
+    }
   }
   return std::nullopt;
 }
@@ -64,7 +68,8 @@ std::optional<Bytes> parse_bytes(std::string_view text) {
 
 std::optional<Bandwidth> parse_bandwidth(std::string_view text) {
   const auto v = parse_scaled(text, kBandwidthSuffixes);
-  if (!v) return std::nullopt;
+  // 1 Mbps .. 1 Pbps: below, transfers of a few GiB outlast Time's range; above, nothing exists.
+  if (!v || *v < kMinBandwidth.bytes_per_s || *v > kMaxBandwidth.bytes_per_s) return std::nullopt;
   return Bandwidth{*v};
 }
 

@@ -22,7 +22,10 @@ std::optional<FlopRate> parse_flop_rate(std::string_view text);
 // One-line descriptions of the accepted forms, for error messages.
 inline constexpr const char* kTimeForm = "a duration such as 1.5us, 200ns, 3ms, 2s, 30min, 4h or 2d";
 inline constexpr const char* kBytesForm = "a size such as 64MiB, 80GiB or 1.5GB";
-inline constexpr const char* kBandwidthForm = "a bandwidth such as 400Gbps (bits/s) or 50GBps (bytes/s)";
+inline constexpr const char* kBandwidthForm =
+    "a bandwidth between 1Mbps and 1Pbps such as 400Gbps (bits/s) or 50GBps (bytes/s)";
+inline constexpr Bandwidth kMinBandwidth{1e6 / 8};
+inline constexpr Bandwidth kMaxBandwidth{1e15 / 8};
 inline constexpr const char* kFlopRateForm = "a FLOP rate such as 312TFLOPS";
 
 }  // namespace clustersim

@@ -67,6 +67,16 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   if (cfg.traffic) {
     const TrafficConfig& t = *cfg.traffic;
     if (t.bytes_per_pair.n <= 0) c.fail("traffic.bytes_per_pair", "must be above zero");
+    // Keep byte counts far from int64 and transfer times inside Time's range.
+    const double pairs = t.pattern == TrafficPattern::kAllToAll ? static_cast<double>(cl.gpus) * (cl.gpus - 1)
+                         : t.pattern == TrafficPattern::kIncast ? t.incast_senders
+                                                                : cl.gpus;
+    if (t.bytes_per_pair > Bytes::gib(1024)) {
+      c.fail("traffic.bytes_per_pair", "must be at most 1TiB; got " + to_string(t.bytes_per_pair));
+    } else if (pairs * t.bytes_per_pair.as_double() > 1e18) {
+      c.fail("traffic.bytes_per_pair", "the pattern would move " + std::to_string(pairs * t.bytes_per_pair.as_double()) +
+                                           " bytes in all; at most 1e18 are supported");
+    }
     if (t.pattern == TrafficPattern::kIncast && t.incast_senders >= cl.gpus) {
       c.fail("traffic.incast_senders", "needs fewer senders than GPUs (" + str(cl.gpus) + "); got " +
                                            str(t.incast_senders));
@@ -125,10 +135,19 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                                         str(cfg.training.global_batch));
   } else {
     const long long micro_batches = cfg.training.global_batch / per_replica;
+    if (micro_batches * p.vpp > 1'000'000) {
+      c.fail("training.global_batch", "gives " + str(micro_batches) + " micro-batches x " + str(p.vpp) +
+                                          " virtual stages per pipeline; at most 1,000,000 are supported "
+                                          "(raise parallelism.micro_batch)");
+    }
     if (p.vpp > 1 && micro_batches % p.pp != 0) {
       c.fail("training.global_batch", "interleaved 1F1B needs the micro-batch count per pipeline (" +
                                           str(micro_batches) + ") to be a multiple of pp (" + str(p.pp) + ")");
     }
+  }
+  if (cfg.training.dp_bucket_size != 0 && cfg.training.dp_bucket_size < 100'000) {
+    c.fail("training.dp_bucket_size", "must be 0 (the default, 40M parameters) or at least 100,000 parameters; got " +
+                                          str(cfg.training.dp_bucket_size));
   }
   if (m.attention_window > m.seq_len) {
     c.fail("model.attention_window", "must not exceed model.seq_len (" + str(m.seq_len) + ")");

@@ -372,18 +372,25 @@ MeanCi mean_ci(const std::vector<double>& v) {
   return out;
 }
 
-IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, int points, int seeds, uint64_t seed) {
+Time checkpoint_interval_floor(Time iteration) { return max(iteration, Time::s(1)); }
+
+IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points, int seeds,
+                                        uint64_t seed) {
+  assert(floor > Time::zero() && points >= 1 && seeds >= 1 && "bad checkpoint-interval sweep");
   IntervalSweep out;
-  const double lo = std::log(center.as_s() / 4.0);
-  const double hi = std::log(center.as_s() * 4.0);
+  // A zero checkpoint cost gives a zero Young interval (log 0 = -inf): start from the floor.
+  const double c = std::log(max(center, floor).as_s());
+  const double lo = c - std::log(4.0);
+  const double hi = c + std::log(4.0);
   std::vector<double> logs;
   for (int i = 0; i < points; ++i) {
-    const double x = points == 1 ? std::log(center.as_s()) : lo + (hi - lo) * i / (points - 1);
+    const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);
     ReliabilityInputs trial = in;
-    trial.checkpoint_interval = max(Time::ps(1), Time::s(std::exp(x)));
+    trial.checkpoint_interval = max(floor, Time::s(std::exp(x)));
+    if (!out.intervals.empty() && trial.checkpoint_interval == out.intervals.back()) continue;
     double sum = 0;
     for (int k = 0; k < seeds; ++k) sum += simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration);
-    logs.push_back(x);
+    logs.push_back(std::log(trial.checkpoint_interval.as_s()));
     out.intervals.push_back(trial.checkpoint_interval);
     out.mean_ettr.push_back(sum / seeds);
   }
@@ -391,12 +398,14 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
   out.best = out.intervals[b];
   out.best_ettr = out.mean_ettr[b];
   if (b > 0 && b + 1 < out.intervals.size()) {
-    // Vertex of the parabola through three equally spaced points (in log interval).
+    // Vertex of the parabola through three equally spaced points (in log interval); the first
+    // step is shorter when the grid starts on the floor, and then the formula does not hold.
+    const double step = logs[b + 1] - logs[b];
     const double y0 = out.mean_ettr[b - 1], y1 = out.mean_ettr[b], y2 = out.mean_ettr[b + 1];
     const double denom = y0 - 2 * y1 + y2;
-    if (denom < 0) {
+    if (denom < 0 && std::abs((logs[b] - logs[b - 1]) - step) < 1e-6 * step) {
       const double shift = 0.5 * (y0 - y2) / denom;  // in grid steps, within (-0.5, 0.5)
-      out.best = Time::s(std::exp(logs[b] + shift * (logs[1] - logs[0])));
+      out.best = max(floor, Time::s(std::exp(logs[b] + shift * step)));
     }
   }
   return out;

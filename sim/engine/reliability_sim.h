@@ -90,17 +90,24 @@ struct MeanCi {
 };
 MeanCi mean_ci(const std::vector<double>& samples);
 
+// The shortest checkpoint interval the study simulates: one healthy iteration (a checkpoint cannot
+// come more often), and at least 1 s, so that a run's event count (about duration / interval)
+// stays bounded whatever the checkpoint cost.
+Time checkpoint_interval_floor(Time iteration);
+
 // ETTR over `seeds` runs (seeds seed, seed + 1, ...) for each checkpoint interval in a geometric
-// grid from center / 4 to center x 4; the optimum is the vertex of a parabola through the best
-// grid point and its neighbours (in log interval). The same seeds for every interval (common
-// random numbers: failure arrivals do not depend on the interval) keep the curve smooth.
+// grid from center / 4 to center x 4, every interval raised to `floor` (points that collapse onto
+// the floor are tried once); the optimum is the vertex of a parabola through the best grid point
+// and its equally spaced neighbours (in log interval), never below `floor`. The same seeds for
+// every interval (common random numbers: failure arrivals do not depend on the interval) keep the
+// curve smooth. Preconditions: floor > 0, points >= 1, seeds >= 1; a center below floor is raised.
 struct IntervalSweep {
   std::vector<Time> intervals;
   std::vector<double> mean_ettr;
   Time best;
   double best_ettr = 0;
 };
-IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, int points, int seeds,
-                                        uint64_t seed);
+IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points,
+                                        int seeds, uint64_t seed);
 
 }  // namespace clustersim::engine

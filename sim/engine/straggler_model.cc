@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
 #include "workloads/training_costs.h"
 
@@ -29,40 +30,12 @@ uint64_t uniform_index(std::mt19937_64& rng, uint64_t n) {
   return x % n;
 }
 
-// One op of the pipeline schedule on a device.
-struct Op {
-  bool forward;
-  int chunk;
-  int micro_batch;
-};
-
-// Megatron-LM's order of ops on device `s` (forward_backward_pipelining_with[out]_interleaving).
-std::vector<Op> device_schedule(int s, int pp, int vpp, int m) {
-  const int total = m * vpp;
-  const int warmup = vpp == 1 ? std::min(pp - s - 1, m) : std::min((pp - s - 1) * 2 + (vpp - 1) * pp, total);
-  auto op = [&](int k, bool forward) {
-    const int group = (k / pp) % vpp;
-    const int chunk = forward ? group : vpp - 1 - group;
-    return Op{forward, chunk, (k / (pp * vpp)) * pp + k % pp};
-  };
-  std::vector<Op> ops;
-  ops.reserve(2 * static_cast<size_t>(total));
-  for (int k = 0; k < warmup; ++k) ops.push_back(op(k, true));
-  for (int i = 0; i < total - warmup; ++i) {
-    ops.push_back(op(warmup + i, true));
-    ops.push_back(op(i, false));
-  }
-  for (int k = total - warmup; k < total; ++k) ops.push_back(op(k, false));
-  return ops;
-}
-
 int64_t host_count(const ScenarioConfig& cfg) { return cfg.cluster.gpus / cfg.cluster.gpus_per_node; }
 
-// (replica, stage) of GPU `g` under Megatron-LM's rank order: tp fastest, then cp, dp, pp.
-std::pair<int, int> cell_of(const ScenarioConfig& cfg, int g, int dp) {
-  const ParallelismConfig& p = cfg.parallelism;
-  const int rest = g / (p.tp * p.cp);
-  return {rest % dp, rest / dp};
+// (replica, stage) of GPU `g` under the scenario's parallelism.placement, as the flow level
+// (flow_stragglers) and the training graph place ranks.
+std::pair<int, int> cell_of(const work::Placement& pl, int g) {
+  return {pl.coord(g, work::Dim::kDp), pl.coord(g, work::Dim::kPp)};
 }
 
 // Compute factors of one (replica, stage) cell.
@@ -130,8 +103,8 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
   const Time kNotRun = Time::ps(-1);
   std::vector<Time> fwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
   std::vector<Time> bwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
-  std::vector<std::vector<Op>> schedule(pp);
-  for (int s = 0; s < pp; ++s) schedule[s] = device_schedule(s, pp, vpp, m);
+  std::vector<std::vector<work::PipelinePass>> schedule(pp);
+  for (int s = 0; s < pp; ++s) schedule[s] = work::pipeline_order(pp, vpp, m, s);
   std::vector<size_t> next(pp, 0);
   std::vector<Time> free_at(pp);
   size_t remaining = 2 * static_cast<size_t>(virtual_stages) * m;
@@ -140,9 +113,9 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
     for (int s = 0; s < pp; ++s) {
       // Run this device's ops in order for as long as their inputs are ready.
       while (next[s] < schedule[s].size()) {
-        const Op& op = schedule[s][next[s]];
+        const work::PipelinePass& op = schedule[s][next[s]];
         const int v = op.chunk * pp + s;
-        const size_t idx = static_cast<size_t>(v) * m + op.micro_batch;
+        const size_t idx = static_cast<size_t>(v) * m + op.microbatch;
         Time ready;
         if (op.forward) {
           if (v > 0) ready = fwd_end[idx - m];
@@ -226,6 +199,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   out.iteration = est.iteration;
   out.mfu = est.mfu;
   if (sc.empty()) return out;
+  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
 
   const LayerCosts lc = probe_layer_costs(clean, hw, level);
   std::vector<int> even(pp, cfg.model.layers / pp);
@@ -242,7 +216,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     out.slow_hosts = pick_units(*sc.hosts, static_cast<int>(host_count(cfg)), sc.seed ^ kHostSalt);
     for (int h : out.slow_hosts) {
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        const auto [r, s] = cell_of(cfg, g, dp);
+        const auto [r, s] = cell_of(pl, g);
         apply(cells(r)[s], sc.hosts->slowdown, sc.hosts->phase, h);
       }
     }
@@ -250,7 +224,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   if (sc.gpus) {
     out.slow_gpus = pick_units(*sc.gpus, cfg.cluster.gpus, sc.seed ^ kGpuSalt);
     for (int g : out.slow_gpus) {
-      const auto [r, s] = cell_of(cfg, g, dp);
+      const auto [r, s] = cell_of(pl, g);
       apply(cells(r)[s], sc.gpus->slowdown, sc.gpus->phase, g / gpn);
     }
   }
@@ -279,7 +253,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
       std::set<std::pair<int, int>> seen;
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
         if (sc.nics->nic >= 0 && (g % gpn) / gpus_per_nic != sc.nics->nic) continue;
-        const auto [r, s] = cell_of(cfg, g, dp);
+        const auto [r, s] = cell_of(pl, g);
         if (!seen.insert({r, s}).second) continue;
         auto& extra = p2p_extra.try_emplace(r, std::vector<Time>(pp)).first->second;
         if (!cfg.training.overlap.pp_p2p) extra[s] = max(extra[s], per_transfer);

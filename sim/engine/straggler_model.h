@@ -72,8 +72,9 @@ struct StragglerImpact {
 };
 
 // The straggled iteration for `cfg.stragglers` (none: iteration == baseline exactly).
-// Replicas are mapped as Megatron-LM ranks them: TP fastest, then CP, DP, PP; a host of
-// gpus_per_node GPUs holds gpus_per_node / (tp cp) (replica, stage) cells. A compute straggler
+// GPUs are mapped to (replica, stage) cells through parallelism.placement (Megatron-LM's
+// tp-cp-dp-pp by default), as the flow level maps them; a host holds gpus_per_node / (tp cp) cells
+// when TP and CP come first. A compute straggler
 // slows its cell (TP and CP ranks run in lockstep, so the slowest GPU sets the pace); DP makes
 // every replica wait for the last one at the gradient reduction.
 StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,

@@ -17,6 +17,7 @@
 #include "sim/report/sweep/worker_pool.h"
 #include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
+#include "workloads/placement.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::report {
@@ -60,6 +61,14 @@ double units_of(const ScenarioConfig& cfg, FailureUnit u) {
 std::string degraded_state_name(int host, int stage, const FailureComponent& c) {
   return "host " + std::to_string(host) + " (stage " + std::to_string(stage) + ")" + fmt(" x%g ", c.slowdown) +
          to_string(c.phase);
+}
+
+// The host of the first GPU of pipeline stage `stage` in replica 0 (tp, cp, dp = 0) under the
+// scenario's parallelism.placement, as the straggler model and the flow level place ranks.
+int stage_host(const ScenarioConfig& cfg, int stage) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const work::Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
+  return pl.gpu(0, 0, 0, stage) / cfg.cluster.gpus_per_node;
 }
 
 Json ci_pair(const engine::MeanCi& c) {
@@ -253,6 +262,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   for (int k = 0; k < f.seeds; ++k) {
     const engine::ReliabilityRun r = engine::simulate_reliability(in, f.seed + static_cast<uint64_t>(k));
     ettr.push_back(r.ettr(in.duration));
+    assert(ettr.back() >= 0 && ettr.back() <= 1 && "useful time is part of the window (validate_faults bounds every phase)");
     interruptions.push_back(r.interruptions);
     failures.push_back(r.failures);
     checkpoints.push_back(r.checkpoints);
@@ -269,7 +279,12 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const Time mtbf = engine::mean_time_between_failures(in);
   const Time young = engine::young_interval(in.checkpoint_blocking, mtbf);
   const Time daly = engine::daly_interval(in.checkpoint_blocking, mtbf);
-  const engine::IntervalSweep sweep = engine::sweep_checkpoint_interval(in, young, f.sweep_points, f.seeds, f.seed);
+  // Centred on Young's optimum when the checkpoint costs anything; with a zero cost Young is
+  // zero (validate_faults then demands an interval), so centre on the configured interval.
+  const Time floor = engine::checkpoint_interval_floor(iteration);
+  const Time center = in.checkpoint_blocking > Time::zero() ? young : in.checkpoint_interval;
+  const engine::IntervalSweep sweep =
+      engine::sweep_checkpoint_interval(in, center, floor, f.sweep_points, f.seeds, f.seed);
   const engine::MeanCi e = engine::mean_ci(ettr);
   const engine::MeanCi n = engine::mean_ci(interruptions);
   auto scaled = [](engine::MeanCi c, double k) { return engine::MeanCi{c.mean * k, c.half_width * k}; };
@@ -419,12 +434,10 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
 
 std::vector<ClusterState> reliability_states(const ScenarioConfig& cfg) {
   std::vector<ClusterState> states{{"healthy", cfg}};
-  const ParallelismConfig& p = cfg.parallelism;
-  const int dp = cfg.cluster.gpus / (p.tp * p.pp * p.cp);
   for (const FailureComponent& c : cfg.faults->components) {
     if (c.kind != FailureKind::kDegrade) continue;
-    for (int s = 0; s < p.pp; ++s) {
-      const int host = s * dp * p.tp * p.cp / cfg.cluster.gpus_per_node;
+    for (int s = 0; s < cfg.parallelism.pp; ++s) {
+      const int host = stage_host(cfg, s);
       const std::string name = degraded_state_name(host, s, c);
       if (std::any_of(states.begin(), states.end(), [&](const ClusterState& x) { return x.name == name; })) continue;
       ClusterState state{name, cfg};
@@ -497,10 +510,8 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     j.spec = c;
     j.rate_per_s = c.rate_per_day * units_of(cfg, c.unit) * f.rate_scale / 86400.0;
     if (c.kind == FailureKind::kDegrade) {
-      const ParallelismConfig& p = cfg.parallelism;
-      const int dp = cfg.cluster.gpus / (p.tp * p.pp * p.cp);
-      for (int s = 0; s < p.pp; ++s) {
-        const std::string name = degraded_state_name(s * dp * p.tp * p.cp / cfg.cluster.gpus_per_node, s, c);
+      for (int s = 0; s < cfg.parallelism.pp; ++s) {
+        const std::string name = degraded_state_name(stage_host(cfg, s), s, c);
         const auto it = std::find_if(states.begin(), states.end(), [&](const ClusterState& x) { return x.name == name; });
         assert(it != states.end() && "every degraded state comes from reliability_states");
         j.degraded_speed.push_back(healthy / max(healthy, times.iteration[static_cast<size_t>(it - states.begin())]));
@@ -510,6 +521,11 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   }
   const CheckpointConfig& ck = f.checkpoint;
   const Bytes size = ck.size.value_or(bytes_of(kCheckpointBytesPerParam * work::count_params(cfg.model).total));
+  // validate_faults checked an explicit size; a size derived from the model is checked here,
+  // before serialization_time, which would overflow on a write longer than ~106 days.
+  if (std::vector<InputError> errors; validate_checkpoint_times(cfg, size, errors), !errors.empty()) {
+    throw BadInput(errors);
+  }
   const Time write = serialization_time(size, ck.write_bandwidth);
   if (ck.async) {
     const Bytes shard{size.n / cfg.cluster.gpus};
@@ -529,8 +545,15 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   in.spare_hosts = rc.spare_hosts;
   in.repair_time = rc.repair_time;
   in.straggler_detection = rc.straggler_detection;
+  // A derived interval is never shorter than one iteration (nor than 1 s); nor may a configured one be.
+  const Time floor = engine::checkpoint_interval_floor(f.iteration_time.value_or(healthy));
+  if (ck.interval && *ck.interval < floor) {
+    throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
+                                  "must be at least one training iteration and at least 1s (" + to_string(floor) +
+                                      "); got " + to_string(*ck.interval)));
+  }
   in.checkpoint_interval = ck.interval.value_or(
-      max(Time::ms(1), engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures(in))));
+      max(floor, engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures(in))));
   return in;
 }
 

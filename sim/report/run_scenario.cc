@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/run_scenario.h"
 
-#include "calibration/hardware_profile.h"
-#include "sim/core/error.h"
 #include <unistd.h>
 
 #include <cstdio>
 #include <sstream>
 
+#include "calibration/hardware_profile.h"
+#include "sim/core/error.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/flow_training.h"
 #include "sim/engine/network_bench.h"
 #include "sim/report/faults_report.h"
-#include "sim/report/inference_report.h"
 #include "sim/report/html_report.h"
+#include "sim/report/inference_report.h"
 #include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
+#include "topology/fabric_router.h"
 
 namespace clustersim::report {
 namespace {
@@ -65,6 +66,12 @@ RunOutput run_training(const ScenarioConfig& cfg) {
                    {"mfu", flow.estimate.mfu},
                    {"hfu", flow.estimate.hfu}};
     return out;
+  }
+  if (!cfg.network.faults.empty()) {
+    // The closed form has no per-link view; say so rather than ignore the faults.
+    throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",
+                              "failed or degraded links and switches are simulated at the flow level; "
+                              "set network.fidelity: flow (or --fidelity flow)"});
   }
   const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);
   RunOutput out;
@@ -155,9 +162,15 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
 }  // namespace
 
 RunOutput run_scenario(const ScenarioConfig& cfg) {
-  if (cfg.inference) return run_inference(cfg);
-  if (cfg.faults || !cfg.stragglers.empty()) return run_reliability(cfg);
-  return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
+  try {
+    if (cfg.inference) return run_inference(cfg);
+    if (cfg.faults || !cfg.stragglers.empty()) return run_reliability(cfg);
+    return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
+  } catch (const topo::NoRoute& e) {
+    // Faults that cut GPUs off from each other are a property of the input.
+    throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",
+                              std::string("the faults leave no path: ") + e.what()});
+  }
 }
 
 }  // namespace clustersim::report

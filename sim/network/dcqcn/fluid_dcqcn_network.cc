@@ -317,9 +317,11 @@ void FluidDcqcnNetwork::run() {
       }
     }
   };
+  // Within a picosecond: the clock keeps whole picoseconds, so a timer set for a completion can
+  // fire a hair before it in seconds.
   double cold_next = next_cold_completion();
-  if (cold_next <= now_) {
-    finish_cold(now_);
+  if (cold_next <= now_ + kClockResolution) {
+    finish_cold(now_ + kClockResolution);
     cold_next = next_cold_completion();
   }
   for (int i = 0; i < kStepsPerTimer; ++i) {
@@ -424,8 +426,10 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
     k.q = q;
     k.p = k.marks ? red_probability(k.ecn, q) : 0.0;
+    // Departures follow from the queue, so that bytes leaving it otherwise (a flow turning cold
+    // or hot, drops) cannot leave the two counters out of step.
     k.arrived += arrival * dt;
-    k.departed += out_total;
+    k.departed = k.arrived - q;
     if (k.marks && (k.p > 0 || !k.p_history.empty())) {
       if (k.p_history.empty()) {
         k.p_history.assign(kMarkHistory, 0.0f);

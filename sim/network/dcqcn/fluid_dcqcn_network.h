@@ -68,7 +68,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
   static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
-  static constexpr double kDrainedBytes = 1.0;  // an ingress counter at or below this is empty
+  static constexpr double kDrainedBytes = 1.0;
+  static constexpr double kClockResolution = 1e-12;  // s, one picosecond  // an ingress counter at or below this is empty
 
  private:
   struct Flow;

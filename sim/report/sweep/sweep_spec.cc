@@ -211,6 +211,14 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
         r.finish();
         if (!n.is_map()) errors.add(InputError{n.file, n.line, path, "expected a GPU count or {min, max}"});
       }
+      // Contradictory bounds would reject every candidate; say so now rather than after the run.
+      if (spec.gpus_min && spec.gpus_max && *spec.gpus_min > *spec.gpus_max) {
+        errors.add(InputError{n.file, n.line, path,
+                              "min " + std::to_string(*spec.gpus_min) + " is above max " +
+                                  std::to_string(*spec.gpus_max) + ": no candidate can satisfy it"});
+      } else if (spec.gpus_min && *spec.gpus_min < 1) {
+        errors.add(InputError{n.file, n.line, path, "a GPU count must be at least 1"});
+      }
       continue;
     }
     if (std::find(outputs.begin(), outputs.end(), key) == outputs.end()) {
@@ -231,6 +239,12 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
     r.finish();
     if (!n.is_map() || (!limit.min && !limit.max)) {
       errors.add(InputError{n.file, n.line, path, "expected {min: NUMBER} and/or {max: NUMBER}"});
+      continue;
+    }
+    if (limit.min && limit.max && *limit.min > *limit.max) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "min %.6g is above max %.6g: no candidate can satisfy it", *limit.min, *limit.max);
+      errors.add(InputError{n.file, n.line, path, buf});
       continue;
     }
     spec.limits.push_back(limit);

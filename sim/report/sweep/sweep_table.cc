@@ -112,6 +112,18 @@ SweepTable build_table(const CandidateSpace& space, const std::vector<Record>& r
   return t;
 }
 
+std::string no_valid_candidates(const SweepTable& table) {
+  if (!table.ranking.empty()) return "";
+  std::vector<std::pair<int64_t, std::string>> reasons;
+  for (const auto& [k, v] : table.reason_counts) reasons.emplace_back(-v, k);
+  std::sort(reasons.begin(), reasons.end());
+  std::string out = "none of the " + std::to_string(table.rows.size()) + " candidates is valid";
+  for (size_t i = 0; i < reasons.size(); ++i) {
+    out += (i ? "; " : ": ") + std::to_string(-reasons[i].first) + " x " + reasons[i].second;
+  }
+  return out;
+}
+
 std::string reason_class(const std::string& status, const std::string& reason) {
   std::string out = status + ": ";
   // The first problem only, numbers masked.

@@ -46,6 +46,10 @@ SweepTable build_table(const CandidateSpace& space, const std::vector<Record>& r
 // Adds derived metrics and applies the constraints; sets status kRejected with the reason.
 void finish_stage(const SweepSpec& spec, StageResult& s);
 
+// Empty when some candidate is ranked at the analytical stage; else why none is: "none of the N
+// candidates is valid: 3 x invalid: ...; 2 x rejected: ..." (most frequent reason first).
+std::string no_valid_candidates(const SweepTable& table);
+
 // A reason with its numbers masked, so that the same cause counts once ("tp: must divide # ...").
 std::string reason_class(const std::string& status, const std::string& reason);
 

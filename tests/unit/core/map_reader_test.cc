@@ -162,7 +162,7 @@ TEST(MapReaderUnits, WrongUnitsNameTheExpectedForm) {
   EXPECT_EQ(d.error(2).line, 3);
   EXPECT_TRUE(contains(d.error(2).message, kBandwidthForm));
   EXPECT_TRUE(contains(d.error(2).message, "'200Gbs'"));
-  EXPECT_TRUE(contains(d.error(3).message, "above zero"));
+  EXPECT_TRUE(contains(d.error(3).message, "between 1Mbps and 1Pbps"));
   EXPECT_TRUE(contains(d.error(4).message, kFlopRateForm));
 }
 

@@ -379,5 +379,24 @@ TEST(TrafficScenario, Errors) {
   EXPECT_TRUE(contains(error_at(zero, "traffic.bytes_per_pair").message, "above zero"));
 }
 
+// Review findings: inputs that would overflow byte counts or Time, or make the run explode.
+TEST(ScenarioErrors, TrafficBytesAreBounded) {
+  const auto big = errors_of(std::string(kTraffic) + "  bytes_per_pair: 2TiB\n");
+  ASSERT_FALSE(big.empty());
+  EXPECT_EQ(big[0].key_path, "traffic.bytes_per_pair");
+  EXPECT_TRUE(contains(big[0].message, "at most 1TiB"));
+}
+
+TEST(ScenarioErrors, TooManyMicroBatchesAndTinyBucketsAreRejected) {
+  const auto many = errors_of(tiny_with({{"  global_batch: 32", "  global_batch: 1073741824"}}));
+  bool found = false;
+  for (const InputError& e : many) found |= e.key_path == "training.global_batch" && contains(e.message, "1,000,000");
+  EXPECT_TRUE(found);
+  const auto tiny_buckets =
+      errors_of(std::string(kTiny).replace(std::string(kTiny).find("training:\n"), 10, "training:\n  dp_bucket_size: 1\n"));
+  ASSERT_FALSE(tiny_buckets.empty());
+  EXPECT_EQ(tiny_buckets[0].key_path, "training.dp_bucket_size");
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -72,16 +72,17 @@ TEST(ParseBytes, Rejects) {
 
 TEST(ParseBandwidth, BitsPerSecond) {
   // Gbps etc. are bits: divide by 8 for bytes/s.
-  EXPECT_DOUBLE_EQ(parse_bandwidth("8bps")->bytes_per_s, 1.0);
-  EXPECT_DOUBLE_EQ(parse_bandwidth("8Kbps")->bytes_per_s, 1e3);
+  // (Rates below 1 Mbps are rejected: see OutsideOneMbpsToOnePbpsIsRejected.)
+  EXPECT_DOUBLE_EQ(parse_bandwidth("8000000bps")->bytes_per_s, 1e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("8000Kbps")->bytes_per_s, 1e6);
   EXPECT_DOUBLE_EQ(parse_bandwidth("100Mbps")->bytes_per_s, 12.5e6);
   EXPECT_DOUBLE_EQ(parse_bandwidth("200Gbps")->bytes_per_s, 25e9);
   EXPECT_DOUBLE_EQ(parse_bandwidth("1.6Tbps")->bytes_per_s, 200e9);
 }
 
 TEST(ParseBandwidth, BytesPerSecond) {
-  EXPECT_DOUBLE_EQ(parse_bandwidth("1Bps")->bytes_per_s, 1.0);
-  EXPECT_DOUBLE_EQ(parse_bandwidth("1KBps")->bytes_per_s, 1e3);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("125000Bps")->bytes_per_s, 125e3);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("125KBps")->bytes_per_s, 125e3);
   EXPECT_DOUBLE_EQ(parse_bandwidth("1MBps")->bytes_per_s, 1e6);
   EXPECT_DOUBLE_EQ(parse_bandwidth("50GBps")->bytes_per_s, 50e9);
   EXPECT_DOUBLE_EQ(parse_bandwidth("3.35TBps")->bytes_per_s, 3.35e12);
@@ -92,9 +93,15 @@ TEST(ParseBandwidth, CaseDecidesBitsVersusBytes) {
   EXPECT_DOUBLE_EQ(parse_bandwidth("400GBps")->bytes_per_s, 8.0 * parse_bandwidth("400Gbps")->bytes_per_s);
 }
 
-TEST(ParseBandwidth, ZeroParsesHereAndIsRejectedByTheReader) {
-  // parse_bandwidth accepts any non-negative number; MapReader insists on "above zero".
-  EXPECT_DOUBLE_EQ(parse_bandwidth("0Gbps")->bytes_per_s, 0.0);
+TEST(ParseBandwidth, OutsideOneMbpsToOnePbpsIsRejected) {
+  // Below 1 Mbps a few GiB outlast Time's +-106 day range; above 1 Pbps nothing exists.
+  EXPECT_FALSE(parse_bandwidth("0Gbps"));
+  EXPECT_FALSE(parse_bandwidth("1bps"));
+  EXPECT_FALSE(parse_bandwidth("999Kbps"));
+  EXPECT_FALSE(parse_bandwidth("1e305Gbps"));
+  EXPECT_FALSE(parse_bandwidth("2Pbps"));
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1Mbps")->bytes_per_s, 1e6 / 8);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1000Tbps")->bytes_per_s, 1e15 / 8);
 }
 
 TEST(ParseBandwidth, Rejects) {

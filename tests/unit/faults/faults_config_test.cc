@@ -96,6 +96,37 @@ TEST(FaultsConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("faults: {sweep_points: 1}\n"), "faults.sweep_points"));
 }
 
+TEST(FaultsConfig, ZeroCostCheckpointNeedsAnInterval) {
+  // Young/Daly = sqrt(2 x 0 x MTBF) = 0: no optimum to centre on, so the interval must be given.
+  EXPECT_TRUE(has(error_paths("faults: {checkpoint: {blocking: 0s}}\n"), "faults.checkpoint.blocking"));
+  EXPECT_TRUE(error_paths("faults: {checkpoint: {blocking: 0s, interval: 1h}}\n").empty());
+  // 1 byte over 32 GPUs: a 0-byte shard, snapshotted in no time.
+  EXPECT_TRUE(has(error_paths("faults: {checkpoint: {size: 1B}}\n"), "faults.checkpoint.size"));
+  EXPECT_TRUE(error_paths("faults: {checkpoint: {size: 1B, interval: 1h}}\n").empty());
+}
+
+TEST(FaultsConfig, CheckpointAndRecoveryTimesMustFitTheWindow) {
+  // 10 TB at 1 Mbit/s is 8e7 s, past Time's ~106 days (it overflowed, and ETTR came out negative).
+  EXPECT_TRUE(has(error_paths("faults: {checkpoint: {size: 10TB, write_bandwidth: 1Mbps}}\n"),
+                  "faults.checkpoint.write_bandwidth"));
+  EXPECT_TRUE(has(error_paths("faults: {checkpoint: {size: 10TB, read_bandwidth: 1Mbps}}\n"),
+                  "faults.checkpoint.read_bandwidth"));
+  // 10 TB over 32 GPUs at 1 Mbit/s each: 2.5e6 s, within Time but past a 10-day window.
+  EXPECT_TRUE(has(error_paths("faults: {duration: 10d, checkpoint: {size: 10TB, snapshot_bandwidth: 1Mbps}}\n"),
+                  "faults.checkpoint.snapshot_bandwidth"));
+  EXPECT_TRUE(has(error_paths("faults: {duration: 1d, checkpoint: {blocking: 2d, interval: 1h}}\n"),
+                  "faults.checkpoint.blocking"));
+  EXPECT_TRUE(has(error_paths("faults: {duration: 1d, recovery: {checkpoint_load: 2d}}\n"),
+                  "faults.recovery.checkpoint_load"));
+  EXPECT_TRUE(has(error_paths("faults: {duration: 1d, recovery: {detection: 2d}}\n"), "faults.recovery.detection"));
+  // Linear scaling: 30 s x 32 / 1 GPU = 960 s, more than a 10-minute window.
+  EXPECT_TRUE(has(error_paths("faults: {duration: 10min, recovery: {comm_init_at_gpus: 1, comm_init_scaling: linear}}\n"),
+                  "faults.recovery.comm_init"));
+  // A host may stay in repair past the window's end.
+  EXPECT_TRUE(error_paths("faults: {duration: 1d, recovery: {repair_time: 3d}}\n").empty());
+  EXPECT_TRUE(error_paths("faults: {checkpoint: {size: 1TB}}\n").empty());
+}
+
 TEST(FaultsConfig, IterationTimeFidelityFollowsTheNetworkUnlessGiven) {
   EXPECT_EQ(iteration_time_fidelity(load("faults: {}\n")), IterationTimeFidelity::kAnalytical);
   EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: flow}\nfaults: {}\n")), IterationTimeFidelity::kFlow);

@@ -76,6 +76,21 @@ TEST(FlowStragglers, SlowHostSlowsTheRunAndIsOnTheCriticalPath) {
   EXPECT_EQ(slow.unfolded_replicas, 1);
 }
 
+TEST(FlowStragglers, AnalyticalAndFlowNameTheSameStageUnderAPlacement) {
+  // tp-cp-pp-dp: PP before DP, so host h holds stage h mod 2 of replica h / 2; host 1 is stage 1
+  // of replica 0 (under the default tp-cp-dp-pp it would be stage 0 of replica 1).
+  ScenarioConfig cfg = load("stragglers: {hosts: {list: [1], slowdown: 2}}\n");
+  cfg.parallelism.placement = "tp-cp-pp-dp";
+  for (const InputError& e : validate_scenario(cfg)) ADD_FAILURE() << e.to_string();
+  const FlowTrainingResult flow = run(cfg);
+  ASSERT_EQ(flow.straggling_groups.size(), 1u);
+  EXPECT_EQ(flow.straggling_groups[0], "stage1/dp0 (host 1)");
+  const StragglerImpact analytical = simulate_stragglers(cfg, a100(), analytical_level());
+  EXPECT_EQ(analytical.critical.stage, 1);
+  EXPECT_EQ(analytical.critical.replica, 0);
+  EXPECT_EQ(analytical.critical.hosts, std::vector<int>{1});
+}
+
 TEST(FlowStragglers, ForwardOnlySlowdownCostsLessThanAllPhases) {
   const Time all = run(load("stragglers: {hosts: {list: [5], slowdown: 1.3}}\n")).estimate.iteration;
   const Time fwd = run(load("stragglers: {hosts: {list: [5], slowdown: 1.3, phase: forward}}\n")).estimate.iteration;

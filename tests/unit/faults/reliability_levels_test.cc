@@ -56,6 +56,69 @@ TEST(ReliabilityLevels, StatesAreHealthyThenOneSlowHostPerStage) {
   EXPECT_EQ(states[2].cfg.stragglers.hosts->list, std::vector<int>{4});
 }
 
+// The scenario with its checkpoint line (and optionally its parallelism line) replaced.
+std::string with(std::string text, const std::string& checkpoint, const std::string& parallelism = "") {
+  const std::string ck = "  checkpoint: {interval: 10min, blocking: 5s, async: false}\n";
+  text.replace(text.find(ck), ck.size(), "  checkpoint: " + checkpoint + "\n");
+  if (!parallelism.empty()) {
+    const std::string p = "parallelism: {tp: 4, pp: 2}\n";
+    text.replace(text.find(p), p.size(), "parallelism: " + parallelism + "\n");
+  }
+  return text;
+}
+
+// The key paths of the BadInput `f` throws (empty when it does not).
+template <typename F>
+std::vector<std::string> bad_keys(F f) {
+  try {
+    f();
+  } catch (const BadInput& e) {
+    std::vector<std::string> keys;
+    for (const InputError& err : e.errors()) keys.push_back(err.key_path);
+    return keys;
+  }
+  return {};
+}
+
+TEST(ReliabilityLevels, DegradedStatesFollowThePlacement) {
+  // tp-cp-pp-dp: PP before DP, so stage 1 of replica 0 starts at GPU 4, on host 1 (not host 4).
+  const std::vector<ClusterState> states = reliability_states(
+      load(with(scenario("analytical", 0), "{interval: 10min, blocking: 5s, async: false}",
+                "{tp: 4, pp: 2, placement: tp-cp-pp-dp}")));
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_EQ(states[1].name, "host 0 (stage 0) x1.5 all");
+  EXPECT_EQ(states[2].name, "host 1 (stage 1) x1.5 all");
+  ASSERT_TRUE(states[2].cfg.stragglers.hosts);
+  EXPECT_EQ(states[2].cfg.stragglers.hosts->list, std::vector<int>{1});
+}
+
+TEST(ReliabilityLevels, ZeroCostCheckpointWithAnIntervalFinishes) {
+  // blocking 0 made the sweep's intervals NaN -> 1 ps (~1e17 events). With failures on, so the
+  // sweep has a curve; every number stays a fraction of the window.
+  std::string text = with(scenario("analytical", 0), "{interval: 1h, blocking: 0s}");
+  text.replace(text.find("rates: none"), 11, "rates: llama3");
+  const RunOutput out = run_reliability(load(text));
+  EXPECT_GE(out.metrics.at("ettr"), 0.0);
+  EXPECT_LE(out.metrics.at("ettr"), 1.0);
+  const std::string json = out.results.dump(0);
+  for (const char* bad : {":nan", ":-nan", ":inf", ":-inf", ":null"}) EXPECT_FALSE(contains(json, bad)) << json;
+}
+
+TEST(ReliabilityLevels, DerivedCheckpointTimesBeyondTheWindowAreBadInput) {
+  // No size: 14 bytes per parameter of the model (18.4 GB) at 1 Mbit/s is 1.5e5 s, past the
+  // one-day window (at 1 bit/s, or for a 405B model, it overflowed Time: negative ETTR).
+  const ScenarioConfig slow = load(with(scenario("analytical", 0), "{write_bandwidth: 1Mbps}"));
+  std::vector<std::string> keys = bad_keys([&] { run_reliability(slow); });
+  EXPECT_EQ(keys, std::vector<std::string>{"faults.checkpoint.write_bandwidth"});
+  const ScenarioConfig read = load(with(scenario("analytical", 0), "{read_bandwidth: 1Mbps}"));
+  keys = bad_keys([&] { run_reliability(read); });
+  EXPECT_EQ(keys, std::vector<std::string>{"faults.checkpoint.read_bandwidth"});
+  // A configured interval shorter than the 1 s floor (and than an iteration).
+  const ScenarioConfig fast = load(with(scenario("analytical", 0), "{interval: 100ms, blocking: 5s}"));
+  keys = bad_keys([&] { run_reliability(fast); });
+  EXPECT_EQ(keys, std::vector<std::string>{"faults.checkpoint.interval"});
+}
+
 TEST(ReliabilityLevels, WithoutFailuresEttrIsOneMinusCheckpointOverheadAtBothLevels) {
   // 600 s of training then a 5 s stall: 142 whole cycles of 605 s fit in 86,400 s and the last
   // 490 s trains. ETTR = 1 - 142 x 5 / 86,400, whatever the iteration time.

@@ -156,8 +156,31 @@ TEST(Reliability, SimulatedOptimumIsNearYoungDalyForExponentialFailures) {
   in.reschedule = Time::s(60);
   in.components = {crash_every(Time::s(4 * 3600.0))};
   const Time young = young_interval(in.checkpoint_blocking, mean_time_between_failures(in));
-  const IntervalSweep sweep = sweep_checkpoint_interval(in, young, 21, 16, 1);
+  const IntervalSweep sweep = sweep_checkpoint_interval(in, young, Time::s(1), 21, 16, 1);
   EXPECT_NEAR(sweep.best / young, 1.0, 0.2) << "best " << sweep.best.as_s() << " s, Young " << young.as_s() << " s";
+}
+
+TEST(Reliability, ZeroCostSweepStartsAtTheFloorAndStaysBounded) {
+  // A free checkpoint: Young is 0 (log 0 = -inf once made every interval 1 ps, ~1e17 events).
+  ReliabilityInputs in = inputs(Time::s(3600), Time::zero(), Time::zero());
+  in.components = {crash_every(Time::s(4 * 3600.0))};
+  const Time young = young_interval(in.checkpoint_blocking, mean_time_between_failures(in));
+  ASSERT_EQ(young, Time::zero());
+  const Time floor = checkpoint_interval_floor(Time::ms(20));
+  EXPECT_EQ(floor, Time::s(1));  // a 20 ms iteration is below the 1 s minimum
+  EXPECT_EQ(checkpoint_interval_floor(Time::s(7)), Time::s(7));
+  const IntervalSweep sweep = sweep_checkpoint_interval(in, young, floor, 21, 2, 1);
+  ASSERT_FALSE(sweep.intervals.empty());
+  // Centre 1 s, grid 0.25 s .. 4 s: the points below 1 s collapse onto the floor, tried once.
+  EXPECT_EQ(sweep.intervals.front(), floor);
+  EXPECT_LT(sweep.intervals.size(), 21u);
+  for (size_t i = 0; i < sweep.intervals.size(); ++i) {
+    EXPECT_GE(sweep.intervals[i], floor);
+    if (i > 0) EXPECT_GT(sweep.intervals[i], sweep.intervals[i - 1]);
+    EXPECT_GE(sweep.mean_ettr[i], 0.0);
+    EXPECT_LE(sweep.mean_ettr[i], 1.0);
+  }
+  EXPECT_GE(sweep.best, floor);
 }
 
 }  // namespace

@@ -42,6 +42,18 @@ TEST(PipelineMakespan, UniformInterleavedBubbleIsDividedByVpp) {
   EXPECT_EQ(pipeline_makespan(chunks, 4, 2, 8), Time::us(28500));
 }
 
+TEST(PipelineMakespan, InterleavedWithMicroBatchesEqualToPpFollowsMegatronAllWarmUp) {
+  // pp 2, vpp 2, m = pp = 2: Megatron-LM (and work::pipeline_order) runs every forward before any
+  // backward on both ranks. Virtual stage 2 (chunk 1 of rank 0) takes 3 + 6 ms, the others 1 + 2.
+  // Rank 1: F1.0 [1,2] F1.1 [2,3] F3.0 [5,6] F3.1 [8,9] B3.0 [9,11] B3.1 [11,13] B1.0 [17,19]
+  // B1.1 [23,25]; rank 0: F0.0 [0,1] F0.1 [1,2] F2.0 [2,5] F2.1 [5,8] B2.0 [11,17] B2.1 [17,23]
+  // B0.0 [23,25] B0.1 [25,27] (ms; Vs.m = virtual stage s, micro-batch m). The 1F1B-style
+  // warm-up of 2 on rank 1 (the copy this model used to keep) gave 24 ms.
+  std::vector<ChunkTime> chunks(4, ChunkTime{Time::ms(1), Time::ms(2)});
+  chunks[2] = ChunkTime{Time::ms(3), Time::ms(6)};
+  EXPECT_EQ(pipeline_makespan(chunks, 2, 2, 2), Time::ms(27));
+}
+
 TEST(PipelineMakespan, OneSlowStagePacesTheSteadyState) {
   // Stage 2 takes 2x: the steady state runs at its pace, m slots of 6 ms plus fill and drain.
   std::vector<ChunkTime> chunks(4, ChunkTime{Time::ms(1), Time::ms(2)});

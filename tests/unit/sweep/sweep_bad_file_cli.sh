@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Bad sweep files exit 2 with a message naming the key: unknown key, empty axis, objective that
-# is not an output, axis over a key scenarios do not have.
+# is not an output, axis over a key scenarios do not have, contradictory constraints; and a sweep
+# whose every candidate is invalid exits 2 with the reasons counted (after writing its files).
 set -u
 bin=$1 data=$2 out=$3
 rm -rf "$out" && mkdir -p "$out"
@@ -20,4 +21,8 @@ check empty_range "the range is empty" 'axes: {parallelism.tp: {from: 4, to: 1}}
 check bad_objective "'speed' is not an output" $'axes: {parallelism.tp: [1, 2]}\nobjective: speed'
 check not_scenario_key "'parallelism.tpp' is not a scenario key" 'axes: {parallelism.tpp: [1, 2]}'
 check bad_constraint "'tpot_s' is not an output of training" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {tpot_s: {max: 0.05}}'
+check contradictory_gpus "constraints.gpus: min 10 is above max 1" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: {min: 10, max: 1}}'
+check contradictory_limit "constraints.mfu: min 0.9 is above max 0.1" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 0.9, max: 0.1}}'
+check no_valid_candidate "none of the 2 candidates is valid: 1 x invalid: cluster.gpus" 'axes: {cluster.gpus: [0, -1]}'
+[ -f "$out/no_valid_candidate/sweep.json" ] || fail "no_valid_candidate: sweep.json not written"
 echo "ok: every bad sweep file exits 2 with its reason"

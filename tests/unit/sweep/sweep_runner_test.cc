@@ -86,6 +86,24 @@ TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   EXPECT_GE(*ta.rows[ta.ranking[0]].analytical.objective, *ta.rows[ta.ranking[1]].analytical.objective);
 }
 
+TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
+  // cluster.gpus 0 and -1 are both invalid: nothing to rank, and each reason is counted.
+  const SweepSpec spec = spec_from("axes: {cluster.gpus: [0, -1]}\nflow_stage: {top_k: 0}\n");
+  const CandidateSpace space(spec);
+  RunOptions o;
+  o.top_k = 0;
+  o.log_path = out_dir("none_valid") + "/results.jsonl";
+  const SweepTable t = build_table(space, run_sweep(spec, o).records);
+  EXPECT_TRUE(t.ranking.empty());
+  const std::string why = no_valid_candidates(t);
+  EXPECT_EQ(why.rfind("none of the 2 candidates is valid: 1 x invalid: cluster.gpus: ", 0), 0u) << why;
+  // A sweep that ranks something has no such message.
+  const SweepSpec good = spec_from(kAxes);
+  const CandidateSpace good_space(good);
+  o.log_path = out_dir("some_valid") + "/results.jsonl";
+  EXPECT_EQ(no_valid_candidates(build_table(good_space, run_sweep(good, o).records)), "");
+}
+
 TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
   const SweepSpec spec = spec_from(kAxes);
   const CandidateSpace space(spec);

@@ -70,6 +70,18 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
 }
 
+TEST(SweepSpec, ContradictoryConstraintsAreRejectedAtLoad) {
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: {min: 10, max: 1}}\n")
+                .find("constraints.gpus: min 10 is above max 1"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 0.9, max: 0.1}}\n")
+                .find("constraints.mfu: min 0.9 is above max 0.1"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 0}\n").find("constraints.gpus"),
+            std::string::npos);
+  EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: {min: 8, max: 8}}\n"), "");
+}
+
 TEST(CandidateSpace, LastAxisVariesFastestAndIdsAreStable) {
   const SweepSpec s = spec_from("axes:\n  parallelism.tp: [1, 2]\n  parallelism.pp: [1, 2, 4]\n");
   const CandidateSpace space(s);
