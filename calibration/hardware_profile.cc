@@ -78,6 +78,10 @@ std::string builtin_profile_text(const std::string& name) {
 
 HardwareProfile parse_hardware_profile(const std::string& text, const std::string& origin) {
   const YamlNode root = parse_yaml_text(text, origin);
+  if (!root.is_map()) {
+    throw BadInput(InputError{origin, 0, "", "not a hardware profile: expected a YAML mapping with name, peak, "
+                                             "memory, nvlink and sm_count (see calibration/profiles/*.yaml)"});
+  }
   ErrorList errors;
   HardwareProfile p;
   p.origin = origin;

@@ -207,5 +207,16 @@ TEST(LoadHardwareProfile, UnknownNameListsTheBuiltins) {
   }
 }
 
+TEST(ParseHardwareProfile, AFileThatIsNotAMappingIsNamedAsNotAProfile) {
+  try {
+    parse_hardware_profile("root:x:0:0:root:/root:/bin/bash\n", "/etc/passwd");
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_EQ(e.errors()[0].file, "/etc/passwd");
+    EXPECT_NE(e.errors()[0].message.find("not a hardware profile"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::calib
