@@ -399,6 +399,13 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   }
   c.dispatch = a2a + etp_coll;
   c.combine = a2a + etp_coll;
+  c.a2a_latency = a2a_lat + etp_lat;
+  c.etp_bandwidth_time = etp_coll - etp_lat;
+  c.dispatch_flows = xfers;
+  for (int e = 1; e < lay.edp; ++e) {
+    const std::vector<coll::FlowSpec> more = dispatch_transfers(r, lay, e, bytes_per_pair, cfg.cluster.gpus_per_node);
+    c.dispatch_flows.insert(c.dispatch_flows.end(), more.begin(), more.end());
+  }
   // --- Experts of the busiest owner, whole and in chunks.
   ExpertTimes whole;
   for (int o = 0; o < r.owners; ++o) {

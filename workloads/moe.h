@@ -91,6 +91,13 @@ struct MoeLayerCost {
   Time moe_fwd, moe_bwd;              // dispatch + experts + combine with the chosen chunking
   double imbalance = 1.0;
   Bytes a2a_bytes_max_gpu;            // busiest GPU's dispatch send bytes
+  // For the flow level: the dispatch transfers of every expert domain of the stage (the combine
+  // is the same reversed), and the part of dispatch (= combine) that is not those transfers'
+  // bandwidth time: the all-to-all and expert-TP latencies, paid once per all-to-all however
+  // many chunks, and the expert-TP gather's bandwidth time, spread over the chunks.
+  std::vector<coll::FlowSpec> dispatch_flows;
+  Time a2a_latency;
+  Time etp_bandwidth_time;
   // Forward + backward of the whole layer as the analytical level counts it.
   Time compute() const { return attention_fwd + attention_bwd + (moe ? expert_fwd + expert_bwd : Time::zero()); }
   Time ep_exposed() const { return moe ? moe_fwd + moe_bwd - expert_fwd - expert_bwd : Time::zero(); }

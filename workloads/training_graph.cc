@@ -27,6 +27,7 @@ const char* to_string(OpRole r) {
     case OpRole::kDpReduce: return "dp_reduce";
     case OpRole::kDpGather: return "dp_gather";
     case OpRole::kEmbeddingSync: return "embedding_sync";
+    case OpRole::kEpComm: return "ep_comm";
   }
   return "?";
 }
@@ -144,6 +145,27 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   const double shard = p.zero_stage >= 1 ? c.params_on_gpu / dp : c.params_on_gpu;
   c.optimizer = calib::memory_time(bytes_of(shard * kAdamBytesPerParam), hw);
   c.bucket_params = dp_bucket_params(cfg, dp);
+  if (cfg.model.moe) {
+    // As the analytical level: dense and expert parts synced over their own groups, and the
+    // optimizer over this GPU's shards of both.
+    c.moe_stages = moe_stage_costs(cfg, hw, l);
+    const MoeDpTimes moe_dp = moe_dp_times(cfg, l);
+    c.params_on_gpu = moe_dp.dense_params;
+    c.expert_params = moe_dp.expert_params;
+    c.optimizer = calib::memory_time(bytes_of(memory_per_gpu(cfg).optimizer.as_double() / 12.0 * kAdamBytesPerParam), hw);
+    const ExpertLayout lay = expert_layout(cfg, 0);
+    const coll::GroupLinks eg = group_links(lay.edp, std::max(1, gpn / (lay.ep * lay.etp)), l);
+    c.edp_latency_reduce = collective_latency(
+        p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, eg);
+    c.edp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, eg);
+    if (cfg.training.attention_parallel == AttentionParallel::kSp) {
+      // The dense part is replicated over the tp group too: one ring of dp x tp ranks.
+      const coll::GroupLinks dg = group_links(dp * p.tp, std::max(1, gpn / p.cp), l);
+      c.dp_latency_reduce = collective_latency(
+          p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, dg);
+      c.dp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, dg);
+    }
+  }
   return c;
 }
 
@@ -213,15 +235,59 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       g.groups.push_back(std::move(rg));
     }
   }
+  // Dense gradients sync over dp replicas; an MoE model under sp also over the tp group, whose
+  // ranks hold replicas of the attention weights (so even with dp 1).
+  const bool dense_sync =
+      dp > 1 || (m.moe.has_value() && cfg.training.attention_parallel == AttentionParallel::kSp && tp > 1);
   // DP rings of a stage: every TP/CP position, every replica (also when folded).
   std::vector<int32_t> dp_set(static_cast<size_t>(pp), -1);
-  if (dp > 1) {
+  if (dense_sync) {
     for (int s = 0; s < pp; ++s) {
       std::vector<std::vector<int32_t>> rings;
       for (int ci = 0; ci < cp; ++ci) {
         for (int t = 0; t < tp; ++t) rings.push_back(line(pl, Dim::kDp, t, ci, 0, s));
       }
+      if (m.moe && cfg.training.attention_parallel == AttentionParallel::kSp) {
+        // MoE under sp: the dense part is replicated over tp too, one ring of dp x tp ranks.
+        rings.clear();
+        for (int ci = 0; ci < cp; ++ci) {
+          std::vector<int32_t> ring;
+          for (int r = 0; r < dp; ++r) {
+            for (int t = 0; t < tp; ++t) ring.push_back(pl.gpu(t, ci, r, s));
+          }
+          std::sort(ring.begin(), ring.end());
+          rings.push_back(std::move(ring));
+        }
+      }
       dp_set[s] = b.comm_set(rings);
+    }
+  }
+  // MoE: expert-data-parallel rings of each stage (every expert-TP and EP position), and each
+  // MoE layer's dispatch transfers as a transfer set ([stage][layer of the stage]).
+  const bool moe = m.moe.has_value();
+  std::vector<int32_t> edp_set(static_cast<size_t>(pp), -1);
+  std::vector<std::vector<int32_t>> a2a_set(static_cast<size_t>(pp));
+  if (moe) {
+    for (int s = 0; s < pp; ++s) {
+      const ExpertLayout lay = expert_layout(cfg, s);
+      if (lay.edp > 1) {
+        std::vector<std::vector<int32_t>> rings;
+        for (int j = 0; j < lay.ep; ++j) {
+          for (int i = 0; i < lay.etp; ++i) {
+            std::vector<int32_t> ring;
+            for (int k = 0; k < lay.edp; ++k) ring.push_back(lay.gpu(i, j, k));
+            rings.push_back(std::move(ring));
+          }
+        }
+        edp_set[s] = b.comm_set(rings);
+      }
+      for (const MoeLayerCost& lc : c.moe_stages[s].costs) {
+        double total = 0;
+        for (const coll::FlowSpec& f : lc.dispatch_flows) total += f.bytes.as_double();
+        g.transfer_sets.push_back(lc.dispatch_flows);
+        g.transfer_set_bytes.push_back(bytes_of(total));
+        a2a_set[s].push_back(static_cast<int32_t>(g.transfer_sets.size() - 1));
+      }
     }
   }
 
@@ -236,11 +302,11 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const Bytes pp_bytes = bytes_of(tokens * m.hidden * 2.0 / tp);
   const double chunk_params = c.params_on_gpu / vpp;
   const int buckets = std::max(1, static_cast<int>(std::ceil(chunk_params / std::max(1.0, c.bucket_params))));
-  const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  const double grad_bytes = moe ? grad_bytes_per_value(cfg.training) : cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
   const Bytes bucket_grads = bytes_of(chunk_params / buckets * grad_bytes);
   const Bytes bucket_weights = bytes_of(chunk_params / buckets * 2.0);
   const bool dp_overlap_reduce = ov.dp_grad_reduce;
-  const bool gather_at_start = dp > 1 && p.zero_stage >= 1 && ov.dp_param_gather;
+  const bool gather_at_start = dense_sync && p.zero_stage >= 1 && ov.dp_param_gather;
   const CollectiveOp reduce_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
 
   // Parameter gathers at the start (the previous step's update, overlapped with forward).
@@ -261,6 +327,17 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       }
     }
   }
+  if (moe && p.zero_stage >= 1 && ov.dp_param_gather) {
+    // Expert parameters over their own group, after the dense buckets, before the first forward.
+    for (int s = 0; s < pp; ++s) {
+      if (edp_set[s] < 0) continue;
+      const int32_t id = b.add(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                                             bytes_of(c.expert_params * 2.0), c.edp_latency_gather, edp_set[s]));
+      b.edge(dp_prev[s], id);
+      dp_prev[s] = id;
+      gathered[s][0] = id;
+    }
+  }
 
   // Passes of every rank group.
   const size_t slots = static_cast<size_t>(ndp) * mbs * stages_v * 2;
@@ -274,6 +351,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<std::vector<int32_t>> final_chain(ngroups);
   std::vector<std::vector<int32_t>> z3(static_cast<size_t>(pp));  // ZeRO-3 per-pass gathers, shared per stage
   std::vector<int32_t> z3_prev(static_cast<size_t>(pp), -1);
+  std::vector<int32_t> expert_ready(ngroups, -1);  // MoE: start of the group's last backward pass
   for (int s = 0; s < pp; ++s) {
     const std::vector<PipelinePass> order = pipeline_order(pp, vpp, mbs, s);
     std::vector<int> first_fwd(static_cast<size_t>(vpp), -1), last_bwd(static_cast<size_t>(vpp), -1);
@@ -323,7 +401,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         // Concurrent TP share (overlapped with the GEMMs) starts with the pass.
         const double colls = share * (pass.forward ? tp_colls_fwd : tp_colls_bwd);
         int32_t tp_hidden = -1;
-        if (tp > 1 && tp_hidden_share > 0) {
+        if (tp > 1 && tp_hidden_share > 0 && !moe) {
           Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce,
                                 bytes_of(tp_hidden_share * colls * sc.traffic * tpt.activation.as_double()), Time::zero(),
                                 tp_set[gi]);
@@ -343,8 +421,79 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           last = id;
           return id;
         };
-        const bool split_for_dp = !pass.forward && i == last_bwd[pass.chunk] && dp > 1 && dp_overlap_reduce;
-        if (cp > 1) {
+        const bool split_for_dp = !moe && !pass.forward && i == last_bwd[pass.chunk] && dp > 1 && dp_overlap_reduce;
+        if (moe) {
+          // Layer by layer: attention block (with router and permutation), then per MoE layer
+          // the dispatch all-to-all, the busiest owner's expert GEMMs and the combine, in
+          // lc.chunks pipelined chunks (COMET-style); backward the same with the gradients.
+          // Representative groups carry the flows of every expert domain of the stage; other
+          // simulated replicas wait the analytical all-to-all time without flows.
+          const MoeStageCost& msc = c.moe_stages[s];
+          const int per_chunk = m.layers / stages_v;
+          const double cf = share * (pass.forward ? sc.forward : sc.backward);
+          const bool carrier = d == 0;
+          for (int li = 0; li < per_chunk; ++li) {
+            const size_t idx = static_cast<size_t>(pass.chunk * per_chunk + li);
+            const MoeLayerCost& lc = msc.costs[idx];
+            const int32_t layer = msc.layers[idx];
+            add_compute(scaled(cf, pass.forward ? lc.attention_fwd : lc.attention_bwd));
+            if (!lc.moe) continue;
+            const int32_t ts = a2a_set[s][idx];
+            const int n = std::max(1, lc.chunks);
+            auto block = [&](Time expert) {
+              const int32_t before = last;
+              int32_t prev_d = -1, prev_k = -1, prev_e = last;
+              auto a2a = [&](int k, bool reversed, int32_t after, int32_t prev) {
+                // Each all-to-all pays its latency once (as moe_layer_cost): the dispatch before
+                // its first chunk can move, the combine when its last chunk completes.
+                const bool pays = reversed ? k == n - 1 : k == 0;
+                const Time fixed = (pays ? lc.a2a_latency : Time::zero()) +
+                                   (1.0 / n) * (carrier ? lc.etp_bandwidth_time : lc.dispatch - lc.a2a_latency);
+                const Bytes bytes = carrier ? bytes_of(g.transfer_set_bytes[ts].as_double() * sc.traffic / n) : Bytes{0};
+                Op op = Builder::comm(OpRole::kEpComm, Stream::kTp, gi, CollectiveOp::kAllToAll, bytes, fixed, -1);
+                op.transfer_set = carrier ? ts : -1;
+                op.reversed = reversed;
+                op.layer = layer;
+                op.microbatch = pass.microbatch;
+                op.chunk = pass.chunk;
+                const int32_t id = b.add(op);
+                b.edge(after, id);
+                b.edge(prev, id);
+                return id;
+              };
+              for (int k = 0; k < n; ++k) {
+                prev_d = a2a(k, false, before, prev_d);
+                Op e = Builder::compute(role, gi, (1.0 / n) * scaled(cf, expert));
+                e.microbatch = pass.microbatch;
+                e.chunk = pass.chunk;
+                e.layer = layer;
+                const int32_t eid = b.add(e);
+                b.edge(prev_d, eid);
+                b.edge(prev_e, eid);
+                prev_e = eid;
+                prev_k = a2a(k, true, eid, prev_k);
+              }
+              Op join = Builder::compute(OpRole::kBarrier, gi, Time::zero());
+              join.layer = layer;
+              last = b.add(join);
+              b.edge(prev_e, last);
+              b.edge(prev_k, last);
+              if (g.groups[gi].reported) g.moe_blocks.push_back({gi, layer, before, last, scaled(cf, expert)});
+            };
+            if (pass.forward) {
+              block(lc.expert_fwd);
+            } else if (cfg.training.recompute == Recompute::kFull) {
+              block(lc.expert_fwd);  // recomputed forward, all-to-alls included
+              block(lc.expert_bwd - lc.expert_fwd);
+            } else {
+              block(lc.expert_bwd);
+            }
+          }
+          if (v == stages_v - 1) {
+            add_compute(pass.forward ? scaled(sc.head_forward, c.head_forward) : scaled(sc.head_backward, c.head_backward));
+          }
+          if (!pass.forward && i == last_bwd[pass.chunk]) expert_ready[gi] = barrier;
+        } else if (cp > 1) {
           // The K/V ring runs beside the attention core (forward: one ring; backward: K/V and
           // their gradients, against 2.5x the forward attention).
           const Time attention = scaled(share * sc.forward, c.attention_fwd_chunk);
@@ -367,7 +516,31 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           add_compute(dur);
         }
         int32_t end = last;
-        if (tp > 1) {
+        if (moe) {
+          // MoE: the attention block's TP / SP traffic as the analytical level leaves it exposed
+          // (moe_layer_cost's attention_comm, split over the passes like the attention compute);
+          // a wait on the line, not flows.
+          Time fwd, bwd, comm;
+          const MoeStageCost& msc = c.moe_stages[s];
+          const int per_chunk = m.layers / stages_v;
+          for (int li = 0; li < per_chunk; ++li) {
+            const MoeLayerCost& lc = msc.costs[static_cast<size_t>(pass.chunk * per_chunk + li)];
+            fwd += lc.attention_fwd;
+            bwd += lc.attention_bwd;
+            comm += lc.attention_comm;
+          }
+          const double total = (fwd + bwd).as_s();
+          const double part = total > 0 ? (pass.forward ? fwd : bwd).as_s() / total : 0.0;
+          const Time wait = scaled(share * sc.traffic, part * comm);
+          if (wait > Time::zero()) {
+            Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce, Bytes{0}, wait, -1);
+            op.microbatch = pass.microbatch;
+            op.chunk = pass.chunk;
+            op.main_line = true;
+            end = b.add(op);
+            b.edge(last, end);
+          }
+        } else if (tp > 1) {
           Op op = Builder::comm(OpRole::kTpComm, Stream::kTp, gi, CollectiveOp::kAllReduce,
                                 bytes_of((1.0 - tp_hidden_share) * colls * sc.traffic * tpt.activation.as_double()),
                                 (ov.tp_comm ? 1.0 / tp : 1.0) * (colls * c.tp_latency_per_collective), tp_set[gi]);
@@ -400,8 +573,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           // Without overlap the send blocks the stream (Megatron's batched isend/irecv + wait).
           if (!ov.pp_p2p) chain.push_back(id);
         }
-        if (split_for_dp == false && !pass.forward && i == last_bwd[pass.chunk] && dp > 1) {
-          reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), end);
+        if (split_for_dp == false && !pass.forward && i == last_bwd[pass.chunk] && dense_sync) {
+          // MoE: gradients become ready through the last backward pass (no bucket split).
+          reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), moe ? barrier : end);
         }
       }
       final_chain[gi] = chain;
@@ -418,7 +592,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   }
   // Gradient reduction, bucket by bucket in the order backward finishes the chunks.
   std::vector<int32_t> reduced(static_cast<size_t>(pp), -1);
-  if (dp > 1) {
+  if (dense_sync) {
     for (int s = 0; s < pp; ++s) {
       std::vector<int> chunks(static_cast<size_t>(vpp));
       for (int ch = 0; ch < vpp; ++ch) chunks[ch] = ch;
@@ -442,6 +616,20 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         }
       }
       reduced[s] = dp_prev[s];
+    }
+  }
+  // MoE: expert gradients reduced over the expert-data-parallel group, through the last
+  // backward pass, after the dense buckets on the same stream.
+  if (moe) {
+    const CollectiveOp edp_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+    for (int s = 0; s < pp; ++s) {
+      if (edp_set[s] < 0) continue;
+      Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), edp_op,
+                            bytes_of(c.expert_params * grad_bytes), c.edp_latency_reduce, edp_set[s]);
+      const int32_t id = b.add(op);
+      b.edge(reduced[s], id);
+      for (int d = 0; d < ndp; ++d) b.edge(expert_ready[group_of(s, d)], id);
+      reduced[s] = id;
     }
   }
   // Optimizer step per rank group, after its gradients are reduced and the embedding synced.
@@ -483,7 +671,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     }
   }
   // Without overlap, the updated parameters are gathered after the step, on the critical path.
-  if (dp > 1 && p.zero_stage >= 1 && !ov.dp_param_gather) {
+  if (dense_sync && p.zero_stage >= 1 && !ov.dp_param_gather) {
     for (int s = 0; s < pp; ++s) {
       int32_t prev = -1;
       for (int ch = 0; ch < vpp; ++ch) {

@@ -13,6 +13,7 @@
 #include "sim/collectives/collective_cost.h"
 #include "sim/core/config.h"
 #include "sim/core/units.h"
+#include "workloads/moe.h"
 
 namespace clustersim::work {
 
@@ -29,6 +30,7 @@ enum class OpRole : uint8_t {
   kDpReduce,       // gradient reduce-scatter (all-reduce with ZeRO-0), one bucket
   kDpGather,       // parameter all-gather, one bucket
   kEmbeddingSync,  // tied-embedding gradient all-reduce between the first and last stage
+  kEpComm,         // MoE all-to-all (dispatch or combine, one chunk) over the expert-parallel group
 };
 // The CUDA stream (trace track) an op runs on.
 enum class Stream : uint8_t { kCompute, kTp, kPp, kDp };
@@ -49,6 +51,11 @@ struct Op {
   Bytes bytes;             // comm: per instance, nccl-tests size (see collective_flows)
   coll::CollectiveOp collective = coll::CollectiveOp::kSendRecv;
   int32_t comm_set = -1;   // comm: index into TrainingGraph::comm_sets
+  // MoE all-to-all: index into TrainingGraph::transfer_sets instead of a comm set; its flows are
+  // scaled so that they sum to `bytes`, and run destination to source when `reversed` (combine).
+  int32_t transfer_set = -1;
+  bool reversed = false;
+  int32_t layer = -1;      // MoE ops: the model layer
   int32_t preds = 0;       // number of ops that must end first
   std::vector<int32_t> succ;
 };
@@ -69,6 +76,21 @@ struct TrainingGraph {
   // ring, so the fabric sees the whole cluster's DP traffic.
   std::vector<std::vector<std::vector<int32_t>>> comm_sets;
   std::vector<RankGroup> groups;
+  // Explicit transfer lists (MoE dispatch: per-destination bytes from the routing matrix), with
+  // each list's total bytes.
+  std::vector<std::vector<coll::FlowSpec>> transfer_sets;
+  std::vector<Bytes> transfer_set_bytes;
+  // One MoE layer's all-to-all block of one pass (forward or backward) of a reported rank group:
+  // it starts when op `before` ends and ends when op `join` ends; `expert` is the expert compute
+  // on the line in between. The flow level measures exposed all-to-all time from these.
+  struct MoeBlock {
+    int32_t group = -1;
+    int32_t layer = -1;
+    int32_t before = -1;
+    int32_t join = -1;
+    Time expert;
+  };
+  std::vector<MoeBlock> moe_blocks;
   int gpus_per_node = 8;
   bool folded = true;
   int dp = 1;
@@ -93,6 +115,13 @@ struct GraphCosts {
   Time emb_latency;           // alpha of the embedding all-reduce
   double params_on_gpu = 0;   // parameters on the most loaded stage
   double bucket_params = 40e6;
+  // MoE (model.moe): each stage's layers and their costs (moe_stage_costs; the same numbers as
+  // the analytical level), the expert parameters on one GPU (synced over the expert-data-parallel
+  // group; params_on_gpu is then the dense part) and that group's collective latencies.
+  std::vector<MoeStageCost> moe_stages;
+  double expert_params = 0;
+  Time edp_latency_reduce;
+  Time edp_latency_gather;
 };
 GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 

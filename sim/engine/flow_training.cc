@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "sim/core/error.h"
@@ -35,6 +36,7 @@ const char* breakdown_kind(OpRole role) {
     case OpRole::kDpGather: return "dp";
     case OpRole::kOptimizer:
     case OpRole::kEmbeddingSync: return "optimizer";
+    case OpRole::kEpComm: return "ep";
     case OpRole::kBarrier: return "";
   }
   return "";
@@ -49,6 +51,7 @@ Time& part(TrainingBreakdown& b, const char* kind) {
   if (k == "pp") return b.pp_exposed;
   if (k == "dp") return b.dp_exposed;
   if (k == "optimizer") return b.optimizer;
+  if (k == "ep") return b.ep_exposed;
   return b.bubble;
 }
 
@@ -142,13 +145,6 @@ void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>
 
 FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                      const FlowTrainingOptions& options) {
-  if (cfg.model.moe) {
-    // The operation graph has no all-to-all ops yet (workloads/moe.h prices them analytically).
-    const auto it = cfg.lines.find("network.fidelity");
-    throw BadInput(InputError{cfg.file, it == cfg.lines.end() ? 0 : it->second, "network.fidelity",
-                              "MoE training (model.moe) runs at the analytical level only for now; the flow "
-                              "level's operation graph has no expert all-to-all yet"});
-  }
   const auto wall_start = std::chrono::steady_clock::now();
   FlowTrainingResult r;
   r.analytical = estimate_training(cfg, hw);
@@ -269,8 +265,40 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       const work::Op& op = graph.ops[i];
       if (op.role == OpRole::kBarrier || op.group < 0 || !graph.groups[op.group].reported) continue;
       if (timing[i].end == timing[i].start && op.kind == work::OpKind::kCompute) continue;
-      r.spans.push_back({op.group, op.peer_group, op.stream, op.role, op.microbatch, op.chunk,
+      r.spans.push_back({op.group, op.peer_group, op.stream, op.role, op.microbatch, op.chunk, op.layer,
                          timing[i].start - origin, timing[i].end - origin});
+    }
+  }
+
+  // MoE: per layer of the critical group's stage, the all-to-all time its blocks left on the
+  // line (block span less expert compute), per micro-batch, forward + backward, as measured.
+  if (!graph.moe_blocks.empty() && !r.groups.empty()) {
+    const RankGroupTiming& crit = r.groups[r.critical_group];
+    std::map<int32_t, Time> exposed;
+    int32_t crit_group = -1;
+    for (size_t gi = 0; gi < graph.groups.size(); ++gi) {
+      if (graph.groups[gi].name == crit.name) crit_group = static_cast<int32_t>(gi);
+    }
+    for (const work::TrainingGraph::MoeBlock& blk : graph.moe_blocks) {
+      if (blk.group != crit_group) continue;
+      exposed[blk.layer] += timing[blk.join].end - timing[blk.before].end - blk.expert;
+    }
+    const double per_mb = 1.0 / std::max(1, graph.micro_batches);
+    const work::MoeStageCost& msc = costs.moe_stages[crit.stage];
+    r.estimate.moe_layers.clear();
+    r.estimate.critical_stage = crit.stage;
+    for (size_t i = 0; i < msc.layers.size(); ++i) {
+      const work::MoeLayerCost& lc = msc.costs[i];
+      if (!lc.moe) continue;
+      MoeLayerReport rep;
+      rep.layer = msc.layers[i];
+      rep.imbalance = lc.imbalance;
+      rep.a2a = 2 * (lc.dispatch + lc.combine);
+      rep.a2a_exposed = per_mb * exposed[rep.layer];
+      rep.expert_compute = lc.expert_fwd + lc.expert_bwd;
+      rep.chunks = lc.chunks;
+      rep.a2a_bytes_max_gpu = lc.a2a_bytes_max_gpu;
+      r.estimate.moe_layers.push_back(rep);
     }
   }
 

@@ -19,7 +19,7 @@ namespace clustersim::engine {
 // Consecutive time of one kind spent by one rank group along a critical path.
 struct CriticalSegment {
   int32_t group = 0;
-  std::string kind;  // compute, tp, pp, dp, optimizer
+  std::string kind;  // compute, tp, pp, dp, optimizer, ep (MoE all-to-all)
   Time time;
 };
 
@@ -43,6 +43,7 @@ struct TraceSpan {
   work::OpRole role = work::OpRole::kForward;
   int32_t microbatch = -1;
   int32_t chunk = -1;
+  int32_t layer = -1;  // MoE all-to-all and expert ops: the model layer
   Time start;
   Time end;
 };

@@ -70,6 +70,26 @@ void GraphExecutor::begin(int32_t id) {
 
 void GraphExecutor::issue(int32_t id) {
   const work::Op& op = graph_.ops[id];
+  if (op.transfer_set >= 0) {
+    // Explicit transfers (MoE all-to-all), scaled to the op's bytes; a combine runs them reversed.
+    const std::vector<coll::FlowSpec>& flows = graph_.transfer_sets[op.transfer_set];
+    const double total = graph_.transfer_set_bytes[op.transfer_set].as_double();
+    if (flows.empty() || total <= 0 || op.bytes.n <= 0) {
+      clock_.at(clock_.now(), [this, id] { finish(id); });
+      return;
+    }
+    const double scale = op.bytes.as_double() / total;
+    pending_[id] = static_cast<int32_t>(flows.size());
+    for (const coll::FlowSpec& f : flows) {
+      const double eff = f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency;
+      ++flows_;
+      network_.send(op.reversed ? f.dst : f.src, op.reversed ? f.src : f.dst, bytes_of(f.bytes.as_double() * scale / eff),
+                    [this, id](Time) {
+                      if (--pending_[id] == 0) finish(id);
+                    });
+    }
+    return;
+  }
   if (op.bytes.n <= 0 || op.comm_set < 0) {
     clock_.at(clock_.now(), [this, id] { finish(id); });
     return;

@@ -45,6 +45,14 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
            ",\"args\":{\"name\":\"" + work::to_string(static_cast<work::Stream>(t)) + "\"}}");
     }
   }
+  // MoE: each layer's exposed all-to-all time per micro-batch on the critical rank group, as
+  // measured (metadata; viewers ignore it, scripts read it).
+  for (const engine::MoeLayerReport& l : flow.estimate.moe_layers) {
+    if (flow.groups.empty()) break;
+    emit("{\"ph\":\"M\",\"name\":\"moe_layer\",\"pid\":0,\"tid\":0,\"args\":{\"layer\":" + std::to_string(l.layer) +
+         ",\"stage\":" + std::to_string(flow.estimate.critical_stage) + ",\"a2a_exposed_us\":" + us(l.a2a_exposed) +
+         ",\"chunks\":" + std::to_string(l.chunks) + "}}");
+  }
   int64_t flow_id = 0;
   for (const engine::TraceSpan& s : flow.spans) {
     const std::string pid = std::to_string(s.group);
@@ -54,6 +62,7 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
     std::string args = "{";
     if (s.microbatch >= 0) args += "\"microbatch\":" + std::to_string(s.microbatch);
     if (s.chunk >= 0) args += std::string(args.size() > 1 ? "," : "") + "\"chunk\":" + std::to_string(s.chunk);
+    if (s.layer >= 0) args += std::string(args.size() > 1 ? "," : "") + "\"layer\":" + std::to_string(s.layer);
     args += "}";
     emit("{\"ph\":\"X\",\"name\":" + json_quote(span_name(s)) + ",\"cat\":\"" + engine::breakdown_kind(s.role) +
          "\",\"pid\":" + pid + ",\"tid\":" + tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
