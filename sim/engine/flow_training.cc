@@ -100,45 +100,13 @@ void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>
     const int nic = std::stoi(f.element.substr(4));
     for (const topo::Direction d : {topo::Direction::kUp, topo::Direction::kDown}) {
       const net::LinkIndex id = fabric.host_link(nic, d);
-      r.degraded_links.push_back({fabric.link_name(id) + " (" + f.element + ")", topo::to_string(fabric.link_tier(id)),
-                                  fabric.capacity(id), usage[id].bytes, usage[id].peak_utilisation});
+      LinkLoad load = link_load(fabric, usage, id);
+      load.name += " (" + f.element + ")";
+      r.degraded_links.push_back(load);
     }
   }
-  std::vector<TierLoad> tiers(topo::kLinkTierCount);
-  std::vector<double> sum_peak(topo::kLinkTierCount, 0.0);
-  std::vector<net::LinkIndex> used;
-  for (size_t l = 0; l < usage.size(); ++l) {
-    const auto id = static_cast<net::LinkIndex>(l);
-    const int tier = static_cast<int>(fabric.link_tier(id));
-    TierLoad& s = tiers[tier];
-    ++s.links;
-    if (usage[l].bytes.n == 0) continue;
-    ++s.used_links;
-    s.bytes += usage[l].bytes;
-    sum_peak[tier] += usage[l].peak_utilisation;
-    s.max_peak_utilisation = std::max(s.max_peak_utilisation, usage[l].peak_utilisation);
-    used.push_back(id);
-  }
-  for (int t = 0; t < topo::kLinkTierCount; ++t) {
-    tiers[t].tier = topo::to_string(static_cast<topo::LinkTier>(t));
-    if (tiers[t].links == 0) continue;
-    if (tiers[t].used_links > 0) tiers[t].mean_peak_utilisation = sum_peak[t] / tiers[t].used_links;
-    r.tiers.push_back(tiers[t]);
-  }
-  const size_t top = std::min<size_t>(used.size(), 10);
-  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(),
-                    [&](net::LinkIndex a, net::LinkIndex b) {
-                      if (usage[a].peak_utilisation != usage[b].peak_utilisation) {
-                        return usage[a].peak_utilisation > usage[b].peak_utilisation;
-                      }
-                      if (usage[a].bytes != usage[b].bytes) return usage[a].bytes > usage[b].bytes;
-                      return a < b;
-                    });
-  for (size_t i = 0; i < top; ++i) {
-    const net::LinkIndex id = used[i];
-    r.top_links.push_back({fabric.link_name(id), topo::to_string(fabric.link_tier(id)), fabric.capacity(id),
-                           usage[id].bytes, usage[id].peak_utilisation});
-  }
+  r.tiers = tier_loads(fabric, usage);
+  r.top_links = most_loaded_links(fabric, usage, 10);
 }
 
 }  // namespace

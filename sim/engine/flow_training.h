@@ -12,6 +12,7 @@
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
 #include "sim/engine/analytical_training.h"
+#include "sim/engine/link_load.h"
 #include "workloads/training_graph.h"
 
 namespace clustersim::engine {
@@ -46,23 +47,6 @@ struct TraceSpan {
   int32_t layer = -1;  // MoE all-to-all and expert ops: the model layer
   Time start;
   Time end;
-};
-
-struct LinkLoad {
-  std::string name;  // "tor_agg:45/up"
-  std::string tier;
-  Bandwidth capacity;
-  Bytes bytes;
-  double peak_utilisation = 0;
-};
-
-struct TierLoad {
-  std::string tier;
-  int64_t links = 0;
-  int64_t used_links = 0;
-  Bytes bytes;
-  double mean_peak_utilisation = 0;
-  double max_peak_utilisation = 0;
 };
 
 struct FlowTrainingResult {

@@ -202,11 +202,9 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
     }
     const std::vector<net::LinkUsage> usage = network->link_usage();
     r.links.reserve(usage.size());
-    for (size_t l = 0; l < usage.size(); ++l) {
-      const auto id = static_cast<net::LinkIndex>(l);
-      r.links.push_back({id, fabric.link_name(id), topo::to_string(fabric.link_tier(id)),
-                         fabric.capacity(id), usage[l].bytes, usage[l].peak_utilisation});
-    }
+    for (size_t l = 0; l < usage.size(); ++l) r.links.push_back(link_load(fabric, usage, static_cast<net::LinkIndex>(l)));
+    r.tiers = tier_loads(fabric, usage);
+    r.top_links = most_loaded_links(fabric, usage, options.top_links);
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   r.incomplete_transfers = r.transfers - completed;
@@ -217,42 +215,12 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   r.achieved_bandwidth = {completion_s > 0 ? r.total_bytes.as_double() / completion_s : 0.0};
   r.ideal_bandwidth = {ideal_s > 0 ? r.total_bytes.as_double() / ideal_s : 0.0};
 
-  // Per tier, in tier order.
-  for (int t = 0; t < topo::kLinkTierCount; ++t) {
-    TierSummary s;
-    s.tier = topo::to_string(static_cast<topo::LinkTier>(t));
-    double sum_peak = 0;
-    for (const TrafficLink& link : r.links) {
-      if (link.tier != s.tier) continue;
-      ++s.links;
-      if (link.bytes.n == 0) continue;
-      ++s.used_links;
-      s.bytes += link.bytes;
-      sum_peak += link.peak_utilisation;
-      s.max_peak_utilisation = std::max(s.max_peak_utilisation, link.peak_utilisation);
-    }
-    if (s.links == 0) continue;
-    s.mean_peak_utilisation = s.used_links > 0 ? sum_peak / s.used_links : 0.0;
-    r.tiers.push_back(s);
-  }
-  std::vector<const TrafficLink*> order;
-  for (const TrafficLink& link : r.links) {
-    if (link.bytes.n > 0) order.push_back(&link);
-  }
-  const size_t top = std::min(order.size(), static_cast<size_t>(std::max(0, options.top_links)));
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
-                    [](const TrafficLink* a, const TrafficLink* b) {
-                      if (a->peak_utilisation != b->peak_utilisation) return a->peak_utilisation > b->peak_utilisation;
-                      if (a->bytes != b->bytes) return a->bytes > b->bytes;
-                      return a->id < b->id;
-                    });
-  for (size_t i = 0; i < top; ++i) r.top_links.push_back(*order[i]);
   return r;
 }
 
 void write_links_csv(const TrafficResult& result, std::ostream& out) {
   out << "link,tier,direction,capacity_gbps,bytes,peak_utilisation\n";
-  for (const TrafficLink& link : result.links) {
+  for (const LinkLoad& link : result.links) {
     const bool up = topo::Fabric::link_direction(link.id) == topo::Direction::kUp;
     // The cable name without the "/up" or "/down" suffix.
     const std::string cable = link.name.substr(0, link.name.rfind('/'));
@@ -300,14 +268,14 @@ std::string format_traffic_report(const TrafficResult& r) {
     o << "  WARNING: " << r.incomplete_transfers << " transfers never completed (no capacity on their path)\n";
   }
   o << "  per tier          links    used        bytes   peak util (mean / max)\n";
-  for (const TierSummary& s : r.tiers) {
+  for (const TierLoad& s : r.tiers) {
     o << "    " << std::left << std::setw(10) << s.tier << std::right << std::setw(11) << s.links
       << std::setw(8) << s.used_links << std::setw(13) << to_string(s.bytes) << std::setprecision(2)
       << std::setw(10) << s.mean_peak_utilisation << " / " << s.max_peak_utilisation << "\n";
   }
   if (!r.top_links.empty()) {
     o << "  most loaded links (peak utilisation, bytes)\n";
-    for (const TrafficLink& link : r.top_links) {
+    for (const LinkLoad& link : r.top_links) {
       o << "    " << std::left << std::setw(24) << link.name << std::right << std::setprecision(2)
         << std::setw(6) << link.peak_utilisation << "  " << to_string(link.bytes) << "\n";
     }

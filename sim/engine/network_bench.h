@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/link_load.h"
 #include "sim/core/config.h"
 #include "sim/core/units.h"
 #include "sim/network/dcqcn/congestion_trace.h"
@@ -37,24 +38,6 @@ struct TrafficTransfer {
 // Throws BadInput (keys "traffic.*") for patterns the cluster cannot hold.
 std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic);
 
-struct TrafficLink {
-  net::LinkIndex id = 0;
-  std::string name;  // "tor_agg:45/up"
-  std::string tier;  // "nvlink", "host", "tor_agg", "agg_core"
-  Bandwidth capacity;
-  Bytes bytes;
-  double peak_utilisation = 0;
-};
-
-struct TierSummary {
-  std::string tier;
-  int64_t links = 0;       // link directions in the tier
-  int64_t used_links = 0;  // that carried bytes
-  Bytes bytes;
-  double mean_peak_utilisation = 0;  // over used links
-  double max_peak_utilisation = 0;
-};
-
 struct TrafficResult {
   std::string scenario;
   std::string pattern, fidelity, solver, routing;
@@ -74,9 +57,9 @@ struct TrafficResult {
   double slowdown = 0;              // completion / ideal, >= 1
   Bandwidth achieved_bandwidth;     // total_bytes / completion_time (aggregate)
   Bandwidth ideal_bandwidth;        // total_bytes / ideal_time
-  std::vector<TrafficLink> links;   // every link direction, by id
-  std::vector<TrafficLink> top_links;  // most loaded: peak utilisation, then bytes (<= 10)
-  std::vector<TierSummary> tiers;   // in tier order
+  std::vector<LinkLoad> links;   // every link direction, by id
+  std::vector<LinkLoad> top_links;  // most loaded: peak utilisation, then bytes (<= 10)
+  std::vector<TierLoad> tiers;   // in tier order
   double wall_seconds = 0;          // run time of the simulation itself
   int64_t solver_events = 0;        // rate recomputations (fluid solver only)
   // flow+dcqcn and packet levels (has_congestion): counters, queue and rate time series.

@@ -14,6 +14,7 @@
 #include "sim/report/faults_report.h"
 #include "sim/report/html_report.h"
 #include "sim/report/inference_report.h"
+#include "sim/report/link_loads_json.h"
 #include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
@@ -107,27 +108,8 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   r.set("achieved_bandwidth_gbps", t.achieved_bandwidth.as_gbps());
   r.set("ideal_bandwidth_gbps", t.ideal_bandwidth.as_gbps());
   r.set("achieved_over_ideal", t.slowdown > 0 ? 1.0 / t.slowdown : 0.0);
-  Json& tiers = r.set("tiers", Json::array());
-  for (const engine::TierSummary& s : t.tiers) {
-    Json row = Json::object();
-    row.set("tier", s.tier);
-    row.set("links", s.links);
-    row.set("used_links", s.used_links);
-    row.set("bytes", s.bytes.n);
-    row.set("mean_peak_utilisation", s.mean_peak_utilisation);
-    row.set("max_peak_utilisation", s.max_peak_utilisation);
-    tiers.push(row);
-  }
-  Json& top = r.set("top_links", Json::array());
-  for (const engine::TrafficLink& l : t.top_links) {
-    Json row = Json::object();
-    row.set("link", l.name);
-    row.set("tier", l.tier);
-    row.set("capacity_gbps", l.capacity.as_gbps());
-    row.set("bytes", l.bytes.n);
-    row.set("peak_utilisation", l.peak_utilisation);
-    top.push(row);
-  }
+  r.set("tiers", tier_loads_json(t.tiers));
+  r.set("top_links", link_loads_json(t.top_links));
   if (t.has_congestion) {
     const net::CongestionCounters& c = t.congestion;
     Json& cc = r.set("congestion", Json::object());

@@ -126,7 +126,7 @@ std::string write_traffic_html(const engine::TrafficResult& r) {
   o << "<section id='tiers'><h2>Load per tier</h2><table><tr><th>tier</th><th>links</th><th>used</th>"
        "<th>GB</th><th>mean peak util.</th><th>max peak util.</th></tr>";
   std::vector<std::pair<std::string, double>> tier_bars;
-  for (const engine::TierSummary& t : r.tiers) {
+  for (const engine::TierLoad& t : r.tiers) {
     o << "<tr><td>" << esc(t.tier) << "</td><td>" << t.links << "</td><td>" << t.used_links << "</td><td>"
       << num("%.3f", t.bytes.as_double() / 1e9) << "</td><td>" << num("%.3f", t.mean_peak_utilisation) << "</td><td>"
       << num("%.3f", t.max_peak_utilisation) << "</td></tr>";
@@ -137,7 +137,7 @@ std::string write_traffic_html(const engine::TrafficResult& r) {
   o << "<section id='links'><h2>Most loaded links</h2><table><tr><th>link</th><th>tier</th><th>Gbps</th>"
        "<th>GB</th><th>peak util.</th></tr>";
   std::vector<std::pair<std::string, double>> link_bars;
-  for (const engine::TrafficLink& l : r.top_links) {
+  for (const engine::LinkLoad& l : r.top_links) {
     o << "<tr><td>" << esc(l.name) << "</td><td>" << esc(l.tier) << "</td><td>" << num("%.0f", l.capacity.as_gbps())
       << "</td><td>" << num("%.3f", l.bytes.as_double() / 1e9) << "</td><td>" << num("%.3f", l.peak_utilisation)
       << "</td></tr>";

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/report/link_loads_json.h"
 #include "workloads/moe.h"
 #include "workloads/transformer.h"
 
@@ -210,27 +211,8 @@ Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfi
     groups.push(row);
   }
   Json& links = r.set("links", Json::object());
-  Json& tiers = links.set("tiers", Json::array());
-  for (const engine::TierLoad& t : flow.tiers) {
-    Json row = Json::object();
-    row.set("tier", t.tier);
-    row.set("links", t.links);
-    row.set("used_links", t.used_links);
-    row.set("bytes", t.bytes.n);
-    row.set("mean_peak_utilisation", t.mean_peak_utilisation);
-    row.set("max_peak_utilisation", t.max_peak_utilisation);
-    tiers.push(row);
-  }
-  Json& top = links.set("top_links", Json::array());
-  for (const engine::LinkLoad& l : flow.top_links) {
-    Json row = Json::object();
-    row.set("link", l.name);
-    row.set("tier", l.tier);
-    row.set("capacity_gbps", l.capacity.as_gbps());
-    row.set("bytes", l.bytes.n);
-    row.set("peak_utilisation", l.peak_utilisation);
-    top.push(row);
-  }
+  links.set("tiers", tier_loads_json(flow.tiers));
+  links.set("top_links", link_loads_json(flow.top_links));
   return r;
 }
 

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/link_load.h"
+
+#include <algorithm>
+
+namespace clustersim::engine {
+
+LinkLoad link_load(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage, net::LinkIndex id) {
+  return {id, fabric.link_name(id), topo::to_string(fabric.link_tier(id)), fabric.capacity(id), usage[id].bytes,
+          usage[id].peak_utilisation};
+}
+
+std::vector<TierLoad> tier_loads(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage) {
+  std::vector<TierLoad> tiers(topo::kLinkTierCount);
+  std::vector<double> sum_peak(topo::kLinkTierCount, 0.0);
+  for (size_t l = 0; l < usage.size(); ++l) {
+    const int tier = static_cast<int>(fabric.link_tier(static_cast<net::LinkIndex>(l)));
+    TierLoad& s = tiers[tier];
+    ++s.links;
+    if (usage[l].bytes.n == 0) continue;
+    ++s.used_links;
+    s.bytes += usage[l].bytes;
+    sum_peak[tier] += usage[l].peak_utilisation;
+    s.max_peak_utilisation = std::max(s.max_peak_utilisation, usage[l].peak_utilisation);
+  }
+  std::vector<TierLoad> present;
+  for (int t = 0; t < topo::kLinkTierCount; ++t) {
+    TierLoad& s = tiers[t];
+    if (s.links == 0) continue;
+    s.tier = topo::to_string(static_cast<topo::LinkTier>(t));
+    if (s.used_links > 0) s.mean_peak_utilisation = sum_peak[t] / static_cast<double>(s.used_links);
+    present.push_back(s);
+  }
+  return present;
+}
+
+std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                                        int count) {
+  std::vector<net::LinkIndex> used;
+  for (size_t l = 0; l < usage.size(); ++l) {
+    if (usage[l].bytes.n > 0) used.push_back(static_cast<net::LinkIndex>(l));
+  }
+  const size_t top = std::min(used.size(), static_cast<size_t>(std::max(0, count)));
+  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(),
+                    [&](net::LinkIndex a, net::LinkIndex b) {
+                      if (usage[a].peak_utilisation != usage[b].peak_utilisation) {
+                        return usage[a].peak_utilisation > usage[b].peak_utilisation;
+                      }
+                      if (usage[a].bytes != usage[b].bytes) return usage[a].bytes > usage[b].bytes;
+                      return a < b;
+                    });
+  std::vector<LinkLoad> out;
+  for (size_t i = 0; i < top; ++i) out.push_back(link_load(fabric, usage, used[i]));
+  return out;
+}
+
+}  // namespace clustersim::engine

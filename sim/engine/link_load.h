@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-link and per-tier load after a flow-level run: what links.csv, the summaries and reports
+// show, shared by network microbenchmarks and flow-level training.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/units.h"
+#include "sim/network/network.h"
+#include "topology/fabric.h"
+
+namespace clustersim::engine {
+
+// One link direction.
+struct LinkLoad {
+  net::LinkIndex id = 0;
+  std::string name;  // "tor_agg:45/up"
+  std::string tier;  // "nvlink", "host", "tor_agg", "agg_core"
+  Bandwidth capacity;
+  Bytes bytes;
+  double peak_utilisation = 0;
+};
+
+// One tier of the fabric.
+struct TierLoad {
+  std::string tier;
+  int64_t links = 0;       // link directions in the tier
+  int64_t used_links = 0;  // that carried bytes
+  Bytes bytes;
+  double mean_peak_utilisation = 0;  // over used links
+  double max_peak_utilisation = 0;
+};
+
+// The load of link `id`, named as `clustersim topo --list-links` names it.
+LinkLoad link_load(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage, net::LinkIndex id);
+
+// Tiers in tier order, leaving out tiers the fabric does not have.
+std::vector<TierLoad> tier_loads(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage);
+
+// The `count` most loaded link directions that carried bytes: by peak utilisation, then bytes,
+// then link id (a total order, so reports are deterministic).
+std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                                        int count);
+
+}  // namespace clustersim::engine
