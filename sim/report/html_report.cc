@@ -6,8 +6,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "sim/report/internal/html_text.h"
+
 namespace clustersim::report {
 namespace {
+
+using internal::format_number;
+using internal::html_escape;
 
 struct Part {
   const char* name;
@@ -20,23 +25,6 @@ std::array<Time, 6> parts(const engine::TrainingBreakdown& b) {
   return {b.compute, b.tp_exposed, b.pp_exposed, b.bubble, b.dp_exposed, b.optimizer};
 }
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
-}
-
-std::string num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // One horizontal stacked bar per row, widths proportional to time over `total`.
 std::string stacked_bars(const std::vector<std::pair<std::string, engine::TrainingBreakdown>>& rows, Time total) {
   const int label_w = 120, bar_w = 640, row_h = 22;
@@ -45,13 +33,13 @@ std::string stacked_bars(const std::vector<std::pair<std::string, engine::Traini
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << label_w + bar_w + 20 << "' height='" << height << "'>";
   for (size_t r = 0; r < rows.size(); ++r) {
     const int y = static_cast<int>(r) * row_h;
-    o << "<text x='0' y='" << y + 15 << "' font-size='12'>" << esc(rows[r].first) << "</text>";
+    o << "<text x='0' y='" << y + 15 << "' font-size='12'>" << html_escape(rows[r].first) << "</text>";
     double x = label_w;
     const auto ps = parts(rows[r].second);
     for (size_t i = 0; i < ps.size(); ++i) {
       const double w = total > Time::zero() ? bar_w * (ps[i] / total) : 0.0;
       if (w <= 0) continue;
-      o << "<rect x='" << num("%.2f", x) << "' y='" << y + 3 << "' width='" << num("%.2f", w) << "' height='" << row_h - 6
+      o << "<rect x='" << format_number("%.2f", x) << "' y='" << y + 3 << "' width='" << format_number("%.2f", w) << "' height='" << row_h - 6
         << "' fill='" << kParts[i].colour << "'><title>" << kParts[i].name << ": " << to_string(ps[i]) << "</title></rect>";
       x += w;
     }
@@ -80,17 +68,17 @@ std::string tier_bars(const std::vector<engine::TierLoad>& tiers) {
   for (size_t r = 0; r < tiers.size(); ++r) {
     const engine::TierLoad& t = tiers[r];
     const int y = (static_cast<int>(r) + 1) * row_h;
-    o << "<text x='0' y='" << y + 15 << "' font-size='12'>" << esc(t.tier) << "</text>";
+    o << "<text x='0' y='" << y + 15 << "' font-size='12'>" << html_escape(t.tier) << "</text>";
     const double w = bar_w * t.bytes.as_double() / max_bytes;
-    o << "<rect x='" << label_w << "' y='" << y + 3 << "' width='" << num("%.2f", w) << "' height='" << row_h - 6
-      << "' fill='#4e79a7'><title>" << esc(to_string(t.bytes)) << " over " << t.used_links << " of " << t.links
+    o << "<rect x='" << label_w << "' y='" << y + 3 << "' width='" << format_number("%.2f", w) << "' height='" << row_h - 6
+      << "' fill='#4e79a7'><title>" << html_escape(to_string(t.bytes)) << " over " << t.used_links << " of " << t.links
       << " link directions</title></rect>";
     const int x2 = label_w + bar_w + 30;
-    o << "<rect x='" << x2 << "' y='" << y + 3 << "' width='" << num("%.2f", bar_w * std::min(1.0, t.max_peak_utilisation))
+    o << "<rect x='" << x2 << "' y='" << y + 3 << "' width='" << format_number("%.2f", bar_w * std::min(1.0, t.max_peak_utilisation))
       << "' height='" << row_h - 6 << "' fill='#f28e2b'/>";
-    o << "<rect x='" << x2 << "' y='" << y + 6 << "' width='" << num("%.2f", bar_w * std::min(1.0, t.mean_peak_utilisation))
-      << "' height='" << row_h - 12 << "' fill='#e15759'><title>mean " << num("%.2f", t.mean_peak_utilisation) << ", max "
-      << num("%.2f", t.max_peak_utilisation) << "</title></rect>";
+    o << "<rect x='" << x2 << "' y='" << y + 6 << "' width='" << format_number("%.2f", bar_w * std::min(1.0, t.mean_peak_utilisation))
+      << "' height='" << row_h - 12 << "' fill='#e15759'><title>mean " << format_number("%.2f", t.mean_peak_utilisation) << ", max "
+      << format_number("%.2f", t.max_peak_utilisation) << "</title></rect>";
   }
   o << "</svg>";
   return o.str();
@@ -103,20 +91,20 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
   const engine::TrainingEstimate& est = flow.estimate;
   const std::string name = cfg.name.empty() ? cfg.file : cfg.name;
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>clustersim: " << esc(name) << "</title>"
+  o << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>clustersim: " << html_escape(name) << "</title>"
     << "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"
     << "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#eee}td:first-child{text-align:left}</style>"
     << "</head><body>\n";
-  o << "<h1>" << esc(name) << "</h1>\n<p>" << cfg.cluster.gpus << " x " << esc(hw.name) << ", tp " << cfg.parallelism.tp
+  o << "<h1>" << html_escape(name) << "</h1>\n<p>" << cfg.cluster.gpus << " x " << html_escape(hw.name) << ", tp " << cfg.parallelism.tp
     << ", pp " << cfg.parallelism.pp << ", vpp " << cfg.parallelism.vpp << ", cp " << cfg.parallelism.cp << ", dp " << est.dp
     << ", " << est.micro_batches << " micro-batches per pipeline; fidelity flow"
     << (flow.folded ? " (folded)" : "") << "</p>\n";
   o << "<table><tr><th>iteration</th><th>tokens/s</th><th>MFU</th><th>analytical iteration</th><th>analytical MFU</th></tr><tr><td>"
-    << esc(to_string(est.iteration)) << "</td><td>" << num("%.4g", est.tokens_per_s) << "</td><td>"
-    << num("%.1f%%", 100 * est.mfu) << "</td><td>" << esc(to_string(flow.analytical.iteration)) << "</td><td>"
-    << num("%.1f%%", 100 * flow.analytical.mfu) << "</td></tr></table>\n";
+    << html_escape(to_string(est.iteration)) << "</td><td>" << format_number("%.4g", est.tokens_per_s) << "</td><td>"
+    << format_number("%.1f%%", 100 * est.mfu) << "</td><td>" << html_escape(to_string(flow.analytical.iteration)) << "</td><td>"
+    << format_number("%.1f%%", 100 * flow.analytical.mfu) << "</td></tr></table>\n";
 
-  o << "<h2>Where the time goes</h2>\n<p>Critical rank group (" << esc(flow.groups.empty() ? "" : flow.groups[flow.critical_group].name)
+  o << "<h2>Where the time goes</h2>\n<p>Critical rank group (" << html_escape(flow.groups.empty() ? "" : flow.groups[flow.critical_group].name)
     << ") at the flow level, and the analytical level:</p>\n";
   std::vector<std::pair<std::string, engine::TrainingBreakdown>> headline = {{"flow", est.breakdown},
                                                                              {"analytical", flow.analytical.breakdown}};
@@ -129,11 +117,11 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
   o << "<h2>Fabric load</h2>\n" << tier_bars(flow.tiers) << "\n";
   o << "<h3>Most loaded links</h3>\n<table><tr><th>link</th><th>tier</th><th>capacity (Gbps)</th><th>bytes</th><th>peak utilisation</th></tr>\n";
   for (const engine::LinkLoad& l : flow.top_links) {
-    o << "<tr><td>" << esc(l.name) << "</td><td>" << esc(l.tier) << "</td><td>" << num("%.0f", l.capacity.as_gbps()) << "</td><td>"
-      << esc(to_string(l.bytes)) << "</td><td>" << num("%.2f", l.peak_utilisation) << "</td></tr>\n";
+    o << "<tr><td>" << html_escape(l.name) << "</td><td>" << html_escape(l.tier) << "</td><td>" << format_number("%.0f", l.capacity.as_gbps()) << "</td><td>"
+      << html_escape(to_string(l.bytes)) << "</td><td>" << format_number("%.2f", l.peak_utilisation) << "</td></tr>\n";
   }
   o << "</table>\n<p>" << flow.ops << " ops and " << flow.flows << " flows simulated for " << flow.rank_groups
-    << " rank groups in " << num("%.2f", flow.wall_seconds) << " s.</p>\n</body></html>\n";
+    << " rank groups in " << format_number("%.2f", flow.wall_seconds) << " s.</p>\n</body></html>\n";
   return o.str();
 }
 

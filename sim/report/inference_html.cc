@@ -9,9 +9,13 @@
 #include <tuple>
 
 #include "sim/report/inference_report.h"
+#include "sim/report/internal/html_text.h"
 
 namespace clustersim::report {
 namespace {
+
+using internal::format_number;
+using internal::html_escape;
 
 constexpr int kBins = 40;           // histogram bins
 constexpr int kPlotW = 640, kPlotH = 160;
@@ -19,24 +23,6 @@ constexpr const char* kAttention = "#4e79a7";
 constexpr const char* kFfn = "#f28e2b";
 constexpr const char* kComm = "#e15759";
 constexpr const char* kIdle = "#bab0ac";
-
-std::string esc(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '\'') out += "&#39;";
-    else out += c;
-  }
-  return out;
-}
-
-std::string num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Histogram of `values` (seconds, drawn in ms) over [0, hi], hi = 1.25 x the 99th percentile so
 // that a long tail does not flatten the body; values above hi are counted in the last bin.
@@ -62,27 +48,27 @@ std::string histogram(const std::vector<double>& values, double limit, const cha
     const double h = static_cast<double>(kPlotH) * count[static_cast<size_t>(b)] / top;
     if (h <= 0) continue;
     const double from = hi * b / kBins * 1e3, to = hi * (b + 1) / kBins * 1e3;
-    o << "<rect x='" << num("%.2f", left + b * bw) << "' y='" << num("%.2f", kPlotH - h) << "' width='"
-      << num("%.2f", bw - 1) << "' height='" << num("%.2f", h) << "' fill='" << colour << "'><title>"
-      << num("%.1f", from) << (b == kBins - 1 ? " ms and above" : "-" + num("%.1f", to) + " ms") << ": "
+    o << "<rect x='" << format_number("%.2f", left + b * bw) << "' y='" << format_number("%.2f", kPlotH - h) << "' width='"
+      << format_number("%.2f", bw - 1) << "' height='" << format_number("%.2f", h) << "' fill='" << colour << "'><title>"
+      << format_number("%.1f", from) << (b == kBins - 1 ? " ms and above" : "-" + format_number("%.1f", to) + " ms") << ": "
       << count[static_cast<size_t>(b)] << " requests</title></rect>";
   }
   o << "<line x1='" << left << "' y1='" << kPlotH << "' x2='" << left + kPlotW << "' y2='" << kPlotH
     << "' stroke='black'/>";
   for (int t = 0; t <= 4; ++t) {
     const double x = left + kPlotW * t / 4.0;
-    o << "<text x='" << num("%.1f", x) << "' y='" << kPlotH + 16 << "' font-size='11' text-anchor='middle'>"
-      << num("%.0f", hi * t / 4 * 1e3) << (t == 4 ? " ms" : "") << "</text>";
+    o << "<text x='" << format_number("%.1f", x) << "' y='" << kPlotH + 16 << "' font-size='11' text-anchor='middle'>"
+      << format_number("%.0f", hi * t / 4 * 1e3) << (t == 4 ? " ms" : "") << "</text>";
   }
   o << "<text x='0' y='12' font-size='11'>" << top << "</text><text x='0' y='" << kPlotH << "' font-size='11'>0</text>";
   if (limit > 0) {
     const double x = left + kPlotW * limit / hi;
-    o << "<line x1='" << num("%.1f", x) << "' y1='0' x2='" << num("%.1f", x) << "' y2='" << kPlotH
-      << "' stroke='black' stroke-dasharray='4 3'><title>limit " << num("%.0f", limit * 1e3)
+    o << "<line x1='" << format_number("%.1f", x) << "' y1='0' x2='" << format_number("%.1f", x) << "' y2='" << kPlotH
+      << "' stroke='black' stroke-dasharray='4 3'><title>limit " << format_number("%.0f", limit * 1e3)
       << " ms</title></line>";
   }
-  o << "</svg><p>mean " << num("%.1f", p.mean * 1e3) << " ms, p50 " << num("%.1f", p.p50 * 1e3) << " ms, p99 "
-    << num("%.1f", p.p99 * 1e3) << " ms over " << p.count << " requests"
+  o << "</svg><p>mean " << format_number("%.1f", p.mean * 1e3) << " ms, p50 " << format_number("%.1f", p.p50 * 1e3) << " ms, p99 "
+    << format_number("%.1f", p.p99 * 1e3) << " ms over " << p.count << " requests"
     << (limit > 0 ? ", dashed line: the limit" : "") << ".</p>";
   return o.str();
 }
@@ -100,10 +86,10 @@ std::string pool_bars(const engine::ServingResult& r, double duration) {
     const double busy = span > 0 ? p.stepping.as_s() / span : 0.0;
     const std::string name = std::string(engine::to_string(p.role)) + " (" + std::to_string(p.gpus) + " x " + p.gpu + ")";
     for (const auto& [what, v, colour] : {std::tuple{"compute", util, kAttention}, std::tuple{"in steps", busy, kIdle}}) {
-      o << "<text x='0' y='" << y + 14 << "' font-size='12'>" << esc(name) << " " << what << "</text>";
-      o << "<rect x='" << label_w << "' y='" << y + 3 << "' width='" << num("%.1f", bar_w * std::clamp(v, 0.0, 1.0))
+      o << "<text x='0' y='" << y + 14 << "' font-size='12'>" << html_escape(name) << " " << what << "</text>";
+      o << "<rect x='" << label_w << "' y='" << y + 3 << "' width='" << format_number("%.1f", bar_w * std::clamp(v, 0.0, 1.0))
         << "' height='" << row_h - 6 << "' fill='" << colour << "'/>";
-      o << "<text x='" << label_w + bar_w + 5 << "' y='" << y + 14 << "' font-size='12'>" << num("%.0f", 100 * v)
+      o << "<text x='" << label_w + bar_w + 5 << "' y='" << y + 14 << "' font-size='12'>" << format_number("%.0f", 100 * v)
         << " %</text>";
       y += row_h;
     }
@@ -129,16 +115,16 @@ std::string step_bar(const engine::ServingResult& r) {
   for (const auto& [name, v, colour] : parts) {
     const double w = total > 0 ? bar_w * v / total : 0.0;
     if (w > 0) {
-      o << "<rect x='" << num("%.2f", x) << "' y='0' width='" << num("%.2f", w) << "' height='24' fill='" << colour
-        << "'><title>" << name << ": " << num("%.2f", v * 1e3) << " ms</title></rect>";
+      o << "<rect x='" << format_number("%.2f", x) << "' y='0' width='" << format_number("%.2f", w) << "' height='24' fill='" << colour
+        << "'><title>" << name << ": " << format_number("%.2f", v * 1e3) << " ms</title></rect>";
     }
     x += w;
     o << "<rect x='" << lx << "' y='36' width='10' height='10' fill='" << colour << "'/><text x='" << lx + 14
-      << "' y='45' font-size='11'>" << name << " " << num("%.2f", v * 1e3) << " ms</text>";
+      << "' y='45' font-size='11'>" << name << " " << format_number("%.2f", v * 1e3) << " ms</text>";
     lx += 160;
   }
-  o << "</svg><p>Mean of " << r.decode_steps << " decode-only steps, " << num("%.2f", total * 1e3) << " ms at a mean batch of "
-    << num("%.0f", static_cast<double>(r.decode_step_seqs) / n)
+  o << "</svg><p>Mean of " << r.decode_steps << " decode-only steps, " << format_number("%.2f", total * 1e3) << " ms at a mean batch of "
+    << format_number("%.0f", static_cast<double>(r.decode_step_seqs) / n)
     << " sequences. An instant counts as attention when the attention side computes, else FFN when experts compute, "
        "else communication when bytes are in flight, else idle";
   if (r.micro_batches > 1) o << " (m = " << r.micro_batches << " ping-pong micro-batches overlap the two pools)";
@@ -152,26 +138,26 @@ std::string write_inference_html(const ScenarioConfig& cfg, const engine::Servin
   const InferenceConfig& in = *cfg.inference;
   const std::string name = cfg.name.empty() ? cfg.file : cfg.name;
   std::ostringstream o;
-  o << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>clustersim serving: " << esc(name)
+  o << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>clustersim serving: " << html_escape(name)
     << "</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto}"
        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
        "td:first-child,th:first-child{text-align:left}</style></head><body>\n";
-  o << "<h1>Serving " << esc(name) << "</h1>\n";
+  o << "<h1>Serving " << html_escape(name) << "</h1>\n";
   o << "<h2 id='summary'>Summary</h2>\n<table>";
-  auto row = [&](const std::string& k, const std::string& v) { o << "<tr><td>" << k << "</td><td>" << esc(v) << "</td></tr>"; };
+  auto row = [&](const std::string& k, const std::string& v) { o << "<tr><td>" << k << "</td><td>" << html_escape(v) << "</td></tr>"; };
   row("mode", std::string(to_string(in.mode)) + (in.mode == ServingMode::kAttentionFfn
                                                      ? ", m = " + std::to_string(r.micro_batches) + " micro-batches"
                                                      : ""));
   row("network level", to_string(cfg.network.fidelity));
   row("GPUs", std::to_string(f.gpus));
-  row("duration", num("%.2f s", f.duration_s));
-  row("throughput", num("%.0f tokens/s", f.tokens_per_s) + num(", %.1f per GPU", f.tokens_per_s_per_gpu));
-  row("tokens per cost unit", f.tokens_per_cost_unit > 0 ? num("%.0f", f.tokens_per_cost_unit) : "unpriced");
+  row("duration", format_number("%.2f s", f.duration_s));
+  row("throughput", format_number("%.0f tokens/s", f.tokens_per_s) + format_number(", %.1f per GPU", f.tokens_per_s_per_gpu));
+  row("tokens per cost unit", f.tokens_per_cost_unit > 0 ? format_number("%.0f", f.tokens_per_cost_unit) : "unpriced");
   const Percentiles ttft = percentiles(f.ttft_s), tpot = percentiles(f.tpot_s);
-  row("TTFT p50 / p99", num("%.1f ms", ttft.p50 * 1e3) + num(" / %.1f ms", ttft.p99 * 1e3));
-  row("TPOT p50 / p99", num("%.1f ms", tpot.p50 * 1e3) + num(" / %.1f ms", tpot.p99 * 1e3) +
+  row("TTFT p50 / p99", format_number("%.1f ms", ttft.p50 * 1e3) + format_number(" / %.1f ms", ttft.p99 * 1e3));
+  row("TPOT p50 / p99", format_number("%.1f ms", tpot.p50 * 1e3) + format_number(" / %.1f ms", tpot.p99 * 1e3) +
                             (in.tpot_limit > Time::zero() ? " (limit " + to_string(in.tpot_limit) + ")" : ""));
-  if (in.mode == ServingMode::kAttentionFfn) row("M2N fabric factor", num("%.3f", r.m2n_factor));
+  if (in.mode == ServingMode::kAttentionFfn) row("M2N fabric factor", format_number("%.3f", r.m2n_factor));
   o << "</table>\n";
   o << "<h2 id='ttft'>Time to first token</h2>\n" << histogram(f.ttft_s, 0.0, kAttention) << "\n";
   o << "<h2 id='tpot'>Time per output token</h2>\n" << histogram(f.tpot_s, in.tpot_limit.as_s(), kFfn) << "\n";
@@ -180,9 +166,9 @@ std::string write_inference_html(const ScenarioConfig& cfg, const engine::Servin
        "and pipeline waits.</p>\n<table><tr><th>pool</th><th>GPU</th><th>GPUs</th><th>instances</th><th>price per "
        "GPU-hour</th><th>weights GiB/GPU</th><th>KV cache GiB/GPU</th><th>steps</th><th>max batch</th></tr>";
   for (const engine::PoolStats& p : r.pools) {
-    o << "<tr><td>" << engine::to_string(p.role) << "</td><td>" << esc(p.gpu) << "</td><td>" << p.gpus << "</td><td>"
-      << p.instances << "</td><td>" << (p.price_per_gpu_hour > 0 ? num("%.2f", p.price_per_gpu_hour) : "-")
-      << "</td><td>" << num("%.1f", p.weights_per_gpu.as_gib()) << "</td><td>" << num("%.1f", p.kv_budget_per_gpu.as_gib())
+    o << "<tr><td>" << engine::to_string(p.role) << "</td><td>" << html_escape(p.gpu) << "</td><td>" << p.gpus << "</td><td>"
+      << p.instances << "</td><td>" << (p.price_per_gpu_hour > 0 ? format_number("%.2f", p.price_per_gpu_hour) : "-")
+      << "</td><td>" << format_number("%.1f", p.weights_per_gpu.as_gib()) << "</td><td>" << format_number("%.1f", p.kv_budget_per_gpu.as_gib())
       << "</td><td>" << p.steps << "</td><td>" << p.max_batch_seen << "</td></tr>";
   }
   o << "</table>\n";

@@ -8,32 +8,19 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/report/internal/html_text.h"
+
 namespace clustersim::report {
 namespace {
+
+using internal::format_number;
+using internal::html_escape;
 
 constexpr int kPlotW = 640, kPlotH = 180, kLeft = 60, kBottom = 30;
 constexpr int kQueuePorts = 6;  // most congested ports drawn
 constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr int kColourCount = sizeof kColours / sizeof kColours[0];
-
-std::string esc(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '\'') out += "&#39;";
-    else out += c;
-  }
-  return out;
-}
-
-std::string num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Horizontal bars, one per (label, value); value / full gives the bar length.
 std::string bars(const std::vector<std::pair<std::string, double>>& rows, double full, const char* unit) {
@@ -43,11 +30,11 @@ std::string bars(const std::vector<std::pair<std::string, double>>& rows, double
   for (size_t i = 0; i < rows.size(); ++i) {
     const double y = static_cast<double>(i) * row_h + 4;
     const double w = full > 0 ? std::clamp(rows[i].second / full, 0.0, 1.0) * kPlotW : 0.0;
-    o << "<text x='0' y='" << num("%.0f", y + 12) << "' font-size='11'>" << esc(rows[i].first) << "</text>"
-      << "<rect x='" << label_w << "' y='" << num("%.0f", y) << "' width='" << num("%.1f", w) << "' height='"
+    o << "<text x='0' y='" << format_number("%.0f", y + 12) << "' font-size='11'>" << html_escape(rows[i].first) << "</text>"
+      << "<rect x='" << label_w << "' y='" << format_number("%.0f", y) << "' width='" << format_number("%.1f", w) << "' height='"
       << row_h - 6 << "' fill='" << kColours[i % kColourCount] << "'/>"
-      << "<text x='" << num("%.1f", label_w + w + 4) << "' y='" << num("%.0f", y + 12) << "' font-size='11'>"
-      << num("%.3g", rows[i].second) << ' ' << unit << "</text>";
+      << "<text x='" << format_number("%.1f", label_w + w + 4) << "' y='" << format_number("%.0f", y + 12) << "' font-size='11'>"
+      << format_number("%.3g", rows[i].second) << ' ' << unit << "</text>";
   }
   o << "</svg>";
   return o.str();
@@ -75,23 +62,23 @@ std::string lines(const std::vector<Series>& series, const char* xunit, const ch
     << "' stroke='black'/><line x1='" << kLeft << "' y1='0' x2='" << kLeft << "' y2='" << kPlotH
     << "' stroke='black'/>";
   for (int t = 0; t <= 4; ++t) {
-    o << "<text x='" << num("%.1f", kLeft + kPlotW * t / 4.0) << "' y='" << kPlotH + 16
-      << "' font-size='11' text-anchor='middle'>" << num("%.4g", xmax * t / 4) << (t == 4 ? std::string(" ") + xunit : "")
+    o << "<text x='" << format_number("%.1f", kLeft + kPlotW * t / 4.0) << "' y='" << kPlotH + 16
+      << "' font-size='11' text-anchor='middle'>" << format_number("%.4g", xmax * t / 4) << (t == 4 ? std::string(" ") + xunit : "")
       << "</text>";
   }
-  o << "<text x='0' y='12' font-size='11'>" << num("%.4g", ymax) << "</text><text x='0' y='28' font-size='11'>"
+  o << "<text x='0' y='12' font-size='11'>" << format_number("%.4g", ymax) << "</text><text x='0' y='28' font-size='11'>"
     << yunit << "</text><text x='0' y='" << kPlotH << "' font-size='11'>0</text>";
   for (size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
     o << "<polyline fill='none' stroke-width='1.5' stroke='" << kColours[i % kColourCount] << "' points='";
     for (const auto& [x, y] : s.points) {
-      o << num("%.1f", kLeft + kPlotW * x / xmax) << ',' << num("%.1f", kPlotH - kPlotH * y / ymax) << ' ';
+      o << format_number("%.1f", kLeft + kPlotW * x / xmax) << ',' << format_number("%.1f", kPlotH - kPlotH * y / ymax) << ' ';
     }
-    o << "'><title>" << esc(s.name) << "</title></polyline>";
+    o << "'><title>" << html_escape(s.name) << "</title></polyline>";
   }
   o << "</svg><p class='legend'>";
   for (size_t i = 0; i < series.size(); ++i) {
-    o << "<span style='color:" << kColours[i % kColourCount] << "'>&#9632;</span> " << esc(series[i].name) << " &nbsp; ";
+    o << "<span style='color:" << kColours[i % kColourCount] << "'>&#9632;</span> " << html_escape(series[i].name) << " &nbsp; ";
   }
   o << "</p>";
   return o.str();
@@ -106,30 +93,30 @@ std::string link_name(const engine::TrafficResult& r, net::LinkIndex l) {
 
 std::string write_traffic_html(const engine::TrafficResult& r) {
   std::ostringstream o;
-  o << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>" << esc(r.scenario)
+  o << "<!DOCTYPE html><html><head><meta charset='utf-8'><title>" << html_escape(r.scenario)
     << " - clustersim traffic</title><style>body{font-family:sans-serif;margin:2em;max-width:960px}"
        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
        "th:first-child,td:first-child{text-align:left}.legend{font-size:12px}</style></head><body>";
-  o << "<h1>" << esc(r.scenario) << "</h1><p>" << esc(r.pattern) << " on " << r.gpus << " GPUs, fidelity "
-    << esc(r.fidelity) << ", solver " << esc(r.solver) << ", routing " << esc(r.routing) << ", "
+  o << "<h1>" << html_escape(r.scenario) << "</h1><p>" << html_escape(r.pattern) << " on " << r.gpus << " GPUs, fidelity "
+    << html_escape(r.fidelity) << ", solver " << html_escape(r.solver) << ", routing " << html_escape(r.routing) << ", "
     << r.qps_per_connection << " QP(s) per connection, " << r.transfers << " transfers, " << r.flows
     << " sub-flows.</p>";
 
   o << "<section id='completion'><h2>Completion against the ideal</h2>";
   o << bars({{"ideal", r.ideal_time.as_us() / 1e3}, {"simulated", r.completion_time.as_us() / 1e3}},
             std::max(r.ideal_time.as_us(), r.completion_time.as_us()) / 1e3, "ms");
-  o << "<p>Slowdown " << num("%.3f", r.slowdown) << "x; aggregate " << num("%.1f", r.achieved_bandwidth.as_gbps())
-    << " Gbps of an ideal " << num("%.1f", r.ideal_bandwidth.as_gbps()) << " Gbps; "
-    << r.incomplete_transfers << " incomplete transfers; simulated in " << num("%.2f", r.wall_seconds)
+  o << "<p>Slowdown " << format_number("%.3f", r.slowdown) << "x; aggregate " << format_number("%.1f", r.achieved_bandwidth.as_gbps())
+    << " Gbps of an ideal " << format_number("%.1f", r.ideal_bandwidth.as_gbps()) << " Gbps; "
+    << r.incomplete_transfers << " incomplete transfers; simulated in " << format_number("%.2f", r.wall_seconds)
     << " s.</p></section>";
 
   o << "<section id='tiers'><h2>Load per tier</h2><table><tr><th>tier</th><th>links</th><th>used</th>"
        "<th>GB</th><th>mean peak util.</th><th>max peak util.</th></tr>";
   std::vector<std::pair<std::string, double>> tier_bars;
   for (const engine::TierLoad& t : r.tiers) {
-    o << "<tr><td>" << esc(t.tier) << "</td><td>" << t.links << "</td><td>" << t.used_links << "</td><td>"
-      << num("%.3f", t.bytes.as_double() / 1e9) << "</td><td>" << num("%.3f", t.mean_peak_utilisation) << "</td><td>"
-      << num("%.3f", t.max_peak_utilisation) << "</td></tr>";
+    o << "<tr><td>" << html_escape(t.tier) << "</td><td>" << t.links << "</td><td>" << t.used_links << "</td><td>"
+      << format_number("%.3f", t.bytes.as_double() / 1e9) << "</td><td>" << format_number("%.3f", t.mean_peak_utilisation) << "</td><td>"
+      << format_number("%.3f", t.max_peak_utilisation) << "</td></tr>";
     tier_bars.emplace_back(t.tier + " (mean)", 100 * t.mean_peak_utilisation);
   }
   o << "</table>" << bars(tier_bars, 100, "%") << "</section>";
@@ -138,8 +125,8 @@ std::string write_traffic_html(const engine::TrafficResult& r) {
        "<th>GB</th><th>peak util.</th></tr>";
   std::vector<std::pair<std::string, double>> link_bars;
   for (const engine::LinkLoad& l : r.top_links) {
-    o << "<tr><td>" << esc(l.name) << "</td><td>" << esc(l.tier) << "</td><td>" << num("%.0f", l.capacity.as_gbps())
-      << "</td><td>" << num("%.3f", l.bytes.as_double() / 1e9) << "</td><td>" << num("%.3f", l.peak_utilisation)
+    o << "<tr><td>" << html_escape(l.name) << "</td><td>" << html_escape(l.tier) << "</td><td>" << format_number("%.0f", l.capacity.as_gbps())
+      << "</td><td>" << format_number("%.3f", l.bytes.as_double() / 1e9) << "</td><td>" << format_number("%.3f", l.peak_utilisation)
       << "</td></tr>";
     link_bars.emplace_back(l.name, 100 * l.peak_utilisation);
   }
@@ -152,7 +139,7 @@ std::string write_traffic_html(const engine::TrafficResult& r) {
         {"ECN marks", c.ecn_marks}, {"CNPs", c.cnps},   {"rate cuts", c.cuts},       {"PFC pauses", c.pauses},
         {"PFC resumes", c.resumes}, {"drops", c.drops}, {"retransmits", c.retransmits}};
     for (const auto& [name, v] : counters) o << "<tr><td>" << name << "</td><td>" << v << "</td></tr>";
-    o << "<tr><td>largest queueing delay</td><td>" << num("%.2f", r.max_queue_delay.as_us()) << " us</td></tr>"
+    o << "<tr><td>largest queueing delay</td><td>" << format_number("%.2f", r.max_queue_delay.as_us()) << " us</td></tr>"
       << "</table></section>";
 
     // The ports with the largest queues, by their peak.
@@ -170,7 +157,7 @@ std::string write_traffic_html(const engine::TrafficResult& r) {
     std::vector<Series> queues;
     for (const auto& [peak, l] : peaks) {
       slot[l] = queues.size();
-      queues.push_back({link_name(r, l) + " (peak " + num("%.0f", static_cast<double>(peak) / 1e3) + " KB)", {}});
+      queues.push_back({link_name(r, l) + " (peak " + format_number("%.0f", static_cast<double>(peak) / 1e3) + " KB)", {}});
     }
     for (const net::QueueSample& s : r.queue_samples) {
       const auto it = slot.find(s.link);
