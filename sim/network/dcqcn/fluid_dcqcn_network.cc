@@ -109,14 +109,10 @@ FluidDcqcnNetwork::~FluidDcqcnNetwork() {
 }
 
 TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
-  const TransferId id = next_transfer_++;
   const Time now = clock_.now();
   if (src == dst) {
-    transfers_.emplace(id, Transfer{std::move(done), 0});
-    clock_.at(now, [this, id] {
-      auto node = transfers_.extract(id);
-      node.mapped().done(clock_.now());
-    });
+    const TransferId id = transfers_.open(std::move(done), 0);
+    transfers_.complete_at(clock_, id, now);
     return id;
   }
   if (ff_) materialize(std::max(now_, now.as_s()));
@@ -127,6 +123,7 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
   int pending = 0;
   Time latency = Time::zero();
   const double start = std::max(now_, now.as_s());
+  const TransferId id = transfers_.open(std::move(done), 0);
   for (int k = 0; k < parts; ++k) {
     const Path& path = scratch_paths_[k];
     latency = max(latency, path.latency);
@@ -162,14 +159,11 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
     fl.listed_hot = true;
     hot_dirty_ = true;
     ++pending;
+    transfers_.add_part(id);
   }
   flows_created_ += pending;
-  transfers_.emplace(id, Transfer{std::move(done), pending});
   if (pending == 0) {
-    clock_.at(now + latency, [this, id] {
-      auto node = transfers_.extract(id);
-      node.mapped().done(clock_.now());
-    });
+    transfers_.complete_at(clock_, id, now + latency);
     return id;
   }
   have_previous_window_ = false;
@@ -273,11 +267,9 @@ void FluidDcqcnNetwork::finish(uint32_t f, double when) {
       k.flows.pop_back();
     }
   }
-  auto it = transfers_.find(fl.transfer);
-  if (--it->second.pending == 0) {
-    auto node = transfers_.extract(it);
+  if (auto done = transfers_.finish_part(fl.transfer)) {
     const Time t = at_or_after(when, clock_.now());
-    clock_.at(t, [d = std::move(node.mapped().done), t] { d(t); });
+    clock_.at(t, [d = std::move(done), t] { d(t); });
   }
 }
 

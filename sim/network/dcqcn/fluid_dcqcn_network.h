@@ -15,6 +15,7 @@
 #include "sim/network/dcqcn/congestion_trace.h"
 #include "sim/network/dcqcn/dcqcn_params.h"
 #include "sim/network/dcqcn/dcqcn_rate.h"
+#include "sim/network/internal/transfer_book.h"
 #include "sim/network/network.h"
 #include "sim/network/packet/packet_fabric.h"
 #include "sim/network/route_source.h"
@@ -60,7 +61,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   ~FluidDcqcnNetwork() override;
 
   TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
-  int64_t in_flight() const override { return static_cast<int64_t>(transfers_.size()); }
+  int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;
   const CongestionTrace& congestion() const override;
@@ -74,10 +75,6 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
  private:
   struct Flow;
   struct Link;
-  struct Transfer {
-    std::function<void(Time)> done;
-    int pending = 0;
-  };
 
   void run();
   void step(double t, double dt);
@@ -107,8 +104,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   std::vector<LinkIndex> hot_links_;  // their links, in path order
   std::vector<uint32_t> cold_;       // cold active flows (unordered)
   bool hot_dirty_ = false;
-  std::unordered_map<TransferId, Transfer> transfers_;
-  TransferId next_transfer_ = 1;
+  internal::TransferBook transfers_;
   int64_t flows_created_ = 0;
 
   double now_ = 0;  // s, time stepped so far

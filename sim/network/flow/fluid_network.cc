@@ -36,20 +36,16 @@ FluidNetwork::FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_t
       load_since_(static_cast<size_t>(routes.link_count()), 0.0) {}
 
 TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
-  const TransferId id = next_transfer_++;
   const Time now = clock_.now();
   if (src == dst) {
-    transfers_.emplace(id, Transfer{std::move(done), 0});
-    clock_.at(now, [this, id] {
-      auto node = transfers_.extract(id);
-      node.mapped().done(clock_.now());
-    });
+    const TransferId id = transfers_.open(std::move(done), 0);
+    transfers_.complete_at(clock_, id, now);
     return id;
   }
   routes_.paths(src, dst, scratch_paths_);
   if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   const int parts = static_cast<int>(scratch_paths_.size());
-  transfers_.emplace(id, Transfer{std::move(done), parts});
+  const TransferId id = transfers_.open(std::move(done), parts);
   for (int k = 0; k < parts; ++k) {
     const uint32_t f = new_sub_flow();
     SubFlow& s = flows_[f];
@@ -187,11 +183,7 @@ void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Ti
   s.links.clear();
   s.shares.clear();
   ++s.version;
-  const auto it = transfers_.find(s.transfer);
-  if (--it->second.pending == 0) {
-    done.push_back(std::move(it->second.done));
-    transfers_.erase(it);
-  }
+  if (auto finished = transfers_.finish_part(s.transfer)) done.push_back(std::move(finished));
   free_flows_.push_back(f);
 }
 

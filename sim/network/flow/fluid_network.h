@@ -10,6 +10,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/network/flow/max_min_solver.h"
+#include "sim/network/internal/transfer_book.h"
 #include "sim/network/network.h"
 #include "sim/network/route_source.h"
 
@@ -31,7 +32,7 @@ class FluidNetwork final : public Network {
   FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_tolerance);
 
   TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
-  int64_t in_flight() const override { return static_cast<int64_t>(transfers_.size()); }
+  int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;
 
@@ -43,10 +44,6 @@ class FluidNetwork final : public Network {
   int64_t solves() const { return solves_; }
 
  private:
-  struct Transfer {
-    std::function<void(Time)> done;
-    int pending = 0;  // sub-flows not yet complete
-  };
   struct SubFlow {
     TransferId transfer = 0;
     Bytes size;
@@ -84,8 +81,7 @@ class FluidNetwork final : public Network {
   double tolerance_s_;
   MaxMinSolver solver_;
 
-  std::unordered_map<TransferId, Transfer> transfers_;
-  TransferId next_transfer_ = 1;
+  internal::TransferBook transfers_;
   std::vector<SubFlow> flows_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> owner_;  // solver index -> sub-flow

@@ -113,19 +113,15 @@ LmmNetwork::~LmmNetwork() {
 }
 
 TransferId LmmNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
-  const TransferId id = next_transfer_++;
   if (src == dst) {
-    transfers_.emplace(id, Transfer{std::move(done), 0});
-    clock_.at(clock_.now(), [this, id] {
-      auto node = transfers_.extract(id);
-      node.mapped().done(clock_.now());
-    });
+    const TransferId id = transfers_.open(std::move(done), 0);
+    transfers_.complete_at(clock_, id, clock_.now());
     return id;
   }
   routes_.paths(src, dst, scratch_paths_);
   if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   const int parts = static_cast<int>(scratch_paths_.size());
-  transfers_.emplace(id, Transfer{std::move(done), parts});
+  const TransferId id = transfers_.open(std::move(done), parts);
   for (int k = 0; k < parts; ++k) {
     const Bytes bytes = share_of(size, parts, k);
     pending_path_ = &scratch_paths_[k];
@@ -164,12 +160,7 @@ void LmmNetwork::on_completion(const simgrid::s4u::Activity& activity) {
   finished_.push_back(std::move(s.comm));
   const TransferId transfer = s.transfer;
   flows_.erase(it);
-  const auto t = transfers_.find(transfer);
-  if (--t->second.pending == 0) {
-    auto done = std::move(t->second.done);
-    transfers_.erase(t);
-    done(clock_.now());
-  }
+  if (auto done = transfers_.finish_part(transfer)) done(clock_.now());
 }
 
 void LmmNetwork::on_time_advance(double delta) {

@@ -12,6 +12,7 @@
 
 #include "sim/core/clock.h"
 #include "sim/network/flow/lmm_options.h"
+#include "sim/network/internal/transfer_book.h"
 #include "sim/network/network.h"
 #include "sim/network/route_source.h"
 
@@ -40,15 +41,11 @@ class LmmNetwork final : public Network {
   LmmNetwork& operator=(const LmmNetwork&) = delete;
 
   TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
-  int64_t in_flight() const override { return static_cast<int64_t>(transfers_.size()); }
+  int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;
 
  private:
-  struct Transfer {
-    std::function<void(Time)> done;
-    int pending = 0;
-  };
   struct SubFlow {
     simgrid::s4u::CommPtr comm;
     TransferId transfer = 0;
@@ -72,8 +69,7 @@ class LmmNetwork final : public Network {
   const Path* pending_path_ = nullptr;
   bool pending_used_ = false;
 
-  std::unordered_map<TransferId, Transfer> transfers_;
-  TransferId next_transfer_ = 1;
+  internal::TransferBook transfers_;
   std::unordered_map<const simgrid::s4u::Activity*, SubFlow> flows_;
   std::vector<const simgrid::s4u::Activity*> active_;
   std::vector<simgrid::s4u::CommPtr> finished_;  // released at the next step, not inside SimGrid's callback

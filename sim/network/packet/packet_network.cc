@@ -142,10 +142,9 @@ void PacketNetwork::run_batch() {
     dispatch(e);
     if (!finished_.empty()) break;
   }
-  for (const TransferId id : finished_) {
-    auto node = transfers_.extract(id);
+  for (std::function<void(Time)>& done : finished_) {
     const int64_t t = now_;
-    clock_.at(Time::ps(t), [d = std::move(node.mapped().done), t] { d(Time::ps(t)); });
+    clock_.at(Time::ps(t), [d = std::move(done), t] { d(Time::ps(t)); });
   }
   finished_.clear();
   arm();
@@ -192,20 +191,17 @@ void PacketNetwork::dispatch(const Event& e) {
 }
 
 TransferId PacketNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
-  const TransferId id = next_transfer_++;
   const Time now = clock_.now();
   if (src == dst) {
-    transfers_.emplace(id, Transfer{std::move(done), 0});
-    clock_.at(now, [this, id] {
-      auto node = transfers_.extract(id);
-      node.mapped().done(clock_.now());
-    });
+    const TransferId id = transfers_.open(std::move(done), 0);
+    transfers_.complete_at(clock_, id, now);
     return id;
   }
   routes_.paths(src, dst, scratch_paths_);
   if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   const int parts = static_cast<int>(scratch_paths_.size());
   const int64_t start = std::max(now.as_ps(), now_);
+  const TransferId id = transfers_.open(std::move(done), 0);
   int pending = 0;
   Time latency = Time::zero();
   for (int k = 0; k < parts; ++k) {
@@ -235,16 +231,13 @@ TransferId PacketNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<v
     for (const LinkIndex l : flow.path) flow.back_latency += fabric_.links[l].delay.as_ps();
     if (static_cast<int>(flows_.size()) <= config_.traced_flows) flow.trace = static_cast<int32_t>(f);
     ++pending;
+    transfers_.add_part(id);
     ++active_flows_;
     schedule_flow(static_cast<uint32_t>(flow.path.front()), f);
     push(start, kPortWake, static_cast<uint32_t>(flow.path.front()));
   }
-  transfers_.emplace(id, Transfer{std::move(done), pending});
   if (pending == 0) {
-    clock_.at(now + latency, [this, id] {
-      auto node = transfers_.extract(id);
-      node.mapped().done(clock_.now());
-    });
+    transfers_.complete_at(clock_, id, now + latency);
     return id;
   }
   if (!sampling_) {
@@ -466,8 +459,7 @@ void PacketNetwork::deliver(uint32_t packet) {
   f.done = true;
   --active_flows_;
   trace_.counters.cuts += f.rp.cuts();
-  auto it = transfers_.find(f.transfer);
-  if (--it->second.pending == 0) finished_.push_back(f.transfer);
+  if (auto done = transfers_.finish_part(f.transfer)) finished_.push_back(std::move(done));
 }
 
 void PacketNetwork::on_nack(uint32_t flow, uint32_t seq) {

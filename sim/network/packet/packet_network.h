@@ -15,6 +15,7 @@
 #include "sim/network/dcqcn/congestion_trace.h"
 #include "sim/network/dcqcn/dcqcn_params.h"
 #include "sim/network/dcqcn/dcqcn_rate.h"
+#include "sim/network/internal/transfer_book.h"
 #include "sim/network/network.h"
 #include "sim/network/packet/packet_fabric.h"
 #include "sim/network/route_source.h"
@@ -52,7 +53,7 @@ class PacketNetwork final : public Network, public CongestionObservable {
   ~PacketNetwork() override;
 
   TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
-  int64_t in_flight() const override { return static_cast<int64_t>(transfers_.size()); }
+  int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return static_cast<int64_t>(flows_.size()); }
   std::vector<LinkUsage> link_usage() const override;
   const CongestionTrace& congestion() const override { return trace_; }
@@ -117,13 +118,8 @@ class PacketNetwork final : public Network, public CongestionObservable {
   std::vector<Packet> packets_;
   std::vector<uint32_t> free_packets_;
 
-  struct Transfer {
-    std::function<void(Time)> done;
-    int pending = 0;
-  };
-  std::unordered_map<TransferId, Transfer> transfers_;
-  TransferId next_transfer_ = 1;
-  std::vector<TransferId> finished_;  // completed in the current batch
+  internal::TransferBook transfers_;
+  std::vector<std::function<void(Time)>> finished_;  // completions of the current batch
 
   std::vector<Event> heap_;
   uint64_t seq_ = 0;
