@@ -13,9 +13,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/flow_training.h"
-#include "sim/report/html_report.h"
 #include "sim/report/sweep/worker_pool.h"
-#include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "workloads/placement.h"
 #include "workloads/transformer.h"
@@ -173,8 +171,7 @@ std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 
 // iteration needs a second one, which `clustersim whatif` runs in another process).
 RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw);
-  RunOutput out;
-  out.results = flow_training_results(cfg, hw, flow);
+  RunOutput out = flow_training_output(cfg, hw, flow);
   Json& s = out.results.set("stragglers", Json::object());
   Json hosts = Json::array();
   for (int h : flow.slow_hosts) hosts.push(h);
@@ -197,18 +194,11 @@ RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwarePro
   }
   s.set("degraded_links", links);
   s.set("critical_path", flow_critical_words(flow));
-  out.summary = flow_training_summary(cfg, hw, flow);
   out.summary += "\nstragglers   " + std::to_string(flow.straggling_groups.size()) + " straggling rank groups" +
                  (flow.folded ? ", " + std::to_string(flow.unfolded_replicas) + " replicas simulated on their own" : "") +
                  "\n             " + flow_critical_words(flow) + "\n" +
                  (flow.degraded_links.empty() ? "" : "             " + flow_link_words(flow, 0) + "\n") +
                  "             (one simulation, with stragglers; 'clustersim whatif' runs the straggler-free one too)\n";
-  out.trace_json = write_trace_json(flow);
-  out.report_html = write_html_report(cfg, hw, flow);
-  out.metrics = {{"iteration_time_s", flow.estimate.iteration.as_s()},
-                 {"tokens_per_s", flow.estimate.tokens_per_s},
-                 {"mfu", flow.estimate.mfu},
-                 {"hfu", flow.estimate.hfu}};
   return out;
 }
 

@@ -12,10 +12,8 @@
 #include "sim/engine/flow_training.h"
 #include "sim/engine/network_bench.h"
 #include "sim/report/faults_report.h"
-#include "sim/report/html_report.h"
 #include "sim/report/inference_report.h"
 #include "sim/report/link_loads_json.h"
-#include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
 #include "topology/fabric_router.h"
@@ -57,16 +55,7 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     }
     const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw, options);
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
-    RunOutput out;
-    out.results = flow_training_results(cfg, hw, flow);
-    out.summary = flow_training_summary(cfg, hw, flow);
-    out.trace_json = write_trace_json(flow);
-    out.report_html = write_html_report(cfg, hw, flow);
-    out.metrics = {{"iteration_time_s", flow.estimate.iteration.as_s()},
-                   {"tokens_per_s", flow.estimate.tokens_per_s},
-                   {"mfu", flow.estimate.mfu},
-                   {"hfu", flow.estimate.hfu}};
-    return out;
+    return flow_training_output(cfg, hw, flow);
   }
   if (!cfg.network.faults.empty()) {
     // The closed form has no per-link view; say so rather than ignore the faults.
@@ -78,10 +67,7 @@ RunOutput run_training(const ScenarioConfig& cfg) {
   RunOutput out;
   out.results = training_results(cfg, hw, est);
   out.summary = training_summary(cfg, hw, est);
-  out.metrics = {{"iteration_time_s", est.iteration.as_s()},
-                 {"tokens_per_s", est.tokens_per_s},
-                 {"mfu", est.mfu},
-                 {"hfu", est.hfu}};
+  out.metrics = training_metrics(est);
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "sim/report/html_report.h"
 #include "sim/report/link_loads_json.h"
+#include "sim/report/trace_writer.h"
 #include "workloads/moe.h"
 #include "workloads/transformer.h"
 
@@ -249,6 +251,24 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
     }
   }
   return o.str();
+}
+
+std::map<std::string, double> training_metrics(const engine::TrainingEstimate& est) {
+  return {{"iteration_time_s", est.iteration.as_s()},
+          {"tokens_per_s", est.tokens_per_s},
+          {"mfu", est.mfu},
+          {"hfu", est.hfu}};
+}
+
+RunOutput flow_training_output(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                               const engine::FlowTrainingResult& flow) {
+  RunOutput out;
+  out.results = flow_training_results(cfg, hw, flow);
+  out.summary = flow_training_summary(cfg, hw, flow);
+  out.trace_json = write_trace_json(flow);
+  out.report_html = write_html_report(cfg, hw, flow);
+  out.metrics = training_metrics(flow.estimate);
+  return out;
 }
 
 }  // namespace clustersim::report

@@ -3,6 +3,7 @@
 // docs/results.md and are a stable interface.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "calibration/hardware_profile.h"
@@ -10,6 +11,7 @@
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/flow_training.h"
 #include "sim/report/json_writer.h"
+#include "sim/report/run_scenario.h"
 
 namespace clustersim::report {
 
@@ -31,5 +33,13 @@ Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfi
 // training_summary plus the rank groups, the critical path's shape and the fabric load.
 std::string flow_training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                   const engine::FlowTrainingResult& flow);
+
+// The headline numbers of a training estimate, by results.json key (RunOutput::metrics).
+std::map<std::string, double> training_metrics(const engine::TrainingEstimate& est);
+
+// A flow-level training run as the CLI writes it: results.json, summary, trace.json,
+// report.html and the headline metrics.
+RunOutput flow_training_output(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                               const engine::FlowTrainingResult& flow);
 
 }  // namespace clustersim::report
