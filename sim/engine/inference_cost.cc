@@ -215,6 +215,16 @@ void StepLoad::add_prefill(int64_t prompt) {
   prefill_pairs += 0.5 * static_cast<double>(prompt) * static_cast<double>(prompt);
 }
 
+StepLoad StepLoad::share(int replicas) const {
+  StepLoad r;
+  r.decode_seqs = ceil_div(decode_seqs, replicas);
+  r.decode_context = decode_context / replicas;
+  r.prefill_seqs = ceil_div(prefill_seqs, replicas);
+  r.prefill_tokens = ceil_div(prefill_tokens, replicas);
+  r.prefill_pairs = prefill_pairs / replicas;
+  return r;
+}
+
 Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib::HardwareProfile& hw, int64_t count) {
   const calib::Efficiencies& e = hw.eff;
   const int64_t sms = std::max(1, hw.sm_count);
@@ -301,13 +311,7 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
   StepTiming s;
   if (load.tokens() <= 0) return s;
   const int replicas = p.attention_replicas;
-  // One replica's share (the busiest, rounding up).
-  StepLoad r;
-  r.decode_seqs = ceil_div(load.decode_seqs, replicas);
-  r.decode_context = load.decode_context / replicas;
-  r.prefill_seqs = ceil_div(load.prefill_seqs, replicas);
-  r.prefill_tokens = ceil_div(load.prefill_tokens, replicas);
-  r.prefill_pairs = load.prefill_pairs / replicas;
+  const StepLoad r = load.share(replicas);  // one replica's share (the busiest)
   const double w = m.weight_bytes;
   const Time attn = attention_layer_time(m, p.hw, r, p.tp);
   const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
@@ -440,12 +444,7 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
   const int groups = e.gpus / e.tp;
   const double w = m.weight_bytes;
   for (const StepLoad& load : micro) {
-    StepLoad r;
-    r.decode_seqs = ceil_div(load.decode_seqs, replicas);
-    r.decode_context = load.decode_context / replicas;
-    r.prefill_seqs = ceil_div(load.prefill_seqs, replicas);
-    r.prefill_tokens = ceil_div(load.prefill_tokens, replicas);
-    r.prefill_pairs = load.prefill_pairs / replicas;
+    const StepLoad r = load.share(replicas);
     const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
                                              bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
                                              group_links(a.tp, al));

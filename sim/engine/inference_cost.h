@@ -101,6 +101,8 @@ struct StepLoad {
   int64_t seqs() const { return decode_seqs + prefill_seqs; }
   void add_decode(int64_t context);
   void add_prefill(int64_t prompt);
+  // The busiest of `replicas` equal shares: counts rounded up, sums divided evenly.
+  StepLoad share(int replicas) const;
 };
 
 // One step's time and where it went. attention + ffn + communication + idle = total, counting an
