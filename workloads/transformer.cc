@@ -139,16 +139,21 @@ Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
   // Activations of width h: sharded by TP under sequence parallelism, else replicated.
   const double e_h = tokens * x.h / (cfg.parallelism.sequence_parallel ? x.t : 1.0);
   const double e_f = tokens * x.f / x.t * (x.swiglu ? 2.0 : 1.0);
-  // Fused kernels, each reading and writing its operands once (element counts):
-  //   2 norms (r + w), 2 bias-dropout-residual-add (r 2, w 1, mask w), activation (r + w).
-  double elements = 2 * 2 * e_h + 2 * 4 * e_h + 2 * e_f;
+  // Each kernel reads and writes its operands once (element counts): 2 norms (r + w), 2
+  // bias-dropout-residual-add (r 2, w 1, mask w; fused since Megatron-LM SC'21 section 4.2),
+  // activation (r + w).
+  double norms_and_activation = 2 * 2 * e_h + 2 * e_f;
   if (!cfg.training.fused_kernels) {
-    elements *= 2.0;  // separate bias, dropout and add kernels each make their own pass
+    // LayerNorm and GeLU as fine-grained kernels, each making its own pass: MegaScale
+    // (arXiv:2402.15627) section 3.3 fuses them as one of its "efficient operators".
+    norms_and_activation *= 2.0;
   }
+  double elements = norms_and_activation + 2 * 4 * e_h;
   if (!cfg.training.flash_attention) {
-    // Scale-mask-softmax (fused: r + w) and attention dropout (r + w + mask) over b (a/t) s s.
+    // Scale-mask-softmax (one fused kernel since Megatron-LM SC'21 section 4.2: r + w) and
+    // attention dropout (r + w + mask) over b (a/t) s s.
     const double scores = x.b * (x.a / x.t) * (x.s / x.c) * x.s;
-    elements += (cfg.training.fused_kernels ? 2.0 : 4.0) * scores + 3.0 * scores;
+    elements += 2.0 * scores + 3.0 * scores;
   }
   return bytes_of(elements * kAct);
 }

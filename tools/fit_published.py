@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Fits hardware-profile efficiencies to published training runs when no probe data exists.
+
+For every point of a grid over profile keys (efficiency.gemm_max, ...), writes a copy of the
+base profile with those values, runs `clustersim validate --format json` on the calibration
+suites with `--set cluster.gpu=<copy>`, and scores the point by the mean absolute relative
+error over all their rows. Prints the grid's best points and writes the best profile with a
+`sources:` line per fitted key naming the suites and the error reached.
+
+The calibration suites must be held out of the validation suites that judge the result
+(for the A100: calibrate on MegaScale Fig. 9 and Table 3, validate on ci.yaml / ci-flow.yaml).
+
+Example (what produced calibration/profiles/A100-SXM4-80GB.yaml's fitted values):
+  tools/fit_published.py --clustersim build/tools/clustersim \\
+      --profile calibration/profiles/A100-SXM4-80GB.yaml \\
+      --suite scenarios/validation/fig9.yaml --suite scenarios/megascale-ablation/table3.yaml \\
+      --grid efficiency.gemm_max=0.64:0.80:0.01 --grid efficiency.attention_unfused=0.25:0.60:0.05 \\
+      -o /tmp/A100-fitted.yaml
+"""
+import argparse
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def parse_grid(text):
+    m = re.fullmatch(r"([a-z_]+\.[a-z_]+)=([0-9.]+):([0-9.]+):([0-9.]+)", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"--grid {text!r}: expected section.key=LOW:HIGH:STEP, e.g. efficiency.gemm_max=0.6:0.8:0.01")
+    key, lo, hi, step = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
+    if step <= 0 or hi < lo:
+        raise argparse.ArgumentTypeError(f"--grid {text!r}: need LOW <= HIGH and STEP > 0")
+    n = int(round((hi - lo) / step)) + 1
+    return key, [round(lo + i * step, 6) for i in range(n)]
+
+
+def set_key(profile_text, key, value):
+    """Replaces `key: ...` inside its top-level section of the profile (YAML kept as text so that
+    comments and sources survive)."""
+    section, name = key.split(".")
+    pattern = re.compile(rf"(^{section}:\n(?:[ ]+.*\n)*?[ ]+{name}:)[ ]*[^\n#]*", re.MULTILINE)
+    new, count = pattern.subn(rf"\g<1> {value}", profile_text, count=1)
+    if count != 1:
+        raise SystemExit(f"fit_published: {key} not found in the profile")
+    return new
+
+
+def set_source(profile_text, key, text):
+    pattern = re.compile(rf"^(  {re.escape(key)}:)[^\n]*$", re.MULTILINE)
+    line = rf'\g<1> "{text}"'
+    new, count = pattern.subn(line, profile_text, count=1)
+    if count == 0:
+        new = profile_text.rstrip("\n") + f'\n  {key}: "{text}"\n'
+    return new
+
+
+def score(clustersim, suites, profile_path):
+    errors, rows = [], []
+    for suite in suites:
+        out = subprocess.run([clustersim, "validate", suite, "--format", "json", "--set", f"cluster.gpu={profile_path}"],
+                             capture_output=True, text=True)
+        if out.returncode not in (0, 1):
+            raise SystemExit(f"fit_published: clustersim validate {suite} failed:\n{out.stderr}")
+        result = json.loads(out.stdout)
+        for row in result["rows"]:
+            errors.append(abs(row["rel_error"]))
+            rows.append(row)
+    return sum(errors) / len(errors), max(errors), rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--clustersim", default="build/tools/clustersim")
+    ap.add_argument("--profile", required=True, help="base hardware profile YAML")
+    ap.add_argument("--suite", action="append", required=True, help="calibration suite (repeatable)")
+    ap.add_argument("--grid", action="append", type=parse_grid, required=True, help="section.key=LOW:HIGH:STEP")
+    ap.add_argument("-o", "--output", required=True, help="where to write the best profile")
+    args = ap.parse_args()
+    base = open(args.profile).read()
+    keys = [k for k, _ in args.grid]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "profile.yaml")
+        for values in itertools.product(*[v for _, v in args.grid]):
+            text = base
+            for k, v in zip(keys, values):
+                text = set_key(text, k, v)
+            with open(path, "w") as f:
+                f.write(text)
+            mean, worst, _ = score(args.clustersim, args.suite, path)
+            results.append((mean, worst, values))
+            print("  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.2%}  worst {worst:.2%}",
+                  file=sys.stderr)
+    results.sort()
+    print("best points (mean |relative error| over %s):" % ", ".join(args.suite))
+    for mean, worst, values in results[:5]:
+        print("  " + "  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.2%}  worst {worst:.2%}")
+    mean, worst, values = results[0]
+    text = base
+    suites = ", ".join(os.path.basename(s) for s in args.suite)
+    for k, v in zip(keys, values):
+        text = set_key(text, k, v)
+        text = set_source(text, k, f"fitted to published runs ({suites}) by tools/fit_published.py: "
+                                   f"mean |error| {mean:.1%}, worst {worst:.1%}; replace with a probe fit when one exists")
+    with open(args.output, "w") as f:
+        f.write(text)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
