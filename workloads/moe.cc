@@ -99,6 +99,80 @@ ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwarePr
   return t;
 }
 
+// The exposed time of one all-to-all of `a2a` (latency `lat` included) that streams tile by tile
+// behind (or ahead of) a GEMM taking `gemm`, in `chunks` tiles: a two-stage pipeline,
+// lat + chunk_pipeline_time(gemm/c, a2a_bw/c, 0, c) - gemm; with one chunk the whole all-to-all.
+Time fused_a2a_exposed(Time a2a, Time lat, Time gemm, int chunks) {
+  if (chunks <= 1) return a2a;
+  const Time bw = a2a - lat;
+  const double c = 1.0 / chunks;
+  return max(Time::zero(), lat + chunk_pipeline_time(c * gemm, c * bw, Time::zero(), chunks) - gemm);
+}
+
+// Ulysses sequence parallelism over the tp group (DeepSpeed-Ulysses, Jacobs et al.,
+// arXiv:2309.14509; MegaScale-MoE section 3.1 and Figure 9, which rejects the context-parallel
+// K/V ring for its causal imbalance): each of the n GPUs holds s/n tokens; one all-to-all turns
+// its Q, K, V ([s/n, h + 2 kv d]) into all tokens of h/n heads before the attention core, another
+// turns the core's output ([s, h/n]) back before the output projection; the backward moves their
+// gradients the same way. Each all-to-all keeps 1/n of a GPU's buffer local, so per GPU and pass
+// (2 + 2/m) b s h (n - 1) / n^2 values cross NVLink, m = heads / kv (the paper's eq. 2 writes
+// twice that, with the same ratio to TP, (2 + 2/m) / n). In 16-bit activations whatever
+// comm_precision says (MegaScale-MoE compresses TP and DP traffic only, section 5). Without
+// overlap every all-to-all waits on the line; with intra-operator overlap
+// (training.overlap.a2a_chunks > 1: MegaScale-MoE's GEMM+A2A and A2A+GEMM kernels, section 4.2,
+// copy engines moving tiles while all SMs compute) the QKV all-to-all streams behind the QKV GEMM
+// and the output all-to-all ahead of the output projection (fused_a2a_exposed); the backward
+// pairs them with the same GEMMs' input gradients.
+// `qkv_gemm` and `out_gemm` are those two GEMMs' forward times on one GPU of the group.
+Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv_gemm, Time out_gemm) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const ModelConfig& m = cfg.model;
+  const int n = p.tp;
+  if (n <= 1) return Time::zero();
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / (p.cp * n);
+  const double kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const double head_dim = static_cast<double>(m.hidden) / m.heads;
+  const coll::GroupLinks g = group_links(n, std::min(n, cfg.cluster.gpus_per_node), l);
+  const Time lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, g);
+  const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv * head_dim) * kAct);
+  const Time qkv = collective_time(CollectiveOp::kAllToAll, qkv_bytes, g);
+  const Time out = collective_time(CollectiveOp::kAllToAll, bytes_of(tokens * m.hidden * kAct), g);
+  const int c = cfg.training.overlap.a2a_chunks;
+  const Time pass = fused_a2a_exposed(qkv, lat, qkv_gemm, c) + fused_a2a_exposed(out, lat, out_gemm, c);
+  return pass + pass;
+}
+
+// One tensor-parallel collective pair of a block (sequence parallel: all-gather + reduce-scatter
+// of the block's activation; else one all-reduce), forward and backward (and the recomputed
+// forward under full recomputation), as layer_tp_time prices a block: the shared experts'
+// tensor-parallel MLP under attention_parallel tp (Megatron-Core's SharedExpertMLP gathers its
+// input and reduce-scatters its output itself; overlapping them came later,
+// --moe-shared-expert-overlap).
+Time tp_block_pair_time(const ScenarioConfig& a, const TrainingLinks& l) {
+  const ParallelismConfig& p = a.parallelism;
+  if (p.tp <= 1) return Time::zero();
+  const TpLayerTraffic traffic = tp_layer_traffic(a);
+  const coll::GroupLinks g = group_links(p.tp, p.tp, l);
+  const Time per_block = p.sequence_parallel
+                             ? collective_time(CollectiveOp::kAllGather, traffic.activation, g) +
+                                   collective_time(CollectiveOp::kReduceScatter, traffic.activation, g)
+                             : collective_time(CollectiveOp::kAllReduce, traffic.activation, g);
+  const int passes = a.training.recompute == Recompute::kFull ? 3 : 2;
+  Time t = static_cast<int64_t>(passes) * per_block;
+  if (a.training.overlap.tp_comm) t = (1.0 / p.tp) * t;
+  return t;
+}
+
+// Attention-block communication of a layer: Ulysses over the tp group under attention_parallel
+// sp (plus the context-parallel ring when the scenario itself sets cp > 1, priced on the attention
+// view), Megatron TP / CP as a dense layer otherwise.
+Time attention_comm_time(const ScenarioConfig& cfg, const ScenarioConfig& view, const TrainingLinks& l,
+                         const LayerTimes& lt, Time qkv_gemm, Time out_gemm) {
+  if (cfg.training.attention_parallel != AttentionParallel::kSp) return layer_tp_time(view, l, lt);
+  const Time cp_ring = cfg.parallelism.cp > 1 ? layer_tp_time(view, l, lt) : Time::zero();
+  return ulysses_exposed(cfg, l, qkv_gemm, out_gemm) + cp_ring;
+}
+
 }  // namespace
 
 GemmPassTimes moe_gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, double operand_bytes,
@@ -306,7 +380,11 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     c.attention_fwd = lt.forward;
     c.attention_bwd = lt.backward;
     c.attention_core_fwd = lt.attention_fwd;
-    c.attention_comm = layer_tp_time(v, l, lt);
+    const std::vector<GemmShape> dg = layer_gemms(v);
+    const auto fwd_of = [&](size_t i) {
+      return i < dg.size() ? calib::gemm_time(dg[i].m, dg[i].n, dg[i].k, cfg.training.precision, hw) : Time::zero();
+    };
+    c.attention_comm = attention_comm_time(cfg, v, l, lt, fwd_of(0), fwd_of(1));
     return c;
   }
   c.moe = true;
@@ -318,11 +396,13 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   ScenarioConfig a = v;
   a.training.parallel_block = true;  // one TP collective pair: the attention block's
   Time fwd, bwd;
+  Time gemm_fwd[2];  // QKV and output projection, forward (Ulysses overlaps its all-to-alls with them)
   const std::vector<GemmShape> g = layer_gemms(a);
   for (size_t i = 0; i < 2 && i < g.size(); ++i) {
     const GemmPassTimes t = gemm_pass(cfg, hw, g[i].m, g[i].n, g[i].k);
     fwd += t.fwd;
     bwd += t.bwd;
+    gemm_fwd[i] = t.fwd;
   }
   c.part_attention_gemm = fwd + bwd;
   const AttentionFlops att = layer_attention_flops(a);
@@ -370,7 +450,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   lt.forward = fwd;
   lt.backward = bwd;
   lt.attention_fwd = core_fwd;
-  c.attention_comm = layer_tp_time(a, l, lt);
+  c.attention_comm = attention_comm_time(cfg, a, l, lt, gemm_fwd[0], gemm_fwd[1]);
+  if (moe.shared_experts > 0 && cfg.training.attention_parallel == AttentionParallel::kTp) {
+    c.attention_comm += tp_block_pair_time(a, l);
+  }
 
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
   const int stage = layer / std::max(1, m.layers / (cfg.parallelism.pp * cfg.parallelism.vpp)) % cfg.parallelism.pp;

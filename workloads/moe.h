@@ -71,8 +71,10 @@ std::vector<coll::FlowSpec> dispatch_transfers(const RoutingMatrix& routing, con
 double a2a_bytes_per_value(const TrainingConfig& t);
 double grad_bytes_per_value(const TrainingConfig& t);
 
-// The scenario as attention sees it: with attention_parallel sp the tp group splits the
-// sequence like context parallelism (cp x tp ranks, tp 1); with tp it is unchanged.
+// The scenario as attention computes it: with attention_parallel sp each GPU of the tp group
+// computes 1/tp of the attention with the whole weights (the shapes of cp x tp ranks, tp 1; the
+// FLOPs of Ulysses' h/tp heads over the whole sequence are the same); with tp it is unchanged.
+// Its communication is priced in moe_layer_cost (Ulysses all-to-alls, not a context-parallel ring).
 ScenarioConfig attention_view(const ScenarioConfig& cfg);
 
 // Costs of one layer for one micro-batch on one GPU. For an MoE layer the expert part is that of
@@ -84,7 +86,8 @@ struct MoeLayerCost {
   // GEMMs, attention core, norms / residuals, router GEMM + token permutation, shared experts.
   Time part_attention_gemm, part_attention_core, part_elementwise, part_router_permute, part_shared;
   Time attention_core_fwd;            // attention core alone (the K/V all-gather hides behind it)
-  Time attention_comm;                // TP / SP traffic of the attention block, fwd + bwd, exposed
+  Time attention_comm;                // TP / SP traffic of the attention block (and, under tp,
+                                      // the shared experts' TP pair), fwd + bwd, exposed
   Time expert_fwd, expert_bwd;        // busiest GPU, whole micro-batch in one piece
   Time dispatch, combine;             // one all-to-all each (plus expert-TP gather / scatter)
   int chunks = 1;                     // chunk count chosen (<= overlap.a2a_chunks)

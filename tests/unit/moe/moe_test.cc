@@ -30,7 +30,7 @@ ModelConfig internal_352b() {
   m.layers = 60;
   m.hidden = 4096;
   m.heads = 32;
-  m.kv_heads = 4;
+  m.kv_heads = 8;  // MegaScale-MoE Table 1: m = query heads / KV heads = 4
   m.ffn_hidden = 14336;
   m.seq_len = 8192;
   m.vocab = 65536;
@@ -40,17 +40,19 @@ ModelConfig internal_352b() {
   m.moe.emplace();
   m.moe->experts = 32;
   m.moe->top_k = 3;
+  m.moe->shared_experts = 1;  // derived in scenarios/megascale-moe-352b-1440.yaml (352B, MFU)
   return m;
 }
 
 TEST(MoeParams, Internal352bTotalAndActive) {
-  // Per layer: attention 4096 x (4096 + 2 x 4 x 128) + 4096^2 = 37,748,736; 32 experts of
-  // 3 x 4096 x 14336 = 176,160,768; router 4096 x 32; two RMSNorms 8,192 -> 5,675,032,576.
-  // 60 layers + embedding and head 2 x 65536 x 4096 + final norm 4096.
-  EXPECT_DOUBLE_EQ(count_params(internal_352b()).total, 341038829568.0);
-  // Active GEMM parameters per layer: 37,748,736 + 3 x 176,160,768 + 131,072 = 566,362,112;
-  // model FLOPs per token 3 x (60 x (2 x 566,362,112 + 4 x 8192 x 4096) + 2 x 4096 x 65536).
-  EXPECT_DOUBLE_EQ(model_flops_per_token(internal_352b()), 229660164096.0);
+  // Per layer: attention 4096 x (4096 + 2 x 8 x 128) + 4096^2 = 41,943,040; 32 routed and one
+  // shared expert of 3 x 4096 x 14336 = 176,160,768; router 4096 x 32; two RMSNorms 8,192 ->
+  // 5,855,387,648. 60 layers + embedding and head 2 x 65536 x 4096 + final norm 4096: the
+  // paper's "352B".
+  EXPECT_DOUBLE_EQ(count_params(internal_352b()).total, 351860133888.0);
+  // Active GEMM parameters per layer: 41,943,040 + (3 + 1) x 176,160,768 + 131,072 = 746,717,184;
+  // model FLOPs per token 3 x (60 x (2 x 746,717,184 + 4 x 8192 x 4096) + 2 x 4096 x 65536).
+  EXPECT_DOUBLE_EQ(model_flops_per_token(internal_352b()), 294587990016.0);
 }
 
 TEST(MoeParams, LayerPattern) {

@@ -3,9 +3,11 @@
 // the Megatron-LM plan over the MegaScale-MoE plan must come out within 15% of the published
 // 1.88x, and each optimisation turned on alone over the Megatron-LM plan is printed as a table:
 //   ctest --test-dir build -R MoeValidation -V
-// CostBreakdown prints where one iteration of each plan goes (compute by part, all-to-all, bubble,
-// DP) and checks that the parts add up. The absolute throughput against 1.41M tokens/s is scenarios/validation/moe.yaml
-// (clustersim validate scenarios/validation/moe.yaml).
+// StrongScalingAgainstTable3 runs both plans at the paper's five cluster sizes (Table 3) and holds
+// the speed-up at each within 15%. CostBreakdown prints where one iteration of each plan goes
+// (compute by part, all-to-all, bubble, DP) and checks that the parts add up. The absolute
+// throughput against 1.41M tokens/s is a known gap: moe_published_gap_test.cc (label known_gap)
+// and scenarios/validation/moe.yaml.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -41,6 +43,39 @@ TEST(MoeValidation, MegatronOverMegaScaleRatioWithin15Percent) {
   std::printf("speed-up            %.3fx (published %.2fx, error %+.1f%%)\n", ratio, kPublishedSpeedup,
               100.0 * (ratio / kPublishedSpeedup - 1.0));
   EXPECT_NEAR(ratio / kPublishedSpeedup, 1.0, 0.15);
+}
+
+// MegaScale-MoE Table 3 (strong scaling, global batch 720, PP 15): iteration time in seconds and
+// throughput in tokens/s. The speed-up is the throughput ratio, as the table quotes it (at 240 GPUs
+// Megatron-LM's 39.94 s and 151.1k tokens/s disagree: 720 x 8192 / 39.94 s = 147.7k).
+struct Table3Row {
+  int gpus;
+  double megatron_s, megascale_s, megatron_tps, megascale_tps;
+};
+constexpr Table3Row kTable3[] = {{240, 39.94, 21.61, 151.1e3, 272.9e3},
+                                 {480, 19.56, 11.83, 301.1e3, 498.6e3},
+                                 {720, 13.70, 7.97, 430.5e3, 740.1e3},
+                                 {960, 10.82, 6.12, 550.2e3, 963.8e3},
+                                 {1440, 7.90, 4.19, 746.6e3, 1407.7e3}};
+
+TEST(MoeValidation, StrongScalingAgainstTable3) {
+  std::printf("\n%6s %26s %26s %22s\n", "GPUs", "MegaScale-MoE s (pub/sim)", "Megatron-LM s (pub/sim)",
+              "speed-up (pub/sim)");
+  for (const Table3Row& row : kTable3) {
+    const int dp = row.gpus / 120;  // pp 15 x 8 GPUs per stage replica
+    // Megatron-LM's EP is carved out of the data-parallel ranks, one per node: the largest of 4,
+    // 2 that divides dp (720 GPUs: dp 6, ep 2).
+    const int ep = dp % 4 == 0 ? 4 : (dp % 2 == 0 ? 2 : 1);
+    const std::string gpus = "cluster.gpus=" + std::to_string(row.gpus);
+    const engine::TrainingEstimate ms = estimate("megascale-moe-352b-1440.yaml", {gpus});
+    const engine::TrainingEstimate mt =
+        estimate("megatron-moe-352b-1440.yaml", {gpus, "parallelism.ep=" + std::to_string(ep)});
+    const double published = row.megascale_tps / row.megatron_tps;
+    const double simulated = mt.iteration.as_s() / ms.iteration.as_s();
+    std::printf("%6d %12.2f / %-11.2f %12.2f / %-11.2f %10.2fx / %.2fx\n", row.gpus, row.megascale_s,
+                ms.iteration.as_s(), row.megatron_s, mt.iteration.as_s(), published, simulated);
+    EXPECT_NEAR(simulated / published, 1.0, 0.15) << row.gpus << " GPUs";
+  }
 }
 
 TEST(MoeValidation, OptimisationTable) {
