@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim whatif: the cost of each straggler source, alone and removed from the full set.
-#include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -25,9 +23,10 @@ saves, and the ranks, stages and links on its critical path.
 At the analytical level (the default) the straggler model replays each pipeline replica's
 schedule. With --fidelity flow (or network.fidelity: flow in the scenario) every variant is a
 detailed simulation in its own process: the baseline without stragglers, all of them, and per
-source (when there are several) the source alone and all but it; each reports the slowdown, the
-MFU lost, the rank groups with the most compute on the critical path and the degraded and most
-loaded links.
+source (when there are several) the source alone and all but it, and per pipeline stage holding
+slow hosts or GPUs (when several do) all but that stage's; each reports the slowdown, the MFU
+lost, the rank groups with the most compute on the critical path and the degraded and most loaded
+links. Both levels end with the cause: the stage whose slow hosts cost the most.
 
 options:
   --set key.path=value   override a scenario key (repeatable)
@@ -35,7 +34,8 @@ options:
                          level to simulate at (default: the scenario's network.fidelity)
   --jobs N               flow level: variants simulated at once, one process each (default 2)
   --draws N              also redraw randomly placed stragglers with seeds seed..seed+N-1 and
-                         report the mean, lowest and highest MFU lost (default 1: the scenario's seed)
+                         report the MFU lost over placements: mean with its 95% confidence
+                         interval, lowest and highest (default 1: the scenario's seed)
   --format text|json     table (default) or one JSON object on stdout
   --out DIR              also write DIR/whatif.json
   -h, --help             this help
@@ -125,32 +125,9 @@ int cmd_whatif(const std::vector<std::string>& argv) {
     return results.front().error.empty() ? 0 : 1;
   }
   const engine::TrainingLevel level = engine::analytical_level();
-  const report::WhatIf w = report::run_whatif(cfg, hw, level);
-  report::Json j = report::whatif_json(cfg, w);
-  std::string text = report::whatif_table(cfg, w);
-  if (draws > 1) {
-    std::vector<double> lost;
-    for (int k = 0; k < draws; ++k) {
-      ScenarioConfig c = cfg;
-      c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
-      const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
-      lost.push_back(s.baseline_mfu - s.mfu);
-    }
-    double mean = 0;
-    for (double x : lost) mean += x;
-    mean /= draws;
-    const auto [lo, hi] = std::minmax_element(lost.begin(), lost.end());
-    report::Json& d = j.set("draws", report::Json::object());
-    d.set("count", draws);
-    d.set("mfu_lost_mean", mean);
-    d.set("mfu_lost_min", *lo);
-    d.set("mfu_lost_max", *hi);
-    char line[200];
-    std::snprintf(line, sizeof line, "\nover %d placements (seeds %llu..%llu): MFU lost %.2f points on average (%.2f to %.2f)\n",
-                  draws, static_cast<unsigned long long>(cfg.stragglers.seed),
-                  static_cast<unsigned long long>(cfg.stragglers.seed + draws - 1), 100 * mean, 100 * *lo, 100 * *hi);
-    text += line;
-  }
+  const report::WhatIf w = report::run_whatif(cfg, hw, level, draws);
+  const report::Json j = report::whatif_json(cfg, w);
+  const std::string text = report::whatif_table(cfg, w);
   write_out(args, j);
   std::cout << (format == "json" ? j.dump(2) : text);
   return 0;

@@ -70,14 +70,18 @@ std::vector<ChunkTime> replica_chunks(const ScenarioConfig& cfg, const LayerCost
     const double layers = static_cast<double>(stage_layers[s]) / vpp;
     for (int c = 0; c < vpp; ++c) {
       ChunkTime& t = chunks[static_cast<size_t>(c) * pp + s];
-      t.forward = layers * lc.layer_forward;
-      t.backward = layers * lc.layer_backward;
+      // A slow GPU stretches its kernels; the exposed communication and sends keep their time.
+      Time fwd = layers * lc.layer_forward, bwd = layers * lc.layer_backward;
+      Time fwd_comm = layers * lc.layer_forward_comm, bwd_comm = layers * lc.layer_backward_comm;
       if (s == pp - 1 && c == vpp - 1) {
-        t.forward += lc.head_forward;
-        t.backward += lc.head_backward;
+        fwd += lc.head_forward;
+        bwd += lc.head_backward;
+        const Time head_comm_fwd = (1.0 / 3.0) * lc.head_comm;
+        fwd_comm += head_comm_fwd;
+        bwd_comm += lc.head_comm - head_comm_fwd;
       }
-      t.forward = factors[s].forward * t.forward + p2p_extra[s];
-      t.backward = factors[s].backward * t.backward + p2p_extra[s];
+      t.forward = factors[s].forward * fwd + fwd_comm + p2p_extra[s];
+      t.backward = factors[s].backward * bwd + bwd_comm + p2p_extra[s];
     }
   }
   return chunks;
@@ -141,19 +145,32 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
 }
 
 LayerCosts probe_layer_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level) {
-  auto mb = [&](int extra, std::optional<Recompute> rc) {
-    return level(probe_variant(cfg, extra, rc), hw).microbatch_stage_time;
+  // One micro-batch on the level's slowest stage, split into compute and the rest (exposed
+  // TP/SP/CP, MoE all-to-all).
+  struct Split {
+    Time compute;
+    Time comm;
   };
-  const Time base = mb(0, std::nullopt);
-  const Time layer = mb(1, std::nullopt) - base;
-  const Time full = mb(1, Recompute::kFull) - mb(0, Recompute::kFull);
-  const Time none = mb(1, Recompute::kNone) - mb(0, Recompute::kNone);
+  auto mb = [&](int extra, std::optional<Recompute> rc) {
+    const TrainingEstimate est = level(probe_variant(cfg, extra, rc), hw);
+    const Time compute = Time::ps(est.breakdown.compute.as_ps() / std::max(1, est.micro_batches));
+    return Split{compute, est.microbatch_stage_time - compute};
+  };
+  auto diff = [](Split a, Split b) { return Split{a.compute - b.compute, a.comm - b.comm}; };
+  const Split base = mb(0, std::nullopt);
+  const Split layer = diff(mb(1, std::nullopt), base);
+  const Split full = diff(mb(1, Recompute::kFull), mb(0, Recompute::kFull));
+  const Split none = diff(mb(1, Recompute::kNone), mb(0, Recompute::kNone));
   LayerCosts lc;
-  lc.layer_forward = full - none;
-  lc.layer_backward = layer - lc.layer_forward;
-  const Time head = base - (static_cast<double>(cfg.model.layers) / cfg.parallelism.pp) * layer;
-  lc.head_forward = (1.0 / 3.0) * max(head, Time::zero());
-  lc.head_backward = max(head, Time::zero()) - lc.head_forward;
+  lc.layer_forward = full.compute - none.compute;
+  lc.layer_backward = layer.compute - lc.layer_forward;
+  lc.layer_forward_comm = full.comm - none.comm;
+  lc.layer_backward_comm = layer.comm - lc.layer_forward_comm;
+  const double layers = static_cast<double>(cfg.model.layers) / cfg.parallelism.pp;
+  const Time head = max(Time::zero(), base.compute - layers * layer.compute);
+  lc.head_forward = (1.0 / 3.0) * head;
+  lc.head_backward = head - lc.head_forward;
+  lc.head_comm = max(Time::zero(), base.comm - layers * layer.comm);
   return lc;
 }
 
@@ -213,7 +230,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     return it->second;
   };
   if (sc.hosts) {
-    out.slow_hosts = pick_units(*sc.hosts, static_cast<int>(host_count(cfg)), sc.seed ^ kHostSalt);
+    out.slow_hosts = slow_units(cfg, "hosts");
     for (int h : out.slow_hosts) {
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
         const auto [r, s] = cell_of(pl, g);
@@ -222,7 +239,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     }
   }
   if (sc.gpus) {
-    out.slow_gpus = pick_units(*sc.gpus, cfg.cluster.gpus, sc.seed ^ kGpuSalt);
+    out.slow_gpus = slow_units(cfg, "gpus");
     for (int g : out.slow_gpus) {
       const auto [r, s] = cell_of(pl, g);
       apply(cells(r)[s], sc.gpus->slowdown, sc.gpus->phase, g / gpn);
@@ -290,37 +307,62 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   out.critical.nominal_stage_time = nominal_stage;
 
   Time worst = nominal;
-  auto consider = [&](int r, const std::vector<ChunkTime>& chunks, const std::vector<CellFactor>& f) {
+  auto consider = [&](int r, const LayerCosts& costs, const std::vector<CellFactor>& f, const std::vector<Time>& extra) {
+    const std::vector<ChunkTime> chunks = replica_chunks(cfg, costs, layers, f, extra);
     const Time t = pipeline_makespan(chunks, pp, vpp, m);
     if (t <= worst) return;
     worst = t;
-    out.critical.replica = r;
-    // Name the slowed stage (a straggler off the bottleneck still stretches fill and drain);
-    // with none slowed (uneven layers, longer sequences), the bottleneck stage.
-    int slowest = -1;
+    CriticalPath& cp = out.critical;
+    cp.replica = r;
+    // Every slowed stage of this replica, with what running it at nominal speed would save (a
+    // straggler under the bottleneck stage's time still stretches fill and drain, and chunk by
+    // chunk waits of the interleaved schedule).
+    cp.slow_stages.clear();
+    const std::vector<CellFactor> plain(pp);
+    Time reference;  // the replica with no stage slowed (its NICs and sequence length kept)
     for (int s = 0; s < pp; ++s) {
       if (f[s].hosts.empty()) continue;
-      if (slowest < 0 || stage_time(chunks, pp, s) > stage_time(chunks, pp, slowest)) slowest = s;
+      if (cp.slow_stages.empty()) reference = pipeline_makespan(replica_chunks(cfg, costs, layers, plain, extra), pp, vpp, m);
+      std::vector<CellFactor> healed = f, only = plain;
+      healed[s].forward = healed[s].backward = 1.0;
+      only[s] = f[s];
+      SlowStage st;
+      st.stage = s;
+      st.hosts.assign(f[s].hosts.begin(), f[s].hosts.end());
+      st.stage_time = stage_time(chunks, pp, s);
+      st.alone = pipeline_makespan(replica_chunks(cfg, costs, layers, only, extra), pp, vpp, m) - reference;
+      st.saved = t - pipeline_makespan(replica_chunks(cfg, costs, layers, healed, extra), pp, vpp, m);
+      cp.slow_stages.push_back(st);
     }
-    if (slowest < 0) {
-      slowest = 0;
+    // Name the slowed stage that alone costs the most (ties: the one whose repair saves more, then
+    // the later stage); with none slowed (uneven layers, longer sequences, degraded NICs), the
+    // bottleneck stage.
+    int named = -1;
+    const SlowStage* top = nullptr;
+    for (const SlowStage& st : cp.slow_stages) {
+      if (!top || st.alone > top->alone || (st.alone == top->alone && st.saved >= top->saved)) top = &st;
+    }
+    if (top) {
+      named = top->stage;
+    } else {
+      named = 0;
       for (int s = 1; s < pp; ++s) {
-        if (stage_time(chunks, pp, s) > stage_time(chunks, pp, slowest)) slowest = s;
+        if (stage_time(chunks, pp, s) >= stage_time(chunks, pp, named)) named = s;
       }
     }
-    out.critical.stage = slowest;
-    out.critical.stage_time = stage_time(chunks, pp, slowest);
-    out.critical.hosts.assign(f[slowest].hosts.begin(), f[slowest].hosts.end());
+    cp.stage = named;
+    cp.stage_time = stage_time(chunks, pp, named);
+    cp.hosts.assign(f[named].hosts.begin(), f[named].hosts.end());
   };
   for (const auto& [r, f] : replicas) {
     const bool is_heavy = si.max_over_mean > 1.0 && r < si.replicas;
     const auto it = p2p_extra.find(r);
-    consider(r, replica_chunks(cfg, is_heavy ? heavy : lc, layers, f, it == p2p_extra.end() ? no_extra : it->second), f);
+    consider(r, is_heavy ? heavy : lc, f, it == p2p_extra.end() ? no_extra : it->second);
   }
   if (static_cast<int>(replicas.size()) < dp && !sc.stage_layers.empty()) {
     int plain = 0;
     while (replicas.count(plain)) ++plain;
-    consider(plain, replica_chunks(cfg, lc, layers, unit, no_extra), unit);
+    consider(plain, lc, unit, no_extra);
   }
   out.pipeline_delta = worst - nominal;
   out.iteration = est.iteration + out.pipeline_delta + out.communication_delta;
@@ -348,13 +390,13 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
     hosts[cell].insert(g / gpn);
   };
   if (sc.hosts) {
-    out.slow_hosts = pick_units(*sc.hosts, static_cast<int>(host_count(cfg)), sc.seed ^ kHostSalt);
+    out.slow_hosts = slow_units(cfg, "hosts");
     for (int h : out.slow_hosts) {
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, sc.hosts->slowdown, sc.hosts->phase);
     }
   }
   if (sc.gpus) {
-    out.slow_gpus = pick_units(*sc.gpus, cfg.cluster.gpus, sc.seed ^ kGpuSalt);
+    out.slow_gpus = slow_units(cfg, "gpus");
     for (int g : out.slow_gpus) mark(g, sc.gpus->slowdown, sc.gpus->phase);
   }
   auto replica = [&](int r) -> std::vector<work::GroupScaling>& {
@@ -403,6 +445,46 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
       }
     }
   }
+  return out;
+}
+
+std::vector<int> slow_units(const ScenarioConfig& cfg, const std::string& source) {
+  const StragglersConfig& sc = cfg.stragglers;
+  if (source == "hosts" && sc.hosts) return pick_units(*sc.hosts, static_cast<int>(host_count(cfg)), sc.seed ^ kHostSalt);
+  if (source == "gpus" && sc.gpus) return pick_units(*sc.gpus, cfg.cluster.gpus, sc.seed ^ kGpuSalt);
+  return {};
+}
+
+std::map<int, std::vector<int>> slow_units_by_stage(const ScenarioConfig& cfg, const std::string& source) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const work::Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
+  const int gpn = cfg.cluster.gpus_per_node;
+  std::map<int, std::vector<int>> out;
+  for (const int u : slow_units(cfg, source)) {
+    std::set<int> stages;
+    if (source == "hosts") {
+      for (int g = u * gpn; g < (u + 1) * gpn; ++g) stages.insert(pl.coord(g, work::Dim::kPp));
+    } else {
+      stages.insert(pl.coord(u, work::Dim::kPp));
+    }
+    for (const int s : stages) out[s].push_back(u);
+  }
+  return out;
+}
+
+StragglersConfig without_units(const ScenarioConfig& cfg, const std::string& source, const std::vector<int>& units) {
+  StragglersConfig out = cfg.stragglers;
+  if (source != "hosts" && source != "gpus") return out;
+  std::optional<ComputeStraggler>& entry = source == "hosts" ? out.hosts : out.gpus;
+  if (!entry) return out;
+  std::vector<int> rest;
+  for (const int u : slow_units(cfg, source)) {
+    if (std::find(units.begin(), units.end(), u) == units.end()) rest.push_back(u);
+  }
+  if (rest.empty()) return without_source(out, source);
+  entry->list = rest;
+  entry->fraction = 0.0;
+  entry->count = 0;
   return out;
 }
 

@@ -31,30 +31,51 @@ struct ChunkTime {
 // interleaved 1F1B otherwise (Narayanan et al., SC'21, section 2.2). `chunks[c * pp + s]` is chunk c
 // of physical stage s (virtual stage c * pp + s); each device runs its ops in the schedule's
 // fixed order, an op starting when its device is free and its input has arrived. Point-to-point
-// time is not included. Uniform chunks give (m + (pp - 1) / vpp) x (per-stage f + b).
+// time is not included. Uniform chunks give (m + (pp - 1) / vpp) x (per-stage f + b); with the
+// last stage's chunks taking c' instead of c (per-stage f + b over vpp), (m vpp - 1) c' + (pp - 1) c
+// + c' (it paces every chunk slot). Plain 1F1B with stage k slower by d = (f' + b') - (f + b) per
+// micro-batch, d <= min(f, b), m >= pp: (m + pp - 1)(f + b) + (m - (pp - 1 - k)) d (the pp - 1 - k
+// warm-up micro-batches hide their extra time in the wait for the first gradient). See the
+// closed-form tests in tests/unit/faults/straggler_model_test.cc.
 // Preconditions: chunks.size() == pp * vpp, micro_batches >= 1 (a multiple of pp when vpp > 1).
 Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches);
 
 // One layer's and the LM head's time for one micro-batch on one stage, as the training level
 // sees them, found by probing it: (one more layer per stage) - (as is) gives a layer's forward +
 // backward; full minus no recomputation gives the forward; the rest of the last stage is the head
-// (split 1:2 between forward and backward, as its three GEMMs are).
+// (split 1:2 between forward and backward, as its three GEMMs are). Compute and the exposed
+// TP/SP/CP communication are kept apart (the level's breakdown.compute against the rest of its
+// micro-batch stage time): a slow GPU stretches its kernels, not its NVLink or NIC transfers.
 struct LayerCosts {
-  Time layer_forward;   // with its exposed TP/SP communication
-  Time layer_backward;  // with recomputation, as configured
-  Time head_forward;
+  Time layer_forward;        // compute
+  Time layer_backward;       // compute, with recomputation as configured
+  Time layer_forward_comm;   // exposed TP/SP/CP communication of the forward
+  Time layer_backward_comm;  // of the backward (and the recomputed forward)
+  Time head_forward;         // LM head and loss, compute
   Time head_backward;
+  Time head_comm;            // whatever else the level puts on the last stage (split like the head)
 };
 LayerCosts probe_layer_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                              const TrainingLevel& level);
 
+// A pipeline stage of the critical replica that holds a compute straggler.
+struct SlowStage {
+  int stage = -1;
+  std::vector<int> hosts;  // its slow hosts
+  Time stage_time;         // its forward + backward per micro-batch, slowed
+  Time alone;              // the replica's makespan grows by this with only this stage slowed
+  Time saved;              // the replica's makespan shortens by this with the stage at nominal speed
+};
+
 // Where the straggled iteration's time is decided.
 struct CriticalPath {
   int replica = -1;                 // DP replica (pipeline) that finishes last; -1 if none slower
-  int stage = -1;                   // its slowest physical stage
+  int stage = -1;                   // the stage that costs the most: the slowed stage that alone
+                                    // stretches the replica most; with none slowed, the slowest stage
   std::vector<int> hosts;           // slow hosts holding that stage of that replica
   Time stage_time;                  // that stage's forward + backward per micro-batch
-  Time nominal_stage_time;          // the slowest stage's, without stragglers
+  Time nominal_stage_time;          // the slowest stage's, without stragglers (the last: LM head)
+  std::vector<SlowStage> slow_stages;  // every slowed stage of that replica, by stage
   std::vector<std::string> links;   // degraded NICs, and the groups whose collectives they slow
 };
 
@@ -74,9 +95,10 @@ struct StragglerImpact {
 // The straggled iteration for `cfg.stragglers` (none: iteration == baseline exactly).
 // GPUs are mapped to (replica, stage) cells through parallelism.placement (Megatron-LM's
 // tp-cp-dp-pp by default), as the flow level maps them; a host holds gpus_per_node / (tp cp) cells
-// when TP and CP come first. A compute straggler
-// slows its cell (TP and CP ranks run in lockstep, so the slowest GPU sets the pace); DP makes
-// every replica wait for the last one at the gradient reduction.
+// when TP and CP come first. A compute straggler slows its cell's forward and/or backward compute,
+// LM head included (TP and CP ranks run in lockstep, so the slowest GPU sets the pace), not its
+// exposed communication nor the optimizer step (memory-bound; the flow level leaves it alone too);
+// DP makes every replica wait for the last one at the gradient reduction.
 StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                     const TrainingLevel& level);
 
@@ -90,6 +112,18 @@ StragglersConfig without_source(const StragglersConfig& s, const std::string& so
 // uniform sample without replacement from seed `seed` (std::mt19937_64, whose sequence the C++
 // standard fixes, so every platform draws the same).
 std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed);
+
+// The hosts ("hosts") or GPUs ("gpus") that `cfg.stragglers` slows, listed or drawn, sorted.
+std::vector<int> slow_units(const ScenarioConfig& cfg, const std::string& source);
+
+// The same, by the pipeline stages they hold (through parallelism.placement; a host holding GPUs
+// of several stages is listed under each).
+std::map<int, std::vector<int>> slow_units_by_stage(const ScenarioConfig& cfg, const std::string& source);
+
+// `cfg.stragglers` with the compute stragglers of `source` ("hosts" or "gpus") turned into an
+// explicit list (the drawn ones as simulate_stragglers draws them) less `units`: the what-if of
+// those slow hosts or GPUs repaired. With none left the source is removed.
+StragglersConfig without_units(const ScenarioConfig& cfg, const std::string& source, const std::vector<int>& units);
 
 // The `stragglers` section as the flow level applies it. Slow hosts and GPUs (listed or drawn as
 // simulate_stragglers draws them) are mapped to their rank groups through the placement; a rank

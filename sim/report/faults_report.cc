@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -76,16 +78,42 @@ Json ci_pair(const engine::MeanCi& c) {
   return a;
 }
 
+// "stage 7 of 8 (the last, with the LM head)".
+std::string stage_words(const ScenarioConfig& cfg, int stage) {
+  const int pp = cfg.parallelism.pp;
+  return "stage " + std::to_string(stage) + " of " + std::to_string(pp) +
+         (stage == pp - 1 && pp > 1 ? " (the last, which also runs the LM head)" : "");
+}
+
+std::string ms(Time t) { return fmt("%.1f ms", t.as_s() * 1e3); }
+
 std::string critical_words(const ScenarioConfig& cfg, const std::string& source, const StragglerImpact& s) {
   const engine::CriticalPath& c = s.critical;
   std::string out;
   if (c.replica >= 0) {
-    out = "replica " + std::to_string(c.replica) + " stage " + std::to_string(c.stage) + " of " +
-          std::to_string(cfg.parallelism.pp);
-    if (!c.hosts.empty()) out += " (host " + list(c.hosts) + ")";
+    out = "replica " + std::to_string(c.replica) + ", " + stage_words(cfg, c.stage);
+    if (!c.hosts.empty()) out += ", host " + list(c.hosts);
     const double over = c.stage_time / c.nominal_stage_time - 1.0;
-    out += over > 1e-4 ? fmt(": its forward + backward is %.2f%% over the nominal bottleneck stage's, pacing every micro-batch", 100.0 * over)
-                       : std::string(": within the last stage's slack, so it stretches only pipeline fill and drain");
+    const auto named = std::find_if(c.slow_stages.begin(), c.slow_stages.end(),
+                                    [&](const engine::SlowStage& x) { return x.stage == c.stage; });
+    if (over > 1e-4) {
+      out += fmt(": its forward + backward per micro-batch is %.2f%% over the nominal bottleneck stage's, so it paces "
+                 "every micro-batch of the replica, and every replica waits for it at the gradient reduction",
+                 100.0 * over);
+    } else if (named != c.slow_stages.end()) {
+      out += fmt(": its forward + backward per micro-batch stays %.2f%% under the nominal bottleneck stage's (the "
+                 "last, with the LM head), yet alone its slower passes stretch the schedule (fill, drain and "
+                 "waits between chunks) by ",
+                 -100.0 * over) +
+             ms(named->alone);
+    } else {
+      out += ": the replica's bottleneck stage";
+    }
+    for (const engine::SlowStage& x : c.slow_stages) {
+      if (x.stage == c.stage) continue;
+      out += "; also slowed in that replica: stage " + std::to_string(x.stage) + " (host " + list(x.hosts) +
+             ", alone " + ms(x.alone) + ")";
+    }
   } else if (source == "hosts" || source == "gpus") {
     out = "no slow host on a stage that paces its pipeline (hidden by the last stage's LM-head slack)";
   }
@@ -120,6 +148,17 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   cp.set("hosts", ch);
   cp.set("stage_time_s", s.critical.stage_time.as_s());
   cp.set("nominal_stage_time_s", s.critical.nominal_stage_time.as_s());
+  Json& slowed = cp.set("slow_stages", Json::array());
+  for (const engine::SlowStage& x : s.critical.slow_stages) {
+    Json row = Json::object();
+    row.set("stage", x.stage);
+    Json hosts_of = Json::array();
+    for (int h : x.hosts) hosts_of.push(h);
+    row.set("hosts", hosts_of);
+    row.set("stage_time_s", x.stage_time.as_s());
+    row.set("saved_if_repaired_s", x.saved.as_s());
+    slowed.push(row);
+  }
   Json links = Json::array();
   for (const std::string& l : s.critical.links) links.push(l);
   cp.set("links", links);
@@ -147,6 +186,29 @@ std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limi
     out += (i ? ", " : "") + name + fmt(" %.3f s", order[i].second.as_s());
   }
   return out.empty() ? out : "compute on the critical path: " + out;
+}
+
+// The stage of the straggling rank group with the most compute on the critical path (-1: none).
+int flow_critical_stage(const engine::FlowTrainingResult& f) {
+  if (f.groups.empty()) return -1;
+  std::map<int32_t, Time> compute;
+  for (const engine::CriticalSegment& seg : f.groups[f.critical_group].critical_path) {
+    if (seg.kind == "compute") compute[seg.group] += seg.time;
+  }
+  int stage = -1;
+  Time most;
+  for (const auto& [group, t] : compute) {
+    const std::string& name = f.group_names[group];
+    const bool straggling = std::any_of(f.straggling_groups.begin(), f.straggling_groups.end(),
+                                        [&](const std::string& g) { return g.rfind(name + " ", 0) == 0; });
+    int s = -1, r = -1;
+    if (!straggling || std::sscanf(name.c_str(), "stage%d/dp%d", &s, &r) != 2) continue;
+    if (stage < 0 || t > most) {
+      stage = s;
+      most = t;
+    }
+  }
+  return stage;
 }
 
 std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 3) {
@@ -551,7 +613,61 @@ RunOutput run_reliability(const ScenarioConfig& cfg) {
   return cfg.faults ? run_faults(cfg) : run_straggled_training(cfg);
 }
 
-WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level) {
+namespace {
+
+// `cfg` with the slow hosts and GPUs on `stage` repaired (other stragglers kept).
+ScenarioConfig without_stage(const ScenarioConfig& cfg, int stage) {
+  ScenarioConfig out = cfg;
+  for (const char* source : {"hosts", "gpus"}) {
+    const auto by_stage = engine::slow_units_by_stage(out, source);
+    const auto it = by_stage.find(stage);
+    if (it != by_stage.end()) out.stragglers = engine::without_units(out, source, it->second);
+  }
+  return out;
+}
+
+// `cfg` with only the slow hosts and GPUs on `stage`.
+ScenarioConfig only_stage(const ScenarioConfig& cfg, int stage) {
+  ScenarioConfig out = cfg;
+  StragglersConfig only;
+  only.seed = cfg.stragglers.seed;
+  for (const char* source : {"hosts", "gpus"}) {
+    const std::optional<ComputeStraggler>& entry = std::string(source) == "hosts" ? cfg.stragglers.hosts : cfg.stragglers.gpus;
+    const auto by_stage = engine::slow_units_by_stage(cfg, source);
+    const auto it = by_stage.find(stage);
+    if (!entry || it == by_stage.end()) continue;
+    ComputeStraggler c = *entry;
+    c.list = it->second;
+    c.fraction = 0.0;
+    c.count = 0;
+    (std::string(source) == "hosts" ? only.hosts : only.gpus) = c;
+  }
+  out.stragglers = only;
+  return out;
+}
+
+// Stages holding a slow host or GPU, in order.
+std::vector<int> slow_stages(const ScenarioConfig& cfg) {
+  std::set<int> stages;
+  for (const char* source : {"hosts", "gpus"}) {
+    for (const auto& [stage, units] : engine::slow_units_by_stage(cfg, source)) stages.insert(stage);
+  }
+  return {stages.begin(), stages.end()};
+}
+
+std::string units_words(const std::vector<int>& hosts, const std::vector<int>& gpus) {
+  std::string out;
+  if (!hosts.empty()) out += (hosts.size() == 1 ? "host " : "hosts ") + list(hosts);
+  if (!gpus.empty()) out += (out.empty() ? "" : ", ") + std::string(gpus.size() == 1 ? "GPU " : "GPUs ") + list(gpus);
+  return out;
+}
+
+std::string mfu_points(double lost) { return fmt("%.2f pt", 100 * lost); }
+
+}  // namespace
+
+WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level,
+                  int draws) {
   WhatIf w;
   w.all = engine::simulate_stragglers(cfg, hw, level);
   for (const std::string& source : engine::straggler_sources(cfg.stragglers)) {
@@ -566,8 +682,90 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     row.cause = critical_words(cfg, source, row.alone);
     w.rows.push_back(row);
   }
+  // By stage: the slow hosts and GPUs of each stage alone, and repaired with the rest still slow.
+  const WhatIfStage* top = nullptr;
+  for (const int stage : slow_stages(cfg)) {
+    WhatIfStage st;
+    st.stage = stage;
+    const ScenarioConfig only = only_stage(cfg, stage);
+    st.hosts = engine::slow_units(only, "hosts");
+    st.gpus = engine::slow_units(only, "gpus");
+    st.alone = engine::simulate_stragglers(only, hw, level);
+    st.saved_if_removed = w.all.iteration - engine::simulate_stragglers(without_stage(cfg, stage), hw, level).iteration;
+    w.stages.push_back(st);
+  }
+  // The cause: the stage whose slow hosts alone cost the most (ties: the one whose repair saves
+  // more, then the later stage). The iteration waits for the slowest replica, so costs do not
+  // add up: repairing one stage leaves the next costliest.
+  for (const WhatIfStage& st : w.stages) {
+    if (!top || st.alone.iteration > top->alone.iteration ||
+        (st.alone.iteration == top->alone.iteration && st.saved_if_removed >= top->saved_if_removed)) {
+      top = &st;
+    }
+  }
+  if (top && w.all.iteration > w.all.baseline) {
+    const double lost = w.all.baseline_mfu - w.all.mfu;
+    const double regained = w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - top->saved_if_removed)) - w.all.mfu;
+    const bool one = top->hosts.size() + top->gpus.size() == 1;
+    w.cause = "the slow " + units_words(top->hosts, top->gpus) + " on " + stage_words(cfg, top->stage) + ": " +
+              mfu_points(top->alone.baseline_mfu - top->alone.mfu) + " lost with " + (one ? "it" : "them") +
+              " alone; repairing " + (one ? "it" : "them") + " regains " + mfu_points(regained) + " of the " +
+              mfu_points(lost) + " lost";
+    const WhatIfStage* next = nullptr;
+    for (const WhatIfStage& st : w.stages) {
+      if (&st != top && (!next || st.alone.iteration > next->alone.iteration)) next = &st;
+    }
+    if (next && regained < lost - 5e-5) {
+      w.cause += ", the rest is the slow " + units_words(next->hosts, next->gpus) + " on stage " + std::to_string(next->stage) +
+                 " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
+    }
+  }
+  if (draws > 1) {
+    std::vector<double> lost;
+    for (int k = 0; k < draws; ++k) {
+      ScenarioConfig c = cfg;
+      c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
+      const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
+      lost.push_back(s.baseline_mfu - s.mfu);
+      if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0 && !s.critical.hosts.empty()) {
+        ++w.draws.last_stage;
+      }
+    }
+    const engine::MeanCi m = engine::mean_ci(lost);
+    w.draws.count = draws;
+    w.draws.mfu_lost_mean = m.mean;
+    w.draws.mfu_lost_ci95 = m.half_width;
+    w.draws.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
+    w.draws.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
+  }
   return w;
 }
+
+namespace {
+
+Json draws_json(const WhatIfDraws& d) {
+  Json j = Json::object();
+  j.set("count", d.count);
+  j.set("mfu_lost_mean", d.mfu_lost_mean);
+  Json ci = Json::array();
+  ci.push(d.mfu_lost_mean - d.mfu_lost_ci95);
+  ci.push(d.mfu_lost_mean + d.mfu_lost_ci95);
+  j.set("mfu_lost_ci95", ci);
+  j.set("mfu_lost_min", d.mfu_lost_min);
+  j.set("mfu_lost_max", d.mfu_lost_max);
+  j.set("last_stage_draws", d.last_stage);
+  return j;
+}
+
+std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
+  return fmt("\nover %.0f placements", d.count) +
+         fmt(" (seeds %.0f", static_cast<double>(seed)) + fmt("..%.0f): MFU lost ", static_cast<double>(seed + d.count - 1)) +
+         fmt("%.2f", 100 * d.mfu_lost_mean) + fmt(" +- %.2f points (95%% CI of the mean)", 100 * d.mfu_lost_ci95) +
+         fmt(", %.2f", 100 * d.mfu_lost_min) + fmt(" to %.2f; ", 100 * d.mfu_lost_max) +
+         fmt("the costliest stage is the last (LM head) in %.0f", d.last_stage) + fmt(" of %.0f draws\n", d.count);
+}
+
+}  // namespace
 
 Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   Json j = Json::object();
@@ -581,6 +779,23 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
     row.set("saved_if_removed_s", r.saved_if_removed.as_s());
     rows.push(row);
   }
+  Json& stages = j.set("stages", Json::array());
+  for (const WhatIfStage& st : w.stages) {
+    Json row = Json::object();
+    row.set("stage", st.stage);
+    Json hosts = Json::array();
+    for (int h : st.hosts) hosts.push(h);
+    row.set("hosts", hosts);
+    Json gpus = Json::array();
+    for (int g : st.gpus) gpus.push(g);
+    row.set("gpus", gpus);
+    row.set("alone_iteration_time_s", st.alone.iteration.as_s());
+    row.set("alone_mfu_lost", st.alone.baseline_mfu - st.alone.mfu);
+    row.set("saved_if_removed_s", st.saved_if_removed.as_s());
+    stages.push(row);
+  }
+  j.set("cause", w.cause);
+  if (w.draws.count > 0) j.set("draws", draws_json(w.draws));
   return j;
 }
 
@@ -599,7 +814,19 @@ std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   };
   for (const WhatIfRow& r : w.rows) print(r.source, r.alone, r.saved_if_removed, r.cause);
   print("all", w.all, w.all.iteration - w.all.baseline, critical_words(cfg, "all", w.all));
+  if (!w.stages.empty()) {
+    o << "\nby stage (its slow hosts/GPUs alone; and repaired, the others still slow)\n";
+    std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s  %s\n", "stage", "alone", "slowdown", "MFU lost",
+                  "if repaired", "slow hosts / GPUs");
+    o << line;
+    for (const WhatIfStage& st : w.stages) {
+      const std::string name = "stage " + std::to_string(st.stage) + (st.stage == cfg.parallelism.pp - 1 ? " (LM head)" : "");
+      print(name, st.alone, st.saved_if_removed, units_words(st.hosts, st.gpus));
+    }
+  }
+  if (!w.cause.empty()) o << "\ncause      " << w.cause << "\n";
   if (!w.all.slow_hosts.empty()) o << "\nslow hosts " << list(w.all.slow_hosts, 64) << "\n";
+  if (w.draws.count > 0) o << draws_words(w.draws, cfg.stragglers.seed);
   return o.str();
 }
 
@@ -626,6 +853,11 @@ std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const S
       out.emplace_back("all but " + source, rest);
     }
   }
+  // Per stage holding slow hosts or GPUs (when several do): that stage's repaired.
+  const std::vector<int> stages = slow_stages(cfg);
+  if (stages.size() > 1) {
+    for (const int stage : stages) out.emplace_back("all but stage " + std::to_string(stage), without_stage(c, stage));
+  }
   for (int k = 1; k < draws; ++k) {
     ScenarioConfig d = c;
     d.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
@@ -647,6 +879,8 @@ FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg,
   v.critical = flow_critical_words(f);
   for (const std::string& g : f.straggling_groups) v.straggling += (v.straggling.empty() ? "" : ", ") + g;
   v.links = flow_link_words(f);
+  v.critical_stage = flow_critical_stage(f);
+  if (name.rfind("all but stage ", 0) == 0) v.repaired_stage = std::atoi(name.c_str() + 14);
   return v;
 }
 
@@ -661,9 +895,9 @@ std::string one_line(std::string s) {
 }  // namespace
 
 std::string encode_variant(const FlowVariant& v) {
-  char num[160];
-  std::snprintf(num, sizeof num, "iteration_s=%.17g\tmfu=%.17g\twall_s=%.6g\trank_groups=%d", v.iteration_s, v.mfu,
-                v.wall_s, v.rank_groups);
+  char num[320];
+  std::snprintf(num, sizeof num, "iteration_s=%.17g\tmfu=%.17g\twall_s=%.6g\trank_groups=%d\tcritical_stage=%d\trepaired_stage=%d",
+                v.iteration_s, v.mfu, v.wall_s, v.rank_groups, v.critical_stage, v.repaired_stage);
   return "name=" + one_line(v.name) + "\t" + num + "\tcritical=" + one_line(v.critical) +
          "\tstraggling=" + one_line(v.straggling) + "\tlinks=" + one_line(v.links) + "\terror=" + one_line(v.error);
 }
@@ -683,6 +917,8 @@ FlowVariant decode_variant(const std::string& line) {
       if (key == "mfu") v.mfu = std::strtod(value.c_str(), nullptr);
       if (key == "wall_s") v.wall_s = std::strtod(value.c_str(), nullptr);
       if (key == "rank_groups") v.rank_groups = std::atoi(value.c_str());
+      if (key == "critical_stage") v.critical_stage = std::atoi(value.c_str());
+      if (key == "repaired_stage") v.repaired_stage = std::atoi(value.c_str());
       if (key == "critical") v.critical = value;
       if (key == "straggling") v.straggling = value;
       if (key == "links") v.links = value;
@@ -693,6 +929,70 @@ FlowVariant decode_variant(const std::string& line) {
   return v;
 }
 
+namespace {
+
+// What the flow variants add up to: the draws, each repaired stage's regain and the cause.
+struct FlowSummary {
+  WhatIfDraws draws;                  // over "all" and "all, seed K" (count 0 with one)
+  std::vector<const FlowVariant*> stages;  // "all but stage N", in order
+  std::string cause;
+};
+
+FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
+  FlowSummary out;
+  if (variants.size() < 2 || !variants[0].error.empty()) return out;
+  const FlowVariant& base = variants[0];
+  const FlowVariant* all = nullptr;
+  std::vector<double> lost;
+  for (const FlowVariant& v : variants) {
+    if (!v.error.empty()) continue;
+    if (v.name == "all") all = &v;
+    if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) {
+      lost.push_back(base.mfu - v.mfu);
+      if (v.critical_stage == cfg.parallelism.pp - 1) ++out.draws.last_stage;
+    }
+    if (v.repaired_stage >= 0) out.stages.push_back(&v);
+  }
+  if (lost.size() > 1) {
+    const engine::MeanCi m = engine::mean_ci(lost);
+    out.draws.count = static_cast<int>(lost.size());
+    out.draws.mfu_lost_mean = m.mean;
+    out.draws.mfu_lost_ci95 = m.half_width;
+    out.draws.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
+    out.draws.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
+  }
+  if (!all || all->iteration_s <= base.iteration_s) return out;
+  // The stage whose repair regains the most; with a single stage holding stragglers, the
+  // straggling stage on the critical path.
+  int stage = all->critical_stage;
+  double regained = -1;
+  const FlowVariant* repaired = nullptr;
+  for (const FlowVariant* v : out.stages) {
+    if (v->mfu - all->mfu > regained) {
+      regained = v->mfu - all->mfu;
+      stage = v->repaired_stage;
+      repaired = v;
+    }
+  }
+  if (stage < 0) return out;
+  std::vector<int> hosts, gpus;
+  if (const auto h = engine::slow_units_by_stage(cfg, "hosts"); h.count(stage)) hosts = h.at(stage);
+  if (const auto g = engine::slow_units_by_stage(cfg, "gpus"); g.count(stage)) gpus = g.at(stage);
+  const bool one = hosts.size() + gpus.size() == 1;
+  out.cause = "the slow " + units_words(hosts, gpus) + " on " + stage_words(cfg, stage);
+  out.cause += regained >= 0 ? std::string(": repairing ") + (one ? "it" : "them") + " regains " + mfu_points(regained) +
+                                   " of the " + mfu_points(base.mfu - all->mfu) + " lost"
+                             : std::string(": ") + (one ? "its rank group has" : "their rank groups have") +
+                                   " the most compute on the critical path";
+  if (repaired && repaired->critical_stage >= 0 && repaired->critical_stage != stage && base.mfu - repaired->mfu > 5e-5) {
+    out.cause += ", the rest is the slow hosts on stage " + std::to_string(repaired->critical_stage) +
+                 ", which the iteration then waits for";
+  }
+  return out;
+}
+
+}  // namespace
+
 Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
   Json j = Json::object();
   j.set("kind", "whatif");
@@ -700,7 +1000,6 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
   j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
   const FlowVariant* base = variants.empty() ? nullptr : &variants.front();
   Json& rows = j.set("variants", Json::array());
-  std::vector<double> lost;
   for (const FlowVariant& v : variants) {
     Json row = Json::object();
     row.set("variant", v.name);
@@ -714,24 +1013,18 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
     if (base && base->error.empty()) {
       row.set("slowdown", v.iteration_s / base->iteration_s);
       row.set("mfu_lost", base->mfu - v.mfu);
-      if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) lost.push_back(base->mfu - v.mfu);
     }
     row.set("rank_groups_simulated", v.rank_groups);
     row.set("wall_time_s", v.wall_s);
     row.set("critical_path", v.critical);
+    row.set("critical_stage", v.critical_stage);
     row.set("straggling_groups", v.straggling);
     row.set("links", v.links);
     rows.push(row);
   }
-  if (lost.size() > 1) {
-    double mean = 0;
-    for (double x : lost) mean += x;
-    Json& d = j.set("draws", Json::object());
-    d.set("count", static_cast<int64_t>(lost.size()));
-    d.set("mfu_lost_mean", mean / lost.size());
-    d.set("mfu_lost_min", *std::min_element(lost.begin(), lost.end()));
-    d.set("mfu_lost_max", *std::max_element(lost.begin(), lost.end()));
-  }
+  const FlowSummary sum = flow_summary(cfg, variants);
+  j.set("cause", sum.cause);
+  if (sum.draws.count > 1) j.set("draws", draws_json(sum.draws));
   return j;
 }
 
@@ -746,7 +1039,6 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %7s %8s\n", "variant", "iteration", "slowdown", "MFU lost", "groups",
                 "wall");
   o << line;
-  std::vector<double> lost;
   for (size_t i = 1; i < variants.size(); ++i) {
     const FlowVariant& v = variants[i];
     if (!v.error.empty()) {
@@ -759,16 +1051,11 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
     o << line;
     if (!v.critical.empty()) o << "    " << v.critical << "\n";
     if (!v.links.empty()) o << "    links: " << v.links << "\n";
-    if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) lost.push_back(base.mfu - v.mfu);
   }
   if (!variants[1].straggling.empty()) o << "\nstraggling rank groups  " << variants[1].straggling << "\n";
-  if (lost.size() > 1) {
-    double mean = 0;
-    for (double x : lost) mean += x;
-    o << fmt("\nover %.0f placements: MFU lost ", static_cast<double>(lost.size())) << fmt("%.2f points on average", 100 * mean / lost.size())
-      << fmt(" (%.2f", 100 * *std::min_element(lost.begin(), lost.end()))
-      << fmt(" to %.2f)\n", 100 * *std::max_element(lost.begin(), lost.end()));
-  }
+  const FlowSummary sum = flow_summary(cfg, variants);
+  if (!sum.cause.empty()) o << "\ncause      " << sum.cause << "\n";
+  if (sum.draws.count > 1) o << draws_words(sum.draws, cfg.stragglers.seed);
   return o.str();
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/core/scenario.h"
 #include "sim/core/yaml_tree.h"
@@ -152,6 +153,112 @@ TEST(FlowStragglers, UnevenStagesAndLongerSequencesSlowTheRun) {
   EXPECT_GT(heavy.estimate.iteration, clean);
   EXPECT_EQ(heavy.groups.front().name, "stage0/dp1");
   EXPECT_EQ(top_critical_group(heavy).substr(6), "/dp0");
+}
+
+// 64 GPUs on 16 hosts of 4; tp 4 fills a host, pp 4 -> dp 4, 8 micro-batches. Host h holds stage
+// h / 4 of replica h mod 4.
+ScenarioConfig pipeline(int vpp, const std::string& stragglers) {
+  const std::string text =
+      "cluster: {gpu: A100-SXM4-80GB, gpus: 64, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
+      "network: {fidelity: flow, tiers: 2, switch_radix: 16, routing: dmodk}\n"
+      "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
+      "parallelism: {tp: 4, pp: 4, vpp: " + std::to_string(vpp) + "}\n"
+      "training: {global_batch: 32}\n" + stragglers;
+  const ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(text, "p.yaml"), "p.yaml");
+  for (const InputError& e : validate_scenario(cfg)) ADD_FAILURE() << "test scenario is invalid: " << e.to_string();
+  return cfg;
+}
+
+// Free communication and stages of 1 ms forward + 2 ms backward per micro-batch, no LM head and
+// no optimizer: the iteration is the slowest replica's pipeline makespan.
+FlowTrainingResult schedule_only(const ScenarioConfig& cfg) {
+  FlowTrainingOptions o;
+  o.use_simgrid = false;
+  o.free_communication = true;
+  work::GraphCosts c;
+  c.forward_chunk = Time::us(1000 / cfg.parallelism.vpp);
+  c.backward_chunk = Time::us(2000 / cfg.parallelism.vpp);
+  c.params_on_gpu = 1e6;
+  o.costs = c;
+  return simulate_training(cfg, a100(), o);
+}
+
+void expect_ms(Time got, double want_ms, const std::string& what) {
+  EXPECT_NEAR(got.as_s() * 1e3, want_ms, 1e-6) << what;
+}
+
+TEST(FlowStragglers, ASlowStageFollowsThePipelineClosedForm) {
+  // 1F1B, slow last stage (host 12: stage 3, replica 0), x1.5: (m f + pp - 1)(f + b) = (12 + 3) x 3 ms.
+  expect_ms(schedule_only(pipeline(1, "stragglers: {hosts: {list: [12], slowdown: 1.5}}\n")).estimate.iteration, 45.0,
+            "1F1B, last stage x1.5");
+  // 1F1B, stage 1 (host 5, replica 1) forward x1.1, d = 0.1 ms: (m + pp - 1)(f + b) + (m - (pp - 1 - k)) d
+  // = 33 + 6 x 0.1 ms (its two warm-up micro-batches hide their extra time).
+  expect_ms(schedule_only(pipeline(1, "stragglers: {hosts: {list: [5], slowdown: 1.1, phase: forward}}\n")).estimate.iteration,
+            33.6, "1F1B, stage 1 forward x1.1");
+  // Interleaved (vpp 2), last stage (host 13) forward x1.5: chunks c = 1.5 ms, c' = 1.75 ms,
+  // (m vpp - 1) c' + (pp - 1) c + c' = 15 x 1.75 + 3 x 1.5 + 1.75 ms.
+  expect_ms(schedule_only(pipeline(2, "stragglers: {hosts: {list: [13], slowdown: 1.5, phase: forward}}\n")).estimate.iteration,
+            32.5, "interleaved, last stage forward x1.5");
+  // Interleaved, stage 1 slow: no closed form; the flow level's graph and the straggler model's
+  // schedule replay (two implementations) agree.
+  std::vector<ChunkTime> chunks(8, ChunkTime{Time::us(500), Time::ms(1)});
+  chunks[1] = chunks[5] = ChunkTime{Time::us(650), Time::us(1300)};
+  EXPECT_EQ(schedule_only(pipeline(2, "stragglers: {hosts: {list: [6], slowdown: 1.3}}\n")).estimate.iteration,
+            pipeline_makespan(chunks, 4, 2, 8));
+}
+
+TEST(FlowStragglers, OneSlowReplicaGatesTheDpSync) {
+  // Host 6: stage 1 of replica 2, x1.5. Every stage's gradient reduction waits for replica 2.
+  const FlowTrainingResult r = schedule_only(pipeline(1, "stragglers: {hosts: {list: [6], slowdown: 1.5}}\n"));
+  std::vector<ChunkTime> chunks(4, ChunkTime{Time::ms(1), Time::ms(2)});
+  chunks[1] = ChunkTime{Time::us(1500), Time::ms(3)};
+  EXPECT_EQ(r.estimate.iteration, pipeline_makespan(chunks, 4, 1, 8));
+  auto last_end = [&](work::OpRole role, const std::string& group) {
+    Time end;
+    for (const TraceSpan& s : r.spans) {
+      if (s.role == role && r.group_names[s.group] == group) end = max(end, s.end);
+    }
+    return end;
+  };
+  for (int stage = 0; stage < 4; ++stage) {
+    const std::string st = "stage" + std::to_string(stage);
+    const Time slow = last_end(work::OpRole::kBackward, st + "/dp2");
+    const Time healthy = last_end(work::OpRole::kBackward, st + "/dp0");
+    Time reduced;
+    for (const TraceSpan& s : r.spans) {
+      if (s.role == work::OpRole::kDpReduce && r.group_names[s.group].rfind(st + "/", 0) == 0) reduced = max(reduced, s.end);
+    }
+    EXPECT_GE(reduced, slow) << st;
+    EXPECT_GT(slow, healthy) << st << ": the healthy replica finishes first and waits";
+  }
+}
+
+TEST(FlowStragglers, ASlowHostStretchesComputeNotItsTransfers) {
+  // Host 5 (stage 1 of replica 1) twice as slow in every kernel: its compute doubles, its TP
+  // collectives (NVLink) and pipeline sends (NICs) take what the representative's take. (With
+  // the gradient reduction overlapped, its last send would share its NIC with the other
+  // replicas' reduce-scatter, which it now meets: contention, not a slower transfer.)
+  const FlowTrainingResult r =
+      run(load("stragglers: {hosts: {list: [5], slowdown: 2}}\n",
+               "training: {global_batch: 32, overlap: {dp_grad_reduce: false, dp_param_gather: false}}\n"));
+  auto total = [&](work::OpRole role, const std::string& group) {
+    Time t;
+    for (const TraceSpan& s : r.spans) {
+      if (s.role == role && r.group_names[s.group] == group) t += s.end - s.start;
+    }
+    return t;
+  };
+  const double compute = (total(work::OpRole::kForward, "stage1/dp1") + total(work::OpRole::kBackward, "stage1/dp1")) /
+                         (total(work::OpRole::kForward, "stage1/dp0") + total(work::OpRole::kBackward, "stage1/dp0"));
+  EXPECT_NEAR(compute, 2.0, 1e-6);
+  const Time tp_slow = total(work::OpRole::kTpComm, "stage1/dp1");
+  const Time tp_healthy = total(work::OpRole::kTpComm, "stage1/dp0");
+  ASSERT_GT(tp_healthy, Time::zero());
+  EXPECT_NEAR(tp_slow / tp_healthy, 1.0, 0.01);
+  const Time pp_slow = total(work::OpRole::kPpSend, "stage1/dp1");
+  const Time pp_healthy = total(work::OpRole::kPpSend, "stage1/dp0");
+  ASSERT_GT(pp_healthy, Time::zero());
+  EXPECT_NEAR(pp_slow / pp_healthy, 1.0, 0.01);
 }
 
 TEST(FlowStragglers, NoStragglersLeavesTheGraphAlone) {
