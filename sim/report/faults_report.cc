@@ -26,6 +26,13 @@ namespace {
 using engine::LossCause;
 using engine::StragglerImpact;
 
+// A list of host or GPU indices as a JSON array.
+Json index_array(const std::vector<int>& indices) {
+  Json a = Json::array();
+  for (int i : indices) a.push(i);
+  return a;
+}
+
 // Checkpoint bytes per parameter: BF16 weights (2) + FP32 master weights, Adam m and v (12), as
 // mixed-precision Adam keeps them (Rajbhandari et al., "ZeRO", SC'20, section 3.1: 2 + 2 + 12
 // bytes per parameter in training, of which the 16-bit gradients are not saved).
@@ -134,18 +141,12 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   j.set("mfu_lost", s.baseline_mfu - s.mfu);
   j.set("pipeline_delta_s", s.pipeline_delta.as_s());
   j.set("communication_delta_s", s.communication_delta.as_s());
-  Json hosts = Json::array();
-  for (int h : s.slow_hosts) hosts.push(h);
-  j.set("slow_hosts", hosts);
-  Json gpus = Json::array();
-  for (int g : s.slow_gpus) gpus.push(g);
-  j.set("slow_gpus", gpus);
+  j.set("slow_hosts", index_array(s.slow_hosts));
+  j.set("slow_gpus", index_array(s.slow_gpus));
   Json& cp = j.set("critical_path", Json::object());
   cp.set("replica", s.critical.replica);
   cp.set("stage", s.critical.stage);
-  Json ch = Json::array();
-  for (int h : s.critical.hosts) ch.push(h);
-  cp.set("hosts", ch);
+  cp.set("hosts", index_array(s.critical.hosts));
   cp.set("stage_time_s", s.critical.stage_time.as_s());
   cp.set("nominal_stage_time_s", s.critical.nominal_stage_time.as_s());
   Json& slowed = cp.set("slow_stages", Json::array());
@@ -235,12 +236,8 @@ RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwarePro
   const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw);
   RunOutput out = flow_training_output(cfg, hw, flow);
   Json& s = out.results.set("stragglers", Json::object());
-  Json hosts = Json::array();
-  for (int h : flow.slow_hosts) hosts.push(h);
-  s.set("slow_hosts", hosts);
-  Json gpus = Json::array();
-  for (int g : flow.slow_gpus) gpus.push(g);
-  s.set("slow_gpus", gpus);
+  s.set("slow_hosts", index_array(flow.slow_hosts));
+  s.set("slow_gpus", index_array(flow.slow_gpus));
   Json groups = Json::array();
   for (const std::string& g : flow.straggling_groups) groups.push(g);
   s.set("straggling_groups", groups);
@@ -783,12 +780,8 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   for (const WhatIfStage& st : w.stages) {
     Json row = Json::object();
     row.set("stage", st.stage);
-    Json hosts = Json::array();
-    for (int h : st.hosts) hosts.push(h);
-    row.set("hosts", hosts);
-    Json gpus = Json::array();
-    for (int g : st.gpus) gpus.push(g);
-    row.set("gpus", gpus);
+    row.set("hosts", index_array(st.hosts));
+    row.set("gpus", index_array(st.gpus));
     row.set("alone_iteration_time_s", st.alone.iteration.as_s());
     row.set("alone_mfu_lost", st.alone.baseline_mfu - st.alone.mfu);
     row.set("saved_if_removed_s", st.saved_if_removed.as_s());
