@@ -24,6 +24,10 @@ class Checker {
 
 std::string str(long long v) { return std::to_string(v); }
 
+// Training at the packet level: every packet is an event, and an iteration moves bytes in
+// proportion to the GPU count, so the level is kept to fabrics of a few hundred endpoints.
+constexpr int kPacketTrainingMaxGpus = 512;
+
 // The training plan and traffic checks (the sections have their own validate_* functions).
 std::vector<InputError> validate_plan(const ScenarioConfig& cfg);
 
@@ -60,9 +64,17 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                                         ") so that each NIC serves the same number of GPUs; got " +
                                         str(cl.nics_per_node));
   }
-  if (!cfg.traffic && (cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket)) {
-    c.fail("network.fidelity", std::string("training at the '") + to_string(cfg.network.fidelity) +
-                                   "' level is not built yet; it runs network microbenchmarks (traffic:)");
+  const bool congestion_level = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
+  if (cfg.inference && congestion_level) {
+    c.fail("network.fidelity", std::string("serving runs at the 'analytical' or 'flow' level; '") +
+                                   to_string(cfg.network.fidelity) + "' runs training and network microbenchmarks (traffic:)");
+  }
+  if (!cfg.traffic && !cfg.inference && cfg.network.fidelity == Fidelity::kPacket && cl.gpus > kPacketTrainingMaxGpus) {
+    c.fail("cluster.gpus", "training at the 'packet' level is limited to " + str(kPacketTrainingMaxGpus) +
+                               " GPUs: it simulates every packet of every transfer (a few million events per "
+                               "second), so a larger iteration would take hours; got " + str(cl.gpus) +
+                               ". Use network.fidelity: flow+dcqcn (the same DCQCN, ECN and PFC as fluid "
+                               "queues, for any size) or fewer GPUs");
   }
   if (cfg.traffic) {
     const TrafficConfig& t = *cfg.traffic;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "sim/engine/event_queue_clock.h"
 #include "sim/engine/graph_executor.h"
 #include "sim/engine/simgrid_clock.h"
@@ -152,7 +153,8 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       if (wall < last_report) return;
       last_report = wall + 1.0;
       char line[160];
-      std::snprintf(line, sizeof line, "flow level: %lld of %lld ops, %.3f s simulated, %.0f s wall",
+      std::snprintf(line, sizeof line, "%s level: %lld of %lld ops, %.3f s simulated, %.0f s wall",
+                    to_string(cfg.network.fidelity == Fidelity::kAnalytical ? Fidelity::kFlow : cfg.network.fidelity),
                     static_cast<long long>(done), static_cast<long long>(r.ops), now.as_s(), wall);
       options.progress(line);
     };
@@ -173,9 +175,21 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       }
       clock = std::make_unique<EventQueueClock>();
     }
+    // The scenario's level: flow (also for callers that hold an analytical scenario and ask for
+    // the detailed run), flow+dcqcn or packet, all behind the same Network interface.
     NetworkConfig net_cfg = cfg.network;
-    net_cfg.fidelity = Fidelity::kFlow;
-    std::unique_ptr<net::Network> network = net::make_network(net_cfg, routes, *clock);
+    if (net_cfg.fidelity == Fidelity::kAnalytical) net_cfg.fidelity = Fidelity::kFlow;
+    std::unique_ptr<net::Network> network;
+    try {
+      network = net::make_network(net_cfg, routes, *clock);
+    } catch (const BadInput& e) {
+      // The backend names the key; the scenario knows the file and line.
+      std::vector<InputError> errors = e.errors();
+      for (InputError& err : errors) {
+        if (err.file.empty()) err = scenario_error(cfg, err.key_path, err.message);
+      }
+      throw BadInput(errors);
+    }
     GraphExecutor exec(graph, *network, *clock, eo);
     exec.start();
     if (engine != nullptr) {

@@ -22,7 +22,8 @@ PacketFabric fabric_of(const NetworkConfig& config, const RouteSource& routes) {
   if (!fabric_routes) {
     throw BadInput(InputError{"", 0, "network.fidelity",
                               std::string("the '") + to_string(config.fidelity) +
-                                  "' level is not built yet for this route source: it needs a Clos fabric"});
+                                  "' level needs a Clos fabric (switches with queues, buffers and PFC); "
+                                  "these routes come without one"});
   }
   if (config.routing == Routing::kSpray) {
     throw BadInput(InputError{"", 0, "network.routing",
@@ -44,7 +45,8 @@ std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSo
       if (config.solver == FlowSolver::kLmm) return std::make_unique<LmmNetwork>(routes, clock, lmm);
       return std::make_unique<FluidNetwork>(routes, clock, config.merge_tolerance);
     case Fidelity::kFlowDcqcn:
-      return std::make_unique<FluidDcqcnNetwork>(routes, fabric_of(config, routes), clock, config.dcqcn);
+      return std::make_unique<FluidDcqcnNetwork>(routes, fabric_of(config, routes), clock, config.dcqcn,
+                                                 config.ecmp_seed + 1);
     case Fidelity::kPacket:
       return std::make_unique<PacketNetwork>(routes, fabric_of(config, routes), clock, config.dcqcn,
                                              config.ecmp_seed + 1);

@@ -42,13 +42,9 @@ RunOutput run_training(const ScenarioConfig& cfg) {
       throw BadInput(errors);
     }
   }();
-  if (cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket) {
-    throw BadInput(InputError{cfg.file, line_of(cfg, "network.fidelity"), "network.fidelity",
-                              std::string("training at the '") + to_string(cfg.network.fidelity) +
-                                  "' level is not built yet; use 'analytical' or 'flow'"});
-  }
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
-  if (cfg.network.fidelity == Fidelity::kFlow) {
+  // flow, flow+dcqcn and packet run the operation graph; only the network backend differs.
+  if (cfg.network.fidelity != Fidelity::kAnalytical) {
     engine::FlowTrainingOptions options;
     if (isatty(STDERR_FILENO)) {
       options.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s\033[K", line.c_str()); };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace clustersim::net {
 
@@ -92,6 +93,11 @@ void DcqcnRate::shift(Time by) {
 Time DcqcnRate::next_event() const {
   const Time cut_at = cut_pending_ ? last_cut_ + params_->decrease_interval : Time::max();
   return std::min(cut_at, settled() ? Time::max() : next_increase_);
+}
+
+double DcqcnRate::bytes_to_next_count() const {
+  if (params_->byte_counter <= 0 || settled()) return std::numeric_limits<double>::infinity();
+  return std::max(0.0, params_->byte_counter - bytes_acc_);
 }
 
 bool DcqcnRate::settled() const {

@@ -39,6 +39,9 @@ class DcqcnRate {
   void advance(Time now);
   // Time of the next timer event; Time::max() when none is pending.
   Time next_event() const;
+  // Bytes still to send before the byte counter's next increase event; infinity when the byte
+  // counter is off or the rate is settled.
+  double bytes_to_next_count() const;
   // Moves every timer phase `by` later, as if the time skipped had not passed (fast-forward of a
   // periodic steady state).
   void shift(Time by);

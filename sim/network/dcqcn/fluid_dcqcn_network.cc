@@ -13,11 +13,33 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// A unit-mean exponential variate for draw `n` of flow number `flow`: splitmix64 (Steele et al.
+// 2014) over the three numbers, so runs repeat exactly for a seed whatever the order of events.
+double exponential_draw(uint64_t seed, uint64_t flow, uint32_t n) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ (flow << 24 ^ n);
+  for (int i = 0; i < 3; ++i) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+  }
+  const double u = (static_cast<double>(x >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
+  return -std::log(u);
+}
+
 Time at_or_after(double seconds, Time floor) {
   return max(floor, Time::ps(static_cast<int64_t>(std::ceil(seconds * 1e12 - 1e-3))));
 }
 
 }  // namespace
+
+// One hop of a flow: what enters the link and what of the flow waits in its queue.
+struct FluidDcqcnNetwork::Hop {
+  double in = 0;             // bytes/s entering the link
+  double queued = 0;         // bytes in the link's queue
+  double in_marked = 0;      // of `in`, bytes/s carrying a CE mark
+  double queued_marked = 0;  // of `queued`, marked bytes
+};
 
 struct FluidDcqcnNetwork::Flow {
   Flow(const DcqcnParams& p, Time start) : rp(p, start) {}
@@ -25,24 +47,30 @@ struct FluidDcqcnNetwork::Flow {
   GpuId src = 0;
   GpuId dst = 0;
   std::vector<LinkIndex> links;
-  std::vector<double> in;      // bytes/s entering each hop
-  std::vector<double> queued;  // bytes of this flow in each hop's queue
-  std::vector<double> in_marked;      // of `in`, bytes/s carrying a CE mark
-  std::vector<double> queued_marked;  // of `queued`, marked bytes
-  double step_marked = 0;             // marked bytes delivered in the current step
+  std::vector<Hop> hops;    // by position along the path
+  double step_marked = 0;  // marked bytes delivered in the current step
   double size = 0, sent = 0, delivered = 0;
   double latency = 0;  // s
   double line = 0;
   DcqcnRate rp;
   double last_cnp = -kInf;
-  double mark_acc = 0;
+  double hazard = 0;         // since the CNP interval last passed: sum over packets of -ln(1 - p_mark)
+  double cnp_threshold = 0;  // Exp(1) draw: the first marked packet arrives when hazard reaches it
+  uint32_t draws = 0;
+  double step_out = 0;       // bytes delivered in the current step
   std::vector<double> cnp_due;  // s, in order
   bool hot = true;
   bool active = true;
-  bool listed_hot = false;  // in hot_
+  bool listed_hot = false;  // in hot_, its hops in the links' hot_hops
+  std::vector<uint32_t> hop_slot;  // while listed: index of each hop in its link's hot_hops
+  // Cold: constant rate since cold_since (delivered counts up to then), until the next event:
+  // completion, or a DCQCN increase (timer or byte counter) while the rate is recovering.
   double cold_rate = 0, cold_since = 0;
-  size_t cold_slot = 0;
-  double window_bytes = 0, prev_mean = -1, mean = 0;
+  uint64_t stamp = 0;  // of the flow's live entry in cold_events_
+  // Delivered in the current fast-forward window (counted from window_from when the flow turned
+  // hot inside it); the previous full window's mean rate, -1 when there is none to compare.
+  double window_bytes = 0, window_from = 0, prev_mean = -1, mean = 0;
+  uint64_t serial = 0;  // creation order: the draws' stream and the trace index
   int32_t trace = -1;
 };
 
@@ -67,7 +95,9 @@ struct FluidDcqcnNetwork::Link {
   double arrived = 0, departed = 0;  // bytes through the queue so far (hot flows)
   std::vector<float> p_history;      // RED probability after each step (ring of kMarkHistory), lazily
   std::vector<double> a_history;     // `arrived` after each step, same ring
-  std::vector<std::pair<uint32_t, uint16_t>> hot_hops;
+  int64_t mark_cursor = 0;           // step found by the last enqueue_probability
+  std::vector<HotHop> hot_hops;  // the listed hot flows' hops on this link
+  int32_t hot_pos = -1;  // index in hot_levels_[order] while hot_hops is not empty
   std::vector<uint32_t> flows;  // active flows crossing the link
   Bytes bytes;
   double peak = 0;
@@ -75,11 +105,12 @@ struct FluidDcqcnNetwork::Link {
 };
 
 FluidDcqcnNetwork::FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fabric, Clock& clock,
-                                     const DcqcnConfig& config)
+                                     const DcqcnConfig& config, uint64_t seed)
     : routes_(routes),
       fabric_(std::move(fabric)),
       clock_(clock),
       config_(config),
+      seed_(seed),
       dt_(config.fluid_step.as_s()),
       window_(8 * std::max({config.rate_increase_timer.as_s(), config.cnp_interval.as_s(),
                             config.alpha_update_interval.as_s()})) {
@@ -98,7 +129,11 @@ FluidDcqcnNetwork::FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fab
     k.order = pl.order;
     k.pfc_delay = pl.delay.as_s() + (k.capacity > 0 ? config_.mtu.as_double() / k.capacity : 0.0);
   }
+  int8_t top = 0;
+  for (const PacketLink& pl : fabric_.links) top = std::max(top, pl.order);
+  hot_levels_.resize(static_cast<size_t>(top) + 1);
   switch_used_.assign(fabric_.is_switch.size(), 0);
+  congested_.assign(n, 0);
   ingress_share_.assign(n, 0);
   ingress_listed_.assign(n, 0);
   trace_.links.resize(n);
@@ -139,24 +174,32 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
       params_.push_back(std::make_unique<DcqcnParams>(dcqcn_params(config_, {line})));
       params = params_.back().get();
     }
-    const auto f = static_cast<uint32_t>(flows_.size());
-    flows_.push_back(std::make_unique<Flow>(*params, Time::s(start)));
-    Flow& fl = *flows_.back();
+    uint32_t f;
+    if (free_slots_.empty()) {
+      f = static_cast<uint32_t>(flows_.size());
+      flows_.emplace_back();
+    } else {
+      f = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    flows_[f] = std::make_unique<Flow>(*params, Time::s(start));
+    Flow& fl = *flows_[f];
+    fl.serial = static_cast<uint64_t>(flows_created_ + pending);
     fl.transfer = id;
     fl.src = src;
     fl.dst = dst;
     fl.links = path.links;
-    fl.in.assign(fl.links.size(), 0.0);
-    fl.queued.assign(fl.links.size(), 0.0);
-    fl.in_marked.assign(fl.links.size(), 0.0);
-    fl.queued_marked.assign(fl.links.size(), 0.0);
+    fl.hops.assign(fl.links.size(), Hop{});
     fl.size = share.as_double();
     fl.latency = path.latency.as_s();
     fl.line = line;
-    if (static_cast<int>(f) < config_.traced_flows) fl.trace = static_cast<int32_t>(f);
+    if (fl.serial < static_cast<uint64_t>(config_.traced_flows)) {
+      fl.trace = static_cast<int32_t>(fl.serial);
+      traced_.push_back(f);
+    }
+    fl.cnp_threshold = exponential_draw(seed_, fl.serial, 0);
     for (const LinkIndex l : fl.links) links_[l].flows.push_back(f);
-    hot_.push_back(f);
-    fl.listed_hot = true;
+    entering_.push_back(f);
     hot_dirty_ = true;
     ++pending;
     transfers_.add_part(id);
@@ -166,9 +209,6 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
     transfers_.complete_at(clock_, id, now + latency);
     return id;
   }
-  have_previous_window_ = false;
-  window_start_ = now_;
-  for (const uint32_t f : hot_) flows_[f]->window_bytes = 0;
   if (next_sample_ < now_) next_sample_ = now_;
   arm(now_);
   return id;
@@ -183,79 +223,217 @@ void FluidDcqcnNetwork::arm(double t) {
 
 void FluidDcqcnNetwork::rebuild_hot() {
   hot_dirty_ = false;
-  for (const LinkIndex l : hot_links_) links_[l].hot_hops.clear();
-  hot_links_.clear();
+  // Leavers (cold or finished since the last rebuild) give up their hops, entrants take theirs;
+  // a link without hot hops leaves the stepped set.
   std::erase_if(hot_, [this](uint32_t f) {
     Flow& fl = *flows_[f];
-    const bool keep = fl.active && fl.hot;
-    fl.listed_hot = keep;
-    return !keep;
+    if (fl.active && fl.hot) return false;
+    fl.listed_hot = false;  // first: remove_hops may make the flow hot again (an overloaded link)
+    remove_hops(f);
+    return true;
   });
-  for (const uint32_t f : hot_) {
-    const Flow& fl = *flows_[f];
-    for (size_t h = 0; h < fl.links.size(); ++h) {
-      Link& k = links_[fl.links[h]];
-      if (k.hot_hops.empty()) hot_links_.push_back(fl.links[h]);
-      k.hot_hops.emplace_back(f, static_cast<uint16_t>(h));
+  while (!entering_.empty()) {
+    std::vector<uint32_t> batch;
+    batch.swap(entering_);
+    for (const uint32_t f : batch) {
+      Flow& fl = *flows_[f];
+      if (!fl.active || !fl.hot || fl.listed_hot) continue;
+      add_hops(f);
+      hot_.push_back(f);
+      fl.listed_hot = true;
     }
   }
-  // Links with a queue but no hot flow left keep draining nothing: their queue is empty by
-  // construction (a queue only holds hot flows' bytes).
-  std::sort(hot_links_.begin(), hot_links_.end(), [this](LinkIndex a, LinkIndex b) {
-    return links_[a].order != links_[b].order ? links_[a].order < links_[b].order : a < b;
-  });
+  // Finished flows are in no list now (cold_events_ entries go stale by their stamp).
+  for (const uint32_t f : finished_slots_) flows_[f].reset();
+  free_slots_.insert(free_slots_.end(), finished_slots_.begin(), finished_slots_.end());
+  finished_slots_.clear();
+  if (levels_changed_) {
+    levels_changed_ = false;
+    hot_links_.clear();
+    for (const std::vector<LinkIndex>& level : hot_levels_) hot_links_.insert(hot_links_.end(), level.begin(), level.end());
+  }
 }
 
+void FluidDcqcnNetwork::add_hops(uint32_t f) {
+  Flow& fl = *flows_[f];
+  unsettle_neighbours(fl);
+  fl.window_bytes = 0;
+  fl.window_from = now_;
+  fl.prev_mean = -1;
+  fl.hop_slot.resize(fl.links.size());
+  for (size_t h = 0; h < fl.links.size(); ++h) {
+    const LinkIndex l = fl.links[h];
+    Link& k = links_[l];
+    if (k.hot_hops.empty()) {
+      std::vector<LinkIndex>& level = hot_levels_[static_cast<size_t>(k.order)];
+      k.hot_pos = static_cast<int32_t>(level.size());
+      level.push_back(l);
+      levels_changed_ = true;
+    }
+    fl.hop_slot[h] = static_cast<uint32_t>(k.hot_hops.size());
+    k.hot_hops.push_back({&fl.hops[h], f, static_cast<uint16_t>(h), h + 1 == fl.links.size()});
+  }
+}
+
+void FluidDcqcnNetwork::remove_hops(uint32_t f) {
+  Flow& fl = *flows_[f];
+  unsettle_neighbours(fl);
+  for (size_t h = 0; h < fl.links.size(); ++h) {
+    const LinkIndex l = fl.links[h];
+    Link& k = links_[l];
+    const uint32_t slot = fl.hop_slot[h];
+    const HotHop moved = k.hot_hops.back();
+    k.hot_hops[slot] = moved;
+    flows_[moved.flow]->hop_slot[moved.h] = slot;
+    k.hot_hops.pop_back();
+    if (!k.hot_hops.empty()) continue;
+    // A queue only holds hot flows' bytes, so a link left without hot flows has none.
+    std::vector<LinkIndex>& level = hot_levels_[static_cast<size_t>(k.order)];
+    const LinkIndex last = level.back();
+    level[static_cast<size_t>(k.hot_pos)] = last;
+    links_[last].hot_pos = k.hot_pos;
+    level.pop_back();
+    k.hot_pos = -1;
+    levels_changed_ = true;
+    if (k.reported) trace_.queues.push_back({Time::s(now_), l, 0});
+    k.reported = false;
+    k.q = 0;
+    k.p = 0;
+    k.departed = k.arrived;
+    k.arrival = k.cold_load;
+    congested_[static_cast<size_t>(l)] = 0;
+    if (k.cold_load > k.capacity * (1 + 1e-9)) {
+      // Cold flows alone over capacity (one's rate rose meanwhile): step them.
+      const std::vector<uint32_t> flows = k.flows;
+      for (const uint32_t g : flows) make_hot(g, now_);
+    }
+  }
+}
 void FluidDcqcnNetwork::make_cold(uint32_t f, double t) {
   Flow& fl = *flows_[f];
   fl.hot = false;
-  fl.cold_rate = fl.in[0];
+  fl.cold_rate = fl.hops[0].in;
   fl.cold_since = t;
   for (const LinkIndex l : fl.links) {
     links_[l].cold_load += fl.cold_rate;
     links_[l].peak = std::max(links_[l].peak, links_[l].cold_load / std::max(1.0, links_[l].capacity));
   }
-  fl.cold_slot = cold_.size();
-  cold_.push_back(f);
+  schedule_cold(f);
   hot_dirty_ = true;
 }
 
+void FluidDcqcnNetwork::schedule_cold(uint32_t f) {
+  Flow& fl = *flows_[f];
+  double at = fl.cold_rate > 0 ? fl.cold_since + (fl.size - fl.delivered) / fl.cold_rate : kInf;
+  if (!fl.rp.settled()) {
+    const Time timer = fl.rp.next_event();
+    if (timer != Time::max()) at = std::min(at, timer.as_s());
+    // At least a byte on: rounding must not leave the count a hair short at the same instant.
+    if (fl.cold_rate > 0) at = std::min(at, fl.cold_since + std::max(1.0, fl.rp.bytes_to_next_count()) / fl.cold_rate);
+  }
+  at = std::max(at, fl.cold_since + kClockResolution);  // every event moves time on
+  fl.stamp = ++stamps_;
+  if (at < kInf) {
+    cold_events_.push_back({at, f, fl.stamp});
+    std::push_heap(cold_events_.begin(), cold_events_.end(), std::greater<>{});
+  }
+}
+
+double FluidDcqcnNetwork::next_cold_event() {
+  while (!cold_events_.empty()) {
+    const ColdEvent& e = cold_events_.front();
+    const Flow* fl = flows_[e.flow].get();
+    if (fl != nullptr && fl->active && !fl->hot && fl->stamp == e.stamp) return e.t;
+    std::pop_heap(cold_events_.begin(), cold_events_.end(), std::greater<>{});
+    cold_events_.pop_back();
+  }
+  return kInf;
+}
+
+void FluidDcqcnNetwork::cold_events(double upto) {
+  while (next_cold_event() <= upto) {
+    std::pop_heap(cold_events_.begin(), cold_events_.end(), std::greater<>{});
+    const ColdEvent e = cold_events_.back();
+    cold_events_.pop_back();
+    Flow& fl = *flows_[e.flow];
+    const double t = std::max(e.t, fl.cold_since);
+    const double sent = fl.cold_rate * (t - fl.cold_since);
+    if (fl.delivered + sent >= fl.size - kByteRounding) {
+      // Completion. A fast-forward goes on unless the flow shared a link with a hot one.
+      if (ff_ && touches_hot(fl)) materialize(t);
+      fl.delivered = fl.size;
+      finish(e.flow, t + fl.latency);
+      continue;
+    }
+    // A DCQCN increase while recovering: the new rate from the event on.
+    if (ff_ && touches_hot(fl)) materialize(t);
+    unsettle_neighbours(fl);
+    fl.delivered += sent;
+    fl.cold_since = t;
+    fl.rp.on_bytes(sent);
+    fl.rp.advance(Time::s(t));
+    const double rate = fl.rp.rate();
+    const double step = rate - fl.cold_rate;
+    fl.cold_rate = rate;
+    bool overloaded = false;
+    for (const LinkIndex l : fl.links) {
+      Link& k = links_[l];
+      k.cold_load = std::max(0.0, k.cold_load + step);
+      k.peak = std::max(k.peak, k.cold_load / std::max(1.0, k.capacity));
+      // A link with hot flows checks itself every step; one with only cold flows is checked here.
+      overloaded = overloaded || (k.hot_hops.empty() && k.cold_load > k.capacity * (1 + 1e-9));
+    }
+    if (!overloaded) {
+      schedule_cold(e.flow);
+      continue;
+    }
+    const double when = std::max(now_, t);
+    for (const LinkIndex l : std::vector<LinkIndex>(fl.links)) {
+      if (links_[l].cold_load <= links_[l].capacity * (1 + 1e-9)) continue;
+      const std::vector<uint32_t> flows = links_[l].flows;
+      for (const uint32_t g : flows) make_hot(g, when);
+    }
+  }
+}
+
+void FluidDcqcnNetwork::unsettle_neighbours(const Flow& fl) {
+  // The hot flows sharing a link with `fl` see their capacity change: their windows no longer
+  // compare with the ones before (fast_forward_check).
+  for (const LinkIndex l : fl.links) {
+    for (const HotHop& e : links_[l].hot_hops) flows_[e.flow]->prev_mean = -1;
+  }
+}
+
+bool FluidDcqcnNetwork::touches_hot(const Flow& fl) const {
+  for (const LinkIndex l : fl.links) {
+    if (!links_[l].hot_hops.empty()) return true;
+  }
+  return false;
+}
 void FluidDcqcnNetwork::make_hot(uint32_t f, double t) {
   Flow& fl = *flows_[f];
   if (fl.hot || !fl.active) return;
-  fl.delivered = std::min(fl.size, fl.delivered + fl.cold_rate * (t - fl.cold_since));
+  if (ff_) materialize(t);
+  const double sent = std::max(0.0, fl.cold_rate * (t - fl.cold_since));
+  fl.rp.on_bytes(sent);
+  fl.delivered = std::min(fl.size, fl.delivered + sent);
   fl.sent = fl.delivered;
-  std::fill(fl.in.begin(), fl.in.end(), fl.cold_rate);
-  std::fill(fl.queued.begin(), fl.queued.end(), 0.0);
-  std::fill(fl.in_marked.begin(), fl.in_marked.end(), 0.0);
-  std::fill(fl.queued_marked.begin(), fl.queued_marked.end(), 0.0);
+  std::fill(fl.hops.begin(), fl.hops.end(), Hop{fl.cold_rate, 0, 0, 0});
   for (const LinkIndex l : fl.links) links_[l].cold_load = std::max(0.0, links_[l].cold_load - fl.cold_rate);
-  const uint32_t last = cold_.back();
-  cold_[fl.cold_slot] = last;
-  flows_[last]->cold_slot = fl.cold_slot;
-  cold_.pop_back();
   fl.hot = true;
-  fl.window_bytes = 0;
-  if (!fl.listed_hot) {
-    hot_.push_back(f);
-    fl.listed_hot = true;
-  }
+  if (!fl.listed_hot) entering_.push_back(f);
   hot_dirty_ = true;
-  have_previous_window_ = false;
 }
-
 void FluidDcqcnNetwork::finish(uint32_t f, double when) {
   Flow& fl = *flows_[f];
   if (!fl.active) return;
   if (!fl.hot) {
     for (const LinkIndex l : fl.links) links_[l].cold_load = std::max(0.0, links_[l].cold_load - fl.cold_rate);
-    const uint32_t last = cold_.back();
-    cold_[fl.cold_slot] = last;
-    flows_[last]->cold_slot = fl.cold_slot;
-    cold_.pop_back();
   }
   fl.active = false;
   hot_dirty_ = true;
+  finished_slots_.push_back(f);
+  if (fl.trace >= 0) std::erase(traced_, f);
   trace_.counters.cuts += fl.rp.cuts();
   const Bytes size = bytes_of(fl.size);
   for (const LinkIndex l : fl.links) {
@@ -273,68 +451,36 @@ void FluidDcqcnNetwork::finish(uint32_t f, double when) {
   }
 }
 
-double FluidDcqcnNetwork::next_cold_completion() {
-  double best = kInf;
-  for (const uint32_t f : cold_) {
-    const Flow& fl = *flows_[f];
-    if (fl.cold_rate > 0) best = std::min(best, fl.cold_since + (fl.size - fl.delivered) / fl.cold_rate);
-  }
-  return best;
-}
-
 void FluidDcqcnNetwork::run() {
   armed_ = false;
   const double clock_now = clock_.now().as_s();
+  // Within a picosecond: the clock keeps whole picoseconds, so a timer set for an event can fire
+  // a hair before it in seconds.
+  if (hot_.empty() && !hot_dirty_ && !ff_) now_ = std::max(now_, clock_now);
+  cold_events(clock_now + kClockResolution);
   if (ff_) {
-    if (clock_now + 1e-12 < ff_to_) {
-      arm(ff_to_);
+    if (clock_now + kClockResolution < ff_to_) {
+      arm(std::min(ff_to_, next_cold_event()));
       return;
     }
     materialize(ff_to_);
   }
   now_ = std::max(now_, clock_now);
-  auto finish_cold = [this](double upto) {
-    bool any = true;
-    while (any) {
-      any = false;
-      for (size_t i = 0; i < cold_.size(); ++i) {
-        const uint32_t f = cold_[i];
-        const Flow& fl = *flows_[f];
-        const double tc = fl.cold_rate > 0 ? fl.cold_since + (fl.size - fl.delivered) / fl.cold_rate : kInf;
-        if (tc <= upto + 1e-15) {
-          finish(f, tc + fl.latency);
-          any = true;
-          break;
-        }
-      }
-    }
-  };
-  // Within a picosecond: the clock keeps whole picoseconds, so a timer set for a completion can
-  // fire a hair before it in seconds.
-  double cold_next = next_cold_completion();
-  if (cold_next <= now_ + kClockResolution) {
-    finish_cold(now_ + kClockResolution);
-    cold_next = next_cold_completion();
-  }
   for (int i = 0; i < kStepsPerTimer; ++i) {
     if (!pfc_links_.empty()) pfc_events(now_);
     if (hot_dirty_) rebuild_hot();
     if (hot_.empty()) break;
-    const size_t cold_before = cold_.size();
     step(now_, dt_);
     now_ += dt_;
-    if (cold_.size() != cold_before) cold_next = next_cold_completion();
-    if (cold_next <= now_) {
-      finish_cold(now_);
-      cold_next = next_cold_completion();
-    }
+    cold_events(now_);
     if (now_ >= next_sample_) sample(now_);
     fast_forward_check(now_);
     if (ff_) break;
   }
   if (hot_dirty_) rebuild_hot();
+  const double cold_next = next_cold_event();
   if (ff_) {
-    arm(ff_to_);
+    arm(std::min(ff_to_, cold_next));
   } else if (!hot_.empty()) {
     arm(now_);
   } else if (cold_next < kInf) {
@@ -342,7 +488,6 @@ void FluidDcqcnNetwork::run() {
     arm(cold_next);
   }
 }
-
 void FluidDcqcnNetwork::step(double t, double dt) {
   const double mtu = config_.mtu.as_double();
   trace_.counters.steps += 1;
@@ -358,16 +503,16 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
     if (used > 0) fl.cnp_due.erase(fl.cnp_due.begin(), fl.cnp_due.begin() + static_cast<std::ptrdiff_t>(used));
     fl.rp.advance(Time::s(t));
-    fl.in[0] = fl.sent < fl.size ? std::min(fl.rp.rate(), (fl.size - fl.sent) / dt) : 0.0;
+    fl.hops[0].in = fl.sent < fl.size ? std::min(fl.rp.rate(), (fl.size - fl.sent) / dt) : 0.0;
   }
   // Links in path order: queues, service, marking.
   for (const LinkIndex l : hot_links_) {
     Link& k = links_[l];
     double arrival = 0;
     double backlog = 0;
-    for (const auto& [f, h] : k.hot_hops) {
-      arrival += flows_[f]->in[h];
-      backlog += flows_[f]->queued[h];
+    for (const HotHop& e : k.hot_hops) {
+      arrival += e.hop->in;
+      backlog += e.hop->queued;
     }
     k.arrival = arrival + k.cold_load;
     const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load);
@@ -388,36 +533,42 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
     double q = 0;
     double out_total = 0;
-    for (const auto& [f, h] : k.hot_hops) {
-      Flow& fl = *flows_[f];
+    for (const HotHop& e : k.hot_hops) {
+      Hop& hop = *e.hop;
       double out;
       double out_marked;
       if (k.host) {
-        out = fl.in[h] * ratio * dt;
-        out_marked = fl.in_marked[h] * ratio * dt;
+        out = hop.in * ratio * dt;
+        out_marked = hop.in_marked * ratio * dt;
+        Flow& fl = *flows_[e.flow];
         fl.sent += out;
+        fl.rp.on_bytes(out);  // DCQCN's byte counter: an increase event per byte_counter bytes sent
       } else {
-        const double content = fl.queued[h] + fl.in[h] * dt;
-        const double content_marked = fl.queued_marked[h] + fl.in_marked[h] * dt;
+        const double content = hop.queued + hop.in * dt;
+        const double content_marked = hop.queued_marked + hop.in_marked * dt;
         out = content * ratio;
         out_marked = content_marked * ratio;
-        fl.queued[h] = content - out;
-        fl.queued_marked[h] = content_marked - out_marked;
-        q += fl.queued[h];
+        hop.queued = content - out;
+        hop.queued_marked = content_marked - out_marked;
+        q += hop.queued;
         out_marked += (out - out_marked) * p_out;
       }
       out_total += out;
-      if (h + 1u < fl.links.size()) {
-        fl.in[h + 1] = out / dt;
-        fl.in_marked[h + 1] = out_marked / dt;
+      if (!e.last) {
+        Hop& next = *(e.hop + 1);
+        next.in = out / dt;
+        next.in_marked = out_marked / dt;
       } else {
+        Flow& fl = *flows_[e.flow];
         fl.delivered += out;
         fl.window_bytes += out;
         fl.step_marked = out_marked;
+        fl.step_out = out;
       }
     }
     k.q = q;
     k.p = k.marks ? red_probability(k.ecn, q) : 0.0;
+    congested_[static_cast<size_t>(l)] = q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9);
     // Departures follow from the queue, so that bytes leaving it otherwise (a flow turning cold
     // or hot, drops) cannot leave the two counters out of step.
     k.arrived += arrival * dt;
@@ -445,12 +596,11 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[static_cast<size_t>(k.node)]));
     if (!config_.pfc && k.marks && k.q > alpha * free) {
       const double keep = alpha * free / k.q;
-      for (const auto& [f, h] : k.hot_hops) {
-        Flow& fl = *flows_[f];
-        const double removed = fl.queued[h] * (1 - keep);
-        fl.queued[h] -= removed;
-        fl.queued_marked[h] *= keep;
-        fl.sent -= removed;
+      for (const HotHop& e : k.hot_hops) {
+        const double removed = e.hop->queued * (1 - keep);
+        e.hop->queued -= removed;
+        e.hop->queued_marked *= keep;
+        flows_[e.flow]->sent -= removed;
       }
       drops_ += k.q * (1 - keep) / mtu;
       trace_.links[l].drops += static_cast<int64_t>(std::ceil(k.q * (1 - keep) / mtu));
@@ -458,14 +608,14 @@ void FluidDcqcnNetwork::step(double t, double dt) {
       continue;
     }
     if (!config_.pfc && k.marks) continue;
-    for (const auto& [f, h] : k.hot_hops) {
-      if (h == 0) continue;
-      const LinkIndex in = flows_[f]->links[h - 1];
+    for (const HotHop& e : k.hot_hops) {
+      if (e.h == 0 || e.hop->queued <= 0) continue;
+      const LinkIndex in = flows_[e.flow]->links[e.h - 1];
       if (!ingress_listed_[in]) {
         ingress_listed_[in] = 1;
         ingress_touched_.push_back(in);
       }
-      ingress_share_[in] += flows_[f]->queued[h];
+      ingress_share_[in] += e.hop->queued;
     }
   }
   pfc_counters(t, dt);
@@ -475,42 +625,45 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   // Receivers: marks, CNPs, completions; senders' byte counters; cold and hot transitions.
   const double end = t + dt;
   const double interval = config_.cnp_interval.as_s();
-  bool changed = false;
   for (const uint32_t f : hot_) {
     Flow& fl = *flows_[f];
     if (!fl.active) continue;
     bool congested = false;
-    for (size_t h = 0; h < fl.links.size(); ++h) {
-      const Link& k = links_[fl.links[h]];
-      congested = congested || k.q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9) ||
-                  fl.queued[h] > 1e-6 || std::abs(fl.in[h] - fl.in[0]) > 1e-6 * fl.line;
+    for (size_t h = 0; h < fl.links.size() && !congested; ++h) {
+      congested = congested_[static_cast<size_t>(fl.links[h])] || fl.hops[h].queued > 1e-6 ||
+                  std::abs(fl.hops[h].in - fl.hops[0].in) > 1e-6 * fl.line;
     }
-    const double last_out = fl.links.size() == 1 ? fl.in[0] * dt : fl.in.back() * dt;
+    const double last_out = fl.hops.back().in * dt;
     const double marked = fl.step_marked / mtu;
+    const double packets = fl.step_out / mtu;
+    const double fraction = fl.step_out > 0 ? std::min(1.0, fl.step_marked / fl.step_out) : 0.0;
     fl.step_marked = 0;
+    fl.step_out = 0;
     marks_ += marked;
-    if (end - fl.last_cnp >= interval) {
-      fl.mark_acc += marked;
-      if (fl.mark_acc >= 1.0) {
-        fl.mark_acc = 0;
+    if (end - fl.last_cnp >= interval && packets > 0 && fraction > 0) {
+      // Each packet arrives marked with probability `fraction`, independently; the CNP goes out
+      // with the first marked one, so its time is where the hazard reaches an Exp(1) draw.
+      fl.hazard += fraction >= 1.0 ? kInf : -packets * std::log1p(-fraction);
+      if (fl.hazard >= fl.cnp_threshold) {
+        fl.hazard = 0;
+        fl.cnp_threshold = exponential_draw(seed_, fl.serial, ++fl.draws);
         fl.last_cnp = end;
         fl.cnp_due.push_back(end + fl.latency);
         ++trace_.counters.cnps;
       }
     }
-    if (fl.delivered >= fl.size - 1e-6) {
+    // Bytes are whole: a shortfall under half a byte is rounding in the fluid sums.
+    if (fl.delivered >= fl.size - kByteRounding) {
       // The last byte crossed during this step; interpolate where.
       const double step_bytes = std::max(last_out, 1e-30);
       const double over = std::max(0.0, fl.delivered - fl.size);
       const double crossing = end - dt * std::min(1.0, over / step_bytes);
       fl.delivered = fl.size;
       finish(f, crossing + fl.latency);
-      changed = true;
       continue;
     }
-    if (!congested && fl.cnp_due.empty() && fl.rp.settled() && fl.sent < fl.size) {
+    if (!congested && fl.cnp_due.empty() && fl.sent < fl.size) {
       make_cold(f, end);
-      changed = true;
     }
   }
   // A congested link makes every flow crossing it hot.
@@ -521,24 +674,38 @@ void FluidDcqcnNetwork::step(double t, double dt) {
       for (const uint32_t f : flows) make_hot(f, end);
     }
   }
-  if (changed) have_previous_window_ = false;
   ++step_index_;
 }
 
-double FluidDcqcnNetwork::enqueue_probability(const Link& k) const {
+double FluidDcqcnNetwork::enqueue_probability(Link& k) const {
   // FIFO: the byte at the head of the queue is byte number `departed` of the link; it joined in
   // the earliest step s whose cumulative arrivals exceed that, and saw the queue as it was after
   // step s - 1. The entry of step s is at s % kMarkHistory; the last one written is step_index_ - 1.
   if (k.p_history.empty() || step_index_ == 0) return k.p;
   const auto at = [](int64_t step) { return static_cast<size_t>(step % kMarkHistory); };
+  const auto joined_after = [&](int64_t step) { return k.a_history[at(step)] > k.departed; };
   int64_t hi = step_index_ - 1;  // arrivals up to hi exceed `departed`, or the byte joins now
-  if (k.a_history[at(hi)] <= k.departed) return k.p;
+  if (!joined_after(hi)) return k.p;
   int64_t lo = std::max<int64_t>(0, step_index_ - kMarkHistory + 1);
-  if (k.a_history[at(lo)] > k.departed) return k.p_history[at(lo)];
-  while (hi - lo > 1) {  // a_history[lo] <= departed < a_history[hi]
-    const int64_t mid = lo + (hi - lo) / 2;
-    (k.a_history[at(mid)] > k.departed ? hi : lo) = mid;
+  if (joined_after(lo)) return k.p_history[at(lo)];
+  // `departed` only grows, so the answer moves forward: walk on from the last one a few steps
+  // (a steady queue moves it by about one per step), else bisect.
+  int64_t c = std::clamp(k.mark_cursor, lo + 1, hi);
+  if (!joined_after(c - 1)) {
+    for (int i = 0; i < 8 && !joined_after(c); ++i) ++c;
+    if (joined_after(c)) {
+      k.mark_cursor = c;
+      return k.p_history[at(c - 1)];
+    }
+    lo = c;
+  } else {
+    hi = c - 1;
   }
+  while (hi - lo > 1) {  // lo's entry <= departed < hi's entry
+    const int64_t mid = lo + (hi - lo) / 2;
+    (joined_after(mid) ? hi : lo) = mid;
+  }
+  k.mark_cursor = hi;
   return k.p_history[at(hi - 1)];
 }
 
@@ -604,14 +771,16 @@ void FluidDcqcnNetwork::pfc_events(double t) {
 void FluidDcqcnNetwork::fast_forward_check(double t) {
   if (t - window_start_ < window_) return;
   const double span = t - window_start_;
-  bool steady = have_previous_window_ && !hot_dirty_;
+  bool steady = !hot_dirty_;
   double horizon = kInf;
   for (const uint32_t f : hot_) {
     Flow& fl = *flows_[f];
-    fl.mean = fl.window_bytes / span;
+    // A flow that turned hot inside this window has no full window yet.
+    fl.mean = fl.window_from <= window_start_ ? fl.window_bytes / span : -1;
     // Relative to the flow's own rate: a flow climbing back by R_AI per timer after deep cuts
     // moves little against the line rate but a lot against itself, and is not settled.
-    if (std::abs(fl.mean - fl.prev_mean) > kSettleTolerance * std::max(fl.mean, fl.prev_mean) || fl.sent >= fl.size) {
+    if (fl.mean < 0 || fl.prev_mean < 0 ||
+        std::abs(fl.mean - fl.prev_mean) > kSettleTolerance * std::max(fl.mean, fl.prev_mean) || fl.sent >= fl.size) {
       steady = false;
     }
     if (fl.mean > 0) horizon = std::min(horizon, t + (fl.size - fl.delivered) / fl.mean);
@@ -619,9 +788,9 @@ void FluidDcqcnNetwork::fast_forward_check(double t) {
     fl.window_bytes = 0;
   }
   window_start_ = t;
-  have_previous_window_ = true;
-  if (!steady) return;
-  const double to = std::min(horizon - 2 * window_, next_cold_completion());
+  if (!steady || hot_.empty()) return;
+  // Cold flows keep their own events meanwhile; one on a link of a hot flow ends the jump early.
+  const double to = horizon - 2 * window_;
   if (to - t < 2 * window_) return;
   ff_ = true;
   ff_from_ = t;
@@ -645,7 +814,12 @@ void FluidDcqcnNetwork::materialize(double t) {
   for (const LinkIndex in : pfc_links_) links_[in].pfc_due += jump;
   now_ = std::max(now_, t);
   window_start_ = now_;
-  have_previous_window_ = false;
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    fl.window_bytes = 0;
+    fl.window_from = now_;
+    fl.prev_mean = -1;
+  }
 }
 
 void FluidDcqcnNetwork::sample(double t) {
@@ -657,10 +831,10 @@ void FluidDcqcnNetwork::sample(double t) {
       k.reported = k.q > 0.5;
     }
   }
-  for (int i = 0; i < config_.traced_flows && i < static_cast<int>(flows_.size()); ++i) {
-    Flow& fl = *flows_[i];
-    if (!fl.active) continue;
-    fl.rp.advance(now);
+  for (const uint32_t f : traced_) {
+    Flow& fl = *flows_[f];
+    // A cold flow's DCQCN state moves at its own events (cold_events), not here.
+    if (fl.hot) fl.rp.advance(now);
     trace_.rates.push_back({now, fl.trace, fl.src, fl.dst, fl.hot ? fl.rp.rate() : fl.cold_rate, fl.rp.target()});
   }
   next_sample_ = t + config_.sample_interval.as_s();

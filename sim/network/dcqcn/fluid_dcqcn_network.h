@@ -28,13 +28,19 @@ namespace clustersim::net {
 //   q_l += (A_l - out_l) dt;  each flow leaves with out_l x (its bytes in q_l + its arrivals)
 //                             / (q_l + A_l dt)      (FIFO as processor sharing of the backlog)
 // A NIC (host) link never queues: flows beyond its capacity are slowed at the source. RED on the
-// queue gives p_l; a flow's packets arrive marked with p = 1 - prod(1 - p_l) at rate
-// delivered / mtu, and the receiver sends a CNP once marks worth one packet have arrived since
-// cnp_interval passed (the expectation of the packet level's rule); the CNP reaches the sender
-// after the path latency. Marks travel with the bytes: with mark_on = enqueue, a byte leaving a
-// queue carries the RED probability the queue had when it joined (found from the link's
-// cumulative arrivals and departures, FIFO), so feedback lags by the queueing delay as at the packet level; with dequeue, the
-// current one. Marks from earlier hops mix through later queues with the flow's bytes.
+// queue gives p_l; a flow's packets arrive marked with p = 1 - prod(1 - p_l), delivered / mtu of
+// them per step. As at the packet level, the receiver sends a CNP with the first marked packet
+// once cnp_interval has passed. Packets are marked independently, so that packet arrives where
+// the hazard H = sum over packets of -ln(1 - p) reaches an Exp(1) draw (seeded per flow): the
+// CNP times are random as the packet level's are. Using the mean instead (a CNP once one marked
+// packet is expected) sends it late while the queue builds and cuts flows of equal paths in
+// lock-step, which empties the queue and leaves the link under-used (an ECMP collision of four
+// flows: 16% faster than the packet level). The CNP reaches the sender after the path latency.
+// Marks travel with the bytes: with mark_on = enqueue, a byte leaving a queue carries the RED
+// probability the queue had when it joined (found from the link's cumulative arrivals and
+// departures, FIFO), so feedback lags by the queueing delay as at the packet level; with
+// dequeue, the current one. Marks from earlier hops mix through later queues with the flow's
+// bytes. The sender's byte counter counts the bytes its NIC sends.
 //
 // PFC, per ingress link into a switch, with the packet level's states and hysteresis:
 //   on --(counter > dynamic_threshold x free buffer: XOFF sent)--> xoff in flight
@@ -47,17 +53,22 @@ namespace clustersim::net {
 // nearest them. NVLink queues are always lossless this way. Without PFC, bytes above the egress
 // threshold are dropped and sent again.
 //
-// Only "hot" flows are stepped: those with an unsettled DCQCN state, bytes queued, or a path
-// through a congested link (queue or overload). The others run at a constant rate with an
-// exact completion time, like the flow level. While hot flows exist, every `window` the mean
-// delivered rate of each is compared with the previous window; when none moved by more than
-// 2% of its own rate, the state is a periodic steady state and time jumps to shortly before
-// the next completion at the window's mean rates (timer phases and queues carried over).
-// A transfer completes at the last byte's delivery plus its path latency.
+// Only "hot" flows are stepped, and only the links they cross: flows with bytes queued, a CNP on
+// its way, or a path through a congested link (queue, pause or overload). The others are cold:
+// a constant rate between events, handled one by one in time order: completion (exact, as at
+// the flow level) and, while DCQCN is still recovering from a cut, each rate increase (timer or
+// byte counter), which turns the flows of a link it overloads hot. While hot flows exist, every
+// `window` the mean delivered rate of each is compared with its previous window (a flow whose
+// link gained or lost a flow starts over); when none moved by more than 2% of its own rate, the
+// state is a periodic steady state and time jumps to shortly before the next hot completion at
+// the window's mean rates (timer phases and queues carried over); a cold event on a hot flow's
+// link ends the jump there. A transfer completes at the last byte's delivery plus its latency.
 class FluidDcqcnNetwork final : public Network, public CongestionObservable {
  public:
   // `routes` and `clock` must outlive the network; `fabric` describes the same links.
-  FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fabric, Clock& clock, const DcqcnConfig& config);
+  // `seed` drives the draws that place each CNP (see above).
+  FluidDcqcnNetwork(const RouteSource& routes, PacketFabric fabric, Clock& clock, const DcqcnConfig& config,
+                    uint64_t seed = 1);
   ~FluidDcqcnNetwork() override;
 
   TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
@@ -69,12 +80,20 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
   static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
-  static constexpr double kDrainedBytes = 1.0;
-  static constexpr double kClockResolution = 1e-12;  // s, one picosecond  // an ingress counter at or below this is empty
+  static constexpr double kDrainedBytes = 1.0;       // an ingress counter at or below this is empty
+  static constexpr double kByteRounding = 0.5;       // a flow this close to its size has arrived
+  static constexpr double kClockResolution = 1e-12;  // s, one picosecond
 
  private:
+  struct Hop;
   struct Flow;
   struct Link;
+  struct HotHop {  // a listed hot flow's hop on a link
+    Hop* hop;      // into the flow's hops, which never reallocate
+    uint32_t flow;
+    uint16_t h;    // position along the path
+    bool last;     // the path's last link
+  };
 
   void run();
   void step(double t, double dt);
@@ -83,26 +102,48 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   void make_cold(uint32_t f, double t);
   void make_hot(uint32_t f, double t);
   void finish(uint32_t f, double when);
-  double next_cold_completion();
+  void schedule_cold(uint32_t f);
+  double next_cold_event();
+  void cold_events(double upto);
+  bool touches_hot(const Flow& fl) const;
+  void unsettle_neighbours(const Flow& fl);
+  void add_hops(uint32_t f);
+  void remove_hops(uint32_t f);
   void fast_forward_check(double t);
   void materialize(double t);
   void sample(double t);
   void pfc_events(double t);
   void pfc_counters(double t, double dt);
-  double enqueue_probability(const Link& k) const;
+  double enqueue_probability(Link& k) const;
 
   const RouteSource& routes_;
   PacketFabric fabric_;
   Clock& clock_;
   DcqcnConfig config_;
+  uint64_t seed_;
   double dt_;
   double window_;  // s
   std::vector<std::unique_ptr<DcqcnParams>> params_;
   std::vector<std::unique_ptr<Flow>> flows_;
   std::vector<Link> links_;
   std::vector<uint32_t> hot_;        // hot flows
-  std::vector<LinkIndex> hot_links_;  // their links, in path order
-  std::vector<uint32_t> cold_;       // cold active flows (unordered)
+  std::vector<uint32_t> entering_;   // made hot since the last rebuild_hot
+  std::vector<std::vector<LinkIndex>> hot_levels_;  // links with hot hops, by PacketLink::order
+  std::vector<LinkIndex> hot_links_;  // the levels in turn: path order
+  bool levels_changed_ = false;
+  // Cold flows' next events (completion or DCQCN increase), lazily deleted: an entry is live
+  // while its stamp is the flow's.
+  struct ColdEvent {
+    double t;
+    uint32_t flow;
+    uint64_t stamp;
+    bool operator>(const ColdEvent& o) const { return t != o.t ? t > o.t : stamp > o.stamp; }
+  };
+  std::vector<ColdEvent> cold_events_;
+  uint64_t stamps_ = 0;
+  std::vector<uint32_t> finished_slots_;  // freed at the next rebuild_hot
+  std::vector<uint32_t> free_slots_;      // of flows_, for new flows
+  std::vector<uint32_t> traced_;          // active traced flows
   bool hot_dirty_ = false;
   internal::TransferBook transfers_;
   int64_t flows_created_ = 0;
@@ -111,7 +152,6 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   TimerId timer_ = 0;
   bool armed_ = false;
   double window_start_ = 0;
-  bool have_previous_window_ = false;
   // Fast-forward in progress: state is at ff_from_; flows move at their window means until ff_to_.
   bool ff_ = false;
   double ff_from_ = 0;
@@ -120,6 +160,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   double marks_ = 0;
   double drops_ = 0;
   std::vector<int64_t> switch_used_;
+  std::vector<uint8_t> congested_;  // by link, as of its last step: queue, pause or overload
   std::vector<double> ingress_share_;
   std::vector<LinkIndex> ingress_touched_;
   std::vector<uint8_t> ingress_listed_;

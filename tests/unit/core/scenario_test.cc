@@ -291,14 +291,19 @@ TEST(ScenarioErrors, SeveralPlanErrorsAtOnce) {
   EXPECT_EQ(error_at(errors, "training.global_batch").line, 18);
 }
 
-TEST(ScenarioErrors, UnbuiltFidelityLevels) {
+TEST(ScenarioErrors, CongestionLevelsRunTrainingPacketOnSmallFabrics) {
   for (const char* level : {"packet", "flow+dcqcn"}) {
-    const auto errors = errors_of(std::string(kTiny) + "network:\n  fidelity: " + level + "\n");
-    ASSERT_EQ(errors.size(), 1u) << level;
-    EXPECT_EQ(errors[0].key_path, "network.fidelity");
-    EXPECT_EQ(errors[0].line, 20);
-    EXPECT_TRUE(contains(errors[0].message, "not built yet"));
+    EXPECT_EQ(to_string(load_text(std::string(kTiny) + "network:\n  fidelity: " + level + "\n").network.fidelity),
+              std::string(level));
   }
+  // The packet level keeps to a few hundred endpoints: the error names the limit and the way out.
+  const auto big = errors_of(std::string(kTiny) + "network:\n  fidelity: packet\n", {"cluster.gpus=1024", "training.global_batch=512"});
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0].key_path, "cluster.gpus");
+  EXPECT_TRUE(contains(big[0].message, "limited to 512 GPUs"));
+  EXPECT_TRUE(contains(big[0].message, "flow+dcqcn"));
+  EXPECT_NO_THROW(load_text(std::string(kTiny) + "network:\n  fidelity: flow+dcqcn\n",
+                            {"cluster.gpus=1024", "training.global_batch=512"}));
   const auto errors = errors_of(std::string(kTiny) + "network:\n  fidelity: exact\n");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_TRUE(contains(errors[0].message, "one of analytical, flow, flow+dcqcn, packet"));

@@ -56,7 +56,7 @@ TEST(AnalyticalNetwork, QueuePairsDoNotChangeTheTime) {
   EXPECT_DOUBLE_EQ(net.link_usage()[0].peak_utilisation, 1.0);
 }
 
-TEST(MakeNetwork, FutureFidelitiesAreNotBuiltYet) {
+TEST(MakeNetwork, CongestionLevelsNeedAClosFabric) {
   TableRoutes routes(2, {gbytes_per_s(1)});
   ManualClock clock;
   for (const Fidelity f : {Fidelity::kFlowDcqcn, Fidelity::kPacket}) {
@@ -68,7 +68,7 @@ TEST(MakeNetwork, FutureFidelitiesAreNotBuiltYet) {
     } catch (const BadInput& e) {
       ASSERT_EQ(e.errors().size(), 1u);
       EXPECT_EQ(e.errors()[0].key_path, "network.fidelity");
-      EXPECT_NE(e.errors()[0].message.find("not built yet"), std::string::npos);
+      EXPECT_NE(e.errors()[0].message.find("needs a Clos fabric"), std::string::npos);
     }
   }
   NetworkConfig analytical;

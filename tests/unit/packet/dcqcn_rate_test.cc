@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "sim/core/dcqcn_config.h"
 
 namespace clustersim::net {
@@ -23,6 +25,20 @@ TEST(DcqcnParams, PaperValuesScaleFrom40GTo400G) {
   EXPECT_DOUBLE_EQ(red_probability(e, 1'025'000), 0.005);  // half way: pmax / 2
   EXPECT_EQ(red_probability(e, 40'000), 0.0);
   EXPECT_EQ(red_probability(e, 3'000'000), 1.0);
+}
+
+TEST(DcqcnRate, BytesToTheNextCountAfterACut) {
+  const DcqcnParams p = paper_at_400g();  // byte counter 10 MB
+  DcqcnRate r(p, Time::zero());
+  EXPECT_EQ(r.bytes_to_next_count(), std::numeric_limits<double>::infinity());  // settled: no counting
+  r.on_cnp(Time::us(10));
+  EXPECT_DOUBLE_EQ(r.bytes_to_next_count(), 10e6);
+  r.on_bytes(4e6);
+  EXPECT_DOUBLE_EQ(r.bytes_to_next_count(), 6e6);
+  const double before = r.rate();
+  r.on_bytes(6e6);  // the count: fast recovery halves the gap to Rt, and counting starts over
+  EXPECT_DOUBLE_EQ(r.rate(), (before + r.target()) / 2);
+  EXPECT_DOUBLE_EQ(r.bytes_to_next_count(), 10e6);
 }
 
 TEST(DcqcnRate, FirstCutHalvesTheRateWithAlphaOne) {

@@ -119,11 +119,14 @@ TEST(CliRun, SetOverridesApply) {
   EXPECT_CONTAINS(r.out, "\"pp\": 16");
 }
 
-TEST(CliRun, UnbuiltFidelityIsBadInput) {
+TEST(CliRun, PacketLevelOnTooLargeAFabricIsBadInput) {
+  // 12,288 GPUs: the packet level keeps to a few hundred; the message says so and what to use.
   const Result r = clustersim(std::string("run ") + kScenario + " --fidelity packet");
   EXPECT_EQ(r.code, 2);
-  EXPECT_CONTAINS(r.err, "network.fidelity");
-  EXPECT_CONTAINS(r.err, "not built yet");
+  EXPECT_CONTAINS(r.err, "cluster.gpus");
+  EXPECT_CONTAINS(r.err, "limited to 512 GPUs");
+  EXPECT_CONTAINS(r.err, "flow+dcqcn");
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 // Each file in tests/data/bad/ and what its error must say.
