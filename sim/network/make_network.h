@@ -14,9 +14,9 @@ namespace clustersim::net {
 
 // analytical -> AnalyticalNetwork; flow -> FluidNetwork (solver fluid, merge_tolerance) or
 // LmmNetwork (solver lmm, with `lmm`: needs a fresh s4u::Engine and a SimGridClock);
-// flow+dcqcn -> FluidDcqcnNetwork, packet -> PacketNetwork (both with network.dcqcn; they need
-// `routes` to be FabricRoutes and throw BadInput for spray routing). `routes` and `clock` must
-// outlive the network.
+// flow+dcqcn -> FluidDcqcnNetwork, packet -> PacketNetwork (both with network.dcqcn and their
+// random draws seeded with network.ecmp_seed + 1; they need `routes` to be FabricRoutes and
+// throw BadInput for spray routing). `routes` and `clock` must outlive the network.
 std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSource& routes,
                                       Clock& clock, const LmmOptions& lmm = {});
 

@@ -117,7 +117,8 @@ TEST(DcqcnLevels, FlowDcqcnWithinTenPercentOfPacket) {
        {"cluster.gpus=64", "network.tiers=2", "traffic.pattern=ring_allreduce", "traffic.bytes_per_pair=256MiB"}},
   };
   const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/net-incast-32.yaml";
-  std::printf("completion of the whole pattern, mean over %d marking seeds [min - max]\n", kSeeds);
+  std::printf("completion of the whole pattern, mean over %d marking seeds (one when nothing is marked) [min - max]\n",
+              kSeeds);
   std::printf("%-22s %26s %34s %22s\n", "case", "packet ms", "flow+dcqcn ms (err)", "flow ms (err)");
   for (const LevelsCase& c : cases) {
     const ScenarioConfig cfg = load_scenario(path, c.overrides);
