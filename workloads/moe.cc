@@ -142,27 +142,6 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   return pass + pass;
 }
 
-// One tensor-parallel collective pair of a block (sequence parallel: all-gather + reduce-scatter
-// of the block's activation; else one all-reduce), forward and backward (and the recomputed
-// forward under full recomputation), as layer_tp_time prices a block: the shared experts'
-// tensor-parallel MLP under attention_parallel tp (Megatron-Core's SharedExpertMLP gathers its
-// input and reduce-scatters its output itself; overlapping them came later,
-// --moe-shared-expert-overlap).
-Time tp_block_pair_time(const ScenarioConfig& a, const TrainingLinks& l) {
-  const ParallelismConfig& p = a.parallelism;
-  if (p.tp <= 1) return Time::zero();
-  const TpLayerTraffic traffic = tp_layer_traffic(a);
-  const coll::GroupLinks g = group_links(p.tp, p.tp, l);
-  const Time per_block = p.sequence_parallel
-                             ? collective_time(CollectiveOp::kAllGather, traffic.activation, g) +
-                                   collective_time(CollectiveOp::kReduceScatter, traffic.activation, g)
-                             : collective_time(CollectiveOp::kAllReduce, traffic.activation, g);
-  const int passes = a.training.recompute == Recompute::kFull ? 3 : 2;
-  Time t = static_cast<int64_t>(passes) * per_block;
-  if (a.training.overlap.tp_comm) t = (1.0 / p.tp) * t;
-  return t;
-}
-
 // Attention-block communication of a layer: Ulysses over the tp group under attention_parallel
 // sp (plus the context-parallel ring when the scenario itself sets cp > 1, priced on the attention
 // view), Megatron TP / CP as a dense layer otherwise.
@@ -452,7 +431,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   lt.attention_fwd = core_fwd;
   c.attention_comm = attention_comm_time(cfg, a, l, lt, gemm_fwd[0], gemm_fwd[1]);
   if (moe.shared_experts > 0 && cfg.training.attention_parallel == AttentionParallel::kTp) {
-    c.attention_comm += tp_block_pair_time(a, l);
+    // The shared experts' tensor-parallel MLP gathers its input and reduce-scatters its output
+    // itself (Megatron-Core's SharedExpertMLP; overlapping them came later,
+    // --moe-shared-expert-overlap): one more collective pair.
+    c.attention_comm += tp_collectives_time(a, l, 1);
   }
 
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.

@@ -90,26 +90,29 @@ TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg) {
   return t;
 }
 
+Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives) {
+  const ParallelismConfig& p = cfg.parallelism;
+  if (p.tp <= 1) return Time::zero();
+  const TpLayerTraffic traffic = tp_layer_traffic(cfg);
+  const GroupLinks g = group_links(p.tp, p.tp, l);
+  // Per block (attention, MLP): all-gather + reduce-scatter with SP, or one all-reduce; the
+  // parallel block (PaLM, MegaScale) shares one pair between attention and MLP.
+  const Time per_block = p.sequence_parallel
+                             ? collective_time(CollectiveOp::kAllGather, traffic.activation, g) +
+                                   collective_time(CollectiveOp::kReduceScatter, traffic.activation, g)
+                             : collective_time(CollectiveOp::kAllReduce, traffic.activation, g);
+  int passes = 2;  // forward and backward
+  if (cfg.training.recompute == Recompute::kFull) passes = 3;
+  Time tp = static_cast<int64_t>(collectives * passes) * per_block;
+  // Overlap splits each collective into tp chunks pipelined with the GEMM; the first
+  // (all-gather) or last (reduce-scatter) chunk stays exposed (MegaScale section 3.2).
+  if (cfg.training.overlap.tp_comm) tp = (1.0 / p.tp) * tp;
+  return tp;
+}
+
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& l, const LayerTimes& lt) {
   const ParallelismConfig& p = cfg.parallelism;
-  Time total;
-  if (p.tp > 1) {
-    const TpLayerTraffic traffic = tp_layer_traffic(cfg);
-    const GroupLinks g = group_links(p.tp, p.tp, l);
-    // Per block (attention, MLP): all-gather + reduce-scatter with SP, or one all-reduce; the
-    // parallel block (PaLM, MegaScale) shares one pair between attention and MLP.
-    const Time per_block = p.sequence_parallel
-                               ? collective_time(CollectiveOp::kAllGather, traffic.activation, g) +
-                                     collective_time(CollectiveOp::kReduceScatter, traffic.activation, g)
-                               : collective_time(CollectiveOp::kAllReduce, traffic.activation, g);
-    int passes = 2;  // forward and backward
-    if (cfg.training.recompute == Recompute::kFull) passes = 3;
-    Time tp = static_cast<int64_t>(traffic.collectives * passes) * per_block;
-    // Overlap splits each collective into tp chunks pipelined with the GEMM; the first
-    // (all-gather) or last (reduce-scatter) chunk stays exposed (MegaScale section 3.2).
-    if (cfg.training.overlap.tp_comm) tp = (1.0 / p.tp) * tp;
-    total += tp;
-  }
+  Time total = tp_collectives_time(cfg, l, tp_layer_traffic(cfg).collectives);
   if (p.cp > 1) {
     // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
     // backward sends them and their gradients), overlapped with the attention core.

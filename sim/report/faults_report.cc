@@ -153,9 +153,7 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   for (const engine::SlowStage& x : s.critical.slow_stages) {
     Json row = Json::object();
     row.set("stage", x.stage);
-    Json hosts_of = Json::array();
-    for (int h : x.hosts) hosts_of.push(h);
-    row.set("hosts", hosts_of);
+    row.set("hosts", index_array(x.hosts));
     row.set("stage_time_s", x.stage_time.as_s());
     row.set("saved_if_repaired_s", x.saved.as_s());
     slowed.push(row);
