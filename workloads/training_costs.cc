@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "calibration/compute_cost.h"
+#include "topology/clos_shape.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::work {
@@ -24,9 +25,27 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
   const Bandwidth fabric = n.fabric_bandwidth.value_or(c.nic_bandwidth);
   const double nic = std::min(c.nic_bandwidth.bytes_per_s, fabric.bytes_per_s) * share / oversub;
   l.nic_per_gpu = Bandwidth{nic * hw.eff.network_busbw};
+  l.oversubscription = oversub;
   l.nvlink_alpha = hw.eff.nvlink_collective_latency;
   l.net_alpha = hw.eff.network_collective_latency;
   return l;
+}
+
+TrainingLinks links_for_span(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t span_servers) {
+  const NetworkConfig& n = cfg.network;
+  const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
+  const int64_t per_group = shape.servers_per_group;
+  const int64_t per_pod = per_group * shape.groups_per_pod;
+  double crossed = l.oversubscription;
+  if (span_servers <= per_group) {
+    crossed = 1.0;
+  } else if (n.tiers == 3 && span_servers <= per_pod) {
+    crossed = n.tor_oversubscription;
+  }
+  TrainingLinks out = l;
+  out.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s * l.oversubscription / crossed};
+  out.oversubscription = crossed;
+  return out;
 }
 
 GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l) {

@@ -14,10 +14,16 @@ namespace clustersim::work {
 struct TrainingLinks {
   Bandwidth nvlink_busbw;   // NVLink line rate x nvlink_busbw efficiency
   Bandwidth nic_per_gpu;    // each GPU's share of its node's NICs, divided by oversubscription, x network_busbw
+  double oversubscription = 1.0;  // what nic_per_gpu was divided by: every tier's (a group spanning pods)
   Time nvlink_alpha;        // per NCCL collective inside a node
   Time net_alpha;           // per ring step across nodes
 };
 TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// `l` for traffic among servers [0, span_servers): inside one ToR group it meets no
+// oversubscription, inside one pod the ToR tier's only, beyond both tiers' (training_links assumes
+// the last). Aligned spans: a group that straddles a pod boundary is treated as inside one pod.
+TrainingLinks links_for_span(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t span_servers);
 
 // The GroupLinks of a group of `ranks` ranks with `ranks_per_node` of them on each node.
 coll::GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l);

@@ -170,12 +170,12 @@ Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {
   //              + 2 sbh (context) + sbh (dropout mask), + softmax and its dropout: 5 a s^2 b
   //   MLP:       19 sbh              ->  2 sbh (input) + 4 s b f (two f-wide tensors) + sbh (mask)
   //   norms:     4 sbh
-  // Of these, 10 sbh (norm inputs, dropout masks, inputs of the first GEMMs) stay whole without
-  // sequence parallelism; the rest is split by TP. Flash attention or selective recomputation
-  // drops the 5 a s^2 b term.
+  // Of these, 10 sbh (norm inputs, the two dropout masks, inputs of the first GEMMs) stay whole
+  // without sequence parallelism; the rest is split by TP. Flash attention or selective
+  // recomputation drops the 5 a s^2 b term; training without dropout (Llama) the masks' 2 sbh.
   const double sbf = x.s / x.c * x.b * x.f;
   const double split = (2.0 + 4.0 * x.kv / x.a + 2.0) * sbh + (x.swiglu ? 6.0 : 4.0) * sbf;
-  const double whole = 10.0 * sbh;
+  const double whole = (cfg.training.dropout ? 10.0 : 8.0) * sbh;
   double bytes = split / x.t + whole / sp;
   const bool keep_scores = !cfg.training.flash_attention && cfg.training.recompute == Recompute::kNone;
   if (keep_scores) bytes += 5.0 * x.a * (x.s / x.c) * x.s * x.b / x.t;
@@ -187,13 +187,26 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   const Dims x = dims(cfg);
   const ModelConfig& m = cfg.model;
   const ParamCount pc = count_params(m);
+  // Layers per stage: even, or as listed (stragglers.stage_layers; Llama 3 gives the first and the
+  // last stage one layer fewer to make room for the embedding and the LM head).
+  const std::vector<int>& listed = cfg.stragglers.stage_layers;
+  auto layers_of = [&](int s) { return listed.empty() ? x.l / x.p : static_cast<double>(listed[s]); };
   // The most loaded stage: its layers plus the embedding (first stage) or the LM head (last
   // stage; a tied head is a second copy there when pp > 1).
-  const double stage_layers = x.l / x.p * pc.per_layer;
+  const int pp = static_cast<int>(x.p);
   const double vocab_part = static_cast<double>(m.vocab) * x.h;
-  const double first = stage_layers + pc.embedding;
-  const double last = stage_layers + (x.p > 1 || !m.tied_embeddings ? vocab_part : 0.0) + pc.final_norm;
-  const double params = (x.p > 1 ? std::max(first, last) : first + pc.lm_head + pc.final_norm) / x.t;
+  double params = 0.0;
+  if (pp == 1) {
+    params = layers_of(0) * pc.per_layer + pc.embedding + pc.lm_head + pc.final_norm;
+  } else {
+    for (int s = 0; s < pp; ++s) {
+      double p_s = layers_of(s) * pc.per_layer;
+      if (s == 0) p_s += pc.embedding;
+      if (s == pp - 1) p_s += vocab_part + pc.final_norm;
+      params = std::max(params, p_s);
+    }
+  }
+  params /= x.t;
 
   MemoryEstimate e;
   e.params_on_gpu = params;
@@ -204,9 +217,11 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   e.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? x.dp : 1.0));
   e.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? x.dp : 1.0));
 
-  // 1F1B keeps up to pp micro-batches in flight on the first stage, each holding l/pp layers:
-  // l layers' worth; interleaving raises it by (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3).
-  double in_flight_layers = x.l;
+  // 1F1B keeps up to pp - s micro-batches in flight on stage s, each holding that stage's layers:
+  // l layers' worth on the first stage of an even split; interleaving raises it by
+  // (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3).
+  double in_flight_layers = 0.0;
+  for (int s = 0; s < pp; ++s) in_flight_layers = std::max(in_flight_layers, (x.p - s) * layers_of(s));
   if (x.vpp > 1) in_flight_layers *= 1.0 + (x.p - 1.0) / (x.p * x.vpp);
   double act = activation_bytes_per_layer(cfg).as_double() * in_flight_layers;
   if (cfg.training.recompute == Recompute::kFull) {

@@ -119,6 +119,8 @@ void read_training(MapReader r, TrainingConfig& t) {
   r.read("parallel_block", t.parallel_block);
   r.read("flash_attention", t.flash_attention);
   r.read("fused_kernels", t.fused_kernels);
+  r.read("dropout", t.dropout);
+  r.read("memory_check", t.memory_check);
   r.read("fp32_grad_reduce", t.fp32_grad_reduce);
   MapReader o = r.section("overlap");
   o.read("dp_grad_reduce", t.overlap.dp_grad_reduce);

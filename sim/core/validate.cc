@@ -123,7 +123,11 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                                  str(p.tp));
   }
   const long long stages = static_cast<long long>(p.pp) * p.vpp;
-  if (m.layers % stages != 0) {
+  // Listed layers per stage (stragglers.stage_layers, checked there) may split unevenly, as Llama 3's
+  // 126 layers over 16 stages: each stage's chunks then carry a fractional share of its layers. MoE
+  // layers are placed whole, so an MoE model needs the even split.
+  const bool listed_stages = !cfg.stragglers.stage_layers.empty() && !m.moe;
+  if (m.layers % stages != 0 && !listed_stages) {
     c.fail("parallelism.pp", "pp x vpp (" + str(p.pp) + " x " + str(p.vpp) + " = " + str(stages) +
                                  ") must divide model.layers (" + str(m.layers) + ")");
   }

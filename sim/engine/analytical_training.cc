@@ -8,6 +8,7 @@
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_cost.h"
 #include "workloads/moe.h"
+#include "workloads/placement.h"
 #include "workloads/training_costs.h"
 
 namespace clustersim::engine {
@@ -48,6 +49,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   est.memory_capacity = hw.hbm_capacity - hw.memory_reserved;
   const FlopRate peak = hw.peak(cfg.training.precision);
   const TrainingLinks l = work::training_links(cfg, hw);
+  // Servers spanned by a DP group and by a pair of neighbouring pipeline stages, in rank order:
+  // their traffic meets only the oversubscription of the tiers it must cross.
+  const work::Placement pl(p.placement, p.tp, p.cp, static_cast<int>(est.dp), p.pp);
+  const int gpn = c.gpus_per_node;
+  const TrainingLinks dp_l = work::links_for_span(cfg, l, pl.gpu(0, 0, static_cast<int>(est.dp) - 1, 0) / gpn + 1);
+  const TrainingLinks pp_l = work::links_for_span(cfg, l, p.pp > 1 ? pl.gpu(0, 0, 0, 1) / gpn + 1 : 1);
 
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
   const LayerTimes lt = work::layer_times(cfg, hw);
@@ -107,7 +114,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   if (p.pp > 1) {
     const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
     const Bytes msg = bytes_of(tokens * m.hidden * 2.0 / p.tp);
-    const Time one = l.net_alpha + serialization_time(msg, l.nic_per_gpu);
+    const Time one = pp_l.net_alpha + serialization_time(msg, pp_l.nic_per_gpu);
     // Without overlap every transfer waits; with it only the fill and drain ones do (never more
     // than without).
     int64_t exposed_transfers = 2 * mbs * p.vpp;
@@ -121,7 +128,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   const double params = est.memory.params_on_gpu;
   if (est.dp > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
     const int per_node = std::max(1, c.gpus_per_node / (p.tp * p.cp));
-    const GroupLinks g = group_links(est.dp, per_node, l);
+    const GroupLinks g = group_links(est.dp, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
@@ -176,12 +183,13 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
 std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const work::MemoryEstimate mem = work::memory_per_gpu(cfg);
   const Bytes usable = hw.hbm_capacity - hw.memory_reserved;
-  if (mem.total() <= usable) return {};
+  if (mem.total() <= usable || !cfg.training.memory_check) return {};
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "the plan needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "
                 "activations %.1f) but one %s has %.1f GiB usable (%.1f GiB HBM minus %.1f GiB "
-                "reserved); raise tp/pp, the ZeRO stage or recomputation, or lower micro_batch",
+                "reserved); raise tp/pp, the ZeRO stage or recomputation, or lower micro_batch "
+                "(training.memory_check: false runs it anyway)",
                 mem.total().as_gib(), mem.weights.as_gib(), mem.gradients.as_gib(),
                 mem.optimizer.as_gib(), mem.activations.as_gib(), hw.name.c_str(), usable.as_gib(),
                 hw.hbm_capacity.as_gib(), hw.memory_reserved.as_gib());

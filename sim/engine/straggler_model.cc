@@ -61,13 +61,13 @@ ScenarioConfig probe_variant(const ScenarioConfig& cfg, int extra_layers_per_sta
 
 // Per-chunk times of one replica: even or listed layers per stage, cell factors, head on the last chunk.
 std::vector<ChunkTime> replica_chunks(const ScenarioConfig& cfg, const LayerCosts& lc,
-                                      const std::vector<int>& stage_layers,
+                                      const std::vector<double>& stage_layers,
                                       const std::vector<CellFactor>& factors, const std::vector<Time>& p2p_extra) {
   const int pp = cfg.parallelism.pp;
   const int vpp = cfg.parallelism.vpp;
   std::vector<ChunkTime> chunks(static_cast<size_t>(pp) * vpp);
   for (int s = 0; s < pp; ++s) {
-    const double layers = static_cast<double>(stage_layers[s]) / vpp;
+    const double layers = stage_layers[s] / vpp;
     for (int c = 0; c < vpp; ++c) {
       ChunkTime& t = chunks[static_cast<size_t>(c) * pp + s];
       // A slow GPU stretches its kernels; the exposed communication and sends keep their time.
@@ -219,8 +219,11 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
 
   const LayerCosts lc = probe_layer_costs(clean, hw, level);
-  std::vector<int> even(pp, cfg.model.layers / pp);
-  const std::vector<int>& layers = sc.stage_layers.empty() ? even : sc.stage_layers;
+  // Layers per stage as doubles: an even split of layers that pp does not divide (Llama 3's 126
+  // over 16 stages, listed as 7, 8, ..., 8, 7) has a fractional nominal stage.
+  const std::vector<double> even(pp, static_cast<double>(cfg.model.layers) / pp);
+  const std::vector<double> layers =
+      sc.stage_layers.empty() ? even : std::vector<double>(sc.stage_layers.begin(), sc.stage_layers.end());
 
   // --- Compute factors per (replica, stage) cell, only for the cells that have one.
   std::map<int, std::vector<CellFactor>> replicas;  // replica -> per-stage factors

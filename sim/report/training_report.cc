@@ -147,7 +147,9 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << fmt("%.1f", est.memory_capacity.as_gib()) << " GiB usable (weights "
     << fmt("%.1f", est.memory.weights.as_gib()) << ", gradients " << fmt("%.1f", est.memory.gradients.as_gib())
     << ", optimizer " << fmt("%.1f", est.memory.optimizer.as_gib()) << ", activations "
-    << fmt("%.1f", est.memory.activations.as_gib()) << ")\n";
+    << fmt("%.1f", est.memory.activations.as_gib()) << ")";
+  if (est.memory.total() > est.memory_capacity) o << "  OVER CAPACITY (training.memory_check: false)";
+  o << "\n";
   if (cfg.model.moe && !est.moe_layers.empty()) {
     o << "\nMoE layers of stage " << est.critical_stage << " (per micro-batch, forward + backward; ep "
       << cfg.parallelism.ep << ", expert_tp " << cfg.parallelism.expert_tp << ", attention "

@@ -189,6 +189,41 @@ TEST(CheckMemoryFit, Gpt175bDoesNotFitOnEightGpus) {
   EXPECT_NE(errors[0].message.find("A100-SXM4-80GB"), std::string::npos);
 }
 
+TEST(CheckMemoryFit, MemoryCheckOffRunsTheOversizedPlan) {
+  ScenarioConfig cfg = plan(8, 1, 1, 8);
+  cfg.model.layers = 96;
+  cfg.model.hidden = 12288;
+  cfg.model.heads = 96;
+  ASSERT_FALSE(check_memory_fit(cfg, a100()).empty());
+  cfg.training.memory_check = false;
+  EXPECT_TRUE(check_memory_fit(cfg, a100()).empty());
+}
+
+TEST(AnalyticalTraining, DpInsideAPodMeetsOnlyTheTorOversubscription) {
+  // 3-tier Clos, radix 64, agg 7:1: a pod holds 56 ToRs. 256 GPUs, tp 8: dp 32 over 32 servers,
+  // inside one pod, so the aggregation tier's 7:1 must not slow the DP collectives; a 7:1 ToR
+  // tier must.
+  ScenarioConfig cfg = plan(256, 8, 1, 256);
+  cfg.network.wiring = Wiring::kTorPerServer;
+  const TrainingEstimate flat = estimate_training(cfg, a100());
+  cfg.network.agg_oversubscription = 7.0;
+  const TrainingEstimate agg = estimate_training(cfg, a100());
+  EXPECT_EQ(agg.breakdown.dp_exposed, flat.breakdown.dp_exposed);
+  cfg.network.agg_oversubscription = 1.0;
+  cfg.network.tor_oversubscription = 7.0;
+  EXPECT_GT(estimate_training(cfg, a100()).breakdown.dp_exposed, flat.breakdown.dp_exposed);
+}
+
+TEST(AnalyticalTraining, ListedStageLayersMayNotDivideEvenly) {
+  // 26 layers over pp 4 (7, 6, 6, 7): accepted for a dense model; the pipeline then runs at the
+  // heaviest stage's pace, between the even 6.5-layer stage and a 7-layer one.
+  ScenarioConfig cfg = plan(64, 2, 4, 128);
+  cfg.model.layers = 26;
+  EXPECT_FALSE(validate_scenario(cfg).empty());  // 4 does not divide 26
+  cfg.stragglers.stage_layers = {7, 6, 6, 7};
+  EXPECT_TRUE(validate_scenario(cfg).empty());
+}
+
 TEST(CheckMemoryFit, SmallPlanFits) {
   EXPECT_TRUE(check_memory_fit(plan(64, 2, 4, 128), a100()).empty());
 }

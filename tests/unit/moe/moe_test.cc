@@ -149,10 +149,11 @@ TEST(MoeGemmTime, LongInnerDimensionsAreComputeBound) {
 }
 
 TEST(MoeGemmTime, FewTokensWeightGradientIsBoundByTheFp32MainGrad) {
-  // 768 tokens (352B plan: 8 x 1024 tokens x top-3 / 32 experts): the weight gradient does
-  // 2 x 4096 x 28672 x 768 = 180 GFLOP but reads and writes a 4096 x 28672 FP32 main grad
-  // (940 MB) plus its 16-bit operands: about 192 FLOP/B, left of the ridge.
-  const int64_t m = 768, n = 28672, k = 4096;
+  // 512 tokens per expert (the 352B plan has 768: 8 x 1024 tokens x top-3 / 32 experts, near the
+  // ridge at the fitted Hopper GEMM rate): the weight gradient does 2 x 4096 x 28672 x 512 =
+  // 120 GFLOP but reads and writes a 4096 x 28672 FP32 main grad (940 MB) plus its 16-bit
+  // operands: about 124 FLOP/B, left of the ridge (584 TFLOP/s / 2.95 TB/s = 198 FLOP/B).
+  const int64_t m = 512, n = 28672, k = 4096;
   const GemmPassTimes t = moe_gemm_time(m, n, k, Precision::kBf16, 2.0, 4.0, h800());
   const double wgrad_bytes = 2.0 * (k * m + m * n) + 2.0 * 4.0 * k * n;
   const Time dgrad = calib::gemm_time(m, k, n, Precision::kBf16, h800());

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -275,6 +276,32 @@ TEST(MemoryPerGpu, ParamsOnGpuOfTheMostLoadedStage) {
   // pp 2: half the layers plus the larger end (the embedding with positions on the first stage).
   const ParamCount p = count_params(m);
   EXPECT_DOUBLE_EQ(memory_per_gpu(scenario(m, 8, 1, 2, 8)).params_on_gpu, 12 * p.per_layer + p.embedding);
+}
+
+TEST(MemoryPerGpu, NoDropoutDropsTheTwoMasks) {
+  // Korthikanti et al. Table 2: the attention-output and MLP-output dropout masks are 1 byte per
+  // element each, 2 sbh of the 34 sbh (flash attention, no sequence parallelism: kept whole).
+  ScenarioConfig cfg = scenario(gpt(24, 2048, 16), 8, 2, 1, 8);
+  cfg.parallelism.sequence_parallel = false;
+  const double s = 2048, b = 1, h = 2048;
+  const double with = activation_bytes_per_layer(cfg).as_double();
+  cfg.training.dropout = false;
+  EXPECT_NEAR(with - activation_bytes_per_layer(cfg).as_double(), 2 * s * b * h, 1.0);
+}
+
+TEST(MemoryPerGpu, ListedStageLayersSetTheMostLoadedStage) {
+  // 1F1B: stage s holds pp - s micro-batches of its own layers. 32 layers over pp 4, even: the
+  // first stage holds 4 x 8 = 32 layers' activations. Listed 6, 9, 9, 8: stage 1 holds 3 x 9 = 27,
+  // stage 0 4 x 6 = 24, so 27; weights follow the largest stage (9 layers, not 8 + embedding).
+  ScenarioConfig cfg = scenario(llama(32, 4096, 32, 8, 14336), 32, 8, 4, 32);
+  const MemoryEstimate even = memory_per_gpu(cfg);
+  cfg.stragglers.stage_layers = {6, 9, 9, 8};
+  const MemoryEstimate listed = memory_per_gpu(cfg);
+  const double per_layer = activation_bytes_per_layer(cfg).as_double();
+  const double logits = even.activations.as_double() - 32 * per_layer;
+  EXPECT_NEAR(listed.activations.as_double(), 27 * per_layer + logits, 1.0);
+  const ParamCount p = count_params(cfg.model);
+  EXPECT_DOUBLE_EQ(listed.params_on_gpu, std::max(9 * p.per_layer, 8 * p.per_layer + 32000.0 * 4096 + p.final_norm) / 8);
 }
 
 TEST(MemoryPerGpu, FullRecomputeShrinksActivations) {
