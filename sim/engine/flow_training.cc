@@ -17,6 +17,7 @@
 #include "sim/engine/graph_executor.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/engine/straggler_model.h"
+#include "sim/network/dcqcn/fluid_dcqcn_network.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
 #include "topology/fabric.h"
@@ -110,7 +111,115 @@ void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>
   r.top_links = most_loaded_links(fabric, usage, 10);
 }
 
+// Rows each series may keep: whole series in `ranked` order while they fit in `max_rows`, the
+// first cut to `max_rows` when it alone does not fit.
+std::vector<int64_t> series_quota(const std::vector<int32_t>& ranked, const std::vector<int64_t>& rows,
+                                  int64_t max_rows) {
+  std::vector<int64_t> quota(rows.size(), 0);
+  int64_t used = 0;
+  for (const int32_t k : ranked) {
+    if (used + rows[k] > max_rows) {
+      if (used == 0) quota[k] = max_rows;
+      break;
+    }
+    quota[k] = rows[k];
+    used += rows[k];
+  }
+  return quota;
+}
+
+// The samples within their series' quota, in their order.
+template <class Sample, class KeyOf>
+std::vector<Sample> take_quota(const std::vector<Sample>& samples, std::vector<int64_t> quota, KeyOf key_of) {
+  std::vector<Sample> kept;
+  for (const Sample& s : samples) {
+    int64_t& left = quota[static_cast<size_t>(key_of(s))];
+    if (left == 0) continue;
+    --left;
+    kept.push_back(s);
+  }
+  return kept;
+}
+
+// Rows per series key (link index or trace index, both small non-negative integers).
+template <class Sample, class KeyOf>
+std::vector<int64_t> rows_per_key(const std::vector<Sample>& samples, KeyOf key_of) {
+  std::vector<int64_t> rows;
+  for (const Sample& s : samples) {
+    const auto k = static_cast<size_t>(key_of(s));
+    if (k >= rows.size()) rows.resize(k + 1, 0);
+    ++rows[k];
+  }
+  return rows;
+}
+
+int64_t count_nonzero(const std::vector<int64_t>& v) {
+  return static_cast<int64_t>(std::count_if(v.begin(), v.end(), [](int64_t x) { return x > 0; }));
+}
+
+// Which ranks' flows a folded run put on the fabric (training_graph.h): the DP collectives, the
+// embedding sync and MoE dispatch carry every replica, TP/CP and pipeline flows only the
+// simulated replicas'.
+std::string represented_ranks(const work::TrainingGraph& g) {
+  if (!g.folded) return "every rank group's flows (not folded)";
+  std::string replicas;
+  for (size_t i = 0; i < g.replicas.size(); ++i) replicas += (i ? ", " : "") + std::to_string(g.replicas[i]);
+  return "folded: TP/CP and pipeline flows of DP replica" + std::string(g.replicas.size() > 1 ? "s " : " ") +
+         replicas + " of " + std::to_string(g.dp) +
+         " only; DP, embedding-sync and MoE all-to-all flows of every replica. A link that only other "
+         "replicas' TP/CP or pipeline flows would use shows no queue.";
+}
+
+TrainingCongestion training_congestion(const net::CongestionTrace& trace, const topo::Fabric& fabric,
+                                       int64_t max_rows) {
+  TrainingCongestion c;
+  c.counters = trace.counters;
+  for (size_t l = 0; l < trace.links.size(); ++l) {
+    const double capacity = fabric.capacity(static_cast<net::LinkIndex>(l)).bytes_per_s;
+    if (capacity > 0 && trace.links[l].max_queue_bytes > 0) {
+      c.max_queue_delay = max(c.max_queue_delay, Time::s(trace.links[l].max_queue_bytes / capacity));
+    }
+  }
+  const auto link_of = [](const net::QueueSample& q) { return q.link; };
+  const auto flow_of = [](const net::RateSample& s) { return s.flow; };
+  c.queued_links = count_nonzero(rows_per_key(trace.queues, link_of));
+  c.queue_samples = static_cast<int64_t>(trace.queues.size());
+  c.queues = keep_largest_queues(trace.queues, max_rows);
+  for (const net::QueueSample& q : c.queues) {
+    if (!c.link_names.contains(q.link)) c.link_names.emplace(q.link, fabric.link_name(q.link));
+  }
+  c.traced_flows = count_nonzero(rows_per_key(trace.rates, flow_of));
+  c.rate_samples = static_cast<int64_t>(trace.rates.size());
+  c.rates = keep_first_rates(trace.rates, max_rows);
+  return c;
+}
+
 }  // namespace
+
+std::vector<net::QueueSample> keep_largest_queues(const std::vector<net::QueueSample>& samples, int64_t max_rows) {
+  const auto link_of = [](const net::QueueSample& q) { return q.link; };
+  if (static_cast<int64_t>(samples.size()) <= max_rows) return samples;
+  const std::vector<int64_t> rows = rows_per_key(samples, link_of);
+  std::vector<int64_t> peak(rows.size(), 0);
+  for (const net::QueueSample& q : samples) peak[q.link] = std::max(peak[q.link], q.bytes);
+  std::vector<int32_t> ranked;
+  for (size_t l = 0; l < rows.size(); ++l) {
+    if (rows[l] > 0) ranked.push_back(static_cast<int32_t>(l));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&peak](int32_t a, int32_t b) { return peak[a] > peak[b]; });
+  return take_quota(samples, series_quota(ranked, rows, max_rows), link_of);
+}
+
+std::vector<net::RateSample> keep_first_rates(const std::vector<net::RateSample>& samples, int64_t max_rows) {
+  const auto flow_of = [](const net::RateSample& s) { return s.flow; };
+  if (static_cast<int64_t>(samples.size()) <= max_rows) return samples;
+  const std::vector<int64_t> rows = rows_per_key(samples, flow_of);
+  std::vector<int32_t> ranked;
+  for (size_t f = 0; f < rows.size(); ++f) {
+    if (rows[f] > 0) ranked.push_back(static_cast<int32_t>(f));
+  }
+  return take_quota(samples, series_quota(ranked, rows, max_rows), flow_of);
+}
 
 FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                      const FlowTrainingOptions& options) {
@@ -190,6 +299,10 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       }
       throw BadInput(errors);
     }
+    // A training step starts flows all along; the first ones started rarely congest. (The packet
+    // level traces the first started.)
+    auto* fluid_dcqcn = dynamic_cast<net::FluidDcqcnNetwork*>(network.get());
+    if (fluid_dcqcn != nullptr) fluid_dcqcn->trace_flows(net::FluidDcqcnNetwork::TracedFlows::kFirstCut);
     GraphExecutor exec(graph, *network, *clock, eo);
     exec.start();
     if (engine != nullptr) {
@@ -206,6 +319,11 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     timing = exec.timings();
     origin = exec.origin();
     collect_links(fabric, network->link_usage(), stragglers.faults, r);
+    if (const auto* cc = dynamic_cast<const net::CongestionObservable*>(network.get())) {
+      r.congestion = training_congestion(cc->congestion(), fabric, options.max_series_rows);
+      r.congestion->traced_from_first_cut = fluid_dcqcn != nullptr;
+      r.congestion->represented = represented_ranks(graph);
+    }
   }
 
   // Iteration time and each representative group's timeline.

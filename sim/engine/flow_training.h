@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "sim/core/config.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/link_load.h"
+#include "sim/network/dcqcn/congestion_trace.h"
 #include "workloads/training_graph.h"
 
 namespace clustersim::engine {
@@ -49,6 +51,22 @@ struct TraceSpan {
   Time end;
 };
 
+// What congestion control did during the iteration (flow+dcqcn and packet levels), with the
+// queue and rate series cut to a bounded number of rows (see keep_largest_queues, keep_first_rates).
+struct TrainingCongestion {
+  net::CongestionCounters counters;
+  Time max_queue_delay;                 // largest egress queue over its link's capacity
+  std::vector<net::QueueSample> queues; // kept links' whole series, in time order
+  std::map<net::LinkIndex, std::string> link_names;  // of the kept links ("tor_agg:45/up")
+  int64_t queued_links = 0;             // links with a queue sample, kept or not
+  int64_t queue_samples = 0;            // recorded by the network, kept or not
+  std::vector<net::RateSample> rates;   // kept traced flows' whole series, in time order
+  int64_t traced_flows = 0;             // flows with a rate sample, kept or not
+  int64_t rate_samples = 0;             // recorded by the network, kept or not
+  bool traced_from_first_cut = false;   // rates follow the first flows cut (flow+dcqcn), else the first started
+  std::string represented;              // which ranks' flows the fabric carried (folding)
+};
+
 struct FlowTrainingResult {
   TrainingEstimate estimate;    // breakdown = the critical rank group's
   TrainingEstimate analytical;  // the same scenario at the analytical level, for comparison
@@ -69,6 +87,7 @@ struct FlowTrainingResult {
   std::vector<std::string> straggling_groups;  // rank groups with a slow host or GPU: "stage3/dp17 (host 389)"
   std::vector<LinkLoad> degraded_links;        // host links of the degraded NICs, with their load
   int unfolded_replicas = 0;                   // replicas simulated on their own besides the representative
+  std::optional<TrainingCongestion> congestion;  // flow+dcqcn and packet levels only
 };
 
 struct FlowTrainingOptions {
@@ -78,6 +97,8 @@ struct FlowTrainingOptions {
   std::optional<work::GraphCosts> costs;  // override the cost model (tests)
   // Progress messages (about every second of wall time once a run is past two seconds).
   std::function<void(const std::string&)> progress;
+  // Rows kept of each congestion series (queues, rates): 500,000 queue rows are about 17 MB of CSV.
+  int64_t max_series_rows = 500'000;
 };
 
 // Runs one iteration of a validated training scenario at the flow level, with its `stragglers`
@@ -86,6 +107,14 @@ struct FlowTrainingOptions {
 // for unsupported settings (network.solver lmm with use_simgrid false).
 FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                      const FlowTrainingOptions& options = {});
+
+// The queue series of the links with the largest sampled queue (ties: lower link index), whole
+// series each, for as many links as fit in `max_rows`; the first link is cut to `max_rows` when
+// it alone does not fit. Samples keep their time order.
+std::vector<net::QueueSample> keep_largest_queues(const std::vector<net::QueueSample>& samples, int64_t max_rows);
+// The rate series of the traced flows in trace order, whole series each, for as many flows as fit
+// in `max_rows` (the first cut to `max_rows` when it alone does not fit).
+std::vector<net::RateSample> keep_first_rates(const std::vector<net::RateSample>& samples, int64_t max_rows);
 
 // The breakdown categories in results.json order and the role each op's time counts as.
 const char* breakdown_kind(work::OpRole role);

@@ -41,6 +41,19 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
   return x % n;
 }
 
+// A sample time in us to the nanosecond (samples are at least a 10 ns fluid step apart): the
+// stream's default 6 digits would print a training step's 6574080.5 us as 6.57408e+06 and merge
+// neighbouring samples; more would print the fluid steps' picosecond rounding (2512.500001).
+struct TimeUs {
+  Time t;
+};
+std::ostream& operator<<(std::ostream& out, TimeUs v) {
+  const std::streamsize precision = out.precision(15);
+  out << static_cast<double>((v.t.as_ps() + 500) / 1000) / 1e3;
+  out.precision(precision);
+  return out;
+}
+
 }  // namespace
 
 std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic) {
@@ -230,17 +243,27 @@ void write_links_csv(const TrafficResult& result, std::ostream& out) {
 }
 
 void write_queues_csv(const TrafficResult& result, std::ostream& out) {
-  out << "time_us,link,bytes\n";
-  for (const net::QueueSample& q : result.queue_samples) {
-    const std::string& name = static_cast<size_t>(q.link) < result.links.size() ? result.links[q.link].name : "";
-    out << q.t.as_us() << ',' << name << ',' << q.bytes << '\n';
-  }
+  write_queues_csv(
+      result.queue_samples,
+      [&result](net::LinkIndex l) -> const std::string& {
+        static const std::string unknown;
+        return static_cast<size_t>(l) < result.links.size() ? result.links[l].name : unknown;
+      },
+      out);
 }
 
-void write_rates_csv(const TrafficResult& result, std::ostream& out) {
+void write_rates_csv(const TrafficResult& result, std::ostream& out) { write_rates_csv(result.rate_samples, out); }
+
+void write_queues_csv(const std::vector<net::QueueSample>& samples,
+                      const std::function<const std::string&(net::LinkIndex)>& link_name, std::ostream& out) {
+  out << "time_us,link,bytes\n";
+  for (const net::QueueSample& q : samples) out << TimeUs{q.t} << ',' << link_name(q.link) << ',' << q.bytes << '\n';
+}
+
+void write_rates_csv(const std::vector<net::RateSample>& samples, std::ostream& out) {
   out << "time_us,flow,src,dst,rate_gbps,target_gbps\n";
-  for (const net::RateSample& s : result.rate_samples) {
-    out << s.t.as_us() << ',' << s.flow << ',' << s.src << ',' << s.dst << ',' << s.rate * 8e-9 << ','
+  for (const net::RateSample& s : samples) {
+    out << TimeUs{s.t} << ',' << s.flow << ',' << s.src << ',' << s.dst << ',' << s.rate * 8e-9 << ','
         << s.target * 8e-9 << '\n';
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -88,6 +89,11 @@ void write_links_csv(const TrafficResult& result, std::ostream& out);
 void write_queues_csv(const TrafficResult& result, std::ostream& out);
 // rates.csv: time_us,flow,src,dst,rate_gbps,target_gbps (traced sub-flows' DCQCN rates).
 void write_rates_csv(const TrafficResult& result, std::ostream& out);
+// The same two files from bare samples (training runs use these): `link_name(l)` names link
+// direction l as links.csv does ("tor_agg:45/up"). Times are in us to the nanosecond.
+void write_queues_csv(const std::vector<net::QueueSample>& samples,
+                      const std::function<const std::string&(net::LinkIndex)>& link_name, std::ostream& out);
+void write_rates_csv(const std::vector<net::RateSample>& samples, std::ostream& out);
 
 // The human report: completion vs ideal, per-tier load and the most loaded links.
 std::string format_traffic_report(const TrafficResult& result);

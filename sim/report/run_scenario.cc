@@ -26,6 +26,43 @@ int line_of(const ScenarioConfig& cfg, const std::string& key) {
   return it == cfg.lines.end() ? 0 : it->second;
 }
 
+// The congestion block of results.json, shared by traffic and training runs.
+Json congestion_json(const net::CongestionCounters& c, Time max_queue_delay) {
+  Json cc = Json::object();
+  cc.set("ecn_marks", c.ecn_marks);
+  cc.set("cnps", c.cnps);
+  cc.set("rate_cuts", c.cuts);
+  cc.set("pfc_pauses", c.pauses);
+  cc.set("pfc_resumes", c.resumes);
+  cc.set("drops", c.drops);
+  cc.set("retransmits", c.retransmits);
+  cc.set("packets", c.packets);
+  cc.set("events", c.events);
+  cc.set("max_queue_delay_s", max_queue_delay.as_s());
+  return cc;
+}
+
+// A training run at flow+dcqcn or packet: the congestion block (with what the bounded series
+// hold) and queues.csv, rates.csv next to results.json.
+void add_training_congestion(const engine::TrainingCongestion& c, RunOutput& out) {
+  Json& cc = out.results.set("congestion", congestion_json(c.counters, c.max_queue_delay));
+  cc.set("queued_links", c.queued_links);
+  cc.set("queue_links_written", static_cast<int64_t>(c.link_names.size()));
+  cc.set("queue_samples", c.queue_samples);
+  cc.set("queue_rows_written", static_cast<int64_t>(c.queues.size()));
+  cc.set("traced_flows", c.traced_flows);
+  cc.set("traced_from", c.traced_from_first_cut ? "first_cut" : "first_started");
+  cc.set("rate_samples", c.rate_samples);
+  cc.set("rate_rows_written", static_cast<int64_t>(c.rates.size()));
+  cc.set("represented", c.represented);
+  std::ostringstream queues, rates;
+  engine::write_queues_csv(
+      c.queues, [&c](net::LinkIndex l) -> const std::string& { return c.link_names.at(l); }, queues);
+  engine::write_rates_csv(c.rates, rates);
+  out.extra_files.emplace_back("queues.csv", queues.str());
+  out.extra_files.emplace_back("rates.csv", rates.str());
+}
+
 RunOutput run_training(const ScenarioConfig& cfg) {
   const calib::HardwareProfile hw = [&] {
     try {
@@ -51,7 +88,9 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     }
     const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw, options);
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
-    return flow_training_output(cfg, hw, flow);
+    RunOutput out = flow_training_output(cfg, hw, flow);
+    if (flow.congestion) add_training_congestion(*flow.congestion, out);
+    return out;
   }
   if (!cfg.network.faults.empty()) {
     // The closed form has no per-link view; say so rather than ignore the faults.
@@ -93,18 +132,7 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   r.set("tiers", tier_loads_json(t.tiers));
   r.set("top_links", link_loads_json(t.top_links));
   if (t.has_congestion) {
-    const net::CongestionCounters& c = t.congestion;
-    Json& cc = r.set("congestion", Json::object());
-    cc.set("ecn_marks", c.ecn_marks);
-    cc.set("cnps", c.cnps);
-    cc.set("rate_cuts", c.cuts);
-    cc.set("pfc_pauses", c.pauses);
-    cc.set("pfc_resumes", c.resumes);
-    cc.set("drops", c.drops);
-    cc.set("retransmits", c.retransmits);
-    cc.set("packets", c.packets);
-    cc.set("events", c.events);
-    cc.set("max_queue_delay_s", t.max_queue_delay.as_s());
+    Json& cc = r.set("congestion", congestion_json(t.congestion, t.max_queue_delay));
     cc.set("wall_seconds", t.wall_seconds);
     std::ostringstream queues, rates;
     engine::write_queues_csv(t, queues);

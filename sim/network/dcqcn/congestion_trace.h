@@ -32,10 +32,11 @@ struct QueueSample {
   int64_t bytes = 0;
 };
 
-// Sending rate of a traced sub-flow (the first `traced_flows` started) every sample_interval.
+// Sending rate of a traced sub-flow every sample_interval: the first `traced_flows` started, or
+// at flow+dcqcn optionally the first ones cut (FluidDcqcnNetwork::trace_flows).
 struct RateSample {
   Time t;
-  int32_t flow = 0;  // trace index: 0 = first sub-flow started
+  int32_t flow = 0;  // trace index: 0 = first sub-flow started (or cut)
   GpuId src = 0;
   GpuId dst = 0;
   double rate = 0;    // DCQCN current rate Rc, bytes/s

@@ -77,6 +77,13 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   std::vector<LinkUsage> link_usage() const override;
   const CongestionTrace& congestion() const override;
 
+  // Which sub-flows the rate series (congestion().rates) follows, at most traced_flows of them:
+  // the first started (microbenchmarks, where every flow starts at once), or the first that DCQCN
+  // cuts, traced from that cut on (training, where flows start all along and few ever congest).
+  // Trace index 0 is the first started, or the first cut. Set before the first send.
+  enum class TracedFlows { kFirstStarted, kFirstCut };
+  void trace_flows(TracedFlows which);
+
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
   static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
@@ -112,6 +119,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   void fast_forward_check(double t);
   void materialize(double t);
   void sample(double t);
+  void start_trace(uint32_t f, double t);
   void pfc_events(double t);
   void pfc_counters(double t, double dt);
   double enqueue_probability(Link& k) const;
@@ -144,6 +152,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   std::vector<uint32_t> finished_slots_;  // freed at the next rebuild_hot
   std::vector<uint32_t> free_slots_;      // of flows_, for new flows
   std::vector<uint32_t> traced_;          // active traced flows
+  TracedFlows traced_selection_ = TracedFlows::kFirstStarted;
+  int32_t cut_traces_left_ = 0;           // kFirstCut: flows still to trace at their first cut
   bool hot_dirty_ = false;
   internal::TransferBook transfers_;
   int64_t flows_created_ = 0;

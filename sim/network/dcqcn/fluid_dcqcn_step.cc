@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+// FluidDcqcnNetwork: one fluid step (queues in path order, RED/ECN marks, CNPs) and PFC.
+#include "sim/network/dcqcn/fluid_dcqcn_network.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/network/dcqcn/internal/fluid_dcqcn_state.h"
+
+namespace clustersim::net {
+
+using internal::PfcState;
+using internal::exponential_draw;
+using internal::kInf;
+
+void FluidDcqcnNetwork::step(double t, double dt) {
+  const double mtu = config_.mtu.as_double();
+  trace_.counters.steps += 1;
+  trace_.counters.events += static_cast<int64_t>(hot_.size());
+  // Senders: CNPs due, timers, the rate offered to the first link.
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    size_t used = 0;
+    while (used < fl.cnp_due.size() && fl.cnp_due[used] <= t) {
+      fl.rp.advance(Time::s(fl.cnp_due[used]));
+      fl.rp.on_cnp(Time::s(fl.cnp_due[used]));
+      ++used;
+    }
+    if (used > 0) fl.cnp_due.erase(fl.cnp_due.begin(), fl.cnp_due.begin() + static_cast<std::ptrdiff_t>(used));
+    fl.rp.advance(Time::s(t));
+    if (cut_traces_left_ > 0 && fl.trace < 0 && fl.rp.cuts() > 0) start_trace(f, t);
+    fl.hops[0].in = fl.sent < fl.size ? std::min(fl.rp.rate(), (fl.size - fl.sent) / dt) : 0.0;
+  }
+  // Links in path order: queues, service, marking.
+  for (const LinkIndex l : hot_links_) {
+    Link& k = links_[l];
+    double arrival = 0;
+    double backlog = 0;
+    for (const HotHop& e : k.hot_hops) {
+      arrival += e.hop->in;
+      backlog += e.hop->queued;
+    }
+    k.arrival = arrival + k.cold_load;
+    const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load);
+    // RED probability for the bytes leaving now: as the queue was when they joined (enqueue
+    // marking) or as it is (dequeue marking).
+    double p_out = 0;
+    if (k.marks && !k.host) {
+      const bool at_enqueue = config_.mark_on == EcnMarkPoint::kEnqueue;
+      p_out = at_enqueue ? enqueue_probability(k) : k.p;
+    }
+    double ratio;
+    if (k.host) {
+      ratio = arrival > 0 ? std::min(1.0, avail / arrival) : 0.0;
+      backlog = 0;
+    } else {
+      const double total = backlog + arrival * dt;
+      ratio = total > 0 ? std::min(1.0, avail * dt / total) : 0.0;
+    }
+    double q = 0;
+    double out_total = 0;
+    for (const HotHop& e : k.hot_hops) {
+      Hop& hop = *e.hop;
+      double out;
+      double out_marked;
+      if (k.host) {
+        out = hop.in * ratio * dt;
+        out_marked = hop.in_marked * ratio * dt;
+        Flow& fl = *flows_[e.flow];
+        fl.sent += out;
+        fl.rp.on_bytes(out);  // DCQCN's byte counter: an increase event per byte_counter bytes sent
+      } else {
+        const double content = hop.queued + hop.in * dt;
+        const double content_marked = hop.queued_marked + hop.in_marked * dt;
+        out = content * ratio;
+        out_marked = content_marked * ratio;
+        hop.queued = content - out;
+        hop.queued_marked = content_marked - out_marked;
+        q += hop.queued;
+        out_marked += (out - out_marked) * p_out;
+      }
+      out_total += out;
+      if (!e.last) {
+        Hop& next = *(e.hop + 1);
+        next.in = out / dt;
+        next.in_marked = out_marked / dt;
+      } else {
+        Flow& fl = *flows_[e.flow];
+        fl.delivered += out;
+        fl.window_bytes += out;
+        fl.step_marked = out_marked;
+        fl.step_out = out;
+      }
+    }
+    k.q = q;
+    k.p = k.marks ? red_probability(k.ecn, q) : 0.0;
+    congested_[static_cast<size_t>(l)] = q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9);
+    // Departures follow from the queue, so that bytes leaving it otherwise (a flow turning cold
+    // or hot, drops) cannot leave the two counters out of step.
+    k.arrived += arrival * dt;
+    k.departed = k.arrived - q;
+    if (k.marks && (k.p > 0 || !k.p_history.empty())) {
+      if (k.p_history.empty()) {
+        k.p_history.assign(kMarkHistory, 0.0f);
+        k.a_history.assign(kMarkHistory, 0.0);
+      }
+      const auto slot = static_cast<size_t>(step_index_ % kMarkHistory);
+      k.p_history[slot] = static_cast<float>(k.p);
+      k.a_history[slot] = k.arrived;
+    }
+    if (k.capacity > 0) k.peak = std::max(k.peak, (out_total / dt + k.cold_load) / k.capacity);
+    LinkCongestion& lc = trace_.links[l];
+    lc.max_queue_bytes = std::max(lc.max_queue_bytes, static_cast<int64_t>(q));
+    if (!k.host) switch_used_[static_cast<size_t>(k.node)] += static_cast<int64_t>(q);
+  }
+  // PFC (or, without it, drops) from each ingress link's share of its switch's queues.
+  const double buffer = config_.buffer.as_double();
+  const double alpha = config_.dynamic_threshold;
+  for (const LinkIndex l : hot_links_) {
+    Link& k = links_[l];
+    if (k.host) continue;
+    const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[static_cast<size_t>(k.node)]));
+    if (!config_.pfc && k.marks && k.q > alpha * free) {
+      const double keep = alpha * free / k.q;
+      for (const HotHop& e : k.hot_hops) {
+        const double removed = e.hop->queued * (1 - keep);
+        e.hop->queued -= removed;
+        e.hop->queued_marked *= keep;
+        flows_[e.flow]->sent -= removed;
+      }
+      drops_ += k.q * (1 - keep) / mtu;
+      trace_.links[l].drops += static_cast<int64_t>(std::ceil(k.q * (1 - keep) / mtu));
+      k.q *= keep;
+      continue;
+    }
+    if (!config_.pfc && k.marks) continue;
+    for (const HotHop& e : k.hot_hops) {
+      if (e.h == 0 || e.hop->queued <= 0) continue;
+      const LinkIndex in = flows_[e.flow]->links[e.h - 1];
+      if (!ingress_listed_[in]) {
+        ingress_listed_[in] = 1;
+        ingress_touched_.push_back(in);
+      }
+      ingress_share_[in] += e.hop->queued;
+    }
+  }
+  pfc_counters(t, dt);
+  for (const LinkIndex l : hot_links_) {
+    if (!links_[l].host) switch_used_[static_cast<size_t>(links_[l].node)] = 0;
+  }
+  // Receivers: marks, CNPs, completions; senders' byte counters; cold and hot transitions.
+  const double end = t + dt;
+  const double interval = config_.cnp_interval.as_s();
+  for (const uint32_t f : hot_) {
+    Flow& fl = *flows_[f];
+    if (!fl.active) continue;
+    bool congested = false;
+    for (size_t h = 0; h < fl.links.size() && !congested; ++h) {
+      congested = congested_[static_cast<size_t>(fl.links[h])] || fl.hops[h].queued > 1e-6 ||
+                  std::abs(fl.hops[h].in - fl.hops[0].in) > 1e-6 * fl.line;
+    }
+    const double last_out = fl.hops.back().in * dt;
+    const double marked = fl.step_marked / mtu;
+    const double packets = fl.step_out / mtu;
+    const double fraction = fl.step_out > 0 ? std::min(1.0, fl.step_marked / fl.step_out) : 0.0;
+    fl.step_marked = 0;
+    fl.step_out = 0;
+    marks_ += marked;
+    if (end - fl.last_cnp >= interval && packets > 0 && fraction > 0) {
+      // Each packet arrives marked with probability `fraction`, independently; the CNP goes out
+      // with the first marked one, so its time is where the hazard reaches an Exp(1) draw.
+      fl.hazard += fraction >= 1.0 ? kInf : -packets * std::log1p(-fraction);
+      if (fl.hazard >= fl.cnp_threshold) {
+        fl.hazard = 0;
+        fl.cnp_threshold = exponential_draw(seed_, fl.serial, ++fl.draws);
+        fl.last_cnp = end;
+        fl.cnp_due.push_back(end + fl.latency);
+        ++trace_.counters.cnps;
+      }
+    }
+    // Bytes are whole: a shortfall under half a byte is rounding in the fluid sums.
+    if (fl.delivered >= fl.size - kByteRounding) {
+      // The last byte crossed during this step; interpolate where.
+      const double step_bytes = std::max(last_out, 1e-30);
+      const double over = std::max(0.0, fl.delivered - fl.size);
+      const double crossing = end - dt * std::min(1.0, over / step_bytes);
+      fl.delivered = fl.size;
+      finish(f, crossing + fl.latency);
+      continue;
+    }
+    if (!congested && fl.cnp_due.empty() && fl.sent < fl.size) {
+      make_cold(f, end);
+    }
+  }
+  // A congested link makes every flow crossing it hot.
+  for (const LinkIndex l : hot_links_) {
+    const Link& k = links_[l];
+    if (k.cold_load > 0 && (k.q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9))) {
+      const std::vector<uint32_t> flows = k.flows;
+      for (const uint32_t f : flows) make_hot(f, end);
+    }
+  }
+  ++step_index_;
+}
+
+double FluidDcqcnNetwork::enqueue_probability(Link& k) const {
+  // FIFO: the byte at the head of the queue is byte number `departed` of the link; it joined in
+  // the earliest step s whose cumulative arrivals exceed that, and saw the queue as it was after
+  // step s - 1. The entry of step s is at s % kMarkHistory; the last one written is step_index_ - 1.
+  if (k.p_history.empty() || step_index_ == 0) return k.p;
+  const auto at = [](int64_t step) { return static_cast<size_t>(step % kMarkHistory); };
+  const auto joined_after = [&](int64_t step) { return k.a_history[at(step)] > k.departed; };
+  int64_t hi = step_index_ - 1;  // arrivals up to hi exceed `departed`, or the byte joins now
+  if (!joined_after(hi)) return k.p;
+  int64_t lo = std::max<int64_t>(0, step_index_ - kMarkHistory + 1);
+  if (joined_after(lo)) return k.p_history[at(lo)];
+  // `departed` only grows, so the answer moves forward: walk on from the last one a few steps
+  // (a steady queue moves it by about one per step), else bisect.
+  int64_t c = std::clamp(k.mark_cursor, lo + 1, hi);
+  if (!joined_after(c - 1)) {
+    for (int i = 0; i < 8 && !joined_after(c); ++i) ++c;
+    if (joined_after(c)) {
+      k.mark_cursor = c;
+      return k.p_history[at(c - 1)];
+    }
+    lo = c;
+  } else {
+    hi = c - 1;
+  }
+  while (hi - lo > 1) {  // lo's entry <= departed < hi's entry
+    const int64_t mid = lo + (hi - lo) / 2;
+    (joined_after(mid) ? hi : lo) = mid;
+  }
+  k.mark_cursor = hi;
+  return k.p_history[at(hi - 1)];
+}
+
+void FluidDcqcnNetwork::pfc_counters(double t, double dt) {
+  // Each ingress's counter: its flows' bytes in the switch's egress queues.
+  const double buffer = config_.buffer.as_double();
+  const double alpha = config_.dynamic_threshold;
+  for (const LinkIndex in : ingress_touched_) {
+    Link& k = links_[in];
+    const auto node = static_cast<size_t>(fabric_.links[in].to);
+    const double threshold = alpha * std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
+    if (k.pfc == PfcState::kOn && ingress_share_[in] > threshold) {
+      k.pfc = PfcState::kXoffSent;
+      k.pfc_due = t + dt + k.pfc_delay;
+      ++trace_.counters.pauses;
+      pfc_links_.push_back(in);
+    }
+  }
+  for (const LinkIndex in : pfc_links_) {
+    Link& k = links_[in];
+    if (k.pfc != PfcState::kPaused) continue;
+    // The packet level resumes once the headroom is empty: the headroom bytes are the newest
+    // from this ingress (FIFO), and none arrive while the pause holds, so that is the counter
+    // back to zero; and the counter resume_offset below the threshold.
+    const auto node = static_cast<size_t>(fabric_.links[in].to);
+    const double threshold = alpha * std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
+    const double share = ingress_listed_[in] ? ingress_share_[in] : 0.0;
+    if (share <= kDrainedBytes && share + config_.resume_offset.as_double() <= std::max(threshold, kDrainedBytes)) {
+      k.pfc = PfcState::kXonSent;
+      k.pfc_due = t + dt + k.pfc_delay;
+      ++trace_.counters.resumes;
+    }
+  }
+  for (const LinkIndex in : ingress_touched_) {
+    ingress_share_[in] = 0;
+    ingress_listed_[in] = 0;
+  }
+  ingress_touched_.clear();
+}
+
+void FluidDcqcnNetwork::pfc_events(double t) {
+  // An event takes hold at the step boundary nearest its time.
+  const double by = t + 0.5 * dt_;
+  std::erase_if(pfc_links_, [this, t, by](LinkIndex in) {
+    Link& k = links_[in];
+    if (k.pfc_due > by) return false;
+    if (k.pfc == PfcState::kXoffSent) {
+      k.pfc = PfcState::kPaused;
+      k.paused = true;
+      ++trace_.links[in].pauses;
+      // The flows through the stopped link change rate: step them.
+      const std::vector<uint32_t> flows = k.flows;
+      for (const uint32_t f : flows) make_hot(f, t);
+    } else if (k.pfc == PfcState::kXonSent) {
+      k.pfc = PfcState::kOn;
+      k.paused = false;
+      return true;
+    }
+    return false;
+  });
+}
+
+}  // namespace clustersim::net

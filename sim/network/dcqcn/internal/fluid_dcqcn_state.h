@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// FluidDcqcnNetwork's private state (flows, hops, links) and helpers, shared by its three source
+// files: fluid_dcqcn_network.cc (events, fast-forward, sampling), fluid_dcqcn_hot_cold.cc (which
+// flows are stepped) and fluid_dcqcn_step.cc (one fluid step: queues, RED/ECN, CNPs, PFC).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "sim/core/units.h"
+#include "sim/network/dcqcn/dcqcn_params.h"
+#include "sim/network/dcqcn/dcqcn_rate.h"
+#include "sim/network/dcqcn/fluid_dcqcn_network.h"
+
+namespace clustersim::net {
+
+namespace internal {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A unit-mean exponential variate for draw `n` of flow number `flow`: splitmix64 (Steele et al.
+// 2014) over the three numbers, so runs repeat exactly for a seed whatever the order of events.
+inline double exponential_draw(uint64_t seed, uint64_t flow, uint32_t n) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ (flow << 24 ^ n);
+  for (int i = 0; i < 3; ++i) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+  }
+  const double u = (static_cast<double>(x >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
+  return -std::log(u);
+}
+
+// The clock time (whole picoseconds) for `seconds`, not before `floor`: timers never go back.
+inline Time at_or_after(double seconds, Time floor) {
+  return max(floor, Time::ps(static_cast<int64_t>(std::ceil(seconds * 1e12 - 1e-3))));
+}
+
+// PFC state of an ingress link into a switch (see the class comment).
+enum class PfcState : uint8_t { kOn, kXoffSent, kPaused, kXonSent };
+
+}  // namespace internal
+
+// One hop of a flow: what enters the link and what of the flow waits in its queue.
+struct FluidDcqcnNetwork::Hop {
+  double in = 0;             // bytes/s entering the link
+  double queued = 0;         // bytes in the link's queue
+  double in_marked = 0;      // of `in`, bytes/s carrying a CE mark
+  double queued_marked = 0;  // of `queued`, marked bytes
+};
+
+struct FluidDcqcnNetwork::Flow {
+  Flow(const DcqcnParams& p, Time start) : rp(p, start) {}
+  TransferId transfer = 0;
+  GpuId src = 0;
+  GpuId dst = 0;
+  std::vector<LinkIndex> links;
+  std::vector<Hop> hops;    // by position along the path
+  double step_marked = 0;  // marked bytes delivered in the current step
+  double size = 0, sent = 0, delivered = 0;
+  double latency = 0;  // s
+  double line = 0;
+  DcqcnRate rp;
+  double last_cnp = -internal::kInf;
+  double hazard = 0;         // since the CNP interval last passed: sum over packets of -ln(1 - p_mark)
+  double cnp_threshold = 0;  // Exp(1) draw: the first marked packet arrives when hazard reaches it
+  uint32_t draws = 0;
+  double step_out = 0;       // bytes delivered in the current step
+  std::vector<double> cnp_due;  // s, in order
+  bool hot = true;
+  bool active = true;
+  bool listed_hot = false;  // in hot_, its hops in the links' hot_hops
+  std::vector<uint32_t> hop_slot;  // while listed: index of each hop in its link's hot_hops
+  // Cold: constant rate since cold_since (delivered counts up to then), until the next event:
+  // completion, or a DCQCN increase (timer or byte counter) while the rate is recovering.
+  double cold_rate = 0, cold_since = 0;
+  uint64_t stamp = 0;  // of the flow's live entry in cold_events_
+  // Delivered in the current fast-forward window (counted from window_from when the flow turned
+  // hot inside it); the previous full window's mean rate, -1 when there is none to compare.
+  double window_bytes = 0, window_from = 0, prev_mean = -1, mean = 0;
+  uint64_t serial = 0;  // creation order: the draws' stream (and the trace index of kFirstStarted)
+  int32_t trace = -1;
+};
+
+struct FluidDcqcnNetwork::Link {
+  double capacity = 0;
+  EcnThresholds ecn;
+  bool marks = false;
+  bool host = false;
+  int32_t node = 0;
+  int8_t order = 0;
+  double q = 0;
+  double p = 0;
+  double arrival = 0;
+  double cold_load = 0;
+  bool paused = false;   // an XOFF from downstream holds this link
+  internal::PfcState pfc = internal::PfcState::kOn;
+  double pfc_due = 0;    // s, when the XOFF or XON in flight takes hold upstream
+  double pfc_delay = 0;  // s, link delay + one MTU at the link's speed
+  double arrived = 0, departed = 0;  // bytes through the queue so far (hot flows)
+  std::vector<float> p_history;      // RED probability after each step (ring of kMarkHistory), lazily
+  std::vector<double> a_history;     // `arrived` after each step, same ring
+  int64_t mark_cursor = 0;           // step found by the last enqueue_probability
+  std::vector<HotHop> hot_hops;  // the listed hot flows' hops on this link
+  int32_t hot_pos = -1;  // index in hot_levels_[order] while hot_hops is not empty
+  std::vector<uint32_t> flows;  // active flows crossing the link
+  Bytes bytes;
+  double peak = 0;
+  bool reported = false;
+};
+
+}  // namespace clustersim::net
