@@ -34,10 +34,14 @@ Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const Hardw
   return hw.eff.kernel_launch + Time::s(flops / rate);
 }
 
-Time attention_time(Flops executed, bool fused, Precision precision, const HardwareProfile& hw) {
-  const double eff = fused ? hw.eff.attention_fused : hw.eff.attention_unfused;
+Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw) {
+  // FlashAttention-2 over FlashAttention: "around 2x speedup" (Dao 2023, abstract).
+  constexpr double kFlash2OverFlash1 = 2.0;
+  const double eff = kernel == AttentionKernel::kFlash2   ? hw.eff.attention_fused
+                     : kernel == AttentionKernel::kFlash1 ? hw.eff.attention_fused / kFlash2OverFlash1
+                                                          : hw.eff.attention_unfused;
   // The unfused chain is two batched GEMMs plus a softmax kernel: three launches.
-  const int64_t launches = fused ? 1 : 3;
+  const int64_t launches = kernel == AttentionKernel::kUnfused ? 3 : 1;
   return launches * hw.eff.kernel_launch + Time::s(executed.n / (hw.peak(precision).per_s * eff));
 }
 

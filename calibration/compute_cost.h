@@ -24,10 +24,16 @@ double gemm_shape_efficiency(int64_t m, int64_t n, int64_t k, const HardwareProf
 Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const HardwareProfile& hw,
                int64_t count = 1);
 
+// Which attention kernel runs: the matmul-softmax-matmul chain, FlashAttention (Dao et al. 2022)
+// or FlashAttention-2 (Dao 2023).
+enum class AttentionKernel { kUnfused, kFlash1, kFlash2 };
+
 // Scaled-dot-product attention over `flops` of QK^T and AV work (counted as executed: causal
-// masking halves it for fused kernels; see workloads/transformer.h). Fused kernels run at
-// attention_fused x peak; the unfused chain runs its GEMMs at attention_unfused x peak.
-Time attention_time(Flops executed, bool fused, Precision precision, const HardwareProfile& hw);
+// masking halves it for fused kernels; see workloads/transformer.h). FlashAttention-2 runs at
+// attention_fused x peak, FlashAttention(-1) at half that (Dao 2023, abstract: FlashAttention-2 is
+// about 2x faster, 50-73% of peak on A100 against 25-40%); the unfused chain runs its GEMMs at
+// attention_unfused x peak.
+Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw);
 
 // A streaming, memory-bound kernel moving `bytes` (reads + writes): launch + bytes / (hbm x eff).
 Time memory_time(Bytes bytes, const HardwareProfile& hw);

@@ -15,8 +15,9 @@ Example (what produced calibration/profiles/A100-SXM4-80GB.yaml's fitted values)
   tools/fit_published.py --clustersim build/tools/clustersim \\
       --profile calibration/profiles/A100-SXM4-80GB.yaml \\
       --suite scenarios/validation/fig9.yaml --suite scenarios/megascale-ablation/table3.yaml \\
-      --grid efficiency.gemm_max=0.66:0.72:0.01 -o /tmp/A100-fitted.yaml
-(about 15 s per grid point on 2 cores; several --grid options span a product grid).
+      --grid efficiency.gemm_max=0.68:0.73:0.005 -o /tmp/A100-fitted.yaml
+(about 15 s per grid point on 2 cores; several --grid options span a product grid). Points whose
+mean error is within --tie percentage points of the lowest are ranked by their worst row.
 """
 import argparse
 import itertools
@@ -80,6 +81,9 @@ def main():
     ap.add_argument("--suite", action="append", required=True, help="calibration suite (repeatable)")
     ap.add_argument("--grid", action="append", type=parse_grid, required=True, help="section.key=LOW:HIGH:STEP")
     ap.add_argument("-o", "--output", required=True, help="where to write the best profile")
+    ap.add_argument("--tie", type=float, default=0.05,
+                    help="points whose mean error is within this many percentage points of the lowest count as "
+                         "equally good; among them the lowest worst-row error wins (default 0.05)")
     args = ap.parse_args()
     for path, what in [(args.profile, "--profile"), (args.clustersim, "--clustersim")] + [(s, "--suite") for s in args.suite]:
         if not os.path.isfile(path):
@@ -99,11 +103,18 @@ def main():
             results.append((mean, worst, values))
             print("  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.2%}  worst {worst:.2%}",
                   file=sys.stderr)
+    # A flat mean (over- and under-predicted rows trading off) does not pick a point: within --tie of
+    # the lowest mean, the smallest worst-row error decides.
+    lowest = min(r[0] for r in results)
+    tied = sorted((r for r in results if r[0] <= lowest + args.tie / 100.0), key=lambda r: (r[1], r[0]))
     results.sort()
     print("best points (mean |relative error| over %s):" % ", ".join(args.suite))
     for mean, worst, values in results[:5]:
         print("  " + "  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.2%}  worst {worst:.2%}")
-    mean, worst, values = results[0]
+    mean, worst, values = tied[0]
+    if len(tied) > 1:
+        print(f"{len(tied)} points within {args.tie} points of the lowest mean; the lowest worst-row error wins: "
+              + "  ".join(f"{k}={v}" for k, v in zip(keys, values)))
     text = base
     suites = ", ".join(os.path.basename(s) for s in args.suite)
     for k, v in zip(keys, values):

@@ -48,6 +48,11 @@ TrainingLinks links_for_span(const ScenarioConfig& cfg, const TrainingLinks& l, 
   return out;
 }
 
+calib::AttentionKernel attention_kernel(const TrainingConfig& t) {
+  if (!t.flash_attention) return calib::AttentionKernel::kUnfused;
+  return t.flash_attention_version == 1 ? calib::AttentionKernel::kFlash1 : calib::AttentionKernel::kFlash2;
+}
+
 GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l) {
   GroupLinks g;
   g.ranks = ranks;
@@ -69,8 +74,9 @@ LayerTimes layer_times(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   }
   const AttentionFlops att = layer_attention_flops(cfg);
   const bool fused = cfg.training.flash_attention;
-  const Time att_fwd = calib::attention_time(att.executed, fused, prec, hw);
-  const Time att_bwd = calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, fused, prec, hw);
+  const calib::AttentionKernel kernel = attention_kernel(cfg.training);
+  const Time att_fwd = calib::attention_time(att.executed, kernel, prec, hw);
+  const Time att_bwd = calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, prec, hw);
   const Bytes elem = layer_elementwise_bytes(cfg);
   const Time elem_fwd = calib::memory_time(elem, hw);
   const Time elem_bwd = calib::memory_time(Bytes{2 * elem.n}, hw);

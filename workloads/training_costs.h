@@ -3,6 +3,7 @@
 // times from the cost model, the LM head, TP/CP communication and the links collectives see.
 #pragma once
 
+#include "calibration/compute_cost.h"
 #include "calibration/hardware_profile.h"
 #include "sim/collectives/collective_cost.h"
 #include "sim/core/config.h"
@@ -24,6 +25,9 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // oversubscription, inside one pod the ToR tier's only, beyond both tiers' (training_links assumes
 // the last). Aligned spans: a group that straddles a pod boundary is treated as inside one pod.
 TrainingLinks links_for_span(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t span_servers);
+
+// The attention kernel a training run uses (training.flash_attention and its version).
+calib::AttentionKernel attention_kernel(const TrainingConfig& t);
 
 // The GroupLinks of a group of `ranks` ranks with `ranks_per_node` of them on each node.
 coll::GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l);

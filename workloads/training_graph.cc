@@ -28,6 +28,7 @@ const char* to_string(OpRole r) {
     case OpRole::kDpGather: return "dp_gather";
     case OpRole::kEmbeddingSync: return "embedding_sync";
     case OpRole::kEpComm: return "ep_comm";
+    case OpRole::kStepStall: return "step_stall";
   }
   return "?";
 }
@@ -144,6 +145,7 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   c.params_on_gpu = memory_per_gpu(cfg).params_on_gpu;
   const double shard = p.zero_stage >= 1 ? c.params_on_gpu / dp : c.params_on_gpu;
   c.optimizer = calib::memory_time(bytes_of(shard * kAdamBytesPerParam), hw);
+  c.step_stall = cfg.training.step_stall;
   c.bucket_params = dp_bucket_params(cfg, dp);
   if (cfg.model.moe) {
     // As the analytical level: dense and expert parts synced over their own groups, and the
@@ -364,6 +366,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       const int32_t gi = group_of(s, d);
       reduce_ready[gi].assign(static_cast<size_t>(vpp), {});
       std::vector<int32_t> chain;
+      // The first stage waits for its input batch before its first forward; the other stages wait
+      // for it through their receives.
+      if (s == 0 && c.step_stall > Time::zero()) chain.push_back(b.add(Builder::compute(OpRole::kStepStall, gi, c.step_stall)));
       for (int i = 0; i < static_cast<int>(order.size()); ++i) {
         const PipelinePass& pass = order[i];
         const int v = pass.chunk * pp + s;

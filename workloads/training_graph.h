@@ -31,6 +31,7 @@ enum class OpRole : uint8_t {
   kDpGather,       // parameter all-gather, one bucket
   kEmbeddingSync,  // tied-embedding gradient all-reduce between the first and last stage
   kEpComm,         // MoE all-to-all (dispatch or combine, one chunk) over the expert-parallel group
+  kStepStall,      // the first stage idle before its first forward (training.step_stall: data loading)
 };
 // The CUDA stream (trace track) an op runs on.
 enum class Stream : uint8_t { kCompute, kTp, kPp, kDp };
@@ -107,6 +108,7 @@ struct GraphCosts {
   Time head_forward;          // LM head on the last virtual stage
   Time head_backward;
   Time optimizer;             // optimizer step over the rank's shard
+  Time step_stall;            // first stage idle before its first forward (data loading)
   Time tp_latency_per_collective;  // alpha of one TP/SP collective (AG + RS pair, or AR)
   Time cp_latency_per_ring;        // alpha of one CP K/V ring
   Time pp_latency;            // alpha of one send/recv

@@ -118,10 +118,12 @@ struct TrainingConfig {
   Recompute recompute = Recompute::kNone;
   bool parallel_block = false;   // attention and MLP in parallel (PaLM/MegaScale PTB)
   bool flash_attention = true;   // fused attention kernel instead of matmul-softmax-matmul
+  int flash_attention_version = 2;  // 2 = FlashAttention-2; 1 = FlashAttention(-1), about half its rate
   bool fused_kernels = true;     // fused layernorm/activation/dropout kernels
   bool memory_check = true;      // reject plans whose memory estimate exceeds the GPU; false = report only
   bool dropout = true;           // hidden dropout (GPT/Megatron-LM 0.1): its 1-byte masks are kept per layer
   bool fp32_grad_reduce = true;  // gradients reduced in FP32 (Megatron default); false = BF16
+  Time step_stall = Time::zero();  // GPUs idle once per step outside the schedule (data loading, host stalls)
   OverlapConfig overlap;
   int64_t dp_bucket_size = 0;    // gradient bucket in parameters; 0 = Megatron's max(40M, 1M x dp) at the flow level, 40M analytical
   bool fold_ranks = true;        // flow level: simulate one representative of symmetric rank groups

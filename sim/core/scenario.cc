@@ -118,10 +118,12 @@ void read_training(MapReader r, TrainingConfig& t) {
               {{"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}});
   r.read("parallel_block", t.parallel_block);
   r.read("flash_attention", t.flash_attention);
+  r.read("flash_attention_version", t.flash_attention_version, Need::kOptional, 1, 2);
   r.read("fused_kernels", t.fused_kernels);
   r.read("dropout", t.dropout);
   r.read("memory_check", t.memory_check);
   r.read("fp32_grad_reduce", t.fp32_grad_reduce);
+  r.read("step_stall", t.step_stall);
   MapReader o = r.section("overlap");
   o.read("dp_grad_reduce", t.overlap.dp_grad_reduce);
   o.read("dp_param_gather", t.overlap.dp_param_gather);

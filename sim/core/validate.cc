@@ -165,6 +165,9 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     c.fail("training.dp_bucket_size", "must be 0 (the default, 40M parameters) or at least 100,000 parameters; got " +
                                           str(cfg.training.dp_bucket_size));
   }
+  if (cfg.training.step_stall < Time::zero() || cfg.training.step_stall > Time::s(3600)) {
+    c.fail("training.step_stall", "must be between 0 and 1h per iteration; got " + to_string(cfg.training.step_stall));
+  }
   if (m.attention_window > m.seq_len) {
     c.fail("model.attention_window", "must not exceed model.seq_len (" + str(m.seq_len) + ")");
   }

@@ -171,7 +171,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, 1, l));
   }
 
-  est.iteration = b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer + b.ep_exposed;
+  // Idle time once per step, outside the schedule (MegaScale section 3.4: data loading at the
+  // start of each step): nothing overlaps it.
+  b.step_stall = cfg.training.step_stall;
+  est.iteration = b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer + b.ep_exposed +
+                  b.step_stall;
   const double seconds = est.iteration.as_s();
   const double tokens = static_cast<double>(cfg.training.global_batch) * m.seq_len;
   est.tokens_per_s = tokens / seconds;

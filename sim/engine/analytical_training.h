@@ -24,6 +24,7 @@ struct TrainingBreakdown {
   Time dp_exposed;    // data-parallel gradient reduce and parameter gather not hidden
   Time optimizer;     // optimizer step and the embedding gradient sync
   Time ep_exposed;    // MoE: expert all-to-all (and expert-TP) not hidden by expert compute
+  Time step_stall;    // GPUs idle once per step outside the schedule (training.step_stall: data loading)
 };
 
 // One MoE layer of the slowest stage, per micro-batch (forward + backward).

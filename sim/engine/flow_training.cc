@@ -39,6 +39,7 @@ const char* breakdown_kind(OpRole role) {
     case OpRole::kOptimizer:
     case OpRole::kEmbeddingSync: return "optimizer";
     case OpRole::kEpComm: return "ep";
+    case OpRole::kStepStall: return "stall";
     case OpRole::kBarrier: return "";
   }
   return "";
@@ -54,6 +55,7 @@ Time& part(TrainingBreakdown& b, const char* kind) {
   if (k == "dp") return b.dp_exposed;
   if (k == "optimizer") return b.optimizer;
   if (k == "ep") return b.ep_exposed;
+  if (k == "stall") return b.step_stall;
   return b.bubble;
 }
 

@@ -266,12 +266,12 @@ Time attention_layer_time(const ServingModel& m, const calib::HardwareProfile& h
     // FlashDecoding-style kernel: every cached token's K and V read once per step.
     const double flops = 4.0 * load.decode_context * static_cast<double>(q_heads * d);
     const double bytes = load.decode_context * 2.0 * static_cast<double>(kv_heads * d) * m.kv_bytes;
-    const Time compute = calib::attention_time(Flops{flops}, true, m.precision, hw);
+    const Time compute = calib::attention_time(Flops{flops}, calib::AttentionKernel::kFlash2, m.precision, hw);
     t += max(compute, calib::memory_time(bytes_of(bytes), hw));
   }
   if (load.prefill_tokens > 0) {
     const double flops = 4.0 * load.prefill_pairs * static_cast<double>(q_heads * d);
-    t += calib::attention_time(Flops{flops}, true, m.precision, hw);
+    t += calib::attention_time(Flops{flops}, calib::AttentionKernel::kFlash2, m.precision, hw);
   }
   t += calib::memory_time(bytes_of(8.0 * static_cast<double>(tokens) * m.hidden * w), hw);
   return t;

@@ -18,11 +18,16 @@ struct Part {
   const char* name;
   const char* colour;
 };
-constexpr std::array<Part, 6> kParts = {{{"compute", "#4e79a7"}, {"tp_exposed", "#f28e2b"}, {"pp_exposed", "#e15759"},
-                                         {"bubble", "#bab0ac"}, {"dp_exposed", "#76b7b2"}, {"optimizer", "#59a14f"}}};
+constexpr std::array<Part, 7> kParts = {{{"compute", "#4e79a7"},
+                                         {"tp_exposed", "#f28e2b"},
+                                         {"pp_exposed", "#e15759"},
+                                         {"bubble", "#bab0ac"},
+                                         {"dp_exposed", "#76b7b2"},
+                                         {"optimizer", "#59a14f"},
+                                         {"step_stall", "#edc948"}}};
 
-std::array<Time, 6> parts(const engine::TrainingBreakdown& b) {
-  return {b.compute, b.tp_exposed, b.pp_exposed, b.bubble, b.dp_exposed, b.optimizer};
+std::array<Time, 7> parts(const engine::TrainingBreakdown& b) {
+  return {b.compute, b.tp_exposed, b.pp_exposed, b.bubble, b.dp_exposed, b.optimizer, b.step_stall};
 }
 
 // One horizontal stacked bar per row, widths proportional to time over `total`.
@@ -50,7 +55,7 @@ std::string stacked_bars(const std::vector<std::pair<std::string, engine::Traini
   for (const Part& p : kParts) {
     o << "<rect x='" << lx << "' y='" << ly << "' width='10' height='10' fill='" << p.colour << "'/>"
       << "<text x='" << lx + 14 << "' y='" << ly + 10 << "' font-size='11'>" << p.name << "</text>";
-    lx += 105;
+    lx += 95;
   }
   o << "</svg>";
   return o.str();

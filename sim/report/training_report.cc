@@ -21,6 +21,7 @@ std::vector<std::pair<const char*, Time>> breakdown_parts(const engine::Training
       {"compute", b.compute}, {"tp_exposed", b.tp_exposed}, {"pp_exposed", b.pp_exposed},
       {"bubble", b.bubble},   {"dp_exposed", b.dp_exposed}, {"optimizer", b.optimizer}};
   if (moe) parts.emplace_back("ep_exposed", b.ep_exposed);  // MoE only: dense keys stay as they were
+  if (b.step_stall > Time::zero()) parts.emplace_back("step_stall", b.step_stall);  // only when set
   return parts;
 }
 

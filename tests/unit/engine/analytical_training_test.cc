@@ -189,6 +189,25 @@ TEST(CheckMemoryFit, Gpt175bDoesNotFitOnEightGpus) {
   EXPECT_NE(errors[0].message.find("A100-SXM4-80GB"), std::string::npos);
 }
 
+TEST(AnalyticalTraining, StepStallAddsItselfToTheIteration) {
+  ScenarioConfig cfg = plan(64, 2, 4, 128);
+  const TrainingEstimate base = estimate_training(cfg, a100());
+  cfg.training.step_stall = Time::ms(200);
+  const TrainingEstimate stalled = estimate_training(cfg, a100());
+  EXPECT_EQ(stalled.iteration, base.iteration + Time::ms(200));
+  EXPECT_EQ(stalled.breakdown.step_stall, Time::ms(200));
+  EXPECT_EQ(stalled.breakdown.compute, base.breakdown.compute);
+}
+
+TEST(AnalyticalTraining, FlashAttentionV1IsSlowerThanV2) {
+  ScenarioConfig cfg = plan(64, 2, 4, 128);
+  const TrainingEstimate v2 = estimate_training(cfg, a100());
+  cfg.training.flash_attention_version = 1;
+  const TrainingEstimate v1 = estimate_training(cfg, a100());
+  EXPECT_GT(v1.breakdown.compute, v2.breakdown.compute);
+  EXPECT_EQ(v1.flops.model.n, v2.flops.model.n);  // the same model FLOPs, done more slowly
+}
+
 TEST(CheckMemoryFit, MemoryCheckOffRunsTheOversizedPlan) {
   ScenarioConfig cfg = plan(8, 1, 1, 8);
   cfg.model.layers = 96;

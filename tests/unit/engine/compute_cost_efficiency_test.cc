@@ -103,8 +103,10 @@ TEST(GemmTime, UnsupportedPrecisionIsBadInput) {
 TEST(AttentionTime, FusedAndUnfused) {
   const HardwareProfile hw = round_gpu();
   // 1e12 FLOP: fused at 0.5 x 1000 TFLOP/s = 2 ms + 1 launch; unfused at 0.4 = 2.5 ms + 3 launches.
-  EXPECT_EQ(attention_time(Flops{1e12}, true, Precision::kBf16, hw), Time::ms(2) + Time::us(4));
-  EXPECT_EQ(attention_time(Flops{1e12}, false, Precision::kBf16, hw), Time::ms(2.5) + Time::us(12));
+  EXPECT_EQ(attention_time(Flops{1e12}, AttentionKernel::kFlash2, Precision::kBf16, hw), Time::ms(2) + Time::us(4));
+  EXPECT_EQ(attention_time(Flops{1e12}, AttentionKernel::kUnfused, Precision::kBf16, hw), Time::ms(2.5) + Time::us(12));
+  // FlashAttention(-1): half FlashAttention-2's rate (Dao 2023), one launch.
+  EXPECT_EQ(attention_time(Flops{1e12}, AttentionKernel::kFlash1, Precision::kBf16, hw), Time::ms(4) + Time::us(4));
 }
 
 TEST(MemoryTime, LaunchPlusBytesOverAchievedBandwidth) {

@@ -102,6 +102,20 @@ TEST(FlowTraining, InterleavedBubbleShrinksByVpp) {
   }
 }
 
+TEST(FlowTraining, StepStallDelaysTheWholeIterationByItself) {
+  // The first stage's idle wait before its first forward delays every later op alike: 1F1B with
+  // free communication is (m + p - 1)(f + b) + stall, and the first stage books the stall.
+  ScenarioConfig cfg = plan(4, 1, 4, 1, 8);
+  cfg.training.step_stall = Time::ms(5);
+  FlowTrainingOptions o = quick();
+  o.free_communication = true;
+  o.costs = equal_stages();
+  o.costs->step_stall = cfg.training.step_stall;
+  const FlowTrainingResult r = simulate_training(cfg, a100(), o);
+  EXPECT_EQ(r.estimate.iteration, Time::ms(33 + 5));
+  EXPECT_EQ(r.groups.at(0).breakdown.step_stall, Time::ms(5));
+}
+
 TEST(FlowTraining, FoldedAndUnfoldedAgreeOnASymmetricPlan) {
   ScenarioConfig cfg = plan(32, 4, 2, 1, 32);  // dp 4, 8 nodes
   cfg.network.routing = Routing::kDmodK;
@@ -149,7 +163,9 @@ TEST(FlowTraining, BreakdownOfEveryGroupAddsUpToTheIteration) {
   ASSERT_EQ(r.groups.size(), 4u);
   for (const RankGroupTiming& g : r.groups) {
     const TrainingBreakdown& b = g.breakdown;
-    EXPECT_EQ(b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer, r.estimate.iteration) << g.name;
+    EXPECT_EQ(b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer + b.step_stall,
+              r.estimate.iteration)
+        << g.name;
     EXPECT_FALSE(g.critical_path.empty());
   }
 }
@@ -203,6 +219,12 @@ TEST(FlowTrainingKeys, BadBucketAndFoldNameTheirKeys) {
             "training.dp_bucket_size");
   EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, fold_ranks: maybe}\n").key_path,
             "training.fold_ranks");
+  EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, flash_attention_version: 3}\n").key_path,
+            "training.flash_attention_version");
+  EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, step_stall: 2h}\n").key_path,
+            "training.step_stall");
+  EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, step_stall: fast}\n").key_path,
+            "training.step_stall");
 }
 
 TEST(FlowTrainingKeys, NewKeysAreRead) {
