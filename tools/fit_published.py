@@ -16,6 +16,10 @@ Example (what produced calibration/profiles/A100-SXM4-80GB.yaml's fitted values)
       --profile calibration/profiles/A100-SXM4-80GB.yaml \\
       --suite scenarios/validation/fig9.yaml --suite scenarios/megascale-ablation/table3.yaml \\
       --grid efficiency.gemm_max=0.68:0.73:0.005 -o /tmp/A100-fitted.yaml
+and the Hopper profiles' (H100-SXM.yaml, copied into H800-SXM.yaml and H200-SXM.yaml):
+  tools/fit_published.py --clustersim build/tools/clustersim \\
+      --profile calibration/profiles/H100-SXM.yaml --suite scenarios/validation/llama3.yaml \\
+      --grid efficiency.gemm_max=0.55:0.65:0.005 -o /tmp/H100-fitted.yaml
 (about 15 s per grid point on 2 cores; several --grid options span a product grid). Points whose
 mean error is within --tie percentage points of the lowest are ranked by their worst row.
 """
@@ -101,7 +105,7 @@ def main():
                 f.write(text)
             mean, worst, _ = score(args.clustersim, args.suite, path)
             results.append((mean, worst, values))
-            print("  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.2%}  worst {worst:.2%}",
+            print("  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.3%}  worst {worst:.2%}",
                   file=sys.stderr)
     # A flat mean (over- and under-predicted rows trading off) does not pick a point: within --tie of
     # the lowest mean, the smallest worst-row error decides.

@@ -3,7 +3,7 @@
 // on 1,440 H800s within 10% of the published 1.41M tokens/s (MegaScale-MoE, arXiv:2505.11432,
 // abstract and Table 3). The flow level meets it (scenarios/validation/moe.yaml, CTest
 // validation_moe_suite); the analytical level, which does not see the fabric's contention, comes
-// out about 13% high. Label known_gap (left out of the default run); it prints where the rest sits:
+// out about 14% high. Label known_gap (left out of the default run); it prints where the rest sits:
 //   ctest --test-dir build -L known_gap -R MoePublishedGap --output-on-failure
 //
 // What Table 3 pins down. Iteration time is (micro-batches + pp - 1) x slot + the rest (DP, optimizer),
@@ -13,8 +13,8 @@
 //   Megatron-LM   (39.94 - 7.90) s / (360 - 60) = 106.8 ms, intercept 0.00 s
 // (Megatron-LM's 240-GPU row quotes 151.1k tokens/s, which is 39.03 s: 103.8 ms, same conclusion)
 // so both systems spend nearly all their time in micro-batch slots, and the slot is where the
-// model is fast. With the Hopper GEMM efficiency fitted to Llama 3 (0.59) the simulated slots are
-// still shorter by nearly the same factor for both plans (1.23x, 1.27x; 1.49x and 1.45x with the
+// model is fast. With the Hopper GEMM efficiency fitted to Llama 3 (0.595) the simulated slots are
+// still shorter by nearly the same factor for both plans (1.24x, 1.28x; 1.49x and 1.45x with the
 // former 0.78) although the plans' exposed communication differs by 35x (about 1 ms against 36 ms
 // per slot): what is missing scales with the whole slot, compute and communication alike.
 // MegaScale-MoE section 7 names what the roofline here does not see: "the combined runtime of
