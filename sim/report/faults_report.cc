@@ -266,7 +266,9 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg) {
   const engine::TrainingLevel level = engine::analytical_level();
   ScenarioConfig clean = cfg;
   clean.stragglers = StragglersConfig{};
-  const engine::TrainingEstimate est = level(clean, hw);
+  engine::TrainingEstimate est = level(clean, hw);
+  // Listed stage layers change what the most loaded stage holds; the other sources leave memory be.
+  est.memory = work::memory_per_gpu(cfg);
   const StragglerImpact s = engine::simulate_stragglers(cfg, hw, level);
   RunOutput out;
   out.results = training_results(cfg, hw, est);

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "sim/core/scenario.h"
 #include "sim/report/faults_report.h"
+#include "workloads/transformer.h"
 
 namespace clustersim::engine {
 namespace {
@@ -252,6 +254,29 @@ TEST(StragglerModel, EverySourceSlowsAndForwardOnlyCostsLess) {
   EXPECT_FALSE(nic.critical.links.empty());
   EXPECT_GT(impact("stragglers: {stage_layers: [1, 1, 1, 5]}\n").slowdown(), 1.5);
   EXPECT_GT(impact("stragglers: {sequence_imbalance: {max_over_mean: 1.3}}\n").slowdown(), 1.2);
+}
+
+TEST(StragglerModel, UnevenLayersThatPpDoesNotDivide) {
+  // 10 layers over pp 4 as 2, 3, 3, 2 (Llama 3's balancing): accepted, and against the even
+  // 2.5-layer nominal stage the 3-layer stages pace the pipeline, at most 3 / 2.5 slower.
+  const std::string yaml =
+      "cluster: {gpu: H100-SXM, gpus: 64, gpus_per_node: 8}\n"
+      "model: {layers: 10, hidden: 4096, heads: 32, seq_len: 2048, vocab: 32000}\n"
+      "parallelism: {tp: 8, pp: 4}\n"
+      "training: {global_batch: 32}\n"
+      "stragglers: {stage_layers: [2, 3, 3, 2]}\n";
+  const ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(yaml, "s.yaml"), "s.yaml");
+  const StragglerImpact s = simulate_stragglers(cfg, calib::load_hardware_profile("H100-SXM"), analytical_level());
+  EXPECT_GT(s.slowdown(), 1.0);
+  EXPECT_LT(s.slowdown(), 3.0 / 2.5);
+  // The run reports the listed plan's memory (3-layer stages), not the even split's.
+  const report::RunOutput out = report::run_reliability(cfg);
+  char line[64];
+  std::snprintf(line, sizeof line, "memory per GPU  %.1f of", work::memory_per_gpu(cfg).total().as_gib());
+  EXPECT_NE(out.summary.find(line), std::string::npos) << out.summary;
+  ScenarioConfig even = cfg;
+  even.stragglers = StragglersConfig{};
+  EXPECT_NE(work::memory_per_gpu(cfg).total(), work::memory_per_gpu(even).total());
 }
 
 TEST(StragglerModel, DrawsAreDeterministicAndSized) {
