@@ -89,6 +89,8 @@ def main():
                     help="points whose mean error is within this many percentage points of the lowest count as "
                          "equally good; among them the lowest worst-row error wins (default 0.05)")
     args = ap.parse_args()
+    if args.tie < 0:
+        ap.error(f"--tie {args.tie}: expected 0 or more percentage points")
     for path, what in [(args.profile, "--profile"), (args.clustersim, "--clustersim")] + [(s, "--suite") for s in args.suite]:
         if not os.path.isfile(path):
             ap.error(f"{what} {path}: no such file")

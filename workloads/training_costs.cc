@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "calibration/compute_cost.h"
+#include "sim/core/error.h"
 #include "topology/clos_shape.h"
 #include "workloads/transformer.h"
 
@@ -31,17 +32,23 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
   return l;
 }
 
-TrainingLinks links_for_span(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t span_servers) {
+TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members) {
   const NetworkConfig& n = cfg.network;
-  const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
-  const int64_t per_group = shape.servers_per_group;
-  const int64_t per_pod = per_group * shape.groups_per_pod;
-  double crossed = l.oversubscription;
-  if (span_servers <= per_group) {
-    crossed = 1.0;
-  } else if (n.tiers == 3 && span_servers <= per_pod) {
-    crossed = n.tor_oversubscription;
+  topo::ClosShape shape;
+  try {
+    shape = topo::plan_clos(cfg.cluster, n, cfg.file);
+  } catch (const BadInput&) {
+    return l;
   }
+  const int64_t tor_block = static_cast<int64_t>(shape.servers_per_group) * cfg.cluster.gpus_per_node;
+  const int64_t pod_block = tor_block * shape.groups_per_pod;
+  const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;
+  auto slowdown = [&](int64_t block, double ratio) {
+    if (ratio <= 1.0 || block <= 0 || span <= block) return 1.0;
+    return std::max(1.0, ratio * static_cast<double>(std::min(stride, block)) / static_cast<double>(block));
+  };
+  double crossed = slowdown(tor_block, n.tor_oversubscription);
+  if (n.tiers == 3) crossed = std::max(crossed, slowdown(pod_block, n.agg_oversubscription));
   TrainingLinks out = l;
   out.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s * l.oversubscription / crossed};
   out.oversubscription = crossed;

@@ -21,10 +21,15 @@ struct TrainingLinks {
 };
 TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
-// `l` for traffic among servers [0, span_servers): inside one ToR group it meets no
-// oversubscription, inside one pod the ToR tier's only, beyond both tiers' (training_links assumes
-// the last). Aligned spans: a group that straddles a pod boundary is treated as inside one pod.
-TrainingLinks links_for_span(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t span_servers);
+// `l` for a ring of `members` GPUs `stride` GPUs apart in rank order (a DP ring; a pipeline
+// neighbour pair is a ring of 2), instead of every tier's oversubscription (training_links).
+// A tier whose blocks (ToR group, pod) of B GPUs the ring spans beyond one is crossed by one ring
+// edge per block boundary; all min(stride, B) rings that run side by side through a block cross
+// its B / r uplinks together, so the tier slows them by max(1, r x min(stride, B) / B): not at
+// all while k = B / stride >= r members of each ring share a block. The slower tier sets the rate.
+// Blocks are taken as aligned with the ring. A fabric plan_clos cannot build (ports that do not
+// split into whole numbers) keeps `l`.
+TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
 
 // The attention kernel a training run uses (training.flash_attention and its version).
 calib::AttentionKernel attention_kernel(const TrainingConfig& t);

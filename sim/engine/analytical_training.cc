@@ -49,12 +49,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   est.memory_capacity = hw.hbm_capacity - hw.memory_reserved;
   const FlopRate peak = hw.peak(cfg.training.precision);
   const TrainingLinks l = work::training_links(cfg, hw);
-  // Servers spanned by a DP group and by a pair of neighbouring pipeline stages, in rank order:
-  // their traffic meets only the oversubscription of the tiers it must cross.
+  // DP rings and pipeline neighbour pairs, at their strides in rank order, meet only the
+  // oversubscription their crossings of the tiers add up to.
   const work::Placement pl(p.placement, p.tp, p.cp, static_cast<int>(est.dp), p.pp);
-  const int gpn = c.gpus_per_node;
-  const TrainingLinks dp_l = work::links_for_span(cfg, l, pl.gpu(0, 0, static_cast<int>(est.dp) - 1, 0) / gpn + 1);
-  const TrainingLinks pp_l = work::links_for_span(cfg, l, p.pp > 1 ? pl.gpu(0, 0, 0, 1) / gpn + 1 : 1);
+  const TrainingLinks dp_l = work::links_for_ring(cfg, l, pl.gpu(0, 0, est.dp > 1 ? 1 : 0, 0), est.dp);
+  const TrainingLinks pp_l = work::links_for_ring(cfg, l, p.pp > 1 ? pl.gpu(0, 0, 0, 1) : 0, p.pp > 1 ? 2 : 1);
 
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
   const LayerTimes lt = work::layer_times(cfg, hw);

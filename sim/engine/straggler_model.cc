@@ -309,7 +309,10 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   for (int s = 0; s < pp; ++s) nominal_stage = max(nominal_stage, stage_time(nominal_chunks, pp, s));
   out.critical.nominal_stage_time = nominal_stage;
 
-  Time worst = nominal;
+  // With listed layers every replica runs them, so the plain listed replica is the floor, not the
+  // even split: a listing that balances the embedding and the LM head better than the even split
+  // (Llama 3's 7, 8, ..., 8, 7) runs faster than nominal, and the delta goes negative.
+  Time worst = sc.stage_layers.empty() ? nominal : Time::zero();
   auto consider = [&](int r, const LayerCosts& costs, const std::vector<CellFactor>& f, const std::vector<Time>& extra) {
     const std::vector<ChunkTime> chunks = replica_chunks(cfg, costs, layers, f, extra);
     const Time t = pipeline_makespan(chunks, pp, vpp, m);

@@ -9,6 +9,7 @@
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
+#include "sim/engine/flow_training.h"
 #include "sim/engine/reliability_sim.h"
 #include "sim/engine/straggler_model.h"
 #include "sim/report/run_scenario.h"
@@ -18,6 +19,11 @@ namespace clustersim::report {
 // `faults:` present: the reliability study (kind "faults"); otherwise a training run with its
 // stragglers (kind "training", with a `stragglers` block). Throws BadInput like run_scenario.
 RunOutput run_reliability(const ScenarioConfig& cfg);
+
+// The `stragglers` block of a training run at a level that runs the operation graph (flow,
+// flow+dcqcn, packet), and its summary lines: slow hosts and GPUs, straggling rank groups, degraded
+// links, the critical path.
+void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out);
 
 // The hardware profile of `cfg`, after the checks every training run makes (level built, plan
 // fits in memory); errors point at the scenario keys. Stragglers alone run at `analytical` or

@@ -90,6 +90,7 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
     RunOutput out = flow_training_output(cfg, hw, flow);
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
+    if (!cfg.stragglers.empty()) add_flow_stragglers(flow, out);
     return out;
   }
   if (!cfg.network.faults.empty()) {
@@ -156,7 +157,9 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
 RunOutput run_scenario(const ScenarioConfig& cfg) {
   try {
     if (cfg.inference) return run_inference(cfg);
-    if (cfg.faults || !cfg.stragglers.empty()) return run_reliability(cfg);
+    // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
+    const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
+    if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg);
     return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
   } catch (const topo::NoRoute& e) {
     // Faults that cut GPUs off from each other are a property of the input.

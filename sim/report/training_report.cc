@@ -230,13 +230,16 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
   o << "analytical   " << to_string(flow.analytical.iteration) << " per iteration, MFU " << fmt("%.1f%%", 100 * flow.analytical.mfu)
     << " (flow / analytical " << fmt("%.3f", flow.estimate.iteration / flow.analytical.iteration) << ")\n";
   const bool moe = cfg.model.moe.has_value();
-  o << "\nrank groups  (end; compute / tp / pp / bubble / dp / optimizer" << (moe ? " / ep" : "") << ", s)\n";
+  const bool stall = cfg.training.step_stall > Time::zero();
+  o << "\nrank groups  (end; compute / tp / pp / bubble / dp / optimizer" << (moe ? " / ep" : "") << (stall ? " / stall" : "")
+    << ", s)\n";
   for (size_t i = 0; i < flow.groups.size(); ++i) {
     const engine::RankGroupTiming& g = flow.groups[i];
     const engine::TrainingBreakdown& b = g.breakdown;
     char line[256];
     // MoE only: the all-to-all column (dense output stays as it was).
-    const std::string ep = moe ? " / " + fmt("%.3f", b.ep_exposed.as_s()) : "";
+    std::string ep = moe ? " / " + fmt("%.3f", b.ep_exposed.as_s()) : "";
+    if (stall) ep += " / " + fmt("%.3f", b.step_stall.as_s());
     std::snprintf(line, sizeof line, "  %-14s %10s  %.3f / %.3f / %.3f / %.3f / %.3f / %.3f%s%s\n", g.name.c_str(),
                   to_string(g.end).c_str(), b.compute.as_s(), b.tp_exposed.as_s(), b.pp_exposed.as_s(), b.bubble.as_s(),
                   b.dp_exposed.as_s(), b.optimizer.as_s(), ep.c_str(),

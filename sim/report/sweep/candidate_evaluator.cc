@@ -72,7 +72,10 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
       const calib::HardwareProfile& hw = profile(cfg.cluster.gpu, cfg.cluster.source_dir);
       const work::MemoryEstimate mem = work::memory_per_gpu(cfg);
       out.metrics["memory_per_gpu_gib"] = mem.total().as_gib();
-      const auto misfit = engine::check_memory_fit(cfg, hw);
+      // The fit itself, whatever training.memory_check lets the run do.
+      ScenarioConfig checked = cfg;
+      checked.training.memory_check = true;
+      const auto misfit = engine::check_memory_fit(checked, hw);
       out.metrics["memory_fits"] = misfit.empty() ? 1 : 0;
       if (!misfit.empty() && spec.memory_fits) {
         out.status = kNoFit;

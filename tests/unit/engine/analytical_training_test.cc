@@ -218,19 +218,31 @@ TEST(CheckMemoryFit, MemoryCheckOffRunsTheOversizedPlan) {
   EXPECT_TRUE(check_memory_fit(cfg, a100()).empty());
 }
 
-TEST(AnalyticalTraining, DpInsideAPodMeetsOnlyTheTorOversubscription) {
-  // 3-tier Clos, radix 64, agg 7:1: a pod holds 56 ToRs. 256 GPUs, tp 8: dp 32 over 32 servers,
-  // inside one pod, so the aggregation tier's 7:1 must not slow the DP collectives; a 7:1 ToR
-  // tier must.
+TEST(AnalyticalTraining, DpRingsMeetOnlyTheOversubscriptionTheirCrossingsAddUpTo) {
+  // 3-tier Clos, radix 64, a ToR per server. 256 GPUs, tp 8: dp 32 over 32 servers, inside one
+  // pod, so the aggregation tier's 7:1 must not slow the DP collectives.
   ScenarioConfig cfg = plan(256, 8, 1, 256);
   cfg.network.wiring = Wiring::kTorPerServer;
   const TrainingEstimate flat = estimate_training(cfg, a100());
   cfg.network.agg_oversubscription = 7.0;
-  const TrainingEstimate agg = estimate_training(cfg, a100());
-  EXPECT_EQ(agg.breakdown.dp_exposed, flat.breakdown.dp_exposed);
+  EXPECT_EQ(estimate_training(cfg, a100()).breakdown.dp_exposed, flat.breakdown.dp_exposed);
+  // ToR 7:1 (7 servers per ToR): each of the 8 DP rings has 7 members on a ToR and leaves it by
+  // one edge, 8 flows on 8 uplinks: no slowdown either.
   cfg.network.agg_oversubscription = 1.0;
   cfg.network.tor_oversubscription = 7.0;
-  EXPECT_GT(estimate_training(cfg, a100()).breakdown.dp_exposed, flat.breakdown.dp_exposed);
+  EXPECT_EQ(estimate_training(cfg, a100()).breakdown.dp_exposed, flat.breakdown.dp_exposed);
+  // DP outermost behind pp 8 (stride 64 GPUs = 8 servers): every ring edge leaves its ToR, all 56
+  // GPUs' flows share 8 uplinks, 7x slower.
+  ScenarioConfig outer = plan(512, 8, 8, 64);
+  outer.network.wiring = Wiring::kTorPerServer;
+  outer.parallelism.placement = "tp-cp-pp-dp";
+  const TrainingEstimate outer_flat = estimate_training(outer, a100());
+  outer.network.tor_oversubscription = 7.0;
+  EXPECT_GT(estimate_training(outer, a100()).breakdown.dp_exposed, 5 * outer_flat.breakdown.dp_exposed);
+  // 5:1 does not split 64 ports into whole numbers: the analytical level still runs (every tier's
+  // oversubscription, as before it looked at rings); only the levels that build the fabric refuse.
+  outer.network.tor_oversubscription = 5.0;
+  EXPECT_NO_THROW(estimate_training(outer, a100()));
 }
 
 TEST(AnalyticalTraining, ListedStageLayersMayNotDivideEvenly) {

@@ -106,7 +106,10 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   EXPECT_TRUE(contains(a.out, "cause      the slow host 5 on stage 1 of 2 (the last")) << a.out;
   EXPECT_EQ(clustersim("whatif " + s + " --fidelity packet").code, 2);
   EXPECT_EQ(clustersim("whatif " + s + " --jobs 0").code, 2);
-  EXPECT_EQ(clustersim("run " + s + " --set network.fidelity=packet").code, 2);
+  // A plain run takes stragglers at the congestion levels too (the operation graph carries them).
+  const Result packet = clustersim("run " + s + " --set network.fidelity=packet");
+  EXPECT_EQ(packet.code, 0) << packet.out;
+  EXPECT_TRUE(contains(packet.out, "straggling rank groups")) << packet.out;
 }
 
 TEST(FaultsCli, BadInputExitsTwo) {

@@ -168,6 +168,21 @@ TEST(TrainingCongestion, FlowDcqcnWritesQueuesAndRatesOfTheFirstFlowsCut) {
   EXPECT_NE(p.results.find("\"traced_from\": \"first_cut\""), std::string::npos);
 }
 
+TEST(TrainingCongestion, StragglersRunAtTheCongestionLevels) {
+  // A slow host (server 1, 30% slower) at flow+dcqcn: the operation graph takes it, the run is
+  // slower than without and names the straggling rank group.
+  ScenarioConfig cfg = congested_plan(Fidelity::kFlowDcqcn);
+  const report::RunOutput plain = report::run_scenario(cfg);
+  cfg.stragglers.hosts = ComputeStraggler{};
+  cfg.stragglers.hosts->list = {1};
+  cfg.stragglers.hosts->slowdown = 1.3;
+  for (const InputError& e : validate_scenario(cfg)) ADD_FAILURE() << e.to_string();
+  const report::RunOutput slow = report::run_scenario(cfg);
+  EXPECT_GT(slow.metrics.at("iteration_time_s"), plain.metrics.at("iteration_time_s"));
+  EXPECT_NE(slow.summary.find("1 straggling rank groups"), std::string::npos) << slow.summary;
+  EXPECT_NE(file(slow, "queues.csv"), nullptr);
+}
+
 TEST(TrainingCongestion, PacketLevelWritesTheSameFiles) {
   const Parsed p = run_and_parse(Fidelity::kPacket);
   check_plausible(p);

@@ -51,6 +51,18 @@ TEST(CandidateEvaluator, StatusesSayWhyPlansAreSkipped) {
   EXPECT_NE(invalid.reason.find("parallelism.tp"), std::string::npos);
 }
 
+TEST(CandidateEvaluator, MemoryFitsHoldsWhateverTheRunsMemoryCheckSays) {
+  // training.memory_check: false lets a run go ahead; the sweep's memory_fits constraint (on by
+  // default) still drops the plan that does not fit (24 sequences per micro-batch on one GPU).
+  const SweepSpec spec = spec_from("axes:\n  parallelism.micro_batch: [1, 24]\n  training.memory_check: [false]\n");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  EXPECT_EQ(eval.analytical(0).status, kOk);
+  const Outcome big = eval.analytical(1);
+  EXPECT_EQ(big.status, kNoFit) << big.reason;
+  EXPECT_EQ(big.metrics.at("memory_fits"), 0);
+}
+
 TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   const SweepSpec spec = spec_from(kAxes);
   const CandidateSpace space(spec);
