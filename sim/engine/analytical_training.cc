@@ -82,16 +82,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       est.moe_layers.clear();
       for (size_t i = 0; i < sc.layers.size(); ++i) {
         const work::MoeLayerCost& lc = sc.costs[i];
-        if (!lc.moe) continue;
-        MoeLayerReport rep;
-        rep.layer = sc.layers[i];
-        rep.imbalance = lc.imbalance;
-        rep.a2a = 2 * (lc.dispatch + lc.combine);
-        rep.a2a_exposed = lc.ep_exposed();
-        rep.expert_compute = lc.expert_fwd + lc.expert_bwd;
-        rep.chunks = lc.chunks;
-        rep.a2a_bytes_max_gpu = lc.a2a_bytes_max_gpu;
-        est.moe_layers.push_back(rep);
+        if (lc.moe) est.moe_layers.push_back(moe_layer_report(sc.layers[i], lc, lc.ep_exposed()));
       }
     }
   }
@@ -183,10 +174,27 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   return est;
 }
 
+MoeLayerReport moe_layer_report(int layer, const work::MoeLayerCost& cost, Time exposed) {
+  MoeLayerReport rep;
+  rep.layer = layer;
+  rep.imbalance = cost.imbalance;
+  rep.a2a = 2 * (cost.dispatch + cost.combine);
+  rep.a2a_exposed = exposed;
+  rep.expert_compute = cost.expert_fwd + cost.expert_bwd;
+  rep.chunks = cost.chunks;
+  rep.a2a_bytes_max_gpu = cost.a2a_bytes_max_gpu;
+  return rep;
+}
+
 std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  if (!cfg.training.memory_check) return {};
+  return memory_misfit(cfg, hw);
+}
+
+std::vector<InputError> memory_misfit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const work::MemoryEstimate mem = work::memory_per_gpu(cfg);
   const Bytes usable = hw.hbm_capacity - hw.memory_reserved;
-  if (mem.total() <= usable || !cfg.training.memory_check) return {};
+  if (mem.total() <= usable) return {};
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "the plan needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "

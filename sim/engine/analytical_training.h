@@ -10,6 +10,7 @@
 #include "sim/core/config.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "workloads/moe.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::engine {
@@ -37,6 +38,9 @@ struct MoeLayerReport {
   int chunks = 1;           // chunk count chosen
   Bytes a2a_bytes_max_gpu;  // busiest GPU's dispatch send bytes
 };
+// The report of MoE layer `layer` from its cost, with `exposed` as what the level left unhidden
+// (the analytical overlap formula, or the flow level's measured wait).
+MoeLayerReport moe_layer_report(int layer, const work::MoeLayerCost& cost, Time exposed);
 
 struct TrainingEstimate {
   Time iteration;
@@ -64,7 +68,9 @@ extern const char* const kMoeMfuNote;
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 // Errors when the plan's memory per GPU exceeds the profile's usable capacity, with the numbers
-// (weights, gradients, optimizer, activations) that show why.
+// (weights, gradients, optimizer, activations) that show why, whatever training.memory_check says.
+std::vector<InputError> memory_misfit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+// memory_misfit, unless training.memory_check is false: what a run refuses.
 std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 }  // namespace clustersim::engine

@@ -391,16 +391,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     r.estimate.critical_stage = crit.stage;
     for (size_t i = 0; i < msc.layers.size(); ++i) {
       const work::MoeLayerCost& lc = msc.costs[i];
-      if (!lc.moe) continue;
-      MoeLayerReport rep;
-      rep.layer = msc.layers[i];
-      rep.imbalance = lc.imbalance;
-      rep.a2a = 2 * (lc.dispatch + lc.combine);
-      rep.a2a_exposed = per_mb * exposed[rep.layer];
-      rep.expert_compute = lc.expert_fwd + lc.expert_bwd;
-      rep.chunks = lc.chunks;
-      rep.a2a_bytes_max_gpu = lc.a2a_bytes_max_gpu;
-      r.estimate.moe_layers.push_back(rep);
+      if (lc.moe) r.estimate.moe_layers.push_back(moe_layer_report(msc.layers[i], lc, per_mb * exposed[msc.layers[i]]));
     }
   }
 

@@ -237,12 +237,12 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
     const engine::RankGroupTiming& g = flow.groups[i];
     const engine::TrainingBreakdown& b = g.breakdown;
     char line[256];
-    // MoE only: the all-to-all column (dense output stays as it was).
-    std::string ep = moe ? " / " + fmt("%.3f", b.ep_exposed.as_s()) : "";
-    if (stall) ep += " / " + fmt("%.3f", b.step_stall.as_s());
+    // Columns only some runs have: the all-to-all (MoE) and the step stall (dense output stays as it was).
+    std::string extra = moe ? " / " + fmt("%.3f", b.ep_exposed.as_s()) : "";
+    if (stall) extra += " / " + fmt("%.3f", b.step_stall.as_s());
     std::snprintf(line, sizeof line, "  %-14s %10s  %.3f / %.3f / %.3f / %.3f / %.3f / %.3f%s%s\n", g.name.c_str(),
                   to_string(g.end).c_str(), b.compute.as_s(), b.tp_exposed.as_s(), b.pp_exposed.as_s(), b.bubble.as_s(),
-                  b.dp_exposed.as_s(), b.optimizer.as_s(), ep.c_str(),
+                  b.dp_exposed.as_s(), b.optimizer.as_s(), extra.c_str(),
                   static_cast<int>(i) == flow.critical_group ? "  <- critical" : "");
     o << line;
   }

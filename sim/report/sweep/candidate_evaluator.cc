@@ -73,9 +73,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
       const work::MemoryEstimate mem = work::memory_per_gpu(cfg);
       out.metrics["memory_per_gpu_gib"] = mem.total().as_gib();
       // The fit itself, whatever training.memory_check lets the run do.
-      ScenarioConfig checked = cfg;
-      checked.training.memory_check = true;
-      const auto misfit = engine::check_memory_fit(checked, hw);
+      const auto misfit = engine::memory_misfit(cfg, hw);
       out.metrics["memory_fits"] = misfit.empty() ? 1 : 0;
       if (!misfit.empty() && spec.memory_fits) {
         out.status = kNoFit;

@@ -225,6 +225,10 @@ TEST(FlowTrainingKeys, BadBucketAndFoldNameTheirKeys) {
             "training.step_stall");
   EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, step_stall: fast}\n").key_path,
             "training.step_stall");
+  EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, dropout: 0.1}\n").key_path,
+            "training.dropout");
+  EXPECT_EQ(first_error(std::string(kBase) + "training: {global_batch: 16, memory_check: maybe}\n").key_path,
+            "training.memory_check");
 }
 
 TEST(FlowTrainingKeys, NewKeysAreRead) {
