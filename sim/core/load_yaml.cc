@@ -2,6 +2,7 @@
 // The one translation unit that includes yaml-cpp: YAML text -> YamlNode.
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -82,6 +83,10 @@ YamlNode* YamlNode::find(const std::string& key) {
 }
 
 YamlNode parse_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw BadInput(InputError{path, 0, "", "is a directory; expected a YAML file"});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(InputError{path, 0, "", "cannot open the file for reading"});
   std::ostringstream text;

@@ -110,6 +110,13 @@ TEST(ParseYamlFile, MissingFileIsNamed) {
   EXPECT_TRUE(contains(e.message, "cannot open"));
 }
 
+TEST(ParseYamlFile, DirectoryIsNamed) {
+  const std::string dir = CLUSTERSIM_SOURCE_DIR "/scenarios";
+  const InputError e = only_error([&] { parse_yaml_file(dir); });
+  EXPECT_EQ(e.file, dir);
+  EXPECT_TRUE(contains(e.message, "is a directory")) << e.message;
+}
+
 TEST(ApplyOverride, ReplacesAnExistingLeaf) {
   YamlNode root = parse_yaml_text("parallelism:\n  tp: 8\n  pp: 2\n", "s.yaml");
   apply_override(root, "parallelism.tp=4");
