@@ -57,6 +57,12 @@ struct StragglersConfig {
     return !hosts && !gpus && !nics && stage_layers.empty() &&
            sequence_imbalance.max_over_mean == 1.0;
   }
+  // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed: then
+  // the cost depends on the seed (where they land), and the what-if reports it over placements.
+  bool drawn() const {
+    auto random = [](const std::optional<ComputeStraggler>& c) { return c && c->list.empty(); };
+    return random(hosts) || random(gpus);
+  }
 };
 
 const char* to_string(StragglerPhase p);

@@ -1062,7 +1062,12 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   if (!variants[1].straggling.empty()) o << "\nstraggling rank groups  " << variants[1].straggling << "\n";
   const FlowSummary sum = flow_summary(cfg, variants);
   if (!sum.cause.empty()) o << "\ncause      " << sum.cause << "\n";
-  if (sum.draws.count > 1) o << draws_words(sum.draws, cfg.stragglers.seed);
+  if (sum.draws.count > 1) {
+    o << draws_words(sum.draws, cfg.stragglers.seed);
+  } else if (cfg.stragglers.drawn()) {
+    o << fmt("\none placement (seed %.0f); the cost depends on where the drawn hosts land: --draws N redraws them "
+             "(the analytical level draws 100 by default)\n", static_cast<double>(cfg.stragglers.seed));
+  }
   return o.str();
 }
 

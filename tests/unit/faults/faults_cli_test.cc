@@ -60,6 +60,9 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   EXPECT_TRUE(contains(r.out, "MFU lost"));
   // Seed 1 puts slow hosts 1409 and 1504 on the last stage (with the LM head): they are the cause.
   EXPECT_TRUE(contains(r.out, "cause      the slow hosts 1409,1504 on stage 7 of 8 (the last")) << r.out;
+  // The hosts are drawn, so the analytical what-if also redraws them, 100 times by default.
+  EXPECT_TRUE(contains(r.out, "over 100 placements (seeds 1..100)")) << r.out;
+  EXPECT_TRUE(contains(clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 1").out, "placements") == false);
   const Result j = clustersim("whatif scenarios/stragglers-175b-12288.yaml --format json --draws 3");
   EXPECT_EQ(j.code, 0) << j.out;
   EXPECT_TRUE(contains(j.out, "\"mfu_lost_mean\""));
@@ -94,6 +97,7 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   EXPECT_TRUE(contains(r.out, "compute on the critical path: stage1/dp1 (host 5)")) << r.out;
   EXPECT_TRUE(contains(r.out, "degraded host:8/up (nic:8)")) << r.out;
   EXPECT_TRUE(contains(r.out, "cause      the slow host 5 on stage 1 of 2 (the last")) << r.out;
+  EXPECT_FALSE(contains(r.out, "placement")) << r.out;  // listed hosts: nothing to redraw
   const Result j = clustersim("whatif " + s + " --format json --jobs 3");
   ASSERT_EQ(j.code, 0) << j.out;
   EXPECT_TRUE(contains(j.out, "\"mfu_lost\"")) << j.out;
@@ -102,6 +106,7 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   EXPECT_TRUE(contains(run.out, "\"straggling_groups\"")) << run.out;
   const Result a = clustersim("whatif " + s + " --fidelity analytical");
   EXPECT_EQ(a.code, 0) << a.out;
+  EXPECT_FALSE(contains(a.out, "placements")) << a.out;
   EXPECT_TRUE(contains(a.out, "replica 1, stage 1 of 2")) << a.out;
   EXPECT_TRUE(contains(a.out, "cause      the slow host 5 on stage 1 of 2 (the last")) << a.out;
   EXPECT_EQ(clustersim("whatif " + s + " --fidelity packet").code, 2);

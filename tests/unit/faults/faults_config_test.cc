@@ -160,6 +160,11 @@ TEST(StragglersConfig, ReadsEverySource) {
   EXPECT_EQ(s.stage_layers, (std::vector<int>{3, 1}));
   EXPECT_DOUBLE_EQ(s.sequence_imbalance.max_over_mean, 1.3);
   EXPECT_TRUE(load("").stragglers.empty());
+  // Drawn hosts make the placement a random variable; listed ones do not.
+  EXPECT_TRUE(s.drawn());
+  EXPECT_FALSE(load("stragglers: {gpus: {list: [5], slowdown: 1.3}}\n").stragglers.drawn());
+  EXPECT_TRUE(load("stragglers: {gpus: {count: 2, slowdown: 1.3}}\n").stragglers.drawn());
+  EXPECT_FALSE(load("stragglers: {stage_layers: [3, 1]}\n").stragglers.drawn());
 }
 
 TEST(StragglersConfig, BadInputNamesTheKey) {

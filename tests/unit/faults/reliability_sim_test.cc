@@ -176,7 +176,9 @@ TEST(Reliability, ZeroCostSweepStartsAtTheFloorAndStaysBounded) {
   EXPECT_LT(sweep.intervals.size(), 21u);
   for (size_t i = 0; i < sweep.intervals.size(); ++i) {
     EXPECT_GE(sweep.intervals[i], floor);
-    if (i > 0) EXPECT_GT(sweep.intervals[i], sweep.intervals[i - 1]);
+    if (i > 0) {
+      EXPECT_GT(sweep.intervals[i], sweep.intervals[i - 1]);
+    }
     EXPECT_GE(sweep.mean_ettr[i], 0.0);
     EXPECT_LE(sweep.mean_ettr[i], 1.0);
   }
