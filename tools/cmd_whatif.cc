@@ -26,7 +26,10 @@ detailed simulation in its own process: the baseline without stragglers, all of 
 source (when there are several) the source alone and all but it, and per pipeline stage holding
 slow hosts or GPUs (when several do) all but that stage's; each reports the slowdown, the MFU
 lost, the rank groups with the most compute on the critical path and the degraded and most loaded
-links. Both levels end with the cause: the stage whose slow hosts cost the most.
+links; failed or degraded fabric elements of network.faults are one more source there, `links`
+(the baseline has none; the analytical level has no per-link view and refuses them). Both levels
+end with the cause: the stage whose slow hosts cost the most, or the degraded links when
+repairing them regains more.
 
 options:
   --set key.path=value   override a scenario key (repeatable)
@@ -91,9 +94,9 @@ int cmd_whatif(const std::vector<std::string>& argv) {
     throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
   }
   ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
-  if (cfg.stragglers.empty()) {
-    throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no stragglers section to analyse; add one "
-                                                     "(keys in scenarios/README.md)"));
+  if (cfg.stragglers.empty() && cfg.network.faults.empty()) {
+    throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no stragglers section (nor network.faults) to "
+                                                     "analyse; add one (keys in scenarios/README.md)"));
   }
   if (fidelity == "flow") cfg.network.fidelity = Fidelity::kFlow;
   if (fidelity == "analytical") cfg.network.fidelity = Fidelity::kAnalytical;

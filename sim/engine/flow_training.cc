@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
@@ -98,16 +99,25 @@ std::vector<CriticalSegment> critical_path(int32_t last, const work::TrainingGra
 }
 
 void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
-                   const std::vector<FabricFault>& degraded, FlowTrainingResult& r) {
-  for (const FabricFault& f : degraded) {
-    // "nic:N": its host link, both directions.
+                   const std::vector<FabricFault>& degraded_nics, FlowTrainingResult& r) {
+  // Every link direction slower than its tier was built (network.faults, and the host links of
+  // stragglers.nics, "nic:N", named after their NIC) or failed, with its load.
+  std::unordered_map<net::LinkIndex, std::string> nic_of;
+  for (const FabricFault& f : degraded_nics) {
     const int nic = std::stoi(f.element.substr(4));
-    for (const topo::Direction d : {topo::Direction::kUp, topo::Direction::kDown}) {
-      const net::LinkIndex id = fabric.host_link(nic, d);
-      LinkLoad load = link_load(fabric, usage, id);
-      load.name += " (" + f.element + ")";
-      r.degraded_links.push_back(load);
+    for (const topo::Direction d : {topo::Direction::kUp, topo::Direction::kDown}) nic_of[fabric.host_link(nic, d)] = f.element;
+  }
+  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+    const topo::LinkSpec& built = fabric.tier_spec(fabric.link_tier(l));
+    if (fabric.capacity(l).bytes_per_s >= built.bandwidth.bytes_per_s && fabric.latency(l) <= built.latency) continue;
+    LinkLoad load = link_load(fabric, usage, l);
+    const auto nic = nic_of.find(l);
+    if (nic != nic_of.end()) {
+      load.name += " (" + nic->second + ")";
+    } else if (fabric.is_failed(l)) {
+      load.name += " (failed)";
     }
+    r.degraded_links.push_back(load);
   }
   r.tiers = tier_loads(fabric, usage);
   r.top_links = most_loaded_links(fabric, usage, 10);

@@ -85,7 +85,7 @@ struct FlowTrainingResult {
   std::vector<int> slow_hosts;
   std::vector<int> slow_gpus;
   std::vector<std::string> straggling_groups;  // rank groups with a slow host or GPU: "stage3/dp17 (host 389)"
-  std::vector<LinkLoad> degraded_links;        // host links of the degraded NICs, with their load
+  std::vector<LinkLoad> degraded_links;        // link directions degraded or failed (network.faults, stragglers.nics), with their load
   int unfolded_replicas = 0;                   // replicas simulated on their own besides the representative
   std::optional<TrainingCongestion> congestion;  // flow+dcqcn and packet levels only
 };

@@ -491,6 +491,16 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
                                   "the straggler what-if runs at the analytical or flow training level; set "
                                   "network.fidelity: analytical or flow (a plain run takes flow+dcqcn and packet)"));
   }
+  // Failed or degraded links and switches exist only in the flow level's fabric: timing the job
+  // analytically would drop them without a word.
+  const bool analytical = cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
+                                     : cfg.network.fidelity == Fidelity::kAnalytical;
+  if (analytical && !cfg.network.faults.empty()) {
+    throw BadInput(scenario_error(cfg, "network.faults",
+                                  std::string("failed or degraded links and switches are simulated at the flow level; ") +
+                                      (cfg.faults ? "set faults.iteration_time_fidelity: flow"
+                                                  : "set network.fidelity: flow (whatif: --fidelity flow)")));
+  }
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
   return hw;
 }
@@ -841,22 +851,35 @@ std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
 
 namespace clustersim::report {
 
+namespace {
+constexpr const char* kLinksSource = "links";  // network.faults, as a what-if source
+}  // namespace
+
 std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const ScenarioConfig& cfg, int draws) {
   std::vector<std::pair<std::string, ScenarioConfig>> out;
   ScenarioConfig c = cfg;
   c.network.fidelity = Fidelity::kFlow;
   ScenarioConfig clean = c;
   clean.stragglers = StragglersConfig{};
+  clean.network.faults.clear();
   out.emplace_back("baseline", clean);
   out.emplace_back("all", c);
-  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  // Degraded or failed fabric elements (network.faults) are one more source, "links".
+  std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  if (!cfg.network.faults.empty()) sources.push_back(kLinksSource);
   if (sources.size() > 1) {
     for (const std::string& source : sources) {
+      const bool links = source == kLinksSource;
       ScenarioConfig one = c;
-      one.stragglers = engine::only_source(cfg.stragglers, source);
+      one.stragglers = links ? StragglersConfig{} : engine::only_source(cfg.stragglers, source);
+      if (!links) one.network.faults.clear();
       out.emplace_back(source, one);
       ScenarioConfig rest = c;
-      rest.stragglers = engine::without_source(cfg.stragglers, source);
+      if (links) {
+        rest.network.faults.clear();
+      } else {
+        rest.stragglers = engine::without_source(cfg.stragglers, source);
+      }
       out.emplace_back("all but " + source, rest);
     }
   }
@@ -981,6 +1004,23 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
       repaired = v;
     }
   }
+  // Degraded links (network.faults): named when repairing them regains more than any stage's
+  // slow hosts, or when they are the only source.
+  if (!cfg.network.faults.empty()) {
+    const auto but_links = std::find_if(variants.begin(), variants.end(),
+                                        [](const FlowVariant& v) { return v.error.empty() && v.name == "all but links"; });
+    const double links_regain = but_links == variants.end() ? base.mfu - all->mfu : but_links->mfu - all->mfu;
+    const bool only_links = engine::straggler_sources(cfg.stragglers).empty();
+    if (only_links || links_regain > std::max(regained, 0.0)) {
+      std::string elements;
+      for (const FabricFault& f : cfg.network.faults) elements += (elements.empty() ? "" : ", ") + f.element;
+      out.cause = "the degraded links (network.faults: " + elements + ")" +
+                  (only_links ? ": " + mfu_points(base.mfu - all->mfu) + " lost"
+                              : ": repairing them regains " + mfu_points(links_regain) + " of the " +
+                                    mfu_points(base.mfu - all->mfu) + " lost");
+      return out;
+    }
+  }
   if (stage < 0) return out;
   std::vector<int> hosts, gpus;
   if (const auto h = engine::slow_units_by_stage(cfg, "hosts"); h.count(stage)) hosts = h.at(stage);
@@ -1041,7 +1081,9 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   if (variants.empty()) return o.str();
   const FlowVariant& base = variants.front();
   if (!base.error.empty()) return o.str() + "baseline failed: " + base.error + "\n";
-  o << "baseline   iteration " << to_string(Time::s(base.iteration_s)) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * base.mfu);
+  o << "baseline   iteration " << to_string(Time::s(base.iteration_s))
+    << fmt(cfg.network.faults.empty() ? ", MFU %.2f%% (no stragglers)\n\n" : ", MFU %.2f%% (no stragglers, no network.faults)\n\n",
+           100 * base.mfu);
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %7s %8s\n", "variant", "iteration", "slowdown", "MFU lost", "groups",
                 "wall");

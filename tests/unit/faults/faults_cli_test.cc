@@ -117,6 +117,46 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   EXPECT_TRUE(contains(packet.out, "straggling rank groups")) << packet.out;
 }
 
+// The 32-GPU job of small_straggler_scenario with host 2's uplink at a quarter of its rate
+// (network.faults) and, with `slow_host`, host 5 50% slower.
+std::string degraded_link_scenario(bool slow_host) {
+  char dir[] = "/tmp/clustersim-links-XXXXXX";
+  if (!::mkdtemp(dir)) return "";
+  const std::string path = std::string(dir) + "/s.yaml";
+  std::ofstream(path) << "name: small-links\n"
+                         "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
+                         "network: {fidelity: flow, tiers: 2, switch_radix: 16,\n"
+                         "          faults: [{element: host:2/up, bandwidth_factor: 0.25}]}\n"
+                         "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
+                         "parallelism: {tp: 4, pp: 2}\n"
+                         "training: {global_batch: 32}\n"
+                      << (slow_host ? "stragglers: {hosts: {list: [5], slowdown: 1.5}}\n" : "");
+  return path;
+}
+
+// Degraded fabric links (network.faults) are a what-if source at the flow level: the baseline has
+// none, `links` alone and `all but links` price them, and they are named when they cost the most.
+TEST(FaultsCli, FlowWhatIfPricesDegradedLinks) {
+  const std::string s = degraded_link_scenario(true);
+  ASSERT_FALSE(s.empty());
+  const Result r = clustersim("whatif " + s);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "(no stragglers, no network.faults)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nlinks ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nall but links ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "degraded host:2/up")) << r.out;
+  EXPECT_TRUE(contains(r.out, "cause      the degraded links (network.faults: host:2/up): repairing them regains")) << r.out;
+  // Links alone, no stragglers section: still a what-if.
+  const Result only = clustersim("whatif " + degraded_link_scenario(false));
+  ASSERT_EQ(only.code, 0) << only.out;
+  EXPECT_TRUE(contains(only.out, "cause      the degraded links (network.faults: host:2/up):")) << only.out;
+  // The analytical level has no per-link view: it refuses rather than drop them.
+  const Result a = clustersim("whatif " + s + " --fidelity analytical");
+  EXPECT_EQ(a.code, 2) << a.out;
+  EXPECT_TRUE(contains(a.out, "network.faults: failed or degraded links and switches are simulated at the flow level")) << a.out;
+  EXPECT_EQ(clustersim("run " + s + " --set network.fidelity=analytical").code, 2);
+}
+
 TEST(FaultsCli, BadInputExitsTwo) {
   EXPECT_EQ(clustersim("whatif scenarios/megascale-175b-12288.yaml").code, 2);  // no stragglers
   EXPECT_EQ(clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws zero").code, 2);
