@@ -80,7 +80,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
         out.reason = misfit.front().message;
         return out;
       }
-      if (fast_path && !cfg.faults && cfg.stragglers.empty()) {
+      if (fast_path && !cfg.faults && cfg.stragglers.empty() && cfg.network.faults.empty()) {
         // The analytical training level without run_scenario's report formatting.
         const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);
         out.metrics["iteration_time_s"] = est.iteration.as_s();

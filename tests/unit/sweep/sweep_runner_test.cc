@@ -63,6 +63,26 @@ TEST(CandidateEvaluator, MemoryFitsHoldsWhateverTheRunsMemoryCheckSays) {
   EXPECT_EQ(big.metrics.at("memory_fits"), 0);
 }
 
+TEST(CandidateEvaluator, DegradedLinksAreNotScreenedOnAHealthyFabric) {
+  // The analytical screen has no per-link view: a base with network.faults is refused per candidate,
+  // with the key, rather than ranked as if the fabric were whole.
+  const SweepSpec spec = sweep_spec_from_tree(
+      parse_yaml_text("base:\n"
+                      "  cluster: {gpu: A100-SXM4-80GB, gpus: 16, nic_bandwidth: 200Gbps}\n"
+                      "  network: {faults: [{element: \"host:0/up\", bandwidth_factor: 0.5}]}\n"
+                      "  model: {layers: 24, hidden: 2304, heads: 24, seq_len: 2048, vocab: 51200}\n"
+                      "  parallelism: {tp: 1, pp: 1}\n"
+                      "  training: {global_batch: 384}\n"
+                      "axes:\n  parallelism.tp: [1, 2]\n",
+                      "test.yaml"),
+      "test.yaml");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  const Outcome o = eval.analytical(0);
+  EXPECT_EQ(o.status, kError);
+  EXPECT_NE(o.reason.find("network.faults"), std::string::npos) << o.reason;
+}
+
 TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   const SweepSpec spec = spec_from(kAxes);
   const CandidateSpace space(spec);
