@@ -95,6 +95,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (args.has("--fidelity")) overrides.push_back("network.fidelity=" + args.value("--fidelity"));
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides);
   const report::RunOutput out = report::run_scenario(cfg);
+  for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";
   std::vector<std::string> written;
   if (args.has("--out")) {
     const std::filesystem::path dir(args.value("--out"));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,7 @@ struct TrafficConfig {
 struct ScenarioConfig {
   std::string file;  // where it was loaded from, for messages
   std::map<std::string, int> lines;  // key path -> line in `file`, for messages about values
+  std::set<std::string> given;       // every key path the file or --set gives ("network.dcqcn.g")
   std::string name;
   std::string description;
   ClusterConfig cluster;

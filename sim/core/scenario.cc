@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -155,9 +158,11 @@ void read_traffic(MapReader r, TrafficConfig& t) {
   r.finish();
 }
 
-void record_lines(const YamlNode& n, const std::string& path, std::map<std::string, int>& lines) {
+void record_lines(const YamlNode& n, const std::string& path, std::map<std::string, int>& lines,
+                  std::set<std::string>& given) {
+  if (!path.empty()) given.insert(path);
   if (!path.empty() && n.line > 0 && n.file.rfind("--set", 0) != 0) lines[path] = n.line;
-  for (const auto& [k, v] : n.map) record_lines(v, path.empty() ? k : path + "." + k, lines);
+  for (const auto& [k, v] : n.map) record_lines(v, path.empty() ? k : path + "." + k, lines, given);
 }
 
 }  // namespace
@@ -166,7 +171,7 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
   ScenarioConfig cfg;
   cfg.file = file;
   cfg.cluster.source_dir = std::filesystem::path(file).parent_path().string();
-  record_lines(root, "", cfg.lines);
+  record_lines(root, "", cfg.lines, cfg.given);
   ErrorList errors;
   if (root.is_null()) {
     throw BadInput(InputError{file, 0, "", "the scenario is empty; expected a mapping with sections "

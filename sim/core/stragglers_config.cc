@@ -84,8 +84,10 @@ void read_stragglers(MapReader r, StragglersConfig& out) {
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const StragglersConfig& s = cfg.stragglers;
   if (s.empty()) return;
-  if (cfg.traffic) {
-    errors.push_back(scenario_error(cfg, "stragglers", "stragglers need a training step; a traffic scenario has none"));
+  if (cfg.traffic || cfg.inference) {
+    errors.push_back(scenario_error(cfg, "stragglers", std::string("stragglers need a training step; a ") +
+                                                           (cfg.traffic ? "traffic" : "serving (inference)") +
+                                                           " scenario has none"));
     return;
   }
   const int gpus = cfg.cluster.gpus;

@@ -154,13 +154,38 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
 
 }  // namespace
 
+std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
+  std::vector<std::string> notes;
+  const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
+  const auto dcqcn = cfg.given.lower_bound("network.dcqcn");
+  if (!congestion && dcqcn != cfg.given.end() && dcqcn->rfind("network.dcqcn", 0) == 0) {
+    notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(cfg.network.fidelity) +
+                    ": congestion control runs at flow+dcqcn and packet only");
+  }
+  return notes;
+}
+
+namespace {
+
+RunOutput run_any(const ScenarioConfig& cfg) {
+  if (cfg.inference) return run_inference(cfg);
+  // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
+  const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
+  if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg);
+  return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
+}
+
+}  // namespace
+
 RunOutput run_scenario(const ScenarioConfig& cfg) {
   try {
-    if (cfg.inference) return run_inference(cfg);
-    // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
-    const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
-    if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg);
-    return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
+    RunOutput out = run_any(cfg);
+    out.notes = unused_key_notes(cfg);
+    if (!out.notes.empty()) {
+      Json& notes = out.results.set("notes", Json::array());
+      for (const std::string& n : out.notes) notes.push(n);
+    }
+    return out;
   } catch (const topo::NoRoute& e) {
     // Faults that cut GPUs off from each other are a property of the input.
     throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",

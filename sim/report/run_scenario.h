@@ -21,7 +21,12 @@ struct RunOutput {
   std::string report_html;  // self-contained HTML report (flow-level training); empty otherwise
   std::map<std::string, double> metrics;  // the headline numbers of `results`, by key
   std::vector<std::pair<std::string, std::string>> extra_files;  // (file name, content) for --out
+  std::vector<std::string> notes;  // keys the scenario gives that this run does not use (also results.json "notes")
 };
+
+// The keys `cfg` gives that the level it runs at does not use, one sentence each (empty when
+// every given key counts): network.dcqcn below flow+dcqcn, for instance.
+std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg);
 
 // Runs a validated scenario. Throws BadInput for problems only visible with the hardware
 // profile (unknown GPU, plan does not fit in memory, level not built for this kind of run).

@@ -164,6 +164,29 @@ TEST(CliRun, DirectoryIsNotAScenario) {
   const Result r = clustersim("run tests/data/bad");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_CONTAINS(r.err, "tests/data/bad");
+  EXPECT_CONTAINS(r.err, "is a directory");
+}
+
+TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
+  // network.dcqcn below flow+dcqcn: the run goes ahead and says so, on stderr and in results.json.
+  const Result r = clustersim("run scenarios/net-incast-32-dcqcn.yaml --set network.fidelity=flow --format json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.err, "note: network.dcqcn is not used at network.fidelity flow");
+  EXPECT_CONTAINS(r.out, "\"notes\"");
+  const Result at_level = clustersim("run scenarios/net-incast-32-dcqcn.yaml --format json");
+  EXPECT_EQ(at_level.code, 0) << at_level.err;
+  EXPECT_EQ(at_level.err.find("note:"), std::string::npos) << at_level.err;
+  EXPECT_EQ(at_level.out.find("\"notes\""), std::string::npos);
+}
+
+TEST(CliRun, ServingScenariosRefuseTrainingOnlySections) {
+  // Stragglers and the reliability study need a training step; a serving run would drop them.
+  const Result s = clustersim("run scenarios/infer-pd.yaml --set stragglers.hosts.count=1 --set stragglers.hosts.slowdown=2");
+  EXPECT_EQ(s.code, 2) << s.err;
+  EXPECT_CONTAINS(s.err, "stragglers: stragglers need a training step; a serving (inference) scenario has none");
+  const Result f = clustersim("run scenarios/infer-pd.yaml --set faults.duration=30d");
+  EXPECT_EQ(f.code, 2) << f.err;
+  EXPECT_CONTAINS(f.err, "faults: the reliability simulation needs a training step");
 }
 
 TEST(CliUsage, UnknownOptionExitsTwo) {
