@@ -187,7 +187,10 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
     cfg.traffic.emplace();
     read_traffic(top.section("traffic"), *cfg.traffic);
     for (const char* s : {"model", "parallelism", "training"}) {
-      if (top.has(s)) top.error(s, "a traffic scenario has no training step; remove this section or 'traffic'");
+      if (top.has(s)) {
+        top.child(s);  // known: this error says why, not "unknown key"
+        top.error(s, "a traffic scenario has no training step; remove this section or 'traffic'");
+      }
     }
   } else {
     for (const char* s : {"model", "training"}) {
@@ -196,8 +199,19 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
       }
     }
     read_model(top.section("model"), cfg.model);
-    read_parallelism(top.section("parallelism"), cfg.parallelism);
-    if (top.has("training") || !top.has("inference")) read_training(top.section("training"), cfg.training);
+    if (top.has("inference")) {
+      // A serving run's plans are its pools' (inference.pools); these would be dropped unread.
+      for (const char* s : {"parallelism", "training"}) {
+        if (top.has(s)) {
+          top.child(s);  // known: this error says why, not "unknown key"
+          top.error(s, "a serving (inference) scenario has no training step; its plans are inference.pools' "
+                       "(remove this section or 'inference')");
+        }
+      }
+    } else {
+      read_parallelism(top.section("parallelism"), cfg.parallelism);
+      read_training(top.section("training"), cfg.training);
+    }
   }
   if (top.has("inference")) {
     cfg.inference.emplace();
