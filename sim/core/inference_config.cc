@@ -90,6 +90,11 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     errors.push_back(scenario_error(cfg, key, msg));
   };
   const ModelConfig& m = cfg.model;
+  if (m.moe) {
+    // The serving simulation takes its experts from inference.moe; model.moe would be dropped.
+    fail("model.moe", "a serving scenario takes its experts from inference.moe (experts, top_k, expert_ffn_hidden); "
+                      "move them there");
+  }
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   if (m.heads > 0 && m.hidden % m.heads != 0) {
     fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + "); got " + str(m.hidden));

@@ -187,6 +187,13 @@ TEST(CliRun, ServingScenariosRefuseTrainingOnlySections) {
   const Result f = clustersim("run scenarios/infer-pd.yaml --set faults.duration=30d");
   EXPECT_EQ(f.code, 2) << f.err;
   EXPECT_CONTAINS(f.err, "faults: the reliability simulation needs a training step");
+  const Result p = clustersim("run scenarios/infer-pd.yaml --set parallelism.pp=2");
+  EXPECT_EQ(p.code, 2) << p.err;
+  EXPECT_CONTAINS(p.err, "parallelism: a serving (inference) scenario has no training step");
+  EXPECT_EQ(p.err.find("unknown key"), std::string::npos) << p.err;
+  const Result m = clustersim("run scenarios/infer-pd.yaml --set model.moe.experts=8 --set model.moe.top_k=2");
+  EXPECT_EQ(m.code, 2) << m.err;
+  EXPECT_CONTAINS(m.err, "model.moe: a serving scenario takes its experts from inference.moe");
 }
 
 TEST(CliUsage, UnknownOptionExitsTwo) {
