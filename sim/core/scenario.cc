@@ -186,10 +186,12 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
   if (top.has("traffic")) {
     cfg.traffic.emplace();
     read_traffic(top.section("traffic"), *cfg.traffic);
-    for (const char* s : {"model", "parallelism", "training"}) {
+    for (const char* s : {"model", "parallelism", "training", "inference"}) {
       if (top.has(s)) {
         top.child(s);  // known: this error says why, not "unknown key"
-        top.error(s, "a traffic scenario has no training step; remove this section or 'traffic'");
+        top.error(s, std::string("a traffic scenario has no ") +
+                         (s == std::string("inference") ? "model to serve" : "training step") +
+                         "; remove this section or 'traffic'");
       }
     }
   } else {
@@ -213,7 +215,7 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
       read_training(top.section("training"), cfg.training);
     }
   }
-  if (top.has("inference")) {
+  if (top.has("inference") && !top.has("traffic")) {
     cfg.inference.emplace();
     read_inference(top.section("inference"), *cfg.inference);
   }

@@ -194,6 +194,10 @@ TEST(CliRun, ServingScenariosRefuseTrainingOnlySections) {
   const Result m = clustersim("run scenarios/infer-pd.yaml --set model.moe.experts=8 --set model.moe.top_k=2");
   EXPECT_EQ(m.code, 2) << m.err;
   EXPECT_CONTAINS(m.err, "model.moe: a serving scenario takes its experts from inference.moe");
+  // Traffic and serving in one file: which would run is not the user's to guess.
+  const Result t = clustersim("run scenarios/net-ring-1k.yaml --set inference.mode=colocated");
+  EXPECT_EQ(t.code, 2) << t.err;
+  EXPECT_CONTAINS(t.err, "inference: a traffic scenario has no model to serve");
 }
 
 TEST(CliUsage, UnknownOptionExitsTwo) {
