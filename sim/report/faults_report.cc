@@ -228,6 +228,28 @@ std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 
   return out;
 }
 
+Json draws_json(const WhatIfDraws& d) {
+  Json j = Json::object();
+  j.set("count", d.count);
+  j.set("mfu_lost_mean", d.mfu_lost_mean);
+  Json ci = Json::array();
+  ci.push(d.mfu_lost_mean - d.mfu_lost_ci95);
+  ci.push(d.mfu_lost_mean + d.mfu_lost_ci95);
+  j.set("mfu_lost_ci95", ci);
+  j.set("mfu_lost_min", d.mfu_lost_min);
+  j.set("mfu_lost_max", d.mfu_lost_max);
+  j.set("last_stage_draws", d.last_stage);
+  return j;
+}
+
+std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
+  return fmt("\nover %.0f placements", d.count) +
+         fmt(" (seeds %.0f", static_cast<double>(seed)) + fmt("..%.0f): MFU lost ", static_cast<double>(seed + d.count - 1)) +
+         fmt("%.2f", 100 * d.mfu_lost_mean) + fmt(" +- %.2f points (95%% CI of the mean)", 100 * d.mfu_lost_ci95) +
+         fmt(", %.2f", 100 * d.mfu_lost_min) + fmt(" to %.2f; ", 100 * d.mfu_lost_max) +
+         fmt("the costliest stage is the last (LM head) in %.0f", d.last_stage) + fmt(" of %.0f draws\n", d.count);
+}
+
 // A flow-level training run with the scenario's stragglers (one simulation: the straggler-free
 // iteration needs a second one, which `clustersim whatif` runs in another process).
 RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
@@ -267,8 +289,11 @@ void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out)
 
 namespace {
 
+// Placements `clustersim run` prices beside the seed's when the slow hosts or GPUs are drawn.
+constexpr int kRunPlacementDraws = 100;
+
 // A plain training run whose iteration is slowed by the scenario's stragglers.
-RunOutput run_straggled_training(const ScenarioConfig& cfg) {
+RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& options) {
   const calib::HardwareProfile hw = training_profile(cfg);
   if (cfg.network.fidelity == Fidelity::kFlow) return run_straggled_flow(cfg, hw);
   const engine::TrainingLevel level = engine::analytical_level();
@@ -285,7 +310,13 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg) {
   out.results.set("tokens_per_s", est.tokens_per_s * scale);
   out.results.set("mfu", s.mfu);
   out.results.set("hfu", est.hfu * scale);
-  out.results.set("stragglers", impact_json(cfg, "all", s));
+  Json& block = out.results.set("stragglers", impact_json(cfg, "all", s));
+  // Drawn stragglers cost what their placement makes them cost: the seed's placement above, and
+  // the spread over placements (milliseconds at this level).
+  const WhatIfDraws placements =
+      options.placement_draws && cfg.stragglers.drawn() ? placement_draws(cfg, hw, level, kRunPlacementDraws)
+                                                        : WhatIfDraws{};
+  if (placements.count > 0) block.set("placements", draws_json(placements));
   out.summary = training_summary(cfg, hw, est);
   // Listed stage layers can balance better than the even split: then the run is faster.
   const bool faster = s.iteration < s.baseline;
@@ -295,6 +326,11 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg) {
                  fmt(faster ? " (%.2f points gained)\n" : " (%.2f points lost)\n", 100 * std::abs(s.baseline_mfu - s.mfu)) +
                  "             " + critical_words(cfg, "all", s) + "\n" +
                  "             (the breakdown above is without stragglers; 'clustersim whatif' splits the cost by source)\n";
+  if (placements.count > 0) {
+    std::string words = draws_words(placements, cfg.stragglers.seed);
+    words.erase(0, words.find_first_not_of('\n'));
+    out.summary += "             " + words;
+  }
   out.metrics = {{"iteration_time_s", s.iteration.as_s()},
                  {"tokens_per_s", est.tokens_per_s * scale},
                  {"mfu", s.mfu},
@@ -630,8 +666,8 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   return in;
 }
 
-RunOutput run_reliability(const ScenarioConfig& cfg) {
-  return cfg.faults ? run_faults(cfg) : run_straggled_training(cfg);
+RunOutput run_reliability(const ScenarioConfig& cfg, const RunOptions& options) {
+  return cfg.faults ? run_faults(cfg) : run_straggled_training(cfg, options);
 }
 
 namespace {
@@ -741,52 +777,32 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
                  " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
     }
   }
-  if (draws > 1) {
-    std::vector<double> lost;
-    for (int k = 0; k < draws; ++k) {
-      ScenarioConfig c = cfg;
-      c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
-      const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
-      lost.push_back(s.baseline_mfu - s.mfu);
-      if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0 && !s.critical.hosts.empty()) {
-        ++w.draws.last_stage;
-      }
-    }
-    const engine::MeanCi m = engine::mean_ci(lost);
-    w.draws.count = draws;
-    w.draws.mfu_lost_mean = m.mean;
-    w.draws.mfu_lost_ci95 = m.half_width;
-    w.draws.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
-    w.draws.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
-  }
+  if (draws > 1) w.draws = placement_draws(cfg, hw, level, draws);
   return w;
 }
 
-namespace {
-
-Json draws_json(const WhatIfDraws& d) {
-  Json j = Json::object();
-  j.set("count", d.count);
-  j.set("mfu_lost_mean", d.mfu_lost_mean);
-  Json ci = Json::array();
-  ci.push(d.mfu_lost_mean - d.mfu_lost_ci95);
-  ci.push(d.mfu_lost_mean + d.mfu_lost_ci95);
-  j.set("mfu_lost_ci95", ci);
-  j.set("mfu_lost_min", d.mfu_lost_min);
-  j.set("mfu_lost_max", d.mfu_lost_max);
-  j.set("last_stage_draws", d.last_stage);
-  return j;
+WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                            const engine::TrainingLevel& level, int draws) {
+  WhatIfDraws out;
+  std::vector<double> lost;
+  for (int k = 0; k < draws; ++k) {
+    ScenarioConfig c = cfg;
+    c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
+    const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
+    lost.push_back(s.baseline_mfu - s.mfu);
+    if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0 && !s.critical.hosts.empty()) {
+      ++out.last_stage;
+    }
+  }
+  if (lost.empty()) return out;
+  const engine::MeanCi m = engine::mean_ci(lost);
+  out.count = draws;
+  out.mfu_lost_mean = m.mean;
+  out.mfu_lost_ci95 = m.half_width;
+  out.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
+  out.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
+  return out;
 }
-
-std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
-  return fmt("\nover %.0f placements", d.count) +
-         fmt(" (seeds %.0f", static_cast<double>(seed)) + fmt("..%.0f): MFU lost ", static_cast<double>(seed + d.count - 1)) +
-         fmt("%.2f", 100 * d.mfu_lost_mean) + fmt(" +- %.2f points (95%% CI of the mean)", 100 * d.mfu_lost_ci95) +
-         fmt(", %.2f", 100 * d.mfu_lost_min) + fmt(" to %.2f; ", 100 * d.mfu_lost_max) +
-         fmt("the costliest stage is the last (LM head) in %.0f", d.last_stage) + fmt(" of %.0f draws\n", d.count);
-}
-
-}  // namespace
 
 Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   Json j = Json::object();

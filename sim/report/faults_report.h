@@ -18,7 +18,7 @@ namespace clustersim::report {
 
 // `faults:` present: the reliability study (kind "faults"); otherwise a training run with its
 // stragglers (kind "training", with a `stragglers` block). Throws BadInput like run_scenario.
-RunOutput run_reliability(const ScenarioConfig& cfg);
+RunOutput run_reliability(const ScenarioConfig& cfg, const RunOptions& options = {});
 
 // The `stragglers` block of a training run at a level that runs the operation graph (flow,
 // flow+dcqcn, packet), and its summary lines: slow hosts and GPUs, straggling rank groups, degraded
@@ -91,7 +91,10 @@ struct WhatIf {
   std::string cause;                // the stage whose slow hosts cost the most, in words
   WhatIfDraws draws;                // count 0 unless run_whatif was asked for draws
 };
-// `draws` > 1 also redraws the drawn stragglers (seeds seed .. seed + draws - 1).
+// The MFU lost over `draws` placements of the drawn stragglers (seeds seed .. seed + draws - 1).
+WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                            const engine::TrainingLevel& level, int draws);
+// `draws` > 1 also redraws the drawn stragglers (placement_draws).
 WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level,
                   int draws = 1);
 Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w);

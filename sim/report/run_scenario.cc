@@ -167,19 +167,19 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
 
 namespace {
 
-RunOutput run_any(const ScenarioConfig& cfg) {
+RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
   if (cfg.inference) return run_inference(cfg);
   // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
   const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
-  if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg);
+  if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg, options);
   return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
 }
 
 }  // namespace
 
-RunOutput run_scenario(const ScenarioConfig& cfg) {
+RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
   try {
-    RunOutput out = run_any(cfg);
+    RunOutput out = run_any(cfg, options);
     out.notes = unused_key_notes(cfg);
     if (!out.notes.empty()) {
       Json& notes = out.results.set("notes", Json::array());

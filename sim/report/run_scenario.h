@@ -28,8 +28,15 @@ struct RunOutput {
 // every given key counts): network.dcqcn below flow+dcqcn, for instance.
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg);
 
+// What a run adds beyond the scenario's own numbers.
+struct RunOptions {
+  // Drawn stragglers at the analytical level: also price 100 other placements (about 40 ms at
+  // 12,288 GPUs). Sweeps, which compare plans by the seed's placement, turn it off.
+  bool placement_draws = true;
+};
+
 // Runs a validated scenario. Throws BadInput for problems only visible with the hardware
 // profile (unknown GPU, plan does not fit in memory, level not built for this kind of run).
-RunOutput run_scenario(const ScenarioConfig& cfg);
+RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options = {});
 
 }  // namespace clustersim::report

@@ -90,7 +90,9 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
         return out;
       }
     }
-    const report::RunOutput r = report::run_scenario(cfg);
+    report::RunOptions options;
+    options.placement_draws = false;  // plans are compared by the seed's placement
+    const report::RunOutput r = report::run_scenario(cfg, options);
     for (const auto& [k, v] : r.metrics) out.metrics[k] = v;
   } catch (const BadInput& e) {
     out.status = kError;
