@@ -63,6 +63,15 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   // The hosts are drawn, so the analytical what-if also redraws them, 100 times by default.
   EXPECT_TRUE(contains(r.out, "over 100 placements (seeds 1..100)")) << r.out;
   EXPECT_TRUE(contains(clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 1").out, "placements") == false);
+  // `run` prices the seed's placement and, the hosts being drawn, 100 others.
+  const Result run = clustersim("run scenarios/stragglers-175b-12288.yaml --format json");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_TRUE(contains(run.out, "\"placements\"")) << run.out;
+  EXPECT_TRUE(contains(run.out, "\"last_stage_draws\"")) << run.out;
+  const Result listed = clustersim("run scenarios/stragglers-175b-12288.yaml --format json "
+                                   "--set 'stragglers.hosts={list: [1409], slowdown: 1.1, phase: forward}'");
+  EXPECT_EQ(listed.code, 0) << listed.out;
+  EXPECT_FALSE(contains(listed.out, "\"placements\"")) << listed.out;
   const Result j = clustersim("whatif scenarios/stragglers-175b-12288.yaml --format json --draws 3");
   EXPECT_EQ(j.code, 0) << j.out;
   EXPECT_TRUE(contains(j.out, "\"mfu_lost_mean\""));
