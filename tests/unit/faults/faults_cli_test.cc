@@ -80,19 +80,26 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   EXPECT_TRUE(contains(j.out, "\"stages\""));
 }
 
-// A 32-GPU scenario with host 5 (stage 1 of replica 1) 50% slower, written to a temporary file.
-std::string small_straggler_scenario() {
+// The 32-GPU job the flow what-if tests use (tp 4, pp 2, dp 4; a host per TP group), with
+// `network` keys and a `stragglers` section, written to a temporary file.
+std::string small_scenario(const std::string& network, const std::string& stragglers) {
   char dir[] = "/tmp/clustersim-whatif-XXXXXX";
   if (!::mkdtemp(dir)) return "";
   const std::string path = std::string(dir) + "/s.yaml";
   std::ofstream(path) << "name: small-straggler\n"
                          "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
-                         "network: {fidelity: flow, tiers: 2, switch_radix: 16}\n"
+                         "network: {fidelity: flow, tiers: 2, switch_radix: 16"
+                      << network << "}\n"
                          "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
                          "parallelism: {tp: 4, pp: 2}\n"
                          "training: {global_batch: 32}\n"
-                         "stragglers: {hosts: {list: [5], slowdown: 1.5}, nics: {hosts: [2], bandwidth_factor: 0.5}}\n";
+                      << stragglers;
   return path;
+}
+
+// Host 5 (stage 1 of replica 1) 50% slower and host 2's NICs at half rate.
+std::string small_straggler_scenario() {
+  return small_scenario("", "stragglers: {hosts: {list: [5], slowdown: 1.5}, nics: {hosts: [2], bandwidth_factor: 0.5}}\n");
 }
 
 TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
@@ -126,21 +133,10 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   EXPECT_TRUE(contains(packet.out, "straggling rank groups")) << packet.out;
 }
 
-// The 32-GPU job of small_straggler_scenario with host 2's uplink at a quarter of its rate
-// (network.faults) and, with `slow_host`, host 5 50% slower.
+// Host 2's uplink at a quarter of its rate (network.faults) and, with `slow_host`, host 5 50% slower.
 std::string degraded_link_scenario(bool slow_host) {
-  char dir[] = "/tmp/clustersim-links-XXXXXX";
-  if (!::mkdtemp(dir)) return "";
-  const std::string path = std::string(dir) + "/s.yaml";
-  std::ofstream(path) << "name: small-links\n"
-                         "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
-                         "network: {fidelity: flow, tiers: 2, switch_radix: 16,\n"
-                         "          faults: [{element: host:2/up, bandwidth_factor: 0.25}]}\n"
-                         "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
-                         "parallelism: {tp: 4, pp: 2}\n"
-                         "training: {global_batch: 32}\n"
-                      << (slow_host ? "stragglers: {hosts: {list: [5], slowdown: 1.5}}\n" : "");
-  return path;
+  return small_scenario(", faults: [{element: host:2/up, bandwidth_factor: 0.25}]",
+                        slow_host ? "stragglers: {hosts: {list: [5], slowdown: 1.5}}\n" : "");
 }
 
 // Degraded fabric links (network.faults) are a what-if source at the flow level: the baseline has
