@@ -122,33 +122,41 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
+    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights (MoE:
+    // dense and expert parameters over their own DP groups).
     Time reduce, gather;
-    if (p.zero_stage == 0) {
+    if (m.moe) {
+      const work::MoeDpTimes moe_dp = work::moe_dp_times(cfg, l);
+      reduce = moe_dp.reduce;
+      gather = moe_dp.gather;
+    } else if (p.zero_stage == 0) {
       reduce = collective_time(CollectiveOp::kAllReduce, grads, g);
     } else {
       reduce = collective_time(CollectiveOp::kReduceScatter, grads, g);
       gather = collective_time(CollectiveOp::kAllGather, weights, g);
     }
-    if (p.zero_stage == 3) {
-      // Parameters gathered again for every micro-batch's forward and backward.
-      gather += static_cast<int64_t>(2 * mbs) * collective_time(CollectiveOp::kAllGather, weights, g);
-    }
     // Overlap windows: the last micro-batch's backward for the reduction, the first
     // micro-batch's forward for the gather; the last bucket is always exposed.
     const double bucket = cfg.training.dp_bucket_size > 0 ? static_cast<double>(cfg.training.dp_bucket_size) : kBucketParams;
     const double bucket_share = std::min(1.0, bucket / std::max(params, 1.0));
-    if (m.moe) {
-      const work::MoeDpTimes moe_dp = work::moe_dp_times(cfg, l);
-      reduce = moe_dp.reduce;
-      gather = moe_dp.gather;
-    }
     const Time exposed_reduce = cfg.training.overlap.dp_grad_reduce
                                     ? max(bucket_share * reduce, reduce - bwd_window)
                                     : reduce;
     const Time exposed_gather = cfg.training.overlap.dp_param_gather && p.zero_stage >= 1
                                     ? max(bucket_share * gather, gather - fwd_window)
                                     : gather;
-    b.dp_exposed = exposed_reduce + exposed_gather;
+    // ZeRO-3: each chunk's weights gathered again before each of its forward and backward passes,
+    // one after another on the DP stream, prefetched while the previous pass computes or the
+    // pipeline fills and drains (as the flow level's graph orders them): only the first, and what
+    // the gathers take beyond the stage's compute and bubble, wait.
+    Time exposed_z3;
+    if (p.zero_stage == 3) {
+      const Time per_pass = (1.0 / p.vpp) * gather;
+      const int64_t passes = 2 * mbs * p.vpp;
+      const Time window = b.compute + b.bubble;
+      exposed_z3 = cfg.training.overlap.dp_param_gather ? max(per_pass, passes * per_pass - window) : passes * per_pass;
+    }
+    b.dp_exposed = exposed_reduce + exposed_gather + exposed_z3;
   }
 
   // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce
