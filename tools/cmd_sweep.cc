@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "sim/core/error.h"
+#include "sim/report/sweep/candidate_evaluator.h"
 #include "sim/report/sweep/sweep_output.h"
 #include "sim/report/sweep/sweep_runner.h"
 #include "sim/report/sweep/sweep_spec.h"
@@ -110,6 +111,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   write("sweep.json", sweep::sweep_json(space, table, run).dump(1));
   write("sweep.html", sweep::sweep_html(space, table, run));
   std::cout << sweep::sweep_summary(space, table, run);
+  for (const std::string& note : sweep::analytical_notes(space)) std::cerr << "note: analytical screen: " << note << "\n";
   std::cout << "\nwrote " << (dir / "sweep.csv").string() << ", sweep.json, sweep.html (log: results.jsonl)\n";
   // The files are written (they list every skipped candidate), but a sweep that ranks nothing
   // has failed: the axes or constraints exclude every candidate.

@@ -135,7 +135,14 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   r.scenario = cfg.name;
   r.pattern = to_string(traffic.pattern);
   r.fidelity = to_string(cfg.network.fidelity);
-  r.solver = to_string(cfg.network.solver);
+  // The solver that actually runs: network.solver picks the flow level's; the other levels have
+  // their own (none at the analytical level).
+  switch (cfg.network.fidelity) {
+    case Fidelity::kFlow: r.solver = to_string(cfg.network.solver); break;
+    case Fidelity::kFlowDcqcn: r.solver = "fluid_dcqcn"; break;
+    case Fidelity::kPacket: r.solver = "packet"; break;
+    case Fidelity::kAnalytical: r.solver = "none"; break;
+  }
   r.routing = to_string(cfg.network.routing);
   r.gpus = cfg.cluster.gpus;
   r.qps_per_connection = cfg.network.qps_per_connection;

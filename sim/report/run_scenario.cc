@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "sim/report/link_loads_json.h"
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
+#include "workloads/placement.h"
 #include "topology/fabric_router.h"
 
 namespace clustersim::report {
@@ -154,13 +156,91 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
 
 }  // namespace
 
+namespace {
+
+// "a, b and c".
+std::string joined(const std::vector<const char*>& keys) {
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) out += std::string(i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i];
+  return out;
+}
+
+// Whether the first TP (or CP) group spans more than one node in the placement's rank order.
+bool group_spans_nodes(const ScenarioConfig& cfg, work::Dim dim) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int size = dim == work::Dim::kTp ? p.tp : p.cp;
+  if (size <= 1 || cfg.cluster.gpus_per_node <= 0) return false;
+  const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  const int gpn = cfg.cluster.gpus_per_node;
+  for (int i = 1; i < size; ++i) {
+    const int g = dim == work::Dim::kTp ? pl.gpu(i, 0, 0, 0) : pl.gpu(0, i, 0, 0);
+    if (g / gpn != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   std::vector<std::string> notes;
-  const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
+  const Fidelity level = cfg.network.fidelity;
+  const bool congestion = level == Fidelity::kFlowDcqcn || level == Fidelity::kPacket;
   const auto dcqcn = cfg.given.lower_bound("network.dcqcn");
   if (!congestion && dcqcn != cfg.given.end() && dcqcn->rfind("network.dcqcn", 0) == 0) {
-    notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(cfg.network.fidelity) +
+    notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
                     ": congestion control runs at flow+dcqcn and packet only");
+  }
+  // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
+  const bool training = !cfg.traffic && !cfg.inference;
+  const bool analytical_training =
+      training && (cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
+                              : level == Fidelity::kAnalytical);
+  if (analytical_training) {
+    // Only values other than the defaults: those are what a flow-level run would show.
+    const NetworkConfig d;
+    const NetworkConfig& n = cfg.network;
+    std::vector<const char*> changed;
+    if (n.routing != d.routing) changed.push_back("network.routing");
+    if (n.qps_per_connection != d.qps_per_connection) changed.push_back("network.qps_per_connection");
+    if (n.ecmp_seed != d.ecmp_seed) changed.push_back("network.ecmp_seed");
+    if (n.solver != d.solver) changed.push_back("network.solver");
+    if (n.merge_tolerance != d.merge_tolerance) changed.push_back("network.merge_tolerance");
+    if (n.host_link_latency != d.host_link_latency) changed.push_back("network.host_link_latency");
+    if (n.fabric_link_latency != d.fabric_link_latency) changed.push_back("network.fabric_link_latency");
+    if (n.switch_latency != d.switch_latency) changed.push_back("network.switch_latency");
+    if (n.nvlink_latency != d.nvlink_latency) changed.push_back("network.nvlink_latency");
+    const std::string keys = joined(changed);
+    if (!keys.empty()) {
+      notes.push_back(keys + (changed.size() == 1 ? " is" : " are") + " not used by the analytical training level, which prices collectives with the GPU "
+                             "profile's fitted bandwidths and latencies and charges oversubscription by tier "
+                             "crossings; network.fidelity: flow simulates routes, flows and link latencies");
+    }
+    for (const work::Dim dim : {work::Dim::kTp, work::Dim::kCp}) {
+      if (!group_spans_nodes(cfg, dim)) continue;
+      const char* name = dim == work::Dim::kTp ? "TP" : "CP";
+      notes.push_back(std::string("parallelism.placement puts each ") + name +
+                      " group across nodes; the analytical level prices TP and CP collectives on NVLink, "
+                      "network.fidelity: flow sends them over the NICs");
+    }
+  } else {
+    if (cfg.given.count("network.solver") && level != Fidelity::kFlow && !cfg.inference) {
+      notes.push_back(std::string("network.solver picks the flow level's solver; at network.fidelity ") +
+                      to_string(level) + " it is not used");
+    }
+    const bool fluid = level == Fidelity::kFlow && cfg.network.solver == FlowSolver::kFluid;
+    if (cfg.given.count("network.merge_tolerance") && level != Fidelity::kAnalytical && !fluid) {
+      notes.push_back("network.merge_tolerance applies to the flow level's fluid solver only; not used here");
+    }
+  }
+  if (cfg.inference) {
+    if (cfg.given.count("network.nvlink_latency")) {
+      notes.push_back("network.nvlink_latency is not used by serving: step costs take NVLink latency from the GPU profile");
+    }
+    if (cfg.inference->mode == ServingMode::kColocated && level != Fidelity::kAnalytical) {
+      notes.push_back(std::string("colocated serving sends nothing over the simulated fabric (its expert all-to-all "
+                                  "is priced in closed form): network.fidelity ") +
+                      to_string(level) + " gives the analytical level's numbers");
+    }
   }
   return notes;
 }

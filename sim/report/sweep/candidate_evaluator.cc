@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/sweep/candidate_evaluator.h"
 
+#include <algorithm>
+
 #include <exception>
 
 #include "sim/core/error.h"
@@ -36,6 +38,32 @@ void add_plan_facts(const ScenarioConfig& cfg, Outcome& out) {
 }
 
 }  // namespace
+
+std::vector<std::string> analytical_notes(const CandidateSpace& space) {
+  constexpr int64_t kSample = 1000;
+  std::vector<int64_t> picks;
+  const int64_t n = space.size();
+  for (int64_t i = 0; i < std::min(n, kSample); ++i) picks.push_back(i);
+  if (n > kSample) {
+    for (int64_t k = 0; k < kSample; ++k) picks.push_back(k * n / kSample);
+  }
+  std::vector<std::string> notes;
+  YamlNode level;
+  level.kind = YamlNode::Kind::kScalar;
+  level.scalar = "analytical";
+  for (const int64_t i : picks) {
+    YamlNode tree = space.tree(i);
+    set_path(tree, "network.fidelity", level);
+    try {
+      for (const std::string& note : report::unused_key_notes(scenario_from_tree(tree, space.spec().base_origin))) {
+        if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+      }
+    } catch (const BadInput&) {
+      // An invalid candidate: its status says why.
+    }
+  }
+  return notes;
+}
 
 CandidateEvaluator::CandidateEvaluator(const CandidateSpace& space) : space_(space) {}
 

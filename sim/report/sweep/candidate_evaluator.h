@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "calibration/hardware_profile.h"
 #include "sim/report/sweep/candidate_space.h"
@@ -29,6 +30,11 @@ struct Outcome {
   std::map<std::string, double> metrics;
   std::map<std::string, std::string> info;
 };
+
+// The notes run_scenario would give (report::unused_key_notes) for the analytical screen, over a
+// sample of the candidates (the first 1,000 and 1,000 evenly spread: every value of every axis
+// in practice), each once: keys the screen cannot see, such as a routing axis.
+std::vector<std::string> analytical_notes(const CandidateSpace& space);
 
 class CandidateEvaluator {
  public:

@@ -83,6 +83,14 @@ TEST(CandidateEvaluator, DegradedLinksAreNotScreenedOnAHealthyFabric) {
   EXPECT_NE(o.reason.find("network.faults"), std::string::npos) << o.reason;
 }
 
+TEST(CandidateEvaluator, AxesTheScreenCannotSeeAreNoted) {
+  const SweepSpec spec = spec_from("axes:\n  network.routing: [ecmp, dmodk]\n  parallelism.tp: [1, 2]\n");
+  const std::vector<std::string> notes = analytical_notes(CandidateSpace(spec));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("network.routing is not used by the analytical training level"), std::string::npos) << notes[0];
+  EXPECT_TRUE(analytical_notes(CandidateSpace(spec_from("axes:\n  parallelism.tp: [1, 2]\n"))).empty());
+}
+
 TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   const SweepSpec spec = spec_from(kAxes);
   const CandidateSpace space(spec);

@@ -173,6 +173,17 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.err, "note: network.dcqcn is not used at network.fidelity flow");
   EXPECT_CONTAINS(r.out, "\"notes\"");
+  // Non-default network settings and a placement the analytical training level cannot see.
+  const Result routing = clustersim(std::string("run ") + kScenario + " --set network.routing=dmodk --set network.switch_latency=2us");
+  EXPECT_EQ(routing.code, 0) << routing.err;
+  EXPECT_CONTAINS(routing.err, "note: network.routing and network.switch_latency are not used by the analytical training level");
+  const Result placement = clustersim(std::string("run ") + kScenario + " --set parallelism.placement=dp-tp-cp-pp");
+  EXPECT_CONTAINS(placement.err, "note: parallelism.placement puts each TP group across nodes");
+  const Result plain = clustersim(std::string("run ") + kScenario + " --set network.routing=ecmp");
+  EXPECT_EQ(plain.err.find("note:"), std::string::npos) << plain.err;  // the default: nothing to say
+  const Result solver = clustersim("run scenarios/net-incast-32-dcqcn.yaml --set network.solver=lmm --format json");
+  EXPECT_CONTAINS(solver.err, "note: network.solver picks the flow level's solver; at network.fidelity flow+dcqcn it is not used");
+  EXPECT_CONTAINS(solver.out, "\"solver\": \"fluid_dcqcn\"");
   const Result at_level = clustersim("run scenarios/net-incast-32-dcqcn.yaml --format json");
   EXPECT_EQ(at_level.code, 0) << at_level.err;
   EXPECT_EQ(at_level.err.find("note:"), std::string::npos) << at_level.err;
