@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "calibration/compute_cost.h"
+#include "sim/core/error.h"
+#include "topology/clos_shape.h"
 
 namespace clustersim::engine {
 namespace {
@@ -114,9 +116,21 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfi
   const NetworkConfig& n = cfg.network;
   ServingLinks l;
   l.nvlink_busbw = hw.eff.nvlink_busbw * n.nvlink_bandwidth.value_or(hw.nvlink_bandwidth);
-  // Each GPU's share of its node's NICs, divided by the oversubscription of the tiers crossed.
+  // Each GPU's share of its node's NICs, divided by the oversubscription of the tiers the
+  // deployment's traffic crosses: a tier whose block (ToR group, pod) holds every GPU of the
+  // cluster is never left, so its uplinks cannot slow it (as the flow level's routes show).
   const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
-  const double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
+  double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
+  try {
+    const topo::ClosShape shape = topo::plan_clos(c, n, cfg.file);
+    const int64_t tor_block = static_cast<int64_t>(shape.servers_per_group) * c.gpus_per_node;
+    const int64_t pod_block = tor_block * shape.groups_per_pod;
+    const double tor = c.gpus > tor_block ? n.tor_oversubscription : 1.0;
+    const double agg = n.tiers == 3 && c.gpus > pod_block ? n.agg_oversubscription : 1.0;
+    oversub = tor * agg;
+  } catch (const BadInput&) {
+    // A fabric the planner cannot build keeps every tier's ratio.
+  }
   const Bandwidth fabric = n.fabric_bandwidth.value_or(c.nic_bandwidth);
   l.nic_per_gpu = Bandwidth{std::min(c.nic_bandwidth.bytes_per_s, fabric.bytes_per_s) * share / oversub *
                             hw.eff.network_busbw};
