@@ -51,6 +51,20 @@ TEST(GemmRoofline, SplitKNeverSlowerThanOneSlice) {
   }
 }
 
+TEST(ServingLinks, OnlyTiersTheDeploymentSpansSlowItsNics) {
+  // The serving cluster within one ToR group never uses the ToR uplinks: 1:3 costs nothing there.
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const ScenarioConfig whole = testing::serving();
+  const ScenarioConfig over = testing::serving({"network.tor_oversubscription=3"});
+  EXPECT_EQ(serving_links(over, hw).nic_per_gpu.bytes_per_s, serving_links(whole, hw).nic_per_gpu.bytes_per_s);
+  // Spread over many ToR groups (radix-16 switches hold 8 servers each), the traffic leaves them.
+  const ScenarioConfig wide = testing::serving({"cluster.gpus=1024", "network.switch_radix=16"});
+  const ScenarioConfig wide_over =
+      testing::serving({"cluster.gpus=1024", "network.switch_radix=16", "network.tor_oversubscription=3"});
+  EXPECT_NEAR(serving_links(wide_over, hw).nic_per_gpu.bytes_per_s * 3, serving_links(wide, hw).nic_per_gpu.bytes_per_s,
+              1e-6 * serving_links(wide, hw).nic_per_gpu.bytes_per_s);
+}
+
 TEST(StepCost, ColocatedPartsAddUpAndGrowWithBatch) {
   const ScenarioConfig cfg = testing::serving();
   const ServingModel m = serving_model(cfg);
