@@ -283,11 +283,25 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
                                      ") is almost certainly a typo");
   }
   for (const FailureComponent& c : f.components) {
+    const std::string key = "components." + c.name;
     if (c.kind == FailureKind::kDegrade && c.slowdown <= 1.0) {
-      fail("components." + c.name + ".slowdown", "a degrade component needs slowdown > 1");
+      fail(key + ".slowdown", "a degrade component needs slowdown > 1");
     }
     if (c.kind != FailureKind::kDegrade && c.slowdown != 1.0) {
-      fail("components." + c.name + ".slowdown", "only a degrade component slows a host; use kind: degrade");
+      fail(key + ".slowdown", "only a degrade component slows a host; use kind: degrade");
+    }
+    if (c.kind != FailureKind::kDegrade && cfg.given.count("faults." + key + ".phase")) {
+      fail(key + ".phase", "only a degrade component slows a host in a phase; use kind: degrade");
+    }
+    // The reliability simulation decides these two by kind (sim/engine/reliability_sim.cc).
+    if (cfg.given.count("faults." + key + ".replace_host")) {
+      if (c.kind == FailureKind::kPlanned) {
+        fail(key + ".replace_host", "a planned stop never takes a host (checkpoint, then restart on the same "
+                                    "hosts): remove it");
+      } else if (c.kind == FailureKind::kDegrade) {
+        fail(key + ".replace_host", "a degrade component always swaps the slow host once it is found "
+                                    "(recovery.straggler_detection): remove it");
+      }
     }
   }
 }

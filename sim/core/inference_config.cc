@@ -95,6 +95,16 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     fail("model.moe", "a serving scenario takes its experts from inference.moe (experts, top_k, expert_ffn_hidden); "
                       "move them there");
   }
+  // The serving cost model (serving_model) has rotary positions and full causal attention. The
+  // values it assumes stay accepted: shipped serving scenarios spell learned_positions: false.
+  if (cfg.given.count("model.learned_positions") && m.learned_positions) {
+    fail("model.learned_positions", "the serving cost model has no position-embedding table (rotary positions, "
+                                    "no parameters); set it to false or remove it");
+  }
+  if (cfg.given.count("model.attention_window") && m.attention_window > 0) {
+    fail("model.attention_window", "the serving cost model prices full causal attention (decode reads the whole "
+                                   "KV cache); sliding-window attention is not modelled for serving: remove it");
+  }
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   if (m.heads > 0 && m.hidden % m.heads != 0) {
     fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + "); got " + str(m.hidden));

@@ -98,9 +98,39 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     if (t.attention_parallel == AttentionParallel::kSp) {
       fail("training.attention_parallel", "sp is the MoE plan of MegaScale-MoE; it needs model.moe");
     }
+    // Only the MoE layer model reads these two; a dense model has no all-to-all, and its gradient
+    // sync takes its bytes from training.fp32_grad_reduce.
+    if (cfg.given.count("training.comm_precision")) {
+      fail("training.comm_precision", "sets the precision of the MoE all-to-all and gradient sync; it needs "
+                                      "model.moe (a dense model's gradient sync follows training.fp32_grad_reduce): "
+                                      "remove it");
+    }
+    if (cfg.given.count("training.overlap.a2a_chunks")) {
+      fail("training.overlap.a2a_chunks", "chunks the MoE all-to-alls; it needs model.moe (a dense model has none): "
+                                          "remove it");
+    }
     return;
   }
   const MoeConfig& m = *cfg.model.moe;
+  if (cfg.given.count("training.parallel_block")) {
+    // An MoE layer's MLP is its experts (all-to-all over ep, their own expert_tp), so attention is
+    // its only tensor-parallel block: moe_layer_cost forces parallel_block on to price one TP
+    // collective pair. The key still prices the dense layers, unless there are none or sp leaves
+    // them without TP.
+    const bool dense_layers = m.first_dense_layers > 0 || (m.moe_layer_frequency > 1 &&
+                                                           cfg.model.layers - m.first_dense_layers > 1);
+    const std::string moe_layer =
+        "an MoE layer's MLP is its experts (all-to-all over ep, expert_tp), so the layer prices its attention "
+        "block alone: one TP collective pair (under attention_parallel: sp, the Ulysses all-to-alls) whatever "
+        "this key says; ";
+    if (!dense_layers) {
+      fail("training.parallel_block", moe_layer + "every layer of this model is an MoE layer "
+                                                  "(model.moe.first_dense_layers, moe_layer_frequency): remove it");
+    } else if (t.attention_parallel == AttentionParallel::kSp) {
+      fail("training.parallel_block", moe_layer + "under attention_parallel: sp its dense layers have no TP "
+                                                  "collectives either: remove it");
+    }
+  }
   if (m.top_k > m.experts) {
     fail("model.moe.top_k", "must not exceed model.moe.experts (" + str(m.experts) + "); got " + str(m.top_k));
   }
@@ -121,6 +151,10 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     }
   } else if (!m.loads.empty()) {
     fail("model.moe.loads", "is used only with routing: loads");
+  }
+  if (m.routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
+    fail("model.moe.zipf_s", std::string("is used only with routing: zipf (routing is ") + to_string(m.routing) +
+                                 "): set model.moe.routing: zipf or remove it");
   }
   if (m.capacity_factor > 0 && m.capacity_factor < 1.0) {
     fail("model.moe.capacity_factor", "must be 0 (dropless) or at least 1; got " + std::to_string(m.capacity_factor));

@@ -96,6 +96,42 @@ TEST(FaultsConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("faults: {sweep_points: 1}\n"), "faults.sweep_points"));
 }
 
+// Every error `extra` causes as "path: message" lines (empty when it loads).
+std::string error_text(const std::string& extra) {
+  try {
+    load(extra);
+  } catch (const BadInput& e) {
+    std::string all;
+    for (const InputError& err : e.errors()) all += err.key_path + ": " + err.message + "\n";
+    return all;
+  }
+  return "";
+}
+
+// The reliability simulation decides by kind whether a failure takes a host (planned: never;
+// degrade: always) and only a degrade component has a phase; given anyway, they are errors.
+TEST(FaultsConfig, KeysTheKindDecidesAreErrors) {
+  const std::string planned = error_text("faults: {components: {planned: {replace_host: true}}}\n");
+  EXPECT_NE(planned.find("faults.components.planned.replace_host: a planned stop never takes a host"),
+            std::string::npos) << planned;
+  const std::string degrade = error_text(
+      "faults: {rates: none, components: {slow: {unit: host, rate_per_day: 0.01, kind: degrade, slowdown: 1.1, "
+      "replace_host: false}}}\n");
+  EXPECT_NE(degrade.find("faults.components.slow.replace_host: a degrade component always swaps the slow host"),
+            std::string::npos) << degrade;
+  for (const char* name : {"gpu_hbm3", "nccl_watchdog_timeout", "planned"}) {  // crash, hang, planned
+    const std::string phase = error_text(std::string("faults: {components: {") + name + ": {phase: forward}}}\n");
+    EXPECT_NE(phase.find(std::string("faults.components.") + name + ".phase: only a degrade component"),
+              std::string::npos) << phase;
+  }
+  // Where the kind reads them, and in the default table (not given), they load.
+  EXPECT_EQ(error_text("faults: {}\n"), "");
+  EXPECT_EQ(error_text("faults: {components: {gpu_hbm3: {replace_host: false}, nccl_watchdog_timeout: "
+                       "{replace_host: true}}}\n"), "");
+  EXPECT_EQ(error_text("faults: {rates: none, components: {slow: {unit: host, rate_per_day: 0.01, kind: degrade, "
+                       "slowdown: 1.1, phase: backward}}}\n"), "");
+}
+
 TEST(FaultsConfig, ZeroCostCheckpointNeedsAnInterval) {
   // Young/Daly = sqrt(2 x 0 x MTBF) = 0: no optimum to centre on, so the interval must be given.
   EXPECT_TRUE(has(error_paths("faults: {checkpoint: {blocking: 0s}}\n"), "faults.checkpoint.blocking"));

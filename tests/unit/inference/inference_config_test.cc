@@ -112,5 +112,16 @@ TEST(InferenceConfig, LengthsAndModelChecks) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"model.kv_heads=3"}); }), "model.kv_heads: must divide model.heads"));
 }
 
+// The serving cost model has rotary positions and full causal attention: a value that asks for
+// anything else is refused; the values it assumes (kServing's learned_positions: false) load.
+TEST(InferenceConfig, ModelKeysTheServingModelIgnoresAreErrors) {
+  const std::string learned = bad_input_of([] { serving({"model.learned_positions=true"}); });
+  EXPECT_TRUE(has(learned, "model.learned_positions: the serving cost model has no position-embedding table")) << learned;
+  const std::string window = bad_input_of([] { serving({"model.attention_window=512"}); });
+  EXPECT_TRUE(has(window, "model.attention_window: the serving cost model prices full causal attention")) << window;
+  EXPECT_EQ(bad_input_of([] { serving({"model.attention_window=0"}); }), "");
+  EXPECT_EQ(bad_input_of([] { serving_without("model.learned_positions"); }), "");  // default true, not given
+}
+
 }  // namespace
 }  // namespace clustersim

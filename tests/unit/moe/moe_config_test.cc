@@ -111,7 +111,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"training.attention_parallel=cp"}, "training.attention_parallel", "tp, sp"},
         BadCase{{"training.comm_precision=fp4"}, "training.comm_precision", "bf16"},
         BadCase{{"training.overlap.a2a_chunks=0"}, "training.overlap.a2a_chunks", ""},
-        BadCase{{"model.seq_len=2044"}, "training.attention_parallel", "must divide model.seq_len"}));
+        BadCase{{"model.seq_len=2044"}, "training.attention_parallel", "must divide model.seq_len"},
+        // Keys the simulation would ignore, when given.
+        BadCase{{"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp", "training.comm_precision=bf16"},
+                "training.comm_precision", "needs model.moe"},
+        BadCase{{"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp",
+                 "training.overlap.a2a_chunks=1"},
+                "training.overlap.a2a_chunks", "needs model.moe"},
+        BadCase{{"model.moe.zipf_s=1.5"}, "model.moe.zipf_s", "only with routing: zipf"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 1, 1, 1, 1, 1, 1, 1]", "model.moe.zipf_s=1"},
+                "model.moe.zipf_s", "only with routing: zipf"},
+        BadCase{{"training.parallel_block=true"}, "training.parallel_block", "every layer of this model is an MoE layer"},
+        BadCase{{"training.parallel_block=false", "training.attention_parallel=tp"}, "training.parallel_block",
+                "prices its attention block alone"},
+        BadCase{{"training.parallel_block=true", "model.moe.first_dense_layers=1"}, "training.parallel_block",
+                "no TP collectives either"}));
+
+// The same keys where they act: given on an MoE model, with zipf routing, or with dense layers
+// under tensor-parallel attention (which price parallel_block as a dense model does).
+TEST(MoeConfig, KeysLoadWhereTheyAct) {
+  EXPECT_NO_THROW(load(small_yaml(), {"training.comm_precision=bf16", "training.overlap.a2a_chunks=2"}));
+  EXPECT_NO_THROW(load(small_yaml(), {"model.moe.routing=zipf", "model.moe.zipf_s=1.5"}));
+  for (const char* layers : {"model.moe.first_dense_layers=1", "model.moe.moe_layer_frequency=2"}) {
+    EXPECT_NO_THROW(load(small_yaml(), {layers, "training.attention_parallel=tp", "training.parallel_block=true"}))
+        << layers;
+  }
+  // Un-given, the defaults load on dense and MoE models alike.
+  EXPECT_NO_THROW(load(small_yaml(), {"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp"}));
+  EXPECT_NO_THROW(load(small_yaml()));
+}
 
 }  // namespace
 }  // namespace clustersim
