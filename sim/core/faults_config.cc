@@ -303,6 +303,10 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
                                     "(recovery.straggler_detection): remove it");
       }
     }
+    if (c.kind == FailureKind::kPlanned && cfg.given.count("faults." + key + ".only_while_running")) {
+      fail(key + ".only_while_running", "a planned stop happens only while the job runs, whatever this says: "
+                                        "remove it");
+    }
   }
 }
 

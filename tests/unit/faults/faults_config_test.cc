@@ -124,6 +124,9 @@ TEST(FaultsConfig, KeysTheKindDecidesAreErrors) {
     EXPECT_NE(phase.find(std::string("faults.components.") + name + ".phase: only a degrade component"),
               std::string::npos) << phase;
   }
+  const std::string running = error_text("faults: {components: {planned: {only_while_running: false}}}\n");
+  EXPECT_NE(running.find("faults.components.planned.only_while_running: a planned stop happens only while the job runs"),
+            std::string::npos) << running;
   // Where the kind reads them, and in the default table (not given), they load.
   EXPECT_EQ(error_text("faults: {}\n"), "");
   EXPECT_EQ(error_text("faults: {components: {gpu_hbm3: {replace_host: false}, nccl_watchdog_timeout: "
