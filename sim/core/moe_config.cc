@@ -152,10 +152,6 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   } else if (!m.loads.empty()) {
     fail("model.moe.loads", "is used only with routing: loads");
   }
-  if (m.routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
-    fail("model.moe.zipf_s", std::string("is used only with routing: zipf (routing is ") + to_string(m.routing) +
-                                 "): set model.moe.routing: zipf or remove it");
-  }
   if (m.capacity_factor > 0 && m.capacity_factor < 1.0) {
     fail("model.moe.capacity_factor", "must be 0 (dropless) or at least 1; got " + std::to_string(m.capacity_factor));
   }

@@ -232,6 +232,11 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
       notes.push_back("network.merge_tolerance applies to the flow level's fluid solver only; not used here");
     }
   }
+  // A skew parameter kept while a sweep axis (or --set) switches the routing away from zipf.
+  if (cfg.model.moe && cfg.model.moe->routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
+    notes.push_back(std::string("model.moe.zipf_s is used only with model.moe.routing: zipf (routing is ") +
+                    to_string(cfg.model.moe->routing) + ")");
+  }
   if (cfg.inference) {
     if (cfg.given.count("network.nvlink_latency")) {
       notes.push_back("network.nvlink_latency is not used by serving: step costs take NVLink latency from the GPU profile");

@@ -184,6 +184,9 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   const Result solver = clustersim("run scenarios/net-incast-32-dcqcn.yaml --set network.solver=lmm --format json");
   EXPECT_CONTAINS(solver.err, "note: network.solver picks the flow level's solver; at network.fidelity flow+dcqcn it is not used");
   EXPECT_CONTAINS(solver.out, "\"solver\": \"fluid_dcqcn\"");
+  const Result zipf = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set model.moe.zipf_s=2");
+  EXPECT_EQ(zipf.code, 0) << zipf.err;
+  EXPECT_CONTAINS(zipf.err, "note: model.moe.zipf_s is used only with model.moe.routing: zipf (routing is uniform)");
   const Result at_level = clustersim("run scenarios/net-incast-32-dcqcn.yaml --format json");
   EXPECT_EQ(at_level.code, 0) << at_level.err;
   EXPECT_EQ(at_level.err.find("note:"), std::string::npos) << at_level.err;
