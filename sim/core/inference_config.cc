@@ -83,6 +83,14 @@ void read_inference(MapReader r, InferenceConfig& out) {
   r.finish();
 }
 
+int serving_gpus(const InferenceConfig& in) {
+  int total = 0;
+  for (const std::optional<PoolConfig>* p : {&in.colocated, &in.prefill, &in.decode, &in.attention, &in.expert}) {
+    if (*p) total += (*p)->gpus;
+  }
+  return total;
+}
+
 void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   if (!cfg.inference) return;
   const InferenceConfig& in = *cfg.inference;

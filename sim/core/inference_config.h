@@ -82,6 +82,9 @@ struct InferenceConfig {
 
 const char* to_string(ServingMode m);
 
+// GPUs the deployment's pools hold (they sit on GPUs 0.. of the cluster, in pool order).
+int serving_gpus(const InferenceConfig& in);
+
 // Reads the `inference` mapping strictly (unknown keys are errors). Called by the scenario loader.
 void read_inference(MapReader r, InferenceConfig& out);
 

@@ -112,25 +112,6 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     return;
   }
   const MoeConfig& m = *cfg.model.moe;
-  if (cfg.given.count("training.parallel_block")) {
-    // An MoE layer's MLP is its experts (all-to-all over ep, their own expert_tp), so attention is
-    // its only tensor-parallel block: moe_layer_cost forces parallel_block on to price one TP
-    // collective pair. The key still prices the dense layers, unless there are none or sp leaves
-    // them without TP.
-    const bool dense_layers = m.first_dense_layers > 0 || (m.moe_layer_frequency > 1 &&
-                                                           cfg.model.layers - m.first_dense_layers > 1);
-    const std::string moe_layer =
-        "an MoE layer's MLP is its experts (all-to-all over ep, expert_tp), so the layer prices its attention "
-        "block alone: one TP collective pair (under attention_parallel: sp, the Ulysses all-to-alls) whatever "
-        "this key says; ";
-    if (!dense_layers) {
-      fail("training.parallel_block", moe_layer + "every layer of this model is an MoE layer "
-                                                  "(model.moe.first_dense_layers, moe_layer_frequency): remove it");
-    } else if (t.attention_parallel == AttentionParallel::kSp) {
-      fail("training.parallel_block", moe_layer + "under attention_parallel: sp its dense layers have no TP "
-                                                  "collectives either: remove it");
-    }
-  }
   if (m.top_k > m.experts) {
     fail("model.moe.top_k", "must not exceed model.moe.experts (" + str(m.experts) + "); got " + str(m.top_k));
   }

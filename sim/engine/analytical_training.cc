@@ -148,15 +148,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // ZeRO-3: each chunk's weights gathered again before each of its forward and backward passes,
     // one after another on the DP stream, prefetched while the previous pass computes or the
     // pipeline fills and drains (as the flow level's graph orders them): only the first, and what
-    // the gathers take beyond the stage's compute and bubble, wait.
-    Time exposed_z3;
+    // the DP stream's work takes beyond the stage's compute and bubble, wait.
+    // The DP stream carries the step's reduction and gather too, so the gathers' window is what
+    // those leave of the compute and bubble.
+    b.dp_exposed = exposed_reduce + exposed_gather;
     if (p.zero_stage == 3) {
       const Time per_pass = (1.0 / p.vpp) * gather;
       const int64_t passes = 2 * mbs * p.vpp;
       const Time window = b.compute + b.bubble;
-      exposed_z3 = cfg.training.overlap.dp_param_gather ? max(per_pass, passes * per_pass - window) : passes * per_pass;
+      b.dp_exposed = cfg.training.overlap.dp_param_gather
+                         ? max(b.dp_exposed + per_pass, reduce + gather + passes * per_pass - window)
+                         : b.dp_exposed + passes * per_pass;
     }
-    b.dp_exposed = exposed_reduce + exposed_gather + exposed_z3;
   }
 
   // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce

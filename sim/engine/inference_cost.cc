@@ -118,15 +118,17 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfi
   l.nvlink_busbw = hw.eff.nvlink_busbw * n.nvlink_bandwidth.value_or(hw.nvlink_bandwidth);
   // Each GPU's share of its node's NICs, divided by the oversubscription of the tiers the
   // deployment's traffic crosses: a tier whose block (ToR group, pod) holds every GPU of the
-  // cluster is never left, so its uplinks cannot slow it (as the flow level's routes show).
+  // pools (GPUs 0.., inference_sim) is never left, so its uplinks cannot slow it (as the flow
+  // level's routes show).
   const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
   double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
   try {
     const topo::ClosShape shape = topo::plan_clos(c, n, cfg.file);
     const int64_t tor_block = static_cast<int64_t>(shape.servers_per_group) * c.gpus_per_node;
     const int64_t pod_block = tor_block * shape.groups_per_pod;
-    const double tor = c.gpus > tor_block ? n.tor_oversubscription : 1.0;
-    const double agg = n.tiers == 3 && c.gpus > pod_block ? n.agg_oversubscription : 1.0;
+    const int64_t spans = cfg.inference ? serving_gpus(*cfg.inference) : c.gpus;
+    const double tor = spans > tor_block ? n.tor_oversubscription : 1.0;
+    const double agg = n.tiers == 3 && spans > pod_block ? n.agg_oversubscription : 1.0;
     oversub = tor * agg;
   } catch (const BadInput&) {
     // A fabric the planner cannot build keeps every tier's ratio.

@@ -1027,7 +1027,14 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
                                         [](const FlowVariant& v) { return v.error.empty() && v.name == "all but links"; });
     const double links_regain = but_links == variants.end() ? base.mfu - all->mfu : but_links->mfu - all->mfu;
     const bool only_links = engine::straggler_sources(cfg.stragglers).empty();
-    if (only_links || links_regain > std::max(regained, 0.0)) {
+    // What repairing any other source (or one stage's slow hosts) regains.
+    double others = std::max(regained, 0.0);
+    for (const std::string& source : engine::straggler_sources(cfg.stragglers)) {
+      for (const FlowVariant& v : variants) {
+        if (v.error.empty() && v.name == "all but " + source) others = std::max(others, v.mfu - all->mfu);
+      }
+    }
+    if (only_links || links_regain > others) {
       std::string elements;
       for (const FabricFault& f : cfg.network.faults) elements += (elements.empty() ? "" : ", ") + f.element;
       out.cause = "the degraded links (network.faults: " + elements + ")" +

@@ -165,18 +165,22 @@ std::string joined(const std::vector<const char*>& keys) {
   return out;
 }
 
-// Whether the first TP (or CP) group spans more than one node in the placement's rank order.
-bool group_spans_nodes(const ScenarioConfig& cfg, work::Dim dim) {
+// Whether the placement puts fewer of the first TP (or CP) group's ranks on its first node than
+// the analytical level assumes: all of TP (priced on NVLink), min(cp, gpus_per_node / tp) of CP
+// (the rest of a CP ring is priced over the NICs).
+bool group_placed_wider_than_priced(const ScenarioConfig& cfg, work::Dim dim) {
   const ParallelismConfig& p = cfg.parallelism;
   const int size = dim == work::Dim::kTp ? p.tp : p.cp;
-  if (size <= 1 || cfg.cluster.gpus_per_node <= 0) return false;
-  const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
   const int gpn = cfg.cluster.gpus_per_node;
-  for (int i = 1; i < size; ++i) {
+  if (size <= 1 || gpn <= 0) return false;
+  const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  int on_first_node = 0;
+  for (int i = 0; i < size; ++i) {
     const int g = dim == work::Dim::kTp ? pl.gpu(i, 0, 0, 0) : pl.gpu(0, i, 0, 0);
-    if (g / gpn != 0) return true;
+    if (g / gpn == 0) ++on_first_node;
   }
-  return false;
+  const int priced = dim == work::Dim::kTp ? p.tp : std::min(p.cp, std::max(1, gpn / p.tp));
+  return on_first_node < priced;
 }
 
 }  // namespace
@@ -215,21 +219,42 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                              "profile's fitted bandwidths and latencies and charges oversubscription by tier "
                              "crossings; network.fidelity: flow simulates routes, flows and link latencies");
     }
-    for (const work::Dim dim : {work::Dim::kTp, work::Dim::kCp}) {
-      if (!group_spans_nodes(cfg, dim)) continue;
-      const char* name = dim == work::Dim::kTp ? "TP" : "CP";
-      notes.push_back(std::string("parallelism.placement puts each ") + name +
-                      " group across nodes; the analytical level prices TP and CP collectives on NVLink, "
-                      "network.fidelity: flow sends them over the NICs");
+    if (group_placed_wider_than_priced(cfg, work::Dim::kTp)) {
+      notes.push_back("parallelism.placement puts each TP group across nodes; the analytical level prices TP "
+                      "collectives on NVLink, network.fidelity: flow sends them over the NICs");
+    }
+    if (group_placed_wider_than_priced(cfg, work::Dim::kCp)) {
+      notes.push_back("parallelism.placement spreads each CP group over more nodes than the analytical level "
+                      "prices (min(cp, gpus_per_node / tp) ranks per node); network.fidelity: flow routes it as placed");
     }
   } else {
-    if (cfg.given.count("network.solver") && level != Fidelity::kFlow && !cfg.inference) {
+    // The level that runs: a reliability study timed at the flow level runs it there.
+    const Fidelity runs = training && cfg.faults && iteration_time_fidelity(cfg) == IterationTimeFidelity::kFlow
+                              ? Fidelity::kFlow
+                              : level;
+    const NetworkConfig d;
+    if (cfg.network.solver != d.solver && runs != Fidelity::kFlow) {
       notes.push_back(std::string("network.solver picks the flow level's solver; at network.fidelity ") +
-                      to_string(level) + " it is not used");
+                      to_string(runs) + " it is not used");
     }
-    const bool fluid = level == Fidelity::kFlow && cfg.network.solver == FlowSolver::kFluid;
-    if (cfg.given.count("network.merge_tolerance") && level != Fidelity::kAnalytical && !fluid) {
+    const bool fluid = runs == Fidelity::kFlow && cfg.network.solver == FlowSolver::kFluid;
+    if (cfg.network.merge_tolerance != d.merge_tolerance && !fluid) {
       notes.push_back("network.merge_tolerance applies to the flow level's fluid solver only; not used here");
+    }
+  }
+  // An MoE layer's MLP is its experts (all-to-all over ep, expert_tp), so it prices its attention
+  // block alone, one TP collective pair (under attention_parallel: sp, the Ulysses all-to-alls),
+  // whatever training.parallel_block says; the key still prices dense layers under tp attention.
+  if (cfg.model.moe && cfg.given.count("training.parallel_block")) {
+    const MoeConfig& m = *cfg.model.moe;
+    const bool dense_layers =
+        m.first_dense_layers > 0 || (m.moe_layer_frequency > 1 && cfg.model.layers - m.first_dense_layers > 1);
+    if (!dense_layers) {
+      notes.push_back("training.parallel_block is not used: every layer of this model is an MoE layer, which "
+                      "prices its attention block alone");
+    } else if (cfg.training.attention_parallel == AttentionParallel::kSp) {
+      notes.push_back("training.parallel_block is not used: MoE layers price their attention block alone, and "
+                      "under attention_parallel: sp the dense layers have no TP collectives either");
     }
   }
   // A skew parameter kept while a sweep axis (or --set) switches the routing away from zipf.
@@ -253,7 +278,15 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
 namespace {
 
 RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
-  if (cfg.inference) return run_inference(cfg);
+  if (cfg.inference) {
+    if (cfg.network.fidelity == Fidelity::kAnalytical && !cfg.network.faults.empty()) {
+      // The closed-form step costs have no per-link view; say so rather than serve on a whole fabric.
+      throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",
+                                "failed or degraded links and switches are simulated at the flow level; "
+                                "set network.fidelity: flow"});
+    }
+    return run_inference(cfg);
+  }
   // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
   const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
   if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg, options);

@@ -57,10 +57,18 @@ TEST(ServingLinks, OnlyTiersTheDeploymentSpansSlowItsNics) {
   const ScenarioConfig whole = testing::serving();
   const ScenarioConfig over = testing::serving({"network.tor_oversubscription=3"});
   EXPECT_EQ(serving_links(over, hw).nic_per_gpu.bytes_per_s, serving_links(whole, hw).nic_per_gpu.bytes_per_s);
-  // Spread over many ToR groups (radix-16 switches hold 8 servers each), the traffic leaves them.
-  const ScenarioConfig wide = testing::serving({"cluster.gpus=1024", "network.switch_radix=16"});
-  const ScenarioConfig wide_over =
+  // In a larger cluster the pools (GPUs 0..15) still sit in one ToR group: what counts is the
+  // deployment, not the cluster.
+  const ScenarioConfig big = testing::serving({"cluster.gpus=1024", "network.switch_radix=16"});
+  const ScenarioConfig big_over =
       testing::serving({"cluster.gpus=1024", "network.switch_radix=16", "network.tor_oversubscription=3"});
+  EXPECT_EQ(serving_links(big_over, hw).nic_per_gpu.bytes_per_s, serving_links(big, hw).nic_per_gpu.bytes_per_s);
+  // Pools spread over many ToR groups (radix-16 switches hold 8 servers each) leave them.
+  const ScenarioConfig wide = testing::serving(
+      {"cluster.gpus=1024", "network.switch_radix=16", "inference.pools.colocated.gpus=1024"});
+  const ScenarioConfig wide_over = testing::serving({"cluster.gpus=1024", "network.switch_radix=16",
+                                                     "inference.pools.colocated.gpus=1024",
+                                                     "network.tor_oversubscription=3"});
   EXPECT_NEAR(serving_links(wide_over, hw).nic_per_gpu.bytes_per_s * 3, serving_links(wide, hw).nic_per_gpu.bytes_per_s,
               1e-6 * serving_links(wide, hw).nic_per_gpu.bytes_per_s);
 }

@@ -184,6 +184,15 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   const Result solver = clustersim("run scenarios/net-incast-32-dcqcn.yaml --set network.solver=lmm --format json");
   EXPECT_CONTAINS(solver.err, "note: network.solver picks the flow level's solver; at network.fidelity flow+dcqcn it is not used");
   EXPECT_CONTAINS(solver.out, "\"solver\": \"fluid_dcqcn\"");
+  const Result block = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set training.parallel_block=true");
+  EXPECT_EQ(block.code, 0) << block.err;
+  EXPECT_CONTAINS(block.err, "note: training.parallel_block is not used: every layer of this model is an MoE layer");
+  // A reliability study timed at the flow level runs the solver it names: no note.
+  const Result lmm = clustersim("run scenarios/faults-16k-30d.yaml --set network.solver=lmm --format json");
+  EXPECT_CONTAINS(lmm.err, "note: network.solver is not used by the analytical training level");
+  // CP spread as the analytical level prices it (the default placement): nothing to say.
+  const Result cp = clustersim(std::string("run ") + kScenario + " --set parallelism.cp=2");
+  EXPECT_EQ(cp.err.find("note:"), std::string::npos) << cp.err;
   const Result zipf = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set model.moe.zipf_s=2");
   EXPECT_EQ(zipf.code, 0) << zipf.err;
   EXPECT_CONTAINS(zipf.err, "note: model.moe.zipf_s is used only with model.moe.routing: zipf (routing is uniform)");
