@@ -183,70 +183,61 @@ bool group_placed_wider_than_priced(const ScenarioConfig& cfg, work::Dim dim) {
   return on_first_node < priced;
 }
 
-}  // namespace
+using Notes = std::vector<std::string>;
 
-std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
-  std::vector<std::string> notes;
-  const Fidelity level = cfg.network.fidelity;
-  const bool congestion = level == Fidelity::kFlowDcqcn || level == Fidelity::kPacket;
-  const auto dcqcn = cfg.given.lower_bound("network.dcqcn");
-  if (!congestion && dcqcn != cfg.given.end() && dcqcn->rfind("network.dcqcn", 0) == 0) {
-    notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
-                    ": congestion control runs at flow+dcqcn and packet only");
+// Settings the analytical training level (closed-form collectives over fitted bandwidths and
+// latencies, oversubscription by tier crossings) cannot see: non-default flow-level network
+// settings, and placements wider than it prices.
+void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
+  const NetworkConfig d;
+  const NetworkConfig& n = cfg.network;
+  std::vector<const char*> changed;
+  if (n.routing != d.routing) changed.push_back("network.routing");
+  if (n.qps_per_connection != d.qps_per_connection) changed.push_back("network.qps_per_connection");
+  if (n.ecmp_seed != d.ecmp_seed) changed.push_back("network.ecmp_seed");
+  if (n.solver != d.solver) changed.push_back("network.solver");
+  if (n.merge_tolerance != d.merge_tolerance) changed.push_back("network.merge_tolerance");
+  if (n.host_link_latency != d.host_link_latency) changed.push_back("network.host_link_latency");
+  if (n.fabric_link_latency != d.fabric_link_latency) changed.push_back("network.fabric_link_latency");
+  if (n.switch_latency != d.switch_latency) changed.push_back("network.switch_latency");
+  if (n.nvlink_latency != d.nvlink_latency) changed.push_back("network.nvlink_latency");
+  if (!changed.empty()) {
+    notes.push_back(joined(changed) + (changed.size() == 1 ? " is" : " are") +
+                    " not used by the analytical training level, which prices collectives with the GPU profile's "
+                    "fitted bandwidths and latencies and charges oversubscription by tier crossings; "
+                    "network.fidelity: flow simulates routes, flows and link latencies");
   }
-  // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
-  const bool training = !cfg.traffic && !cfg.inference;
-  const bool analytical_training =
-      training && (cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
-                              : level == Fidelity::kAnalytical);
-  if (analytical_training) {
-    // Only values other than the defaults: those are what a flow-level run would show.
-    const NetworkConfig d;
-    const NetworkConfig& n = cfg.network;
-    std::vector<const char*> changed;
-    if (n.routing != d.routing) changed.push_back("network.routing");
-    if (n.qps_per_connection != d.qps_per_connection) changed.push_back("network.qps_per_connection");
-    if (n.ecmp_seed != d.ecmp_seed) changed.push_back("network.ecmp_seed");
-    if (n.solver != d.solver) changed.push_back("network.solver");
-    if (n.merge_tolerance != d.merge_tolerance) changed.push_back("network.merge_tolerance");
-    if (n.host_link_latency != d.host_link_latency) changed.push_back("network.host_link_latency");
-    if (n.fabric_link_latency != d.fabric_link_latency) changed.push_back("network.fabric_link_latency");
-    if (n.switch_latency != d.switch_latency) changed.push_back("network.switch_latency");
-    if (n.nvlink_latency != d.nvlink_latency) changed.push_back("network.nvlink_latency");
-    const std::string keys = joined(changed);
-    if (!keys.empty()) {
-      notes.push_back(keys + (changed.size() == 1 ? " is" : " are") + " not used by the analytical training level, which prices collectives with the GPU "
-                             "profile's fitted bandwidths and latencies and charges oversubscription by tier "
-                             "crossings; network.fidelity: flow simulates routes, flows and link latencies");
-    }
-    if (group_placed_wider_than_priced(cfg, work::Dim::kTp)) {
-      notes.push_back("parallelism.placement puts each TP group across nodes; the analytical level prices TP "
-                      "collectives on NVLink, network.fidelity: flow sends them over the NICs");
-    }
-    if (group_placed_wider_than_priced(cfg, work::Dim::kCp)) {
-      notes.push_back("parallelism.placement spreads each CP group over more nodes than the analytical level "
-                      "prices (min(cp, gpus_per_node / tp) ranks per node); network.fidelity: flow routes it as placed");
-    }
-  } else {
-    // The level that runs: a reliability study timed at the flow level runs it there.
-    const Fidelity runs = training && cfg.faults && iteration_time_fidelity(cfg) == IterationTimeFidelity::kFlow
-                              ? Fidelity::kFlow
-                              : level;
-    const NetworkConfig d;
-    if (cfg.network.solver != d.solver && runs != Fidelity::kFlow) {
-      notes.push_back(std::string("network.solver picks the flow level's solver; at network.fidelity ") +
-                      to_string(runs) + " it is not used");
-    }
-    const bool fluid = runs == Fidelity::kFlow && cfg.network.solver == FlowSolver::kFluid;
-    if (cfg.network.merge_tolerance != d.merge_tolerance && !fluid) {
-      notes.push_back("network.merge_tolerance applies to the flow level's fluid solver only; not used here");
-    }
+  if (group_placed_wider_than_priced(cfg, work::Dim::kTp)) {
+    notes.push_back("parallelism.placement puts each TP group across nodes; the analytical level prices TP "
+                    "collectives on NVLink, network.fidelity: flow sends them over the NICs");
   }
+  if (group_placed_wider_than_priced(cfg, work::Dim::kCp)) {
+    notes.push_back("parallelism.placement spreads each CP group over more nodes than the analytical level "
+                    "prices (min(cp, gpus_per_node / tp) ranks per node); network.fidelity: flow routes it as placed");
+  }
+}
+
+// The flow solver's settings at a level (`runs`) that does not use them, against their defaults.
+void solver_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
+  const NetworkConfig d;
+  if (cfg.network.solver != d.solver && runs != Fidelity::kFlow) {
+    notes.push_back(std::string("network.solver picks the flow level's solver; at network.fidelity ") +
+                    to_string(runs) + " it is not used");
+  }
+  const bool fluid = runs == Fidelity::kFlow && cfg.network.solver == FlowSolver::kFluid;
+  if (cfg.network.merge_tolerance != d.merge_tolerance && !fluid) {
+    notes.push_back("network.merge_tolerance applies to the flow level's fluid solver only; not used here");
+  }
+}
+
+// MoE keys kept while the plan (a sweep axis, --set) makes them moot.
+void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
+  if (!cfg.model.moe) return;
+  const MoeConfig& m = *cfg.model.moe;
   // An MoE layer's MLP is its experts (all-to-all over ep, expert_tp), so it prices its attention
   // block alone, one TP collective pair (under attention_parallel: sp, the Ulysses all-to-alls),
   // whatever training.parallel_block says; the key still prices dense layers under tp attention.
-  if (cfg.model.moe && cfg.given.count("training.parallel_block")) {
-    const MoeConfig& m = *cfg.model.moe;
+  if (cfg.given.count("training.parallel_block")) {
     const bool dense_layers =
         m.first_dense_layers > 0 || (m.moe_layer_frequency > 1 && cfg.model.layers - m.first_dense_layers > 1);
     if (!dense_layers) {
@@ -257,21 +248,47 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                       "under attention_parallel: sp the dense layers have no TP collectives either");
     }
   }
-  // A skew parameter kept while a sweep axis (or --set) switches the routing away from zipf.
-  if (cfg.model.moe && cfg.model.moe->routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
+  if (m.routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
     notes.push_back(std::string("model.moe.zipf_s is used only with model.moe.routing: zipf (routing is ") +
-                    to_string(cfg.model.moe->routing) + ")");
+                    to_string(m.routing) + ")");
   }
-  if (cfg.inference) {
-    if (cfg.given.count("network.nvlink_latency")) {
-      notes.push_back("network.nvlink_latency is not used by serving: step costs take NVLink latency from the GPU profile");
-    }
-    if (cfg.inference->mode == ServingMode::kColocated && level != Fidelity::kAnalytical) {
-      notes.push_back(std::string("colocated serving sends nothing over the simulated fabric (its expert all-to-all "
-                                  "is priced in closed form): network.fidelity ") +
-                      to_string(level) + " gives the analytical level's numbers");
-    }
+}
+
+void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
+  if (cfg.given.count("network.nvlink_latency")) {
+    notes.push_back("network.nvlink_latency is not used by serving: step costs take NVLink latency from the GPU profile");
   }
+  if (cfg.inference->mode == ServingMode::kColocated && cfg.network.fidelity != Fidelity::kAnalytical) {
+    notes.push_back(std::string("colocated serving sends nothing over the simulated fabric (its expert all-to-all "
+                                "is priced in closed form): network.fidelity ") +
+                    to_string(cfg.network.fidelity) + " gives the analytical level's numbers");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
+  Notes notes;
+  const Fidelity level = cfg.network.fidelity;
+  const bool congestion = level == Fidelity::kFlowDcqcn || level == Fidelity::kPacket;
+  const auto dcqcn = cfg.given.lower_bound("network.dcqcn");
+  if (!congestion && dcqcn != cfg.given.end() && dcqcn->rfind("network.dcqcn", 0) == 0) {
+    notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
+                    ": congestion control runs at flow+dcqcn and packet only");
+  }
+  // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
+  const bool training = !cfg.traffic && !cfg.inference;
+  Fidelity runs = level;
+  if (training && cfg.faults) {
+    runs = iteration_time_fidelity(cfg) == IterationTimeFidelity::kFlow ? Fidelity::kFlow : Fidelity::kAnalytical;
+  }
+  if (training && runs == Fidelity::kAnalytical) {
+    analytical_training_notes(cfg, notes);
+  } else {
+    solver_notes(cfg, runs, notes);
+  }
+  moe_notes(cfg, notes);
+  if (cfg.inference) serving_notes(cfg, notes);
   return notes;
 }
 
