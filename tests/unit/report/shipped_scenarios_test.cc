@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every scenario shipped in scenarios/ loads, and none gives a setting its own level ignores
+// (unused_key_notes): the examples users copy say nothing they do not mean.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/report/run_scenario.h"
+
+namespace clustersim::report {
+namespace {
+
+// Scenario files: YAML under scenarios/ other than sweep and validation-suite files.
+std::vector<std::string> shipped_scenarios() {
+  std::vector<std::string> out;
+  const std::filesystem::path root = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios";
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string p = e.path().string();
+    if (e.path().extension() != ".yaml") continue;
+    if (p.find("/validation/") != std::string::npos || p.find("sweep") != std::string::npos) continue;
+    if (e.path().filename() == "table3.yaml") continue;  // a validation suite beside its scenarios
+    out.push_back(p);
+  }
+  return out;
+}
+
+TEST(ShippedScenarios, LoadAndGiveNoUnusedSettings) {
+  const std::vector<std::string> files = shipped_scenarios();
+  EXPECT_GT(files.size(), 40u);
+  for (const std::string& f : files) {
+    try {
+      const ScenarioConfig cfg = load_scenario(f);
+      const std::vector<std::string> notes = unused_key_notes(cfg);
+      EXPECT_TRUE(notes.empty()) << f << ": " << notes.front();
+    } catch (const BadInput& e) {
+      ADD_FAILURE() << f << ": " << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::report
