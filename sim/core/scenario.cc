@@ -183,17 +183,20 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
   read_cluster(top.section("cluster"), cfg.cluster);
   if (!top.has("cluster")) top.error("cluster", "required section is missing");
   read_network(top.section("network"), cfg.network, errors);
+  // A section this kind of scenario would drop unread: known (the error says why, not "unknown
+  // key"), and refused.
+  auto refuse = [&top](const char* section, const std::string& why) {
+    if (!top.has(section)) return;
+    top.child(section);
+    top.error(section, why);
+  };
   if (top.has("traffic")) {
     cfg.traffic.emplace();
     read_traffic(top.section("traffic"), *cfg.traffic);
-    for (const char* s : {"model", "parallelism", "training", "inference"}) {
-      if (top.has(s)) {
-        top.child(s);  // known: this error says why, not "unknown key"
-        top.error(s, std::string("a traffic scenario has no ") +
-                         (s == std::string("inference") ? "model to serve" : "training step") +
-                         "; remove this section or 'traffic'");
-      }
+    for (const char* s : {"model", "parallelism", "training"}) {
+      refuse(s, "a traffic scenario has no training step; remove this section or 'traffic'");
     }
+    refuse("inference", "a traffic scenario has no model to serve; remove this section or 'traffic'");
   } else {
     for (const char* s : {"model", "training"}) {
       if (!top.has(s) && !(top.has("inference") && s == std::string("training"))) {
@@ -202,13 +205,9 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
     }
     read_model(top.section("model"), cfg.model);
     if (top.has("inference")) {
-      // A serving run's plans are its pools' (inference.pools); these would be dropped unread.
       for (const char* s : {"parallelism", "training"}) {
-        if (top.has(s)) {
-          top.child(s);  // known: this error says why, not "unknown key"
-          top.error(s, "a serving (inference) scenario has no training step; its plans are inference.pools' "
-                       "(remove this section or 'inference')");
-        }
+        refuse(s, "a serving (inference) scenario has no training step; its plans are inference.pools' "
+                  "(remove this section or 'inference')");
       }
     } else {
       read_parallelism(top.section("parallelism"), cfg.parallelism);
