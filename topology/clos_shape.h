@@ -65,6 +65,11 @@ struct ClosShape {
   int cores = 0;
 
   int64_t max_gpus = 0;  // GPUs this radix and these ratios can hold
+
+  // GPUs under one ToR group and under one pod: the blocks whose uplinks the ToR and aggregation
+  // oversubscription throttle.
+  int64_t gpus_per_group() const { return static_cast<int64_t>(servers_per_group) * gpus_per_node; }
+  int64_t gpus_per_pod() const { return gpus_per_group() * groups_per_pod; }
 };
 
 // Down and up ports of a switch with `radix` ports at down:up ratio `ratio`; nullopt when they are

@@ -40,8 +40,8 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   } catch (const BadInput&) {
     return l;
   }
-  const int64_t tor_block = static_cast<int64_t>(shape.servers_per_group) * cfg.cluster.gpus_per_node;
-  const int64_t pod_block = tor_block * shape.groups_per_pod;
+  const int64_t tor_block = shape.gpus_per_group();
+  const int64_t pod_block = shape.gpus_per_pod();
   const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;
   auto slowdown = [&](int64_t block, double ratio) {
     if (ratio <= 1.0 || block <= 0 || span <= block) return 1.0;

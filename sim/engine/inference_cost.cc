@@ -124,11 +124,9 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfi
   double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
   try {
     const topo::ClosShape shape = topo::plan_clos(c, n, cfg.file);
-    const int64_t tor_block = static_cast<int64_t>(shape.servers_per_group) * c.gpus_per_node;
-    const int64_t pod_block = tor_block * shape.groups_per_pod;
     const int64_t spans = cfg.inference ? serving_gpus(*cfg.inference) : c.gpus;
-    const double tor = spans > tor_block ? n.tor_oversubscription : 1.0;
-    const double agg = n.tiers == 3 && spans > pod_block ? n.agg_oversubscription : 1.0;
+    const double tor = spans > shape.gpus_per_group() ? n.tor_oversubscription : 1.0;
+    const double agg = n.tiers == 3 && spans > shape.gpus_per_pod() ? n.agg_oversubscription : 1.0;
     oversub = tor * agg;
   } catch (const BadInput&) {
     // A fabric the planner cannot build keeps every tier's ratio.
