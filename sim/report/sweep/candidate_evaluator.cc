@@ -37,6 +37,16 @@ void add_plan_facts(const ScenarioConfig& cfg, Outcome& out) {
   out.info["recompute"] = to_string(cfg.training.recompute);
 }
 
+// Candidate `index`'s scenario tree, run at `fidelity`.
+YamlNode tree_at(const CandidateSpace& space, int64_t index, const std::string& fidelity) {
+  YamlNode tree = space.tree(index);
+  YamlNode level;
+  level.kind = YamlNode::Kind::kScalar;
+  level.scalar = fidelity;
+  set_path(tree, "network.fidelity", level);
+  return tree;
+}
+
 }  // namespace
 
 std::vector<std::string> analytical_notes(const CandidateSpace& space) {
@@ -48,13 +58,9 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space) {
     for (int64_t k = 0; k < kSample; ++k) picks.push_back(k * n / kSample);
   }
   std::vector<std::string> notes;
-  YamlNode level;
-  level.kind = YamlNode::Kind::kScalar;
-  level.scalar = "analytical";
   for (const int64_t i : picks) {
-    YamlNode tree = space.tree(i);
-    set_path(tree, "network.fidelity", level);
     try {
+      const YamlNode tree = tree_at(space, i, "analytical");
       for (const std::string& note : report::unused_key_notes(scenario_from_tree(tree, space.spec().base_origin))) {
         if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
       }
@@ -80,11 +86,7 @@ Outcome CandidateEvaluator::finer(int64_t index) { return run(index, space_.spec
 Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool fast_path) {
   Outcome out;
   const SweepSpec& spec = space_.spec();
-  YamlNode tree = space_.tree(index);
-  YamlNode level;
-  level.kind = YamlNode::Kind::kScalar;
-  level.scalar = fidelity;
-  set_path(tree, "network.fidelity", level);
+  const YamlNode tree = tree_at(space_, index, fidelity);
   ScenarioConfig cfg;
   try {
     cfg = scenario_from_tree(tree, spec.base_origin);
