@@ -228,6 +228,17 @@ std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 
   return out;
 }
 
+// `d` with the count, mean (95% CI) and range of the MFU lost over `lost` (one entry per draw).
+void summarise_draws(const std::vector<double>& lost, WhatIfDraws& d) {
+  if (lost.empty()) return;
+  const engine::MeanCi m = engine::mean_ci(lost);
+  d.count = static_cast<int>(lost.size());
+  d.mfu_lost_mean = m.mean;
+  d.mfu_lost_ci95 = m.half_width;
+  d.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
+  d.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
+}
+
 Json draws_json(const WhatIfDraws& d) {
   Json j = Json::object();
   j.set("count", d.count);
@@ -529,14 +540,7 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
   }
   // Failed or degraded links and switches exist only in the flow level's fabric: timing the job
   // analytically would drop them without a word.
-  const bool analytical = cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
-                                     : cfg.network.fidelity == Fidelity::kAnalytical;
-  if (analytical && !cfg.network.faults.empty()) {
-    throw BadInput(scenario_error(cfg, "network.faults",
-                                  std::string("failed or degraded links and switches are simulated at the flow level; ") +
-                                      (cfg.faults ? "set faults.iteration_time_fidelity: flow"
-                                                  : "set network.fidelity: flow (whatif: --fidelity flow)")));
-  }
+  require_flow_for_network_faults(cfg);
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
   return hw;
 }
@@ -794,13 +798,7 @@ WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProf
       ++out.last_stage;
     }
   }
-  if (lost.empty()) return out;
-  const engine::MeanCi m = engine::mean_ci(lost);
-  out.count = draws;
-  out.mfu_lost_mean = m.mean;
-  out.mfu_lost_ci95 = m.half_width;
-  out.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
-  out.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
+  summarise_draws(lost, out);
   return out;
 }
 
@@ -999,14 +997,7 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
     }
     if (v.repaired_stage >= 0) out.stages.push_back(&v);
   }
-  if (lost.size() > 1) {
-    const engine::MeanCi m = engine::mean_ci(lost);
-    out.draws.count = static_cast<int>(lost.size());
-    out.draws.mfu_lost_mean = m.mean;
-    out.draws.mfu_lost_ci95 = m.half_width;
-    out.draws.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
-    out.draws.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
-  }
+  if (lost.size() > 1) summarise_draws(lost, out.draws);
   if (!all || all->iteration_s <= base.iteration_s) return out;
   // The stage whose repair regains the most; with a single stage holding stragglers, the
   // straggling stage on the critical path.

@@ -9,6 +9,7 @@
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/flow_training.h"
 #include "sim/engine/network_bench.h"
@@ -94,12 +95,6 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
     if (!cfg.stragglers.empty()) add_flow_stragglers(flow, out);
     return out;
-  }
-  if (!cfg.network.faults.empty()) {
-    // The closed form has no per-link view; say so rather than ignore the faults.
-    throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",
-                              "failed or degraded links and switches are simulated at the flow level; "
-                              "set network.fidelity: flow (or --fidelity flow)"});
   }
   const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);
   RunOutput out;
@@ -267,6 +262,19 @@ void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
 
 }  // namespace
 
+void require_flow_for_network_faults(const ScenarioConfig& cfg) {
+  if (cfg.network.faults.empty() || cfg.traffic) return;
+  const bool reliability = !cfg.inference && cfg.faults;
+  const bool analytical = reliability ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
+                                      : cfg.network.fidelity == Fidelity::kAnalytical;
+  if (!analytical) return;
+  // The closed forms have no per-link view; say so rather than run on a whole fabric.
+  throw BadInput(scenario_error(cfg, "network.faults",
+                                std::string("failed or degraded links and switches are simulated at the flow level; ") +
+                                    (reliability ? "set faults.iteration_time_fidelity: flow"
+                                                 : "set network.fidelity: flow (or --fidelity flow)")));
+}
+
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   Notes notes;
   const Fidelity level = cfg.network.fidelity;
@@ -295,15 +303,8 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
 namespace {
 
 RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
-  if (cfg.inference) {
-    if (cfg.network.fidelity == Fidelity::kAnalytical && !cfg.network.faults.empty()) {
-      // The closed-form step costs have no per-link view; say so rather than serve on a whole fabric.
-      throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",
-                                "failed or degraded links and switches are simulated at the flow level; "
-                                "set network.fidelity: flow"});
-    }
-    return run_inference(cfg);
-  }
+  require_flow_for_network_faults(cfg);
+  if (cfg.inference) return run_inference(cfg);
   // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
   const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
   if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg, options);

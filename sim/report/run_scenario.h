@@ -24,6 +24,12 @@ struct RunOutput {
   std::vector<std::string> notes;  // keys the scenario gives that this run does not use (also results.json "notes")
 };
 
+// Failed or degraded links and switches (network.faults) exist only in the fabric the flow level
+// builds: throws BadInput, naming the key and the switch to make, when `cfg` is timed at the
+// analytical level (a training step, a reliability study's faults.iteration_time_fidelity, or a
+// serving run; traffic runs take them at every level).
+void require_flow_for_network_faults(const ScenarioConfig& cfg);
+
 // The keys `cfg` gives that the level it runs at does not use, one sentence each (empty when
 // every given key counts): network.dcqcn below flow+dcqcn, for instance.
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg);
