@@ -214,11 +214,6 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   auto fail = [&](const std::string& key, const std::string& message) {
     errors.push_back(scenario_error(cfg, "faults." + key, message));
   };
-  if (cfg.traffic || cfg.inference) {
-    errors.push_back(scenario_error(cfg, "faults", std::string("the reliability simulation needs a training step; a ") +
-                                                       (cfg.traffic ? "traffic" : "serving (inference)") + " scenario has none"));
-    return;
-  }
   // Without the key, the iteration times come from the scenario's own level, which must be one
   // of the two that time a training step.
   if (!f.iteration_time_fidelity && cfg.network.fidelity != Fidelity::kAnalytical &&

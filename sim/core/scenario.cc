@@ -190,6 +190,13 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
     top.child(section);
     top.error(section, why);
   };
+  // Stragglers and the reliability study slow or stop a training step; traffic and serving
+  // scenarios have none.
+  if (top.has("traffic") || top.has("inference")) {
+    const std::string kind = top.has("traffic") ? "traffic" : "serving (inference)";
+    refuse("stragglers", "stragglers need a training step; a " + kind + " scenario has none");
+    refuse("faults", "the reliability simulation needs a training step; a " + kind + " scenario has none");
+  }
   if (top.has("traffic")) {
     cfg.traffic.emplace();
     read_traffic(top.section("traffic"), *cfg.traffic);
@@ -218,11 +225,13 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
     cfg.inference.emplace();
     read_inference(top.section("inference"), *cfg.inference);
   }
-  if (top.has("faults")) {
-    cfg.faults.emplace();
-    read_faults(top.section("faults"), *cfg.faults);
+  if (!top.has("traffic") && !top.has("inference")) {
+    if (top.has("faults")) {
+      cfg.faults.emplace();
+      read_faults(top.section("faults"), *cfg.faults);
+    }
+    read_stragglers(top.section("stragglers"), cfg.stragglers);
   }
-  read_stragglers(top.section("stragglers"), cfg.stragglers);
   top.finish();
   errors.throw_if_any();
   for (InputError& e : validate_scenario(cfg)) errors.add(std::move(e));

@@ -84,12 +84,6 @@ void read_stragglers(MapReader r, StragglersConfig& out) {
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const StragglersConfig& s = cfg.stragglers;
   if (s.empty()) return;
-  if (cfg.traffic || cfg.inference) {
-    errors.push_back(scenario_error(cfg, "stragglers", std::string("stragglers need a training step; a ") +
-                                                           (cfg.traffic ? "traffic" : "serving (inference)") +
-                                                           " scenario has none"));
-    return;
-  }
   const int gpus = cfg.cluster.gpus;
   const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;
   auto check = [&](const std::optional<ComputeStraggler>& c, const std::string& key, int units) {

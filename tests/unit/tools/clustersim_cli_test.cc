@@ -210,6 +210,9 @@ TEST(CliRun, ServingScenariosRefuseTrainingOnlySections) {
   const Result f = clustersim("run scenarios/infer-pd.yaml --set faults.duration=30d");
   EXPECT_EQ(f.code, 2) << f.err;
   EXPECT_CONTAINS(f.err, "faults: the reliability simulation needs a training step");
+  const Result ts = clustersim("run scenarios/net-ring-1k.yaml --set stragglers.hosts.count=1 --set stragglers.hosts.slowdown=2");
+  EXPECT_EQ(ts.code, 2) << ts.err;
+  EXPECT_CONTAINS(ts.err, "stragglers: stragglers need a training step; a traffic scenario has none");
   const Result p = clustersim("run scenarios/infer-pd.yaml --set parallelism.pp=2");
   EXPECT_EQ(p.code, 2) << p.err;
   EXPECT_CONTAINS(p.err, "parallelism: a serving (inference) scenario has no training step");
