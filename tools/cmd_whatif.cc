@@ -48,8 +48,6 @@ options:
 
 namespace {
 
-constexpr int kDefaultAnalyticalDraws = 100;
-
 void write_out(const Args& args, const report::Json& j) {
   if (!args.has("--out")) return;
   const std::filesystem::path dir(args.value("--out"));
@@ -104,7 +102,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   // pipeline's pacing stage or not): one seed alone can mislead, and at the analytical level a
   // hundred placements take milliseconds.
   const bool flow = cfg.network.fidelity == Fidelity::kFlow;
-  const int draws = count("--draws", !flow && cfg.stragglers.drawn() ? kDefaultAnalyticalDraws : 1, 10000);
+  const int draws = count("--draws", !flow && cfg.stragglers.drawn() ? report::kDefaultPlacementDraws : 1, 10000);
   const calib::HardwareProfile hw = report::training_profile(cfg);
   if (flow) {
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).

@@ -300,9 +300,6 @@ void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out)
 
 namespace {
 
-// Placements `clustersim run` prices beside the seed's when the slow hosts or GPUs are drawn.
-constexpr int kRunPlacementDraws = 100;
-
 // A plain training run whose iteration is slowed by the scenario's stragglers.
 RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& options) {
   const calib::HardwareProfile hw = training_profile(cfg);
@@ -325,7 +322,7 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   // Drawn stragglers cost what their placement makes them cost: the seed's placement above, and
   // the spread over placements (milliseconds at this level).
   const WhatIfDraws placements =
-      options.placement_draws && cfg.stragglers.drawn() ? placement_draws(cfg, hw, level, kRunPlacementDraws)
+      options.placement_draws && cfg.stragglers.drawn() ? placement_draws(cfg, hw, level, kDefaultPlacementDraws)
                                                         : WhatIfDraws{};
   if (placements.count > 0) block.set("placements", draws_json(placements));
   out.summary = training_summary(cfg, hw, est);

@@ -91,6 +91,10 @@ struct WhatIf {
   std::string cause;                // the stage whose slow hosts cost the most, in words
   WhatIfDraws draws;                // count 0 unless run_whatif was asked for draws
 };
+// Placements `clustersim run` and `whatif` price by default at the analytical level when slow hosts
+// or GPUs are drawn (milliseconds at 12,288 GPUs).
+inline constexpr int kDefaultPlacementDraws = 100;
+
 // The MFU lost over `draws` placements of the drawn stragglers (seeds seed .. seed + draws - 1).
 WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                             const engine::TrainingLevel& level, int draws);
