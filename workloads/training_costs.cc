@@ -55,6 +55,13 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   return out;
 }
 
+TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown) {
+  TrainingLinks out = l;
+  out.oversubscription = std::max(1.0, slowdown);
+  out.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s * l.oversubscription / out.oversubscription};
+  return out;
+}
+
 calib::AttentionKernel attention_kernel(const TrainingConfig& t) {
   if (!t.flash_attention) return calib::AttentionKernel::kUnfused;
   return t.flash_attention_version == 1 ? calib::AttentionKernel::kFlash1 : calib::AttentionKernel::kFlash2;

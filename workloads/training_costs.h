@@ -31,6 +31,11 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // split into whole numbers) keeps `l`.
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
 
+// `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC
+// share (ECMP collisions and oversubscription together, as sim/engine's fabric_contention finds
+// them), instead of every tier's oversubscription.
+TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown);
+
 // The attention kernel a training run uses (training.flash_attention and its version).
 calib::AttentionKernel attention_kernel(const TrainingConfig& t);
 

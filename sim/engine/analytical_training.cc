@@ -37,7 +37,18 @@ constexpr double kBucketParams = 40e6;
 
 }  // namespace
 
+Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share) {
+  const Time per_chunk = (1.0 / vpp) * total;
+  const Time later_passes = static_cast<double>(static_cast<int64_t>(vpp - 1) * pp + 1) * chunk_pass;
+  return max(bucket_share * total, max(per_chunk - chunk_pass, total - later_passes));
+}
+
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  return estimate_training(cfg, hw, fabric_contention(cfg));
+}
+
+TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                   const FabricContention& contention) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
   const ClusterConfig& c = cfg.cluster;
@@ -49,10 +60,14 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   est.memory_capacity = hw.hbm_capacity - hw.memory_reserved;
   const FlopRate peak = hw.peak(cfg.training.precision);
   const TrainingLinks l = work::training_links(cfg, hw);
-  // DP rings and pipeline neighbour pairs, at their strides in rank order, meet only the
-  // oversubscription their crossings of the tiers add up to.
+  // DP rings meet the ECMP collisions and oversubscription of their routes (routed when the
+  // fabric builds: fabric_contention); pipeline neighbour pairs, and DP rings on a fabric that
+  // does not build, the oversubscription their crossings of the tiers add up to.
   const work::Placement pl(p.placement, p.tp, p.cp, static_cast<int>(est.dp), p.pp);
-  const TrainingLinks dp_l = work::links_for_ring(cfg, l, pl.gpu(0, 0, est.dp > 1 ? 1 : 0, 0), est.dp);
+  est.contention = contention;
+  const TrainingLinks dp_l = contention.routed
+                                 ? work::links_at_contention(l, contention.dp)
+                                 : work::links_for_ring(cfg, l, pl.gpu(0, 0, est.dp > 1 ? 1 : 0, 0), est.dp);
   const TrainingLinks pp_l = work::links_for_ring(cfg, l, p.pp > 1 ? pl.gpu(0, 0, 0, 1) : 0, p.pp > 1 ? 2 : 1);
 
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
@@ -135,16 +150,19 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       reduce = collective_time(CollectiveOp::kReduceScatter, grads, g);
       gather = collective_time(CollectiveOp::kAllGather, weights, g);
     }
-    // Overlap windows: the last micro-batch's backward for the reduction, the first
-    // micro-batch's forward for the gather; the last bucket is always exposed.
+    // Overlap windows: the backward passes after a chunk's last for its reduction, the forward
+    // passes before a chunk's first for its gather (chunked_dp_exposed); the last bucket is
+    // always exposed.
     const double bucket = cfg.training.dp_bucket_size > 0 ? static_cast<double>(cfg.training.dp_bucket_size) : kBucketParams;
     const double bucket_share = std::min(1.0, bucket / std::max(params, 1.0));
-    const Time exposed_reduce = cfg.training.overlap.dp_grad_reduce
-                                    ? max(bucket_share * reduce, reduce - bwd_window)
-                                    : reduce;
-    const Time exposed_gather = cfg.training.overlap.dp_param_gather && p.zero_stage >= 1
-                                    ? max(bucket_share * gather, gather - fwd_window)
-                                    : gather;
+    const Time exposed_reduce =
+        cfg.training.overlap.dp_grad_reduce
+            ? chunked_dp_exposed(reduce, (1.0 / p.vpp) * bwd_window, p.pp, p.vpp, bucket_share)
+            : reduce;
+    const Time exposed_gather =
+        cfg.training.overlap.dp_param_gather && p.zero_stage >= 1
+            ? chunked_dp_exposed(gather, (1.0 / p.vpp) * fwd_window, p.pp, p.vpp, bucket_share)
+            : gather;
     // ZeRO-3: each chunk's weights gathered again before each of its forward and backward passes,
     // one after another on the DP stream, prefetched while the previous pass computes or the
     // pipeline fills and drains (as the flow level's graph orders them): only the first, and what

@@ -10,6 +10,7 @@
 #include "sim/core/config.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
+#include "sim/engine/fabric_contention.h"
 #include "workloads/moe.h"
 #include "workloads/transformer.h"
 
@@ -57,6 +58,7 @@ struct TrainingEstimate {
   Time microbatch_stage_time;  // forward + backward of one micro-batch on the slowest stage
   std::vector<MoeLayerReport> moe_layers;  // MoE only: the slowest stage's MoE layers
   int critical_stage = -1;                 // MoE only: the stage with the longest micro-batch
+  FabricContention contention;             // what the routes cost the DP rings (dense models)
 };
 
 // The MFU definition printed with every result (and, for MoE models, the active-parameter note).
@@ -64,8 +66,23 @@ extern const char* const kMfuDefinition;
 extern const char* const kMoeMfuNote;
 
 // Closed-form estimate for a validated training scenario (throws BadInput if the precision is
-// not supported by the profile). Does not check memory: see check_memory_fit.
+// not supported by the profile). Does not check memory: see check_memory_fit. The DP rings run
+// at the rate `contention` leaves them (fabric_contention: their routes on the fabric); the
+// two-argument form routes them itself.
+TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                                   const FabricContention& contention);
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// What a stage's DP reduction (or parameter gather) of `total` time leaves exposed when it runs
+// chunk by chunk beside the pipeline: the first stage finishes last, and under interleaved 1F1B
+// its chunks' last backward passes end pp passes apart (chunk vpp-1 first), each `chunk_pass`
+// long, so the reduction of all but the last chunk hides behind the passes that follow
+// (Narayanan et al. SC'21 section 2.2's schedule; the gather mirrors it before the first
+// forwards). One stream runs the chunks' shares in order:
+//   exposed = max(bucket_share x total, total/vpp - chunk_pass, total - ((vpp-1) pp + 1) chunk_pass)
+// The first term is the last bucket, which waits for the last pass; vpp = 1 gives
+// max(bucket_share x total, total - chunk_pass).
+Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share);
 
 // Errors when the plan's memory per GPU exceeds the profile's usable capacity, with the numbers
 // (weights, gradients, optimizer, activations) that show why, whatever training.memory_check says.

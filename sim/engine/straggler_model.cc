@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -96,7 +97,12 @@ Time stage_time(const std::vector<ChunkTime>& chunks, int pp, int s) {
 }  // namespace
 
 TrainingLevel analytical_level() {
-  return [](const ScenarioConfig& cfg, const calib::HardwareProfile& hw) { return estimate_training(cfg, hw); };
+  // The variants a study prices (probe layers, placements, degraded NICs) share the fabric and
+  // the plan's shape, so their DP rings are routed once.
+  auto cache = std::make_shared<ContentionCache>();
+  return [cache](const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+    return estimate_training(cfg, hw, cache->get(cfg));
+  };
 }
 
 Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m) {

@@ -181,15 +181,19 @@ bool group_placed_wider_than_priced(const ScenarioConfig& cfg, work::Dim dim) {
 using Notes = std::vector<std::string>;
 
 // Settings the analytical training level (closed-form collectives over fitted bandwidths and
-// latencies, oversubscription by tier crossings) cannot see: non-default flow-level network
-// settings, and placements wider than it prices.
+// latencies; DP rings routed on the fabric for dense models, oversubscription by tier crossings
+// otherwise) cannot see: non-default flow-level network settings, and placements wider than it
+// prices.
 void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   const NetworkConfig d;
   const NetworkConfig& n = cfg.network;
   std::vector<const char*> changed;
-  if (n.routing != d.routing) changed.push_back("network.routing");
-  if (n.qps_per_connection != d.qps_per_connection) changed.push_back("network.qps_per_connection");
-  if (n.ecmp_seed != d.ecmp_seed) changed.push_back("network.ecmp_seed");
+  const bool routed = engine::routes_dp_rings(cfg);
+  if (!routed) {
+    if (n.routing != d.routing) changed.push_back("network.routing");
+    if (n.qps_per_connection != d.qps_per_connection) changed.push_back("network.qps_per_connection");
+    if (n.ecmp_seed != d.ecmp_seed) changed.push_back("network.ecmp_seed");
+  }
   if (n.solver != d.solver) changed.push_back("network.solver");
   if (n.merge_tolerance != d.merge_tolerance) changed.push_back("network.merge_tolerance");
   if (n.host_link_latency != d.host_link_latency) changed.push_back("network.host_link_latency");
@@ -199,8 +203,10 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (!changed.empty()) {
     notes.push_back(joined(changed) + (changed.size() == 1 ? " is" : " are") +
                     " not used by the analytical training level, which prices collectives with the GPU profile's "
-                    "fitted bandwidths and latencies and charges oversubscription by tier crossings; "
-                    "network.fidelity: flow simulates routes, flows and link latencies");
+                    "fitted bandwidths and latencies" +
+                    (routed ? std::string(" (routing only the DP rings, for their collisions)")
+                            : std::string(" and charges oversubscription by tier crossings")) +
+                    "; network.fidelity: flow simulates routes, flows and link latencies");
   }
   if (group_placed_wider_than_priced(cfg, work::Dim::kTp)) {
     notes.push_back("parallelism.placement puts each TP group across nodes; the analytical level prices TP "

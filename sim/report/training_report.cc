@@ -116,6 +116,14 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   mem.set("total", est.memory.total().as_gib());
   mem.set("usable", est.memory_capacity.as_gib());
   if (moe) r.set("moe", moe_json(cfg, est));
+  if (cfg.network.fidelity == Fidelity::kAnalytical && est.contention.routed) {
+    // The routes the analytical level gave the DP rings (the flow level measures its own).
+    const engine::FabricContention& c = est.contention;
+    Json& fc = r.set("fabric_contention", Json::object());
+    fc.set("dp_ring_slowdown", c.dp);
+    fc.set("most_loaded_link", c.link);
+    fc.set("most_loaded_link_sub_flows", c.sub_flows);
+  }
   return r;
 }
 
@@ -151,6 +159,14 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << fmt("%.1f", est.memory.activations.as_gib()) << ")";
   if (est.memory.total() > est.memory_capacity) o << "  OVER CAPACITY (training.memory_check: false)";
   o << "\n";
+  if (cfg.network.fidelity == Fidelity::kAnalytical && est.contention.routed) {
+    const engine::FabricContention& c = est.contention;
+    o << "\nDP rings     " << fmt("%.2fx", c.dp) << " their NIC-bound time on the fabric's routes (every stage's rings at once)";
+    if (!c.link.empty()) {
+      o << "; most loaded link " << c.link << ", " << c.sub_flows << " sub-flows (ECMP collisions or oversubscription)";
+    }
+    o << "\n";
+  }
   if (cfg.model.moe && !est.moe_layers.empty()) {
     o << "\nMoE layers of stage " << est.critical_stage << " (per micro-batch, forward + backward; ep "
       << cfg.parallelism.ep << ", expert_tp " << cfg.parallelism.expert_tp << ", attention "

@@ -112,7 +112,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
       }
       if (fast_path && !cfg.faults && cfg.stragglers.empty() && cfg.network.faults.empty()) {
         // The analytical training level without run_scenario's report formatting.
-        const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);
+        const engine::TrainingEstimate est = engine::estimate_training(cfg, hw, contention_.get(cfg));
         out.metrics["iteration_time_s"] = est.iteration.as_s();
         out.metrics["tokens_per_s"] = est.tokens_per_s;
         out.metrics["mfu"] = est.mfu;

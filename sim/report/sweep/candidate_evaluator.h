@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "calibration/hardware_profile.h"
+#include "sim/engine/fabric_contention.h"
 #include "sim/report/sweep/candidate_space.h"
 
 namespace clustersim::sweep {
@@ -51,6 +52,7 @@ class CandidateEvaluator {
 
   const CandidateSpace& space_;
   std::map<std::string, std::unique_ptr<calib::HardwareProfile>> profiles_;  // "dir|gpu" -> profile
+  engine::ContentionCache contention_;  // DP rings routed once per fabric and plan shape
 };
 
 }  // namespace clustersim::sweep

@@ -218,11 +218,14 @@ TEST(CheckMemoryFit, MemoryCheckOffRunsTheOversizedPlan) {
   EXPECT_TRUE(check_memory_fit(cfg, a100()).empty());
 }
 
-TEST(AnalyticalTraining, DpRingsMeetOnlyTheOversubscriptionTheirCrossingsAddUpTo) {
-  // 3-tier Clos, radix 64, a ToR per server. 256 GPUs, tp 8: dp 32 over 32 servers, inside one
-  // pod, so the aggregation tier's 7:1 must not slow the DP collectives.
+TEST(AnalyticalTraining, SprayedDpRingsMeetOnlyTheOversubscriptionTheirCrossingsAddUpTo) {
+  // Spraying splits every ring edge evenly over the uplinks, so only the tiers' ratios show (ECMP
+  // adds its collisions: fabric_contention_test). 3-tier Clos, radix 64, a ToR per server. 256
+  // GPUs, tp 8: dp 32 over 32 servers, inside one pod, so the aggregation tier's 7:1 must not
+  // slow the DP collectives.
   ScenarioConfig cfg = plan(256, 8, 1, 256);
   cfg.network.wiring = Wiring::kTorPerServer;
+  cfg.network.routing = Routing::kSpray;
   const TrainingEstimate flat = estimate_training(cfg, a100());
   cfg.network.agg_oversubscription = 7.0;
   EXPECT_EQ(estimate_training(cfg, a100()).breakdown.dp_exposed, flat.breakdown.dp_exposed);
@@ -235,14 +238,16 @@ TEST(AnalyticalTraining, DpRingsMeetOnlyTheOversubscriptionTheirCrossingsAddUpTo
   // GPUs' flows share 8 uplinks, 7x slower.
   ScenarioConfig outer = plan(512, 8, 8, 64);
   outer.network.wiring = Wiring::kTorPerServer;
+  outer.network.routing = Routing::kSpray;
   outer.parallelism.placement = "tp-cp-pp-dp";
   const TrainingEstimate outer_flat = estimate_training(outer, a100());
   outer.network.tor_oversubscription = 7.0;
   EXPECT_GT(estimate_training(outer, a100()).breakdown.dp_exposed, 5 * outer_flat.breakdown.dp_exposed);
   // 5:1 does not split 64 ports into whole numbers: the analytical level still runs (every tier's
-  // oversubscription, as before it looked at rings); only the levels that build the fabric refuse.
+  // oversubscription, by tier crossings, as before it routed rings); only the levels that build
+  // the fabric refuse.
   outer.network.tor_oversubscription = 5.0;
-  EXPECT_NO_THROW(estimate_training(outer, a100()));
+  EXPECT_FALSE(estimate_training(outer, a100()).contention.routed);
 }
 
 TEST(AnalyticalTraining, ListedStageLayersMayNotDivideEvenly) {
@@ -253,6 +258,30 @@ TEST(AnalyticalTraining, ListedStageLayersMayNotDivideEvenly) {
   EXPECT_FALSE(validate_scenario(cfg).empty());  // 4 does not divide 26
   cfg.stragglers.stage_layers = {7, 6, 6, 7};
   EXPECT_TRUE(validate_scenario(cfg).empty());
+}
+
+TEST(ChunkedDpExposed, WithoutInterleavingIsTheLastPassWindow) {
+  // vpp 1: what the last micro-batch's backward does not hide, never less than the last bucket.
+  const Time total = Time::ms(100), pass = Time::ms(30);
+  EXPECT_EQ(chunked_dp_exposed(total, pass, 8, 1, 0.05), Time::ms(70));
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(20), pass, 8, 1, 0.05), 0.05 * Time::ms(20));
+}
+
+TEST(ChunkedDpExposed, InterleavingHidesAllButTheLastChunk) {
+  // vpp 4 on pp 8: chunks free their gradients 8 passes apart, so a reduction shorter than that
+  // per chunk leaves only the last chunk's share beyond its own pass.
+  const Time pass = Time::ms(10);
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(200), pass, 8, 4, 0.01), Time::ms(40));  // 50 - 10
+  // Longer than the passes that follow: the stream runs behind, total - (3 x 8 + 1) passes.
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(1000), pass, 8, 4, 0.01), Time::ms(750));
+  // Never more than vpp 1 would leave with the same per-chunk pass, never below the last bucket.
+  for (const int vpp : {1, 2, 4, 8}) {
+    for (const int64_t ms : {1, 50, 300, 3000}) {
+      const Time t = chunked_dp_exposed(Time::ms(static_cast<double>(ms)), pass, 8, vpp, 0.02);
+      EXPECT_LE(t, chunked_dp_exposed(Time::ms(static_cast<double>(ms)), static_cast<double>(vpp) * pass, 8, 1, 0.02)) << vpp << " " << ms;
+      EXPECT_GE(t, 0.02 * Time::ms(static_cast<double>(ms)));
+    }
+  }
 }
 
 TEST(CheckMemoryFit, SmallPlanFits) {

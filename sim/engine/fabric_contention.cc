@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/engine/fabric_contention.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "sim/core/error.h"
+#include "sim/network/fabric_routes.h"
+#include "topology/clos_shape.h"
+#include "topology/fabric_router.h"
+#include "workloads/placement.h"
+
+namespace clustersim::engine {
+
+StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
+                             std::span<const coll::FlowSpec> flows) {
+  std::vector<double> bytes(static_cast<size_t>(fabric.link_count()), 0.0);
+  std::vector<int> sub_flows(bytes.size(), 0);
+  std::vector<topo::LinkId> touched;
+  std::vector<net::Path> paths;
+  for (const coll::FlowSpec& f : flows) {
+    if (!f.inter_node || f.bytes.n <= 0) continue;
+    routes.paths(f.src, f.dst, paths);
+    const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
+    for (const net::Path& p : paths) {
+      for (size_t i = 0; i < p.links.size(); ++i) {
+        const topo::LinkId l = p.links[i];
+        if (bytes[l] == 0.0) touched.push_back(l);
+        bytes[l] += per_path * p.share(i);
+        ++sub_flows[l];
+      }
+    }
+  }
+  const double host_bw = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
+  const double nic_rate = std::min(host_bw, fabric.tier_spec(topo::LinkTier::kTorAgg).bandwidth.bytes_per_s);
+  double host_time = 0.0;
+  double worst_time = 0.0;
+  StaticLoad out;
+  for (const topo::LinkId l : touched) {
+    const topo::LinkTier tier = fabric.link_tier(l);
+    if (tier == topo::LinkTier::kNvlink || fabric.is_failed(l)) continue;
+    const double t = bytes[l] / fabric.capacity(l).bytes_per_s;
+    if (tier == topo::LinkTier::kHost) host_time = std::max(host_time, bytes[l] / nic_rate);
+    // Ties go to the lowest link id, so the named link does not depend on routing order.
+    if (t > worst_time || (t == worst_time && out.link >= 0 && l < out.link)) {
+      worst_time = t;
+      out.link = l;
+      out.sub_flows = sub_flows[l];
+    }
+  }
+  if (host_time <= 0.0 || worst_time <= host_time) return StaticLoad{};
+  out.contention = worst_time / host_time;
+  return out;
+}
+
+bool routes_dp_rings(const ScenarioConfig& cfg) {
+  if (cfg.model.moe || data_parallel_size(cfg) <= 1) return false;
+  try {
+    topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
+  } catch (const BadInput&) {
+    return false;
+  }
+  return true;
+}
+
+FabricContention fabric_contention(const ScenarioConfig& cfg) {
+  FabricContention out;
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  if (!routes_dp_rings(cfg)) return out;
+  std::optional<topo::Fabric> fabric;
+  try {
+    fabric.emplace(topo::build_fabric(cfg.cluster, cfg.network, cfg.file));
+  } catch (const BadInput&) {
+    return out;  // the flow level names the problem; the closed form stands
+  }
+  out.routed = true;
+  const net::FabricRoutes routes(*fabric, topo::routing_options(cfg.network));
+  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  std::vector<coll::FlowSpec> flows;
+  std::vector<int32_t> ring(static_cast<size_t>(dp));
+  for (int s = 0; s < p.pp; ++s) {
+    for (int ci = 0; ci < p.cp; ++ci) {
+      for (int t = 0; t < p.tp; ++t) {
+        for (int d = 0; d < dp; ++d) ring[d] = pl.gpu(t, ci, d, s);
+        // Reduce-scatter, all-gather and all-reduce rings share their edges (only the bytes per
+        // edge differ by the op's factor), so one op stands for all three.
+        coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, Bytes{1 << 20}, ring,
+                               cfg.cluster.gpus_per_node, flows);
+      }
+    }
+  }
+  const StaticLoad load = static_contention(*fabric, routes, flows);
+  if (load.contention > 1.0) {
+    out.dp = load.contention;
+    out.link = fabric->link_name(load.link);
+    out.sub_flows = load.sub_flows;
+  }
+  return out;
+}
+
+std::string contention_key(const ScenarioConfig& cfg) {
+  const ClusterConfig& c = cfg.cluster;
+  const NetworkConfig& n = cfg.network;
+  const ParallelismConfig& p = cfg.parallelism;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu|%d/%d/%d/%s|%d",
+                c.gpus, c.gpus_per_node, c.nics_per_node, c.nic_bandwidth.bytes_per_s, n.tiers,
+                static_cast<int>(n.wiring), n.switch_radix, n.tor_oversubscription, n.agg_oversubscription,
+                n.fabric_bandwidth ? n.fabric_bandwidth->bytes_per_s : -1.0, static_cast<int>(n.routing),
+                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), p.tp, p.cp, p.pp,
+                p.placement.c_str(), cfg.model.moe ? 1 : 0);
+  std::string key = buf;
+  for (const FabricFault& f : n.faults) {
+    std::snprintf(buf, sizeof buf, "|%s/%.17g", f.element.c_str(), f.bandwidth_factor);
+    key += buf;
+  }
+  return key;
+}
+
+const FabricContention& ContentionCache::get(const ScenarioConfig& cfg) {
+  const std::string key = contention_key(cfg);
+  auto it = cache_.find(key);
+  if (it == cache_.end()) it = cache_.emplace(key, fabric_contention(cfg)).first;
+  return it->second;
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the fabric's routes cost the data-parallel rings at the analytical level: ECMP collisions
+// and oversubscription, found by routing every ring edge the way the flow level does and taking
+// the most loaded link (no event simulation).
+#pragma once
+
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "sim/collectives/collective_flows.h"
+#include "sim/core/config.h"
+#include "sim/network/route_source.h"
+#include "topology/fabric.h"
+
+namespace clustersim::engine {
+
+// How much longer than the closed form (each GPU at its share of its NICs) the DP rings take on
+// the fabric, with every stage's rings running at once: interleaved 1F1B frees each chunk's
+// gradients through the cool-down, when every stage drains together (and ZeRO-3 gathers all
+// through the step), so stages' rings meet on the ToR and aggregation uplinks wherever a stage
+// does not fill whole ToR groups. Against the flow level on 23 plans (docs/results.md) this
+// beat routing each stage alone.
+struct FabricContention {
+  double dp = 1.0;       // >= 1; 1 when no ring leaves a node or nothing collides
+  std::string link;      // most loaded link direction ("tor_agg:45/up"); empty when dp is 1
+  int sub_flows = 0;     // sub-flows (queue pairs) through it
+  bool routed = false;   // false: not routed (MoE model, dp 1, or a Clos shape that does not build)
+};
+
+// The static bottleneck of `flows` started together (each flow's bytes split evenly over its
+// sub-flows as `routes` gives them), relative to the NICs:
+//
+//   contention = max over network links of bytes(link) / capacity(link)
+//                / max over host links of bytes(link) / min(host capacity, fabric capacity)
+//
+// With max-min fair sharing every flow through the most loaded link gets at most its capacity
+// shared by their bytes, so the set ends no sooner than the numerator (and no later while each
+// flow has one bottleneck, as rings do); the denominator is what the closed forms charge (a GPU
+// at its NIC share, limited by the slower of host and fabric links). Intra-node flows are
+// skipped. Returns 1 when nothing leaves a node. Links of zero capacity are skipped (the flow
+// level refuses them anyway).
+struct StaticLoad {
+  double contention = 1.0;
+  topo::LinkId link = -1;  // the most loaded network link, -1 when contention is 1
+  int sub_flows = 0;
+};
+StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
+                             std::span<const coll::FlowSpec> flows);
+
+// The DP rings of every pipeline stage and every TP and CP position, routed together on the
+// scenario's fabric with its routing, queue pairs and ECMP seed, as the flow level routes them.
+// Dense models only (an MoE model's rings are priced by its own code): the default for MoE
+// models, for dp 1 and when the fabric cannot be built.
+FabricContention fabric_contention(const ScenarioConfig& cfg);
+// Whether fabric_contention routes anything for `cfg` (a dense model, dp > 1, a Clos shape that
+// plan_clos can build): whether network.routing, qps_per_connection and ecmp_seed matter to the
+// analytical training level.
+bool routes_dp_rings(const ScenarioConfig& cfg);
+
+// fabric_contention, remembered per distinct input (cluster shape and NICs, the network's
+// topology and routing keys, the parallel plan's sizes and placement): sweeps and placement draws
+// price many scenarios that share a fabric and a plan. Not thread-safe.
+class ContentionCache {
+ public:
+  const FabricContention& get(const ScenarioConfig& cfg);
+  size_t size() const { return cache_.size(); }
+
+ private:
+  std::unordered_map<std::string, FabricContention> cache_;
+};
+
+// The inputs fabric_contention reads, as one string (the cache's key).
+std::string contention_key(const ScenarioConfig& cfg);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// The analytical level's DP-ring contention: exact where routes are even (spraying), never below
+// them with ECMP, equal to the fluid flow level's slowdown for the same flows, deterministic, and
+// priced into the DP time.
+#include "sim/engine/fabric_contention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "calibration/hardware_profile.h"
+#include "sim/core/scenario.h"
+#include "sim/engine/analytical_training.h"
+#include "sim/engine/event_queue_clock.h"
+#include "sim/network/fabric_routes.h"
+#include "sim/network/make_network.h"
+#include "topology/fabric_router.h"
+#include "workloads/placement.h"
+
+namespace clustersim::engine {
+namespace {
+
+// A dense plan on A100 servers with 8 x 200 Gbps NICs, radix-64 switches.
+ScenarioConfig plan(int gpus, int tp, int pp, std::string placement, Wiring wiring, double tor_oversubscription) {
+  ScenarioConfig cfg;
+  cfg.file = "plan.yaml";
+  cfg.cluster.gpu = "A100-SXM4-80GB";
+  cfg.cluster.gpus = gpus;
+  cfg.cluster.nic_bandwidth = gbps(200);
+  cfg.network.wiring = wiring;
+  cfg.network.tor_oversubscription = tor_oversubscription;
+  cfg.model.layers = 24;
+  cfg.model.hidden = 2048;
+  cfg.model.heads = 16;
+  cfg.model.seq_len = 2048;
+  cfg.model.vocab = 51200;
+  cfg.parallelism.tp = tp;
+  cfg.parallelism.pp = pp;
+  cfg.parallelism.placement = std::move(placement);
+  cfg.training.global_batch = 256;
+  const auto errors = validate_scenario(cfg);
+  for (const InputError& e : errors) ADD_FAILURE() << "test plan is invalid: " << e.to_string();
+  return cfg;
+}
+
+const calib::HardwareProfile& a100() {
+  static const calib::HardwareProfile hw = calib::load_hardware_profile("A100-SXM4-80GB");
+  return hw;
+}
+
+// Every DP ring of every stage, as fabric_contention builds them.
+std::vector<coll::FlowSpec> dp_ring_flows(const ScenarioConfig& cfg, Bytes size) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  std::vector<coll::FlowSpec> flows;
+  std::vector<int32_t> ring(static_cast<size_t>(dp));
+  for (int s = 0; s < p.pp; ++s) {
+    for (int t = 0; t < p.tp; ++t) {
+      for (int d = 0; d < dp; ++d) ring[d] = pl.gpu(t, 0, d, s);
+      coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, size, ring,
+                             cfg.cluster.gpus_per_node, flows);
+    }
+  }
+  return flows;
+}
+
+// The fluid flow level's completion time of `flows` started together, over the NIC-bound time.
+double fluid_slowdown(const ScenarioConfig& cfg, const std::vector<coll::FlowSpec>& flows) {
+  ScenarioConfig c = cfg;
+  c.network.fidelity = Fidelity::kFlow;
+  c.network.host_link_latency = Time::zero();
+  c.network.fabric_link_latency = Time::zero();
+  c.network.switch_latency = Time::zero();
+  const topo::Fabric fabric = topo::build_fabric(c.cluster, c.network, c.file);
+  const net::FabricRoutes routes(fabric, topo::routing_options(c.network));
+  EventQueueClock clock;
+  std::unique_ptr<net::Network> network = net::make_network(c.network, routes, clock);
+  Time end;
+  std::vector<double> sent(static_cast<size_t>(fabric.nics()), 0.0);
+  for (const coll::FlowSpec& f : flows) {
+    if (!f.inter_node) continue;
+    network->send(f.src, f.dst, f.bytes, [&end](Time t) { end = max(end, t); });
+    sent[fabric.nic_of_gpu(f.src)] += f.bytes.as_double();
+  }
+  clock.run();
+  const double ideal = *std::max_element(sent.begin(), sent.end()) / c.cluster.nic_bandwidth.bytes_per_s;
+  return end.as_s() / ideal;
+}
+
+double static_slowdown(const ScenarioConfig& cfg, const std::vector<coll::FlowSpec>& flows) {
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+  return static_contention(fabric, routes, flows).contention;
+}
+
+TEST(StaticContention, SprayedRingsMeetExactlyTheOversubscription) {
+  // DP outermost (stride 8 servers), a ToR per server at 7:1 (7 servers, 56 NIC ports, 8
+  // uplinks): every ring edge leaves its ToR, 56 flows over 8 uplinks split evenly: 7x.
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  cfg.network.routing = Routing::kSpray;
+  const std::vector<coll::FlowSpec> flows = dp_ring_flows(cfg, Bytes::mib(64));
+  EXPECT_NEAR(static_slowdown(cfg, flows), 7.0, 1e-9);
+  // At 1:1 nothing is slower than the NICs.
+  cfg.network.tor_oversubscription = 1.0;
+  EXPECT_NEAR(static_slowdown(cfg, flows), 1.0, 1e-9);
+}
+
+TEST(StaticContention, EcmpNeverBeatsAnEvenSplit) {
+  for (const double oversub : {1.0, 7.0}) {
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, oversub);
+      const std::vector<coll::FlowSpec> flows = dp_ring_flows(cfg, Bytes::mib(64));
+      cfg.network.ecmp_seed = seed;
+      const double ecmp = static_slowdown(cfg, flows);
+      cfg.network.routing = Routing::kSpray;
+      EXPECT_GE(ecmp, static_slowdown(cfg, flows) - 1e-9) << "oversubscription " << oversub << ", seed " << seed;
+    }
+  }
+}
+
+TEST(StaticContention, EqualsTheFluidLevelsSlowdownForTheSameRings) {
+  // Rings have one bottleneck per flow, so the most loaded link is the fluid solver's makespan.
+  struct Case {
+    int gpus, tp, pp;
+    const char* placement;
+    Wiring wiring;
+    double oversub;
+    int qps;
+  };
+  for (const Case& k : {Case{512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0, 1},
+                        Case{512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0, 1},
+                        Case{512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0, 4},
+                        Case{1024, 4, 2, "tp-cp-dp-pp", Wiring::kRailOptimized, 3.0, 1},
+                        Case{1024, 8, 1, "tp-cp-dp-pp", Wiring::kTorPerServer, 1.0, 2}}) {
+    ScenarioConfig cfg = plan(k.gpus, k.tp, k.pp, k.placement, k.wiring, k.oversub);
+    cfg.network.qps_per_connection = k.qps;
+    const std::vector<coll::FlowSpec> flows = dp_ring_flows(cfg, Bytes::mib(256));
+    const double fixed = static_slowdown(cfg, flows);
+    const double fluid = fluid_slowdown(cfg, flows);
+    std::printf("  %d GPUs tp %d pp %d %s, %.0f:1, %d QP: static %.4f, fluid %.4f\n", k.gpus, k.tp, k.pp,
+                k.placement, k.oversub, k.qps, fixed, fluid);
+    EXPECT_NEAR(fluid, fixed, 1e-3 * fixed);
+  }
+}
+
+TEST(FabricContention, RoutesOnlyDenseModelsWithDataParallelism) {
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  EXPECT_TRUE(fabric_contention(cfg).routed);
+  EXPECT_TRUE(routes_dp_rings(cfg));
+  ScenarioConfig one = plan(64, 8, 8, "tp-cp-dp-pp", Wiring::kTorPerServer, 1.0);  // dp 1
+  EXPECT_FALSE(fabric_contention(one).routed);
+  EXPECT_EQ(fabric_contention(one).dp, 1.0);
+}
+
+TEST(FabricContention, RingsInsideOneServerAreNotSlowed) {
+  // tp 1, pp 1 on 8 GPUs: the DP ring never leaves the server.
+  const FabricContention c = fabric_contention(plan(8, 1, 1, "tp-cp-dp-pp", Wiring::kRailOptimized, 1.0));
+  EXPECT_TRUE(c.routed);
+  EXPECT_EQ(c.dp, 1.0);
+  EXPECT_TRUE(c.link.empty());
+}
+
+TEST(FabricContention, IsTheStaticContentionOfEveryStagesRings) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
+    cfg.network.ecmp_seed = seed;
+    const FabricContention c = fabric_contention(cfg);
+    EXPECT_EQ(c.dp, static_slowdown(cfg, dp_ring_flows(cfg, Bytes::mib(64))));
+    EXPECT_GE(c.dp, 1.0);
+    EXPECT_EQ(c.link.empty(), c.dp == 1.0);
+  }
+}
+
+TEST(FabricContention, SameInputsSameAnswerAndTheCacheAgrees) {
+  const ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  const FabricContention a = fabric_contention(cfg);
+  ContentionCache cache;
+  const FabricContention& b = cache.get(cfg);
+  EXPECT_EQ(a.dp, b.dp);
+  EXPECT_EQ(a.link, b.link);
+  // Keys that do not change the routes share an entry; routing keys do not.
+  ScenarioConfig more_layers = cfg;
+  more_layers.model.layers = 48;
+  cache.get(more_layers);
+  EXPECT_EQ(cache.size(), 1u);
+  ScenarioConfig seeded = cfg;
+  seeded.network.ecmp_seed = 9;
+  cache.get(seeded);
+  ScenarioConfig qps = cfg;
+  qps.network.qps_per_connection = 4;
+  cache.get(qps);
+  EXPECT_EQ(cache.size(), 3u);
+}
+
+TEST(FabricContention, SlowsTheDpTimeByItsFactor) {
+  // ZeRO-0 without overlap: the all-reduce is on the line, its bandwidth term scaled by the
+  // contention.
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  cfg.parallelism.zero_stage = 0;
+  cfg.training.overlap.dp_grad_reduce = false;
+  const FabricContention routed = fabric_contention(cfg);
+  FabricContention none = routed;
+  none.dp = 1.0;
+  const Time slow = estimate_training(cfg, a100(), routed).breakdown.dp_exposed;
+  const Time fast = estimate_training(cfg, a100(), none).breakdown.dp_exposed;
+  EXPECT_GT(routed.dp, 1.5);
+  // Latency terms do not scale, so a little under the factor.
+  EXPECT_GT(slow / fast, 0.9 * routed.dp);
+  EXPECT_LE(slow / fast, routed.dp + 1e-9);
+}
+
+}  // namespace
+}  // namespace clustersim::engine
