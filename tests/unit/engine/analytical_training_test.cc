@@ -10,34 +10,15 @@
 
 #include "sim/core/scenario.h"
 #include "tests/unit/core/unit_printers.h"
+#include "tests/unit/engine/gpt_plan.h"
 
 namespace clustersim::engine {
 namespace {
 
-const calib::HardwareProfile& a100() {
-  static const calib::HardwareProfile hw = calib::load_hardware_profile("A100-SXM4-80GB");
-  return hw;
-}
+using engine_test::a100;
 
-// GPT 1.3B-class (l 24, h 2048, 16 heads, s 2048, V 51200) on 8-GPU nodes with 8 x 200G NICs.
 ScenarioConfig plan(int gpus, int tp, int pp, int global_batch, int vpp = 1) {
-  ScenarioConfig cfg;
-  cfg.file = "plan.yaml";
-  cfg.cluster.gpu = "A100-SXM4-80GB";
-  cfg.cluster.gpus = gpus;
-  cfg.cluster.nic_bandwidth = gbps(200);
-  cfg.model.layers = 24;
-  cfg.model.hidden = 2048;
-  cfg.model.heads = 16;
-  cfg.model.seq_len = 2048;
-  cfg.model.vocab = 51200;
-  cfg.parallelism.tp = tp;
-  cfg.parallelism.pp = pp;
-  cfg.parallelism.vpp = vpp;
-  cfg.training.global_batch = global_batch;
-  const auto errors = validate_scenario(cfg);
-  for (const InputError& e : errors) ADD_FAILURE() << "test plan is invalid: " << e.to_string();
-  return cfg;
+  return engine_test::validated(engine_test::gpt_1p3b(gpus, tp, pp, global_batch, vpp));
 }
 
 Time parts_sum(const TrainingBreakdown& b) {

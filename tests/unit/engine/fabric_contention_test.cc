@@ -11,44 +11,27 @@
 #include <memory>
 #include <vector>
 
-#include "calibration/hardware_profile.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/event_queue_clock.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
+#include "tests/unit/engine/gpt_plan.h"
 #include "topology/fabric_router.h"
 #include "workloads/placement.h"
 
 namespace clustersim::engine {
 namespace {
 
-// A dense plan on A100 servers with 8 x 200 Gbps NICs, radix-64 switches.
+using engine_test::a100;
+
+// The engine tests' 1.3B plan at 256 sequences per step, on a fabric of radix-64 switches.
 ScenarioConfig plan(int gpus, int tp, int pp, std::string placement, Wiring wiring, double tor_oversubscription) {
-  ScenarioConfig cfg;
-  cfg.file = "plan.yaml";
-  cfg.cluster.gpu = "A100-SXM4-80GB";
-  cfg.cluster.gpus = gpus;
-  cfg.cluster.nic_bandwidth = gbps(200);
+  ScenarioConfig cfg = engine_test::gpt_1p3b(gpus, tp, pp, 256);
   cfg.network.wiring = wiring;
   cfg.network.tor_oversubscription = tor_oversubscription;
-  cfg.model.layers = 24;
-  cfg.model.hidden = 2048;
-  cfg.model.heads = 16;
-  cfg.model.seq_len = 2048;
-  cfg.model.vocab = 51200;
-  cfg.parallelism.tp = tp;
-  cfg.parallelism.pp = pp;
   cfg.parallelism.placement = std::move(placement);
-  cfg.training.global_batch = 256;
-  const auto errors = validate_scenario(cfg);
-  for (const InputError& e : errors) ADD_FAILURE() << "test plan is invalid: " << e.to_string();
-  return cfg;
-}
-
-const calib::HardwareProfile& a100() {
-  static const calib::HardwareProfile hw = calib::load_hardware_profile("A100-SXM4-80GB");
-  return hw;
+  return engine_test::validated(cfg);
 }
 
 // Every DP ring of every stage, as fabric_contention builds them.
