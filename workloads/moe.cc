@@ -644,7 +644,7 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   return e;
 }
 
-MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& l) {
+MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l, const TrainingLinks& expert_l) {
   const ParallelismConfig& p = cfg.parallelism;
   const int gpn = cfg.cluster.gpus_per_node;
   const StageParams g = gpu_params(cfg);
@@ -655,8 +655,8 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& l) {
   // Dense replicas sit tp x cp apart in rank order (every GPU of the tp group under sp); expert
   // replicas ep x expert_tp apart.
   const int tp_eff = cfg.training.attention_parallel == AttentionParallel::kSp ? 1 : p.tp;
-  const coll::GroupLinks dg = group_links(dense_dp(cfg), std::max(1, gpn / (tp_eff * p.cp)), l);
-  const coll::GroupLinks eg = group_links(expert_dp(cfg), std::max(1, gpn / (p.ep * p.expert_tp)), l);
+  const coll::GroupLinks dg = group_links(dense_dp(cfg), std::max(1, gpn / (tp_eff * p.cp)), dense_l);
+  const coll::GroupLinks eg = group_links(expert_dp(cfg), std::max(1, gpn / (p.ep * p.expert_tp)), expert_l);
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
   if (p.zero_stage >= 1) {

@@ -165,6 +165,8 @@ struct MoeDpTimes {
   double dense_params = 0;   // on one GPU
   double expert_params = 0;  // on one GPU
 };
-MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& l);
+// `dense_l` and `expert_l`: the links each group's rings see (the analytical level gives each its
+// own fabric contention).
+MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l, const TrainingLinks& expert_l);
 
 }  // namespace clustersim::work

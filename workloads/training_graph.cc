@@ -151,7 +151,7 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
     // As the analytical level: dense and expert parts synced over their own groups, and the
     // optimizer over this GPU's shards of both.
     c.moe_stages = moe_stage_costs(cfg, hw, l);
-    const MoeDpTimes moe_dp = moe_dp_times(cfg, l);
+    const MoeDpTimes moe_dp = moe_dp_times(cfg, l, l);  // parameter counts only
     c.params_on_gpu = moe_dp.dense_params;
     c.expert_params = moe_dp.expert_params;
     c.optimizer = calib::memory_time(bytes_of(memory_per_gpu(cfg).optimizer.as_double() / 12.0 * kAdamBytesPerParam), hw);
@@ -169,6 +169,41 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
     }
   }
   return c;
+}
+
+std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, const Placement& pl, int stage) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = pl.size(Dim::kDp);
+  std::vector<std::vector<int32_t>> rings;
+  if (cfg.model.moe && cfg.training.attention_parallel == AttentionParallel::kSp) {
+    for (int ci = 0; ci < p.cp; ++ci) {
+      std::vector<int32_t> ring;
+      for (int r = 0; r < dp; ++r) {
+        for (int t = 0; t < p.tp; ++t) ring.push_back(pl.gpu(t, ci, r, stage));
+      }
+      std::sort(ring.begin(), ring.end());
+      rings.push_back(std::move(ring));
+    }
+    return rings;
+  }
+  for (int ci = 0; ci < p.cp; ++ci) {
+    for (int t = 0; t < p.tp; ++t) rings.push_back(line(pl, Dim::kDp, t, ci, 0, stage));
+  }
+  return rings;
+}
+
+std::vector<std::vector<int32_t>> expert_dp_rings(const ScenarioConfig& cfg, int stage) {
+  const ExpertLayout lay = expert_layout(cfg, stage);
+  std::vector<std::vector<int32_t>> rings;
+  if (lay.edp <= 1) return rings;
+  for (int j = 0; j < lay.ep; ++j) {
+    for (int i = 0; i < lay.etp; ++i) {
+      std::vector<int32_t> ring;
+      for (int k = 0; k < lay.edp; ++k) ring.push_back(lay.gpu(i, j, k));
+      rings.push_back(std::move(ring));
+    }
+  }
+  return rings;
 }
 
 TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c, const GraphStragglers& st) {
@@ -244,25 +279,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // DP rings of a stage: every TP/CP position, every replica (also when folded).
   std::vector<int32_t> dp_set(static_cast<size_t>(pp), -1);
   if (dense_sync) {
-    for (int s = 0; s < pp; ++s) {
-      std::vector<std::vector<int32_t>> rings;
-      for (int ci = 0; ci < cp; ++ci) {
-        for (int t = 0; t < tp; ++t) rings.push_back(line(pl, Dim::kDp, t, ci, 0, s));
-      }
-      if (m.moe && cfg.training.attention_parallel == AttentionParallel::kSp) {
-        // MoE under sp: the dense part is replicated over tp too, one ring of dp x tp ranks.
-        rings.clear();
-        for (int ci = 0; ci < cp; ++ci) {
-          std::vector<int32_t> ring;
-          for (int r = 0; r < dp; ++r) {
-            for (int t = 0; t < tp; ++t) ring.push_back(pl.gpu(t, ci, r, s));
-          }
-          std::sort(ring.begin(), ring.end());
-          rings.push_back(std::move(ring));
-        }
-      }
-      dp_set[s] = b.comm_set(rings);
-    }
+    for (int s = 0; s < pp; ++s) dp_set[s] = b.comm_set(dense_dp_rings(cfg, pl, s));
   }
   // MoE: expert-data-parallel rings of each stage (every expert-TP and EP position), and each
   // MoE layer's dispatch transfers as a transfer set ([stage][layer of the stage]).
@@ -271,18 +288,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<std::vector<int32_t>> a2a_set(static_cast<size_t>(pp));
   if (moe) {
     for (int s = 0; s < pp; ++s) {
-      const ExpertLayout lay = expert_layout(cfg, s);
-      if (lay.edp > 1) {
-        std::vector<std::vector<int32_t>> rings;
-        for (int j = 0; j < lay.ep; ++j) {
-          for (int i = 0; i < lay.etp; ++i) {
-            std::vector<int32_t> ring;
-            for (int k = 0; k < lay.edp; ++k) ring.push_back(lay.gpu(i, j, k));
-            rings.push_back(std::move(ring));
-          }
-        }
-        edp_set[s] = b.comm_set(rings);
-      }
+      const std::vector<std::vector<int32_t>> rings = expert_dp_rings(cfg, s);
+      if (!rings.empty()) edp_set[s] = b.comm_set(rings);
       for (const MoeLayerCost& lc : c.moe_stages[s].costs) {
         double total = 0;
         for (const coll::FlowSpec& f : lc.dispatch_flows) total += f.bytes.as_double();

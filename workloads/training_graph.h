@@ -14,6 +14,7 @@
 #include "sim/core/config.h"
 #include "sim/core/units.h"
 #include "workloads/moe.h"
+#include "workloads/placement.h"
 
 namespace clustersim::work {
 
@@ -126,6 +127,14 @@ struct GraphCosts {
   Time edp_latency_gather;
 };
 GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// The rings that sync stage `stage`'s dense gradients (GPUs in ring order): one per TP and CP
+// position over the dp replicas; for an MoE model under sp attention, one per CP position over
+// the dp x tp ranks (the dense part is replicated over tp too). `pl` is the scenario's placement.
+std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, const Placement& pl, int stage);
+// MoE: the expert-data-parallel rings of stage `stage`, one per expert-TP and EP position; empty
+// when the experts have one replica.
+std::vector<std::vector<int32_t>> expert_dp_rings(const ScenarioConfig& cfg, int stage);
 
 // Straggler hooks (issue 9): how one rank group's passes differ from the nominal ones. Compute
 // factors multiply the pass's time (a slow host; longer sequences); `traffic` multiplies its

@@ -11,6 +11,7 @@
 #include "topology/clos_shape.h"
 #include "topology/fabric_router.h"
 #include "workloads/placement.h"
+#include "workloads/training_graph.h"
 
 namespace clustersim::engine {
 
@@ -55,8 +56,27 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
   return out;
 }
 
-bool routes_dp_rings(const ScenarioConfig& cfg) {
-  if (cfg.model.moe || data_parallel_size(cfg) <= 1) return false;
+namespace {
+
+// The dense and expert ring sets of every stage, as the flow level's graph builds them.
+struct RingSets {
+  std::vector<std::vector<int32_t>> dense, expert;
+};
+RingSets ring_sets(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  RingSets out;
+  for (int s = 0; s < p.pp; ++s) {
+    for (auto& r : work::dense_dp_rings(cfg, pl, s)) {
+      if (r.size() > 1) out.dense.push_back(std::move(r));
+    }
+    if (!cfg.model.moe) continue;
+    for (auto& r : work::expert_dp_rings(cfg, s)) out.expert.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool builds(const ScenarioConfig& cfg) {
   try {
     topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
   } catch (const BadInput&) {
@@ -65,10 +85,20 @@ bool routes_dp_rings(const ScenarioConfig& cfg) {
   return true;
 }
 
+}  // namespace
+
+bool routes_dp_rings(const ScenarioConfig& cfg) {
+  // Cheap first: a dense model with dp 1 has no ring; MoE rings are built to see.
+  if (!cfg.model.moe && data_parallel_size(cfg) <= 1) return false;
+  if (cfg.model.moe) {
+    const RingSets r = ring_sets(cfg);
+    if (r.dense.empty() && r.expert.empty()) return false;
+  }
+  return builds(cfg);
+}
+
 FabricContention fabric_contention(const ScenarioConfig& cfg) {
   FabricContention out;
-  const ParallelismConfig& p = cfg.parallelism;
-  const int dp = data_parallel_size(cfg);
   if (!routes_dp_rings(cfg)) return out;
   std::optional<topo::Fabric> fabric;
   try {
@@ -78,25 +108,25 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   }
   out.routed = true;
   const net::FabricRoutes routes(*fabric, topo::routing_options(cfg.network));
-  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
-  std::vector<coll::FlowSpec> flows;
-  std::vector<int32_t> ring(static_cast<size_t>(dp));
-  for (int s = 0; s < p.pp; ++s) {
-    for (int ci = 0; ci < p.cp; ++ci) {
-      for (int t = 0; t < p.tp; ++t) {
-        for (int d = 0; d < dp; ++d) ring[d] = pl.gpu(t, ci, d, s);
-        // Reduce-scatter, all-gather and all-reduce rings share their edges (only the bytes per
-        // edge differ by the op's factor), so one op stands for all three.
-        coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, Bytes{1 << 20}, ring,
-                               cfg.cluster.gpus_per_node, flows);
-      }
+  // Reduce-scatter, all-gather and all-reduce rings share their edges (only the bytes per edge
+  // differ by the op's factor), so one op stands for all three.
+  const auto contention = [&](const std::vector<std::vector<int32_t>>& rings) {
+    std::vector<coll::FlowSpec> flows;
+    for (const std::vector<int32_t>& ring : rings) {
+      coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, Bytes{1 << 20}, ring,
+                             cfg.cluster.gpus_per_node, flows);
     }
-  }
-  const StaticLoad load = static_contention(*fabric, routes, flows);
-  if (load.contention > 1.0) {
-    out.dp = load.contention;
-    out.link = fabric->link_name(load.link);
-    out.sub_flows = load.sub_flows;
+    return static_contention(*fabric, routes, flows);
+  };
+  const RingSets sets = ring_sets(cfg);
+  const StaticLoad dense = contention(sets.dense);
+  const StaticLoad expert = contention(sets.expert);
+  out.dp = dense.contention;
+  out.expert_dp = expert.contention;
+  const StaticLoad& worst = expert.contention > dense.contention ? expert : dense;
+  if (worst.contention > 1.0) {
+    out.link = fabric->link_name(worst.link);
+    out.sub_flows = worst.sub_flows;
   }
   return out;
 }
@@ -106,12 +136,15 @@ std::string contention_key(const ScenarioConfig& cfg) {
   const NetworkConfig& n = cfg.network;
   const ParallelismConfig& p = cfg.parallelism;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu|%d/%d/%d/%s|%d",
+  // MoE: the rings depend on ep, expert_tp and the attention split too.
+  const bool moe = cfg.model.moe.has_value();
+  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu|%d/%d/%d/%s|%d/%d/%d/%d",
                 c.gpus, c.gpus_per_node, c.nics_per_node, c.nic_bandwidth.bytes_per_s, n.tiers,
                 static_cast<int>(n.wiring), n.switch_radix, n.tor_oversubscription, n.agg_oversubscription,
                 n.fabric_bandwidth ? n.fabric_bandwidth->bytes_per_s : -1.0, static_cast<int>(n.routing),
                 n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), p.tp, p.cp, p.pp,
-                p.placement.c_str(), cfg.model.moe ? 1 : 0);
+                p.placement.c_str(), moe ? 1 : 0, moe ? p.ep : 0, moe ? p.expert_tp : 0,
+                moe ? static_cast<int>(cfg.training.attention_parallel) : 0);
   std::string key = buf;
   for (const FabricFault& f : n.faults) {
     std::snprintf(buf, sizeof buf, "|%s/%.17g", f.element.c_str(), f.bandwidth_factor);

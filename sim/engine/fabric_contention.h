@@ -22,10 +22,11 @@ namespace clustersim::engine {
 // does not fill whole ToR groups. Against the flow level on 23 plans (docs/results.md) this
 // beat routing each stage alone.
 struct FabricContention {
-  double dp = 1.0;       // >= 1; 1 when no ring leaves a node or nothing collides
-  std::string link;      // most loaded link direction ("tor_agg:45/up"); empty when dp is 1
-  int sub_flows = 0;     // sub-flows (queue pairs) through it
-  bool routed = false;   // false: not routed (MoE model, dp 1, or a Clos shape that does not build)
+  double dp = 1.0;         // dense gradients' rings: >= 1; 1 when no ring leaves a node or nothing collides
+  double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
+  std::string link;        // most loaded link direction of the slower set ("tor_agg:45/up"); empty when both are 1
+  int sub_flows = 0;       // sub-flows (queue pairs) through it
+  bool routed = false;     // false: not routed (no ring to sync, or a Clos shape that does not build)
 };
 
 // The static bottleneck of `flows` started together (each flow's bytes split evenly over its
@@ -48,14 +49,14 @@ struct StaticLoad {
 StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
                              std::span<const coll::FlowSpec> flows);
 
-// The DP rings of every pipeline stage and every TP and CP position, routed together on the
-// scenario's fabric with its routing, queue pairs and ECMP seed, as the flow level routes them.
-// Dense models only (an MoE model's rings are priced by its own code): the default for MoE
-// models, for dp 1 and when the fabric cannot be built.
+// The gradient-sync rings of every pipeline stage (work::dense_dp_rings; MoE: and, as a second
+// set, work::expert_dp_rings), each set routed together on the scenario's fabric with its
+// routing, queue pairs and ECMP seed, as the flow level routes them. The default when no ring
+// has two members or the fabric cannot be built.
 FabricContention fabric_contention(const ScenarioConfig& cfg);
-// Whether fabric_contention routes anything for `cfg` (a dense model, dp > 1, a Clos shape that
-// plan_clos can build): whether network.routing, qps_per_connection and ecmp_seed matter to the
-// analytical training level.
+// Whether fabric_contention routes anything for `cfg` (some ring of two or more GPUs, a Clos
+// shape that plan_clos can build): whether network.routing, qps_per_connection and ecmp_seed
+// matter to the analytical training level.
 bool routes_dp_rings(const ScenarioConfig& cfg);
 
 // fabric_contention, remembered per distinct input (cluster shape and NICs, the network's

@@ -121,6 +121,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     const engine::FabricContention& c = est.contention;
     Json& fc = r.set("fabric_contention", Json::object());
     fc.set("dp_ring_slowdown", c.dp);
+    if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
   }
@@ -162,6 +163,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   if (cfg.network.fidelity == Fidelity::kAnalytical && est.contention.routed) {
     const engine::FabricContention& c = est.contention;
     o << "\nDP rings     " << fmt("%.2fx", c.dp) << " their NIC-bound time on the fabric's routes (every stage's rings at once)";
+    if (cfg.model.moe) o << "; expert rings " << fmt("%.2fx", c.expert_dp);
     if (!c.link.empty()) {
       o << "; most loaded link " << c.link << ", " << c.sub_flows << " sub-flows (ECMP collisions or oversubscription)";
     }

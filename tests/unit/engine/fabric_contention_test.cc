@@ -17,6 +17,7 @@
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
 #include "tests/unit/engine/gpt_plan.h"
+#include "tests/unit/moe/moe_test_util.h"
 #include "topology/fabric_router.h"
 #include "workloads/placement.h"
 
@@ -130,7 +131,7 @@ TEST(StaticContention, EqualsTheFluidLevelsSlowdownForTheSameRings) {
   }
 }
 
-TEST(FabricContention, RoutesOnlyDenseModelsWithDataParallelism) {
+TEST(FabricContention, RoutesOnlyWhereARingHasTwoMembers) {
   ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   EXPECT_TRUE(fabric_contention(cfg).routed);
   EXPECT_TRUE(routes_dp_rings(cfg));
@@ -156,6 +157,27 @@ TEST(FabricContention, IsTheStaticContentionOfEveryStagesRings) {
     EXPECT_GE(c.dp, 1.0);
     EXPECT_EQ(c.link.empty(), c.dp == 1.0);
   }
+}
+
+TEST(FabricContention, MoeRoutesItsDenseAndExpertRings) {
+  // 16 H800s on 2 nodes, ep 8 inside each node: the two nodes hold the expert replicas (expert
+  // rings of 2 across the nodes) and, under sp, the dense replicas (one ring of 16).
+  ScenarioConfig cfg = moe_test::load(moe_test::small_yaml());
+  ASSERT_TRUE(routes_dp_rings(cfg));
+  const FabricContention ecmp = fabric_contention(cfg);
+  EXPECT_TRUE(ecmp.routed);
+  EXPECT_GE(ecmp.dp, 1.0);
+  EXPECT_GE(ecmp.expert_dp, 1.0);
+  // Sprayed over a 1:1 fabric nothing is slower than the NICs.
+  cfg.network.routing = Routing::kSpray;
+  const FabricContention spray = fabric_contention(cfg);
+  EXPECT_EQ(spray.dp, 1.0);
+  EXPECT_EQ(spray.expert_dp, 1.0);
+  // Expert parallelism is part of the key: ep 4 makes other rings.
+  ScenarioConfig ep4 = moe_test::load(moe_test::small_yaml(), {"parallelism.ep=4"});
+  EXPECT_NE(contention_key(ep4), contention_key(moe_test::load(moe_test::small_yaml())));
+  // One node: no ring leaves it, nothing routed for the notes to miss.
+  EXPECT_EQ(fabric_contention(moe_test::load(moe_test::small_yaml(), {"cluster.gpus=8"})).dp, 1.0);
 }
 
 TEST(FabricContention, SameInputsSameAnswerAndTheCacheAgrees) {

@@ -2,8 +2,12 @@
 // Issue 7's headline at the analytical level, a known gap: the MegaScale-MoE plan of the 352B MoE
 // on 1,440 H800s within 10% of the published 1.41M tokens/s (MegaScale-MoE, arXiv:2505.11432,
 // abstract and Table 3). The flow level meets it (scenarios/validation/moe.yaml, CTest
-// validation_moe_suite); the analytical level, which does not see the fabric's contention, comes
-// out about 14% high. Label known_gap (left out of the default run); it prints where the rest sits:
+// validation_moe_suite). The analytical level came out 13.7% high while it saw no contention on
+// the fabric; since it routes the dense and expert gradient rings (2026-11-21: ECMP collisions
+// of 2x on both) it is +7.4%, but for a compensating reason: the slot per micro-batch is still
+// 1.24x short of Table 3's and the time outside the slots (DP, optimizer, sends) 0.43 s against
+// Table 3's intercept of about zero. So the test also holds the slot to 10%, which it misses:
+// label known_gap (left out of the default run); it prints where the rest sits:
 //   ctest --test-dir build -L known_gap -R MoePublishedGap --output-on-failure
 //
 // What Table 3 pins down. Iteration time is (micro-batches + pp - 1) x slot + the rest (DP, optimizer),
@@ -111,6 +115,9 @@ TEST(MoePublishedGap, MegaScaleThroughputWithin10Percent) {
   const double iter = 74.0 * kMegaScaleSlotS + rest;
   std::printf("%-34s %11.3f M tokens/s\n", "with the published slot", 720.0 * 8192.0 / iter / 1e6);
   EXPECT_NEAR(ms.est.tokens_per_s / kPublishedTokensPerS, 1.0, 0.10);
+  // The throughput can land inside the budget with a short slot and a long rest; the slot is the
+  // model's own claim (Table 3's slope, independent of bubble and DP).
+  EXPECT_NEAR(slot_pub[0] / slot_ms[0], 1.0, 0.10) << "MegaScale-MoE slot per micro-batch";
 }
 
 }  // namespace

@@ -178,9 +178,12 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   EXPECT_EQ(routing.code, 0) << routing.err;
   EXPECT_CONTAINS(routing.err, "note: network.switch_latency is not used by the analytical training level");
   EXPECT_EQ(routing.err.find("network.routing"), std::string::npos) << routing.err;  // DP rings are routed
-  // An MoE model's rings are not routed at the analytical level: routing keys are unseen there.
-  const Result moe_routing = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set network.routing=dmodk");
-  EXPECT_CONTAINS(moe_routing.err, "note: network.routing is not used by the analytical training level");
+  // Without data parallelism there is no ring to route: routing keys are unseen there.
+  const Result no_dp = clustersim(
+      "run scenarios/megatron-sc21/gpt-1p7b-32.yaml --set cluster.gpus=8 --set parallelism.tp=8 "
+      "--set training.global_batch=16 --set network.routing=dmodk");
+  EXPECT_EQ(no_dp.code, 0) << no_dp.err;
+  EXPECT_CONTAINS(no_dp.err, "note: network.routing is not used by the analytical training level");
   const Result placement = clustersim(std::string("run ") + kScenario + " --set parallelism.placement=dp-tp-cp-pp");
   EXPECT_CONTAINS(placement.err, "note: parallelism.placement puts each TP group across nodes");
   const Result plain = clustersim(std::string("run ") + kScenario + " --set network.routing=ecmp");
