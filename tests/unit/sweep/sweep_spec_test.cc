@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
+#include <string>
 
 #include "sim/core/error.h"
 #include "sim/report/sweep/candidate_space.h"
@@ -99,6 +101,25 @@ TEST(CandidateSpace, LastAxisVariesFastestAndIdsAreStable) {
   EXPECT_EQ(other.id(3), space.id(4));  // tp=2 pp=2
   const YamlNode tree = space.tree(5);
   EXPECT_EQ(tree.find("parallelism")->find("pp")->scalar, "4");
+}
+
+// Every sweep file shipped in scenarios/ loads and expands.
+TEST(ShippedSweeps, LoadAndExpand) {
+  int seen = 0;
+  const std::filesystem::path root = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios";
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("sweep-", 0) != 0 || e.path().extension() != ".yaml") continue;
+    ++seen;
+    try {
+      const SweepSpec spec = load_sweep_spec(e.path().string());
+      const CandidateSpace space(spec);
+      EXPECT_GT(space.size(), 1) << name;
+    } catch (const BadInput& err) {
+      ADD_FAILURE() << name << ": " << err.what();
+    }
+  }
+  EXPECT_GE(seen, 3);
 }
 
 }  // namespace
