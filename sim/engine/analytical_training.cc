@@ -141,8 +141,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // dense and expert parameters over their own DP groups).
     Time reduce, gather;
     if (m.moe) {
-      const work::MoeDpTimes moe_dp = work::moe_dp_times(
-          cfg, dp_l, contention.routed ? work::links_at_contention(l, contention.expert_dp) : dp_l);
+      // Unrouted (a fabric that does not build): every tier's oversubscription on both groups.
+      const work::MoeDpTimes moe_dp =
+          contention.routed ? work::moe_dp_times(cfg, dp_l, work::links_at_contention(l, contention.expert_dp))
+                            : work::moe_dp_times(cfg, l, l);
       reduce = moe_dp.reduce;
       gather = moe_dp.gather;
     } else if (p.zero_stage == 0) {

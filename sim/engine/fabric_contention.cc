@@ -88,13 +88,16 @@ bool builds(const ScenarioConfig& cfg) {
 }  // namespace
 
 bool routes_dp_rings(const ScenarioConfig& cfg) {
-  // Cheap first: a dense model with dp 1 has no ring; MoE rings are built to see.
+  // Cheap first: a dense model with dp 1 has no ring.
   if (!cfg.model.moe && data_parallel_size(cfg) <= 1) return false;
-  if (cfg.model.moe) {
-    const RingSets r = ring_sets(cfg);
-    if (r.dense.empty() && r.expert.empty()) return false;
-  }
-  return builds(cfg);
+  const int gpn = cfg.cluster.gpus_per_node;
+  const auto leaves_node = [gpn](const std::vector<int32_t>& ring) {
+    return std::any_of(ring.begin(), ring.end(), [&](int32_t g) { return g / gpn != ring.front() / gpn; });
+  };
+  const RingSets r = ring_sets(cfg);
+  const bool leaves = std::any_of(r.dense.begin(), r.dense.end(), leaves_node) ||
+                      std::any_of(r.expert.begin(), r.expert.end(), leaves_node);
+  return leaves && builds(cfg);
 }
 
 FabricContention fabric_contention(const ScenarioConfig& cfg) {

@@ -26,7 +26,7 @@ struct FabricContention {
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
   std::string link;        // most loaded link direction of the slower set ("tor_agg:45/up"); empty when both are 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
-  bool routed = false;     // false: not routed (no ring to sync, or a Clos shape that does not build)
+  bool routed = false;     // false: not routed (no ring leaves a node, or a Clos shape that does not build)
 };
 
 // The static bottleneck of `flows` started together (each flow's bytes split evenly over its
@@ -37,8 +37,10 @@ struct FabricContention {
 //
 // With max-min fair sharing every flow through the most loaded link gets at most its capacity
 // shared by their bytes, so the set ends no sooner than the numerator (and no later while each
-// flow has one bottleneck, as rings do); the denominator is what the closed forms charge (a GPU
-// at its NIC share, limited by the slower of host and fabric links). Intra-node flows are
+// flow has one bottleneck, as rings do); the denominator is the busiest NIC's time at the slower
+// of host and fabric links, what the closed forms charge where a node holds as many ring members
+// as they assume (gpus_per_node / (tp cp) for DP; other placements are priced against the NIC
+// load their routes give). Intra-node flows are
 // skipped. Returns 1 when nothing leaves a node. Links of zero capacity are skipped (the flow
 // level refuses them anyway).
 struct StaticLoad {
@@ -52,11 +54,11 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 // The gradient-sync rings of every pipeline stage (work::dense_dp_rings; MoE: and, as a second
 // set, work::expert_dp_rings), each set routed together on the scenario's fabric with its
 // routing, queue pairs and ECMP seed, as the flow level routes them. The default when no ring
-// has two members or the fabric cannot be built.
+// leaves a node or the fabric cannot be built.
 FabricContention fabric_contention(const ScenarioConfig& cfg);
-// Whether fabric_contention routes anything for `cfg` (some ring of two or more GPUs, a Clos
-// shape that plan_clos can build): whether network.routing, qps_per_connection and ecmp_seed
-// matter to the analytical training level.
+// Whether fabric_contention routes anything for `cfg` (some ring that leaves a node, a Clos shape
+// that plan_clos can build): whether network.routing, qps_per_connection and ecmp_seed matter to
+// the analytical training level.
 bool routes_dp_rings(const ScenarioConfig& cfg);
 
 // fabric_contention, remembered per distinct input (cluster shape and NICs, the network's

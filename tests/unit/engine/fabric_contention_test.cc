@@ -140,12 +140,17 @@ TEST(FabricContention, RoutesOnlyWhereARingHasTwoMembers) {
   EXPECT_EQ(fabric_contention(one).dp, 1.0);
 }
 
-TEST(FabricContention, RingsInsideOneServerAreNotSlowed) {
-  // tp 1, pp 1 on 8 GPUs: the DP ring never leaves the server.
-  const FabricContention c = fabric_contention(plan(8, 1, 1, "tp-cp-dp-pp", Wiring::kRailOptimized, 1.0));
-  EXPECT_TRUE(c.routed);
+TEST(FabricContention, RingsInsideOneServerAreNotRouted) {
+  // tp 1, pp 1 on 8 GPUs: the DP ring never leaves the server, so routing cannot matter (and the
+  // run notes routing keys as unused).
+  const ScenarioConfig cfg = plan(8, 1, 1, "tp-cp-dp-pp", Wiring::kRailOptimized, 1.0);
+  EXPECT_FALSE(routes_dp_rings(cfg));
+  const FabricContention c = fabric_contention(cfg);
+  EXPECT_FALSE(c.routed);
   EXPECT_EQ(c.dp, 1.0);
   EXPECT_TRUE(c.link.empty());
+  // Two servers: routed.
+  EXPECT_TRUE(routes_dp_rings(plan(16, 1, 1, "tp-cp-dp-pp", Wiring::kRailOptimized, 1.0)));
 }
 
 TEST(FabricContention, IsTheStaticContentionOfEveryStagesRings) {
@@ -176,8 +181,8 @@ TEST(FabricContention, MoeRoutesItsDenseAndExpertRings) {
   // Expert parallelism is part of the key: ep 4 makes other rings.
   ScenarioConfig ep4 = moe_test::load(moe_test::small_yaml(), {"parallelism.ep=4"});
   EXPECT_NE(contention_key(ep4), contention_key(moe_test::load(moe_test::small_yaml())));
-  // One node: no ring leaves it, nothing routed for the notes to miss.
-  EXPECT_EQ(fabric_contention(moe_test::load(moe_test::small_yaml(), {"cluster.gpus=8"})).dp, 1.0);
+  // One node: no ring leaves it, nothing routed (the notes then name the routing keys).
+  EXPECT_FALSE(routes_dp_rings(moe_test::load(moe_test::small_yaml(), {"cluster.gpus=8"})));
 }
 
 TEST(FabricContention, SameInputsSameAnswerAndTheCacheAgrees) {
