@@ -31,10 +31,6 @@ using work::group_links;
 using work::LayerTimes;
 using work::TrainingLinks;
 
-// Megatron-LM's default gradient bucket (--ddp-bucket-size): 40M parameters; the last bucket's
-// reduction cannot overlap with backward. training.dp_bucket_size overrides it.
-constexpr double kBucketParams = 40e6;
-
 }  // namespace
 
 Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share) {
@@ -135,6 +131,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const int per_node = std::max(1, c.gpus_per_node / (p.tp * p.cp));
     const GroupLinks g = group_links(est.dp, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+    // Buckets: training.dp_bucket_size, or Megatron-LM's rule (dp_bucket_params), per chunk.
+    const double bucket = work::dp_bucket_params(cfg, static_cast<int>(est.dp));
+    const double bucket_share = std::min(1.0, bucket / std::max(params, 1.0));
+    const int64_t buckets_per_chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(params / p.vpp / std::max(1.0, bucket))));
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
     // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights (MoE:
@@ -147,17 +148,20 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                             : work::moe_dp_times(cfg, l, l);
       reduce = moe_dp.reduce;
       gather = moe_dp.gather;
-    } else if (p.zero_stage == 0) {
-      reduce = collective_time(CollectiveOp::kAllReduce, grads, g);
     } else {
-      reduce = collective_time(CollectiveOp::kReduceScatter, grads, g);
-      gather = collective_time(CollectiveOp::kAllGather, weights, g);
+      // One collective per bucket of each chunk, each paying the ring's latency (as the flow
+      // level's graph runs them): vpp x buckets latencies and the bytes once.
+      const int64_t collectives = p.vpp * buckets_per_chunk;
+      const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+      reduce = collective_time(op, grads, g) + (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, g);
+      if (p.zero_stage >= 1) {
+        gather = collective_time(CollectiveOp::kAllGather, weights, g) +
+                 (collectives - 1) * coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, g);
+      }
     }
     // Overlap windows: the backward passes after a chunk's last for its reduction, the forward
     // passes before a chunk's first for its gather (chunked_dp_exposed); the last bucket is
     // always exposed.
-    const double bucket = cfg.training.dp_bucket_size > 0 ? static_cast<double>(cfg.training.dp_bucket_size) : kBucketParams;
-    const double bucket_share = std::min(1.0, bucket / std::max(params, 1.0));
     const Time exposed_reduce =
         cfg.training.overlap.dp_grad_reduce
             ? chunked_dp_exposed(reduce, (1.0 / p.vpp) * bwd_window, p.pp, p.vpp, bucket_share)
@@ -174,7 +178,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // those leave of the compute and bubble.
     b.dp_exposed = exposed_reduce + exposed_gather;
     if (p.zero_stage == 3) {
-      const Time per_pass = (1.0 / p.vpp) * gather;
+      // One gather of the chunk's weights per pass (one latency, as the flow level runs it).
+      const Time per_pass = collective_time(CollectiveOp::kAllGather, bytes_of(params / p.vpp * 2.0), g);
       const int64_t passes = 2 * mbs * p.vpp;
       const Time window = b.compute + b.bubble;
       b.dp_exposed = cfg.training.overlap.dp_param_gather

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "sim/collectives/collective_flows.h"
 #include "sim/core/scenario.h"
 #include "tests/unit/core/unit_printers.h"
 #include "tests/unit/engine/gpt_plan.h"
@@ -168,6 +170,30 @@ TEST(CheckMemoryFit, Gpt175bDoesNotFitOnEightGpus) {
   EXPECT_EQ(errors[0].line, 12);
   EXPECT_NE(errors[0].message.find("GiB"), std::string::npos);
   EXPECT_NE(errors[0].message.find("A100-SXM4-80GB"), std::string::npos);
+}
+
+TEST(AnalyticalTraining, EveryDpBucketPaysTheRingLatency) {
+  // ZeRO-1 without overlap, 2 chunks: one reduce-scatter and one all-gather per bucket of each
+  // chunk, as the flow level runs them. Buckets of a quarter of a chunk instead of a whole chunk
+  // add 2 x (4 - 1) collectives of each kind, each the ring's latency; the bytes are the same.
+  ScenarioConfig cfg = plan(256, 8, 2, 256, 2);
+  cfg.parallelism.zero_stage = 1;
+  cfg.training.overlap.dp_grad_reduce = false;
+  cfg.training.overlap.dp_param_gather = false;
+  const TrainingEstimate one = estimate_training(cfg, a100());
+  const double chunk = one.memory.params_on_gpu / 2;
+  cfg.training.dp_bucket_size = static_cast<int64_t>(std::ceil(chunk));
+  const Time whole = estimate_training(cfg, a100()).breakdown.dp_exposed;
+  cfg.training.dp_bucket_size = static_cast<int64_t>(std::ceil(chunk / 4));
+  const Time quarter = estimate_training(cfg, a100()).breakdown.dp_exposed;
+  coll::GroupLinks g;
+  g.ranks = one.dp;  // 16 replicas, one per server
+  g.ranks_per_node = 1;
+  g.intra_alpha = a100().eff.nvlink_collective_latency;
+  g.inter_alpha = a100().eff.network_collective_latency;
+  const Time per_pair = coll::collective_latency(coll::CollectiveOp::kReduceScatter, coll::Algorithm::kRing, g) +
+                        coll::collective_latency(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, g);
+  EXPECT_EQ(quarter - whole, static_cast<int64_t>(2 * 3) * per_pair);
 }
 
 TEST(AnalyticalTraining, StepStallAddsItselfToTheIteration) {
