@@ -192,6 +192,16 @@ std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, cons
   return rings;
 }
 
+std::vector<std::vector<int32_t>> embedding_sync_pairs(const ScenarioConfig& cfg, const Placement& pl, int replica) {
+  const ParallelismConfig& p = cfg.parallelism;
+  std::vector<std::vector<int32_t>> pairs;
+  if (p.pp <= 1 || !cfg.model.tied_embeddings) return pairs;
+  for (int ci = 0; ci < p.cp; ++ci) {
+    for (int t = 0; t < p.tp; ++t) pairs.push_back({pl.gpu(t, ci, replica, 0), pl.gpu(t, ci, replica, p.pp - 1)});
+  }
+  return pairs;
+}
+
 std::vector<std::vector<int32_t>> expert_dp_rings(const ScenarioConfig& cfg, int stage) {
   const ExpertLayout lay = expert_layout(cfg, stage);
   std::vector<std::vector<int32_t>> rings;
@@ -666,9 +676,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         members.push_back(replica[d]);
       }
       for (const int dd : members) {
-        for (int ci = 0; ci < cp; ++ci) {
-          for (int t = 0; t < tp; ++t) pairs.push_back({pl.gpu(t, ci, dd, 0), pl.gpu(t, ci, dd, pp - 1)});
-        }
+        for (std::vector<int32_t>& pair : embedding_sync_pairs(cfg, pl, dd)) pairs.push_back(std::move(pair));
       }
       const int32_t first = group_of(0, d), last = group_of(pp - 1, d);
       Op op = Builder::comm(OpRole::kEmbeddingSync, Stream::kDp, first, CollectiveOp::kAllReduce, emb, c.emb_latency,

@@ -195,7 +195,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   b.optimizer = calib::memory_time(bytes_of(shard * work::kAdamBytesPerParam), hw);
   if (p.pp > 1 && m.tied_embeddings) {
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
-    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, 1, l));
+    // Every replica's pairs at once, far apart in the fabric: routed like the DP rings.
+    const TrainingLinks emb_l = contention.routed ? work::links_at_contention(l, contention.embedding) : l;
+    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, 1, emb_l));
   }
 
   // Idle time once per step, outside the schedule (MegaScale section 3.4: data loading at the

@@ -60,12 +60,15 @@ namespace {
 
 // The dense and expert ring sets of every stage, as the flow level's graph builds them.
 struct RingSets {
-  std::vector<std::vector<int32_t>> dense, expert;
+  std::vector<std::vector<int32_t>> dense, expert, embedding;
 };
 RingSets ring_sets(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
   const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
   RingSets out;
+  for (int d = 0; d < pl.size(work::Dim::kDp); ++d) {
+    for (auto& pair : work::embedding_sync_pairs(cfg, pl, d)) out.embedding.push_back(std::move(pair));
+  }
   for (int s = 0; s < p.pp; ++s) {
     for (auto& r : work::dense_dp_rings(cfg, pl, s)) {
       if (r.size() > 1) out.dense.push_back(std::move(r));
@@ -88,15 +91,14 @@ bool builds(const ScenarioConfig& cfg) {
 }  // namespace
 
 bool routes_dp_rings(const ScenarioConfig& cfg) {
-  // Cheap first: a dense model with dp 1 has no ring.
-  if (!cfg.model.moe && data_parallel_size(cfg) <= 1) return false;
   const int gpn = cfg.cluster.gpus_per_node;
   const auto leaves_node = [gpn](const std::vector<int32_t>& ring) {
     return std::any_of(ring.begin(), ring.end(), [&](int32_t g) { return g / gpn != ring.front() / gpn; });
   };
   const RingSets r = ring_sets(cfg);
   const bool leaves = std::any_of(r.dense.begin(), r.dense.end(), leaves_node) ||
-                      std::any_of(r.expert.begin(), r.expert.end(), leaves_node);
+                      std::any_of(r.expert.begin(), r.expert.end(), leaves_node) ||
+                      std::any_of(r.embedding.begin(), r.embedding.end(), leaves_node);
   return leaves && builds(cfg);
 }
 
@@ -126,6 +128,7 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   const StaticLoad expert = contention(sets.expert);
   out.dp = dense.contention;
   out.expert_dp = expert.contention;
+  out.embedding = contention(sets.embedding).contention;
   const StaticLoad& worst = expert.contention > dense.contention ? expert : dense;
   if (worst.contention > 1.0) {
     out.link = fabric->link_name(worst.link);

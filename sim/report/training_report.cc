@@ -122,6 +122,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     Json& fc = r.set("fabric_contention", Json::object());
     fc.set("dp_ring_slowdown", c.dp);
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
+    fc.set("embedding_sync_slowdown", c.embedding);
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
   }
@@ -164,6 +165,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     const engine::FabricContention& c = est.contention;
     o << "\nDP rings     " << fmt("%.2fx", c.dp) << " their NIC-bound time on the fabric's routes (every stage's rings at once)";
     if (cfg.model.moe) o << "; expert rings " << fmt("%.2fx", c.expert_dp);
+    if (c.embedding > 1.0) o << "; embedding sync " << fmt("%.2fx", c.embedding);
     if (!c.link.empty()) {
       o << "; most loaded link " << c.link << ", " << c.sub_flows << " sub-flows (ECMP collisions or oversubscription)";
     }

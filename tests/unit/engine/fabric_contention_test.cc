@@ -131,13 +131,32 @@ TEST(StaticContention, EqualsTheFluidLevelsSlowdownForTheSameRings) {
   }
 }
 
-TEST(FabricContention, RoutesOnlyWhereARingHasTwoMembers) {
+TEST(FabricContention, RoutesRingsAndEmbeddingPairsThatLeaveANode) {
   ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   EXPECT_TRUE(fabric_contention(cfg).routed);
   EXPECT_TRUE(routes_dp_rings(cfg));
-  ScenarioConfig one = plan(64, 8, 8, "tp-cp-dp-pp", Wiring::kTorPerServer, 1.0);  // dp 1
+  // dp 1, pp 8 over 8 servers: no DP ring, but the tied embedding's pairs (stage 0 and 7) cross
+  // the fabric, 8 pairs between two servers, one per rail.
+  ScenarioConfig one = plan(64, 8, 8, "tp-cp-dp-pp", Wiring::kTorPerServer, 1.0);
+  const FabricContention c = fabric_contention(one);
+  EXPECT_TRUE(c.routed);
+  EXPECT_EQ(c.dp, 1.0);
+  EXPECT_GE(c.embedding, 1.0);
+  // Untied embeddings and dp 1: nothing to route.
+  one.model.tied_embeddings = false;
+  EXPECT_FALSE(routes_dp_rings(one));
   EXPECT_FALSE(fabric_contention(one).routed);
-  EXPECT_EQ(fabric_contention(one).dp, 1.0);
+}
+
+TEST(FabricContention, EmbeddingPairsMeetAtTheirStagesUplinks) {
+  // DP outermost at 7:1, sprayed: replica d's stages 0 and 7 are servers 8d and 8d + 7, always on
+  // different ToRs of 7 servers; a ToR that holds two such servers sends their 16 GPUs' pairs over
+  // its 8 uplinks: 2x.
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  cfg.network.routing = Routing::kSpray;
+  EXPECT_NEAR(fabric_contention(cfg).embedding, 2.0, 1e-9);
+  cfg.network.tor_oversubscription = 1.0;
+  EXPECT_EQ(fabric_contention(cfg).embedding, 1.0);  // sprayed over a 1:1 fabric
 }
 
 TEST(FabricContention, RingsInsideOneServerAreNotRouted) {
