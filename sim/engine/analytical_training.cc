@@ -74,15 +74,23 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   Time stage_ep;
   Time bwd_window = layers_per_stage * lt.backward;
   Time fwd_window = layers_per_stage * lt.forward;
+  // The other stages' micro-batch times added up: the pipeline's fill and drain run on them.
+  Time others = (p.pp - 1) * (stage_compute - work::head_time(cfg, hw) + stage_tp);
   if (m.moe) {
     // MoE: every stage's layers priced one by one (routing differs per layer); the slowest stage
     // (with the LM head on the last) sets the pace.
     const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, l);
     Time worst = Time::zero();
+    Time all_stages = Time::zero();
+    for (const work::MoeStageCost& sc : stages) {
+      const Time head = sc.stage == p.pp - 1 ? work::head_time(cfg, hw) : Time::zero();
+      all_stages += sc.compute + head + sc.tp_exposed + sc.ep_exposed;
+    }
     for (const work::MoeStageCost& sc : stages) {
       const Time head = sc.stage == p.pp - 1 ? work::head_time(cfg, hw) : Time::zero();
       const Time t = sc.compute + head + sc.tp_exposed + sc.ep_exposed;
       if (t <= worst) continue;
+      others = all_stages - t;
       worst = t;
       stage_compute = sc.compute + head;
       stage_tp = sc.tp_exposed;
@@ -106,8 +114,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   b.tp_exposed = mbs * stage_tp;
   b.ep_exposed = mbs * stage_ep;
   // Interleaved 1F1B: the fill and drain cost (pp-1)/vpp micro-batch slots (Narayanan et al.
-  // SC'21, section 2.2.2); plain 1F1B is vpp = 1.
-  b.bubble = (static_cast<double>(p.pp - 1) / p.vpp) * mb;
+  // SC'21, section 2.2.2; plain 1F1B is vpp = 1), slots of the other stages: the slowest stage
+  // paces the m micro-batches and the rest fill and drain, so the step is
+  // m x t_slowest + (sum of the other stages' t) / vpp. With equal stages that is (pp-1)/vpp x mb;
+  // the LM head lengthens only the last stage's slots.
+  b.bubble = (1.0 / p.vpp) * others;
 
   // --- Pipeline point-to-point: each TP rank sends its 1/tp slice of the activation over its
   // own rail (Megatron's scatter/gather optimisation), forward and backward at each of the vpp

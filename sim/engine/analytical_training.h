@@ -22,7 +22,7 @@ struct TrainingBreakdown {
   Time compute;       // forward, backward and recomputation of every micro-batch
   Time tp_exposed;    // tensor/sequence/context-parallel collectives not hidden by compute
   Time pp_exposed;    // pipeline send/recv on the critical path
-  Time bubble;        // pipeline fill and drain: (pp-1)/vpp micro-batch slots
+  Time bubble;        // pipeline fill and drain: (pp-1)/vpp micro-batch slots of the other stages
   Time dp_exposed;    // data-parallel gradient reduce and parameter gather not hidden
   Time optimizer;     // optimizer step and the embedding gradient sync
   Time ep_exposed;    // MoE: expert all-to-all (and expert-TP) not hidden by expert compute

@@ -13,6 +13,7 @@
 #include "sim/core/scenario.h"
 #include "tests/unit/core/unit_printers.h"
 #include "tests/unit/engine/gpt_plan.h"
+#include "workloads/training_costs.h"
 
 namespace clustersim::engine {
 namespace {
@@ -69,13 +70,18 @@ TEST(AnalyticalTraining, NoPipelineNoBubbleNoP2p) {
   EXPECT_EQ(est.breakdown.pp_exposed, Time::zero());
 }
 
-TEST(AnalyticalTraining, BubbleIsPpMinusOneOverVppMicroBatchSlots) {
-  // 1F1B: (pp - 1) = 3 slots of one micro-batch's stage time.
-  const TrainingEstimate plain = estimate_training(plan(64, 2, 4, 128), a100());
-  EXPECT_EQ(plain.breakdown.bubble, int64_t{3} * plain.microbatch_stage_time);
+TEST(AnalyticalTraining, BubbleIsPpMinusOneOverVppSlotsOfTheOtherStages) {
+  // 1F1B: (pp - 1) = 3 slots of the stages that fill and drain, which lack the last stage's LM
+  // head: m x slowest slot + the other stages' slots.
+  const ScenarioConfig cfg = plan(64, 2, 4, 128);
+  const TrainingEstimate plain = estimate_training(cfg, a100());
+  const Time head = work::head_time(cfg, a100());
+  EXPECT_GT(head, Time::zero());
+  EXPECT_EQ(plain.breakdown.bubble, int64_t{3} * (plain.microbatch_stage_time - head));
   // Interleaved, vpp 2 (24 layers = 4 x 2 x 3; 16 micro-batches % 4 = 0): (4 - 1) / 2 = 1.5 slots.
-  const TrainingEstimate interleaved = estimate_training(plan(64, 2, 4, 128, 2), a100());
-  EXPECT_EQ(interleaved.breakdown.bubble, 1.5 * interleaved.microbatch_stage_time);
+  const ScenarioConfig cfg2 = plan(64, 2, 4, 128, 2);
+  const TrainingEstimate interleaved = estimate_training(cfg2, a100());
+  EXPECT_EQ(interleaved.breakdown.bubble, 1.5 * (interleaved.microbatch_stage_time - head));
   // Interleaving does not change a micro-batch's compute, only how much of it idles.
   EXPECT_EQ(interleaved.breakdown.compute, plain.breakdown.compute);
 }

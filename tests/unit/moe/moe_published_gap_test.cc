@@ -4,8 +4,8 @@
 // abstract and Table 3). The flow level meets it (scenarios/validation/moe.yaml, CTest
 // validation_moe_suite). The analytical level came out 13.7% high while it saw no contention on
 // the fabric; since it routes the dense and expert gradient rings (2026-11-21: ECMP collisions
-// of 2x on both) it is +7.4%, but for a compensating reason: the slot per micro-batch is still
-// 1.24x short of Table 3's and the time outside the slots (DP, optimizer, sends) 0.43 s against
+// of 2x on both) it is +8.6%, but for a compensating reason: the slot per micro-batch is still
+// 1.24x short of Table 3's and the time outside the slots (DP, optimizer, sends) 0.39 s against
 // Table 3's intercept of about zero. So the test also holds the slot to 10%, which it misses:
 // label known_gap (left out of the default run); it prints where the rest sits:
 //   ctest --test-dir build -L known_gap -R MoePublishedGap --output-on-failure
