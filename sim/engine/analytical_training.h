@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The analytical fidelity level for dense 3D-parallel training: one iteration's time, its
-// breakdown, tokens/s and MFU in closed form (no contention, no event simulation).
+// breakdown, tokens/s and MFU in closed form (no event simulation; the gradient rings' routes give
+// their contention once: fabric_contention.h).
 #pragma once
 
 #include <string>

@@ -145,11 +145,16 @@ TEST(FlowTraining, AgreesWithAnalyticalWithoutContention) {
   // compute are the analytical level's, so the iterations agree closely.
   ScenarioConfig cfg = plan(16, 4, 1, 1, 32);
   cfg.training.overlap = {false, false, false, false};
-  cfg.training.dp_bucket_size = 4'000'000'000;  // one bucket, as the analytical level's one collective
+  cfg.training.dp_bucket_size = 4'000'000'000;  // one bucket per chunk (both levels pay a latency per bucket)
   const FlowTrainingResult r = simulate_training(cfg, a100(), quick());
   EXPECT_NEAR(r.estimate.iteration / r.analytical.iteration, 1.0, 0.02);
   EXPECT_NEAR(r.estimate.breakdown.compute / r.analytical.breakdown.compute, 1.0, 1e-6);
   EXPECT_NEAR(r.estimate.breakdown.dp_exposed / r.analytical.breakdown.dp_exposed, 1.0, 0.03);
+  // Many buckets: each collective's latency, at both levels.
+  cfg.training.dp_bucket_size = 5'000'000;
+  const FlowTrainingResult many = simulate_training(cfg, a100(), quick());
+  EXPECT_GT(many.analytical.breakdown.dp_exposed, r.analytical.breakdown.dp_exposed);
+  EXPECT_NEAR(many.estimate.breakdown.dp_exposed / many.analytical.breakdown.dp_exposed, 1.0, 0.03);
   // A pipeline with TP inside nodes.
   ScenarioConfig pipe = plan(16, 4, 4, 1, 16);
   pipe.training.overlap = {false, false, false, false};
