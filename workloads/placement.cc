@@ -27,4 +27,12 @@ Placement::Placement(const std::string& order, int tp, int cp, int dp, int pp) :
   if (seen != 0xF) throw std::invalid_argument("placement order '" + order + "' misses a dimension");
 }
 
+int Placement::first_group_ranks_per_node(Dim along, int gpus_per_node) const {
+  const int d = static_cast<int>(along);
+  int n = 0;
+  // Member i sits at i x stride; the first is GPU 0, on node 0.
+  for (int i = 0; i < size_[d]; ++i) n += (i * stride_[d]) / gpus_per_node == 0 ? 1 : 0;
+  return n > 0 ? n : 1;
+}
+
 }  // namespace clustersim::work

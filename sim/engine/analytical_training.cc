@@ -135,11 +135,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   }
 
   // --- Data parallelism: gradients reduce-scattered (ZeRO >= 1) or all-reduced (ZeRO-0), then
-  // updated parameters all-gathered. DP ranks follow TP (and CP) in rank order, so a node holds
-  // gpus_per_node / (tp cp) ranks of each DP group (Megatron-LM's default order tp-cp-dp-pp).
+  // updated parameters all-gathered. A node holds as many ranks of a DP group as the placement
+  // puts there: gpus_per_node / (tp cp) in Megatron-LM's default order tp-cp-dp-pp, fewer when
+  // pp (or more of cp) comes before dp.
   const double params = est.memory.params_on_gpu;
   if (est.dp > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
-    const int per_node = std::max(1, c.gpus_per_node / (p.tp * p.cp));
+    const int per_node = pl.first_group_ranks_per_node(work::Dim::kDp, c.gpus_per_node);
     const GroupLinks g = group_links(est.dp, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
     // Buckets: training.dp_bucket_size, or Megatron-LM's rule (dp_bucket_params), per chunk.
