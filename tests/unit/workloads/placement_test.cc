@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rank placement: coordinates round-trip, and a group's ranks per node follow the order.
+#include "workloads/placement.h"
+
+#include <gtest/gtest.h>
+
+namespace clustersim::work {
+namespace {
+
+TEST(Placement, CoordinatesRoundTrip) {
+  const Placement pl("tp-cp-pp-dp", 2, 2, 3, 4);
+  for (int g = 0; g < pl.gpus(); ++g) {
+    EXPECT_EQ(pl.gpu(pl.coord(g, Dim::kTp), pl.coord(g, Dim::kCp), pl.coord(g, Dim::kDp), pl.coord(g, Dim::kPp)), g);
+  }
+}
+
+TEST(Placement, FirstGroupRanksPerNodeFollowTheOrder) {
+  // tp 2, cp 1, dp 8, pp 4 on nodes of 8 GPUs.
+  // Megatron's order tp-cp-dp-pp: DP ranks 2 GPUs apart, 4 of them per node.
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 2, 1, 8, 4).first_group_ranks_per_node(Dim::kDp, 8), 4);
+  // pp before dp: DP ranks 8 GPUs apart, one per node.
+  EXPECT_EQ(Placement("tp-cp-pp-dp", 2, 1, 8, 4).first_group_ranks_per_node(Dim::kDp, 8), 1);
+  // dp first: all 8 on the first node; TP then spans nodes, one rank each.
+  const Placement dp_first("dp-tp-cp-pp", 2, 1, 8, 4);
+  EXPECT_EQ(dp_first.first_group_ranks_per_node(Dim::kDp, 8), 8);
+  EXPECT_EQ(dp_first.first_group_ranks_per_node(Dim::kTp, 8), 1);
+  // A group larger than a node fills it; a size-1 dimension counts 1.
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 1, 1, 64, 1).first_group_ranks_per_node(Dim::kDp, 8), 8);
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 8, 1, 4, 1).first_group_ranks_per_node(Dim::kCp, 8), 1);
+}
+
+}  // namespace
+}  // namespace clustersim::work
