@@ -185,6 +185,12 @@ std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, cons
   return rings;
 }
 
+std::vector<std::vector<int32_t>> cp_rings(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage) {
+  std::vector<std::vector<int32_t>> rings;
+  for (int t = 0; t < cfg.parallelism.tp; ++t) rings.push_back(line(pl, Dim::kCp, t, 0, replica, stage));
+  return rings;
+}
+
 std::vector<std::vector<int32_t>> embedding_sync_pairs(const ScenarioConfig& cfg, const Placement& pl, int replica) {
   const ParallelismConfig& p = cfg.parallelism;
   std::vector<std::vector<int32_t>> pairs;
@@ -267,7 +273,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         }
         tps.push_back(line(pl, Dim::kTp, 0, ci, replica[d], s));
       }
-      for (int t = 0; t < tp; ++t) cps.push_back(line(pl, Dim::kCp, t, 0, replica[d], s));
+      cps = cp_rings(cfg, pl, replica[d], s);
       tp_set.push_back(tp > 1 ? b.comm_set(tps) : -1);
       cp_set.push_back(cp > 1 ? b.comm_set(cps) : -1);
       pp_next_set.push_back(pp > 1 ? b.comm_set(next) : -1);

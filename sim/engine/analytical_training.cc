@@ -70,7 +70,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   const LayerTimes lt = work::layer_times(cfg, hw);
   const double layers_per_stage = static_cast<double>(m.layers) / p.pp;
   Time stage_compute = layers_per_stage * (lt.forward + lt.backward) + work::head_time(cfg, hw);
-  Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, l, lt);
+  // CP rings, every replica's and stage's at once (they run with each attention core), meet
+  // their routes' contention like the DP rings; unrouted, the tiers their members cross.
+  const TrainingLinks cp_l = contention.routed ? work::links_at_contention(l, contention.cp)
+                                               : work::links_for_ring(cfg, l, p.cp > 1 ? pl.gpu(0, 1, 0, 0) : 0, p.cp);
+  Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, cp_l, lt);
   Time stage_ep;
   Time bwd_window = layers_per_stage * lt.backward;
   Time fwd_window = layers_per_stage * lt.forward;

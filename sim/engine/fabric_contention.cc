@@ -60,7 +60,7 @@ namespace {
 
 // The dense and expert ring sets of every stage, as the flow level's graph builds them.
 struct RingSets {
-  std::vector<std::vector<int32_t>> dense, expert, embedding;
+  std::vector<std::vector<int32_t>> dense, expert, embedding, cp;
 };
 RingSets ring_sets(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
@@ -68,6 +68,10 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
   RingSets out;
   for (int d = 0; d < pl.size(work::Dim::kDp); ++d) {
     for (auto& pair : work::embedding_sync_pairs(cfg, pl, d)) out.embedding.push_back(std::move(pair));
+    if (p.cp <= 1) continue;
+    for (int s = 0; s < p.pp; ++s) {
+      for (auto& ring : work::cp_rings(cfg, pl, d, s)) out.cp.push_back(std::move(ring));
+    }
   }
   for (int s = 0; s < p.pp; ++s) {
     for (auto& r : work::dense_dp_rings(cfg, pl, s)) {
@@ -98,7 +102,8 @@ bool routes_dp_rings(const ScenarioConfig& cfg) {
   const RingSets r = ring_sets(cfg);
   const bool leaves = std::any_of(r.dense.begin(), r.dense.end(), leaves_node) ||
                       std::any_of(r.expert.begin(), r.expert.end(), leaves_node) ||
-                      std::any_of(r.embedding.begin(), r.embedding.end(), leaves_node);
+                      std::any_of(r.embedding.begin(), r.embedding.end(), leaves_node) ||
+                      std::any_of(r.cp.begin(), r.cp.end(), leaves_node);
   return leaves && builds(cfg);
 }
 
@@ -129,6 +134,7 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   out.dp = dense.contention;
   out.expert_dp = expert.contention;
   out.embedding = contention(sets.embedding).contention;
+  out.cp = contention(sets.cp).contention;
   const StaticLoad& worst = expert.contention > dense.contention ? expert : dense;
   if (worst.contention > 1.0) {
     out.link = fabric->link_name(worst.link);

@@ -25,6 +25,7 @@ struct FabricContention {
   double dp = 1.0;         // dense gradients' rings: >= 1; 1 when no ring leaves a node or nothing collides
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
   double embedding = 1.0;  // the tied-embedding all-reduce pairs (first and last stage of every replica), likewise
+  double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1)
   std::string link;        // most loaded link direction of the slowest ring set ("tor_agg:45/up"); empty when dp and expert_dp are 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
   bool routed = false;     // false: not routed (no ring leaves a node, or a Clos shape that does not build)
@@ -53,8 +54,8 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
                              std::span<const coll::FlowSpec> flows);
 
 // The gradient-sync rings of every pipeline stage (work::dense_dp_rings; MoE: and, as a second
-// set, work::expert_dp_rings) and the tied-embedding pairs of every replica
-// (work::embedding_sync_pairs), each set routed together on the scenario's fabric with its
+// set, work::expert_dp_rings), the tied-embedding pairs of every replica
+// (work::embedding_sync_pairs) and the CP rings (work::cp_rings), each set routed together on the scenario's fabric with its
 // routing, queue pairs and ECMP seed, as the flow level routes them. The default when no ring
 // or pair leaves a node or the fabric cannot be built.
 FabricContention fabric_contention(const ScenarioConfig& cfg);

@@ -123,6 +123,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     fc.set("dp_ring_slowdown", c.dp);
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
     fc.set("embedding_sync_slowdown", c.embedding);
+    if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
   }
@@ -166,6 +167,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     o << "\nDP rings     " << fmt("%.2fx", c.dp) << " their NIC-bound time on the fabric's routes (every stage's rings at once)";
     if (cfg.model.moe) o << "; expert rings " << fmt("%.2fx", c.expert_dp);
     if (c.embedding > 1.0) o << "; embedding sync " << fmt("%.2fx", c.embedding);
+    if (p.cp > 1) o << "; CP rings " << fmt("%.2fx", c.cp);
     if (!c.link.empty()) {
       o << "; most loaded link " << c.link << ", " << c.sub_flows << " sub-flows (ECMP collisions or oversubscription)";
     }

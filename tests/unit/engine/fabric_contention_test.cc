@@ -204,6 +204,27 @@ TEST(FabricContention, MoeRoutesItsDenseAndExpertRings) {
   EXPECT_FALSE(routes_dp_rings(moe_test::load(moe_test::small_yaml(), {"cluster.gpus=8"})));
 }
 
+TEST(FabricContention, CpRingsAreRoutedToo) {
+  // cp 2 outermost on 512 GPUs (tp 8, pp 4, dp 8: CP partners 256 GPUs = 32 servers apart), a ToR
+  // per server at 7:1, sprayed: every CP edge leaves its ToR, 56 GPUs over 8 uplinks, 7x.
+  ScenarioConfig cfg = engine_test::gpt_1p3b(512, 8, 4, 256);
+  cfg.parallelism.cp = 2;
+  cfg.parallelism.placement = "tp-dp-pp-cp";
+  cfg.network.wiring = Wiring::kTorPerServer;
+  cfg.network.tor_oversubscription = 7.0;
+  cfg.network.routing = Routing::kSpray;
+  cfg = engine_test::validated(cfg);
+  EXPECT_NEAR(fabric_contention(cfg).cp, 7.0, 1e-9);
+  // Megatron's order keeps the CP partners on neighbouring servers of one ToR: no slowdown, and
+  // the analytical level's TP/CP time is what the 1:1 fabric gives.
+  ScenarioConfig near = cfg;
+  near.parallelism.placement = "tp-cp-dp-pp";
+  EXPECT_EQ(fabric_contention(near).cp, 1.0);
+  ScenarioConfig flat = near;
+  flat.network.tor_oversubscription = 1.0;
+  EXPECT_EQ(estimate_training(near, a100()).breakdown.tp_exposed, estimate_training(flat, a100()).breakdown.tp_exposed);
+}
+
 TEST(FabricContention, SameInputsSameAnswerAndTheCacheAgrees) {
   const ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   const FabricContention a = fabric_contention(cfg);
