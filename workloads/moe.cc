@@ -656,6 +656,7 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   // replicas ep x expert_tp apart.
   const int tp_eff = cfg.training.attention_parallel == AttentionParallel::kSp ? 1 : p.tp;
   const coll::GroupLinks dg = group_links(dense_dp(cfg), std::max(1, gpn / (tp_eff * p.cp)), dense_l);
+  t.dense_group = dg;
   const coll::GroupLinks eg = group_links(expert_dp(cfg), std::max(1, gpn / (p.ep * p.expert_tp)), expert_l);
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);

@@ -6,6 +6,7 @@
 #include "calibration/compute_cost.h"
 #include "sim/core/error.h"
 #include "topology/clos_shape.h"
+#include "workloads/placement.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::work {
@@ -154,8 +155,10 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& l, const Laye
   Time total = tp_collectives_time(cfg, l, tp_layer_traffic(cfg).collectives);
   if (p.cp > 1) {
     // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
-    // backward sends them and their gradients), overlapped with the attention core.
-    const int per_node = std::min(p.cp, std::max(1, cfg.cluster.gpus_per_node / p.tp));
+    // backward sends them and their gradients), overlapped with the attention core. The ring has
+    // as many ranks per node as the placement puts there.
+    const Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+    const int per_node = pl.first_group_ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
     const GroupLinks g = group_links(p.cp, per_node, l);
     const Time ring = collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, g);
     const Time fwd = max(Time::zero(), ring - lt.attention_fwd);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_cost.h"
@@ -147,23 +148,28 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const int per_node = pl.first_group_ranks_per_node(work::Dim::kDp, c.gpus_per_node);
     const GroupLinks g = group_links(est.dp, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
-    // Buckets: training.dp_bucket_size, or Megatron-LM's rule (dp_bucket_params), per chunk.
-    const double bucket = work::dp_bucket_params(cfg, static_cast<int>(est.dp));
-    const double bucket_share = std::min(1.0, bucket / std::max(params, 1.0));
-    const int64_t buckets_per_chunk =
-        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(params / p.vpp / std::max(1.0, bucket))));
-    const Bytes grads = bytes_of(params * grad_bytes);
-    const Bytes weights = bytes_of(params * 2.0);
-    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights (MoE:
-    // dense and expert parameters over their own DP groups).
-    Time reduce, gather;
+    // MoE: dense and expert parameters over their own DP groups (moe_dp_times); the flow level's
+    // buckets and ZeRO-3 gathers cover the dense part.
+    std::optional<work::MoeDpTimes> moe_dp;
     if (m.moe) {
       // Unrouted (a fabric that does not build): every tier's oversubscription on both groups.
-      const work::MoeDpTimes moe_dp =
-          contention.routed ? work::moe_dp_times(cfg, dp_l, work::links_at_contention(l, contention.expert_dp))
-                            : work::moe_dp_times(cfg, l, l);
-      reduce = moe_dp.reduce;
-      gather = moe_dp.gather;
+      moe_dp = contention.routed ? work::moe_dp_times(cfg, dp_l, work::links_at_contention(l, contention.expert_dp))
+                                 : work::moe_dp_times(cfg, l, l);
+    }
+    const double synced = moe_dp ? moe_dp->dense_params : params;
+    // Buckets: training.dp_bucket_size, or Megatron-LM's rule (dp_bucket_params), per chunk; the
+    // last of the vpp x buckets waits for the last pass.
+    const double bucket = work::dp_bucket_params(cfg, static_cast<int>(est.dp));
+    const int64_t buckets_per_chunk =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(synced / p.vpp / std::max(1.0, bucket))));
+    const double bucket_share = 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
+    const Bytes grads = bytes_of(params * grad_bytes);
+    const Bytes weights = bytes_of(params * 2.0);
+    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights.
+    Time reduce, gather;
+    if (moe_dp) {
+      reduce = moe_dp->reduce;
+      gather = moe_dp->gather;
     } else {
       // One collective per bucket of each chunk, each paying the ring's latency (as the flow
       // level's graph runs them): vpp x buckets latencies and the bytes once.
@@ -195,7 +201,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     b.dp_exposed = exposed_reduce + exposed_gather;
     if (p.zero_stage == 3) {
       // One gather of the chunk's weights per pass (one latency, as the flow level runs it).
-      const Time per_pass = collective_time(CollectiveOp::kAllGather, bytes_of(params / p.vpp * 2.0), g);
+      const Time per_pass =
+          collective_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), moe_dp ? moe_dp->dense_group : g);
       const int64_t passes = 2 * mbs * p.vpp;
       const Time window = b.compute + b.bubble;
       b.dp_exposed = cfg.training.overlap.dp_param_gather

@@ -131,14 +131,19 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   const RingSets sets = ring_sets(cfg);
   const StaticLoad dense = contention(sets.dense);
   const StaticLoad expert = contention(sets.expert);
+  const StaticLoad embedding = contention(sets.embedding);
+  const StaticLoad cp = contention(sets.cp);
   out.dp = dense.contention;
   out.expert_dp = expert.contention;
-  out.embedding = contention(sets.embedding).contention;
-  out.cp = contention(sets.cp).contention;
-  const StaticLoad& worst = expert.contention > dense.contention ? expert : dense;
-  if (worst.contention > 1.0) {
-    out.link = fabric->link_name(worst.link);
-    out.sub_flows = worst.sub_flows;
+  out.embedding = embedding.contention;
+  out.cp = cp.contention;
+  const StaticLoad* worst = &dense;
+  for (const StaticLoad* l : {&expert, &embedding, &cp}) {
+    if (l->contention > worst->contention) worst = l;
+  }
+  if (worst->contention > 1.0) {
+    out.link = fabric->link_name(worst->link);
+    out.sub_flows = worst->sub_flows;
   }
   return out;
 }

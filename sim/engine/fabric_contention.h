@@ -26,7 +26,7 @@ struct FabricContention {
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
   double embedding = 1.0;  // the tied-embedding all-reduce pairs (first and last stage of every replica), likewise
   double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1)
-  std::string link;        // most loaded link direction of the slowest ring set ("tor_agg:45/up"); empty when dp and expert_dp are 1
+  std::string link;        // most loaded link direction of the slowest set ("tor_agg:45/up"); empty when every slowdown is 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
   bool routed = false;     // false: not routed (no ring leaves a node, or a Clos shape that does not build)
 };

@@ -160,30 +160,21 @@ std::string joined(const std::vector<const char*>& keys) {
   return out;
 }
 
-// Whether the placement puts fewer of the first TP (or CP) group's ranks on its first node than
-// the analytical level assumes: all of TP (priced on NVLink), min(cp, gpus_per_node / tp) of CP
-// (the rest of a CP ring is priced over the NICs).
-bool group_placed_wider_than_priced(const ScenarioConfig& cfg, work::Dim dim) {
+// Whether the placement puts the first TP group's ranks on more than one node: the analytical
+// level prices TP collectives on NVLink.
+bool tp_placed_across_nodes(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
-  const int size = dim == work::Dim::kTp ? p.tp : p.cp;
-  const int gpn = cfg.cluster.gpus_per_node;
-  if (size <= 1 || gpn <= 0) return false;
+  if (p.tp <= 1 || cfg.cluster.gpus_per_node <= 0) return false;
   const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
-  int on_first_node = 0;
-  for (int i = 0; i < size; ++i) {
-    const int g = dim == work::Dim::kTp ? pl.gpu(i, 0, 0, 0) : pl.gpu(0, i, 0, 0);
-    if (g / gpn == 0) ++on_first_node;
-  }
-  const int priced = dim == work::Dim::kTp ? p.tp : std::min(p.cp, std::max(1, gpn / p.tp));
-  return on_first_node < priced;
+  return pl.first_group_ranks_per_node(work::Dim::kTp, cfg.cluster.gpus_per_node) < p.tp;
 }
 
 using Notes = std::vector<std::string>;
 
 // Settings the analytical training level (closed-form collectives over fitted bandwidths and
-// latencies; DP rings routed on the fabric for dense models, oversubscription by tier crossings
-// otherwise) cannot see: non-default flow-level network settings, and placements wider than it
-// prices.
+// latencies; gradient rings, embedding pairs and CP rings routed on the fabric, oversubscription
+// by tier crossings where nothing is routed) cannot see: non-default flow-level network settings,
+// and TP groups placed across nodes.
 void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   const NetworkConfig d;
   const NetworkConfig& n = cfg.network;
@@ -204,17 +195,13 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
     notes.push_back(joined(changed) + (changed.size() == 1 ? " is" : " are") +
                     " not used by the analytical training level, which prices collectives with the GPU profile's "
                     "fitted bandwidths and latencies" +
-                    (routed ? std::string(" (routing only the DP rings, for their collisions)")
+                    (routed ? std::string(" (routing only the gradient, embedding and CP rings, for their collisions)")
                             : std::string(" and charges oversubscription by tier crossings")) +
                     "; network.fidelity: flow simulates routes, flows and link latencies");
   }
-  if (group_placed_wider_than_priced(cfg, work::Dim::kTp)) {
+  if (tp_placed_across_nodes(cfg)) {
     notes.push_back("parallelism.placement puts each TP group across nodes; the analytical level prices TP "
                     "collectives on NVLink, network.fidelity: flow sends them over the NICs");
-  }
-  if (group_placed_wider_than_priced(cfg, work::Dim::kCp)) {
-    notes.push_back("parallelism.placement spreads each CP group over more nodes than the analytical level "
-                    "prices (min(cp, gpus_per_node / tp) ranks per node); network.fidelity: flow routes it as placed");
   }
 }
 

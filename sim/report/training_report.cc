@@ -164,14 +164,15 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << "\n";
   if (cfg.network.fidelity == Fidelity::kAnalytical && est.contention.routed) {
     const engine::FabricContention& c = est.contention;
-    o << "\nDP rings     " << fmt("%.2fx", c.dp) << " their NIC-bound time on the fabric's routes (every stage's rings at once)";
-    if (cfg.model.moe) o << "; expert rings " << fmt("%.2fx", c.expert_dp);
-    if (c.embedding > 1.0) o << "; embedding sync " << fmt("%.2fx", c.embedding);
-    if (p.cp > 1) o << "; CP rings " << fmt("%.2fx", c.cp);
+    o << "\nfabric       routes slow the DP rings " << fmt("%.2fx", c.dp);
+    if (cfg.model.moe) o << ", expert rings " << fmt("%.2fx", c.expert_dp);
+    o << ", embedding sync " << fmt("%.2fx", c.embedding);
+    if (p.cp > 1) o << ", CP rings " << fmt("%.2fx", c.cp);
+    o << " against their NIC-bound time (every stage's at once)\n";
     if (!c.link.empty()) {
-      o << "; most loaded link " << c.link << ", " << c.sub_flows << " sub-flows (ECMP collisions or oversubscription)";
+      o << "             most loaded link " << c.link << ", " << c.sub_flows
+        << " sub-flows (ECMP collisions or oversubscription)\n";
     }
-    o << "\n";
   }
   if (cfg.model.moe && !est.moe_layers.empty()) {
     o << "\nMoE layers of stage " << est.critical_stage << " (per micro-batch, forward + backward; ep "

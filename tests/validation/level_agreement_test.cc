@@ -2,7 +2,7 @@
 // The analytical level against the flow level on plans whose DP rings meet ECMP collisions and
 // oversubscription (a ToR per server, DP outermost, ZeRO-3, an MoE model's expert rings) and on
 // plans where they do not: the analytical level routes the DP rings (fabric_contention) and must
-// stay within 20% of the flow level per plan, 8% on average. Before it routed them it was 67% fast on ZeRO-3 over a ToR per
+// stay within 8% of the flow level per plan, 4% on average (it measures about 1%). Before it routed them it was 67% fast on ZeRO-3 over a ToR per
 // server (docs/results.md, "Analytical and flow levels"). Prints the table. About 10 s.
 #include <gtest/gtest.h>
 
@@ -62,12 +62,12 @@ TEST(LevelAgreement, AnalyticalWithinBudgetOfFlowWhereRingsCollide) {
     const double error = a.iteration / f.estimate.iteration - 1.0;
     std::printf("%-26s %10.3f s %10.3f s %11.2fx %+8.1f%%\n", p.name, a.iteration.as_s(), f.estimate.iteration.as_s(),
                 std::max(a.contention.dp, a.contention.expert_dp), 100 * error);
-    EXPECT_LT(std::abs(error), 0.20) << p.name;
+    EXPECT_LT(std::abs(error), 0.08) << p.name;
     sum += std::abs(error);
   }
   const double mean = sum / static_cast<double>(plans.size());
-  std::printf("mean |error| %.1f%% (budget 8%%)\n", 100 * mean);
-  EXPECT_LT(mean, 0.08);
+  std::printf("mean |error| %.1f%% (budget 4%%)\n", 100 * mean);
+  EXPECT_LT(mean, 0.04);
 }
 
 }  // namespace

@@ -141,7 +141,12 @@ TEST(FabricContention, RoutesRingsAndEmbeddingPairsThatLeaveANode) {
   const FabricContention c = fabric_contention(one);
   EXPECT_TRUE(c.routed);
   EXPECT_EQ(c.dp, 1.0);
-  EXPECT_GE(c.embedding, 1.0);
+  std::vector<coll::FlowSpec> pairs;
+  for (int t = 0; t < 8; ++t) {
+    const std::vector<int32_t> pair = {t, 56 + t};  // stage 0 on server 0, stage 7 on server 7
+    coll::collective_flows(coll::CollectiveOp::kAllReduce, coll::Algorithm::kRing, Bytes::mib(64), pair, 8, pairs);
+  }
+  EXPECT_EQ(c.embedding, static_slowdown(one, pairs));
   // Untied embeddings and dp 1: nothing to route.
   one.model.tied_embeddings = false;
   EXPECT_FALSE(routes_dp_rings(one));
