@@ -70,7 +70,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
   const LayerTimes lt = work::layer_times(cfg, hw);
   const double layers_per_stage = static_cast<double>(m.layers) / p.pp;
-  Time stage_compute = layers_per_stage * (lt.forward + lt.backward) + work::head_time(cfg, hw);
+  const Time head = work::head_time(cfg, hw);
+  Time stage_compute = layers_per_stage * (lt.forward + lt.backward) + head;
   // CP rings, every replica's and stage's at once (they run with each attention core), meet
   // their routes' contention like the DP rings; unrouted, the tiers their members cross.
   const TrainingLinks cp_l = contention.routed ? work::links_at_contention(l, contention.cp)
@@ -80,24 +81,22 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   Time bwd_window = layers_per_stage * lt.backward;
   Time fwd_window = layers_per_stage * lt.forward;
   // The other stages' micro-batch times added up: the pipeline's fill and drain run on them.
-  Time others = (p.pp - 1) * (stage_compute - work::head_time(cfg, hw) + stage_tp);
+  Time others = (p.pp - 1) * (stage_compute - head + stage_tp);
   if (m.moe) {
     // MoE: every stage's layers priced one by one (routing differs per layer); the slowest stage
     // (with the LM head on the last) sets the pace.
     const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, l);
-    Time worst = Time::zero();
+    const auto own_head = [&](const work::MoeStageCost& sc) { return sc.stage == p.pp - 1 ? head : Time::zero(); };
+    const auto slot = [&](const work::MoeStageCost& sc) { return sc.compute + own_head(sc) + sc.tp_exposed + sc.ep_exposed; };
     Time all_stages = Time::zero();
+    for (const work::MoeStageCost& sc : stages) all_stages += slot(sc);
+    Time worst = Time::zero();
     for (const work::MoeStageCost& sc : stages) {
-      const Time head = sc.stage == p.pp - 1 ? work::head_time(cfg, hw) : Time::zero();
-      all_stages += sc.compute + head + sc.tp_exposed + sc.ep_exposed;
-    }
-    for (const work::MoeStageCost& sc : stages) {
-      const Time head = sc.stage == p.pp - 1 ? work::head_time(cfg, hw) : Time::zero();
-      const Time t = sc.compute + head + sc.tp_exposed + sc.ep_exposed;
+      const Time t = slot(sc);
       if (t <= worst) continue;
       others = all_stages - t;
       worst = t;
-      stage_compute = sc.compute + head;
+      stage_compute = sc.compute + own_head(sc);
       stage_tp = sc.tp_exposed;
       stage_ep = sc.ep_exposed;
       bwd_window = sc.backward;

@@ -58,7 +58,8 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 
 namespace {
 
-// The dense and expert ring sets of every stage, as the flow level's graph builds them.
+// Every set fabric_contention routes, as the flow level's graph builds them: the dense and expert
+// gradient rings of every stage, the tied-embedding pairs and the CP rings of every replica.
 struct RingSets {
   std::vector<std::vector<int32_t>> dense, expert, embedding, cp;
 };
@@ -92,24 +93,28 @@ bool builds(const ScenarioConfig& cfg) {
   return true;
 }
 
+// Whether some ring or pair of `r` spans two nodes (only those reach the fabric).
+bool any_leaves_node(const RingSets& r, int gpus_per_node) {
+  const auto leaves = [gpus_per_node](const std::vector<int32_t>& ring) {
+    return std::any_of(ring.begin(), ring.end(),
+                       [&](int32_t g) { return g / gpus_per_node != ring.front() / gpus_per_node; });
+  };
+  for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp}) {
+    if (std::any_of(set->begin(), set->end(), leaves)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool routes_dp_rings(const ScenarioConfig& cfg) {
-  const int gpn = cfg.cluster.gpus_per_node;
-  const auto leaves_node = [gpn](const std::vector<int32_t>& ring) {
-    return std::any_of(ring.begin(), ring.end(), [&](int32_t g) { return g / gpn != ring.front() / gpn; });
-  };
-  const RingSets r = ring_sets(cfg);
-  const bool leaves = std::any_of(r.dense.begin(), r.dense.end(), leaves_node) ||
-                      std::any_of(r.expert.begin(), r.expert.end(), leaves_node) ||
-                      std::any_of(r.embedding.begin(), r.embedding.end(), leaves_node) ||
-                      std::any_of(r.cp.begin(), r.cp.end(), leaves_node);
-  return leaves && builds(cfg);
+  return any_leaves_node(ring_sets(cfg), cfg.cluster.gpus_per_node) && builds(cfg);
 }
 
 FabricContention fabric_contention(const ScenarioConfig& cfg) {
   FabricContention out;
-  if (!routes_dp_rings(cfg)) return out;
+  const RingSets sets = ring_sets(cfg);
+  if (!any_leaves_node(sets, cfg.cluster.gpus_per_node) || !builds(cfg)) return out;  // as routes_dp_rings
   std::optional<topo::Fabric> fabric;
   try {
     fabric.emplace(topo::build_fabric(cfg.cluster, cfg.network, cfg.file));
@@ -128,7 +133,6 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     }
     return static_contention(*fabric, routes, flows);
   };
-  const RingSets sets = ring_sets(cfg);
   const StaticLoad dense = contention(sets.dense);
   const StaticLoad expert = contention(sets.expert);
   const StaticLoad embedding = contention(sets.embedding);

@@ -19,6 +19,7 @@
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
 #include "sim/report/trace_writer.h"
+#include "tests/unit/engine/gpt_plan.h"
 #include "tests/unit/moe/moe_test_util.h"
 #include "topology/fabric.h"
 #include "topology/fabric_router.h"
@@ -27,34 +28,17 @@
 namespace clustersim::engine {
 namespace {
 
-const calib::HardwareProfile& a100() {
-  static const calib::HardwareProfile hw = calib::load_hardware_profile("A100-SXM4-80GB");
-  return hw;
-}
+using engine_test::a100;
 
-// A GPT 1.3B-class model on 4-GPU nodes (4 x 200G NICs each).
+// The engine tests' GPT 1.3B-class model on 4-GPU nodes (4 x 200G NICs each), flow level.
 ScenarioConfig plan(int gpus, int tp, int pp, int vpp, int global_batch) {
-  ScenarioConfig cfg;
-  cfg.file = "plan.yaml";
-  cfg.cluster.gpu = "A100-SXM4-80GB";
-  cfg.cluster.gpus = gpus;
+  ScenarioConfig cfg = engine_test::gpt_1p3b(gpus, tp, pp, global_batch, vpp);
   cfg.cluster.gpus_per_node = 4;
   cfg.cluster.nics_per_node = 4;
-  cfg.cluster.nic_bandwidth = gbps(200);
   cfg.network.fidelity = Fidelity::kFlow;
   cfg.network.tiers = 2;
   cfg.network.switch_radix = 16;
-  cfg.model.layers = 24;
-  cfg.model.hidden = 2048;
-  cfg.model.heads = 16;
-  cfg.model.seq_len = 2048;
-  cfg.model.vocab = 51200;
-  cfg.parallelism.tp = tp;
-  cfg.parallelism.pp = pp;
-  cfg.parallelism.vpp = vpp;
-  cfg.training.global_batch = global_batch;
-  for (const InputError& e : validate_scenario(cfg)) ADD_FAILURE() << "test plan is invalid: " << e.to_string();
-  return cfg;
+  return engine_test::validated(cfg);
 }
 
 FlowTrainingOptions quick() {
