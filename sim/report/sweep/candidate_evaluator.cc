@@ -2,7 +2,6 @@
 #include "sim/report/sweep/candidate_evaluator.h"
 
 #include <algorithm>
-
 #include <exception>
 
 #include "sim/core/error.h"
