@@ -36,18 +36,28 @@ std::string quoted(const std::string& s) {
 }
 
 void read_efficiencies(MapReader r, Efficiencies& e) {
-  r.read("gemm_max", e.gemm_max, Need::kOptional, 0.01, 1.0);
-  r.read("gemm_tile_m", e.gemm_tile_m, Need::kOptional, 1, 4096);
-  r.read("gemm_tile_n", e.gemm_tile_n, Need::kOptional, 1, 4096);
-  r.read("gemm_k_half", e.gemm_k_half, Need::kOptional, 0, 1 << 20);
-  r.read("kernel_launch", e.kernel_launch);
-  r.read("attention_fused", e.attention_fused, Need::kOptional, 0.01, 1.0);
-  r.read("attention_unfused", e.attention_unfused, Need::kOptional, 0.01, 1.0);
-  r.read("hbm", e.hbm, Need::kOptional, 0.01, 1.0);
-  r.read("nvlink_busbw", e.nvlink_busbw, Need::kOptional, 0.01, 1.0);
-  r.read("network_busbw", e.network_busbw, Need::kOptional, 0.01, 1.0);
-  r.read("nvlink_collective_latency", e.nvlink_collective_latency);
-  r.read("network_collective_latency", e.network_collective_latency);
+  // Every key is required: a default would change the predictions without a word. A complete
+  // profile to copy: `clustersim profiles H100-SXM`.
+  const Need need = Need::kRequired;
+  r.read("gemm_max", e.gemm_max, need, 0.01, 1.0);
+  r.read("gemm_tile_m", e.gemm_tile_m, need, 1, 4096);
+  r.read("gemm_tile_n", e.gemm_tile_n, need, 1, 4096);
+  r.read("gemm_k_half", e.gemm_k_half, need, 0, 1 << 20);
+  r.read("kernel_launch", e.kernel_launch, need);
+  r.read("attention_fused", e.attention_fused, need, 0.01, 1.0);
+  r.read("attention_unfused", e.attention_unfused, need, 0.01, 1.0);
+  r.read("hbm", e.hbm, need, 0.01, 1.0);
+  r.read("nvlink_busbw", e.nvlink_busbw, need, 0.01, 1.0);
+  r.read("network_busbw", e.network_busbw, need, 0.01, 1.0);
+  r.read("nvlink_collective_latency", e.nvlink_collective_latency, need);
+  r.read("network_collective_latency", e.network_collective_latency, need);
+  // Launch and collective latencies are microseconds; a millisecond is already far off any GPU.
+  const Time limit = Time::ms(1);
+  for (const auto& [key, t] : {std::pair{"kernel_launch", e.kernel_launch},
+                               std::pair{"nvlink_collective_latency", e.nvlink_collective_latency},
+                               std::pair{"network_collective_latency", e.network_collective_latency}}) {
+    if (t < Time::zero() || t > limit) r.error(key, "expected a time in [0, 1ms] (microseconds on real GPUs), got " + to_string(t));
+  }
   r.finish();
 }
 
@@ -56,9 +66,10 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
 FlopRate HardwareProfile::peak(Precision p) const {
   const FlopRate r = p == Precision::kBf16 ? bf16 : p == Precision::kFp16 ? fp16 : fp8;
   if (r.per_s <= 0) {
-    throw BadInput(InputError{origin, 0, "peak." + std::string(to_string(p)),
-                              "the " + name + " profile has no " + to_string(p) +
-                                  " rate: this GPU does not support training in that precision"});
+    // The scenario's choice is what to change (the caller adds its file and line).
+    throw BadInput(InputError{"", 0, "training.precision",
+                              std::string(to_string(p)) + ": the " + name + " profile (" + origin + ") has no peak." +
+                                  to_string(p) + " rate: this GPU does not support training in that precision"});
   }
   return r;
 }
@@ -104,6 +115,7 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   nvl.read("bandwidth", p.nvlink_bandwidth, Need::kRequired);
   nvl.finish();
   top.read("sm_count", p.sm_count, Need::kRequired, 1, 100000);
+  if (!top.has("efficiency")) top.error("efficiency", "required section is missing (copy it from `clustersim profiles H100-SXM`)");
   read_efficiencies(top.section("efficiency"), p.eff);
   if (const YamlNode* src = top.child("sources"); src && !src->is_null()) {
     if (!src->is_map()) {
@@ -116,7 +128,12 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
     for (const YamlNode& f : probes->seq) p.probe_files.push_back(f.scalar);
   }
   top.finish();
-  if (errors.empty() && p.bf16.per_s <= 0) top.error("peak.bf16", "must be above zero");
+  if (errors.empty() && p.bf16.per_s <= 0) peak.error("bf16", "must be above zero");
+  if (errors.empty() && p.hbm_capacity.n <= 0) mem.error("capacity", "must be above zero");
+  if (errors.empty() && p.memory_reserved.n >= p.hbm_capacity.n) {
+    mem.error("reserved", "must be below memory.capacity (" + to_string(p.hbm_capacity) + "); got " +
+                              to_string(p.memory_reserved));
+  }
   errors.throw_if_any();
   return p;
 }
@@ -137,6 +154,13 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
     throw BadInput(InputError{"", 0, "cluster.gpu",
                               "'" + name_or_path + "' is neither a built-in profile (" + names +
                                   ") nor a profile file"});
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw BadInput(InputError{path.string(), 0, "", "is not a regular file; expected a hardware profile (YAML)"});
+  }
+  if (std::filesystem::file_size(path, ec) > kMaxYamlBytes) {
+    throw BadInput(InputError{path.string(), 0, "", "is larger than 16 MiB; expected a hardware profile (YAML)"});
   }
   std::ifstream in(path);
   std::ostringstream text;

@@ -52,8 +52,29 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
                                     "'; name one with --base (clustersim profiles lists them) or a profile file"});
     }
   }
-  const calib::HardwareProfile base = calib::load_hardware_profile(base_name);
+  const calib::HardwareProfile base = [&] {
+    try {
+      return calib::load_hardware_profile(base_name);
+    } catch (const BadInput& e) {
+      // The loader speaks of cluster.gpu; here the name came from --base (or the probe's GPU).
+      std::vector<InputError> errors = e.errors();
+      for (InputError& err : errors) {
+        if (err.key_path == "cluster.gpu") err.key_path = "--base";
+        if (err.file.empty()) err.file = base_name;
+      }
+      throw BadInput(errors);
+    }
+  }();
   const calib::HardwareProfile fitted = calib::fitted_profile(result, base);
+  if (fitted.sources == base.sources) {
+    // No model had enough measurements: the "fitted" profile would be the base under a new name.
+    std::string files;
+    for (const std::string& f : args.positionals()) files += (files.empty() ? "" : ", ") + f;
+    throw BadInput(InputError{args.positionals()[0], 0, "",
+                              "nothing to fit: the probe data (" + files + ") holds no GEMM, attention, memory "
+                              "or all-reduce series with enough points for a model; run the full probe "
+                              "(kernels_probe/README.md)"});
+  }
 
   if (result.synthetic) std::cout << "note: the probe data is SYNTHETIC (generated, not measured)\n";
   std::cout << "probe: " << result.machine.gpu_count << " x " << result.machine.gpu_model << ", "

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 namespace clustersim::coll {
 namespace {
@@ -23,17 +24,11 @@ int log2_ceil(int n) {
 // Ranks grouped by node, nodes in order of first appearance.
 std::vector<std::vector<int32_t>> by_node(std::span<const int32_t> gpus, int gpus_per_node) {
   std::vector<std::vector<int32_t>> nodes;
-  std::vector<int32_t> node_ids;
+  std::unordered_map<int32_t, size_t> index;  // node -> its place in `nodes` (a linear search was O(n^2))
   for (const int32_t g : gpus) {
-    const int32_t node = g / gpus_per_node;
-    auto it = std::find(node_ids.begin(), node_ids.end(), node);
-    if (it == node_ids.end()) {
-      node_ids.push_back(node);
-      nodes.emplace_back();
-      nodes.back().push_back(g);
-    } else {
-      nodes[static_cast<size_t>(it - node_ids.begin())].push_back(g);
-    }
+    const auto [it, added] = index.try_emplace(g / gpus_per_node, nodes.size());
+    if (added) nodes.emplace_back();
+    nodes[it->second].push_back(g);
   }
   return nodes;
 }

@@ -29,6 +29,10 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class Precision { kBf16, kFp16, kFp8 };
 enum class Schedule { k1F1B, kInterleaved1F1B };
 
+// The largest cluster (and serving pool) accepted: 2^20 GPUs, the largest the simulator is
+// sized and benchmarked for (a 1,048,576-GPU traffic run takes about 3 GB).
+inline constexpr int kMaxGpus = 1 << 20;
+
 // `cluster`: what hardware there is.
 struct ClusterConfig {
   std::string gpu = "H100-SXM";  // built-in profile name, or a path to a profile file
@@ -43,7 +47,7 @@ struct ClusterConfig {
 // `clustersim topo --list-links`; switches "tor:3", "agg:2.1", "core:7".
 struct FabricFault {
   std::string element;
-  double bandwidth_factor = 0.0;  // 0 = failed, (0,1) = degraded
+  double bandwidth_factor = 0.0;  // 0 = failed, (0,1) = degraded; 1 when only extra_latency is given
   Time extra_latency = Time::zero();
 };
 

@@ -36,6 +36,7 @@ class ErrorList {
  public:
   void add(InputError e) { errors_.push_back(std::move(e)); }
   bool empty() const { return errors_.empty(); }
+  size_t size() const { return errors_.size(); }
   const std::vector<InputError>& errors() const { return errors_; }
   // Throws BadInput when any error was added.
   void throw_if_any() const;

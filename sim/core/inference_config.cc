@@ -31,7 +31,7 @@ void read_moe(MapReader r, MoeServingConfig& m) {
 
 void read_pool(MapReader r, PoolConfig& p) {
   r.read("gpu", p.gpu);
-  r.read("gpus", p.gpus, Need::kRequired, 1);
+  r.read("gpus", p.gpus, Need::kRequired, 1, kMaxGpus);
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
   r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9);
@@ -144,8 +144,10 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     if (in.moe.top_k > in.moe.experts) {
       fail("inference.moe.top_k", "must not exceed inference.moe.experts (" + str(in.moe.experts) + ")");
     }
-    if (in.moe.dense_layers > m.layers) {
-      fail("inference.moe.dense_layers", "must not exceed model.layers (" + str(m.layers) + ")");
+    if (in.moe.dense_layers >= m.layers) {
+      fail("inference.moe.dense_layers", "must be below model.layers (" + str(m.layers) +
+                                             "): with every layer dense there is no MoE layer (remove inference.moe "
+                                             "for a dense model)");
     }
   }
   if (in.micro_batches > in.max_batch) {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/core/yaml_tree.h"
@@ -38,7 +38,11 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
       out.kind = YamlNode::Kind::kMap;
       std::set<std::string> seen;
       for (const auto& kv : in) {
-        const std::string key = kv.first.as<std::string>();
+        if (!kv.first.IsScalar()) {
+          throw BadInput(InputError{origin, kv.first.Mark().line + 1, path,
+                                    "keys must be plain names; this mapping has a list or mapping as a key"});
+        }
+        const std::string key = kv.first.Scalar();
         const std::string child_path = path.empty() ? key : path + "." + key;
         if (!seen.insert(key).second) {
           throw BadInput(InputError{origin, kv.first.Mark().line + 1, child_path,
@@ -56,10 +60,31 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
   return out;
 }
 
-YamlNode parse(const std::string& text, const std::string& origin) {
+YamlNode parse(const std::string& raw, const std::string& origin) {
+  // Old Mac line ends (a lone CR) are line breaks in YAML; yaml-cpp reads them as one long line.
+  std::string text = raw;
+  if (text.find('\r') != std::string::npos) {
+    std::string unix_text;
+    unix_text.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] != '\r') {
+        unix_text += text[i];
+      } else if (i + 1 >= text.size() || text[i + 1] != '\n') {
+        unix_text += '\n';
+      }
+    }
+    text = std::move(unix_text);
+  }
   try {
-    const YAML::Node doc = YAML::Load(text);
-    return convert(doc, origin, "");
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    for (size_t i = 1; i < docs.size(); ++i) {
+      // A second document ('---') would be dropped without a word.
+      if (docs[i].IsNull()) continue;
+      throw BadInput(InputError{origin, docs[i].Mark().line >= 0 ? docs[i].Mark().line + 1 : 0, "",
+                                "holds more than one YAML document (separated by '---'); expected one"});
+    }
+    if (docs.empty()) return convert(YAML::Node(), origin, "");
+    return convert(docs[0], origin, "");
   } catch (const YAML::Exception& e) {
     throw BadInput(InputError{origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
                               "not valid YAML: " + e.msg});
@@ -89,10 +114,17 @@ YamlNode parse_yaml_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(InputError{path, 0, "", "cannot open the file for reading"});
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read at most the limit (and one byte more to tell): /dev/zero or a stray multi-GB file must
+  // end in a message, not in exhausted memory.
+  std::string text(kMaxYamlBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw BadInput(InputError{path, 0, "", "cannot read the file"});
-  return parse(text.str(), path);
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxYamlBytes) {
+    throw BadInput(InputError{path, 0, "", "is larger than " + std::to_string(kMaxYamlBytes >> 20) +
+                                               " MiB; expected a YAML file of scenario, suite or profile size"});
+  }
+  return parse(text, path);
 }
 
 YamlNode parse_yaml_text(const std::string& text, const std::string& origin) {
@@ -132,6 +164,22 @@ void apply_override(YamlNode& root, const std::string& assignment) {
     start = dot + 1;
   }
   YamlNode parsed = parse(value, "--set " + path);
+  if (parsed.is_null()) {
+    // 'key=null' (or 'key=~', 'key=') removes the key: its default applies, or a required key is
+    // reported missing. A null left in the tree would read as "given without a value".
+    YamlNode* parent = &root;
+    const size_t last_dot = path.rfind('.');
+    if (last_dot != std::string::npos) {
+      for (size_t from = 0; parent && from < last_dot;) {
+        const size_t dot = path.find('.', from);
+        parent = parent->find(path.substr(from, dot - from));
+        from = dot + 1;
+      }
+    }
+    const std::string leaf = path.substr(last_dot == std::string::npos ? 0 : last_dot + 1);
+    if (parent) std::erase_if(parent->map, [&](const auto& kv) { return kv.first == leaf; });
+    return;
+  }
   parsed.file = "--set";
   parsed.line = 0;
   *node = std::move(parsed);

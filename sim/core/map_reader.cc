@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "sim/core/unit_parse.h"
@@ -36,6 +38,18 @@ const char* kind_name(const YamlNode& n) {
   return "?";
 }
 
+// Shortest readable form of a bound: 0, 1e-09, 0.5, 1000000 (std::to_string prints 0.000000).
+std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 template <typename T>
 std::optional<T> parse_number(const std::string& text) {
   T value{};
@@ -49,8 +63,12 @@ std::optional<T> parse_number(const std::string& text) {
 
 }  // namespace
 
-MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors)
+MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors, const YamlNode* origin)
     : node_(node), path_(std::move(path)), errors_(errors) {
+  if (const YamlNode* at = node_ ? node_ : origin) {
+    origin_file_ = at->file;
+    origin_line_ = at->line;
+  }
   if (node_ && node_->is_null()) node_ = nullptr;
   if (node_ && !node_->is_map()) {
     errors_.add(InputError{node_->file, node_->line, path_,
@@ -63,10 +81,7 @@ std::string MapReader::key_path(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
-const std::string& MapReader::file() const {
-  static const std::string kNone;
-  return node_ ? node_->file : kNone;
-}
+const std::string& MapReader::file() const { return node_ ? node_->file : origin_file_; }
 
 bool MapReader::has(const std::string& key) const { return node_ && node_->find(key); }
 
@@ -76,19 +91,34 @@ const YamlNode* MapReader::child(const std::string& key) {
 }
 
 MapReader MapReader::section(const std::string& key) {
-  return MapReader(child(key), key_path(key), errors_);
+  const YamlNode* n = child(key);
+  // An absent section's errors (its required keys) point at the enclosing mapping.
+  MapReader r(n, key_path(key), errors_, node_);
+  if (!n && !node_) {
+    r.origin_file_ = origin_file_;
+    r.origin_line_ = origin_line_;
+  }
+  return r;
 }
 
 void MapReader::error(const std::string& key, const std::string& message) {
   const YamlNode* n = node_ ? node_->find(key) : nullptr;
-  const YamlNode* where = n ? n : node_;
-  errors_.add(InputError{where ? where->file : "", where ? where->line : 0, key_path(key), message});
+  if (const YamlNode* where = n ? n : node_) {
+    errors_.add(InputError{where->file, where->line, key_path(key), message});
+  } else {
+    errors_.add(InputError{origin_file_, origin_line_, key_path(key), message});
+  }
 }
 
 const YamlNode* MapReader::scalar(const std::string& key, Need need) {
   const YamlNode* n = child(key);
-  if (!n || n->is_null()) {
+  if (!n) {
     if (need == Need::kRequired) error(key, "required key is missing");
+    return nullptr;
+  }
+  if (n->is_null()) {
+    // `key:` with nothing after it reads as null; taking the default would hide the omission.
+    errors_.add(InputError{n->file, n->line, key_path(key), "has no value; give one, or remove the key for its default"});
     return nullptr;
   }
   if (!n->is_scalar()) {
@@ -112,6 +142,8 @@ bool MapReader::read(const std::string& key, int& out, Need need, int min, int m
     range += " in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   } else if (min != INT32_MIN) {
     range += " >= " + std::to_string(min);
+  } else if (max != INT32_MAX) {
+    range += " <= " + std::to_string(max);
   }
   if (!v || *v < min || *v > max) {
     fail(key, *n, range);
@@ -139,8 +171,8 @@ bool MapReader::read(const std::string& key, double& out, Need need, double min,
   const auto v = parse_number<double>(n->scalar);
   if (!v || !std::isfinite(*v) || *v < min || *v > max) {
     std::string range = "a number";
-    if (min > -1e300) range += " >= " + std::to_string(min);
-    if (max < 1e300) range += " and <= " + std::to_string(max);
+    if (min > -1e300) range += " >= " + format_number(min);
+    if (max < 1e300) range += (min > -1e300 ? " and <= " : " <= ") + format_number(max);
     fail(key, *n, range);
     return false;
   }
@@ -232,7 +264,8 @@ void MapReader::finish() {
     std::string best;
     int best_distance = 3;  // suggest only close matches
     for (const std::string& k : known_) {
-      const int d = edit_distance(key, k);
+      // Case differences count as nothing: 'TP' suggests 'tp'.
+      const int d = lower(key) == lower(k) ? 0 : edit_distance(key, k);
       if (d < best_distance) {
         best_distance = d;
         best = k;

@@ -20,8 +20,9 @@ enum class Need { kOptional, kRequired };
 class MapReader {
  public:
   // `node` may be nullptr (an absent section: every key reads as absent). `path` is the key path
-  // of the mapping ("" for the document root). Errors go to `errors`.
-  MapReader(const YamlNode* node, std::string path, ErrorList& errors);
+  // of the mapping ("" for the document root). Errors go to `errors`; `origin` (the enclosing
+  // mapping, may be nullptr) gives them a file and line when the section itself is absent.
+  MapReader(const YamlNode* node, std::string path, ErrorList& errors, const YamlNode* origin = nullptr);
 
   bool has(const std::string& key) const;
   // The raw child, marked as known; nullptr when absent.
@@ -78,6 +79,8 @@ class MapReader {
   void fail(const std::string& key, const YamlNode& n, const std::string& expected);
 
   const YamlNode* node_;
+  std::string origin_file_;  // where errors about an absent section point
+  int origin_line_ = 0;
   std::string path_;
   ErrorList& errors_;
   std::set<std::string> known_;

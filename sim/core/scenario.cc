@@ -16,7 +16,7 @@ namespace {
 
 void read_cluster(MapReader r, ClusterConfig& c) {
   r.read("gpu", c.gpu);
-  r.read("gpus", c.gpus, Need::kRequired, 1);
+  r.read("gpus", c.gpus, Need::kRequired, 1, kMaxGpus);
   r.read("gpus_per_node", c.gpus_per_node, Need::kOptional, 1, 1024);
   r.read("nics_per_node", c.nics_per_node, Need::kOptional, 1, 1024);
   r.read("nic_bandwidth", c.nic_bandwidth);
@@ -25,6 +25,8 @@ void read_cluster(MapReader r, ClusterConfig& c) {
 
 void read_fault(MapReader r, FabricFault& f) {
   r.read("element", f.element, Need::kRequired);
+  // An entry that gives only extra_latency slows the element's links without cutting them.
+  if (!r.has("bandwidth_factor") && r.has("extra_latency")) f.bandwidth_factor = 1.0;
   r.read("bandwidth_factor", f.bandwidth_factor, Need::kOptional, 0.0, 1.0);
   r.read("extra_latency", f.extra_latency);
   r.finish();
@@ -59,7 +61,15 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
     } else {
       for (size_t i = 0; i < faults->seq.size(); ++i) {
         FabricFault f;
-        read_fault(MapReader(&faults->seq[i], r.key_path("faults") + "[" + std::to_string(i) + "]", errors), f);
+        const std::string path = r.key_path("faults") + "[" + std::to_string(i) + "]";
+        read_fault(MapReader(&faults->seq[i], path, errors, faults), f);
+        for (const FabricFault& earlier : n.faults) {
+          if (!f.element.empty() && earlier.element == f.element) {
+            // Two entries would compound (0.5 then 0.2 gives 0.1): one entry per element says it.
+            errors.add(InputError{faults->seq[i].file, faults->seq[i].line, path + ".element",
+                                  "'" + f.element + "' is already listed; give each element one entry"});
+          }
+        }
         n.faults.push_back(f);
       }
     }
@@ -167,7 +177,7 @@ void record_lines(const YamlNode& n, const std::string& path, std::map<std::stri
 
 }  // namespace
 
-ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file) {
+ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file) {
   ScenarioConfig cfg;
   cfg.file = file;
   cfg.cluster.source_dir = std::filesystem::path(file).parent_path().string();
@@ -234,6 +244,12 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
   }
   top.finish();
   errors.throw_if_any();
+  return cfg;
+}
+
+ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file) {
+  ScenarioConfig cfg = read_scenario_tree(root, file);
+  ErrorList errors;
   for (InputError& e : validate_scenario(cfg)) errors.add(std::move(e));
   errors.throw_if_any();
   return cfg;

@@ -18,6 +18,11 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
 // Same, from an already-parsed tree (tests, sweeps). `file` is used in messages.
 ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file);
 
+// Only the reading: types, ranges, enum names, required and unknown keys; no checks between
+// fields (validate_scenario). Sweeps use it to tell a mistyped axis value from a plan that does
+// not divide.
+ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file);
+
 // Checks between fields (divisibility of the plan, DP derivation, ranges). Pure; returns every
 // problem found. Hardware-dependent checks (memory fit) live with the cost models.
 std::vector<InputError> validate_scenario(const ScenarioConfig& cfg);

@@ -2,6 +2,7 @@
 #include "sim/core/stragglers_config.h"
 
 #include <charconv>
+#include <set>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -13,7 +14,7 @@ namespace {
 // A list of non-negative integers under `key` ("[3, 17]"); errors name the item.
 bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out) {
   const YamlNode* n = r.child(key);
-  if (!n || n->is_null()) return false;
+  if (!n) return false;
   if (!n->is_seq()) {
     r.error(key, "expected a list of indices such as [3, 17]");
     return false;
@@ -70,9 +71,10 @@ const char* to_string(StragglerPhase p) {
 
 void read_stragglers(MapReader r, StragglersConfig& out) {
   r.read("seed", out.seed);
-  if (r.has("hosts")) read_compute(r.section("hosts"), out.hosts.emplace());
-  if (r.has("gpus")) read_compute(r.section("gpus"), out.gpus.emplace());
-  if (r.has("nics")) read_nics(r.section("nics"), out.nics.emplace());
+  // child() marks the key known, so an unknown key's hint lists all three.
+  if (r.child("hosts")) read_compute(r.section("hosts"), out.hosts.emplace());
+  if (r.child("gpus")) read_compute(r.section("gpus"), out.gpus.emplace());
+  if (r.child("nics")) read_nics(r.section("nics"), out.nics.emplace());
   read_index_list(r, "stage_layers", out.stage_layers);
   MapReader s = r.section("sequence_imbalance");
   s.read("max_over_mean", out.sequence_imbalance.max_over_mean, Need::kOptional, 1.0, 100.0);
@@ -88,10 +90,14 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;
   auto check = [&](const std::optional<ComputeStraggler>& c, const std::string& key, int units) {
     if (!c) return;
+    std::set<int> seen;
     for (int v : c->list) {
       if (v >= units) {
         errors.push_back(scenario_error(cfg, key + ".list", "index " + str(v) + " is out of range: there are " +
                                                                 str(units) + " (0 to " + str(units - 1) + ")"));
+      }
+      if (!seen.insert(v).second) {
+        errors.push_back(scenario_error(cfg, key + ".list", "index " + str(v) + " is listed twice"));
       }
     }
     if (c->count > units) {
@@ -101,7 +107,11 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   check(s.hosts, "stragglers.hosts", hosts);
   check(s.gpus, "stragglers.gpus", gpus);
   if (s.nics) {
+    std::set<int> seen;
     for (int h : s.nics->hosts) {
+      if (!seen.insert(h).second) {
+        errors.push_back(scenario_error(cfg, "stragglers.nics.hosts", "host " + str(h) + " is listed twice"));
+      }
       if (h >= hosts) {
         errors.push_back(scenario_error(cfg, "stragglers.nics.hosts", "host " + str(h) + " is out of range: there are " +
                                                                          str(hosts) + " hosts"));
@@ -133,7 +143,14 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   }
   const long long model_ranks = static_cast<long long>(p.tp) * p.pp * p.cp;
   const long long dp = model_ranks > 0 ? gpus / model_ranks : 0;
-  if (s.sequence_imbalance.max_over_mean > 1.0 && s.sequence_imbalance.replicas * s.sequence_imbalance.max_over_mean > dp) {
+  if (cfg.given.count("stragglers.sequence_imbalance.replicas") && s.sequence_imbalance.max_over_mean <= 1.0) {
+    errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
+                                    "has no effect without max_over_mean > 1 (the heavy replicas' load over the mean)"));
+  } else if (s.sequence_imbalance.replicas > dp) {
+    errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
+                                    "there are only " + str(dp) + " DP replicas; got " + str(s.sequence_imbalance.replicas)));
+  } else if (s.sequence_imbalance.max_over_mean > 1.0 &&
+             s.sequence_imbalance.replicas * s.sequence_imbalance.max_over_mean > dp) {
     errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
                                     "replicas x max_over_mean must not exceed the DP size (" + str(dp) +
                                         "): the heavy replicas cannot carry more than the whole batch"));

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Cross-field checks of a scenario: the plan must divide the model and the cluster.
+#include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "sim/core/error.h"
@@ -86,8 +88,26 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     if (t.bytes_per_pair > Bytes::gib(1024)) {
       c.fail("traffic.bytes_per_pair", "must be at most 1TiB; got " + to_string(t.bytes_per_pair));
     } else if (pairs * t.bytes_per_pair.as_double() > 1e18) {
-      c.fail("traffic.bytes_per_pair", "the pattern would move " + std::to_string(pairs * t.bytes_per_pair.as_double()) +
+      char total[32];
+      std::snprintf(total, sizeof total, "%.3g", pairs * t.bytes_per_pair.as_double());
+      c.fail("traffic.bytes_per_pair", std::string("the pattern would move ") + total +
                                            " bytes in all; at most 1e18 are supported");
+    }
+    // Sub-flows the level must route and share: all-to-all grows as N^2 (the other patterns as N,
+    // bounded by the GPU cap). The fluid solver's
+    // work grows faster than the flow count when every flow shares links with every other
+    // (all-to-all on 512 GPUs, 261,632 flows: 23 s; 1,024 GPUs: over 5 min), the analytical
+    // level's memory linearly (1,024 GPUs: 0.4 GB).
+    const double sub_flows = pairs * std::max(1, cfg.network.qps_per_connection);
+    const double limit = cfg.network.fidelity == Fidelity::kAnalytical ? 8.4e6 : 5.3e5;
+    if (t.pattern == TrafficPattern::kAllToAll && sub_flows > limit) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "%s on %d GPUs is %.3g sub-flows (pairs x qps_per_connection); the %s level takes at most %.3g",
+                    to_string(t.pattern), cl.gpus, sub_flows, to_string(cfg.network.fidelity), limit);
+      c.fail("traffic.pattern", std::string(text) + (cfg.network.fidelity == Fidelity::kAnalytical
+                                                         ? ": use fewer GPUs"
+                                                         : ": use network.fidelity: analytical, or fewer GPUs"));
     }
     if (t.pattern == TrafficPattern::kIncast && t.incast_senders >= cl.gpus) {
       c.fail("traffic.incast_senders", "needs fewer senders than GPUs (" + str(cl.gpus) + "); got " +

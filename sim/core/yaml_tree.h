@@ -3,6 +3,7 @@
 // that yaml-cpp stays inside load_yaml.cc and every layer can read its own files strictly.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +28,12 @@ struct YamlNode {
   YamlNode* find(const std::string& key);
 };
 
+// The largest YAML file read: scenarios, suites, sweeps and profiles are kilobytes.
+inline constexpr size_t kMaxYamlBytes = size_t{16} << 20;
+
 // Parses a YAML file. Throws BadInput naming the file (and line, for syntax errors) when it cannot
-// be read or parsed, or when a mapping repeats a key.
+// be read, is larger than kMaxYamlBytes, is not valid YAML or holds more than one document, or when
+// a mapping repeats a key or has a non-scalar key.
 YamlNode parse_yaml_file(const std::string& path);
 
 // Parses YAML text; `origin` names it in messages.
@@ -36,7 +41,8 @@ YamlNode parse_yaml_text(const std::string& text, const std::string& origin);
 
 // Applies "key.path=value" to `root` (a map): walks or creates the maps on the path and replaces
 // the leaf with `value` parsed as YAML (so "4", "true", "[1, 2]" and "400Gbps" all work).
-// Throws BadInput when the text has no '=' or the path crosses a non-map.
+// A null value ("key=null", "key=~", "key=") removes the key instead. Throws BadInput when the
+// text has no '=' or the path crosses a non-map.
 void apply_override(YamlNode& root, const std::string& assignment);
 
 }  // namespace clustersim

@@ -44,17 +44,19 @@ int draw_length(const LengthConfig& l, std::mt19937_64& rng) {
   return l.mean;
 }
 
-std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin) {
+std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
   std::vector<ServingRequest> out;
   std::istringstream in(text);
   std::string line;
   int n = 0;
+  bool first_content = true;
   while (std::getline(in, line)) {
     ++n;
     const size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#' || std::isalpha(static_cast<unsigned char>(line[first]))) {
-      continue;
-    }
+    if (first == std::string::npos || line[first] == '#') continue;
+    const bool header = first_content && std::isalpha(static_cast<unsigned char>(line[first]));
+    first_content = false;
+    if (header) continue;  // only the first line may name the columns
     std::istringstream fields(line);
     double arrival = 0;
     long long prompt = 0, output = 0;
@@ -63,11 +65,20 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     if (!(fields >> arrival >> c1 >> prompt >> c2 >> output) || c1 != ',' || c2 != ',' ||
         (fields >> rest && rest.find_first_not_of(" \t\r") != std::string::npos)) {
       throw BadInput(InputError{origin, n, "inference.trace",
-                                "expected 'arrival_s,prompt_tokens,output_tokens', got '" + line + "'"});
+                                "expected 'arrival_s,prompt_tokens,output_tokens' (a header only on the first "
+                                "line), got '" + line + "'"});
     }
-    if (!std::isfinite(arrival) || arrival < 0 || prompt < 1 || output < 1 || prompt > (1 << 24) || output > (1 << 24)) {
+    if (!std::isfinite(arrival) || arrival < 0 || arrival > kMaxArrivalSeconds || prompt < 1 || output < 1 ||
+        prompt > (1 << 24) || output > (1 << 24)) {
       throw BadInput(InputError{origin, n, "inference.trace",
-                                "arrival must be >= 0 and token counts between 1 and 16777216; got '" + line + "'"});
+                                "arrival must be in [0, 1e6] s and token counts between 1 and 16777216; got '" +
+                                    line + "'"});
+    }
+    if (max_context > 0 && prompt + output > max_context) {
+      throw BadInput(InputError{origin, n, "inference.trace",
+                                "prompt + output is " + std::to_string(prompt + output) +
+                                    " tokens, over model.seq_len (" + std::to_string(max_context) +
+                                    "), the longest context served; got '" + line + "'"});
     }
     out.push_back({static_cast<int64_t>(out.size()), Time::s(arrival), static_cast<int>(prompt), static_cast<int>(output)});
   }
@@ -77,15 +88,23 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
   return out;
 }
 
-std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir) {
+std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context) {
   if (!in.trace.empty()) {
     std::filesystem::path p(in.trace);
     if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec)) {
+      throw BadInput(InputError{"", 0, "inference.trace", "'" + p.string() + "' is not a readable file"});
+    }
+    constexpr uintmax_t kMaxTraceBytes = uintmax_t{256} << 20;  // about 10 million requests
+    if (std::filesystem::file_size(p, ec) > kMaxTraceBytes) {
+      throw BadInput(InputError{"", 0, "inference.trace", "'" + p.string() + "' is larger than 256 MiB"});
+    }
     std::ifstream f(p);
     if (!f) throw BadInput(InputError{"", 0, "inference.trace", "cannot read trace file '" + p.string() + "'"});
     std::stringstream ss;
     ss << f.rdbuf();
-    return parse_request_trace(ss.str(), p.string());
+    return parse_request_trace(ss.str(), p.string(), max_context);
   }
   std::mt19937_64 rng(in.seed);
   std::vector<ServingRequest> out;
@@ -93,6 +112,12 @@ std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::
   double t = 0;
   for (int i = 0; i < in.requests; ++i) {
     t += -std::log(1.0 - unit(rng)) / in.rate_per_s;  // exponential gaps: a Poisson process
+    if (t > kMaxArrivalSeconds) {
+      throw BadInput(InputError{"", 0, "inference.rate_per_s",
+                                "request " + std::to_string(i) + " of " + std::to_string(in.requests) +
+                                    " arrives after 1e6 s, the longest span simulated; raise the rate or "
+                                    "lower inference.requests"});
+    }
     const int prompt = draw_length(in.prompt, rng);
     const int output = draw_length(in.output, rng);
     out.push_back({i, Time::s(t), prompt, output});
@@ -517,7 +542,7 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
   const ServingSetup setup = make_serving_setup(cfg);
   std::vector<ServingRequest> requests = [&] {
     try {
-      return make_requests(setup.in, cfg.cluster.source_dir);
+      return make_requests(setup.in, cfg.cluster.source_dir, cfg.model.seq_len);
     } catch (const BadInput& e) {
       std::vector<InputError> errors = e.errors();
       for (InputError& err : errors) {

@@ -33,13 +33,21 @@ struct ServingRequest {
 // standard library (no std distributions).
 int draw_length(const LengthConfig& l, std::mt19937_64& rng);
 
-// `requests` Poisson arrivals of rate_per_s with drawn lengths (seeded), or the trace file
-// inference.trace (relative to `base_dir`). Sorted by arrival.
-std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir);
+// The latest arrival simulated: the clock counts picoseconds in 64 bits (about 106 days), and a
+// serving study spans minutes to hours.
+inline constexpr double kMaxArrivalSeconds = 1e6;
 
-// A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments, blank
-// lines and a header line starting with a letter are skipped. Throws BadInput naming the line.
-std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin);
+// `requests` Poisson arrivals of rate_per_s with drawn lengths (seeded), or the trace file
+// inference.trace (relative to `base_dir`). Sorted by arrival. `max_context` (model.seq_len; 0:
+// none) bounds a trace request's prompt + output. Throws BadInput when arrivals pass
+// kMaxArrivalSeconds.
+std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context = 0);
+
+// A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments and blank
+// lines are skipped, and so is a header (a first line starting with a letter). Throws BadInput
+// naming the line for any other line that is not three numbers, arrivals outside
+// [0, kMaxArrivalSeconds], and prompt + output over `max_context` (when > 0).
+std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context = 0);
 
 // Everything derived from the scenario that the simulation needs: model, pools with their
 // hardware profiles and memory, links. Pools are placed on consecutive GPUs in the order

@@ -346,8 +346,35 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   return out;
 }
 
+// The event loop handles about ten million failures a second: a study whose rates (after
+// rate_scale) would take minutes to hours is refused up front, with the figures that decide it.
+void check_failure_budget(const ScenarioConfig& cfg) {
+  const FaultsConfig& f = *cfg.faults;
+  double per_s = 0;
+  for (const FailureComponent& c : f.components) per_s += c.rate_per_day * units_of(cfg, c.unit) * f.rate_scale / 86400.0;
+  const double per_window = per_s * f.duration.as_s();
+  constexpr double kMaxPerWindow = 1e7;
+  constexpr double kMaxTotal = 1e9;
+  if (per_window > kMaxPerWindow) {
+    throw BadInput(scenario_error(cfg, "faults.rate_scale",
+                                  fmt("the job would see about %.3g failures in faults.duration (one every ", per_window) +
+                                      fmt("%.3g s); at most 1e7 per window are simulated: lower rate_scale, the "
+                                          "components' rates or duration",
+                                          1.0 / per_s)));
+  }
+  const double windows = static_cast<double>(f.seeds) * (1 + f.sweep_points);
+  if (per_window * windows > kMaxTotal) {
+    throw BadInput(scenario_error(
+        cfg, "faults.seeds",
+        fmt("%.3g failures to simulate ", per_window * windows) +
+            fmt("(%.3g per window x ", per_window) + std::to_string(f.seeds) + " seeds x (1 + " +
+            std::to_string(f.sweep_points) + " sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
+  }
+}
+
 RunOutput run_faults(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
+  check_failure_budget(cfg);
   const calib::HardwareProfile hw = training_profile(cfg);
   // The analytical run gives the straggler-free MFU (MFU scales as 1 / iteration) and the
   // `stragglers` block; the iteration times of the cluster states come from the chosen level.
@@ -488,8 +515,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
     << ", async " << to_string(in.checkpoint_async) << "\n\n";
-  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * (e.mean - e.half_width))
-    << fmt(" to %.2f%%)\n", 100 * (e.mean + e.half_width));
+  // ETTR lies in [0, 1]; so does what the interval says of it.
+  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * std::max(0.0, e.mean - e.half_width))
+    << fmt(" to %.2f%%)\n", 100 * std::min(1.0, e.mean + e.half_width));
   o << "goodput        " << fmt("%.4g tokens/s", e.mean * tokens_per_s) << fmt("; effective MFU %.1f%%\n", 100 * e.mean * mfu);
   o << "catch-up       " << fmt("%.1f min per interruption", engine::mean_ci(catch_up_per).mean / 60)
     << " (downtime + lost work)\n\n";

@@ -315,6 +315,14 @@ RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
       for (const std::string& n : out.notes) notes.push(n);
     }
     return out;
+  } catch (const BadInput& e) {
+    // Checks made while running (traffic patterns, the profile's precisions) know the key but not
+    // the file: name the scenario and the key's line.
+    std::vector<InputError> errors = e.errors();
+    for (InputError& err : errors) {
+      if (err.file.empty() && !err.key_path.empty()) err = scenario_error(cfg, err.key_path, err.message);
+    }
+    throw BadInput(errors);
   } catch (const topo::NoRoute& e) {
     // Faults that cut GPUs off from each other are a property of the input.
     throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",

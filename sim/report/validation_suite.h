@@ -13,6 +13,7 @@ struct ValidationCase {
   std::string metric;     // a numeric key of results.json: mfu, hfu, tokens_per_s, iteration_time_s
   double reference = 0;
   std::string source;     // where the reference comes from
+  int line = 0;           // of the case in the suite file
 };
 
 struct ValidationSuite {
@@ -29,7 +30,6 @@ struct ValidationRow {
   ValidationCase c;
   double predicted = 0;
   double rel_error = 0;   // (predicted - reference) / reference
-  std::string error;      // set when the scenario failed to run
 };
 
 struct ValidationResult {
@@ -43,8 +43,10 @@ struct ValidationResult {
 // relative to the suite file.
 ValidationSuite load_validation_suite(const std::string& path);
 
-// Runs every case (extra overrides are applied after the suite's own). A case that fails to run
-// counts as failed and fails the suite.
+// Runs every case (extra overrides are applied after the suite's own). Bad input is not a failed
+// prediction: every case's scenario is loaded with the overrides before any runs, and a scenario
+// that does not load, a run refused as bad input, or a metric the run does not report throws
+// BadInput naming the suite file and case (the CLI's exit 2, not the budget's exit 1).
 ValidationResult run_validation(const ValidationSuite& suite, const std::vector<std::string>& extra_overrides = {});
 
 // The table: scenario, metric, predicted, reference, error; then the budget line.

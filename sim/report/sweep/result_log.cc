@@ -57,6 +57,13 @@ std::optional<Record> record_from_line(const std::string& line) {
   const JsonValue* metrics = member(*v, "metrics", JsonValue::Kind::kObject);
   const JsonValue* info = member(*v, "info", JsonValue::Kind::kObject);
   if (!stage || !index || !id || !status || !reason || !metrics || !info) return std::nullopt;
+  // Only what record_to_line writes: a known stage and status, an index that is a count.
+  if (stage->text != kStageAnalytical && stage->text != kStageFiner) return std::nullopt;
+  bool known_status = false;
+  for (const char* k : {kOk, kInvalid, kNoFit, kError, kFailed, kRejected}) known_status = known_status || status->text == k;
+  if (!known_status || !(index->number >= 0) || index->number != static_cast<double>(static_cast<int64_t>(index->number))) {
+    return std::nullopt;
+  }
   Record r;
   r.stage = stage->text;
   r.index = static_cast<int64_t>(index->number);
@@ -98,13 +105,27 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
     std::getline(lines, line);
     const std::optional<JsonValue> header = internal::parse_json_object(line);
     const JsonValue* fp = header ? member(*header, "fingerprint", JsonValue::Kind::kString) : nullptr;
-    if (!fp || fp->text != fingerprint) {
+    if (!header || !member(*header, "sweep_log", JsonValue::Kind::kNumber) || !fp) {
+      throw BadInput(InputError{path, 1, "--resume",
+                                "is not a clustersim sweep log (its first line is not the log header); use "
+                                "another --out, or --restart to overwrite it"});
+    }
+    if (fp->text != fingerprint) {
       throw BadInput(InputError{path, 1, "--resume",
                                 "these results belong to a different sweep (the sweep file or its base "
                                 "scenario changed since); use another --out or --restart"});
     }
+    int n = 1;
     while (std::getline(lines, line)) {
-      if (auto r = record_from_line(line)) previous_.push_back(std::move(*r));
+      ++n;
+      auto r = record_from_line(line);
+      if (!r) {
+        // Whole lines are all the sweep's own; anything else was edited in or is damage.
+        throw BadInput(InputError{path, n, "--resume",
+                                  "is not a result record of this sweep; the log was edited or damaged: "
+                                  "--restart to run the sweep again"});
+      }
+      previous_.push_back(std::move(*r));
     }
   }
   std::filesystem::resize_file(path, whole, ec);  // drop the partial line before appending

@@ -156,9 +156,12 @@ std::string kind_name(ScenarioKind k) {
 
 bool is_unknown_key_error(const InputError& e) { return e.message.rfind("unknown key", 0) == 0; }
 
-// Applies `sets` to a copy of `base` and reports the paths the scenario loader does not know.
-void check_keys(const YamlNode& base, const std::vector<std::pair<std::string, YamlNode>>& sets,
-                const std::string& where, const YamlNode& at, ErrorList& errors) {
+// Applies `sets` to a copy of `base` and reports what the scenario reader refuses at those
+// paths: keys it does not know, and values of the wrong type, out of range or not among an enum's
+// names. Checks between fields are left to each candidate (a plan that does not divide is a
+// candidate reported invalid; a mistyped value is a mistake in the sweep file).
+void check_value(const YamlNode& base, const std::vector<std::pair<std::string, YamlNode>>& sets,
+                 const std::string& where, const std::string& label, const YamlNode& at, ErrorList& errors) {
   YamlNode tree = base;
   for (const auto& [path, value] : sets) {
     if (!set_path(tree, path, value)) {
@@ -167,17 +170,21 @@ void check_keys(const YamlNode& base, const std::vector<std::pair<std::string, Y
     }
   }
   try {
-    (void)scenario_from_tree(tree, "sweep");
+    (void)read_scenario_tree(tree, "sweep");
   } catch (const BadInput& e) {
     for (const InputError& err : e.errors()) {
-      if (!is_unknown_key_error(err)) continue;
       for (const auto& [path, value] : sets) {
-        if (path == err.key_path || path.rfind(err.key_path + ".", 0) == 0) {
+        if (path != err.key_path && path.rfind(err.key_path + ".", 0) != 0 && err.key_path.rfind(path + ".", 0) != 0) {
+          continue;
+        }
+        if (is_unknown_key_error(err)) {
           errors.add(InputError{at.file, at.line, where,
                                 "'" + path + "' is not a scenario key (" + err.key_path + ": " + err.message +
                                     "); scenarios/README.md lists the keys"});
-          break;
+        } else {
+          errors.add(InputError{at.file, at.line, where, "value '" + label + "': " + err.key_path + ": " + err.message});
         }
+        break;
       }
     }
   }
@@ -301,7 +308,6 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
 void check_prices(const SweepSpec& spec, ErrorList& errors) {
   bool needs = spec.objective == "cost_per_mtoken";
   for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
-  if (!needs) return;
   std::vector<std::string> gpus;
   if (const YamlNode* c = spec.base.find("cluster"); c && c->find("gpu")) gpus.push_back(c->find("gpu")->scalar);
   else gpus.push_back("H100-SXM");
@@ -312,6 +318,15 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
       }
     }
   }
+  // A price for a GPU no candidate uses is most likely a misspelt name.
+  for (const auto& [g, price] : spec.price_per_gpu_hour) {
+    if (std::find(gpus.begin(), gpus.end(), g) != gpus.end()) continue;
+    std::string used;
+    for (const std::string& u : gpus) used += (used.empty() ? "'" : ", '") + u + "'";
+    errors.add(InputError{spec.file, 0, "price_per_gpu_hour." + g,
+                          "no candidate uses GPU '" + g + "' (cluster.gpu of the base and the axes: " + used + ")"});
+  }
+  if (!needs) return;
   for (const std::string& g : gpus) {
     if (!spec.price_per_gpu_hour.count(g)) {
       errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
@@ -476,9 +491,14 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   read_prices(top.child("price_per_gpu_hour"), spec, errors);
   MapReader flow = top.section("flow_stage");
   flow.read("top_k", spec.flow_top_k, Need::kOptional, 0, 100000);
-  flow.read("fidelity", spec.flow_fidelity);
+  if (const YamlNode* fid = flow.child("fidelity"); fid && fid->is_scalar() && fid->scalar == "analytical") {
+    flow.error("fidelity", "the second stage must be finer than 'analytical'");
+  } else {
+    flow.read_enum("fidelity", spec.flow_fidelity,
+                   {{"flow", std::string("flow")}, {"flow+dcqcn", std::string("flow+dcqcn")},
+                    {"packet", std::string("packet")}});
+  }
   flow.finish();
-  if (spec.flow_fidelity == "analytical") flow.error("fidelity", "the second stage must be finer than 'analytical'");
   MapReader rep = top.section("report");
   rep.read("top", spec.report_top, Need::kOptional, 1, 10000);
   rep.finish();
@@ -489,12 +509,16 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   check_prices(spec, errors);
   errors.throw_if_any();
 
-  // Axis keys must be scenario keys (checked with each axis's first value on the base).
+  // Axis keys must be scenario keys, and each value one the key accepts (each on the base alone).
   for (const Axis& a : spec.axes) {
     YamlNode at;
     at.file = file;
     at.line = a.line;
-    check_keys(spec.base, a.values.front().sets, "axes." + a.key, at, errors);
+    const size_t before = errors.size();
+    for (const AxisValue& v : a.values) {
+      check_value(spec.base, v.sets, "axes." + a.key, v.label, at, errors);
+      if (errors.size() > before + 5) break;  // the first few say enough
+    }
   }
   double total = 1;
   for (const Axis& a : spec.axes) total *= static_cast<double>(a.values.size());

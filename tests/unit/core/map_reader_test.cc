@@ -289,5 +289,50 @@ TEST(ErrorList, ThrowsEveryErrorAtOnce) {
   }
 }
 
+TEST(MapReaderNull, AKeyWithoutAValueIsAnError) {
+  // `micro_batch:` with nothing after it must not quietly take the default.
+  Doc d("a:\nb: ~\nc: 2\n");
+  MapReader r = d.reader();
+  int a = 7, b = 7, c = 0;
+  EXPECT_FALSE(r.read("a", a));
+  EXPECT_FALSE(r.read("b", b, Need::kRequired));
+  EXPECT_TRUE(r.read("c", c));
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).key_path, "sec.a");
+  EXPECT_EQ(d.error(0).line, 1);
+  EXPECT_TRUE(contains(d.error(0).message, "has no value")) << d.error(0).message;
+  EXPECT_EQ(d.error(1).key_path, "sec.b");
+  EXPECT_EQ(a, 7);
+}
+
+TEST(MapReaderNull, AnAbsentSectionsErrorsNameTheFile) {
+  // `model: null` or a missing section: its required keys are reported with the file.
+  Doc d("name: x\nmodel: null\n");
+  MapReader top = d.reader("");
+  int layers = 0, batch = 0;
+  top.section("model").read("layers", layers, Need::kRequired);
+  top.section("training").read("global_batch", batch, Need::kRequired);
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).key_path, "model.layers");
+  EXPECT_EQ(d.error(0).file, "m.yaml");
+  EXPECT_EQ(d.error(0).line, 2);
+  EXPECT_EQ(d.error(1).key_path, "training.global_batch");
+  EXPECT_EQ(d.error(1).file, "m.yaml");
+}
+
+TEST(MapReaderMessages, BoundsPrintShortAndCaseSuggests) {
+  Doc d("rate: 0\nTP: 4\n");
+  MapReader r = d.reader();
+  double rate = 1;
+  int tp = 1;
+  EXPECT_FALSE(r.read("rate", rate, Need::kOptional, 1e-9, 1e9));
+  r.read("tp", tp);
+  r.read("cp", tp);
+  r.finish();
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_TRUE(contains(d.error(0).message, "a number >= 1e-09 and <= 1000000000")) << d.error(0).message;
+  EXPECT_TRUE(contains(d.error(1).message, "did you mean 'tp'?")) << d.error(1).message;
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -192,6 +192,22 @@ TEST(ScenarioErrors, WrongTypeAndRange) {
   EXPECT_TRUE(contains(error_at(errors, "parallelism.tp").message, "an integer in [1, 65536]"));
 }
 
+TEST(ScenarioErrors, EmptyValueAndClusterCap) {
+  const auto errors = errors_of(tiny_with({{"  micro_batch: 1\n", "  micro_batch:\n"}, {"  gpus: 16\n", "  gpus: 2097152\n"}}));
+  EXPECT_TRUE(contains(error_at(errors, "parallelism.micro_batch").message, "has no value")) << errors.size();
+  EXPECT_TRUE(contains(error_at(errors, "cluster.gpus").message, "[1, 1048576]"));
+}
+
+TEST(ScenarioFaults, LatencyOnlyEntryKeepsBandwidthAndElementsAreListedOnce) {
+  const ScenarioConfig cfg = load_text(kTiny, {"network.faults=[{element: 'host:0', extra_latency: 5us}]"});
+  ASSERT_EQ(cfg.network.faults.size(), 1u);
+  EXPECT_DOUBLE_EQ(cfg.network.faults[0].bandwidth_factor, 1.0);
+  EXPECT_DOUBLE_EQ(load_text(kTiny, {"network.faults=[{element: 'host:0'}]"}).network.faults[0].bandwidth_factor, 0.0);
+  const auto errors =
+      errors_of(kTiny, {"network.faults=[{element: 'host:0', bandwidth_factor: 0.5}, {element: 'host:0', bandwidth_factor: 0.2}]"});
+  EXPECT_TRUE(contains(error_at(errors, "network.faults[1].element").message, "already listed"));
+}
+
 TEST(ScenarioErrors, TpMustDivideHeads) {
   // heads 12 (hidden 1536 = 12 x 128), tp 8: 12 % 8 = 4, so a TP rank would hold a part of a
   // head; gpus 16 = tp 8 x pp 2 x dp 1 is fine. Every error is about parallelism.tp, line 14.
@@ -401,6 +417,10 @@ TEST(ScenarioErrors, TrafficBytesAreBounded) {
   ASSERT_FALSE(big.empty());
   EXPECT_EQ(big[0].key_path, "traffic.bytes_per_pair");
   EXPECT_TRUE(contains(big[0].message, "at most 1TiB"));
+  // All-to-all grows as N^2: refused beyond what each level handles, not left to run for hours.
+  const auto a2a = errors_of(kTraffic, {"cluster.gpus=1024", "traffic.pattern=all_to_all"});
+  EXPECT_TRUE(contains(error_at(a2a, "traffic.pattern").message, "1.05e+06 sub-flows")) << a2a.size();
+  EXPECT_NO_THROW(load_text(kTraffic, {"cluster.gpus=1024", "traffic.pattern=all_to_all", "network.fidelity=analytical"}));
 }
 
 TEST(ScenarioErrors, TooManyMicroBatchesAndTinyBucketsAreRejected) {

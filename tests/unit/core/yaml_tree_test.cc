@@ -186,5 +186,31 @@ TEST(ApplyOverride, RejectsBadAssignments) {
   EXPECT_TRUE(contains(bad_yaml.file, "cluster.gpus"));
 }
 
+TEST(ParseYamlText, RefusesASecondDocumentAndComplexKeys) {
+  const InputError two = only_error([] { parse_yaml_text("a: 1\n---\nb: 2\n", "t.yaml"); });
+  EXPECT_EQ(two.file, "t.yaml");
+  EXPECT_TRUE(contains(two.message, "more than one YAML document")) << two.message;
+  EXPECT_NO_THROW(parse_yaml_text("---\na: 1\n", "t.yaml"));  // one document, marked
+  const InputError key = only_error([] { parse_yaml_text("? [1, 2]\n: x\n", "t.yaml"); });
+  EXPECT_TRUE(contains(key.message, "keys must be plain names")) << key.message;
+}
+
+TEST(ParseYamlFile, RefusesFilesOverTheLimit) {
+  // /dev/zero never ends: reading stops at the limit with a message.
+  const InputError e = only_error([] { parse_yaml_file("/dev/zero"); });
+  EXPECT_EQ(e.file, "/dev/zero");
+  EXPECT_TRUE(contains(e.message, "larger than 16 MiB")) << e.message;
+}
+
+TEST(ApplyOverride, NullRemovesTheKey) {
+  YamlNode root = parse_yaml_text("model:\n  layers: 4\n  moe:\n    experts: 8\n", "t.yaml");
+  apply_override(root, "model.moe=null");
+  ASSERT_NE(root.find("model"), nullptr);
+  EXPECT_EQ(root.find("model")->find("moe"), nullptr);
+  EXPECT_NE(root.find("model")->find("layers"), nullptr);
+  apply_override(root, "model.layers=");
+  EXPECT_EQ(root.find("model")->find("layers"), nullptr);
+}
+
 }  // namespace
 }  // namespace clustersim

@@ -43,7 +43,18 @@ const char* const kProfile =
     "  bandwidth: 450GBps\n"        // 10
     "sm_count: 132\n"               // 11
     "efficiency:\n"                 // 12
-    "  gemm_max: 0.8\n";            // 13
+    "  gemm_max: 0.8\n"             // 13
+    "  gemm_tile_m: 128\n"          // 14
+    "  gemm_tile_n: 128\n"          // 15
+    "  gemm_k_half: 0\n"            // 16
+    "  kernel_launch: 5us\n"        // 17
+    "  attention_fused: 0.6\n"      // 18
+    "  attention_unfused: 0.3\n"    // 19
+    "  hbm: 0.9\n"                  // 20
+    "  nvlink_busbw: 0.8\n"         // 21
+    "  network_busbw: 0.9\n"        // 22
+    "  nvlink_collective_latency: 10us\n"    // 23
+    "  network_collective_latency: 20us\n";  // 24
 
 std::string profile_with(const std::string& from, const std::string& to) {
   std::string text = kProfile;
@@ -162,16 +173,34 @@ TEST(ParseHardwareProfile, ReadsUnitsAndKeepsDefaults) {
   EXPECT_EQ(p.memory_reserved, Bytes::gib(2));         // default
   EXPECT_DOUBLE_EQ(p.fp8.per_s, 0.0);                  // optional, absent
   EXPECT_DOUBLE_EQ(p.eff.gemm_max, 0.8);
-  EXPECT_EQ(p.eff.kernel_launch, Efficiencies{}.kernel_launch);  // default
+  EXPECT_EQ(p.eff.kernel_launch, Time::us(5));
+}
+
+TEST(ParseHardwareProfile, EfficienciesAreRequiredAndMemoryConsistent) {
+  // A default efficiency would move every prediction without a word.
+  const auto missing = profile_errors(profile_with("  hbm: 0.9\n", ""));
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].key_path, "efficiency.hbm");
+  EXPECT_EQ(missing[0].message, "required key is missing");
+  const auto launch = profile_errors(profile_with("kernel_launch: 5us", "kernel_launch: 1000s"));
+  ASSERT_EQ(launch.size(), 1u);
+  EXPECT_EQ(launch[0].key_path, "efficiency.kernel_launch");
+  const auto reserved = profile_errors(profile_with("  capacity: 80GiB\n", "  capacity: 80GiB\n  reserved: 90GiB\n"));
+  ASSERT_EQ(reserved.size(), 1u);
+  EXPECT_EQ(reserved[0].key_path, "memory.reserved");
+  const auto zero = profile_errors(profile_with("capacity: 80GiB", "capacity: 0GiB"));
+  ASSERT_EQ(zero.size(), 1u);
+  EXPECT_EQ(zero[0].key_path, "memory.capacity");
 }
 
 TEST(ParseHardwareProfile, UnknownKeyIsNamed) {
   const auto errors = profile_errors(profile_with("  gemm_max: 0.8\n", "  gemm_maxx: 0.8\n"));
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].key_path, "efficiency.gemm_maxx");
-  EXPECT_EQ(errors[0].line, 13);
-  EXPECT_EQ(errors[0].file, "p.yaml");
-  EXPECT_TRUE(contains(errors[0].message, "did you mean 'gemm_max'"));
+  ASSERT_EQ(errors.size(), 2u);  // and gemm_max is missing
+  EXPECT_EQ(errors[0].key_path, "efficiency.gemm_max");
+  EXPECT_EQ(errors[1].key_path, "efficiency.gemm_maxx");
+  EXPECT_EQ(errors[1].line, 13);
+  EXPECT_EQ(errors[1].file, "p.yaml");
+  EXPECT_TRUE(contains(errors[1].message, "did you mean 'gemm_max'"));
 }
 
 TEST(ParseHardwareProfile, BadUnitIsNamed) {

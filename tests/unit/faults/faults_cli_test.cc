@@ -52,6 +52,17 @@ TEST(FaultsCli, SlowRecoveryScenarioRuns) {
   EXPECT_TRUE(contains(r.out, "comm_init"));
 }
 
+TEST(FaultsCli, StudiesTooLargeToSimulateAreRefusedUpFront) {
+  // rate_scale within its documented range, but a failure every 0.01 s for 30 days: hours of
+  // events. Refused at once with the figures, not left to run.
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=1000000");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "faults.rate_scale: the job would see about 2.59e+08 failures")) << r.out;
+  const Result many = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=10000");
+  EXPECT_EQ(many.code, 2) << many.out;
+  EXPECT_TRUE(contains(many.out, "faults.seeds: 1.14e+09 failures to simulate")) << many.out;
+}
+
 TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml");
   EXPECT_EQ(r.code, 0) << r.out;

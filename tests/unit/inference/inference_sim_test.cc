@@ -73,12 +73,22 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   EXPECT_NE(bad.find("t.csv:1: inference.trace: expected 'arrival_s,prompt_tokens,output_tokens'"), std::string::npos)
       << bad;
   EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,0,5\n", "t.csv"); }).find("token counts"), std::string::npos);
-  EXPECT_NE(bad_input_of([] { parse_request_trace("-1,10,5\n", "t.csv"); }).find("arrival must be >= 0"),
+  EXPECT_NE(bad_input_of([] { parse_request_trace("-1,10,5\n", "t.csv"); }).find("arrival must be in [0, 1e6] s"),
             std::string::npos);
+  // Past the clock's range: refused, not saturated into a request that never arrives.
+  EXPECT_NE(bad_input_of([] { parse_request_trace("1e7,10,5\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
+  // A header only on the first line: a letter later (a second header, 'nan', junk) is an error.
+  EXPECT_NE(bad_input_of([] { parse_request_trace("0.0,512,128\nx,y,z\n", "t.csv"); }).find("t.csv:2:"),
+            std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("a,b,c\nnan,1,1\n", "t.csv"); }).find("t.csv:2:"), std::string::npos);
+  // Longer than the context served.
+  EXPECT_NE(bad_input_of([] { parse_request_trace("0,4000,128\n", "t.csv", 4096); }).find("over model.seq_len (4096)"),
+            std::string::npos);
+  EXPECT_EQ(parse_request_trace("0,3968,128\n", "t.csv", 4096).size(), 1u);
   EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,10,5,7\n", "t.csv"); }).find("expected"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("# nothing\n", "t.csv"); }).find("no requests"), std::string::npos);
   EXPECT_NE(bad_input_of([] { make_requests(*serving({"inference.trace=/nonexistent/trace.csv"}).inference, ""); })
-                .find("cannot read trace file"),
+                .find("is not a readable file"),
             std::string::npos);
 }
 

@@ -23,6 +23,7 @@ check not_scenario_key "'parallelism.tpp' is not a scenario key" 'axes: {paralle
 check bad_constraint "'tpot_s' is not an output of training" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {tpot_s: {max: 0.05}}'
 check contradictory_gpus "constraints.gpus: min 10 is above max 1" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: {min: 10, max: 1}}'
 check contradictory_limit "constraints.mfu: min 0.9 is above max 0.1" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 0.9, max: 0.1}}'
-check no_valid_candidate "none of the 2 candidates is valid: 1 x invalid: cluster.gpus" 'axes: {cluster.gpus: [0, -1]}'
+check no_valid_candidate "none of the 2 candidates is valid (reasons grouped, numbers shown as #): 2 x invalid: cluster.gpus" 'axes: {cluster.gpus: [12, 20]}'
+check mistyped_value "axes.parallelism.tp: value 'abc'" 'axes: {parallelism.tp: [1, abc]}'
 [ -f "$out/no_valid_candidate/sweep.json" ] || fail "no_valid_candidate: sweep.json not written"
 echo "ok: every bad sweep file exits 2 with its reason"

@@ -64,6 +64,33 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
   EXPECT_EQ(log.previous()[2].index, 2);
 }
 
+TEST(ResultLog, ResumeRefusesAForeignOrEditedLog) {
+  const std::string path = temp_path("foreign.jsonl");
+  {
+    std::ofstream out(path);
+    out << "garbage\nmore\n";
+  }
+  try {
+    ResultLog log(path, "fp1", 10, true, false);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a clustersim sweep log"), std::string::npos) << e.what();
+  }
+  { ResultLog log(path, "fp1", 10, false, true); }  // --restart writes a fresh header
+  {
+    std::ofstream out(path, std::ios::app);
+    Record invented = sample(1);
+    invented.outcome.status = "great";
+    out << record_to_line(invented) << "\n";
+  }
+  try {
+    ResultLog log(path, "fp1", 10, true, false);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: --resume: is not a result record"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SweepTable, ReasonsCountOnceWhateverTheNumbers) {
   EXPECT_EQ(reason_class("invalid", "parallelism.tp: must divide model.heads (24); got tp = 16; other"),
             reason_class("invalid", "parallelism.tp: must divide model.heads (96); got tp = 5"));

@@ -130,8 +130,8 @@ TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
 }
 
 TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
-  // cluster.gpus 0 and -1 are both invalid: nothing to rank, and each reason is counted.
-  const SweepSpec spec = spec_from("axes: {cluster.gpus: [0, -1]}\nflow_stage: {top_k: 0}\n");
+  // 12 and 20 GPUs are not whole nodes: nothing to rank, and the reason is counted once.
+  const SweepSpec spec = spec_from("axes: {cluster.gpus: [12, 20]}\nflow_stage: {top_k: 0}\n");
   const CandidateSpace space(spec);
   RunOptions o;
   o.top_k = 0;
@@ -139,7 +139,7 @@ TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
   const SweepTable t = build_table(space, run_sweep(spec, o).records);
   EXPECT_TRUE(t.ranking.empty());
   const std::string why = no_valid_candidates(t);
-  EXPECT_EQ(why.rfind("none of the 2 candidates is valid: 1 x invalid: cluster.gpus: ", 0), 0u) << why;
+  EXPECT_EQ(why.rfind("none of the 2 candidates is valid (reasons grouped, numbers shown as #): 2 x invalid: cluster.gpus: ", 0), 0u) << why;
   // A sweep that ranks something has no such message.
   const SweepSpec good = spec_from(kAxes);
   const CandidateSpace good_space(good);

@@ -72,6 +72,22 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
 }
 
+TEST(SweepSpec, MistypedValuesAreMistakesNotInvalidCandidates) {
+  // Every value of every axis is read on the base: types, ranges, enum names and keys inside
+  // mapping values. A plan that does not divide stays a candidate (reported invalid).
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, abc]}\n").find("value 'abc': parallelism.tp"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, -2]}\n").find("value '-2'"), std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism: [{tp: 1}, {tpx: 4}]}\n").find("'parallelism.tpx' is not a scenario key"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {training.recompute: [none, partial]}\n").find("value 'partial'"), std::string::npos);
+  EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 3]}\n"), "");  // 3 does not divide: a candidate
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nflow_stage: {fidelity: quantum}\n").find("flow_stage.fidelity"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nprice_per_gpu_hour: {H100: 2}\n")
+                .find("no candidate uses GPU 'H100'"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, ContradictoryConstraintsAreRejectedAtLoad) {
   EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: {min: 10, max: 1}}\n")
                 .find("constraints.gpus: min 10 is above max 1"),

@@ -322,6 +322,56 @@ TEST(CliValidate, MissingSuiteIsBadInput) {
   EXPECT_CONTAINS(r.err, "no_such_suite.yaml");
 }
 
+TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
+  const Result set = clustersim("validate tests/data/suites/cli_bad_case.yaml");
+  EXPECT_EQ(set.code, 2) << set.out;
+  EXPECT_CONTAINS(set.err, "cli_bad_case.yaml:10: cases[0]");
+  EXPECT_CONTAINS(set.err, "network.fidelity");
+  const Result metric = clustersim("validate tests/data/suites/cli_bad_metric.yaml --format json");
+  EXPECT_EQ(metric.code, 2) << metric.out;
+  EXPECT_CONTAINS(metric.err, "metric 'mfu': this scenario's run does not report it");
+}
+
+TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
+  for (const char* flags : {"--top 4294967296", "--top 18446744073709551616", "-j 4294967296", "-j 0"}) {
+    const Result r = clustersim(std::string("sweep scenarios/sweep-175b.yaml --out /tmp/never ") + flags);
+    EXPECT_EQ(r.code, 2) << flags << ": " << r.err;
+    EXPECT_CONTAINS(r.err, "needs a whole number in [");
+  }
+}
+
+TEST(CliCalibrate, NothingToFitIsBadInput) {
+  // A probe file with one GEMM timing fits nothing: refused, no profile written.
+  const std::filesystem::path out = scratch("profile.yaml");
+  const Result r = clustersim("calibrate tests/data/bad/probe_one_measurement.pb -o '" + out.string() + "'");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_CONTAINS(r.err, "nothing to fit");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const Result base = clustersim("calibrate calibration/data/synthetic-h100.pb --base B200 -o '" + out.string() + "'");
+  EXPECT_EQ(base.code, 2);
+  EXPECT_CONTAINS(base.err, "--base: 'B200' is neither a built-in profile");
+}
+
+TEST(CliProfiles, ProfileFilesAreCheckedWhole) {
+  // A profile copied and edited: a missing efficiency, no memory and a launch cost of seconds.
+  const std::filesystem::path p = scratch("gpu.yaml");
+  std::string text = clustersim("profiles H100-SXM").out;
+  auto edit = [&text](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, text.find('\n', at) - at, to);
+  };
+  edit("  gemm_max:", "  # gemm_max removed");
+  edit("  capacity:", "  capacity: 0GiB");
+  edit("  kernel_launch:", "  kernel_launch: 1000s");
+  std::ofstream(p) << text;
+  const Result r = clustersim(std::string("run ") + kScenario + " --set cluster.gpu=" + p.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_CONTAINS(r.err, "efficiency.gemm_max: required key is missing");
+  EXPECT_CONTAINS(r.err, "efficiency.kernel_launch: expected a time in [0, 1ms]");
+  std::filesystem::remove(p);
+}
+
 TEST(CliProfiles, ListsAndPrints) {
   const Result list = clustersim("profiles");
   EXPECT_EQ(list.code, 0) << list.err;
