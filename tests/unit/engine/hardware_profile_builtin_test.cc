@@ -176,21 +176,20 @@ TEST(ParseHardwareProfile, ReadsUnitsAndKeepsDefaults) {
   EXPECT_EQ(p.eff.kernel_launch, Time::us(5));
 }
 
+// The key of the one error that editing `from` into `to` makes (a failure when not exactly one).
+std::string only_error_key(const std::string& from, const std::string& to) {
+  const auto errors = profile_errors(profile_with(from, to));
+  EXPECT_EQ(errors.size(), 1u) << from << " -> " << to;
+  return errors.empty() ? "" : errors[0].key_path;
+}
+
 TEST(ParseHardwareProfile, EfficienciesAreRequiredAndMemoryConsistent) {
   // A default efficiency would move every prediction without a word.
-  const auto missing = profile_errors(profile_with("  hbm: 0.9\n", ""));
-  ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(missing[0].key_path, "efficiency.hbm");
-  EXPECT_EQ(missing[0].message, "required key is missing");
-  const auto launch = profile_errors(profile_with("kernel_launch: 5us", "kernel_launch: 1000s"));
-  ASSERT_EQ(launch.size(), 1u);
-  EXPECT_EQ(launch[0].key_path, "efficiency.kernel_launch");
-  const auto reserved = profile_errors(profile_with("  capacity: 80GiB\n", "  capacity: 80GiB\n  reserved: 90GiB\n"));
-  ASSERT_EQ(reserved.size(), 1u);
-  EXPECT_EQ(reserved[0].key_path, "memory.reserved");
-  const auto zero = profile_errors(profile_with("capacity: 80GiB", "capacity: 0GiB"));
-  ASSERT_EQ(zero.size(), 1u);
-  EXPECT_EQ(zero[0].key_path, "memory.capacity");
+  EXPECT_EQ(only_error_key("  hbm: 0.9\n", ""), "efficiency.hbm");
+  EXPECT_EQ(profile_errors(profile_with("  hbm: 0.9\n", "")).at(0).message, "required key is missing");
+  EXPECT_EQ(only_error_key("kernel_launch: 5us", "kernel_launch: 1000s"), "efficiency.kernel_launch");
+  EXPECT_EQ(only_error_key("  capacity: 80GiB\n", "  capacity: 80GiB\n  reserved: 90GiB\n"), "memory.reserved");
+  EXPECT_EQ(only_error_key("capacity: 80GiB", "capacity: 0GiB"), "memory.capacity");
 }
 
 TEST(ParseHardwareProfile, UnknownKeyIsNamed) {
@@ -214,12 +213,8 @@ TEST(ParseHardwareProfile, BadUnitIsNamed) {
 }
 
 TEST(ParseHardwareProfile, MissingAndOutOfRange) {
-  const auto missing = profile_errors(profile_with("sm_count: 132\n", ""));
-  ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(missing[0].key_path, "sm_count");
-  const auto range = profile_errors(profile_with("  gemm_max: 0.8\n", "  gemm_max: 1.5\n"));
-  ASSERT_EQ(range.size(), 1u);
-  EXPECT_EQ(range[0].key_path, "efficiency.gemm_max");
+  EXPECT_EQ(only_error_key("sm_count: 132\n", ""), "sm_count");
+  EXPECT_EQ(only_error_key("  gemm_max: 0.8\n", "  gemm_max: 1.5\n"), "efficiency.gemm_max");
 }
 
 TEST(LoadHardwareProfile, UnknownNameListsTheBuiltins) {
