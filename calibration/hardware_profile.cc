@@ -100,14 +100,14 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   top.read("name", p.name, Need::kRequired);
   top.read("description", p.description);
   MapReader peak = top.section("peak");
-  peak.read("bf16", p.bf16, Need::kRequired);
+  const bool bf16_read = peak.read("bf16", p.bf16, Need::kRequired);
   peak.read("fp16", p.fp16, Need::kRequired);
   peak.read("fp8", p.fp8);
   peak.read("tf32", p.tf32);
   peak.read("fp32", p.fp32, Need::kRequired);
   peak.finish();
   MapReader mem = top.section("memory");
-  mem.read("capacity", p.hbm_capacity, Need::kRequired);
+  const bool capacity_read = mem.read("capacity", p.hbm_capacity, Need::kRequired);
   mem.read("bandwidth", p.hbm_bandwidth, Need::kRequired);
   mem.read("reserved", p.memory_reserved);
   mem.finish();
@@ -128,9 +128,12 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
     for (const YamlNode& f : probes->seq) p.probe_files.push_back(f.scalar);
   }
   top.finish();
-  if (errors.empty() && p.bf16.per_s <= 0) peak.error("bf16", "must be above zero");
-  if (errors.empty() && p.hbm_capacity.n <= 0) mem.error("capacity", "must be above zero");
-  if (errors.empty() && p.memory_reserved.n >= p.hbm_capacity.n) {
+  // Checked whatever else is wrong, on the values that were read (a key that failed to read has
+  // its error already).
+  if (bf16_read && p.bf16.per_s <= 0) peak.error("bf16", "must be above zero");
+  if (capacity_read && p.hbm_capacity.n <= 0) {
+    mem.error("capacity", "must be above zero");
+  } else if (capacity_read && p.memory_reserved.n >= p.hbm_capacity.n) {
     mem.error("reserved", "must be below memory.capacity (" + to_string(p.hbm_capacity) + "); got " +
                               to_string(p.memory_reserved));
   }

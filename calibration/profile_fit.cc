@@ -31,7 +31,8 @@ std::string builtin_profile_for_device(const std::string& gpu_model) {
   return {};
 }
 
-HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile& base) {
+HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile& base, int* models_used) {
+  int used = 0;
   HardwareProfile p = base;
   p.origin.clear();
   p.probe_files = r.sources;
@@ -43,6 +44,7 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   p.description = base.description + "; fitted by clustersim calibrate from " + from;
   Efficiencies& e = p.eff;
   if (const GemmModel* g = r.gemm_model(DType::kBf16)) {
+    ++used;
     e.gemm_max = std::clamp(g->peak_flops_per_s / base.bf16.per_s, 0.01, 1.0);
     e.gemm_tile_m = g->tile.m;
     e.gemm_tile_n = g->tile.n;
@@ -53,14 +55,17 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
   }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, false)) {
+    ++used;
     e.attention_unfused = std::clamp(a->flops_per_s / base.bf16.per_s, 0.01, 1.0);
     p.sources["efficiency.attention_unfused"] = "fitted: matmul-softmax-matmul chain forward, " + from;
   }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, true)) {
+    ++used;
     e.attention_fused = std::clamp(a->flops_per_s / base.bf16.per_s, 0.01, 1.0);
     p.sources["efficiency.attention_fused"] = "fitted: fused attention forward, " + from;
   }
   if (const MemoryModel* mm = r.memory_model(MemoryOpKind::kCopy)) {
+    ++used;
     e.hbm = std::clamp(mm->bw_bytes_per_s / base.hbm_bandwidth.bytes_per_s, 0.01, 1.0);
     p.sources["efficiency.hbm"] = "fitted: " + fmt(mm->bw_bytes_per_s / 1e9) + " GB/s device copy, " + from;
   }
@@ -68,6 +73,7 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   for (int ranks = std::max(m.gpu_count, 2); ranks >= 2; --ranks) {
     const CollectiveModel* c = r.collective_model(CollectiveKind::kAllReduce, ranks);
     if (!c || c->segments.empty()) continue;
+    ++used;
     e.nvlink_busbw = std::clamp(c->large_message_busbw_bytes_per_s() / base.nvlink_bandwidth.bytes_per_s, 0.01, 1.0);
     e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);
     p.sources["efficiency.nvlink_busbw"] = "fitted: all-reduce on " + std::to_string(ranks) + " GPUs, " +
@@ -75,6 +81,7 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     p.sources["efficiency.nvlink_collective_latency"] = "fitted: all-reduce alpha on " + std::to_string(ranks) + " GPUs, " + from;
     break;
   }
+  if (models_used) *models_used = used;
   return p;
 }
 

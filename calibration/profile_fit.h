@@ -16,7 +16,8 @@ std::string builtin_profile_for_device(const std::string& gpu_model);
 
 // `base` with every efficiency the probe files measured replaced by its fitted value, the
 // probe files recorded, and a source line per fitted value (probe date, GPU, versions).
-// Values the probes did not measure keep the base's value and source.
-HardwareProfile fitted_profile(const CalibrationResult& result, const HardwareProfile& base);
+// Values the probes did not measure keep the base's value and source. `models_used`, when given,
+// receives how many fitted models went into the profile (0: the probes fitted nothing).
+HardwareProfile fitted_profile(const CalibrationResult& result, const HardwareProfile& base, int* models_used = nullptr);
 
 }  // namespace clustersim::calib

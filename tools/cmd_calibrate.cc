@@ -65,8 +65,9 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       throw BadInput(errors);
     }
   }();
-  const calib::HardwareProfile fitted = calib::fitted_profile(result, base);
-  if (fitted.sources == base.sources) {
+  int models_used = 0;
+  const calib::HardwareProfile fitted = calib::fitted_profile(result, base, &models_used);
+  if (models_used == 0) {
     // No model had enough measurements: the "fitted" profile would be the base under a new name.
     std::string files;
     for (const std::string& f : args.positionals()) files += (files.empty() ? "" : ", ") + f;
@@ -82,8 +83,20 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::cout << calib::format_error_table(result);
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
 
+  // What is written must load: a fit outside the loader's limits (a launch cost over 1 ms from a
+  // noisy probe) is reported now, not when a scenario first uses the profile.
+  const std::string text = calib::format_hardware_profile(fitted);
+  try {
+    (void)calib::parse_hardware_profile(text, output);
+  } catch (const BadInput& e) {
+    std::vector<InputError> errors = e.errors();
+    for (InputError& err : errors) {
+      err.message = "the fitted profile would not load (check the probe data): " + err.message;
+    }
+    throw BadInput(errors);
+  }
   std::ofstream out(output, std::ios::binary);
-  out << calib::format_hardware_profile(fitted);
+  out << text;
   if (!out) throw BadInput(InputError{output, 0, "-o", "cannot write the profile"});
   std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << output << ")\n";
   return 0;

@@ -114,21 +114,40 @@ YamlNode parse_yaml_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(InputError{path, 0, "", "cannot open the file for reading"});
-  // Read at most the limit (and one byte more to tell): /dev/zero or a stray multi-GB file must
-  // end in a message, not in exhausted memory.
-  std::string text(kMaxYamlBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) throw BadInput(InputError{path, 0, "", "cannot read the file"});
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxYamlBytes) {
-    throw BadInput(InputError{path, 0, "", "is larger than " + std::to_string(kMaxYamlBytes >> 20) +
-                                               " MiB; expected a YAML file of scenario, suite or profile size"});
+  // Read in chunks up to the limit: /dev/zero or a stray multi-GB file must end in a message,
+  // not in exhausted memory.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxYamlBytes) {
+      throw BadInput(InputError{path, 0, "", "is larger than " + std::to_string(kMaxYamlBytes >> 20) +
+                                                 " MiB; expected a YAML file of scenario, suite or profile size"});
+    }
   }
+  if (in.bad()) throw BadInput(InputError{path, 0, "", "cannot read the file"});
   return parse(text, path);
 }
 
 YamlNode parse_yaml_text(const std::string& text, const std::string& origin) {
   return parse(text, origin);
+}
+
+bool remove_path(YamlNode& root, const std::string& path) {
+  YamlNode* parent = &root;
+  size_t start = 0;
+  for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', start)) {
+    if (parent->is_null()) return true;  // nothing below: nothing to remove
+    if (!parent->is_map()) return false;
+    parent = parent->find(path.substr(start, dot - start));
+    if (!parent) return true;
+    start = dot + 1;
+  }
+  if (parent->is_null()) return true;
+  if (!parent->is_map()) return false;
+  const std::string leaf = path.substr(start);
+  std::erase_if(parent->map, [&](const auto& kv) { return kv.first == leaf; });
+  return true;
 }
 
 void apply_override(YamlNode& root, const std::string& assignment) {
@@ -138,6 +157,19 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   }
   const std::string path = assignment.substr(0, eq);
   const std::string value = assignment.substr(eq + 1);
+  if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos) {
+    throw BadInput(InputError{"--set", 0, path, "empty key in the path"});
+  }
+  YamlNode parsed = parse(value, "--set " + path);
+  if (parsed.is_null()) {
+    // 'key=null' (or 'key=~', 'key=') removes the key: its default applies, or a required key is
+    // reported missing. Nothing is created on the way (an empty section would change the kind of
+    // run), and a key that is not there is already removed.
+    if (!remove_path(root, path)) {
+      throw BadInput(InputError{"--set", 0, path, "cannot remove a key inside a value that is not a mapping"});
+    }
+    return;
+  }
   if (root.is_null()) root.kind = YamlNode::Kind::kMap;
   YamlNode* node = &root;
   std::string walked;
@@ -145,9 +177,6 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   while (true) {
     const size_t dot = path.find('.', start);
     const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (key.empty()) {
-      throw BadInput(InputError{"--set", 0, path, "empty key in the path"});
-    }
     walked = walked.empty() ? key : walked + "." + key;
     if (node->is_null()) node->kind = YamlNode::Kind::kMap;
     if (!node->is_map()) {
@@ -162,23 +191,6 @@ void apply_override(YamlNode& root, const std::string& assignment) {
     node = child;
     if (dot == std::string::npos) break;
     start = dot + 1;
-  }
-  YamlNode parsed = parse(value, "--set " + path);
-  if (parsed.is_null()) {
-    // 'key=null' (or 'key=~', 'key=') removes the key: its default applies, or a required key is
-    // reported missing. A null left in the tree would read as "given without a value".
-    YamlNode* parent = &root;
-    const size_t last_dot = path.rfind('.');
-    if (last_dot != std::string::npos) {
-      for (size_t from = 0; parent && from < last_dot;) {
-        const size_t dot = path.find('.', from);
-        parent = parent->find(path.substr(from, dot - from));
-        from = dot + 1;
-      }
-    }
-    const std::string leaf = path.substr(last_dot == std::string::npos ? 0 : last_dot + 1);
-    if (parent) std::erase_if(parent->map, [&](const auto& kv) { return kv.first == leaf; });
-    return;
   }
   parsed.file = "--set";
   parsed.line = 0;

@@ -85,6 +85,11 @@ void read_stragglers(MapReader r, StragglersConfig& out) {
 
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const StragglersConfig& s = cfg.stragglers;
+  // Checked before the early return: without max_over_mean > 1 the section counts as empty.
+  if (cfg.given.count("stragglers.sequence_imbalance.replicas") && s.sequence_imbalance.max_over_mean <= 1.0) {
+    errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
+                                    "has no effect without max_over_mean > 1 (the heavy replicas' load over the mean)"));
+  }
   if (s.empty()) return;
   const int gpus = cfg.cluster.gpus;
   const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;
@@ -143,10 +148,7 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   }
   const long long model_ranks = static_cast<long long>(p.tp) * p.pp * p.cp;
   const long long dp = model_ranks > 0 ? gpus / model_ranks : 0;
-  if (cfg.given.count("stragglers.sequence_imbalance.replicas") && s.sequence_imbalance.max_over_mean <= 1.0) {
-    errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
-                                    "has no effect without max_over_mean > 1 (the heavy replicas' load over the mean)"));
-  } else if (s.sequence_imbalance.replicas > dp) {
+  if (s.sequence_imbalance.replicas > dp) {
     errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
                                     "there are only " + str(dp) + " DP replicas; got " + str(s.sequence_imbalance.replicas)));
   } else if (s.sequence_imbalance.max_over_mean > 1.0 &&

@@ -106,8 +106,9 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                     "%s on %d GPUs is %.3g sub-flows (pairs x qps_per_connection); the %s level takes at most %.3g",
                     to_string(t.pattern), cl.gpus, sub_flows, to_string(cfg.network.fidelity), limit);
       c.fail("traffic.pattern", std::string(text) + (cfg.network.fidelity == Fidelity::kAnalytical
-                                                         ? ": use fewer GPUs"
-                                                         : ": use network.fidelity: analytical, or fewer GPUs"));
+                                                         ? ": use fewer GPUs or queue pairs per connection"
+                                                         : ": use network.fidelity: analytical, fewer GPUs or fewer "
+                                                           "network.qps_per_connection"));
     }
     if (t.pattern == TrafficPattern::kIncast && t.incast_senders >= cl.gpus) {
       c.fail("traffic.incast_senders", "needs fewer senders than GPUs (" + str(cl.gpus) + "); got " +

@@ -39,6 +39,10 @@ YamlNode parse_yaml_file(const std::string& path);
 // Parses YAML text; `origin` names it in messages.
 YamlNode parse_yaml_text(const std::string& text, const std::string& origin);
 
+// Removes the key at the dotted `path` (its parents stay; a path that is not there is a no-op).
+// Returns false when a node on the way is a value or a list, not a mapping.
+bool remove_path(YamlNode& root, const std::string& path);
+
 // Applies "key.path=value" to `root` (a map): walks or creates the maps on the path and replaces
 // the leaf with `value` parsed as YAML (so "4", "true", "[1, 2]" and "400Gbps" all work).
 // A null value ("key=null", "key=~", "key=") removes the key instead. Throws BadInput when the

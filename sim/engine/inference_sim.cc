@@ -46,7 +46,8 @@ int draw_length(const LengthConfig& l, std::mt19937_64& rng) {
 
 std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
   std::vector<ServingRequest> out;
-  std::istringstream in(text);
+  // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first line.
+  std::istringstream in(text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text);
   std::string line;
   int n = 0;
   bool first_content = true;
@@ -54,9 +55,21 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     ++n;
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
-    const bool header = first_content && std::isalpha(static_cast<unsigned char>(line[first]));
+    // The first line that is not blank or a comment may name the columns (no field starts like a
+    // number: arrival_s, "arrival_s"; 'nan,1,1' is a bad request, not a header); no later line may.
+    const bool header = first_content && [&] {
+      std::istringstream fields(line);
+      std::string field;
+      while (std::getline(fields, field, ',')) {
+        const size_t at = field.find_first_not_of(" \t\r");
+        if (at == std::string::npos) continue;
+        const char c = field[at];
+        if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-') return false;
+      }
+      return true;
+    }();
     first_content = false;
-    if (header) continue;  // only the first line may name the columns
+    if (header) continue;
     std::istringstream fields(line);
     double arrival = 0;
     long long prompt = 0, output = 0;
@@ -66,7 +79,7 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
         (fields >> rest && rest.find_first_not_of(" \t\r") != std::string::npos)) {
       throw BadInput(InputError{origin, n, "inference.trace",
                                 "expected 'arrival_s,prompt_tokens,output_tokens' (a header only on the first "
-                                "line), got '" + line + "'"});
+                                "line that is not blank or a comment), got '" + line + "'"});
     }
     if (!std::isfinite(arrival) || arrival < 0 || arrival > kMaxArrivalSeconds || prompt < 1 || output < 1 ||
         prompt > (1 << 24) || output > (1 << 24)) {

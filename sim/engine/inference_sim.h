@@ -43,8 +43,9 @@ inline constexpr double kMaxArrivalSeconds = 1e6;
 // kMaxArrivalSeconds.
 std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context = 0);
 
-// A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments and blank
-// lines are skipped, and so is a header (a first line starting with a letter). Throws BadInput
+// A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments, blank
+// lines, a leading UTF-8 byte-order mark and a header (the first other line, when it does not
+// start like a number) are skipped. Throws BadInput
 // naming the line for any other line that is not three numbers, arrivals outside
 // [0, kMaxArrivalSeconds], and prompt + output over `max_context` (when > 0).
 std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context = 0);

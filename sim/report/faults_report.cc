@@ -446,7 +446,13 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   r.set("mfu", mfu);
   r.set("tokens_per_s", tokens_per_s);
   r.set("ettr", e.mean);
-  r.set("ettr_ci95", ci_pair(e));
+  {
+    // ETTR lies in [0, 1]; so does the interval reported for it.
+    Json ci = Json::array();
+    ci.push(std::max(0.0, e.mean - e.half_width));
+    ci.push(std::min(1.0, e.mean + e.half_width));
+    r.set("ettr_ci95", ci);
+  }
   r.set("goodput", e.mean * tokens_per_s);
   r.set("goodput_ci95", ci_pair(scaled(e, tokens_per_s)));
   r.set("effective_mfu", e.mean * mfu);

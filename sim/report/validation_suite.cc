@@ -35,7 +35,9 @@ ValidationSuite load_validation_suite(const std::string& path) {
         const YamlNode& o = set->seq[i];
         if (!o.is_scalar() || o.scalar.find('=') == std::string::npos || o.scalar.front() == '=') {
           errors.add(InputError{path, o.line, "set[" + std::to_string(i) + "]",
-                                "expected key.path=value, got '" + o.scalar + "'"});
+                                o.is_scalar() ? "expected key.path=value, got '" + o.scalar + "'"
+                                              : std::string("expected key.path=value, got a mapping or list "
+                                                            "(write '- parallelism.tp=4', not '- parallelism.tp: 4')")});
         } else {
           s.overrides.push_back(o.scalar);
         }

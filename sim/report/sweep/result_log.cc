@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/sweep/result_log.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,7 +62,8 @@ std::optional<Record> record_from_line(const std::string& line) {
   if (stage->text != kStageAnalytical && stage->text != kStageFiner) return std::nullopt;
   bool known_status = false;
   for (const char* k : {kOk, kInvalid, kNoFit, kError, kFailed, kRejected}) known_status = known_status || status->text == k;
-  if (!known_status || !(index->number >= 0) || index->number != static_cast<double>(static_cast<int64_t>(index->number))) {
+  if (!known_status || !(index->number >= 0 && index->number < 9.0e18) ||
+      index->number != std::floor(index->number)) {
     return std::nullopt;
   }
   Record r;

@@ -362,6 +362,8 @@ Goal default_goal(const std::string& metric) {
 }
 
 bool set_path(YamlNode& root, const std::string& path, const YamlNode& value) {
+  // A null value removes the key, as `--set key=null` does (its default applies).
+  if (value.is_null()) return remove_path(root, path);
   YamlNode* node = &root;
   size_t start = 0;
   while (true) {

@@ -210,6 +210,19 @@ TEST(ApplyOverride, NullRemovesTheKey) {
   EXPECT_NE(root.find("model")->find("layers"), nullptr);
   apply_override(root, "model.layers=");
   EXPECT_EQ(root.find("model")->find("layers"), nullptr);
+  // Nothing is created on the way: an empty 'faults:' or 'inference:' would change the kind of run.
+  apply_override(root, "faults.checkpoint.interval=null");
+  EXPECT_EQ(root.find("faults"), nullptr);
+  YamlNode scalar = parse_yaml_text("a: 1\n", "t.yaml");
+  const InputError list = only_error([&scalar] { apply_override(scalar, "a.b=null"); });
+  EXPECT_TRUE(contains(list.message, "not a mapping")) << list.message;
+}
+
+TEST(ParseYamlText, LoneCarriageReturnsEndLines) {
+  const YamlNode n = parse_yaml_text("a: 1\rb:\r  c: 2\r", "t.yaml");
+  ASSERT_NE(n.find("b"), nullptr);
+  EXPECT_EQ(n.find("b")->find("c")->scalar, "2");
+  EXPECT_EQ(n.find("b")->line, 2);
 }
 
 }  // namespace

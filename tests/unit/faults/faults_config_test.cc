@@ -224,6 +224,12 @@ TEST(StragglersConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 2, replicas: 8}}\n"),
                   "stragglers.sequence_imbalance.replicas"));
   EXPECT_TRUE(has(error_paths("stragglers: {slow: 1}\n"), "stragglers.slow"));
+  // Listed twice, or a count of heavy replicas that cannot act.
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [1, 1], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
+  EXPECT_TRUE(has(error_paths("stragglers: {nics: {hosts: [0, 0], bandwidth_factor: 0.5}}\n"), "stragglers.nics.hosts"));
+  EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {replicas: 2}}\n"), "stragglers.sequence_imbalance.replicas"));
+  EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 1.1, replicas: 1000}}\n"),
+                  "stragglers.sequence_imbalance.replicas"));
 }
 
 }  // namespace

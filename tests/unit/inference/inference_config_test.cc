@@ -110,6 +110,9 @@ TEST(InferenceConfig, LengthsAndModelChecks) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"model.seq_len=256"}); }), "model.seq_len: is the longest context served"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.moe.top_k=9"}); }), "inference.moe.top_k"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"model.kv_heads=3"}); }), "model.kv_heads: must divide model.heads"));
+  // Every layer dense leaves no MoE layer to serve.
+  EXPECT_TRUE(has(bad_input_of([] { serving({"model.layers=4", "inference.moe.dense_layers=4"}); }),
+                  "inference.moe.dense_layers: must be below model.layers"));
 }
 
 // The serving cost model has rotary positions and full causal attention: a value that asks for

@@ -85,8 +85,18 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   EXPECT_NE(bad_input_of([] { parse_request_trace("0,4000,128\n", "t.csv", 4096); }).find("over model.seq_len (4096)"),
             std::string::npos);
   EXPECT_EQ(parse_request_trace("0,3968,128\n", "t.csv", 4096).size(), 1u);
+  // Spreadsheet CSVs: a byte-order mark, a quoted header, comments before it.
+  EXPECT_EQ(parse_request_trace("\xEF\xBB\xBF\"arrival_s\",\"prompt\",\"output\"\n0.1,100,10\n", "t.csv").size(), 1u);
+  EXPECT_EQ(parse_request_trace("\xEF\xBB\xBF" "0.1,100,10\n", "t.csv").size(), 1u);
+  EXPECT_EQ(parse_request_trace("# made by hand\n\narrival_s,prompt,output\n0.1,100,10\n", "t.csv").size(), 1u);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("nan,1,1\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,10,5,7\n", "t.csv"); }).find("expected"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("# nothing\n", "t.csv"); }).find("no requests"), std::string::npos);
+  // Poisson arrivals past the clock's range: refused, naming the rate.
+  EXPECT_NE(bad_input_of([] {
+              make_requests(*serving({"inference.rate_per_s=1e-6", "inference.requests=100"}).inference, "");
+            }).find("inference.rate_per_s"),
+            std::string::npos);
   EXPECT_NE(bad_input_of([] { make_requests(*serving({"inference.trace=/nonexistent/trace.csv"}).inference, ""); })
                 .find("is not a readable file"),
             std::string::npos);

@@ -160,6 +160,14 @@ TEST(CliRun, MissingFileIsNamed) {
   EXPECT_CONTAINS(r.err, "cannot open");
 }
 
+TEST(CliRun, ErrorsFoundWhileRunningNameTheScenario) {
+  // The profile's precisions are checked when the run prices compute: the message still names
+  // the scenario file and the key to change.
+  const Result r = clustersim(std::string("run ") + kScenario + " --set training.precision=fp8");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, std::string(kScenario) + ": training.precision: fp8: the A100-SXM4-80GB profile");
+}
+
 TEST(CliRun, DirectoryIsNotAScenario) {
   const Result r = clustersim("run tests/data/bad");
   EXPECT_EQ(r.code, 2) << r.err;
@@ -332,6 +340,17 @@ TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
   EXPECT_CONTAINS(metric.err, "metric 'mfu': this scenario's run does not report it");
 }
 
+TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset:\n  - parallelism.tp: 4\ncases:\n"
+                          "  - {scenario: no_such.yaml, metric: mfu, reference: 0.5, source: none}\n";
+  const Result r = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "set[0]: expected key.path=value, got a mapping or list");
+  EXPECT_CONTAINS(r.err, "cases[0].scenario: no scenario file");
+  std::filesystem::remove(suite);
+}
+
 TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
   for (const char* flags : {"--top 4294967296", "--top 18446744073709551616", "-j 4294967296", "-j 0"}) {
     const Result r = clustersim(std::string("sweep scenarios/sweep-175b.yaml --out /tmp/never ") + flags);
@@ -350,6 +369,14 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   const Result base = clustersim("calibrate calibration/data/synthetic-h100.pb --base B200 -o '" + out.string() + "'");
   EXPECT_EQ(base.code, 2);
   EXPECT_CONTAINS(base.err, "--base: 'B200' is neither a built-in profile");
+  // Fitting again on a profile this probe already fitted is a real fit (same values, same sources).
+  ASSERT_EQ(clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'").code, 0);
+  const std::filesystem::path again = scratch("again.yaml");
+  const Result refit = clustersim("calibrate calibration/data/synthetic-h100.pb --base '" + out.string() + "' -o '" +
+                                  again.string() + "'");
+  EXPECT_EQ(refit.code, 0) << refit.err;
+  std::filesystem::remove(out);
+  std::filesystem::remove(again);
 }
 
 TEST(CliProfiles, ProfileFilesAreCheckedWhole) {
