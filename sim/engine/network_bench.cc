@@ -150,6 +150,7 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
 
   // The bound, from the same paths the run will use.
   std::vector<Bytes> endpoint_bytes(static_cast<size_t>(routes.link_count()));
+  std::vector<double> link_bytes(static_cast<size_t>(routes.link_count()), 0.0);  // every link, for the static bound
   std::vector<net::Path> paths;
   double alone_s = 0;
   double min_latency_s = std::numeric_limits<double>::infinity();
@@ -171,6 +172,7 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
       if (bottleneck > 0) alone_s = std::max(alone_s, p.latency.as_s() + share.as_double() / bottleneck);
       endpoint_bytes[p.links.front()] += share;
       endpoint_bytes[p.links.back()] += share;
+      for (size_t i = 0; i < p.links.size(); ++i) link_bytes[p.links[i]] += share.as_double() * p.share(i);
     }
   }
   double endpoint_s = 0;
@@ -229,6 +231,18 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   r.incomplete_transfers = r.transfers - completed;
   r.completion_time = last - start;
+  if (cfg.network.fidelity == Fidelity::kAnalytical) {
+    // The analytical level times each transfer alone; traffic started together also queues on
+    // its most loaded link: bytes / capacity there (the fluid completion of flows that share it
+    // from start to end, as the training level's static contention takes it), whichever is longer.
+    double static_s = 0;
+    for (net::LinkIndex l = 0; l < routes.link_count(); ++l) {
+      const double capacity = routes.capacity(l).bytes_per_s;
+      if (link_bytes[l] > 0 && capacity > 0) static_s = std::max(static_s, link_bytes[l] / capacity);
+    }
+    if (std::isfinite(min_latency_s)) static_s += min_latency_s;
+    r.completion_time = max(r.completion_time, Time::s(static_s));
+  }
   const double completion_s = r.completion_time.as_s();
   const double ideal_s = r.ideal_time.as_s();
   r.slowdown = ideal_s > 0 ? completion_s / ideal_s : 1.0;
