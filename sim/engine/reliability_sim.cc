@@ -349,6 +349,13 @@ Time mean_time_between_failures(const ReliabilityInputs& in) {
   return rate > 0 ? Time::s(std::min(1.0 / rate, kNeverSeconds)) : Time::s(kNeverSeconds);
 }
 
+bool has_failures(const ReliabilityInputs& in) {
+  for (const JobComponent& c : in.components) {
+    if ((c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang) && c.rate_per_s > 0) return true;
+  }
+  return false;
+}
+
 Time young_interval(Time cost, Time mtbf) { return Time::s(std::sqrt(2.0 * cost.as_s() * mtbf.as_s())); }
 
 Time daly_interval(Time cost, Time mtbf) {
@@ -406,6 +413,7 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
     if (denom < 0 && std::abs((logs[b] - logs[b - 1]) - step) < 1e-6 * step) {
       const double shift = 0.5 * (y0 - y2) / denom;  // in grid steps, within (-0.5, 0.5)
       out.best = max(floor, Time::s(std::exp(logs[b] + shift * step)));
+      out.best_ettr = y1 - 0.25 * (y0 - y2) * shift;  // the parabola at its vertex, with the interval
     }
   }
   return out;

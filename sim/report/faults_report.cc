@@ -414,7 +414,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   // Centred on Young's optimum when the checkpoint costs anything; with a zero cost Young is
   // zero (validate_faults then demands an interval), so centre on the configured interval.
   const Time floor = engine::checkpoint_interval_floor(iteration);
-  const Time center = in.checkpoint_blocking > Time::zero() ? young : in.checkpoint_interval;
+  const bool can_fail = engine::has_failures(in);  // else MTBF, Young and Daly are sentinels: reported as none
+  const Time center = in.checkpoint_blocking > Time::zero() && can_fail ? young : in.checkpoint_interval;
   const engine::IntervalSweep sweep =
       engine::sweep_checkpoint_interval(in, center, floor, f.sweep_points, f.seeds, f.seed);
   const engine::MeanCi e = engine::mean_ci(ettr);
@@ -461,7 +462,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   r.set("interruptions_ci95", ci_pair(n));
   r.set("failures", engine::mean_ci(failures).mean);
   r.set("checkpoints", engine::mean_ci(checkpoints).mean);
-  r.set("mtbf_s", mtbf.as_s());
+  r.set("mtbf_s", can_fail ? Json(mtbf.as_s()) : Json());
   r.set("mean_downtime_per_interruption_s", engine::mean_ci(downtime_per).mean);
   r.set("mean_catch_up_s", engine::mean_ci(catch_up_per).mean);
   r.set("max_lost_work_s", *std::max_element(max_lost.begin(), max_lost.end()));
@@ -497,8 +498,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   rc.set("checkpoint_load_s", in.checkpoint_load.as_s());
   r.set("optimal_checkpoint_interval_s", sweep.best.as_s());
   r.set("ettr_at_optimal_interval", sweep.best_ettr);
-  r.set("young_daly_interval_s", young.as_s());
-  r.set("daly_interval_s", daly.as_s());
+  r.set("young_daly_interval_s", can_fail ? Json(young.as_s()) : Json());
+  r.set("daly_interval_s", can_fail ? Json(daly.as_s()) : Json());
   Json& sw = r.set("checkpoint_sweep", Json::array());
   for (size_t i = 0; i < sweep.intervals.size(); ++i) {
     Json row = Json::object();
@@ -516,7 +517,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
-  o << "failures       MTBF " << hours(mtbf) << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
+  o << "failures       MTBF " << (can_fail ? hours(mtbf) : std::string("none (no crash or hang component)"))
+    << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
@@ -537,14 +539,15 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     o << line;
   }
   o << "\ncheckpoint interval  best " << to_string(sweep.best) << fmt(" (ETTR %.2f%%)", 100 * sweep.best_ettr)
-    << "; Young " << to_string(young) << ", Daly " << to_string(daly) << "\n";
+    << (can_fail ? "; Young " + to_string(young) + ", Daly " + to_string(daly) : std::string("; no Young/Daly optimum without failures"))
+    << "\n";
   out.summary = o.str();
   out.metrics = {{"ettr", e.mean},
                  {"goodput", e.mean * tokens_per_s},
                  {"effective_mfu", e.mean * mfu},
                  {"interruptions", n.mean},
-                 {"optimal_checkpoint_interval_s", sweep.best.as_s()},
-                 {"young_daly_interval_s", young.as_s()}};
+                 {"optimal_checkpoint_interval_s", sweep.best.as_s()}};
+  if (can_fail) out.metrics["young_daly_interval_s"] = young.as_s();
   return out;
 }
 
@@ -695,6 +698,13 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
                                   "must be at least one training iteration and at least 1s (" + to_string(floor) +
                                       "); got " + to_string(*ck.interval)));
+  }
+  if (!ck.interval && !engine::has_failures(in)) {
+    // Without crashes or hangs the MTBF is infinite: checkpointing less is always better, and
+    // Young/Daly (sqrt(2 x cost x MTBF)) has no optimum to derive the interval from.
+    throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
+                                  "no crash or hang component has a rate above zero, so there is no Young/Daly "
+                                  "optimum to derive the interval from; set it"));
   }
   in.checkpoint_interval = ck.interval.value_or(
       max(floor, engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures(in))));

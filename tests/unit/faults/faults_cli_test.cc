@@ -63,6 +63,19 @@ TEST(FaultsCli, StudiesTooLargeToSimulateAreRefusedUpFront) {
   EXPECT_TRUE(contains(many.out, "faults.seeds: 1.14e+09 failures to simulate")) << many.out;
 }
 
+TEST(FaultsCli, WithoutFailuresTheIntervalIsGivenAndMtbfIsNone) {
+  // No crash or hang: the MTBF is infinite, and a Young/Daly interval from a sentinel would be
+  // made up. The interval must be given; MTBF and Young/Daly are reported as none.
+  const Result none = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none");
+  EXPECT_EQ(none.code, 2) << none.out;
+  EXPECT_TRUE(contains(none.out, "faults.checkpoint.interval: no crash or hang component")) << none.out;
+  const Result given =
+      clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none --set faults.checkpoint.interval=1h --format json");
+  ASSERT_EQ(given.code, 0) << given.out;
+  EXPECT_TRUE(contains(given.out, "\"mtbf_s\": null")) << given.out;
+  EXPECT_TRUE(contains(given.out, "\"young_daly_interval_s\": null"));
+}
+
 TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml");
   EXPECT_EQ(r.code, 0) << r.out;
