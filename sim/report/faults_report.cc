@@ -805,7 +805,24 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
       top = &st;
     }
   }
-  if (top && w.all.iteration > w.all.baseline) {
+  // Another source (degraded NICs, uneven stages, a sequence imbalance) may cost more alone than
+  // any stage's slow hosts: then it is the cause, and the slow hosts are not "the rest".
+  const WhatIfRow* top_source = nullptr;
+  for (const WhatIfRow& row : w.rows) {
+    if (!top_source || row.alone.iteration > top_source->alone.iteration) top_source = &row;
+  }
+  const bool hosts_source = top_source && (top_source->source == "hosts" || top_source->source == "gpus");
+  bool others = false;
+  for (const WhatIfRow& row : w.rows) others = others || (row.source != "hosts" && row.source != "gpus");
+  if (top_source && !hosts_source && (!top || top_source->alone.iteration > top->alone.iteration) &&
+      w.all.iteration > w.all.baseline) {
+    const double lost = w.all.baseline_mfu - w.all.mfu;
+    const double regained =
+        w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - top_source->saved_if_removed)) - w.all.mfu;
+    w.cause = "the straggler source '" + top_source->source + "': " +
+              mfu_points(top_source->alone.baseline_mfu - top_source->alone.mfu) + " lost with it alone; removing it " +
+              "regains " + mfu_points(regained) + " of the " + mfu_points(lost) + " lost";
+  } else if (top && w.all.iteration > w.all.baseline) {
     const double lost = w.all.baseline_mfu - w.all.mfu;
     const double regained = w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - top->saved_if_removed)) - w.all.mfu;
     const bool one = top->hosts.size() + top->gpus.size() == 1;
@@ -817,7 +834,9 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     for (const WhatIfStage& st : w.stages) {
       if (&st != top && (!next || st.alone.iteration > next->alone.iteration)) next = &st;
     }
-    if (next && regained < lost - 5e-5) {
+    if (others && regained < lost - 5e-5) {
+      w.cause += "; the rest comes from the other sources too (see 'sources')";
+    } else if (next && regained < lost - 5e-5) {
       w.cause += ", the rest is the slow " + units_words(next->hosts, next->gpus) + " on stage " + std::to_string(next->stage) +
                  " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
     }
