@@ -203,10 +203,11 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("tokens_per_s_per_gpu", per_gpu);
   if (priced && price > 0) j.set("tokens_per_cost_unit", tps * 3600.0 / price);
   j.set("ttft_s", stats_json(ttft_p));
-  j.set("tpot_s", stats_json(tpot_p));
+  // TPOT needs a second token: with none, it is undefined (null), not zero.
+  j.set("tpot_s", tpot.empty() ? Json() : stats_json(tpot_p));
   j.set("e2e_latency_s", stats_json(e2e_p));
   j.set("tpot_limit_s", in.tpot_limit.as_s());
-  j.set("tpot_within_limit_fraction", tpot.empty() ? 1.0 : static_cast<double>(within) / tpot.size());
+  j.set("tpot_within_limit_fraction", tpot.empty() ? Json() : Json(static_cast<double>(within) / tpot.size()));
   Json& step = j.set("decode_step", Json::object());
   const double n = static_cast<double>(std::max<int64_t>(1, r.decode_steps));
   step.set("count", r.decode_steps);
@@ -256,8 +257,12 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   s << "  TTFT        mean " << ms(ttft_p.mean) << ", p50 " << ms(ttft_p.p50) << ", p99 " << ms(ttft_p.p99) << "\n";
-  s << "  TPOT        mean " << ms(tpot_p.mean) << ", p50 " << ms(tpot_p.p50) << ", p99 " << ms(tpot_p.p99);
-  if (in.tpot_limit > Time::zero()) {
+  if (tpot.empty()) {
+    s << "  TPOT        none (no completed request has a second output token)";
+  } else {
+    s << "  TPOT        mean " << ms(tpot_p.mean) << ", p50 " << ms(tpot_p.p50) << ", p99 " << ms(tpot_p.p99);
+  }
+  if (in.tpot_limit > Time::zero() && !tpot.empty()) {
     std::snprintf(line, sizeof line, " (%.0f%% within %s)", 100.0 * within / std::max<size_t>(1, tpot.size()),
                   to_string(in.tpot_limit).c_str());
     s << line;
@@ -292,9 +297,11 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                  {"tokens_per_s_per_gpu", per_gpu},
                  {"ttft_p50_s", ttft_p.p50},
                  {"ttft_p99_s", ttft_p.p99},
-                 {"tpot_p50_s", tpot_p.p50},
-                 {"tpot_p99_s", tpot_p.p99},
                  {"rejected", static_cast<double>(rejected)}};
+  if (!tpot.empty()) {
+    out.metrics["tpot_p50_s"] = tpot_p.p50;
+    out.metrics["tpot_p99_s"] = tpot_p.p99;
+  }
   return out;
 }
 

@@ -54,6 +54,14 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   EXPECT_DOUBLE_EQ(out.metrics.at("tokens_per_s"), 55.0);
   EXPECT_DOUBLE_EQ(out.metrics.at("tokens_per_s_per_gpu"), 55.0 / 16);
   EXPECT_DOUBLE_EQ(out.metrics.at("tpot_p99_s"), 0.01);
+  // One output token each: no time per output token to speak of. Undefined, not zero.
+  r.requests[0].output = 1;
+  const RunOutput single = inference_output(cfg, r);
+  const std::string s = single.results.dump(0);
+  EXPECT_NE(s.find("\"tpot_s\":null"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"tpot_within_limit_fraction\":null"), std::string::npos) << s;
+  EXPECT_EQ(single.metrics.count("tpot_p99_s"), 0u);
+  EXPECT_NE(single.summary.find("TPOT        none"), std::string::npos) << single.summary;
 }
 
 TEST(RunInference, WholeRunOnTheFabricThroughRunScenario) {
