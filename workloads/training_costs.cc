@@ -134,7 +134,10 @@ Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int 
   const ParallelismConfig& p = cfg.parallelism;
   if (p.tp <= 1) return Time::zero();
   const TpLayerTraffic traffic = tp_layer_traffic(cfg);
-  const GroupLinks g = group_links(p.tp, p.tp, l);
+  // As many ranks per node as the placement puts there (all tp of them unless a placement puts
+  // TP outside the innermost dimensions): the part across nodes runs over the NICs.
+  const Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  const GroupLinks g = group_links(p.tp, pl.first_group_ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   // Per block (attention, MLP): all-gather + reduce-scatter with SP, or one all-reduce; the
   // parallel block (PaLM, MegaScale) shares one pair between attention and MLP.
   const Time per_block = p.sequence_parallel

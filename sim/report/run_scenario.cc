@@ -160,15 +160,6 @@ std::string joined(const std::vector<const char*>& keys) {
   return out;
 }
 
-// Whether the placement puts the first TP group's ranks on more than one node: the analytical
-// level prices TP collectives on NVLink.
-bool tp_placed_across_nodes(const ScenarioConfig& cfg) {
-  const ParallelismConfig& p = cfg.parallelism;
-  if (p.tp <= 1 || cfg.cluster.gpus_per_node <= 0) return false;
-  const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
-  return pl.first_group_ranks_per_node(work::Dim::kTp, cfg.cluster.gpus_per_node) < p.tp;
-}
-
 using Notes = std::vector<std::string>;
 
 // Settings the analytical training level (closed-form collectives over fitted bandwidths and
@@ -198,10 +189,6 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
                     (routed ? std::string(" (routing only the gradient, embedding and CP rings, for their collisions)")
                             : std::string(" and charges oversubscription by tier crossings")) +
                     "; network.fidelity: flow simulates routes, flows and link latencies");
-  }
-  if (tp_placed_across_nodes(cfg)) {
-    notes.push_back("parallelism.placement puts each TP group across nodes; the analytical level prices TP "
-                    "collectives on NVLink, network.fidelity: flow sends them over the NICs");
   }
 }
 
