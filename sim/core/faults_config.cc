@@ -197,6 +197,7 @@ void read_faults(MapReader r, FaultsConfig& out) {
   if (v.read("spare_hosts", spares, Need::kOptional, 0)) rc.spare_hosts = spares;
   v.read("repair_time", rc.repair_time);
   v.read("straggler_detection", rc.straggler_detection);
+  v.read("straggler_threshold", rc.straggler_threshold, Need::kOptional, 1.0, 100.0);
   v.finish();
   r.read("sweep_points", out.sweep_points, Need::kOptional, 3, 201);
   read_optional(r, "iteration_time", out.iteration_time);

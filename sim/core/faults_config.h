@@ -71,6 +71,10 @@ struct RecoveryConfig {
   std::optional<int> spare_hosts;          // absent: a replacement host is always at hand
   Time repair_time = Time::s(2 * 86400.0); // a failed host returns to the spare pool after this
   Time straggler_detection = Time::s(3600);  // a degraded host is found (then swapped) after this
+  // A degraded host slower than healthy by less than this factor is never found (it stays until
+  // the window ends): per-host step timers cannot tell it from noise. Assumed: half of the ~10% by
+  // which MegaScale's detected slow hosts lagged (arXiv:2402.15627v1 section 6.3).
+  double straggler_threshold = 1.05;
 };
 
 // The training level that times each cluster state the reliability simulation needs (healthy, and

@@ -253,7 +253,9 @@ class Simulation {
     switch (c.spec.kind) {
       case FailureKind::kDegrade:
         ++run_.failures;
-        degradations_.push_back({degraded_speed, t_ + in_.straggler_detection, k});
+        // Below the detection threshold the slow host is never found: it stays for the window.
+        degradations_.push_back(
+            {degraded_speed, c.spec.slowdown >= in_.straggler_threshold ? t_ + in_.straggler_detection : Time::max(), k});
         return;
       case FailureKind::kPlanned:
         if (!running_) return;

@@ -54,6 +54,7 @@ struct ReliabilityInputs {
   std::optional<int> spare_hosts;  // absent: a replacement is always at hand
   Time repair_time;
   Time straggler_detection;
+  double straggler_threshold = 1.0;  // degrade components with a smaller slowdown are never found
 };
 
 struct ReliabilityRun {

@@ -692,6 +692,7 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   in.spare_hosts = rc.spare_hosts;
   in.repair_time = rc.repair_time;
   in.straggler_detection = rc.straggler_detection;
+  in.straggler_threshold = rc.straggler_threshold;
   // A derived interval is never shorter than one iteration (nor than 1 s); nor may a configured one be.
   const Time floor = engine::checkpoint_interval_floor(f.iteration_time.value_or(healthy));
   if (ck.interval && *ck.interval < floor) {

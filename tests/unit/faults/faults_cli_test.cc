@@ -76,6 +76,21 @@ TEST(FaultsCli, WithoutFailuresTheIntervalIsGivenAndMtbfIsNone) {
   EXPECT_TRUE(contains(given.out, "\"young_daly_interval_s\": null"));
 }
 
+TEST(FaultsCli, HostsTooLittleSlowToDetectStayAndCostAlmostNothing) {
+  // 20 slow hosts a day, 0.01% slower: below recovery.straggler_threshold nobody swaps them (a
+  // swap costs a planned restart each), so ETTR stays at the baseline's.
+  auto ettr = [](const std::string& extra) {
+    const Result r = clustersim("run scenarios/faults-16k-30d.yaml --format json" + extra);
+    EXPECT_EQ(r.code, 0) << r.out;
+    const size_t at = r.out.find("\"ettr\": ");
+    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + 8));
+  };
+  const double base = ettr("");
+  const std::string slow = " --set 'faults.components.slowhost={unit: host, rate_per_day: 0.01, kind: degrade, slowdown: 1.0001}'";
+  EXPECT_NEAR(ettr(slow), base, 0.001);
+  EXPECT_LT(ettr(slow + " --set faults.recovery.straggler_threshold=1"), base - 0.1);  // every one swapped
+}
+
 TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml");
   EXPECT_EQ(r.code, 0) << r.out;
