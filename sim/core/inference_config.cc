@@ -127,7 +127,9 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
       fail(std::string(key) + ".max", "a uniform length needs max >= min (" + str(l.min) + ")");
     }
     if (l.dist != LengthDist::kUniform && l.mean < 1) fail(std::string(key) + ".mean", "must be at least 1");
-    if (l.max != 0 && l.max < l.min) fail(std::string(key) + ".max", "must be >= min (" + str(l.min) + ")");
+    if (l.dist != LengthDist::kUniform && l.max != 0 && l.max < l.min) {  // uniform: said above
+      fail(std::string(key) + ".max", "must be >= min (" + str(l.min) + ")");
+    }
   }
   const int max_len = [&] {
     const LengthConfig& p = in.prompt;
