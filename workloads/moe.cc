@@ -132,7 +132,9 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / (p.cp * n);
   const double kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const double head_dim = static_cast<double>(m.hidden) / m.heads;
-  const coll::GroupLinks g = group_links(n, std::min(n, cfg.cluster.gpus_per_node), l);
+  // The group's ranks per node as placed (a TP group across nodes exchanges over the NICs).
+  const Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  const coll::GroupLinks g = group_links(n, pl.first_group_ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   const Time lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, g);
   const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv * head_dim) * kAct);
   const Time qkv = collective_time(CollectiveOp::kAllToAll, qkv_bytes, g);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/placement.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace clustersim::work {
@@ -29,10 +30,22 @@ Placement::Placement(const std::string& order, int tp, int cp, int dp, int pp) :
 
 int Placement::first_group_ranks_per_node(Dim along, int gpus_per_node) const {
   const int d = static_cast<int>(along);
-  int n = 0;
-  // Member i sits at i x stride; the first is GPU 0, on node 0.
-  for (int i = 0; i < size_[d]; ++i) n += (i * stride_[d]) / gpus_per_node == 0 ? 1 : 0;
-  return n > 0 ? n : 1;
+  // Member i sits at GPU i x stride. The group's collectives cross nodes at the pace of the node
+  // holding the fewest of its members (a ring through it shares that node's fewer NICs): the
+  // smallest count over the nodes the group touches.
+  int fewest = size_[d];
+  int node = -1, count = 0;
+  for (int i = 0; i < size_[d]; ++i) {
+    const int here = (i * stride_[d]) / gpus_per_node;  // members come in node order
+    if (here != node) {
+      if (count > 0) fewest = std::min(fewest, count);
+      node = here;
+      count = 0;
+    }
+    ++count;
+  }
+  if (count > 0) fewest = std::min(fewest, count);
+  return std::max(1, fewest);
 }
 
 }  // namespace clustersim::work

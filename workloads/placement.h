@@ -26,8 +26,9 @@ class Placement {
   // its rank group with it). Precondition: 0 <= gpu < gpus().
   int coord(int gpu, Dim d) const { return gpu / stride_[static_cast<int>(d)] % size_[static_cast<int>(d)]; }
   int gpus() const { return size_[0] * size_[1] * size_[2] * size_[3]; }
-  // Members of the first group along `along` (the others' coordinates 0) on the node of its first
-  // member, nodes of `gpus_per_node` GPUs (>= 1): the ranks per node a collective over it sees.
+  // Members of the first group along `along` (the others' coordinates 0) per node, nodes of
+  // `gpus_per_node` GPUs: the fewest on any node the group touches (>= 1), the ranks per node a
+  // collective over it sees (an uneven split runs at its thinnest node's pace).
   int first_group_ranks_per_node(Dim along, int gpus_per_node) const;
 
  private:

@@ -311,14 +311,18 @@ std::string format_traffic_report(const TrafficResult& r) {
   if (r.incomplete_transfers > 0) {
     o << "  WARNING: " << r.incomplete_transfers << " transfers never completed (no capacity on their path)\n";
   }
-  o << "  per tier          links    used        bytes   peak util (mean / max)\n";
+  // The analytical level runs each transfer at its alone rate: its utilisation is offered load
+  // (above 1 where the flow level would share), not what the links carried.
+  const bool offered = r.fidelity == std::string(to_string(Fidelity::kAnalytical));
+  o << "  per tier          links    used        bytes   peak util (mean / max)" << (offered ? ", offered load" : "")
+    << "\n";
   for (const TierLoad& s : r.tiers) {
     o << "    " << std::left << std::setw(10) << s.tier << std::right << std::setw(11) << s.links
       << std::setw(8) << s.used_links << std::setw(13) << to_string(s.bytes) << std::setprecision(2)
       << std::setw(10) << s.mean_peak_utilisation << " / " << s.max_peak_utilisation << "\n";
   }
   if (!r.top_links.empty()) {
-    o << "  most loaded links (peak utilisation, bytes)\n";
+    o << "  most loaded links (peak utilisation" << (offered ? " offered" : "") << ", bytes)\n";
     for (const LinkLoad& link : r.top_links) {
       o << "    " << std::left << std::setw(24) << link.name << std::right << std::setprecision(2)
         << std::setw(6) << link.peak_utilisation << "  " << to_string(link.bytes) << "\n";

@@ -352,10 +352,13 @@ Time mean_time_between_failures(const ReliabilityInputs& in) {
 }
 
 bool has_failures(const ReliabilityInputs& in) {
+  double rate = 0;
   for (const JobComponent& c : in.components) {
-    if ((c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang) && c.rate_per_s > 0) return true;
+    if (c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang) rate += c.rate_per_s;
   }
-  return false;
+  // An MTBF past kNeverSeconds (115 days, above the longest window) is where
+  // mean_time_between_failures saturates: no usable Young/Daly optimum either.
+  return rate * kNeverSeconds > 1.0;
 }
 
 Time young_interval(Time cost, Time mtbf) { return Time::s(std::sqrt(2.0 * cost.as_s() * mtbf.as_s())); }

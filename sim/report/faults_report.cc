@@ -496,8 +496,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   rc.set("reschedule_s", in.reschedule.as_s());
   rc.set("comm_init_s", in.comm_init.as_s());
   rc.set("checkpoint_load_s", in.checkpoint_load.as_s());
-  r.set("optimal_checkpoint_interval_s", sweep.best.as_s());
-  r.set("ettr_at_optimal_interval", sweep.best_ettr);
+  // Without failures a longer interval is always better: the sweep's best is only its edge.
+  r.set("optimal_checkpoint_interval_s", can_fail ? Json(sweep.best.as_s()) : Json());
+  r.set("ettr_at_optimal_interval", can_fail ? Json(sweep.best_ettr) : Json());
   r.set("young_daly_interval_s", can_fail ? Json(young.as_s()) : Json());
   r.set("daly_interval_s", can_fail ? Json(daly.as_s()) : Json());
   Json& sw = r.set("checkpoint_sweep", Json::array());
@@ -538,16 +539,20 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
                   m.mean / 3600, 100 * m.mean / in.duration.as_s());
     o << line;
   }
-  o << "\ncheckpoint interval  best " << to_string(sweep.best) << fmt(" (ETTR %.2f%%)", 100 * sweep.best_ettr)
-    << (can_fail ? "; Young " + to_string(young) + ", Daly " + to_string(daly) : std::string("; no Young/Daly optimum without failures"))
+  o << "\ncheckpoint interval  "
+    << (can_fail ? "best " + to_string(sweep.best) + fmt(" (ETTR %.2f%%)", 100 * sweep.best_ettr)
+                 : std::string("no optimum (longer is always better without failures)"))
+    << (can_fail ? "; Young " + to_string(young) + ", Daly " + to_string(daly) : std::string())
     << "\n";
   out.summary = o.str();
   out.metrics = {{"ettr", e.mean},
                  {"goodput", e.mean * tokens_per_s},
                  {"effective_mfu", e.mean * mfu},
-                 {"interruptions", n.mean},
-                 {"optimal_checkpoint_interval_s", sweep.best.as_s()}};
-  if (can_fail) out.metrics["young_daly_interval_s"] = young.as_s();
+                 {"interruptions", n.mean}};
+  if (can_fail) {
+    out.metrics["optimal_checkpoint_interval_s"] = sweep.best.as_s();
+    out.metrics["young_daly_interval_s"] = young.as_s();
+  }
   return out;
 }
 
@@ -704,8 +709,8 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     // Without crashes or hangs the MTBF is infinite: checkpointing less is always better, and
     // Young/Daly (sqrt(2 x cost x MTBF)) has no optimum to derive the interval from.
     throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
-                                  "no crash or hang component has a rate above zero, so there is no Young/Daly "
-                                  "optimum to derive the interval from; set it"));
+                                  "no crash or hang comes more often than once per 1e7 s (115 days), so there is "
+                                  "no Young/Daly optimum to derive the interval from; set it"));
   }
   in.checkpoint_interval = ck.interval.value_or(
       max(floor, engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures(in))));
@@ -808,15 +813,15 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
   }
   // Another source (degraded NICs, uneven stages, a sequence imbalance) may cost more alone than
   // any stage's slow hosts: then it is the cause, and the slow hosts are not "the rest".
+  // Only sources that cost something count (a configured one may cost nothing).
   const WhatIfRow* top_source = nullptr;
+  bool others = false;
   for (const WhatIfRow& row : w.rows) {
+    if (row.source == "hosts" || row.source == "gpus" || row.saved_if_removed <= Time::zero()) continue;
+    others = true;
     if (!top_source || row.alone.iteration > top_source->alone.iteration) top_source = &row;
   }
-  const bool hosts_source = top_source && (top_source->source == "hosts" || top_source->source == "gpus");
-  bool others = false;
-  for (const WhatIfRow& row : w.rows) others = others || (row.source != "hosts" && row.source != "gpus");
-  if (top_source && !hosts_source && (!top || top_source->alone.iteration > top->alone.iteration) &&
-      w.all.iteration > w.all.baseline) {
+  if (top_source && (!top || top_source->alone.iteration > top->alone.iteration) && w.all.iteration > w.all.baseline) {
     const double lost = w.all.baseline_mfu - w.all.mfu;
     const double regained =
         w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - top_source->saved_if_removed)) - w.all.mfu;
@@ -835,12 +840,11 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     for (const WhatIfStage& st : w.stages) {
       if (&st != top && (!next || st.alone.iteration > next->alone.iteration)) next = &st;
     }
-    if (others && regained < lost - 5e-5) {
-      w.cause += "; the rest comes from the other sources too (see 'sources')";
-    } else if (next && regained < lost - 5e-5) {
+    if (next && regained < lost - 5e-5) {
       w.cause += ", the rest is the slow " + units_words(next->hosts, next->gpus) + " on stage " + std::to_string(next->stage) +
                  " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
     }
+    if (others && regained < lost - 5e-5) w.cause += std::string(next ? "," : ";") + " and the other sources (see 'sources')";
   }
   if (draws > 1) w.draws = placement_draws(cfg, hw, level, draws);
   return w;

@@ -155,12 +155,16 @@ std::string write_inference_html(const ScenarioConfig& cfg, const engine::Servin
   row("tokens per cost unit", f.tokens_per_cost_unit > 0 ? format_number("%.0f", f.tokens_per_cost_unit) : "unpriced");
   const Percentiles ttft = percentiles(f.ttft_s), tpot = percentiles(f.tpot_s);
   row("TTFT p50 / p99", format_number("%.1f ms", ttft.p50 * 1e3) + format_number(" / %.1f ms", ttft.p99 * 1e3));
-  row("TPOT p50 / p99", format_number("%.1f ms", tpot.p50 * 1e3) + format_number(" / %.1f ms", tpot.p99 * 1e3) +
-                            (in.tpot_limit > Time::zero() ? " (limit " + to_string(in.tpot_limit) + ")" : ""));
+  row("TPOT p50 / p99", f.tpot_s.empty()
+                            ? std::string("none (no completed request has a second output token)")
+                            : format_number("%.1f ms", tpot.p50 * 1e3) + format_number(" / %.1f ms", tpot.p99 * 1e3) +
+                                  (in.tpot_limit > Time::zero() ? " (limit " + to_string(in.tpot_limit) + ")" : ""));
   if (in.mode == ServingMode::kAttentionFfn) row("M2N fabric factor", format_number("%.3f", r.m2n_factor));
   o << "</table>\n";
   o << "<h2 id='ttft'>Time to first token</h2>\n" << histogram(f.ttft_s, 0.0, kAttention) << "\n";
-  o << "<h2 id='tpot'>Time per output token</h2>\n" << histogram(f.tpot_s, in.tpot_limit.as_s(), kFfn) << "\n";
+  if (!f.tpot_s.empty()) {
+    o << "<h2 id='tpot'>Time per output token</h2>\n" << histogram(f.tpot_s, in.tpot_limit.as_s(), kFfn) << "\n";
+  }
   o << "<h2 id='pools'>Pools</h2>\n" << pool_bars(r, f.duration_s);
   o << "<p>compute: compute time / (instances x duration); in steps: time inside steps, including communication "
        "and pipeline waits.</p>\n<table><tr><th>pool</th><th>GPU</th><th>GPUs</th><th>instances</th><th>price per "

@@ -68,12 +68,15 @@ TEST(FaultsCli, WithoutFailuresTheIntervalIsGivenAndMtbfIsNone) {
   // made up. The interval must be given; MTBF and Young/Daly are reported as none.
   const Result none = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none");
   EXPECT_EQ(none.code, 2) << none.out;
-  EXPECT_TRUE(contains(none.out, "faults.checkpoint.interval: no crash or hang component")) << none.out;
+  EXPECT_TRUE(contains(none.out, "faults.checkpoint.interval: no crash or hang comes more often")) << none.out;
+  // Rates so small the MTBF passes 115 days: the same, not a saturated sentinel.
+  EXPECT_EQ(clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=1e-6").code, 2);
   const Result given =
       clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none --set faults.checkpoint.interval=1h --format json");
   ASSERT_EQ(given.code, 0) << given.out;
   EXPECT_TRUE(contains(given.out, "\"mtbf_s\": null")) << given.out;
   EXPECT_TRUE(contains(given.out, "\"young_daly_interval_s\": null"));
+  EXPECT_TRUE(contains(given.out, "\"optimal_checkpoint_interval_s\": null"));  // longer is always better
 }
 
 TEST(FaultsCli, HostsTooLittleSlowToDetectStayAndCostAlmostNothing) {
@@ -117,6 +120,15 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   EXPECT_TRUE(contains(j.out, "\"mfu_lost_ci95\""));
   EXPECT_TRUE(contains(j.out, "\"critical_path\""));
   EXPECT_TRUE(contains(j.out, "\"stages\""));
+  // A source that costs more alone than any stage's slow hosts is the cause; one that costs
+  // nothing changes nothing in the sentence.
+  const Result seq = clustersim("whatif scenarios/stragglers-175b-12288.yaml "
+                                "--set 'stragglers.sequence_imbalance={max_over_mean: 1.2, replicas: 2}'");
+  EXPECT_TRUE(contains(seq.out, "cause      the straggler source 'sequence_imbalance'")) << seq.out;
+  const Result idle = clustersim("whatif scenarios/stragglers-175b-12288.yaml "
+                                 "--set stragglers.sequence_imbalance.max_over_mean=1.0001");
+  EXPECT_TRUE(contains(idle.out, "the rest is the slow hosts 1219,1291 on stage 6")) << idle.out;
+  EXPECT_FALSE(contains(idle.out, "other sources")) << idle.out;
 }
 
 // The 32-GPU job the flow what-if tests use (tp 4, pp 2, dp 4; a host per TP group), with

@@ -50,7 +50,9 @@ TEST(PipelineOrder, EveryPassOnceAndBackwardAfterItsForward) {
       std::set<std::tuple<int, int, bool>> seen;
       for (const PipelinePass& p : order) {
         EXPECT_TRUE(seen.insert({p.microbatch, p.chunk, p.forward}).second) << render(order);
-        if (!p.forward) EXPECT_TRUE(seen.count({p.microbatch, p.chunk, true})) << "backward before forward: " << render(order);
+        if (!p.forward) {
+          EXPECT_TRUE(seen.count({p.microbatch, p.chunk, true})) << "backward before forward: " << render(order);
+        }
       }
     }
   }

@@ -27,6 +27,11 @@ TEST(Placement, FirstGroupRanksPerNodeFollowTheOrder) {
   // A group larger than a node fills it; a size-1 dimension counts 1.
   EXPECT_EQ(Placement("tp-cp-dp-pp", 1, 1, 64, 1).first_group_ranks_per_node(Dim::kDp, 8), 8);
   EXPECT_EQ(Placement("tp-cp-dp-pp", 8, 1, 4, 1).first_group_ranks_per_node(Dim::kCp, 8), 1);
+  // An uneven split runs at its thinnest node: cp 3 first, tp 4 at stride 3 = GPUs 0, 3, 6 on
+  // node 0 and 9 on node 1 -> 1, not 3.
+  EXPECT_EQ(Placement("cp-tp-dp-pp", 4, 3, 8, 1).first_group_ranks_per_node(Dim::kTp, 8), 1);
+  // tp 6 on nodes of 8: 6 on node 0 (one node only).
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 4, 1).first_group_ranks_per_node(Dim::kTp, 8), 6);
 }
 
 }  // namespace
