@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim calibrate: fit a hardware profile to probe files and print the fit errors.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "calibration/fit/calibrate.h"
 #include "calibration/hardware_profile.h"
@@ -40,7 +42,14 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   if (output.empty()) throw UsageError{"-o PROFILE.yaml is required"};
 
   std::vector<calib::ProbeData> probes;
-  for (const std::string& file : args.positionals()) probes.push_back(calib::read_probe_file(file));
+  std::set<std::string> seen;
+  for (const std::string& file : args.positionals()) {
+    // The same measurements twice would count double in every fit.
+    if (!seen.insert(std::filesystem::weakly_canonical(file).string()).second) {
+      throw UsageError{"probe file '" + file + "' is given more than once"};
+    }
+    probes.push_back(calib::read_probe_file(file));
+  }
   const calib::CalibrationResult result = calib::calibrate(probes);
 
   std::string base_name = args.value("--base");

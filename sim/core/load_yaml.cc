@@ -86,8 +86,9 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
     if (docs.empty()) return convert(YAML::Node(), origin, "");
     return convert(docs[0], origin, "");
   } catch (const YAML::Exception& e) {
-    throw BadInput(InputError{origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "",
-                              "not valid YAML: " + e.msg});
+    // yaml-cpp says only "bad file" when it stops at its nesting limit (about 500 levels).
+    const std::string why = e.msg == "bad file" ? "nested deeper than the reader allows (about 500 levels)" : e.msg;
+    throw BadInput(InputError{origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "not valid YAML: " + why});
   }
 }
 

@@ -195,6 +195,11 @@ TEST(ParseYamlText, RefusesASecondDocumentAndComplexKeys) {
   EXPECT_TRUE(contains(key.message, "keys must be plain names")) << key.message;
 }
 
+TEST(ParseYamlText, TooDeepANestingSaysSo) {
+  const InputError e = only_error([] { parse_yaml_text("a: " + std::string(2000, '[') + std::string(2000, ']'), "t.yaml"); });
+  EXPECT_TRUE(contains(e.message, "nested deeper than the reader allows")) << e.message;
+}
+
 TEST(ParseYamlFile, RefusesFilesOverTheLimit) {
   // /dev/zero never ends: reading stops at the limit with a message.
   const InputError e = only_error([] { parse_yaml_file("/dev/zero"); });

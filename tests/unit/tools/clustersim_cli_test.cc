@@ -371,6 +371,11 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   const Result base = clustersim("calibrate calibration/data/synthetic-h100.pb --base B200 -o '" + out.string() + "'");
   EXPECT_EQ(base.code, 2);
   EXPECT_CONTAINS(base.err, "--base: 'B200' is neither a built-in profile");
+  // The same file twice would count every measurement double.
+  const Result twice = clustersim("calibrate calibration/data/synthetic-h100.pb calibration/data/synthetic-h100.pb -o '" +
+                                  out.string() + "'");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_CONTAINS(twice.err, "is given more than once");
   // Fitting again on a profile this probe already fitted is a real fit (same values, same sources).
   ASSERT_EQ(clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'").code, 0);
   const std::filesystem::path again = scratch("again.yaml");
