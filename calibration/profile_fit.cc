@@ -42,6 +42,8 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                            ", CUDA " + version(m.cuda_runtime_version) + ", NCCL " + version(m.nccl_version) +
                            ", cuBLAS " + version(m.cublas_version) + ")";
   p.description = base.description + "; fitted by clustersim calibrate from " + from;
+  // Not the built-in's name: results name the profile, and a fitted one gives other numbers.
+  if (p.name.find("(fitted") == std::string::npos) p.name = base.name + " (fitted " + m.date.substr(0, 10) + ")";
   Efficiencies& e = p.eff;
   if (const GemmModel* g = r.gemm_model(DType::kBf16)) {
     ++used;

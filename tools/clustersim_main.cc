@@ -50,7 +50,11 @@ options:
   --fidelity LEVEL       shorthand for --set network.fidelity=LEVEL
                          (analytical, flow, flow+dcqcn, packet)
   --format text|json     text summary (default) or one JSON object (results.json) on stdout
-  --out DIR              also write DIR/results.json (and DIR/links.csv at the flow level)
+  --out DIR              also write DIR/results.json, and by run kind (docs/results.md):
+                         training at flow and above trace.json and report.html (flow+dcqcn
+                         and packet add queues.csv and rates.csv); traffic links.csv and
+                         report.html (congestion levels add queues.csv, rates.csv); serving
+                         trace.json and report.html
   -h, --help             this help
 )";
 

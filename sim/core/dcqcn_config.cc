@@ -2,6 +2,7 @@
 // network.dcqcn: presets with their sources, strict reading, range and cross-field checks.
 #include "sim/core/dcqcn_config.h"
 
+#include <cstdio>
 #include <string>
 
 #include "sim/core/config.h"
@@ -109,10 +110,30 @@ void validate_dcqcn(const ScenarioConfig& cfg, std::vector<InputError>& errors) 
   }
   if (d.mtu.n < 64 || d.mtu.n > 65'536) fail("mtu", "must be between 64B and 64KiB; got " + to_string(d.mtu));
   if (d.buffer.n < 4 * d.mtu.n) fail("buffer", "must hold at least 4 packets of mtu (" + to_string(d.mtu) + ")");
-  if (d.dynamic_threshold <= 0) fail("dynamic_threshold", "must be above 0");
+  // Below 1/64 the fluid level's pause and resume no longer make progress (0.0005: no end).
+  if (d.dynamic_threshold < 1.0 / 64 || d.dynamic_threshold > 64) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", d.dynamic_threshold);
+    fail("dynamic_threshold", std::string("must be between 1/64 (0.015625) and 64; got ") + got);
+  }
+  // XON needs the ingress counter to fall this far below XOFF, whose threshold is at most
+  // dynamic_threshold x buffer (an empty buffer): at or above it a paused port never resumes.
+  if (d.pfc && used && d.resume_offset.n * 4.0 > d.dynamic_threshold * static_cast<double>(d.buffer.n)) {
+    fail("resume_offset", "must be at most a quarter of dynamic_threshold x buffer (" +
+                              to_string(Bytes{static_cast<int64_t>(d.dynamic_threshold * d.buffer.n / 4)}) +
+                              "), or a paused port may never resume; got " + to_string(d.resume_offset));
+  }
+  // flow+dcqcn has no loss recovery: drops would cost nothing. Lossy RoCE (go-back-N
+  // retransmissions) is simulated at the packet level.
+  if (!d.pfc && cfg.network.fidelity == Fidelity::kFlowDcqcn) {
+    fail("pfc", "false (lossy) is simulated at network.fidelity: packet, which retransmits what it drops; "
+                "flow+dcqcn has no loss recovery");
+  }
   if (d.headroom && d.headroom->n < 0) fail("headroom", "must not be negative");
-  if (d.fluid_step < Time::ns(10) || d.fluid_step > Time::us(100)) {
-    fail("fluid_step", "must be between 10ns and 100us; got " + to_string(d.fluid_step));
+  // Past tens of microseconds a step overshoots the queues it integrates (100us finished an incast
+  // faster than its bound, with PFC paused for good).
+  if (d.fluid_step < Time::ns(10) || d.fluid_step > Time::us(20)) {
+    fail("fluid_step", "must be between 10ns and 20us; got " + to_string(d.fluid_step));
   }
   if (d.sample_interval < Time::ns(100)) fail("sample_interval", "must be at least 100ns");
 }

@@ -264,6 +264,10 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
                     ": congestion control runs at flow+dcqcn and packet only");
   }
+  if (level == Fidelity::kFlowDcqcn && cfg.given.count("network.dcqcn.headroom")) {
+    notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues pause at "
+                    "the XOFF threshold with no packets in flight; the packet level uses it");
+  }
   // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
   const bool training = !cfg.traffic && !cfg.inference;
   Fidelity runs = level;

@@ -93,6 +93,19 @@ TEST(DcqcnConfig, BadInputsNameTheirKey) {
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {traced_flows: x}\n"), "network.dcqcn.traced_flows"));
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {kmn: 5KB}\n"), "network.dcqcn.kmn"));        // unknown key
   EXPECT_TRUE(has_error(errors_of("  dcqcn: 5\n"), "network.dcqcn"));                     // not a mapping
+  // Values that hung or misled the fluid level (a third fuzzing pass).
+  EXPECT_TRUE(has_error(errors_of("  dcqcn: {dynamic_threshold: 0.0001}\n"), "network.dcqcn.dynamic_threshold"));
+  EXPECT_TRUE(has_error(errors_of("  dcqcn: {resume_offset: 100MB}\n"), "network.dcqcn.resume_offset"));
+  EXPECT_TRUE(has_error(errors_of("  dcqcn: {fluid_step: 100us}\n"), "network.dcqcn.fluid_step"));
+  std::string fluid = kTraffic;
+  fluid.replace(fluid.find("packet"), 6, "flow+dcqcn");
+  try {
+    (void)scenario_from_tree(parse_yaml_text(fluid + "  dcqcn: {pfc: false}\n", "s.yaml"), "s.yaml");
+    ADD_FAILURE() << "flow+dcqcn has no loss recovery: pfc false must be refused";
+  } catch (const BadInput& e) {
+    EXPECT_TRUE(has_error(e.errors(), "network.dcqcn.pfc")) << e.what();
+  }
+  EXPECT_NO_THROW(load("  dcqcn: {pfc: false}\n"));  // the packet level retransmits
 }
 
 }  // namespace
