@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "calibration/builtin_profiles.h"
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
 #include "sim/core/unit_parse.h"
+#include "sim/core/text_file.h"
 #include "sim/core/yaml_tree.h"
 
 namespace clustersim::calib {
@@ -158,18 +158,7 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
                               "'" + name_or_path + "' is neither a built-in profile (" + names +
                                   ") nor a profile file"});
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw BadInput(InputError{path.string(), 0, "", "is not a regular file; expected a hardware profile (YAML)"});
-  }
-  if (std::filesystem::file_size(path, ec) > kMaxYamlBytes) {
-    throw BadInput(InputError{path.string(), 0, "", "is larger than 16 MiB; expected a hardware profile (YAML)"});
-  }
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw BadInput(InputError{path.string(), 0, "", "cannot read the profile file"});
-  return parse_hardware_profile(text.str(), path.string());
+  return parse_hardware_profile(read_text_file(path.string(), kMaxYamlBytes, "a hardware profile (YAML)"), path.string());
 }
 
 std::string format_hardware_profile(const HardwareProfile& p) {

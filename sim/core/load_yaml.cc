@@ -2,12 +2,11 @@
 // The one translation unit that includes yaml-cpp: YAML text -> YamlNode.
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/core/text_file.h"
 #include "sim/core/yaml_tree.h"
 
 namespace clustersim {
@@ -109,25 +108,7 @@ YamlNode* YamlNode::find(const std::string& key) {
 }
 
 YamlNode parse_yaml_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw BadInput(InputError{path, 0, "", "is a directory; expected a YAML file"});
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(InputError{path, 0, "", "cannot open the file for reading"});
-  // Read in chunks up to the limit: /dev/zero or a stray multi-GB file must end in a message,
-  // not in exhausted memory.
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxYamlBytes) {
-      throw BadInput(InputError{path, 0, "", "is larger than " + std::to_string(kMaxYamlBytes >> 20) +
-                                                 " MiB; expected a YAML file of scenario, suite or profile size"});
-    }
-  }
-  if (in.bad()) throw BadInput(InputError{path, 0, "", "cannot read the file"});
-  return parse(text, path);
+  return parse(read_text_file(path, kMaxYamlBytes, "a YAML file of scenario, suite or profile size"), path);
 }
 
 YamlNode parse_yaml_text(const std::string& text, const std::string& origin) {

@@ -9,13 +9,13 @@
 #include <cassert>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <sstream>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
+#include "sim/core/text_file.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
@@ -105,19 +105,9 @@ std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::
   if (!in.trace.empty()) {
     std::filesystem::path p(in.trace);
     if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(p, ec)) {
-      throw BadInput(InputError{"", 0, "inference.trace", "'" + p.string() + "' is not a readable file"});
-    }
-    constexpr uintmax_t kMaxTraceBytes = uintmax_t{256} << 20;  // about 10 million requests
-    if (std::filesystem::file_size(p, ec) > kMaxTraceBytes) {
-      throw BadInput(InputError{"", 0, "inference.trace", "'" + p.string() + "' is larger than 256 MiB"});
-    }
-    std::ifstream f(p);
-    if (!f) throw BadInput(InputError{"", 0, "inference.trace", "cannot read trace file '" + p.string() + "'"});
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return parse_request_trace(ss.str(), p.string(), max_context);
+    constexpr size_t kMaxTraceBytes = size_t{256} << 20;  // about 10 million requests
+    return parse_request_trace(read_text_file(p.string(), kMaxTraceBytes, "a request trace (CSV)"), p.string(),
+                               max_context);
   }
   std::mt19937_64 rng(in.seed);
   std::vector<ServingRequest> out;
