@@ -133,7 +133,7 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   const double kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   const double head_dim = static_cast<double>(m.hidden) / m.heads;
   // The group's ranks per node as placed (a TP group across nodes exchanges over the NICs).
-  const Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  const Placement pl = placement_of(cfg);
   const coll::GroupLinks g = group_links(n, pl.first_group_ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   const Time lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, g);
   const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv * head_dim) * kAct);

@@ -48,4 +48,9 @@ int Placement::first_group_ranks_per_node(Dim along, int gpus_per_node) const {
   return std::max(1, fewest);
 }
 
+Placement placement_of(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  return Placement(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+}
+
 }  // namespace clustersim::work

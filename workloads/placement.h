@@ -6,6 +6,8 @@
 #include <array>
 #include <string>
 
+#include "sim/core/config.h"
+
 namespace clustersim::work {
 
 enum class Dim { kTp = 0, kCp = 1, kDp = 2, kPp = 3 };
@@ -35,5 +37,9 @@ class Placement {
   std::array<int, 4> size_{};
   std::array<int, 4> stride_{};
 };
+
+// The scenario's placement: parallelism.placement over its tp, cp, data-parallel size (at least
+// 1) and pp.
+Placement placement_of(const ScenarioConfig& cfg);
 
 }  // namespace clustersim::work

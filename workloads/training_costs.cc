@@ -136,7 +136,7 @@ Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int 
   const TpLayerTraffic traffic = tp_layer_traffic(cfg);
   // As many ranks per node as the placement puts there (all tp of them unless a placement puts
   // TP outside the innermost dimensions): the part across nodes runs over the NICs.
-  const Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  const Placement pl = placement_of(cfg);
   const GroupLinks g = group_links(p.tp, pl.first_group_ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   // Per block (attention, MLP): all-gather + reduce-scatter with SP, or one all-reduce; the
   // parallel block (PaLM, MegaScale) shares one pair between attention and MLP.
@@ -160,7 +160,7 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& l, const Laye
     // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
     // backward sends them and their gradients), overlapped with the attention core. The ring has
     // as many ranks per node as the placement puts there.
-    const Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+    const Placement pl = placement_of(cfg);
     const int per_node = pl.first_group_ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
     const GroupLinks g = group_links(p.cp, per_node, l);
     const Time ring = collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, g);

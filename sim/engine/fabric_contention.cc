@@ -65,7 +65,7 @@ struct RingSets {
 };
 RingSets ring_sets(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
-  const work::Placement pl(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
+  const work::Placement pl = work::placement_of(cfg);
   RingSets out;
   for (int d = 0; d < pl.size(work::Dim::kDp); ++d) {
     for (auto& pair : work::embedding_sync_pairs(cfg, pl, d)) out.embedding.push_back(std::move(pair));

@@ -343,22 +343,28 @@ ReliabilityRun simulate_reliability(const ReliabilityInputs& in, uint64_t seed) 
   return Simulation(in, seed).run();
 }
 
-Time mean_time_between_failures(const ReliabilityInputs& in) {
+namespace {
+
+// The job's rate of crashes and hangs (the failures that stop it), per second.
+double stopping_rate_per_s(const ReliabilityInputs& in) {
   double rate = 0;
   for (const JobComponent& c : in.components) {
     if (c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang) rate += c.rate_per_s;
   }
+  return rate;
+}
+
+}  // namespace
+
+Time mean_time_between_failures(const ReliabilityInputs& in) {
+  const double rate = stopping_rate_per_s(in);
   return rate > 0 ? Time::s(std::min(1.0 / rate, kNeverSeconds)) : Time::s(kNeverSeconds);
 }
 
 bool has_failures(const ReliabilityInputs& in) {
-  double rate = 0;
-  for (const JobComponent& c : in.components) {
-    if (c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang) rate += c.rate_per_s;
-  }
   // An MTBF past kNeverSeconds (115 days, above the longest window) is where
   // mean_time_between_failures saturates: no usable Young/Daly optimum either.
-  return rate * kNeverSeconds > 1.0;
+  return stopping_rate_per_s(in) * kNeverSeconds > 1.0;
 }
 
 Time young_interval(Time cost, Time mtbf) { return Time::s(std::sqrt(2.0 * cost.as_s() * mtbf.as_s())); }

@@ -64,6 +64,11 @@ double units_of(const ScenarioConfig& cfg, FailureUnit u) {
   return 1.0;
 }
 
+// A component's failure rate over the whole job, per second: per unit per day x units x rate_scale.
+double job_rate_per_s(const ScenarioConfig& cfg, const FailureComponent& c) {
+  return c.rate_per_day * units_of(cfg, c.unit) * cfg.faults->rate_scale / 86400.0;
+}
+
 // The name of the state with `host` (holding `stage` of replica 0) slowed as `c` says.
 std::string degraded_state_name(int host, int stage, const FailureComponent& c) {
   return "host " + std::to_string(host) + " (stage " + std::to_string(stage) + ")" + fmt(" x%g ", c.slowdown) +
@@ -351,7 +356,7 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
 void check_failure_budget(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   double per_s = 0;
-  for (const FailureComponent& c : f.components) per_s += c.rate_per_day * units_of(cfg, c.unit) * f.rate_scale / 86400.0;
+  for (const FailureComponent& c : f.components) per_s += job_rate_per_s(cfg, c);
   const double per_window = per_s * f.duration.as_s();
   constexpr double kMaxPerWindow = 1e7;
   constexpr double kMaxTotal = 1e9;
@@ -419,6 +424,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const engine::IntervalSweep sweep =
       engine::sweep_checkpoint_interval(in, center, floor, f.sweep_points, f.seeds, f.seed);
   const engine::MeanCi e = engine::mean_ci(ettr);
+  // ETTR lies in [0, 1]; so does the interval reported for it.
+  const double ettr_low = std::max(0.0, e.mean - e.half_width), ettr_high = std::min(1.0, e.mean + e.half_width);
   const engine::MeanCi n = engine::mean_ci(interruptions);
   auto scaled = [](engine::MeanCi c, double k) { return engine::MeanCi{c.mean * k, c.half_width * k}; };
 
@@ -447,13 +454,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   r.set("mfu", mfu);
   r.set("tokens_per_s", tokens_per_s);
   r.set("ettr", e.mean);
-  {
-    // ETTR lies in [0, 1]; so does the interval reported for it.
-    Json ci = Json::array();
-    ci.push(std::max(0.0, e.mean - e.half_width));
-    ci.push(std::min(1.0, e.mean + e.half_width));
-    r.set("ettr_ci95", ci);
-  }
+  Json& ettr_ci = r.set("ettr_ci95", Json::array());
+  ettr_ci.push(ettr_low);
+  ettr_ci.push(ettr_high);
   r.set("goodput", e.mean * tokens_per_s);
   r.set("goodput_ci95", ci_pair(scaled(e, tokens_per_s)));
   r.set("effective_mfu", e.mean * mfu);
@@ -524,9 +527,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
     << ", async " << to_string(in.checkpoint_async) << "\n\n";
-  // ETTR lies in [0, 1]; so does what the interval says of it.
-  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * std::max(0.0, e.mean - e.half_width))
-    << fmt(" to %.2f%%)\n", 100 * std::min(1.0, e.mean + e.half_width));
+  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * ettr_low)
+    << fmt(" to %.2f%%)\n", 100 * ettr_high);
   o << "goodput        " << fmt("%.4g tokens/s", e.mean * tokens_per_s) << fmt("; effective MFU %.1f%%\n", 100 * e.mean * mfu);
   o << "catch-up       " << fmt("%.1f min per interruption", engine::mean_ci(catch_up_per).mean / 60)
     << " (downtime + lost work)\n\n";
@@ -660,7 +662,7 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   for (const FailureComponent& c : f.components) {
     engine::JobComponent j;
     j.spec = c;
-    j.rate_per_s = c.rate_per_day * units_of(cfg, c.unit) * f.rate_scale / 86400.0;
+    j.rate_per_s = job_rate_per_s(cfg, c);
     if (c.kind == FailureKind::kDegrade) {
       for (int s = 0; s < cfg.parallelism.pp; ++s) {
         const std::string name = degraded_state_name(stage_host(cfg, s), s, c);
@@ -821,16 +823,18 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     others = true;
     if (!top_source || row.alone.iteration > top_source->alone.iteration) top_source = &row;
   }
+  // MFU points lost, and regained by removing what saves `saved` of the iteration.
+  const double lost = w.all.baseline_mfu - w.all.mfu;
+  const auto regained_by = [&w](Time saved) {
+    return w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - saved)) - w.all.mfu;
+  };
   if (top_source && (!top || top_source->alone.iteration > top->alone.iteration) && w.all.iteration > w.all.baseline) {
-    const double lost = w.all.baseline_mfu - w.all.mfu;
-    const double regained =
-        w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - top_source->saved_if_removed)) - w.all.mfu;
+    const double regained = regained_by(top_source->saved_if_removed);
     w.cause = "the straggler source '" + top_source->source + "': " +
               mfu_points(top_source->alone.baseline_mfu - top_source->alone.mfu) + " lost with it alone; removing it " +
               "regains " + mfu_points(regained) + " of the " + mfu_points(lost) + " lost";
   } else if (top && w.all.iteration > w.all.baseline) {
-    const double lost = w.all.baseline_mfu - w.all.mfu;
-    const double regained = w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - top->saved_if_removed)) - w.all.mfu;
+    const double regained = regained_by(top->saved_if_removed);
     const bool one = top->hosts.size() + top->gpus.size() == 1;
     w.cause = "the slow " + units_words(top->hosts, top->gpus) + " on " + stage_words(cfg, top->stage) + ": " +
               mfu_points(top->alone.baseline_mfu - top->alone.mfu) + " lost with " + (one ? "it" : "them") +
