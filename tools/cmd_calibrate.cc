@@ -45,7 +45,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::set<std::string> seen;
   for (const std::string& file : args.positionals()) {
     // The same measurements twice would count double in every fit.
-    if (!seen.insert(std::filesystem::weakly_canonical(file).string()).second) {
+    std::error_code ec;  // a path it cannot resolve is read_probe_file's to report
+    if (!seen.insert(std::filesystem::weakly_canonical(file, ec).string()).second && !ec) {
       throw UsageError{"probe file '" + file + "' is given more than once"};
     }
     probes.push_back(calib::read_probe_file(file));

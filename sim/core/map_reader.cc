@@ -6,7 +6,6 @@
 #include <climits>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <vector>
 
 #include "sim/core/unit_parse.h"
@@ -36,13 +35,6 @@ const char* kind_name(const YamlNode& n) {
     case YamlNode::Kind::kScalar: return "a value";
   }
   return "?";
-}
-
-// Shortest readable form of a bound: 0, 1e-09, 0.5, 1000000 (std::to_string prints 0.000000).
-std::string format_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
 }
 
 std::string lower(std::string s) {

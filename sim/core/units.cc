@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/units.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "sim/core/unit_parse.h"
@@ -15,6 +16,16 @@ std::string format(const char* fmt, double v, const char* unit) {
 }
 
 }  // namespace
+
+std::string format_number(double v) {
+  char buf[64];
+  if (std::fabs(v) < 9e15 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+  }
+  return buf;
+}
 
 std::string to_string(Time t) {
   const double s = t.as_s();

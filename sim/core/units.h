@@ -116,6 +116,10 @@ inline Time compute_time(Flops f, FlopRate rate) {
   return Time::s(f.n / rate.per_s);
 }
 
+// A plain number as a person writes it: whole numbers in full (1000000), others to 10
+// significant digits (0.5, 1e-09); for messages and labels.
+std::string format_number(double v);
+
 // Human-readable forms with units ("1.25 s", "400 Gbps", "80.0 GiB", "312 TFLOP/s").
 std::string to_string(Time t);
 std::string to_string(Bytes b);

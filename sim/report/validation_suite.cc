@@ -91,11 +91,14 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
   // Load every case first, so that a broken suite says so at once instead of after the runs.
   std::vector<ScenarioConfig> configs;
   ErrorList errors;
+  const auto add_case_errors = [&](size_t i, const BadInput& e) {
+    for (const InputError& err : e.errors()) errors.add(case_error(suite, i, err.to_string()));
+  };
   for (size_t i = 0; i < suite.cases.size(); ++i) {
     try {
       configs.push_back(load_scenario(suite.cases[i].scenario, overrides));
     } catch (const BadInput& e) {
-      for (const InputError& err : e.errors()) errors.add(case_error(suite, i, err.to_string()));
+      add_case_errors(i, e);
     }
   }
   errors.throw_if_any();
@@ -107,7 +110,7 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
     try {
       out = run_scenario(configs[i]);
     } catch (const BadInput& e) {
-      for (const InputError& err : e.errors()) errors.add(case_error(suite, i, err.to_string()));
+      add_case_errors(i, e);
       errors.throw_if_any();
     }
     const auto it = out.metrics.find(c.metric);

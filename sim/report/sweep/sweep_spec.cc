@@ -36,16 +36,6 @@ YamlNode scalar_node(const std::string& text, const YamlNode& like) {
   return n;
 }
 
-std::string format_number(double v) {
-  char buf[64];
-  if (std::fabs(v) < 9e15 && v == std::floor(v)) {
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.10g", v);
-  }
-  return buf;
-}
-
 // Leaves of a mapping value, as (key path, node) under `prefix`.
 void flatten(const YamlNode& n, const std::string& prefix,
              std::vector<std::pair<std::string, YamlNode>>& out) {

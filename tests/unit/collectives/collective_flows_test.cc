@@ -57,7 +57,9 @@ TEST(CollectiveFlows, RailAlignedRingAcrossNodes) {
     EXPECT_DOUBLE_EQ(v.inter.at(g), 3'500'000);
   }
   for (const FlowSpec& f : flows) {
-    if (f.inter_node) EXPECT_EQ(f.src % 8, f.dst % 8) << "rail edges stay on their rail";
+    if (f.inter_node) {
+      EXPECT_EQ(f.src % 8, f.dst % 8) << "rail edges stay on their rail";
+    }
   }
 }
 
