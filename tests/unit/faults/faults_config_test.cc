@@ -94,6 +94,8 @@ TEST(FaultsConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("faults: {recovery: {spare_hosts: 9}}\n"), "faults.recovery.spare_hosts"));
   EXPECT_TRUE(has(error_paths("faults: {recovery: {comm_init_scaling: cubic}}\n"), "faults.recovery.comm_init_scaling"));
   EXPECT_TRUE(has(error_paths("faults: {sweep_points: 1}\n"), "faults.sweep_points"));
+  EXPECT_TRUE(has(error_paths("faults: {recovery: {straggler_threshold: 0.9}}\n"), "faults.recovery.straggler_threshold"));
+  EXPECT_TRUE(has(error_paths("faults: {recovery: {straggler_threshold: often}}\n"), "faults.recovery.straggler_threshold"));
 }
 
 // Every error `extra` causes as "path: message" lines (empty when it loads).
