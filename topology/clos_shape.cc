@@ -65,14 +65,17 @@ std::string ratio_problem(const char* name, int radix, double ratio) {
   std::string msg = std::string(name) + " " + short_decimal(ratio, 3) + " with radix " +
                     std::to_string(radix) + " gives " + short_decimal(radix - up) + " down and " +
                     short_decimal(up) + " up ports; port counts must be whole numbers";
-  std::string options;
+  std::string options, first;
   for (int u : {static_cast<int>(std::floor(up)), static_cast<int>(std::ceil(up))}) {
     if (u < 1 || u >= radix) continue;
+    const std::string split = std::to_string(radix - u) + ":" + std::to_string(u);
+    if (first.empty()) first = split;
     if (!options.empty()) options += " or ";
-    options += std::to_string(radix - u) + ":" + std::to_string(u) + " (" +
-               short_decimal(static_cast<double>(radix - u) / u) + ")";
+    options += split + " (" + short_decimal(static_cast<double>(radix - u) / u, 4) + ")";
   }
-  if (!options.empty()) msg += "; nearest whole splits: " + options;
+  if (!options.empty()) {
+    msg += "; nearest whole splits: " + options + ", written as port counts (" + name + ": \"" + first + "\")";
+  }
   return msg;
 }
 

@@ -35,12 +35,7 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members) {
   const NetworkConfig& n = cfg.network;
-  topo::ClosShape shape;
-  try {
-    shape = topo::plan_clos(cfg.cluster, n, cfg.file);
-  } catch (const BadInput&) {
-    return l;
-  }
+  const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
   const int64_t tor_block = shape.gpus_per_group();
   const int64_t pod_block = shape.gpus_per_pod();
   const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;

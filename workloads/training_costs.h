@@ -27,8 +27,8 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // edge per block boundary; all min(stride, B) rings that run side by side through a block cross
 // its B / r uplinks together, so the tier slows them by max(1, r x min(stride, B) / B): not at
 // all while k = B / stride >= r members of each ring share a block. The slower tier sets the rate.
-// Blocks are taken as aligned with the ring. A fabric plan_clos cannot build (ports that do not
-// split into whole numbers) keeps `l`.
+// Blocks are taken as aligned with the ring. Throws BadInput (topo::plan_clos) when the fabric
+// cannot be built.
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
 
 // `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC

@@ -172,6 +172,28 @@ bool MapReader::read(const std::string& key, double& out, Need need, double min,
   return true;
 }
 
+bool MapReader::read_ratio(const std::string& key, double& out, double min, double max) {
+  const YamlNode* n = scalar(key, Need::kOptional);
+  if (!n) return false;
+  const std::string& text = n->scalar;
+  std::optional<double> v;
+  if (const size_t colon = text.find(':'); colon != std::string::npos) {
+    const auto down = parse_number<long long>(text.substr(0, colon));
+    const auto up = parse_number<long long>(text.substr(colon + 1));
+    if (down && up && *down > 0 && *up > 0) v = static_cast<double>(*down) / static_cast<double>(*up);
+  } else {
+    v = parse_number<double>(text);
+  }
+  if (!v || !std::isfinite(*v) || *v < min || *v > max) {
+    fail(key, *n,
+         "a down:up ratio, as a number or as whole port counts (\"86:42\"), >= " + format_number(min) +
+             " and <= " + format_number(max));
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
 bool MapReader::read(const std::string& key, bool& out, Need need) {
   const YamlNode* n = scalar(key, need);
   if (!n) return false;

@@ -44,6 +44,8 @@ class MapReader {
   bool read(const std::string& key, Bandwidth& out, Need need = Need::kOptional);
   bool read(const std::string& key, FlopRate& out, Need need = Need::kOptional);
   bool read(const std::string& key, std::optional<Bandwidth>& out);
+  // A down:up ratio, as a number (2.5) or as whole port counts ("86:42" = 86 / 42), in [min, max].
+  bool read_ratio(const std::string& key, double& out, double min, double max);
 
   // Reads one of the named values; the message lists them all.
   template <typename E>
@@ -64,6 +66,10 @@ class MapReader {
     fail(key, *n, expected);
     return false;
   }
+
+  // Keys this mapping may hold that the caller reads or refuses only when present: known for
+  // finish()'s suggestions ('infernce' suggests 'inference').
+  void may_hold(std::initializer_list<const char*> keys) { known_.insert(keys.begin(), keys.end()); }
 
   // Reports every key present that no read asked for, with a suggestion when one is close.
   // Call once, after all reads.

@@ -40,8 +40,8 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read_enum("wiring", n.wiring,
               {{"rail_optimized", Wiring::kRailOptimized}, {"tor_per_server", Wiring::kTorPerServer}});
   r.read("switch_radix", n.switch_radix, Need::kOptional, 4, 4096);
-  r.read("tor_oversubscription", n.tor_oversubscription, Need::kOptional, 1.0, 64.0);
-  r.read("agg_oversubscription", n.agg_oversubscription, Need::kOptional, 1.0, 64.0);
+  r.read_ratio("tor_oversubscription", n.tor_oversubscription, 1.0, 64.0);
+  r.read_ratio("agg_oversubscription", n.agg_oversubscription, 1.0, 64.0);
   r.read("fabric_bandwidth", n.fabric_bandwidth);
   r.read("host_link_latency", n.host_link_latency);
   r.read("fabric_link_latency", n.fabric_link_latency);
@@ -187,7 +187,16 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
     throw BadInput(InputError{file, 0, "", "the scenario is empty; expected a mapping with sections "
                                            "cluster, network, model, parallelism, training"});
   }
+  // A sweep file or a validation suite given where a scenario belongs: one error that says so.
+  if (root.is_map() && (root.find("axes") || root.find("cases"))) {
+    const bool sweep = root.find("axes") != nullptr;
+    throw BadInput(InputError{file, 0, sweep ? "axes" : "cases",
+                              sweep ? "this is a sweep file (it has 'axes'), not a scenario: run it with 'clustersim sweep'"
+                                    : "this is a validation suite (it has 'cases'), not a scenario: run it with "
+                                      "'clustersim validate'"});
+  }
   MapReader top(&root, "", errors);
+  top.may_hold({"traffic", "inference", "faults", "stragglers"});
   top.read("name", cfg.name);
   top.read("description", cfg.description);
   read_cluster(top.section("cluster"), cfg.cluster);

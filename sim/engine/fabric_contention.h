@@ -57,11 +57,12 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 // set, work::expert_dp_rings), the tied-embedding pairs of every replica
 // (work::embedding_sync_pairs) and the CP rings (work::cp_rings), each set routed together on the scenario's fabric with its
 // routing, queue pairs and ECMP seed, as the flow level routes them. The default when no ring
-// or pair leaves a node or the fabric cannot be built.
+// or pair leaves a node. Throws BadInput when the fabric cannot be built (topo::plan_clos,
+// topo::build_fabric), whether or not anything is routed.
 FabricContention fabric_contention(const ScenarioConfig& cfg);
 // Whether fabric_contention routes anything for `cfg` (some ring or embedding pair that leaves a
-// node, a Clos shape that plan_clos can build): whether network.routing, qps_per_connection and ecmp_seed matter to
-// the analytical training level.
+// node): whether network.routing, qps_per_connection and ecmp_seed matter to the analytical
+// training level.
 bool routes_dp_rings(const ScenarioConfig& cfg);
 
 // fabric_contention, remembered per distinct input (cluster shape and NICs, the network's

@@ -8,6 +8,7 @@
 #include "sim/core/scenario.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/report/run_scenario.h"
+#include "topology/clos_shape.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::sweep {
@@ -89,6 +90,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
   ScenarioConfig cfg;
   try {
     cfg = scenario_from_tree(tree, spec.base_origin);
+    topo::plan_clos(cfg.cluster, cfg.network, cfg.file);  // a fabric that cannot be built is invalid
   } catch (const BadInput& e) {
     out.status = kInvalid;
     out.reason = join_errors(e);

@@ -126,18 +126,28 @@ std::string no_valid_candidates(const SweepTable& table) {
 
 std::string reason_class(const std::string& status, const std::string& reason) {
   std::string out = status + ": ";
-  // The first problem only, numbers masked.
+  // The first problem only, numbers masked; digits inside names stay ("A100-SXM4-80GB", "1F1B",
+  // "stage3"): a run of digits touching a letter, or after a '-' or '_' that follows one.
   const std::string first = reason.substr(0, reason.find("; "));
-  bool in_number = false;
-  for (const char c : first) {
-    const bool digit = std::isdigit(static_cast<unsigned char>(c)) || (in_number && c == '.');
-    if (digit) {
-      if (!in_number) out += '#';
-      in_number = true;
+  const auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (size_t i = 0; i < first.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(first[i]))) {
+      out += first[i++];
       continue;
     }
-    in_number = false;
-    out += c;
+    size_t end = i;
+    while (end < first.size() &&
+           (std::isdigit(static_cast<unsigned char>(first[end])) ||
+            (first[end] == '.' && end + 1 < first.size() && std::isdigit(static_cast<unsigned char>(first[end + 1]))))) {
+      ++end;
+    }
+    const char before = i > 0 ? first[i - 1] : ' ';
+    const bool joined = before == '-' || before == '_';
+    const bool in_name = alpha(before) || (end < first.size() && alpha(first[end])) ||
+                         (joined && i > 1 && alnum(first[i - 2]));
+    out += in_name ? first.substr(i, end - i) : "#";
+    i = end;
   }
   if (out.size() > 160) out = out.substr(0, 157) + "...";
   return out;

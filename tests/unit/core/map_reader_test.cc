@@ -91,6 +91,27 @@ TEST(MapReaderDouble, RangeAndNonFinite) {
   EXPECT_DOUBLE_EQ(low, 9);
 }
 
+TEST(MapReaderRatio, NumberOrWholePortCounts) {
+  // The Clos error suggests whole splits such as 86:42; they read back as that exact ratio.
+  Doc d("a: 2.5\nb: \"86:42\"\nc: 86:42\nd: 0:4\ne: 4:x\nf: 0.5\ng: 3:1:1\n");
+  MapReader r = d.reader();
+  double a = 0, b = 0, c = 0, dd = -1, e = -1, f = -1, g = -1;
+  EXPECT_TRUE(r.read_ratio("a", a, 1.0, 64.0));
+  EXPECT_EQ(a, 2.5);
+  EXPECT_TRUE(r.read_ratio("b", b, 1.0, 64.0));
+  EXPECT_EQ(b, 86.0 / 42.0);
+  EXPECT_TRUE(r.read_ratio("c", c, 1.0, 64.0));  // YAML 1.2: a plain string, not base 60
+  EXPECT_EQ(c, 86.0 / 42.0);
+  EXPECT_FALSE(r.read_ratio("d", dd, 1.0, 64.0));
+  EXPECT_FALSE(r.read_ratio("e", e, 1.0, 64.0));
+  EXPECT_FALSE(r.read_ratio("f", f, 1.0, 64.0));
+  EXPECT_FALSE(r.read_ratio("g", g, 1.0, 64.0));
+  EXPECT_EQ(dd, -1);
+  ASSERT_EQ(d.count(), 4u);
+  EXPECT_EQ(d.error(0).key_path, "sec.d");
+  EXPECT_TRUE(contains(d.error(0).message, "whole port counts")) << d.error(0).message;
+}
+
 TEST(MapReaderBool, OnlyTrueAndFalse) {
   Doc d("a: true\nb: false\nc: yes\nd: True\n");
   MapReader r = d.reader();

@@ -256,11 +256,17 @@ TEST(AnalyticalTraining, SprayedDpRingsMeetOnlyTheOversubscriptionTheirCrossings
   const TrainingEstimate outer_flat = estimate_training(outer, a100());
   outer.network.tor_oversubscription = 7.0;
   EXPECT_GT(estimate_training(outer, a100()).breakdown.dp_exposed, 5 * outer_flat.breakdown.dp_exposed);
-  // 5:1 does not split 64 ports into whole numbers: the analytical level still runs (every tier's
-  // oversubscription, by tier crossings, as before it routed rings); only the levels that build
-  // the fabric refuse.
+  // 5:1 does not split 64 ports into whole numbers: refused as at the flow level (priced unrouted,
+  // it could beat a 1:1 fabric whose rings collide).
   outer.network.tor_oversubscription = 5.0;
-  EXPECT_FALSE(estimate_training(outer, a100()).contention.routed);
+  try {
+    estimate_training(outer, a100());
+    ADD_FAILURE() << "a fabric that does not build was priced";
+  } catch (const BadInput& e) {
+    ASSERT_FALSE(e.errors().empty());
+    EXPECT_EQ(e.errors()[0].key_path, "network.tor_oversubscription");
+    EXPECT_NE(e.errors()[0].message.find("54:10"), std::string::npos) << e.errors()[0].message;
+  }
 }
 
 TEST(AnalyticalTraining, ListedStageLayersMayNotDivideEvenly) {

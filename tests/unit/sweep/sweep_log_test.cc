@@ -95,6 +95,11 @@ TEST(SweepTable, ReasonsCountOnceWhateverTheNumbers) {
   EXPECT_EQ(reason_class("invalid", "parallelism.tp: must divide model.heads (24); got tp = 16; other"),
             reason_class("invalid", "parallelism.tp: must divide model.heads (96); got tp = 5"));
   EXPECT_EQ(reason_class("invalid", "cluster.gpus: x 12.5 y"), "invalid: cluster.gpus: x # y");
+  // Digits inside names stay; numbers are masked.
+  EXPECT_EQ(reason_class("error", "cluster.gpu: A100-SXM4-80GB lacks fp8; interleaved 1F1B needs pp > 2"),
+            "error: cluster.gpu: A100-SXM4-80GB lacks fp8");
+  EXPECT_EQ(reason_class("invalid", "parallelism.vpp: interleaved 1F1B needs pp > 2, got 1 on stage3"),
+            "invalid: parallelism.vpp: interleaved 1F1B needs pp > #, got # on stage3");
 }
 
 }  // namespace

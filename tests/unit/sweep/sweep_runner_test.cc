@@ -51,6 +51,20 @@ TEST(CandidateEvaluator, StatusesSayWhyPlansAreSkipped) {
   EXPECT_NE(invalid.reason.find("parallelism.tp"), std::string::npos);
 }
 
+TEST(CandidateEvaluator, AFabricThatCannotBeBuiltIsAnInvalidCandidate) {
+  // 2:1 does not split radix 64 into whole ports (64 / 3 up): invalid with the Clos's reason,
+  // never ranked on a closed form that skips its routing. 43:21 is the nearest split.
+  const SweepSpec spec = spec_from("axes:\n  network.tor_oversubscription: [1, 2, \"43:21\"]\n");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  EXPECT_EQ(eval.analytical(0).status, kOk);
+  const Outcome two = eval.analytical(1);
+  EXPECT_EQ(two.status, kInvalid);
+  EXPECT_NE(two.reason.find("network.tor_oversubscription"), std::string::npos) << two.reason;
+  EXPECT_NE(two.reason.find("43:21"), std::string::npos) << two.reason;
+  EXPECT_EQ(eval.analytical(2).status, kOk) << eval.analytical(2).reason;
+}
+
 TEST(CandidateEvaluator, MemoryFitsHoldsWhateverTheRunsMemoryCheckSays) {
   // training.memory_check: false lets a run go ahead; the sweep's memory_fits constraint (on by
   // default) still drops the plan that does not fit (24 sequences per micro-batch on one GPU).
