@@ -71,7 +71,9 @@ class Builder {
     g.ops[from].succ.push_back(to);
     ++g.ops[to].preds;
   }
-  int32_t comm_set(std::vector<std::vector<int32_t>> instances) {
+  // `waits`: the leading instances an op waits for (TrainingGraph::comm_set_waits); -1 = all.
+  int32_t comm_set(std::vector<std::vector<int32_t>> instances, int32_t waits = -1) {
+    g.comm_set_waits.push_back(waits < 0 ? static_cast<int32_t>(instances.size()) : waits);
     g.comm_sets.push_back(std::move(instances));
     return static_cast<int32_t>(g.comm_sets.size() - 1);
   }
@@ -254,7 +256,17 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   };
   auto layer_share = [&st](int stage) { return st.stage_layers.empty() ? 1.0 : st.stage_layers[stage]; };
 
-  // Rank groups and the comm sets of each.
+  // Rank groups and the comm sets of each. The representative of a folded run also carries the
+  // TP, CP and pipeline lines of every replica folded into it that leave a node: those share NICs
+  // and fabric links with each other and with its own (a TP group across nodes, replicas on one
+  // NIC, pipeline sends over oversubscribed uplinks). Its ops wait only for its own lines (the
+  // replicas run in step, and each waits for its own flows: waiting for all would charge every
+  // op the unluckiest replica's ECMP collisions, which the unfolded run never compounds). Lines
+  // inside a node use only their own GPUs' NVLink ports, so no other replica's flows meet them.
+  const int gpn = cfg.cluster.gpus_per_node;
+  const auto leaves_node = [gpn](const std::vector<int32_t>& l) {
+    return std::any_of(l.begin(), l.end(), [&](int32_t x) { return x / gpn != l.front() / gpn; });
+  };
   std::vector<int32_t> tp_set, cp_set, pp_next_set, pp_prev_set;
   for (int s = 0; s < pp; ++s) {
     for (int d = 0; d < ndp; ++d) {
@@ -263,21 +275,43 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       rg.dp = replica[d];
       rg.name = "stage" + std::to_string(s) + "/dp" + std::to_string(replica[d]);
       rg.reported = replica[d] == representative || listed(replica[d]);
-      std::vector<std::vector<int32_t>> tps, cps, next, prev;
       for (int ci = 0; ci < cp; ++ci) {
-        for (int t = 0; t < tp; ++t) {
-          const int r = replica[d];
-          rg.gpus.push_back(pl.gpu(t, ci, r, s));
-          next.push_back({pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + 1) % pp)});
-          prev.push_back({pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + pp - 1) % pp)});
-        }
-        tps.push_back(line(pl, Dim::kTp, 0, ci, replica[d], s));
+        for (int t = 0; t < tp; ++t) rg.gpus.push_back(pl.gpu(t, ci, replica[d], s));
       }
-      cps = cp_rings(cfg, pl, replica[d], s);
-      tp_set.push_back(tp > 1 ? b.comm_set(tps) : -1);
-      cp_set.push_back(cp > 1 ? b.comm_set(cps) : -1);
-      pp_next_set.push_back(pp > 1 ? b.comm_set(next) : -1);
-      pp_prev_set.push_back(pp > 1 ? b.comm_set(prev) : -1);
+      std::vector<int> members{replica[d]};
+      if (g.folded && replica[d] == representative) {
+        for (int r = 0; r < dp; ++r) {
+          if (r != representative && !listed(r)) members.push_back(r);
+        }
+      }
+      std::vector<std::vector<int32_t>> tps, cps, next, prev;
+      int32_t own_tps = 0, own_cps = 0, own_next = 0, own_prev = 0;
+      for (const int r : members) {
+        const bool own = r == replica[d];
+        for (int ci = 0; ci < cp; ++ci) {
+          for (int t = 0; t < tp; ++t) {
+            std::vector<int32_t> n{pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + 1) % pp)};
+            std::vector<int32_t> v{pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + pp - 1) % pp)};
+            if (own || leaves_node(n)) next.push_back(std::move(n));
+            if (own || leaves_node(v)) prev.push_back(std::move(v));
+          }
+          std::vector<int32_t> tl = line(pl, Dim::kTp, 0, ci, r, s);
+          if (own || leaves_node(tl)) tps.push_back(std::move(tl));
+        }
+        for (std::vector<int32_t>& ring : cp_rings(cfg, pl, r, s)) {
+          if (own || leaves_node(ring)) cps.push_back(std::move(ring));
+        }
+        if (own) {
+          own_tps = static_cast<int32_t>(tps.size());
+          own_cps = static_cast<int32_t>(cps.size());
+          own_next = static_cast<int32_t>(next.size());
+          own_prev = static_cast<int32_t>(prev.size());
+        }
+      }
+      tp_set.push_back(tp > 1 ? b.comm_set(tps, own_tps) : -1);
+      cp_set.push_back(cp > 1 ? b.comm_set(cps, own_cps) : -1);
+      pp_next_set.push_back(pp > 1 ? b.comm_set(next, own_next) : -1);
+      pp_prev_set.push_back(pp > 1 ? b.comm_set(prev, own_prev) : -1);
       g.groups.push_back(std::move(rg));
     }
   }
@@ -327,33 +361,33 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const bool gather_at_start = dense_sync && p.zero_stage >= 1 && ov.dp_param_gather;
   const CollectiveOp reduce_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
 
-  // Parameter gathers at the start (the previous step's update, overlapped with forward).
+  // Parameter gathers at the start (the previous step's update, overlapped with forward), in the
+  // order the chunks use them: each chunk's dense buckets, then (MoE) its share of the expert
+  // parameters over their own group. As in Megatron-LM's overlapped gather, a chunk's first
+  // forward waits for its first bucket (first_gather) and the rest arrive under that forward:
+  // its next pass waits for them all (gathered).
   std::vector<int32_t> dp_prev(static_cast<size_t>(pp), -1);
   std::vector<std::vector<int32_t>> gathered(static_cast<size_t>(pp), std::vector<int32_t>(static_cast<size_t>(vpp), -1));
-  if (gather_at_start) {
-    for (int s = 0; s < pp; ++s) {
-      for (int ch = 0; ch < vpp; ++ch) {
-        for (int j = 0; j < buckets; ++j) {
-          Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
-                                bucket_weights, c.dp_latency_gather, dp_set[s]);
-          op.chunk = ch;
-          const int32_t id = b.add(op);
-          b.edge(dp_prev[s], id);
-          dp_prev[s] = id;
-        }
-        gathered[s][ch] = dp_prev[s];
+  std::vector<std::vector<int32_t>> first_gather = gathered;
+  const bool experts_at_start = moe && p.zero_stage >= 1 && ov.dp_param_gather;
+  for (int s = 0; s < pp; ++s) {
+    for (int ch = 0; ch < vpp; ++ch) {
+      auto chain = [&](Op op) {
+        op.chunk = ch;
+        const int32_t id = b.add(op);
+        b.edge(dp_prev[s], id);
+        dp_prev[s] = id;
+        if (first_gather[s][ch] < 0) first_gather[s][ch] = id;
+      };
+      for (int j = 0; gather_at_start && j < buckets; ++j) {
+        chain(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather, bucket_weights,
+                            c.dp_latency_gather, dp_set[s]));
       }
-    }
-  }
-  if (moe && p.zero_stage >= 1 && ov.dp_param_gather) {
-    // Expert parameters over their own group, after the dense buckets, before the first forward.
-    for (int s = 0; s < pp; ++s) {
-      if (edp_set[s] < 0) continue;
-      const int32_t id = b.add(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
-                                             bytes_of(c.expert_params * 2.0), c.edp_latency_gather, edp_set[s]));
-      b.edge(dp_prev[s], id);
-      dp_prev[s] = id;
-      gathered[s][0] = id;
+      if (experts_at_start && edp_set[s] >= 0) {
+        chain(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                            bytes_of(c.expert_params * 2.0 / vpp), c.edp_latency_gather, edp_set[s]));
+      }
+      gathered[s][ch] = dp_prev[s];
     }
   }
 
@@ -373,7 +407,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   for (int s = 0; s < pp; ++s) {
     const std::vector<PipelinePass> order = pipeline_order(pp, vpp, mbs, s);
     std::vector<int> first_fwd(static_cast<size_t>(vpp), -1), last_bwd(static_cast<size_t>(vpp), -1);
+    std::vector<int> second_pass(static_cast<size_t>(vpp), -1);  // the chunk's next pass after its first forward
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+      if (first_fwd[order[i].chunk] >= 0 && second_pass[order[i].chunk] < 0) second_pass[order[i].chunk] = i;
       if (order[i].forward && first_fwd[order[i].chunk] < 0) first_fwd[order[i].chunk] = i;
       if (!order[i].forward) last_bwd[order[i].chunk] = i;
     }
@@ -394,7 +430,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         const int32_t barrier = b.add(bar);
         for (const int32_t pred : chain) b.edge(pred, barrier);
         entry[slot(d, pass.microbatch, v, pass.forward)] = barrier;
-        if (pass.forward && i == first_fwd[pass.chunk]) b.edge(gathered[s][pass.chunk], barrier);
+        if (pass.forward && i == first_fwd[pass.chunk]) b.edge(first_gather[s][pass.chunk], barrier);
+        if (i == second_pass[pass.chunk] || (i == first_fwd[pass.chunk] && second_pass[pass.chunk] < 0)) {
+          b.edge(gathered[s][pass.chunk], barrier);
+        }
         if (p.zero_stage == 3 && dp > 1) {
           if (d == 0) {
             Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
@@ -689,23 +728,31 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       }
     }
   }
-  // Without overlap, the updated parameters are gathered after the step, on the critical path.
-  if (dense_sync && p.zero_stage >= 1 && !ov.dp_param_gather) {
+  // Without overlap, the updated parameters are gathered after the step, on the critical path:
+  // the dense buckets, then (MoE) the expert parameters over their own group, as at the start.
+  if (p.zero_stage >= 1 && !ov.dp_param_gather) {
     for (int s = 0; s < pp; ++s) {
       int32_t prev = -1;
-      for (int ch = 0; ch < vpp; ++ch) {
+      auto chain = [&](Op op) {
+        op.main_line = true;
+        const int32_t id = b.add(op);
+        b.edge(prev, id);
+        if (prev < 0) {
+          for (int d = 0; d < ndp; ++d) b.edge(optimizer[group_of(s, d)], id);
+        }
+        prev = id;
+      };
+      for (int ch = 0; dense_sync && ch < vpp; ++ch) {
         for (int j = 0; j < buckets; ++j) {
           Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
                                 bucket_weights, c.dp_latency_gather, dp_set[s]);
           op.chunk = ch;
-          op.main_line = true;
-          const int32_t id = b.add(op);
-          b.edge(prev, id);
-          if (prev < 0) {
-            for (int d = 0; d < ndp; ++d) b.edge(optimizer[group_of(s, d)], id);
-          }
-          prev = id;
+          chain(op);
         }
+      }
+      if (moe && edp_set[s] >= 0) {
+        chain(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                            bytes_of(c.expert_params * 2.0), c.edp_latency_gather, edp_set[s]));
       }
     }
   }

@@ -77,6 +77,11 @@ struct TrainingGraph {
   // order. With folding, a representative's DP op carries every replica's and every TP rank's
   // ring, so the fabric sees the whole cluster's DP traffic.
   std::vector<std::vector<std::vector<int32_t>>> comm_sets;
+  // Per comm set, how many of its leading instances an op waits for; the rest are carried: their
+  // flows load the fabric from the op's start, but the op ends with its own (a folded
+  // representative's TP, CP and pipeline ops carry the folded replicas' lines that leave a node;
+  // the executor starts only those that share a link with the op's own: ExecutorOptions::routes).
+  std::vector<int32_t> comm_set_waits;
   std::vector<RankGroup> groups;
   // Explicit transfer lists (MoE dispatch: per-destination bytes from the routing matrix), with
   // each list's total bytes.
@@ -166,7 +171,8 @@ struct GraphStragglers {
 // Builds the graph for a validated scenario. With cfg.training.fold_ranks, one representative
 // rank group per stage (DP replica 0, or the first replica `stragglers` does not list) carries
 // the schedule; its DP collectives and the embedding sync still put every replica's flows on the
-// fabric. Replicas listed in `stragglers` get rank groups of their own, and the DP collectives
+// fabric, and so do its TP, CP and pipeline ops for every line that leaves a node (a folded
+// replica's lines inside a node cannot meet another's). Replicas listed in `stragglers` get rank groups of their own, and the DP collectives
 // wait for them. Without folding, every rank group has its own ops and DP collectives wait for
 // every replica.
 TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& costs,

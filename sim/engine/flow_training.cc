@@ -170,16 +170,17 @@ int64_t count_nonzero(const std::vector<int64_t>& v) {
 }
 
 // Which ranks' flows a folded run put on the fabric (training_graph.h): the DP collectives, the
-// embedding sync and MoE dispatch carry every replica, TP/CP and pipeline flows only the
-// simulated replicas'.
+// embedding sync and MoE dispatch carry every replica; TP/CP and pipeline flows inside a node only
+// the simulated replicas', those between nodes every replica's that meets the representative's.
 std::string represented_ranks(const work::TrainingGraph& g) {
   if (!g.folded) return "every rank group's flows (not folded)";
   std::string replicas;
   for (size_t i = 0; i < g.replicas.size(); ++i) replicas += (i ? ", " : "") + std::to_string(g.replicas[i]);
-  return "folded: TP/CP and pipeline flows of DP replica" + std::string(g.replicas.size() > 1 ? "s " : " ") +
-         replicas + " of " + std::to_string(g.dp) +
-         " only; DP, embedding-sync and MoE all-to-all flows of every replica. A link that only other "
-         "replicas' TP/CP or pipeline flows would use shows no queue.";
+  return "folded: every replica's DP, embedding-sync and MoE all-to-all flows; TP/CP and pipeline flows between "
+         "nodes of the folded replicas where they share a link with DP replica " +
+         std::to_string(g.replicas.front()) + "'s (started in step with them); inside a node only DP replica" +
+         std::string(g.replicas.size() > 1 ? "s " : " ") + replicas + " of " + std::to_string(g.dp) +
+         ": an NVLink port that only other replicas' TP/CP flows would use shows no queue.";
 }
 
 TrainingCongestion training_congestion(const net::CongestionTrace& trace, const topo::Fabric& fabric,
@@ -267,6 +268,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   eo.nvlink_efficiency = hw.eff.nvlink_busbw;
   eo.network_efficiency = hw.eff.network_busbw;
   eo.free_communication = options.free_communication;
+  eo.routes = &routes;
   double last_report = 2.0;
   if (options.progress) {
     eo.progress = [&](int64_t done, Time now) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/engine/graph_executor.h"
 
+#include <algorithm>
 #include <cassert>
+#include <unordered_set>
 
 namespace clustersim::engine {
 
@@ -32,16 +34,35 @@ void GraphExecutor::start() {
   for (const int32_t id : roots) begin(id);
 }
 
-const std::vector<coll::FlowSpec>& GraphExecutor::plan(int32_t set, coll::CollectiveOp c) {
+const GraphExecutor::Plan& GraphExecutor::plan(int32_t set, coll::CollectiveOp c) {
   const auto key = std::pair{set, static_cast<int>(c)};
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
-  std::vector<coll::FlowSpec> flows;
-  for (const std::vector<int32_t>& instance : graph_.comm_sets[set]) {
-    coll::collective_flows(c, options_.all_reduce, Bytes{static_cast<int64_t>(kUnitBytes)}, instance,
-                           graph_.gpus_per_node, flows);
+  Plan p;
+  const std::vector<std::vector<int32_t>>& instances = graph_.comm_sets[set];
+  const size_t waits = static_cast<size_t>(graph_.comm_set_waits[set]);
+  for (size_t i = 0; i < instances.size(); ++i) {
+    coll::collective_flows(c, options_.all_reduce, Bytes{static_cast<int64_t>(kUnitBytes)}, instances[i],
+                           graph_.gpus_per_node, p.flows);
+    if (i + 1 == waits) p.waited = p.flows.size();
   }
-  return plans_.emplace(key, std::move(flows)).first->second;
+  if (options_.routes != nullptr && p.flows.size() > p.waited) {
+    std::vector<net::Path> paths;
+    std::unordered_set<net::LinkIndex> own;
+    for (size_t i = 0; i < p.waited; ++i) {
+      options_.routes->paths(p.flows[i].src, p.flows[i].dst, paths);
+      for (const net::Path& path : paths) own.insert(path.links.begin(), path.links.end());
+    }
+    const auto meets = [&](const coll::FlowSpec& f) {
+      options_.routes->paths(f.src, f.dst, paths);
+      return std::any_of(paths.begin(), paths.end(), [&](const net::Path& path) {
+        return std::any_of(path.links.begin(), path.links.end(), [&](net::LinkIndex l) { return own.count(l) > 0; });
+      });
+    };
+    const auto carried = std::stable_partition(p.flows.begin() + static_cast<std::ptrdiff_t>(p.waited), p.flows.end(), meets);
+    p.flows.erase(carried, p.flows.end());
+  }
+  return plans_.emplace(key, std::move(p)).first->second;
 }
 
 void GraphExecutor::begin(int32_t id) {
@@ -94,20 +115,26 @@ void GraphExecutor::issue(int32_t id) {
     clock_.at(clock_.now(), [this, id] { finish(id); });
     return;
   }
-  const std::vector<coll::FlowSpec>& flows = plan(op.comm_set, op.collective);
-  if (flows.empty()) {
+  const Plan& p = plan(op.comm_set, op.collective);
+  if (p.waited == 0) {
+    // Nothing of its own to wait for (a carried set alone never happens; an empty one does).
     clock_.at(clock_.now(), [this, id] { finish(id); });
     return;
   }
   const double scale = op.bytes.as_double() / kUnitBytes;
-  pending_[id] = static_cast<int32_t>(flows.size());
-  for (const coll::FlowSpec& f : flows) {
+  pending_[id] = static_cast<int32_t>(p.waited);
+  for (size_t i = 0; i < p.flows.size(); ++i) {
+    const coll::FlowSpec& f = p.flows[i];
     const double eff = f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency;
     const Bytes wire = bytes_of(f.bytes.as_double() * scale / eff);
     ++flows_;
-    network_.send(f.src, f.dst, wire, [this, id](Time) {
-      if (--pending_[id] == 0) finish(id);
-    });
+    if (i < p.waited) {
+      network_.send(f.src, f.dst, wire, [this, id](Time) {
+        if (--pending_[id] == 0) finish(id);
+      });
+    } else {
+      network_.send(f.src, f.dst, wire, [](Time) {});  // carried: load only
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include "sim/collectives/collective_flows.h"
 #include "sim/core/clock.h"
 #include "sim/network/network.h"
+#include "sim/network/route_source.h"
 #include "workloads/training_graph.h"
 
 namespace clustersim::engine {
@@ -33,6 +34,10 @@ struct ExecutorOptions {
   // Called after every `progress_every` finished ops with (ops finished, simulated time).
   std::function<void(int64_t, Time)> progress;
   int64_t progress_every = 4096;
+  // When set, a comm set's carried flows (TrainingGraph::comm_set_waits) that share no link with
+  // the flows the op waits for are left out: they cannot slow them but through third flows, and
+  // folded runs would otherwise start every replica's copy (12,288 GPUs: 10x the flows).
+  const net::RouteSource* routes = nullptr;
 };
 
 class GraphExecutor {
@@ -52,7 +57,13 @@ class GraphExecutor {
   void begin(int32_t op);
   void issue(int32_t op);
   void finish(int32_t op);
-  const std::vector<coll::FlowSpec>& plan(int32_t set, coll::CollectiveOp c);
+  // The flows of comm set `set` for one unit of bytes; the first `waited` belong to the instances
+  // the op waits for (TrainingGraph::comm_set_waits), the rest are carried.
+  struct Plan {
+    std::vector<coll::FlowSpec> flows;
+    size_t waited = 0;
+  };
+  const Plan& plan(int32_t set, coll::CollectiveOp c);
 
   const work::TrainingGraph& graph_;
   net::Network& network_;
@@ -62,7 +73,7 @@ class GraphExecutor {
   std::vector<int32_t> waiting_;   // predecessors not yet ended
   std::vector<int32_t> pending_;   // flows not yet done per comm op
   // Flow plans per (comm set, collective) for a unit size, scaled by each op's bytes.
-  std::map<std::pair<int32_t, int>, std::vector<coll::FlowSpec>> plans_;
+  std::map<std::pair<int32_t, int>, Plan> plans_;
   int64_t finished_ = 0;
   int64_t flows_ = 0;
   Time origin_;

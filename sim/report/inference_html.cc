@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
 #include <tuple>
 
 #include "sim/report/inference_report.h"
@@ -173,7 +174,7 @@ std::string write_inference_html(const ScenarioConfig& cfg, const engine::Servin
     o << "<tr><td>" << engine::to_string(p.role) << "</td><td>" << html_escape(p.gpu) << "</td><td>" << p.gpus << "</td><td>"
       << p.instances << "</td><td>" << (p.price_per_gpu_hour > 0 ? format_number("%.2f", p.price_per_gpu_hour) : "-")
       << "</td><td>" << format_number("%.1f", p.weights_per_gpu.as_gib()) << "</td><td>" << format_number("%.1f", p.kv_budget_per_gpu.as_gib())
-      << "</td><td>" << p.steps << "</td><td>" << p.max_batch_seen << "</td></tr>";
+      << "</td><td>" << p.steps << "</td><td>" << (p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen) : std::string("-")) << "</td></tr>";
   }
   o << "</table>\n";
   o << "<h2 id='decode-step'>Decode step breakdown</h2>\n" << step_bar(r) << "\n";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "sim/report/inference_html.h"
 
@@ -277,9 +278,11 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   for (const engine::PoolStats& p : r.pools) {
     const double span = duration * std::max(1, p.instances);
     std::snprintf(line, sizeof line,
-                  "  pool %-9s %3d x %-14s utilisation %3.0f%%, busy %3.0f%%, weights %.1f GiB/GPU, max batch %d\n",
+                  "  pool %-9s %3d x %-14s utilisation %3.0f%%, busy %3.0f%%, weights %.1f GiB/GPU, max batch %s\n",
                   engine::to_string(p.role), p.gpus, p.gpu.c_str(), span > 0 ? 100 * p.compute_busy.as_s() / span : 0.0,
-                  span > 0 ? 100 * p.stepping.as_s() / span : 0.0, p.weights_per_gpu.as_gib(), p.max_batch_seen);
+                  span > 0 ? 100 * p.stepping.as_s() / span : 0.0, p.weights_per_gpu.as_gib(),
+                  // An FFN pool of attention/FFN disaggregation holds no sequences of its own.
+                  p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen).c_str() : "- (holds no sequences)");
     s << line;
   }
   out.summary = s.str();

@@ -268,6 +268,11 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues pause at "
                     "the XOFF threshold with no packets in flight; the packet level uses it");
   }
+  if (cfg.network.routing == Routing::kSpray && cfg.given.count("network.qps_per_connection") &&
+      cfg.network.qps_per_connection > 1) {
+    notes.push_back("network.qps_per_connection is not used with network.routing spray: every flow is already "
+                    "split evenly over all its equal-cost paths (one sub-flow per transfer)");
+  }
   // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
   const bool training = !cfg.traffic && !cfg.inference;
   Fidelity runs = level;

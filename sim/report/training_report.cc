@@ -122,7 +122,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     Json& fc = r.set("fabric_contention", Json::object());
     fc.set("dp_ring_slowdown", c.dp);
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
-    fc.set("embedding_sync_slowdown", c.embedding);
+    if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
@@ -131,7 +131,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
 }
 
 std::string training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                             const engine::TrainingEstimate& est) {
+                             const engine::TrainingEstimate& est, const std::optional<SlowedHeadline>& slowed) {
   std::ostringstream o;
   const ParallelismConfig& p = cfg.parallelism;
   o << "scenario     " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
@@ -143,13 +143,18 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << "; micro-batch " << p.micro_batch << " x " << est.micro_batches << " per pipeline; ZeRO-" << p.zero_stage
     << "; recompute " << to_string(cfg.training.recompute) << "\n";
   o << "fidelity     " << to_string(cfg.network.fidelity) << "\n\n";
-  o << "iteration    " << to_string(est.iteration) << "\n";
-  o << "tokens/s     " << fmt("%.4g", est.tokens_per_s) << "\n";
-  o << "MFU          " << fmt("%.1f%%", 100 * est.mfu) << "   (HFU " << fmt("%.1f%%", 100 * est.hfu) << ", "
-    << fmt("%.1f", est.mfu * hw.peak(cfg.training.precision).as_tflops()) << " model TFLOP/s per GPU)\n";
+  const SlowedHeadline head = slowed.value_or(SlowedHeadline{est.iteration, est.tokens_per_s, est.mfu, est.hfu});
+  const char* without = slowed ? " without stragglers)" : ")";
+  o << "iteration    " << to_string(head.iteration)
+    << (slowed ? "   (" + to_string(est.iteration) + without : std::string()) << "\n";
+  o << "tokens/s     " << fmt("%.4g", head.tokens_per_s)
+    << (slowed ? "   (" + fmt("%.4g", est.tokens_per_s) + without : std::string()) << "\n";
+  o << "MFU          " << fmt("%.1f%%", 100 * head.mfu) << "   (HFU " << fmt("%.1f%%", 100 * head.hfu) << ", "
+    << fmt("%.1f", head.mfu * hw.peak(cfg.training.precision).as_tflops()) << " model TFLOP/s per GPU"
+    << (slowed ? "; MFU " + fmt("%.1f%%", 100 * est.mfu) + without : std::string(")")) << "\n";
   o << "             " << engine::kMfuDefinition << "\n";
   if (cfg.model.moe) o << "             " << engine::kMoeMfuNote << "\n";
-  o << "\nwhere the time goes\n";
+  o << (slowed ? "\nwhere the time goes (without stragglers)\n" : "\nwhere the time goes\n");
   for (const auto& [name, t] : breakdown_parts(est.breakdown, cfg.model.moe.has_value())) {
     char line[128];
     std::snprintf(line, sizeof line, "  %-12s %12s  %5.1f%%\n", name, to_string(t).c_str(), 100.0 * (t / est.iteration));
@@ -166,7 +171,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     const engine::FabricContention& c = est.contention;
     o << "\nfabric       routes slow the DP rings " << fmt("%.2fx", c.dp);
     if (cfg.model.moe) o << ", expert rings " << fmt("%.2fx", c.expert_dp);
-    o << ", embedding sync " << fmt("%.2fx", c.embedding);
+    if (cfg.model.tied_embeddings && p.pp > 1) o << ", embedding sync " << fmt("%.2fx", c.embedding);
     if (p.cp > 1) o << ", CP rings " << fmt("%.2fx", c.cp);
     o << " against their NIC-bound time (every stage's at once)\n";
     if (!c.link.empty()) {

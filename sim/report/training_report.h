@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "calibration/hardware_profile.h"
@@ -19,9 +20,20 @@ namespace clustersim::report {
 Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                       const engine::TrainingEstimate& est);
 
-// A few lines for a terminal: plan, iteration time, tokens/s, MFU, breakdown, memory.
+// The headline of a run that stragglers slow (analytical level): iteration, tokens/s, MFU and
+// HFU with them, as results.json reports them; the estimate's breakdown stays straggler-free.
+struct SlowedHeadline {
+  Time iteration;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double hfu = 0;
+};
+
+// A few lines for a terminal: plan, iteration time, tokens/s, MFU, breakdown, memory. With
+// `slowed`, the headline is its figures, each beside the estimate's ("without stragglers").
 std::string training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                             const engine::TrainingEstimate& est);
+                             const engine::TrainingEstimate& est,
+                             const std::optional<SlowedHeadline>& slowed = std::nullopt);
 
 // The results.json object of a flow-level run: the same keys as training_results (breakdown of the
 // critical rank group), plus `flow` (run facts and the analytical level's figures), `rank_groups`
