@@ -108,6 +108,10 @@ std::string format_summary(const Fabric& fabric) {
                std::to_string(s.pods) + " of " + std::to_string(s.radix) + " ports used");
   }
   out += row(sw, "total", with_commas(int64_t{s.tors} + s.aggs + s.cores), "", "");
+  if (!two && s.pods == 1) {
+    out += "  (one pod built: no path crosses the core tier; its switches and agg_core links are sized for " +
+           std::to_string(s.max_pods) + " pods, not a bill of materials for this cluster)\n";
+  }
 
   out += "links (full duplex)   count  bandwidth     latency\n";
   const char* ln = "  %-10s %12s  %-12s  %s\n";
@@ -122,7 +126,8 @@ std::string format_summary(const Fabric& fabric) {
   }
   out += row(ln, "total", with_commas(cables), "", "");
   out += "  (" + with_commas(fabric.link_count()) + " link directions; switch latency " +
-         to_string(fabric.switch_latency()) + " per switch)\n";
+         to_string(fabric.switch_latency()) + " per switch; nvlink latency per hop, GPU to NVSwitch: half of "
+         "network.nvlink_latency, which is GPU to GPU)\n";
 
   out += "injection bandwidth: " + aggregate_bandwidth(st.injection) + "\n";
   out += "bisection bandwidth: " + aggregate_bandwidth(st.bisection) + " (" +
