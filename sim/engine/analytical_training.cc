@@ -57,9 +57,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   est.memory_capacity = hw.hbm_capacity - hw.memory_reserved;
   const FlopRate peak = hw.peak(cfg.training.precision);
   const TrainingLinks l = work::training_links(cfg, hw);
-  // DP rings meet the ECMP collisions and oversubscription of their routes (routed when the
-  // fabric builds: fabric_contention); pipeline neighbour pairs, and DP rings on a fabric that
-  // does not build, the oversubscription their crossings of the tiers add up to.
+  // DP rings meet the ECMP collisions and oversubscription of their routes (fabric_contention;
+  // a fabric that does not build was refused there); pipeline neighbour pairs, and DP rings that
+  // never leave a node, the oversubscription their crossings of the tiers add up to.
   const work::Placement pl(p.placement, p.tp, p.cp, static_cast<int>(est.dp), p.pp);
   est.contention = contention;
   const TrainingLinks dp_l = contention.routed
@@ -151,7 +151,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // buckets and ZeRO-3 gathers cover the dense part.
     std::optional<work::MoeDpTimes> moe_dp;
     if (m.moe) {
-      // Unrouted (a fabric that does not build): every tier's oversubscription on both groups.
+      // Unrouted (no ring leaves a node): every tier's oversubscription on both groups.
       moe_dp = contention.routed ? work::moe_dp_times(cfg, dp_l, work::links_at_contention(l, contention.expert_dp))
                                  : work::moe_dp_times(cfg, l, l);
     }

@@ -28,7 +28,7 @@ struct FabricContention {
   double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1)
   std::string link;        // most loaded link direction of the slowest set ("tor_agg:45/up"); empty when every slowdown is 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
-  bool routed = false;     // false: not routed (no ring leaves a node, or a Clos shape that does not build)
+  bool routed = false;     // false: not routed (no ring leaves a node)
 };
 
 // The static bottleneck of `flows` started together (each flow's bytes split evenly over its

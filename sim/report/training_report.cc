@@ -253,7 +253,7 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
                                   const engine::FlowTrainingResult& flow) {
   std::ostringstream o;
   o << training_summary(cfg, hw, flow.estimate);
-  o << "\nflow level   " << flow.rank_groups << " rank groups simulated" << (flow.folded ? " (folded: DP replica 0 per stage, every replica's DP flows on the fabric)" : "")
+  o << "\nflow level   " << flow.rank_groups << " rank groups simulated" << (flow.folded ? " (folded: DP replica 0 per stage; every replica's DP flows, and its TP/CP/pipeline flows between nodes that meet replica 0's, on the fabric)" : "")
     << ", " << flow.ops << " ops, " << flow.flows << " flows, " << fmt("%.2f", flow.wall_seconds) << " s wall\n";
   o << "analytical   " << to_string(flow.analytical.iteration) << " per iteration, MFU " << fmt("%.1f%%", 100 * flow.analytical.mfu)
     << " (flow / analytical " << fmt("%.3f", flow.estimate.iteration / flow.analytical.iteration) << ")\n";
