@@ -53,4 +53,9 @@ Placement placement_of(const ScenarioConfig& cfg) {
   return Placement(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
 }
 
+bool spans_nodes(const std::vector<int32_t>& line, int gpus_per_node) {
+  return std::any_of(line.begin(), line.end(),
+                     [&](int32_t g) { return g / gpus_per_node != line.front() / gpus_per_node; });
+}
+
 }  // namespace clustersim::work

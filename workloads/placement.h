@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/core/config.h"
 
@@ -41,5 +43,9 @@ class Placement {
 // The scenario's placement: parallelism.placement over its tp, cp, data-parallel size (at least
 // 1) and pp.
 Placement placement_of(const ScenarioConfig& cfg);
+
+// Whether the GPUs of `line` (a group, ring or send pair, as GPU indices) sit on more than one node
+// of `gpus_per_node` GPUs: only such lines reach the NICs and the fabric.
+bool spans_nodes(const std::vector<int32_t>& line, int gpus_per_node);
 
 }  // namespace clustersim::work

@@ -264,9 +264,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // op the unluckiest replica's ECMP collisions, which the unfolded run never compounds). Lines
   // inside a node use only their own GPUs' NVLink ports, so no other replica's flows meet them.
   const int gpn = cfg.cluster.gpus_per_node;
-  const auto leaves_node = [gpn](const std::vector<int32_t>& l) {
-    return std::any_of(l.begin(), l.end(), [&](int32_t x) { return x / gpn != l.front() / gpn; });
-  };
+  const auto leaves_node = [gpn](const std::vector<int32_t>& l) { return spans_nodes(l, gpn); };
   std::vector<int32_t> tp_set, cp_set, pp_next_set, pp_prev_set;
   for (int s = 0; s < pp; ++s) {
     for (int d = 0; d < ndp; ++d) {
@@ -370,6 +368,15 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<std::vector<int32_t>> gathered(static_cast<size_t>(pp), std::vector<int32_t>(static_cast<size_t>(vpp), -1));
   std::vector<std::vector<int32_t>> first_gather = gathered;
   const bool experts_at_start = moe && p.zero_stage >= 1 && ov.dp_param_gather;
+  // Stage s's gathers: one dense bucket, and the expert parameters over their group in `parts`.
+  const auto dense_gather = [&](int s) {
+    return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather, bucket_weights,
+                         c.dp_latency_gather, dp_set[s]);
+  };
+  const auto expert_gather = [&](int s, int parts) {
+    return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                         bytes_of(c.expert_params * 2.0 / parts), c.edp_latency_gather, edp_set[s]);
+  };
   for (int s = 0; s < pp; ++s) {
     for (int ch = 0; ch < vpp; ++ch) {
       auto chain = [&](Op op) {
@@ -379,14 +386,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         dp_prev[s] = id;
         if (first_gather[s][ch] < 0) first_gather[s][ch] = id;
       };
-      for (int j = 0; gather_at_start && j < buckets; ++j) {
-        chain(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather, bucket_weights,
-                            c.dp_latency_gather, dp_set[s]));
-      }
-      if (experts_at_start && edp_set[s] >= 0) {
-        chain(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
-                            bytes_of(c.expert_params * 2.0 / vpp), c.edp_latency_gather, edp_set[s]));
-      }
+      for (int j = 0; gather_at_start && j < buckets; ++j) chain(dense_gather(s));
+      if (experts_at_start && edp_set[s] >= 0) chain(expert_gather(s, vpp));
       gathered[s][ch] = dp_prev[s];
     }
   }
@@ -744,16 +745,12 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       };
       for (int ch = 0; dense_sync && ch < vpp; ++ch) {
         for (int j = 0; j < buckets; ++j) {
-          Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
-                                bucket_weights, c.dp_latency_gather, dp_set[s]);
+          Op op = dense_gather(s);
           op.chunk = ch;
           chain(op);
         }
       }
-      if (moe && edp_set[s] >= 0) {
-        chain(Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
-                            bytes_of(c.expert_params * 2.0), c.edp_latency_gather, edp_set[s]));
-      }
+      if (moe && edp_set[s] >= 0) chain(expert_gather(s, 1));
     }
   }
   return std::move(b.g);

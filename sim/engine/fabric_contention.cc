@@ -86,10 +86,7 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
 
 // Whether some ring or pair of `r` spans two nodes (only those reach the fabric).
 bool any_leaves_node(const RingSets& r, int gpus_per_node) {
-  const auto leaves = [gpus_per_node](const std::vector<int32_t>& ring) {
-    return std::any_of(ring.begin(), ring.end(),
-                       [&](int32_t g) { return g / gpus_per_node != ring.front() / gpus_per_node; });
-  };
+  const auto leaves = [gpus_per_node](const std::vector<int32_t>& ring) { return work::spans_nodes(ring, gpus_per_node); };
   for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp}) {
     if (std::any_of(set->begin(), set->end(), leaves)) return true;
   }

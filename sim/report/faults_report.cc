@@ -319,10 +319,11 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   RunOutput out;
   out.results = training_results(cfg, hw, est);
   const double scale = s.baseline / s.iteration;
-  out.results.set("iteration_time_s", s.iteration.as_s());
-  out.results.set("tokens_per_s", est.tokens_per_s * scale);
-  out.results.set("mfu", s.mfu);
-  out.results.set("hfu", est.hfu * scale);
+  const SlowedHeadline slowed{s.iteration, est.tokens_per_s * scale, s.mfu, est.hfu * scale};
+  out.results.set("iteration_time_s", slowed.iteration.as_s());
+  out.results.set("tokens_per_s", slowed.tokens_per_s);
+  out.results.set("mfu", slowed.mfu);
+  out.results.set("hfu", slowed.hfu);
   out.results["flops"].set("achieved_tflops_per_gpu", s.mfu * hw.peak(cfg.training.precision).as_tflops());
   Json& block = out.results.set("stragglers", impact_json(cfg, "all", s));
   // Drawn stragglers cost what their placement makes them cost: the seed's placement above, and
@@ -331,8 +332,7 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
       options.placement_draws && cfg.stragglers.drawn() ? placement_draws(cfg, hw, level, kDefaultPlacementDraws)
                                                         : WhatIfDraws{};
   if (placements.count > 0) block.set("placements", draws_json(placements));
-  out.summary = training_summary(cfg, hw, est,
-                                 SlowedHeadline{s.iteration, est.tokens_per_s * scale, s.mfu, est.hfu * scale});
+  out.summary = training_summary(cfg, hw, est, slowed);
   // Listed stage layers can balance better than the even split: then the run is faster.
   const bool faster = s.iteration < s.baseline;
   out.summary += "\nstragglers   iteration " + to_string(s.iteration) +
@@ -346,10 +346,10 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
     words.erase(0, words.find_first_not_of('\n'));
     out.summary += "             " + words;
   }
-  out.metrics = {{"iteration_time_s", s.iteration.as_s()},
-                 {"tokens_per_s", est.tokens_per_s * scale},
-                 {"mfu", s.mfu},
-                 {"hfu", est.hfu * scale}};
+  out.metrics = {{"iteration_time_s", slowed.iteration.as_s()},
+                 {"tokens_per_s", slowed.tokens_per_s},
+                 {"mfu", slowed.mfu},
+                 {"hfu", slowed.hfu}};
   return out;
 }
 
