@@ -155,6 +155,24 @@ TEST(ScenarioErrors, TypoInASectionName) {
   EXPECT_TRUE(contains(error_at(errors, "training").message, "required section is missing"));
 }
 
+TEST(ScenarioErrors, OptionalSectionNamesAreSuggested) {
+  // inference, traffic and faults are read only when present, yet a typo still finds them.
+  const auto errors = errors_of(std::string(kTiny) + "infernce: {}\nfault: {}\n");
+  EXPECT_TRUE(contains(error_at(errors, "infernce").message, "did you mean 'inference'"));
+  EXPECT_TRUE(contains(error_at(errors, "fault").message, "did you mean 'faults'"));
+}
+
+TEST(ScenarioErrors, ASweepFileOrASuiteIsNamedAsSuch) {
+  // One error that names the command, not a list of missing sections.
+  auto errors = errors_of("base: {}\naxes: {parallelism.tp: [1, 2]}\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "axes");
+  EXPECT_TRUE(contains(errors[0].message, "clustersim sweep")) << errors[0].message;
+  errors = errors_of("cases: []\n");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(contains(errors[0].message, "clustersim validate")) << errors[0].message;
+}
+
 TEST(ScenarioErrors, WrongUnitNamesTheKeyAndTheExpectedForm) {
   const auto errors = errors_of(tiny_with({{"400Gbps", "200Gbs"}}));
   ASSERT_EQ(errors.size(), 1u);

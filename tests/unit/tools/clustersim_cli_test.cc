@@ -119,6 +119,20 @@ TEST(CliRun, SetOverridesApply) {
   EXPECT_CONTAINS(r.out, "\"pp\": 16");
 }
 
+TEST(CliRun, AFabricThatCannotBeBuiltIsBadInputAtTheAnalyticalLevel) {
+  // Radix 128 cannot split 2:1 into whole ports; the suggested split, written as port counts, runs.
+  const Result r = clustersim(std::string("run ") + kScenario + " --set network.tor_oversubscription=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "network.tor_oversubscription");
+  EXPECT_CONTAINS(r.err, "86:42");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const Result split = clustersim(std::string("run ") + kScenario + " --set network.tor_oversubscription=86:42");
+  EXPECT_EQ(split.code, 0) << split.err;
+  const Result bad = clustersim(std::string("run ") + kScenario + " --set network.tor_oversubscription=86:x");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err, "whole port counts");
+}
+
 TEST(CliRun, PacketLevelOnTooLargeAFabricIsBadInput) {
   // 12,288 GPUs: the packet level keeps to a few hundred; the message says so and what to use.
   const Result r = clustersim(std::string("run ") + kScenario + " --fidelity packet");
