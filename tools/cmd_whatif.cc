@@ -16,9 +16,10 @@ namespace clustersim::cli {
 const char* const kWhatIfUsage = R"(usage: clustersim whatif SCENARIO.yaml [options]
 
 Simulates the scenario with and without each source in its `stragglers:` section (slow hosts,
-slow GPUs, degraded NICs, uneven stages, sequence-length imbalance) and prints, per source, the
-iteration time it gives alone, the slowdown and MFU it costs, what removing it from the full set
-saves, and the ranks, stages and links on its critical path.
+slow GPUs, degraded NICs, uneven stages, sequence-length imbalance, GPU speed variation) and
+prints, per source, the iteration time it gives alone, the slowdown and MFU it costs, what
+removing it from the full set saves and regains (MFU points), and the ranks, stages and links on
+its critical path.
 
 At the analytical level (the default) the straggler model replays each pipeline replica's
 schedule. With --fidelity flow (or network.fidelity: flow in the scenario) every variant is a

@@ -76,6 +76,15 @@ void read_stragglers(MapReader r, StragglersConfig& out) {
   if (r.child("gpus")) read_compute(r.section("gpus"), out.gpus.emplace());
   if (r.child("nics")) read_nics(r.section("nics"), out.nics.emplace());
   read_index_list(r, "stage_layers", out.stage_layers);
+  if (r.child("variation")) {
+    MapReader v = r.section("variation");
+    SpeedVariation& sv = out.variation.emplace();
+    v.read("spread", sv.spread, Need::kRequired, 0.0, 0.5);
+    v.read_enum("phase", sv.phase,
+                {{"all", StragglerPhase::kAll}, {"forward", StragglerPhase::kForward},
+                 {"backward", StragglerPhase::kBackward}});
+    v.finish();
+  }
   MapReader s = r.section("sequence_imbalance");
   s.read("max_over_mean", out.sequence_imbalance.max_over_mean, Need::kOptional, 1.0, 100.0);
   s.read("replicas", out.sequence_imbalance.replicas, Need::kOptional, 1);
@@ -91,6 +100,11 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
                                     "has no effect without max_over_mean > 1 (the heavy replicas' load over the mean)"));
   }
   if (s.empty()) return;
+  if (s.variation && s.variation->spread <= 0.0) {
+    errors.push_back(scenario_error(cfg, "stragglers.variation.spread",
+                                    "must be above 0 (4 x IQR / median of the GPUs' compute times; 0.08 is Sinha et "
+                                    "al.'s average); remove `variation` for identical GPUs"));
+  }
   const int gpus = cfg.cluster.gpus;
   const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;
   auto check = [&](const std::optional<ComputeStraggler>& c, const std::string& key, int units) {

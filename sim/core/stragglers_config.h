@@ -45,23 +45,36 @@ struct SequenceImbalance {
   int replicas = 1;
 };
 
+// Persistent GPU-to-GPU speed variation (manufacturing and power management): every GPU's compute
+// time is multiplied by its own factor, drawn once from a normal distribution around 1 (the
+// calibrated speed is the median GPU's). `spread` is Sinha et al.'s measure ("Not All GPUs Are
+// Created Equal", SC'22): 4 x IQR / median of the per-GPU times (the Tukey whiskers' span), 0.08
+// on average over their clusters and applications, 0.22 at most. For a normal distribution
+// IQR = 1.349 sigma, so sigma = spread / 5.396.
+struct SpeedVariation {
+  double spread = 0.0;  // (0, 0.5]
+  StragglerPhase phase = StragglerPhase::kAll;
+};
+
 struct StragglersConfig {
-  uint64_t seed = 0;                      // for drawn hosts/GPUs
+  uint64_t seed = 0;                      // for drawn hosts/GPUs and the variation
   std::optional<ComputeStraggler> hosts;  // `hosts`
   std::optional<ComputeStraggler> gpus;   // `gpus`
   std::optional<NicStraggler> nics;       // `nics`
   std::vector<int> stage_layers;          // layers per pipeline stage (empty: even split)
   SequenceImbalance sequence_imbalance;   // `sequence_imbalance`
+  std::optional<SpeedVariation> variation;  // `variation`
 
   bool empty() const {
     return !hosts && !gpus && !nics && stage_layers.empty() &&
-           sequence_imbalance.max_over_mean == 1.0;
+           sequence_imbalance.max_over_mean == 1.0 && !variation;
   }
-  // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed: then
-  // the cost depends on the seed (where they land), and the what-if reports it over placements.
+  // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed, or
+  // every GPU's speed is (`variation`): then the cost depends on the seed, and the what-if reports
+  // it over draws.
   bool drawn() const {
     auto random = [](const std::optional<ComputeStraggler>& c) { return c && c->list.empty(); };
-    return random(hosts) || random(gpus);
+    return random(hosts) || random(gpus) || variation.has_value();
   }
 };
 

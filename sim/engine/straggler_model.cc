@@ -20,6 +20,7 @@ namespace {
 // Salts so that two entries drawn from the same seed pick independent units.
 constexpr uint64_t kHostSalt = 0x9e3779b97f4a7c15ULL;
 constexpr uint64_t kGpuSalt = 0xc2b2ae3d27d4eb4fULL;
+constexpr uint64_t kVariationSalt = 0x165667b19e3779f9ULL;
 
 // A uniform index in [0, n) without modulo bias (rejection on the top of the range).
 uint64_t uniform_index(std::mt19937_64& rng, uint64_t n) {
@@ -39,17 +40,71 @@ std::pair<int, int> cell_of(const work::Placement& pl, int g) {
   return {pl.coord(g, work::Dim::kDp), pl.coord(g, work::Dim::kPp)};
 }
 
-// Compute factors of one (replica, stage) cell.
+// Compute factors of one (replica, stage) cell: its slowest GPU's (TP and CP ranks run in
+// lockstep), and the same with the slow hosts and GPUs repaired (the speed variation alone).
 struct CellFactor {
   double forward = 1.0;
   double backward = 1.0;
-  std::set<int> hosts;
+  double base_forward = 1.0;
+  double base_backward = 1.0;
+  std::set<int> hosts;  // its slow hosts (of `hosts` and `gpus` entries)
+  CellFactor base() const { return {base_forward, base_backward, base_forward, base_backward, {}}; }
 };
 
-void apply(CellFactor& c, double slowdown, StragglerPhase phase, int host) {
-  if (phase != StragglerPhase::kBackward) c.forward = std::max(c.forward, slowdown);
-  if (phase != StragglerPhase::kForward) c.backward = std::max(c.backward, slowdown);
-  c.hosts.insert(host);
+// The cells that differ from nominal, by (replica, stage). Without `variation` only the cells of
+// slow hosts and GPUs; with it every cell (every GPU has its own speed).
+std::map<std::pair<int, int>, CellFactor> cell_factors(const ScenarioConfig& cfg, const work::Placement& pl) {
+  const StragglersConfig& sc = cfg.stragglers;
+  const int gpn = cfg.cluster.gpus_per_node;
+  // Slow hosts' and GPUs' own factors (forward, backward), by GPU.
+  std::map<int, std::pair<double, double>> slow;
+  std::map<int, int> host_of;  // slow GPU -> its host, for naming
+  auto mark = [&](int g, double f, StragglerPhase phase) {
+    auto& [fwd, bwd] = slow.try_emplace(g, 1.0, 1.0).first->second;
+    if (phase != StragglerPhase::kBackward) fwd = std::max(fwd, f);
+    if (phase != StragglerPhase::kForward) bwd = std::max(bwd, f);
+    host_of[g] = g / gpn;
+  };
+  if (sc.hosts) {
+    for (int h : slow_units(cfg, "hosts")) {
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, sc.hosts->slowdown, sc.hosts->phase);
+    }
+  }
+  if (sc.gpus) {
+    for (int g : slow_units(cfg, "gpus")) mark(g, sc.gpus->slowdown, sc.gpus->phase);
+  }
+  std::map<std::pair<int, int>, CellFactor> out;
+  auto cell = [&](int g) -> CellFactor& { return out[cell_of(pl, g)]; };
+  if (sc.variation) {
+    // Every cell: the maximum over its GPUs of variation x slowdown (and of variation alone).
+    const std::vector<double> v = speed_factors(cfg);
+    const StragglerPhase phase = sc.variation->phase;
+    std::set<std::pair<int, int>> seen;
+    for (int g = 0; g < cfg.cluster.gpus; ++g) {
+      const double vf = phase != StragglerPhase::kBackward ? v[g] : 1.0;
+      const double vb = phase != StragglerPhase::kForward ? v[g] : 1.0;
+      const auto it = slow.find(g);
+      const double sf = it == slow.end() ? 1.0 : it->second.first;
+      const double sb = it == slow.end() ? 1.0 : it->second.second;
+      CellFactor& c = cell(g);
+      if (seen.insert(cell_of(pl, g)).second) {
+        c.forward = c.backward = c.base_forward = c.base_backward = 0.0;
+      }
+      c.forward = std::max(c.forward, vf * sf);
+      c.backward = std::max(c.backward, vb * sb);
+      c.base_forward = std::max(c.base_forward, vf);
+      c.base_backward = std::max(c.base_backward, vb);
+      if (it != slow.end()) c.hosts.insert(host_of[g]);
+    }
+  } else {
+    for (const auto& [g, f] : slow) {
+      CellFactor& c = cell(g);
+      c.forward = std::max(c.forward, f.first);
+      c.backward = std::max(c.backward, f.second);
+      c.hosts.insert(host_of[g]);
+    }
+  }
+  return out;
 }
 
 ScenarioConfig probe_variant(const ScenarioConfig& cfg, int extra_layers_per_stage, std::optional<Recompute> rc) {
@@ -221,6 +276,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   out.baseline_mfu = est.mfu;
   out.iteration = est.iteration;
   out.mfu = est.mfu;
+  out.variation_iteration = est.iteration;
+  out.variation_mfu = est.mfu;
   if (sc.empty()) return out;
   const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
 
@@ -238,22 +295,9 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     if (it == replicas.end()) it = replicas.emplace(r, std::vector<CellFactor>(pp)).first;
     return it->second;
   };
-  if (sc.hosts) {
-    out.slow_hosts = slow_units(cfg, "hosts");
-    for (int h : out.slow_hosts) {
-      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        const auto [r, s] = cell_of(pl, g);
-        apply(cells(r)[s], sc.hosts->slowdown, sc.hosts->phase, h);
-      }
-    }
-  }
-  if (sc.gpus) {
-    out.slow_gpus = slow_units(cfg, "gpus");
-    for (int g : out.slow_gpus) {
-      const auto [r, s] = cell_of(pl, g);
-      apply(cells(r)[s], sc.gpus->slowdown, sc.gpus->phase, g / gpn);
-    }
-  }
+  if (sc.hosts) out.slow_hosts = slow_units(cfg, "hosts");
+  if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
+  for (const auto& [rs, f] : cell_factors(cfg, pl)) cells(rs.first)[rs.second] = f;
 
   // --- Degraded NICs: their GPUs' DP collectives run at the degraded pace (a ring moves at its
   // slowest member's rate), and their pipeline sends take longer.
@@ -318,7 +362,9 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // With listed layers every replica runs them, so the plain listed replica is the floor, not the
   // even split: a listing that balances the embedding and the LM head better than the even split
   // (Llama 3's 7, 8, ..., 8, 7) runs faster than nominal, and the delta goes negative.
-  Time worst = sc.stage_layers.empty() ? nominal : Time::zero();
+  // With `variation` every replica is replayed and the slowest one decides, even when faster than
+  // nominal (a small job on fast GPUs).
+  Time worst = sc.stage_layers.empty() && !sc.variation ? nominal : Time::zero();
   auto consider = [&](int r, const LayerCosts& costs, const std::vector<CellFactor>& f, const std::vector<Time>& extra) {
     const std::vector<ChunkTime> chunks = replica_chunks(cfg, costs, layers, f, extra);
     const Time t = pipeline_makespan(chunks, pp, vpp, m);
@@ -330,13 +376,14 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     // straggler under the bottleneck stage's time still stretches fill and drain, and chunk by
     // chunk waits of the interleaved schedule).
     cp.slow_stages.clear();
-    const std::vector<CellFactor> plain(pp);
+    std::vector<CellFactor> plain(pp);  // its GPUs' own speeds (variation), no slow host or GPU
+    for (int s = 0; s < pp; ++s) plain[s] = f[s].base();
     Time reference;  // the replica with no stage slowed (its NICs and sequence length kept)
     for (int s = 0; s < pp; ++s) {
       if (f[s].hosts.empty()) continue;
       if (cp.slow_stages.empty()) reference = pipeline_makespan(replica_chunks(cfg, costs, layers, plain, extra), pp, vpp, m);
       std::vector<CellFactor> healed = f, only = plain;
-      healed[s].forward = healed[s].backward = 1.0;
+      healed[s] = f[s].base();
       only[s] = f[s];
       SlowStage st;
       st.stage = s;
@@ -379,6 +426,17 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   out.pipeline_delta = worst - nominal;
   out.iteration = est.iteration + out.pipeline_delta + out.communication_delta;
   out.mfu = est.mfu * (est.iteration / out.iteration);
+  if (sc.variation) {
+    out.variation_iteration = out.iteration;
+    out.variation_mfu = out.mfu;
+    if (straggler_sources(sc).size() > 1) {
+      ScenarioConfig v = cfg;
+      v.stragglers = only_source(sc, "variation");
+      const StragglerImpact alone = simulate_stragglers(v, hw, level);
+      out.variation_iteration = alone.iteration;
+      out.variation_mfu = alone.mfu;
+    }
+  }
   return out;
 }
 
@@ -391,35 +449,18 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
   FlowStragglers out;
   if (sc.empty()) return out;
 
-  // Slowest forward and backward factor per (replica, stage), as simulate_stragglers takes them.
-  std::map<std::pair<int, int>, std::pair<double, double>> slow;
-  std::map<std::pair<int, int>, std::set<int>> hosts;
-  auto mark = [&](int g, double f, StragglerPhase phase) {
-    const std::pair<int, int> cell{pl.coord(g, work::Dim::kDp), pl.coord(g, work::Dim::kPp)};
-    auto& [fwd, bwd] = slow.try_emplace(cell, 1.0, 1.0).first->second;
-    if (phase != StragglerPhase::kBackward) fwd = std::max(fwd, f);
-    if (phase != StragglerPhase::kForward) bwd = std::max(bwd, f);
-    hosts[cell].insert(g / gpn);
-  };
-  if (sc.hosts) {
-    out.slow_hosts = slow_units(cfg, "hosts");
-    for (int h : out.slow_hosts) {
-      for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, sc.hosts->slowdown, sc.hosts->phase);
-    }
-  }
-  if (sc.gpus) {
-    out.slow_gpus = slow_units(cfg, "gpus");
-    for (int g : out.slow_gpus) mark(g, sc.gpus->slowdown, sc.gpus->phase);
-  }
+  if (sc.hosts) out.slow_hosts = slow_units(cfg, "hosts");
+  if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
   auto replica = [&](int r) -> std::vector<work::GroupScaling>& {
     return out.graph.replicas.try_emplace(r, std::vector<work::GroupScaling>(static_cast<size_t>(p.pp))).first->second;
   };
-  for (const auto& [cell, f] : slow) {
+  // Slowest forward and backward factor per (replica, stage), as simulate_stragglers takes them.
+  for (const auto& [cell, f] : cell_factors(cfg, pl)) {
     work::GroupScaling& g = replica(cell.first)[cell.second];
-    g.forward = g.head_forward = f.first;
-    g.backward = g.head_backward = f.second;
+    g.forward = g.head_forward = f.forward;
+    g.backward = g.head_backward = f.backward;
+    if (!f.hosts.empty()) out.hosts_of[cell].assign(f.hosts.begin(), f.hosts.end());
   }
-  for (const auto& [cell, h] : hosts) out.hosts_of[cell].assign(h.begin(), h.end());
 
   // Longer sequences on the heaviest replicas, on top of any slow host there.
   const SequenceImbalance& si = sc.sequence_imbalance;
@@ -456,6 +497,24 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
         replica(pl.coord(g, work::Dim::kDp));
       }
     }
+  }
+  return out;
+}
+
+std::vector<double> speed_factors(const ScenarioConfig& cfg) {
+  std::vector<double> out(static_cast<size_t>(std::max(0, cfg.cluster.gpus)), 1.0);
+  if (!cfg.stragglers.variation) return out;
+  // sigma = spread / (4 x IQR of N(0, 1)) = spread / (4 x 1.34898) (see SpeedVariation).
+  const double sigma = cfg.stragglers.variation->spread / (4.0 * 1.3489795);
+  std::mt19937_64 rng(cfg.stragglers.seed ^ kVariationSalt);
+  // Uniform doubles in (0, 1] from the top 53 bits, then Box-Muller: the sequence depends only on
+  // mt19937_64, which the standard fixes (std::normal_distribution's algorithm is the library's).
+  auto uniform = [&rng] { return (static_cast<double>(rng() >> 11) + 1.0) * 0x1p-53; };
+  constexpr double kTwoPi = 6.283185307179586;
+  for (double& f : out) {
+    const double z = std::sqrt(-2.0 * std::log(uniform())) * std::cos(kTwoPi * uniform());
+    // A floor far below any measured GPU (sigma <= 9.3% puts it beyond 5 sigma).
+    f = std::max(0.5, 1.0 + sigma * z);
   }
   return out;
 }
@@ -507,6 +566,7 @@ std::vector<std::string> straggler_sources(const StragglersConfig& s) {
   if (s.nics) out.push_back("nics");
   if (!s.stage_layers.empty()) out.push_back("stage_layers");
   if (s.sequence_imbalance.max_over_mean > 1.0) out.push_back("sequence_imbalance");
+  if (s.variation) out.push_back("variation");
   return out;
 }
 
@@ -517,6 +577,7 @@ StragglersConfig without_source(const StragglersConfig& s, const std::string& so
   if (source == "nics") out.nics.reset();
   if (source == "stage_layers") out.stage_layers.clear();
   if (source == "sequence_imbalance") out.sequence_imbalance = SequenceImbalance{};
+  if (source == "variation") out.variation.reset();
   return out;
 }
 

@@ -89,6 +89,10 @@ struct StragglerImpact {
   std::vector<int> slow_hosts;  // every host with a compute straggler (listed or drawn)
   std::vector<int> slow_gpus;   // every GPU listed or drawn under `stragglers.gpus`
   CriticalPath critical;
+  // With `variation`: the iteration and MFU with the variation alone (the cluster's GPUs as they
+  // are, the other sources repaired); without it, the baseline's.
+  Time variation_iteration;
+  double variation_mfu = 0;
   double slowdown() const { return iteration / baseline; }
 };
 
@@ -103,7 +107,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
                                     const TrainingLevel& level);
 
 // The straggler sources present in `s`, by key ("hosts", "gpus", "nics", "stage_layers",
-// "sequence_imbalance"), and `s` reduced to one source or with one removed.
+// "sequence_imbalance", "variation"), and `s` reduced to one source or with one removed.
 std::vector<std::string> straggler_sources(const StragglersConfig& s);
 StragglersConfig only_source(const StragglersConfig& s, const std::string& source);
 StragglersConfig without_source(const StragglersConfig& s, const std::string& source);
@@ -112,6 +116,11 @@ StragglersConfig without_source(const StragglersConfig& s, const std::string& so
 // uniform sample without replacement from seed `seed` (std::mt19937_64, whose sequence the C++
 // standard fixes, so every platform draws the same).
 std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed);
+
+// Every GPU's compute time factor under `stragglers.variation` (all 1 without it): 1 + sigma z,
+// z standard normal drawn in GPU order from `stragglers.seed` (Box-Muller over std::mt19937_64,
+// so every platform draws the same), sigma = spread / 5.396, floored at 0.5.
+std::vector<double> speed_factors(const ScenarioConfig& cfg);
 
 // The hosts ("hosts") or GPUs ("gpus") that `cfg.stragglers` slows, listed or drawn, sorted.
 std::vector<int> slow_units(const ScenarioConfig& cfg, const std::string& source);

@@ -133,6 +133,10 @@ std::string critical_words(const ScenarioConfig& cfg, const std::string& source,
   if (source == "sequence_imbalance") {
     out += fmt("; %.2fx the mean tokens on the heaviest replicas", cfg.stragglers.sequence_imbalance.max_over_mean);
   }
+  if (source == "variation" && cfg.stragglers.variation) {
+    out += fmt("; every GPU at its own speed (spread %.3f,", cfg.stragglers.variation->spread) +
+           fmt(" sigma %.2f%% of the compute time)", 100 * cfg.stragglers.variation->spread / 5.396);
+  }
   return out.empty() ? "no effect on the critical path" : out;
 }
 
@@ -144,6 +148,11 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   j.set("mfu", s.mfu);
   j.set("baseline_mfu", s.baseline_mfu);
   j.set("mfu_lost", s.baseline_mfu - s.mfu);
+  if (cfg.stragglers.variation) {
+    j.set("variation_iteration_time_s", s.variation_iteration.as_s());
+    j.set("variation_mfu", s.variation_mfu);
+    j.set("mfu_lost_beyond_variation", s.variation_mfu - s.mfu);
+  }
   j.set("pipeline_delta_s", s.pipeline_delta.as_s());
   j.set("communication_delta_s", s.communication_delta.as_s());
   j.set("slow_hosts", index_array(s.slow_hosts));
@@ -234,36 +243,51 @@ std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 
 }
 
 // `d` with the count, mean (95% CI) and range of the MFU lost over `lost` (one entry per draw).
+WhatIfDraws::Spread spread_of(const std::vector<double>& v) {
+  const engine::MeanCi m = engine::mean_ci(v);
+  return {m.mean, m.half_width, *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+}
+
 void summarise_draws(const std::vector<double>& lost, WhatIfDraws& d) {
   if (lost.empty()) return;
-  const engine::MeanCi m = engine::mean_ci(lost);
+  const WhatIfDraws::Spread m = spread_of(lost);
   d.count = static_cast<int>(lost.size());
   d.mfu_lost_mean = m.mean;
-  d.mfu_lost_ci95 = m.half_width;
-  d.mfu_lost_min = *std::min_element(lost.begin(), lost.end());
-  d.mfu_lost_max = *std::max_element(lost.begin(), lost.end());
+  d.mfu_lost_ci95 = m.ci95;
+  d.mfu_lost_min = m.min;
+  d.mfu_lost_max = m.max;
 }
 
 Json draws_json(const WhatIfDraws& d) {
   Json j = Json::object();
   j.set("count", d.count);
-  j.set("mfu_lost_mean", d.mfu_lost_mean);
-  Json ci = Json::array();
-  ci.push(d.mfu_lost_mean - d.mfu_lost_ci95);
-  ci.push(d.mfu_lost_mean + d.mfu_lost_ci95);
-  j.set("mfu_lost_ci95", ci);
-  j.set("mfu_lost_min", d.mfu_lost_min);
-  j.set("mfu_lost_max", d.mfu_lost_max);
+  auto add = [&j](const std::string& key, const WhatIfDraws::Spread& m) {
+    j.set(key + "_mean", m.mean);
+    Json ci = Json::array();
+    ci.push(m.mean - m.ci95);
+    ci.push(m.mean + m.ci95);
+    j.set(key + "_ci95", ci);
+    j.set(key + "_min", m.min);
+    j.set(key + "_max", m.max);
+  };
+  add("mfu_lost", {d.mfu_lost_mean, d.mfu_lost_ci95, d.mfu_lost_min, d.mfu_lost_max});
   j.set("last_stage_draws", d.last_stage);
+  if (d.beyond_variation) add("mfu_lost_beyond_variation", *d.beyond_variation);
   return j;
 }
 
 std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
-  return fmt("\nover %.0f placements", d.count) +
+  std::string out = fmt("\nover %.0f placements", d.count) +
          fmt(" (seeds %.0f", static_cast<double>(seed)) + fmt("..%.0f): MFU lost ", static_cast<double>(seed + d.count - 1)) +
          fmt("%.2f", 100 * d.mfu_lost_mean) + fmt(" +- %.2f points (95%% CI of the mean)", 100 * d.mfu_lost_ci95) +
          fmt(", %.2f", 100 * d.mfu_lost_min) + fmt(" to %.2f; ", 100 * d.mfu_lost_max) +
          fmt("the costliest stage is the last (LM head) in %.0f", d.last_stage) + fmt(" of %.0f draws\n", d.count);
+  if (d.beyond_variation) {
+    const WhatIfDraws::Spread& b = *d.beyond_variation;
+    out += fmt("beyond the GPU speed variation alone (what repairing the other sources regains): %.2f", 100 * b.mean) +
+           fmt(" +- %.2f points, ", 100 * b.ci95) + fmt("%.2f", 100 * b.min) + fmt(" to %.2f\n", 100 * b.max);
+  }
+  return out;
 }
 
 // A flow-level training run with the scenario's stragglers (one simulation: the straggler-free
@@ -271,13 +295,13 @@ std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
 RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw);
   RunOutput out = flow_training_output(cfg, hw, flow);
-  add_flow_stragglers(flow, out);
+  add_flow_stragglers(cfg, flow, out);
   return out;
 }
 
 }  // namespace
 
-void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out) {
+void add_flow_stragglers(const ScenarioConfig& cfg, const engine::FlowTrainingResult& flow, RunOutput& out) {
   Json& s = out.results.set("stragglers", Json::object());
   s.set("slow_hosts", index_array(flow.slow_hosts));
   s.set("slow_gpus", index_array(flow.slow_gpus));
@@ -285,6 +309,7 @@ void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out)
   for (const std::string& g : flow.straggling_groups) groups.push(g);
   s.set("straggling_groups", groups);
   s.set("unfolded_replicas", flow.unfolded_replicas);
+  if (cfg.stragglers.variation) s.set("variation_spread", cfg.stragglers.variation->spread);
   Json links = Json::array();
   for (const engine::LinkLoad& l : flow.degraded_links) {
     Json row = Json::object();
@@ -298,6 +323,10 @@ void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out)
   s.set("critical_path", flow_critical_words(flow));
   out.summary += "\nstragglers   " + std::to_string(flow.straggling_groups.size()) + " straggling rank groups" +
                  (flow.folded ? ", " + std::to_string(flow.unfolded_replicas) + " replicas simulated on their own" : "") +
+                 (cfg.stragglers.variation
+                      ? fmt("; every rank group at its slowest GPU's own speed (variation spread %.3f)",
+                            cfg.stragglers.variation->spread)
+                      : "") +
                  "\n             " + flow_critical_words(flow) + "\n" +
                  (flow.degraded_links.empty() ? "" : "             " + flow_link_words(flow, 0) + "\n") +
                  "             (one simulation, with stragglers; 'clustersim whatif' runs the straggler-free one too)\n";
@@ -340,10 +369,19 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
                  fmt("MFU %.1f%%", 100 * s.mfu) +
                  fmt(faster ? " (%.2f points gained)\n" : " (%.2f points lost)\n", 100 * std::abs(s.baseline_mfu - s.mfu)) +
                  "             " + critical_words(cfg, "all", s) + "\n" +
+                 (cfg.stragglers.variation && engine::straggler_sources(cfg.stragglers).size() > 1
+                      ? "             with the GPU speed variation alone: iteration " + to_string(s.variation_iteration) +
+                            fmt(", MFU %.1f%%; ", 100 * s.variation_mfu) +
+                            fmt("the other sources cost %.2f points on top of it\n", 100 * (s.variation_mfu - s.mfu))
+                      : "") +
                  "             ('clustersim whatif' splits the cost by source)\n";
   if (placements.count > 0) {
     std::string words = draws_words(placements, cfg.stragglers.seed);
     words.erase(0, words.find_first_not_of('\n'));
+    // Indent every line under the block's label.
+    for (size_t at = words.find('\n'); at != std::string::npos && at + 1 < words.size(); at = words.find('\n', at + 1)) {
+      words.insert(at + 1, "             ");
+    }
     out.summary += "             " + words;
   }
   out.metrics = {{"iteration_time_s", slowed.iteration.as_s()},
@@ -776,6 +814,11 @@ std::string units_words(const std::vector<int>& hosts, const std::vector<int>& g
 
 std::string mfu_points(double lost) { return fmt("%.2f pt", 100 * lost); }
 
+// MFU points regained by removing what saves `saved` of the straggled iteration `all`.
+double mfu_regained(const StragglerImpact& all, Time saved) {
+  return all.baseline_mfu * (all.baseline / (all.iteration - saved)) - all.mfu;
+}
+
 }  // namespace
 
 WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level,
@@ -827,14 +870,17 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
   }
   // MFU points lost, and regained by removing what saves `saved` of the iteration.
   const double lost = w.all.baseline_mfu - w.all.mfu;
-  const auto regained_by = [&w](Time saved) {
-    return w.all.baseline_mfu * (w.all.baseline / (w.all.iteration - saved)) - w.all.mfu;
-  };
+  const auto regained_by = [&w](Time saved) { return mfu_regained(w.all, saved); };
   if (top_source && (!top || top_source->alone.iteration > top->alone.iteration) && w.all.iteration > w.all.baseline) {
     const double regained = regained_by(top_source->saved_if_removed);
     w.cause = "the straggler source '" + top_source->source + "': " +
               mfu_points(top_source->alone.baseline_mfu - top_source->alone.mfu) + " lost with it alone; removing it " +
               "regains " + mfu_points(regained) + " of the " + mfu_points(lost) + " lost";
+    // GPU speed variation is no remedy: name what repairing the slow hosts and GPUs would regain.
+    if (top && top->saved_if_removed > Time::zero()) {
+      w.cause += "; repairing the slow " + units_words(top->hosts, top->gpus) + " on " + stage_words(cfg, top->stage) +
+                 " regains " + mfu_points(regained_by(top->saved_if_removed));
+    }
   } else if (top && w.all.iteration > w.all.baseline) {
     const double regained = regained_by(top->saved_if_removed);
     const bool one = top->hosts.size() + top->gpus.size() == 1;
@@ -859,17 +905,20 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
 WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                             const engine::TrainingLevel& level, int draws) {
   WhatIfDraws out;
-  std::vector<double> lost;
+  std::vector<double> lost, beyond;
+  const bool variation = cfg.stragglers.variation && engine::straggler_sources(cfg.stragglers).size() > 1;
   for (int k = 0; k < draws; ++k) {
     ScenarioConfig c = cfg;
     c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
     const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
     lost.push_back(s.baseline_mfu - s.mfu);
+    if (variation) beyond.push_back(s.variation_mfu - s.mfu);
     if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0 && !s.critical.hosts.empty()) {
       ++out.last_stage;
     }
   }
   summarise_draws(lost, out);
+  if (!beyond.empty()) out.beyond_variation = spread_of(beyond);
   return out;
 }
 
@@ -883,6 +932,7 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
     Json row = impact_json(cfg, r.source, r.alone);
     row.set("source", r.source);
     row.set("saved_if_removed_s", r.saved_if_removed.as_s());
+    row.set("mfu_regained_if_removed", mfu_regained(w.all, r.saved_if_removed));
     rows.push(row);
   }
   Json& stages = j.set("stages", Json::array());
@@ -894,6 +944,7 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
     row.set("alone_iteration_time_s", st.alone.iteration.as_s());
     row.set("alone_mfu_lost", st.alone.baseline_mfu - st.alone.mfu);
     row.set("saved_if_removed_s", st.saved_if_removed.as_s());
+    row.set("mfu_regained_if_removed", mfu_regained(w.all, st.saved_if_removed));
     stages.push(row);
   }
   j.set("cause", w.cause);
@@ -906,20 +957,21 @@ std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
   o << "baseline   iteration " << to_string(w.all.baseline) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * w.all.baseline_mfu);
   char line[512];
-  std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s  %s\n", "source", "iteration", "slowdown", "MFU lost",
-                "if removed", "critical path");
+  std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "source", "iteration", "slowdown", "MFU lost",
+                "if removed", "regained", "critical path");
   o << line;
   auto print = [&](const std::string& name, const StragglerImpact& s, Time saved, const std::string& cause) {
-    std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %12s  ", name.c_str(), to_string(s.iteration).c_str(),
-                  100 * (s.slowdown() - 1), 100 * (s.baseline_mfu - s.mfu), to_string(saved).c_str());
+    std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %12s %7.2f pt  ", name.c_str(),
+                  to_string(s.iteration).c_str(), 100 * (s.slowdown() - 1), 100 * (s.baseline_mfu - s.mfu),
+                  to_string(saved).c_str(), 100 * mfu_regained(w.all, saved));
     o << line << cause << "\n";
   };
   for (const WhatIfRow& r : w.rows) print(r.source, r.alone, r.saved_if_removed, r.cause);
   print("all", w.all, w.all.iteration - w.all.baseline, critical_words(cfg, "all", w.all));
   if (!w.stages.empty()) {
     o << "\nby stage (its slow hosts/GPUs alone; and repaired, the others still slow)\n";
-    std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s  %s\n", "stage", "alone", "slowdown", "MFU lost",
-                  "if repaired", "slow hosts / GPUs");
+    std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "stage", "alone", "slowdown", "MFU lost",
+                  "if repaired", "regained", "slow hosts / GPUs");
     o << line;
     for (const WhatIfStage& st : w.stages) {
       const std::string name = "stage " + std::to_string(st.stage) + (st.stage == cfg.parallelism.pp - 1 ? " (LM head)" : "");

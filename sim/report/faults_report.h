@@ -4,6 +4,7 @@
 // straggler what-if (each source's cost and where it sits on the critical path).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ RunOutput run_reliability(const ScenarioConfig& cfg, const RunOptions& options =
 // The `stragglers` block of a training run at a level that runs the operation graph (flow,
 // flow+dcqcn, packet), and its summary lines: slow hosts and GPUs, straggling rank groups, degraded
 // links, the critical path.
-void add_flow_stragglers(const engine::FlowTrainingResult& flow, RunOutput& out);
+void add_flow_stragglers(const ScenarioConfig& cfg, const engine::FlowTrainingResult& flow, RunOutput& out);
 
 // The hardware profile of `cfg`, after the checks every training run makes (level built, plan
 // fits in memory); errors point at the scenario keys. Stragglers alone run at `analytical` or
@@ -83,6 +84,15 @@ struct WhatIfDraws {
   double mfu_lost_min = 0;
   double mfu_lost_max = 0;
   int last_stage = 0;        // draws whose costliest stage is the last (which also runs the LM head)
+  // With `stragglers.variation` and other sources: what the other sources cost on top of the
+  // variation alone (what repairing them regains), over the same draws.
+  struct Spread {
+    double mean = 0;
+    double ci95 = 0;
+    double min = 0;
+    double max = 0;
+  };
+  std::optional<Spread> beyond_variation;
 };
 struct WhatIf {
   engine::StragglerImpact all;

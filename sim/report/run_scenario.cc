@@ -93,7 +93,7 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
     RunOutput out = flow_training_output(cfg, hw, flow);
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
-    if (!cfg.stragglers.empty()) add_flow_stragglers(flow, out);
+    if (!cfg.stragglers.empty()) add_flow_stragglers(cfg, flow, out);
     return out;
   }
   const engine::TrainingEstimate est = engine::estimate_training(cfg, hw);

@@ -129,6 +129,20 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
                                  "--set stragglers.sequence_imbalance.max_over_mean=1.0001");
   EXPECT_TRUE(contains(idle.out, "the rest is the slow hosts 1219,1291 on stage 6")) << idle.out;
   EXPECT_FALSE(contains(idle.out, "other sources")) << idle.out;
+  // GPU speed variation costs more than the slow hosts alone here, and no repair removes it: the
+  // cause also says what repairing the slow hosts regains, and both outputs price them on top of it.
+  const std::string variation = " --set stragglers.variation.spread=0.08";
+  const Result v = clustersim("whatif scenarios/stragglers-175b-12288.yaml" + variation);
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_TRUE(contains(v.out, "cause      the straggler source 'variation'")) << v.out;
+  EXPECT_TRUE(contains(v.out, "; repairing the slow hosts 1409,1504 on stage 7 of 8")) << v.out;
+  EXPECT_TRUE(contains(v.out, "beyond the GPU speed variation alone")) << v.out;
+  const Result vj = clustersim("whatif scenarios/stragglers-175b-12288.yaml --format json --draws 3" + variation);
+  EXPECT_TRUE(contains(vj.out, "\"mfu_regained_if_removed\"")) << vj.out;
+  EXPECT_TRUE(contains(vj.out, "\"mfu_lost_beyond_variation_mean\"")) << vj.out;
+  const Result vr = clustersim("run scenarios/stragglers-175b-12288.yaml --format json" + variation);
+  EXPECT_TRUE(contains(vr.out, "\"mfu_lost_beyond_variation\"")) << vr.out;
+  EXPECT_TRUE(contains(vr.out, "\"variation_mfu\"")) << vr.out;
 }
 
 // The 32-GPU job the flow what-if tests use (tp 4, pp 2, dp 4; a host per TP group), with

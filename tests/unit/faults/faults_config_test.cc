@@ -191,7 +191,8 @@ TEST(StragglersConfig, ReadsEverySource) {
       "  gpus: {list: [5, 7], slowdown: 1.3}\n"
       "  nics: {hosts: [1], nic: 2, bandwidth_factor: 0.5, extra_latency: 10us}\n"
       "  stage_layers: [3, 1]\n"
-      "  sequence_imbalance: {max_over_mean: 1.3, replicas: 2}\n");
+      "  sequence_imbalance: {max_over_mean: 1.3, replicas: 2}\n"
+      "  variation: {spread: 0.08, phase: backward}\n");
   const StragglersConfig& s = cfg.stragglers;
   EXPECT_EQ(s.seed, 3u);
   ASSERT_TRUE(s.hosts && s.gpus && s.nics);
@@ -200,12 +201,18 @@ TEST(StragglersConfig, ReadsEverySource) {
   EXPECT_EQ(s.nics->extra_latency, Time::us(10));
   EXPECT_EQ(s.stage_layers, (std::vector<int>{3, 1}));
   EXPECT_DOUBLE_EQ(s.sequence_imbalance.max_over_mean, 1.3);
+  ASSERT_TRUE(s.variation);
+  EXPECT_DOUBLE_EQ(s.variation->spread, 0.08);
+  EXPECT_EQ(s.variation->phase, StragglerPhase::kBackward);
+  EXPECT_EQ(load("stragglers: {variation: {spread: 0.08}}\n").stragglers.variation->phase, StragglerPhase::kAll);
   EXPECT_TRUE(load("").stragglers.empty());
   // Drawn hosts make the placement a random variable; listed ones do not.
   EXPECT_TRUE(s.drawn());
   EXPECT_FALSE(load("stragglers: {gpus: {list: [5], slowdown: 1.3}}\n").stragglers.drawn());
   EXPECT_TRUE(load("stragglers: {gpus: {count: 2, slowdown: 1.3}}\n").stragglers.drawn());
   EXPECT_FALSE(load("stragglers: {stage_layers: [3, 1]}\n").stragglers.drawn());
+  // Every GPU's speed is drawn.
+  EXPECT_TRUE(load("stragglers: {variation: {spread: 0.08}}\n").stragglers.drawn());
 }
 
 TEST(StragglersConfig, BadInputNamesTheKey) {
@@ -226,6 +233,12 @@ TEST(StragglersConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 2, replicas: 8}}\n"),
                   "stragglers.sequence_imbalance.replicas"));
   EXPECT_TRUE(has(error_paths("stragglers: {slow: 1}\n"), "stragglers.slow"));
+  // GPU speed variation: a spread in (0, 0.5], a known phase, no other keys.
+  for (const char* v : {"{spread: 0}", "{spread: 0.6}", "{spread: -0.1}", "{spread: lots}", "{phase: all}"}) {
+    EXPECT_TRUE(has(error_paths("stragglers: {variation: " + std::string(v) + "}\n"), "stragglers.variation.spread")) << v;
+  }
+  EXPECT_TRUE(has(error_paths("stragglers: {variation: {spread: 0.08, phase: up}}\n"), "stragglers.variation.phase"));
+  EXPECT_TRUE(has(error_paths("stragglers: {variation: {spread: 0.08, sigma: 0.01}}\n"), "stragglers.variation.sigma"));
   // Listed twice, or a count of heavy replicas that cannot act.
   EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [1, 1], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
   EXPECT_TRUE(has(error_paths("stragglers: {nics: {hosts: [0, 0], bandwidth_factor: 0.5}}\n"), "stragglers.nics.hosts"));

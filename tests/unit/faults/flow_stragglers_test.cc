@@ -132,6 +132,23 @@ TEST(FlowStragglers, FoldedAgreesWithUnfolded) {
   }
 }
 
+// GPU speed variation at the flow level: every replica runs on its own with its cells' factors
+// (the analytical model's), so the folded run is the unfolded one, and the two levels agree.
+TEST(FlowStragglers, VariationGivesEveryReplicaItsOwnSpeed) {
+  const std::string s = "stragglers: {seed: 3, variation: {spread: 0.16}}\n";
+  const ScenarioConfig cfg = load(s);
+  const FlowStragglers fs = flow_stragglers(cfg, a100());
+  EXPECT_EQ(fs.graph.replicas.size(), 4u);  // dp 4
+  const FlowTrainingResult r = run(cfg);
+  const FlowTrainingResult unfolded = run(load(s, "training: {global_batch: 32, fold_ranks: false}\n"));
+  const FlowTrainingResult clean = run(load(""));
+  EXPECT_NEAR(r.estimate.iteration / unfolded.estimate.iteration, 1.0, 1e-3);
+  const StragglerImpact m = simulate_stragglers(cfg, a100(), analytical_level());
+  const double flow_slowdown = r.estimate.iteration / clean.estimate.iteration;
+  EXPECT_GT(flow_slowdown, 1.0);
+  EXPECT_NEAR(flow_slowdown, m.slowdown(), 0.01) << "flow " << flow_slowdown << " analytical " << m.slowdown();
+}
+
 TEST(FlowStragglers, DrawnHostsAreReproducible) {
   const std::string s = "stragglers: {seed: 7, hosts: {count: 2, slowdown: 1.2}}\n";
   const FlowTrainingResult a = run(load(s));

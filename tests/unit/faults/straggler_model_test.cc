@@ -325,6 +325,76 @@ TEST(StragglerModel, MegaScaleHalfPercentOfHostsCostAboutOneMfuPoint) {
   EXPECT_LT(w.draws.last_stage, 20);
 }
 
+// Sinha et al.'s measure, 4 x IQR / median of the per-GPU times, comes back out of the drawn
+// speeds (131,072 draws: its sampling error is about 3e-4); the draw is the seed's, and absent
+// without `variation`.
+TEST(SpeedVariation, DrawsHaveTheConfiguredSpreadAndAreReproducible) {
+  ScenarioConfig cfg = load("stragglers: {seed: 5, variation: {spread: 0.08}}\n");
+  cfg.cluster.gpus = 131072;  // speed_factors draws one factor per GPU and reads nothing else
+  const std::vector<double> f = speed_factors(cfg);
+  ASSERT_EQ(f.size(), 131072u);
+  std::vector<double> v = f;
+  std::sort(v.begin(), v.end());
+  const double q1 = v[v.size() / 4], median = v[v.size() / 2], q3 = v[3 * v.size() / 4];
+  EXPECT_NEAR(median, 1.0, 1e-3);
+  EXPECT_NEAR(4 * (q3 - q1) / median, 0.08, 2e-3);
+  EXPECT_GE(v.front(), 0.5);
+  EXPECT_EQ(f, speed_factors(cfg));
+  cfg.stragglers.seed = 6;
+  EXPECT_NE(f, speed_factors(cfg));
+  cfg.stragglers.variation.reset();
+  const std::vector<double> none = speed_factors(cfg);
+  EXPECT_TRUE(std::all_of(none.begin(), none.end(), [](double x) { return x == 1.0; }));
+}
+
+// Without a pipeline (pp 1) a replica's iteration is m x (forward + backward): the replica holding
+// the slowest GPU decides, and its TP group runs at that GPU's pace, (F - 1) x its compute later.
+TEST(StragglerModel, VariationRunsEachGroupAtItsSlowestGpusPace) {
+  ScenarioConfig cfg = load("stragglers: {seed: 2, variation: {spread: 0.08}}\n");
+  cfg.parallelism.pp = 1;  // 64 GPUs, tp 8 -> dp 8 replicas of one host each, 4 micro-batches
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const StragglerImpact s = simulate_stragglers(cfg, hw, analytical_level());
+  const std::vector<double> f = speed_factors(cfg);
+  const auto slowest = std::max_element(f.begin(), f.end());
+  const double top = *slowest;
+  ASSERT_GT(top, 1.0);
+  EXPECT_EQ(s.critical.replica, static_cast<int>((slowest - f.begin()) / 8));  // tp 8: GPU g in replica g / 8
+  ScenarioConfig clean = cfg;
+  clean.stragglers = StragglersConfig{};
+  const LayerCosts lc = probe_layer_costs(clean, hw, analytical_level());
+  const int m = analytical_level()(clean, hw).micro_batches;
+  const Time compute = cfg.model.layers * (lc.layer_forward + lc.layer_backward) + lc.head_forward + lc.head_backward;
+  EXPECT_NEAR((s.iteration - s.baseline).as_s(), (top - 1.0) * m * compute.as_s(), 1e-6 * s.baseline.as_s());
+  // The variation alone is the whole cost here.
+  EXPECT_EQ(s.variation_iteration, s.iteration);
+}
+
+// The other sources are priced against the cluster's GPUs as they are: the variation alone is
+// the floor they add to, the cost grows with the spread, and the what-if has a row for it.
+TEST(StragglerModel, VariationIsTheFloorTheOtherSourcesAddTo) {
+  const ScenarioConfig cfg =
+      load("stragglers: {seed: 4, variation: {spread: 0.08}, hosts: {list: [7], slowdown: 1.2, phase: forward}}\n");
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const StragglerImpact s = simulate_stragglers(cfg, hw, analytical_level());
+  ScenarioConfig alone = cfg;
+  alone.stragglers = only_source(cfg.stragglers, "variation");
+  const StragglerImpact v = simulate_stragglers(alone, hw, analytical_level());
+  EXPECT_EQ(s.variation_iteration, v.iteration);
+  EXPECT_DOUBLE_EQ(s.variation_mfu, v.mfu);
+  EXPECT_GT(v.iteration, s.baseline);
+  EXPECT_GE(s.iteration, v.iteration);
+  EXPECT_EQ(s.slow_hosts, std::vector<int>{7});
+  ScenarioConfig wider = alone;
+  wider.stragglers.variation->spread = 0.16;
+  EXPECT_GT(simulate_stragglers(wider, hw, analytical_level()).iteration, v.iteration);
+  // The what-if prices it as a source, and over draws what the other sources cost on top of it.
+  const report::WhatIf w = report::run_whatif(cfg, hw, analytical_level(), 10);
+  EXPECT_TRUE(std::any_of(w.rows.begin(), w.rows.end(), [](const report::WhatIfRow& r) { return r.source == "variation"; }));
+  ASSERT_TRUE(w.draws.beyond_variation.has_value());
+  EXPECT_GE(w.draws.beyond_variation->min, 0.0);
+  EXPECT_LE(w.draws.beyond_variation->mean, w.draws.mfu_lost_mean);
+}
+
 TEST(StragglerModel, RepairingUnitsKeepsTheOthers) {
   const ScenarioConfig cfg = load("stragglers: {seed: 3, hosts: {count: 3, slowdown: 1.2}}\n");
   const std::vector<int> hosts = slow_units(cfg, "hosts");

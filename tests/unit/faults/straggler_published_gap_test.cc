@@ -13,6 +13,9 @@
 // inside the head's slack elsewhere (0.3-0.6 points: fill, drain and waits between chunks). With 8
 // slow hosts of 1,536, 1 - (7/8)^8 = 66% of placements put one on the last stage. The paper names
 // neither the job, the placement, nor whether 0.7% is points or relative, so nothing is fitted to it.
+// The scenario's GPUs are identical; with GPU-to-GPU speed variation (stragglers.variation, printed
+// below for Sinha et al.'s average spread, 0.08) the job already waits for its slowest GPUs and the
+// slow hosts cost less than 0.7: the published figure lies between the two.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,6 +44,13 @@ TEST(StragglerPublishedGap, MegaScaleHalfPercentOfHostsWithinBudget) {
               100 * w.draws.mfu_lost_min, 100 * w.draws.mfu_lost_max);
   std::printf("  placements with a slow host on the last stage: %d of %d (1 - (7/8)^8 = %.0f%% expected)\n",
               w.draws.last_stage, w.draws.count, 100 * (1 - std::pow(7.0 / 8, 8)));
+  ScenarioConfig varied = cfg;
+  varied.stragglers.variation = SpeedVariation{0.08, StragglerPhase::kAll};
+  const report::WhatIfDraws v = report::placement_draws(varied, hw, engine::analytical_level(), kDraws);
+  if (v.beyond_variation) {
+    std::printf("  with GPU speed variation (spread 0.08, Sinha et al. SC'22), what repairing the hosts regains: "
+                "%.2f +- %.2f points\n", 100 * v.beyond_variation->mean, 100 * v.beyond_variation->ci95);
+  }
   std::printf("  published     %.1f points (budget +- %.1f)\n", kPublishedPoints, kBudgetPoints);
   EXPECT_NEAR(mean, kPublishedPoints, kBudgetPoints);
 }
