@@ -14,6 +14,7 @@ void FabricRoutes::paths(GpuId src, GpuId dst, std::vector<Path>& out) const {
     Path& p = out[0];
     p.links.clear();
     p.shares.clear();
+    p.groups.clear();
     p.latency = spray.latency;
     bool split = false;
     for (const topo::LinkRange& hop : spray.hops) {
@@ -22,8 +23,13 @@ void FabricRoutes::paths(GpuId src, GpuId dst, std::vector<Path>& out) const {
         p.shares.push_back(hop.share);
         split = split || hop.share != 1.0;
       }
+      p.groups.push_back(hop.count);
     }
     if (!split) p.shares.clear();
+    // Without failed links every hop is a whole group: all of a ToR's uplinks, all of a pod's
+    // agg->core cables (topo::FabricRouter::spray). With failures the split depends on both
+    // ends, so two paths may share part of a hop's links.
+    if (!split || fabric_.has_failures()) p.groups.clear();
     return;
   }
   router_.connection_paths(src, dst, 0, scratch_);
@@ -32,6 +38,7 @@ void FabricRoutes::paths(GpuId src, GpuId dst, std::vector<Path>& out) const {
     const auto links = scratch_[k].links();
     out[k].links.assign(links.begin(), links.end());
     out[k].shares.clear();
+    out[k].groups.clear();
     out[k].latency = scratch_[k].latency;
   }
 }

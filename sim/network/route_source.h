@@ -17,6 +17,12 @@ struct Path {
   std::vector<LinkIndex> links;
   std::vector<double> shares;
   Time latency;
+  // Empty, or the sizes of consecutive runs of `links` (summing to links.size()) that are whole
+  // groups of parallel links: every path through one link of a group crosses all of them, with
+  // one share, and a group's links have equal capacities (a healthy Clos sprayed per packet). A
+  // backend may then treat a group as one link of their summed capacity: under max-min sharing
+  // the members' loads are always equal, so the allocation is the same.
+  std::vector<int32_t> groups;
 
   double share(size_t i) const { return shares.empty() ? 1.0 : shares[i]; }
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Training benchmark: one iteration of a scenario (default: MegaScale 175B on 12,288 GPUs) at the
-// flow level with and without rank folding, and at flow+dcqcn (DCQCN/ECN/PFC as fluid queues)
-// folded, each in its own child process; prints the wall time, the peak memory (max RSS of the
-// child) and the simulated iteration. Nothing asserts on time.
+// flow level with and without rank folding, sprayed (network.routing: spray) folded, and at
+// flow+dcqcn (DCQCN/ECN/PFC as fluid queues) folded, each in its own child process; prints the
+// wall time, the peak memory (max RSS of the child) and the simulated iteration. Nothing asserts
+// on time.
 //
 // Usage: training_benchmark [SCENARIO] [--dcqcn-unfolded] [--skip-dcqcn]
 //   --dcqcn-unfolded  also flow+dcqcn unfolded (every rank group: much longer)
@@ -29,17 +30,21 @@ using namespace clustersim;
 struct Run {
   const char* fidelity;
   bool fold;
+  const char* routing = nullptr;  // network.routing override (nullptr: the scenario's)
 };
 
 int run_child(const std::string& path, const Run& run) {
   try {
-    ScenarioConfig cfg = load_scenario(path, {std::string("network.fidelity=") + run.fidelity});
+    std::vector<std::string> set = {std::string("network.fidelity=") + run.fidelity};
+    if (run.routing) set.push_back(std::string("network.routing=") + run.routing);
+    ScenarioConfig cfg = load_scenario(path, set);
     cfg.training.fold_ranks = run.fold;
     const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
     engine::FlowTrainingOptions options;
     options.keep_spans = false;
     const engine::FlowTrainingResult r = engine::simulate_training(cfg, hw, options);
-    std::printf("%-10s %-9s %6lld rank groups %9lld ops %10lld flows  iteration %.4f s  MFU %.1f%%  ", run.fidelity,
+    const std::string level = std::string(run.fidelity) + (run.routing ? std::string(" ") + run.routing : "");
+    std::printf("%-16s %-9s %6lld rank groups %9lld ops %10lld flows  iteration %.4f s  MFU %.1f%%  ", level.c_str(),
                 run.fold ? "folded" : "unfolded", static_cast<long long>(r.rank_groups),
                 static_cast<long long>(r.ops), static_cast<long long>(r.flows), r.estimate.iteration.as_s(),
                 100 * r.estimate.mfu);
@@ -72,7 +77,9 @@ int main(int argc, char** argv) {
       path = argv[i];
     }
   }
-  std::vector<Run> runs = {{"flow", true}, {"flow", false}};
+  // Spraying splits every sub-flow over all equal-cost paths (4,096 agg->core cables between two
+  // pods of the default fabric): the run that keeps the flow solver's parallel-link groups honest.
+  std::vector<Run> runs = {{"flow", true}, {"flow", false}, {"flow", true, "spray"}};
   if (dcqcn) runs.push_back({"flow+dcqcn", true});
   if (dcqcn && dcqcn_unfolded) runs.push_back({"flow+dcqcn", false});
   std::printf("training_benchmark: %s, one iteration per level (fluid solver)\n", path.c_str());

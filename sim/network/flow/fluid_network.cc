@@ -3,6 +3,7 @@
 #include "sim/network/flow/fluid_network.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <stdexcept>
 
@@ -54,10 +55,54 @@ TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<vo
     s.remaining = s.size.as_double();
     s.links = std::move(scratch_paths_[k].links);
     s.shares = std::move(scratch_paths_[k].shares);
+    if (!scratch_paths_[k].groups.empty()) group_links(s, scratch_paths_[k].groups);
     clock_.at(now + scratch_paths_[k].latency, [this, f] { activate(f); });
   }
   flows_created_ += parts;
   return id;
+}
+
+LinkIndex FluidNetwork::group_link(LinkIndex first, int32_t count, LinkIndex stride) {
+  const auto [it, added] = group_of_.try_emplace({first, count}, kNoGroup);
+  if (!added) return it->second;
+  double sum = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const double c = solver_.capacity(first + i * stride);
+    if (c != solver_.capacity(first)) return kNoGroup;  // degraded members: keep them apart
+    sum += c;
+  }
+  const LinkIndex l = solver_.add_link(sum);
+  assert(l == routes_.link_count() + static_cast<LinkIndex>(groups_.size()) && "group links follow the fabric's");
+  link_bytes_.emplace_back();
+  peak_utilisation_.push_back(0.0);
+  held_load_.push_back(0.0);
+  load_since_.push_back(0.0);
+  groups_.push_back({first, count, stride, l});
+  it->second = l;
+  return l;
+}
+
+void FluidNetwork::group_links(SubFlow& s, const std::vector<int32_t>& groups) {
+  std::vector<LinkIndex> links;
+  std::vector<double> shares;
+  size_t at = 0;
+  for (const int32_t n : groups) {
+    const double share = s.shares.empty() ? 1.0 : s.shares[at];
+    const LinkIndex g = n >= 2 ? group_link(s.links[at], n, s.links[at + 1] - s.links[at]) : kNoGroup;
+    if (g != kNoGroup) {
+      links.push_back(g);
+      shares.push_back(share * n);
+    } else {
+      for (int32_t i = 0; i < n; ++i) {
+        links.push_back(s.links[at + i]);
+        shares.push_back(s.shares.empty() ? 1.0 : s.shares[at + i]);
+      }
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (std::all_of(shares.begin(), shares.end(), [](double a) { return a == 1.0; })) shares.clear();
+  s.links = std::move(links);
+  s.shares = std::move(shares);
 }
 
 uint32_t FluidNetwork::new_sub_flow() {
@@ -172,8 +217,11 @@ void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Ti
   SubFlow& s = flows_[f];
   if (s.active) {
     const auto links = solver_.links(s.solver_index);
+    const LinkIndex real = routes_.link_count();
     for (size_t i = 0; i < links.size(); ++i) {
-      const double a = solver_.share(s.solver_index, i);
+      double a = solver_.share(s.solver_index, i);
+      // A group counts what each of its links carried (they carry the same).
+      if (links[i] >= real) a /= groups_[links[i] - real].count;
       link_bytes_[links[i]] += a == 1.0 ? s.size : bytes_of(a * s.size.as_double());
     }
     solver_.remove_flow(s.solver_index);
@@ -188,13 +236,23 @@ void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Ti
 }
 
 std::vector<LinkUsage> FluidNetwork::link_usage() const {
-  std::vector<LinkUsage> usage(link_bytes_.size());
   const double now = clock_.now().as_s();
-  for (size_t l = 0; l < usage.size(); ++l) {
+  auto of = [&](size_t l) -> LinkUsage {
     double peak = peak_utilisation_[l];
     const double capacity = solver_.capacity(static_cast<LinkIndex>(l));
     if (capacity > 0 && now - load_since_[l] >= kMinPeakHold) peak = std::max(peak, held_load_[l] / capacity);
-    usage[l] = {link_bytes_[l], peak};
+    return {link_bytes_[l], peak};
+  };
+  std::vector<LinkUsage> usage(static_cast<size_t>(routes_.link_count()));
+  for (size_t l = 0; l < usage.size(); ++l) usage[l] = of(l);
+  // A group's links carry equal loads: each the bytes counted per link, all the group's peak.
+  for (const LinkGroup& g : groups_) {
+    const LinkUsage u = of(g.solver_link);
+    for (int32_t i = 0; i < g.count; ++i) {
+      LinkUsage& m = usage[g.first + i * g.stride];
+      m.bytes += u.bytes;
+      m.peak_utilisation = std::max(m.peak_utilisation, u.peak_utilisation);
+    }
   }
   return usage;
 }

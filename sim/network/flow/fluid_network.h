@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,12 @@ namespace clustersim::net {
 // the earliest pending one are merged into one event at the latest of their times: no flow ever
 // completes early, and none completes more than merge_tolerance late (SimGrid merges the same
 // way with surf/precision).
+//
+// A path's groups of parallel links (Path::groups: a sprayed hop over a healthy Clos) become one
+// solver link each, of their summed capacity, shared by every path that crosses the group: a flow
+// crossing two pods sprays over thousands of agg->core cables, and listing each made every solve
+// touch them all (12,288 GPUs: 281 s; grouped, seconds). link_usage() gives each member its
+// share of the group's bytes and the group's peak utilisation (the members' loads are equal).
 class FluidNetwork final : public Network {
  public:
   // `routes` and `clock` must outlive the network.
@@ -75,6 +82,9 @@ class FluidNetwork final : public Network {
   }
   void complete_batch();
   void finish_sub_flow(uint32_t flow, std::vector<std::function<void(Time)>>& done);
+  // `s`'s links with each of `groups` replaced by its group's solver link (shares summed).
+  void group_links(SubFlow& s, const std::vector<int32_t>& groups);
+  LinkIndex group_link(LinkIndex first, int32_t count, LinkIndex stride);
 
   const RouteSource& routes_;
   Clock& clock_;
@@ -100,6 +110,19 @@ class FluidNetwork final : public Network {
   std::vector<double> held_load_;   // bytes/s since load_since_
   std::vector<double> load_since_;  // s
   std::vector<Path> scratch_paths_;
+
+  // Groups of parallel links, by (first link, count); kNoGroup when their capacities differ (the
+  // group's links then stay apart, for every path alike). A group's solver link is
+  // routes_.link_count() + its index in groups_; its link_bytes_ count what each member carried.
+  static constexpr LinkIndex kNoGroup = static_cast<LinkIndex>(-1);
+  struct LinkGroup {
+    LinkIndex first;
+    int32_t count;
+    LinkIndex stride;
+    LinkIndex solver_link;
+  };
+  std::map<std::pair<LinkIndex, int32_t>, LinkIndex> group_of_;
+  std::vector<LinkGroup> groups_;
 };
 
 }  // namespace clustersim::net

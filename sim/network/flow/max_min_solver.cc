@@ -36,6 +36,18 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity)
       unfrozen_share_(capacity_.size(), 0.0),
       version_(capacity_.size(), 0) {}
 
+LinkIndex MaxMinSolver::add_link(double capacity) {
+  capacity_.push_back(capacity);
+  link_flows_.emplace_back();
+  load_.push_back(0.0);
+  link_mark_.push_back(0);
+  residual_.push_back(0.0);
+  unfrozen_.push_back(0);
+  unfrozen_share_.push_back(0.0);
+  version_.push_back(0);
+  return static_cast<LinkIndex>(capacity_.size() - 1);
+}
+
 FlowIndex MaxMinSolver::add_flow(std::span<const LinkIndex> links,
                                  std::span<const double> shares) {
   assert((shares.empty() || shares.size() == links.size()) && "one share per link");

@@ -36,6 +36,10 @@ class MaxMinSolver {
   // Capacities in bytes/s, one per link; 0 is allowed (a failed link: its flows get rate 0).
   explicit MaxMinSolver(std::vector<double> capacity);
 
+  // Appends a link of `capacity` bytes/s (a flow backend's stand-in for a group of parallel
+  // links) and returns its index.
+  LinkIndex add_link(double capacity);
+
   // Adds a flow over `links` (distinct indices). Its rate is 0 until the next solve(). `shares`
   // (empty = all 1) is the fraction of the flow's rate each link carries, for sprayed flows that
   // split over parallel paths: link l then sees shares[i] * rate.

@@ -129,5 +129,74 @@ TEST(FluidProperty, SmallClosFabrics) {
   }
 }
 
+// The same routes with Path::groups dropped: every sprayed link stays its own solver link.
+class Ungrouped final : public RouteSource {
+ public:
+  explicit Ungrouped(const RouteSource& r) : r_(r) {}
+  int gpu_count() const override { return r_.gpu_count(); }
+  LinkIndex link_count() const override { return r_.link_count(); }
+  Bandwidth capacity(LinkIndex l) const override { return r_.capacity(l); }
+  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const override {
+    r_.paths(src, dst, out);
+    for (Path& p : out) p.groups.clear();
+  }
+
+ private:
+  const RouteSource& r_;
+};
+
+// Spraying over a healthy Clos: treating each group of parallel links as one link of their summed
+// capacity (FluidNetwork, Path::groups) changes neither a completion time nor a link's bytes or
+// peak; it only spares the solver thousands of links per flow at scale.
+TEST(FluidProperty, GroupedSprayIsExact) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    ClusterConfig cluster;
+    cluster.gpus = 64;
+    cluster.gpus_per_node = 2;
+    cluster.nics_per_node = 2;
+    NetworkConfig network;
+    network.tiers = 3;
+    network.switch_radix = 8;
+    network.wiring = seed % 2 == 0 ? Wiring::kRailOptimized : Wiring::kTorPerServer;
+    network.routing = Routing::kSpray;
+    topo::Fabric fabric = topo::build_fabric(cluster, network);
+    // Seeds 9 and 10: a degraded (not failed) switch; its groups have unequal links, kept apart.
+    if (seed > 8) ASSERT_FALSE(fabric.apply_fault({"agg:0.1", 0.5, Time::zero()}).has_value());
+    const FabricRoutes routes(fabric, topo::routing_options(network));
+    std::vector<Path> probe;
+    routes.paths(0, 63, probe);  // across pods
+    ASSERT_FALSE(probe.empty());
+    ASSERT_FALSE(probe[0].groups.empty()) << "a healthy sprayed path lists its groups";
+    const auto sends = random_sends(seed, cluster.gpus, 150);
+    const Outcome grouped = run(routes, sends, Time::us(0.1));
+    const Outcome apart = run(Ungrouped(routes), sends, Time::us(0.1));
+    for (size_t i = 0; i < sends.size(); ++i) {
+      EXPECT_NEAR(grouped.finish[i].as_s(), apart.finish[i].as_s(), 1e-12 + 1e-9 * apart.finish[i].as_s())
+          << "seed " << seed << " transfer " << i;
+    }
+    ASSERT_EQ(grouped.usage.size(), apart.usage.size());
+    for (size_t l = 0; l < apart.usage.size(); ++l) {
+      EXPECT_EQ(grouped.usage[l].bytes, apart.usage[l].bytes) << "seed " << seed << " link " << l;
+      EXPECT_NEAR(grouped.usage[l].peak_utilisation, apart.usage[l].peak_utilisation, 1e-9)
+          << "seed " << seed << " link " << l;
+    }
+  }
+  // With a failed link the split depends on both ends: no groups.
+  ClusterConfig cluster;
+  cluster.gpus = 64;
+  cluster.gpus_per_node = 2;
+  cluster.nics_per_node = 2;
+  NetworkConfig network;
+  network.tiers = 3;
+  network.switch_radix = 8;
+  network.routing = Routing::kSpray;
+  topo::Fabric fabric = topo::build_fabric(cluster, network);
+  ASSERT_FALSE(fabric.apply_fault({"core:0", 0.0, Time::zero()}).has_value());
+  std::vector<Path> probe;
+  const FabricRoutes faulty(fabric, topo::routing_options(network));
+  faulty.paths(0, 63, probe);
+  EXPECT_TRUE(probe[0].groups.empty());
+}
+
 }  // namespace
 }  // namespace clustersim::net
