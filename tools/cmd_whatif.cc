@@ -37,10 +37,11 @@ options:
   --fidelity analytical|flow
                          level to simulate at (default: the scenario's network.fidelity)
   --jobs N               flow level: variants simulated at once, one process each (default 2)
-  --draws N              also redraw randomly placed stragglers with seeds seed..seed+N-1 and
-                         report the MFU lost over placements: mean with its 95% confidence
-                         interval, lowest and highest (default: 100 at the analytical level when
-                         slow hosts or GPUs are drawn, which takes milliseconds; otherwise 1, the
+  --draws N              also redraw randomly placed stragglers (and the GPU speeds of
+                         stragglers.variation) with seeds seed..seed+N-1 and report the MFU lost
+                         over the draws: mean with its 95% confidence interval, lowest and
+                         highest (default: 100 at the analytical level when slow hosts or GPUs
+                         or the GPU speeds are drawn, which takes milliseconds; otherwise 1, the
                          scenario's seed alone)
   --format text|json     table (default) or one JSON object on stdout
   --out DIR              also write DIR/whatif.json

@@ -102,8 +102,8 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   if (s.empty()) return;
   if (s.variation && s.variation->spread <= 0.0) {
     errors.push_back(scenario_error(cfg, "stragglers.variation.spread",
-                                    "must be above 0 (4 x IQR / median of the GPUs' compute times; 0.08 is Sinha et "
-                                    "al.'s average); remove `variation` for identical GPUs"));
+                                    "must be above zero (it is the spread of the GPUs' compute times); remove "
+                                    "`variation` for identical GPUs"));
   }
   const int gpus = cfg.cluster.gpus;
   const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;

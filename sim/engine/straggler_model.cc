@@ -427,6 +427,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   out.iteration = est.iteration + out.pipeline_delta + out.communication_delta;
   out.mfu = est.mfu * (est.iteration / out.iteration);
   if (sc.variation) {
+    out.variation = true;
     out.variation_iteration = out.iteration;
     out.variation_mfu = out.mfu;
     if (straggler_sources(sc).size() > 1) {

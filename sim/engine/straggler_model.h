@@ -93,6 +93,7 @@ struct StragglerImpact {
   // are, the other sources repaired); without it, the baseline's.
   Time variation_iteration;
   double variation_mfu = 0;
+  bool variation = false;  // whether this run had `variation`
   double slowdown() const { return iteration / baseline; }
 };
 

@@ -134,8 +134,12 @@ std::string critical_words(const ScenarioConfig& cfg, const std::string& source,
     out += fmt("; %.2fx the mean tokens on the heaviest replicas", cfg.stragglers.sequence_imbalance.max_over_mean);
   }
   if (source == "variation" && cfg.stragglers.variation) {
+    const StragglerPhase phase = cfg.stragglers.variation->phase;
+    const char* of = phase == StragglerPhase::kForward ? " of the forward compute time)"
+                     : phase == StragglerPhase::kBackward ? " of the backward compute time)"
+                                                          : " of the compute time)";
     out += fmt("; every GPU at its own speed (spread %.3f,", cfg.stragglers.variation->spread) +
-           fmt(" sigma %.2f%% of the compute time)", 100 * cfg.stragglers.variation->spread / 5.396);
+           fmt(" sigma %.2f%%", 100 * cfg.stragglers.variation->spread / 5.396) + of;
   }
   return out.empty() ? "no effect on the critical path" : out;
 }
@@ -148,7 +152,7 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   j.set("mfu", s.mfu);
   j.set("baseline_mfu", s.baseline_mfu);
   j.set("mfu_lost", s.baseline_mfu - s.mfu);
-  if (cfg.stragglers.variation) {
+  if (s.variation) {
     j.set("variation_iteration_time_s", s.variation_iteration.as_s());
     j.set("variation_mfu", s.variation_mfu);
     j.set("mfu_lost_beyond_variation", s.variation_mfu - s.mfu);
@@ -277,7 +281,7 @@ Json draws_json(const WhatIfDraws& d) {
 }
 
 std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
-  std::string out = fmt("\nover %.0f placements", d.count) +
+  std::string out = fmt(d.placements ? "\nover %.0f placements" : "\nover %.0f draws of the GPU speeds", d.count) +
          fmt(" (seeds %.0f", static_cast<double>(seed)) + fmt("..%.0f): MFU lost ", static_cast<double>(seed + d.count - 1)) +
          fmt("%.2f", 100 * d.mfu_lost_mean) + fmt(" +- %.2f points (95%% CI of the mean)", 100 * d.mfu_lost_ci95) +
          fmt(", %.2f", 100 * d.mfu_lost_min) + fmt(" to %.2f; ", 100 * d.mfu_lost_max) +
@@ -321,7 +325,9 @@ void add_flow_stragglers(const ScenarioConfig& cfg, const engine::FlowTrainingRe
   }
   s.set("degraded_links", links);
   s.set("critical_path", flow_critical_words(flow));
-  out.summary += "\nstragglers   " + std::to_string(flow.straggling_groups.size()) + " straggling rank groups" +
+  const size_t slow_groups = flow.straggling_groups.size();
+  out.summary += "\nstragglers   " + std::to_string(slow_groups) + (slow_groups == 1 ? " rank group" : " rank groups") +
+                 " with slow hosts or GPUs" +
                  (flow.folded ? ", " + std::to_string(flow.unfolded_replicas) + " replicas simulated on their own" : "") +
                  (cfg.stragglers.variation
                       ? fmt("; every rank group at its slowest GPU's own speed (variation spread %.3f)",
@@ -814,6 +820,11 @@ std::string units_words(const std::vector<int>& hosts, const std::vector<int>& g
 
 std::string mfu_points(double lost) { return fmt("%.2f pt", 100 * lost); }
 
+// Whether slow hosts or GPUs are drawn at random (not listed): redrawing them moves them.
+bool units_drawn(const StragglersConfig& s) {
+  return (s.hosts && s.hosts->list.empty()) || (s.gpus && s.gpus->list.empty());
+}
+
 // MFU points regained by removing what saves `saved` of the straggled iteration `all`.
 double mfu_regained(const StragglerImpact& all, Time saved) {
   return all.baseline_mfu * (all.baseline / (all.iteration - saved)) - all.mfu;
@@ -876,10 +887,15 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     w.cause = "the straggler source '" + top_source->source + "': " +
               mfu_points(top_source->alone.baseline_mfu - top_source->alone.mfu) + " lost with it alone; removing it " +
               "regains " + mfu_points(regained) + " of the " + mfu_points(lost) + " lost";
-    // GPU speed variation is no remedy: name what repairing the slow hosts and GPUs would regain.
-    if (top && top->saved_if_removed > Time::zero()) {
-      w.cause += "; repairing the slow " + units_words(top->hosts, top->gpus) + " on " + stage_words(cfg, top->stage) +
-                 " regains " + mfu_points(regained_by(top->saved_if_removed));
+    // What repairing slow hosts and GPUs would regain on top (GPU speed variation is no remedy):
+    // the stage whose repair regains the most.
+    const WhatIfStage* best = nullptr;
+    for (const WhatIfStage& st : w.stages) {
+      if (st.saved_if_removed > Time::zero() && (!best || st.saved_if_removed > best->saved_if_removed)) best = &st;
+    }
+    if (best) {
+      w.cause += "; repairing the slow " + units_words(best->hosts, best->gpus) + " on " + stage_words(cfg, best->stage) +
+                 " regains " + mfu_points(regained_by(best->saved_if_removed));
     }
   } else if (top && w.all.iteration > w.all.baseline) {
     const double regained = regained_by(top->saved_if_removed);
@@ -905,6 +921,7 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
 WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                             const engine::TrainingLevel& level, int draws) {
   WhatIfDraws out;
+  out.placements = units_drawn(cfg.stragglers);
   std::vector<double> lost, beyond;
   const bool variation = cfg.stragglers.variation && engine::straggler_sources(cfg.stragglers).size() > 1;
   for (int k = 0; k < draws; ++k) {
@@ -913,9 +930,9 @@ WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProf
     const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
     lost.push_back(s.baseline_mfu - s.mfu);
     if (variation) beyond.push_back(s.variation_mfu - s.mfu);
-    if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0 && !s.critical.hosts.empty()) {
-      ++out.last_stage;
-    }
+    // The named stage: the slowed stage that costs the most, or with none slowed (GPU speed
+    // variation, uneven stages) the replica's bottleneck stage.
+    if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0) ++out.last_stage;
   }
   summarise_draws(lost, out);
   if (!beyond.empty()) out.beyond_variation = spread_of(beyond);
@@ -969,7 +986,9 @@ std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   for (const WhatIfRow& r : w.rows) print(r.source, r.alone, r.saved_if_removed, r.cause);
   print("all", w.all, w.all.iteration - w.all.baseline, critical_words(cfg, "all", w.all));
   if (!w.stages.empty()) {
-    o << "\nby stage (its slow hosts/GPUs alone; and repaired, the others still slow)\n";
+    o << (cfg.stragglers.variation ? "\nby stage (its slow hosts/GPUs alone, on identical GPUs; and repaired, the others and the "
+                                     "variation kept)\n"
+                                   : "\nby stage (its slow hosts/GPUs alone; and repaired, the others still slow)\n");
     std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "stage", "alone", "slowdown", "MFU lost",
                   "if repaired", "regained", "slow hosts / GPUs");
     o << line;
@@ -1114,6 +1133,7 @@ struct FlowSummary {
 
 FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
   FlowSummary out;
+  out.draws.placements = units_drawn(cfg.stragglers);
   if (variants.size() < 2 || !variants[0].error.empty()) return out;
   const FlowVariant& base = variants[0];
   const FlowVariant* all = nullptr;
@@ -1164,6 +1184,52 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
                                     mfu_points(base.mfu - all->mfu) + " lost");
       return out;
     }
+  }
+  // Another source (GPU speed variation, degraded NICs, uneven stages, a sequence imbalance)
+  // that costs more alone than the slow hosts and GPUs: the cause, as at the analytical level,
+  // followed by what repairing the slow hosts regains.
+  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  auto variant = [&](const std::string& name) -> const FlowVariant* {
+    for (const FlowVariant& v : variants) {
+      if (v.error.empty() && v.name == name) return &v;
+    }
+    return nullptr;
+  };
+  const bool several = sources.size() > 1;
+  std::string top_source;
+  double top_alone = 0, compute_alone = 0;
+  for (const std::string& source : sources) {
+    const FlowVariant* v = several ? variant(source) : all;
+    if (!v) continue;
+    const double alone = base.mfu - v->mfu;
+    if (source == "hosts" || source == "gpus") {
+      compute_alone = std::max(compute_alone, alone);
+    } else if (alone > top_alone) {
+      top_alone = alone;
+      top_source = source;
+    }
+  }
+  if (!top_source.empty() && top_alone > compute_alone) {
+    out.cause = "the straggler source '" + top_source + "': " + mfu_points(top_alone) + " lost with it alone";
+    if (const FlowVariant* rest = several ? variant("all but " + top_source) : nullptr) {
+      out.cause += "; removing it regains " + mfu_points(rest->mfu - all->mfu) + " of the " +
+                   mfu_points(base.mfu - all->mfu) + " lost";
+    }
+    // What repairing the slow hosts and GPUs regains: the best stage's, or all of them (one stage).
+    if (repaired && stage >= 0) {
+      std::vector<int> h, g;
+      if (const auto m = engine::slow_units_by_stage(cfg, "hosts"); m.count(stage)) h = m.at(stage);
+      if (const auto m = engine::slow_units_by_stage(cfg, "gpus"); m.count(stage)) g = m.at(stage);
+      out.cause += "; repairing the slow " + units_words(h, g) + " on " + stage_words(cfg, stage) + " regains " +
+                   mfu_points(regained);
+    } else {
+      for (const char* source : {"hosts", "gpus"}) {
+        if (const FlowVariant* rest = variant(std::string("all but ") + source)) {
+          out.cause += "; repairing the slow " + std::string(source) + " regains " + mfu_points(rest->mfu - all->mfu);
+        }
+      }
+    }
+    return out;
   }
   if (stage < 0) return out;
   std::vector<int> hosts, gpus;
@@ -1251,8 +1317,22 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   if (sum.draws.count > 1) {
     o << draws_words(sum.draws, cfg.stragglers.seed);
   } else if (cfg.stragglers.drawn()) {
-    o << fmt("\none placement (seed %.0f); the cost depends on where the drawn hosts land: --draws N redraws them "
-             "(the analytical level draws 100 by default)\n", static_cast<double>(cfg.stragglers.seed));
+    const bool units = units_drawn(cfg.stragglers);
+    const std::string what = units && cfg.stragglers.variation ? "where the drawn hosts land and on the drawn GPU speeds"
+                             : units                           ? "where the drawn hosts land"
+                                                               : "the drawn GPU speeds";
+    o << fmt("\none draw (seed %.0f); the cost depends on ", static_cast<double>(cfg.stragglers.seed)) + what +
+             ": --draws N redraws them (the analytical level draws 100 by default)\n";
+  }
+  // Replicas that run in perfect lockstep meet each other's ECMP collisions every time; any speed
+  // spread desynchronises them, which alone can move the flow level's iteration by several percent
+  // either way where TP or CP groups span nodes.
+  const auto all_variant = std::find_if(variants.begin(), variants.end(),
+                                        [](const FlowVariant& v) { return v.error.empty() && v.name == "all"; });
+  if (cfg.stragglers.variation && all_variant != variants.end() && all_variant->iteration_s < base.iteration_s) {
+    o << "\nnote       with the GPU speed variation the run is faster than the baseline: the baseline's replicas run "
+         "in lockstep and meet each other's ECMP collisions every time, which any speed spread breaks up "
+         "(several percent where TP or CP groups span nodes); compare variants that all have the variation\n";
   }
   return o.str();
 }

@@ -84,6 +84,7 @@ struct WhatIfDraws {
   double mfu_lost_min = 0;
   double mfu_lost_max = 0;
   int last_stage = 0;        // draws whose costliest stage is the last (which also runs the LM head)
+  bool placements = true;    // hosts or GPUs were redrawn (false: only the GPU speeds)
   // With `stragglers.variation` and other sources: what the other sources cost on top of the
   // variation alone (what repairing them regains), over the same draws.
   struct Spread {

@@ -195,7 +195,7 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   // A plain run takes stragglers at the congestion levels too (the operation graph carries them).
   const Result packet = clustersim("run " + s + " --set network.fidelity=packet");
   EXPECT_EQ(packet.code, 0) << packet.out;
-  EXPECT_TRUE(contains(packet.out, "straggling rank groups")) << packet.out;
+  EXPECT_TRUE(contains(packet.out, "with slow hosts or GPUs")) << packet.out;
 }
 
 // Host 2's uplink at a quarter of its rate (network.faults) and, with `slow_host`, host 5 50% slower.
