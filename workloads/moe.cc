@@ -149,8 +149,8 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
 // view), Megatron TP / CP as a dense layer otherwise.
 Time attention_comm_time(const ScenarioConfig& cfg, const ScenarioConfig& view, const TrainingLinks& l,
                          const LayerTimes& lt, Time qkv_gemm, Time out_gemm) {
-  if (cfg.training.attention_parallel != AttentionParallel::kSp) return layer_tp_time(view, l, lt);
-  const Time cp_ring = cfg.parallelism.cp > 1 ? layer_tp_time(view, l, lt) : Time::zero();
+  if (cfg.training.attention_parallel != AttentionParallel::kSp) return layer_tp_time(view, l, l, lt);
+  const Time cp_ring = cfg.parallelism.cp > 1 ? layer_tp_time(view, l, l, lt) : Time::zero();
   return ulysses_exposed(cfg, l, qkv_gemm, out_gemm) + cp_ring;
 }
 

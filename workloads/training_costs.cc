@@ -28,6 +28,8 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
   const double nic = std::min(c.nic_bandwidth.bytes_per_s, fabric.bytes_per_s) * share / oversub;
   l.nic_per_gpu = Bandwidth{nic * hw.eff.network_busbw};
   l.oversubscription = oversub;
+  l.nic_local_per_gpu = Bandwidth{c.nic_bandwidth.bytes_per_s * share * hw.eff.network_busbw};
+  l.fabric_ratio = std::max(1.0, c.nic_bandwidth.bytes_per_s / fabric.bytes_per_s);
   l.nvlink_alpha = hw.eff.nvlink_collective_latency;
   l.net_alpha = hw.eff.network_collective_latency;
   return l;
@@ -39,14 +41,16 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   const int64_t tor_block = shape.gpus_per_group();
   const int64_t pod_block = shape.gpus_per_pod();
   const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;
+  // Leaving a block of B GPUs: its B / r uplinks, each f times slower than a NIC.
   auto slowdown = [&](int64_t block, double ratio) {
-    if (ratio <= 1.0 || block <= 0 || span <= block) return 1.0;
-    return std::max(1.0, ratio * static_cast<double>(std::min(stride, block)) / static_cast<double>(block));
+    const double r = ratio * l.fabric_ratio;
+    if (r <= 1.0 || block <= 0 || span <= block) return 1.0;
+    return std::max(1.0, r * static_cast<double>(std::min(stride, block)) / static_cast<double>(block));
   };
   double crossed = slowdown(tor_block, n.tor_oversubscription);
   if (n.tiers == 3) crossed = std::max(crossed, slowdown(pod_block, n.agg_oversubscription));
   TrainingLinks out = l;
-  out.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s * l.oversubscription / crossed};
+  out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
   out.oversubscription = crossed;
   return out;
 }
@@ -54,7 +58,7 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown) {
   TrainingLinks out = l;
   out.oversubscription = std::max(1.0, slowdown);
-  out.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s * l.oversubscription / out.oversubscription};
+  out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / out.oversubscription};
   return out;
 }
 
@@ -148,9 +152,9 @@ Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int 
   return tp;
 }
 
-Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& l, const LayerTimes& lt) {
+Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& l, const LayerTimes& lt) {
   const ParallelismConfig& p = cfg.parallelism;
-  Time total = tp_collectives_time(cfg, l, tp_layer_traffic(cfg).collectives);
+  Time total = tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives);
   if (p.cp > 1) {
     // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
     // backward sends them and their gradients), overlapped with the attention core. The ring has

@@ -14,8 +14,14 @@ namespace clustersim::work {
 // Achieved link speeds and collective latencies of a scenario (efficiencies from the profile).
 struct TrainingLinks {
   Bandwidth nvlink_busbw;   // NVLink line rate x nvlink_busbw efficiency
-  Bandwidth nic_per_gpu;    // each GPU's share of its node's NICs, divided by oversubscription, x network_busbw
+  // Each GPU's share of its node's NICs x network_busbw, capped at network.fabric_bandwidth and
+  // divided by every tier's oversubscription: a group whose traffic crosses every tier.
+  Bandwidth nic_per_gpu;
   double oversubscription = 1.0;  // what nic_per_gpu was divided by: every tier's (a group spanning pods)
+  // The same share at the NICs' line rate, neither capped nor divided: traffic that stays under
+  // one ToR group never meets the fabric's switch-to-switch links.
+  Bandwidth nic_local_per_gpu;
+  double fabric_ratio = 1.0;  // nic_bandwidth / fabric_bandwidth, at least 1
   Time nvlink_alpha;        // per NCCL collective inside a node
   Time net_alpha;           // per ring step across nodes
 };
@@ -25,15 +31,16 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // neighbour pair is a ring of 2), instead of every tier's oversubscription (training_links).
 // A tier whose blocks (ToR group, pod) of B GPUs the ring spans beyond one is crossed by one ring
 // edge per block boundary; all min(stride, B) rings that run side by side through a block cross
-// its B / r uplinks together, so the tier slows them by max(1, r x min(stride, B) / B): not at
-// all while k = B / stride >= r members of each ring share a block. The slower tier sets the rate.
+// its B / r uplinks together, so the tier slows them by max(1, f x r x min(stride, B) / B), f the
+// NIC over fabric link rate: not at all while k = B / stride >= f r members of each ring share a
+// block. The slower tier sets the rate; a ring inside one ToR group runs at the NICs' line rate.
 // Blocks are taken as aligned with the ring. Throws BadInput (topo::plan_clos) when the fabric
 // cannot be built.
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
 
 // `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC
-// share (ECMP collisions and oversubscription together, as sim/engine's fabric_contention finds
-// them), instead of every tier's oversubscription.
+// share at line rate (ECMP collisions, oversubscription and slower fabric links together, as
+// sim/engine's fabric_contention finds them), instead of every tier's oversubscription.
 TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown);
 
 // The attention kernel a training run uses (training.flash_attention and its version).
@@ -74,8 +81,9 @@ TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg);
 Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives);
 
 // Exposed tensor/sequence-parallel and context-parallel communication of one layer, one
-// micro-batch (forward + backward), as the analytical level counts it.
-Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& l, const LayerTimes& lt);
+// micro-batch (forward + backward), as the analytical level counts it: the TP collectives over
+// `tp`, the CP ring over `cp`.
+Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& cp, const LayerTimes& lt);
 
 // Bytes of K and V one CP rank holds for one layer and micro-batch (the ring passes cp of them).
 Bytes cp_kv_bytes(const ScenarioConfig& cfg);

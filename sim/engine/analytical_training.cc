@@ -76,7 +76,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // their routes' contention like the DP rings; unrouted, the tiers their members cross.
   const TrainingLinks cp_l = contention.routed ? work::links_at_contention(l, contention.cp)
                                                : work::links_for_ring(cfg, l, p.cp > 1 ? pl.gpu(0, 1, 0, 0) : 0, p.cp);
-  Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, cp_l, lt);
+  // TP groups across nodes: the tiers their members cross, as a ring of tp GPUs.
+  const TrainingLinks tp_l = work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
+  Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, tp_l, cp_l, lt);
   Time stage_ep;
   Time bwd_window = layers_per_stage * lt.backward;
   Time fwd_window = layers_per_stage * lt.forward;

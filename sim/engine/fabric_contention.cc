@@ -34,8 +34,9 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
       }
     }
   }
-  const double host_bw = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
-  const double nic_rate = std::min(host_bw, fabric.tier_spec(topo::LinkTier::kTorAgg).bandwidth.bytes_per_s);
+  // Against the NICs' line rate: slower switch-to-switch links (network.fabric_bandwidth) count
+  // where the routes cross them, not for traffic that stays under its ToR.
+  const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
   double host_time = 0.0;
   double worst_time = 0.0;
   StaticLoad out;

@@ -35,12 +35,13 @@ struct FabricContention {
 // sub-flows as `routes` gives them), relative to the NICs:
 //
 //   contention = max over network links of bytes(link) / capacity(link)
-//                / max over host links of bytes(link) / min(host capacity, fabric capacity)
+//                / max over host links of bytes(link) / host capacity
 //
 // With max-min fair sharing every flow through the most loaded link gets at most its capacity
 // shared by their bytes, so the set ends no sooner than the numerator (and no later while each
-// flow has one bottleneck, as rings do); the denominator is the busiest NIC's time at the slower
-// of host and fabric links, what the closed forms charge where a node holds as many ring members
+// flow has one bottleneck, as rings do); the denominator is the busiest NIC's time at its line
+// rate (slower switch-to-switch links count where routes cross them, in the numerator), what the
+// closed forms charge where a node holds as many ring members
 // as they assume (gpus_per_node / (tp cp) for DP; other placements are priced against the NIC
 // load their routes give). Intra-node flows are
 // skipped. Returns 1 when nothing leaves a node. Links of zero capacity are skipped (the flow
