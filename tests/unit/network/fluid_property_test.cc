@@ -104,18 +104,30 @@ TEST(FluidProperty, RandomLinkSets) {
   }
 }
 
+// 64 GPUs, 2 GPUs and 2 rails per node; a Clos of radix 8 (3 tiers: 16 GPUs per pod).
+ClusterConfig small_cluster() {
+  ClusterConfig cluster;
+  cluster.gpus = 64;
+  cluster.gpus_per_node = 2;
+  cluster.nics_per_node = 2;
+  return cluster;
+}
+NetworkConfig radix8(int tiers, Routing routing) {
+  NetworkConfig network;
+  network.tiers = tiers;
+  network.switch_radix = 8;
+  network.routing = routing;
+  return network;
+}
+
 // Small 3-tier Clos: radix 8, 2 GPUs and 2 rails per node (16 GPUs per pod), 64 GPUs, 2 QPs.
 TEST(FluidProperty, SmallClosFabrics) {
   for (uint64_t seed = 1; seed <= 24; ++seed) {
-    ClusterConfig cluster;
-    cluster.gpus = 64;
-    cluster.gpus_per_node = 2;
-    cluster.nics_per_node = 2;
-    NetworkConfig network;
-    network.tiers = seed % 4 == 0 ? 2 : 3;
-    network.switch_radix = 8;
+    ClusterConfig cluster = small_cluster();
+    NetworkConfig network = radix8(seed % 4 == 0 ? 2 : 3, seed % 3 == 0   ? Routing::kEcmp
+                                                          : seed % 3 == 1 ? Routing::kDmodK
+                                                                          : Routing::kSpray);
     network.wiring = seed % 2 == 0 ? Wiring::kRailOptimized : Wiring::kTorPerServer;
-    network.routing = seed % 3 == 0 ? Routing::kEcmp : seed % 3 == 1 ? Routing::kDmodK : Routing::kSpray;
     network.qps_per_connection = 1 + static_cast<int>(seed % 3);
     network.ecmp_seed = seed;
     if (network.tiers == 2) cluster.gpus = 32;
@@ -150,15 +162,9 @@ class Ungrouped final : public RouteSource {
 // peak; it only spares the solver thousands of links per flow at scale.
 TEST(FluidProperty, GroupedSprayIsExact) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
-    ClusterConfig cluster;
-    cluster.gpus = 64;
-    cluster.gpus_per_node = 2;
-    cluster.nics_per_node = 2;
-    NetworkConfig network;
-    network.tiers = 3;
-    network.switch_radix = 8;
+    const ClusterConfig cluster = small_cluster();
+    NetworkConfig network = radix8(3, Routing::kSpray);
     network.wiring = seed % 2 == 0 ? Wiring::kRailOptimized : Wiring::kTorPerServer;
-    network.routing = Routing::kSpray;
     topo::Fabric fabric = topo::build_fabric(cluster, network);
     // Seeds 9 and 10: a degraded (not failed) switch; its groups have unequal links, kept apart.
     if (seed > 8) ASSERT_FALSE(fabric.apply_fault({"agg:0.1", 0.5, Time::zero()}).has_value());
@@ -182,15 +188,8 @@ TEST(FluidProperty, GroupedSprayIsExact) {
     }
   }
   // With a failed link the split depends on both ends: no groups.
-  ClusterConfig cluster;
-  cluster.gpus = 64;
-  cluster.gpus_per_node = 2;
-  cluster.nics_per_node = 2;
-  NetworkConfig network;
-  network.tiers = 3;
-  network.switch_radix = 8;
-  network.routing = Routing::kSpray;
-  topo::Fabric fabric = topo::build_fabric(cluster, network);
+  const NetworkConfig network = radix8(3, Routing::kSpray);
+  topo::Fabric fabric = topo::build_fabric(small_cluster(), network);
   ASSERT_FALSE(fabric.apply_fault({"core:0", 0.0, Time::zero()}).has_value());
   std::vector<Path> probe;
   const FabricRoutes faulty(fabric, topo::routing_options(network));
