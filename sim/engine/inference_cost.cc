@@ -221,21 +221,32 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
 void StepLoad::add_decode(int64_t context) {
   ++decode_seqs;
   decode_context += static_cast<double>(context);
+  longest_context = std::max(longest_context, context);
 }
 
 void StepLoad::add_prefill(int64_t prompt) {
   ++prefill_seqs;
   prefill_tokens += prompt;
   prefill_pairs += 0.5 * static_cast<double>(prompt) * static_cast<double>(prompt);
+  longest_prompt = std::max(longest_prompt, prompt);
 }
 
 StepLoad StepLoad::share(int replicas) const {
   StepLoad r;
+  const auto pairs = [](int64_t s) { return 0.5 * static_cast<double>(s) * static_cast<double>(s); };
   r.decode_seqs = ceil_div(decode_seqs, replicas);
-  r.decode_context = decode_context / replicas;
   r.prefill_seqs = ceil_div(prefill_seqs, replicas);
-  r.prefill_tokens = ceil_div(prefill_tokens, replicas);
-  r.prefill_pairs = prefill_pairs / replicas;
+  // Its ceil(n / replicas) requests of the mean size, and never less than the largest one.
+  const auto busiest = [](double sum, int64_t n, int64_t on_it) {
+    return n > 0 ? sum / static_cast<double>(n) * static_cast<double>(on_it) : 0.0;
+  };
+  r.decode_context = std::max(busiest(decode_context, decode_seqs, r.decode_seqs), static_cast<double>(longest_context));
+  r.prefill_tokens = std::max(static_cast<int64_t>(std::ceil(busiest(static_cast<double>(prefill_tokens), prefill_seqs,
+                                                                     r.prefill_seqs))),
+                              longest_prompt);
+  r.prefill_pairs = std::max(busiest(prefill_pairs, prefill_seqs, r.prefill_seqs), pairs(longest_prompt));
+  r.longest_prompt = longest_prompt;
+  r.longest_context = longest_context;
   return r;
 }
 

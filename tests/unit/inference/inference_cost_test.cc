@@ -95,6 +95,44 @@ TEST(StepCost, ColocatedPartsAddUpAndGrowWithBatch) {
   EXPECT_EQ(colocated_step(m, p, l, StepLoad{}).total, Time::zero());
 }
 
+// A request lives on one data-parallel attention replica: its prompt and its KV reads cannot be
+// split over the others. One 4,096-token prompt on 8 replicas is 4,096 tokens on the busiest;
+// 8 of them are one each; 9 put two on one replica (counts round up).
+TEST(StepLoad, TheBusiestReplicaHoldsAtLeastTheLargestRequest) {
+  StepLoad one;
+  one.add_prefill(4096);
+  one.add_decode(3000);
+  const StepLoad r = one.share(8);
+  EXPECT_EQ(r.prefill_tokens, 4096);
+  EXPECT_DOUBLE_EQ(r.prefill_pairs, 0.5 * 4096.0 * 4096.0);
+  EXPECT_DOUBLE_EQ(r.decode_context, 3000.0);
+  EXPECT_EQ(r.prefill_seqs, 1);
+  StepLoad eight;
+  for (int i = 0; i < 8; ++i) eight.add_prefill(1000);
+  EXPECT_EQ(eight.share(8).prefill_tokens, 1000);
+  eight.add_prefill(1000);
+  EXPECT_EQ(eight.share(8).prefill_seqs, 2);
+  EXPECT_EQ(eight.share(8).prefill_tokens, 2000);  // two whole prompts on the busiest
+  StepLoad many;
+  for (int i = 0; i < 256; ++i) many.add_decode(1000 + 2 * i);
+  EXPECT_DOUBLE_EQ(many.share(4).decode_context, many.decode_context / 4);  // even when it divides
+  // The step of one prompt does not shrink with more replicas.
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  PoolPlan p;
+  p.hw = calib::load_hardware_profile("H100-SXM");
+  p.tp = 1;
+  p.ep = 1;
+  p.attention_replicas = 1;
+  const ServingLinks l = serving_links(cfg, p.hw);
+  StepLoad prompt;
+  prompt.add_prefill(4096);
+  const Time alone = colocated_step(m, p, l, prompt).attention_busy;
+  p.ep = 8;
+  p.attention_replicas = 8;
+  EXPECT_GE(colocated_step(m, p, l, prompt).attention_busy, alone);
+}
+
 TEST(ExpertCost, FewTokensHitFewExperts) {
   const ServingModel m = serving_model(testing::serving());
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
