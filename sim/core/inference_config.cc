@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/inference_config.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -131,6 +133,15 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
       fail(std::string(key) + ".max", "must be >= min (" + str(l.min) + ")");
     }
   }
+  // An exponential length without max has no upper bound: some draws pass any context length.
+  for (const auto& [key, l] : {std::pair{"inference.prompt_tokens", in.prompt},
+                               std::pair{"inference.output_tokens", in.output}}) {
+    if (in.trace.empty() && l.dist == LengthDist::kExponential && l.max == 0 && m.seq_len > 0) {
+      fail(std::string(key) + ".max", "an exponential length has no upper bound (with mean " + str(l.mean) +
+                                          ", one draw in 20 passes 3x the mean); set max so that prompt + "
+                                          "output fit model.seq_len (" + str(m.seq_len) + ")");
+    }
+  }
   const int max_len = [&] {
     const LengthConfig& p = in.prompt;
     const LengthConfig& o = in.output;
@@ -145,6 +156,18 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
   if (in.moe.experts > 0) {
     if (in.moe.top_k > in.moe.experts) {
       fail("inference.moe.top_k", "must not exceed inference.moe.experts (" + str(in.moe.experts) + ")");
+    }
+    // A token visits an expert at most once: the busiest expert holds at most every token,
+    // experts / top_k times the mean.
+    const double most = static_cast<double>(in.moe.experts) / std::max(1, in.moe.top_k);
+    if (in.moe.load_imbalance > most + 1e-9) {
+      const auto num = [](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v);
+        return std::string(buf);
+      };
+      fail("inference.moe.load_imbalance", "the busiest expert's tokens over the mean cannot exceed experts / top_k = " +
+                                               num(most) + " (every token on it); got " + num(in.moe.load_imbalance));
     }
     if (in.moe.dense_layers >= m.layers) {
       fail("inference.moe.dense_layers", "must be below model.layers (" + str(m.layers) +

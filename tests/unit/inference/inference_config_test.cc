@@ -58,6 +58,18 @@ TEST(InferenceConfig, BadEnumAndUnitAreErrors) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.prompt_tokens.dist=normal"}); }), "inference.prompt_tokens.dist"));
 }
 
+// Values the physics rules out: a busiest expert above every token (8 experts, top-2: at most 4x
+// the mean), and an exponential length with no cap, whose draws can pass model.seq_len.
+TEST(InferenceConfig, ImpossibleImbalanceAndUnboundedLengthsAreErrors) {
+  EXPECT_NO_THROW(serving({"inference.moe.load_imbalance=4"}));
+  const std::string over = bad_input_of([] { serving({"inference.moe.load_imbalance=4.5"}); });
+  EXPECT_TRUE(has(over, "inference.moe.load_imbalance")) << over;
+  EXPECT_TRUE(has(over, "experts / top_k = 4")) << over;
+  const std::string open = bad_input_of([] { serving({"inference.prompt_tokens={dist: exponential, mean: 300}"}); });
+  EXPECT_TRUE(has(open, "inference.prompt_tokens.max")) << open;
+  EXPECT_NO_THROW(serving({"inference.prompt_tokens={dist: exponential, mean: 300, max: 1024}"}));
+}
+
 TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
   const std::string msg = bad_input_of([] {
     serving({"inference.mode=attention_ffn", "inference.micro_batches=8", "inference.max_batch=4",
