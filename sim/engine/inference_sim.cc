@@ -430,7 +430,12 @@ void ServingSimulation::end_step(int idx, StepTiming) {
 void ServingSimulation::send_kv(int r, int from, int to) {
   const PoolPlan& src = setup_.pools[instances_[from].pool];
   const PoolPlan& dst = setup_.pools[instances_[to].pool];
-  const int shards = std::max(src.tp, dst.tp);
+  // The KV cache is sharded over the senders' and the receivers' TP ranks: max(tp) shards, GPU
+  // pairs cycling over both. A closed-form network prices each shard on an idle fabric, so the
+  // shards leaving one GPU would not share its NIC: there min(tp) shards, one per GPU of the
+  // smaller side, whose NICs then carry what they would carry sharing.
+  const bool shared = network_ == nullptr || network_->shares_bandwidth();
+  const int shards = shared ? std::max(src.tp, dst.tp) : std::min(src.tp, dst.tp);
   const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
                                kv_bytes_per_token(setup_.model, 1).as_double());
   const int src_base = instances_[from].first_gpu + src.tp * static_cast<int>(r % src.attention_replicas);
@@ -450,7 +455,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
     try_start(to);
     try_start(from);
   };
-  stats_.kv_transfers += shards;
+  ++stats_.kv_transfers;
   stats_.kv_transfer_bytes += total;
   for (int s = 0; s < shards; ++s) {
     const Bytes part{total.n / shards + (s < total.n % shards ? 1 : 0)};

@@ -43,6 +43,10 @@ class Network {
   // utilisation seen so far. The flow backends count loads held for at least 0.1 us; the
   // analytical backend reports offered load, which may exceed 1.
   virtual std::vector<LinkUsage> link_usage() const = 0;
+
+  // Whether concurrent transfers share the links they cross (the flow, DCQCN and packet levels);
+  // false for the closed form, which prices each transfer on an idle fabric.
+  virtual bool shares_bandwidth() const { return true; }
 };
 
 }  // namespace clustersim::net

@@ -28,6 +28,7 @@ class AnalyticalNetwork final : public Network {
   int64_t in_flight() const override { return in_flight_; }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;
+  bool shares_bandwidth() const override { return false; }
 
  private:
   struct Occupancy {  // one sub-flow on one link
