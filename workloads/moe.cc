@@ -447,9 +447,16 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   c.imbalance = r.imbalance();
   const double bytes_per_pair = m.hidden * a2a_bytes_per_value(cfg.training);
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
+  // Every expert domain of the stage dispatches at once; their flows decide what the tiers cost.
+  c.dispatch_flows = xfers;
+  for (int e = 1; e < lay.edp; ++e) {
+    const std::vector<coll::FlowSpec> more = dispatch_transfers(r, lay, e, bytes_per_pair, cfg.cluster.gpus_per_node);
+    c.dispatch_flows.insert(c.dispatch_flows.end(), more.begin(), more.end());
+  }
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
-  const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node), l);
+  const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node),
+                                          links_for_flows(cfg, l, c.dispatch_flows));
   const Time a2a = coll::alltoallv_time(xfers, eg);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
@@ -469,11 +476,6 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   c.combine = a2a + etp_coll;
   c.a2a_latency = a2a_lat + etp_lat;
   c.etp_bandwidth_time = etp_coll - etp_lat;
-  c.dispatch_flows = xfers;
-  for (int e = 1; e < lay.edp; ++e) {
-    const std::vector<coll::FlowSpec> more = dispatch_transfers(r, lay, e, bytes_per_pair, cfg.cluster.gpus_per_node);
-    c.dispatch_flows.insert(c.dispatch_flows.end(), more.begin(), more.end());
-  }
   // --- Experts of the busiest owner, whole and in chunks.
   ExpertTimes whole;
   for (int o = 0; o < r.owners; ++o) {

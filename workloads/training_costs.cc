@@ -2,6 +2,7 @@
 #include "workloads/training_costs.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "calibration/compute_cost.h"
 #include "sim/core/error.h"
@@ -49,6 +50,33 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   };
   double crossed = slowdown(tor_block, n.tor_oversubscription);
   if (n.tiers == 3) crossed = std::max(crossed, slowdown(pod_block, n.agg_oversubscription));
+  TrainingLinks out = l;
+  out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
+  out.oversubscription = crossed;
+  return out;
+}
+
+TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows) {
+  const NetworkConfig& n = cfg.network;
+  const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
+  std::unordered_map<int32_t, double> sent;  // inter-node bytes per GPU
+  double busiest = 0;
+  for (const coll::FlowSpec& f : flows) {
+    if (!f.inter_node) continue;
+    busiest = std::max(busiest, sent[f.src] += f.bytes.as_double());
+  }
+  auto slowdown = [&](int64_t block, double ratio) {
+    const double r = ratio * l.fabric_ratio;
+    if (r <= 1.0 || block <= 0 || busiest <= 0) return 1.0;
+    std::unordered_map<int64_t, double> leaving;  // bytes leaving each block
+    double most = 0;
+    for (const coll::FlowSpec& f : flows) {
+      if (f.inter_node && f.src / block != f.dst / block) most = std::max(most, leaving[f.src / block] += f.bytes.as_double());
+    }
+    return std::max(1.0, most * r / (static_cast<double>(block) * busiest));
+  };
+  double crossed = slowdown(shape.gpus_per_group(), n.tor_oversubscription);
+  if (n.tiers == 3) crossed = std::max(crossed, slowdown(shape.gpus_per_pod(), n.agg_oversubscription));
   TrainingLinks out = l;
   out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
   out.oversubscription = crossed;

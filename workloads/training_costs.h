@@ -3,9 +3,12 @@
 // times from the cost model, the LM head, TP/CP communication and the links collectives see.
 #pragma once
 
+#include <span>
+
 #include "calibration/compute_cost.h"
 #include "calibration/hardware_profile.h"
 #include "sim/collectives/collective_cost.h"
+#include "sim/collectives/collective_flows.h"
 #include "sim/core/config.h"
 #include "sim/core/units.h"
 
@@ -37,6 +40,16 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // Blocks are taken as aligned with the ring. Throws BadInput (topo::plan_clos) when the fabric
 // cannot be built.
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
+
+// `l` for `flows` that run at once (one pipeline stage's expert all-to-alls), instead of every
+// tier's oversubscription: per tier, the block (ToR group, pod; aligned GPU ranges as in
+// links_for_ring) whose flows leave it with the most bytes, over its uplinks (B GPUs' NIC share,
+// divided by the tier's ratio r and f = nic / fabric link rate), against the busiest NIC:
+//   slowdown = max(1, bytes leaving the block x r x f / (B x bytes of the busiest GPU))
+// (all-to-all groups inside one ToR group never meet the uplinks; other stages' all-to-alls are
+// taken to run at other times, as the pipeline staggers them). Throws BadInput (topo::plan_clos)
+// when the fabric cannot be built.
+TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows);
 
 // `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC
 // share at line rate (ECMP collisions, oversubscription and slower fabric links together, as
