@@ -73,14 +73,20 @@ TEST(ServingLinks, OnlyTiersTheDeploymentSpansSlowItsNics) {
               1e-6 * serving_links(wide, hw).nic_per_gpu.bytes_per_s);
 }
 
+// A colocated H100 pool: tp x ep GPUs per instance, `replicas` data-parallel attention replicas.
+PoolPlan h100_pool(int tp, int ep, int replicas) {
+  PoolPlan p;
+  p.hw = calib::load_hardware_profile("H100-SXM");
+  p.tp = tp;
+  p.ep = ep;
+  p.attention_replicas = replicas;
+  return p;
+}
+
 TEST(StepCost, ColocatedPartsAddUpAndGrowWithBatch) {
   const ScenarioConfig cfg = testing::serving();
   const ServingModel m = serving_model(cfg);
-  PoolPlan p;
-  p.hw = calib::load_hardware_profile("H100-SXM");
-  p.tp = 2;
-  p.ep = 8;
-  p.attention_replicas = 4;
+  const PoolPlan p = h100_pool(2, 8, 4);
   const ServingLinks l = serving_links(cfg, p.hw);
   Time last = Time::zero();
   for (int batch : {1, 16, 256, 4096}) {
@@ -119,18 +125,12 @@ TEST(StepLoad, TheBusiestReplicaHoldsAtLeastTheLargestRequest) {
   // The step of one prompt does not shrink with more replicas.
   const ScenarioConfig cfg = testing::serving();
   const ServingModel m = serving_model(cfg);
-  PoolPlan p;
-  p.hw = calib::load_hardware_profile("H100-SXM");
-  p.tp = 1;
-  p.ep = 1;
-  p.attention_replicas = 1;
-  const ServingLinks l = serving_links(cfg, p.hw);
+  const PoolPlan single = h100_pool(1, 1, 1);
+  const ServingLinks l = serving_links(cfg, single.hw);
   StepLoad prompt;
   prompt.add_prefill(4096);
-  const Time alone = colocated_step(m, p, l, prompt).attention_busy;
-  p.ep = 8;
-  p.attention_replicas = 8;
-  EXPECT_GE(colocated_step(m, p, l, prompt).attention_busy, alone);
+  const Time alone = colocated_step(m, single, l, prompt).attention_busy;
+  EXPECT_GE(colocated_step(m, h100_pool(1, 8, 8), l, prompt).attention_busy, alone);
 }
 
 TEST(ExpertCost, FewTokensHitFewExperts) {
