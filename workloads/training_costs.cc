@@ -30,26 +30,70 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
   l.nic_per_gpu = Bandwidth{nic * hw.eff.network_busbw};
   l.oversubscription = oversub;
   l.nic_local_per_gpu = Bandwidth{c.nic_bandwidth.bytes_per_s * share * hw.eff.network_busbw};
-  l.fabric_ratio = std::max(1.0, c.nic_bandwidth.bytes_per_s / fabric.bytes_per_s);
+  l.fabric_ratio = c.nic_bandwidth.bytes_per_s / fabric.bytes_per_s;
   l.nvlink_alpha = hw.eff.nvlink_collective_latency;
   l.net_alpha = hw.eff.network_collective_latency;
   return l;
 }
 
+namespace {
+
+// A tier's blocks and their uplinks, for the ring and flow models below. Rail-optimised: a ToR
+// serves one rail (NIC) of each server of its group, so traffic between rails leaves it too.
+struct TierBlocks {
+  int64_t gpus = 0;          // GPUs per block (ToR group, pod)
+  double uplink_nics = 0;    // the block's uplinks (all its ToRs'), in NIC line rates (links x fabric / nic)
+  int rails = 1;             // ToRs per block (rail-optimised ToR tier), else 1
+};
+
+// Per tier, the slowdown of flows leaving a block: bytes out over the uplinks' rate, against the
+// busiest GPU's bytes over its NIC share.
+double block_slowdown(double leaving, double busiest, const TierBlocks& t, double share) {
+  if (leaving <= 0 || busiest <= 0 || t.uplink_nics <= 0) return 1.0;
+  return std::max(1.0, leaving * share / (t.uplink_nics * busiest));
+}
+
+std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const ScenarioConfig& cfg) {
+  const NetworkConfig& n = cfg.network;
+  const Bandwidth fabric = n.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth);
+  const double f = fabric.bytes_per_s / cfg.cluster.nic_bandwidth.bytes_per_s;  // a fabric link in NICs
+  std::vector<TierBlocks> out;
+  // ToR: each of a group's tors_per_group ToRs has tor_up uplinks.
+  out.push_back({shape.gpus_per_group(), static_cast<double>(shape.tors_per_group) * shape.tor_up * f,
+                 n.wiring == Wiring::kRailOptimized ? shape.tors_per_group : 1});
+  // Pod: its aggs_per_pod aggregation switches have agg_up uplinks each.
+  if (n.tiers == 3) out.push_back({shape.gpus_per_pod(), static_cast<double>(shape.aggs_per_pod) * shape.agg_up * f, 1});
+  return out;
+}
+
+}  // namespace
+
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members) {
   const NetworkConfig& n = cfg.network;
   const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
-  const int64_t tor_block = shape.gpus_per_group();
-  const int64_t pod_block = shape.gpus_per_pod();
+  const int gpn = cfg.cluster.gpus_per_node;
+  const double share = static_cast<double>(cfg.cluster.nics_per_node) / gpn;
   const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;
-  // Leaving a block of B GPUs: its B / r uplinks, each f times slower than a NIC.
-  auto slowdown = [&](int64_t block, double ratio) {
-    const double r = ratio * l.fabric_ratio;
-    if (r <= 1.0 || block <= 0 || span <= block) return 1.0;
-    return std::max(1.0, r * static_cast<double>(std::min(stride, block)) / static_cast<double>(block));
-  };
-  double crossed = slowdown(tor_block, n.tor_oversubscription);
-  if (n.tiers == 3) crossed = std::max(crossed, slowdown(pod_block, n.agg_oversubscription));
+  // A ring whose members sit on different rails leaves its ToR at every such edge.
+  const bool hops_rails = members > 1 && stride % gpn != 0;
+  double crossed = 1.0;
+  bool leaves = false;
+  for (const TierBlocks& t : tier_blocks(shape, cfg)) {
+    const bool out = span > t.gpus || (t.rails > 1 && hops_rails);
+    if (!out || t.gpus <= 0) continue;
+    leaves = true;
+    // min(stride, B) rings side by side each leave the block by one edge (every edge when the ring
+    // hops rails): the block's GPUs send min(stride, B) (or B) NICs' worth through its uplinks.
+    const double edges = t.rails > 1 && hops_rails ? static_cast<double>(t.gpus)
+                                                   : static_cast<double>(std::min(stride, t.gpus));
+    crossed = std::max(crossed, block_slowdown(edges, 1.0, t, share));
+  }
+  // Per-flow routing (ECMP, D-mod-k) puts each edge's queue pairs on single switch-to-switch
+  // links: an edge that leaves its block runs at most at qps fabric links' rate.
+  if (leaves && n.routing != Routing::kSpray) {
+    const double f = l.fabric_ratio;  // nic / fabric
+    crossed = std::max(crossed, f / std::max(1, n.qps_per_connection));
+  }
   TrainingLinks out = l;
   out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
   out.oversubscription = crossed;
@@ -59,24 +103,38 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows) {
   const NetworkConfig& n = cfg.network;
   const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
-  std::unordered_map<int32_t, double> sent;  // inter-node bytes per GPU
+  const int gpn = cfg.cluster.gpus_per_node;
+  const int npn = cfg.cluster.nics_per_node;
+  const double share = static_cast<double>(npn) / gpn;
+  std::unordered_map<int32_t, double> sent, received;  // inter-node bytes per GPU
   double busiest = 0;
   for (const coll::FlowSpec& f : flows) {
     if (!f.inter_node) continue;
-    busiest = std::max(busiest, sent[f.src] += f.bytes.as_double());
+    busiest = std::max({busiest, sent[f.src] += f.bytes.as_double(), received[f.dst] += f.bytes.as_double()});
   }
-  auto slowdown = [&](int64_t block, double ratio) {
-    const double r = ratio * l.fabric_ratio;
-    if (r <= 1.0 || block <= 0 || busiest <= 0) return 1.0;
-    std::unordered_map<int64_t, double> leaving;  // bytes leaving each block
+  double crossed = 1.0;
+  bool leaves = false;
+  for (const TierBlocks& t : tier_blocks(shape, cfg)) {
+    if (t.gpus <= 0 || busiest <= 0) continue;
+    // A block is one ToR: (group, rail) when rail-optimised, else the group or the pod.
+    const auto block = [&](int32_t g) {
+      return (g / t.gpus) * t.rails + (t.rails > 1 ? (g % gpn) * npn / gpn : 0);
+    };
+    std::unordered_map<int64_t, double> out_bytes, in_bytes;
     double most = 0;
     for (const coll::FlowSpec& f : flows) {
-      if (f.inter_node && f.src / block != f.dst / block) most = std::max(most, leaving[f.src / block] += f.bytes.as_double());
+      if (!f.inter_node || block(f.src) == block(f.dst)) continue;
+      leaves = true;
+      const double b = f.bytes.as_double();
+      most = std::max({most, out_bytes[block(f.src)] += b, in_bytes[block(f.dst)] += b});
     }
-    return std::max(1.0, most * r / (static_cast<double>(block) * busiest));
-  };
-  double crossed = slowdown(shape.gpus_per_group(), n.tor_oversubscription);
-  if (n.tiers == 3) crossed = std::max(crossed, slowdown(shape.gpus_per_pod(), n.agg_oversubscription));
+    TierBlocks one = t;
+    one.uplink_nics = t.uplink_nics / t.rails;  // per ToR
+    crossed = std::max(crossed, block_slowdown(most, busiest, one, share));
+  }
+  if (leaves && n.routing != Routing::kSpray) {
+    crossed = std::max(crossed, l.fabric_ratio / std::max(1, n.qps_per_connection));
+  }
   TrainingLinks out = l;
   out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
   out.oversubscription = crossed;

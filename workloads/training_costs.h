@@ -24,31 +24,34 @@ struct TrainingLinks {
   // The same share at the NICs' line rate, neither capped nor divided: traffic that stays under
   // one ToR group never meets the fabric's switch-to-switch links.
   Bandwidth nic_local_per_gpu;
-  double fabric_ratio = 1.0;  // nic_bandwidth / fabric_bandwidth, at least 1
+  double fabric_ratio = 1.0;  // nic_bandwidth / fabric_bandwidth (below 1 when the fabric's links are faster)
   Time nvlink_alpha;        // per NCCL collective inside a node
   Time net_alpha;           // per ring step across nodes
 };
 TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 // `l` for a ring of `members` GPUs `stride` GPUs apart in rank order (a DP ring; a pipeline
-// neighbour pair is a ring of 2), instead of every tier's oversubscription (training_links).
-// A tier whose blocks (ToR group, pod) of B GPUs the ring spans beyond one is crossed by one ring
-// edge per block boundary; all min(stride, B) rings that run side by side through a block cross
-// its B / r uplinks together, so the tier slows them by max(1, f x r x min(stride, B) / B), f the
-// NIC over fabric link rate: not at all while k = B / stride >= f r members of each ring share a
-// block. The slower tier sets the rate; a ring inside one ToR group runs at the NICs' line rate.
-// Blocks are taken as aligned with the ring. Throws BadInput (topo::plan_clos) when the fabric
-// cannot be built.
+// neighbour pair is a ring of 2; a TP group), instead of every tier's oversubscription
+// (training_links). A tier whose blocks (ToR group, pod) of B GPUs the ring spans beyond one is
+// crossed by one ring edge per block boundary (by every edge, at the ToR tier of a rail-optimised
+// fabric, when the ring hops rails); all min(stride, B) rings that run side by side through a
+// block cross its uplinks together: slowdown = max(1, edges x NIC share / the block's uplinks in
+// NIC line rates), the block's real uplinks (tor_up per ToR, agg_up per aggregation switch) at
+// network.fabric_bandwidth. With per-flow routing (ECMP, D-mod-k) an edge that leaves its block
+// also runs on qps_per_connection single links: at most qps x fabric_bandwidth. The slower tier
+// sets the rate; a ring inside one ToR runs at the NICs' line rate. Blocks are taken as aligned
+// with the ring. Throws BadInput (topo::plan_clos) when the fabric cannot be built.
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
 
 // `l` for `flows` that run at once (one pipeline stage's expert all-to-alls), instead of every
-// tier's oversubscription: per tier, the block (ToR group, pod; aligned GPU ranges as in
-// links_for_ring) whose flows leave it with the most bytes, over its uplinks (B GPUs' NIC share,
-// divided by the tier's ratio r and f = nic / fabric link rate), against the busiest NIC:
-//   slowdown = max(1, bytes leaving the block x r x f / (B x bytes of the busiest GPU))
-// (all-to-all groups inside one ToR group never meet the uplinks; other stages' all-to-alls are
-// taken to run at other times, as the pipeline staggers them). Throws BadInput (topo::plan_clos)
-// when the fabric cannot be built.
+// tier's oversubscription: per tier, the ToR (one rail of a group when rail-optimised, so traffic
+// between rails leaves it) or pod whose flows send or receive the most bytes across its uplinks,
+// against the busiest NIC:
+//   slowdown = max(1, bytes through the block's uplinks x NIC share / (its uplinks in NIC line
+//                     rates x the busiest GPU's bytes))
+// and with per-flow routing at least nic / (qps x fabric) when some flow leaves its ToR. Other
+// stages' all-to-alls are taken to run at other times, as the pipeline staggers them. Throws
+// BadInput (topo::plan_clos) when the fabric cannot be built.
 TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows);
 
 // `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC

@@ -66,6 +66,13 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                                         ") so that each NIC serves the same number of GPUs; got " +
                                         str(cl.nics_per_node));
   }
+  if (cfg.network.fidelity == Fidelity::kFlow && cfg.network.solver == FlowSolver::kLmm &&
+      cfg.network.routing == Routing::kSpray) {
+    // SimGrid's LMM charges a flow its whole rate on every link of its route: a flow sprayed over
+    // parallel links would be charged each of them in full (an all-to-all came out 34x slow).
+    c.fail("network.solver", "the 'lmm' solver cannot split a sprayed flow over parallel links; use solver 'fluid' "
+                             "(the default) with routing 'spray', or routing 'ecmp' or 'dmodk' with 'lmm'");
+  }
   const bool congestion_level = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
   if (cfg.inference && congestion_level) {
     c.fail("network.fidelity", std::string("serving runs at the 'analytical' or 'flow' level; '") +

@@ -238,6 +238,7 @@ StepLoad StepLoad::share(int replicas) const {
   r.prefill_seqs = ceil_div(prefill_seqs, replicas);
   // Its ceil(n / replicas) requests of the mean size, and never less than the largest one.
   const auto busiest = [](double sum, int64_t n, int64_t on_it) {
+    if (on_it >= n) return sum;  // one replica (or one request each): exact, no rounding
     return n > 0 ? sum / static_cast<double>(n) * static_cast<double>(on_it) : 0.0;
   };
   r.decode_context = std::max(busiest(decode_context, decode_seqs, r.decode_seqs), static_cast<double>(longest_context));

@@ -106,7 +106,8 @@ struct StepLoad {
   // The busiest of `replicas` (data-parallel attention replicas, each holding whole requests),
   // requests spread by count as a round-robin router does: ceil(n / replicas) requests of the
   // mean size, and never less than the largest single request (one 4,096-token prompt on 8
-  // replicas is still 4,096 tokens on one; 9 equal prompts put two on one).
+  // replicas is still 4,096 tokens on one; 9 equal prompts put two on one). A lower bound where
+  // sizes differ: the replica with the largest request may also hold others.
   StepLoad share(int replicas) const;
 };
 

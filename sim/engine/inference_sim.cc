@@ -574,7 +574,10 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
              });
     // The closed-form network prices each flow alone, so what it "measures" is no measurement
     // (it came out below the line-rate bound): the analytical level uses the closed form itself.
-    if (!shares_links) probe.measured = probe.bound;
+    if (!shares_links) {
+      probe.measured = probe.bound;
+      probe.factor = 1.0;
+    }
   }
   const double factor = probe.factor;
   // Arrivals are relative to the start of serving (after the measurement).

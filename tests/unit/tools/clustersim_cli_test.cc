@@ -215,6 +215,10 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   const Result solver = clustersim("run scenarios/net-incast-32-dcqcn.yaml --set network.solver=lmm --format json");
   EXPECT_CONTAINS(solver.err, "note: network.solver picks the flow level's solver; at network.fidelity flow+dcqcn it is not used");
   EXPECT_CONTAINS(solver.out, "\"solver\": \"fluid_dcqcn\"");
+  // LMM charges a flow on every link of its route: a sprayed flow cannot be split there.
+  const Result sprayed = clustersim("run scenarios/net-alltoall-128.yaml --set network.solver=lmm --set network.routing=spray");
+  EXPECT_EQ(sprayed.code, 2) << sprayed.err;
+  EXPECT_CONTAINS(sprayed.err, "network.solver: the 'lmm' solver cannot split a sprayed flow");
   const Result block = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set training.parallel_block=true");
   EXPECT_EQ(block.code, 0) << block.err;
   EXPECT_CONTAINS(block.err, "note: training.parallel_block is not used: every layer of this model is an MoE layer");

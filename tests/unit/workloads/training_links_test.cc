@@ -39,35 +39,55 @@ std::vector<coll::FlowSpec> all_to_all(const std::vector<int32_t>& gpus, Bytes b
   return out;
 }
 
-TEST(LinksForFlows, OnlyBytesLeavingABlockMeetItsUplinks) {
+TEST(LinksForFlows, OnlyBytesLeavingAToRMeetItsUplinks) {
   const ScenarioConfig cfg = cluster();
   const TrainingLinks l = training_links(cfg, calib::load_hardware_profile("H100-SXM"));
-  const int64_t block = topo::plan_clos(cfg.cluster, cfg.network, "").gpus_per_group();
-  ASSERT_GE(block, 16);
-  ASSERT_LE(2 * block, cfg.cluster.gpus);
-  // The first GPU of every node of the first block: the all-to-all never leaves it, so no
-  // uplink is met and the NICs run at line rate.
-  std::vector<int32_t> inside;
-  for (int32_t g = 0; g < block; g += 8) inside.push_back(g);
-  const TrainingLinks in = links_for_flows(cfg, l, all_to_all(inside, Bytes{1 << 20}));
+  ASSERT_EQ(topo::plan_clos(cfg.cluster, cfg.network, "").gpus_per_group(), 384);
+  // The first GPU of each of a group's 48 servers: one rail, one ToR; nothing leaves it, so the
+  // NICs run at line rate.
+  std::vector<int32_t> rail;
+  for (int32_t g = 0; g < 384; g += 8) rail.push_back(g);
+  const TrainingLinks in = links_for_flows(cfg, l, all_to_all(rail, Bytes{1 << 20}));
   EXPECT_DOUBLE_EQ(in.nic_per_gpu.bytes_per_s, l.nic_local_per_gpu.bytes_per_s);
-  // Every GPU of two blocks in one all-to-all: each sends half its bytes to the other block, and
-  // (n - 8) of its n - 1 peers' bytes through its NIC (its own node's go over NVLink); the
-  // uplinks are 3x thinner than the block's NICs: slowdown = 3 x (bytes out) / (B x busiest NIC's).
-  std::vector<int32_t> both;
-  for (int32_t g = 0; g < 2 * block; ++g) both.push_back(g);
-  const std::vector<coll::FlowSpec> flows = all_to_all(both, Bytes{1 << 20});
-  const double n = static_cast<double>(both.size());
-  const double per_gpu = (n - 8) * (1 << 20);          // to the GPUs of other nodes
-  const double out_of_block = block * (n / 2) * (1 << 20);  // every GPU to the other block
-  const double expect = 3.0 * out_of_block / (static_cast<double>(block) * per_gpu);
+  EXPECT_DOUBLE_EQ(in.oversubscription, 1.0);
+  // All 768 GPUs, b bytes per pair. Each GPU's NIC sends and receives (767 - 7) b (its node's 7
+  // go over NVLink). A ToR holds one rail of 48 servers: 48 GPUs, each sending 767 - 47 - 7 = 713
+  // b out of it (traffic to other rails of its own group leaves it too), through 16 uplinks:
+  // 48 x 713 / (16 x 760) = 2.8145.
+  std::vector<int32_t> all;
+  for (int32_t g = 0; g < 768; ++g) all.push_back(g);
+  const std::vector<coll::FlowSpec> flows = all_to_all(all, Bytes{1 << 20});
   const TrainingLinks span = links_for_flows(cfg, l, flows);
-  EXPECT_NEAR(span.oversubscription, expect, 1e-9);
-  EXPECT_NEAR(span.nic_per_gpu.bytes_per_s, l.nic_local_per_gpu.bytes_per_s / expect, 1e-6);
-  // A 1:1 tier with the fabric's links at the NICs' rate costs nothing.
+  EXPECT_NEAR(span.oversubscription, 48.0 * 713 / (16.0 * 760), 1e-9);
+  EXPECT_NEAR(span.nic_per_gpu.bytes_per_s, l.nic_local_per_gpu.bytes_per_s / span.oversubscription, 1e-6);
+  // 1:1 (32 servers per ToR, 32 uplinks): 32 x 729 / (32 x 760) < 1, nothing.
   ScenarioConfig flat = cfg;
   flat.network.tor_oversubscription = 1.0;
-  EXPECT_DOUBLE_EQ(links_for_flows(flat, training_links(flat, calib::load_hardware_profile("H100-SXM")), flows).oversubscription, 1.0);
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  EXPECT_DOUBLE_EQ(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 1.0);
+  // Fabric links at half the NICs' rate: per-flow routing caps every flow that leaves its ToR at
+  // one such link (2x), and the 1:1 uplinks carry 32 x 729 / (16 x 760) = 1.92x: 2x.
+  flat.network.fabric_bandwidth = gbps(200);
+  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 2.0, 1e-9);
+  // Sprayed, only the uplinks' total counts: 1.92x.
+  flat.network.routing = Routing::kSpray;
+  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 32.0 * 729 / (16.0 * 760), 1e-9);
+}
+
+// Rings: a TP group across 8 nodes of one rail under one ToR meets no uplink; leaving the ToR,
+// per-flow routing caps its edges at the fabric's link rate, spraying spreads them.
+TEST(LinksForRing, EdgesLeavingAToRAreCappedByPerFlowRouting) {
+  ScenarioConfig cfg = cluster();
+  cfg.network.tor_oversubscription = 1.0;
+  cfg.network.fabric_bandwidth = gbps(100);  // a quarter of the NICs' 400
+  const TrainingLinks l = training_links(cfg, calib::load_hardware_profile("H100-SXM"));
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 8, 8).oversubscription, 1.0);  // 8 servers of one rail's ToR
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 64, 8).oversubscription, 4.0);  // 64 servers: two groups
+  cfg.network.qps_per_connection = 2;
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 64, 8).oversubscription, 2.0);
+  cfg.network.routing = Routing::kSpray;
+  // Sprayed: 8 rings side by side each leave the group by one edge, over 8 x 32 uplinks at 1/4.
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 64, 8).oversubscription, 1.0);
 }
 
 }  // namespace
