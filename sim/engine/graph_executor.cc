@@ -47,26 +47,23 @@ const GraphExecutor::Plan& GraphExecutor::plan(int32_t set, coll::CollectiveOp c
     if (i + 1 == waits) p.waited = p.flows.size();
   }
   if (options_.routes != nullptr && p.flows.size() > p.waited) {
-    // A sprayed path spreads over every parallel uplink, so it meets nearly every other flow
-    // there, evenly: only its ends (the NICs' host links) count, or every replica's copy would be
-    // kept (a 12,288-GPU step then ran for hours).
+    // Every link of every path counts, sprayed ones included: a sprayed path meets nearly every
+    // other flow of its ToR and pod, evenly, so many replicas' copies are kept (the sprayed
+    // 12,288-GPU default: 17 s, against 0.9 s when only their NICs counted, which made folded
+    // runs placed DP first up to 42% fast where the fabric binds); the flow solver treats each
+    // sprayed hop as one link (FluidNetwork's groups), so they stay affordable.
     std::vector<net::Path> paths;
     std::unordered_set<net::LinkIndex> own;
-    const auto links_of = [](const net::Path& path) {
-      if (path.shares.empty() || path.links.size() < 2) return std::vector<net::LinkIndex>(path.links.begin(), path.links.end());
-      return std::vector<net::LinkIndex>{path.links.front(), path.links.back()};
-    };
     for (size_t i = 0; i < p.waited; ++i) {
       options_.routes->paths(p.flows[i].src, p.flows[i].dst, paths);
       for (const net::Path& path : paths) {
-        for (const net::LinkIndex l : links_of(path)) own.insert(l);
+        own.insert(path.links.begin(), path.links.end());
       }
     }
     const auto meets = [&](const coll::FlowSpec& f) {
       options_.routes->paths(f.src, f.dst, paths);
       return std::any_of(paths.begin(), paths.end(), [&](const net::Path& path) {
-        const std::vector<net::LinkIndex> ls = links_of(path);
-        return std::any_of(ls.begin(), ls.end(), [&](net::LinkIndex l) { return own.count(l) > 0; });
+        return std::any_of(path.links.begin(), path.links.end(), [&](net::LinkIndex l) { return own.count(l) > 0; });
       });
     };
     const auto carried = std::stable_partition(p.flows.begin() + static_cast<std::ptrdiff_t>(p.waited), p.flows.end(), meets);

@@ -36,7 +36,8 @@ struct ExecutorOptions {
   int64_t progress_every = 4096;
   // When set, a comm set's carried flows (TrainingGraph::comm_set_waits) that share no link with
   // the flows the op waits for are left out: they cannot slow them but through third flows, and
-  // folded runs would otherwise start every replica's copy (12,288 GPUs: 10x the flows).
+  // folded runs would otherwise start every replica's copy (12,288 GPUs: 10x the flows). Sprayed
+  // paths count with all their links.
   const net::RouteSource* routes = nullptr;
 };
 
