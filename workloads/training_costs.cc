@@ -66,6 +66,13 @@ std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const Scenario
   return out;
 }
 
+// Per-flow routing (ECMP, D-mod-k) puts each flow's queue pairs on single switch-to-switch links:
+// a flow that leaves its ToR runs at most at qps fabric links' rate, nic / (qps x fabric) slower.
+double per_flow_cap(const NetworkConfig& n, const TrainingLinks& l, bool leaves) {
+  if (!leaves || n.routing == Routing::kSpray) return 1.0;
+  return l.fabric_ratio / std::max(1, n.qps_per_connection);
+}
+
 }  // namespace
 
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members) {
@@ -88,16 +95,7 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
                                                    : static_cast<double>(std::min(stride, t.gpus));
     crossed = std::max(crossed, block_slowdown(edges, 1.0, t, share));
   }
-  // Per-flow routing (ECMP, D-mod-k) puts each edge's queue pairs on single switch-to-switch
-  // links: an edge that leaves its block runs at most at qps fabric links' rate.
-  if (leaves && n.routing != Routing::kSpray) {
-    const double f = l.fabric_ratio;  // nic / fabric
-    crossed = std::max(crossed, f / std::max(1, n.qps_per_connection));
-  }
-  TrainingLinks out = l;
-  out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
-  out.oversubscription = crossed;
-  return out;
+  return links_at_contention(l, std::max(crossed, per_flow_cap(n, l, leaves)));
 }
 
 TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows) {
@@ -132,13 +130,7 @@ TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l,
     one.uplink_nics = t.uplink_nics / t.rails;  // per ToR
     crossed = std::max(crossed, block_slowdown(most, busiest, one, share));
   }
-  if (leaves && n.routing != Routing::kSpray) {
-    crossed = std::max(crossed, l.fabric_ratio / std::max(1, n.qps_per_connection));
-  }
-  TrainingLinks out = l;
-  out.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / crossed};
-  out.oversubscription = crossed;
-  return out;
+  return links_at_contention(l, std::max(crossed, per_flow_cap(n, l, leaves)));
 }
 
 TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown) {

@@ -69,12 +69,20 @@ struct StragglersConfig {
     return !hosts && !gpus && !nics && stage_layers.empty() &&
            sequence_imbalance.max_over_mean == 1.0 && !variation;
   }
-  // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed, or
-  // every GPU's speed is (`variation`): then the cost depends on the seed, and the what-if reports
-  // it over draws.
-  bool drawn() const {
+  // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed:
+  // redrawing them moves them.
+  bool units_drawn() const {
     auto random = [](const std::optional<ComputeStraggler>& c) { return c && c->list.empty(); };
-    return random(hosts) || random(gpus) || variation.has_value();
+    return random(hosts) || random(gpus);
+  }
+  // Whether the cost depends on the seed: slow units drawn, or every GPU's speed (`variation`);
+  // the what-if then reports it over draws.
+  bool drawn() const { return units_drawn() || variation.has_value(); }
+  // Whether there is a `variation` and some other source to price on top of it.
+  bool variation_with_others() const {
+    StragglersConfig others = *this;
+    others.variation.reset();
+    return variation.has_value() && !others.empty();
   }
 };
 

@@ -58,12 +58,10 @@ std::map<std::pair<int, int>, CellFactor> cell_factors(const ScenarioConfig& cfg
   const int gpn = cfg.cluster.gpus_per_node;
   // Slow hosts' and GPUs' own factors (forward, backward), by GPU.
   std::map<int, std::pair<double, double>> slow;
-  std::map<int, int> host_of;  // slow GPU -> its host, for naming
   auto mark = [&](int g, double f, StragglerPhase phase) {
     auto& [fwd, bwd] = slow.try_emplace(g, 1.0, 1.0).first->second;
     if (phase != StragglerPhase::kBackward) fwd = std::max(fwd, f);
     if (phase != StragglerPhase::kForward) bwd = std::max(bwd, f);
-    host_of[g] = g / gpn;
   };
   if (sc.hosts) {
     for (int h : slow_units(cfg, "hosts")) {
@@ -74,34 +72,30 @@ std::map<std::pair<int, int>, CellFactor> cell_factors(const ScenarioConfig& cfg
     for (int g : slow_units(cfg, "gpus")) mark(g, sc.gpus->slowdown, sc.gpus->phase);
   }
   std::map<std::pair<int, int>, CellFactor> out;
-  auto cell = [&](int g) -> CellFactor& { return out[cell_of(pl, g)]; };
   if (sc.variation) {
-    // Every cell: the maximum over its GPUs of variation x slowdown (and of variation alone).
+    // Every cell: the maximum over its GPUs of variation x slowdown (and of variation alone), so
+    // a cell starts from zero factors.
     const std::vector<double> v = speed_factors(cfg);
     const StragglerPhase phase = sc.variation->phase;
-    std::set<std::pair<int, int>> seen;
     for (int g = 0; g < cfg.cluster.gpus; ++g) {
       const double vf = phase != StragglerPhase::kBackward ? v[g] : 1.0;
       const double vb = phase != StragglerPhase::kForward ? v[g] : 1.0;
       const auto it = slow.find(g);
       const double sf = it == slow.end() ? 1.0 : it->second.first;
       const double sb = it == slow.end() ? 1.0 : it->second.second;
-      CellFactor& c = cell(g);
-      if (seen.insert(cell_of(pl, g)).second) {
-        c.forward = c.backward = c.base_forward = c.base_backward = 0.0;
-      }
+      CellFactor& c = out.try_emplace(cell_of(pl, g), CellFactor{0.0, 0.0, 0.0, 0.0, {}}).first->second;
       c.forward = std::max(c.forward, vf * sf);
       c.backward = std::max(c.backward, vb * sb);
       c.base_forward = std::max(c.base_forward, vf);
       c.base_backward = std::max(c.base_backward, vb);
-      if (it != slow.end()) c.hosts.insert(host_of[g]);
+      if (it != slow.end()) c.hosts.insert(g / gpn);
     }
   } else {
     for (const auto& [g, f] : slow) {
-      CellFactor& c = cell(g);
+      CellFactor& c = out[cell_of(pl, g)];
       c.forward = std::max(c.forward, f.first);
       c.backward = std::max(c.backward, f.second);
-      c.hosts.insert(host_of[g]);
+      c.hosts.insert(g / gpn);
     }
   }
   return out;
@@ -430,7 +424,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     out.variation = true;
     out.variation_iteration = out.iteration;
     out.variation_mfu = out.mfu;
-    if (straggler_sources(sc).size() > 1) {
+    if (sc.variation_with_others()) {
       ScenarioConfig v = cfg;
       v.stragglers = only_source(sc, "variation");
       const StragglerImpact alone = simulate_stragglers(v, hw, level);

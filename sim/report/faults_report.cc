@@ -375,7 +375,7 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
                  fmt("MFU %.1f%%", 100 * s.mfu) +
                  fmt(faster ? " (%.2f points gained)\n" : " (%.2f points lost)\n", 100 * std::abs(s.baseline_mfu - s.mfu)) +
                  "             " + critical_words(cfg, "all", s) + "\n" +
-                 (cfg.stragglers.variation && engine::straggler_sources(cfg.stragglers).size() > 1
+                 (cfg.stragglers.variation_with_others()
                       ? "             with the GPU speed variation alone: iteration " + to_string(s.variation_iteration) +
                             fmt(", MFU %.1f%%; ", 100 * s.variation_mfu) +
                             fmt("the other sources cost %.2f points on top of it\n", 100 * (s.variation_mfu - s.mfu))
@@ -820,11 +820,6 @@ std::string units_words(const std::vector<int>& hosts, const std::vector<int>& g
 
 std::string mfu_points(double lost) { return fmt("%.2f pt", 100 * lost); }
 
-// Whether slow hosts or GPUs are drawn at random (not listed): redrawing them moves them.
-bool units_drawn(const StragglersConfig& s) {
-  return (s.hosts && s.hosts->list.empty()) || (s.gpus && s.gpus->list.empty());
-}
-
 // MFU points regained by removing what saves `saved` of the straggled iteration `all`.
 double mfu_regained(const StragglerImpact& all, Time saved) {
   return all.baseline_mfu * (all.baseline / (all.iteration - saved)) - all.mfu;
@@ -921,9 +916,9 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
 WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                             const engine::TrainingLevel& level, int draws) {
   WhatIfDraws out;
-  out.placements = units_drawn(cfg.stragglers);
+  out.placements = cfg.stragglers.units_drawn();
   std::vector<double> lost, beyond;
-  const bool variation = cfg.stragglers.variation && engine::straggler_sources(cfg.stragglers).size() > 1;
+  const bool variation = cfg.stragglers.variation_with_others();
   for (int k = 0; k < draws; ++k) {
     ScenarioConfig c = cfg;
     c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
@@ -1131,9 +1126,17 @@ struct FlowSummary {
   std::string cause;
 };
 
+// The variant named `name` that ran, or null.
+const FlowVariant* find_variant(const std::vector<FlowVariant>& variants, const std::string& name) {
+  for (const FlowVariant& v : variants) {
+    if (v.error.empty() && v.name == name) return &v;
+  }
+  return nullptr;
+}
+
 FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
   FlowSummary out;
-  out.draws.placements = units_drawn(cfg.stragglers);
+  out.draws.placements = cfg.stragglers.units_drawn();
   if (variants.size() < 2 || !variants[0].error.empty()) return out;
   const FlowVariant& base = variants[0];
   const FlowVariant* all = nullptr;
@@ -1163,17 +1166,15 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
   }
   // Degraded links (network.faults): named when repairing them regains more than any stage's
   // slow hosts, or when they are the only source.
+  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
   if (!cfg.network.faults.empty()) {
-    const auto but_links = std::find_if(variants.begin(), variants.end(),
-                                        [](const FlowVariant& v) { return v.error.empty() && v.name == "all but links"; });
-    const double links_regain = but_links == variants.end() ? base.mfu - all->mfu : but_links->mfu - all->mfu;
-    const bool only_links = engine::straggler_sources(cfg.stragglers).empty();
+    const FlowVariant* but_links = find_variant(variants, "all but links");
+    const double links_regain = but_links ? but_links->mfu - all->mfu : base.mfu - all->mfu;
+    const bool only_links = sources.empty();
     // What repairing any other source (or one stage's slow hosts) regains.
     double others = std::max(regained, 0.0);
-    for (const std::string& source : engine::straggler_sources(cfg.stragglers)) {
-      for (const FlowVariant& v : variants) {
-        if (v.error.empty() && v.name == "all but " + source) others = std::max(others, v.mfu - all->mfu);
-      }
+    for (const std::string& source : sources) {
+      if (const FlowVariant* v = find_variant(variants, "all but " + source)) others = std::max(others, v->mfu - all->mfu);
     }
     if (only_links || links_regain > others) {
       std::string elements;
@@ -1185,21 +1186,20 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
       return out;
     }
   }
+  // The slow hosts and GPUs of the named stage.
+  std::vector<int> hosts, gpus;
+  if (stage >= 0) {
+    if (const auto h = engine::slow_units_by_stage(cfg, "hosts"); h.count(stage)) hosts = h.at(stage);
+    if (const auto g = engine::slow_units_by_stage(cfg, "gpus"); g.count(stage)) gpus = g.at(stage);
+  }
   // Another source (GPU speed variation, degraded NICs, uneven stages, a sequence imbalance)
   // that costs more alone than the slow hosts and GPUs: the cause, as at the analytical level,
   // followed by what repairing the slow hosts regains.
-  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
-  auto variant = [&](const std::string& name) -> const FlowVariant* {
-    for (const FlowVariant& v : variants) {
-      if (v.error.empty() && v.name == name) return &v;
-    }
-    return nullptr;
-  };
   const bool several = sources.size() > 1;
   std::string top_source;
   double top_alone = 0, compute_alone = 0;
   for (const std::string& source : sources) {
-    const FlowVariant* v = several ? variant(source) : all;
+    const FlowVariant* v = several ? find_variant(variants, source) : all;
     if (!v) continue;
     const double alone = base.mfu - v->mfu;
     if (source == "hosts" || source == "gpus") {
@@ -1211,20 +1211,17 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
   }
   if (!top_source.empty() && top_alone > compute_alone) {
     out.cause = "the straggler source '" + top_source + "': " + mfu_points(top_alone) + " lost with it alone";
-    if (const FlowVariant* rest = several ? variant("all but " + top_source) : nullptr) {
+    if (const FlowVariant* rest = several ? find_variant(variants, "all but " + top_source) : nullptr) {
       out.cause += "; removing it regains " + mfu_points(rest->mfu - all->mfu) + " of the " +
                    mfu_points(base.mfu - all->mfu) + " lost";
     }
     // What repairing the slow hosts and GPUs regains: the best stage's, or all of them (one stage).
     if (repaired && stage >= 0) {
-      std::vector<int> h, g;
-      if (const auto m = engine::slow_units_by_stage(cfg, "hosts"); m.count(stage)) h = m.at(stage);
-      if (const auto m = engine::slow_units_by_stage(cfg, "gpus"); m.count(stage)) g = m.at(stage);
-      out.cause += "; repairing the slow " + units_words(h, g) + " on " + stage_words(cfg, stage) + " regains " +
+      out.cause += "; repairing the slow " + units_words(hosts, gpus) + " on " + stage_words(cfg, stage) + " regains " +
                    mfu_points(regained);
     } else {
       for (const char* source : {"hosts", "gpus"}) {
-        if (const FlowVariant* rest = variant(std::string("all but ") + source)) {
+        if (const FlowVariant* rest = find_variant(variants, std::string("all but ") + source)) {
           out.cause += "; repairing the slow " + std::string(source) + " regains " + mfu_points(rest->mfu - all->mfu);
         }
       }
@@ -1232,9 +1229,6 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
     return out;
   }
   if (stage < 0) return out;
-  std::vector<int> hosts, gpus;
-  if (const auto h = engine::slow_units_by_stage(cfg, "hosts"); h.count(stage)) hosts = h.at(stage);
-  if (const auto g = engine::slow_units_by_stage(cfg, "gpus"); g.count(stage)) gpus = g.at(stage);
   const bool one = hosts.size() + gpus.size() == 1;
   out.cause = "the slow " + units_words(hosts, gpus) + " on " + stage_words(cfg, stage);
   out.cause += regained >= 0 ? std::string(": repairing ") + (one ? "it" : "them") + " regains " + mfu_points(regained) +
@@ -1317,7 +1311,7 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   if (sum.draws.count > 1) {
     o << draws_words(sum.draws, cfg.stragglers.seed);
   } else if (cfg.stragglers.drawn()) {
-    const bool units = units_drawn(cfg.stragglers);
+    const bool units = cfg.stragglers.units_drawn();
     const std::string what = units && cfg.stragglers.variation ? "where the drawn hosts land and on the drawn GPU speeds"
                              : units                           ? "where the drawn hosts land"
                                                                : "the drawn GPU speeds";
@@ -1327,9 +1321,8 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   // Replicas that run in perfect lockstep meet each other's ECMP collisions every time; any speed
   // spread desynchronises them, which alone can move the flow level's iteration by several percent
   // either way where TP or CP groups span nodes.
-  const auto all_variant = std::find_if(variants.begin(), variants.end(),
-                                        [](const FlowVariant& v) { return v.error.empty() && v.name == "all"; });
-  if (cfg.stragglers.variation && all_variant != variants.end() && all_variant->iteration_s < base.iteration_s) {
+  const FlowVariant* all_variant = find_variant(variants, "all");
+  if (cfg.stragglers.variation && all_variant && all_variant->iteration_s < base.iteration_s) {
     o << "\nnote       with the GPU speed variation the run is faster than the baseline: the baseline's replicas run "
          "in lockstep and meet each other's ECMP collisions every time, which any speed spread breaks up "
          "(several percent where TP or CP groups span nodes); compare variants that all have the variation\n";
