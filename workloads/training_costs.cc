@@ -30,7 +30,6 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
   l.nic_per_gpu = Bandwidth{nic * hw.eff.network_busbw};
   l.oversubscription = oversub;
   l.nic_local_per_gpu = Bandwidth{c.nic_bandwidth.bytes_per_s * share * hw.eff.network_busbw};
-  l.fabric_ratio = c.nic_bandwidth.bytes_per_s / fabric.bytes_per_s;
   l.nvlink_alpha = hw.eff.nvlink_collective_latency;
   l.net_alpha = hw.eff.network_collective_latency;
   return l;
@@ -67,10 +66,18 @@ std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const Scenario
 }
 
 // Per-flow routing (ECMP, D-mod-k) puts each flow's queue pairs on single switch-to-switch links:
-// a flow that leaves its ToR runs at most at qps fabric links' rate, nic / (qps x fabric) slower.
-double per_flow_cap(const NetworkConfig& n, const TrainingLinks& l, bool leaves) {
-  if (!leaves || n.routing == Routing::kSpray) return 1.0;
-  return l.fabric_ratio / std::max(1, n.qps_per_connection);
+// a flow of `flow` bytes that leaves its ToR runs at most at qps fabric links' rate, while the
+// busiest GPU moves `busiest` bytes at its NIC share (share x nic):
+//   slowdown = max(1, flow / busiest x share x nic / (qps x fabric))
+// A GPU whose traffic is one flow (a ring edge) gets share x nic / (qps x fabric); one that sends to
+// k peers at once (an all-to-all) k times less, as its flows take k links.
+double per_flow_cap(const ScenarioConfig& cfg, double flow, double busiest) {
+  const NetworkConfig& n = cfg.network;
+  if (flow <= 0 || busiest <= 0 || n.routing == Routing::kSpray) return 1.0;
+  const Bandwidth fabric = n.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth);
+  const double share = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
+  const double line = cfg.cluster.nic_bandwidth.bytes_per_s * share;
+  return std::max(1.0, flow / busiest * line / (std::max(1, n.qps_per_connection) * fabric.bytes_per_s));
 }
 
 }  // namespace
@@ -95,10 +102,11 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
                                                    : static_cast<double>(std::min(stride, t.gpus));
     crossed = std::max(crossed, block_slowdown(edges, 1.0, t, share));
   }
-  return links_at_contention(l, std::max(crossed, per_flow_cap(n, l, leaves)));
+  // Each GPU sends one ring edge: its whole traffic is one flow.
+  return links_at_contention(l, std::max(crossed, leaves ? per_flow_cap(cfg, 1.0, 1.0) : 1.0));
 }
 
-TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows) {
+double fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows) {
   const NetworkConfig& n = cfg.network;
   const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
   const int gpn = cfg.cluster.gpus_per_node;
@@ -111,7 +119,8 @@ TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l,
     busiest = std::max({busiest, sent[f.src] += f.bytes.as_double(), received[f.dst] += f.bytes.as_double()});
   }
   double crossed = 1.0;
-  bool leaves = false;
+  double largest_leaving = 0;  // the largest flow that leaves its ToR (the first tier)
+  bool tor_tier = true;
   for (const TierBlocks& t : tier_blocks(shape, cfg)) {
     if (t.gpus <= 0 || busiest <= 0) continue;
     // A block is one ToR: (group, rail) when rail-optimised, else the group or the pod.
@@ -122,15 +131,20 @@ TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l,
     double most = 0;
     for (const coll::FlowSpec& f : flows) {
       if (!f.inter_node || block(f.src) == block(f.dst)) continue;
-      leaves = true;
       const double b = f.bytes.as_double();
+      if (tor_tier) largest_leaving = std::max(largest_leaving, b);
       most = std::max({most, out_bytes[block(f.src)] += b, in_bytes[block(f.dst)] += b});
     }
+    tor_tier = false;
     TierBlocks one = t;
     one.uplink_nics = t.uplink_nics / t.rails;  // per ToR
     crossed = std::max(crossed, block_slowdown(most, busiest, one, share));
   }
-  return links_at_contention(l, std::max(crossed, per_flow_cap(n, l, leaves)));
+  return std::max(crossed, per_flow_cap(cfg, largest_leaving, busiest));
+}
+
+TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows) {
+  return links_at_contention(l, fabric_slowdown(cfg, flows));
 }
 
 TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown) {

@@ -24,7 +24,6 @@ struct TrainingLinks {
   // The same share at the NICs' line rate, neither capped nor divided: traffic that stays under
   // one ToR group never meets the fabric's switch-to-switch links.
   Bandwidth nic_local_per_gpu;
-  double fabric_ratio = 1.0;  // nic_bandwidth / fabric_bandwidth (below 1 when the fabric's links are faster)
   Time nvlink_alpha;        // per NCCL collective inside a node
   Time net_alpha;           // per ring step across nodes
 };
@@ -38,20 +37,26 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // block cross its uplinks together: slowdown = max(1, edges x NIC share / the block's uplinks in
 // NIC line rates), the block's real uplinks (tor_up per ToR, agg_up per aggregation switch) at
 // network.fabric_bandwidth. With per-flow routing (ECMP, D-mod-k) an edge that leaves its block
-// also runs on qps_per_connection single links: at most qps x fabric_bandwidth. The slower tier
+// also runs on qps_per_connection single links: at most qps x fabric_bandwidth against the GPU's
+// NIC share. The slower tier
 // sets the rate; a ring inside one ToR runs at the NICs' line rate. Blocks are taken as aligned
 // with the ring. Throws BadInput (topo::plan_clos) when the fabric cannot be built.
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
 
-// `l` for `flows` that run at once (one pipeline stage's expert all-to-alls), instead of every
-// tier's oversubscription: per tier, the ToR (one rail of a group when rail-optimised, so traffic
-// between rails leaves it) or pod whose flows send or receive the most bytes across its uplinks,
-// against the busiest NIC:
+// How much the fabric slows `flows` that run at once (one pipeline stage's expert all-to-alls, a
+// serving pool's exchanges) against each GPU's NIC share at line rate: per tier, the ToR (one rail
+// of a group when rail-optimised, so traffic between rails leaves it) or pod whose flows send or
+// receive the most bytes across its uplinks, against the busiest NIC:
 //   slowdown = max(1, bytes through the block's uplinks x NIC share / (its uplinks in NIC line
 //                     rates x the busiest GPU's bytes))
-// and with per-flow routing at least nic / (qps x fabric) when some flow leaves its ToR. Other
-// stages' all-to-alls are taken to run at other times, as the pipeline staggers them. Throws
-// BadInput (topo::plan_clos) when the fabric cannot be built.
+// and with per-flow routing (ECMP, D-mod-k) at least largest flow leaving its ToR / busiest GPU's
+// bytes x NIC share / (qps x fabric): a flow runs on qps single links, while a GPU's flows to many
+// peers take many. ECMP hash collisions are not counted. Throws BadInput (topo::plan_clos) when
+// the fabric cannot be built.
+double fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows);
+
+// `l` at fabric_slowdown(flows), instead of every tier's oversubscription. Other stages'
+// all-to-alls are taken to run at other times, as the pipeline staggers them.
 TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows);
 
 // `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC

@@ -9,7 +9,7 @@
 
 #include "calibration/compute_cost.h"
 #include "sim/core/error.h"
-#include "topology/clos_shape.h"
+#include "workloads/training_costs.h"
 
 namespace clustersim::engine {
 namespace {
@@ -111,45 +111,96 @@ const char* to_string(PoolRole r) {
   return "?";
 }
 
-ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+std::vector<coll::FlowSpec> pool_tp_flows(const PoolPlan& p, Bytes size, int gpus_per_node) {
+  std::vector<coll::FlowSpec> out;
+  if (p.tp <= 1) return out;
+  std::vector<int32_t> group(static_cast<size_t>(p.tp));
+  for (int g = 0; g + p.tp <= p.gpus; g += p.tp) {
+    for (int i = 0; i < p.tp; ++i) group[static_cast<size_t>(i)] = p.first_gpu + g + i;
+    coll::collective_flows(CollectiveOp::kAllReduce, coll::Algorithm::kRing, size, group, gpus_per_node, out);
+  }
+  return out;
+}
+
+std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpus_per_node) {
+  std::vector<coll::FlowSpec> out;
+  // The attention pool has no experts; the expert pool's tokens come by M2N, not an all-to-all.
+  if (p.role == PoolRole::kAttention || p.role == PoolRole::kExpert || p.ep <= 1) return out;
+  std::vector<int32_t> instance(static_cast<size_t>(p.ep));
+  for (int g = 0; g + p.ep <= p.gpus; g += p.ep) {
+    for (int i = 0; i < p.ep; ++i) instance[static_cast<size_t>(i)] = p.first_gpu + g + i;
+    coll::collective_flows(CollectiveOp::kAllToAll, coll::Algorithm::kRing, size, instance, gpus_per_node, out);
+  }
+  return out;
+}
+
+std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan& e,
+                                               Bytes m2n_total, int gpus_per_node) {
+  std::vector<coll::FlowSpec> out;
+  const int64_t pairs = int64_t{a.gpus} * e.gpus;
+  if (pairs <= 0) return out;
+  // N2M carries 1 / etp of M2N's bytes (m2n_bytes, n2m_bytes).
+  const Bytes up{m2n_total.n / pairs};
+  const Bytes down{up.n / std::max(1, e.tp)};
+  out.reserve(static_cast<size_t>(2 * pairs));
+  for (int i = 0; i < a.gpus; ++i) {
+    for (int j = 0; j < e.gpus; ++j) {
+      const int32_t ag = a.first_gpu + i, eg = e.first_gpu + j;
+      const bool inter = ag / gpus_per_node != eg / gpus_per_node;
+      out.push_back({ag, eg, up, inter});
+      out.push_back({eg, ag, down, inter});
+    }
+  }
+  return out;
+}
+
+double serving_fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows) {
+  try {
+    return work::fabric_slowdown(cfg, flows);
+  } catch (const BadInput&) {
+    // A fabric the planner cannot build: every tier's ratio and the slower of NIC and fabric link.
+    const ClusterConfig& c = cfg.cluster;
+    const NetworkConfig& n = cfg.network;
+    const Bandwidth fabric = n.fabric_bandwidth.value_or(c.nic_bandwidth);
+    const double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
+    return oversub * std::max(1.0, c.nic_bandwidth.bytes_per_s / fabric.bytes_per_s);
+  }
+}
+
+ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p) {
   const ClusterConfig& c = cfg.cluster;
   const NetworkConfig& n = cfg.network;
   ServingLinks l;
-  l.nvlink_busbw = hw.eff.nvlink_busbw * n.nvlink_bandwidth.value_or(hw.nvlink_bandwidth);
-  // Each GPU's share of its node's NICs, divided by the oversubscription of the tiers the
-  // deployment's traffic crosses: a tier whose block (ToR group, pod) holds every GPU of the
-  // pools (GPUs 0.., inference_sim) is never left, so its uplinks cannot slow it (as the flow
-  // level's routes show).
+  l.nvlink_busbw = p.hw.eff.nvlink_busbw * n.nvlink_bandwidth.value_or(p.hw.nvlink_bandwidth);
   const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
-  double oversub = n.tor_oversubscription * (n.tiers == 3 ? n.agg_oversubscription : 1.0);
-  try {
-    const topo::ClosShape shape = topo::plan_clos(c, n, cfg.file);
-    const int64_t spans = cfg.inference ? serving_gpus(*cfg.inference) : c.gpus;
-    const double tor = spans > shape.gpus_per_group() ? n.tor_oversubscription : 1.0;
-    const double agg = n.tiers == 3 && spans > shape.gpus_per_pod() ? n.agg_oversubscription : 1.0;
-    oversub = tor * agg;
-  } catch (const BadInput&) {
-    // A fabric the planner cannot build keeps every tier's ratio.
-  }
-  const Bandwidth fabric = n.fabric_bandwidth.value_or(c.nic_bandwidth);
-  l.nic_per_gpu = Bandwidth{std::min(c.nic_bandwidth.bytes_per_s, fabric.bytes_per_s) * share / oversub *
-                            hw.eff.network_busbw};
-  l.nvlink_alpha = hw.eff.nvlink_collective_latency;
-  l.net_alpha = hw.eff.network_collective_latency;
+  l.nic_per_gpu = Bandwidth{c.nic_bandwidth.bytes_per_s * share * p.hw.eff.network_busbw};
+  const Bytes unit{1 << 20};
+  l.tp_slowdown = serving_fabric_slowdown(cfg, pool_tp_flows(p, unit, c.gpus_per_node));
+  l.ep_slowdown = serving_fabric_slowdown(cfg, pool_ep_flows(p, unit, c.gpus_per_node));
+  l.nvlink_alpha = p.hw.eff.nvlink_collective_latency;
+  l.net_alpha = p.hw.eff.network_collective_latency;
   l.gpus_per_node = c.gpus_per_node;
   return l;
 }
 
-coll::GroupLinks group_links(int ranks, const ServingLinks& l) {
+namespace {
+
+coll::GroupLinks serving_group(int ranks, const ServingLinks& l, double slowdown) {
   coll::GroupLinks g;
   g.ranks = ranks;
   g.ranks_per_node = std::max(1, std::min(ranks, l.gpus_per_node));
   g.intra_busbw = l.nvlink_busbw;
-  g.nic_per_gpu = l.nic_per_gpu;
+  g.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s / std::max(1.0, slowdown)};
   g.intra_alpha = l.nvlink_alpha;
   g.inter_alpha = l.net_alpha;
   return g;
 }
+
+}  // namespace
+
+coll::GroupLinks group_links(int ranks, const ServingLinks& l) { return serving_group(ranks, l, l.tp_slowdown); }
+
+coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l) { return serving_group(ranks, l, l.ep_slowdown); }
 
 void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const std::string& key, PoolPlan& p) {
   const double w = m.weight_bytes;
@@ -364,10 +415,10 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     ffn_sum += m.moe_layers() * moe;
     // Dispatch and combine: each GPU sends its share of the tokens to top_k experts.
     const Bytes a2a = bytes_of(static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden * w);
-    const Time exchange = 2 * coll::collective_time(CollectiveOp::kAllToAll, a2a, group_links(p.ep, l));
+    const Time exchange = 2 * coll::collective_time(CollectiveOp::kAllToAll, a2a, group_links_ep(p.ep, l));
     const Time etp_ar = etp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
-                                                          group_links(etp, l))
+                                                          group_links_ep(etp, l))
                                 : Time::zero();
     comm_sum += m.moe_layers() * (exchange + etp_ar);
   }

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "calibration/hardware_profile.h"
 #include "sim/collectives/collective_cost.h"
+#include "sim/collectives/collective_flows.h"
 #include "sim/core/config.h"
 #include "sim/core/error.h"
 #include "sim/core/units.h"
@@ -76,13 +78,36 @@ struct PoolPlan {
 // The links a pool's collectives and transfers use (already scaled by achieved efficiency).
 struct ServingLinks {
   Bandwidth nvlink_busbw;  // per GPU, inside a node
-  Bandwidth nic_per_gpu;   // per GPU, across the fabric
+  Bandwidth nic_per_gpu;   // per GPU across the fabric: its share of its node's NICs at line rate
+  // What the fabric adds (>= 1) to the pool's collectives that leave a node, against nic_per_gpu:
+  double tp_slowdown = 1.0;  // its TP groups (tp consecutive GPUs; the expert pool's expert TP groups)
+  double ep_slowdown = 1.0;  // its instances' expert all-to-alls (ep consecutive GPUs, all instances at once)
   Time nvlink_alpha;       // per collective inside a node
   Time net_alpha;          // per step across nodes
   int gpus_per_node = 8;
 };
-ServingLinks serving_links(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+// work::fabric_slowdown of `flows`; where the planner cannot build the fabric, every tier's
+// oversubscription x max(1, nic / fabric_bandwidth).
+double serving_fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows);
+// The links of pool `p` (placed at p.first_gpu): NIC share x network_busbw, and the slowdowns of
+// its TP groups and expert all-to-alls from the bytes that leave each ToR and pod
+// (serving_fabric_slowdown; ECMP collisions not counted: route_pool_links adds them).
+ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p);
+// TP groups' collectives over tp_slowdown; group_links_ep for the expert all-to-all (ep_slowdown).
 coll::GroupLinks group_links(int ranks, const ServingLinks& l);
+coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l);
+
+// The flows of a pool's TP groups (a ring all-reduce of `size` per group) and of its instances'
+// expert all-to-alls (`size` per instance; none for the attention and expert pools), every group
+// and instance at once.
+std::vector<coll::FlowSpec> pool_tp_flows(const PoolPlan& p, Bytes size, int gpus_per_node);
+std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpus_per_node);
+// One layer's M2N (attention -> expert pool, `m2n_total` bytes) and N2M back (in the ratio
+// n2m_bytes / m2n_bytes), each spread evenly over the a x e pairs, as the M2N probe sends them:
+// at once, so that where both directions leave a ToR by the same uplinks (a rail-optimised ToR
+// holds attention and expert GPUs of its rail) they share them.
+std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan& e,
+                                               Bytes m2n_total, int gpus_per_node);
 
 // Memory per GPU of a pool: weights held, then the KV budget (inference.kv_cache_per_gpu, or HBM
 // minus the profile's reserve, the weights and an activation workspace of
@@ -201,7 +226,7 @@ struct AfdPlan {
   const PoolPlan* attention = nullptr;
   const PoolPlan* expert = nullptr;
   int micro_batches = 1;
-  double m2n_factor = 1.0;  // fabric contention on M2N/N2M (exchange_time's `contention`; 1: analytical)
+  double m2n_factor = 1.0;  // fabric contention on M2N/N2M (exchange_time's `contention`)
 };
 PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
                         const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);

@@ -16,6 +16,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/core/text_file.h"
+#include "sim/engine/fabric_contention.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
@@ -181,7 +182,7 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
       throw BadInput(errors);
     }
     next_gpu += p.gpus;
-    s.links.push_back(serving_links(cfg, p.hw));
+    s.links.push_back(serving_links(cfg, p));
     s.pools.push_back(std::move(p));
   }
   s.gpus = next_gpu;
@@ -498,13 +499,11 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
                     n2m_bytes(s.model, t).as_double() / std::min(a.gpus, e.gpus));
   };
   tokens *= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kM2nProbeMinBytesPerGpu / busiest_gpu(tokens))));
-  const Bytes up = m2n_bytes(s.model, tokens, e.tp);
-  const Bytes down = n2m_bytes(s.model, tokens);
   // Uniform routing: each of the a x e pairs carries the same share (an expert's etp ranks all get
   // the M2N tokens routed to it, and each returns its 1/etp slice).
   const int64_t pairs = int64_t{a.gpus} * e.gpus;
-  const Bytes up_pair{up.n / pairs};
-  const Bytes down_pair{down.n / pairs};
+  const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, m2n_bytes(s.model, tokens, e.tp), s.links[0].gpus_per_node);
+  const Bytes up_pair = flows[0].bytes, down_pair = flows[1].bytes;
   Time last = Time::zero();
   // No GPU's NIC carries a byte before its first sub-flow has crossed the shortest path.
   Time latency = Time::max();
@@ -514,14 +513,9 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
     for (const net::Path& p : paths) latency = min(latency, p.latency);
   };
   const Time start = clock.now();
-  for (int i = 0; i < a.gpus; ++i) {
-    for (int j = 0; j < e.gpus; ++j) {
-      const int ag = a.first_gpu + i, eg = e.first_gpu + j;
-      network.send(ag, eg, up_pair, [&last](Time t) { last = max(last, t); });
-      network.send(eg, ag, down_pair, [&last](Time t) { last = max(last, t); });
-      shortest_path(ag, eg);
-      shortest_path(eg, ag);
-    }
+  for (const coll::FlowSpec& f : flows) {
+    network.send(f.src, f.dst, f.bytes, [&last](Time t) { last = max(last, t); });
+    shortest_path(f.src, f.dst);
   }
   run_clock();
   // The closed form at line rate: the serving links carry the achieved efficiency of NCCL-style
@@ -546,8 +540,27 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
   return probe;
 }
 
+void route_pool_links(ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes) {
+  const Bytes unit{1 << 20};
+  for (size_t i = 0; i < setup.pools.size(); ++i) {
+    ServingLinks& l = setup.links[i];
+    const int gpn = l.gpus_per_node;
+    l.tp_slowdown = static_contention(fabric, routes, pool_tp_flows(setup.pools[i], unit, gpn)).contention;
+    l.ep_slowdown = static_contention(fabric, routes, pool_ep_flows(setup.pools[i], unit, gpn)).contention;
+  }
+}
+
+double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes) {
+  if (setup.pools.size() < 2) return 1.0;
+  const int gpn = setup.links[0].gpus_per_node;
+  const PoolPlan& a = setup.pools[0];
+  const PoolPlan& e = setup.pools[1];
+  const Bytes total{int64_t{a.gpus} * e.gpus * (1 << 16)};  // any size: the factor is a ratio
+  return static_contention(fabric, routes, m2n_exchange_flows(a, e, total, gpn)).contention;
+}
+
 ServingResult run_serving(const ScenarioConfig& cfg) {
-  const ServingSetup setup = make_serving_setup(cfg);
+  ServingSetup setup = make_serving_setup(cfg);
   std::vector<ServingRequest> requests = [&] {
     try {
       return make_requests(setup.in, cfg.cluster.source_dir, cfg.model.seq_len);
@@ -565,6 +578,7 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
   simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
   SimGridClock clock;
   std::unique_ptr<net::Network> network = net::make_network(cfg.network, routes, clock);
+  route_pool_links(setup, fabric, routes);
   M2nProbe probe;
   if (setup.in.mode == ServingMode::kAttentionFfn) {
     const bool shares_links = cfg.network.fidelity != Fidelity::kAnalytical;
@@ -573,10 +587,11 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
                engine->run();
              });
     // The closed-form network prices each flow alone, so what it "measures" is no measurement
-    // (it came out below the line-rate bound): the analytical level uses the closed form itself.
+    // (it came out below the line-rate bound): the analytical level uses the exchange's static
+    // bound on the routes instead, as it does for the pools' own collectives.
     if (!shares_links) {
-      probe.measured = probe.bound;
-      probe.factor = 1.0;
+      probe.factor = m2n_static_factor(setup, fabric, routes);
+      probe.measured = probe.factor * probe.bound;
     }
   }
   const double factor = probe.factor;

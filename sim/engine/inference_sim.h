@@ -15,6 +15,8 @@
 #include "sim/engine/inference_cost.h"
 #include "sim/engine/inference_trace.h"
 #include "sim/network/network.h"
+#include "sim/network/route_source.h"
+#include "topology/fabric.h"
 
 namespace clustersim::net {
 class RouteSource;
@@ -63,6 +65,16 @@ struct ServingSetup {
 // Loads each pool's profile and sizes its memory; throws BadInput (unknown GPU, pool too small
 // for the model, KV cache too small for a request).
 ServingSetup make_serving_setup(const ScenarioConfig& cfg);
+
+// The pools' TP and expert all-to-all slowdowns (setup.links[i].tp_slowdown, ep_slowdown) from
+// their flows routed on the fabric, every group at once (static_contention: the most loaded link
+// against the busiest NIC, so ECMP collisions and slower switch-to-switch links count). Both
+// levels price these collectives in closed form; run_serving calls this.
+void route_pool_links(ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes);
+
+// The analytical level's M2N factor: the static bound of one layer's M2N and N2M (m2n_flows) on
+// the routes against the busiest NIC, the larger of the two directions. 1 outside attention_ffn.
+double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes);
 
 struct RequestOutcome {
   Time arrival;
@@ -167,14 +179,15 @@ class ServingSimulation {
 // microseconds of path latency do not count: the factor scales exchange_time's bytes term).
 //   measured  when the last transfer arrived
 //   bound     the closed form of the same exchange: exchange_time over serving_links (each GPU's NIC
-//             share, divided by the tiers' oversubscription) at line rate, i.e. without the achieved
-//             efficiency network_busbw, and with the shortest path latency of a pair as alpha
-//   factor    measured / bound: what the fabric adds to (> 1: flows collide on links the closed form
-//             does not charge) or takes from (< 1: traffic avoids links it charges) the closed form
+//             share) at line rate, i.e. without the achieved efficiency network_busbw, and with the
+//             shortest path latency of a pair as alpha
+//   factor    measured / bound: what the fabric adds to the closed form (> 1: flows collide, or cross
+//             slower or oversubscribed uplinks)
 // `shares_links` says whether the network shares link bandwidth among concurrent transfers (flow,
 // packet). The analytical level does not: it prices each transfer as if alone, reporting about one
 // pair's time where every GPU's NIC is in fact shared by all its pairs, so there the factor is
-// max(measured, bound) / bound (1 unless a single path is slower than a GPU's NIC share).
+// max(measured, bound) / bound (1 unless a single path is slower than a GPU's NIC share);
+// run_serving replaces it with m2n_static_factor at that level.
 // `run_clock` runs `clock` until the network is idle. Call this before anything else uses `network`.
 M2nProbe probe_m2n_exchange(const ServingSetup& setup, net::Network& network, bool shares_links,
                             const net::RouteSource& routes, Clock& clock, const std::function<void()>& run_clock);

@@ -93,7 +93,7 @@ DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instan
   StepLoad load;
   const double ctx = context_of(in);
   for (int i = 0; i < batch; ++i) load.add_decode(static_cast<int64_t>(ctx));
-  d.timing = colocated_step(m, p, serving_links(cfg, p.hw), load);
+  d.timing = colocated_step(m, p, serving_links(cfg, p), load);
   d.tpot = d.timing.total;
   d.tokens_per_s_per_gpu = batch / d.tpot.as_s() / d.gpus;
   const double price = price_of(cfg, PoolRole::kColocated);
@@ -127,8 +127,13 @@ DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_g
   std::vector<StepLoad> micro(static_cast<size_t>(m));
   const double ctx = context_of(in);
   for (int i = 0; i < batch; ++i) micro[static_cast<size_t>(i % m)].add_decode(static_cast<int64_t>(ctx));
-  AfdPlan plan{&a, &e, m, 1.0};
-  d.timing = afd_step(model, plan, serving_links(cfg, a.hw), serving_links(cfg, e.hw), micro);
+  e.first_gpu = attention_gpus;
+  // The M2N's fabric factor from the bytes that leave each ToR and pod (no routes here).
+  const Bytes probe{int64_t{attention_gpus} * expert_gpus * (1 << 16)};
+  const int gpn = cfg.cluster.gpus_per_node;
+  const double factor = serving_fabric_slowdown(cfg, m2n_exchange_flows(a, e, probe, gpn));
+  AfdPlan plan{&a, &e, m, factor};
+  d.timing = afd_step(model, plan, serving_links(cfg, a), serving_links(cfg, e), micro);
   d.tpot = d.timing.total;
   d.tokens_per_s_per_gpu = batch / d.tpot.as_s() / d.gpus;
   const double pa = price_of(cfg, PoolRole::kAttention), pe = price_of(cfg, PoolRole::kExpert);

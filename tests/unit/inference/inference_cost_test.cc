@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "calibration/compute_cost.h"
+#include "sim/network/fabric_routes.h"
+#include "topology/fabric.h"
+#include "topology/fabric_router.h"
 #include "tests/unit/inference/inference_test_util.h"
 
 namespace clustersim::engine {
@@ -51,26 +54,64 @@ TEST(GemmRoofline, SplitKNeverSlowerThanOneSlice) {
   }
 }
 
-TEST(ServingLinks, OnlyTiersTheDeploymentSpansSlowItsNics) {
-  // The serving cluster within one ToR group never uses the ToR uplinks: 1:3 costs nothing there.
-  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
-  const ScenarioConfig whole = testing::serving();
-  const ScenarioConfig over = testing::serving({"network.tor_oversubscription=3"});
-  EXPECT_EQ(serving_links(over, hw).nic_per_gpu.bytes_per_s, serving_links(whole, hw).nic_per_gpu.bytes_per_s);
-  // In a larger cluster the pools (GPUs 0..15) still sit in one ToR group: what counts is the
-  // deployment, not the cluster.
-  const ScenarioConfig big = testing::serving({"cluster.gpus=1024", "network.switch_radix=16"});
-  const ScenarioConfig big_over =
-      testing::serving({"cluster.gpus=1024", "network.switch_radix=16", "network.tor_oversubscription=3"});
-  EXPECT_EQ(serving_links(big_over, hw).nic_per_gpu.bytes_per_s, serving_links(big, hw).nic_per_gpu.bytes_per_s);
-  // Pools spread over many ToR groups (radix-16 switches hold 8 servers each) leave them.
-  const ScenarioConfig wide = testing::serving(
-      {"cluster.gpus=1024", "network.switch_radix=16", "inference.pools.colocated.gpus=1024"});
-  const ScenarioConfig wide_over = testing::serving({"cluster.gpus=1024", "network.switch_radix=16",
-                                                     "inference.pools.colocated.gpus=1024",
-                                                     "network.tor_oversubscription=3"});
-  EXPECT_NEAR(serving_links(wide_over, hw).nic_per_gpu.bytes_per_s * 3, serving_links(wide, hw).nic_per_gpu.bytes_per_s,
-              1e-6 * serving_links(wide, hw).nic_per_gpu.bytes_per_s);
+// The colocated pool of tiny-serving (2 instances of ep 8, tp 2 attention replicas) at GPU 0.
+PoolPlan tiny_pool(const ScenarioConfig& cfg) {
+  PoolPlan p;
+  p.hw = calib::load_hardware_profile("H100-SXM");
+  p.gpus = 16;
+  p.tp = cfg.inference->colocated->tp;
+  p.ep = cfg.inference->colocated->ep;
+  return p;
+}
+
+TEST(ServingLinks, OnlyTrafficThatLeavesANodeMeetsTheFabric) {
+  // Instances of 8 GPUs on 8-GPU nodes: neither a 3:1 ToR nor 10 Gbps switch links slow them.
+  for (const char* o : {"network.tor_oversubscription=3", "network.fabric_bandwidth=10Gbps"}) {
+    const ScenarioConfig cfg = testing::serving({o, "network.switch_radix=16"});
+    const ServingLinks l = serving_links(cfg, tiny_pool(cfg));
+    EXPECT_DOUBLE_EQ(l.tp_slowdown, 1.0) << o;
+    EXPECT_DOUBLE_EQ(l.ep_slowdown, 1.0) << o;
+  }
+}
+
+TEST(ServingLinks, ExpertAllToAllAcrossNodesOnAHandComputedCase) {
+  // One instance of ep 16 over 2 nodes of 8 GPUs, rail-optimised radix-16 ToRs (8 down, 8 up; both
+  // servers under each rail's ToR), 400 Gbps NICs, 10 Gbps switch-to-switch links (1/40 NIC).
+  // Each GPU sends s/16 to each of 15 others: 8 to the other node (s/2 through its NIC), 7 of
+  // them on other rails, so they leave the rail's ToR. Per ToR: 2 GPUs x 7 x s/16 = 7s/8 up
+  // through 8 links of 1/40 NIC = 0.2 NIC:
+  //   block bound  7/8 / (0.2 x 1/2) = 8.75
+  //   per-flow cap (ECMP, 1 QP): largest leaving flow s/16 over the busiest NIC's s/2, x 40 = 5
+  const ScenarioConfig cfg = testing::serving(
+      {"network.switch_radix=16", "network.fabric_bandwidth=10Gbps", "inference.pools.colocated.ep=16"});
+  const ServingLinks l = serving_links(cfg, tiny_pool(cfg));
+  EXPECT_NEAR(l.ep_slowdown, 8.75, 1e-9);
+  EXPECT_DOUBLE_EQ(l.tp_slowdown, 1.0);  // tp 2 inside a node
+  EXPECT_NEAR(group_links_ep(16, l).nic_per_gpu.bytes_per_s, l.nic_per_gpu.bytes_per_s / 8.75, 1e-3);
+  EXPECT_DOUBLE_EQ(group_links(2, l).nic_per_gpu.bytes_per_s, l.nic_per_gpu.bytes_per_s);
+  // Sprayed on the routes: the same 8.75 (every uplink carries 7s/64); ECMP hashing of the 14
+  // flows per ToR over 8 uplinks collides, so the routed figure is at least the block bound.
+  for (const char* routing : {"spray", "ecmp"}) {
+    const ScenarioConfig r = testing::serving({"network.switch_radix=16", "network.fabric_bandwidth=10Gbps",
+                                               "inference.pools.colocated.ep=16",
+                                               std::string("network.routing=") + routing});
+    ServingSetup setup = make_serving_setup(r);
+    const topo::Fabric fabric = topo::build_fabric(r.cluster, r.network, r.file);
+    const net::FabricRoutes routes(fabric, topo::routing_options(r.network));
+    route_pool_links(setup, fabric, routes);
+    if (std::string(routing) == "spray") {
+      EXPECT_NEAR(setup.links[0].ep_slowdown, 8.75, 1e-9);
+    } else {
+      EXPECT_GE(setup.links[0].ep_slowdown, 8.75 - 1e-9);
+    }
+  }
+}
+
+TEST(ServingLinks, AFabricThePlannerCannotBuildKeepsEveryTiersRatio) {
+  // Radix 6 cannot split 8 NICs per server: 3:1 x (400 / 100 Gbps).
+  const ScenarioConfig cfg = testing::serving({"network.switch_radix=6", "network.tor_oversubscription=3",
+                                               "network.fabric_bandwidth=100Gbps"});
+  EXPECT_DOUBLE_EQ(serving_fabric_slowdown(cfg, {}), 12.0);
 }
 
 // A colocated H100 pool: tp x ep GPUs per instance, `replicas` data-parallel attention replicas.
@@ -87,7 +128,7 @@ TEST(StepCost, ColocatedPartsAddUpAndGrowWithBatch) {
   const ScenarioConfig cfg = testing::serving();
   const ServingModel m = serving_model(cfg);
   const PoolPlan p = h100_pool(2, 8, 4);
-  const ServingLinks l = serving_links(cfg, p.hw);
+  const ServingLinks l = serving_links(cfg, p);
   Time last = Time::zero();
   for (int batch : {1, 16, 256, 4096}) {
     StepLoad load;
@@ -126,7 +167,7 @@ TEST(StepLoad, TheBusiestReplicaHoldsAtLeastTheLargestRequest) {
   const ScenarioConfig cfg = testing::serving();
   const ServingModel m = serving_model(cfg);
   const PoolPlan single = h100_pool(1, 1, 1);
-  const ServingLinks l = serving_links(cfg, single.hw);
+  const ServingLinks l = serving_links(cfg, single);
   StepLoad prompt;
   prompt.add_prefill(4096);
   const Time alone = colocated_step(m, single, l, prompt).attention_busy;
@@ -171,7 +212,9 @@ TEST(M2nExchange, BytesAndTimeOnAHandComputedCase) {
 TEST(M2nExchange, ServingLinksGiveEachGpuItsNicShareAtAchievedEfficiency) {
   // tiny-serving: 400 Gb/s NICs, 8 per node of 8 GPUs, no oversubscription: 50 GB/s x network_busbw.
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
-  const ServingLinks l = serving_links(testing::serving(), hw);
+  PoolPlan p;
+  p.hw = hw;
+  const ServingLinks l = serving_links(testing::serving(), p);
   EXPECT_DOUBLE_EQ(l.nic_per_gpu.bytes_per_s, 50e9 * hw.eff.network_busbw);
   EXPECT_EQ(l.net_alpha, hw.eff.network_collective_latency);
 }
@@ -212,7 +255,7 @@ TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
   e.role = PoolRole::kExpert;
   e.gpus = 8;
   e.tp = 1;
-  ServingLinks free = serving_links(cfg, a.hw);
+  ServingLinks free = serving_links(cfg, a);
   free.net_alpha = Time::zero();
   free.nic_per_gpu = Bandwidth{1e30};
   free.nvlink_alpha = Time::zero();

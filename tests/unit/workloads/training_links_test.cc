@@ -65,13 +65,23 @@ TEST(LinksForFlows, OnlyBytesLeavingAToRMeetItsUplinks) {
   flat.network.tor_oversubscription = 1.0;
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
   EXPECT_DOUBLE_EQ(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 1.0);
-  // Fabric links at half the NICs' rate: per-flow routing caps every flow that leaves its ToR at
-  // one such link (2x), and the 1:1 uplinks carry 32 x 729 / (16 x 760) = 1.92x: 2x.
+  // Fabric links at half the NICs' rate: the 1:1 uplinks carry 32 x 729 / (16 x 760) = 1.92x. Per-flow
+  // routing caps each flow that leaves its ToR at one such link, but a GPU's 760 flows take many
+  // links: b / (0.5 x 760 b) is far below 1, so the uplinks decide, as when sprayed.
   flat.network.fabric_bandwidth = gbps(200);
-  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 2.0, 1e-9);
-  // Sprayed, only the uplinks' total counts: 1.92x.
+  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 32.0 * 729 / (16.0 * 760), 1e-9);
   flat.network.routing = Routing::kSpray;
   EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 32.0 * 729 / (16.0 * 760), 1e-9);
+  // One flow per GPU, from the first 16 servers of each rail's ToR to the next server's next rail:
+  // 16 flows leave each ToR through 16 half-rate uplinks (1x), but each flow is one link (2x).
+  std::vector<coll::FlowSpec> shift;
+  for (int32_t server = 0; server < 16; ++server) {
+    for (int32_t r = 0; r < 8; ++r) shift.push_back({server * 8 + r, (server + 1) * 8 + (r + 1) % 8, Bytes{1 << 20}, true});
+  }
+  flat.network.routing = Routing::kEcmp;
+  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), shift).oversubscription, 2.0, 1e-9);
+  flat.network.routing = Routing::kSpray;
+  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), shift).oversubscription, 1.0, 1e-9);
 }
 
 // Rings: a TP group across 8 nodes of one rail under one ToR meets no uplink; leaving the ToR,
