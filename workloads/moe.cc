@@ -352,7 +352,7 @@ Time chunk_pipeline_time(Time d, Time e, Time k, int chunks) {
 }
 
 MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLinks& l,
-                            int layer) {
+                            int layer, std::span<const double> a2a_contention) {
   const ModelConfig& m = cfg.model;
   const ScenarioConfig v = attention_view(cfg);
   MoeLayerCost c;
@@ -455,8 +455,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   }
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
+  double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
+  if (static_cast<size_t>(stage) < a2a_contention.size()) slowdown = std::max(slowdown, a2a_contention[stage]);
   const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node),
-                                          links_for_flows(cfg, l, c.dispatch_flows));
+                                          links_at_contention(l, slowdown));
   const Time a2a = coll::alltoallv_time(xfers, eg);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
@@ -514,7 +516,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
 }
 
 std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                          const TrainingLinks& l) {
+                                          const TrainingLinks& l, std::span<const double> a2a_contention) {
   const ParallelismConfig& p = cfg.parallelism;
   const int stages_v = p.pp * p.vpp;
   const int per_chunk = cfg.model.layers / stages_v;
@@ -526,7 +528,7 @@ std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib
       const int v = ch * p.pp + s;
       for (int i = 0; i < per_chunk; ++i) {
         const int layer = v * per_chunk + i;
-        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer);
+        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer, a2a_contention);
         sc.layers.push_back(layer);
         sc.costs.push_back(c);
         sc.compute += c.compute();

@@ -143,10 +143,6 @@ double fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec
   return std::max(crossed, per_flow_cap(cfg, largest_leaving, busiest));
 }
 
-TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows) {
-  return links_at_contention(l, fabric_slowdown(cfg, flows));
-}
-
 TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown) {
   TrainingLinks out = l;
   out.oversubscription = std::max(1.0, slowdown);

@@ -55,10 +55,6 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // the fabric cannot be built.
 double fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows);
 
-// `l` at fabric_slowdown(flows), instead of every tier's oversubscription. Other stages'
-// all-to-alls are taken to run at other times, as the pipeline staggers them.
-TrainingLinks links_for_flows(const ScenarioConfig& cfg, const TrainingLinks& l, std::span<const coll::FlowSpec> flows);
-
 // `l` for collectives that the fabric's routes slow by `slowdown` (>= 1) against each GPU's NIC
 // share at line rate (ECMP collisions, oversubscription and slower fabric links together, as
 // sim/engine's fabric_contention finds them), instead of every tier's oversubscription.

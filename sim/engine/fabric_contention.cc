@@ -10,6 +10,7 @@
 #include "sim/network/fabric_routes.h"
 #include "topology/clos_shape.h"
 #include "topology/fabric_router.h"
+#include "workloads/moe.h"
 #include "workloads/placement.h"
 #include "workloads/training_graph.h"
 
@@ -63,6 +64,7 @@ namespace {
 // gradient rings of every stage, the tied-embedding pairs and the CP rings of every replica.
 struct RingSets {
   std::vector<std::vector<int32_t>> dense, expert, embedding, cp;
+  std::vector<std::vector<std::vector<int32_t>>> a2a;  // per stage: its EP groups
 };
 RingSets ring_sets(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
@@ -81,6 +83,15 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
     }
     if (!cfg.model.moe) continue;
     for (auto& r : work::expert_dp_rings(cfg, s)) out.expert.push_back(std::move(r));
+    // The dispatch goes between GPUs of one expert-TP slice (work::dispatch_transfers).
+    const work::ExpertLayout lay = work::expert_layout(cfg, s);
+    std::vector<std::vector<int32_t>>& groups = out.a2a.emplace_back();
+    for (int e = 0; e < lay.edp; ++e) {
+      for (int t = 0; t < lay.etp; ++t) {
+        std::vector<int32_t>& g = groups.emplace_back();
+        for (int d = 0; d < lay.ep; ++d) g.push_back(lay.gpu(t, d, e));
+      }
+    }
   }
   return out;
 }
@@ -90,6 +101,9 @@ bool any_leaves_node(const RingSets& r, int gpus_per_node) {
   const auto leaves = [gpus_per_node](const std::vector<int32_t>& ring) { return work::spans_nodes(ring, gpus_per_node); };
   for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp}) {
     if (std::any_of(set->begin(), set->end(), leaves)) return true;
+  }
+  for (const auto& stage : r.a2a) {
+    if (std::any_of(stage.begin(), stage.end(), leaves)) return true;
   }
   return false;
 }
@@ -132,6 +146,19 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   const StaticLoad* worst = &dense;
   for (const StaticLoad* l : {&expert, &embedding, &cp}) {
     if (l->contention > worst->contention) worst = l;
+  }
+  std::vector<StaticLoad> a2a;
+  for (const std::vector<std::vector<int32_t>>& groups : sets.a2a) {
+    std::vector<coll::FlowSpec> flows;
+    for (const std::vector<int32_t>& g : groups) {
+      coll::collective_flows(coll::CollectiveOp::kAllToAll, coll::Algorithm::kRing, Bytes{1 << 20}, g,
+                             cfg.cluster.gpus_per_node, flows);
+    }
+    a2a.push_back(static_contention(fabric, routes, flows));
+    out.a2a.push_back(a2a.back().contention);
+  }
+  for (const StaticLoad& l : a2a) {
+    if (l.contention > worst->contention) worst = &l;
   }
   if (worst->contention > 1.0) {
     out.link = fabric.link_name(worst->link);

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "sim/collectives/collective_flows.h"
 #include "sim/core/config.h"
@@ -26,6 +27,10 @@ struct FabricContention {
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
   double embedding = 1.0;  // the tied-embedding all-reduce pairs (first and last stage of every replica), likewise
   double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1)
+  // MoE, per pipeline stage: its expert all-to-alls (a uniform all-to-all in every EP group of the
+  // stage, all at once; other stages' run at other times), likewise; empty when no EP group of
+  // any stage leaves a node.
+  std::vector<double> a2a;
   std::string link;        // most loaded link direction of the slowest set ("tor_agg:45/up"); empty when every slowdown is 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
   bool routed = false;     // false: not routed (no ring leaves a node)
@@ -56,13 +61,14 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 
 // The gradient-sync rings of every pipeline stage (work::dense_dp_rings; MoE: and, as a second
 // set, work::expert_dp_rings), the tied-embedding pairs of every replica
-// (work::embedding_sync_pairs) and the CP rings (work::cp_rings), each set routed together on the scenario's fabric with its
-// routing, queue pairs and ECMP seed, as the flow level routes them. The default when no ring
-// or pair leaves a node. Throws BadInput when the fabric cannot be built (topo::plan_clos,
+// (work::embedding_sync_pairs), the CP rings (work::cp_rings) and, per stage, the MoE expert
+// all-to-alls (work::expert_layout's EP groups), each set routed together on the scenario's
+// fabric with its routing, queue pairs and ECMP seed, as the flow level routes them. The default
+// when no ring, pair or EP group leaves a node. Throws BadInput when the fabric cannot be built (topo::plan_clos,
 // topo::build_fabric), whether or not anything is routed.
 FabricContention fabric_contention(const ScenarioConfig& cfg);
-// Whether fabric_contention routes anything for `cfg` (some ring or embedding pair that leaves a
-// node): whether network.routing, qps_per_connection and ecmp_seed matter to the analytical
+// Whether fabric_contention routes anything for `cfg` (some ring, embedding pair or EP group that
+// leaves a node): whether network.routing, qps_per_connection and ecmp_seed matter to the analytical
 // training level.
 bool routes_dp_rings(const ScenarioConfig& cfg);
 

@@ -209,6 +209,30 @@ TEST(FabricContention, MoeRoutesItsDenseAndExpertRings) {
   EXPECT_FALSE(routes_dp_rings(moe_test::load(moe_test::small_yaml(), {"cluster.gpus=8"})));
 }
 
+TEST(FabricContention, MoeRoutesEachStagesExpertAllToAll) {
+  // ep 16 over the 2 nodes, rail-optimised radix-16 ToRs (8 down, 8 up), 10 Gbps switch links
+  // (1/40 of a NIC). Uniform all-to-all, s/16 per pair: each GPU sends s/2 over its NIC, 7 of its 8
+  // off-node flows to other rails; each rail's ToR sends 2 x 7 x s/16 = 7s/8 up 8 links of 0.025
+  // NIC each: 7/8 / (0.2 x 1/2) = 8.75 when sprayed evenly; ECMP hashing only adds to it.
+  const std::vector<std::string> ep16{"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps"};
+  ScenarioConfig cfg = moe_test::load(moe_test::small_yaml(), ep16);
+  cfg.network.routing = Routing::kSpray;
+  const FabricContention spray = fabric_contention(cfg);
+  ASSERT_EQ(spray.a2a.size(), 1u);
+  EXPECT_NEAR(spray.a2a[0], 8.75, 1e-9);
+  cfg.network.routing = Routing::kEcmp;
+  const FabricContention ecmp = fabric_contention(cfg);
+  EXPECT_GE(ecmp.a2a[0], 8.75 - 1e-9);
+  // The analytical iteration pays it: ECMP no faster than spraying.
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
+  ScenarioConfig sprayed = cfg;
+  sprayed.network.routing = Routing::kSpray;
+  EXPECT_GE(estimate_training(cfg, hw).iteration, estimate_training(sprayed, hw).iteration);
+  // ep 8: every EP group inside a node, nothing slower than NVLink.
+  const FabricContention inside = fabric_contention(moe_test::load(moe_test::small_yaml(), {"network.fabric_bandwidth=10Gbps"}));
+  for (const double c : inside.a2a) EXPECT_EQ(c, 1.0);
+}
+
 TEST(FabricContention, CpRingsAreRoutedToo) {
   // cp 2 outermost on 512 GPUs (tp 8, pp 4, dp 8: CP partners 256 GPUs = 32 servers apart), a ToR
   // per server at 7:1, sprayed: every CP edge leaves its ToR, 56 GPUs over 8 uplinks, 7x.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The analytical level's link models: what an oversubscribed tier or a slower fabric charges a
-// set of flows, from the bytes that leave each block (links_for_flows, hand-computed cases).
+// set of flows, from the bytes that leave each block (fabric_slowdown, hand-computed cases).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -39,17 +39,14 @@ std::vector<coll::FlowSpec> all_to_all(const std::vector<int32_t>& gpus, Bytes b
   return out;
 }
 
-TEST(LinksForFlows, OnlyBytesLeavingAToRMeetItsUplinks) {
+TEST(FabricSlowdown, OnlyBytesLeavingAToRMeetItsUplinks) {
   const ScenarioConfig cfg = cluster();
-  const TrainingLinks l = training_links(cfg, calib::load_hardware_profile("H100-SXM"));
   ASSERT_EQ(topo::plan_clos(cfg.cluster, cfg.network, "").gpus_per_group(), 384);
   // The first GPU of each of a group's 48 servers: one rail, one ToR; nothing leaves it, so the
   // NICs run at line rate.
   std::vector<int32_t> rail;
   for (int32_t g = 0; g < 384; g += 8) rail.push_back(g);
-  const TrainingLinks in = links_for_flows(cfg, l, all_to_all(rail, Bytes{1 << 20}));
-  EXPECT_DOUBLE_EQ(in.nic_per_gpu.bytes_per_s, l.nic_local_per_gpu.bytes_per_s);
-  EXPECT_DOUBLE_EQ(in.oversubscription, 1.0);
+  EXPECT_DOUBLE_EQ(fabric_slowdown(cfg, all_to_all(rail, Bytes{1 << 20})), 1.0);
   // All 768 GPUs, b bytes per pair. Each GPU's NIC sends and receives (767 - 7) b (its node's 7
   // go over NVLink). A ToR holds one rail of 48 servers: 48 GPUs, each sending 767 - 47 - 7 = 713
   // b out of it (traffic to other rails of its own group leaves it too), through 16 uplinks:
@@ -57,21 +54,18 @@ TEST(LinksForFlows, OnlyBytesLeavingAToRMeetItsUplinks) {
   std::vector<int32_t> all;
   for (int32_t g = 0; g < 768; ++g) all.push_back(g);
   const std::vector<coll::FlowSpec> flows = all_to_all(all, Bytes{1 << 20});
-  const TrainingLinks span = links_for_flows(cfg, l, flows);
-  EXPECT_NEAR(span.oversubscription, 48.0 * 713 / (16.0 * 760), 1e-9);
-  EXPECT_NEAR(span.nic_per_gpu.bytes_per_s, l.nic_local_per_gpu.bytes_per_s / span.oversubscription, 1e-6);
+  EXPECT_NEAR(fabric_slowdown(cfg, flows), 48.0 * 713 / (16.0 * 760), 1e-9);
   // 1:1 (32 servers per ToR, 32 uplinks): 32 x 729 / (32 x 760) < 1, nothing.
   ScenarioConfig flat = cfg;
   flat.network.tor_oversubscription = 1.0;
-  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
-  EXPECT_DOUBLE_EQ(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 1.0);
+  EXPECT_DOUBLE_EQ(fabric_slowdown(flat, flows), 1.0);
   // Fabric links at half the NICs' rate: the 1:1 uplinks carry 32 x 729 / (16 x 760) = 1.92x. Per-flow
   // routing caps each flow that leaves its ToR at one such link, but a GPU's 760 flows take many
   // links: b / (0.5 x 760 b) is far below 1, so the uplinks decide, as when sprayed.
   flat.network.fabric_bandwidth = gbps(200);
-  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 32.0 * 729 / (16.0 * 760), 1e-9);
+  EXPECT_NEAR(fabric_slowdown(flat, flows), 32.0 * 729 / (16.0 * 760), 1e-9);
   flat.network.routing = Routing::kSpray;
-  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), flows).oversubscription, 32.0 * 729 / (16.0 * 760), 1e-9);
+  EXPECT_NEAR(fabric_slowdown(flat, flows), 32.0 * 729 / (16.0 * 760), 1e-9);
   // One flow per GPU, from the first 16 servers of each rail's ToR to the next server's next rail:
   // 16 flows leave each ToR through 16 half-rate uplinks (1x), but each flow is one link (2x).
   std::vector<coll::FlowSpec> shift;
@@ -79,9 +73,9 @@ TEST(LinksForFlows, OnlyBytesLeavingAToRMeetItsUplinks) {
     for (int32_t r = 0; r < 8; ++r) shift.push_back({server * 8 + r, (server + 1) * 8 + (r + 1) % 8, Bytes{1 << 20}, true});
   }
   flat.network.routing = Routing::kEcmp;
-  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), shift).oversubscription, 2.0, 1e-9);
+  EXPECT_NEAR(fabric_slowdown(flat, shift), 2.0, 1e-9);
   flat.network.routing = Routing::kSpray;
-  EXPECT_NEAR(links_for_flows(flat, training_links(flat, hw), shift).oversubscription, 1.0, 1e-9);
+  EXPECT_NEAR(fabric_slowdown(flat, shift), 1.0, 1e-9);
 }
 
 // Rings: a TP group across 8 nodes of one rail under one ToR meets no uplink; leaving the ToR,
