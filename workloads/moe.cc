@@ -147,11 +147,11 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
 // Attention-block communication of a layer: Ulysses over the tp group under attention_parallel
 // sp (plus the context-parallel ring when the scenario itself sets cp > 1, priced on the attention
 // view), Megatron TP / CP as a dense layer otherwise.
-Time attention_comm_time(const ScenarioConfig& cfg, const ScenarioConfig& view, const TrainingLinks& l,
+Time attention_comm_time(const ScenarioConfig& cfg, const ScenarioConfig& view, const MoeLinks& l,
                          const LayerTimes& lt, Time qkv_gemm, Time out_gemm) {
-  if (cfg.training.attention_parallel != AttentionParallel::kSp) return layer_tp_time(view, l, l, lt);
-  const Time cp_ring = cfg.parallelism.cp > 1 ? layer_tp_time(view, l, l, lt) : Time::zero();
-  return ulysses_exposed(cfg, l, qkv_gemm, out_gemm) + cp_ring;
+  if (cfg.training.attention_parallel != AttentionParallel::kSp) return layer_tp_time(view, l.tp, l.cp, lt);
+  const Time cp_ring = cfg.parallelism.cp > 1 ? layer_tp_time(view, l.cp, l.cp, lt) : Time::zero();
+  return ulysses_exposed(cfg, l.tp, qkv_gemm, out_gemm) + cp_ring;
 }
 
 }  // namespace
@@ -351,8 +351,16 @@ Time chunk_pipeline_time(Time d, Time e, Time k, int chunks) {
   return d + e + k + static_cast<int64_t>(std::max(chunks, 1) - 1) * max(d, max(e, k));
 }
 
-MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLinks& l,
-                            int layer, std::span<const double> a2a_contention) {
+MoeLinks moe_links(const ScenarioConfig& cfg, const TrainingLinks& l) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
+  MoeLinks out(l);
+  out.tp = links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
+  out.cp = links_for_ring(cfg, l, p.cp > 1 ? pl.gpu(0, 1, 0, 0) : 0, p.cp);
+  return out;
+}
+
+MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer) {
   const ModelConfig& m = cfg.model;
   const ScenarioConfig v = attention_view(cfg);
   MoeLayerCost c;
@@ -437,7 +445,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     // The shared experts' tensor-parallel MLP gathers its input and reduce-scatters its output
     // itself (Megatron-Core's SharedExpertMLP; overlapping them came later,
     // --moe-shared-expert-overlap): one more collective pair.
-    c.attention_comm += tp_collectives_time(a, l, 1);
+    c.attention_comm += tp_collectives_time(a, l.tp, 1);
   }
 
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
@@ -456,9 +464,9 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
-  if (static_cast<size_t>(stage) < a2a_contention.size()) slowdown = std::max(slowdown, a2a_contention[stage]);
+  if (static_cast<size_t>(stage) < l.a2a.size()) slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(stage)]);
   const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node),
-                                          links_at_contention(l, slowdown));
+                                          links_at_contention(l.base, slowdown));
   const Time a2a = coll::alltoallv_time(xfers, eg);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
@@ -470,7 +478,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   if (lay.etp > 1) {
     double busiest = 0;
     for (int o = 0; o < r.owners; ++o) busiest = std::max(busiest, r.owner_pairs(o));
-    const coll::GroupLinks tg_links = group_links(lay.etp, lay.etp, l);
+    const coll::GroupLinks tg_links = group_links(lay.etp, lay.etp, l.base);
     etp_coll = collective_time(CollectiveOp::kAllGather, bytes_of(busiest * bytes_per_pair), tg_links);
     etp_lat = coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, tg_links);
   }
@@ -515,8 +523,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   return c;
 }
 
-std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                          const TrainingLinks& l, std::span<const double> a2a_contention) {
+std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l) {
   const ParallelismConfig& p = cfg.parallelism;
   const int stages_v = p.pp * p.vpp;
   const int per_chunk = cfg.model.layers / stages_v;
@@ -528,7 +535,7 @@ std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib
       const int v = ch * p.pp + s;
       for (int i = 0; i < per_chunk; ++i) {
         const int layer = v * per_chunk + i;
-        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer, a2a_contention);
+        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer);
         sc.layers.push_back(layer);
         sc.costs.push_back(c);
         sc.compute += c.compute();

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "calibration/hardware_profile.h"
@@ -111,12 +110,23 @@ struct MoeLayerCost {
 // Every GEMM of an MoE layer is priced as the slower of its tensor-core time and its HBM traffic
 // (moe_gemm_time): expert GEMMs see only the tokens routed to one expert, so their weight
 // gradients (K = those tokens) are short enough to be bound by the FP32 main-grad update.
-// `a2a_contention` (per pipeline stage, optional): what the routed fabric adds to the stage's
-// expert all-to-alls (sim/engine's fabric_contention: ECMP collisions included); the all-to-all
-// runs at the larger of it and fabric_slowdown's block model of this layer's own dispatch flows
-// (one stage's expert domains at once: other stages' all-to-alls are taken to run at other times).
-MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLinks& l,
-                            int layer, std::span<const double> a2a_contention = {});
+// The links an MoE layer's collectives use. From one TrainingLinks (every tier's oversubscription)
+// all are the same; the analytical level gives each group kind its own.
+struct MoeLinks {
+  MoeLinks(const TrainingLinks& l) : base(l), tp(l), cp(l) {}  // NOLINT: implicit on purpose
+  TrainingLinks base;  // expert TP groups
+  TrainingLinks tp;    // the attention block's TP (or Ulysses) groups and the shared experts' TP pair
+  TrainingLinks cp;    // the attention block's CP ring
+  // Per pipeline stage (optional): what the routed fabric adds to the stage's expert all-to-alls
+  // (sim/engine's fabric_contention: ECMP collisions included). The all-to-all runs at the larger
+  // of it and fabric_slowdown's block model of the layer's own dispatch flows (one stage's expert
+  // domains at once: other stages' all-to-alls are taken to run at other times), from `base`.
+  std::vector<double> a2a;
+};
+// `l` with the attention block's TP groups and CP rings priced by the tiers their members cross
+// as placed (links_for_ring), as a dense model's are.
+MoeLinks moe_links(const ScenarioConfig& cfg, const TrainingLinks& l);
+MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer);
 
 // Forward GEMM (m x k)(k x n) and its two backward GEMMs, each the slower of calib::gemm_time and
 // its HBM traffic (roofline; Williams, Waterman, Patterson, CACM 52(4), 2009): operands read once
@@ -153,8 +163,7 @@ struct MoeStageCost {
   std::vector<int> layers;
   std::vector<MoeLayerCost> costs;
 };
-std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                          const TrainingLinks& l, std::span<const double> a2a_contention = {});
+std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l);
 
 // Memory per GPU of an MoE plan: attention and dense layers sharded by tp (replicated under sp)
 // and ZeRO over their data-parallel group; experts sharded by ep x expert_tp and ZeRO over the

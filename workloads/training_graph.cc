@@ -145,7 +145,7 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   if (cfg.model.moe) {
     // As the analytical level: dense and expert parts synced over their own groups, and the
     // optimizer over this GPU's shards of both.
-    c.moe_stages = moe_stage_costs(cfg, hw, l);
+    c.moe_stages = moe_stage_costs(cfg, hw, moe_links(cfg, l));
     const MoeDpTimes moe_dp = moe_dp_times(cfg, l, l);  // parameter counts only
     c.params_on_gpu = moe_dp.dense_params;
     c.expert_params = moe_dp.expert_params;

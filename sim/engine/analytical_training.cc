@@ -87,7 +87,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   if (m.moe) {
     // MoE: every stage's layers priced one by one (routing differs per layer); the slowest stage
     // (with the LM head on the last) sets the pace.
-    const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, l, contention.a2a);
+    work::MoeLinks moe_l = work::moe_links(cfg, l);
+    moe_l.cp = cp_l;  // routed where the CP rings are
+    moe_l.a2a = contention.a2a;
+    const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, moe_l);
     const auto own_head = [&](const work::MoeStageCost& sc) { return sc.stage == p.pp - 1 ? head : Time::zero(); };
     const auto slot = [&](const work::MoeStageCost& sc) { return sc.compute + own_head(sc) + sc.tp_exposed + sc.ep_exposed; };
     Time all_stages = Time::zero();
