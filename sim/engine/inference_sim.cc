@@ -201,7 +201,8 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
       Instance in;
       in.pool = static_cast<int>(p);
       in.first_gpu = plan.first_gpu + i * plan.ep;
-      in.kv_capacity = plan.kv_tokens_per_replica * plan.attention_replicas;
+      in.kv_per_replica = plan.kv_tokens_per_replica;
+      in.kv_used.assign(static_cast<size_t>(std::max(1, plan.attention_replicas)), 0);
       pool_instances_[p].push_back(static_cast<int>(instances_.size()));
       trace_.instances.push_back({in.pool, in.first_gpu, plan.role == PoolRole::kAttention ? plan.gpus : plan.ep});
       instances_.push_back(std::move(in));
@@ -209,6 +210,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
   }
   traced_steps_.assign(instances_.size(), 0);
   generated_.assign(requests_.size(), 0);
+  replica_.assign(requests_.size(), 0);
   outcomes_.resize(requests_.size());
   for (size_t r = 0; r < requests_.size(); ++r) {
     outcomes_[r].arrival = requests_[r].arrival;
@@ -330,7 +332,9 @@ void ServingSimulation::try_start(int idx) {
     const int64_t batch = static_cast<int64_t>(in.running.size() + in.step_prefill.size());
     if (batch >= cfg.max_batch) break;
     const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
-    if (in.kv_used + need > in.kv_capacity) break;
+    // A request's KV lives on one replica: the emptiest (the lowest on ties) must hold it.
+    const auto home = std::min_element(in.kv_used.begin(), in.kv_used.end());
+    if (*home + need > in.kv_per_replica) break;
     if (prefills) {
       if (!in.step_prefill.empty() && prefill_tokens + q.prompt > cfg.max_prefill_tokens) break;
       prefill_tokens += q.prompt;
@@ -338,7 +342,8 @@ void ServingSimulation::try_start(int idx) {
     } else {
       in.running.push_back(r);  // its KV arrived: joins this decode step
     }
-    in.kv_used += need;
+    *home += need;
+    replica_[static_cast<size_t>(r)] = static_cast<int>(home - in.kv_used.begin());
     in.waiting.pop_front();
   }
   StepLoad load;
@@ -380,10 +385,14 @@ void ServingSimulation::try_start(int idx) {
   clock_.at(clock_.now() + t.total, [this, idx, t] { end_step(idx, t); });
 }
 
+void ServingSimulation::release_kv(Instance& in, int r, int64_t tokens) {
+  in.kv_used[static_cast<size_t>(replica_[static_cast<size_t>(r)])] -= tokens;
+}
+
 void ServingSimulation::finish(int r, Instance& in) {
   outcomes_[r].finish = clock_.now();
   outcomes_[r].completed = true;
-  in.kv_used -= int64_t{requests_[r].prompt} + requests_[r].output;
+  release_kv(in, r, int64_t{requests_[r].prompt} + requests_[r].output);
 }
 
 void ServingSimulation::end_step(int idx, StepTiming) {
@@ -412,7 +421,7 @@ void ServingSimulation::end_step(int idx, StepTiming) {
       if (requests_[r].output <= 1) {
         outcomes_[r].finish = now;
         outcomes_[r].completed = true;
-        in.kv_used -= requests_[r].prompt;
+        release_kv(in, r, requests_[r].prompt);
       } else {
         const int to = pick(in.pool + 1);
         ++instances_[to].incoming;
@@ -439,7 +448,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const int shards = shared ? std::max(src.tp, dst.tp) : std::min(src.tp, dst.tp);
   const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
                                kv_bytes_per_token(setup_.model, 1).as_double());
-  const int src_base = instances_[from].first_gpu + src.tp * static_cast<int>(r % src.attention_replicas);
+  const int src_base = instances_[from].first_gpu + src.tp * replica_[static_cast<size_t>(r)];
   const int dst_base = instances_[to].first_gpu + dst.tp * static_cast<int>(r % dst.attention_replicas);
   auto left = std::make_shared<int>(shards);
   int traced = -1;
@@ -450,7 +459,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   auto arrived = [this, r, from, to, left, traced](Time) {
     if (--*left > 0) return;
     if (traced >= 0) trace_.kv[static_cast<size_t>(traced)].arrived = clock_.now();
-    instances_[from].kv_used -= requests_[r].prompt;
+    release_kv(instances_[from], r, requests_[r].prompt);
     --instances_[to].incoming;
     instances_[to].waiting.push_back(r);
     try_start(to);

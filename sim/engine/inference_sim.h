@@ -138,8 +138,8 @@ class ServingSimulation {
   struct Instance {
     int pool = 0;
     int first_gpu = 0;
-    int64_t kv_capacity = 0;
-    int64_t kv_used = 0;
+    int64_t kv_per_replica = 0;     // KV tokens one attention replica holds
+    std::vector<int64_t> kv_used;   // per attention replica: tokens reserved by its requests
     std::deque<int> waiting;
     std::vector<int> running;
     std::vector<int> step_prefill;
@@ -147,6 +147,7 @@ class ServingSimulation {
     bool busy = false;
   };
   void arrive(int r);
+  void release_kv(Instance& in, int r, int64_t tokens);  // from the replica holding r's KV
   void try_start(int inst);
   void end_step(int inst, StepTiming timing);
   void finish(int r, Instance& in);
@@ -165,6 +166,7 @@ class ServingSimulation {
   std::vector<Instance> instances_;
   std::vector<std::vector<int>> pool_instances_;  // pool -> instance indices
   std::vector<int> generated_;
+  std::vector<int> replica_;  // per request: the attention replica of the instance holding its KV
   std::vector<RequestOutcome> outcomes_;
   ServingResult stats_;
   ServingTrace trace_;

@@ -128,6 +128,19 @@ TEST(ServingSim, KvCacheLimitCapsTheBatch) {
   EXPECT_GT(roomy.pools[0].max_batch_seen, 8);
 }
 
+TEST(ServingSim, ARequestsKvCacheMustFitOneReplica) {
+  // As above, 1024 tokens per replica, 4 replicas per instance, but requests of 300 + 300 = 600
+  // tokens: the instance's 4096 would hold 6, each replica holds only one (a request's KV cannot
+  // be split over replicas), so 4 sequences per instance at most.
+  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=2MiB", "inference.max_batch=64",
+                                      "inference.prompt_tokens={dist: fixed, mean: 300}",
+                                      "inference.output_tokens={dist: fixed, mean: 300}"});
+  const ServingResult r = simulate(cfg);
+  expect_no_request_lost(r);
+  EXPECT_EQ(r.pools[0].kv_tokens_per_instance, 4096);
+  EXPECT_EQ(r.pools[0].max_batch_seen, 4);
+}
+
 TEST(ServingSim, RequestTooLongForTheKvCacheIsRejectedNotLost) {
   const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=1MiB",  // 512 tokens per replica
                                       "inference.prompt_tokens={dist: fixed, mean: 100}",
