@@ -384,11 +384,28 @@ Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64
   return gemm_roofline(seqs, ceil_div(m.vocab, tp), m.hidden, m.weight_bytes, m.precision, hw);
 }
 
+StepLoad busiest_replica(const ServingModel& m, const PoolPlan& p, std::span<const StepLoad> replicas) {
+  StepLoad out;
+  Time worst = Time::zero();
+  for (const StepLoad& r : replicas) {
+    if (r.tokens() <= 0) continue;
+    const Time t = attention_layer_time(m, p.hw, r, p.tp);
+    if (out.tokens() == 0 || t > worst) {
+      worst = t;
+      out = r;
+    }
+  }
+  return out;
+}
+
 StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load) {
+  return colocated_step(m, p, l, load, load.share(p.attention_replicas));
+}
+
+StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load,
+                          const StepLoad& r) {
   StepTiming s;
   if (load.tokens() <= 0) return s;
-  const int replicas = p.attention_replicas;
-  const StepLoad r = load.share(replicas);  // one replica's share (the busiest)
   const double w = m.weight_bytes;
   const Time attn = attention_layer_time(m, p.hw, r, p.tp);
   const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
@@ -511,7 +528,8 @@ StepTiming ping_pong_step(const PingPongCosts& c, std::vector<StepSpan>* spans) 
 }
 
 PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& al,
-                        const ServingLinks& el, const std::vector<StepLoad>& micro) {
+                        const ServingLinks& el, const std::vector<StepLoad>& micro,
+                        std::span<const StepLoad> replica_loads) {
   const PoolPlan& a = *plan.attention;
   const PoolPlan& e = *plan.expert;
   PingPongCosts c;
@@ -520,8 +538,9 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
   const int replicas = a.attention_replicas;
   const int groups = e.gpus / e.tp;
   const double w = m.weight_bytes;
-  for (const StepLoad& load : micro) {
-    const StepLoad r = load.share(replicas);
+  for (size_t i = 0; i < micro.size(); ++i) {
+    const StepLoad& load = micro[i];
+    const StepLoad r = i < replica_loads.size() ? replica_loads[i] : load.share(replicas);
     const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
                                              bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
                                              group_links(a.tp, al));
@@ -547,8 +566,9 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
 }
 
 StepTiming afd_step(const ServingModel& m, const AfdPlan& plan, const ServingLinks& al, const ServingLinks& el,
-                    const std::vector<StepLoad>& micro, std::vector<StepSpan>* spans) {
-  return ping_pong_step(afd_costs(m, plan, al, el, micro), spans);
+                    const std::vector<StepLoad>& micro, std::vector<StepSpan>* spans,
+                    std::span<const StepLoad> replica_loads) {
+  return ping_pong_step(afd_costs(m, plan, al, el, micro, replica_loads), spans);
 }
 
 }  // namespace clustersim::engine

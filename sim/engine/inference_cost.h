@@ -131,8 +131,10 @@ struct StepLoad {
   // The busiest of `replicas` (data-parallel attention replicas, each holding whole requests),
   // requests spread by count as a round-robin router does: ceil(n / replicas) requests of the
   // mean size, and never less than the largest single request (one 4,096-token prompt on 8
-  // replicas is still 4,096 tokens on one; 9 equal prompts put two on one). A lower bound where
-  // sizes differ: the replica with the largest request may also hold others.
+  // replicas is still 4,096 tokens on one; 9 equal prompts put two on one). Decode and prefill
+  // are dealt separately, so with both in a step it may be heavier than any real replica, and
+  // where sizes differ lighter. The serving simulation knows where each request sits and passes
+  // the busiest replica's load instead (busiest_replica); sweeps of uniform loads use this.
   StepLoad share(int replicas) const;
 };
 
@@ -183,7 +185,15 @@ Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64
 // replicas, experts over the ep GPUs): every layer runs attention, TP all-reduce, router, EP
 // all-to-all dispatch, experts (+ shared experts over the instance), combine, then the LM head.
 // Sequential on the same GPUs, so idle = 0.
+// `replica` is the busiest attention replica's share of `load` (whose attention sets each layer's
+// pace); without it, load.share(p.attention_replicas).
 StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load);
+StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const ServingLinks& l, const StepLoad& load,
+                          const StepLoad& replica);
+
+// Of the loads of a pool's attention replicas (requests as placed), the one whose attention layer
+// takes longest (attention_layer_time; the first on ties): the replica every layer waits for.
+StepLoad busiest_replica(const ServingModel& m, const PoolPlan& p, std::span<const StepLoad> replicas);
 
 // Bytes of one layer's attention <-> expert exchange for `tokens` tokens, each routed to top_k
 // experts of `etp` GPUs each (w = weight_bytes per element):
@@ -228,10 +238,13 @@ struct AfdPlan {
   int micro_batches = 1;
   double m2n_factor = 1.0;  // fabric contention on M2N/N2M (exchange_time's `contention`)
 };
+// `replica_loads` (optional, one per micro-batch): the busiest attention replica's share of each;
+// empty: micro_loads[i].share(attention replicas).
 PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
-                        const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads);
+                        const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads,
+                        std::span<const StepLoad> replica_loads = {});
 StepTiming afd_step(const ServingModel& m, const AfdPlan& plan, const ServingLinks& attention_links,
                     const ServingLinks& expert_links, const std::vector<StepLoad>& micro_loads,
-                    std::vector<StepSpan>* spans = nullptr);
+                    std::vector<StepSpan>* spans = nullptr, std::span<const StepLoad> replica_loads = {});
 
 }  // namespace clustersim::engine

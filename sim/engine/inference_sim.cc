@@ -274,15 +274,31 @@ void ServingSimulation::arrive(int r) {
 StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
                                    const std::vector<int>& prefill, std::vector<StepSpan>* spans) const {
   const PoolPlan& plan = setup_.pools[in.pool];
-  if (plan.role != PoolRole::kAttention) return colocated_step(setup_.model, plan, setup_.links[in.pool], total);
+  // Each micro-batch's load in all and on each attention replica (requests where admission put
+  // them, replica_); the busiest replica sets each layer's pace.
   const int seqs = static_cast<int>(decode.size() + prefill.size());
-  const int m = std::max(1, std::min(setup_.in.micro_batches, seqs));
+  const int m = plan.role == PoolRole::kAttention ? std::max(1, std::min(setup_.in.micro_batches, seqs)) : 1;
+  const size_t replicas = in.kv_used.size();
   std::vector<StepLoad> micro(static_cast<size_t>(m));
+  std::vector<StepLoad> per(static_cast<size_t>(m) * replicas);
   int k = 0;
-  for (int r : decode) micro[k++ % m].add_decode(context(r));
-  for (int r : prefill) micro[k++ % m].add_prefill(requests_[r].prompt);
+  for (int r : decode) {
+    const size_t i = static_cast<size_t>(k++ % m);
+    micro[i].add_decode(context(r));
+    per[i * replicas + static_cast<size_t>(replica_[static_cast<size_t>(r)])].add_decode(context(r));
+  }
+  for (int r : prefill) {
+    const size_t i = static_cast<size_t>(k++ % m);
+    micro[i].add_prefill(requests_[r].prompt);
+    per[i * replicas + static_cast<size_t>(replica_[static_cast<size_t>(r)])].add_prefill(requests_[r].prompt);
+  }
+  std::vector<StepLoad> busiest;
+  for (size_t i = 0; i < micro.size(); ++i) {
+    busiest.push_back(busiest_replica(setup_.model, plan, std::span<const StepLoad>(per).subspan(i * replicas, replicas)));
+  }
+  if (plan.role != PoolRole::kAttention) return colocated_step(setup_.model, plan, setup_.links[in.pool], total, busiest[0]);
   AfdPlan afd{&setup_.pools[0], &setup_.pools[1], m, m2n_factor_};
-  return afd_step(setup_.model, afd, setup_.links[0], setup_.links[1], micro, spans);
+  return afd_step(setup_.model, afd, setup_.links[0], setup_.links[1], micro, spans, busiest);
 }
 
 void ServingSimulation::trace_step(int idx, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail) {

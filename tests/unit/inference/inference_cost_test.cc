@@ -174,6 +174,32 @@ TEST(StepLoad, TheBusiestReplicaHoldsAtLeastTheLargestRequest) {
   EXPECT_GE(colocated_step(m, h100_pool(1, 8, 8), l, prompt).attention_busy, alone);
 }
 
+TEST(StepLoad, TheBusiestReplicaIsTheSlowestAttentionAndPacesTheStep) {
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  const PoolPlan p = h100_pool(2, 8, 4);
+  // Replica 0: 16 decodes; replica 1: one 2,048-token prompt; replica 2: 2 decodes; 3: nothing.
+  std::vector<StepLoad> per(4);
+  for (int i = 0; i < 16; ++i) per[0].add_decode(1000);
+  per[1].add_prefill(2048);
+  per[2].add_decode(500);
+  per[2].add_decode(500);
+  const StepLoad b = busiest_replica(m, p, per);
+  const Time chosen = attention_layer_time(m, p.hw, b, p.tp);
+  for (const StepLoad& r : per) EXPECT_GE(chosen, attention_layer_time(m, p.hw, r, p.tp));
+  EXPECT_EQ(b.prefill_tokens, 2048);  // the prompt outweighs 16 decode tokens
+  // The step's attention is that replica's, every layer, and its LM head over its sequences.
+  StepLoad total;
+  for (int i = 0; i < 18; ++i) total.add_decode(i < 16 ? 1000 : 500);
+  total.add_prefill(2048);
+  const ServingLinks l = serving_links(cfg, p);
+  EXPECT_EQ(colocated_step(m, p, l, total, b).attention_busy, m.layers * chosen + lm_head_time(m, p.hw, b.seqs(), p.tp));
+  // share() deals counts and sizes separately: its busiest (5 decodes and the prompt) can be
+  // heavier than any replica as placed.
+  EXPECT_GT(colocated_step(m, p, l, total).attention_busy, colocated_step(m, p, l, total, b).attention_busy);
+  EXPECT_EQ(busiest_replica(m, p, std::vector<StepLoad>(3)).tokens(), 0);
+}
+
 TEST(ExpertCost, FewTokensHitFewExperts) {
   const ServingModel m = serving_model(testing::serving());
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
