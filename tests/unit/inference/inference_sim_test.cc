@@ -112,33 +112,23 @@ TEST(ServingSim, ColocatedCompletesEveryRequest) {
 
 TEST(ServingSim, KvCacheLimitCapsTheBatch) {
   // 2 MiB of KV per GPU; tp 2 holds 2 of 4 KV heads: 2048 bytes per token per GPU, so 1024
-  // tokens per replica and 4 replicas per instance: 4096 tokens. Every request reserves
-  // 256 + 256 = 512 tokens: at most 8 sequences per instance, whatever max_batch allows.
-  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=2MiB", "inference.max_batch=64",
-                                      "inference.prompt_tokens={dist: fixed, mean: 256}",
-                                      "inference.output_tokens={dist: fixed, mean: 256}"});
-  const ServingResult r = simulate(cfg);
-  expect_no_request_lost(r);
-  EXPECT_EQ(r.pools[0].kv_tokens_per_instance, 4096);
-  EXPECT_EQ(r.pools[0].max_batch_seen, 8);
+  // tokens per replica and 4 replicas per instance: 4096 tokens. Requests of 256 + 256 = 512
+  // tokens: two per replica, at most 8 sequences per instance, whatever max_batch allows.
+  // Requests of 300 + 300 = 600: the instance's 4096 would hold 6, but a request's KV cannot be
+  // split over replicas and each holds one: 4.
+  for (const auto& [length, most] : {std::pair{256, 8}, std::pair{300, 4}}) {
+    const std::string fixed = "{dist: fixed, mean: " + std::to_string(length) + "}";
+    const ServingResult r = simulate(serving({"inference.kv_cache_per_gpu=2MiB", "inference.max_batch=64",
+                                              "inference.prompt_tokens=" + fixed, "inference.output_tokens=" + fixed}));
+    expect_no_request_lost(r);
+    EXPECT_EQ(r.pools[0].kv_tokens_per_instance, 4096);
+    EXPECT_EQ(r.pools[0].max_batch_seen, most) << length;
+  }
   // With room for 32 sequences, the batch grows past 8.
   const ServingResult roomy = simulate(serving({"inference.kv_cache_per_gpu=8MiB", "inference.max_batch=64",
                                                 "inference.prompt_tokens={dist: fixed, mean: 256}",
                                                 "inference.output_tokens={dist: fixed, mean: 256}"}));
   EXPECT_GT(roomy.pools[0].max_batch_seen, 8);
-}
-
-TEST(ServingSim, ARequestsKvCacheMustFitOneReplica) {
-  // As above, 1024 tokens per replica, 4 replicas per instance, but requests of 300 + 300 = 600
-  // tokens: the instance's 4096 would hold 6, each replica holds only one (a request's KV cannot
-  // be split over replicas), so 4 sequences per instance at most.
-  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=2MiB", "inference.max_batch=64",
-                                      "inference.prompt_tokens={dist: fixed, mean: 300}",
-                                      "inference.output_tokens={dist: fixed, mean: 300}"});
-  const ServingResult r = simulate(cfg);
-  expect_no_request_lost(r);
-  EXPECT_EQ(r.pools[0].kv_tokens_per_instance, 4096);
-  EXPECT_EQ(r.pools[0].max_batch_seen, 4);
 }
 
 TEST(ServingSim, RequestTooLongForTheKvCacheIsRejectedNotLost) {
