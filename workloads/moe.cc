@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "calibration/compute_cost.h"
 #include "workloads/placement.h"
@@ -355,8 +356,29 @@ ScenarioConfig attention_view(const ScenarioConfig& cfg) {
   return v;
 }
 
+namespace {
+
+// Mean over GPUs of max(bytes sent, bytes received) between nodes, over the largest (1: even).
+double nic_evenness(std::span<const coll::FlowSpec> flows) {
+  std::unordered_map<int32_t, std::pair<double, double>> io;  // GPU -> (sent, received)
+  for (const coll::FlowSpec& f : flows) {
+    if (!f.inter_node) continue;
+    io[f.src].first += f.bytes.as_double();
+    io[f.dst].second += f.bytes.as_double();
+  }
+  double sum = 0, most = 0;
+  for (const auto& [gpu, sr] : io) {
+    const double b = std::max(sr.first, sr.second);
+    sum += b;
+    most = std::max(most, b);
+  }
+  return most > 0 ? sum / static_cast<double>(io.size()) / most : 1.0;
+}
+
+}  // namespace
+
 Time chunk_pipeline_time(Time d, Time e, Time k, int chunks) {
-  return d + e + k + static_cast<int64_t>(std::max(chunks, 1) - 1) * max(d, max(e, k));
+  return d + e + k + static_cast<int64_t>(std::max(chunks, 1) - 1) * max(d + k, e);
 }
 
 MoeLinks moe_links(const ScenarioConfig& cfg, const TrainingLinks& l) {
@@ -472,7 +494,12 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
-  if (static_cast<size_t>(stage) < l.a2a.size()) slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(stage)]);
+  if (static_cast<size_t>(stage) < l.a2a.size()) {
+    // The routed figure is a uniform all-to-all's busiest link against its (even) NICs; skewed
+    // routing loads one NIC more, and that NIC, not the links, may be what binds: the links'
+    // time is the uniform contention x the mean NIC's bytes, against the busiest NIC's.
+    slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(stage)] * nic_evenness(c.dispatch_flows));
+  }
   const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
   const Time a2a = coll::alltoallv_time(xfers, eg);

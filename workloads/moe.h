@@ -145,8 +145,9 @@ GemmPassTimes moe_gemm_time(int64_t m, int64_t n, int64_t k, Precision precision
 
 // Pipelined dispatch / experts / combine in c chunks, given one chunk's dispatch d, expert
 // compute e and combine k (each chunk's stage runs after the previous chunk's on the same
-// resource; three-stage pipeline):
-//   T(c) = d + e + k + (c - 1) max(d, e, k)
+// resource). Dispatch and combine share each GPU's NIC and the fabric (both send and receive),
+// so a chunk's communication d + k is one stage and the experts the other:
+//   T(c) = d + e + k + (c - 1) max(d + k, e)
 // moe_layer_cost evaluates c = 1 .. overlap.a2a_chunks and keeps the fastest. As in COMET (Zhang
 // et al., MLSys 2025: tile-level overlap inside fused kernels, adaptively sized), a chunk is 1/c
 // of the transfer and of the expert GEMM work and the all-to-all latency is paid once, so

@@ -213,6 +213,41 @@ TEST(MoeAnalytical, ChunkedOverlapNeverSlower) {
   }
 }
 
+TEST(MoeAnalytical, DispatchAndCombineShareTheNetworkWhenChunked) {
+  // One chunk's dispatch d = 1, experts e = 1, combine k = 1 (ms): the network carries d + k per
+  // chunk, so 4 chunks take 3 + 3 x max(1 + 1, 1) = 9, not 3 + 3 x 1; with one chunk, d + e + k.
+  EXPECT_EQ(chunk_pipeline_time(Time::ms(1), Time::ms(1), Time::ms(1), 4), Time::ms(9));
+  EXPECT_EQ(chunk_pipeline_time(Time::ms(1), Time::ms(1), Time::ms(1), 1), Time::ms(3));
+  // Expert-bound: the experts pace it, 1 + 4 + 1 + 3 x 4 = 18.
+  EXPECT_EQ(chunk_pipeline_time(Time::ms(1), Time::ms(4), Time::ms(1), 4), Time::ms(18));
+  // Never slower than one chunk for the same work split c ways.
+  for (int c = 1; c <= 8; ++c) {
+    EXPECT_LE(chunk_pipeline_time((1.0 / c) * Time::ms(5), (1.0 / c) * Time::ms(2), (1.0 / c) * Time::ms(5), c),
+              Time::ms(12) + Time::ps(c));
+  }
+}
+
+TEST(MoeAnalytical, AHotReceiversNicIsNotAlsoSlowedByTheUniformLinkContention) {
+  // ep 16 over the two nodes behind 10 Gbps switch links, sprayed: a uniform all-to-all's routed
+  // figure is 8.75 (fabric_contention's test). With one expert of 16 weighted 40, its owner's NIC
+  // carries several times the mean; the links carry what they carry at uniform routing, so the
+  // all-to-all ends when the slower of the two does. Charging the hot NIC's time the uniform
+  // links' 8.75x as well (before 2026-11-22) gave 3.76 ms against 1.31 ms uniform (2.9x); the
+  // flow level agrees with the maximum (Mixtral 32 experts, zipf, 100 Gbps links: 6.024 s
+  // analytical, 6.028 s flow, 6.774 s with the product).
+  const std::vector<std::string> ep16{"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps",
+                                      "network.routing=spray"};
+  std::vector<std::string> hot = ep16;
+  hot.push_back("model.moe.routing=loads");
+  hot.push_back("model.moe.loads=[40, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]");
+  const Time uniform_a2a = run(ep16).moe_layers.front().a2a;
+  const engine::TrainingEstimate skew = run(hot);
+  EXPECT_GT(skew.moe_layers.front().imbalance, 5.0);
+  const Time hot_a2a = skew.moe_layers.front().a2a;
+  EXPECT_GT(hot_a2a, uniform_a2a);
+  EXPECT_LT(hot_a2a, 2.0 * uniform_a2a);  // 1.87x
+}
+
 TEST(MoeAnalytical, LowerPrecisionCommunicationHelps) {
   const engine::TrainingEstimate def = run({"training.fp32_grad_reduce=true"});
   const engine::TrainingEstimate bf16 = run({"training.comm_precision=bf16"});
