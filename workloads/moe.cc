@@ -7,6 +7,7 @@
 
 #include "calibration/compute_cost.h"
 #include "workloads/placement.h"
+#include "workloads/training_graph.h"
 
 namespace clustersim::work {
 namespace {
@@ -710,12 +711,17 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   t.dense_params = g.dense;
   t.expert_params = g.expert;
   const double gb = grad_bytes_per_value(cfg.training);
-  // Dense replicas sit tp x cp apart in rank order (every GPU of the tp group under sp); expert
-  // replicas ep x expert_tp apart.
-  const int tp_eff = cfg.training.attention_parallel == AttentionParallel::kSp ? 1 : p.tp;
-  const coll::GroupLinks dg = group_links(dense_dp(cfg), std::max(1, gpn / (tp_eff * p.cp)), dense_l);
+  // Ranks per node as the placement puts the replicas (stage 0's first dense and expert rings, as
+  // the flow level builds them): under tp-cp-dp-pp dense replicas sit tp x cp apart (every GPU of
+  // the tp group under sp) and expert replicas ep x expert_tp apart; placed DP outermost, one per
+  // node.
+  const Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
+  const auto first_ring_per_node = [gpn](const std::vector<std::vector<int32_t>>& rings) {
+    return rings.empty() || rings.front().empty() ? 1 : ranks_per_node_of(rings.front(), gpn);
+  };
+  const coll::GroupLinks dg = group_links(dense_dp(cfg), first_ring_per_node(dense_dp_rings(cfg, pl, 0)), dense_l);
   t.dense_group = dg;
-  const coll::GroupLinks eg = group_links(expert_dp(cfg), std::max(1, gpn / (p.ep * p.expert_tp)), expert_l);
+  const coll::GroupLinks eg = group_links(expert_dp(cfg), first_ring_per_node(expert_dp_rings(cfg, 0)), expert_l);
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
   if (p.zero_stage >= 1) {
