@@ -248,6 +248,29 @@ TEST(MoeAnalytical, AHotReceiversNicIsNotAlsoSlowedByTheUniformLinkContention) {
   EXPECT_LT(hot_a2a, 2.0 * uniform_a2a);  // 1.87x
 }
 
+TEST(MoeAnalytical, DataParallelRingsTakeTheirRanksPerNodeFromThePlacement) {
+  // small_yaml: 16 GPUs on 2 nodes, tp 8, ep 8, pp 1, attention tp: the dense replicas (dp 2) sit
+  // 8 apart, one per node. With tp 1 (dp 16): 8 per node. With pp 2 (dp 8) placed tp-cp-dp-pp,
+  // stage 0 is the first node: 8; placed tp-cp-pp-dp, stage 0's GPUs alternate with stage 1's:
+  // 4 per node (gpus_per_node / (tp cp) said 8 for all three).
+  const calib::HardwareProfile& hw = h800();
+  const auto per_node = [&](const std::vector<std::string>& o) {
+    const ScenarioConfig cfg = load(small_yaml(), o);
+    const TrainingLinks l = training_links(cfg, hw);
+    return moe_dp_times(cfg, l, l).dense_group.ranks_per_node;
+  };
+  EXPECT_EQ(per_node({"training.attention_parallel=tp"}), 1);
+  const std::vector<std::string> tp1{"training.attention_parallel=tp", "parallelism.tp=1", "parallelism.ep=2",
+                                     "training.global_batch=16"};
+  EXPECT_EQ(per_node(tp1), 8);
+  std::vector<std::string> pp2 = tp1;
+  pp2.push_back("parallelism.pp=2");
+  pp2.push_back("parallelism.placement=tp-cp-pp-dp");
+  EXPECT_EQ(per_node(pp2), 4);
+  pp2.back() = "parallelism.placement=tp-cp-dp-pp";
+  EXPECT_EQ(per_node(pp2), 8);
+}
+
 TEST(MoeAnalytical, LowerPrecisionCommunicationHelps) {
   const engine::TrainingEstimate def = run({"training.fp32_grad_reduce=true"});
   const engine::TrainingEstimate bf16 = run({"training.comm_precision=bf16"});
