@@ -111,14 +111,35 @@ const char* to_string(PoolRole r) {
   return "?";
 }
 
+namespace {
+
+// Appends `op` over every group of `size` consecutive GPUs of pool `p`.
+void pool_group_flows(const PoolPlan& p, int size, CollectiveOp op, Bytes bytes, int gpus_per_node,
+                      std::vector<coll::FlowSpec>& out) {
+  std::vector<int32_t> group(static_cast<size_t>(size));
+  for (int g = 0; g + size <= p.gpus; g += size) {
+    for (int i = 0; i < size; ++i) group[static_cast<size_t>(i)] = p.first_gpu + g + i;
+    coll::collective_flows(op, coll::Algorithm::kRing, bytes, group, gpus_per_node, out);
+  }
+}
+
+// The fewest GPUs that one group of `size` consecutive GPUs of pool `p` has on one node.
+int fewest_per_node(const PoolPlan& p, int size, int gpus_per_node) {
+  int fewest = std::max(1, std::min(size, gpus_per_node));
+  for (int g = 0; size > 1 && g + size <= p.gpus; g += size) {
+    const int first = p.first_gpu + g;
+    const int on_first = std::min(size, gpus_per_node - first % gpus_per_node);
+    const int on_last = (size - on_first) % gpus_per_node;
+    fewest = std::min(fewest, on_last > 0 ? std::min(on_first, on_last) : on_first);
+  }
+  return fewest;
+}
+
+}  // namespace
+
 std::vector<coll::FlowSpec> pool_tp_flows(const PoolPlan& p, Bytes size, int gpus_per_node) {
   std::vector<coll::FlowSpec> out;
-  if (p.tp <= 1) return out;
-  std::vector<int32_t> group(static_cast<size_t>(p.tp));
-  for (int g = 0; g + p.tp <= p.gpus; g += p.tp) {
-    for (int i = 0; i < p.tp; ++i) group[static_cast<size_t>(i)] = p.first_gpu + g + i;
-    coll::collective_flows(CollectiveOp::kAllReduce, coll::Algorithm::kRing, size, group, gpus_per_node, out);
-  }
+  if (p.tp > 1) pool_group_flows(p, p.tp, CollectiveOp::kAllReduce, size, gpus_per_node, out);
   return out;
 }
 
@@ -126,11 +147,7 @@ std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpu
   std::vector<coll::FlowSpec> out;
   // The attention pool has no experts; the expert pool's tokens come by M2N, not an all-to-all.
   if (p.role == PoolRole::kAttention || p.role == PoolRole::kExpert || p.ep <= 1) return out;
-  std::vector<int32_t> instance(static_cast<size_t>(p.ep));
-  for (int g = 0; g + p.ep <= p.gpus; g += p.ep) {
-    for (int i = 0; i < p.ep; ++i) instance[static_cast<size_t>(i)] = p.first_gpu + g + i;
-    coll::collective_flows(CollectiveOp::kAllToAll, coll::Algorithm::kRing, size, instance, gpus_per_node, out);
-  }
+  pool_group_flows(p, p.ep, CollectiveOp::kAllToAll, size, gpus_per_node, out);
   return out;
 }
 
@@ -155,6 +172,7 @@ std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan
 }
 
 double serving_fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows) {
+  if (std::none_of(flows.begin(), flows.end(), [](const coll::FlowSpec& f) { return f.inter_node; })) return 1.0;
   try {
     return work::fabric_slowdown(cfg, flows);
   } catch (const BadInput&) {
@@ -177,6 +195,8 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p) {
   const Bytes unit{1 << 20};
   l.tp_slowdown = serving_fabric_slowdown(cfg, pool_tp_flows(p, unit, c.gpus_per_node));
   l.ep_slowdown = serving_fabric_slowdown(cfg, pool_ep_flows(p, unit, c.gpus_per_node));
+  l.tp_ranks_per_node = fewest_per_node(p, p.tp, c.gpus_per_node);
+  l.ep_ranks_per_node = fewest_per_node(p, p.ep, c.gpus_per_node);
   l.nvlink_alpha = p.hw.eff.nvlink_collective_latency;
   l.net_alpha = p.hw.eff.network_collective_latency;
   l.gpus_per_node = c.gpus_per_node;
@@ -185,10 +205,10 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p) {
 
 namespace {
 
-coll::GroupLinks serving_group(int ranks, const ServingLinks& l, double slowdown) {
+coll::GroupLinks serving_group(int ranks, const ServingLinks& l, double slowdown, int placed_per_node) {
   coll::GroupLinks g;
   g.ranks = ranks;
-  g.ranks_per_node = std::max(1, std::min(ranks, l.gpus_per_node));
+  g.ranks_per_node = std::max(1, std::min({ranks, l.gpus_per_node, placed_per_node > 0 ? placed_per_node : ranks}));
   g.intra_busbw = l.nvlink_busbw;
   g.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s / std::max(1.0, slowdown)};
   g.intra_alpha = l.nvlink_alpha;
@@ -198,9 +218,13 @@ coll::GroupLinks serving_group(int ranks, const ServingLinks& l, double slowdown
 
 }  // namespace
 
-coll::GroupLinks group_links(int ranks, const ServingLinks& l) { return serving_group(ranks, l, l.tp_slowdown); }
+coll::GroupLinks group_links(int ranks, const ServingLinks& l) {
+  return serving_group(ranks, l, l.tp_slowdown, l.tp_ranks_per_node);
+}
 
-coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l) { return serving_group(ranks, l, l.ep_slowdown); }
+coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l) {
+  return serving_group(ranks, l, l.ep_slowdown, l.ep_ranks_per_node);
+}
 
 void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const std::string& key, PoolPlan& p) {
   const double w = m.weight_bytes;

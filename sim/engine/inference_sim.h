@@ -72,8 +72,10 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg);
 // levels price these collectives in closed form; run_serving calls this.
 void route_pool_links(ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes);
 
-// The analytical level's M2N factor: the static bound of one layer's M2N and N2M (m2n_flows) on
-// the routes against the busiest NIC, the larger of the two directions. 1 outside attention_ffn.
+// The analytical level's M2N factor: the static bound of one layer's M2N and N2M sent at once
+// (m2n_exchange_flows, as the flow level's probe sends them) on the routes, against the busiest
+// NIC. 1 outside attention_ffn. Both directions at once is what the ping-pong's overlapping M2N
+// and N2M channels see; with one micro-batch they do not overlap and this over-charges the lighter.
 double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes);
 
 struct RequestOutcome {

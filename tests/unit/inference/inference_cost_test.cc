@@ -107,11 +107,33 @@ TEST(ServingLinks, ExpertAllToAllAcrossNodesOnAHandComputedCase) {
   }
 }
 
+TEST(ServingLinks, AGroupStraddlingTwoNodesUsesTheirNics) {
+  // A pool placed from GPU 12: its TP-8 groups (and instances of 8) straddle two nodes 4 + 4, so
+  // their collectives cross the NICs and the fabric; placed from GPU 0 they stay on NVLink.
+  const ScenarioConfig cfg = testing::serving({"inference.pools.colocated.tp=8", "network.fabric_bandwidth=10Gbps",
+                                               "network.switch_radix=16", "cluster.gpus=32"});
+  PoolPlan p = tiny_pool(cfg);
+  const ServingLinks aligned = serving_links(cfg, p);
+  EXPECT_EQ(group_links(8, aligned).nodes(), 1);
+  p.first_gpu = 12;
+  const ServingLinks straddling = serving_links(cfg, p);
+  EXPECT_EQ(straddling.tp_ranks_per_node, 4);
+  EXPECT_EQ(group_links(8, straddling).nodes(), 2);
+  EXPECT_GT(straddling.tp_slowdown, 1.0);
+  EXPECT_GT(coll::collective_time(coll::CollectiveOp::kAllReduce, Bytes{1 << 24}, group_links(8, straddling)),
+            coll::collective_time(coll::CollectiveOp::kAllReduce, Bytes{1 << 24}, group_links(8, aligned)));
+}
+
 TEST(ServingLinks, AFabricThePlannerCannotBuildKeepsEveryTiersRatio) {
   // Radix 6 cannot split 8 NICs per server: 3:1 x (400 / 100 Gbps).
   const ScenarioConfig cfg = testing::serving({"network.switch_radix=6", "network.tor_oversubscription=3",
                                                "network.fabric_bandwidth=100Gbps"});
-  EXPECT_DOUBLE_EQ(serving_fabric_slowdown(cfg, {}), 12.0);
+  const std::vector<coll::FlowSpec> across{{0, 8, Bytes{1 << 20}, true}};
+  EXPECT_DOUBLE_EQ(serving_fabric_slowdown(cfg, across), 12.0);
+  // Traffic that never leaves a node meets none of it.
+  EXPECT_DOUBLE_EQ(serving_fabric_slowdown(cfg, {}), 1.0);
+  const std::vector<coll::FlowSpec> inside{{0, 1, Bytes{1 << 20}, false}};
+  EXPECT_DOUBLE_EQ(serving_fabric_slowdown(cfg, inside), 1.0);
 }
 
 // A colocated H100 pool: tp x ep GPUs per instance, `replicas` data-parallel attention replicas.
