@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 #include "calibration/compute_cost.h"
 #include "workloads/placement.h"
@@ -337,6 +336,25 @@ std::vector<coll::FlowSpec> dispatch_transfers(const RoutingMatrix& routing, con
   return out;
 }
 
+std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, const ExpertLayout& layout,
+                                                 double bytes_per_pair, int gpus_per_node) {
+  std::vector<coll::FlowSpec> out;
+  for (int e = 0; e < layout.edp; ++e) {
+    const std::vector<coll::FlowSpec> one = dispatch_transfers(routing, layout, e, bytes_per_pair, gpus_per_node);
+    out.insert(out.end(), one.begin(), one.end());
+  }
+  return out;
+}
+
+std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int stage = layer / std::max(1, cfg.model.layers / (p.pp * p.vpp)) % p.pp;
+  const ExpertLayout lay = expert_layout(cfg, stage);
+  const auto tg = static_cast<int64_t>(static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.cp * p.tp));
+  const RoutingMatrix r = route_tokens(*cfg.model.moe, lay.ep, lay.etp, tg, static_cast<uint64_t>(layer));
+  return all_domains_dispatch(r, lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
+}
+
 double a2a_bytes_per_value(const TrainingConfig& t) { return t.comm_precision == CommPrecision::kFp8 ? 1.0 : 2.0; }
 
 double grad_bytes_per_value(const TrainingConfig& t) {
@@ -356,27 +374,6 @@ ScenarioConfig attention_view(const ScenarioConfig& cfg) {
   }
   return v;
 }
-
-namespace {
-
-// Mean over GPUs of max(bytes sent, bytes received) between nodes, over the largest (1: even).
-double nic_evenness(std::span<const coll::FlowSpec> flows) {
-  std::unordered_map<int32_t, std::pair<double, double>> io;  // GPU -> (sent, received)
-  for (const coll::FlowSpec& f : flows) {
-    if (!f.inter_node) continue;
-    io[f.src].first += f.bytes.as_double();
-    io[f.dst].second += f.bytes.as_double();
-  }
-  double sum = 0, most = 0;
-  for (const auto& [gpu, sr] : io) {
-    const double b = std::max(sr.first, sr.second);
-    sum += b;
-    most = std::max(most, b);
-  }
-  return most > 0 ? sum / static_cast<double>(io.size()) / most : 1.0;
-}
-
-}  // namespace
 
 Time chunk_pipeline_time(Time d, Time e, Time k, int chunks) {
   return d + e + k + static_cast<int64_t>(std::max(chunks, 1) - 1) * max(d + k, e);
@@ -487,20 +484,11 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const double bytes_per_pair = m.hidden * a2a_bytes_per_value(cfg.training);
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
   // Every expert domain of the stage dispatches at once; their flows decide what the tiers cost.
-  c.dispatch_flows = xfers;
-  for (int e = 1; e < lay.edp; ++e) {
-    const std::vector<coll::FlowSpec> more = dispatch_transfers(r, lay, e, bytes_per_pair, cfg.cluster.gpus_per_node);
-    c.dispatch_flows.insert(c.dispatch_flows.end(), more.begin(), more.end());
-  }
+  c.dispatch_flows = all_domains_dispatch(r, lay, bytes_per_pair, cfg.cluster.gpus_per_node);
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
-  if (static_cast<size_t>(stage) < l.a2a.size()) {
-    // The routed figure is a uniform all-to-all's busiest link against its (even) NICs; skewed
-    // routing loads one NIC more, and that NIC, not the links, may be what binds: the links'
-    // time is the uniform contention x the mean NIC's bytes, against the busiest NIC's.
-    slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(stage)] * nic_evenness(c.dispatch_flows));
-  }
+  if (static_cast<size_t>(layer) < l.a2a.size()) slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(layer)]);
   const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
   const Time a2a = coll::alltoallv_time(xfers, eg);

@@ -66,6 +66,12 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
 // is the same with source and destination swapped.
 std::vector<coll::FlowSpec> dispatch_transfers(const RoutingMatrix& routing, const ExpertLayout& layout,
                                                int edp_index, double bytes_per_pair, int gpus_per_node);
+// dispatch_transfers of every expert domain of `layout` (they dispatch at once), domain 0's first.
+std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, const ExpertLayout& layout,
+                                                 double bytes_per_pair, int gpus_per_node);
+// The dispatch flows of MoE layer `layer` as moe_layer_cost prices them: the layer's routing draw
+// (route_tokens, stream = layer) in every expert domain of its stage.
+std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer);
 
 // Bytes per value of the all-to-all and of the gradient sync under training.comm_precision.
 double a2a_bytes_per_value(const TrainingConfig& t);
@@ -106,10 +112,6 @@ struct MoeLayerCost {
   Time ep_exposed() const { return moe ? moe_fwd + moe_bwd - expert_fwd - expert_bwd : Time::zero(); }
 };
 
-// One layer's costs. `layer` picks the routing draw (seed, layer) and whether it is MoE.
-// Every GEMM of an MoE layer is priced as the slower of its tensor-core time and its HBM traffic
-// (moe_gemm_time): expert GEMMs see only the tokens routed to one expert, so their weight
-// gradients (K = those tokens) are short enough to be bound by the FP32 main-grad update.
 // The links an MoE layer's collectives use. From one TrainingLinks (every tier's oversubscription)
 // all are the same; the analytical level gives each group kind its own.
 struct MoeLinks {
@@ -117,15 +119,21 @@ struct MoeLinks {
   TrainingLinks base;  // expert TP groups
   TrainingLinks tp;    // the attention block's TP (or Ulysses) groups and the shared experts' TP pair
   TrainingLinks cp;    // the attention block's CP ring
-  // Per pipeline stage (optional): what the routed fabric adds to the stage's expert all-to-alls
-  // (sim/engine's fabric_contention: ECMP collisions included). The all-to-all runs at the larger
-  // of it and fabric_slowdown's block model of the layer's own dispatch flows (one stage's expert
-  // domains at once: other stages' all-to-alls are taken to run at other times), from `base`.
+  // Per layer (optional): what the routed fabric adds to the layer's dispatch (sim/engine's
+  // fabric_contention routes layer_dispatch_flows: ECMP collisions and a skewed routing's large
+  // flows on single links included). The all-to-all runs at the larger of it and
+  // fabric_slowdown's block model of the same flows (one stage's expert domains at once: other
+  // stages' all-to-alls are taken to run at other times), from `base`.
   std::vector<double> a2a;
 };
 // `l` with the attention block's TP groups and CP rings priced by the tiers their members cross
 // as placed (links_for_ring), as a dense model's are.
 MoeLinks moe_links(const ScenarioConfig& cfg, const TrainingLinks& l);
+
+// One layer's costs. `layer` picks the routing draw (seed, layer) and whether it is MoE.
+// Every GEMM of an MoE layer is priced as the slower of its tensor-core time and its HBM traffic
+// (moe_gemm_time): expert GEMMs see only the tokens routed to one expert, so their weight
+// gradients (K = those tokens) are short enough to be bound by the FP32 main-grad update.
 MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer);
 
 // Forward GEMM (m x k)(k x n) and its two backward GEMMs, each the slower of calib::gemm_time and

@@ -148,14 +148,15 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     if (l->contention > worst->contention) worst = l;
   }
   std::vector<StaticLoad> a2a;
-  for (const std::vector<std::vector<int32_t>>& groups : sets.a2a) {
-    std::vector<coll::FlowSpec> flows;
-    for (const std::vector<int32_t>& g : groups) {
-      coll::collective_flows(coll::CollectiveOp::kAllToAll, coll::Algorithm::kRing, Bytes{1 << 20}, g,
-                             cfg.cluster.gpus_per_node, flows);
+  if (!sets.a2a.empty()) {
+    for (int layer = 0; layer < cfg.model.layers; ++layer) {
+      if (!work::is_moe_layer(cfg.model, layer)) {
+        out.a2a.push_back(1.0);
+        continue;
+      }
+      a2a.push_back(static_contention(fabric, routes, work::layer_dispatch_flows(cfg, layer)));
+      out.a2a.push_back(a2a.back().contention);
     }
-    a2a.push_back(static_contention(fabric, routes, flows));
-    out.a2a.push_back(a2a.back().contention);
   }
   for (const StaticLoad& l : a2a) {
     if (l.contention > worst->contention) worst = &l;
@@ -182,6 +183,19 @@ std::string contention_key(const ScenarioConfig& cfg) {
                 p.placement.c_str(), cfg.model.tied_embeddings ? 1 : 0, moe ? 1 : 0, moe ? p.ep : 0, moe ? p.expert_tp : 0,
                 moe ? static_cast<int>(cfg.training.attention_parallel) : 0);
   std::string key = buf;
+  if (moe) {
+    // The dispatch flows follow the routing draw of every layer (layer_dispatch_flows).
+    const MoeConfig& r = *cfg.model.moe;
+    std::snprintf(buf, sizeof buf, "|moe %d/%d/%d/%d/%.17g/%d/%.17g/%llu/%d/%d/%d/%d/%d/%d", r.experts, r.top_k,
+                  r.moe_layer_frequency, r.first_dense_layers, r.capacity_factor, static_cast<int>(r.routing), r.zipf_s,
+                  static_cast<unsigned long long>(r.seed), cfg.model.layers, cfg.model.seq_len, p.micro_batch, p.vpp,
+                  cfg.model.hidden, static_cast<int>(cfg.training.comm_precision));
+    key += buf;
+    for (const double w : r.loads) {
+      std::snprintf(buf, sizeof buf, ",%.17g", w);
+      key += buf;
+    }
+  }
   for (const FabricFault& f : n.faults) {
     std::snprintf(buf, sizeof buf, "|%s/%.17g", f.element.c_str(), f.bandwidth_factor);
     key += buf;

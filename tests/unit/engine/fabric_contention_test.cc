@@ -19,7 +19,9 @@
 #include "tests/unit/engine/gpt_plan.h"
 #include "tests/unit/moe/moe_test_util.h"
 #include "topology/fabric_router.h"
+#include "workloads/moe.h"
 #include "workloads/placement.h"
+#include "workloads/training_costs.h"
 
 namespace clustersim::engine {
 namespace {
@@ -64,14 +66,18 @@ double fluid_slowdown(const ScenarioConfig& cfg, const std::vector<coll::FlowSpe
   EventQueueClock clock;
   std::unique_ptr<net::Network> network = net::make_network(c.network, routes, clock);
   Time end;
-  std::vector<double> sent(static_cast<size_t>(fabric.nics()), 0.0);
+  // Each NIC's busier direction (sent or received) at line rate.
+  std::vector<double> sent(static_cast<size_t>(fabric.nics()), 0.0), received(sent.size(), 0.0);
   for (const coll::FlowSpec& f : flows) {
     if (!f.inter_node) continue;
     network->send(f.src, f.dst, f.bytes, [&end](Time t) { end = max(end, t); });
     sent[fabric.nic_of_gpu(f.src)] += f.bytes.as_double();
+    received[fabric.nic_of_gpu(f.dst)] += f.bytes.as_double();
   }
   clock.run();
-  const double ideal = *std::max_element(sent.begin(), sent.end()) / c.cluster.nic_bandwidth.bytes_per_s;
+  const double busiest = std::max(*std::max_element(sent.begin(), sent.end()),
+                                  *std::max_element(received.begin(), received.end()));
+  const double ideal = busiest / c.cluster.nic_bandwidth.bytes_per_s;
   return end.as_s() / ideal;
 }
 
@@ -209,20 +215,25 @@ TEST(FabricContention, MoeRoutesItsDenseAndExpertRings) {
   EXPECT_FALSE(routes_dp_rings(moe_test::load(moe_test::small_yaml(), {"cluster.gpus=8"})));
 }
 
-TEST(FabricContention, MoeRoutesEachStagesExpertAllToAll) {
+TEST(FabricContention, MoeRoutesEachLayersDispatch) {
   // ep 16 over the 2 nodes, rail-optimised radix-16 ToRs (8 down, 8 up), 10 Gbps switch links
-  // (1/40 of a NIC). Uniform all-to-all, s/16 per pair: each GPU sends s/2 over its NIC, 7 of its 8
-  // off-node flows to other rails; each rail's ToR sends 2 x 7 x s/16 = 7s/8 up 8 links of 0.025
-  // NIC each: 7/8 / (0.2 x 1/2) = 8.75 when sprayed evenly; ECMP hashing only adds to it.
+  // (1/40 of a NIC). A perfectly even all-to-all, s/16 per pair: each GPU sends s/2 over its NIC,
+  // 7 of its 8 off-node flows to other rails; each rail's ToR sends 2 x 7 x s/16 = 7s/8 up 8 links
+  // of 0.025 NIC each: 7/8 / (0.2 x 1/2) = 8.75. A routing draw is near even (uniform routing).
   const std::vector<std::string> ep16{"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps"};
   ScenarioConfig cfg = moe_test::load(moe_test::small_yaml(), ep16);
   cfg.network.routing = Routing::kSpray;
   const FabricContention spray = fabric_contention(cfg);
-  ASSERT_EQ(spray.a2a.size(), 1u);
-  EXPECT_NEAR(spray.a2a[0], 8.75, 1e-9);
+  ASSERT_EQ(spray.a2a.size(), static_cast<size_t>(cfg.model.layers));
+  for (int layer = 0; layer < cfg.model.layers; ++layer) {
+    // Sprayed evenly over a ToR's uplinks: the block model of the same flows, exactly.
+    const std::vector<coll::FlowSpec> flows = work::layer_dispatch_flows(cfg, layer);
+    EXPECT_NEAR(spray.a2a[layer], work::fabric_slowdown(cfg, flows), 1e-9) << layer;
+    EXPECT_NEAR(spray.a2a[layer], 8.75, 0.1 * 8.75) << layer;
+  }
   cfg.network.routing = Routing::kEcmp;
   const FabricContention ecmp = fabric_contention(cfg);
-  EXPECT_GE(ecmp.a2a[0], 8.75 - 1e-9);
+  for (int layer = 0; layer < cfg.model.layers; ++layer) EXPECT_GE(ecmp.a2a[layer], spray.a2a[layer] - 1e-9);
   // The analytical iteration pays it: ECMP no faster than spraying.
   const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
   ScenarioConfig sprayed = cfg;
@@ -231,6 +242,24 @@ TEST(FabricContention, MoeRoutesEachStagesExpertAllToAll) {
   // ep 8: every EP group inside a node, nothing slower than NVLink.
   const FabricContention inside = fabric_contention(moe_test::load(moe_test::small_yaml(), {"network.fabric_bandwidth=10Gbps"}));
   for (const double c : inside.a2a) EXPECT_EQ(c, 1.0);
+}
+
+TEST(FabricContention, SkewedDispatchOnSingleLinksMatchesTheFluidLevel) {
+  // A hot expert under D-mod-k: every flow to its owner comes down one link, so the links'
+  // time grows with the skew as the NIC's does. The static bound of the layer's own flows
+  // (what the analytical level charges) against the fluid flow level's completion of them.
+  ScenarioConfig cfg = moe_test::load(moe_test::small_yaml(), {"model.moe.experts=16", "parallelism.ep=16",
+                                                               "network.fabric_bandwidth=25Gbps", "model.moe.routing=zipf",
+                                                               "model.moe.zipf_s=1.2"});
+  cfg.network.routing = Routing::kDmodK;
+  const FabricContention routed = fabric_contention(cfg);
+  const std::vector<coll::FlowSpec> flows = work::layer_dispatch_flows(cfg, 0);
+  const double fluid = fluid_slowdown(cfg, flows);
+  std::printf("  zipf 1.2, D-mod-k, 25 Gbps: static %.4f, fluid %.4f, block model %.4f\n", routed.a2a[0], fluid,
+              work::fabric_slowdown(cfg, flows));
+  EXPECT_GT(routed.a2a[0], work::fabric_slowdown(cfg, flows));
+  EXPECT_LE(routed.a2a[0], fluid * (1 + 1e-9));
+  EXPECT_GT(routed.a2a[0], 0.8 * fluid);
 }
 
 TEST(FabricContention, CpRingsAreRoutedToo) {

@@ -229,12 +229,12 @@ TEST(MoeAnalytical, DispatchAndCombineShareTheNetworkWhenChunked) {
 
 TEST(MoeAnalytical, AHotReceiversNicIsNotAlsoSlowedByTheUniformLinkContention) {
   // ep 16 over the two nodes behind 10 Gbps switch links, sprayed: a uniform all-to-all's routed
-  // figure is 8.75 (fabric_contention's test). With one expert of 16 weighted 40, its owner's NIC
-  // carries several times the mean; the links carry what they carry at uniform routing, so the
-  // all-to-all ends when the slower of the two does. Charging the hot NIC's time the uniform
-  // links' 8.75x as well (before 2026-11-22) gave 3.76 ms against 1.31 ms uniform (2.9x); the
-  // flow level agrees with the maximum (Mixtral 32 experts, zipf, 100 Gbps links: 6.024 s
-  // analytical, 6.028 s flow, 6.774 s with the product).
+  // figure is about 8.75 (fabric_contention's test). With one expert of 16 weighted 40, its
+  // owner's NIC carries several times the mean; sprayed, the links carry about what they carry at
+  // uniform routing, so the all-to-all ends when the slower of the two does. Charging the hot
+  // NIC's time the uniform links' 8.75x as well (before 2026-11-22) gave 3.76 ms against 1.31 ms
+  // uniform (2.9x); the flow level agrees with routing the layer's own flows (Mixtral 32 experts,
+  // zipf, 100 Gbps links: 6.024 s analytical, 6.028 s flow, 6.774 s with the product).
   const std::vector<std::string> ep16{"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps",
                                       "network.routing=spray"};
   std::vector<std::string> hot = ep16;
