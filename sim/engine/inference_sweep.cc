@@ -3,7 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/engine/inference_sim.h"
+#include "sim/network/fabric_routes.h"
+#include "topology/fabric_router.h"
 
 namespace clustersim::engine {
 namespace {
@@ -77,7 +83,27 @@ double reserved_of(const InferenceConfig& in) { return mean_of(in.prompt) + mean
 
 }  // namespace
 
-DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instance_gpus, int batch) {
+namespace {
+
+// The pools' links (and the M2N factor when there are two pools) on `on` where they fit in it,
+// else the block model (serving_links, serving_fabric_slowdown).
+double price_links(const ScenarioConfig& cfg, ServingSetup& s, const SweepFabric& on) {
+  for (const PoolPlan& p : s.pools) s.links.push_back(serving_links(cfg, p));
+  const PoolPlan& last = s.pools.back();
+  if (on.fabric && on.routes && last.first_gpu + last.gpus <= on.gpus) {
+    route_pool_links(s, *on.fabric, *on.routes);
+    return m2n_static_factor(s, *on.fabric, *on.routes);
+  }
+  if (s.pools.size() < 2) return 1.0;
+  // The M2N's fabric factor from the bytes that leave each ToR and pod.
+  const Bytes probe{int64_t{s.pools[0].gpus} * s.pools[1].gpus * (1 << 16)};
+  return serving_fabric_slowdown(cfg, m2n_exchange_flows(s.pools[0], s.pools[1], probe, cfg.cluster.gpus_per_node));
+}
+
+}  // namespace
+
+DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instance_gpus, int batch,
+                                   const SweepFabric& on) {
   DecodePoint d;
   d.mode = ServingMode::kColocated;
   d.tp = tp;
@@ -93,7 +119,10 @@ DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instan
   StepLoad load;
   const double ctx = context_of(in);
   for (int i = 0; i < batch; ++i) load.add_decode(static_cast<int64_t>(ctx));
-  d.timing = colocated_step(m, p, serving_links(cfg, p), load);
+  ServingSetup setup;
+  setup.pools = {p};
+  price_links(cfg, setup, on);
+  d.timing = colocated_step(m, p, setup.links[0], load);
   d.tpot = d.timing.total;
   d.tokens_per_s_per_gpu = batch / d.tpot.as_s() / d.gpus;
   const double price = price_of(cfg, PoolRole::kColocated);
@@ -101,7 +130,8 @@ DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instan
   return d;
 }
 
-DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_gpus, int expert_gpus, int batch, int m) {
+DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_gpus, int expert_gpus, int batch, int m,
+                             const SweepFabric& on) {
   const InferenceConfig& in = *cfg.inference;
   const int experts = std::max(1, in.moe.experts);
   const int etp = std::max(in.expert ? in.expert->tp : 1, expert_gpus > experts ? expert_gpus / experts : 1);
@@ -128,12 +158,11 @@ DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_g
   const double ctx = context_of(in);
   for (int i = 0; i < batch; ++i) micro[static_cast<size_t>(i % m)].add_decode(static_cast<int64_t>(ctx));
   e.first_gpu = attention_gpus;
-  // The M2N's fabric factor from the bytes that leave each ToR and pod (no routes here).
-  const Bytes probe{int64_t{attention_gpus} * expert_gpus * (1 << 16)};
-  const int gpn = cfg.cluster.gpus_per_node;
-  const double factor = serving_fabric_slowdown(cfg, m2n_exchange_flows(a, e, probe, gpn));
+  ServingSetup setup;
+  setup.pools = {a, e};
+  const double factor = price_links(cfg, setup, on);
   AfdPlan plan{&a, &e, m, factor};
-  d.timing = afd_step(model, plan, serving_links(cfg, a), serving_links(cfg, e), micro);
+  d.timing = afd_step(model, plan, setup.links[0], setup.links[1], micro);
   d.tpot = d.timing.total;
   d.tokens_per_s_per_gpu = batch / d.tpot.as_s() / d.gpus;
   const double pa = price_of(cfg, PoolRole::kAttention), pe = price_of(cfg, PoolRole::kExpert);
@@ -143,6 +172,24 @@ DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_g
 
 DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid& grid) {
   const InferenceConfig& in = *cfg.inference;
+  std::optional<topo::Fabric> fabric;
+  std::optional<net::FabricRoutes> routes;
+  SweepFabric on;
+  try {
+    // The scenario's fabric, grown (same switches, wiring and ratios) to hold the largest point.
+    ClusterConfig cluster = cfg.cluster;
+    int largest = 0;
+    for (int g : grid.colocated_instance_gpus) largest = std::max(largest, g);
+    const int experts = grid.expert_gpus.empty() ? 0 : *std::max_element(grid.expert_gpus.begin(), grid.expert_gpus.end());
+    for (int a : grid.attention_gpus) largest = std::max(largest, a + experts);
+    const int gpn = cluster.gpus_per_node;
+    cluster.gpus = std::max(cluster.gpus, (largest + gpn - 1) / gpn * gpn);
+    fabric.emplace(topo::build_fabric(cluster, cfg.network, cfg.file));
+    routes.emplace(*fabric, topo::routing_options(cfg.network));
+    on = {&*fabric, &*routes, cluster.gpus};
+  } catch (const BadInput&) {
+    // A fabric that cannot be built: every point gets the block model's fallback.
+  }
   DecodeSweepResult r;
   r.tpot_limit = in.tpot_limit;
   r.context = context_of(in);
@@ -162,7 +209,7 @@ DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid&
       if (inst % tp != 0 || heads % tp != 0) continue;
       DecodePoint& best = tp == r.baseline_tp ? r.colocated_tp_best : r.colocated_dp_best;
       for (int b : grid.batches) {
-        const DecodePoint d = colocated_decode_point(cfg, tp, inst, b);
+        const DecodePoint d = colocated_decode_point(cfg, tp, inst, b, on);
         r.points.push_back(d);
         if (better(d, best)) best = d;
       }
@@ -182,7 +229,7 @@ DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid&
       for (int a : grid.attention_gpus) {
         for (int e : grid.expert_gpus) {
           for (int b : grid.batches) {
-            const DecodePoint d = afd_decode_point(cfg, tp, a, e, b, m);
+            const DecodePoint d = afd_decode_point(cfg, tp, a, e, b, m, on);
             r.points.push_back(d);
             if (better(d, best)) best = d;
           }

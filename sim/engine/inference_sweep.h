@@ -9,6 +9,8 @@
 
 #include "sim/core/config.h"
 #include "sim/engine/inference_cost.h"
+#include "sim/network/route_source.h"
+#include "topology/fabric.h"
 
 namespace clustersim::engine {
 
@@ -59,10 +61,23 @@ struct DecodeSweepResult {
   std::string gpu_types;              // "attention H200-SXM at 2.6/h, ..." for the table header
 };
 
+// A fabric and its routes: a point whose pools (placed from GPU 0, the expert pool after the
+// attention pool) fit in it is priced on them as run_serving prices a run (route_pool_links;
+// m2n_static_factor, so ECMP collisions count); a point that does not fit, or no fabric, gets the
+// block model of the same flows (serving_links; no collisions). sweep_decode builds the
+// scenario's fabric grown to the grid's largest deployment (same switches, wiring and ratios).
+struct SweepFabric {
+  const topo::Fabric* fabric = nullptr;
+  const net::RouteSource* routes = nullptr;
+  int gpus = 0;
+};
+
 // Points of one deployment (throws nothing: points that do not fit come back with fits = false).
-DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instance_gpus, int batch);
+DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instance_gpus, int batch,
+                                   const SweepFabric& on = {});
 // Expert TP: the expert pool's tp, or expert_gpus / experts when there are more GPUs than experts.
-DecodePoint afd_decode_point(const ScenarioConfig& cfg, int tp, int attention_gpus, int expert_gpus, int batch, int m);
+DecodePoint afd_decode_point(const ScenarioConfig& cfg, int tp, int attention_gpus, int expert_gpus, int batch, int m,
+                             const SweepFabric& on = {});
 
 // Evaluates the grid for the scenario's model and GPU types (pools.colocated / attention / expert
 // when present, else cluster.gpu).

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "calibration/compute_cost.h"
+#include "sim/engine/inference_sim.h"
+#include "sim/engine/inference_sweep.h"
 #include "sim/network/fabric_routes.h"
 #include "topology/fabric.h"
 #include "topology/fabric_router.h"
@@ -122,6 +124,29 @@ TEST(ServingLinks, AGroupStraddlingTwoNodesUsesTheirNics) {
   EXPECT_GT(straddling.tp_slowdown, 1.0);
   EXPECT_GT(coll::collective_time(coll::CollectiveOp::kAllReduce, Bytes{1 << 24}, group_links(8, straddling)),
             coll::collective_time(coll::CollectiveOp::kAllReduce, Bytes{1 << 24}, group_links(8, aligned)));
+}
+
+TEST(DecodeSweep, PointsArePricedOnTheRoutesLikeARun) {
+  // tiny-serving's model as attention/FFN, 8 + 8 GPUs behind ToR-per-server radix-16 switches
+  // with one queue pair: ECMP hashes the 64 M2N flows of each direction onto 8 uplinks unevenly
+  // (the M2N probe test's case). On the routes the point pays that collision, as run_serving's
+  // analytical level does; the block model of the same flows (no routes) cannot see it.
+  const ScenarioConfig cfg = testing::serving({"network.wiring=tor_per_server", "network.switch_radix=16",
+                                               "inference.mode=attention_ffn", "inference.micro_batches=2",
+                                               "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+  const SweepFabric on{&fabric, &routes, cfg.cluster.gpus};
+  const DecodePoint routed = afd_decode_point(cfg, 2, 8, 8, 64, 2, on);
+  const DecodePoint block = afd_decode_point(cfg, 2, 8, 8, 64, 2);
+  ASSERT_TRUE(routed.fits);
+  EXPECT_GT(routed.tpot, block.tpot);
+  // The factor is run_serving's: the same pools' static bound on the same routes.
+  ServingSetup setup = make_serving_setup(cfg);
+  EXPECT_GT(m2n_static_factor(setup, fabric, routes), 1.05);
+  // A point larger than the fabric falls back to the block model.
+  const SweepFabric small{&fabric, &routes, 8};
+  EXPECT_EQ(afd_decode_point(cfg, 2, 8, 8, 64, 2, small).tpot, block.tpot);
 }
 
 TEST(ServingLinks, AFabricThePlannerCannotBuildKeepsEveryTiersRatio) {
