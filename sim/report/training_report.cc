@@ -124,6 +124,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
     if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
+    if (moe && !c.a2a.empty()) fc.set("expert_all_to_all_slowdown_max", *std::max_element(c.a2a.begin(), c.a2a.end()));
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
   }
@@ -174,6 +175,10 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     if (cfg.model.tied_embeddings && p.pp > 1) o << ", embedding sync " << fmt("%.2fx", c.embedding);
     if (p.cp > 1) o << ", CP rings " << fmt("%.2fx", c.cp);
     o << " against their NIC-bound time (every stage's at once)\n";
+    if (cfg.model.moe && !c.a2a.empty()) {
+      o << "             expert all-to-alls up to " << fmt("%.2fx", *std::max_element(c.a2a.begin(), c.a2a.end()))
+        << " (a layer's dispatch, its stage's expert domains at once)\n";
+    }
     if (!c.link.empty()) {
       o << "             most loaded link " << c.link << ", " << c.sub_flows
         << " sub-flows (ECMP collisions or oversubscription)\n";
