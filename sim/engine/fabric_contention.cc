@@ -148,7 +148,11 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     if (l->contention > worst->contention) worst = l;
   }
   std::vector<StaticLoad> a2a;
-  if (!sets.a2a.empty()) {
+  const bool a2a_leaves = std::any_of(sets.a2a.begin(), sets.a2a.end(), [&](const auto& groups) {
+    return std::any_of(groups.begin(), groups.end(),
+                       [&](const std::vector<int32_t>& g) { return work::spans_nodes(g, cfg.cluster.gpus_per_node); });
+  });
+  if (a2a_leaves) {
     for (int layer = 0; layer < cfg.model.layers; ++layer) {
       if (!work::is_moe_layer(cfg.model, layer)) {
         out.a2a.push_back(1.0);

@@ -239,9 +239,10 @@ TEST(FabricContention, MoeRoutesEachLayersDispatch) {
   ScenarioConfig sprayed = cfg;
   sprayed.network.routing = Routing::kSpray;
   EXPECT_GE(estimate_training(cfg, hw).iteration, estimate_training(sprayed, hw).iteration);
-  // ep 8: every EP group inside a node, nothing slower than NVLink.
+  // ep 8: every EP group inside a node; the DP rings are routed, the all-to-alls are not.
   const FabricContention inside = fabric_contention(moe_test::load(moe_test::small_yaml(), {"network.fabric_bandwidth=10Gbps"}));
-  for (const double c : inside.a2a) EXPECT_EQ(c, 1.0);
+  EXPECT_TRUE(inside.routed);
+  EXPECT_TRUE(inside.a2a.empty());
 }
 
 TEST(FabricContention, SkewedDispatchOnSingleLinksMatchesTheFluidLevel) {

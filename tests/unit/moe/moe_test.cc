@@ -290,6 +290,15 @@ TEST(MoeReport, ResultsNameActiveFlopsAndLayers) {
   const std::string text = report::training_summary(cfg, h800(), e);
   EXPECT_NE(text.find("imbalance"), std::string::npos);
   EXPECT_NE(text.find("active parameters only"), std::string::npos);
+  // ep 16 across the two nodes behind 10 Gbps switch links: the all-to-all's routed slowdown
+  // (about 8.75, fabric_contention's test) is reported.
+  const ScenarioConfig across =
+      load(small_yaml(), {"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps"});
+  const engine::TrainingEstimate a = engine::estimate_training(across, h800());
+  const std::string across_json = report::training_results(across, h800(), a).dump();
+  EXPECT_NE(across_json.find("\"expert_all_to_all_slowdown_max\":"), std::string::npos) << across_json;
+  EXPECT_NE(report::training_summary(across, h800(), a).find("expert all-to-alls up to"), std::string::npos);
+  EXPECT_EQ(json.find("expert_all_to_all_slowdown_max"), std::string::npos);  // ep 8 inside each node
 }
 
 TEST(MoeReport, DenseResultsHaveNoMoeKeys) {
