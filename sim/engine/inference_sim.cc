@@ -203,6 +203,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
       in.first_gpu = plan.first_gpu + i * plan.ep;
       in.kv_per_replica = plan.kv_tokens_per_replica;
       in.kv_used.assign(static_cast<size_t>(std::max(1, plan.attention_replicas)), 0);
+      in.kv_coming.assign(in.kv_used.size(), 0);
       pool_instances_[p].push_back(static_cast<int>(instances_.size()));
       trace_.instances.push_back({in.pool, in.first_gpu, plan.role == PoolRole::kAttention ? plan.gpus : plan.ep});
       instances_.push_back(std::move(in));
@@ -211,6 +212,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
   traced_steps_.assign(instances_.size(), 0);
   generated_.assign(requests_.size(), 0);
   replica_.assign(requests_.size(), 0);
+  kv_to_.assign(requests_.size(), -1);
   outcomes_.resize(requests_.size());
   for (size_t r = 0; r < requests_.size(); ++r) {
     outcomes_[r].arrival = requests_[r].arrival;
@@ -348,8 +350,10 @@ void ServingSimulation::try_start(int idx) {
     const int64_t batch = static_cast<int64_t>(in.running.size() + in.step_prefill.size());
     if (batch >= cfg.max_batch) break;
     const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
-    // A request's KV lives on one replica: the emptiest (the lowest on ties) must hold it.
-    const auto home = std::min_element(in.kv_used.begin(), in.kv_used.end());
+    // A request's KV lives on one replica: the one its KV cache was sent to, else the emptiest
+    // (the lowest on ties), must hold it.
+    const int sent_to = kv_to_[static_cast<size_t>(r)];
+    const auto home = sent_to >= 0 ? in.kv_used.begin() + sent_to : std::min_element(in.kv_used.begin(), in.kv_used.end());
     if (*home + need > in.kv_per_replica) break;
     if (prefills) {
       if (!in.step_prefill.empty() && prefill_tokens + q.prompt > cfg.max_prefill_tokens) break;
@@ -465,7 +469,16 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
                                kv_bytes_per_token(setup_.model, 1).as_double());
   const int src_base = instances_[from].first_gpu + src.tp * replica_[static_cast<size_t>(r)];
-  const int dst_base = instances_[to].first_gpu + dst.tp * static_cast<int>(r % dst.attention_replicas);
+  // The receiving replica: the one with the fewest tokens held and on their way.
+  Instance& dest = instances_[to];
+  size_t home = 0;
+  for (size_t i = 1; i < dest.kv_used.size(); ++i) {
+    if (dest.kv_used[i] + dest.kv_coming[i] < dest.kv_used[home] + dest.kv_coming[home]) home = i;
+  }
+  const int64_t need = int64_t{requests_[r].prompt} + requests_[r].output;
+  dest.kv_coming[home] += need;
+  kv_to_[static_cast<size_t>(r)] = static_cast<int>(home);
+  const int dst_base = dest.first_gpu + dst.tp * static_cast<int>(home);
   auto left = std::make_shared<int>(shards);
   int traced = -1;
   if (static_cast<int>(trace_.kv.size()) < trace_.limits.kv_transfers) {
@@ -476,6 +489,8 @@ void ServingSimulation::send_kv(int r, int from, int to) {
     if (--*left > 0) return;
     if (traced >= 0) trace_.kv[static_cast<size_t>(traced)].arrived = clock_.now();
     release_kv(instances_[from], r, requests_[r].prompt);
+    instances_[to].kv_coming[static_cast<size_t>(kv_to_[static_cast<size_t>(r)])] -=
+        int64_t{requests_[r].prompt} + requests_[r].output;
     --instances_[to].incoming;
     instances_[to].waiting.push_back(r);
     try_start(to);

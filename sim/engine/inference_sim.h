@@ -142,6 +142,7 @@ class ServingSimulation {
     int first_gpu = 0;
     int64_t kv_per_replica = 0;     // KV tokens one attention replica holds
     std::vector<int64_t> kv_used;   // per attention replica: tokens reserved by its requests
+    std::vector<int64_t> kv_coming; // per attention replica: tokens of KV caches on their way to it
     std::deque<int> waiting;
     std::vector<int> running;
     std::vector<int> step_prefill;
@@ -169,6 +170,7 @@ class ServingSimulation {
   std::vector<std::vector<int>> pool_instances_;  // pool -> instance indices
   std::vector<int> generated_;
   std::vector<int> replica_;  // per request: the attention replica of the instance holding its KV
+  std::vector<int> kv_to_;    // per request: the decode replica its KV was sent to (-1: none)
   std::vector<RequestOutcome> outcomes_;
   ServingResult stats_;
   ServingTrace trace_;

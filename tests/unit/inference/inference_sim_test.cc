@@ -176,6 +176,15 @@ TEST(ServingSim, PrefillDecodeSendsEveryKvCache) {
   EXPECT_EQ(r.kv_transfers, multi);  // one per request (its tp 2 shards together)
   EXPECT_EQ(r.pools.size(), 2u);
   EXPECT_GT(r.pools[1].steps, 0);
+  // Each KV cache goes to one decode replica (the one with the fewest tokens held and coming) and
+  // is admitted there: with 1,024 tokens per replica and 600-token requests, at most one per
+  // replica, 4 per decode instance, however many arrive at once.
+  const ServingResult tight = simulate(serving({"inference.mode=prefill_decode", "inference.kv_cache_per_gpu=2MiB",
+                                                "inference.prompt_tokens={dist: fixed, mean: 300}",
+                                                "inference.output_tokens={dist: fixed, mean: 300}",
+                                                "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+  expect_no_request_lost(tight);
+  EXPECT_EQ(tight.pools[1].max_batch_seen, 4);
 }
 
 // A KV cache leaving one prefill GPU (tp 1) for 8 decode GPUs leaves through that GPU's NIC:
