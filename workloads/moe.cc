@@ -80,6 +80,24 @@ struct ExpertTimes {
 // draw k of `layer` (draw 0: the layer's own, whose transfers the all-to-all uses).
 constexpr int kRoutingDraws = 4;
 uint64_t routing_stream(int layer, int k) { return static_cast<uint64_t>(layer) + (static_cast<uint64_t>(k) << 32); }
+
+// Tokens of one micro-batch on one GPU: its share of the sequences under tp and cp.
+double tokens_per_gpu(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  return static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.cp * p.tp);
+}
+
+// The pipeline stage holding `layer`: chunk v = layer / (layers per chunk) sits on stage v mod pp.
+int stage_of_layer(const ScenarioConfig& cfg, int layer) {
+  const ParallelismConfig& p = cfg.parallelism;
+  return layer / std::max(1, cfg.model.layers / (p.pp * p.vpp)) % p.pp;
+}
+
+// Routing draw k of `layer` over its stage's expert layout `lay`, one micro-batch per GPU.
+RoutingMatrix layer_draw(const ScenarioConfig& cfg, const ExpertLayout& lay, int layer, int k) {
+  return route_tokens(*cfg.model.moe, lay.ep, lay.etp, static_cast<int64_t>(tokens_per_gpu(cfg)),
+                      routing_stream(layer, k));
+}
 ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const RoutingMatrix& r,
                               int owner, int chunks) {
   const ModelConfig& m = cfg.model;
@@ -347,12 +365,9 @@ std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, c
 }
 
 std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer) {
-  const ParallelismConfig& p = cfg.parallelism;
-  const int stage = layer / std::max(1, cfg.model.layers / (p.pp * p.vpp)) % p.pp;
-  const ExpertLayout lay = expert_layout(cfg, stage);
-  const auto tg = static_cast<int64_t>(static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.cp * p.tp));
-  const RoutingMatrix r = route_tokens(*cfg.model.moe, lay.ep, lay.etp, tg, static_cast<uint64_t>(layer));
-  return all_domains_dispatch(r, lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
+  const ExpertLayout lay = expert_layout(cfg, stage_of_layer(cfg, layer));
+  return all_domains_dispatch(layer_draw(cfg, lay, layer, 0), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training),
+                              cfg.cluster.gpus_per_node);
 }
 
 double a2a_bytes_per_value(const TrainingConfig& t) { return t.comm_precision == CommPrecision::kFp8 ? 1.0 : 2.0; }
@@ -439,8 +454,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   c.part_elementwise = elem_fwd + elem_bwd;
   // Router (tokens x experts x h GEMM), and the permutation of every token-expert pair before the
   // dispatch and after the combine (read + write h values each).
-  const double tokens_gpu = static_cast<double>(cfg.parallelism.micro_batch) * m.seq_len /
-                            (cfg.parallelism.cp * cfg.parallelism.tp);
+  const double tokens_gpu = tokens_per_gpu(cfg);
   const auto tg = static_cast<int64_t>(tokens_gpu);
   const GemmPassTimes router = gemm_pass(cfg, hw, tg, moe.experts, m.hidden);
   const Bytes permute = bytes_of(2.0 * 2.0 * tokens_gpu * moe.top_k * m.hidden * kAct);
@@ -477,9 +491,9 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   }
 
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
-  const int stage = layer / std::max(1, m.layers / (cfg.parallelism.pp * cfg.parallelism.vpp)) % cfg.parallelism.pp;
+  const int stage = stage_of_layer(cfg, layer);
   const ExpertLayout lay = expert_layout(cfg, stage);
-  const RoutingMatrix r = route_tokens(moe, lay.ep, lay.etp, tg, routing_stream(layer, 0));
+  const RoutingMatrix r = layer_draw(cfg, lay, layer, 0);
   c.imbalance = r.imbalance();
   const double bytes_per_pair = m.hidden * a2a_bytes_per_value(cfg.training);
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
@@ -517,7 +531,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   // 3.13-3.15 s at the others).
   ExpertTimes whole;
   for (int k = 0; k < kRoutingDraws; ++k) {
-    const RoutingMatrix rk = k == 0 ? r : route_tokens(moe, lay.ep, lay.etp, tg, routing_stream(layer, k));
+    const RoutingMatrix rk = k == 0 ? r : layer_draw(cfg, lay, layer, k);
     ExpertTimes most;
     for (int o = 0; o < rk.owners; ++o) {
       const ExpertTimes t = owner_expert_time(cfg, hw, rk, o, 1);
@@ -667,7 +681,7 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   a.model.ffn_hidden = 1;
   a.model.moe.reset();
   const double attn = activation_bytes_per_layer(a).as_double();
-  const double tokens_gpu = static_cast<double>(p.micro_batch) * m.seq_len / (p.cp * p.tp);
+  const double tokens_gpu = tokens_per_gpu(cfg);
   const double f = expert_ffn_hidden(m);
   const double up = (swiglu(m) ? 2.0 : 1.0) * f;
   const double pairs = tokens_gpu * m.moe->top_k * p.expert_tp;  // mean pairs per owner GPU
