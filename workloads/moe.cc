@@ -2,7 +2,10 @@
 #include "workloads/moe.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <map>
 
 #include "calibration/compute_cost.h"
 #include "workloads/placement.h"
@@ -54,10 +57,13 @@ std::vector<double> expert_weights(const MoeConfig& moe) {
   return w;
 }
 
+// The fewest members of `gpus` on any node they touch (the pace of a ring through them).
 int ranks_per_node_of(const std::vector<int32_t>& gpus, int gpn) {
-  int n = 0;
-  for (const int32_t g : gpus) n += g / gpn == gpus.front() / gpn ? 1 : 0;
-  return std::max(1, n);
+  std::map<int32_t, int> per_node;
+  for (const int32_t g : gpus) ++per_node[g / gpn];
+  int fewest = static_cast<int>(gpus.size());
+  for (const auto& [node, n] : per_node) fewest = std::min(fewest, n);
+  return std::max(1, fewest);
 }
 
 // Bytes per GEMM operand element (FP8 GEMMs read 1-byte operands) and per main-grad element.
@@ -158,7 +164,7 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   const double head_dim = static_cast<double>(m.hidden) / m.heads;
   // The group's ranks per node as placed (a TP group across nodes exchanges over the NICs).
   const Placement pl = placement_of(cfg);
-  const coll::GroupLinks g = group_links(n, pl.first_group_ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
+  const coll::GroupLinks g = group_links(n, pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   const Time lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, g);
   const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv * head_dim) * kAct);
   const Time qkv = collective_time(CollectiveOp::kAllToAll, qkv_bytes, g);
@@ -462,6 +468,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   fwd += router.fwd + permute_t;
   bwd += router.bwd + permute_t;
   c.part_router_permute = router.fwd + router.bwd + permute_t + permute_t;
+  Time shared_fwd, shared_bwd;
   if (moe.shared_experts > 0) {
     // Shared experts: one MLP of width shared x f on the GPU's own tokens.
     const auto fs = static_cast<int64_t>(moe.shared_experts * expert_ffn_hidden(m));
@@ -471,8 +478,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     // Their activation kernel as the routed experts' (read the up projection, write fs wide).
     const Bytes act = bytes_of(tokens_gpu * static_cast<double>(up + fs) * kAct);
     const Time act_fwd = calib::memory_time(act, hw), act_bwd = calib::memory_time(Bytes{2 * act.n}, hw);
-    fwd += s_up.fwd + s_down.fwd + act_fwd;
-    bwd += s_up.bwd + s_down.bwd + act_bwd;
+    shared_fwd = s_up.fwd + s_down.fwd + act_fwd;
+    shared_bwd = s_up.bwd + s_down.bwd + act_bwd;
+    fwd += shared_fwd;
+    bwd += shared_bwd;
     c.part_shared = s_up.fwd + s_up.bwd + s_down.fwd + s_down.bwd + act_fwd + act_bwd;
   }
   c.attention_fwd = fwd;
@@ -487,7 +496,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     // The shared experts' tensor-parallel MLP gathers its input and reduce-scatters its output
     // itself (Megatron-Core's SharedExpertMLP; overlapping them came later,
     // --moe-shared-expert-overlap): one more collective pair.
-    c.attention_comm += tp_collectives_time(a, l.tp, 1);
+    c.attention_comm += tp_collectives_time(a, l.tp, 1, shared_fwd, shared_bwd);
   }
 
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
@@ -713,17 +722,21 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   t.dense_params = g.dense;
   t.expert_params = g.expert;
   const double gb = grad_bytes_per_value(cfg.training);
-  // Ranks per node as the placement puts the replicas (stage 0's first dense and expert rings, as
+  // Ranks per node as the placement puts the replicas (stage 0's dense and expert rings, as
   // the flow level builds them): under tp-cp-dp-pp dense replicas sit tp x cp apart (every GPU of
   // the tp group under sp) and expert replicas ep x expert_tp apart; placed DP outermost, one per
   // node.
   const Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
-  const auto first_ring_per_node = [gpn](const std::vector<std::vector<int32_t>>& rings) {
-    return rings.empty() || rings.front().empty() ? 1 : ranks_per_node_of(rings.front(), gpn);
+  const auto fewest_per_node = [gpn](const std::vector<std::vector<int32_t>>& rings) {
+    int fewest = INT32_MAX;
+    for (const std::vector<int32_t>& r : rings) {
+      if (!r.empty()) fewest = std::min(fewest, ranks_per_node_of(r, gpn));
+    }
+    return fewest == INT32_MAX ? 1 : fewest;
   };
-  const coll::GroupLinks dg = group_links(dense_dp(cfg), first_ring_per_node(dense_dp_rings(cfg, pl, 0)), dense_l);
+  const coll::GroupLinks dg = group_links(dense_dp(cfg), fewest_per_node(dense_dp_rings(cfg, pl, 0)), dense_l);
   t.dense_group = dg;
-  const coll::GroupLinks eg = group_links(expert_dp(cfg), first_ring_per_node(expert_dp_rings(cfg, 0)), expert_l);
+  const coll::GroupLinks eg = group_links(expert_dp(cfg), fewest_per_node(expert_dp_rings(cfg, 0)), expert_l);
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
   if (p.zero_stage >= 1) {

@@ -28,23 +28,40 @@ Placement::Placement(const std::string& order, int tp, int cp, int dp, int pp) :
   if (seen != 0xF) throw std::invalid_argument("placement order '" + order + "' misses a dimension");
 }
 
-int Placement::first_group_ranks_per_node(Dim along, int gpus_per_node) const {
+int Placement::ranks_per_node(Dim along, int gpus_per_node) const {
   const int d = static_cast<int>(along);
-  // Member i sits at GPU i x stride. The group's collectives cross nodes at the pace of the node
-  // holding the fewest of its members (a ring through it shares that node's fewer NICs): the
-  // smallest count over the nodes the group touches.
-  int fewest = size_[d];
-  int node = -1, count = 0;
-  for (int i = 0; i < size_[d]; ++i) {
-    const int here = (i * stride_[d]) / gpus_per_node;  // members come in node order
-    if (here != node) {
-      if (count > 0) fewest = std::min(fewest, count);
-      node = here;
-      count = 0;
+  // Groups along `d` start at every GPU whose coordinate along d is 0; a group starting at b lies
+  // over nodes as the one starting at b mod gpus_per_node does, so it suffices to walk those
+  // offsets, built dimension by dimension (at most gpus_per_node of them).
+  std::vector<char> offset(static_cast<size_t>(gpus_per_node), 0), next;
+  offset[0] = 1;
+  for (int k = 0; k < 4; ++k) {
+    if (k == d || size_[k] == 1) continue;
+    next.assign(offset.size(), 0);
+    for (int r = 0; r < gpus_per_node; ++r) {
+      if (!offset[r]) continue;
+      for (int c = 0; c < size_[k]; ++c) next[(r + static_cast<int64_t>(c) * stride_[k]) % gpus_per_node] = 1;
     }
-    ++count;
+    offset.swap(next);
   }
-  if (count > 0) fewest = std::min(fewest, count);
+  // Member i sits at b + i x stride. A group's collectives cross nodes at the pace of the node
+  // holding the fewest of its members (a ring through it shares that node's fewer NICs), and the
+  // step waits for the slowest group: the smallest count over every node any group touches.
+  int fewest = size_[d];
+  for (int b = 0; b < gpus_per_node; ++b) {
+    if (!offset[b]) continue;
+    int node = -1, count = 0;
+    for (int i = 0; i < size_[d]; ++i) {
+      const int64_t here = (b + static_cast<int64_t>(i) * stride_[d]) / gpus_per_node;  // in node order
+      if (here != node) {
+        if (count > 0) fewest = std::min(fewest, count);
+        node = static_cast<int>(here);
+        count = 0;
+      }
+      ++count;
+    }
+    if (count > 0) fewest = std::min(fewest, count);
+  }
   return std::max(1, fewest);
 }
 

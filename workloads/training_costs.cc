@@ -217,38 +217,46 @@ TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg) {
   return t;
 }
 
-Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives) {
+Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives, Time fwd_window,
+                         Time bwd_window) {
   const ParallelismConfig& p = cfg.parallelism;
   if (p.tp <= 1) return Time::zero();
   const TpLayerTraffic traffic = tp_layer_traffic(cfg);
   // As many ranks per node as the placement puts there (all tp of them unless a placement puts
   // TP outside the innermost dimensions): the part across nodes runs over the NICs.
   const Placement pl = placement_of(cfg);
-  const GroupLinks g = group_links(p.tp, pl.first_group_ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
+  const GroupLinks g = group_links(p.tp, pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   // Per block (attention, MLP): all-gather + reduce-scatter with SP, or one all-reduce; the
   // parallel block (PaLM, MegaScale) shares one pair between attention and MLP.
   const Time per_block = p.sequence_parallel
                              ? collective_time(CollectiveOp::kAllGather, traffic.activation, g) +
                                    collective_time(CollectiveOp::kReduceScatter, traffic.activation, g)
                              : collective_time(CollectiveOp::kAllReduce, traffic.activation, g);
-  int passes = 2;  // forward and backward
-  if (cfg.training.recompute == Recompute::kFull) passes = 3;
-  Time tp = static_cast<int64_t>(collectives * passes) * per_block;
-  // Overlap splits each collective into tp chunks pipelined with the GEMM; the first
-  // (all-gather) or last (reduce-scatter) chunk stays exposed (MegaScale section 3.2).
-  if (cfg.training.overlap.tp_comm) tp = (1.0 / p.tp) * tp;
-  return tp;
+  const Time fwd = collectives * per_block;
+  // The backward pass carries the recomputed forward's collectives too.
+  const Time bwd = (cfg.training.recompute == Recompute::kFull ? 2 : 1) * fwd;
+  if (!cfg.training.overlap.tp_comm) return fwd + bwd;
+  // Overlap splits each collective into tp chunks pipelined with the GEMMs; the first
+  // (all-gather) or last (reduce-scatter) chunk stays exposed (MegaScale section 3.2), and the
+  // rest hides only under as much compute as the pass has (the flow level's graph runs it beside
+  // the pass's compute):
+  //   exposed = T/tp + max(0, (1 - 1/tp) T - compute of the pass)
+  const auto exposed = [&](Time t, Time window) {
+    const Time hidden = (1.0 - 1.0 / p.tp) * t;
+    return (1.0 / p.tp) * t + max(Time::zero(), hidden - window);
+  };
+  return exposed(fwd, fwd_window) + exposed(bwd, bwd_window);
 }
 
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& l, const LayerTimes& lt) {
   const ParallelismConfig& p = cfg.parallelism;
-  Time total = tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives);
+  Time total = tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives, lt.forward, lt.backward);
   if (p.cp > 1) {
     // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
     // backward sends them and their gradients), overlapped with the attention core. The ring has
     // as many ranks per node as the placement puts there.
     const Placement pl = placement_of(cfg);
-    const int per_node = pl.first_group_ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
+    const int per_node = pl.ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
     const GroupLinks g = group_links(p.cp, per_node, l);
     const Time ring = collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, g);
     const Time fwd = max(Time::zero(), ring - lt.attention_fwd);

@@ -93,9 +93,11 @@ TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg);
 
 // Exposed time of `collectives` TP collective pairs (sequence parallel: all-gather +
 // reduce-scatter of the activation; else one all-reduce) per pass, over a micro-batch's passes
-// (forward, backward, and the recomputed forward under full recomputation), TP overlap applied.
-// 0 when tp is 1.
-Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives);
+// (forward, backward, and the recomputed forward under full recomputation), TP overlap applied:
+// what it hides runs beside the pass's compute, `fwd_window` and `bwd_window`, and hides no more
+// than that. 0 when tp is 1.
+Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives, Time fwd_window,
+                         Time bwd_window);
 
 // Exposed tensor/sequence-parallel and context-parallel communication of one layer, one
 // micro-batch (forward + backward), as the analytical level counts it: the TP collectives over

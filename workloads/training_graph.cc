@@ -122,17 +122,17 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   using coll::Algorithm;
   using coll::collective_latency;
   const coll::GroupLinks tp_g =
-      group_links(p.tp, pl.first_group_ranks_per_node(Dim::kTp, gpn), l);
+      group_links(p.tp, pl.ranks_per_node(Dim::kTp, gpn), l);
   c.tp_latency_per_collective =
       p.sequence_parallel ? collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, tp_g) +
                                 collective_latency(CollectiveOp::kReduceScatter, Algorithm::kRing, tp_g)
                           : collective_latency(CollectiveOp::kAllReduce, Algorithm::kRing, tp_g);
   const coll::GroupLinks cp_g =
-      group_links(p.cp, pl.first_group_ranks_per_node(Dim::kCp, gpn), l);
+      group_links(p.cp, pl.ranks_per_node(Dim::kCp, gpn), l);
   c.cp_latency_per_ring = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, cp_g);
   const bool pp_inter = p.pp > 1 && pl.gpu(0, 0, 0, 0) / gpn != pl.gpu(0, 0, 0, 1) / gpn;
   c.pp_latency = p.pp > 1 ? (pp_inter ? l.net_alpha : l.nvlink_alpha) : Time::zero();
-  const coll::GroupLinks dp_g = group_links(dp, pl.first_group_ranks_per_node(Dim::kDp, gpn), l);
+  const coll::GroupLinks dp_g = group_links(dp, pl.ranks_per_node(Dim::kDp, gpn), l);
   c.dp_latency_reduce = collective_latency(
       p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, dp_g);
   c.dp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, dp_g);

@@ -135,7 +135,22 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   if (p.pp > 1) {
     const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
     const Bytes msg = bytes_of(tokens * m.hidden * 2.0 / p.tp);
-    const Time one = pp_l.net_alpha + serialization_time(msg, pp_l.nic_per_gpu);
+    // A send between stages on one node goes over NVLink (placements that put pp inside the
+    // node): the mean over the stage boundaries a micro-batch crosses, vpp x (pp - 1) forward
+    // ones and, interleaved, vpp - 1 from the last stage back to the first.
+    const int gpn = c.gpus_per_node;
+    const auto across = [&](int from, int to) { return pl.gpu(0, 0, 0, from) / gpn != pl.gpu(0, 0, 0, to) / gpn; };
+    int crossings = 0, across_nodes = 0;
+    for (int s = 0; s + 1 < p.pp; ++s) {
+      crossings += p.vpp;
+      across_nodes += across(s, s + 1) ? p.vpp : 0;
+    }
+    crossings += p.vpp - 1;
+    across_nodes += across(p.pp - 1, 0) ? p.vpp - 1 : 0;
+    const Time inter = pp_l.net_alpha + serialization_time(msg, pp_l.nic_per_gpu);
+    const Time intra = l.nvlink_alpha + serialization_time(msg, l.nvlink_busbw);
+    const double share_across = static_cast<double>(across_nodes) / crossings;
+    const Time one = share_across * inter + (1.0 - share_across) * intra;
     // Without overlap every transfer waits; with it only the fill and drain ones do (never more
     // than without).
     int64_t exposed_transfers = 2 * mbs * p.vpp;
@@ -149,7 +164,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // pp (or more of cp) comes before dp.
   const double params = est.memory.params_on_gpu;
   if (est.dp > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
-    const int per_node = pl.first_group_ranks_per_node(work::Dim::kDp, c.gpus_per_node);
+    const int per_node = pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node);
     const GroupLinks g = group_links(est.dp, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
     // MoE: dense and expert parameters over their own DP groups (moe_dp_times); the flow level's
@@ -224,7 +239,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
     // Every replica's pairs at once, far apart in the fabric: routed like the DP rings.
     const TrainingLinks emb_l = contention.routed ? work::links_at_contention(l, contention.embedding) : l;
-    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, 1, emb_l));
+    // Over NVLink where the placement puts the first and last stage on one node.
+    const bool one_node = pl.gpu(0, 0, 0, 0) / c.gpus_per_node == pl.gpu(0, 0, 0, p.pp - 1) / c.gpus_per_node;
+    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, one_node ? 2 : 1, emb_l));
   }
 
   // Idle time once per step, outside the schedule (MegaScale section 3.4: data loading at the

@@ -213,7 +213,7 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (pl.size(work::Dim::kDp) < 2) return;
   const int gpn = cfg.cluster.gpus_per_node;
   const auto spans = [&](work::Dim d) {
-    return pl.size(d) > 1 && pl.first_group_ranks_per_node(d, gpn) < pl.size(d);
+    return pl.size(d) > 1 && pl.ranks_per_node(d, gpn) < pl.size(d);
   };
   if (!spans(work::Dim::kTp) && !spans(work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "

@@ -14,24 +14,30 @@ TEST(Placement, CoordinatesRoundTrip) {
   }
 }
 
-TEST(Placement, FirstGroupRanksPerNodeFollowTheOrder) {
+TEST(Placement, RanksPerNodeFollowTheOrder) {
   // tp 2, cp 1, dp 8, pp 4 on nodes of 8 GPUs.
   // Megatron's order tp-cp-dp-pp: DP ranks 2 GPUs apart, 4 of them per node.
-  EXPECT_EQ(Placement("tp-cp-dp-pp", 2, 1, 8, 4).first_group_ranks_per_node(Dim::kDp, 8), 4);
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 2, 1, 8, 4).ranks_per_node(Dim::kDp, 8), 4);
   // pp before dp: DP ranks 8 GPUs apart, one per node.
-  EXPECT_EQ(Placement("tp-cp-pp-dp", 2, 1, 8, 4).first_group_ranks_per_node(Dim::kDp, 8), 1);
+  EXPECT_EQ(Placement("tp-cp-pp-dp", 2, 1, 8, 4).ranks_per_node(Dim::kDp, 8), 1);
   // dp first: all 8 on the first node; TP then spans nodes, one rank each.
   const Placement dp_first("dp-tp-cp-pp", 2, 1, 8, 4);
-  EXPECT_EQ(dp_first.first_group_ranks_per_node(Dim::kDp, 8), 8);
-  EXPECT_EQ(dp_first.first_group_ranks_per_node(Dim::kTp, 8), 1);
+  EXPECT_EQ(dp_first.ranks_per_node(Dim::kDp, 8), 8);
+  EXPECT_EQ(dp_first.ranks_per_node(Dim::kTp, 8), 1);
   // A group larger than a node fills it; a size-1 dimension counts 1.
-  EXPECT_EQ(Placement("tp-cp-dp-pp", 1, 1, 64, 1).first_group_ranks_per_node(Dim::kDp, 8), 8);
-  EXPECT_EQ(Placement("tp-cp-dp-pp", 8, 1, 4, 1).first_group_ranks_per_node(Dim::kCp, 8), 1);
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 1, 1, 64, 1).ranks_per_node(Dim::kDp, 8), 8);
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 8, 1, 4, 1).ranks_per_node(Dim::kCp, 8), 1);
   // An uneven split runs at its thinnest node: cp 3 first, tp 4 at stride 3 = GPUs 0, 3, 6 on
   // node 0 and 9 on node 1 -> 1, not 3.
-  EXPECT_EQ(Placement("cp-tp-dp-pp", 4, 3, 8, 1).first_group_ranks_per_node(Dim::kTp, 8), 1);
-  // tp 6 on nodes of 8: 6 on node 0 (one node only).
-  EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 4, 1).first_group_ranks_per_node(Dim::kTp, 8), 6);
+  EXPECT_EQ(Placement("cp-tp-dp-pp", 4, 3, 8, 1).ranks_per_node(Dim::kTp, 8), 1);
+  // tp 6 on nodes of 8: the first group has 6 on node 0, but the second, GPUs 6-11, has 2 on
+  // node 0 and 4 on node 1; the step waits for it -> 2.
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 4, 1).ranks_per_node(Dim::kTp, 8), 2);
+  // Alone in the cluster, the group of 6 stays on one node.
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 1, 1).ranks_per_node(Dim::kTp, 8), 6);
+  // dp 6 placed first, pp 4 (24 GPUs): stage 0's ring sits in node 0, stage 1's on GPUs 6-11
+  // (2 + 4), stage 2's on 12-17 (4 + 2) -> 2.
+  EXPECT_EQ(Placement("dp-tp-cp-pp", 1, 1, 6, 4).ranks_per_node(Dim::kDp, 8), 2);
 }
 
 }  // namespace
