@@ -70,6 +70,7 @@ struct NetworkConfig {
   uint64_t ecmp_seed = 0;
   FlowSolver solver = FlowSolver::kFluid;
   Time merge_tolerance = Time::us(0.1);       // flow completions closer than this are merged
+  double rate_tolerance = 0.0;                // fraction of a finished flow's lifetime its bandwidth may idle
   std::vector<FabricFault> faults;
   DcqcnConfig dcqcn;                          // `network.dcqcn`: congestion control parameters
 };

@@ -54,6 +54,7 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read("ecmp_seed", n.ecmp_seed);
   r.read_enum("solver", n.solver, {{"fluid", FlowSolver::kFluid}, {"lmm", FlowSolver::kLmm}});
   r.read("merge_tolerance", n.merge_tolerance);
+  r.read("rate_tolerance", n.rate_tolerance, Need::kOptional, 0.0, 0.1);
   read_dcqcn(r.section("dcqcn"), n.dcqcn);
   if (const YamlNode* faults = r.child("faults"); faults && !faults->is_null()) {
     if (!faults->is_seq()) {

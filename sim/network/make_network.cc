@@ -43,7 +43,7 @@ std::unique_ptr<Network> make_network(const NetworkConfig& config, const RouteSo
       return std::make_unique<AnalyticalNetwork>(routes, clock);
     case Fidelity::kFlow:
       if (config.solver == FlowSolver::kLmm) return std::make_unique<LmmNetwork>(routes, clock, lmm);
-      return std::make_unique<FluidNetwork>(routes, clock, config.merge_tolerance);
+      return std::make_unique<FluidNetwork>(routes, clock, config.merge_tolerance, config.rate_tolerance);
     case Fidelity::kFlowDcqcn:
       return std::make_unique<FluidDcqcnNetwork>(routes, fabric_of(config, routes), clock, config.dcqcn,
                                                  config.ecmp_seed + 1);

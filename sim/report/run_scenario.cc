@@ -178,6 +178,7 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   }
   if (n.solver != d.solver) changed.push_back("network.solver");
   if (n.merge_tolerance != d.merge_tolerance) changed.push_back("network.merge_tolerance");
+  if (n.rate_tolerance != d.rate_tolerance) changed.push_back("network.rate_tolerance");
   if (n.host_link_latency != d.host_link_latency) changed.push_back("network.host_link_latency");
   if (n.fabric_link_latency != d.fabric_link_latency) changed.push_back("network.fabric_link_latency");
   if (n.switch_latency != d.switch_latency) changed.push_back("network.switch_latency");
@@ -202,6 +203,9 @@ void solver_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   const bool fluid = runs == Fidelity::kFlow && cfg.network.solver == FlowSolver::kFluid;
   if (cfg.network.merge_tolerance != d.merge_tolerance && !fluid) {
     notes.push_back("network.merge_tolerance applies to the flow level's fluid solver only; not used here");
+  }
+  if (cfg.network.rate_tolerance != d.rate_tolerance && !fluid) {
+    notes.push_back("network.rate_tolerance applies to the flow level's fluid solver only; not used here");
   }
 }
 

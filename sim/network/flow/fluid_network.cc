@@ -26,10 +26,11 @@ Time ceil_ps(double seconds) {
 
 }  // namespace
 
-FluidNetwork::FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_tolerance)
+FluidNetwork::FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_tolerance, double rate_tolerance)
     : routes_(routes),
       clock_(clock),
       tolerance_s_(std::max(0.0, merge_tolerance.as_s())),
+      rate_tolerance_(std::max(0.0, rate_tolerance)),
       solver_(capacities(routes)),
       link_bytes_(static_cast<size_t>(routes.link_count())),
       peak_utilisation_(static_cast<size_t>(routes.link_count()), 0.0),
@@ -129,6 +130,7 @@ void FluidNetwork::activate(uint32_t f) {
   if (owner_.size() <= s.solver_index) owner_.resize(s.solver_index + 1);
   owner_[s.solver_index] = f;
   s.since = clock_.now().as_s();
+  s.started = s.since;
   request_settle();
 }
 
@@ -138,8 +140,25 @@ void FluidNetwork::request_settle() {
   clock_.at(clock_.now(), [this] { settle(); });
 }
 
+void FluidNetwork::defer_settle(double at) {
+  if (deferred_armed_) {
+    if (deferred_at_ <= at) return;
+    clock_.cancel(deferred_timer_);
+  }
+  deferred_armed_ = true;
+  deferred_at_ = at;
+  deferred_timer_ = clock_.at(ceil_ps(at), [this] {
+    deferred_armed_ = false;
+    settle();
+  });
+}
+
 void FluidNetwork::settle() {
   settle_requested_ = false;
+  if (deferred_armed_) {
+    clock_.cancel(deferred_timer_);
+    deferred_armed_ = false;
+  }
   const double now = clock_.now().as_s();
   ++solves_;
   for (const FlowIndex i : solver_.solve()) {
@@ -205,11 +224,21 @@ void FluidNetwork::complete_batch() {
   std::vector<std::function<void(Time)>> done;
   std::vector<Completion> batch;
   batch.swap(batch_);
-  for (const Completion& c : batch) {
-    if (is_current(c)) finish_sub_flow(c.flow, done);
-  }
-  settle();
   const Time now = clock_.now();
+  // The earliest the freed bandwidth must be handed out (rate_tolerance x the finished flows'
+  // lifetimes from now); the others keep their rates, and their completion times, until then.
+  double resolve_by = HUGE_VAL;
+  for (const Completion& c : batch) {
+    if (!is_current(c)) continue;
+    resolve_by = std::min(resolve_by, now.as_s() + rate_tolerance_ * (now.as_s() - flows_[c.flow].started));
+    finish_sub_flow(c.flow, done);
+  }
+  if (rate_tolerance_ > 0 && resolve_by > now.as_s() && ceil_ps(resolve_by) > now) {
+    defer_settle(resolve_by);
+    arm_completion();
+  } else {
+    settle();
+  }
   for (auto& d : done) d(now);
 }
 

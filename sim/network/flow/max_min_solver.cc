@@ -33,8 +33,7 @@ MaxMinSolver::MaxMinSolver(std::vector<double> capacity)
       link_mark_(capacity_.size(), 0),
       residual_(capacity_.size(), 0.0),
       unfrozen_(capacity_.size(), 0),
-      unfrozen_share_(capacity_.size(), 0.0),
-      version_(capacity_.size(), 0) {}
+      unfrozen_share_(capacity_.size(), 0.0) {}
 
 LinkIndex MaxMinSolver::add_link(double capacity) {
   capacity_.push_back(capacity);
@@ -44,7 +43,6 @@ LinkIndex MaxMinSolver::add_link(double capacity) {
   residual_.push_back(0.0);
   unfrozen_.push_back(0);
   unfrozen_share_.push_back(0.0);
-  version_.push_back(0);
   return static_cast<LinkIndex>(capacity_.size() - 1);
 }
 
@@ -181,12 +179,11 @@ void MaxMinSolver::fill_region() {
     residual_[l] = capacity_[l] - fixed;
     unfrozen_[l] = rising;
     unfrozen_share_[l] = rising_share;
-    version_[l] = 0;
     load_[l] = fixed;
   }
   heap_.clear();
   for (const LinkIndex l : region_links_) {
-    if (unfrozen_[l] > 0) heap_.push_back({residual_[l] / unfrozen_share_[l], l, 0});
+    if (unfrozen_[l] > 0) heap_.push_back({residual_[l] / unfrozen_share_[l], l});
   }
   std::make_heap(heap_.begin(), heap_.end(), Later{});
   for (const FlowIndex f : region_flows_) {
@@ -198,9 +195,17 @@ void MaxMinSolver::fill_region() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Candidate c = heap_.back();
     heap_.pop_back();
-    // Shares only rise as flows freeze, so an entry older than the link's version is stale.
-    if (c.version != version_[c.link] || unfrozen_[c.link] == 0) continue;
-    const double level = std::max(0.0, c.share);
+    if (unfrozen_[c.link] == 0) continue;
+    // Keys are refreshed when popped, not each time a flow on the link freezes: a link's share
+    // only rises as its flows freeze below it, so a stored key is never above the link's share,
+    // and the entry popped with an up-to-date key is the true minimum. A stale one goes back.
+    const double current = residual_[c.link] / std::max(unfrozen_share_[c.link], 1e-300);
+    if (current != c.share) {
+      heap_.push_back({current, c.link});
+      std::push_heap(heap_.begin(), heap_.end(), Later{});
+      continue;
+    }
+    const double level = std::max(0.0, current);
     for (const FlowIndex f : link_flows_[c.link]) {
       if (flow_mark_[f] != epoch_ || frozen_[f]) continue;
       frozen_[f] = 1;
@@ -216,10 +221,7 @@ void MaxMinSolver::fill_region() {
         const double a = share(f, i);
         residual_[l] -= a * level;
         unfrozen_share_[l] -= a;
-        if (--unfrozen_[l] > 0) {
-          heap_.push_back({residual_[l] / std::max(unfrozen_share_[l], 1e-300), l, ++version_[l]});
-          std::push_heap(heap_.begin(), heap_.end(), Later{});
-        }
+        --unfrozen_[l];
       }
     }
     unfrozen_[c.link] = 0;

@@ -98,11 +98,9 @@ class MaxMinSolver {
   std::vector<double> residual_;
   std::vector<int32_t> unfrozen_;       // unfrozen flows on the link
   std::vector<double> unfrozen_share_;  // sum of their shares
-  std::vector<uint32_t> version_;
   struct Candidate {
-    double share;
+    double share;  // the link's share when pushed: at most its share now
     LinkIndex link;
-    uint32_t version;
   };
   std::vector<Candidate> heap_;
   std::vector<FlowIndex> solved_flows_;

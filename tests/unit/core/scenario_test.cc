@@ -210,6 +210,15 @@ TEST(ScenarioErrors, WrongTypeAndRange) {
   EXPECT_TRUE(contains(error_at(errors, "parallelism.tp").message, "an integer in [1, 65536]"));
 }
 
+TEST(ScenarioErrors, RateToleranceIsAFractionUpToATenth) {
+  EXPECT_DOUBLE_EQ(load_text(kTiny, {"network.rate_tolerance=0.01"}).network.rate_tolerance, 0.01);
+  for (const char* bad : {"network.rate_tolerance=-0.01", "network.rate_tolerance=0.5", "network.rate_tolerance=1%"}) {
+    const auto errors = errors_of(kTiny, {bad});
+    ASSERT_EQ(errors.size(), 1u) << bad;
+    EXPECT_EQ(errors[0].key_path, "network.rate_tolerance") << bad;
+  }
+}
+
 TEST(ScenarioErrors, EmptyValueAndClusterCap) {
   const auto errors = errors_of(tiny_with({{"  micro_batch: 1\n", "  micro_batch:\n"}, {"  gpus: 16\n", "  gpus: 2097152\n"}}));
   EXPECT_TRUE(contains(error_at(errors, "parallelism.micro_batch").message, "has no value")) << errors.size();

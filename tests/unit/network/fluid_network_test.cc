@@ -130,5 +130,48 @@ TEST(FluidNetwork, CompletionCallbackCanSendAgain) {
   EXPECT_EQ(second, Time::us(2004));
 }
 
+// rate_tolerance r: the finished flow completes on time; the bandwidth it frees idles for r x its
+// lifetime (0.01 x 2000 us = 20 us), in which b moves 10 kB at 0.5 GB/s instead of 20 kB at 1 GB/s:
+// b ends 10 us late, at 3012 us, and never early.
+TEST(FluidNetwork, RateToleranceLetsFreedBandwidthIdleForAShareOfTheFlowsLife) {
+  const TableRoutes routes = two_senders();
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::us(0.1), 0.01);
+  Time a = Time::max(), b = Time::max();
+  net.send(0, 2, Bytes{1'000'000}, [&](Time t) { a = t; });
+  net.send(1, 2, Bytes{2'000'000}, [&](Time t) { b = t; });
+  clock.run();
+  EXPECT_EQ(a, Time::us(2002));
+  EXPECT_EQ(b, Time::us(3012));
+}
+
+// Many flows of different sizes on one link finish one by one: each finish is a solve when exact,
+// a few when the freed bandwidth may idle 5% of a flow's life; no flow ends early, none more than
+// 5% of its life late.
+TEST(FluidNetwork, RateToleranceSavesSolvesWithinItsBound) {
+  constexpr int kFlows = 200;
+  TableRoutes routes(kFlows + 1, {gbytes_per_s(1)});
+  for (int g = 0; g < kFlows; ++g) routes.set(g, kFlows, {Path{{0}, {}, Time::zero()}});
+  const auto run = [&](double tolerance, std::vector<Time>& done) {
+    ManualClock clock;
+    FluidNetwork net(routes, clock, Time::zero(), tolerance);
+    done.assign(kFlows, Time::max());
+    for (int g = 0; g < kFlows; ++g) {
+      net.send(g, kFlows, Bytes{100'000 + 1'000LL * g}, [&done, g](Time t) { done[g] = t; });
+    }
+    clock.run();
+    return net.solves();
+  };
+  std::vector<Time> exact, tolerant;
+  const int64_t exact_solves = run(0.0, exact);
+  const int64_t tolerant_solves = run(0.05, tolerant);
+  EXPECT_GE(exact_solves, kFlows);
+  EXPECT_LT(tolerant_solves, exact_solves / 4);
+  for (int g = 0; g < kFlows; ++g) {
+    EXPECT_GE(tolerant[g], exact[g]) << g;
+    EXPECT_LE(tolerant[g].as_s(), 1.05 * exact[g].as_s()) << g;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::net
