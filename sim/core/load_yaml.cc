@@ -2,7 +2,9 @@
 // The one translation unit that includes yaml-cpp: YAML text -> YamlNode.
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -12,10 +14,40 @@
 namespace clustersim {
 namespace {
 
-YamlNode convert(const YAML::Node& in, const std::string& origin, const std::string& path) {
+// Limits on the tree once aliases are expanded: an alias that refers to its own anchor makes a
+// cycle (endless), and aliases of aliases grow exponentially ("billion laughs": a 400-byte file
+// that expands to billions of values). No scenario, sweep or suite comes near either.
+constexpr int kMaxDepth = 256;
+constexpr int64_t kMaxValues = 500'000;
+
+struct Budget {
+  int depth = 0;
+  int64_t values = 0;
+};
+
+YamlNode convert(const YAML::Node& in, const std::string& origin, const std::string& path, Budget& budget) {
+  const int line = in.Mark().line >= 0 ? in.Mark().line + 1 : 0;
+  if (budget.depth >= kMaxDepth) {
+    // The path of a cycle repeats itself: its start says where.
+    const std::string shown = path.size() > 60 ? path.substr(0, 60) + "..." : path;
+    throw BadInput(InputError{origin, line, shown,
+                              "nested deeper than " + std::to_string(kMaxDepth) +
+                                  " levels (an alias inside its own anchor, '&a [*a]', nests without end)"});
+  }
+  if (++budget.values > kMaxValues) {
+    throw BadInput(InputError{origin, line, path,
+                              "holds more than " + std::to_string(kMaxValues) +
+                                  " values once its aliases are expanded (aliases of aliases multiply); "
+                                  "write the values out or use fewer aliases"});
+  }
+  struct Deeper {
+    Budget& b;
+    explicit Deeper(Budget& budget) : b(budget) { ++b.depth; }
+    ~Deeper() { --b.depth; }
+  } deeper(budget);
   YamlNode out;
   out.file = origin;
-  out.line = in.Mark().line >= 0 ? in.Mark().line + 1 : 0;
+  out.line = line;
   switch (in.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -29,7 +61,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
       out.kind = YamlNode::Kind::kSeq;
       int i = 0;
       for (const YAML::Node& item : in) {
-        out.seq.push_back(convert(item, origin, path + "[" + std::to_string(i++) + "]"));
+        out.seq.push_back(convert(item, origin, path + "[" + std::to_string(i++) + "]", budget));
       }
       break;
     }
@@ -47,7 +79,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
           throw BadInput(InputError{origin, kv.first.Mark().line + 1, child_path,
                                     "key appears twice in the same mapping"});
         }
-        YamlNode child = convert(kv.second, origin, child_path);
+        YamlNode child = convert(kv.second, origin, child_path, budget);
         // yaml-cpp places an empty value or a nested block at the next token; messages about
         // them should point at their key.
         if (!child.is_scalar()) child.line = kv.first.Mark().line + 1;
@@ -82,8 +114,9 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
       throw BadInput(InputError{origin, docs[i].Mark().line >= 0 ? docs[i].Mark().line + 1 : 0, "",
                                 "holds more than one YAML document (separated by '---'); expected one"});
     }
-    if (docs.empty()) return convert(YAML::Node(), origin, "");
-    return convert(docs[0], origin, "");
+    Budget budget;
+    if (docs.empty()) return convert(YAML::Node(), origin, "", budget);
+    return convert(docs[0], origin, "", budget);
   } catch (const YAML::Exception& e) {
     // yaml-cpp says only "bad file" when it stops at its nesting limit (about 500 levels).
     const std::string why = e.msg == "bad file" ? "nested deeper than the reader allows (about 500 levels)" : e.msg;
@@ -142,9 +175,14 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos) {
     throw BadInput(InputError{"--set", 0, path, "empty key in the path"});
   }
+  if (value.find_first_not_of(" \t") == std::string::npos) {
+    // As a key without a value in a file; an unset shell variable ('x=$BW') must not quietly
+    // become the default.
+    throw BadInput(InputError{"--set", 0, path, "has no value; write " + path + "=null to remove the key (its default applies)"});
+  }
   YamlNode parsed = parse(value, "--set " + path);
   if (parsed.is_null()) {
-    // 'key=null' (or 'key=~', 'key=') removes the key: its default applies, or a required key is
+    // 'key=null' (or 'key=~') removes the key: its default applies, or a required key is
     // reported missing. Nothing is created on the way (an empty section would change the kind of
     // run), and a key that is not there is already removed.
     if (!remove_path(root, path)) {

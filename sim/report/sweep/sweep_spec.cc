@@ -120,9 +120,9 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
     axis.line = n.line;
     if (n.is_seq()) {
       for (const YamlNode& item : n.seq) {
-        if (item.is_null() || item.is_seq()) {
+        if (item.is_null() || item.is_seq() || (item.is_map() && item.map.empty())) {
           errors.add(InputError{item.file, item.line, "axes." + key,
-                                "each value must be a scalar or a mapping of keys under '" + key + "'"});
+                                "each value must be a scalar or a non-empty mapping of keys under '" + key + "'"});
           continue;
         }
         axis.values.push_back(value_from_node(key, item));

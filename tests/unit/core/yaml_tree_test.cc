@@ -200,6 +200,27 @@ TEST(ParseYamlText, TooDeepANestingSaysSo) {
   EXPECT_TRUE(contains(e.message, "nested deeper than the reader allows")) << e.message;
 }
 
+TEST(ParseYamlText, AliasCyclesAndAliasBombsAreRefused) {
+  // An alias inside its own anchor nests without end (it crashed the reader before 2026-11-22).
+  const InputError cycle = only_error([] { parse_yaml_text("a: &a [*a]\n", "t.yaml"); });
+  EXPECT_EQ(cycle.file, "t.yaml");
+  EXPECT_EQ(cycle.key_path.rfind("a[0][0]", 0), 0u) << cycle.key_path;
+  EXPECT_TRUE(contains(cycle.message, "nested deeper than 256 levels")) << cycle.message;
+  // Nine aliases of nine, eight times over: 43 million values from a few hundred bytes (it hung).
+  std::string bomb = "l0: &l0 [x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 8; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1);
+    bomb += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 9; ++k) bomb += ", " + prev;
+    bomb += "]\n";
+  }
+  const InputError laughs = only_error([&bomb] { parse_yaml_text(bomb, "t.yaml"); });
+  EXPECT_TRUE(contains(laughs.message, "more than 500000 values once its aliases are expanded")) << laughs.message;
+  // Aliases in moderation are fine.
+  const YamlNode ok = parse_yaml_text("a: &a {x: 1}\nb: *a\n", "t.yaml");
+  EXPECT_EQ(ok.find("b")->find("x")->scalar, "1");
+}
+
 TEST(ParseYamlFile, RefusesFilesOverTheLimit) {
   // /dev/zero never ends: reading stops at the limit with a message.
   const InputError e = only_error([] { parse_yaml_file("/dev/zero"); });
@@ -213,8 +234,13 @@ TEST(ApplyOverride, NullRemovesTheKey) {
   ASSERT_NE(root.find("model"), nullptr);
   EXPECT_EQ(root.find("model")->find("moe"), nullptr);
   EXPECT_NE(root.find("model")->find("layers"), nullptr);
-  apply_override(root, "model.layers=");
+  apply_override(root, "model.layers=~");
   EXPECT_EQ(root.find("model")->find("layers"), nullptr);
+  // An empty value is refused, not taken for a removal ('--set x=$UNSET_VARIABLE' would silently
+  // run on the default), as a key without a value is in a file.
+  const InputError empty = only_error([&root] { apply_override(root, "model.hidden= "); });
+  EXPECT_EQ(empty.key_path, "model.hidden");
+  EXPECT_TRUE(contains(empty.message, "no value")) << empty.message;
   // Nothing is created on the way: an empty 'faults:' or 'inference:' would change the kind of run.
   apply_override(root, "faults.checkpoint.interval=null");
   EXPECT_EQ(root.find("faults"), nullptr);

@@ -70,6 +70,8 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nobjective: {metric: time_to_train_days}\n").find("train_tokens"),
             std::string::npos);
+  // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
+  EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
 }
 
 TEST(SweepSpec, MistypedValuesAreMistakesNotInvalidCandidates) {
