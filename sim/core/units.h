@@ -27,20 +27,34 @@ class Time {
   constexpr double as_s() const { return static_cast<double>(ps_) * 1e-12; }
   constexpr double as_us() const { return static_cast<double>(ps_) * 1e-6; }
 
-  friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
-  friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
-  friend constexpr Time operator*(int64_t k, Time a) { return Time(k * a.ps_); }
-  friend constexpr Time operator*(int k, Time a) { return Time(k * a.ps_); }
+  // Integer arithmetic saturates at +-max() as from_double does (a sum past 106 days reads as
+  // "never", not as a negative time).
+  friend constexpr Time operator+(Time a, Time b) {
+    int64_t r = 0;
+    return __builtin_add_overflow(a.ps_, b.ps_, &r) ? saturated(b.ps_ > 0) : Time(r);
+  }
+  friend constexpr Time operator-(Time a, Time b) {
+    int64_t r = 0;
+    return __builtin_sub_overflow(a.ps_, b.ps_, &r) ? saturated(b.ps_ < 0) : Time(r);
+  }
+  friend constexpr Time operator*(int64_t k, Time a) {
+    int64_t r = 0;
+    return __builtin_mul_overflow(k, a.ps_, &r) ? saturated((k > 0) == (a.ps_ > 0)) : Time(r);
+  }
+  friend constexpr Time operator*(int k, Time a) { return static_cast<int64_t>(k) * a; }
   friend Time operator*(double k, Time a) { return from_double(k * static_cast<double>(a.ps_)); }
   friend constexpr double operator/(Time a, Time b) {
     return static_cast<double>(a.ps_) / static_cast<double>(b.ps_);
   }
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
+  constexpr Time& operator+=(Time o) { return *this = *this + o; }
+  constexpr Time& operator-=(Time o) { return *this = *this - o; }
   friend constexpr auto operator<=>(Time a, Time b) = default;
 
  private:
   constexpr explicit Time(int64_t ps) : ps_(ps) {}
+  static constexpr Time saturated(bool positive) {
+    return positive ? max() : Time(-std::numeric_limits<int64_t>::max());
+  }
   // Saturates at +-max() (about 106 days) rather than overflowing; inputs are bounded by the
   // scenario checks so that real runs stay far inside the range.
   static Time from_double(double ps) {

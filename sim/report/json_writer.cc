@@ -68,6 +68,26 @@ std::string json_quote(const std::string& s) {
   return out + "\"";
 }
 
+void Json::for_each_number(const std::function<void(const std::string&, double)>& visit,
+                           const std::string& path) const {
+  switch (kind_) {
+    case Kind::kNumber:
+      visit(path, number_);
+      break;
+    case Kind::kInt:
+      visit(path, static_cast<double>(int_));
+      break;
+    case Kind::kObject:
+      for (const auto& [k, v] : members_) v.for_each_number(visit, path.empty() ? k : path + "." + k);
+      break;
+    case Kind::kArray:
+      for (size_t i = 0; i < items_.size(); ++i) items_[i].for_each_number(visit, path + "[" + std::to_string(i) + "]");
+      break;
+    default:
+      break;
+  }
+}
+
 std::string Json::dump(int indent) const {
   std::string out;
   write(out, indent, 0);

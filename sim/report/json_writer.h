@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -31,6 +32,10 @@ class Json {
 
   // Serialises with `indent` spaces per level (0: one line).
   std::string dump(int indent = 2) const;
+
+  // Calls `visit` with the key path ("a.b[2].c") and value of every number inside, in order.
+  void for_each_number(const std::function<void(const std::string& path, double value)>& visit,
+                       const std::string& path = "") const;
 
  private:
   enum class Kind { kNull, kNumber, kInt, kBool, kString, kObject, kArray };

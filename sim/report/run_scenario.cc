@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -313,6 +314,25 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
 
 namespace {
 
+// Simulated time is integer picoseconds and saturates at +-106 days (units.h): a time in seconds
+// at the limit is not a result but an overflow (a model far too large for its GPUs, latencies of
+// days), so the run is refused instead of printing it.
+void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
+  const double limit_s = 0.999 * Time::max().as_s();
+  std::string key;
+  results.for_each_number([&](const std::string& path, double v) {
+    const bool seconds = path.size() > 2 && path.compare(path.size() - 2, 2, "_s") == 0;
+    if (key.empty() && seconds && std::fabs(v) >= limit_s) key = path;
+  });
+  if (key.empty()) return;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%s reaches the limit of simulated time (%.0f days): the scenario's times overflow (a model far too "
+                "large for its GPUs, or latencies and intervals of days); clustersim cannot time it",
+                key.c_str(), Time::max().as_s() / 86400);
+  throw BadInput(InputError{cfg.file, 0, "", buf});
+}
+
 RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
   require_flow_for_network_faults(cfg);
   if (cfg.inference) return run_inference(cfg);
@@ -327,6 +347,7 @@ RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
 RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
   try {
     RunOutput out = run_any(cfg, options);
+    refuse_saturated_times(cfg, out.results);
     out.notes = unused_key_notes(cfg);
     if (!out.notes.empty()) {
       Json& notes = out.results.set("notes", Json::array());

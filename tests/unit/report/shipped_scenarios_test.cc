@@ -42,5 +42,20 @@ TEST(ShippedScenarios, LoadAndGiveNoUnusedSettings) {
   }
 }
 
+TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
+  // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
+  // 2026-11-22 it printed -5.4e6 s and MFU -482%).
+  const ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
+                                           {"training.memory_check=false", "model.layers=100000", "model.hidden=65536",
+                                            "model.heads=64", "training.global_batch=4096"});
+  try {
+    run_scenario(cfg);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("iteration_time_s reaches the limit of simulated time"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::report
