@@ -88,8 +88,27 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   const int gpn = cfg.cluster.gpus_per_node;
   const double share = static_cast<double>(cfg.cluster.nics_per_node) / gpn;
   const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;
-  // A ring whose members sit on different rails leaves its ToR at every such edge.
-  const bool hops_rails = members > 1 && stride % gpn != 0;
+  // A ring whose edges between nodes join different rails leaves its ToR at every such edge. With
+  // k members on each node, the ring runs k channels, member c of one node to member c of the
+  // next (coll::collective_flows), k x stride GPUs apart; a ring split unevenly over nodes runs
+  // member to member, stride apart.
+  int64_t k = 0;
+  bool uniform = true;
+  for (int64_t i = 0, node = -1, count = 0; i <= members; ++i) {
+    const int64_t here = i < members ? i * stride / gpn : -2;
+    if (here == node) {
+      ++count;
+      continue;
+    }
+    if (count > 0) {
+      if (k == 0) k = count;
+      uniform = uniform && count == k;
+    }
+    node = here;
+    count = 1;
+  }
+  const int64_t edge = uniform ? k * stride : stride;
+  const bool hops_rails = members > 1 && span > gpn && edge % gpn != 0;
   double crossed = 1.0;
   bool leaves = false;
   for (const TierBlocks& t : tier_blocks(shape, cfg)) {

@@ -33,7 +33,8 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // neighbour pair is a ring of 2; a TP group), instead of every tier's oversubscription
 // (training_links). A tier whose blocks (ToR group, pod) of B GPUs the ring spans beyond one is
 // crossed by one ring edge per block boundary (by every edge, at the ToR tier of a rail-optimised
-// fabric, when the ring hops rails); all min(stride, B) rings that run side by side through a
+// fabric, when the ring hops rails: its edges between nodes, k x stride apart with k members on
+// each node, join different rails); all min(stride, B) rings that run side by side through a
 // block cross its uplinks together: slowdown = max(1, edges x NIC share / the block's uplinks in
 // NIC line rates), the block's real uplinks (tor_up per ToR, agg_up per aggregation switch) at
 // network.fabric_bandwidth. With per-flow routing (ECMP, D-mod-k) an edge that leaves its block

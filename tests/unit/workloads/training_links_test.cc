@@ -94,5 +94,19 @@ TEST(LinksForRing, EdgesLeavingAToRAreCappedByPerFlowRouting) {
   EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 64, 8).oversubscription, 1.0);
 }
 
+// A ring of 4 members 4 GPUs apart has 2 on each node and runs 2 channels, member c of one node
+// to member c of the next, 8 GPUs apart: the same rail, under one rail ToR, at any
+// oversubscription (before 2026-11-22 it was taken to hop rails at every edge: +59% against the
+// flow level at 3:1). 3 GPUs apart it is split unevenly (0, 3, 6 | 9) and runs member to member,
+// hopping rails. Inside one node it never leaves.
+TEST(LinksForRing, ChannelsBetweenNodesKeepTheirRail) {
+  ScenarioConfig cfg = cluster();
+  cfg.network.tor_oversubscription = 3.0;
+  const TrainingLinks l = training_links(cfg, calib::load_hardware_profile("H100-SXM"));
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 4, 4).oversubscription, 1.0);
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 3, 4).oversubscription, 3.0);
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 2, 4).oversubscription, 1.0);
+}
+
 }  // namespace
 }  // namespace clustersim::work
