@@ -152,9 +152,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double share_across = static_cast<double>(across_nodes) / crossings;
     const Time one = share_across * inter + (1.0 - share_across) * intra;
     // Without overlap every transfer waits; with it only the fill and drain ones do (never more
-    // than without).
+    // than without): the first micro-batch's forward crosses all pp x vpp - 1 virtual-stage
+    // boundaries before the first backward starts, and the last backward crosses them back.
     int64_t exposed_transfers = 2 * mbs * p.vpp;
-    if (cfg.training.overlap.pp_p2p) exposed_transfers = std::min<int64_t>(exposed_transfers, 2 * (p.pp - 1));
+    if (cfg.training.overlap.pp_p2p) {
+      exposed_transfers = std::min<int64_t>(exposed_transfers, 2 * (static_cast<int64_t>(p.pp) * p.vpp - 1));
+    }
     b.pp_exposed = exposed_transfers * one;
   }
 
