@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/core/error.h"
 #include "sim/report/inference_html.h"
 
 namespace clustersim::report {
@@ -168,6 +169,14 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
       tpot.push_back(t.as_s());
       if (in.tpot_limit == Time::zero() || t <= in.tpot_limit) ++within;
     }
+  }
+  if (!r.requests.empty() && rejected == static_cast<int64_t>(r.requests.size())) {
+    // Nothing ran: a throughput of 0 over a duration of nothing would read as a result. (Poisson
+    // arrivals are checked before the run; a trace's requests one by one, here.)
+    throw BadInput(InputError{cfg.file, 0, in.trace.empty() ? "inference.pools" : "inference.trace",
+                              "every one of the " + std::to_string(rejected) +
+                                  " requests needs more KV cache than one attention replica holds; give the pools "
+                                  "more memory per replica (tp, kv_cache_per_gpu) or use shorter requests"});
   }
   const Percentiles ttft_p = percentiles(ttft), tpot_p = percentiles(tpot), e2e_p = percentiles(e2e);
   const double duration = (r.last_finish - r.first_arrival).as_s();

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "sim/report/run_scenario.h"
 #include "tests/unit/inference/inference_test_util.h"
 
@@ -86,6 +90,22 @@ TEST(RunInference, AttentionFfnAtFlowLevelMeasuresTheExchange) {
   const std::string j = out.results.dump(0);
   EXPECT_NE(j.find("\"completed\":40"), std::string::npos) << j;
   EXPECT_NE(j.find("\"m2n_fabric_factor\":"), std::string::npos) << j;
+}
+
+TEST(InferenceReport, ATraceWhoseEveryRequestIsRejectedIsRefused) {
+  // A KV cache of 0 rejects every request of a trace; before 2026-11-22 this printed 0 tokens/s
+  // over -0.0029 s.
+  const std::string trace = (std::filesystem::temp_directory_path() / "clustersim_all_rejected.csv").string();
+  std::ofstream(trace) << "arrival_s,prompt_tokens,output_tokens\n0.0,100,10\n0.1,200,20\n";
+  const ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-colocated.yaml",
+                                           {"inference.trace=" + trace, "inference.kv_cache_per_gpu=0GiB"});
+  try {
+    run_scenario(cfg);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("inference.trace: every one of the 2 requests"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(trace);
 }
 
 }  // namespace
