@@ -73,7 +73,10 @@ std::optional<Record> record_from_line(const std::string& line) {
   r.outcome.status = status->text;
   r.outcome.reason = reason->text;
   for (const auto& [k, m] : metrics->members) {
-    if (m.kind == JsonValue::Kind::kNumber) r.outcome.metrics[k] = m.number;
+    // Every metric a sweep writes is a finite count, time, rate or ratio, none below zero: any
+    // other value was put there by hand.
+    if (m.kind != JsonValue::Kind::kNumber || !std::isfinite(m.number) || m.number < 0) return std::nullopt;
+    r.outcome.metrics[k] = m.number;
   }
   for (const auto& [k, m] : info->members) {
     if (m.kind == JsonValue::Kind::kString) r.outcome.info[k] = m.text;

@@ -39,6 +39,13 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
   EXPECT_EQ(back->outcome.info.at("gpu"), "A100 \"80GB\"");
   EXPECT_EQ(back->outcome.metrics.at("tokens_per_s"), r.outcome.metrics.at("tokens_per_s"));  // exact
   EXPECT_FALSE(record_from_line(record_to_line(r).substr(0, 40)));
+  // A metric no sweep writes (not finite, below zero, not a number) marks an edited line.
+  const std::string line = record_to_line(r);
+  const size_t at = line.find("\"mfu\": ") + 7;
+  const size_t end = line.find_first_of(",}", at);
+  for (const char* edit : {"NaN", "-1", "Infinity", "\"x\""}) {
+    EXPECT_FALSE(record_from_line(line.substr(0, at) + edit + line.substr(end))) << edit;
+  }
 }
 
 TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
