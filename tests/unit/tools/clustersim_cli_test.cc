@@ -363,11 +363,14 @@ TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
 TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   const std::filesystem::path suite = scratch("suite.yaml");
   std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset:\n  - parallelism.tp: 4\ncases:\n"
-                          "  - {scenario: no_such.yaml, metric: mfu, reference: 0.5, source: none}\n";
+                          "  - {scenario: no_such.yaml, metric: mfu, reference: 0.5, source: none}\n"
+                          "  - {scenario: no_such.yaml, metric: hfu, reference: 55.2, source: a percentage}\n";
   const Result r = clustersim("validate '" + suite.string() + "'");
   EXPECT_EQ(r.code, 2);
   EXPECT_CONTAINS(r.err, "set[0]: expected key.path=value, got a mapping or list");
   EXPECT_CONTAINS(r.err, "cases[0].scenario: no scenario file");
+  // A utilisation is a fraction of the peak: 55.2 (a percentage, or 1e30) is refused.
+  EXPECT_CONTAINS(r.err, "cases[1].reference: expected a number >= 1e-12 and <= 1, got '55.2'");
   std::filesystem::remove(suite);
 }
 
