@@ -435,6 +435,15 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const StateTimes times = state_iteration_times(cfg, states, hw, iteration_time_fidelity(cfg), jobs);
   const Time iteration = f.iteration_time.value_or(times.iteration.front());
   const double mfu = s.baseline_mfu * (s.baseline / iteration);
+  if (f.iteration_time && mfu > 1.0) {
+    // Faster than the model's FLOPs at the GPUs' dense peak: not a measurement of this job.
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%.6g s is shorter than the model's FLOPs take at the GPUs' peak (%.6g s: MFU would be %.0f%%); "
+                  "give the measured time of one iteration of this job",
+                  iteration.as_s(), s.baseline.as_s() * s.baseline_mfu, 100 * mfu);
+    throw BadInput(scenario_error(cfg, "faults.iteration_time", buf));
+  }
   const double tokens_per_iteration = static_cast<double>(cfg.training.global_batch) * cfg.model.seq_len;
   const double tokens_per_s = tokens_per_iteration / iteration.as_s();
   const engine::ReliabilityInputs in = reliability_inputs(cfg, states, times);

@@ -241,6 +241,10 @@ TEST(FaultsCli, BadInputExitsTwo) {
   const Result f = clustersim("run scenarios/faults-16k-30d.yaml --set faults.iteration_time_fidelity=packet");
   EXPECT_EQ(f.code, 2);
   EXPECT_TRUE(contains(f.out, "faults.iteration_time_fidelity")) << f.out;
+  // A given iteration time faster than the FLOPs at peak (MFU 272%) is not this job's.
+  const Result t = clustersim("run scenarios/faults-16k-30d.yaml --set faults.iteration_time=1s");
+  EXPECT_EQ(t.code, 2);
+  EXPECT_TRUE(contains(t.out, "faults.iteration_time: 1 s is shorter than the model's FLOPs take")) << t.out;
 }
 
 }  // namespace
