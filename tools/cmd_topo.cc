@@ -48,7 +48,13 @@ int cmd_topo(const std::vector<std::string>& argv) {
     throw UsageError{"expected exactly one scenario file"};
   }
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
-  const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+  const calib::HardwareProfile hw = [&cfg] {
+    try {
+      return calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+    } catch (const BadInput& e) {
+      throw in_scenario(cfg, e);  // the loader knows the key, not the scenario
+    }
+  }();
   const topo::Fabric fabric = topo::build_fabric(cfg, hw.nvlink_bandwidth);
   if (args.has("--list-links")) {
     topo::write_link_list(fabric, std::cout);

@@ -40,6 +40,14 @@ InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path
   return InputError{cfg.file, it == cfg.lines.end() ? 0 : it->second, key_path, message};
 }
 
+BadInput in_scenario(const ScenarioConfig& cfg, const BadInput& e) {
+  std::vector<InputError> errors = e.errors();
+  for (InputError& err : errors) {
+    if (err.file.empty() && !err.key_path.empty()) err = scenario_error(cfg, err.key_path, err.message);
+  }
+  return BadInput(errors);
+}
+
 std::vector<InputError> validate_scenario(const ScenarioConfig& cfg) {
   std::vector<InputError> section_errors;
   validate_dcqcn(cfg, section_errors);

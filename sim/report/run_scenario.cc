@@ -346,6 +346,9 @@ RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
 
 RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
   try {
+    // The GPU is checked even where the run does not time it (traffic, a serving plan whose pools
+    // name their own), as `topo` does: a misspelt name must not pass unseen.
+    calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
     RunOutput out = run_any(cfg, options);
     refuse_saturated_times(cfg, out.results);
     out.notes = unused_key_notes(cfg);
@@ -357,11 +360,7 @@ RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
   } catch (const BadInput& e) {
     // Checks made while running (traffic patterns, the profile's precisions) know the key but not
     // the file: name the scenario and the key's line.
-    std::vector<InputError> errors = e.errors();
-    for (InputError& err : errors) {
-      if (err.file.empty() && !err.key_path.empty()) err = scenario_error(cfg, err.key_path, err.message);
-    }
-    throw BadInput(errors);
+    throw in_scenario(cfg, e);
   } catch (const topo::NoRoute& e) {
     // Faults that cut GPUs off from each other are a property of the input.
     throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",

@@ -374,6 +374,15 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   std::filesystem::remove(suite);
 }
 
+TEST(CliRun, AMisspeltGpuIsRefusedWhereverTheRunDoesNotUseIt) {
+  // A traffic run times no GPU; the name is checked anyway, with the scenario named, as in topo.
+  for (const char* cmd : {"run", "topo"}) {
+    const Result r = clustersim(std::string(cmd) + " scenarios/net-shift-1k.yaml --set cluster.gpu=H100-SXMx");
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_CONTAINS(r.err, "scenarios/net-shift-1k.yaml: cluster.gpu: 'H100-SXMx' is neither a built-in profile");
+  }
+}
+
 TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
   for (const char* flags : {"--top 4294967296", "--top 18446744073709551616", "-j 4294967296", "-j 0"}) {
     const Result r = clustersim(std::string("sweep scenarios/sweep-175b.yaml --out /tmp/never ") + flags);
