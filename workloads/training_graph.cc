@@ -187,6 +187,12 @@ std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, cons
   return rings;
 }
 
+std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage) {
+  std::vector<std::vector<int32_t>> groups;
+  for (int ci = 0; ci < cfg.parallelism.cp; ++ci) groups.push_back(line(pl, Dim::kTp, 0, ci, replica, stage));
+  return groups;
+}
+
 std::vector<std::vector<int32_t>> cp_rings(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage) {
   std::vector<std::vector<int32_t>> rings;
   for (int t = 0; t < cfg.parallelism.tp; ++t) rings.push_back(line(pl, Dim::kCp, t, 0, replica, stage));
@@ -293,8 +299,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
             if (own || leaves_node(n)) next.push_back(std::move(n));
             if (own || leaves_node(v)) prev.push_back(std::move(v));
           }
-          std::vector<int32_t> tl = line(pl, Dim::kTp, 0, ci, r, s);
-          if (own || leaves_node(tl)) tps.push_back(std::move(tl));
+        }
+        for (std::vector<int32_t>& group : tp_groups(cfg, pl, r, s)) {
+          if (own || leaves_node(group)) tps.push_back(std::move(group));
         }
         for (std::vector<int32_t>& ring : cp_rings(cfg, pl, r, s)) {
           if (own || leaves_node(ring)) cps.push_back(std::move(ring));

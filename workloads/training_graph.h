@@ -137,6 +137,8 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
 // position over the dp replicas; for an MoE model under sp attention, one per CP position over
 // the dp x tp ranks (the dense part is replicated over tp too). `pl` is the scenario's placement.
 std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, const Placement& pl, int stage);
+// The tensor-parallel groups of DP replica `replica` at stage `stage`: one per CP position.
+std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
 // The context-parallel K/V rings of DP replica `replica` at stage `stage`: one per TP position.
 std::vector<std::vector<int32_t>> cp_rings(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
 // The tied-embedding gradient all-reduce of DP replica `replica`: one pair (first stage, last

@@ -76,8 +76,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // their routes' contention like the DP rings; unrouted, the tiers their members cross.
   const TrainingLinks cp_l = contention.routed ? work::links_at_contention(l, contention.cp)
                                                : work::links_for_ring(cfg, l, p.cp > 1 ? pl.gpu(0, 1, 0, 0) : 0, p.cp);
-  // TP groups across nodes: the tiers their members cross, as a ring of tp GPUs.
-  const TrainingLinks tp_l = work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
+  // TP groups across nodes: their routes' contention where they leave a node (every replica's and
+  // stage's groups at once: ECMP collisions, placements that put DP first); else the tiers their
+  // members cross, as a ring of tp GPUs.
+  const bool tp_routed = contention.routed && p.tp > 1 && !m.moe && pl.ranks_per_node(work::Dim::kTp, c.gpus_per_node) < p.tp;
+  const TrainingLinks tp_l = tp_routed ? work::links_at_contention(l, contention.tp)
+                                       : work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
   Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, tp_l, cp_l, lt);
   Time stage_ep;
   Time bwd_window = layers_per_stage * lt.backward;

@@ -63,7 +63,7 @@ namespace {
 // Every set fabric_contention routes, as the flow level's graph builds them: the dense and expert
 // gradient rings of every stage, the tied-embedding pairs and the CP rings of every replica.
 struct RingSets {
-  std::vector<std::vector<int32_t>> dense, expert, embedding, cp;
+  std::vector<std::vector<int32_t>> dense, expert, embedding, cp, tp;
   std::vector<std::vector<std::vector<int32_t>>> a2a;  // per stage: its EP groups
 };
 RingSets ring_sets(const ScenarioConfig& cfg) {
@@ -72,6 +72,15 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
   RingSets out;
   for (int d = 0; d < pl.size(work::Dim::kDp); ++d) {
     for (auto& pair : work::embedding_sync_pairs(cfg, pl, d)) out.embedding.push_back(std::move(pair));
+    // TP groups that leave a node (placements that put tp after another dimension): every
+    // replica's and stage's at once, as they run with each layer.
+    if (p.tp > 1 && !cfg.model.moe) {
+      for (int s = 0; s < p.pp; ++s) {
+        for (auto& g : work::tp_groups(cfg, pl, d, s)) {
+          if (work::spans_nodes(g, cfg.cluster.gpus_per_node)) out.tp.push_back(std::move(g));
+        }
+      }
+    }
     if (p.cp <= 1) continue;
     for (int s = 0; s < p.pp; ++s) {
       for (auto& ring : work::cp_rings(cfg, pl, d, s)) out.cp.push_back(std::move(ring));
@@ -99,7 +108,7 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
 // Whether some ring or pair of `r` spans two nodes (only those reach the fabric).
 bool any_leaves_node(const RingSets& r, int gpus_per_node) {
   const auto leaves = [gpus_per_node](const std::vector<int32_t>& ring) { return work::spans_nodes(ring, gpus_per_node); };
-  for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp}) {
+  for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp, &r.tp}) {
     if (std::any_of(set->begin(), set->end(), leaves)) return true;
   }
   for (const auto& stage : r.a2a) {
@@ -139,12 +148,14 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   const StaticLoad expert = contention(sets.expert);
   const StaticLoad embedding = contention(sets.embedding);
   const StaticLoad cp = contention(sets.cp);
+  const StaticLoad tp = contention(sets.tp);
   out.dp = dense.contention;
+  out.tp = tp.contention;
   out.expert_dp = expert.contention;
   out.embedding = embedding.contention;
   out.cp = cp.contention;
   const StaticLoad* worst = &dense;
-  for (const StaticLoad* l : {&expert, &embedding, &cp}) {
+  for (const StaticLoad* l : {&expert, &embedding, &cp, &tp}) {
     if (l->contention > worst->contention) worst = l;
   }
   std::vector<StaticLoad> a2a;

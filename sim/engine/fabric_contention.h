@@ -27,6 +27,7 @@ struct FabricContention {
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
   double embedding = 1.0;  // the tied-embedding all-reduce pairs (first and last stage of every replica), likewise
   double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1)
+  double tp = 1.0;         // the tensor-parallel groups of every replica and stage, likewise (1 unless one leaves a node)
   // MoE, per layer (1 for dense layers): its dispatch as priced (work::layer_dispatch_flows, every
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
   // EP group of any stage leaves a node.
@@ -61,7 +62,8 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 
 // The gradient-sync rings of every pipeline stage (work::dense_dp_rings; MoE: and, as a second
 // set, work::expert_dp_rings), the tied-embedding pairs of every replica
-// (work::embedding_sync_pairs), the CP rings (work::cp_rings) and, per MoE layer, its dispatch
+// (work::embedding_sync_pairs), the CP rings (work::cp_rings), the TP groups of dense models
+// (work::tp_groups; an MoE model's attention keeps the block model) and, per MoE layer, its dispatch
 // (work::layer_dispatch_flows), each set routed together on the scenario's
 // fabric with its routing, queue pairs and ECMP seed, as the flow level routes them. The default
 // when no ring, pair or EP group leaves a node. Throws BadInput when the fabric cannot be built (topo::plan_clos,

@@ -124,6 +124,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
     if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
+    if (cfg.parallelism.tp > 1 && !cfg.model.moe) fc.set("tp_group_slowdown", c.tp);
     if (moe && !c.a2a.empty()) fc.set("expert_all_to_all_slowdown_max", *std::max_element(c.a2a.begin(), c.a2a.end()));
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
