@@ -284,6 +284,27 @@ TEST(FabricContention, CpRingsAreRoutedToo) {
   EXPECT_EQ(estimate_training(near, a100()).breakdown.tp_exposed, estimate_training(flat, a100()).breakdown.tp_exposed);
 }
 
+TEST(FabricContention, TpGroupsAcrossNodesAreRoutedToo) {
+  // tp 8 placed after dp 8 on 256 GPUs (pp 4): each TP group's members sit 8 GPUs = one server
+  // apart, one per server: a ToR per server at 7:1, sprayed, every GPU's ring edge leaves its
+  // ToR, and the uplinks slow them (2x as the switches are planned); the analytical TP time grows
+  // with it. Megatron's order keeps TP in the server: 1.
+  ScenarioConfig cfg = engine_test::gpt_1p3b(256, 8, 4, 256);
+  cfg.parallelism.placement = "dp-tp-cp-pp";
+  cfg.network.wiring = Wiring::kTorPerServer;
+  cfg.network.tor_oversubscription = 7.0;
+  cfg.network.routing = Routing::kSpray;
+  cfg = engine_test::validated(cfg);
+  EXPECT_NEAR(fabric_contention(cfg).tp, 2.0, 1e-9);
+  ScenarioConfig flat = cfg;
+  flat.network.tor_oversubscription = 1.0;
+  EXPECT_EQ(fabric_contention(flat).tp, 1.0);
+  EXPECT_GT(estimate_training(cfg, a100()).breakdown.tp_exposed, 1.5 * estimate_training(flat, a100()).breakdown.tp_exposed);
+  ScenarioConfig inside = cfg;
+  inside.parallelism.placement = "tp-cp-dp-pp";
+  EXPECT_EQ(fabric_contention(inside).tp, 1.0);
+}
+
 TEST(FabricContention, SameInputsSameAnswerAndTheCacheAgrees) {
   const ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   const FabricContention a = fabric_contention(cfg);
