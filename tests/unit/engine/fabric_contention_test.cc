@@ -263,16 +263,21 @@ TEST(FabricContention, SkewedDispatchOnSingleLinksMatchesTheFluidLevel) {
   EXPECT_GT(routed.a2a[0], 0.8 * fluid);
 }
 
-TEST(FabricContention, CpRingsAreRoutedToo) {
-  // cp 2 outermost on 512 GPUs (tp 8, pp 4, dp 8: CP partners 256 GPUs = 32 servers apart), a ToR
-  // per server at 7:1, sprayed: every CP edge leaves its ToR, 56 GPUs over 8 uplinks, 7x.
-  ScenarioConfig cfg = engine_test::gpt_1p3b(512, 8, 4, 256);
-  cfg.parallelism.cp = 2;
-  cfg.parallelism.placement = "tp-dp-pp-cp";
+// The engine tests' 1.3B plan, tp 8, pp 4, on a ToR per server at 7:1, sprayed.
+ScenarioConfig sprayed_tor_per_server_7to1(int gpus, int cp, std::string placement) {
+  ScenarioConfig cfg = engine_test::gpt_1p3b(gpus, 8, 4, 256);
+  cfg.parallelism.cp = cp;
+  cfg.parallelism.placement = std::move(placement);
   cfg.network.wiring = Wiring::kTorPerServer;
   cfg.network.tor_oversubscription = 7.0;
   cfg.network.routing = Routing::kSpray;
-  cfg = engine_test::validated(cfg);
+  return engine_test::validated(cfg);
+}
+
+TEST(FabricContention, CpRingsAreRoutedToo) {
+  // cp 2 outermost on 512 GPUs (tp 8, pp 4, dp 8: CP partners 256 GPUs = 32 servers apart), a ToR
+  // per server at 7:1, sprayed: every CP edge leaves its ToR, 56 GPUs over 8 uplinks, 7x.
+  ScenarioConfig cfg = sprayed_tor_per_server_7to1(512, 2, "tp-dp-pp-cp");
   EXPECT_NEAR(fabric_contention(cfg).cp, 7.0, 1e-9);
   // Megatron's order keeps the CP partners on neighbouring servers of one ToR: no slowdown, and
   // the analytical level's TP/CP time is what the 1:1 fabric gives.
@@ -289,12 +294,7 @@ TEST(FabricContention, TpGroupsAcrossNodesAreRoutedToo) {
   // apart, one per server: a ToR per server at 7:1, sprayed, every GPU's ring edge leaves its
   // ToR, and the uplinks slow them (2x as the switches are planned); the analytical TP time grows
   // with it. Megatron's order keeps TP in the server: 1.
-  ScenarioConfig cfg = engine_test::gpt_1p3b(256, 8, 4, 256);
-  cfg.parallelism.placement = "dp-tp-cp-pp";
-  cfg.network.wiring = Wiring::kTorPerServer;
-  cfg.network.tor_oversubscription = 7.0;
-  cfg.network.routing = Routing::kSpray;
-  cfg = engine_test::validated(cfg);
+  ScenarioConfig cfg = sprayed_tor_per_server_7to1(256, 1, "dp-tp-cp-pp");
   EXPECT_NEAR(fabric_contention(cfg).tp, 2.0, 1e-9);
   ScenarioConfig flat = cfg;
   flat.network.tor_oversubscription = 1.0;
