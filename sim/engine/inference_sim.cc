@@ -107,8 +107,18 @@ std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::
     std::filesystem::path p(in.trace);
     if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
     constexpr size_t kMaxTraceBytes = size_t{256} << 20;  // about 10 million requests
-    return parse_request_trace(read_text_file(p.string(), kMaxTraceBytes, "a request trace (CSV)"), p.string(),
-                               max_context);
+    std::string text;
+    try {
+      text = read_text_file(p.string(), kMaxTraceBytes, "a request trace (CSV)");
+    } catch (const BadInput& e) {
+      // Name the key that gave the path (relative paths are resolved beside the scenario).
+      std::vector<InputError> errors = e.errors();
+      for (InputError& err : errors) {
+        if (err.key_path.empty()) err.key_path = "inference.trace";
+      }
+      throw BadInput(errors);
+    }
+    return parse_request_trace(text, p.string(), max_context);
   }
   std::mt19937_64 rng(in.seed);
   std::vector<ServingRequest> out;

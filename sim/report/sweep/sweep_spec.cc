@@ -426,7 +426,12 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     std::filesystem::path p(base->scalar);
     if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
     spec.base_origin = p.lexically_normal().string();
-    spec.base = parse_yaml_file(spec.base_origin);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(spec.base_origin, ec)) {
+      top.error("base", "no scenario file '" + spec.base_origin + "' (paths are relative to the sweep file)");
+    } else {
+      spec.base = parse_yaml_file(spec.base_origin);
+    }
   } else if (base->is_map()) {
     spec.base_origin = file;
     spec.base = *base;

@@ -98,7 +98,7 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
             }).find("inference.rate_per_s"),
             std::string::npos);
   EXPECT_NE(bad_input_of([] { make_requests(*serving({"inference.trace=/nonexistent/trace.csv"}).inference, ""); })
-                .find("is not a readable file"),
+                .find("/nonexistent/trace.csv: inference.trace: is not a readable file"),
             std::string::npos);
 }
 

@@ -70,6 +70,14 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nobjective: {metric: time_to_train_days}\n").find("train_tokens"),
             std::string::npos);
+  // A base file that is not there is named with the sweep file and the key.
+  try {
+    sweep_spec_from_tree(parse_yaml_text("base: no_such.yaml\naxes: {parallelism.tp: [1]}\n", "/tmp/s.yaml"), "/tmp/s.yaml");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("/tmp/s.yaml:1: base: no scenario file '/tmp/no_such.yaml'"), std::string::npos)
+        << e.what();
+  }
   // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
   EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
 }
