@@ -17,7 +17,7 @@ using testing::TableRoutes;
 
 TEST(AnalyticalNetwork, LatencyPlusBytesOverBottleneck) {
   TableRoutes routes(2, {gbytes_per_s(2), gbytes_per_s(1)});
-  routes.set(0, 1, {Path{{0, 1}, {}, Time::us(3)}});
+  routes.set(0, 1, {Path{{0, 1}, {}, Time::us(3), {}}});
   ManualClock clock;
   AnalyticalNetwork net(routes, clock);
   Time done = Time::max();
@@ -29,8 +29,8 @@ TEST(AnalyticalNetwork, LatencyPlusBytesOverBottleneck) {
 // Two transfers over one link do not slow each other; the link reports offered load 2.
 TEST(AnalyticalNetwork, NoContentionButOfferedLoad) {
   TableRoutes routes(3, {gbytes_per_s(1)});
-  routes.set(0, 2, {Path{{0}, {}, Time::zero()}});
-  routes.set(1, 2, {Path{{0}, {}, Time::zero()}});
+  routes.set(0, 2, {Path{{0}, {}, Time::zero(), {}}});
+  routes.set(1, 2, {Path{{0}, {}, Time::zero(), {}}});
   ManualClock clock;
   AnalyticalNetwork net(routes, clock);
   Time a = Time::max(), b = Time::max();
@@ -46,7 +46,7 @@ TEST(AnalyticalNetwork, NoContentionButOfferedLoad) {
 // Queue pairs leave an idle-fabric transfer time unchanged.
 TEST(AnalyticalNetwork, QueuePairsDoNotChangeTheTime) {
   TableRoutes routes(2, {gbytes_per_s(1), gbytes_per_s(1), gbytes_per_s(1)});
-  routes.set(0, 1, {Path{{0, 1}, {}, Time::zero()}, Path{{0, 2}, {}, Time::zero()}});
+  routes.set(0, 1, {Path{{0, 1}, {}, Time::zero(), {}}, Path{{0, 2}, {}, Time::zero(), {}}});
   ManualClock clock;
   AnalyticalNetwork net(routes, clock);
   Time done = Time::max();

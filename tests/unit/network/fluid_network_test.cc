@@ -21,9 +21,9 @@ const Time kLatency = Time::us(2);
 // GPUs 0, 1 -> 2 share link 0 (1 GB/s, e.g. the receiver's NIC); 0 -> 1 uses link 1 alone.
 TableRoutes two_senders() {
   TableRoutes r(3, {gbytes_per_s(1), gbytes_per_s(1)});
-  r.set(0, 2, {Path{{0}, {}, kLatency}});
-  r.set(1, 2, {Path{{0}, {}, kLatency}});
-  r.set(0, 1, {Path{{1}, {}, kLatency}});
+  r.set(0, 2, {Path{{0}, {}, kLatency, {}}});
+  r.set(1, 2, {Path{{0}, {}, kLatency, {}}});
+  r.set(0, 1, {Path{{1}, {}, kLatency, {}}});
   return r;
 }
 
@@ -75,7 +75,7 @@ TEST(FluidNetwork, LateStarterSharesFromItsArrival) {
 // Queue pairs: the bytes split over sub-flows; sharing one link they still take size / capacity.
 TEST(FluidNetwork, QueuePairsSplitTheBytes) {
   TableRoutes routes(2, {gbytes_per_s(1), gbytes_per_s(1), gbytes_per_s(1)});
-  routes.set(0, 1, {Path{{0, 1}, {}, kLatency}, Path{{0, 2}, {}, kLatency}});
+  routes.set(0, 1, {Path{{0, 1}, {}, kLatency, {}}, Path{{0, 2}, {}, kLatency, {}}});
   ManualClock clock;
   FluidNetwork net(routes, clock, Time::us(0.1));
   Time done = Time::max();
@@ -90,8 +90,8 @@ TEST(FluidNetwork, QueuePairsSplitTheBytes) {
 // transfer ever completes before its exact time, none more than the tolerance after it.
 TEST(FluidNetwork, MergedCompletionsAreNeverEarly) {
   TableRoutes routes(3, {gbytes_per_s(1), gbytes_per_s(1)});
-  routes.set(0, 1, {Path{{0}, {}, Time::zero()}});
-  routes.set(0, 2, {Path{{1}, {}, Time::zero()}});
+  routes.set(0, 1, {Path{{0}, {}, Time::zero(), {}}});
+  routes.set(0, 2, {Path{{1}, {}, Time::zero(), {}}});
   ManualClock clock;
   FluidNetwork net(routes, clock, Time::ns(100));
   Time a = Time::max(), b = Time::max();
@@ -151,7 +151,7 @@ TEST(FluidNetwork, RateToleranceLetsFreedBandwidthIdleForAShareOfTheFlowsLife) {
 TEST(FluidNetwork, RateToleranceSavesSolvesWithinItsBound) {
   constexpr int kFlows = 200;
   TableRoutes routes(kFlows + 1, {gbytes_per_s(1)});
-  for (int g = 0; g < kFlows; ++g) routes.set(g, kFlows, {Path{{0}, {}, Time::zero()}});
+  for (int g = 0; g < kFlows; ++g) routes.set(g, kFlows, {Path{{0}, {}, Time::zero(), {}}});
   const auto run = [&](double tolerance, std::vector<Time>& done) {
     ManualClock clock;
     FluidNetwork net(routes, clock, Time::zero(), tolerance);

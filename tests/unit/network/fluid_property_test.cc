@@ -167,7 +167,9 @@ TEST(FluidProperty, GroupedSprayIsExact) {
     network.wiring = seed % 2 == 0 ? Wiring::kRailOptimized : Wiring::kTorPerServer;
     topo::Fabric fabric = topo::build_fabric(cluster, network);
     // Seeds 9 and 10: a degraded (not failed) switch; its groups have unequal links, kept apart.
-    if (seed > 8) ASSERT_FALSE(fabric.apply_fault({"agg:0.1", 0.5, Time::zero()}).has_value());
+    if (seed > 8) {
+      ASSERT_FALSE(fabric.apply_fault({"agg:0.1", 0.5, Time::zero()}).has_value());
+    }
     const FabricRoutes routes(fabric, topo::routing_options(network));
     std::vector<Path> probe;
     routes.paths(0, 63, probe);  // across pods
