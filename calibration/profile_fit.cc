@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+
+#include "sim/core/error.h"
 
 namespace clustersim::calib {
 namespace {
@@ -45,9 +48,25 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   // Not the built-in's name: results name the profile, and a fitted one gives other numbers.
   if (p.name.find("(fitted") == std::string::npos) p.name = base.name + " (fitted " + m.date.substr(0, 10) + ")";
   Efficiencies& e = p.eff;
+  // A fitted rate over the base's datasheet rate. Above it by more than measurement noise (5%),
+  // or under 1% of it, the probe did not measure this GPU (another model, a wrong --base) or its
+  // timings are broken: refused, not clamped into a profile that looks sound.
+  const auto efficiency = [&](double measured, double datasheet, const char* what, const char* unit, double scale) {
+    const double x = measured / datasheet;
+    if (!(x >= 0.01 && x <= 1.05)) {
+      std::string files;
+      for (const std::string& f : r.sources) files += (files.empty() ? "" : ", ") + f;
+      throw BadInput(InputError{files, 0, "",
+                                std::string("the fitted ") + what + ", " + fmt(measured / scale) + " " + unit + ", is " +
+                                    fmt(100 * x) + "% of " + base.name + "'s datasheet " + fmt(datasheet / scale) +
+                                    " " + unit + "; expected 1% to 105%: the probe measured another GPU (pick the "
+                                    "base profile with --base) or its timings are wrong"});
+    }
+    return std::min(x, 1.0);
+  };
   if (const GemmModel* g = r.gemm_model(DType::kBf16)) {
     ++used;
-    e.gemm_max = std::clamp(g->peak_flops_per_s / base.bf16.per_s, 0.01, 1.0);
+    e.gemm_max = efficiency(g->peak_flops_per_s, base.bf16.per_s, "bf16 GEMM peak", "TFLOP/s", 1e12);
     e.gemm_tile_m = g->tile.m;
     e.gemm_tile_n = g->tile.n;
     e.gemm_k_half = static_cast<int>(std::lround(g->k_half()));
@@ -58,17 +77,17 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, false)) {
     ++used;
-    e.attention_unfused = std::clamp(a->flops_per_s / base.bf16.per_s, 0.01, 1.0);
+    e.attention_unfused = efficiency(a->flops_per_s, base.bf16.per_s, "unfused attention rate", "TFLOP/s", 1e12);
     p.sources["efficiency.attention_unfused"] = "fitted: matmul-softmax-matmul chain forward, " + from;
   }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, true)) {
     ++used;
-    e.attention_fused = std::clamp(a->flops_per_s / base.bf16.per_s, 0.01, 1.0);
+    e.attention_fused = efficiency(a->flops_per_s, base.bf16.per_s, "fused attention rate", "TFLOP/s", 1e12);
     p.sources["efficiency.attention_fused"] = "fitted: fused attention forward, " + from;
   }
   if (const MemoryModel* mm = r.memory_model(MemoryOpKind::kCopy)) {
     ++used;
-    e.hbm = std::clamp(mm->bw_bytes_per_s / base.hbm_bandwidth.bytes_per_s, 0.01, 1.0);
+    e.hbm = efficiency(mm->bw_bytes_per_s, base.hbm_bandwidth.bytes_per_s, "device copy bandwidth", "GB/s", 1e9);
     p.sources["efficiency.hbm"] = "fitted: " + fmt(mm->bw_bytes_per_s / 1e9) + " GB/s device copy, " + from;
   }
   // NVLink: the all-reduce over the most GPUs measured (a whole node when the probe saw one).
@@ -76,7 +95,8 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     const CollectiveModel* c = r.collective_model(CollectiveKind::kAllReduce, ranks);
     if (!c || c->segments.empty()) continue;
     ++used;
-    e.nvlink_busbw = std::clamp(c->large_message_busbw_bytes_per_s() / base.nvlink_bandwidth.bytes_per_s, 0.01, 1.0);
+    e.nvlink_busbw = efficiency(c->large_message_busbw_bytes_per_s(), base.nvlink_bandwidth.bytes_per_s,
+                                "all-reduce bus bandwidth", "GB/s", 1e9);
     e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);
     p.sources["efficiency.nvlink_busbw"] = "fitted: all-reduce on " + std::to_string(ranks) + " GPUs, " +
                                            fmt(c->large_message_busbw_bytes_per_s() / 1e9) + " GB/s busbw, " + from;
