@@ -22,7 +22,8 @@ bandwidth; per-collective alpha-beta per size range) to probe files written by
 clustersim-probe (kernels_probe/), prints each model's fit error (median and worst relative
 error over the measured points) and writes a hardware profile that scenarios use with
 cluster.gpu: PROFILE.yaml. Datasheet values (peaks, capacity, link rates) come from the
-built-in profile matching the probed GPU, or from --base.
+built-in profile matching the probed GPU, or from --base. A fitted rate outside 1% to 105% of
+the base's datasheet value (another GPU's timings, broken data) is refused (exit 2).
 
 options:
   -o, --output FILE   the profile to write (required)
