@@ -252,6 +252,35 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
 }
 
 void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
+  const InferenceConfig& in = *cfg.inference;
+  const auto given_under = [&](const std::string& prefix) {
+    const auto it = cfg.given.lower_bound(prefix);
+    return it != cfg.given.end() && it->rfind(prefix, 0) == 0;
+  };
+  if (!in.trace.empty()) {
+    std::vector<const char*> unused;
+    for (const char* key : {"inference.requests", "inference.rate_per_s", "inference.prompt_tokens", "inference.output_tokens"}) {
+      if (given_under(key)) unused.push_back(key);
+    }
+    if (!unused.empty()) {
+      notes.push_back(joined(unused) + (unused.size() == 1 ? " is" : " are") +
+                      " not used with inference.trace: the trace gives every request's arrival and lengths");
+    }
+  } else {
+    // A length distribution reads mean (fixed, exponential) or min and max (uniform; max also caps
+    // the exponential).
+    for (const auto& [key, l] : {std::pair<std::string, const LengthConfig*>{"inference.prompt_tokens", &in.prompt},
+                                 {"inference.output_tokens", &in.output}}) {
+      const bool uniform = l->dist == LengthDist::kUniform;
+      const bool fixed = l->dist == LengthDist::kFixed;
+      if (uniform && cfg.given.count(key + ".mean")) {
+        notes.push_back(key + ".mean is not used by a uniform distribution (it draws between min and max)");
+      }
+      if (fixed && (cfg.given.count(key + ".min") || cfg.given.count(key + ".max"))) {
+        notes.push_back(key + ".min and .max are not used by a fixed length (every request has the mean)");
+      }
+    }
+  }
   if (cfg.given.count("network.nvlink_latency")) {
     notes.push_back("network.nvlink_latency is not used by serving: step costs take NVLink latency from the GPU profile");
   }

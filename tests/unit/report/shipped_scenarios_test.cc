@@ -42,6 +42,19 @@ TEST(ShippedScenarios, LoadAndGiveNoUnusedSettings) {
   }
 }
 
+TEST(UnusedKeyNotes, ServingLengthsAndArrivalsTheRunDoesNotRead) {
+  const std::string afd = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml";
+  // infer-afd draws prompts uniformly between min and max.
+  const std::vector<std::string> mean = unused_key_notes(load_scenario(afd, {"inference.prompt_tokens.mean=5"}));
+  ASSERT_EQ(mean.size(), 1u);
+  EXPECT_NE(mean[0].find("inference.prompt_tokens.mean is not used by a uniform distribution"), std::string::npos);
+  const std::vector<std::string> trace =
+      unused_key_notes(load_scenario(afd, {"inference.trace=t.csv", "inference.requests=5", "inference.rate_per_s=2"}));
+  ASSERT_EQ(trace.size(), 1u);
+  EXPECT_NE(trace[0].find("inference.requests, inference.rate_per_s"), std::string::npos) << trace[0];
+  EXPECT_NE(trace[0].find("not used with inference.trace"), std::string::npos) << trace[0];
+}
+
 TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
   // 2026-11-22 it printed -5.4e6 s and MFU -482%).
