@@ -12,8 +12,9 @@ namespace clustersim::engine {
 namespace {
 
 constexpr double kSecondsPerDay = 86400.0;
-// Arrivals further away than this are "never" (the window is at most 90 days).
-constexpr double kNeverSeconds = 1e7;
+// Arrivals further away than this are "never" (the window is at most 90 days); inside the range
+// of simulated time (106 days), so a reported MTBF of "never" is not taken for an overflow.
+constexpr double kNeverSeconds = 9e6;
 
 // Uniform in [0, 1) from the top 53 bits: the same on every platform (std::uniform_real_distribution
 // is not specified bit for bit).
@@ -362,7 +363,7 @@ Time mean_time_between_failures(const ReliabilityInputs& in) {
 }
 
 bool has_failures(const ReliabilityInputs& in) {
-  // An MTBF past kNeverSeconds (115 days, above the longest window) is where
+  // An MTBF past kNeverSeconds (104 days, above the longest window) is where
   // mean_time_between_failures saturates: no usable Young/Daly optimum either.
   return stopping_rate_per_s(in) * kNeverSeconds > 1.0;
 }

@@ -81,7 +81,7 @@ Time mean_time_between_failures(const ReliabilityInputs& in);
 // approximation to the optimum checkpoint interval", CACM 17(9), 1974), and Daly's higher-order
 // one, sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + delta / 18M] - delta for delta < 2M (J. T. Daly,
 // FGCS 22(3), 2006, eq. 37), with delta the checkpoint cost and M the MTBF.
-// Whether the job's crashes and hangs come more often than once per 1e7 s (115 days, longer than
+// Whether the job's crashes and hangs come more often than once per 9e6 s (104 days, longer than
 // any window); else mean_time_between_failures returns a sentinel and Young/Daly have no optimum.
 bool has_failures(const ReliabilityInputs& in);
 Time young_interval(Time checkpoint_cost, Time mtbf);

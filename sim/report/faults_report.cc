@@ -766,7 +766,7 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     // Without crashes or hangs the MTBF is infinite: checkpointing less is always better, and
     // Young/Daly (sqrt(2 x cost x MTBF)) has no optimum to derive the interval from.
     throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
-                                  "no crash or hang comes more often than once per 1e7 s (115 days), so there is "
+                                  "no crash or hang comes more often than once per 9e6 s (104 days), so there is "
                                   "no Young/Daly optimum to derive the interval from; set it"));
   }
   in.checkpoint_interval = ck.interval.value_or(

@@ -350,7 +350,12 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
   const double limit_s = 0.999 * Time::max().as_s();
   std::string key;
   results.for_each_number([&](const std::string& path, double v) {
-    const bool seconds = path.size() > 2 && path.compare(path.size() - 2, 2, "_s") == 0;
+    // Times end in _s; rates (tokens_per_s) end in _per_s.
+    const auto ends = [&path](const char* tail) {
+      const size_t n = std::char_traits<char>::length(tail);
+      return path.size() > n && path.compare(path.size() - n, n, tail) == 0;
+    };
+    const bool seconds = ends("_s") && !ends("_per_s");
     if (key.empty() && seconds && std::fabs(v) >= limit_s) key = path;
   });
   if (key.empty()) return;

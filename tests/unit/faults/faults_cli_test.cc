@@ -69,8 +69,14 @@ TEST(FaultsCli, WithoutFailuresTheIntervalIsGivenAndMtbfIsNone) {
   const Result none = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none");
   EXPECT_EQ(none.code, 2) << none.out;
   EXPECT_TRUE(contains(none.out, "faults.checkpoint.interval: no crash or hang comes more often")) << none.out;
-  // Rates so small the MTBF passes 115 days: the same, not a saturated sentinel.
+  // Rates so small the MTBF passes 104 days: the same, not a saturated sentinel.
   EXPECT_EQ(clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=1e-6").code, 2);
+  // An MTBF of 112 days (past the sentinel, inside what Time holds until 107) is "none", not an
+  // overflow (it was refused as one when the sentinel was 1e7 s, past Time's range).
+  const Result far = clustersim(
+      "run scenarios/faults-16k-30d.yaml --set faults.rate_scale=0.00115 --set faults.checkpoint.interval=1h --format json");
+  ASSERT_EQ(far.code, 0) << far.out;
+  EXPECT_TRUE(contains(far.out, "\"mtbf_s\": null")) << far.out;
   const Result given =
       clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none --set faults.checkpoint.interval=1h --format json");
   ASSERT_EQ(given.code, 0) << given.out;

@@ -68,6 +68,10 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
     EXPECT_NE(std::string(e.what()).find("iteration_time_s reaches the limit of simulated time"), std::string::npos)
         << e.what();
   }
+  // A rate of 1.16e7 tokens/s is not a time (tokens_per_s ends in _s too).
+  const ScenarioConfig fast = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
+                                            {"cluster.gpus=8192", "training.global_batch=262144"});
+  EXPECT_NO_THROW(run_scenario(fast));
 }
 
 }  // namespace
