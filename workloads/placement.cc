@@ -47,20 +47,21 @@ int Placement::ranks_per_node(Dim along, int gpus_per_node) const {
   // Member i sits at b + i x stride. A group's collectives cross nodes at the pace of the node
   // holding the fewest of its members (a ring through it shares that node's fewer NICs), and the
   // step waits for the slowest group: the smallest count over every node any group touches.
+  // A group split unevenly (3 + 3 + 2) runs its ring member to member (coll::collective_flows),
+  // one edge out of each node: one GPU's NIC share, as one member per node.
   int fewest = size_[d];
   for (int b = 0; b < gpus_per_node; ++b) {
     if (!offset[b]) continue;
-    int node = -1, count = 0;
+    std::vector<int> counts;
+    int64_t node = -1;
     for (int i = 0; i < size_[d]; ++i) {
       const int64_t here = (b + static_cast<int64_t>(i) * stride_[d]) / gpus_per_node;  // in node order
-      if (here != node) {
-        if (count > 0) fewest = std::min(fewest, count);
-        node = static_cast<int>(here);
-        count = 0;
-      }
-      ++count;
+      if (here != node) counts.push_back(0);
+      node = here;
+      ++counts.back();
     }
-    if (count > 0) fewest = std::min(fewest, count);
+    const bool uniform = std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts.front(); });
+    fewest = std::min(fewest, uniform ? counts.front() : 1);
   }
   return std::max(1, fewest);
 }

@@ -30,11 +30,11 @@ class Placement {
   // its rank group with it). Precondition: 0 <= gpu < gpus().
   int coord(int gpu, Dim d) const { return gpu / stride_[static_cast<int>(d)] % size_[static_cast<int>(d)]; }
   int gpus() const { return size_[0] * size_[1] * size_[2] * size_[3]; }
-  // Members of a group along `along` per node, nodes of `gpus_per_node` GPUs: the fewest on any
-  // node any such group touches (>= 1), the ranks per node a collective over the slowest group
-  // sees (an uneven split runs at its thinnest node's pace). Where the group size does not divide
-  // the node, groups other than the first can straddle nodes the first does not (dp 6 on 8-GPU
-  // nodes: the first inside node 0, the second over nodes 0 and 1).
+  // Members of a group along `along` per node, nodes of `gpus_per_node` GPUs, as a collective over
+  // the slowest group sees them: the count on each node when every such group splits evenly, 1
+  // when one splits unevenly (its ring runs member to member, one edge out of each node). Where
+  // the group size does not divide the node, groups other than the first can straddle nodes the
+  // first does not (dp 6 on 8-GPU nodes: the first inside node 0, the second over nodes 0 and 1).
   int ranks_per_node(Dim along, int gpus_per_node) const;
 
  private:

@@ -308,7 +308,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     out.communication_delta += max(Time::zero(), deg.breakdown.dp_exposed - est.breakdown.dp_exposed);
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
-    const int64_t exposed = cfg.training.overlap.pp_p2p ? std::min<int64_t>(all_transfers, 2LL * (pp - 1)) : all_transfers;
+    const int64_t exposed =
+        cfg.training.overlap.pp_p2p ? std::min<int64_t>(all_transfers, 2LL * (static_cast<int64_t>(pp) * vpp - 1)) : all_transfers;
     const Time per_transfer = pp > 1 && exposed > 0
                                   ? Time::ps((deg.breakdown.pp_exposed - est.breakdown.pp_exposed).as_ps() / exposed)
                                   : Time::zero();

@@ -175,6 +175,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     if (cfg.model.moe) o << ", expert rings " << fmt("%.2fx", c.expert_dp);
     if (cfg.model.tied_embeddings && p.pp > 1) o << ", embedding sync " << fmt("%.2fx", c.embedding);
     if (p.cp > 1) o << ", CP rings " << fmt("%.2fx", c.cp);
+    if (p.tp > 1 && !cfg.model.moe && c.tp > 1) o << ", TP groups " << fmt("%.2fx", c.tp);
     o << " against their NIC-bound time (every stage's at once)\n";
     if (cfg.model.moe && !c.a2a.empty()) {
       o << "             expert all-to-alls up to " << fmt("%.2fx", *std::max_element(c.a2a.begin(), c.a2a.end()))

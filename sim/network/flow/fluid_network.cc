@@ -233,7 +233,7 @@ void FluidNetwork::complete_batch() {
     resolve_by = std::min(resolve_by, now.as_s() + rate_tolerance_ * (now.as_s() - flows_[c.flow].started));
     finish_sub_flow(c.flow, done);
   }
-  if (rate_tolerance_ > 0 && resolve_by > now.as_s() && ceil_ps(resolve_by) > now) {
+  if (rate_tolerance_ > 0 && std::isfinite(resolve_by) && resolve_by > now.as_s() && ceil_ps(resolve_by) > now) {
     defer_settle(resolve_by);
     arm_completion();
   } else {

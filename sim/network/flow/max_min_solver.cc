@@ -197,10 +197,11 @@ void MaxMinSolver::fill_region() {
     heap_.pop_back();
     if (unfrozen_[c.link] == 0) continue;
     // Keys are refreshed when popped, not each time a flow on the link freezes: a link's share
-    // only rises as its flows freeze below it, so a stored key is never above the link's share,
-    // and the entry popped with an up-to-date key is the true minimum. A stale one goes back.
+    // only rises as its flows freeze below it, so a stored key is at most the link's share (up to
+    // rounding), and the entry popped with an up-to-date key is the minimum. One that rose goes
+    // back; one that rounding put an ulp lower freezes at its current share.
     const double current = residual_[c.link] / std::max(unfrozen_share_[c.link], 1e-300);
-    if (current != c.share) {
+    if (current > c.share) {
       heap_.push_back({current, c.link});
       std::push_heap(heap_.begin(), heap_.end(), Later{});
       continue;

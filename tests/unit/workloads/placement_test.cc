@@ -31,13 +31,16 @@ TEST(Placement, RanksPerNodeFollowTheOrder) {
   // node 0 and 9 on node 1 -> 1, not 3.
   EXPECT_EQ(Placement("cp-tp-dp-pp", 4, 3, 8, 1).ranks_per_node(Dim::kTp, 8), 1);
   // tp 6 on nodes of 8: the first group has 6 on node 0, but the second, GPUs 6-11, has 2 on
-  // node 0 and 4 on node 1; the step waits for it -> 2.
-  EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 4, 1).ranks_per_node(Dim::kTp, 8), 2);
+  // node 0 and 4 on node 1, unevenly: its ring runs member to member, one edge out of each node;
+  // the step waits for it -> 1.
+  EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 4, 1).ranks_per_node(Dim::kTp, 8), 1);
   // Alone in the cluster, the group of 6 stays on one node.
   EXPECT_EQ(Placement("tp-cp-dp-pp", 6, 1, 1, 1).ranks_per_node(Dim::kTp, 8), 6);
   // dp 6 placed first, pp 4 (24 GPUs): stage 0's ring sits in node 0, stage 1's on GPUs 6-11
-  // (2 + 4), stage 2's on 12-17 (4 + 2) -> 2.
-  EXPECT_EQ(Placement("dp-tp-cp-pp", 1, 1, 6, 4).ranks_per_node(Dim::kDp, 8), 2);
+  // (2 + 4), stage 2's on 12-17 (4 + 2) -> 1. dp 4 at stride 4 (tp 4 first): 2 + 2 on every
+  // pair of nodes -> 2.
+  EXPECT_EQ(Placement("dp-tp-cp-pp", 1, 1, 6, 4).ranks_per_node(Dim::kDp, 8), 1);
+  EXPECT_EQ(Placement("tp-dp-cp-pp", 4, 1, 4, 2).ranks_per_node(Dim::kDp, 8), 2);
 }
 
 }  // namespace
