@@ -487,16 +487,19 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   c.attention_fwd = fwd;
   c.attention_bwd = bwd;
   c.attention_core_fwd = core_fwd;
+  // The windows TP overlap hides under: the backward pass recomputes the forward under full
+  // recomputation (as layer_times counts it for a dense layer).
+  const bool full = cfg.training.recompute == Recompute::kFull;
   LayerTimes lt;
   lt.forward = fwd;
-  lt.backward = bwd;
+  lt.backward = full ? bwd + fwd : bwd;
   lt.attention_fwd = core_fwd;
   c.attention_comm = attention_comm_time(cfg, a, l, lt, gemm_fwd[0], gemm_fwd[1]);
   if (moe.shared_experts > 0 && cfg.training.attention_parallel == AttentionParallel::kTp) {
     // The shared experts' tensor-parallel MLP gathers its input and reduce-scatters its output
     // itself (Megatron-Core's SharedExpertMLP; overlapping them came later,
     // --moe-shared-expert-overlap): one more collective pair.
-    c.attention_comm += tp_collectives_time(a, l.tp, 1, shared_fwd, shared_bwd);
+    c.attention_comm += tp_collectives_time(a, l.tp, 1, shared_fwd, full ? shared_bwd + shared_fwd : shared_bwd);
   }
 
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
