@@ -28,7 +28,8 @@ class Time {
   constexpr double as_us() const { return static_cast<double>(ps_) * 1e-6; }
 
   // Integer arithmetic saturates at +-max() as from_double does (a sum past 106 days reads as
-  // "never", not as a negative time).
+  // "never", not as a negative time). Saturation is not sticky: max() - t is an ordinary time, so
+  // a difference taken from a saturated end is wrong; run_scenario refuses results at the limit.
   friend constexpr Time operator+(Time a, Time b) {
     int64_t r = 0;
     return __builtin_add_overflow(a.ps_, b.ps_, &r) ? saturated(b.ps_ > 0) : Time(r);
