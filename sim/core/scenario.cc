@@ -149,7 +149,14 @@ void read_training(MapReader r, TrainingConfig& t) {
   r.read_enum("comm_precision", t.comm_precision,
               {{"default", CommPrecision::kDefault}, {"bf16", CommPrecision::kBf16}, {"fp8", CommPrecision::kFp8}});
   double bucket = 0;
-  if (r.read("dp_bucket_size", bucket, Need::kOptional, 0.0, 1e13)) t.dp_bucket_size = static_cast<int64_t>(bucket);
+  // Read as a number so that 4e7 works; a fraction of a parameter is a mistake, not 0 (the default).
+  if (r.read("dp_bucket_size", bucket, Need::kOptional, 0.0, 1e13)) {
+    if (bucket != std::floor(bucket)) {
+      r.error("dp_bucket_size", "expected a whole number of parameters (0: the default rule); got " + format_number(bucket));
+    } else {
+      t.dp_bucket_size = static_cast<int64_t>(bucket);
+    }
+  }
   r.read("fold_ranks", t.fold_ranks);
   r.finish();
 }

@@ -210,6 +210,15 @@ TEST(ScenarioErrors, WrongTypeAndRange) {
   EXPECT_TRUE(contains(error_at(errors, "parallelism.tp").message, "an integer in [1, 65536]"));
 }
 
+TEST(ScenarioErrors, BucketSizeIsAWholeNumberOfParameters) {
+  EXPECT_EQ(load_text(kTiny, {"training.dp_bucket_size=4e7"}).training.dp_bucket_size, 40'000'000);
+  // 0.5 was truncated to 0, the default rule, without a word.
+  const auto errors = errors_of(kTiny, {"training.dp_bucket_size=0.5"});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "training.dp_bucket_size");
+  EXPECT_TRUE(contains(errors[0].message, "whole number")) << errors[0].message;
+}
+
 TEST(ScenarioErrors, RateToleranceIsAFractionUpToATenth) {
   EXPECT_DOUBLE_EQ(load_text(kTiny, {"network.rate_tolerance=0.01"}).network.rate_tolerance, 0.01);
   for (const char* bad : {"network.rate_tolerance=-0.01", "network.rate_tolerance=0.5", "network.rate_tolerance=1%"}) {
