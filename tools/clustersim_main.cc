@@ -97,7 +97,16 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = require_format(args);
   std::vector<std::string> overrides = args.values("--set");
-  if (args.has("--fidelity")) overrides.push_back("network.fidelity=" + args.value("--fidelity"));
+  if (args.has("--fidelity")) {
+    // Both given and different: which one the user meant is a guess, so neither wins.
+    for (const std::string& o : overrides) {
+      const std::string key = "network.fidelity=";
+      if (o.rfind(key, 0) == 0 && o.substr(key.size()) != args.value("--fidelity")) {
+        throw UsageError{"--fidelity " + args.value("--fidelity") + " and --set " + o + " disagree; give one"};
+      }
+    }
+    overrides.push_back("network.fidelity=" + args.value("--fidelity"));
+  }
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides);
   const report::RunOutput out = report::run_scenario(cfg);
   for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";

@@ -374,6 +374,13 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   std::filesystem::remove(suite);
 }
 
+TEST(CliRun, FidelityFlagAndSetMustAgree) {
+  // --fidelity flow beside --set network.fidelity=analytical ran at flow without a word.
+  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --fidelity flow --set network.fidelity=analytical");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "--fidelity flow and --set network.fidelity=analytical disagree");
+}
+
 TEST(CliRun, AMisspeltGpuIsRefusedWhereverTheRunDoesNotUseIt) {
   // A traffic run times no GPU; the name is checked anyway, with the scenario named, as in topo.
   for (const char* cmd : {"run", "topo"}) {
