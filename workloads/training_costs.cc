@@ -107,8 +107,20 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
     node = here;
     count = 1;
   }
-  const int64_t edge = uniform ? k * stride : stride;
-  const bool hops_rails = members > 1 && span > gpn && edge % gpn != 0;
+  // Rails as the fabric wires them: a node's GPUs share its nics_per_node NICs in order.
+  const int npn = cfg.cluster.nics_per_node;
+  const auto rail = [gpn, npn](int64_t g) { return (g % gpn) * npn / gpn; };
+  bool hops_rails = false;
+  if (members > 1 && span > gpn) {
+    if (uniform) {
+      for (int64_t c = 0; c < k; ++c) hops_rails = hops_rails || rail(c * stride) != rail(c * stride + k * stride);
+    } else {
+      for (int64_t i = 0; i + 1 < members; ++i) {
+        const int64_t g = i * stride;
+        hops_rails = hops_rails || (g / gpn != (g + stride) / gpn && rail(g) != rail(g + stride));
+      }
+    }
+  }
   double crossed = 1.0;
   bool leaves = false;
   for (const TierBlocks& t : tier_blocks(shape, cfg)) {

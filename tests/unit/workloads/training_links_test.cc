@@ -106,6 +106,13 @@ TEST(LinksForRing, ChannelsBetweenNodesKeepTheirRail) {
   EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 4, 4).oversubscription, 1.0);
   EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 3, 4).oversubscription, 3.0);
   EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 2, 4).oversubscription, 1.0);
+  // GPUs 0 and 9: local indices 0 and 1, different rails with a NIC per GPU (3x), one rail when
+  // two GPUs share each of 4 NICs (no uplink).
+  EXPECT_DOUBLE_EQ(links_for_ring(cfg, l, 9, 2).oversubscription, 3.0);
+  ScenarioConfig shared = cfg;
+  shared.cluster.nics_per_node = 4;
+  const TrainingLinks ls = training_links(shared, calib::load_hardware_profile("H100-SXM"));
+  EXPECT_DOUBLE_EQ(links_for_ring(shared, ls, 9, 2).oversubscription, 1.0);
 }
 
 }  // namespace
