@@ -5,7 +5,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <map>
 
 #include "calibration/compute_cost.h"
 #include "workloads/placement.h"
@@ -59,10 +58,8 @@ std::vector<double> expert_weights(const MoeConfig& moe) {
 
 // The fewest members of `gpus` on any node they touch (the pace of a ring through them).
 int ranks_per_node_of(const std::vector<int32_t>& gpus, int gpn) {
-  std::map<int32_t, int> per_node;
-  for (const int32_t g : gpus) ++per_node[g / gpn];
   int fewest = static_cast<int>(gpus.size());
-  for (const auto& [node, n] : per_node) fewest = std::min(fewest, n);
+  for (const std::vector<int32_t>& node : coll::members_by_node(gpus, gpn)) fewest = std::min(fewest, static_cast<int>(node.size()));
   return std::max(1, fewest);
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/collectives/collective_flows.h"
+
 namespace clustersim::work {
 
 Placement::Placement(const std::string& order, int tp, int cp, int dp, int pp) : size_{tp, cp, dp, pp} {
@@ -50,18 +52,12 @@ int Placement::ranks_per_node(Dim along, int gpus_per_node) const {
   // A group split unevenly (3 + 3 + 2) runs its ring member to member (coll::collective_flows),
   // one edge out of each node: one GPU's NIC share, as one member per node.
   int fewest = size_[d];
+  std::vector<int32_t> members(static_cast<size_t>(size_[d]));
   for (int b = 0; b < gpus_per_node; ++b) {
     if (!offset[b]) continue;
-    std::vector<int> counts;
-    int64_t node = -1;
-    for (int i = 0; i < size_[d]; ++i) {
-      const int64_t here = (b + static_cast<int64_t>(i) * stride_[d]) / gpus_per_node;  // in node order
-      if (here != node) counts.push_back(0);
-      node = here;
-      ++counts.back();
-    }
-    const bool uniform = std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts.front(); });
-    fewest = std::min(fewest, uniform ? counts.front() : 1);
+    for (int i = 0; i < size_[d]; ++i) members[static_cast<size_t>(i)] = b + i * stride_[d];
+    const std::vector<std::vector<int32_t>> nodes = coll::members_by_node(members, gpus_per_node);
+    fewest = std::min(fewest, coll::splits_evenly(nodes) ? static_cast<int>(nodes.front().size()) : 1);
   }
   return std::max(1, fewest);
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "calibration/compute_cost.h"
+#include "sim/collectives/collective_flows.h"
 #include "sim/core/error.h"
 #include "topology/clos_shape.h"
 #include "workloads/placement.h"
@@ -92,21 +93,11 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   // k members on each node, the ring runs k channels, member c of one node to member c of the
   // next (coll::collective_flows), k x stride GPUs apart; a ring split unevenly over nodes runs
   // member to member, stride apart.
-  int64_t k = 0;
-  bool uniform = true;
-  for (int64_t i = 0, node = -1, count = 0; i <= members; ++i) {
-    const int64_t here = i < members ? i * stride / gpn : -2;
-    if (here == node) {
-      ++count;
-      continue;
-    }
-    if (count > 0) {
-      if (k == 0) k = count;
-      uniform = uniform && count == k;
-    }
-    node = here;
-    count = 1;
-  }
+  std::vector<int32_t> ring(static_cast<size_t>(std::max<int64_t>(members, 0)));
+  for (size_t i = 0; i < ring.size(); ++i) ring[i] = static_cast<int32_t>(static_cast<int64_t>(i) * stride);
+  const std::vector<std::vector<int32_t>> nodes = coll::members_by_node(ring, gpn);
+  const int64_t k = nodes.empty() ? 0 : static_cast<int64_t>(nodes.front().size());
+  const bool uniform = coll::splits_evenly(nodes);
   // Rails as the fabric wires them: a node's GPUs share its nics_per_node NICs in order.
   const int npn = cfg.cluster.nics_per_node;
   const auto rail = [gpn, npn](int64_t g) { return (g % gpn) * npn / gpn; };

@@ -21,25 +21,6 @@ int log2_ceil(int n) {
   return l;
 }
 
-// Ranks grouped by node, nodes in order of first appearance.
-std::vector<std::vector<int32_t>> by_node(std::span<const int32_t> gpus, int gpus_per_node) {
-  std::vector<std::vector<int32_t>> nodes;
-  std::unordered_map<int32_t, size_t> index;  // node -> its place in `nodes` (a linear search was O(n^2))
-  for (const int32_t g : gpus) {
-    const auto [it, added] = index.try_emplace(g / gpus_per_node, nodes.size());
-    if (added) nodes.emplace_back();
-    nodes[it->second].push_back(g);
-  }
-  return nodes;
-}
-
-bool uniform(const std::vector<std::vector<int32_t>>& nodes) {
-  for (const auto& n : nodes) {
-    if (n.size() != nodes.front().size()) return false;
-  }
-  return true;
-}
-
 void add(std::vector<FlowSpec>& out, int32_t src, int32_t dst, double bytes, int gpus_per_node) {
   if (src == dst || bytes <= 0) return;
   out.push_back({src, dst, bytes_of(bytes), src / gpus_per_node != dst / gpus_per_node});
@@ -48,9 +29,9 @@ void add(std::vector<FlowSpec>& out, int32_t src, int32_t dst, double bytes, int
 void ring(CollectiveOp op, Bytes size, std::span<const int32_t> gpus, int gpus_per_node, std::vector<FlowSpec>& out) {
   const int n = static_cast<int>(gpus.size());
   const double total = ring_factor(op, n) * size.as_double();
-  const auto nodes = by_node(gpus, gpus_per_node);
+  const auto nodes = members_by_node(gpus, gpus_per_node);
   const int count = static_cast<int>(nodes.size());
-  if (count == 1 || !uniform(nodes)) {
+  if (count == 1 || !splits_evenly(nodes)) {
     for (int i = 0; i < n; ++i) add(out, gpus[i], gpus[(i + 1) % n], total, gpus_per_node);
     return;
   }
@@ -66,9 +47,9 @@ void ring(CollectiveOp op, Bytes size, std::span<const int32_t> gpus, int gpus_p
 }
 
 void tree(Bytes size, std::span<const int32_t> gpus, int gpus_per_node, std::vector<FlowSpec>& out) {
-  const auto nodes = by_node(gpus, gpus_per_node);
+  const auto nodes = members_by_node(gpus, gpus_per_node);
   const int count = static_cast<int>(nodes.size());
-  if (count == 1 || !uniform(nodes)) {
+  if (count == 1 || !splits_evenly(nodes)) {
     ring(CollectiveOp::kAllReduce, size, gpus, gpus_per_node, out);
     return;
   }
@@ -96,6 +77,24 @@ void tree(Bytes size, std::span<const int32_t> gpus, int gpus_per_node, std::vec
 }
 
 }  // namespace
+
+std::vector<std::vector<int32_t>> members_by_node(std::span<const int32_t> gpus, int gpus_per_node) {
+  std::vector<std::vector<int32_t>> nodes;
+  std::unordered_map<int32_t, size_t> index;  // node -> its place in `nodes` (a linear search was O(n^2))
+  for (const int32_t g : gpus) {
+    const auto [it, added] = index.try_emplace(g / gpus_per_node, nodes.size());
+    if (added) nodes.emplace_back();
+    nodes[it->second].push_back(g);
+  }
+  return nodes;
+}
+
+bool splits_evenly(const std::vector<std::vector<int32_t>>& nodes) {
+  for (const auto& n : nodes) {
+    if (n.size() != nodes.front().size()) return false;
+  }
+  return true;
+}
 
 void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::span<const int32_t> gpus,
                       int gpus_per_node, std::vector<FlowSpec>& out) {

@@ -53,6 +53,13 @@ struct FlowSpec {
 void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::span<const int32_t> gpus,
                       int gpus_per_node, std::vector<FlowSpec>& out);
 
+// `gpus` grouped by node (gpu / gpus_per_node), nodes in order of first appearance: the split
+// collective_flows builds its rings on.
+std::vector<std::vector<int32_t>> members_by_node(std::span<const int32_t> gpus, int gpus_per_node);
+// Whether every node of `nodes` (members_by_node) holds as many members: else collective_flows
+// runs one ring in rank order.
+bool splits_evenly(const std::vector<std::vector<int32_t>>& nodes);
+
 // Closed-form time of the double binary tree all-reduce (no contention):
 //   t = intra_alpha + 2 ceil(log2 nodes) x inter_alpha + max(2 size / (k nic), 2 (k-1)/k size / intra)
 // with k = ranks_per_node; the bandwidth term is the largest per-GPU send volume of the flows

@@ -126,11 +126,12 @@ void pool_group_flows(const PoolPlan& p, int size, CollectiveOp op, Bytes bytes,
 // The fewest GPUs that one group of `size` consecutive GPUs of pool `p` has on one node.
 int fewest_per_node(const PoolPlan& p, int size, int gpus_per_node) {
   int fewest = std::max(1, std::min(size, gpus_per_node));
+  std::vector<int32_t> group(static_cast<size_t>(std::max(size, 0)));
   for (int g = 0; size > 1 && g + size <= p.gpus; g += size) {
-    const int first = p.first_gpu + g;
-    const int on_first = std::min(size, gpus_per_node - first % gpus_per_node);
-    const int on_last = (size - on_first) % gpus_per_node;
-    fewest = std::min(fewest, on_last > 0 ? std::min(on_first, on_last) : on_first);
+    for (int i = 0; i < size; ++i) group[static_cast<size_t>(i)] = p.first_gpu + g + i;
+    for (const std::vector<int32_t>& node : coll::members_by_node(group, gpus_per_node)) {
+      fewest = std::min(fewest, static_cast<int>(node.size()));
+    }
   }
   return fewest;
 }
