@@ -105,16 +105,23 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
   return out;
 }
 
-// Whether some ring or pair of `r` spans two nodes (only those reach the fabric).
+// Whether some ring, pair or group of `set` spans two nodes (only those reach the fabric).
+bool any_spans_nodes(const std::vector<std::vector<int32_t>>& set, int gpus_per_node) {
+  return std::any_of(set.begin(), set.end(),
+                     [gpus_per_node](const std::vector<int32_t>& g) { return work::spans_nodes(g, gpus_per_node); });
+}
+
+// Whether the expert all-to-all of some stage leaves a node.
+bool a2a_leaves_node(const RingSets& r, int gpus_per_node) {
+  return std::any_of(r.a2a.begin(), r.a2a.end(), [gpus_per_node](const auto& groups) { return any_spans_nodes(groups, gpus_per_node); });
+}
+
+// Whether anything of `r` reaches the fabric.
 bool any_leaves_node(const RingSets& r, int gpus_per_node) {
-  const auto leaves = [gpus_per_node](const std::vector<int32_t>& ring) { return work::spans_nodes(ring, gpus_per_node); };
   for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp, &r.tp}) {
-    if (std::any_of(set->begin(), set->end(), leaves)) return true;
+    if (any_spans_nodes(*set, gpus_per_node)) return true;
   }
-  for (const auto& stage : r.a2a) {
-    if (std::any_of(stage.begin(), stage.end(), leaves)) return true;
-  }
-  return false;
+  return a2a_leaves_node(r, gpus_per_node);
 }
 
 }  // namespace
@@ -159,11 +166,7 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     if (l->contention > worst->contention) worst = l;
   }
   std::vector<StaticLoad> a2a;
-  const bool a2a_leaves = std::any_of(sets.a2a.begin(), sets.a2a.end(), [&](const auto& groups) {
-    return std::any_of(groups.begin(), groups.end(),
-                       [&](const std::vector<int32_t>& g) { return work::spans_nodes(g, cfg.cluster.gpus_per_node); });
-  });
-  if (a2a_leaves) {
+  if (a2a_leaves_node(sets, cfg.cluster.gpus_per_node)) {
     for (int layer = 0; layer < cfg.model.layers; ++layer) {
       if (!work::is_moe_layer(cfg.model, layer)) {
         out.a2a.push_back(1.0);
