@@ -737,9 +737,10 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   const coll::GroupLinks dg = group_links(dense_dp(cfg), fewest_per_node(dense_dp_rings(cfg, pl, 0)), dense_l);
   t.dense_group = dg;
   const coll::GroupLinks eg = group_links(expert_dp(cfg), fewest_per_node(expert_dp_rings(cfg, 0)), expert_l);
+  t.expert_group = eg;
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
-  if (p.zero_stage >= 1) {
+  if (gathers_weights_each_step(p)) {
     const double wb = 2.0;  // 16-bit weights
     t.gather = collective_time(CollectiveOp::kAllGather, bytes_of(g.dense * wb), dg) +
                collective_time(CollectiveOp::kAllGather, bytes_of(g.expert * wb), eg);

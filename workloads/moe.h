@@ -187,7 +187,8 @@ struct MoeDpTimes {
   Time gather;
   double dense_params = 0;   // on one GPU
   double expert_params = 0;  // on one GPU
-  coll::GroupLinks dense_group;  // the dense parameters' replicas (dp, or dp x tp under sp attention)
+  coll::GroupLinks dense_group;   // the dense parameters' replicas (dp, or dp x tp under sp attention)
+  coll::GroupLinks expert_group;  // the expert parameters' replicas (expert dp)
 };
 // `dense_l` and `expert_l`: the links each group's rings see (the analytical level gives each its
 // own fabric contention).

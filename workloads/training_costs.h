@@ -112,6 +112,12 @@ Bytes cp_kv_bytes(const ScenarioConfig& cfg);
 // rule for its distributed optimizer, max(40M, 1M x dp) (megatron/core/distributed, DDP config).
 double dp_bucket_params(const ScenarioConfig& cfg, int dp);
 
+// Whether each step ends with a gather of the updated 16-bit weights over the DP group. ZeRO-1
+// and -2 (Megatron-LM's distributed optimizer) gather every shard once per step; ZeRO-3 keeps the
+// weights sharded and gathers them before each pass instead (Rajbhandari et al., "ZeRO", SC'20,
+// section 5.3), so it has no step gather; ZeRO-0 holds whole weights.
+inline bool gathers_weights_each_step(const ParallelismConfig& p) { return p.zero_stage == 1 || p.zero_stage == 2; }
+
 // Bytes touched per parameter by a fused Adam step: read FP32 master, m, v, gradient (16), write
 // master, m, v (12), write the 16-bit copy (2).
 inline constexpr double kAdamBytesPerParam = 30.0;

@@ -363,7 +363,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const Bytes bucket_grads = bytes_of(chunk_params / buckets * grad_bytes);
   const Bytes bucket_weights = bytes_of(chunk_params / buckets * 2.0);
   const bool dp_overlap_reduce = ov.dp_grad_reduce;
-  const bool gather_at_start = dense_sync && p.zero_stage >= 1 && ov.dp_param_gather;
+  const bool gather_at_start = dense_sync && gathers_weights_each_step(p) && ov.dp_param_gather;
   const CollectiveOp reduce_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
 
   // Parameter gathers at the start (the previous step's update, overlapped with forward), in the
@@ -374,7 +374,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<int32_t> dp_prev(static_cast<size_t>(pp), -1);
   std::vector<std::vector<int32_t>> gathered(static_cast<size_t>(pp), std::vector<int32_t>(static_cast<size_t>(vpp), -1));
   std::vector<std::vector<int32_t>> first_gather = gathered;
-  const bool experts_at_start = moe && p.zero_stage >= 1 && ov.dp_param_gather;
+  const bool experts_at_start = moe && gathers_weights_each_step(p) && ov.dp_param_gather;
   // Stage s's gathers: one dense bucket, and the expert parameters over their group in `parts`.
   const auto dense_gather = [&](int s) {
     return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather, bucket_weights,
@@ -409,7 +409,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<std::vector<std::vector<int32_t>>> reduce_ready(ngroups);  // [group][chunk][bucket]
   std::vector<std::vector<int>> last_bwd_pass(static_cast<size_t>(pp));
   std::vector<std::vector<int32_t>> final_chain(ngroups);
-  std::vector<std::vector<int32_t>> z3(static_cast<size_t>(pp));  // ZeRO-3 per-pass gathers, shared per stage
+  // ZeRO-3 per-pass gathers, shared per stage: the first and last of each pass's.
+  std::vector<std::vector<int32_t>> z3(static_cast<size_t>(pp)), z3_first(static_cast<size_t>(pp));
   std::vector<int32_t> z3_prev(static_cast<size_t>(pp), -1);
   std::vector<int32_t> expert_ready(ngroups, -1);  // MoE: start of the group's last backward pass
   for (int s = 0; s < pp; ++s) {
@@ -444,20 +445,24 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         }
         if (p.zero_stage == 3 && dp > 1) {
           if (d == 0) {
-            Op op = Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
-                                  bytes_of(chunk_params * 2.0), c.dp_latency_gather, dp_set[s]);
-            op.microbatch = pass.microbatch;
-            op.chunk = pass.chunk;
-            const int32_t id = b.add(op);
-            b.edge(z3_prev[s], id);
-            z3_prev[s] = id;
-            z3[s].push_back(id);
+            // The chunk's dense weights, then (MoE) its experts over their own group.
+            const auto per_pass = [&](Op op) {
+              op.microbatch = pass.microbatch;
+              op.chunk = pass.chunk;
+              const int32_t id = b.add(op);
+              b.edge(z3_prev[s], id);
+              z3_prev[s] = id;
+              return id;
+            };
+            z3_first[s].push_back(per_pass(Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
+                                                         bytes_of(chunk_params * 2.0), c.dp_latency_gather, dp_set[s])));
+            if (moe && edp_set[s] >= 0) per_pass(expert_gather(s, vpp));
+            z3[s].push_back(z3_prev[s]);
           }
-          const int32_t ag = z3[s][i];
           if (!ov.dp_param_gather) {
-            for (const int32_t pred : chain) b.edge(pred, ag);
+            for (const int32_t pred : chain) b.edge(pred, z3_first[s][i]);
           }
-          b.edge(ag, barrier);
+          b.edge(z3[s][i], barrier);
         }
         const GroupScaling& sc = scaling(d, s);
         const double share = layer_share(s);
@@ -567,7 +572,15 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           const Time attention = scaled(share * sc.forward, c.attention_fwd_chunk);
           const Time window = pass.forward ? attention : 2.5 * attention;
           const Time att = min(window, dur);
-          add_compute(dur - att);
+          if (split_for_dp && buckets > 1) {
+            // Buckets become ready as backward walks through the chunk's parameters; the last
+            // with the attention core and its ring.
+            for (int j = 0; j + 1 < buckets; ++j) {
+              reduce_ready[gi][pass.chunk].push_back(add_compute((1.0 / (buckets - 1)) * (dur - att)));
+            }
+          } else {
+            add_compute(dur - att);
+          }
           const double rings = share * layers_chunk * (pass.forward ? 1.0 : 2.0);
           Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kAllGather,
                                 bytes_of(rings * cp_ring * sc.traffic), rings * c.cp_latency_per_ring, cp_set[gi]);
@@ -576,7 +589,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           cp_op = b.add(op);
           b.edge(last, cp_op);
           add_compute(att);
-          if (split_for_dp) reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), last);
+          if (split_for_dp) reduce_ready[gi][pass.chunk].resize(static_cast<size_t>(buckets), last);
         } else if (split_for_dp) {
           // Buckets become ready as backward walks through the chunk's parameters.
           for (int j = 0; j < buckets; ++j) reduce_ready[gi][pass.chunk].push_back(add_compute((1.0 / buckets) * dur));
@@ -738,7 +751,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   }
   // Without overlap, the updated parameters are gathered after the step, on the critical path:
   // the dense buckets, then (MoE) the expert parameters over their own group, as at the start.
-  if (p.zero_stage >= 1 && !ov.dp_param_gather) {
+  if (gathers_weights_each_step(p) && !ov.dp_param_gather) {
     for (int s = 0; s < pp; ++s) {
       int32_t prev = -1;
       auto chain = [&](Op op) {

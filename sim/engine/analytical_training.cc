@@ -202,7 +202,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       const int64_t collectives = p.vpp * buckets_per_chunk;
       const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       reduce = collective_time(op, grads, g) + (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, g);
-      if (p.zero_stage >= 1) {
+      if (work::gathers_weights_each_step(p)) {
         gather = collective_time(CollectiveOp::kAllGather, weights, g) +
                  (collectives - 1) * coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, g);
       }
@@ -215,25 +215,37 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
             ? chunked_dp_exposed(reduce, (1.0 / p.vpp) * bwd_window, p.pp, p.vpp, bucket_share)
             : reduce;
     const Time exposed_gather =
-        cfg.training.overlap.dp_param_gather && p.zero_stage >= 1
+        cfg.training.overlap.dp_param_gather && work::gathers_weights_each_step(p)
             ? chunked_dp_exposed(gather, (1.0 / p.vpp) * fwd_window, p.pp, p.vpp, bucket_share)
             : gather;
     // ZeRO-3: each chunk's weights gathered again before each of its forward and backward passes,
-    // one after another on the DP stream, prefetched while the previous pass computes or the
-    // pipeline fills and drains (as the flow level's graph orders them): only the first, and what
-    // the DP stream's work takes beyond the stage's compute and bubble, wait.
-    // The DP stream carries the step's reduction and gather too, so the gathers' window is what
-    // those leave of the compute and bubble.
+    // one after another, prefetched while the previous pass computes or the pipeline fills and
+    // drains (as the flow level's graph orders them). The first gather waits, the others hide
+    // under the compute and bubble, and the reduction's exposure follows (ZeRO-3 has no step
+    // gather). Where the gathers take longer than the compute, they pace the step.
     b.dp_exposed = exposed_reduce + exposed_gather;
     if (p.zero_stage == 3) {
-      // One gather of the chunk's weights per pass (one latency, as the flow level runs it).
-      const Time per_pass =
+      // One gather of the chunk's weights per pass (one latency, as the flow level runs it); MoE
+      // gathers the chunk's experts over their own group after its dense weights.
+      Time per_pass =
           collective_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), moe_dp ? moe_dp->dense_group : g);
+      if (moe_dp) {
+        per_pass += collective_time(CollectiveOp::kAllGather, bytes_of(moe_dp->expert_params / p.vpp * 2.0),
+                                    moe_dp->expert_group);
+      }
       const int64_t passes = 2 * mbs * p.vpp;
-      const Time window = b.compute + b.bubble;
-      b.dp_exposed = cfg.training.overlap.dp_param_gather
-                         ? max(b.dp_exposed + per_pass, reduce + gather + passes * per_pass - window)
-                         : b.dp_exposed + passes * per_pass;
+      if (cfg.training.overlap.dp_param_gather) {
+        // Paced by the gathers: the links gather for passes x per_pass, then reduce. The first
+        // stage's last chunk reaches it (pp - 1) chunk passes into the drain, and only then can
+        // that chunk's share of the reduction start.
+        const Time last_pass = (1.0 / p.vpp) * bwd_window;
+        const Time drain_to_first = (p.pp - 1) * last_pass;
+        const Time gather_bound =
+            passes * per_pass + max(reduce, drain_to_first + (1.0 / p.vpp) * reduce) - (b.compute + b.bubble);
+        b.dp_exposed = max(b.dp_exposed + per_pass, gather_bound);
+      } else {
+        b.dp_exposed += passes * per_pass;
+      }
     }
   }
 

@@ -51,6 +51,15 @@ TEST(LevelAgreement, AnalyticalWithinBudgetOfFlowWhereRingsCollide) {
       // DP innermost: every TP group spans nodes, its collectives over the NICs (on NVLink before
       // 2026-11-21: 3.77 s against the flow level's 7.05 s).
       {"7.5B TP across nodes", "megatron-sc21/gpt-7p5b-128.yaml", {"parallelism.placement=dp-tp-cp-pp"}},
+      // ZeRO-3 paced by its per-pass gathers: the last backward crosses the stages after them (the
+      // drain). With a step gather on top of them, as before 2026-11-22, +12%.
+      {"7.5B zero3 gather-bound", "megatron-sc21/gpt-7p5b-128.yaml",
+       {"cluster.gpus=1024", "parallelism.tp=1", "parallelism.pp=2", "parallelism.cp=4", "parallelism.micro_batch=2",
+        "parallelism.zero_stage=3", "training.overlap.dp_param_gather=true", "parallelism.placement=tp-cp-pp-dp",
+        "training.memory_check=false"}},
+      // MoE ZeRO-3: experts gathered per pass over their own group (not at all before 2026-11-22).
+      {"Mixtral zero3 50G", "mixtral-8x7b-h100-256.yaml",
+       {"parallelism.zero_stage=3", "cluster.nic_bandwidth=50Gbps", "training.memory_check=false"}},
   };
   engine::FlowTrainingOptions options;
   options.use_simgrid = false;  // several runs in one process

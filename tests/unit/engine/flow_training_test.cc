@@ -147,6 +147,32 @@ TEST(FlowTraining, OverlappedParameterGathersNeverSlowTheStep) {
   }
 }
 
+// Bytes the graph gathers over DP (dense and expert groups), summed over its ops.
+double gathered_bytes(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  const work::GraphCosts c = work::graph_costs(cfg, hw);
+  double bytes = 0;
+  for (const work::Op& op : work::build_training_graph(cfg, c).ops) {
+    bytes += op.role == work::OpRole::kDpGather ? op.bytes.as_double() : 0.0;
+  }
+  return bytes;
+}
+
+TEST(FlowTraining, ZeroThreeGathersBeforeEachPassAndNeverAfterTheStep) {
+  // ZeRO-1 and -2 gather each stage's 16-bit weights once per step; ZeRO-3 gathers a chunk's
+  // before each of its 2 x micro-batches passes and has no step gather (ZeRO, SC'20, 5.3).
+  for (const bool overlap : {true, false}) {
+    ScenarioConfig cfg = plan(32, 2, 2, 2, 64);  // dp 8
+    cfg.training.overlap.dp_param_gather = overlap;
+    const double weights = work::graph_costs(cfg, a100()).params_on_gpu * 2.0;
+    const int pp = cfg.parallelism.pp;
+    cfg.parallelism.zero_stage = 2;
+    EXPECT_NEAR(gathered_bytes(cfg, a100()) / (pp * weights), 1.0, 1e-6) << "overlap " << overlap;
+    cfg.parallelism.zero_stage = 3;
+    const double passes = 2.0 * micro_batches_per_iteration(cfg);
+    EXPECT_NEAR(gathered_bytes(cfg, a100()) / (pp * passes * weights), 1.0, 1e-6) << "overlap " << overlap;
+  }
+}
+
 TEST(FlowTraining, SameSeedSameRun) {
   ScenarioConfig cfg = plan(32, 2, 2, 2, 64);
   cfg.network.ecmp_seed = 7;
