@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/cli_args.h"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
 namespace clustersim::cli {
 
 Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
@@ -24,7 +29,10 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& wi
       switches_seen_.insert(flag);
     } else if (with_value.count(flag)) {
       if (!inline_value) {
-        if (i + 1 >= argv.size()) throw UsageError{flag + " needs a value"};
+        // "-j --out DIR" would take --out as -j's value and DIR as a positional.
+        if (i + 1 >= argv.size() || with_value.count(argv[i + 1]) || switches.count(argv[i + 1])) {
+          throw UsageError{flag + " needs a value"};
+        }
         value = argv[++i];
       }
       auto& slot = values_[flag];
@@ -48,6 +56,33 @@ std::string Args::value(const std::string& flag, const std::string& fallback) co
 std::vector<std::string> Args::values(const std::string& flag) const {
   const auto it = values_.find(flag);
   return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+long long Args::integer(const std::string& flag, long long fallback, long long min, long long max) const {
+  if (!has(flag)) return fallback;
+  const std::string text = value(flag);
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "], got '" + text + "'"};
+  }
+  return v;
+}
+
+double Args::number(const std::string& flag, double fallback, double min, double max) const {
+  if (!has(flag)) return fallback;
+  const std::string text = value(flag);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
+    std::ostringstream range;
+    range << "[" << min << ", " << max << "]";
+    throw UsageError{flag + " needs a number in " + range.str() + ", got '" + text + "'"};
+  }
+  return v;
 }
 
 }  // namespace clustersim::cli

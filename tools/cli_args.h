@@ -25,6 +25,11 @@ class Args {
   bool has(const std::string& flag) const;
   std::string value(const std::string& flag, const std::string& fallback = "") const;
   std::vector<std::string> values(const std::string& flag) const;
+  // The flag's value as a whole number in [min, max], or `fallback` when the flag is absent;
+  // anything else is a UsageError naming the flag and the range.
+  long long integer(const std::string& flag, long long fallback, long long min, long long max) const;
+  // The same for a real number.
+  double number(const std::string& flag, double fallback, double min, double max) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
 
  private:

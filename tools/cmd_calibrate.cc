@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim calibrate: fit a hardware profile to probe files and print the fit errors.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,17 +24,21 @@ clustersim-probe (kernels_probe/), prints each model's fit error (median and wor
 error over the measured points) and writes a hardware profile that scenarios use with
 cluster.gpu: PROFILE.yaml. Datasheet values (peaks, capacity, link rates) come from the
 built-in profile matching the probed GPU, or from --base. A fitted rate outside 1% to 105% of
-the base's datasheet value (another GPU's timings, broken data) is refused (exit 2).
+the base's datasheet value (another GPU's timings, broken data) is refused (exit 2), and so
+is a model whose median fit error exceeds --max-median-error (the probe data do not follow the
+model: a wrong launches_per_sample, shapes mislabelled): the table is printed, no profile
+written.
 
 options:
-  -o, --output FILE   the profile to write (required)
-  --base NAME|FILE    profile providing the datasheet values (default: matched from the probe)
-  --parameters        also print every fitted parameter
-  -h, --help          this help
+  -o, --output FILE         the profile to write (required; not one of the probe files)
+  --base NAME|FILE          profile providing the datasheet values (default: matched from the probe)
+  --max-median-error PCT    the largest median fit error a model may have, in percent (default 25)
+  --parameters              also print every fitted parameter
+  -h, --help                this help
 )";
 
 int cmd_calibrate(const std::vector<std::string>& argv) {
-  const Args args(argv, {"-o", "--output", "--base"}, {}, {"-h", "--help", "--parameters"});
+  const Args args(argv, {"-o", "--output", "--base", "--max-median-error"}, {}, {"-h", "--help", "--parameters"});
   if (args.has("-h") || args.has("--help")) {
     std::cout << kCalibrateUsage;
     return 0;
@@ -41,14 +46,19 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   if (args.positionals().empty()) throw UsageError{"expected at least one probe file"};
   const std::string output = args.value("-o", args.value("--output"));
   if (output.empty()) throw UsageError{"-o PROFILE.yaml is required"};
+  const double max_median = args.number("--max-median-error", 25.0, 0.0, 1000.0) / 100.0;
 
   std::vector<calib::ProbeData> probes;
   std::set<std::string> seen;
+  std::error_code out_ec;
+  const std::string output_path = std::filesystem::weakly_canonical(output, out_ec).string();
   for (const std::string& file : args.positionals()) {
     // The same measurements twice would count double in every fit.
     std::error_code ec;  // a path it cannot resolve is read_probe_file's to report
-    if (!seen.insert(std::filesystem::weakly_canonical(file, ec).string()).second && !ec) {
-      throw UsageError{"probe file '" + file + "' is given more than once"};
+    const std::string path = std::filesystem::weakly_canonical(file, ec).string();
+    if (!seen.insert(path).second && !ec) throw UsageError{"probe file '" + file + "' is given more than once"};
+    if (!ec && !out_ec && path == output_path) {
+      throw UsageError{"-o " + output + " is one of the probe files: writing the profile would destroy its measurements"};
     }
     probes.push_back(calib::read_probe_file(file));
   }
@@ -93,6 +103,21 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
             << result.machine.date << "; base profile " << base_name << "\n\n";
   std::cout << calib::format_error_table(result);
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
+
+  // A model the points do not follow would write confident nonsense into the profile.
+  std::vector<InputError> poor;
+  for (const calib::FitErrorRow& row : result.errors) {
+    if (row.error.median_rel > max_median) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "the %s model misses its %d points by %.1f%% (median), over the %g%% allowed",
+                    row.model.c_str(), row.error.points, 100 * row.error.median_rel, 100 * max_median);
+      poor.push_back(InputError{args.positionals()[0], 0, "", msg});
+    }
+  }
+  if (!poor.empty()) {
+    poor.back().message += "; check the probe data (launches_per_sample, shapes, GPU), or raise --max-median-error";
+    throw BadInput(poor);
+  }
 
   // What is written must load: a fit outside the loader's limits (a launch cost over 1 ms from a
   // noisy probe) is reported now, not when a scenario first uses the profile.

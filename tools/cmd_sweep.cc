@@ -61,26 +61,14 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one sweep file"};
   if (args.has("--resume") && args.has("--restart")) throw UsageError{"--resume and --restart exclude each other"};
-  const auto int_flag = [&](const std::string& flag, long long fallback, long long min, long long max) {
-    const std::string text = args.value(flag);
-    if (text.empty()) return fallback;
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (*end != '\0' || errno == ERANGE || v < min || v > max) {
-      throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-                       "], got '" + text + "'"};
-    }
-    return v;
-  };
   if (args.has("-j") && args.has("--jobs")) throw UsageError{"give -j or --jobs, not both"};
 
   sweep::RunOptions options;
-  options.jobs = static_cast<int>(int_flag(args.has("-j") ? "-j" : "--jobs", 1, 1, 1024));
+  options.jobs = static_cast<int>(args.integer(args.has("-j") ? "-j" : "--jobs", 1, 1, 1024));
   options.resume = args.has("--resume");
   options.restart = args.has("--restart");
-  if (args.has("--top")) options.top_k = static_cast<int>(int_flag("--top", 0, 0, 100000));
-  const long long stop_after = int_flag("--stop-after", 0, 1, 1'000'000'000'000LL);
+  if (args.has("--top")) options.top_k = static_cast<int>(args.integer("--top", 0, 0, 100000));
+  const long long stop_after = args.integer("--stop-after", 0, 1, 1'000'000'000'000LL);
   if (stop_after > 0) {
     options.after_append = [stop_after](int64_t appended) {
       if (appended >= stop_after) ::kill(::getpid(), SIGKILL);

@@ -72,23 +72,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = args.value("--format", "text");
   if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
-  auto count = [&](const char* flag, int fallback, int hi) {
-    if (!args.has(flag)) return fallback;
-    const std::string d = args.value(flag);
-    int n = 0;
-    try {
-      size_t used = 0;
-      n = std::stoi(d, &used);
-      if (used != d.size()) n = 0;
-    } catch (const std::exception&) {
-      n = 0;
-    }
-    if (n < 1 || n > hi) {
-      throw UsageError{std::string(flag) + " must be an integer in [1, " + std::to_string(hi) + "], got '" + d + "'"};
-    }
-    return n;
-  };
-  const int jobs = count("--jobs", 2, 256);
+  const int jobs = static_cast<int>(args.integer("--jobs", 2, 1, 256));
   const std::string fidelity = args.value("--fidelity", "");
   if (!fidelity.empty() && fidelity != "analytical" && fidelity != "flow") {
     throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
@@ -104,7 +88,8 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   // pipeline's pacing stage or not): one seed alone can mislead, and at the analytical level a
   // hundred placements take milliseconds.
   const bool flow = cfg.network.fidelity == Fidelity::kFlow;
-  const int draws = count("--draws", !flow && cfg.stragglers.drawn() ? report::kDefaultPlacementDraws : 1, 10000);
+  const int draws =
+      static_cast<int>(args.integer("--draws", !flow && cfg.stragglers.drawn() ? report::kDefaultPlacementDraws : 1, 1, 10000));
   const calib::HardwareProfile hw = report::training_profile(cfg);
   if (flow) {
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).

@@ -429,6 +429,40 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   std::filesystem::remove(again);
 }
 
+TEST(CliCalibrate, PoorFitsAndOverwritingTheProbeAreRefused) {
+  // A model missing its points by more than --max-median-error writes no profile; the synthetic
+  // probe's medians are 0.6% to 1.9%, so a 0.5% limit refuses it and the default accepts it.
+  const std::filesystem::path out = scratch("poor.yaml");
+  const Result poor =
+      clustersim("calibrate calibration/data/synthetic-h100.pb --max-median-error 0.5 -o '" + out.string() + "'");
+  EXPECT_EQ(poor.code, 2) << poor.err;
+  EXPECT_CONTAINS(poor.err, "the gemm bf16 model misses its 720 points by 1.4% (median), over the 0.5% allowed");
+  EXPECT_CONTAINS(poor.err, "raise --max-median-error");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const char* bad : {"abc", "-1", "nan", ""}) {
+    const Result r = clustersim(std::string("calibrate calibration/data/synthetic-h100.pb --max-median-error '") + bad +
+                                "' -o '" + out.string() + "'");
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_CONTAINS(r.err, "--max-median-error needs a number in [0, 1000]");
+  }
+  // -o naming a probe file would replace the measurements with the profile.
+  const std::filesystem::path probe = scratch("self.pb");
+  std::filesystem::copy_file("calibration/data/synthetic-h100.pb", probe, std::filesystem::copy_options::overwrite_existing);
+  const auto size = std::filesystem::file_size(probe);
+  const Result self = clustersim("calibrate '" + probe.string() + "' -o '" + probe.string() + "'");
+  EXPECT_EQ(self.code, 2);
+  EXPECT_CONTAINS(self.err, "is one of the probe files");
+  EXPECT_EQ(std::filesystem::file_size(probe), size);
+  std::filesystem::remove(probe);
+}
+
+TEST(CliUsage, AFlagInPlaceOfAValueIsMissingItsValue) {
+  // "-j --out DIR" is -j without its value, not -j = "--out" and a second sweep file.
+  const Result r = clustersim("sweep scenarios/sweep-175b.yaml -j --out /tmp/never");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "-j needs a value");
+}
+
 TEST(CliProfiles, ProfileFilesAreCheckedWhole) {
   // A profile copied and edited: a missing efficiency, no memory and a launch cost of seconds.
   const std::filesystem::path p = scratch("gpu.yaml");
