@@ -201,7 +201,21 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // level's graph runs them): vpp x buckets latencies and the bytes once.
       const int64_t collectives = p.vpp * buckets_per_chunk;
       const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-      reduce = collective_time(op, grads, g) + (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, g);
+      const auto reduction = [&](const GroupLinks& links) {
+        return collective_time(op, grads, links) +
+               (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, links);
+      };
+      reduce = reduction(g);
+      // k stages on a node share its NICs, but 1F1B ends their last backward passes one chunk
+      // pass apart, the last stage first: the first stage's reduction ends after
+      // max(its own alone, all k together less the (k - 1) passes the others started earlier).
+      const int k = pl.ranks_per_node(work::Dim::kPp, c.gpus_per_node);
+      if (k > 1) {
+        GroupLinks alone = g;
+        const double more = std::min(static_cast<double>(c.gpus_per_node) / c.nics_per_node, static_cast<double>(k));
+        alone.nic_per_gpu = Bandwidth{g.nic_per_gpu.bytes_per_s * more};
+        reduce = max(reduction(alone), reduce - (k - 1) * ((1.0 / p.vpp) * bwd_window));
+      }
       if (work::gathers_weights_each_step(p)) {
         gather = collective_time(CollectiveOp::kAllGather, weights, g) +
                  (collectives - 1) * coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, g);

@@ -447,7 +447,8 @@ TEST(CliCalibrate, PoorFitsAndOverwritingTheProbeAreRefused) {
   }
   // -o naming a probe file would replace the measurements with the profile.
   const std::filesystem::path probe = scratch("self.pb");
-  std::filesystem::copy_file("calibration/data/synthetic-h100.pb", probe, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/synthetic-h100.pb", probe,
+                             std::filesystem::copy_options::overwrite_existing);
   const auto size = std::filesystem::file_size(probe);
   const Result self = clustersim("calibrate '" + probe.string() + "' -o '" + probe.string() + "'");
   EXPECT_EQ(self.code, 2);
