@@ -178,8 +178,7 @@ std::string format_hardware_profile(const HardwareProfile& p) {
   auto bytes = [](Bytes b) {
     return b.n % (int64_t{1} << 30) == 0 ? std::to_string(b.n >> 30) + "GiB" : std::to_string(b.n) + "B";
   };
-  o << "# clustersim hardware profile. Units are written out; README.md, 'Calibrating for your own GPUs',\n"
-    << "# and scenarios/README.md describe the keys.\n";
+  o << "# clustersim hardware profile. Units are written out; docs/profiles.md describes every key.\n";
   o << "name: " << quoted(p.name) << "\n";
   if (!p.description.empty()) o << "description: " << quoted(p.description) << "\n";
   o << "peak:\n  bf16: " << rate(p.bf16) << "\n  fp16: " << rate(p.fp16) << "\n";

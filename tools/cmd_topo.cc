@@ -24,7 +24,8 @@ options:
   --set key.path=value       override a scenario key (repeatable)
   --export dot|graphml FILE  write the graph (Graphviz DOT or GraphML; large fabrics make large files)
   --list-links               print every link as CSV (link,tier,from,to,capacity_gbps,latency_us);
-                             these names are what network.faults and links.csv use
+                             the link column (NAME/up, NAME/down) is what network.faults
+                             takes; links.csv (run --out) splits it into link and direction
   -h, --help                 this help
 )";
 

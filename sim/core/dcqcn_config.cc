@@ -76,10 +76,8 @@ void read_dcqcn(MapReader r, DcqcnConfig& out) {
   r.read("pfc", out.pfc);
   r.read("buffer", out.buffer);
   r.read("dynamic_threshold", out.dynamic_threshold, Need::kOptional, 0.0, 1e6);
-  if (r.has("headroom")) {
-    Bytes h;
-    if (r.read("headroom", h)) out.headroom = h;
-  }
+  Bytes headroom;
+  if (r.read("headroom", headroom)) out.headroom = headroom;
   r.read("resume_offset", out.resume_offset);
   r.read("mtu", out.mtu);
   r.read("fluid_step", out.fluid_step);

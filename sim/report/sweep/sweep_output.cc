@@ -98,6 +98,8 @@ std::vector<std::string> metric_columns(const SweepSpec& spec) {
   }
   std::vector<std::string> m = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
                                 "memory_per_gpu_gib"};
+  // Plans that overflow HBM are kept only with memory_fits: false; then say which they are.
+  if (!spec.memory_fits) m.push_back("memory_fits");
   if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_per_mtoken");
   if (spec.train_tokens > 0) m.push_back("time_to_train_days");
   return m;

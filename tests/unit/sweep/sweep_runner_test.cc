@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -75,6 +76,23 @@ TEST(CandidateEvaluator, MemoryFitsHoldsWhateverTheRunsMemoryCheckSays) {
   const Outcome big = eval.analytical(1);
   EXPECT_EQ(big.status, kNoFit) << big.reason;
   EXPECT_EQ(big.metrics.at("memory_fits"), 0);
+}
+
+TEST(SweepOutput, PlansKeptThatOverflowHbmAreMarkedInTheTables) {
+  // With memory_fits: false a plan that overflows HBM is ranked; sweep.csv and the printed table
+  // then carry a memory_fits column saying which (with the constraint on, no row needs it).
+  const std::string axes = "axes:\n  parallelism.micro_batch: [1, 24]\n  training.memory_check: [false]\n";
+  const auto has_column = [](const SweepSpec& spec) {
+    const std::vector<std::string> m = metric_columns(spec);
+    return std::find(m.begin(), m.end(), "memory_fits") != m.end();
+  };
+  EXPECT_FALSE(has_column(spec_from(axes)));
+  const SweepSpec kept = spec_from(axes + "constraints:\n  memory_fits: false\n");
+  EXPECT_TRUE(has_column(kept));
+  const CandidateSpace space(kept);
+  CandidateEvaluator eval(space);
+  EXPECT_EQ(eval.analytical(1).status, kOk);
+  EXPECT_EQ(eval.analytical(1).metrics.at("memory_fits"), 0);
 }
 
 TEST(CandidateEvaluator, DegradedLinksAreNotScreenedOnAHealthyFabric) {
