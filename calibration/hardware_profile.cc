@@ -101,10 +101,10 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   top.read("description", p.description);
   MapReader peak = top.section("peak");
   const bool bf16_read = peak.read("bf16", p.bf16, Need::kRequired);
-  peak.read("fp16", p.fp16, Need::kRequired);
-  peak.read("fp8", p.fp8);
-  peak.read("tf32", p.tf32);
-  peak.read("fp32", p.fp32, Need::kRequired);
+  const bool fp16_read = peak.read("fp16", p.fp16, Need::kRequired);
+  const bool fp8_read = peak.read("fp8", p.fp8);
+  const bool tf32_read = peak.read("tf32", p.tf32);
+  const bool fp32_read = peak.read("fp32", p.fp32, Need::kRequired);
   peak.finish();
   MapReader mem = top.section("memory");
   const bool capacity_read = mem.read("capacity", p.hbm_capacity, Need::kRequired);
@@ -131,6 +131,19 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   // Checked whatever else is wrong, on the values that were read (a key that failed to read has
   // its error already).
   if (bf16_read && p.bf16.per_s <= 0) peak.error("bf16", "must be above zero");
+  // A GPU's dense peak lies far inside 1 GFLOPS to 100 PFLOPS (B200: 4.5 PFLOPS fp8): outside it
+  // the unit is wrong (TFLOPS for FLOPS) and every time would be off by orders of magnitude.
+  const std::pair<const char*, std::pair<bool, FlopRate>> rates[] = {{"bf16", {bf16_read, p.bf16}},
+                                                                     {"fp16", {fp16_read, p.fp16}},
+                                                                     {"fp8", {fp8_read, p.fp8}},
+                                                                     {"tf32", {tf32_read, p.tf32}},
+                                                                     {"fp32", {fp32_read, p.fp32}}};
+  for (const auto& [key, read_rate] : rates) {
+    const auto& [was_read, rate] = read_rate;
+    if (was_read && rate.per_s > 0 && (rate.per_s < 1e9 || rate.per_s > 1e17)) {
+      peak.error(key, "expected 1GFLOPS to 100PFLOPS (a GPU's dense peak); got " + to_string(rate));
+    }
+  }
   if (capacity_read && p.hbm_capacity.n <= 0) {
     mem.error("capacity", "must be above zero");
   } else if (capacity_read && p.memory_reserved.n >= p.hbm_capacity.n) {

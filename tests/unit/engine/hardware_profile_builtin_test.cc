@@ -217,6 +217,17 @@ TEST(ParseHardwareProfile, MissingAndOutOfRange) {
   EXPECT_EQ(only_error_key("  gemm_max: 0.8\n", "  gemm_max: 1.5\n"), "efficiency.gemm_max");
 }
 
+TEST(ParseHardwareProfile, PeaksOutsideWhatAGpuCanDoAreRefused) {
+  // A rate written in the wrong unit (FLOPS for TFLOPS, or 1e30) is off by orders of magnitude.
+  EXPECT_EQ(only_error_key("  fp16: 1000TFLOPS\n", "  fp16: 1e30TFLOPS\n"), "peak.fp16");
+  EXPECT_EQ(only_error_key("  bf16: 1000TFLOPS\n", "  bf16: 1000FLOPS\n"), "peak.bf16");
+  const auto errors = profile_errors(profile_with("  fp32: 50TFLOPS\n", "  fp32: 200PFLOPS\n"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(contains(errors[0].message, "expected 1GFLOPS to 100PFLOPS")) << errors[0].message;
+  // The bounds themselves are fine.
+  EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp32: 50TFLOPS\n", "  fp32: 100PFLOPS\n"), "p.yaml"));
+}
+
 TEST(LoadHardwareProfile, UnknownNameListsTheBuiltins) {
   try {
     load_hardware_profile("B200-SXM");
