@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/stragglers_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <string>
@@ -17,6 +18,10 @@ bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out
   if (!n) return false;
   if (!n->is_seq()) {
     r.error(key, "expected a list of indices such as [3, 17]");
+    return false;
+  }
+  if (n->seq.empty()) {
+    r.error(key, "the list is empty; give its entries or remove the key");
     return false;
   }
   std::vector<int> values;
@@ -147,16 +152,17 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   const ParallelismConfig& p = cfg.parallelism;
   if (!s.stage_layers.empty()) {
     long long sum = 0;
-    bool positive = true;
-    for (int l : s.stage_layers) {
-      sum += l;
-      positive = positive && l > 0;
-    }
+    for (int l : s.stage_layers) sum += l;
+    const auto empty_stage = std::find(s.stage_layers.begin(), s.stage_layers.end(), 0);
     if (static_cast<int>(s.stage_layers.size()) != p.pp) {
       errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "needs one entry per pipeline stage (pp = " +
                                                                           str(p.pp) + "); got " + str(s.stage_layers.size())));
-    } else if (sum != cfg.model.layers || !positive) {
-      errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "entries must be positive and add up to model.layers (" +
+    } else if (empty_stage != s.stage_layers.end()) {
+      errors.push_back(scenario_error(cfg, "stragglers.stage_layers",
+                                      "every stage needs at least one layer; stage " +
+                                          str(empty_stage - s.stage_layers.begin()) + " has 0"));
+    } else if (sum != cfg.model.layers) {
+      errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "entries must add up to model.layers (" +
                                                                           str(cfg.model.layers) + "); they add up to " + str(sum)));
     }
   }

@@ -228,6 +228,11 @@ TEST(StragglersConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("stragglers: {nics: {hosts: [0]}}\n"), "stragglers.nics"));
   EXPECT_TRUE(has(error_paths("stragglers: {stage_layers: [1, 1]}\n"), "stragglers.stage_layers"));
   EXPECT_TRUE(has(error_paths("stragglers: {stage_layers: [4]}\n"), "stragglers.stage_layers"));
+  EXPECT_TRUE(has(error_paths("stragglers: {stage_layers: [0, 4]}\n"), "stragglers.stage_layers"));
+  // An empty list is not the key left out.
+  EXPECT_TRUE(has(error_paths("stragglers: {stage_layers: []}\n"), "stragglers.stage_layers"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
+  EXPECT_TRUE(has(error_paths("stragglers: {nics: {hosts: [], bandwidth_factor: 0.5}}\n"), "stragglers.nics.hosts"));
   EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 0.5}}\n"),
                   "stragglers.sequence_imbalance.max_over_mean"));
   EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 2, replicas: 8}}\n"),
