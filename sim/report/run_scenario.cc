@@ -251,6 +251,36 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   }
 }
 
+// Traffic keys that only one pattern reads.
+void traffic_notes(const ScenarioConfig& cfg, Notes& notes) {
+  const TrafficPattern pattern = cfg.traffic->pattern;
+  const struct {
+    const char* key;
+    TrafficPattern reader;
+  } keys[] = {{"traffic.shift", TrafficPattern::kShift},
+              {"traffic.seed", TrafficPattern::kRandomPermutation},
+              {"traffic.incast_senders", TrafficPattern::kIncast}};
+  for (const auto& k : keys) {
+    if (cfg.given.count(k.key) && pattern != k.reader) {
+      notes.push_back(std::string(k.key) + " is not used by pattern " + to_string(pattern) + "; only " +
+                      to_string(k.reader) + " reads it");
+    }
+  }
+}
+
+// Checkpoint keys that the chosen checkpointing does not read.
+void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
+  const CheckpointConfig& c = cfg.faults->checkpoint;
+  if (!cfg.given.count("faults.checkpoint.snapshot_bandwidth")) return;
+  if (!c.async) {
+    notes.push_back("faults.checkpoint.snapshot_bandwidth is not used: a synchronous checkpoint (async: false) "
+                    "blocks for the whole write, with no snapshot to host memory");
+  } else if (c.blocking) {
+    notes.push_back("faults.checkpoint.snapshot_bandwidth is not used: faults.checkpoint.blocking gives the "
+                    "snapshot's duration");
+  }
+}
+
 void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
   const InferenceConfig& in = *cfg.inference;
   const auto given_under = [&](const std::string& prefix) {
@@ -338,6 +368,8 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   }
   moe_notes(cfg, notes);
   if (cfg.inference) serving_notes(cfg, notes);
+  if (cfg.traffic) traffic_notes(cfg, notes);
+  if (cfg.faults) checkpoint_notes(cfg, notes);
   return notes;
 }
 

@@ -231,6 +231,14 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   const Result zipf = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set model.moe.zipf_s=2");
   EXPECT_EQ(zipf.code, 0) << zipf.err;
   EXPECT_CONTAINS(zipf.err, "note: model.moe.zipf_s is used only with model.moe.routing: zipf (routing is uniform)");
+  // Keys of another traffic pattern, and a snapshot bandwidth a given blocking time overrides.
+  const Result incast = clustersim("run scenarios/net-incast-32.yaml --set traffic.shift=12 --set traffic.seed=7");
+  EXPECT_EQ(incast.code, 0) << incast.err;
+  EXPECT_CONTAINS(incast.err, "note: traffic.shift is not used by pattern incast; only shift reads it");
+  EXPECT_CONTAINS(incast.err, "note: traffic.seed is not used by pattern incast; only random_permutation reads it");
+  const Result snapshot = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.snapshot_bandwidth=1GBps");
+  EXPECT_EQ(snapshot.code, 0) << snapshot.err;
+  EXPECT_CONTAINS(snapshot.err, "note: faults.checkpoint.snapshot_bandwidth is not used: faults.checkpoint.blocking");
   const Result at_level = clustersim("run scenarios/net-incast-32-dcqcn.yaml --format json");
   EXPECT_EQ(at_level.code, 0) << at_level.err;
   EXPECT_EQ(at_level.err.find("note:"), std::string::npos) << at_level.err;
