@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -45,6 +47,26 @@ int draw_length(const LengthConfig& l, std::mt19937_64& rng) {
   return l.mean;
 }
 
+namespace {
+
+// The fields of one CSV line, trimmed, with surrounding double quotes removed ("0.5" is 0.5).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream fields(line);
+  std::string field;
+  while (std::getline(fields, field, ',')) {
+    const size_t a = field.find_first_not_of(" \t\r");
+    const size_t b = field.find_last_not_of(" \t\r");
+    field = a == std::string::npos ? std::string() : field.substr(a, b - a + 1);
+    if (field.size() >= 2 && field.front() == '"' && field.back() == '"') field = field.substr(1, field.size() - 2);
+    out.push_back(field);
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+}  // namespace
+
 std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
   std::vector<ServingRequest> out;
   // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first line.
@@ -52,42 +74,40 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
   std::string line;
   int n = 0;
   bool first_content = true;
+  static const char* const kColumns[] = {"arrival_s", "prompt_tokens", "output_tokens"};
   while (std::getline(in, line)) {
     ++n;
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
+    const std::vector<std::string> fields = csv_fields(line);
     // The first line that is not blank or a comment may name the columns (no field starts like a
     // number: arrival_s, "arrival_s"; 'nan,1,1' is a bad request, not a header); no later line may.
-    const bool header = first_content && [&] {
-      std::istringstream fields(line);
-      std::string field;
-      while (std::getline(fields, field, ',')) {
-        const size_t at = field.find_first_not_of(" \t\r");
-        if (at == std::string::npos) continue;
-        const char c = field[at];
-        if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-') return false;
-      }
-      return true;
-    }();
+    const bool header = first_content && std::none_of(fields.begin(), fields.end(), [](const std::string& f) {
+      return !f.empty() && (std::isdigit(static_cast<unsigned char>(f[0])) || f[0] == '.' || f[0] == '+' || f[0] == '-');
+    });
     first_content = false;
     if (header) continue;
-    std::istringstream fields(line);
-    double arrival = 0;
-    long long prompt = 0, output = 0;
-    char c1 = 0, c2 = 0;
-    std::string rest;
-    if (!(fields >> arrival >> c1 >> prompt >> c2 >> output) || c1 != ',' || c2 != ',' ||
-        (fields >> rest && rest.find_first_not_of(" \t\r") != std::string::npos)) {
-      throw BadInput(InputError{origin, n, "inference.trace",
-                                "expected 'arrival_s,prompt_tokens,output_tokens' (a header only on the first "
-                                "line that is not blank or a comment), got '" + line + "'"});
+    const auto bad = [&](const std::string& why) {
+      return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + line + "'"});
+    };
+    if (fields.size() != 3) {
+      throw bad("expected 3 fields, arrival_s,prompt_tokens,output_tokens (a header only on the first line that "
+                "is not blank or a comment), found " + std::to_string(fields.size()));
     }
-    if (!std::isfinite(arrival) || arrival < 0 || arrival > kMaxArrivalSeconds || prompt < 1 || output < 1 ||
-        prompt > (1 << 24) || output > (1 << 24)) {
-      throw BadInput(InputError{origin, n, "inference.trace",
-                                "arrival must be in [0, 1e6] s and token counts between 1 and 16777216; got '" +
-                                    line + "'"});
+    char* end = nullptr;
+    const double arrival = std::strtod(fields[0].c_str(), &end);
+    if (fields[0].empty() || *end != '\0' || !std::isfinite(arrival) || arrival < 0 || arrival > kMaxArrivalSeconds) {
+      throw bad("arrival_s must be a number of seconds in [0, 1e6]");
     }
+    long long tokens[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      const std::string& f = fields[static_cast<size_t>(i + 1)];
+      const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), tokens[i]);
+      if (f.empty() || ec != std::errc() || ptr != f.data() + f.size() || tokens[i] < 1 || tokens[i] > (1 << 24)) {
+        throw bad(std::string(kColumns[i + 1]) + " must be a whole number from 1 to 16777216");
+      }
+    }
+    const long long prompt = tokens[0], output = tokens[1];
     if (max_context > 0 && prompt + output > max_context) {
       throw BadInput(InputError{origin, n, "inference.trace",
                                 "prompt + output is " + std::to_string(prompt + output) +

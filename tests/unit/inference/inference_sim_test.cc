@@ -70,11 +70,25 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   EXPECT_EQ(t[0].prompt, 20);
   EXPECT_EQ(t[1].output, 10);
   const std::string bad = bad_input_of([] { parse_request_trace("0.1,100\n", "t.csv"); });
-  EXPECT_NE(bad.find("t.csv:1: inference.trace: expected 'arrival_s,prompt_tokens,output_tokens'"), std::string::npos)
+  EXPECT_NE(bad.find("t.csv:1: inference.trace: expected 3 fields, arrival_s,prompt_tokens,output_tokens"),
+            std::string::npos)
       << bad;
-  EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,0,5\n", "t.csv"); }).find("token counts"), std::string::npos);
-  EXPECT_NE(bad_input_of([] { parse_request_trace("-1,10,5\n", "t.csv"); }).find("arrival must be in [0, 1e6] s"),
+  EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,0,5\n", "t.csv"); })
+                .find("prompt_tokens must be a whole number from 1 to 16777216"),
             std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("-1,10,5\n", "t.csv"); })
+                .find("arrival_s must be a number of seconds in [0, 1e6]"),
+            std::string::npos);
+  // The field that is wrong is named: a fractional or exponent token count is not a header.
+  for (const char* line : {"0.1,100.5,20\n", "0.1,1e2,20\n", "0.1,inf,20\n"}) {
+    EXPECT_NE(bad_input_of([line] { parse_request_trace(line, "t.csv"); }).find("prompt_tokens must be a whole number"),
+              std::string::npos)
+        << line;
+  }
+  // Quoted numbers are numbers, not a header.
+  const std::vector<ServingRequest> quoted = parse_request_trace("\"0.1\",\"100\",\"20\"\n", "t.csv");
+  ASSERT_EQ(quoted.size(), 1u);
+  EXPECT_EQ(quoted[0].prompt, 100);
   // Past the clock's range: refused, not saturated into a request that never arrives.
   EXPECT_NE(bad_input_of([] { parse_request_trace("1e7,10,5\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
   // A header only on the first line: a letter later (a second header, 'nan', junk) is an error.
