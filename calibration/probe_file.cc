@@ -10,6 +10,9 @@
 #include <stdexcept>
 
 #include "calibration/probe_data.pb.h"
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+#include <google/protobuf/stubs/logging.h>
+#endif
 #include "sim/core/error.h"
 
 namespace clustersim::calib {
@@ -41,6 +44,12 @@ pb::DType to_pb(DType d) {
   return pb::DTYPE_UNSPECIFIED;
 }
 
+// What one probe measurement can hold: shapes up to 2^24 per dimension, buffers up to 1 TiB,
+// collectives over up to 2^20 ranks. Beyond them a value is corrupt (an unsigned -1), not measured.
+constexpr uint64_t kMaxDimension = uint64_t{1} << 24;
+constexpr uint64_t kMaxBytes = uint64_t{1} << 40;
+constexpr uint64_t kMaxRanks = uint64_t{1} << 20;
+
 // Collects problems with their field paths; stops adding after kMaxErrors.
 class Checker {
  public:
@@ -55,6 +64,13 @@ class Checker {
       std::ostringstream os;
       os << what << " must be a positive number, got " << v;
       fail(path, os.str());
+    }
+  }
+  // A size or count as the file holds it (unsigned), within what a probe can have measured.
+  void count(const std::string& path, uint64_t v, const char* what, uint64_t max) {
+    if (v < 1 || v > max) {
+      fail(path, std::string(what) + " must be a whole number from 1 to " + std::to_string(max) + ", got " +
+                     std::to_string(v));
     }
   }
   void non_empty(const std::string& path, const std::string& v, const char* what) {
@@ -143,9 +159,9 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       GemmPoint p{static_cast<int64_t>(g.m()), static_cast<int64_t>(g.n()),
                   static_cast<int64_t>(g.k()), from_pb(g.dtype()), g.label(),
                   read_timing(m.timing(), timing_path, check)};
-      check.positive(path + ".gemm.m", static_cast<double>(p.m), "m");
-      check.positive(path + ".gemm.n", static_cast<double>(p.n), "n");
-      check.positive(path + ".gemm.k", static_cast<double>(p.k), "k");
+      check.count(path + ".gemm.m", g.m(), "m", kMaxDimension);
+      check.count(path + ".gemm.n", g.n(), "n", kMaxDimension);
+      check.count(path + ".gemm.k", g.k(), "k", kMaxDimension);
       if (p.dtype == DType::kUnspecified) check.fail(path + ".gemm.dtype", "data type is missing");
       out.gemm.push_back(std::move(p));
       break;
@@ -166,10 +182,10 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       if (a.direction() == pb::DIRECTION_FORWARD) p.direction = Direction::kForward;
       else if (a.direction() == pb::DIRECTION_BACKWARD) p.direction = Direction::kBackward;
       else check.fail(path + ".attention.direction", "expected forward or backward");
-      check.positive(path + ".attention.batch", static_cast<double>(p.batch), "batch");
-      check.positive(path + ".attention.seq_len", static_cast<double>(p.seq_len), "sequence length");
-      check.positive(path + ".attention.heads", static_cast<double>(p.heads), "heads");
-      check.positive(path + ".attention.head_dim", static_cast<double>(p.head_dim), "head size");
+      check.count(path + ".attention.batch", a.batch(), "batch", kMaxDimension);
+      check.count(path + ".attention.seq_len", a.seq_len(), "sequence length", kMaxDimension);
+      check.count(path + ".attention.heads", a.heads(), "heads", kMaxDimension);
+      check.count(path + ".attention.head_dim", a.head_dim(), "head size", kMaxDimension);
       out.attention.push_back(std::move(p));
       break;
     }
@@ -187,7 +203,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
         case pb::MEMORY_OP_LAYERNORM: p.op = MemoryOpKind::kLayerNorm; break;
         default: check.fail(path + ".memory.op", "expected copy, elementwise or layernorm");
       }
-      check.positive(path + ".memory.bytes", static_cast<double>(p.bytes), "bytes");
+      check.count(path + ".memory.bytes", mo.bytes(), "bytes", kMaxBytes);
       out.memory.push_back(std::move(p));
       break;
     }
@@ -212,8 +228,8 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
           check.fail(path + ".collective.op",
                      "expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");
       }
-      check.positive(path + ".collective.ranks", p.ranks, "rank count");
-      check.positive(path + ".collective.bytes", static_cast<double>(p.bytes), "bytes");
+      check.count(path + ".collective.ranks", c.ranks(), "rank count", kMaxRanks);
+      check.count(path + ".collective.bytes", c.bytes(), "bytes", kMaxBytes);
       out.collectives.push_back(std::move(p));
       break;
     }
@@ -320,7 +336,15 @@ ProbeData parse_probe_data(std::string_view bytes, const std::string& source) {
   if (bytes.empty()) fail("", "the file is empty; expected a probe file written by clustersim-probe");
 
   pb::ProbeFile file;
-  if (!file.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  const bool parsed = [&] {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+    // The library logs what it dislikes (a string that is not UTF-8) to stderr; this reader
+    // reports it as bad input itself.
+    const google::protobuf::LogSilencer quiet;
+#endif
+    return file.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  }();
+  if (!parsed) {
     fail("", "not a readable probe file (truncated, corrupt or not protobuf); expected a file "
              "written by clustersim-probe");
   }
@@ -333,10 +357,14 @@ ProbeData parse_probe_data(std::string_view bytes, const std::string& source) {
                         " is not supported; this build reads version " +
                         std::to_string(kProbeVersion));
   }
-  if (file.measurement_count() != static_cast<uint64_t>(file.measurements_size())) {
+  if (file.measurement_count() > static_cast<uint64_t>(file.measurements_size())) {
     fail("measurement_count",
          "the file is truncated: it declares " + std::to_string(file.measurement_count()) +
              " measurements but holds " + std::to_string(file.measurements_size()));
+  } else if (file.measurement_count() < static_cast<uint64_t>(file.measurements_size())) {
+    fail("measurement_count", "the file holds " + std::to_string(file.measurements_size()) +
+                                  " measurements but declares " + std::to_string(file.measurement_count()) +
+                                  " (files joined together, or a probe that stopped before writing the count)");
   }
   if (!file.has_header()) fail("header", "the header is missing");
   if (file.measurements_size() == 0) fail("measurements", "the file holds no measurements");
@@ -355,6 +383,9 @@ ProbeData parse_probe_data(std::string_view bytes, const std::string& source) {
 ProbeData read_probe_file(const std::filesystem::path& file) {
   const std::string source = file.string();
   std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    throw BadInput(InputError{source, 0, "", "is a directory; expected a probe file (clustersim-probe writes NAME.pb)"});
+  }
   if (!std::filesystem::is_regular_file(file, ec)) {
     throw BadInput(InputError{source, 0, "", "no such probe file"});
   }

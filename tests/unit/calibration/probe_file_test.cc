@@ -169,6 +169,38 @@ TEST(ProbeFile, SaysTruncatedWhenCutAtARecordBoundary) {
   EXPECT_NE(msg.find("measurement_count"), std::string::npos) << msg;
 }
 
+TEST(ProbeFile, SaysWhenItHoldsMoreThanItDeclares) {
+  // One record more than the count: not "truncated" (two files joined, or no count written).
+  clustersim::probe::ProbeFile more;
+  ASSERT_TRUE(more.ParseFromString(serialize_probe_data(sample_probe())));
+  *more.add_measurements() = more.measurements(0);
+  const std::string msg = rejection(more.SerializeAsString());
+  EXPECT_NE(msg.find("measurement_count: the file holds 6 measurements but declares 5"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("truncated"), std::string::npos) << msg;
+}
+
+TEST(ProbeFile, ShowsSizesAsTheFileHoldsThem) {
+  // An unsigned -1 is shown as the 2^64 - 1 the file holds, with the range a probe can measure.
+  clustersim::probe::ProbeFile f;
+  ASSERT_TRUE(f.ParseFromString(serialize_probe_data(sample_probe())));
+  f.mutable_measurements(0)->mutable_gemm()->set_m(~uint64_t{0});
+  f.mutable_measurements(4)->mutable_collective()->set_ranks(0);
+  const std::string msg = rejection(f.SerializeAsString());
+  EXPECT_NE(msg.find("measurements[0].gemm.m: m must be a whole number from 1 to 16777216, got 18446744073709551615"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("measurements[4].collective.ranks: rank count must be a whole number"), std::string::npos) << msg;
+}
+
+TEST(ProbeFile, ADirectoryIsNotAProbeFile) {
+  try {
+    read_probe_file(std::filesystem::temp_directory_path());
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory; expected a probe file"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ProbeFile, RejectsForeignData) {
   EXPECT_NE(rejection("name,value\nfoo,1\n").find("not"), std::string::npos);
   EXPECT_NE(rejection(std::string("\x89PNG\r\n\x1a\n", 8)).find("not"), std::string::npos);
