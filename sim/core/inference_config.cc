@@ -158,9 +158,9 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
       fail("inference.moe.top_k", "must not exceed inference.moe.experts (" + str(in.moe.experts) + ")");
     }
     // A token visits an expert at most once: the busiest expert holds at most every token,
-    // experts / top_k times the mean.
+    // experts / top_k times the mean (checked once top_k itself is valid).
     const double most = static_cast<double>(in.moe.experts) / std::max(1, in.moe.top_k);
-    if (in.moe.load_imbalance > most + 1e-9) {
+    if (in.moe.top_k <= in.moe.experts && in.moe.load_imbalance > most + 1e-9) {
       const auto num = [](double v) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%g", v);

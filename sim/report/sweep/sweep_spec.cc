@@ -463,6 +463,14 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       spec.kind = cfg.inference ? ScenarioKind::kInference
                   : cfg.traffic ? ScenarioKind::kTraffic
                                 : ScenarioKind::kTraining;
+      if (cfg.faults) {
+        // A reliability study has no iteration metrics to rank; what it varies (checkpoint
+        // interval) it already optimises itself.
+        errors.add(InputError{base_label, 0, "faults",
+                              "a sweep screens training, serving and network scenarios; this base is a reliability "
+                              "study (faults section), which finds its best checkpoint interval itself: run it with "
+                              "clustersim run, or sweep its training plan without the faults section"});
+      }
     } catch (const BadInput& e) {
       bool unknown_in_set = false;
       for (const InputError& err : e.errors()) {

@@ -121,6 +121,8 @@ TEST(InferenceConfig, LengthsAndModelChecks) {
                   "inference.prompt_tokens.max: a uniform length needs max >= min"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"model.seq_len=256"}); }), "model.seq_len: is the longest context served"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.moe.top_k=9"}); }), "inference.moe.top_k"));
+  // Only that error: the imbalance bound follows from top_k, which is what is wrong.
+  EXPECT_FALSE(has(bad_input_of([] { serving({"inference.moe.top_k=9"}); }), "load_imbalance"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"model.kv_heads=3"}); }), "model.kv_heads: must divide model.heads"));
   // Every layer dense leaves no MoE layer to serve.
   EXPECT_TRUE(has(bad_input_of([] { serving({"model.layers=4", "inference.moe.dense_layers=4"}); }),

@@ -80,6 +80,10 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   }
   // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
   EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
+  // A reliability study is no base: refused at load, not as an error per candidate.
+  EXPECT_NE(error_text("set: {faults: {duration: 30d}}\naxes: {parallelism.tp: [1, 2]}\n")
+                .find("faults: a sweep screens training, serving and network scenarios"),
+            std::string::npos);
 }
 
 TEST(SweepSpec, MistypedValuesAreMistakesNotInvalidCandidates) {
