@@ -273,12 +273,14 @@ void ServingSimulation::start() {
 int64_t ServingSimulation::context(int r) const { return requests_[r].prompt + generated_[r]; }
 
 int ServingSimulation::pick(int pool) const {
-  // Least outstanding work (running + waiting + incoming); ties to the lowest index.
+  // Least outstanding work: sequences running, in the step's prefill, waiting and on their way;
+  // ties to an idle instance, then to the lowest index.
   int best = -1;
-  int64_t best_load = 0;
+  std::pair<int64_t, bool> best_load;
   for (int i : pool_instances_[pool]) {
     const Instance& in = instances_[i];
-    const int64_t load = static_cast<int64_t>(in.running.size() + in.waiting.size()) + in.incoming;
+    const std::pair<int64_t, bool> load = {
+        static_cast<int64_t>(in.running.size() + in.step_prefill.size() + in.waiting.size()) + in.incoming, in.busy};
     if (best < 0 || load < best_load) {
       best = i;
       best_load = load;

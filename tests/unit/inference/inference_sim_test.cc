@@ -157,6 +157,20 @@ TEST(ServingSim, RequestTooLongForTheKvCacheIsRejectedNotLost) {
   EXPECT_TRUE(r.requests[2].completed);
 }
 
+TEST(ServingSim, ARequestGoesToAnIdleInstanceNotOneBusyWithAPrefill) {
+  // Two long prompts 1 ns apart on 2 instances: the second one's prefill runs beside the first's
+  // on the idle instance, so both wait one prefill (before 2026-11-22 an instance whose only work
+  // was a prefill in flight looked idle, and the second prompt queued behind the first).
+  const ScenarioConfig cfg = serving({"inference.prompt_tokens={dist: fixed, mean: 1900}",
+                                      "inference.output_tokens={dist: fixed, mean: 2}"});
+  const std::vector<ServingRequest> reqs = {{0, Time::zero(), 1900, 2}, {1, Time::ns(1), 1900, 2}};
+  const ServingResult r = simulate(cfg, reqs);
+  expect_no_request_lost(r);
+  const Time first = r.requests[0].first_token - r.requests[0].arrival;
+  const Time second = r.requests[1].first_token - r.requests[1].arrival;
+  EXPECT_NEAR(second / first, 1.0, 0.01) << first.as_s() << " s, " << second.as_s() << " s";
+}
+
 TEST(ServingSim, SameSeedSameMetrics) {
   for (const char* mode : {"colocated", "prefill_decode", "attention_ffn"}) {
     std::vector<std::string> o;
