@@ -191,6 +191,19 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
     p.gpus = pc->gpus;
     p.tp = pc->tp;
     p.price_per_gpu_hour = pc->price_per_gpu_hour;
+    // Pools follow one another on consecutive GPUs; each tensor-parallel group must stay inside a
+    // node, or its all-reduces would cross the NICs the step costs do not charge them on.
+    const int gpn = cfg.cluster.gpus_per_node;
+    for (int g = p.first_gpu; g + p.tp <= p.first_gpu + p.gpus; g += p.tp) {
+      if (g % gpn + p.tp <= gpn) continue;
+      throw BadInput(scenario_error(
+          cfg, key + ".tp",
+          "its tensor-parallel group on GPUs " + std::to_string(g) + "-" + std::to_string(g + p.tp - 1) +
+              " would span nodes " + std::to_string(g / gpn) + " and " + std::to_string((g + p.tp - 1) / gpn) + " (" +
+              std::to_string(gpn) + " GPUs each): the pool starts at GPU " + std::to_string(p.first_gpu) +
+              (p.first_gpu > 0 ? ", after the pools before it" : "") +
+              "; give the pools before it whole nodes, or a tp (and ep) that keeps every group inside a node"));
+    }
     if (role == PoolRole::kAttention) {
       p.ep = p.tp;
       p.instances = 1;

@@ -247,6 +247,21 @@ TEST(ServingSim, AttentionFfnUsesBothPools) {
             r.decode_step_sum.total);
 }
 
+TEST(ServingSetup, TensorParallelGroupsStayInsideANode) {
+  // tp 4 on 6-GPU nodes: the second group would run on GPUs 4-7, across nodes 0 and 1.
+  const std::string msg = bad_input_of([] {
+    make_serving_setup(serving({"cluster.gpus=12", "cluster.gpus_per_node=6", "cluster.nics_per_node=6", "inference.pools.colocated.gpus=12",
+                                "inference.pools.colocated.tp=4", "inference.pools.colocated.ep=4"}));
+  });
+  EXPECT_NE(msg.find("inference.pools.colocated.tp: its tensor-parallel group on GPUs 4-7 would span nodes 0 and 1"),
+            std::string::npos)
+      << msg;
+  // tp 2 groups at 0, 2, 4, ... each fit a node.
+  EXPECT_NO_THROW(make_serving_setup(serving({"cluster.gpus=12", "cluster.gpus_per_node=6", "cluster.nics_per_node=6",
+                                              "inference.pools.colocated.gpus=12", "inference.pools.colocated.tp=2",
+                                              "inference.pools.colocated.ep=2"})));
+}
+
 TEST(ServingSetup, PoolTooSmallForTheModelIsAClearError) {
   // Mixtral-8x22B-sized experts on one 80 GB GPU per instance.
   const std::string msg = bad_input_of([] {
