@@ -149,7 +149,7 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     const int om = o.dist == LengthDist::kFixed ? o.mean : o.max;
     return (pm > 0 && om > 0) ? pm + om : 0;
   }();
-  if (m.seq_len > 0 && max_len > m.seq_len) {
+  if (in.trace.empty() && m.seq_len > 0 && max_len > m.seq_len) {  // a trace's lines are checked as it is read
     fail("model.seq_len", "is the longest context served; prompt + output can reach " + str(max_len) +
                               " tokens (set max on the length distributions, or raise seq_len)");
   }

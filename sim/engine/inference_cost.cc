@@ -282,9 +282,12 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
   }
   const Bytes per_token = kv_bytes_per_token(m, p.tp);
   p.kv_tokens_per_replica = p.kv_budget_per_gpu.n / std::max<int64_t>(1, per_token.n);
+  // The longest request a replica holds: the longest draw (a fixed length's mean, else its max;
+  // an exponential without max is refused unless a trace replaces the draws); a prefill replica
+  // holds the prompt only, as the simulation reserves.
   const int64_t longest = [&] {
-    const auto top = [](const LengthConfig& l) { return l.dist == LengthDist::kFixed ? l.mean : std::max(l.max, l.mean); };
-    return static_cast<int64_t>(top(in.prompt)) + top(in.output);
+    const auto top = [](const LengthConfig& l) -> int64_t { return l.dist == LengthDist::kFixed ? l.mean : l.max; };
+    return top(in.prompt) + (p.role == PoolRole::kPrefill ? 0 : top(in.output));
   }();
   if (in.trace.empty() && p.kv_tokens_per_replica < longest) {
     throw BadInput(InputError{"", 0, key,

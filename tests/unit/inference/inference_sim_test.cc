@@ -262,6 +262,24 @@ TEST(ServingSetup, TensorParallelGroupsStayInsideANode) {
                                               "inference.pools.colocated.ep=2"})));
 }
 
+TEST(ServingSetup, ReplicasAreSizedForTheLongestRequestTheyHold) {
+  // 2 MiB per GPU is 1,024 tokens per tp-2 replica; the longest request draws 512 + 64: it fits
+  // (a uniform length's unused mean, 1,024 and 256 by default, once counted: refused as 1,280).
+  EXPECT_NO_THROW(make_serving_setup(serving({"inference.kv_cache_per_gpu=2MiB"})));
+  // 1 MiB (512 tokens): a prefill replica holds the 512-token prompt; a decode replica cannot hold
+  // prompt and output, and is the pool named.
+  const std::string msg = bad_input_of([] {
+    make_serving_setup(serving({"inference.kv_cache_per_gpu=1MiB", "inference.mode=prefill_decode",
+                                "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+  });
+  EXPECT_NE(msg.find("inference.pools.decode: the KV cache holds 512 tokens per replica but one request can need 576"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find("inference.pools.prefill"), std::string::npos) << msg;
+  // A trace replaces the length draws: they no longer bound model.seq_len (each line is checked).
+  EXPECT_NO_THROW(serving({"inference.trace=t.csv", "model.seq_len=256"}));
+}
+
 TEST(ServingSetup, PoolTooSmallForTheModelIsAClearError) {
   // Mixtral-8x22B-sized experts on one 80 GB GPU per instance.
   const std::string msg = bad_input_of([] {
