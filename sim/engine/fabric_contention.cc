@@ -16,25 +16,56 @@
 
 namespace clustersim::engine {
 
-StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
-                             std::span<const coll::FlowSpec> flows) {
-  std::vector<double> bytes(static_cast<size_t>(fabric.link_count()), 0.0);
-  std::vector<int> sub_flows(bytes.size(), 0);
+namespace {
+
+// Bytes each link carries when `flows` are routed (each flow split evenly over its paths), the
+// sub-flows through it and the links touched; intra-node flows only with `with_intra_node`.
+struct LinkLoads {
+  std::vector<double> bytes;
+  std::vector<int> sub_flows;
   std::vector<topo::LinkId> touched;
+};
+LinkLoads link_loads(const topo::Fabric& fabric, const net::RouteSource& routes, std::span<const coll::FlowSpec> flows,
+                     bool with_intra_node) {
+  LinkLoads out;
+  out.bytes.assign(static_cast<size_t>(fabric.link_count()), 0.0);
+  out.sub_flows.assign(out.bytes.size(), 0);
   std::vector<net::Path> paths;
   for (const coll::FlowSpec& f : flows) {
-    if (!f.inter_node || f.bytes.n <= 0) continue;
+    if ((!f.inter_node && !with_intra_node) || f.bytes.n <= 0 || f.src == f.dst) continue;
     routes.paths(f.src, f.dst, paths);
     const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
     for (const net::Path& p : paths) {
       for (size_t i = 0; i < p.links.size(); ++i) {
         const topo::LinkId l = p.links[i];
-        if (bytes[l] == 0.0) touched.push_back(l);
-        bytes[l] += per_path * p.share(i);
-        ++sub_flows[l];
+        if (out.bytes[l] == 0.0) out.touched.push_back(l);
+        out.bytes[l] += per_path * p.share(i);
+        ++out.sub_flows[l];
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+Time static_completion(const topo::Fabric& fabric, const net::RouteSource& routes,
+                       std::span<const coll::FlowSpec> flows) {
+  const LinkLoads loads = link_loads(fabric, routes, flows, true);
+  double worst = 0.0;
+  for (const topo::LinkId l : loads.touched) {
+    if (fabric.is_failed(l) || fabric.capacity(l).bytes_per_s <= 0) continue;
+    worst = std::max(worst, loads.bytes[l] / fabric.capacity(l).bytes_per_s);
+  }
+  return Time::s(worst);
+}
+
+StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
+                             std::span<const coll::FlowSpec> flows) {
+  const LinkLoads loads = link_loads(fabric, routes, flows, false);
+  const std::vector<double>& bytes = loads.bytes;
+  const std::vector<int>& sub_flows = loads.sub_flows;
+  const std::vector<topo::LinkId>& touched = loads.touched;
   // Against the NICs' line rate: slower switch-to-switch links (network.fabric_bandwidth) count
   // where the routes cross them, not for traffic that stays under its ToR.
   const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;

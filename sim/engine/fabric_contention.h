@@ -60,6 +60,13 @@ struct StaticLoad {
 StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
                              std::span<const coll::FlowSpec> flows);
 
+// The static completion time of `flows` started together, at the links' line rates: the most
+// loaded link's bytes over its capacity, over every tier (NVLink included: intra-node flows
+// count), each flow split evenly over the paths `routes` gives it. A lower bound on the flow
+// level's time for the set, and equal to it while each flow has one bottleneck.
+Time static_completion(const topo::Fabric& fabric, const net::RouteSource& routes,
+                       std::span<const coll::FlowSpec> flows);
+
 // The gradient-sync rings of every pipeline stage (work::dense_dp_rings; MoE: and, as a second
 // set, work::expert_dp_rings), the tied-embedding pairs of every replica
 // (work::embedding_sync_pairs), the CP rings (work::cp_rings), the TP groups of dense models

@@ -570,6 +570,28 @@ ServingResult ServingSimulation::result() const {
 // latencies differing by a few microseconds.
 constexpr double kM2nProbeMinBytesPerGpu = 8.0 * 1024 * 1024;
 
+namespace {
+
+// The closed form of an M2N/N2M exchange (`flows`, from m2n_exchange_flows) at the links' line
+// rate, with `alpha` per exchange: the serving links carry the achieved efficiency of NCCL-style
+// traffic, which a fabric model running at line rate does not reproduce.
+Time m2n_line_rate_bound(const ServingSetup& s, std::span<const coll::FlowSpec> flows, Time alpha) {
+  const PoolPlan& a = s.pools[0];
+  const PoolPlan& e = s.pools[1];
+  auto line_rate = [&](const PoolPlan& p, const ServingLinks& l) {
+    ServingLinks raw = l;
+    raw.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s / p.hw.eff.network_busbw};
+    raw.net_alpha = alpha;
+    return raw;
+  };
+  const ServingLinks al = line_rate(a, s.links[0]), el = line_rate(e, s.links[1]);
+  const int64_t pairs = int64_t{a.gpus} * e.gpus;
+  return max(exchange_time(Bytes{flows[0].bytes.n * pairs}, a.gpus, e.gpus, al, el),
+             exchange_time(Bytes{flows[1].bytes.n * pairs}, e.gpus, a.gpus, el, al));
+}
+
+}  // namespace
+
 M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool shares_links,
                             const net::RouteSource& routes, Clock& clock, const std::function<void()>& run_clock) {
   assert(s.pools.size() == 2 && s.pools[0].role == PoolRole::kAttention && s.pools[1].role == PoolRole::kExpert &&
@@ -586,9 +608,7 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
   tokens *= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kM2nProbeMinBytesPerGpu / busiest_gpu(tokens))));
   // Uniform routing: each of the a x e pairs carries the same share (an expert's etp ranks all get
   // the M2N tokens routed to it, and each returns its 1/etp slice).
-  const int64_t pairs = int64_t{a.gpus} * e.gpus;
   const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, m2n_bytes(s.model, tokens, e.tp), s.links[0].gpus_per_node);
-  const Bytes up_pair = flows[0].bytes, down_pair = flows[1].bytes;
   Time last = Time::zero();
   // No GPU's NIC carries a byte before its first sub-flow has crossed the shortest path.
   Time latency = Time::max();
@@ -603,19 +623,9 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
     shortest_path(f.src, f.dst);
   }
   run_clock();
-  // The closed form at line rate: the serving links carry the achieved efficiency of NCCL-style
-  // traffic, which a fabric model running at line rate does not reproduce.
-  auto line_rate = [&](const PoolPlan& p, const ServingLinks& l) {
-    ServingLinks raw = l;
-    raw.nic_per_gpu = Bandwidth{l.nic_per_gpu.bytes_per_s / p.hw.eff.network_busbw};
-    raw.net_alpha = latency;
-    return raw;
-  };
-  const ServingLinks al = line_rate(a, s.links[0]), el = line_rate(e, s.links[1]);
   M2nProbe probe;
   probe.measured = last - start;
-  probe.bound = max(exchange_time(Bytes{up_pair.n * pairs}, a.gpus, e.gpus, al, el),
-                    exchange_time(Bytes{down_pair.n * pairs}, e.gpus, a.gpus, el, al));
+  probe.bound = m2n_line_rate_bound(s, flows, latency);
   if (probe.bound > Time::zero()) {
     // A level that prices each transfer alone cannot show a GPU's NIC shared by its e (or a) pairs,
     // which the bound already charges; only a single path slower than that share can add to it.
@@ -641,7 +651,11 @@ double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, 
   const PoolPlan& a = setup.pools[0];
   const PoolPlan& e = setup.pools[1];
   const Bytes total{int64_t{a.gpus} * e.gpus * (1 << 16)};  // any size: the factor is a ratio
-  return static_contention(fabric, routes, m2n_exchange_flows(a, e, total, gpn)).contention;
+  const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, total, gpn);
+  // The exchange's static completion on the routes (NVLink for pairs on one node, the NICs a
+  // node's busy GPUs share, collisions) against the closed form's NIC share for every byte.
+  const Time bound = m2n_line_rate_bound(setup, flows, Time::zero());
+  return bound > Time::zero() ? static_completion(fabric, routes, flows) / bound : 1.0;
 }
 
 ServingResult run_serving(const ScenarioConfig& cfg) {

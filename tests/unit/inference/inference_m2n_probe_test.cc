@@ -99,5 +99,27 @@ TEST(M2nProbe, FlowLevelSeesEcmpCollisionsOnSharedUplinks) {
   EXPECT_DOUBLE_EQ(m2n_static_factor(make_serving_setup(flat), flat_fabric, flat_routes), 1.0);
 }
 
+TEST(M2nProbe, StaticFactorSeesNvlinkAndNicsSharedByFewerGpus) {
+  // Where the closed form's NIC share for every byte is wrong, the analytical level's static
+  // factor follows the flow level's measurement (band 10%):
+  // - both pools on one 8-GPU node: every pair on NVLink, 9x the NIC share here (0.11);
+  // - 4 expert GPUs on a node with one NIC: they share it 4 ways, not 8: 0.5.
+  const std::vector<std::vector<std::string>> cases = {
+      {"cluster.gpus=8", "inference.pools={attention: {gpus: 4, tp: 2}, expert: {gpus: 4}}"},
+      {"cluster.gpus=16", "cluster.nics_per_node=1", "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 4}}"}};
+  const double want_below[] = {0.2, 0.55};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::vector<std::string> flow = cases[i];
+    flow.push_back("network.fidelity=flow");
+    const M2nProbe measured = probe(afd(flow));
+    const ScenarioConfig cfg = afd(cases[i]);
+    const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+    const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+    const double fixed = m2n_static_factor(make_serving_setup(cfg), fabric, routes);
+    EXPECT_LT(fixed, want_below[i]) << i;
+    EXPECT_NEAR(fixed, measured.factor, 0.1 * measured.factor) << i;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::engine
