@@ -201,6 +201,7 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p) {
   l.nvlink_alpha = p.hw.eff.nvlink_collective_latency;
   l.net_alpha = p.hw.eff.network_collective_latency;
   l.gpus_per_node = c.gpus_per_node;
+  l.nics_per_node = c.nics_per_node;
   return l;
 }
 

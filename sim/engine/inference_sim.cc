@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -506,11 +507,8 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const PoolPlan& src = setup_.pools[instances_[from].pool];
   const PoolPlan& dst = setup_.pools[instances_[to].pool];
   // The KV cache is sharded over the senders' and the receivers' TP ranks: max(tp) shards, GPU
-  // pairs cycling over both. A closed-form network prices each shard on an idle fabric, so the
-  // shards leaving one GPU would not share its NIC: there min(tp) shards, one per GPU of the
-  // smaller side, whose NICs then carry what they would carry sharing.
-  const bool shared = network_ == nullptr || network_->shares_bandwidth();
-  const int shards = shared ? std::max(src.tp, dst.tp) : std::min(src.tp, dst.tp);
+  // pairs cycling over both.
+  const int shards = std::max(src.tp, dst.tp);
   const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
                                kv_bytes_per_token(setup_.model, 1).as_double());
   const int src_base = instances_[from].first_gpu + src.tp * replica_[static_cast<size_t>(r)];
@@ -543,10 +541,30 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   };
   ++stats_.kv_transfers;
   stats_.kv_transfer_bytes += total;
+  // A closed-form network prices each shard on an idle fabric, so shards that share a NIC would
+  // not share it: there each is charged as many times its bytes as the busier of its two NICs
+  // carries of this transfer's shards (other transfers' traffic stays unseen at that level).
+  const bool shared = network_ == nullptr || network_->shares_bandwidth();
+  const ServingLinks& sl = setup_.links[instances_[from].pool];
+  const auto nic = [&sl](int gpu) {
+    return int64_t{gpu / sl.gpus_per_node} * sl.nics_per_node + (gpu % sl.gpus_per_node) * sl.nics_per_node / sl.gpus_per_node;
+  };
+  std::map<int64_t, int> out_of, into;
+  if (!shared) {
+    for (int s = 0; s < shards; ++s) {
+      const int a = src_base + s % src.tp, b = dst_base + s % dst.tp;
+      if (a / sl.gpus_per_node == b / sl.gpus_per_node) continue;  // NVLink
+      ++out_of[nic(a)];
+      ++into[nic(b)];
+    }
+  }
   for (int s = 0; s < shards; ++s) {
     const Bytes part{total.n / shards + (s < total.n % shards ? 1 : 0)};
     if (network_) {
-      network_->send(src_base + s % src.tp, dst_base + s % dst.tp, part, arrived);
+      const int a = src_base + s % src.tp, b = dst_base + s % dst.tp;
+      int times = 1;
+      if (!shared && a / sl.gpus_per_node != b / sl.gpus_per_node) times = std::max(out_of[nic(a)], into[nic(b)]);
+      network_->send(a, b, Bytes{part.n * times}, arrived);
     } else {
       clock_.at(clock_.now(), [arrived, this] { arrived(clock_.now()); });
     }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <functional>
 #include <random>
 #include <string>
@@ -231,8 +233,31 @@ TEST(ServingSim, KvShardsFromOneGpuShareItsNic) {
       ASSERT_FALSE(r.trace.kv.empty()) << fidelity;
       took.push_back(r.trace.kv[0].arrived - r.trace.kv[0].sent);
     }
-    EXPECT_NEAR(took[1].as_s(), took[0].as_s(), 0.02 * took[0].as_s()) << fidelity;
+    // Band 5%: the shards to the other rails' GPUs cross the spine, a few microseconds more.
+    EXPECT_NEAR(took[1].as_s(), took[0].as_s(), 0.05 * took[0].as_s()) << fidelity;
   }
+}
+
+TEST(ServingSim, KvShardsOfOneNodeShareItsNicAtBothLevels) {
+  // tp 8 to tp 8 across nodes: 8 shards over 8 NICs, or all through one: several times as long
+  // (8x the bytes term, the same latency), at the analytical level as at the flow level (before
+  // 2026-11-22 the analytical level, which prices each shard alone, saw 8 NICs always).
+  std::map<std::string, std::vector<Time>> took;
+  for (const char* fidelity : {"analytical", "flow"}) {
+    for (const char* nics : {"8", "1"}) {
+      const ScenarioConfig cfg = serving(
+          {"inference.mode=prefill_decode", std::string("network.fidelity=") + fidelity,
+           std::string("cluster.nics_per_node=") + nics, "inference.requests=1",
+           "inference.prompt_tokens={dist: fixed, mean: 1000}",
+           "inference.pools={prefill: {gpus: 8, tp: 8, ep: 8}, decode: {gpus: 8, tp: 8, ep: 8}}",
+           "inference.moe.experts=8"});
+      const ServingResult r = run_serving(cfg);
+      ASSERT_FALSE(r.trace.kv.empty()) << fidelity;
+      took[fidelity].push_back(r.trace.kv[0].arrived - r.trace.kv[0].sent);
+    }
+  }
+  EXPECT_GT(took["flow"][1] / took["flow"][0], 5.0);
+  for (size_t i = 0; i < 2; ++i) EXPECT_NEAR(took["analytical"][i] / took["flow"][i], 1.0, 0.05) << i;
 }
 
 TEST(ServingSim, AttentionFfnUsesBothPools) {
