@@ -72,10 +72,14 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg);
 // levels price these collectives in closed form; run_serving calls this.
 void route_pool_links(ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes);
 
-// The analytical level's M2N factor: the static bound of one layer's M2N and N2M sent at once
-// (m2n_exchange_flows, as the flow level's probe sends them) on the routes, against the busiest
-// NIC. 1 outside attention_ffn. Both directions at once is what the ping-pong's overlapping M2N
-// and N2M channels see; with one micro-batch they do not overlap and this over-charges the lighter.
+// The analytical level's M2N factor: the static completion (static_completion: the most loaded
+// link over every tier, NVLink included) of one layer's M2N and N2M sent at once
+// (m2n_exchange_flows, as the flow level's probe sends them) on the routes, against the closed
+// form's NIC share for every byte at line rate. 1 outside attention_ffn and on a non-blocking
+// fabric with the pools on their own nodes; below 1 where pairs share a node (NVLink) or a node's
+// NIC serves fewer busy GPUs than the closed form assumes; above 1 where flows collide. Both
+// directions at once is what the ping-pong's overlapping M2N and N2M channels see; with one
+// micro-batch they do not overlap and this over-charges the lighter.
 double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes);
 
 struct RequestOutcome {
