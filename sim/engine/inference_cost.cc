@@ -290,11 +290,17 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
     const auto top = [](const LengthConfig& l) -> int64_t { return l.dist == LengthDist::kFixed ? l.mean : l.max; };
     return top(in.prompt) + (p.role == PoolRole::kPrefill ? 0 : top(in.output));
   }();
-  if (in.trace.empty() && p.kv_tokens_per_replica < longest) {
+  // A trace's requests are checked one by one (rejected when too long); a cache without room
+  // for a single token serves none of them.
+  const int64_t need = in.trace.empty() ? longest : 1;
+  if (p.kv_tokens_per_replica < need) {
+    const std::string remedy = in.kv_cache_per_gpu ? "raise inference.kv_cache_per_gpu (" +
+                                                         to_string(*in.kv_cache_per_gpu) + " per GPU), give"
+                                                   : "give";
     throw BadInput(InputError{"", 0, key,
                               "the KV cache holds " + std::to_string(p.kv_tokens_per_replica) +
-                                  " tokens per replica but one request can need " + std::to_string(longest) +
-                                  "; give the pool more memory per replica (tp) or shorten the requests"});
+                                  " tokens per replica but one request can need " + std::to_string(need) + "; " +
+                                  remedy + " the pool more memory per replica (tp) or shorten the requests"});
   }
 }
 

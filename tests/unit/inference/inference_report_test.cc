@@ -93,17 +93,26 @@ TEST(RunInference, AttentionFfnAtFlowLevelMeasuresTheExchange) {
 }
 
 TEST(InferenceReport, ATraceWhoseEveryRequestIsRejectedIsRefused) {
-  // A KV cache of 0 rejects every request of a trace; before 2026-11-22 this printed 0 tokens/s
-  // over -0.0029 s.
+  // 16 MiB of KV per GPU holds 585 tokens per replica: a trace of longer requests is rejected
+  // whole; before 2026-11-22 such a run printed 0 tokens/s over -0.0029 s.
   const std::string trace = (std::filesystem::temp_directory_path() / "clustersim_all_rejected.csv").string();
-  std::ofstream(trace) << "arrival_s,prompt_tokens,output_tokens\n0.0,100,10\n0.1,200,20\n";
-  const ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-colocated.yaml",
-                                           {"inference.trace=" + trace, "inference.kv_cache_per_gpu=0GiB"});
+  std::ofstream(trace) << "arrival_s,prompt_tokens,output_tokens\n0.0,1000,10\n0.1,2000,20\n";
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-colocated.yaml";
   try {
-    run_scenario(cfg);
+    run_scenario(load_scenario(scenario, {"inference.trace=" + trace, "inference.kv_cache_per_gpu=16MiB"}));
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("inference.trace: every one of the 2 requests"), std::string::npos) << e.what();
+  }
+  // A cache without room for one token is refused before any request, naming the key to raise.
+  try {
+    run_scenario(load_scenario(scenario, {"inference.trace=" + trace, "inference.kv_cache_per_gpu=0GiB"}));
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("the KV cache holds 0 tokens per replica but one request can need 1; raise "
+                                         "inference.kv_cache_per_gpu"),
+              std::string::npos)
+        << e.what();
   }
   std::filesystem::remove(trace);
 }
