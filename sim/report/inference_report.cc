@@ -150,6 +150,54 @@ std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::
   return out;
 }
 
+namespace {
+
+// The load while requests arrive, from the first arrival to the last: the output tokens its
+// requests ask for per second, and those the deployment produced in that window (a request's
+// first token at its time, the others spread evenly to its finish, as its TPOT averages them).
+// Unlike tokens_per_s over the whole run, the drain after the last arrival does not count: a
+// deployment that keeps up produces about what is offered, one that falls behind less (shown as
+// falling behind under 80% of it: the tokens of requests arriving within the last latency of the
+// window are produced after it, a few percent in a long window).
+struct LoadWindow {
+  double window_s = 0;
+  double offered = 0;  // tokens/s
+  double steady = 0;   // tokens/s
+};
+LoadWindow load_window(const engine::ServingResult& r) {
+  LoadWindow w;
+  Time first = Time::max(), last = Time::zero();
+  for (const engine::RequestOutcome& o : r.requests) {
+    first = min(first, o.arrival);
+    last = max(last, o.arrival);
+  }
+  // Arrivals in a burst (a window under a tenth of the run) have no steady state to measure.
+  if (r.requests.empty() || last <= first || (last - first).as_s() < 0.1 * (r.last_finish - r.first_arrival).as_s()) {
+    return w;
+  }
+  w.window_s = (last - first).as_s();
+  double asked = 0, made = 0;
+  for (const engine::RequestOutcome& o : r.requests) {
+    if (o.rejected) continue;
+    asked += o.output;
+    if (!o.completed) continue;
+    if (o.first_token <= last) made += 1;
+    const double span = (o.finish - o.first_token).as_s();
+    if (o.output > 1 && span > 0) {
+      const double from = std::max(o.first_token.as_s(), first.as_s());
+      const double to = std::min(o.finish.as_s(), last.as_s());
+      made += (o.output - 1) * std::max(0.0, to - from) / span;
+    } else if (o.output > 1 && o.finish <= last) {
+      made += o.output - 1;
+    }
+  }
+  w.offered = asked / w.window_s;
+  w.steady = made / w.window_s;
+  return w;
+}
+
+}  // namespace
+
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
   const InferenceConfig& in = *cfg.inference;
   std::vector<double> ttft, tpot, e2e;
@@ -190,6 +238,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   }
   const double tps = duration > 0 ? static_cast<double>(tokens) / duration : 0.0;
   const double per_gpu = gpus > 0 ? tps / gpus : 0.0;
+  const LoadWindow load = load_window(r);
 
   RunOutput out;
   Json& j = out.results;
@@ -211,6 +260,11 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("output_tokens", tokens);
   j.set("tokens_per_s", tps);
   j.set("tokens_per_s_per_gpu", per_gpu);
+  // While requests arrive: what the load asks for and what the deployment produced (null when
+  // every request arrives at once).
+  j.set("arrival_window_s", load.window_s);
+  j.set("offered_tokens_per_s", load.window_s > 0 ? Json(load.offered) : Json());
+  j.set("steady_tokens_per_s", load.window_s > 0 ? Json(load.steady) : Json());
   if (priced && price > 0) j.set("tokens_per_cost_unit", tps * 3600.0 / price);
   j.set("ttft_s", stats_json(ttft_p));
   // TPOT needs a second token: with none, it is undefined (null), not zero.
@@ -261,6 +315,13 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   s << line;
   std::snprintf(line, sizeof line, "  throughput  %.0f tokens/s, %.1f tokens/s per GPU over %.2f s\n", tps, per_gpu, duration);
   s << line;
+  if (load.window_s > 0) {
+    std::snprintf(line, sizeof line,
+                  "  steady      %.0f tokens/s produced while requests arrived (%.2f s), %.0f tokens/s offered%s\n",
+                  load.steady, load.window_s, load.offered,
+                  load.steady < 0.8 * load.offered ? ": falling behind, queues grow" : "");
+    s << line;
+  }
   if (priced && price > 0) {
     std::snprintf(line, sizeof line, "  cost        %.0f tokens per currency unit (all %d GPUs cost %.2f per hour)\n",
                   tps * 3600.0 / price, gpus, price);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "sim/core/error.h"
@@ -90,6 +91,30 @@ TEST(RunInference, AttentionFfnAtFlowLevelMeasuresTheExchange) {
   const std::string j = out.results.dump(0);
   EXPECT_NE(j.find("\"completed\":40"), std::string::npos) << j;
   EXPECT_NE(j.find("\"m2n_fabric_factor\":"), std::string::npos) << j;
+}
+
+TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFallsBehind) {
+  // tokens_per_s counts the drain after the last arrival; steady_tokens_per_s only the arrival
+  // window: about the offered rate under a light load, well under it when overloaded.
+  const auto figures = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> o = {"inference.requests=400"};
+    o.insert(o.end(), extra.begin(), extra.end());
+    const RunOutput out = run_scenario(clustersim::testing::serving(o));
+    std::map<std::string, double> f;
+    out.results.for_each_number([&f](const std::string& path, double v) { f[path] = v; });
+    return std::make_pair(f, out.summary);
+  };
+  const auto [light, light_text] = figures({"inference.rate_per_s=20"});
+  ASSERT_TRUE(light.count("steady_tokens_per_s")) << light_text;
+  EXPECT_NEAR(light.at("steady_tokens_per_s") / light.at("offered_tokens_per_s"), 1.0, 0.1);
+  EXPECT_EQ(light_text.find("falling behind"), std::string::npos) << light_text;
+  const auto [heavy, heavy_text] = figures({"inference.rate_per_s=1000", "inference.max_batch=4"});
+  ASSERT_TRUE(heavy.count("steady_tokens_per_s")) << heavy_text;
+  EXPECT_LT(heavy.at("steady_tokens_per_s"), 0.8 * heavy.at("offered_tokens_per_s"));
+  EXPECT_NE(heavy_text.find("falling behind, queues grow"), std::string::npos) << heavy_text;
+  // Every request at once: no arrival window to measure (null, so not a number).
+  const auto [burst, burst_text] = figures({"inference.rate_per_s=1e9"});
+  EXPECT_FALSE(burst.count("steady_tokens_per_s")) << burst_text;
 }
 
 TEST(InferenceReport, ATraceWhoseEveryRequestIsRejectedIsRefused) {
