@@ -124,8 +124,12 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
       for (const auto& [k, v] : src->map) p.sources[k] = v.scalar;
     }
   }
-  if (const YamlNode* probes = top.child("probe_files"); probes && probes->is_seq()) {
-    for (const YamlNode& f : probes->seq) p.probe_files.push_back(f.scalar);
+  if (const YamlNode* probes = top.child("probe_files"); probes && !probes->is_null()) {
+    if (!probes->is_seq()) {
+      top.error("probe_files", "expected a list of the probe files the profile was fitted to");
+    } else {
+      for (const YamlNode& f : probes->seq) p.probe_files.push_back(f.scalar);
+    }
   }
   top.finish();
   // Checked whatever else is wrong, on the values that were read (a key that failed to read has

@@ -142,7 +142,7 @@ std::string format_summary(const Fabric& fabric) {
     for (const AppliedFault& f : fabric.faults()) {
       out += "  " + f.element + ": bandwidth x" + short_decimal(f.bandwidth_factor, 3);
       if (f.extra_latency > Time::zero()) out += ", +" + to_string(f.extra_latency);
-      out += " on " + std::to_string(f.link_directions) + " link directions\n";
+      out += " on " + std::to_string(f.link_directions) + (f.link_directions == 1 ? " link direction\n" : " link directions\n");
     }
   }
   return out;

@@ -224,6 +224,8 @@ TEST(ParseHardwareProfile, PeaksOutsideWhatAGpuCanDoAreRefused) {
   const auto errors = profile_errors(profile_with("  fp32: 50TFLOPS\n", "  fp32: 200PFLOPS\n"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_TRUE(contains(errors[0].message, "expected 1GFLOPS to 100PFLOPS")) << errors[0].message;
+  // probe_files is a list: a scalar is a mistake, not nothing.
+  EXPECT_EQ(only_error_key("sm_count: 132\n", "sm_count: 132\nprobe_files: oops\n"), "probe_files");
   // The bounds themselves are fine.
   EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp32: 50TFLOPS\n", "  fp32: 100PFLOPS\n"), "p.yaml"));
 }

@@ -342,6 +342,7 @@ TEST(CliValidate, JsonRows) {
   EXPECT_CONTAINS(r.out, "\"suite\": \"cli-pass\"");
   EXPECT_CONTAINS(r.out, "\"passed\": true");
   EXPECT_CONTAINS(r.out, "\"predicted\": ");
+  EXPECT_CONTAINS(r.out, "\"budget_max_abs_rel_error\": ");
 }
 
 TEST(CliValidate, DefaultSuiteIsTheCiSuite) {
