@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <deque>
 #include <random>
 #include <utility>
@@ -357,25 +358,26 @@ double stopping_rate_per_s(const ReliabilityInputs& in) {
 
 }  // namespace
 
-Time mean_time_between_failures(const ReliabilityInputs& in) {
+double mean_time_between_failures_s(const ReliabilityInputs& in) {
   const double rate = stopping_rate_per_s(in);
-  return rate > 0 ? Time::s(std::min(1.0 / rate, kNeverSeconds)) : Time::s(kNeverSeconds);
+  return rate > 0 ? 1.0 / rate : std::numeric_limits<double>::infinity();
 }
 
-bool has_failures(const ReliabilityInputs& in) {
-  // An MTBF past kNeverSeconds (104 days, above the longest window) is where
-  // mean_time_between_failures saturates: no usable Young/Daly optimum either.
-  return stopping_rate_per_s(in) * kNeverSeconds > 1.0;
-}
+bool has_failures(const ReliabilityInputs& in) { return stopping_rate_per_s(in) > 0; }
 
-Time young_interval(Time cost, Time mtbf) { return Time::s(std::sqrt(2.0 * cost.as_s() * mtbf.as_s())); }
+namespace {
+// An interval beyond the range of simulated time is no checkpoint in any window.
+Time interval_s(double s) { return s >= 0.999 * Time::max().as_s() ? Time::s(0.999 * Time::max().as_s()) : Time::s(s); }
+}  // namespace
 
-Time daly_interval(Time cost, Time mtbf) {
+Time young_interval(Time cost, double mtbf_s) { return interval_s(std::sqrt(2.0 * cost.as_s() * mtbf_s)); }
+
+Time daly_interval(Time cost, double mtbf_s) {
   const double d = cost.as_s();
-  const double m = mtbf.as_s();
-  if (d >= 2 * m) return mtbf;
+  const double m = mtbf_s;
+  if (d >= 2 * m) return interval_s(m);
   const double x = d / (2 * m);
-  return Time::s(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d);
+  return interval_s(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d);
 }
 
 MeanCi mean_ci(const std::vector<double>& v) {
@@ -401,11 +403,14 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
   const double c = std::log(max(center, floor).as_s());
   const double lo = c - std::log(4.0);
   const double hi = c + std::log(4.0);
+  // Intervals past the window all mean no checkpoint in it (and past about 106 days would not
+  // fit simulated time): the sweep stops at the window.
+  const Time cap = max(floor, in.duration);
   std::vector<double> logs;
   for (int i = 0; i < points; ++i) {
     const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);
     ReliabilityInputs trial = in;
-    trial.checkpoint_interval = max(floor, Time::s(std::exp(x)));
+    trial.checkpoint_interval = min(cap, max(floor, Time::s(std::exp(std::min(x, std::log(cap.as_s()))))));
     if (!out.intervals.empty() && trial.checkpoint_interval == out.intervals.back()) continue;
     double sum = 0;
     for (int k = 0; k < seeds; ++k) sum += simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration);

@@ -74,18 +74,21 @@ struct ReliabilityRun {
 // transforms, so a seed gives the same run on every platform with an IEEE libm).
 ReliabilityRun simulate_reliability(const ReliabilityInputs& in, uint64_t seed);
 
-// Mean time between job-stopping unexpected failures (crashes and hangs) while running.
-Time mean_time_between_failures(const ReliabilityInputs& in);
+// Mean time between job-stopping unexpected failures (crashes and hangs) while running, in
+// seconds; infinite when no crash or hang component has a rate (it may exceed any window: the
+// optimum interval still follows from it).
+double mean_time_between_failures_s(const ReliabilityInputs& in);
 
 // Young's first-order optimum checkpoint interval, sqrt(2 delta M) (J. W. Young, "A first order
 // approximation to the optimum checkpoint interval", CACM 17(9), 1974), and Daly's higher-order
 // one, sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + delta / 18M] - delta for delta < 2M (J. T. Daly,
 // FGCS 22(3), 2006, eq. 37), with delta the checkpoint cost and M the MTBF.
-// Whether the job's crashes and hangs come more often than once per 9e6 s (104 days, longer than
-// any window); else mean_time_between_failures returns a sentinel and Young/Daly have no optimum.
+// (Both capped just below the range of simulated time, about 106 days: no checkpoint then.)
+// Whether any crash or hang component has a rate; else there is no Young/Daly optimum (a longer
+// interval is always better).
 bool has_failures(const ReliabilityInputs& in);
-Time young_interval(Time checkpoint_cost, Time mtbf);
-Time daly_interval(Time checkpoint_cost, Time mtbf);
+Time young_interval(Time checkpoint_cost, double mtbf_s);
+Time daly_interval(Time checkpoint_cost, double mtbf_s);
 
 // Mean and 95% confidence half-width (Student t over n - 1 degrees of freedom; 0 when n < 2).
 struct MeanCi {

@@ -83,9 +83,10 @@ int stage_host(const ScenarioConfig& cfg, int stage) {
   return pl.gpu(0, 0, 0, stage) / cfg.cluster.gpus_per_node;
 }
 
+// The 95% interval of a quantity that cannot be negative (a count, a time).
 Json ci_pair(const engine::MeanCi& c) {
   Json a = Json::array();
-  a.push(c.mean - c.half_width);
+  a.push(std::max(0.0, c.mean - c.half_width));
   a.push(c.mean + c.half_width);
   return a;
 }
@@ -468,12 +469,14 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
       stops_by[i].push_back(r.interruptions_by_component[i]);
     }
   }
-  const Time mtbf = engine::mean_time_between_failures(in);
-  const Time young = engine::young_interval(in.checkpoint_blocking, mtbf);
-  const Time daly = engine::daly_interval(in.checkpoint_blocking, mtbf);
+  const double mtbf_s = engine::mean_time_between_failures_s(in);
+  const Time young = engine::young_interval(in.checkpoint_blocking, mtbf_s);
+  const Time daly = engine::daly_interval(in.checkpoint_blocking, mtbf_s);
   // Centred on Young's optimum when the checkpoint costs anything; with a zero cost Young is
-  // zero (validate_faults then demands an interval), so centre on the configured interval.
-  const Time floor = engine::checkpoint_interval_floor(iteration);
+  // zero (validate_faults then demands an interval), so centre on the configured interval. A
+  // checkpoint starts only once the previous asynchronous write is done, so intervals below the
+  // write are the write: the sweep starts there.
+  const Time floor = max(engine::checkpoint_interval_floor(iteration), in.checkpoint_async);
   const bool can_fail = engine::has_failures(in);  // else MTBF, Young and Daly are sentinels: reported as none
   const Time center = in.checkpoint_blocking > Time::zero() && can_fail ? young : in.checkpoint_interval;
   const engine::IntervalSweep sweep =
@@ -513,14 +516,21 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   ettr_ci.push(ettr_low);
   ettr_ci.push(ettr_high);
   r.set("goodput", e.mean * tokens_per_s);
-  r.set("goodput_ci95", ci_pair(scaled(e, tokens_per_s)));
+  // Goodput and effective MFU are ETTR times a rate: their intervals are ETTR's, in [0, 1].
+  const auto ettr_times = [&](double k) {
+    Json a = Json::array();
+    a.push(ettr_low * k);
+    a.push(ettr_high * k);
+    return a;
+  };
+  r.set("goodput_ci95", ettr_times(tokens_per_s));
   r.set("effective_mfu", e.mean * mfu);
-  r.set("effective_mfu_ci95", ci_pair(scaled(e, mfu)));
+  r.set("effective_mfu_ci95", ettr_times(mfu));
   r.set("interruptions", n.mean);
   r.set("interruptions_ci95", ci_pair(n));
   r.set("failures", engine::mean_ci(failures).mean);
   r.set("checkpoints", engine::mean_ci(checkpoints).mean);
-  r.set("mtbf_s", can_fail ? Json(mtbf.as_s()) : Json());
+  r.set("mtbf_s", can_fail ? Json(mtbf_s) : Json());
   r.set("mean_downtime_per_interruption_s", engine::mean_ci(downtime_per).mean);
   r.set("mean_catch_up_s", engine::mean_ci(catch_up_per).mean);
   r.set("max_lost_work_s", *std::max_element(max_lost.begin(), max_lost.end()));
@@ -542,6 +552,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   }
   Json& ck = r.set("checkpoint", Json::object());
   ck.set("interval_s", in.checkpoint_interval.as_s());
+  // A checkpoint starts only when the previous asynchronous write has finished.
+  const Time effective_interval = max(in.checkpoint_interval, in.checkpoint_async);
+  ck.set("effective_interval_s", effective_interval.as_s());
   ck.set("blocking_s", in.checkpoint_blocking.as_s());
   ck.set("async_s", in.checkpoint_async.as_s());
   ck.set("load_s", in.checkpoint_load.as_s());
@@ -576,12 +589,17 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
-  o << "failures       MTBF " << (can_fail ? hours(mtbf) : std::string("none (no crash or hang component)"))
+  o << "failures       MTBF " << (can_fail ? fmt("%.2f h", mtbf_s / 3600) : std::string("none (no crash or hang component)"))
     << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
-    << ", async " << to_string(in.checkpoint_async) << "\n\n";
+    << ", async " << to_string(in.checkpoint_async)
+    << (effective_interval > in.checkpoint_interval
+            ? "; the write outlasts the interval, and a checkpoint starts only when the previous one is written: "
+              "every " + to_string(effective_interval)
+            : std::string())
+    << "\n\n";
   o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * ettr_low)
     << fmt(" to %.2f%%)\n", 100 * ettr_high);
   o << "goodput        " << fmt("%.4g tokens/s", e.mean * tokens_per_s) << fmt("; effective MFU %.1f%%\n", 100 * e.mean * mfu);
@@ -741,6 +759,14 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     in.checkpoint_blocking = ck.blocking.value_or(serialization_time(shard, ck.snapshot_bandwidth));
     in.checkpoint_async = write;
   } else {
+    // A synchronous checkpoint blocks for its whole write: a shorter blocking time would lose it.
+    if (ck.blocking && *ck.blocking < write) {
+      throw BadInput(scenario_error(
+          cfg, "faults.checkpoint.blocking",
+          "a synchronous checkpoint (async: false) blocks for its whole write, size / write_bandwidth = " +
+              to_string(write) + "; " + to_string(*ck.blocking) +
+              " is shorter: remove blocking, or set async: true for a snapshot followed by a background write"));
+    }
     in.checkpoint_blocking = ck.blocking.value_or(write);
   }
   const RecoveryConfig& rc = f.recovery;
@@ -766,11 +792,14 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     // Without crashes or hangs the MTBF is infinite: checkpointing less is always better, and
     // Young/Daly (sqrt(2 x cost x MTBF)) has no optimum to derive the interval from.
     throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
-                                  "no crash or hang comes more often than once per 9e6 s (104 days), so there is "
-                                  "no Young/Daly optimum to derive the interval from; set it"));
+                                  "no crash or hang component has a rate, so there is no Young/Daly optimum to "
+                                  "derive the interval from; set it"));
   }
+  // Derived: Young's, but never below one iteration, nor below the asynchronous write (a
+  // checkpoint starts only when the previous one is written).
   in.checkpoint_interval = ck.interval.value_or(
-      max(floor, engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures(in))));
+      max(max(floor, in.checkpoint_async),
+          engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures_s(in))));
   return in;
 }
 

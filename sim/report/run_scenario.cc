@@ -387,7 +387,8 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
       const size_t n = std::char_traits<char>::length(tail);
       return path.size() > n && path.compare(path.size() - n, n, tail) == 0;
     };
-    const bool seconds = ends("_s") && !ends("_per_s");
+    // mtbf_s is the inverse of a failure rate, not a simulated time: it may exceed the window.
+    const bool seconds = ends("_s") && !ends("_per_s") && path != "mtbf_s";
     if (key.empty() && seconds && std::fabs(v) >= limit_s) key = path;
   });
   if (key.empty()) return;
