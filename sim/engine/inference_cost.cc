@@ -202,6 +202,7 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p) {
   l.net_alpha = p.hw.eff.network_collective_latency;
   l.gpus_per_node = c.gpus_per_node;
   l.nics_per_node = c.nics_per_node;
+  l.nic_line_rate = c.nic_bandwidth;
   return l;
 }
 
@@ -297,10 +298,11 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
     const std::string remedy = in.kv_cache_per_gpu ? "raise inference.kv_cache_per_gpu (" +
                                                          to_string(*in.kv_cache_per_gpu) + " per GPU), give"
                                                    : "give";
+    const std::string needs = in.trace.empty() ? " tokens per replica but one request can need " + std::to_string(need)
+                                               : " tokens per replica: no request of the trace fits";
     throw BadInput(InputError{"", 0, key,
-                              "the KV cache holds " + std::to_string(p.kv_tokens_per_replica) +
-                                  " tokens per replica but one request can need " + std::to_string(need) + "; " +
-                                  remedy + " the pool more memory per replica (tp) or shorten the requests"});
+                              "the KV cache holds " + std::to_string(p.kv_tokens_per_replica) + needs + "; " + remedy +
+                                  " the pool more memory per replica (tp) or shorten the requests"});
   }
 }
 

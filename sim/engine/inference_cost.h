@@ -86,6 +86,7 @@ struct ServingLinks {
   Time net_alpha;          // per step across nodes
   int gpus_per_node = 8;
   int nics_per_node = 8;
+  Bandwidth nic_line_rate;  // one NIC at line rate (cluster.nic_bandwidth)
   // Fewest ranks of one TP group / one instance on a node, as the pool is placed (a pool need not
   // start on a node boundary, so a group can straddle two nodes); 0: gpus_per_node.
   int tp_ranks_per_node = 0;

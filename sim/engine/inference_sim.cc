@@ -50,16 +50,22 @@ int draw_length(const LengthConfig& l, std::mt19937_64& rng) {
 
 namespace {
 
-// The fields of one CSV line, trimmed, with surrounding double quotes removed ("0.5" is 0.5).
+// The fields of one CSV line, trimmed, with surrounding quotes (double or single) removed and
+// what they held trimmed too (" 0.5 " is 0.5).
 std::vector<std::string> csv_fields(const std::string& line) {
+  const auto trim = [](const std::string& f) {
+    const size_t a = f.find_first_not_of(" \t\r");
+    const size_t b = f.find_last_not_of(" \t\r");
+    return a == std::string::npos ? std::string() : f.substr(a, b - a + 1);
+  };
   std::vector<std::string> out;
   std::istringstream fields(line);
   std::string field;
   while (std::getline(fields, field, ',')) {
-    const size_t a = field.find_first_not_of(" \t\r");
-    const size_t b = field.find_last_not_of(" \t\r");
-    field = a == std::string::npos ? std::string() : field.substr(a, b - a + 1);
-    if (field.size() >= 2 && field.front() == '"' && field.back() == '"') field = field.substr(1, field.size() - 2);
+    field = trim(field);
+    if (field.size() >= 2 && (field.front() == '"' || field.front() == '\'') && field.back() == field.front()) {
+      field = trim(field.substr(1, field.size() - 2));
+    }
     out.push_back(field);
   }
   if (!line.empty() && line.back() == ',') out.emplace_back();
@@ -542,8 +548,9 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   ++stats_.kv_transfers;
   stats_.kv_transfer_bytes += total;
   // A closed-form network prices each shard on an idle fabric, so shards that share a NIC would
-  // not share it: there each is charged as many times its bytes as the busier of its two NICs
-  // carries of this transfer's shards (other transfers' traffic stays unseen at that level).
+  // not share it: there a shard also takes as long as the busier of its two NICs needs for this
+  // transfer's shards through it at line rate, k x its bytes (other transfers' traffic stays
+  // unseen at that level; the fabric links beyond the NIC each shard takes alone).
   const bool shared = network_ == nullptr || network_->shares_bandwidth();
   const ServingLinks& sl = setup_.links[instances_[from].pool];
   const auto nic = [&sl](int gpu) {
@@ -564,7 +571,18 @@ void ServingSimulation::send_kv(int r, int from, int to) {
       const int a = src_base + s % src.tp, b = dst_base + s % dst.tp;
       int times = 1;
       if (!shared && a / sl.gpus_per_node != b / sl.gpus_per_node) times = std::max(out_of[nic(a)], into[nic(b)]);
-      network_->send(a, b, Bytes{part.n * times}, arrived);
+      if (times == 1) {
+        network_->send(a, b, part, arrived);
+      } else {
+        // Done when both the path and the shared NIC are.
+        auto pending = std::make_shared<int>(2);
+        auto both = [pending, arrived](Time t) {
+          if (--*pending == 0) arrived(t);
+        };
+        network_->send(a, b, part, both);
+        const Time nic_time = Time::s(static_cast<double>(part.n) * times / sl.nic_line_rate.bytes_per_s);
+        clock_.at(clock_.now() + nic_time, [both, this] { both(clock_.now()); });
+      }
     } else {
       clock_.at(clock_.now(), [arrived, this] { arrived(clock_.now()); });
     }

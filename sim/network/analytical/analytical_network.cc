@@ -24,14 +24,30 @@ TransferId AnalyticalNetwork::send(GpuId src, GpuId dst, Bytes size,
     routes_.paths(src, dst, scratch_paths_);
     if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
     const int parts = static_cast<int>(scratch_paths_.size());
+    // How many of this transfer's sub-flows each link carries (weighted by their shares of it).
+    scratch_load_.clear();
+    for (const Path& path : scratch_paths_) {
+      for (size_t i = 0; i < path.links.size(); ++i) {
+        const auto it = std::find_if(scratch_load_.begin(), scratch_load_.end(),
+                                     [&](const auto& e) { return e.first == path.links[i]; });
+        if (it == scratch_load_.end()) {
+          scratch_load_.emplace_back(path.links[i], path.share(i));
+        } else {
+          it->second += path.share(i);
+        }
+      }
+    }
     for (int k = 0; k < parts; ++k) {
       const Path& path = scratch_paths_[k];
       const Bytes bytes = share_of(size, parts, k);
-      double bottleneck = std::numeric_limits<double>::infinity();
+      // Each sub-flow gets its links' capacity shared by the sub-flows on them: 1/n of the NIC
+      // they all leave, a whole fabric link it takes alone.
+      double rate = std::numeric_limits<double>::infinity();
       for (size_t i = 0; i < path.links.size(); ++i) {
-        bottleneck = std::min(bottleneck, routes_.capacity(path.links[i]).bytes_per_s / path.share(i));
+        const auto it = std::find_if(scratch_load_.begin(), scratch_load_.end(),
+                                     [&](const auto& e) { return e.first == path.links[i]; });
+        rate = std::min(rate, routes_.capacity(path.links[i]).bytes_per_s / it->second);
       }
-      const double rate = bottleneck / parts;
       const Time start = now + path.latency;
       const Time finish = (bytes.n == 0 || path.links.empty()) ? start
                           : rate > 0 ? start + Time::s(bytes.as_double() / rate)

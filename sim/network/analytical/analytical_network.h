@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/core/clock.h"
@@ -12,10 +13,13 @@
 namespace clustersim::net {
 
 // Alpha-beta with a topology-aware bottleneck (Hockney, Parallel Computing 20(3), 1994):
-//   time(sub-flow) = latency(path) + bytes / min capacity over the path
-// and a transfer completes with its slowest sub-flow. Sub-flows of one transfer leave the same
-// NIC, so each is given 1/n of its path's bottleneck (n = sub-flows), which makes a transfer's
-// time independent of qps_per_connection, as it is on an idle fabric.
+//   time(sub-flow) = latency(path) + bytes / min over its links of capacity / n(link)
+// with n(link) the transfer's sub-flows on that link (weighted by their shares of it), and a
+// transfer completes with its slowest sub-flow. The sub-flows of one transfer leave the same NIC
+// (each gets 1/n of it, so where the NIC binds the time does not depend on qps_per_connection,
+// as on an idle fabric) but may take different switch-to-switch links, each whole: slower fabric
+// links than the NIC are then used side by side, as the flow level uses them. Other transfers
+// are not seen.
 //
 // Link usage reports offered load: each sub-flow occupies its links at its rate from activation
 // to completion, and the peak of their sum over capacity may exceed 1 (where the flow level would
@@ -44,6 +48,7 @@ class AnalyticalNetwork final : public Network {
   std::vector<Bytes> link_bytes_;
   std::vector<std::vector<Occupancy>> occupancy_;
   std::vector<Path> scratch_paths_;
+  std::vector<std::pair<LinkIndex, double>> scratch_load_;
 };
 
 }  // namespace clustersim::net

@@ -134,7 +134,7 @@ TEST(InferenceReport, ATraceWhoseEveryRequestIsRejectedIsRefused) {
     run_scenario(load_scenario(scenario, {"inference.trace=" + trace, "inference.kv_cache_per_gpu=0GiB"}));
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("the KV cache holds 0 tokens per replica but one request can need 1; raise "
+    EXPECT_NE(std::string(e.what()).find("the KV cache holds 0 tokens per replica: no request of the trace fits; raise "
                                          "inference.kv_cache_per_gpu"),
               std::string::npos)
         << e.what();

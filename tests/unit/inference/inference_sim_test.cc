@@ -87,10 +87,12 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
               std::string::npos)
         << line;
   }
-  // Quoted numbers are numbers, not a header.
-  const std::vector<ServingRequest> quoted = parse_request_trace("\"0.1\",\"100\",\"20\"\n", "t.csv");
-  ASSERT_EQ(quoted.size(), 1u);
-  EXPECT_EQ(quoted[0].prompt, 100);
+  // Quoted numbers are numbers, not a header (double or single quotes, spaces inside).
+  for (const char* line : {"\"0.1\",\"100\",\"20\"\n", "'0.1','100','20'\n", "\" 0.1 \",\" 100 \",\" 20 \"\n"}) {
+    const std::vector<ServingRequest> quoted = parse_request_trace(line, "t.csv");
+    ASSERT_EQ(quoted.size(), 1u) << line;
+    EXPECT_EQ(quoted[0].prompt, 100) << line;
+  }
   // Past the clock's range: refused, not saturated into a request that never arrives.
   EXPECT_NE(bad_input_of([] { parse_request_trace("1e7,10,5\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
   // A header only on the first line: a letter later (a second header, 'nan', junk) is an error.
@@ -258,6 +260,23 @@ TEST(ServingSim, KvShardsOfOneNodeShareItsNicAtBothLevels) {
   }
   EXPECT_GT(took["flow"][1] / took["flow"][0], 5.0);
   for (size_t i = 0; i < 2; ++i) EXPECT_NEAR(took["analytical"][i] / took["flow"][i], 1.0, 0.05) << i;
+}
+
+TEST(ServingSim, KvShardsSharingANicTakeTheirOwnSlowFabricLinks) {
+  // tp 4 to tp 8 over 50 Gbps switch links: two shards leave each prefill GPU's NIC (400 Gbps)
+  // and take a switch link each. The analytical level charges the NIC for both and each link for
+  // one, as the flow level shares them (before 2026-11-22 it charged both on one link: 2x slow).
+  std::map<std::string, Time> took;
+  for (const char* fidelity : {"analytical", "flow"}) {
+    const ScenarioConfig cfg = serving(
+        {"inference.mode=prefill_decode", std::string("network.fidelity=") + fidelity, "network.fabric_bandwidth=50Gbps",
+         "inference.requests=1", "inference.prompt_tokens={dist: fixed, mean: 1000}",
+         "inference.pools={prefill: {gpus: 8, tp: 4, ep: 8}, decode: {gpus: 8, tp: 8, ep: 8}}"});
+    const ServingResult r = run_serving(cfg);
+    ASSERT_FALSE(r.trace.kv.empty()) << fidelity;
+    took[fidelity] = r.trace.kv[0].arrived - r.trace.kv[0].sent;
+  }
+  EXPECT_NEAR(took["analytical"] / took["flow"], 1.0, 0.1);
 }
 
 TEST(ServingSim, AttentionFfnUsesBothPools) {

@@ -56,6 +56,20 @@ TEST(AnalyticalNetwork, QueuePairsDoNotChangeTheTime) {
   EXPECT_DOUBLE_EQ(net.link_usage()[0].peak_utilisation, 1.0);
 }
 
+// Queue pairs over switch links slower than the NIC use them side by side: two paths of 1 GB/s
+// behind a 4 GB/s NIC carry 1 MB in 0.5 ms, as the flow level shares them (before 2026-11-22 each
+// sub-flow got half its path's 1 GB/s bottleneck: 1 ms).
+TEST(AnalyticalNetwork, QueuePairsUseSlowerFabricLinksSideBySide) {
+  TableRoutes routes(2, {gbytes_per_s(4), gbytes_per_s(1), gbytes_per_s(1)});
+  routes.set(0, 1, {Path{{0, 1}, {}, Time::zero(), {}}, Path{{0, 2}, {}, Time::zero(), {}}});
+  ManualClock clock;
+  AnalyticalNetwork net(routes, clock);
+  Time done = Time::max();
+  net.send(0, 1, Bytes{1'000'000}, [&](Time t) { done = t; });
+  clock.run();
+  EXPECT_EQ(done, Time::us(500));
+}
+
 TEST(MakeNetwork, CongestionLevelsNeedAClosFabric) {
   TableRoutes routes(2, {gbytes_per_s(1)});
   ManualClock clock;
