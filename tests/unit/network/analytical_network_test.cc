@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "manual_clock.h"
 #include "sim/core/error.h"
 #include "sim/network/make_network.h"
@@ -43,31 +45,31 @@ TEST(AnalyticalNetwork, NoContentionButOfferedLoad) {
   EXPECT_EQ(net.link_usage()[0].bytes, Bytes{2'000'000});
 }
 
-// Queue pairs leave an idle-fabric transfer time unchanged.
-TEST(AnalyticalNetwork, QueuePairsDoNotChangeTheTime) {
-  TableRoutes routes(2, {gbytes_per_s(1), gbytes_per_s(1), gbytes_per_s(1)});
+// 1 MB over two queue pairs, a NIC link of `nic` then one switch link of 1 GB/s each: the time,
+// and the NIC link's peak utilisation.
+std::pair<Time, double> two_queue_pairs(Bandwidth nic) {
+  TableRoutes routes(2, {nic, gbytes_per_s(1), gbytes_per_s(1)});
   routes.set(0, 1, {Path{{0, 1}, {}, Time::zero(), {}}, Path{{0, 2}, {}, Time::zero(), {}}});
   ManualClock clock;
   AnalyticalNetwork net(routes, clock);
   Time done = Time::max();
   net.send(0, 1, Bytes{1'000'000}, [&](Time t) { done = t; });
   clock.run();
+  return {done, net.link_usage()[0].peak_utilisation};
+}
+
+// Where the NIC binds, queue pairs leave an idle-fabric transfer time unchanged.
+TEST(AnalyticalNetwork, QueuePairsDoNotChangeTheTime) {
+  const auto [done, nic_peak] = two_queue_pairs(gbytes_per_s(1));
   EXPECT_EQ(done, Time::ms(1));
-  EXPECT_DOUBLE_EQ(net.link_usage()[0].peak_utilisation, 1.0);
+  EXPECT_DOUBLE_EQ(nic_peak, 1.0);
 }
 
 // Queue pairs over switch links slower than the NIC use them side by side: two paths of 1 GB/s
 // behind a 4 GB/s NIC carry 1 MB in 0.5 ms, as the flow level shares them (before 2026-11-22 each
 // sub-flow got half its path's 1 GB/s bottleneck: 1 ms).
 TEST(AnalyticalNetwork, QueuePairsUseSlowerFabricLinksSideBySide) {
-  TableRoutes routes(2, {gbytes_per_s(4), gbytes_per_s(1), gbytes_per_s(1)});
-  routes.set(0, 1, {Path{{0, 1}, {}, Time::zero(), {}}, Path{{0, 2}, {}, Time::zero(), {}}});
-  ManualClock clock;
-  AnalyticalNetwork net(routes, clock);
-  Time done = Time::max();
-  net.send(0, 1, Bytes{1'000'000}, [&](Time t) { done = t; });
-  clock.run();
-  EXPECT_EQ(done, Time::us(500));
+  EXPECT_EQ(two_queue_pairs(gbytes_per_s(4)).first, Time::us(500));
 }
 
 TEST(MakeNetwork, CongestionLevelsNeedAClosFabric) {
