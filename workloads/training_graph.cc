@@ -443,9 +443,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         if (i == second_pass[pass.chunk] || (i == first_fwd[pass.chunk] && second_pass[pass.chunk] < 0)) {
           b.edge(gathered[s][pass.chunk], barrier);
         }
-        if (p.zero_stage == 3 && dp > 1) {
+        if (p.zero_stage == 3 && (dense_sync || edp_set[s] >= 0)) {
           if (d == 0) {
-            // The chunk's dense weights, then (MoE) its experts over their own group.
+            // The chunk's dense weights, then (MoE) its experts over their own group (each where
+            // it has replicas: an MoE model may have expert replicas with dp 1).
             const auto per_pass = [&](Op op) {
               op.microbatch = pass.microbatch;
               op.chunk = pass.chunk;
@@ -454,9 +455,16 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
               z3_prev[s] = id;
               return id;
             };
-            z3_first[s].push_back(per_pass(Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
-                                                         bytes_of(chunk_params * 2.0), c.dp_latency_gather, dp_set[s])));
-            if (moe && edp_set[s] >= 0) per_pass(expert_gather(s, vpp));
+            int32_t first = -1;
+            if (dense_sync) {
+              first = per_pass(Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
+                                             bytes_of(chunk_params * 2.0), c.dp_latency_gather, dp_set[s]));
+            }
+            if (moe && edp_set[s] >= 0) {
+              const int32_t id = per_pass(expert_gather(s, vpp));
+              if (first < 0) first = id;
+            }
+            z3_first[s].push_back(first);
             z3[s].push_back(z3_prev[s]);
           }
           if (!ov.dp_param_gather) {

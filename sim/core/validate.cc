@@ -129,7 +129,9 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
       c.fail("traffic.incast_senders", "needs fewer senders than GPUs (" + str(cl.gpus) + "); got " +
                                            str(t.incast_senders));
     }
-    if (t.shift >= cl.gpus) c.fail("traffic.shift", "must be below cluster.gpus (" + str(cl.gpus) + ")");
+    if (t.pattern == TrafficPattern::kShift && t.shift >= cl.gpus) {
+      c.fail("traffic.shift", "must be below cluster.gpus (" + str(cl.gpus) + ")");
+    }
     return c.take();
   }
   if (cfg.inference) return c.take();  // serving: validate_inference checks model and pools

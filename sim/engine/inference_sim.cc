@@ -571,7 +571,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
       const int a = src_base + s % src.tp, b = dst_base + s % dst.tp;
       int times = 1;
       if (!shared && a / sl.gpus_per_node != b / sl.gpus_per_node) times = std::max(out_of[nic(a)], into[nic(b)]);
-      if (times == 1) {
+      if (times == 1 || sl.nic_line_rate.bytes_per_s <= 0) {
         network_->send(a, b, part, arrived);
       } else {
         // Done when both the path and the shared NIC are.

@@ -13,8 +13,8 @@ namespace clustersim::engine {
 namespace {
 
 constexpr double kSecondsPerDay = 86400.0;
-// Arrivals further away than this are "never" (the window is at most 90 days); inside the range
-// of simulated time (106 days), so a reported MTBF of "never" is not taken for an overflow.
+// Arrivals further away than this are "never" (the window is at most 90 days), inside the range
+// of simulated time (106 days).
 constexpr double kNeverSeconds = 9e6;
 
 // Uniform in [0, 1) from the top 53 bits: the same on every platform (std::uniform_real_distribution
@@ -365,19 +365,14 @@ double mean_time_between_failures_s(const ReliabilityInputs& in) {
 
 bool has_failures(const ReliabilityInputs& in) { return stopping_rate_per_s(in) > 0; }
 
-namespace {
-// An interval beyond the range of simulated time is no checkpoint in any window.
-Time interval_s(double s) { return s >= 0.999 * Time::max().as_s() ? Time::s(0.999 * Time::max().as_s()) : Time::s(s); }
-}  // namespace
+double young_interval_s(Time cost, double mtbf_s) { return std::sqrt(2.0 * cost.as_s() * mtbf_s); }
 
-Time young_interval(Time cost, double mtbf_s) { return interval_s(std::sqrt(2.0 * cost.as_s() * mtbf_s)); }
-
-Time daly_interval(Time cost, double mtbf_s) {
+double daly_interval_s(Time cost, double mtbf_s) {
   const double d = cost.as_s();
   const double m = mtbf_s;
-  if (d >= 2 * m) return interval_s(m);
+  if (d >= 2 * m) return m;
   const double x = d / (2 * m);
-  return interval_s(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d);
+  return std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d;
 }
 
 MeanCi mean_ci(const std::vector<double>& v) {

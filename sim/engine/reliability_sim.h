@@ -83,12 +83,12 @@ double mean_time_between_failures_s(const ReliabilityInputs& in);
 // approximation to the optimum checkpoint interval", CACM 17(9), 1974), and Daly's higher-order
 // one, sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + delta / 18M] - delta for delta < 2M (J. T. Daly,
 // FGCS 22(3), 2006, eq. 37), with delta the checkpoint cost and M the MTBF.
-// (Both capped just below the range of simulated time, about 106 days: no checkpoint then.)
+// In seconds, as doubles: with rare failures they may exceed any window (and simulated time).
+double young_interval_s(Time checkpoint_cost, double mtbf_s);
+double daly_interval_s(Time checkpoint_cost, double mtbf_s);
 // Whether any crash or hang component has a rate; else there is no Young/Daly optimum (a longer
 // interval is always better).
 bool has_failures(const ReliabilityInputs& in);
-Time young_interval(Time checkpoint_cost, double mtbf_s);
-Time daly_interval(Time checkpoint_cost, double mtbf_s);
 
 // Mean and 95% confidence half-width (Student t over n - 1 degrees of freedom; 0 when n < 2).
 struct MeanCi {

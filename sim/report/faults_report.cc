@@ -44,8 +44,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string hours(Time t) { return fmt("%.2f h", t.as_s() / 3600.0); }
-
 std::string list(const std::vector<int>& v, size_t limit = 12) {
   std::string out;
   for (size_t i = 0; i < v.size() && i < limit; ++i) out += (i ? "," : "") + std::to_string(v[i]);
@@ -470,22 +468,22 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     }
   }
   const double mtbf_s = engine::mean_time_between_failures_s(in);
-  const Time young = engine::young_interval(in.checkpoint_blocking, mtbf_s);
-  const Time daly = engine::daly_interval(in.checkpoint_blocking, mtbf_s);
+  const double young_s = engine::young_interval_s(in.checkpoint_blocking, mtbf_s);
+  const double daly_s = engine::daly_interval_s(in.checkpoint_blocking, mtbf_s);
   // Centred on Young's optimum when the checkpoint costs anything; with a zero cost Young is
   // zero (validate_faults then demands an interval), so centre on the configured interval. A
   // checkpoint starts only once the previous asynchronous write is done, so intervals below the
   // write are the write: the sweep starts there.
   const Time floor = max(engine::checkpoint_interval_floor(iteration), in.checkpoint_async);
   const bool can_fail = engine::has_failures(in);  // else MTBF, Young and Daly are sentinels: reported as none
-  const Time center = in.checkpoint_blocking > Time::zero() && can_fail ? young : in.checkpoint_interval;
+  const Time center = in.checkpoint_blocking > Time::zero() && can_fail ? Time::s(std::min(young_s, in.duration.as_s()))
+                                                                       : in.checkpoint_interval;
   const engine::IntervalSweep sweep =
       engine::sweep_checkpoint_interval(in, center, floor, f.sweep_points, f.seeds, f.seed);
   const engine::MeanCi e = engine::mean_ci(ettr);
   // ETTR lies in [0, 1]; so does the interval reported for it.
   const double ettr_low = std::max(0.0, e.mean - e.half_width), ettr_high = std::min(1.0, e.mean + e.half_width);
   const engine::MeanCi n = engine::mean_ci(interruptions);
-  auto scaled = [](engine::MeanCi c, double k) { return engine::MeanCi{c.mean * k, c.half_width * k}; };
 
   RunOutput out;
   Json& r = out.results;
@@ -570,8 +568,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   // Without failures a longer interval is always better: the sweep's best is only its edge.
   r.set("optimal_checkpoint_interval_s", can_fail ? Json(sweep.best.as_s()) : Json());
   r.set("ettr_at_optimal_interval", can_fail ? Json(sweep.best_ettr) : Json());
-  r.set("young_daly_interval_s", can_fail ? Json(young.as_s()) : Json());
-  r.set("daly_interval_s", can_fail ? Json(daly.as_s()) : Json());
+  r.set("young_daly_interval_s", can_fail ? Json(young_s) : Json());
+  r.set("daly_interval_s", can_fail ? Json(daly_s) : Json());
   Json& sw = r.set("checkpoint_sweep", Json::array());
   for (size_t i = 0; i < sweep.intervals.size(); ++i) {
     Json row = Json::object();
@@ -617,7 +615,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   o << "\ncheckpoint interval  "
     << (can_fail ? "best " + to_string(sweep.best) + fmt(" (ETTR %.2f%%)", 100 * sweep.best_ettr)
                  : std::string("no optimum (longer is always better without failures)"))
-    << (can_fail ? "; Young " + to_string(young) + ", Daly " + to_string(daly) : std::string())
+    << (can_fail ? fmt("; Young %.4g s", young_s) + fmt(", Daly %.4g s", daly_s) : std::string())
     << "\n";
   out.summary = o.str();
   out.metrics = {{"ettr", e.mean},
@@ -626,7 +624,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
                  {"interruptions", n.mean}};
   if (can_fail) {
     out.metrics["optimal_checkpoint_interval_s"] = sweep.best.as_s();
-    out.metrics["young_daly_interval_s"] = young.as_s();
+    out.metrics["young_daly_interval_s"] = young_s;
   }
   return out;
 }
@@ -797,9 +795,11 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   }
   // Derived: Young's, but never below one iteration, nor below the asynchronous write (a
   // checkpoint starts only when the previous one is written).
+  // (Past the window, no checkpoint falls in it: the window is the longest that means anything.)
   in.checkpoint_interval = ck.interval.value_or(
       max(max(floor, in.checkpoint_async),
-          engine::young_interval(in.checkpoint_blocking, engine::mean_time_between_failures_s(in))));
+          Time::s(std::min(in.duration.as_s(),
+                           engine::young_interval_s(in.checkpoint_blocking, engine::mean_time_between_failures_s(in))))));
   return in;
 }
 

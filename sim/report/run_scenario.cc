@@ -387,8 +387,10 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
       const size_t n = std::char_traits<char>::length(tail);
       return path.size() > n && path.compare(path.size() - n, n, tail) == 0;
     };
-    // mtbf_s is the inverse of a failure rate, not a simulated time: it may exceed the window.
-    const bool seconds = ends("_s") && !ends("_per_s") && path != "mtbf_s";
+    // mtbf_s is the inverse of a failure rate and the Young/Daly intervals formulas of it, not
+    // simulated times: they may exceed any window.
+    const bool formula = path == "mtbf_s" || path == "young_daly_interval_s" || path == "daly_interval_s";
+    const bool seconds = ends("_s") && !ends("_per_s") && !formula;
     if (key.empty() && seconds && std::fabs(v) >= limit_s) key = path;
   });
   if (key.empty()) return;

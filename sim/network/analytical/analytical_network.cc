@@ -13,7 +13,8 @@ AnalyticalNetwork::AnalyticalNetwork(const RouteSource& routes, Clock& clock)
     : routes_(routes),
       clock_(clock),
       link_bytes_(static_cast<size_t>(routes.link_count())),
-      occupancy_(static_cast<size_t>(routes.link_count())) {}
+      occupancy_(static_cast<size_t>(routes.link_count())),
+      scratch_load_(static_cast<size_t>(routes.link_count()), 0.0) {}
 
 TransferId AnalyticalNetwork::send(GpuId src, GpuId dst, Bytes size,
                                    std::function<void(Time)> done) {
@@ -25,16 +26,11 @@ TransferId AnalyticalNetwork::send(GpuId src, GpuId dst, Bytes size,
     if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
     const int parts = static_cast<int>(scratch_paths_.size());
     // How many of this transfer's sub-flows each link carries (weighted by their shares of it).
-    scratch_load_.clear();
     for (const Path& path : scratch_paths_) {
       for (size_t i = 0; i < path.links.size(); ++i) {
-        const auto it = std::find_if(scratch_load_.begin(), scratch_load_.end(),
-                                     [&](const auto& e) { return e.first == path.links[i]; });
-        if (it == scratch_load_.end()) {
-          scratch_load_.emplace_back(path.links[i], path.share(i));
-        } else {
-          it->second += path.share(i);
-        }
+        const LinkIndex l = path.links[i];
+        if (scratch_load_[l] == 0.0) scratch_touched_.push_back(l);
+        scratch_load_[l] += path.share(i);
       }
     }
     for (int k = 0; k < parts; ++k) {
@@ -44,9 +40,7 @@ TransferId AnalyticalNetwork::send(GpuId src, GpuId dst, Bytes size,
       // they all leave, a whole fabric link it takes alone.
       double rate = std::numeric_limits<double>::infinity();
       for (size_t i = 0; i < path.links.size(); ++i) {
-        const auto it = std::find_if(scratch_load_.begin(), scratch_load_.end(),
-                                     [&](const auto& e) { return e.first == path.links[i]; });
-        rate = std::min(rate, routes_.capacity(path.links[i]).bytes_per_s / it->second);
+        rate = std::min(rate, routes_.capacity(path.links[i]).bytes_per_s / scratch_load_[path.links[i]]);
       }
       const Time start = now + path.latency;
       const Time finish = (bytes.n == 0 || path.links.empty()) ? start
@@ -61,6 +55,8 @@ TransferId AnalyticalNetwork::send(GpuId src, GpuId dst, Bytes size,
       end = max(end, finish);
     }
     flows_created_ += parts;
+    for (const LinkIndex l : scratch_touched_) scratch_load_[l] = 0.0;
+    scratch_touched_.clear();
   }
   ++in_flight_;
   if (end == Time::max()) return id;  // a failed link on the path: never completes

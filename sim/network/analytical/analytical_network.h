@@ -48,7 +48,8 @@ class AnalyticalNetwork final : public Network {
   std::vector<Bytes> link_bytes_;
   std::vector<std::vector<Occupancy>> occupancy_;
   std::vector<Path> scratch_paths_;
-  std::vector<std::pair<LinkIndex, double>> scratch_load_;
+  std::vector<double> scratch_load_;  // per link, this transfer's sub-flows on it (zero between transfers)
+  std::vector<LinkIndex> scratch_touched_;
 };
 
 }  // namespace clustersim::net

@@ -173,6 +173,21 @@ TEST(FlowTraining, ZeroThreeGathersBeforeEachPassAndNeverAfterTheStep) {
   }
 }
 
+TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
+  // Mixtral-style MoE on 8 GPUs, tp 8, ep 2: dp 1 but 4 expert replicas. ZeRO-3 shards the
+  // experts over them and gathers a chunk's experts before each pass (before 2026-11-22 the
+  // per-pass gathers needed dp > 1, so this plan gathered nothing and ran faster than ZeRO-2).
+  ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml",
+                                     {"cluster.gpus=8", "parallelism.tp=8", "parallelism.pp=1", "parallelism.ep=2",
+                                      "training.global_batch=8", "training.memory_check=false",
+                                      "parallelism.zero_stage=3", "network.fidelity=flow"});
+  const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu);
+  const work::GraphCosts c = work::graph_costs(cfg, hw);
+  ASSERT_GT(c.expert_params, 0.0);
+  const double passes = 2.0 * micro_batches_per_iteration(cfg);
+  EXPECT_NEAR(gathered_bytes(cfg, hw) / (passes * c.expert_params * 2.0), 1.0, 1e-6);
+}
+
 TEST(FlowTraining, SameSeedSameRun) {
   ScenarioConfig cfg = plan(32, 2, 2, 2, 64);
   cfg.network.ecmp_seed = 7;

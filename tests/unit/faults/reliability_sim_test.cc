@@ -141,9 +141,9 @@ TEST(Reliability, SlowCommInitLowersEttr) {
 
 TEST(Reliability, YoungDalyFormulas) {
   // sqrt(2 x 60 s x 14,400 s) = 1,314.5 s; Daly's correction is small for delta << M.
-  EXPECT_NEAR(young_interval(Time::s(60), 14400.0).as_s(), std::sqrt(2.0 * 60 * 14400), 1e-6);
-  const double daly = daly_interval(Time::s(60), 14400.0).as_s();
-  EXPECT_LT(std::abs(daly / young_interval(Time::s(60), 14400.0).as_s() - 1), 0.05);
+  EXPECT_NEAR(young_interval_s(Time::s(60), 14400.0), std::sqrt(2.0 * 60 * 14400), 1e-6);
+  const double daly = daly_interval_s(Time::s(60), 14400.0);
+  EXPECT_LT(std::abs(daly / young_interval_s(Time::s(60), 14400.0) - 1), 0.05);
   const MeanCi c = mean_ci({1, 2, 3});
   EXPECT_DOUBLE_EQ(c.mean, 2.0);
   EXPECT_NEAR(c.half_width, 4.303 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) x s / sqrt(n)
@@ -155,7 +155,7 @@ TEST(Reliability, SimulatedOptimumIsNearYoungDalyForExponentialFailures) {
   in.detection = in.diagnosis = in.comm_init = in.checkpoint_load = Time::zero();
   in.reschedule = Time::s(60);
   in.components = {crash_every(Time::s(4 * 3600.0))};
-  const Time young = young_interval(in.checkpoint_blocking, mean_time_between_failures_s(in));
+  const Time young = Time::s(young_interval_s(in.checkpoint_blocking, mean_time_between_failures_s(in)));
   const IntervalSweep sweep = sweep_checkpoint_interval(in, young, Time::s(1), 21, 16, 1);
   EXPECT_NEAR(sweep.best / young, 1.0, 0.2) << "best " << sweep.best.as_s() << " s, Young " << young.as_s() << " s";
 }
@@ -164,7 +164,7 @@ TEST(Reliability, ZeroCostSweepStartsAtTheFloorAndStaysBounded) {
   // A free checkpoint: Young is 0 (log 0 = -inf once made every interval 1 ps, ~1e17 events).
   ReliabilityInputs in = inputs(Time::s(3600), Time::zero(), Time::zero());
   in.components = {crash_every(Time::s(4 * 3600.0))};
-  const Time young = young_interval(in.checkpoint_blocking, mean_time_between_failures_s(in));
+  const Time young = Time::s(young_interval_s(in.checkpoint_blocking, mean_time_between_failures_s(in)));
   ASSERT_EQ(young, Time::zero());
   const Time floor = checkpoint_interval_floor(Time::ms(20));
   EXPECT_EQ(floor, Time::s(1));  // a 20 ms iteration is below the 1 s minimum
