@@ -80,6 +80,12 @@ struct PortSplit {
 };
 std::optional<PortSplit> split_ports(int radix, double ratio);
 
+// The NIC (numbered over the cluster, nics_per_node per server) that GPU `gpu` uses: GPU l of a
+// server uses its NIC l x nics_per_node / gpus_per_node.
+inline int64_t nic_of_gpu(int64_t gpu, int gpus_per_node, int nics_per_node) {
+  return gpu / gpus_per_node * nics_per_node + gpu % gpus_per_node * nics_per_node / gpus_per_node;
+}
+
 // Checks the `cluster` and `network` keys that shape the fabric and derives every count. Throws
 // BadInput listing all problems at once (key paths such as "network.switch_radix"; `file` goes
 // into each error). Link speeds, latencies and faults are checked by build_fabric.

@@ -49,9 +49,7 @@ Fabric::Fabric(const ClosShape& shape, const std::array<LinkSpec, kLinkTierCount
 }
 
 NicId Fabric::nic_of_gpu(GpuId g) const {
-  const int local = g % shape_.gpus_per_node;
-  return server_of_gpu(g) * shape_.nics_per_node +
-         static_cast<int>(int64_t{local} * shape_.nics_per_node / shape_.gpus_per_node);
+  return static_cast<NicId>(topo::nic_of_gpu(g, shape_.gpus_per_node, shape_.nics_per_node));
 }
 
 int Fabric::tor_of_nic(NicId n) const {

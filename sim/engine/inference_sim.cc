@@ -23,6 +23,7 @@
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/make_network.h"
+#include "topology/clos_shape.h"
 #include "topology/fabric.h"
 #include "topology/fabric_router.h"
 
@@ -553,9 +554,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   // unseen at that level; the fabric links beyond the NIC each shard takes alone).
   const bool shared = network_ == nullptr || network_->shares_bandwidth();
   const ServingLinks& sl = setup_.links[instances_[from].pool];
-  const auto nic = [&sl](int gpu) {
-    return int64_t{gpu / sl.gpus_per_node} * sl.nics_per_node + (gpu % sl.gpus_per_node) * sl.nics_per_node / sl.gpus_per_node;
-  };
+  const auto nic = [&sl](int gpu) { return topo::nic_of_gpu(gpu, sl.gpus_per_node, sl.nics_per_node); };
   std::map<int64_t, int> out_of, into;
   if (!shared) {
     for (int s = 0; s < shards; ++s) {

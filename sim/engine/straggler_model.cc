@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "topology/clos_shape.h"
 #include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
 #include "workloads/training_costs.h"
@@ -487,9 +488,8 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
         if (sc.nics->nic >= 0 && n != sc.nics->nic) continue;
         out.faults.push_back({"nic:" + std::to_string(h * npn + n), sc.nics->bandwidth_factor, sc.nics->extra_latency});
       }
-      // GPU l of a host uses NIC l x nics_per_node / gpus_per_node (topology/fabric.h).
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        if (sc.nics->nic >= 0 && (g % gpn) * npn / gpn != sc.nics->nic) continue;
+        if (sc.nics->nic >= 0 && topo::nic_of_gpu(g, gpn, npn) != int64_t{h} * npn + sc.nics->nic) continue;
         replica(pl.coord(g, work::Dim::kDp));
       }
     }
