@@ -56,13 +56,6 @@ std::vector<double> expert_weights(const MoeConfig& moe) {
   return w;
 }
 
-// The fewest members of `gpus` on any node they touch (the pace of a ring through them).
-int ranks_per_node_of(const std::vector<int32_t>& gpus, int gpn) {
-  int fewest = static_cast<int>(gpus.size());
-  for (const std::vector<int32_t>& node : coll::members_by_node(gpus, gpn)) fewest = std::min(fewest, static_cast<int>(node.size()));
-  return std::max(1, fewest);
-}
-
 // Bytes per GEMM operand element (FP8 GEMMs read 1-byte operands) and per main-grad element.
 double operand_bytes(const TrainingConfig& t) { return t.precision == Precision::kFp8 ? 1.0 : kAct; }
 double main_grad_bytes(const TrainingConfig& t) { return t.fp32_grad_reduce ? 4.0 : 2.0; }
@@ -512,7 +505,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
   if (static_cast<size_t>(layer) < l.a2a.size()) slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(layer)]);
-  const coll::GroupLinks eg = group_links(lay.ep, ranks_per_node_of(ep_group, cfg.cluster.gpus_per_node),
+  const coll::GroupLinks eg = group_links(lay.ep, coll::fewest_members_per_node(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
   const Time a2a = coll::alltoallv_time(xfers, eg);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
@@ -730,7 +723,7 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   const auto fewest_per_node = [gpn](const std::vector<std::vector<int32_t>>& rings) {
     int fewest = INT32_MAX;
     for (const std::vector<int32_t>& r : rings) {
-      if (!r.empty()) fewest = std::min(fewest, ranks_per_node_of(r, gpn));
+      if (!r.empty()) fewest = std::min(fewest, coll::fewest_members_per_node(r, gpn));
     }
     return fewest == INT32_MAX ? 1 : fewest;
   };

@@ -96,6 +96,14 @@ bool splits_evenly(const std::vector<std::vector<int32_t>>& nodes) {
   return true;
 }
 
+int fewest_members_per_node(std::span<const int32_t> gpus, int gpus_per_node) {
+  int fewest = static_cast<int>(gpus.size());
+  for (const std::vector<int32_t>& node : members_by_node(gpus, gpus_per_node)) {
+    fewest = std::min(fewest, static_cast<int>(node.size()));
+  }
+  return std::max(1, fewest);
+}
+
 void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::span<const int32_t> gpus,
                       int gpus_per_node, std::vector<FlowSpec>& out) {
   const int n = static_cast<int>(gpus.size());

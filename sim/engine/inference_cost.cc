@@ -129,9 +129,7 @@ int fewest_per_node(const PoolPlan& p, int size, int gpus_per_node) {
   std::vector<int32_t> group(static_cast<size_t>(std::max(size, 0)));
   for (int g = 0; size > 1 && g + size <= p.gpus; g += size) {
     for (int i = 0; i < size; ++i) group[static_cast<size_t>(i)] = p.first_gpu + g + i;
-    for (const std::vector<int32_t>& node : coll::members_by_node(group, gpus_per_node)) {
-      fewest = std::min(fewest, static_cast<int>(node.size()));
-    }
+    fewest = std::min(fewest, coll::fewest_members_per_node(group, gpus_per_node));
   }
   return fewest;
 }

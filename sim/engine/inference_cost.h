@@ -88,7 +88,8 @@ struct ServingLinks {
   int nics_per_node = 8;
   Bandwidth nic_line_rate;  // one NIC at line rate (cluster.nic_bandwidth)
   // Fewest ranks of one TP group / one instance on a node, as the pool is placed (a pool need not
-  // start on a node boundary, so a group can straddle two nodes); 0: gpus_per_node.
+  // start on a node boundary, so an instance can straddle two nodes; a TP group that would is
+  // refused by make_serving_setup); 0: gpus_per_node.
   int tp_ranks_per_node = 0;
   int ep_ranks_per_node = 0;
 };

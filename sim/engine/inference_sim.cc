@@ -555,21 +555,21 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const bool shared = network_ == nullptr || network_->shares_bandwidth();
   const ServingLinks& sl = setup_.links[instances_[from].pool];
   const auto nic = [&sl](int gpu) { return topo::nic_of_gpu(gpu, sl.gpus_per_node, sl.nics_per_node); };
+  // Shard s runs from GPU src_of(s) to dst_of(s); across nodes (else NVLink) it uses their NICs.
+  const auto src_of = [&](int s) { return src_base + s % src.tp; };
+  const auto dst_of = [&](int s) { return dst_base + s % dst.tp; };
+  const auto across = [&](int s) { return src_of(s) / sl.gpus_per_node != dst_of(s) / sl.gpus_per_node; };
   std::map<int64_t, int> out_of, into;
-  if (!shared) {
-    for (int s = 0; s < shards; ++s) {
-      const int a = src_base + s % src.tp, b = dst_base + s % dst.tp;
-      if (a / sl.gpus_per_node == b / sl.gpus_per_node) continue;  // NVLink
-      ++out_of[nic(a)];
-      ++into[nic(b)];
-    }
+  for (int s = 0; !shared && s < shards; ++s) {
+    if (!across(s)) continue;
+    ++out_of[nic(src_of(s))];
+    ++into[nic(dst_of(s))];
   }
   for (int s = 0; s < shards; ++s) {
     const Bytes part{total.n / shards + (s < total.n % shards ? 1 : 0)};
     if (network_) {
-      const int a = src_base + s % src.tp, b = dst_base + s % dst.tp;
-      int times = 1;
-      if (!shared && a / sl.gpus_per_node != b / sl.gpus_per_node) times = std::max(out_of[nic(a)], into[nic(b)]);
+      const int a = src_of(s), b = dst_of(s);
+      const int times = !shared && across(s) ? std::max(out_of[nic(a)], into[nic(b)]) : 1;
       if (times == 1 || sl.nic_line_rate.bytes_per_s <= 0) {
         network_->send(a, b, part, arrived);
       } else {

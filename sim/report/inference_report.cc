@@ -166,11 +166,9 @@ struct LoadWindow {
 };
 LoadWindow load_window(const engine::ServingResult& r) {
   LoadWindow w;
-  Time first = Time::max(), last = Time::zero();
-  for (const engine::RequestOutcome& o : r.requests) {
-    first = min(first, o.arrival);
-    last = max(last, o.arrival);
-  }
+  const Time first = r.first_arrival;
+  Time last = first;
+  for (const engine::RequestOutcome& o : r.requests) last = max(last, o.arrival);
   // Arrivals in a burst (a window under a tenth of the run) have no steady state to measure.
   if (r.requests.empty() || last <= first || (last - first).as_s() < 0.1 * (r.last_finish - r.first_arrival).as_s()) {
     return w;

@@ -163,6 +163,12 @@ std::string joined(const std::vector<const char*>& keys) {
 
 using Notes = std::vector<std::string>;
 
+// Whether the scenario (or --set) gives `prefix` or a key below it ("network.dcqcn.g").
+bool given_under(const ScenarioConfig& cfg, const std::string& prefix) {
+  const auto it = cfg.given.lower_bound(prefix);
+  return it != cfg.given.end() && it->rfind(prefix, 0) == 0;
+}
+
 // Settings the analytical training level (closed-form collectives over fitted bandwidths and
 // latencies; gradient rings, embedding pairs and CP rings routed on the fabric, oversubscription
 // by tier crossings where nothing is routed) cannot see: non-default flow-level network settings,
@@ -283,14 +289,10 @@ void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
 
 void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
   const InferenceConfig& in = *cfg.inference;
-  const auto given_under = [&](const std::string& prefix) {
-    const auto it = cfg.given.lower_bound(prefix);
-    return it != cfg.given.end() && it->rfind(prefix, 0) == 0;
-  };
   if (!in.trace.empty()) {
     std::vector<const char*> unused;
     for (const char* key : {"inference.requests", "inference.rate_per_s", "inference.prompt_tokens", "inference.output_tokens"}) {
-      if (given_under(key)) unused.push_back(key);
+      if (given_under(cfg, key)) unused.push_back(key);
     }
     if (!unused.empty()) {
       notes.push_back(joined(unused) + (unused.size() == 1 ? " is" : " are") +
@@ -340,8 +342,7 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   Notes notes;
   const Fidelity level = cfg.network.fidelity;
   const bool congestion = level == Fidelity::kFlowDcqcn || level == Fidelity::kPacket;
-  const auto dcqcn = cfg.given.lower_bound("network.dcqcn");
-  if (!congestion && dcqcn != cfg.given.end() && dcqcn->rfind("network.dcqcn", 0) == 0) {
+  if (!congestion && given_under(cfg, "network.dcqcn")) {
     notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
                     ": congestion control runs at flow+dcqcn and packet only");
   }
