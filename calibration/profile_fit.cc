@@ -54,9 +54,7 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   const auto efficiency = [&](double measured, double datasheet, const char* what, const char* unit, double scale) {
     const double x = measured / datasheet;
     if (!(x >= 0.01 && x <= 1.05)) {
-      std::string files;
-      for (const std::string& f : r.sources) files += (files.empty() ? "" : ", ") + f;
-      throw BadInput(InputError{files, 0, "",
+      throw BadInput(InputError{r.source_list(), 0, "",
                                 std::string("the fitted ") + what + ", " + fmt(measured / scale) + " " + unit + ", is " +
                                     fmt(100 * x) + "% of " + base.name + "'s datasheet " + fmt(datasheet / scale) +
                                     " " + unit + "; expected 1% to 105%: the probe measured another GPU (pick the "

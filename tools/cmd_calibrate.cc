@@ -90,10 +90,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   const calib::HardwareProfile fitted = calib::fitted_profile(result, base, &models_used);
   if (models_used == 0) {
     // No model had enough measurements: the "fitted" profile would be the base under a new name.
-    std::string files;
-    for (const std::string& f : args.positionals()) files += (files.empty() ? "" : ", ") + f;
     throw BadInput(InputError{args.positionals()[0], 0, "",
-                              "nothing to fit: the probe data (" + files + ") holds no GEMM, attention, memory "
+                              "nothing to fit: the probe data (" + result.source_list() + ") holds no GEMM, attention, memory "
                               "or all-reduce series with enough points for a model; run the full probe "
                               "(kernels_probe/README.md)"});
   }
@@ -106,8 +104,6 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
 
   // A model the points do not follow would write confident nonsense into the profile.
   std::vector<InputError> poor;
-  std::string files;
-  for (const std::string& f : args.positionals()) files += (files.empty() ? "" : ", ") + f;
   for (const calib::FitErrorRow& row : result.errors) {
     // The "(all)" rows pool a family's models; each model is judged on its own.
     if (row.model.find("(all)") != std::string::npos) continue;
@@ -115,7 +111,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       char msg[256];
       std::snprintf(msg, sizeof msg, "the %s model misses its %d points by %.1f%% (median), over the %g%% allowed",
                     row.model.c_str(), row.error.points, 100 * row.error.median_rel, 100 * max_median);
-      poor.push_back(InputError{files, 0, "", msg});
+      poor.push_back(InputError{result.source_list(), 0, "", msg});
     }
   }
   if (!poor.empty()) {

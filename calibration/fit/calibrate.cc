@@ -147,6 +147,12 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
   return result;
 }
 
+std::string CalibrationResult::source_list() const {
+  std::string out;
+  for (const std::string& f : sources) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+
 std::string format_error_table(const CalibrationResult& result) {
   std::ostringstream os;
   char line[256];

@@ -40,6 +40,7 @@ struct FitErrorRow {
 struct CalibrationResult {
   ProbeHeader machine;
   std::vector<std::string> sources;   // probe files used, in order
+  std::string source_list() const;    // "a.pb, b.pb": the files, for messages
   bool synthetic = false;             // any input was synthetic
   std::vector<GemmFit> gemm;          // one per dtype
   std::vector<AttentionFit> attention;  // one per (direction, fused, dtype)
