@@ -133,6 +133,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // the LM head lengthens only the last stage's slots.
   b.bubble = (1.0 / p.vpp) * others;
 
+  // Whether stages `from` and `to` (replica 0's, as placed) sit on different nodes.
+  const auto stages_apart = [&](int from, int to) {
+    return pl.gpu(0, 0, 0, from) / c.gpus_per_node != pl.gpu(0, 0, 0, to) / c.gpus_per_node;
+  };
+
   // --- Pipeline point-to-point: each TP rank sends its 1/tp slice of the activation over its
   // own rail (Megatron's scatter/gather optimisation), forward and backward at each of the vpp
   // stage boundaries a micro-batch crosses on this rank.
@@ -142,15 +147,13 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // A send between stages on one node goes over NVLink (placements that put pp inside the
     // node): the mean over the stage boundaries a micro-batch crosses, vpp x (pp - 1) forward
     // ones and, interleaved, vpp - 1 from the last stage back to the first.
-    const int gpn = c.gpus_per_node;
-    const auto across = [&](int from, int to) { return pl.gpu(0, 0, 0, from) / gpn != pl.gpu(0, 0, 0, to) / gpn; };
     int crossings = 0, across_nodes = 0;
     for (int s = 0; s + 1 < p.pp; ++s) {
       crossings += p.vpp;
-      across_nodes += across(s, s + 1) ? p.vpp : 0;
+      across_nodes += stages_apart(s, s + 1) ? p.vpp : 0;
     }
     crossings += p.vpp - 1;
-    across_nodes += across(p.pp - 1, 0) ? p.vpp - 1 : 0;
+    across_nodes += stages_apart(p.pp - 1, 0) ? p.vpp - 1 : 0;
     const Time inter = pp_l.net_alpha + serialization_time(msg, pp_l.nic_per_gpu);
     const Time intra = l.nvlink_alpha + serialization_time(msg, l.nvlink_busbw);
     const double share_across = static_cast<double>(across_nodes) / crossings;
@@ -273,8 +276,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // Every replica's pairs at once, far apart in the fabric: routed like the DP rings.
     const TrainingLinks emb_l = contention.routed ? work::links_at_contention(l, contention.embedding) : l;
     // Over NVLink where the placement puts the first and last stage on one node.
-    const bool one_node = pl.gpu(0, 0, 0, 0) / c.gpus_per_node == pl.gpu(0, 0, 0, p.pp - 1) / c.gpus_per_node;
-    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, one_node ? 2 : 1, emb_l));
+    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, stages_apart(0, p.pp - 1) ? 1 : 2, emb_l));
   }
 
   // Idle time once per step, outside the schedule (MegaScale section 3.4: data loading at the
