@@ -7,6 +7,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/report/faults_report.h"
+#include "sim/report/whatif_report.h"
 #include "sim/report/sweep/worker_pool.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reports for issue 9: the reliability study of a scenario with `faults:` (ETTR, goodput, time
-// lost per cause, checkpoint-interval optimum), a training run slowed by `stragglers:`, and the
-// straggler what-if (each source's cost and where it sits on the critical path).
+// The reliability study of a scenario with `faults:` (ETTR, goodput, time lost per cause, the
+// checkpoint-interval optimum) and a training run slowed by `stragglers:`. The straggler what-if
+// is whatif_report.h.
 #pragma once
 
 #include <optional>
@@ -59,86 +59,5 @@ StateTimes state_iteration_times(const ScenarioConfig& cfg, const std::vector<Cl
 // degrade component the speed of each of its states, healthy / degraded iteration at one level.
 engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const std::vector<ClusterState>& states,
                                              const StateTimes& times);
-
-// One straggler source on its own, and what removing it from the full set saves.
-struct WhatIfRow {
-  std::string source;           // "hosts", "gpus", "nics", "stage_layers", "sequence_imbalance"
-  engine::StragglerImpact alone;
-  Time saved_if_removed;        // all sources - all but this one
-  std::string cause;            // ranks, stages, links on its critical path, in words
-};
-// The slow hosts and GPUs holding one pipeline stage: what they cost alone, and what repairing
-// them (every other straggler still there) saves.
-struct WhatIfStage {
-  int stage = -1;
-  std::vector<int> hosts;
-  std::vector<int> gpus;
-  engine::StragglerImpact alone;
-  Time saved_if_removed;
-};
-// Drawn stragglers redrawn with seeds seed .. seed + count - 1: the MFU lost over placements.
-struct WhatIfDraws {
-  int count = 0;
-  double mfu_lost_mean = 0;
-  double mfu_lost_ci95 = 0;  // half width of the 95% confidence interval of the mean (Student t)
-  double mfu_lost_min = 0;
-  double mfu_lost_max = 0;
-  int last_stage = 0;        // draws whose costliest stage is the last (which also runs the LM head)
-  bool placements = true;    // hosts or GPUs were redrawn (false: only the GPU speeds)
-  // With `stragglers.variation` and other sources: what the other sources cost on top of the
-  // variation alone (what repairing them regains), over the same draws.
-  struct Spread {
-    double mean = 0;
-    double ci95 = 0;
-    double min = 0;
-    double max = 0;
-  };
-  std::optional<Spread> beyond_variation;
-};
-struct WhatIf {
-  engine::StragglerImpact all;
-  std::vector<WhatIfRow> rows;
-  std::vector<WhatIfStage> stages;  // stages holding a slow host or GPU, by stage
-  std::string cause;                // the stage whose slow hosts cost the most, in words
-  WhatIfDraws draws;                // count 0 unless run_whatif was asked for draws
-};
-// Placements `clustersim run` and `whatif` price by default at the analytical level when slow hosts
-// or GPUs are drawn (milliseconds at 12,288 GPUs).
-inline constexpr int kDefaultPlacementDraws = 100;
-
-// The MFU lost over `draws` placements of the drawn stragglers (seeds seed .. seed + draws - 1).
-WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                            const engine::TrainingLevel& level, int draws);
-// `draws` > 1 also redraws the drawn stragglers (placement_draws).
-WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level,
-                  int draws = 1);
-Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w);
-std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w);
-
-// The what-if at the flow level: each variant is one detailed simulation (SimGrid allows one per
-// process, so the CLI runs each in a forked child and passes this record back as one line).
-struct FlowVariant {
-  std::string name;        // "baseline", "all", a source alone ("hosts"), "all but hosts", "all, seed 4",
-                           // "all but stage 7" (that stage's slow hosts and GPUs repaired)
-  double iteration_s = 0;
-  double mfu = 0;
-  double wall_s = 0;
-  int rank_groups = 0;     // simulated
-  std::string critical;    // rank groups with the most compute on the critical path, in words
-  std::string straggling;  // rank groups holding a slow host or GPU
-  std::string links;       // degraded links (load) and the most loaded links
-  int critical_stage = -1; // stage of the straggling rank group with the most compute on the critical path
-  int repaired_stage = -1; // "all but stage N": N
-  std::string error;       // set when the child failed
-};
-// The variants to simulate: "baseline", "all", then per source (with more than one) the source
-// alone and all but it, per stage holding slow hosts or GPUs (when more than one does) all but
-// that stage's, then "all" redrawn with seeds seed+1 .. seed+draws-1.
-std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const ScenarioConfig& cfg, int draws);
-FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
-std::string encode_variant(const FlowVariant& v);  // one line, tab-separated key=value
-FlowVariant decode_variant(const std::string& line);
-Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& v);
-std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowVariant>& v);
 
 }  // namespace clustersim::report

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Text helpers shared by the HTML reports (training, traffic, serving).
+// Text helpers shared by the reports (HTML pages, text summaries).
 #pragma once
 
 #include <cstdio>
@@ -21,9 +21,9 @@ inline std::string html_escape(const std::string& s) {
   return out;
 }
 
-// printf-style formatting of one number ("%.1f").
+// printf-style formatting of one number ("%.1f", or a sentence around it: up to 255 characters).
 inline std::string format_number(const char* format, double v) {
-  char buf[64];
+  char buf[256];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }

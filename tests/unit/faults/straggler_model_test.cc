@@ -13,6 +13,7 @@
 
 #include "sim/core/scenario.h"
 #include "sim/report/faults_report.h"
+#include "sim/report/whatif_report.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::engine {

@@ -26,6 +26,7 @@
 #include "sim/core/scenario.h"
 #include "sim/engine/straggler_model.h"
 #include "sim/report/faults_report.h"
+#include "sim/report/whatif_report.h"
 
 namespace clustersim {
 namespace {

@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/report/whatif_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "sim/core/scenario.h"
+#include "sim/engine/flow_training.h"
+#include "sim/engine/reliability_sim.h"
+#include "sim/report/internal/html_text.h"
+#include "sim/report/internal/straggler_words.h"
+
+namespace clustersim::report {
+namespace {
+
+using engine::StragglerImpact;
+using internal::critical_words;
+using internal::flow_critical_stage;
+using internal::flow_critical_words;
+using internal::flow_link_words;
+using internal::impact_json;
+using internal::index_array;
+using internal::index_list;
+using internal::stage_words;
+constexpr auto fmt = &internal::format_number;
+constexpr const char* kLinksSource = "links";  // network.faults, as a what-if source
+
+// `d` with the count, mean (95% CI) and range of the MFU lost over `lost` (one entry per draw).
+WhatIfDraws::Spread spread_of(const std::vector<double>& v) {
+  const engine::MeanCi m = engine::mean_ci(v);
+  return {m.mean, m.half_width, *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+}
+
+void summarise_draws(const std::vector<double>& lost, WhatIfDraws& d) {
+  if (lost.empty()) return;
+  const WhatIfDraws::Spread m = spread_of(lost);
+  d.count = static_cast<int>(lost.size());
+  d.mfu_lost_mean = m.mean;
+  d.mfu_lost_ci95 = m.ci95;
+  d.mfu_lost_min = m.min;
+  d.mfu_lost_max = m.max;
+}
+
+}  // namespace
+
+Json draws_json(const WhatIfDraws& d) {
+  Json j = Json::object();
+  j.set("count", d.count);
+  auto add = [&j](const std::string& key, const WhatIfDraws::Spread& m) {
+    j.set(key + "_mean", m.mean);
+    Json ci = Json::array();
+    ci.push(m.mean - m.ci95);
+    ci.push(m.mean + m.ci95);
+    j.set(key + "_ci95", ci);
+    j.set(key + "_min", m.min);
+    j.set(key + "_max", m.max);
+  };
+  add("mfu_lost", {d.mfu_lost_mean, d.mfu_lost_ci95, d.mfu_lost_min, d.mfu_lost_max});
+  j.set("last_stage_draws", d.last_stage);
+  if (d.beyond_variation) add("mfu_lost_beyond_variation", *d.beyond_variation);
+  return j;
+}
+
+std::string draws_words(const WhatIfDraws& d, uint64_t seed) {
+  std::string out = fmt(d.placements ? "\nover %.0f placements" : "\nover %.0f draws of the GPU speeds", d.count) +
+         fmt(" (seeds %.0f", static_cast<double>(seed)) + fmt("..%.0f): MFU lost ", static_cast<double>(seed + d.count - 1)) +
+         fmt("%.2f", 100 * d.mfu_lost_mean) + fmt(" +- %.2f points (95%% CI of the mean)", 100 * d.mfu_lost_ci95) +
+         fmt(", %.2f", 100 * d.mfu_lost_min) + fmt(" to %.2f; ", 100 * d.mfu_lost_max) +
+         fmt("the costliest stage is the last (LM head) in %.0f", d.last_stage) + fmt(" of %.0f draws\n", d.count);
+  if (d.beyond_variation) {
+    const WhatIfDraws::Spread& b = *d.beyond_variation;
+    out += fmt("beyond the GPU speed variation alone (what repairing the other sources regains): %.2f", 100 * b.mean) +
+           fmt(" +- %.2f points, ", 100 * b.ci95) + fmt("%.2f", 100 * b.min) + fmt(" to %.2f\n", 100 * b.max);
+  }
+  return out;
+}
+
+namespace {
+
+// `cfg` with the slow hosts and GPUs on `stage` repaired (other stragglers kept).
+ScenarioConfig without_stage(const ScenarioConfig& cfg, int stage) {
+  ScenarioConfig out = cfg;
+  for (const char* source : {"hosts", "gpus"}) {
+    const auto by_stage = engine::slow_units_by_stage(out, source);
+    const auto it = by_stage.find(stage);
+    if (it != by_stage.end()) out.stragglers = engine::without_units(out, source, it->second);
+  }
+  return out;
+}
+
+// `cfg` with only the slow hosts and GPUs on `stage`.
+ScenarioConfig only_stage(const ScenarioConfig& cfg, int stage) {
+  ScenarioConfig out = cfg;
+  StragglersConfig only;
+  only.seed = cfg.stragglers.seed;
+  for (const char* source : {"hosts", "gpus"}) {
+    const std::optional<ComputeStraggler>& entry = std::string(source) == "hosts" ? cfg.stragglers.hosts : cfg.stragglers.gpus;
+    const auto by_stage = engine::slow_units_by_stage(cfg, source);
+    const auto it = by_stage.find(stage);
+    if (!entry || it == by_stage.end()) continue;
+    ComputeStraggler c = *entry;
+    c.list = it->second;
+    c.fraction = 0.0;
+    c.count = 0;
+    (std::string(source) == "hosts" ? only.hosts : only.gpus) = c;
+  }
+  out.stragglers = only;
+  return out;
+}
+
+// Stages holding a slow host or GPU, in order.
+std::vector<int> slow_stages(const ScenarioConfig& cfg) {
+  std::set<int> stages;
+  for (const char* source : {"hosts", "gpus"}) {
+    for (const auto& [stage, units] : engine::slow_units_by_stage(cfg, source)) stages.insert(stage);
+  }
+  return {stages.begin(), stages.end()};
+}
+
+std::string units_words(const std::vector<int>& hosts, const std::vector<int>& gpus) {
+  std::string out;
+  if (!hosts.empty()) out += (hosts.size() == 1 ? "host " : "hosts ") + index_list(hosts);
+  if (!gpus.empty()) out += (out.empty() ? "" : ", ") + std::string(gpus.size() == 1 ? "GPU " : "GPUs ") + index_list(gpus);
+  return out;
+}
+
+std::string mfu_points(double lost) { return fmt("%.2f pt", 100 * lost); }
+
+// MFU points regained by removing what saves `saved` of the straggled iteration `all`.
+double mfu_regained(const StragglerImpact& all, Time saved) {
+  return all.baseline_mfu * (all.baseline / (all.iteration - saved)) - all.mfu;
+}
+
+}  // namespace
+
+WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level,
+                  int draws) {
+  WhatIf w;
+  w.all = engine::simulate_stragglers(cfg, hw, level);
+  for (const std::string& source : engine::straggler_sources(cfg.stragglers)) {
+    WhatIfRow row;
+    row.source = source;
+    ScenarioConfig one = cfg;
+    one.stragglers = engine::only_source(cfg.stragglers, source);
+    row.alone = engine::simulate_stragglers(one, hw, level);
+    ScenarioConfig rest = cfg;
+    rest.stragglers = engine::without_source(cfg.stragglers, source);
+    row.saved_if_removed = w.all.iteration - engine::simulate_stragglers(rest, hw, level).iteration;
+    row.cause = critical_words(cfg, source, row.alone);
+    w.rows.push_back(row);
+  }
+  // By stage: the slow hosts and GPUs of each stage alone, and repaired with the rest still slow.
+  const WhatIfStage* top = nullptr;
+  for (const int stage : slow_stages(cfg)) {
+    WhatIfStage st;
+    st.stage = stage;
+    const ScenarioConfig only = only_stage(cfg, stage);
+    st.hosts = engine::slow_units(only, "hosts");
+    st.gpus = engine::slow_units(only, "gpus");
+    st.alone = engine::simulate_stragglers(only, hw, level);
+    st.saved_if_removed = w.all.iteration - engine::simulate_stragglers(without_stage(cfg, stage), hw, level).iteration;
+    w.stages.push_back(st);
+  }
+  // The cause: the stage whose slow hosts alone cost the most (ties: the one whose repair saves
+  // more, then the later stage). The iteration waits for the slowest replica, so costs do not
+  // add up: repairing one stage leaves the next costliest.
+  for (const WhatIfStage& st : w.stages) {
+    if (!top || st.alone.iteration > top->alone.iteration ||
+        (st.alone.iteration == top->alone.iteration && st.saved_if_removed >= top->saved_if_removed)) {
+      top = &st;
+    }
+  }
+  // Another source (degraded NICs, uneven stages, a sequence imbalance) may cost more alone than
+  // any stage's slow hosts: then it is the cause, and the slow hosts are not "the rest".
+  // Only sources that cost something count (a configured one may cost nothing).
+  const WhatIfRow* top_source = nullptr;
+  bool others = false;
+  for (const WhatIfRow& row : w.rows) {
+    if (row.source == "hosts" || row.source == "gpus" || row.saved_if_removed <= Time::zero()) continue;
+    others = true;
+    if (!top_source || row.alone.iteration > top_source->alone.iteration) top_source = &row;
+  }
+  // MFU points lost, and regained by removing what saves `saved` of the iteration.
+  const double lost = w.all.baseline_mfu - w.all.mfu;
+  const auto regained_by = [&w](Time saved) { return mfu_regained(w.all, saved); };
+  if (top_source && (!top || top_source->alone.iteration > top->alone.iteration) && w.all.iteration > w.all.baseline) {
+    const double regained = regained_by(top_source->saved_if_removed);
+    w.cause = "the straggler source '" + top_source->source + "': " +
+              mfu_points(top_source->alone.baseline_mfu - top_source->alone.mfu) + " lost with it alone; removing it " +
+              "regains " + mfu_points(regained) + " of the " + mfu_points(lost) + " lost";
+    // What repairing slow hosts and GPUs would regain on top (GPU speed variation is no remedy):
+    // the stage whose repair regains the most.
+    const WhatIfStage* best = nullptr;
+    for (const WhatIfStage& st : w.stages) {
+      if (st.saved_if_removed > Time::zero() && (!best || st.saved_if_removed > best->saved_if_removed)) best = &st;
+    }
+    if (best) {
+      w.cause += "; repairing the slow " + units_words(best->hosts, best->gpus) + " on " + stage_words(cfg, best->stage) +
+                 " regains " + mfu_points(regained_by(best->saved_if_removed));
+    }
+  } else if (top && w.all.iteration > w.all.baseline) {
+    const double regained = regained_by(top->saved_if_removed);
+    const bool one = top->hosts.size() + top->gpus.size() == 1;
+    w.cause = "the slow " + units_words(top->hosts, top->gpus) + " on " + stage_words(cfg, top->stage) + ": " +
+              mfu_points(top->alone.baseline_mfu - top->alone.mfu) + " lost with " + (one ? "it" : "them") +
+              " alone; repairing " + (one ? "it" : "them") + " regains " + mfu_points(regained) + " of the " +
+              mfu_points(lost) + " lost";
+    const WhatIfStage* next = nullptr;
+    for (const WhatIfStage& st : w.stages) {
+      if (&st != top && (!next || st.alone.iteration > next->alone.iteration)) next = &st;
+    }
+    if (next && regained < lost - 5e-5) {
+      w.cause += ", the rest is the slow " + units_words(next->hosts, next->gpus) + " on stage " + std::to_string(next->stage) +
+                 " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
+    }
+    if (others && regained < lost - 5e-5) w.cause += std::string(next ? "," : ";") + " and the other sources (see 'sources')";
+  }
+  if (draws > 1) w.draws = placement_draws(cfg, hw, level, draws);
+  return w;
+}
+
+WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                            const engine::TrainingLevel& level, int draws) {
+  WhatIfDraws out;
+  out.placements = cfg.stragglers.units_drawn();
+  std::vector<double> lost, beyond;
+  const bool variation = cfg.stragglers.variation_with_others();
+  for (int k = 0; k < draws; ++k) {
+    ScenarioConfig c = cfg;
+    c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
+    const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
+    lost.push_back(s.baseline_mfu - s.mfu);
+    if (variation) beyond.push_back(s.variation_mfu - s.mfu);
+    // The named stage: the slowed stage that costs the most, or with none slowed (GPU speed
+    // variation, uneven stages) the replica's bottleneck stage.
+    if (s.critical.stage == cfg.parallelism.pp - 1 && s.critical.replica >= 0) ++out.last_stage;
+  }
+  summarise_draws(lost, out);
+  if (!beyond.empty()) out.beyond_variation = spread_of(beyond);
+  return out;
+}
+
+Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
+  Json j = Json::object();
+  j.set("kind", "whatif");
+  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  j.set("all", impact_json(cfg, "all", w.all));
+  Json& rows = j.set("sources", Json::array());
+  for (const WhatIfRow& r : w.rows) {
+    Json row = impact_json(cfg, r.source, r.alone);
+    row.set("source", r.source);
+    row.set("saved_if_removed_s", r.saved_if_removed.as_s());
+    row.set("mfu_regained_if_removed", mfu_regained(w.all, r.saved_if_removed));
+    rows.push(row);
+  }
+  Json& stages = j.set("stages", Json::array());
+  for (const WhatIfStage& st : w.stages) {
+    Json row = Json::object();
+    row.set("stage", st.stage);
+    row.set("hosts", index_array(st.hosts));
+    row.set("gpus", index_array(st.gpus));
+    row.set("alone_iteration_time_s", st.alone.iteration.as_s());
+    row.set("alone_mfu_lost", st.alone.baseline_mfu - st.alone.mfu);
+    row.set("saved_if_removed_s", st.saved_if_removed.as_s());
+    row.set("mfu_regained_if_removed", mfu_regained(w.all, st.saved_if_removed));
+    stages.push(row);
+  }
+  j.set("cause", w.cause);
+  if (w.draws.count > 0) j.set("draws", draws_json(w.draws));
+  return j;
+}
+
+std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
+  std::ostringstream o;
+  o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
+  o << "baseline   iteration " << to_string(w.all.baseline) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * w.all.baseline_mfu);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "source", "iteration", "slowdown", "MFU lost",
+                "if removed", "regained", "critical path");
+  o << line;
+  auto print = [&](const std::string& name, const StragglerImpact& s, Time saved, const std::string& cause) {
+    std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %12s %7.2f pt  ", name.c_str(),
+                  to_string(s.iteration).c_str(), 100 * (s.slowdown() - 1), 100 * (s.baseline_mfu - s.mfu),
+                  to_string(saved).c_str(), 100 * mfu_regained(w.all, saved));
+    o << line << cause << "\n";
+  };
+  for (const WhatIfRow& r : w.rows) print(r.source, r.alone, r.saved_if_removed, r.cause);
+  print("all", w.all, w.all.iteration - w.all.baseline, critical_words(cfg, "all", w.all));
+  if (!w.stages.empty()) {
+    o << (cfg.stragglers.variation ? "\nby stage (its slow hosts/GPUs alone, on identical GPUs; and repaired, the others and the "
+                                     "variation kept)\n"
+                                   : "\nby stage (its slow hosts/GPUs alone; and repaired, the others still slow)\n");
+    std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "stage", "alone", "slowdown", "MFU lost",
+                  "if repaired", "regained", "slow hosts / GPUs");
+    o << line;
+    for (const WhatIfStage& st : w.stages) {
+      const std::string name = "stage " + std::to_string(st.stage) + (st.stage == cfg.parallelism.pp - 1 ? " (LM head)" : "");
+      print(name, st.alone, st.saved_if_removed, units_words(st.hosts, st.gpus));
+    }
+  }
+  if (!w.cause.empty()) o << "\ncause      " << w.cause << "\n";
+  if (!w.all.slow_hosts.empty()) o << "\nslow hosts " << index_list(w.all.slow_hosts, 64) << "\n";
+  if (w.draws.count > 0) o << draws_words(w.draws, cfg.stragglers.seed);
+  return o.str();
+}
+
+std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const ScenarioConfig& cfg, int draws) {
+  std::vector<std::pair<std::string, ScenarioConfig>> out;
+  ScenarioConfig c = cfg;
+  c.network.fidelity = Fidelity::kFlow;
+  ScenarioConfig clean = c;
+  clean.stragglers = StragglersConfig{};
+  clean.network.faults.clear();
+  // The baseline folds as the variants do (training.fold_ranks), so the two compare like with like.
+  // Folded, every replica's pipeline sends start in step with the representative's and meet its
+  // ECMP collisions each time, where unfolded replicas drift apart: on stragglers-175b-12288 the
+  // folded baseline is 0.5% slower than the unfolded one (6.352 s against 6.321 s) while the
+  // straggled runs agree (6.494 s against 6.497 s), so the folded cost is 0.3 point low there
+  // (1.22 against 1.51); an unfolded baseline beside folded variants could make a slow host look
+  // like a speed-up where folding errs the other way (docs/results.md).
+  out.emplace_back("baseline", clean);
+  out.emplace_back("all", c);
+  // Degraded or failed fabric elements (network.faults) are one more source, "links".
+  std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  if (!cfg.network.faults.empty()) sources.push_back(kLinksSource);
+  if (sources.size() > 1) {
+    for (const std::string& source : sources) {
+      const bool links = source == kLinksSource;
+      ScenarioConfig one = c;
+      one.stragglers = links ? StragglersConfig{} : engine::only_source(cfg.stragglers, source);
+      if (!links) one.network.faults.clear();
+      out.emplace_back(source, one);
+      ScenarioConfig rest = c;
+      if (links) {
+        rest.network.faults.clear();
+      } else {
+        rest.stragglers = engine::without_source(cfg.stragglers, source);
+      }
+      out.emplace_back("all but " + source, rest);
+    }
+  }
+  // Per stage holding slow hosts or GPUs (when several do): that stage's repaired.
+  const std::vector<int> stages = slow_stages(cfg);
+  if (stages.size() > 1) {
+    for (const int stage : stages) out.emplace_back("all but stage " + std::to_string(stage), without_stage(c, stage));
+  }
+  for (int k = 1; k < draws; ++k) {
+    ScenarioConfig d = c;
+    d.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
+    out.emplace_back("all, seed " + std::to_string(d.stragglers.seed), d);
+  }
+  return out;
+}
+
+FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  FlowVariant v;
+  v.name = name;
+  engine::FlowTrainingOptions options;
+  options.keep_spans = false;
+  const engine::FlowTrainingResult f = engine::simulate_training(cfg, hw, options);
+  v.iteration_s = f.estimate.iteration.as_s();
+  v.mfu = f.estimate.mfu;
+  v.wall_s = f.wall_seconds;
+  v.rank_groups = static_cast<int>(f.rank_groups);
+  v.critical = flow_critical_words(f);
+  for (const std::string& g : f.straggling_groups) v.straggling += (v.straggling.empty() ? "" : ", ") + g;
+  v.links = flow_link_words(f);
+  v.critical_stage = flow_critical_stage(f);
+  if (name.rfind("all but stage ", 0) == 0) v.repaired_stage = std::atoi(name.c_str() + 14);
+  return v;
+}
+
+namespace {
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\t', ' ');
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string encode_variant(const FlowVariant& v) {
+  char num[320];
+  std::snprintf(num, sizeof num, "iteration_s=%.17g\tmfu=%.17g\twall_s=%.6g\trank_groups=%d\tcritical_stage=%d\trepaired_stage=%d",
+                v.iteration_s, v.mfu, v.wall_s, v.rank_groups, v.critical_stage, v.repaired_stage);
+  return "name=" + one_line(v.name) + "\t" + num + "\tcritical=" + one_line(v.critical) +
+         "\tstraggling=" + one_line(v.straggling) + "\tlinks=" + one_line(v.links) + "\terror=" + one_line(v.error);
+}
+
+FlowVariant decode_variant(const std::string& line) {
+  FlowVariant v;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t tab = line.find('\t', start);
+    if (tab == std::string::npos) tab = line.size();
+    const std::string field = line.substr(start, tab - start);
+    const size_t eq = field.find('=');
+    if (eq != std::string::npos) {
+      const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+      if (key == "name") v.name = value;
+      if (key == "iteration_s") v.iteration_s = std::strtod(value.c_str(), nullptr);
+      if (key == "mfu") v.mfu = std::strtod(value.c_str(), nullptr);
+      if (key == "wall_s") v.wall_s = std::strtod(value.c_str(), nullptr);
+      if (key == "rank_groups") v.rank_groups = std::atoi(value.c_str());
+      if (key == "critical_stage") v.critical_stage = std::atoi(value.c_str());
+      if (key == "repaired_stage") v.repaired_stage = std::atoi(value.c_str());
+      if (key == "critical") v.critical = value;
+      if (key == "straggling") v.straggling = value;
+      if (key == "links") v.links = value;
+      if (key == "error") v.error = value;
+    }
+    start = tab + 1;
+  }
+  return v;
+}
+
+namespace {
+
+// What the flow variants add up to: the draws, each repaired stage's regain and the cause.
+struct FlowSummary {
+  WhatIfDraws draws;                  // over "all" and "all, seed K" (count 0 with one)
+  std::vector<const FlowVariant*> stages;  // "all but stage N", in order
+  std::string cause;
+};
+
+// The variant named `name` that ran, or null.
+const FlowVariant* find_variant(const std::vector<FlowVariant>& variants, const std::string& name) {
+  for (const FlowVariant& v : variants) {
+    if (v.error.empty() && v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
+  FlowSummary out;
+  out.draws.placements = cfg.stragglers.units_drawn();
+  if (variants.size() < 2 || !variants[0].error.empty()) return out;
+  const FlowVariant& base = variants[0];
+  const FlowVariant* all = nullptr;
+  std::vector<double> lost;
+  for (const FlowVariant& v : variants) {
+    if (!v.error.empty()) continue;
+    if (v.name == "all") all = &v;
+    if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) {
+      lost.push_back(base.mfu - v.mfu);
+      if (v.critical_stage == cfg.parallelism.pp - 1) ++out.draws.last_stage;
+    }
+    if (v.repaired_stage >= 0) out.stages.push_back(&v);
+  }
+  if (lost.size() > 1) summarise_draws(lost, out.draws);
+  if (!all || all->iteration_s <= base.iteration_s) return out;
+  // The stage whose repair regains the most; with a single stage holding stragglers, the
+  // straggling stage on the critical path.
+  int stage = all->critical_stage;
+  double regained = -1;
+  const FlowVariant* repaired = nullptr;
+  for (const FlowVariant* v : out.stages) {
+    if (v->mfu - all->mfu > regained) {
+      regained = v->mfu - all->mfu;
+      stage = v->repaired_stage;
+      repaired = v;
+    }
+  }
+  // Degraded links (network.faults): named when repairing them regains more than any stage's
+  // slow hosts, or when they are the only source.
+  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  if (!cfg.network.faults.empty()) {
+    const FlowVariant* but_links = find_variant(variants, "all but links");
+    const double links_regain = but_links ? but_links->mfu - all->mfu : base.mfu - all->mfu;
+    const bool only_links = sources.empty();
+    // What repairing any other source (or one stage's slow hosts) regains.
+    double others = std::max(regained, 0.0);
+    for (const std::string& source : sources) {
+      if (const FlowVariant* v = find_variant(variants, "all but " + source)) others = std::max(others, v->mfu - all->mfu);
+    }
+    if (only_links || links_regain > others) {
+      std::string elements;
+      for (const FabricFault& f : cfg.network.faults) elements += (elements.empty() ? "" : ", ") + f.element;
+      out.cause = "the degraded links (network.faults: " + elements + ")" +
+                  (only_links ? ": " + mfu_points(base.mfu - all->mfu) + " lost"
+                              : ": repairing them regains " + mfu_points(links_regain) + " of the " +
+                                    mfu_points(base.mfu - all->mfu) + " lost");
+      return out;
+    }
+  }
+  // The slow hosts and GPUs of the named stage.
+  std::vector<int> hosts, gpus;
+  if (stage >= 0) {
+    if (const auto h = engine::slow_units_by_stage(cfg, "hosts"); h.count(stage)) hosts = h.at(stage);
+    if (const auto g = engine::slow_units_by_stage(cfg, "gpus"); g.count(stage)) gpus = g.at(stage);
+  }
+  // Another source (GPU speed variation, degraded NICs, uneven stages, a sequence imbalance)
+  // that costs more alone than the slow hosts and GPUs: the cause, as at the analytical level,
+  // followed by what repairing the slow hosts regains.
+  const bool several = sources.size() > 1;
+  std::string top_source;
+  double top_alone = 0, compute_alone = 0;
+  for (const std::string& source : sources) {
+    const FlowVariant* v = several ? find_variant(variants, source) : all;
+    if (!v) continue;
+    const double alone = base.mfu - v->mfu;
+    if (source == "hosts" || source == "gpus") {
+      compute_alone = std::max(compute_alone, alone);
+    } else if (alone > top_alone) {
+      top_alone = alone;
+      top_source = source;
+    }
+  }
+  if (!top_source.empty() && top_alone > compute_alone) {
+    out.cause = "the straggler source '" + top_source + "': " + mfu_points(top_alone) + " lost with it alone";
+    if (const FlowVariant* rest = several ? find_variant(variants, "all but " + top_source) : nullptr) {
+      out.cause += "; removing it regains " + mfu_points(rest->mfu - all->mfu) + " of the " +
+                   mfu_points(base.mfu - all->mfu) + " lost";
+    }
+    // What repairing the slow hosts and GPUs regains: the best stage's, or all of them (one stage).
+    if (repaired && stage >= 0) {
+      out.cause += "; repairing the slow " + units_words(hosts, gpus) + " on " + stage_words(cfg, stage) + " regains " +
+                   mfu_points(regained);
+    } else {
+      for (const char* source : {"hosts", "gpus"}) {
+        if (const FlowVariant* rest = find_variant(variants, std::string("all but ") + source)) {
+          out.cause += "; repairing the slow " + std::string(source) + " regains " + mfu_points(rest->mfu - all->mfu);
+        }
+      }
+    }
+    return out;
+  }
+  if (stage < 0) return out;
+  const bool one = hosts.size() + gpus.size() == 1;
+  out.cause = "the slow " + units_words(hosts, gpus) + " on " + stage_words(cfg, stage);
+  out.cause += regained >= 0 ? std::string(": repairing ") + (one ? "it" : "them") + " regains " + mfu_points(regained) +
+                                   " of the " + mfu_points(base.mfu - all->mfu) + " lost"
+                             : std::string(": ") + (one ? "its rank group has" : "their rank groups have") +
+                                   " the most compute on the critical path";
+  if (repaired && repaired->critical_stage >= 0 && repaired->critical_stage != stage && base.mfu - repaired->mfu > 5e-5) {
+    out.cause += ", the rest is the slow hosts on stage " + std::to_string(repaired->critical_stage) +
+                 ", which the iteration then waits for";
+  }
+  return out;
+}
+
+}  // namespace
+
+Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
+  Json j = Json::object();
+  j.set("kind", "whatif");
+  j.set("fidelity", "flow");
+  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  const FlowVariant* base = variants.empty() ? nullptr : &variants.front();
+  Json& rows = j.set("variants", Json::array());
+  for (const FlowVariant& v : variants) {
+    Json row = Json::object();
+    row.set("variant", v.name);
+    if (!v.error.empty()) {
+      row.set("error", v.error);
+      rows.push(row);
+      continue;
+    }
+    row.set("iteration_time_s", v.iteration_s);
+    row.set("mfu", v.mfu);
+    if (base && base->error.empty()) {
+      row.set("slowdown", v.iteration_s / base->iteration_s);
+      row.set("mfu_lost", base->mfu - v.mfu);
+    }
+    row.set("rank_groups_simulated", v.rank_groups);
+    row.set("wall_time_s", v.wall_s);
+    row.set("critical_path", v.critical);
+    row.set("critical_stage", v.critical_stage);
+    row.set("straggling_groups", v.straggling);
+    row.set("links", v.links);
+    rows.push(row);
+  }
+  const FlowSummary sum = flow_summary(cfg, variants);
+  j.set("cause", sum.cause);
+  if (sum.draws.count > 1) j.set("draws", draws_json(sum.draws));
+  return j;
+}
+
+std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
+  std::ostringstream o;
+  o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << " (flow level: one detailed simulation per variant)\n";
+  if (variants.empty()) return o.str();
+  const FlowVariant& base = variants.front();
+  if (!base.error.empty()) return o.str() + "baseline failed: " + base.error + "\n";
+  o << "baseline   iteration " << to_string(Time::s(base.iteration_s))
+    << fmt(cfg.network.faults.empty() ? ", MFU %.2f%% (no stragglers)\n\n" : ", MFU %.2f%% (no stragglers, no network.faults)\n\n",
+           100 * base.mfu);
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %7s %8s\n", "variant", "iteration", "slowdown", "MFU lost", "groups",
+                "wall");
+  o << line;
+  for (size_t i = 1; i < variants.size(); ++i) {
+    const FlowVariant& v = variants[i];
+    if (!v.error.empty()) {
+      o << v.name << ": failed: " << v.error << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %7d %7.1fs\n", v.name.c_str(),
+                  to_string(Time::s(v.iteration_s)).c_str(), 100 * (v.iteration_s / base.iteration_s - 1),
+                  100 * (base.mfu - v.mfu), v.rank_groups, v.wall_s);
+    o << line;
+    if (!v.critical.empty()) o << "    " << v.critical << "\n";
+    if (!v.links.empty()) o << "    links: " << v.links << "\n";
+  }
+  if (!variants[1].straggling.empty()) o << "\nstraggling rank groups  " << variants[1].straggling << "\n";
+  const FlowSummary sum = flow_summary(cfg, variants);
+  if (!sum.cause.empty()) o << "\ncause      " << sum.cause << "\n";
+  if (sum.draws.count > 1) {
+    o << draws_words(sum.draws, cfg.stragglers.seed);
+  } else if (cfg.stragglers.drawn()) {
+    const bool units = cfg.stragglers.units_drawn();
+    const std::string what = units && cfg.stragglers.variation ? "where the drawn hosts land and on the drawn GPU speeds"
+                             : units                           ? "where the drawn hosts land"
+                                                               : "the drawn GPU speeds";
+    o << fmt("\none draw (seed %.0f); the cost depends on ", static_cast<double>(cfg.stragglers.seed)) + what +
+             ": --draws N redraws them (the analytical level draws 100 by default)\n";
+  }
+  // Replicas that run in perfect lockstep meet each other's ECMP collisions every time; any speed
+  // spread desynchronises them, which alone can move the flow level's iteration by several percent
+  // either way where TP or CP groups span nodes.
+  const FlowVariant* all_variant = find_variant(variants, "all");
+  if (cfg.stragglers.variation && all_variant && all_variant->iteration_s < base.iteration_s) {
+    o << "\nnote       with the GPU speed variation the run is faster than the baseline: the baseline's replicas run "
+         "in lockstep and meet each other's ECMP collisions every time, which any speed spread breaks up "
+         "(several percent where TP or CP groups span nodes); compare variants that all have the variation\n";
+  }
+  return o.str();
+}
+
+}  // namespace clustersim::report
