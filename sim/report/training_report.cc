@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/report/html_report.h"
+#include "sim/report/internal/html_text.h"
 #include "sim/report/link_loads_json.h"
 #include "sim/report/trace_writer.h"
 #include "workloads/moe.h"
@@ -65,11 +66,7 @@ Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
   return o;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+constexpr auto fmt = &internal::format_number;
 
 }  // namespace
 
