@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Request generation, deployment setup, the continuous-batching event loop and its driver.
+// Deployment setup, the continuous-batching event loop and its driver (requests: serving_requests.h).
 #include "sim/engine/inference_sim.h"
 
 #include <simgrid/s4u/Engine.hpp>
@@ -7,18 +7,12 @@
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <limits>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
-#include "sim/core/text_file.h"
 #include "sim/engine/fabric_contention.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
@@ -28,144 +22,6 @@
 #include "topology/fabric_router.h"
 
 namespace clustersim::engine {
-namespace {
-
-// Uniform double in [0, 1) from the top 53 bits: the same on every standard library.
-double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-}  // namespace
-
-int draw_length(const LengthConfig& l, std::mt19937_64& rng) {
-  const int hi = l.max > 0 ? l.max : std::numeric_limits<int>::max();
-  switch (l.dist) {
-    case LengthDist::kFixed: return l.mean;
-    case LengthDist::kUniform:
-      return l.min + static_cast<int>(unit(rng) * static_cast<double>(l.max - l.min + 1));
-    case LengthDist::kExponential: {
-      const double v = -std::log(1.0 - unit(rng)) * l.mean;
-      return static_cast<int>(std::clamp<double>(std::llround(v), l.min, hi));
-    }
-  }
-  return l.mean;
-}
-
-namespace {
-
-// The fields of one CSV line, trimmed, with surrounding quotes (double or single) removed and
-// what they held trimmed too (" 0.5 " is 0.5).
-std::vector<std::string> csv_fields(const std::string& line) {
-  const auto trim = [](const std::string& f) {
-    const size_t a = f.find_first_not_of(" \t\r");
-    const size_t b = f.find_last_not_of(" \t\r");
-    return a == std::string::npos ? std::string() : f.substr(a, b - a + 1);
-  };
-  std::vector<std::string> out;
-  std::istringstream fields(line);
-  std::string field;
-  while (std::getline(fields, field, ',')) {
-    field = trim(field);
-    if (field.size() >= 2 && (field.front() == '"' || field.front() == '\'') && field.back() == field.front()) {
-      field = trim(field.substr(1, field.size() - 2));
-    }
-    out.push_back(field);
-  }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-}  // namespace
-
-std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
-  std::vector<ServingRequest> out;
-  // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first line.
-  std::istringstream in(text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text);
-  std::string line;
-  int n = 0;
-  bool first_content = true;
-  static const char* const kColumns[] = {"arrival_s", "prompt_tokens", "output_tokens"};
-  while (std::getline(in, line)) {
-    ++n;
-    const size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const std::vector<std::string> fields = csv_fields(line);
-    // The first line that is not blank or a comment may name the columns (no field starts like a
-    // number: arrival_s, "arrival_s"; 'nan,1,1' is a bad request, not a header); no later line may.
-    const bool header = first_content && std::none_of(fields.begin(), fields.end(), [](const std::string& f) {
-      return !f.empty() && (std::isdigit(static_cast<unsigned char>(f[0])) || f[0] == '.' || f[0] == '+' || f[0] == '-');
-    });
-    first_content = false;
-    if (header) continue;
-    const auto bad = [&](const std::string& why) {
-      return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + line + "'"});
-    };
-    if (fields.size() != 3) {
-      throw bad("expected 3 fields, arrival_s,prompt_tokens,output_tokens (a header only on the first line that "
-                "is not blank or a comment), found " + std::to_string(fields.size()));
-    }
-    char* end = nullptr;
-    const double arrival = std::strtod(fields[0].c_str(), &end);
-    if (fields[0].empty() || *end != '\0' || !std::isfinite(arrival) || arrival < 0 || arrival > kMaxArrivalSeconds) {
-      throw bad("arrival_s must be a number of seconds in [0, 1e6]");
-    }
-    long long tokens[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
-      const std::string& f = fields[static_cast<size_t>(i + 1)];
-      const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), tokens[i]);
-      if (f.empty() || ec != std::errc() || ptr != f.data() + f.size() || tokens[i] < 1 || tokens[i] > (1 << 24)) {
-        throw bad(std::string(kColumns[i + 1]) + " must be a whole number from 1 to 16777216");
-      }
-    }
-    const long long prompt = tokens[0], output = tokens[1];
-    if (max_context > 0 && prompt + output > max_context) {
-      throw BadInput(InputError{origin, n, "inference.trace",
-                                "prompt + output is " + std::to_string(prompt + output) +
-                                    " tokens, over model.seq_len (" + std::to_string(max_context) +
-                                    "), the longest context served; got '" + line + "'"});
-    }
-    out.push_back({static_cast<int64_t>(out.size()), Time::s(arrival), static_cast<int>(prompt), static_cast<int>(output)});
-  }
-  if (out.empty()) throw BadInput(InputError{origin, 0, "inference.trace", "the trace has no requests"});
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.arrival < b.arrival; });
-  for (size_t i = 0; i < out.size(); ++i) out[i].id = static_cast<int64_t>(i);
-  return out;
-}
-
-std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context) {
-  if (!in.trace.empty()) {
-    std::filesystem::path p(in.trace);
-    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-    constexpr size_t kMaxTraceBytes = size_t{256} << 20;  // about 10 million requests
-    std::string text;
-    try {
-      text = read_text_file(p.string(), kMaxTraceBytes, "a request trace (CSV)");
-    } catch (const BadInput& e) {
-      // Name the key that gave the path (relative paths are resolved beside the scenario).
-      std::vector<InputError> errors = e.errors();
-      for (InputError& err : errors) {
-        if (err.key_path.empty()) err.key_path = "inference.trace";
-      }
-      throw BadInput(errors);
-    }
-    return parse_request_trace(text, p.string(), max_context);
-  }
-  std::mt19937_64 rng(in.seed);
-  std::vector<ServingRequest> out;
-  out.reserve(static_cast<size_t>(in.requests));
-  double t = 0;
-  for (int i = 0; i < in.requests; ++i) {
-    t += -std::log(1.0 - unit(rng)) / in.rate_per_s;  // exponential gaps: a Poisson process
-    if (t > kMaxArrivalSeconds) {
-      throw BadInput(InputError{"", 0, "inference.rate_per_s",
-                                "request " + std::to_string(i) + " of " + std::to_string(in.requests) +
-                                    " arrives after 1e6 s, the longest span simulated; raise the rate or "
-                                    "lower inference.requests"});
-    }
-    const int prompt = draw_length(in.prompt, rng);
-    const int output = draw_length(in.output, rng);
-    out.push_back({i, Time::s(t), prompt, output});
-  }
-  return out;
-}
 
 ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
   if (!cfg.inference) throw BadInput(InputError{cfg.file, 0, "inference", "the scenario has no inference section"});

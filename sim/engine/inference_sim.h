@@ -14,6 +14,7 @@
 #include "sim/core/config.h"
 #include "sim/engine/inference_cost.h"
 #include "sim/engine/inference_trace.h"
+#include "sim/engine/serving_requests.h"
 #include "sim/network/network.h"
 #include "sim/network/route_source.h"
 #include "topology/fabric.h"
@@ -23,34 +24,6 @@ class RouteSource;
 }  // namespace clustersim::net
 
 namespace clustersim::engine {
-
-struct ServingRequest {
-  int64_t id = 0;
-  Time arrival;
-  int prompt = 0;  // tokens
-  int output = 0;  // tokens generated, the first one by the prefill
-};
-
-// Draws one length from `l` (see LengthConfig); deterministic for a given generator state on every
-// standard library (no std distributions).
-int draw_length(const LengthConfig& l, std::mt19937_64& rng);
-
-// The latest arrival simulated: the clock counts picoseconds in 64 bits (about 106 days), and a
-// serving study spans minutes to hours.
-inline constexpr double kMaxArrivalSeconds = 1e6;
-
-// `requests` Poisson arrivals of rate_per_s with drawn lengths (seeded), or the trace file
-// inference.trace (relative to `base_dir`). Sorted by arrival. `max_context` (model.seq_len; 0:
-// none) bounds a trace request's prompt + output. Throws BadInput when arrivals pass
-// kMaxArrivalSeconds.
-std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context = 0);
-
-// A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments, blank
-// lines, a leading UTF-8 byte-order mark and a header (the first other line, when it does not
-// start like a number) are skipped. Throws BadInput
-// naming the line for any other line that is not three numbers, arrivals outside
-// [0, kMaxArrivalSeconds], and prompt + output over `max_context` (when > 0).
-std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context = 0);
 
 // Everything derived from the scenario that the simulation needs: model, pools with their
 // hardware profiles and memory, links. Pools are placed on consecutive GPUs in the order

@@ -79,7 +79,7 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
                 .find("prompt_tokens must be a whole number from 1 to 16777216"),
             std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("-1,10,5\n", "t.csv"); })
-                .find("arrival_s must be a number of seconds in [0, 1e6]"),
+                .find("arrival_s must be a decimal number of seconds in [0, 1e6]"),
             std::string::npos);
   // The field that is wrong is named: a fractional or exponent token count is not a header.
   for (const char* line : {"0.1,100.5,20\n", "0.1,1e2,20\n", "0.1,inf,20\n"}) {
@@ -110,6 +110,13 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   EXPECT_NE(bad_input_of([] { parse_request_trace("nan,1,1\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,10,5,7\n", "t.csv"); }).find("expected"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("# nothing\n", "t.csv"); }).find("no requests"), std::string::npos);
+  // Arrivals are decimal numbers: no sign, hexadecimal float or infinity (strtod took all three).
+  for (const char* line : {"+1,10,5\n", "0x1p3,10,5\n", "inf,10,5\n", "1.5s,10,5\n", "1_000,10,5\n"}) {
+    EXPECT_NE(bad_input_of([line] { parse_request_trace(line, "t.csv"); }).find("arrival_s must be a decimal number"),
+              std::string::npos)
+        << line;
+  }
+  EXPECT_EQ(parse_request_trace(".5,10,5\n1e2,10,5\n", "t.csv").back().arrival, Time::s(100));
   // Poisson arrivals past the clock's range: refused, naming the rate.
   EXPECT_NE(bad_input_of([] {
               make_requests(*serving({"inference.rate_per_s=1e-6", "inference.requests=100"}).inference, "");
