@@ -275,17 +275,22 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const Tra
   Time total = tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives, lt.forward, lt.backward);
   if (p.cp > 1) {
     // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
-    // backward sends them and their gradients), overlapped with the attention core. The ring has
-    // as many ranks per node as the placement puts there.
-    const Placement pl = placement_of(cfg);
-    const int per_node = pl.ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
-    const GroupLinks g = group_links(p.cp, per_node, l);
-    const Time ring = collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, g);
+    // backward sends them and their gradients), overlapped with the attention core.
+    const Time ring = cp_ring_time(cfg, l);
     const Time fwd = max(Time::zero(), ring - lt.attention_fwd);
     const Time bwd = max(Time::zero(), ring + ring - 2.5 * lt.attention_fwd);
     total += fwd + bwd;
   }
   return total;
+}
+
+Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l) {
+  const ParallelismConfig& p = cfg.parallelism;
+  if (p.cp <= 1) return Time::zero();
+  // The ring has as many ranks per node as the placement puts there.
+  const Placement pl = placement_of(cfg);
+  const int per_node = pl.ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
+  return collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, group_links(p.cp, per_node, l));
 }
 
 Bytes cp_kv_bytes(const ScenarioConfig& cfg) {

@@ -105,6 +105,11 @@ Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int 
 // `tp`, the CP ring over `cp`.
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& cp, const LayerTimes& lt);
 
+// One pass of K and V around the CP ring of one layer and micro-batch over `l` (an all-gather of
+// cp x cp_kv_bytes); a layer runs three (the forward's, the backward's K/V and their gradients').
+// 0 when cp is 1.
+Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l);
+
 // Bytes of K and V one CP rank holds for one layer and micro-batch (the ring passes cp of them).
 Bytes cp_kv_bytes(const ScenarioConfig& cfg);
 

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_cost.h"
+#include "topology/clos_shape.h"
 #include "workloads/moe.h"
 #include "workloads/placement.h"
 #include "workloads/training_costs.h"
@@ -31,6 +33,59 @@ using coll::GroupLinks;
 using work::group_links;
 using work::LayerTimes;
 using work::TrainingLinks;
+
+// How many pipeline stages the GPUs behind a node's first NIC hold (1 in Megatron-LM's default
+// order, where a node holds one stage; more where the placement puts pp before cp or dp).
+int stages_on_first_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
+  std::set<int> stages;
+  for (int g = 0; g < cfg.cluster.gpus_per_node && g < pl.gpus(); ++g) {
+    if (topo::nic_of_gpu(g, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node) == 0) {
+      stages.insert(pl.coord(g, work::Dim::kPp));
+    }
+  }
+  return std::max<int>(1, static_cast<int>(stages.size()));
+}
+
+// The TP and CP links of a stage whose NIC also carries k - 1 other pipeline stages' traffic
+// (placements that put pp before cp or tp, such as tp-pp-cp-dp), for the groups that leave the
+// node (`tp_leaves`, `cp_leaves`). The closed forms give every GPU its share of its NIC at once,
+// as if the k stages communicated together; they run different micro-batches, so one stage's
+// traffic meets another's only while that one sends its own. Mean field (each stage's traffic
+// busy a fraction d of its micro-batch slot, independently of the others'): a stage's GPUs get
+// k times the closed form's share divided by 1 + (k - 1) d, and
+//
+//   d = layers x (3 x CP ring pass + TP collectives) / slot,  slot = layers x (forward + backward + exposed TP/CP)
+//
+// (three ring passes per layer: the forward's K and V, the backward's and their gradients'; the
+// TP collectives whole, hidden or not), iterated from d = 1, the closed form, down to its fixed
+// point (the map rises with d).
+struct StaggeredLinks {
+  TrainingLinks tp;
+  TrainingLinks cp;
+};
+StaggeredLinks staggered_links(const ScenarioConfig& cfg, const StaggeredLinks& closed, const LayerTimes& lt,
+                               double layers, int k, double competitors, bool tp_leaves, bool cp_leaves) {
+  StaggeredLinks out = closed;
+  const int collectives = work::tp_layer_traffic(cfg).collectives;
+  const auto share = [&](double d) {
+    const double f = k / (1.0 + competitors * d);
+    if (tp_leaves) out.tp.nic_per_gpu = Bandwidth{closed.tp.nic_per_gpu.bytes_per_s * f};
+    if (cp_leaves) out.cp.nic_per_gpu = Bandwidth{closed.cp.nic_per_gpu.bytes_per_s * f};
+  };
+  double d = 1.0;
+  for (int i = 0; i < 100; ++i) {
+    share(d);
+    const Time busy =
+        layers * ((cp_leaves ? 3.0 * work::cp_ring_time(cfg, out.cp) : Time::zero()) +
+                  (tp_leaves ? work::tp_collectives_time(cfg, out.tp, collectives, Time::zero(), Time::zero()) : Time::zero()));
+    const Time slot = layers * (lt.forward + lt.backward + work::layer_tp_time(cfg, out.tp, out.cp, lt));
+    const double next = std::min(1.0, busy / slot);
+    if (std::abs(next - d) < 1e-9) break;
+    d = next;
+  }
+  share(d);
+  return out;
+}
 
 }  // namespace
 
@@ -74,20 +129,44 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   Time stage_compute = layers_per_stage * (lt.forward + lt.backward) + head;
   // CP rings, every replica's and stage's at once (they run with each attention core), meet
   // their routes' contention like the DP rings; unrouted, the tiers their members cross.
-  const TrainingLinks cp_l = contention.routed ? work::links_at_contention(l, contention.cp)
-                                               : work::links_for_ring(cfg, l, p.cp > 1 ? pl.gpu(0, 1, 0, 0) : 0, p.cp);
+  TrainingLinks cp_l = contention.routed ? work::links_at_contention(l, contention.cp)
+                                         : work::links_for_ring(cfg, l, p.cp > 1 ? pl.gpu(0, 1, 0, 0) : 0, p.cp);
   // TP groups across nodes: their routes' contention where they leave a node (every replica's and
   // stage's groups at once: ECMP collisions, placements that put DP first); else the tiers their
   // members cross, as a ring of tp GPUs.
   const bool tp_routed = contention.routed && p.tp > 1 && !m.moe && pl.ranks_per_node(work::Dim::kTp, c.gpus_per_node) < p.tp;
-  const TrainingLinks tp_l = tp_routed ? work::links_at_contention(l, contention.tp)
-                                       : work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
+  TrainingLinks tp_l = tp_routed ? work::links_at_contention(l, contention.tp)
+                                 : work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
+  // TP groups and CP rings of several stages through one NIC meet only part of the time
+  // (staggered_links).
+  const int stages_per_nic = stages_on_first_nic(cfg, pl);
+  std::optional<Time> fill_tp;
+  const bool tp_leaves = p.tp > 1 && pl.ranks_per_node(work::Dim::kTp, c.gpus_per_node) < p.tp;
+  const bool cp_leaves = p.cp > 1 && pl.ranks_per_node(work::Dim::kCp, c.gpus_per_node) < p.cp;
+  if (stages_per_nic > 1 && (tp_leaves || cp_leaves) && !m.moe) {
+    // How many of the other stages on the NIC run beside the critical stage, on average. 1F1B:
+    // of the others' (pp - 1) m micro-batch slots, pp (pp - 1) / 2 / vpp fall in the fill and drain
+    // (column j of the fill runs stages 0..j), so its m slots meet (pp - 1)(1 - pp / (2 m vpp)) of
+    // them; a fill or drain column meets (pp - 2) / 2 on average. Of those, the NIC carries
+    // (k - 1) / (pp - 1).
+    const double on_nic = static_cast<double>(stages_per_nic - 1) / (p.pp - 1);
+    const double during_slots =
+        on_nic * (p.pp - 1) * std::max(0.0, 1.0 - p.pp / (2.0 * static_cast<double>(est.micro_batches) * p.vpp));
+    const double during_fill = on_nic * 0.5 * (p.pp - 2);
+    const StaggeredLinks s =
+        staggered_links(cfg, {tp_l, cp_l}, lt, layers_per_stage, stages_per_nic, during_slots, tp_leaves, cp_leaves);
+    const StaggeredLinks f =
+        staggered_links(cfg, {tp_l, cp_l}, lt, layers_per_stage, stages_per_nic, during_fill, tp_leaves, cp_leaves);
+    fill_tp = layers_per_stage * work::layer_tp_time(cfg, f.tp, f.cp, lt);
+    tp_l = s.tp;
+    cp_l = s.cp;
+  }
   Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, tp_l, cp_l, lt);
   Time stage_ep;
   Time bwd_window = layers_per_stage * lt.backward;
   Time fwd_window = layers_per_stage * lt.forward;
   // The other stages' micro-batch times added up: the pipeline's fill and drain run on them.
-  Time others = (p.pp - 1) * (stage_compute - head + stage_tp);
+  Time others = (p.pp - 1) * (stage_compute - head + fill_tp.value_or(stage_tp));
   if (m.moe) {
     // MoE: every stage's layers priced one by one (routing differs per layer); the slowest stage
     // (with the LM head on the last) sets the pace.
