@@ -30,8 +30,9 @@ std::vector<InputError> validate_scenario(const ScenarioConfig& cfg);
 // An error about `key_path` of `cfg`, with the file and the line where that key was written.
 InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path, const std::string& message);
 
-// `e` with the scenario's file and the key's line on each error that names a key but no file
-// (checks made while running, the profile loader's): what a user needs to find it.
+// `e` with the scenario's file (and the key's line, when it names a key) on each error that names
+// no file (checks made while running, the profile loader's, the network backends'): what a user
+// needs to find it. Errors that name their own file (a profile, a trace) keep it.
 BadInput in_scenario(const ScenarioConfig& cfg, const BadInput& e);
 
 }  // namespace clustersim

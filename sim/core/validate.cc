@@ -43,7 +43,7 @@ InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path
 BadInput in_scenario(const ScenarioConfig& cfg, const BadInput& e) {
   std::vector<InputError> errors = e.errors();
   for (InputError& err : errors) {
-    if (err.file.empty() && !err.key_path.empty()) err = scenario_error(cfg, err.key_path, err.message);
+    if (err.file.empty()) err = scenario_error(cfg, err.key_path, err.message);
   }
   return BadInput(errors);
 }

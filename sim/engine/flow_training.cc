@@ -307,11 +307,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       network = net::make_network(net_cfg, routes, *clock);
     } catch (const BadInput& e) {
       // The backend names the key; the scenario knows the file and line.
-      std::vector<InputError> errors = e.errors();
-      for (InputError& err : errors) {
-        if (err.file.empty()) err = scenario_error(cfg, err.key_path, err.message);
-      }
-      throw BadInput(errors);
+      throw in_scenario(cfg, e);
     }
     // A training step starts flows all along; the first ones started rarely congest. (The packet
     // level traces the first started.)

@@ -555,11 +555,7 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
     try {
       return make_requests(setup.in, cfg.cluster.source_dir, cfg.model.seq_len);
     } catch (const BadInput& e) {
-      std::vector<InputError> errors = e.errors();
-      for (InputError& err : errors) {
-        if (err.file.empty()) err = scenario_error(cfg, err.key_path, err.message);
-      }
-      throw BadInput(errors);
+      throw in_scenario(cfg, e);
     }
   }();
   const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
