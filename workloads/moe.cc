@@ -720,10 +720,11 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   // the tp group under sp) and expert replicas ep x expert_tp apart; placed DP outermost, one per
   // node.
   const Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
+  // A ring split unevenly over nodes runs member to member (coll::ring_members_per_node).
   const auto fewest_per_node = [gpn](const std::vector<std::vector<int32_t>>& rings) {
     int fewest = INT32_MAX;
     for (const std::vector<int32_t>& r : rings) {
-      if (!r.empty()) fewest = std::min(fewest, coll::fewest_members_per_node(r, gpn));
+      if (!r.empty()) fewest = std::min(fewest, coll::ring_members_per_node(r, gpn));
     }
     return fewest == INT32_MAX ? 1 : fewest;
   };

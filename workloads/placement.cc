@@ -56,8 +56,7 @@ int Placement::ranks_per_node(Dim along, int gpus_per_node) const {
   for (int b = 0; b < gpus_per_node; ++b) {
     if (!offset[b]) continue;
     for (int i = 0; i < size_[d]; ++i) members[static_cast<size_t>(i)] = b + i * stride_[d];
-    const std::vector<std::vector<int32_t>> nodes = coll::members_by_node(members, gpus_per_node);
-    fewest = std::min(fewest, coll::splits_evenly(nodes) ? static_cast<int>(nodes.front().size()) : 1);
+    fewest = std::min(fewest, coll::ring_members_per_node(members, gpus_per_node));
   }
   return std::max(1, fewest);
 }

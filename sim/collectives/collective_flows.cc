@@ -104,6 +104,11 @@ int fewest_members_per_node(std::span<const int32_t> gpus, int gpus_per_node) {
   return std::max(1, fewest);
 }
 
+int ring_members_per_node(std::span<const int32_t> gpus, int gpus_per_node) {
+  const std::vector<std::vector<int32_t>> nodes = members_by_node(gpus, gpus_per_node);
+  return !nodes.empty() && splits_evenly(nodes) ? static_cast<int>(nodes.front().size()) : 1;
+}
+
 void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::span<const int32_t> gpus,
                       int gpus_per_node, std::vector<FlowSpec>& out) {
   const int n = static_cast<int>(gpus.size());

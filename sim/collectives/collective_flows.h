@@ -59,9 +59,14 @@ std::vector<std::vector<int32_t>> members_by_node(std::span<const int32_t> gpus,
 // Whether every node of `nodes` (members_by_node) holds as many members: else collective_flows
 // runs one ring in rank order.
 bool splits_evenly(const std::vector<std::vector<int32_t>>& nodes);
-// The fewest of `gpus` on any node they touch (at least 1): the members whose NIC share paces a
-// ring through them.
+// The fewest of `gpus` on any node they touch (at least 1): the members whose NIC share paces an
+// exchange between all of them (all-to-all).
 int fewest_members_per_node(std::span<const int32_t> gpus, int gpus_per_node);
+// The members per node a ring over `gpus` runs with, as collective_flows builds it: the count on
+// each node when every node holds as many (k channels, member c of one node to member c of the
+// next, k NIC shares), 1 when they differ (one ring in rank order, one edge out of each node: one
+// GPU's NIC share).
+int ring_members_per_node(std::span<const int32_t> gpus, int gpus_per_node);
 
 // Closed-form time of the double binary tree all-reduce (no contention):
 //   t = intra_alpha + 2 ceil(log2 nodes) x inter_alpha + max(2 size / (k nic), 2 (k-1)/k size / intra)

@@ -70,6 +70,20 @@ TEST(CollectiveFlows, OneRankPerNodeIsOneRingOverTheRails) {
   for (const FlowSpec& f : flows) EXPECT_EQ(f.bytes.n, 1'910'000);  // 191/192 x size
 }
 
+TEST(CollectiveFlows, RingMembersPerNodeFollowTheRingsBuilt) {
+  // Three per node: three channels, each leaving through its own GPU's NIC.
+  EXPECT_EQ(ring_members_per_node(iota(6, 0, 2), 6), 3);
+  // 3 + 3 + 2: one ring in rank order, one edge out of each node, whatever the fewest is.
+  const std::vector<int32_t> uneven = iota(8, 0, 2);
+  EXPECT_EQ(fewest_members_per_node(uneven, 6), 2);
+  EXPECT_EQ(ring_members_per_node(uneven, 6), 1);
+  std::vector<FlowSpec> flows;
+  collective_flows(CollectiveOp::kAllGather, Algorithm::kRing, Bytes{8000}, uneven, 6, flows);
+  std::map<int32_t, int> leaving;  // node -> flows out of it
+  for (const FlowSpec& f : flows) leaving[f.src / 6] += f.inter_node ? 1 : 0;
+  for (const auto& [node, n] : leaving) EXPECT_EQ(n, 1) << "node " << node;
+}
+
 TEST(CollectiveFlows, AllToAllAndSendRecv) {
   std::vector<FlowSpec> flows;
   collective_flows(CollectiveOp::kAllToAll, Algorithm::kRing, Bytes{4000}, iota(4, 0, 8), 8, flows);
