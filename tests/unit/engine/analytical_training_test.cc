@@ -162,6 +162,31 @@ TEST(AnalyticalTraining, StagesOnOneNodeSendOverNvlink) {
   }
 }
 
+TEST(AnalyticalTraining, StagesBehindOneNicShareItOnlyWhileSeveralSend) {
+  // tp 4, pp 4 placed pp-tp-cp-dp: a node holds two TP ranks of each of the four stages, so TP
+  // groups span two nodes, and with 2 NICs each carries four stages' traffic. The stages run
+  // different micro-batches: their TP traffic takes longer than with the NIC to themselves, and
+  // less than the closed form, which has all four send at once.
+  ScenarioConfig cfg = plan(64, 4, 4, 256);
+  cfg.parallelism.placement = "pp-tp-cp-dp";
+  cfg.cluster.nics_per_node = 2;
+  const TrainingEstimate e = estimate_training(cfg, a100());
+  const work::TrainingLinks at_once = work::links_at_contention(work::training_links(cfg, a100()), e.contention.tp);
+  work::TrainingLinks alone = at_once;
+  alone.nic_per_gpu = Bandwidth{4 * at_once.nic_per_gpu.bytes_per_s};
+  const work::LayerTimes lt = work::layer_times(cfg, a100());
+  const double layers = static_cast<double>(e.micro_batches) * cfg.model.layers / cfg.parallelism.pp;
+  const Time tp_alone = layers * work::layer_tp_time(cfg, alone, alone, lt);
+  const Time tp_at_once = layers * work::layer_tp_time(cfg, at_once, at_once, lt);
+  EXPECT_GT(e.breakdown.tp_exposed, 1.05 * tp_alone);
+  EXPECT_LT(e.breakdown.tp_exposed, 0.95 * tp_at_once);
+  // A NIC per GPU: no NIC carries two stages, and nothing changes from the closed form.
+  cfg.cluster.nics_per_node = 8;
+  const TrainingEstimate own = estimate_training(cfg, a100());
+  const work::TrainingLinks own_links = work::links_at_contention(work::training_links(cfg, a100()), own.contention.tp);
+  EXPECT_EQ(own.breakdown.tp_exposed, layers * work::layer_tp_time(cfg, own_links, own_links, lt));
+}
+
 TEST(AnalyticalTraining, PpOverlapWithFewMicroBatchesIsNotSlower) {
   ScenarioConfig off = plan(64, 1, 8, 8);  // dp 8, 8 sequences: 1 micro-batch per pipeline
   off.training.overlap.pp_p2p = false;
