@@ -35,7 +35,8 @@ using work::LayerTimes;
 using work::TrainingLinks;
 
 // How many pipeline stages the GPUs behind a node's first NIC hold (1 in Megatron-LM's default
-// order, where a node holds one stage; more where the placement puts pp before cp or dp).
+// order, where a node holds one stage; more where the placement puts pp before tp, cp or dp and a
+// NIC serves several GPUs).
 int stages_on_first_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
   std::set<int> stages;
   for (int g = 0; g < cfg.cluster.gpus_per_node && g < pl.gpus(); ++g) {
@@ -52,7 +53,8 @@ int stages_on_first_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
 // as if the k stages communicated together; they run different micro-batches, so one stage's
 // traffic meets another's only while that one sends its own. Mean field (each stage's traffic
 // busy a fraction d of its micro-batch slot, independently of the others'): a stage's GPUs get
-// k times the closed form's share divided by 1 + (k - 1) d, and
+// k times the closed form's share divided by 1 + w d, w = `competitors`, the mean number of the
+// NIC's other stages running beside it (the caller's schedule count), and
 //
 //   d = layers x (3 x CP ring pass + TP collectives) / slot,  slot = layers x (forward + backward + exposed TP/CP)
 //
