@@ -18,6 +18,7 @@
 #include "sim/report/sweep/worker_pool.h"
 #include "sim/report/training_report.h"
 #include "sim/report/whatif_report.h"
+#include "topology/fabric.h"
 #include "workloads/placement.h"
 #include "workloads/transformer.h"
 
@@ -437,6 +438,9 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
   // Failed or degraded links and switches exist only in the flow level's fabric: timing the job
   // analytically would drop them without a word.
   require_flow_for_network_faults(cfg);
+  // The fabric builds and every fault names an element of it, before any level runs (the flow
+  // what-if and the reliability states run in forked children, which would each fail alone).
+  (void)topo::build_fabric(cfg, hw.nvlink_bandwidth);
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
   return hw;
 }

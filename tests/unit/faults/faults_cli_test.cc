@@ -247,6 +247,14 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
   EXPECT_TRUE(contains(a.out, "cause      the slow host 5 on stage 1 of 2 (the last")) << a.out;
   EXPECT_EQ(clustersim("whatif " + s + " --fidelity packet").code, 2);
   EXPECT_EQ(clustersim("whatif " + s + " --jobs 0").code, 2);
+  // A fabric that does not build, or a fault naming no element of it, is refused before any
+  // variant forks (each used to fail alone: exit 0 or 1, the reason only in the table).
+  const Result bad_fault = clustersim("whatif " + s + " --set 'network.faults=[{element: foo, bandwidth_factor: 0.5}]'");
+  EXPECT_EQ(bad_fault.code, 2) << bad_fault.out;
+  EXPECT_TRUE(contains(bad_fault.out, "network.faults[0].element: no fabric element 'foo'")) << bad_fault.out;
+  const Result bad_radix = clustersim("whatif " + s + " --set network.switch_radix=4");
+  EXPECT_EQ(bad_radix.code, 2) << bad_radix.out;
+  EXPECT_TRUE(contains(bad_radix.out, "network.switch_radix")) << bad_radix.out;
   // A plain run takes stragglers at the congestion levels too (the operation graph carries them).
   const Result packet = clustersim("run " + s + " --set network.fidelity=packet");
   EXPECT_EQ(packet.code, 0) << packet.out;
