@@ -295,18 +295,26 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   for (const auto& [rs, f] : cell_factors(cfg, pl)) cells(rs.first)[rs.second] = f;
 
   // --- Degraded NICs: their GPUs' DP collectives run at the degraded pace (a ring moves at its
-  // slowest member's rate), and their pipeline sends take longer.
+  // slowest member's rate), and their pipeline sends take longer. Only the NICs slow down: the
+  // switch links keep their speed, so a ring the fabric already holds below the degraded rate
+  // (oversubscription, ECMP collisions) loses nothing more.
   std::map<int, std::vector<Time>> p2p_extra;  // replica -> per-stage extra time per chunk pass
   if (sc.nics) {
     ScenarioConfig slow = clean;
+    slow.network.fabric_bandwidth = clean.network.fabric_bandwidth.value_or(clean.cluster.nic_bandwidth);
     slow.cluster.nic_bandwidth = sc.nics->bandwidth_factor * slow.cluster.nic_bandwidth;
-    if (slow.network.fabric_bandwidth) {
-      slow.network.fabric_bandwidth = std::min(*slow.network.fabric_bandwidth, slow.cluster.nic_bandwidth);
-    }
     calib::HardwareProfile slow_hw = hw;
     slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
     const TrainingEstimate deg = level(slow, slow_hw);
-    out.communication_delta += max(Time::zero(), deg.breakdown.dp_exposed - est.breakdown.dp_exposed);
+    // 1F1B ends stage s's last backward pass s chunk passes before the first stage's, so a
+    // reduction slowed on stage s has that much more time before the step ends.
+    int first_stage = pp;
+    for (int h : sc.nics->hosts) {
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) first_stage = std::min(first_stage, cell_of(pl, g).second);
+    }
+    const Time chunk_pass = (layers[0] / vpp) * lc.layer_backward;
+    out.communication_delta +=
+        max(Time::zero(), deg.breakdown.dp_exposed - first_stage * chunk_pass - est.breakdown.dp_exposed);
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =

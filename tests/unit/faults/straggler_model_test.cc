@@ -257,6 +257,27 @@ TEST(StragglerModel, EverySourceSlowsAndForwardOnlyCostsLess) {
   EXPECT_GT(impact("stragglers: {sequence_imbalance: {max_over_mean: 1.3}}\n").slowdown(), 1.2);
 }
 
+TEST(StragglerModel, ADegradedNicCostsWhatItAddsToItsStagesReduction) {
+  // 1F1B ends the last stage's backward passes first: its reduction has three chunk passes more
+  // before the step ends than the first stage's (host 6 holds stage 3, host 0 stage 0).
+  const StragglerImpact first = impact("stragglers: {nics: {hosts: [0], bandwidth_factor: 0.25}}\n");
+  const StragglerImpact last = impact("stragglers: {nics: {hosts: [6], bandwidth_factor: 0.25}}\n");
+  EXPECT_GT(first.communication_delta, last.communication_delta);
+  // A fabric that already holds the DP rings to half the NICs' rate (radix 16, 12:4 ToRs: the
+  // routes slow them 2x) takes nothing more from a NIC at 90%: only the NICs slow down, not the
+  // switch links. (Before 2026-11-22 the two multiplied: 0.70 MFU points, the flow level 0.)
+  const std::string fabric =
+      "cluster: {gpu: A100-SXM4-80GB, gpus: 256, gpus_per_node: 8, nics_per_node: 8, nic_bandwidth: 200Gbps}\n"
+      "network: {tiers: 3, switch_radix: 16, tor_oversubscription: '12:4'}\n"
+      "model: {layers: 40, hidden: 5120, heads: 40, seq_len: 2048, vocab: 64000}\n"
+      "parallelism: {tp: 8, pp: 4, vpp: 2, sequence_parallel: true, zero_stage: 1}\n"
+      "training: {global_batch: 256, parallel_block: true}\n"
+      "stragglers: {nics: {hosts: [4], bandwidth_factor: 0.9}}\n";
+  const ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(fabric, "f.yaml"), "f.yaml");
+  const StragglerImpact held = simulate_stragglers(cfg, calib::load_hardware_profile("A100-SXM4-80GB"), analytical_level());
+  EXPECT_LT(held.baseline_mfu - held.mfu, 0.0005);
+}
+
 TEST(StragglerModel, UnevenLayersThatPpDoesNotDivide) {
   // 10 layers over pp 4 as 2, 3, 3, 2 (Llama 3's balancing): accepted, and against the even
   // 2.5-layer nominal stage the 3-layer stages pace the pipeline, at most 3 / 2.5 slower.
