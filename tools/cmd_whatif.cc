@@ -95,6 +95,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (flow) {
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).
     const auto variants = report::flow_whatif_variants(cfg, draws);
+    const std::vector<std::vector<int>> unfold = report::unfold_per_variant(variants, hw);
     std::vector<report::FlowVariant> results(variants.size());
     std::vector<int64_t> todo;
     for (size_t i = 0; i < variants.size(); ++i) {
@@ -106,7 +107,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
         sweep::make_chunks(todo, jobs, 1),
         [&](int64_t i) {
           try {
-            return report::encode_variant(report::run_flow_variant(variants[i].first, variants[i].second, hw));
+            return report::encode_variant(report::run_flow_variant(variants[i].first, variants[i].second, hw, unfold[i]));
           } catch (const std::exception& e) {
             report::FlowVariant v;
             v.name = variants[i].first;

@@ -243,7 +243,10 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   r.estimate.breakdown = {};
 
   const work::GraphCosts costs = options.costs ? *options.costs : work::graph_costs(cfg, hw);
-  const FlowStragglers stragglers = flow_stragglers(cfg, hw);
+  FlowStragglers stragglers = flow_stragglers(cfg, hw);
+  for (const int replica : options.unfold_replicas) {
+    stragglers.graph.replicas.try_emplace(replica, std::vector<work::GroupScaling>(static_cast<size_t>(cfg.parallelism.pp)));
+  }
   const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph);
   r.folded = graph.folded;
   r.slow_hosts = stragglers.slow_hosts;

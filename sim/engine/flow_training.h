@@ -99,6 +99,10 @@ struct FlowTrainingOptions {
   std::function<void(const std::string&)> progress;
   // Rows kept of each congestion series (queues, rates): 500,000 queue rows are about 17 MB of CSV.
   int64_t max_series_rows = 500'000;
+  // DP replicas simulated on their own even where nothing slows them (with training.fold_ranks):
+  // runs that are to be compared unfold the same replicas, so that folding moves none of them
+  // (the what-if's variants, the reliability study's cluster states).
+  std::vector<int> unfold_replicas;
 };
 
 // Runs one iteration of a validated training scenario at the flow level, with its `stragglers`

@@ -481,6 +481,10 @@ StateTimes state_iteration_times(const ScenarioConfig& cfg, const std::vector<Cl
     return out;
   }
   std::vector<FlowVariant> runs(states.size());
+  // Every state unfolds the replicas any of them does, so folding moves none against another.
+  std::vector<const ScenarioConfig*> configs;
+  for (const ClusterState& s : states) configs.push_back(&s.cfg);
+  const std::vector<int> unfold = replicas_to_unfold(configs, hw);
   std::vector<int64_t> todo;
   for (size_t i = 0; i < states.size(); ++i) todo.push_back(static_cast<int64_t>(i));
   sweep::WorkerPool pool(jobs, /*fork_always=*/true);
@@ -490,7 +494,7 @@ StateTimes state_iteration_times(const ScenarioConfig& cfg, const std::vector<Cl
         ScenarioConfig flow = states[i].cfg;
         flow.network.fidelity = Fidelity::kFlow;
         try {
-          return encode_variant(run_flow_variant(states[i].name, flow, hw));
+          return encode_variant(run_flow_variant(states[i].name, flow, hw, unfold));
         } catch (const std::exception& e) {
           FlowVariant failed;
           failed.error = e.what();

@@ -316,13 +316,8 @@ std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const S
   ScenarioConfig clean = c;
   clean.stragglers = StragglersConfig{};
   clean.network.faults.clear();
-  // The baseline folds as the variants do (training.fold_ranks), so the two compare like with like.
-  // Folded, every replica's pipeline sends start in step with the representative's and meet its
-  // ECMP collisions each time, where unfolded replicas drift apart: on stragglers-175b-12288 the
-  // folded baseline is 0.5% slower than the unfolded one (6.352 s against 6.321 s) while the
-  // straggled runs agree (6.494 s against 6.497 s), so the folded cost is 0.3 point low there
-  // (1.22 against 1.51); an unfolded baseline beside folded variants could make a slow host look
-  // like a speed-up where folding errs the other way (docs/results.md).
+  // Every variant, the baseline too, unfolds the replicas any of them does (replicas_to_unfold,
+  // the caller's), so that folding moves none against another.
   out.emplace_back("baseline", clean);
   out.emplace_back("all", c);
   // Degraded or failed fabric elements (network.faults) are one more source, "links".
@@ -349,19 +344,64 @@ std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const S
   if (stages.size() > 1) {
     for (const int stage : stages) out.emplace_back("all but stage " + std::to_string(stage), without_stage(c, stage));
   }
+  // Each redraw with its own baseline, which unfolds the replicas that draw's stragglers do.
   for (int k = 1; k < draws; ++k) {
     ScenarioConfig d = c;
     d.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
-    out.emplace_back("all, seed " + std::to_string(d.stragglers.seed), d);
+    const std::string seed = ", seed " + std::to_string(d.stragglers.seed);
+    out.emplace_back("baseline" + seed, clean);
+    out.emplace_back("all" + seed, d);
   }
   return out;
 }
 
-FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+namespace {
+
+// ", seed 4" for the variants of a redraw, empty for the others.
+std::string seed_suffix(const std::string& name) {
+  const size_t at = name.find(", seed ");
+  return at == std::string::npos ? std::string() : name.substr(at);
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> unfold_per_variant(const std::vector<std::pair<std::string, ScenarioConfig>>& variants,
+                                                 const calib::HardwareProfile& hw) {
+  std::map<std::string, std::vector<const ScenarioConfig*>> groups;
+  for (const auto& [name, cfg] : variants) groups[seed_suffix(name)].push_back(&cfg);
+  std::map<std::string, std::vector<int>> unfold;
+  for (const auto& [suffix, configs] : groups) unfold[suffix] = replicas_to_unfold(configs, hw);
+  std::vector<std::vector<int>> out;
+  for (const auto& v : variants) out.push_back(unfold[seed_suffix(v.first)]);
+  return out;
+}
+
+const FlowVariant* baseline_of(const std::vector<FlowVariant>& variants, const FlowVariant& v) {
+  const std::string suffix = seed_suffix(v.name);
+  if (!suffix.empty()) {
+    for (const FlowVariant& b : variants) {
+      if (b.name == "baseline" + suffix) return b.error.empty() ? &b : nullptr;
+    }
+  }
+  return variants.empty() || !variants.front().error.empty() ? nullptr : &variants.front();
+}
+
+std::vector<int> replicas_to_unfold(const std::vector<const ScenarioConfig*>& configs, const calib::HardwareProfile& hw) {
+  std::set<int> replicas;
+  for (const ScenarioConfig* c : configs) {
+    if (!c->training.fold_ranks) continue;  // every replica runs on its own anyway
+    for (const auto& [replica, scaling] : engine::flow_stragglers(*c, hw).graph.replicas) replicas.insert(replica);
+  }
+  return {replicas.begin(), replicas.end()};
+}
+
+FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                             const std::vector<int>& unfold) {
   FlowVariant v;
   v.name = name;
   engine::FlowTrainingOptions options;
   options.keep_spans = false;
+  options.unfold_replicas = unfold;
   const engine::FlowTrainingResult f = engine::simulate_training(cfg, hw, options);
   v.iteration_s = f.estimate.iteration.as_s();
   v.mfu = f.estimate.mfu;
@@ -448,7 +488,9 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
     if (!v.error.empty()) continue;
     if (v.name == "all") all = &v;
     if (v.name == "all" || v.name.rfind("all, seed", 0) == 0) {
-      lost.push_back(base.mfu - v.mfu);
+      const FlowVariant* b = baseline_of(variants, v);
+      if (!b) continue;
+      lost.push_back(b->mfu - v.mfu);
       if (v.critical_stage == cfg.parallelism.pp - 1) ++out.draws.last_stage;
     }
     if (v.repaired_stage >= 0) out.stages.push_back(&v);
@@ -552,9 +594,9 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
   j.set("kind", "whatif");
   j.set("fidelity", "flow");
   j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
-  const FlowVariant* base = variants.empty() ? nullptr : &variants.front();
   Json& rows = j.set("variants", Json::array());
   for (const FlowVariant& v : variants) {
+    const FlowVariant* base = baseline_of(variants, v);
     Json row = Json::object();
     row.set("variant", v.name);
     if (!v.error.empty()) {
@@ -564,7 +606,7 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
     }
     row.set("iteration_time_s", v.iteration_s);
     row.set("mfu", v.mfu);
-    if (base && base->error.empty()) {
+    if (base) {
       row.set("slowdown", v.iteration_s / base->iteration_s);
       row.set("mfu_lost", base->mfu - v.mfu);
     }
@@ -601,9 +643,10 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
       o << v.name << ": failed: " << v.error << "\n";
       continue;
     }
+    const FlowVariant& b = *baseline_of(variants, v);  // a redraw against its own baseline
     std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %7d %7.1fs\n", v.name.c_str(),
-                  to_string(Time::s(v.iteration_s)).c_str(), 100 * (v.iteration_s / base.iteration_s - 1),
-                  100 * (base.mfu - v.mfu), v.rank_groups, v.wall_s);
+                  to_string(Time::s(v.iteration_s)).c_str(), 100 * (v.iteration_s / b.iteration_s - 1),
+                  100 * (b.mfu - v.mfu), v.rank_groups, v.wall_s);
     o << line;
     if (!v.critical.empty()) o << "    " << v.critical << "\n";
     if (!v.links.empty()) o << "    links: " << v.links << "\n";

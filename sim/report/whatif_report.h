@@ -95,9 +95,25 @@ struct FlowVariant {
 };
 // The variants to simulate: "baseline", "all", then per source (with more than one) the source
 // alone and all but it, per stage holding slow hosts or GPUs (when more than one does) all but
-// that stage's, then "all" redrawn with seeds seed+1 .. seed+draws-1.
+// that stage's, then for seeds seed+1 .. seed+draws-1 "baseline, seed K" and "all, seed K".
 std::vector<std::pair<std::string, ScenarioConfig>> flow_whatif_variants(const ScenarioConfig& cfg, int draws);
-FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+// The DP replicas that any of `configs` simulates on its own at the flow level (with
+// training.fold_ranks: those holding a straggler or behind a degraded NIC): runs to be compared
+// unfold them all (engine::FlowTrainingOptions::unfold_replicas), so folding moves none of them
+// against another (folded, a baseline ran in step with the representative's ECMP collisions
+// where the straggled run's unfolded replicas did not: several percent either way on small or
+// oversubscribed fabrics).
+std::vector<int> replicas_to_unfold(const std::vector<const ScenarioConfig*>& configs, const calib::HardwareProfile& hw);
+// What each of `variants` (flow_whatif_variants) unfolds: the replicas any variant of its group
+// does, the groups being each redraw's pair ("baseline, seed K", "all, seed K") and the rest.
+std::vector<std::vector<int>> unfold_per_variant(const std::vector<std::pair<std::string, ScenarioConfig>>& variants,
+                                                 const calib::HardwareProfile& hw);
+// The baseline `v` is priced against: its redraw's ("baseline, seed K" for "all, seed K"), else
+// the first variant; null when that one failed.
+const FlowVariant* baseline_of(const std::vector<FlowVariant>& variants, const FlowVariant& v);
+// One variant at the flow level, unfolding `unfold` beside its own straggling replicas.
+FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                             const std::vector<int>& unfold = {});
 std::string encode_variant(const FlowVariant& v);  // one line, tab-separated key=value
 FlowVariant decode_variant(const std::string& line);
 Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& v);
