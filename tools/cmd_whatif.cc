@@ -80,7 +80,8 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   }
   ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
   if (cfg.stragglers.empty() && cfg.network.faults.empty()) {
-    throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no stragglers section (nor network.faults) to "
+    throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no straggler source (stragglers.hosts, gpus, nics, "
+                                                     "stage_layers, sequence_imbalance, variation) nor network.faults to "
                                                      "analyse; add one (keys in scenarios/README.md)"));
   }
   if (fidelity == "flow") cfg.network.fidelity = Fidelity::kFlow;

@@ -324,19 +324,32 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
                                   : Time::zero();
     const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
     for (int h : sc.nics->hosts) {
-      std::set<std::pair<int, int>> seen;
+      std::map<int, std::set<int>> replicas_by_stage;  // the cells behind the host's degraded NICs
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
         if (sc.nics->nic >= 0 && (g % gpn) / gpus_per_nic != sc.nics->nic) continue;
         const auto [r, s] = cell_of(pl, g);
-        if (!seen.insert({r, s}).second) continue;
+        if (!replicas_by_stage[s].insert(r).second) continue;
         auto& extra = p2p_extra.try_emplace(r, std::vector<Time>(pp)).first->second;
         if (!cfg.training.overlap.pp_p2p) extra[s] = max(extra[s], per_transfer);
         cells(r);
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "host %d nic %s: DP group of stage %d (replica %d's ranks)%s", h,
-                      sc.nics->nic >= 0 ? std::to_string(sc.nics->nic).c_str() : "all", s, r,
-                      pp > 1 ? " and its pipeline sends" : "");
-        out.critical.links.push_back(buf);
+      }
+      // One line per stage: "host 70 nic all: DP group of stage 4 (replicas 48,49,...'s ranks)".
+      for (const auto& [s, replicas] : replicas_by_stage) {
+        std::string which;
+        int listed = 0;
+        for (const int r : replicas) {
+          if (listed++ == 8) {
+            which += ",... (" + std::to_string(replicas.size()) + ")";
+            break;
+          }
+          which += (which.empty() ? "" : ",") + std::to_string(r);
+        }
+        const bool one = replicas.size() == 1;
+        out.critical.links.push_back("host " + std::to_string(h) + " nic " +
+                                     (sc.nics->nic >= 0 ? std::to_string(sc.nics->nic) : std::string("all")) + ": DP " +
+                                     (one ? "group" : "groups") + " of stage " + std::to_string(s) + " (" +
+                                     (one ? "replica " : "replicas ") + which + "'s ranks)" +
+                                     (pp > 1 ? (one ? " and its pipeline sends" : " and their pipeline sends") : ""));
       }
     }
     if (cfg.training.overlap.pp_p2p && pp > 1) out.communication_delta += 2 * per_transfer;

@@ -371,6 +371,11 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   if (cfg.inference) serving_notes(cfg, notes);
   if (cfg.traffic) traffic_notes(cfg, notes);
   if (cfg.faults) checkpoint_notes(cfg, notes);
+  // A stragglers section with only a seed (or sources set to nothing) slows nothing.
+  if (given_under(cfg, "stragglers") && cfg.stragglers.empty()) {
+    notes.push_back("stragglers names no source (hosts, gpus, nics, stage_layers, sequence_imbalance, variation): "
+                    "nothing is slowed");
+  }
   return notes;
 }
 

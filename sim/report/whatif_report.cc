@@ -580,9 +580,14 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
                                    " of the " + mfu_points(base.mfu - all->mfu) + " lost"
                              : std::string(": ") + (one ? "its rank group has" : "their rank groups have") +
                                    " the most compute on the critical path";
+  // The stage the repaired run then waits for, when repairing that one too would regain something
+  // (its "all but stage N" run is faster than "all"; with one stage holding stragglers, no such run).
   if (repaired && repaired->critical_stage >= 0 && repaired->critical_stage != stage && base.mfu - repaired->mfu > 5e-5) {
-    out.cause += ", the rest is the slow hosts on stage " + std::to_string(repaired->critical_stage) +
-                 ", which the iteration then waits for";
+    const FlowVariant* next = find_variant(variants, "all but stage " + std::to_string(repaired->critical_stage));
+    if (next && next->mfu - all->mfu > 5e-5) {
+      out.cause += ", the rest is the slow hosts on stage " + std::to_string(repaired->critical_stage) +
+                   ", which the iteration then waits for";
+    }
   }
   return out;
 }
