@@ -340,7 +340,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         const Time drain_to_first = (p.pp - 1) * last_pass;
         const Time gather_bound =
             passes * per_pass + max(reduce, drain_to_first + (1.0 / p.vpp) * reduce) - (b.compute + b.bubble);
-        b.dp_exposed = max(b.dp_exposed + per_pass, gather_bound);
+        const Time compute_paced = b.dp_exposed + per_pass;
+        b.dp_exposed = max(compute_paced, gather_bound);
+        est.gather_slack = max(Time::zero(), gather_bound - compute_paced);
       } else {
         b.dp_exposed += passes * per_pass;
       }

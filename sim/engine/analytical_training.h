@@ -60,6 +60,10 @@ struct TrainingEstimate {
   std::vector<MoeLayerReport> moe_layers;  // MoE only: the slowest stage's MoE layers
   int critical_stage = -1;                 // MoE only: the stage with the longest micro-batch
   FabricContention contention;             // what the routes cost the DP rings (dense models)
+  // ZeRO-3 whose per-pass gathers pace the step: how much longer the compute and bubble could run
+  // before they, not the gathers, would pace it (0 otherwise). A slower pipeline (stragglers)
+  // fills this first.
+  Time gather_slack;
 };
 
 // The MFU definition printed with every result (and, for MoE models, the active-parameter note).

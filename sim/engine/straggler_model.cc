@@ -441,7 +441,11 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     consider(plain, lc, unit, no_extra);
   }
   out.pipeline_delta = worst - nominal;
-  out.iteration = est.iteration + out.pipeline_delta + out.communication_delta;
+  // Where ZeRO-3's per-pass gathers pace the step, a slower pipeline first fills their slack, and
+  // a faster one (uneven stages) does not shorten the step.
+  const Time paced_delta = est.gather_slack > Time::zero() ? max(Time::zero(), out.pipeline_delta - est.gather_slack)
+                                                           : out.pipeline_delta;
+  out.iteration = est.iteration + paced_delta + out.communication_delta;
   out.mfu = est.mfu * (est.iteration / out.iteration);
   if (sc.variation) {
     out.variation = true;

@@ -84,7 +84,8 @@ struct StragglerImpact {
   Time iteration;          // with them
   double baseline_mfu = 0;
   double mfu = 0;
-  Time pipeline_delta;     // slower pipeline (critical replica's makespan - nominal)
+  Time pipeline_delta;     // slower pipeline (critical replica's makespan - nominal); the iteration
+                           // grows by less where ZeRO-3's gathers pace it (TrainingEstimate::gather_slack)
   Time communication_delta;  // wider exposed DP / PP communication (degraded NICs)
   std::vector<int> slow_hosts;  // every host with a compute straggler (listed or drawn)
   std::vector<int> slow_gpus;   // every GPU listed or drawn under `stragglers.gpus`

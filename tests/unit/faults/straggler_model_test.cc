@@ -278,6 +278,29 @@ TEST(StragglerModel, ADegradedNicCostsWhatItAddsToItsStagesReduction) {
   EXPECT_LT(held.baseline_mfu - held.mfu, 0.0005);
 }
 
+TEST(StragglerModel, WhereZero3GathersPaceTheStepSlowComputeFillsTheirSlack) {
+  // 13B on 128 GPUs, tp 4, ZeRO-3 with 2 micro-batches per replica: the per-pass gathers outlast
+  // the compute, so one host 10% slower only fills their slack (flow level: 0.007 MFU points;
+  // before 2026-11-22 the analytical level charged it in full, 1.50).
+  const std::string zero3 =
+      "cluster: {gpu: A100-SXM4-80GB, gpus: 128, gpus_per_node: 8, nics_per_node: 8, nic_bandwidth: 200Gbps}\n"
+      "network: {tiers: 3, switch_radix: 64}\n"
+      "model: {layers: 40, hidden: 5120, heads: 40, seq_len: 2048, vocab: 64000}\n"
+      "parallelism: {tp: 4, sequence_parallel: true, zero_stage: 3}\n"
+      "training: {global_batch: 64, parallel_block: true, memory_check: false,\n"
+      "  overlap: {dp_grad_reduce: true, dp_param_gather: true}}\n"
+      "stragglers: {hosts: {list: [3], slowdown: 1.1}}\n";
+  ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(zero3, "z.yaml"), "z.yaml");
+  const calib::HardwareProfile a100 = calib::load_hardware_profile("A100-SXM4-80GB");
+  const StragglerImpact paced = simulate_stragglers(cfg, a100, analytical_level());
+  EXPECT_GT(paced.pipeline_delta, Time::zero());
+  EXPECT_EQ(paced.iteration, paced.baseline);
+  // With ZeRO-1 nothing paces the step but the compute: the slow host costs its pipeline delta.
+  cfg.parallelism.zero_stage = 1;
+  const StragglerImpact compute = simulate_stragglers(cfg, a100, analytical_level());
+  EXPECT_EQ(compute.iteration, compute.baseline + compute.pipeline_delta);
+}
+
 TEST(StragglerModel, UnevenLayersThatPpDoesNotDivide) {
   // 10 layers over pp 4 as 2, 3, 3, 2 (Llama 3's balancing): accepted, and against the even
   // 2.5-layer nominal stage the 3-layer stages pace the pipeline, at most 3 / 2.5 slower.
