@@ -720,17 +720,24 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   // the tp group under sp) and expert replicas ep x expert_tp apart; placed DP outermost, one per
   // node.
   const Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
-  // A ring split unevenly over nodes runs member to member (coll::ring_members_per_node).
-  const auto fewest_per_node = [gpn](const std::vector<std::vector<int32_t>>& rings) {
+  // A ring split unevenly over nodes runs member to member (coll::ring_members_per_node). Every
+  // stage's rings count: the step waits for the slowest, and where a stage does not fill whole
+  // nodes (gpus / pp not a multiple of gpus_per_node) stage 0's may sit inside a node while the
+  // next stage's straddle two.
+  const auto fewest_per_node = [gpn, pp = p.pp](const auto& rings_of_stage) {
     int fewest = INT32_MAX;
-    for (const std::vector<int32_t>& r : rings) {
-      if (!r.empty()) fewest = std::min(fewest, coll::ring_members_per_node(r, gpn));
+    for (int s = 0; s < pp; ++s) {
+      for (const std::vector<int32_t>& r : rings_of_stage(s)) {
+        if (!r.empty()) fewest = std::min(fewest, coll::ring_members_per_node(r, gpn));
+      }
     }
     return fewest == INT32_MAX ? 1 : fewest;
   };
-  const coll::GroupLinks dg = group_links(dense_dp(cfg), fewest_per_node(dense_dp_rings(cfg, pl, 0)), dense_l);
+  const coll::GroupLinks dg =
+      group_links(dense_dp(cfg), fewest_per_node([&](int s) { return dense_dp_rings(cfg, pl, s); }), dense_l);
   t.dense_group = dg;
-  const coll::GroupLinks eg = group_links(expert_dp(cfg), fewest_per_node(expert_dp_rings(cfg, 0)), expert_l);
+  const coll::GroupLinks eg =
+      group_links(expert_dp(cfg), fewest_per_node([&](int s) { return expert_dp_rings(cfg, s); }), expert_l);
   t.expert_group = eg;
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);

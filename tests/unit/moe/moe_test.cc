@@ -269,6 +269,12 @@ TEST(MoeAnalytical, DataParallelRingsTakeTheirRanksPerNodeFromThePlacement) {
   EXPECT_EQ(per_node(pp2), 4);
   pp2.back() = "parallelism.placement=tp-cp-dp-pp";
   EXPECT_EQ(per_node(pp2), 8);
+  // 24 GPUs over pp 4: 6 per stage, so stage 0 sits inside node 0 while stage 1 straddles nodes
+  // 0 and 1 (2 + 4 GPUs): its ring runs member to member, one NIC share. Every stage counts
+  // (stage 0 alone said 6, NVLink only: 10x fast against the flow level on such plans).
+  std::vector<std::string> pp4 = tp1;
+  pp4.insert(pp4.end(), {"cluster.gpus=24", "parallelism.pp=4", "training.global_batch=24"});
+  EXPECT_EQ(per_node(pp4), 1);
 }
 
 TEST(MoeAnalytical, LowerPrecisionCommunicationHelps) {
