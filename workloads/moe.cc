@@ -264,14 +264,31 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
   double acc = 0;
   for (size_t i = 0; i < w.size(); ++i) cum[i] = (acc += w[i]);
   const bool even = std::all_of(w.begin(), w.end(), [&](double x) { return x == w[0]; }) && w[0] > 0;
+  // Uneven weights: the first expert whose cumulative weight passes u (what upper_bound over `cum`
+  // finds), started from a table of where each of kBuckets equal slices of [0, acc) begins, so a
+  // draw walks a step or two instead of searching (skewed routing draws dozens per pair).
+  constexpr int kBuckets = 1024;
+  std::vector<int> bucket_start(kBuckets);
+  for (int b = 0; b < kBuckets && !even; ++b) {
+    bucket_start[static_cast<size_t>(b)] =
+        static_cast<int>(std::upper_bound(cum.begin(), cum.end(), acc * b / kBuckets) - cum.begin());
+  }
+  const auto expert_at = [&](double u) {
+    const int b = std::clamp(static_cast<int>(u / acc * kBuckets), 0, kBuckets - 1);
+    int e = bucket_start[static_cast<size_t>(b)];
+    while (e < experts && cum[static_cast<size_t>(e)] <= u) ++e;
+    return e;
+  };
   RoutingMatrix r;
   r.sources = ep * etp;
   r.owners = ep;
   std::vector<double> per_expert(static_cast<size_t>(r.sources) * experts, 0.0);
   SplitMix rng{moe.seed * 0x2545f4914f6cdd1dULL + stream * 0x9e3779b97f4a7c15ULL + 1};
   std::vector<int> chosen;
+  std::vector<char> taken(static_cast<size_t>(experts), 0);  // chosen for this token (O(1) membership)
   for (int s = 0; s < r.sources; ++s) {
     for (int64_t t = 0; t < tokens_per_gpu; ++t) {
+      for (const int c : chosen) taken[static_cast<size_t>(c)] = 0;
       chosen.clear();
       for (int j = 0; j < k; ++j) {
         int pick = -1;
@@ -280,29 +297,29 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
         for (int tries = 0; tries < 16 && pick < 0; ++tries) {
           const double u = rng.uniform() * acc;
           // Equal weights: the expert is the uniform draw's bucket (what the search finds, faster).
-          const int e = even ? static_cast<int>(u / w[0])
-                             : static_cast<int>(std::upper_bound(cum.begin(), cum.end(), u) - cum.begin());
+          const int e = even ? static_cast<int>(u / w[0]) : expert_at(u);
           const int c = std::min(e, experts - 1);
-          if (w[c] > 0 && std::find(chosen.begin(), chosen.end(), c) == chosen.end()) pick = c;
+          if (w[c] > 0 && !taken[static_cast<size_t>(c)]) pick = c;
         }
         if (pick < 0) {
           double left = 0;
           for (int e = 0; e < experts; ++e) {
-            if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) left += w[e];
+            if (!taken[static_cast<size_t>(e)]) left += w[e];
           }
           double u = rng.uniform() * left;
           for (int e = 0; e < experts && pick < 0; ++e) {
-            if (std::find(chosen.begin(), chosen.end(), e) != chosen.end() || w[e] <= 0) continue;
+            if (taken[static_cast<size_t>(e)] || w[e] <= 0) continue;
             if ((u -= w[e]) < 0) pick = e;
           }
           if (pick < 0) {  // rounding: the last expert with weight left
             for (int e = experts - 1; e >= 0 && pick < 0; --e) {
-              if (w[e] > 0 && std::find(chosen.begin(), chosen.end(), e) == chosen.end()) pick = e;
+              if (w[e] > 0 && !taken[static_cast<size_t>(e)]) pick = e;
             }
           }
         }
         if (pick < 0) break;  // fewer experts with weight than top_k (validation forbids it)
         chosen.push_back(pick);
+        taken[static_cast<size_t>(pick)] = 1;
         per_expert[static_cast<size_t>(s) * experts + pick] += 1.0;
       }
     }
