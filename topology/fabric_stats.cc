@@ -69,6 +69,22 @@ FabricStats fabric_stats(const Fabric& fabric) {
   }
   st.bisection = Bandwidth{cut};
   st.bisection_ratio = st.injection.bytes_per_s > 0 ? cut / (st.injection.bytes_per_s / 2) : 0;
+  st.injection_with_faults = st.injection;
+  st.bisection_with_faults = st.bisection;
+  if (!fabric.faults().empty()) {
+    // One direction per cable (links come in pairs l, l ^ 1), at its slower direction.
+    std::array<double, kLinkTierCount> left{};
+    for (LinkId l = 0; l < fabric.link_count(); l += 2) {
+      left[static_cast<int>(fabric.link_tier(l))] +=
+          std::min(fabric.capacity(l).bytes_per_s, fabric.capacity(Fabric::reverse(l)).bytes_per_s);
+    }
+    const double host = left[static_cast<int>(LinkTier::kHost)];
+    double faulted = host / 2;
+    if (s.groups >= 2) faulted = std::min(faulted, left[static_cast<int>(LinkTier::kTorAgg)] / 2);
+    if (s.tiers == 3 && s.pods >= 2) faulted = std::min(faulted, left[static_cast<int>(LinkTier::kAggCore)] / 2);
+    st.injection_with_faults = Bandwidth{host};
+    st.bisection_with_faults = Bandwidth{faulted};
+  }
   return st;
 }
 
@@ -129,17 +145,30 @@ std::string format_summary(const Fabric& fabric) {
          to_string(fabric.switch_latency()) + " per switch; nvlink latency per hop, GPU to NVSwitch: half of "
          "network.nvlink_latency, which is GPU to GPU)\n";
 
-  out += "injection bandwidth: " + aggregate_bandwidth(st.injection) + "\n";
+  const bool faulted = !fabric.faults().empty();
+  out += "injection bandwidth: " + aggregate_bandwidth(st.injection) +
+         (faulted ? " as built; " + aggregate_bandwidth(st.injection_with_faults) + " with the faults" : std::string()) +
+         "\n";
   out += "bisection bandwidth: " + aggregate_bandwidth(st.bisection) + " (" +
          short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, set by the " +
-         to_string(st.bisection_tier) + " tier; healthy fabric)\n";
+         to_string(st.bisection_tier) + " tier; " + (faulted ? "as built)" : "healthy fabric)") +
+         (faulted ? "; with the faults at most " + aggregate_bandwidth(st.bisection_with_faults) +
+                        " (each tier's remaining cables, a cable at its slower direction)"
+                  : std::string()) +
+         "\n";
   if (fabric.faults().empty()) {
     out += "faults: none\n";
   } else {
     out += "faults: " + std::to_string(fabric.faults().size()) + " (" +
            with_commas(st.failed_directions) + " link directions failed, " +
            with_commas(st.degraded_directions) + " degraded)\n";
-    for (const AppliedFault& f : fabric.faults()) {
+    constexpr size_t kListed = 20;  // the rest are counted above
+    for (size_t i = 0; i < fabric.faults().size(); ++i) {
+      if (i == kListed) {
+        out += "  ... and " + with_commas(static_cast<int64_t>(fabric.faults().size() - kListed)) + " more\n";
+        break;
+      }
+      const AppliedFault& f = fabric.faults()[i];
       out += "  " + f.element + ": bandwidth x" + short_decimal(f.bandwidth_factor, 3);
       if (f.extra_latency > Time::zero()) out += ", +" + to_string(f.extra_latency);
       out += " on " + std::to_string(f.link_directions) + (f.link_directions == 1 ? " link direction\n" : " link directions\n");

@@ -34,6 +34,12 @@ struct FabricStats {
   Bandwidth bisection;
   double bisection_ratio = 0;                 // bisection / (injection / 2); 1 = full bisection
   LinkTier bisection_tier = LinkTier::kHost;  // the tier that sets the bisection
+  // With network.faults: the same two figures over what the faults leave, each cable at its
+  // slower direction (failed: 0). The bisection is then an upper bound (the tier sums above; a
+  // fault can cut one half's share of a tier more than the other's). Equal to the built figures
+  // without faults.
+  Bandwidth injection_with_faults;
+  Bandwidth bisection_with_faults;
 };
 
 FabricStats fabric_stats(const Fabric& fabric);

@@ -68,7 +68,10 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
     case TrafficPattern::kShift: {
       const int shift = traffic.shift == 0 ? per_node : traffic.shift;
       if (shift < 0 || shift % gpus == 0) {
-        bad_traffic("shift", "must be positive and not a multiple of cluster.gpus (" + std::to_string(gpus) + ")");
+        bad_traffic("shift", "must be positive and not a multiple of cluster.gpus (" + std::to_string(gpus) + ")" +
+                                 (traffic.shift == 0 ? "; unset, it is cluster.gpus_per_node (" + std::to_string(per_node) +
+                                                           "): set traffic.shift"
+                                                     : std::string()));
       }
       out.reserve(static_cast<size_t>(gpus));
       for (int i = 0; i < gpus; ++i) out.push_back({i, static_cast<net::GpuId>((i + int64_t{shift}) % gpus), bytes});

@@ -55,6 +55,14 @@ TEST(FabricStats, CountsFailedAndDegradedDirections) {
   const FabricStats st = fabric_stats(build_fabric(cluster(128, 4, 4), n));
   EXPECT_EQ(st.failed_directions, 2 * (4 + 4));  // 4 NICs below, 4 aggs above
   EXPECT_EQ(st.degraded_directions, 2);
+  // What the faults leave: ToR 0's 4 NICs and host 100 at half rate out of 128 NICs; ToR 0's 4
+  // uplinks out of the tier's. The built figures stay as built.
+  const double nic = st.injection.bytes_per_s / 128;
+  EXPECT_DOUBLE_EQ(st.injection_with_faults.bytes_per_s, (128 - 4 - 0.5) * nic);
+  EXPECT_LT(st.bisection_with_faults.bytes_per_s, st.bisection.bytes_per_s);
+  const FabricStats healthy = fabric_stats(build_fabric(cluster(128, 4, 4), network(3, 8)));
+  EXPECT_EQ(healthy.bisection_with_faults.bytes_per_s, healthy.bisection.bytes_per_s);
+  EXPECT_EQ(healthy.injection.bytes_per_s, st.injection.bytes_per_s);
 }
 
 TEST(FabricSummary, NamesCountsAndBisection) {
@@ -66,6 +74,8 @@ TEST(FabricSummary, NamesCountsAndBisection) {
   EXPECT_NE(s.find("bisection bandwidth: 26.21 Pbps (100% of full bisection"), std::string::npos)
       << s;
   EXPECT_NE(s.find("core:7: bandwidth x0 on 64 link directions"), std::string::npos) << s;
+  EXPECT_NE(s.find("tier; as built); with the faults at most"), std::string::npos) << s;
+  EXPECT_EQ(s.find("healthy fabric"), std::string::npos) << s;
 }
 
 }  // namespace
