@@ -294,6 +294,26 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
   for (const auto& [rs, f] : cell_factors(cfg, pl)) cells(rs.first)[rs.second] = f;
 
+  // 1F1B ends stage s's last backward pass after the later stages' and before the earlier ones':
+  // the first stage finishes last, stage s the earlier stages' last chunk passes before it. A
+  // reduction on stage s has that much more time before the step ends.
+  const auto drain_after = [&](int stage) {
+    Time t;
+    for (int j = 0; j < stage; ++j) t += (layers[static_cast<size_t>(j)] / vpp) * lc.layer_backward;
+    return t;
+  };
+
+  // --- Uneven stages: a stage holding more layers holds more gradients, and reduces them over
+  // windows as much longer (chunked_dp_exposed scales with both): its exposed reduction is
+  // layers / even times the even split's, less the drain after it.
+  if (!sc.stage_layers.empty()) {
+    Time tail = est.breakdown.dp_exposed;
+    for (int stage = 0; stage < pp; ++stage) {
+      tail = max(tail, (layers[static_cast<size_t>(stage)] / even[0]) * est.breakdown.dp_exposed - drain_after(stage));
+    }
+    out.communication_delta += tail - est.breakdown.dp_exposed;
+  }
+
   // --- Degraded NICs: their GPUs' DP collectives run at the degraded pace (a ring moves at its
   // slowest member's rate), and their pipeline sends take longer. Only the NICs slow down: the
   // switch links keep their speed, so a ring the fabric already holds below the degraded rate
@@ -306,15 +326,13 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     calib::HardwareProfile slow_hw = hw;
     slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
     const TrainingEstimate deg = level(slow, slow_hw);
-    // 1F1B ends stage s's last backward pass s chunk passes before the first stage's, so a
-    // reduction slowed on stage s has that much more time before the step ends.
+    // A reduction slowed on stage s has the drain after it before the step ends (drain_after).
     int first_stage = pp;
     for (int h : sc.nics->hosts) {
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) first_stage = std::min(first_stage, cell_of(pl, g).second);
     }
-    const Time chunk_pass = (layers[0] / vpp) * lc.layer_backward;
     out.communication_delta +=
-        max(Time::zero(), deg.breakdown.dp_exposed - first_stage * chunk_pass - est.breakdown.dp_exposed);
+        max(Time::zero(), deg.breakdown.dp_exposed - drain_after(first_stage) - est.breakdown.dp_exposed);
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =
