@@ -109,7 +109,8 @@ struct MoeLayerCost {
   Time etp_bandwidth_time;
   // Forward + backward of the whole layer as the analytical level counts it.
   Time compute() const { return attention_fwd + attention_bwd + (moe ? expert_fwd + expert_bwd : Time::zero()); }
-  Time ep_exposed() const { return moe ? moe_fwd + moe_bwd - expert_fwd - expert_bwd : Time::zero(); }
+  // Never below 0: moe_fwd covers expert_fwd (a few picoseconds of rounding aside).
+  Time ep_exposed() const { return moe ? max(Time::zero(), moe_fwd + moe_bwd - expert_fwd - expert_bwd) : Time::zero(); }
 };
 
 // The links an MoE layer's collectives use. From one TrainingLinks (every tier's oversubscription)
