@@ -327,9 +327,13 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
     const TrainingEstimate deg = level(slow, slow_hw);
     // A reduction slowed on stage s has the drain after it before the step ends (drain_after).
+    const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
+    const auto behind = [&](int g) { return sc.nics->nic < 0 || (g % gpn) / gpus_per_nic == sc.nics->nic; };
     int first_stage = pp;
     for (int h : sc.nics->hosts) {
-      for (int g = h * gpn; g < (h + 1) * gpn; ++g) first_stage = std::min(first_stage, cell_of(pl, g).second);
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
+        if (behind(g)) first_stage = std::min(first_stage, cell_of(pl, g).second);
+      }
     }
     out.communication_delta +=
         max(Time::zero(), deg.breakdown.dp_exposed - drain_after(first_stage) - est.breakdown.dp_exposed);
@@ -340,11 +344,10 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     const Time per_transfer = pp > 1 && exposed > 0
                                   ? Time::ps((deg.breakdown.pp_exposed - est.breakdown.pp_exposed).as_ps() / exposed)
                                   : Time::zero();
-    const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
     for (int h : sc.nics->hosts) {
       std::map<int, std::set<int>> replicas_by_stage;  // the cells behind the host's degraded NICs
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        if (sc.nics->nic >= 0 && (g % gpn) / gpus_per_nic != sc.nics->nic) continue;
+        if (!behind(g)) continue;
         const auto [r, s] = cell_of(pl, g);
         if (!replicas_by_stage[s].insert(r).second) continue;
         auto& extra = p2p_extra.try_emplace(r, std::vector<Time>(pp)).first->second;
