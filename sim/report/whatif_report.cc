@@ -648,7 +648,12 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
       o << v.name << ": failed: " << v.error << "\n";
       continue;
     }
-    const FlowVariant& b = *baseline_of(variants, v);  // a redraw against its own baseline
+    const FlowVariant* bp = baseline_of(variants, v);  // a redraw against its own baseline
+    if (!bp) {
+      o << v.name << ": its baseline failed\n";
+      continue;
+    }
+    const FlowVariant& b = *bp;
     std::snprintf(line, sizeof line, "%-20s %12s %8.2f%% %7.2f pt %7d %7.1fs\n", v.name.c_str(),
                   to_string(Time::s(v.iteration_s)).c_str(), 100 * (v.iteration_s / b.iteration_s - 1),
                   100 * (b.mfu - v.mfu), v.rank_groups, v.wall_s);
