@@ -412,7 +412,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // ZeRO-3 per-pass gathers, shared per stage: the first and last of each pass's.
   std::vector<std::vector<int32_t>> z3(static_cast<size_t>(pp)), z3_first(static_cast<size_t>(pp));
   std::vector<int32_t> z3_prev(static_cast<size_t>(pp), -1);
-  std::vector<int32_t> expert_ready(ngroups, -1);  // MoE: start of the group's last backward pass
+  // MoE: per group and chunk, the start of the chunk's last backward pass (its expert gradients
+  // are complete through it).
+  std::vector<std::vector<int32_t>> expert_ready(ngroups, std::vector<int32_t>(static_cast<size_t>(vpp), -1));
   for (int s = 0; s < pp; ++s) {
     const std::vector<PipelinePass> order = pipeline_order(pp, vpp, mbs, s);
     std::vector<int> first_fwd(static_cast<size_t>(vpp), -1), last_bwd(static_cast<size_t>(vpp), -1);
@@ -573,7 +575,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           if (v == stages_v - 1) {
             add_compute(pass.forward ? scaled(sc.head_forward, c.head_forward) : scaled(sc.head_backward, c.head_backward));
           }
-          if (!pass.forward && i == last_bwd[pass.chunk]) expert_ready[gi] = barrier;
+          if (!pass.forward && i == last_bwd[pass.chunk]) expert_ready[gi][static_cast<size_t>(pass.chunk)] = barrier;
         } else if (cp > 1) {
           // The K/V ring runs beside the attention core (forward: one ring; backward: K/V and
           // their gradients, against 2.5x the forward attention).
@@ -679,47 +681,50 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       }
     }
   }
-  // Gradient reduction, bucket by bucket in the order backward finishes the chunks.
+  // Gradient reduction, bucket by bucket in the order backward finishes the chunks; an MoE
+  // chunk's expert gradients after its dense buckets, over the expert-data-parallel group, as
+  // Megatron-LM's expert buckets of each model chunk (before 2026-11-22 all experts at once after
+  // the last chunk: with interleaving their reduction was all exposed).
+  const CollectiveOp edp_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   std::vector<int32_t> reduced(static_cast<size_t>(pp), -1);
-  if (dense_sync) {
-    for (int s = 0; s < pp; ++s) {
-      std::vector<int> chunks(static_cast<size_t>(vpp));
-      for (int ch = 0; ch < vpp; ++ch) chunks[ch] = ch;
-      std::sort(chunks.begin(), chunks.end(), [&](int a, int x) { return last_bwd_pass[s][a] < last_bwd_pass[s][x]; });
-      for (const int ch : chunks) {
-        for (int j = 0; j < buckets; ++j) {
-          Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
-                                c.dp_latency_reduce, dp_set[s]);
-          op.chunk = ch;
-          const int32_t id = b.add(op);
-          b.edge(dp_prev[s], id);
-          for (int d = 0; d < ndp; ++d) {
-            const int32_t gi = group_of(s, d);
-            if (dp_overlap_reduce) {
-              b.edge(reduce_ready[gi][ch][j], id);
-            } else {
-              for (const int32_t pred : final_chain[gi]) b.edge(pred, id);
-            }
-          }
-          dp_prev[s] = id;
+  for (int s = 0; s < pp; ++s) {
+    const bool experts = moe && edp_set[s] >= 0;
+    if (!dense_sync && !experts) continue;
+    std::vector<int> chunks(static_cast<size_t>(vpp));
+    for (int ch = 0; ch < vpp; ++ch) chunks[ch] = ch;
+    std::sort(chunks.begin(), chunks.end(), [&](int a, int x) { return last_bwd_pass[s][a] < last_bwd_pass[s][x]; });
+    // Each reduction waits for its gradients (or, without overlap, every pass) in every replica.
+    const auto wait_for = [&](int32_t id, const auto& ready) {
+      for (int d = 0; d < ndp; ++d) {
+        const int32_t gi = group_of(s, d);
+        if (dp_overlap_reduce) {
+          b.edge(ready(gi), id);
+        } else {
+          for (const int32_t pred : final_chain[gi]) b.edge(pred, id);
         }
       }
-      reduced[s] = dp_prev[s];
+    };
+    for (const int ch : chunks) {
+      for (int j = 0; dense_sync && j < buckets; ++j) {
+        Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
+                              c.dp_latency_reduce, dp_set[s]);
+        op.chunk = ch;
+        const int32_t id = b.add(op);
+        b.edge(dp_prev[s], id);
+        wait_for(id, [&](int32_t gi) { return reduce_ready[gi][ch][j]; });
+        dp_prev[s] = id;
+      }
+      if (experts) {
+        Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), edp_op,
+                              bytes_of(c.expert_params * grad_bytes / vpp), c.edp_latency_reduce, edp_set[s]);
+        op.chunk = ch;
+        const int32_t id = b.add(op);
+        b.edge(dp_prev[s], id);
+        wait_for(id, [&](int32_t gi) { return expert_ready[gi][static_cast<size_t>(ch)]; });
+        dp_prev[s] = id;
+      }
     }
-  }
-  // MoE: expert gradients reduced over the expert-data-parallel group, through the last
-  // backward pass, after the dense buckets on the same stream.
-  if (moe) {
-    const CollectiveOp edp_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-    for (int s = 0; s < pp; ++s) {
-      if (edp_set[s] < 0) continue;
-      Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), edp_op,
-                            bytes_of(c.expert_params * grad_bytes), c.edp_latency_reduce, edp_set[s]);
-      const int32_t id = b.add(op);
-      b.edge(reduced[s], id);
-      for (int d = 0; d < ndp; ++d) b.edge(expert_ready[group_of(s, d)], id);
-      reduced[s] = id;
-    }
+    reduced[s] = dp_prev[s];
   }
   // Optimizer step per rank group, after its gradients are reduced and the embedding synced.
   std::vector<int32_t> optimizer(ngroups, -1);

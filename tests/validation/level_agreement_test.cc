@@ -70,6 +70,13 @@ TEST(LevelAgreement, AnalyticalWithinBudgetOfFlowWhereRingsCollide) {
         "training.memory_check=false"}},
       {"7.5B tp4 4 stages per NIC", "megatron-sc21/gpt-7p5b-128.yaml",
        {"parallelism.pp=4", "parallelism.placement=pp-tp-cp-dp", "cluster.nics_per_node=1"}},
+      // MoE with interleaving: each chunk's expert gradients reduced after its last backward
+      // pass, beside the later chunks' passes (+25% when the flow level reduced every expert at
+      // once after the last chunk, before 2026-11-22).
+      {"MoE vpp 4 expert buckets", "megascale-moe-352b-1440.yaml",
+       {"cluster.nic_bandwidth=200Gbps", "cluster.gpus=160", "parallelism.tp=8", "parallelism.pp=5",
+        "model.moe.experts=32", "parallelism.ep=4", "parallelism.micro_batch=2", "parallelism.vpp=4",
+        "training.global_batch=40", "training.memory_check=false"}},
       // MoE ZeRO-3: experts gathered per pass over their own group (not at all before 2026-11-22).
       {"Mixtral zero3 50G", "mixtral-8x7b-h100-256.yaml",
        {"parallelism.zero_stage=3", "cluster.nic_bandwidth=50Gbps", "training.memory_check=false"}},
