@@ -276,6 +276,8 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
   const auto expert_at = [&](double u) {
     const int b = std::clamp(static_cast<int>(u / acc * kBuckets), 0, kBuckets - 1);
     int e = bucket_start[static_cast<size_t>(b)];
+    // u / acc x kBuckets may round up past a bucket edge: step back, then forward.
+    while (e > 0 && cum[static_cast<size_t>(e - 1)] > u) --e;
     while (e < experts && cum[static_cast<size_t>(e)] <= u) ++e;
     return e;
   };

@@ -714,9 +714,21 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         wait_for(id, [&](int32_t gi) { return reduce_ready[gi][ch][j]; });
         dp_prev[s] = id;
       }
+      // The chunk's share of the stage's expert parameters: its MoE layers over the stage's
+      // (dense layers first, or every other layer MoE, leave some chunks fewer or none).
+      int chunk_moe = 0, stage_moe = 0;
       if (experts) {
+        const MoeStageCost& msc = c.moe_stages[s];
+        const int per_chunk = m.layers / stages_v;
+        for (size_t idx = 0; idx < msc.costs.size(); ++idx) {
+          stage_moe += msc.costs[idx].moe ? 1 : 0;
+          chunk_moe += msc.costs[idx].moe && static_cast<int>(idx) / per_chunk == ch ? 1 : 0;
+        }
+      }
+      if (experts && chunk_moe > 0) {
         Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), edp_op,
-                              bytes_of(c.expert_params * grad_bytes / vpp), c.edp_latency_reduce, edp_set[s]);
+                              bytes_of(c.expert_params * grad_bytes * chunk_moe / stage_moe), c.edp_latency_reduce,
+                              edp_set[s]);
         op.chunk = ch;
         const int32_t id = b.add(op);
         b.edge(dp_prev[s], id);

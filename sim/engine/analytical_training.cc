@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -34,17 +35,17 @@ using work::group_links;
 using work::LayerTimes;
 using work::TrainingLinks;
 
-// How many pipeline stages the GPUs behind a node's first NIC hold (1 in Megatron-LM's default
-// order, where a node holds one stage; more where the placement puts pp before tp, cp or dp and a
-// NIC serves several GPUs).
-int stages_on_first_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
-  std::set<int> stages;
+// The most pipeline stages whose GPUs share one of node 0's NICs (the step waits for the most
+// shared): 1 where every NIC serves one stage's GPUs (Megatron-LM's default order puts a stage's
+// GPUs together), more where the placement puts pp before tp or cp and a NIC serves several GPUs.
+int stages_per_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
+  std::map<int64_t, std::set<int>> stages;  // NIC -> stages behind it
   for (int g = 0; g < cfg.cluster.gpus_per_node && g < pl.gpus(); ++g) {
-    if (topo::nic_of_gpu(g, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node) == 0) {
-      stages.insert(pl.coord(g, work::Dim::kPp));
-    }
+    stages[topo::nic_of_gpu(g, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node)].insert(pl.coord(g, work::Dim::kPp));
   }
-  return std::max<int>(1, static_cast<int>(stages.size()));
+  size_t most = 1;
+  for (const auto& [nic, behind] : stages) most = std::max(most, behind.size());
+  return static_cast<int>(most);
 }
 
 // The TP and CP links of a stage whose NIC also carries k - 1 other pipeline stages' traffic
@@ -59,8 +60,8 @@ int stages_on_first_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
 //   d = layers x (3 x CP ring pass + TP collectives) / slot,  slot = layers x (forward + backward + exposed TP/CP)
 //
 // (three ring passes per layer: the forward's K and V, the backward's and their gradients'; the
-// TP collectives whole, hidden or not), iterated from d = 1, the closed form, down to its fixed
-// point (the map rises with d).
+// TP collectives whole, hidden or not), iterated from d = 1 (the closed form when w = k - 1) down
+// to its fixed point (the map rises with d).
 struct StaggeredLinks {
   TrainingLinks tp;
   TrainingLinks cp;
@@ -141,24 +142,25 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                                  : work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
   // TP groups and CP rings of several stages through one NIC meet only part of the time
   // (staggered_links).
-  const int stages_per_nic = stages_on_first_nic(cfg, pl);
+  const int nic_stages = stages_per_nic(cfg, pl);
   std::optional<Time> fill_tp;
   const bool tp_leaves = p.tp > 1 && pl.ranks_per_node(work::Dim::kTp, c.gpus_per_node) < p.tp;
   const bool cp_leaves = p.cp > 1 && pl.ranks_per_node(work::Dim::kCp, c.gpus_per_node) < p.cp;
-  if (stages_per_nic > 1 && (tp_leaves || cp_leaves) && !m.moe) {
+  if (nic_stages > 1 && (tp_leaves || cp_leaves) && !m.moe) {
     // How many of the other stages on the NIC run beside the critical stage, on average. 1F1B:
     // of the others' (pp - 1) m micro-batch slots, pp (pp - 1) / 2 / vpp fall in the fill and drain
     // (column j of the fill runs stages 0..j), so its m slots meet (pp - 1)(1 - pp / (2 m vpp)) of
-    // them; a fill or drain column meets (pp - 2) / 2 on average. Of those, the NIC carries
-    // (k - 1) / (pp - 1).
-    const double on_nic = static_cast<double>(stages_per_nic - 1) / (p.pp - 1);
+    // them; a fill or drain column meets (pp - 2) / 2 on average over the columns (a rough
+    // figure: weighted by the stages running it is higher, 4/3 rather than 1 at pp 4). Of those,
+    // the NIC carries (k - 1) / (pp - 1).
+    const double on_nic = static_cast<double>(nic_stages - 1) / (p.pp - 1);
     const double during_slots =
         on_nic * (p.pp - 1) * std::max(0.0, 1.0 - p.pp / (2.0 * static_cast<double>(est.micro_batches) * p.vpp));
     const double during_fill = on_nic * 0.5 * (p.pp - 2);
     const StaggeredLinks s =
-        staggered_links(cfg, {tp_l, cp_l}, lt, layers_per_stage, stages_per_nic, during_slots, tp_leaves, cp_leaves);
+        staggered_links(cfg, {tp_l, cp_l}, lt, layers_per_stage, nic_stages, during_slots, tp_leaves, cp_leaves);
     const StaggeredLinks f =
-        staggered_links(cfg, {tp_l, cp_l}, lt, layers_per_stage, stages_per_nic, during_fill, tp_leaves, cp_leaves);
+        staggered_links(cfg, {tp_l, cp_l}, lt, layers_per_stage, nic_stages, during_fill, tp_leaves, cp_leaves);
     fill_tp = layers_per_stage * work::layer_tp_time(cfg, f.tp, f.cp, lt);
     tp_l = s.tp;
     cp_l = s.cp;

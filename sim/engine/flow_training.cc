@@ -241,6 +241,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   r.analytical = estimate_training(cfg, hw);
   r.estimate = r.analytical;
   r.estimate.breakdown = {};
+  r.estimate.gather_slack = Time::zero();  // the analytical level's; the graph paces itself
 
   const work::GraphCosts costs = options.costs ? *options.costs : work::graph_costs(cfg, hw);
   FlowStragglers stragglers = flow_stragglers(cfg, hw);

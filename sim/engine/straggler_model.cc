@@ -294,24 +294,23 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
   for (const auto& [rs, f] : cell_factors(cfg, pl)) cells(rs.first)[rs.second] = f;
 
-  // 1F1B ends stage s's last backward pass after the later stages' and before the earlier ones':
-  // the first stage finishes last, stage s the earlier stages' last chunk passes before it. A
-  // reduction on stage s has that much more time before the step ends.
+  // Each stage's DP reduction, exposed as if that stage ended the step: the even split's, unless
+  // uneven layers or a degraded NIC change it. 1F1B ends stage s's last backward pass after the
+  // later stages' and before the earlier ones': the first stage finishes last, stage s the
+  // earlier stages' last chunk passes (their compute: a lower bound on the drain) before it, and
+  // its reduction has that much more time before the step ends. The step waits for the latest.
+  std::vector<Time> stage_dp(static_cast<size_t>(pp), est.breakdown.dp_exposed);
   const auto drain_after = [&](int stage) {
     Time t;
     for (int j = 0; j < stage; ++j) t += (layers[static_cast<size_t>(j)] / vpp) * lc.layer_backward;
     return t;
   };
-
   // --- Uneven stages: a stage holding more layers holds more gradients, and reduces them over
-  // windows as much longer (chunked_dp_exposed scales with both): its exposed reduction is
-  // layers / even times the even split's, less the drain after it.
+  // windows as much longer (chunked_dp_exposed scales with both): layers / even times the even
+  // split's exposure.
+  const auto scaled_by_layers = [&](int stage, Time exposed) { return (layers[static_cast<size_t>(stage)] / even[0]) * exposed; };
   if (!sc.stage_layers.empty()) {
-    Time tail = est.breakdown.dp_exposed;
-    for (int stage = 0; stage < pp; ++stage) {
-      tail = max(tail, (layers[static_cast<size_t>(stage)] / even[0]) * est.breakdown.dp_exposed - drain_after(stage));
-    }
-    out.communication_delta += tail - est.breakdown.dp_exposed;
+    for (int stage = 0; stage < pp; ++stage) stage_dp[static_cast<size_t>(stage)] = scaled_by_layers(stage, est.breakdown.dp_exposed);
   }
 
   // --- Degraded NICs: their GPUs' DP collectives run at the degraded pace (a ring moves at its
@@ -319,6 +318,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // switch links keep their speed, so a ring the fabric already holds below the degraded rate
   // (oversubscription, ECMP collisions) loses nothing more.
   std::map<int, std::vector<Time>> p2p_extra;  // replica -> per-stage extra time per chunk pass
+  const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
+  const auto behind = [&](int g) { return sc.nics && (sc.nics->nic < 0 || (g % gpn) / gpus_per_nic == sc.nics->nic); };
   if (sc.nics) {
     ScenarioConfig slow = clean;
     slow.network.fabric_bandwidth = clean.network.fabric_bandwidth.value_or(clean.cluster.nic_bandwidth);
@@ -326,17 +327,13 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     calib::HardwareProfile slow_hw = hw;
     slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
     const TrainingEstimate deg = level(slow, slow_hw);
-    // A reduction slowed on stage s has the drain after it before the step ends (drain_after).
-    const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
-    const auto behind = [&](int g) { return sc.nics->nic < 0 || (g % gpn) / gpus_per_nic == sc.nics->nic; };
-    int first_stage = pp;
     for (int h : sc.nics->hosts) {
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        if (behind(g)) first_stage = std::min(first_stage, cell_of(pl, g).second);
+        if (!behind(g)) continue;
+        const int stage = cell_of(pl, g).second;
+        stage_dp[static_cast<size_t>(stage)] = scaled_by_layers(stage, deg.breakdown.dp_exposed);
       }
     }
-    out.communication_delta +=
-        max(Time::zero(), deg.breakdown.dp_exposed - drain_after(first_stage) - est.breakdown.dp_exposed);
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =
@@ -375,6 +372,9 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     }
     if (cfg.training.overlap.pp_p2p && pp > 1) out.communication_delta += 2 * per_transfer;
   }
+  Time dp_tail = est.breakdown.dp_exposed;
+  for (int stage = 0; stage < pp; ++stage) dp_tail = max(dp_tail, stage_dp[static_cast<size_t>(stage)] - drain_after(stage));
+  out.communication_delta += dp_tail - est.breakdown.dp_exposed;
 
   // --- Sequence-length imbalance: the heavy replicas' sequences are max_over_mean longer.
   LayerCosts heavy = lc;
