@@ -8,7 +8,6 @@
 #include "sim/core/scenario.h"
 #include "sim/report/faults_report.h"
 #include "sim/report/whatif_report.h"
-#include "sim/report/sweep/worker_pool.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 
@@ -96,41 +95,8 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (flow) {
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).
     const auto variants = report::flow_whatif_variants(cfg, draws);
-    const std::vector<std::vector<int>> unfold = report::unfold_per_variant(variants, hw);
-    std::vector<report::FlowVariant> results(variants.size());
-    // The baselines are one straggler-free scenario: a redraw's that unfolds what an earlier
-    // baseline does is that run again (with GPU speed variation every draw unfolds every replica).
-    std::vector<int> same_as(variants.size(), -1);
-    std::vector<int64_t> todo;
-    for (size_t i = 0; i < variants.size(); ++i) {
-      results[i].name = variants[i].first;
-      if (variants[i].first.rfind("baseline", 0) == 0) {
-        for (size_t j = 0; j < i && same_as[i] < 0; ++j) {
-          if (variants[j].first.rfind("baseline", 0) == 0 && same_as[j] < 0 && unfold[j] == unfold[i]) same_as[i] = static_cast<int>(j);
-        }
-      }
-      if (same_as[i] < 0) todo.push_back(static_cast<int64_t>(i));
-    }
-    sweep::WorkerPool pool(jobs, true);
-    pool.run(
-        sweep::make_chunks(todo, jobs, 1),
-        [&](int64_t i) {
-          try {
-            return report::encode_variant(report::run_flow_variant(variants[i].first, variants[i].second, hw, unfold[i]));
-          } catch (const std::exception& e) {
-            report::FlowVariant v;
-            v.name = variants[i].first;
-            v.error = e.what();
-            return report::encode_variant(v);
-          }
-        },
-        [&](int64_t i, const std::string& line) { results[i] = report::decode_variant(line); },
-        [&](int64_t i, const std::string& why) { results[i].error = why; }, [] {});
-    for (size_t i = 0; i < variants.size(); ++i) {
-      if (same_as[i] < 0) continue;
-      results[i] = results[static_cast<size_t>(same_as[i])];
-      results[i].name = variants[i].first;
-    }
+    const std::vector<report::FlowVariant> results =
+        report::run_flow_variants(variants, hw, report::unfold_per_variant(variants, hw), jobs);
     const report::Json j = report::whatif_flow_json(cfg, results);
     write_out(args, j);
     std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results));

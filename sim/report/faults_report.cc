@@ -15,7 +15,6 @@
 #include "sim/engine/flow_training.h"
 #include "sim/report/internal/html_text.h"
 #include "sim/report/internal/straggler_words.h"
-#include "sim/report/sweep/worker_pool.h"
 #include "sim/report/training_report.h"
 #include "sim/report/whatif_report.h"
 #include "topology/fabric.h"
@@ -480,29 +479,16 @@ StateTimes state_iteration_times(const ScenarioConfig& cfg, const std::vector<Cl
     }
     return out;
   }
-  std::vector<FlowVariant> runs(states.size());
   // Every state unfolds the replicas any of them does, so folding moves none against another.
+  std::vector<std::pair<std::string, ScenarioConfig>> variants;
   std::vector<const ScenarioConfig*> configs;
-  for (const ClusterState& s : states) configs.push_back(&s.cfg);
-  const std::vector<int> unfold = replicas_to_unfold(configs, hw);
-  std::vector<int64_t> todo;
-  for (size_t i = 0; i < states.size(); ++i) todo.push_back(static_cast<int64_t>(i));
-  sweep::WorkerPool pool(jobs, /*fork_always=*/true);
-  pool.run(
-      sweep::make_chunks(todo, jobs, 1),
-      [&](int64_t i) {
-        ScenarioConfig flow = states[i].cfg;
-        flow.network.fidelity = Fidelity::kFlow;
-        try {
-          return encode_variant(run_flow_variant(states[i].name, flow, hw, unfold));
-        } catch (const std::exception& e) {
-          FlowVariant failed;
-          failed.error = e.what();
-          return encode_variant(failed);
-        }
-      },
-      [&](int64_t i, const std::string& line) { runs[i] = decode_variant(line); },
-      [&](int64_t i, const std::string& why) { runs[i].error = why; }, [] {});
+  for (const ClusterState& s : states) {
+    variants.emplace_back(s.name, s.cfg);
+    variants.back().second.network.fidelity = Fidelity::kFlow;
+    configs.push_back(&s.cfg);
+  }
+  const std::vector<FlowVariant> runs = run_flow_variants(
+      variants, hw, std::vector<std::vector<int>>(states.size(), replicas_to_unfold(configs, hw)), jobs);
   for (size_t i = 0; i < states.size(); ++i) {
     if (!runs[i].error.empty() || runs[i].iteration_s <= 0) {
       throw BadInput(scenario_error(cfg, "faults.iteration_time_fidelity",

@@ -2,6 +2,7 @@
 #include "sim/report/whatif_report.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -14,6 +15,7 @@
 #include "sim/engine/reliability_sim.h"
 #include "sim/report/internal/html_text.h"
 #include "sim/report/internal/straggler_words.h"
+#include "sim/report/sweep/worker_pool.h"
 
 namespace clustersim::report {
 namespace {
@@ -458,6 +460,44 @@ FlowVariant decode_variant(const std::string& line) {
     start = tab + 1;
   }
   return v;
+}
+
+std::vector<FlowVariant> run_flow_variants(const std::vector<std::pair<std::string, ScenarioConfig>>& variants,
+                                           const calib::HardwareProfile& hw, const std::vector<std::vector<int>>& unfold,
+                                           int jobs) {
+  assert(unfold.size() == variants.size() && "one unfold set per variant");
+  std::vector<FlowVariant> results(variants.size());
+  const auto baseline = [&](size_t i) { return variants[i].first.rfind("baseline", 0) == 0; };
+  std::vector<int> same_as(variants.size(), -1);
+  std::vector<int64_t> todo;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    results[i].name = variants[i].first;
+    for (size_t j = 0; baseline(i) && j < i && same_as[i] < 0; ++j) {
+      if (baseline(j) && same_as[j] < 0 && unfold[j] == unfold[i]) same_as[i] = static_cast<int>(j);
+    }
+    if (same_as[i] < 0) todo.push_back(static_cast<int64_t>(i));
+  }
+  sweep::WorkerPool pool(jobs, /*fork_always=*/true);
+  pool.run(
+      sweep::make_chunks(todo, jobs, 1),
+      [&](int64_t i) {
+        try {
+          return encode_variant(run_flow_variant(variants[i].first, variants[i].second, hw, unfold[i]));
+        } catch (const std::exception& e) {
+          FlowVariant failed;
+          failed.name = variants[i].first;
+          failed.error = e.what();
+          return encode_variant(failed);
+        }
+      },
+      [&](int64_t i, const std::string& line) { results[i] = decode_variant(line); },
+      [&](int64_t i, const std::string& why) { results[i].error = why; }, [] {});
+  for (size_t i = 0; i < variants.size(); ++i) {
+    if (same_as[i] < 0) continue;
+    results[i] = results[static_cast<size_t>(same_as[i])];
+    results[i].name = variants[i].first;
+  }
+  return results;
 }
 
 namespace {

@@ -114,6 +114,15 @@ const FlowVariant* baseline_of(const std::vector<FlowVariant>& variants, const F
 // One variant at the flow level, unfolding `unfold` beside its own straggling replicas.
 FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                              const std::vector<int>& unfold = {});
+// `variants` (name, scenario at the flow level), each run by run_flow_variant in a forked child
+// (SimGrid allows one simulation per process), at most `jobs` at once, variant i unfolding
+// unfold[i]; a child that fails leaves its variant's `error`. The straggler-free baselines
+// ("baseline", "baseline, seed K") are one scenario: one that unfolds what an earlier baseline
+// does gets that run's result under its own name (with GPU speed variation every draw unfolds
+// every replica). The results do not depend on `jobs`.
+std::vector<FlowVariant> run_flow_variants(const std::vector<std::pair<std::string, ScenarioConfig>>& variants,
+                                           const calib::HardwareProfile& hw, const std::vector<std::vector<int>>& unfold,
+                                           int jobs);
 std::string encode_variant(const FlowVariant& v);  // one line, tab-separated key=value
 FlowVariant decode_variant(const std::string& line);
 Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>& v);
