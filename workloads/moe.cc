@@ -743,7 +743,7 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   // stage's rings count: the step waits for the slowest, and where a stage does not fill whole
   // nodes (gpus / pp not a multiple of gpus_per_node) stage 0's may sit inside a node while the
   // next stage's straddle two.
-  const auto fewest_per_node = [gpn, pp = p.pp](const auto& rings_of_stage) {
+  const auto ring_members = [gpn, pp = p.pp](const auto& rings_of_stage) {
     int fewest = INT32_MAX;
     for (int s = 0; s < pp; ++s) {
       for (const std::vector<int32_t>& r : rings_of_stage(s)) {
@@ -753,10 +753,10 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
     return fewest == INT32_MAX ? 1 : fewest;
   };
   const coll::GroupLinks dg =
-      group_links(dense_dp(cfg), fewest_per_node([&](int s) { return dense_dp_rings(cfg, pl, s); }), dense_l);
+      group_links(dense_dp(cfg), ring_members([&](int s) { return dense_dp_rings(cfg, pl, s); }), dense_l);
   t.dense_group = dg;
   const coll::GroupLinks eg =
-      group_links(expert_dp(cfg), fewest_per_node([&](int s) { return expert_dp_rings(cfg, s); }), expert_l);
+      group_links(expert_dp(cfg), ring_members([&](int s) { return expert_dp_rings(cfg, s); }), expert_l);
   t.expert_group = eg;
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);

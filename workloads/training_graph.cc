@@ -685,7 +685,6 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // chunk's expert gradients after its dense buckets, over the expert-data-parallel group, as
   // Megatron-LM's expert buckets of each model chunk (before 2026-11-22 all experts at once after
   // the last chunk: with interleaving their reduction was all exposed).
-  const CollectiveOp edp_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   std::vector<int32_t> reduced(static_cast<size_t>(pp), -1);
   for (int s = 0; s < pp; ++s) {
     const bool experts = moe && edp_set[s] >= 0;
@@ -704,6 +703,15 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         }
       }
     };
+    // Each chunk's share of the stage's expert parameters: its MoE layers over the stage's
+    // (dense layers first, or every other layer MoE, leave some chunks fewer or none).
+    std::vector<int> chunk_moe(static_cast<size_t>(vpp), 0);
+    int stage_moe = 0;
+    for (size_t idx = 0; experts && idx < c.moe_stages[s].costs.size(); ++idx) {
+      if (!c.moe_stages[s].costs[idx].moe) continue;
+      ++chunk_moe[static_cast<size_t>(static_cast<int>(idx) / (m.layers / stages_v))];
+      ++stage_moe;
+    }
     for (const int ch : chunks) {
       for (int j = 0; dense_sync && j < buckets; ++j) {
         Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
@@ -714,21 +722,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         wait_for(id, [&](int32_t gi) { return reduce_ready[gi][ch][j]; });
         dp_prev[s] = id;
       }
-      // The chunk's share of the stage's expert parameters: its MoE layers over the stage's
-      // (dense layers first, or every other layer MoE, leave some chunks fewer or none).
-      int chunk_moe = 0, stage_moe = 0;
-      if (experts) {
-        const MoeStageCost& msc = c.moe_stages[s];
-        const int per_chunk = m.layers / stages_v;
-        for (size_t idx = 0; idx < msc.costs.size(); ++idx) {
-          stage_moe += msc.costs[idx].moe ? 1 : 0;
-          chunk_moe += msc.costs[idx].moe && static_cast<int>(idx) / per_chunk == ch ? 1 : 0;
-        }
-      }
-      if (experts && chunk_moe > 0) {
-        Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), edp_op,
-                              bytes_of(c.expert_params * grad_bytes * chunk_moe / stage_moe), c.edp_latency_reduce,
-                              edp_set[s]);
+      if (experts && chunk_moe[static_cast<size_t>(ch)] > 0) {
+        Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op,
+                              bytes_of(c.expert_params * grad_bytes * chunk_moe[static_cast<size_t>(ch)] / stage_moe),
+                              c.edp_latency_reduce, edp_set[s]);
         op.chunk = ch;
         const int32_t id = b.add(op);
         b.edge(dp_prev[s], id);

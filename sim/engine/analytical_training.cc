@@ -279,11 +279,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const Bytes weights = bytes_of(params * 2.0);
     // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights.
     Time reduce, gather;
+    const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
     if (moe_dp) {
       // One collective per dense bucket of each chunk and one per chunk for its experts (as the
       // flow level's graph runs them), each paying its ring's latency; the bytes once.
       const int64_t dense_collectives = p.vpp * buckets_per_chunk;
-      const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       const auto latencies = [&](CollectiveOp o) {
         return (dense_collectives - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->dense_group) +
                (p.vpp - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->expert_group);
@@ -294,7 +294,6 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // One collective per bucket of each chunk, each paying the ring's latency (as the flow
       // level's graph runs them): vpp x buckets latencies and the bytes once.
       const int64_t collectives = p.vpp * buckets_per_chunk;
-      const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
       const auto reduction = [&](const GroupLinks& links) {
         return collective_time(op, grads, links) +
                (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, links);

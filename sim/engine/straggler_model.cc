@@ -37,6 +37,14 @@ int64_t host_count(const ScenarioConfig& cfg) { return cfg.cluster.gpus / cfg.cl
 
 // (replica, stage) of GPU `g` under the scenario's parallelism.placement, as the flow level
 // (flow_stragglers) and the training graph place ranks.
+// Whether GPU `g` (on one of nics.hosts) sends through a degraded NIC: all of the host's, or
+// the one `nics.nic` names.
+bool behind_degraded_nic(const ScenarioConfig& cfg, int g) {
+  const std::optional<NicStraggler>& nics = cfg.stragglers.nics;
+  const int gpn = cfg.cluster.gpus_per_node, npn = cfg.cluster.nics_per_node;
+  return nics && (nics->nic < 0 || topo::nic_of_gpu(g, gpn, npn) % npn == nics->nic);
+}
+
 std::pair<int, int> cell_of(const work::Placement& pl, int g) {
   return {pl.coord(g, work::Dim::kDp), pl.coord(g, work::Dim::kPp)};
 }
@@ -318,8 +326,6 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // switch links keep their speed, so a ring the fabric already holds below the degraded rate
   // (oversubscription, ECMP collisions) loses nothing more.
   std::map<int, std::vector<Time>> p2p_extra;  // replica -> per-stage extra time per chunk pass
-  const int gpus_per_nic = gpn / cfg.cluster.nics_per_node;
-  const auto behind = [&](int g) { return sc.nics && (sc.nics->nic < 0 || (g % gpn) / gpus_per_nic == sc.nics->nic); };
   if (sc.nics) {
     ScenarioConfig slow = clean;
     slow.network.fabric_bandwidth = clean.network.fabric_bandwidth.value_or(clean.cluster.nic_bandwidth);
@@ -327,13 +333,6 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     calib::HardwareProfile slow_hw = hw;
     slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
     const TrainingEstimate deg = level(slow, slow_hw);
-    for (int h : sc.nics->hosts) {
-      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        if (!behind(g)) continue;
-        const int stage = cell_of(pl, g).second;
-        stage_dp[static_cast<size_t>(stage)] = scaled_by_layers(stage, deg.breakdown.dp_exposed);
-      }
-    }
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =
@@ -344,8 +343,9 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     for (int h : sc.nics->hosts) {
       std::map<int, std::set<int>> replicas_by_stage;  // the cells behind the host's degraded NICs
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        if (!behind(g)) continue;
+        if (!behind_degraded_nic(cfg, g)) continue;
         const auto [r, s] = cell_of(pl, g);
+        stage_dp[static_cast<size_t>(s)] = scaled_by_layers(s, deg.breakdown.dp_exposed);
         if (!replicas_by_stage[s].insert(r).second) continue;
         auto& extra = p2p_extra.try_emplace(r, std::vector<Time>(pp)).first->second;
         if (!cfg.training.overlap.pp_p2p) extra[s] = max(extra[s], per_transfer);
@@ -535,8 +535,7 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
         out.faults.push_back({"nic:" + std::to_string(h * npn + n), sc.nics->bandwidth_factor, sc.nics->extra_latency});
       }
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
-        if (sc.nics->nic >= 0 && topo::nic_of_gpu(g, gpn, npn) != int64_t{h} * npn + sc.nics->nic) continue;
-        replica(pl.coord(g, work::Dim::kDp));
+        if (behind_degraded_nic(cfg, g)) replica(pl.coord(g, work::Dim::kDp));
       }
     }
   }
