@@ -26,14 +26,17 @@ const char* const kBase =
     "parallelism: {tp: 8, pp: 4}\n"
     "training: {global_batch: 32}\n";
 
-ScenarioConfig load(const std::string& extra) {
-  return scenario_from_tree(parse_yaml_text(std::string(kBase) + extra, "s.yaml"), "s.yaml");
+// A whole scenario from YAML text.
+ScenarioConfig parse(const std::string& yaml) { return scenario_from_tree(parse_yaml_text(yaml, "s.yaml"), "s.yaml"); }
+
+ScenarioConfig load(const std::string& extra) { return parse(std::string(kBase) + extra); }
+
+// The straggler model at the analytical level on the scenario's own GPU.
+StragglerImpact impact_of(const ScenarioConfig& cfg) {
+  return simulate_stragglers(cfg, calib::load_hardware_profile(cfg.cluster.gpu), analytical_level());
 }
 
-StragglerImpact impact(const std::string& extra) {
-  const ScenarioConfig cfg = load(extra);
-  return simulate_stragglers(cfg, calib::load_hardware_profile("H100-SXM"), analytical_level());
-}
+StragglerImpact impact(const std::string& extra) { return impact_of(load(extra)); }
 
 TEST(PipelineMakespan, UniformOneFOneBIsMPlusPMinusOneSlots) {
   // 1F1B: (m + p - 1)(f + b) = (8 + 3) x 3 ms.
@@ -201,11 +204,8 @@ TEST(StragglerModel, ASlowHostStretchesComputeNotCommunication) {
   // Without TP overlap the exposed TP collectives are a large share of a stage; a host twice as
   // slow doubles the last stage's compute and leaves its communication alone.
   const std::string no_overlap = "training: {global_batch: 32, overlap: {tp_comm: false}}\n";
-  const ScenarioConfig cfg = scenario_from_tree(
-      parse_yaml_text(std::string(kBase).substr(0, std::string(kBase).find("training:")) + no_overlap +
-                          "stragglers: {hosts: {list: [6], slowdown: 2}}\n",
-                      "s.yaml"),
-      "s.yaml");
+  const ScenarioConfig cfg = parse(std::string(kBase).substr(0, std::string(kBase).find("training:")) + no_overlap +
+                                   "stragglers: {hosts: {list: [6], slowdown: 2}}\n");
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
   const LayerCosts lc = probe_layer_costs(cfg, hw, analytical_level());
   const Time compute = 2 * (lc.layer_forward + lc.layer_backward) + lc.head_forward + lc.head_backward;
@@ -273,8 +273,7 @@ TEST(StragglerModel, ADegradedNicCostsWhatItAddsToItsStagesReduction) {
       "parallelism: {tp: 8, pp: 4, vpp: 2, sequence_parallel: true, zero_stage: 1}\n"
       "training: {global_batch: 256, parallel_block: true}\n"
       "stragglers: {nics: {hosts: [4], bandwidth_factor: 0.9}}\n";
-  const ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(fabric, "f.yaml"), "f.yaml");
-  const StragglerImpact held = simulate_stragglers(cfg, calib::load_hardware_profile("A100-SXM4-80GB"), analytical_level());
+  const StragglerImpact held = impact_of(parse(fabric));
   EXPECT_LT(held.baseline_mfu - held.mfu, 0.0005);
 }
 
@@ -290,14 +289,13 @@ TEST(StragglerModel, WhereZero3GathersPaceTheStepSlowComputeFillsTheirSlack) {
       "training: {global_batch: 64, parallel_block: true, memory_check: false,\n"
       "  overlap: {dp_grad_reduce: true, dp_param_gather: true}}\n"
       "stragglers: {hosts: {list: [3], slowdown: 1.1}}\n";
-  ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(zero3, "z.yaml"), "z.yaml");
-  const calib::HardwareProfile a100 = calib::load_hardware_profile("A100-SXM4-80GB");
-  const StragglerImpact paced = simulate_stragglers(cfg, a100, analytical_level());
+  ScenarioConfig cfg = parse(zero3);
+  const StragglerImpact paced = impact_of(cfg);
   EXPECT_GT(paced.pipeline_delta, Time::zero());
   EXPECT_EQ(paced.iteration, paced.baseline);
   // With ZeRO-1 nothing paces the step but the compute: the slow host costs its pipeline delta.
   cfg.parallelism.zero_stage = 1;
-  const StragglerImpact compute = simulate_stragglers(cfg, a100, analytical_level());
+  const StragglerImpact compute = impact_of(cfg);
   EXPECT_EQ(compute.iteration, compute.baseline + compute.pipeline_delta);
 }
 
@@ -323,8 +321,8 @@ TEST(StragglerModel, UnevenLayersThatPpDoesNotDivide) {
       "parallelism: {tp: 8, pp: 4}\n"
       "training: {global_batch: 32}\n"
       "stragglers: {stage_layers: [2, 3, 3, 2]}\n";
-  const ScenarioConfig cfg = scenario_from_tree(parse_yaml_text(yaml, "s.yaml"), "s.yaml");
-  const StragglerImpact s = simulate_stragglers(cfg, calib::load_hardware_profile("H100-SXM"), analytical_level());
+  const ScenarioConfig cfg = parse(yaml);
+  const StragglerImpact s = impact_of(cfg);
   EXPECT_GT(s.slowdown(), 1.0);
   EXPECT_LT(s.slowdown(), 3.0 / 2.5);
   // The run reports the listed plan's memory (3-layer stages), not the even split's.
