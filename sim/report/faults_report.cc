@@ -437,9 +437,12 @@ calib::HardwareProfile training_profile(const ScenarioConfig& cfg) {
   // Failed or degraded links and switches exist only in the flow level's fabric: timing the job
   // analytically would drop them without a word.
   require_flow_for_network_faults(cfg);
-  // The fabric builds and every fault names an element of it, before any level runs (the flow
-  // what-if and the reliability states run in forked children, which would each fail alone).
-  (void)topo::build_fabric(cfg, hw.nvlink_bandwidth);
+  // At the flow level: the fabric builds and every fault names an element of it, before any
+  // variant runs (the what-if's variants and the reliability states run in forked children, which
+  // would each fail alone). The analytical level plans the fabric itself (fabric_contention).
+  const bool flow = cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kFlow
+                               : cfg.network.fidelity == Fidelity::kFlow;
+  if (flow) (void)topo::build_fabric(cfg, hw.nvlink_bandwidth);
   if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
   return hw;
 }
