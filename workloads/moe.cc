@@ -203,6 +203,17 @@ int moe_layer_count(const ModelConfig& m) {
   return n;
 }
 
+std::vector<int> moe_layers_per_chunk(const ScenarioConfig& cfg, int stage) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int per_chunk = cfg.model.layers / (p.pp * p.vpp);
+  std::vector<int> out(static_cast<size_t>(p.vpp), 0);
+  for (int c = 0; c < p.vpp; ++c) {
+    const int first = (c * p.pp + stage) * per_chunk;
+    for (int layer = first; layer < first + per_chunk; ++layer) out[static_cast<size_t>(c)] += is_moe_layer(cfg.model, layer);
+  }
+  return out;
+}
+
 double expert_ffn_hidden(const ModelConfig& m) {
   return m.moe && m.moe->expert_ffn_hidden > 0 ? m.moe->expert_ffn_hidden : dense_ffn(m);
 }
@@ -758,6 +769,10 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   const coll::GroupLinks eg =
       group_links(expert_dp(cfg), ring_members([&](int s) { return expert_dp_rings(cfg, s); }), expert_l);
   t.expert_group = eg;
+  for (int s = 0; s < p.pp; ++s) {
+    const std::vector<int> per_chunk = moe_layers_per_chunk(cfg, s);
+    t.expert_chunks = std::max(t.expert_chunks, static_cast<int>(std::count_if(per_chunk.begin(), per_chunk.end(), [](int n) { return n > 0; })));
+  }
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
   t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
   if (gathers_weights_each_step(p)) {

@@ -20,6 +20,10 @@ namespace clustersim::work {
 // moe_layer_frequency-th layer after them (the first of them included).
 bool is_moe_layer(const ModelConfig& m, int layer);
 int moe_layer_count(const ModelConfig& m);
+// MoE layers in each of stage `stage`'s vpp chunks (chunk c holds virtual stage c x pp + stage's
+// layers / (pp x vpp) layers): dense leading layers or every other layer MoE leave some fewer or
+// none, and those have no expert gradients to reduce or experts to gather.
+std::vector<int> moe_layers_per_chunk(const ScenarioConfig& cfg, int stage);
 // Width of one expert: moe.expert_ffn_hidden, else model.ffn_hidden (else 4h).
 double expert_ffn_hidden(const ModelConfig& m);
 
@@ -188,6 +192,7 @@ struct MoeDpTimes {
   Time gather;
   double dense_params = 0;   // on one GPU
   double expert_params = 0;  // on one GPU
+  int expert_chunks = 1;     // chunks with MoE layers on the stage with the most: one expert collective each
   coll::GroupLinks dense_group;   // the dense parameters' replicas (dp, or dp x tp under sp attention)
   coll::GroupLinks expert_group;  // the expert parameters' replicas (expert dp)
 };

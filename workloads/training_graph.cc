@@ -375,14 +375,26 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<std::vector<int32_t>> gathered(static_cast<size_t>(pp), std::vector<int32_t>(static_cast<size_t>(vpp), -1));
   std::vector<std::vector<int32_t>> first_gather = gathered;
   const bool experts_at_start = moe && gathers_weights_each_step(p) && ov.dp_param_gather;
-  // Stage s's gathers: one dense bucket, and the expert parameters over their group in `parts`.
+  // MoE: each chunk's share of its stage's expert parameters, its MoE layers over the stage's
+  // (dense layers first, or every other layer MoE, leave some chunks fewer or none: those gather
+  // and reduce no experts).
+  std::vector<std::vector<double>> expert_share(static_cast<size_t>(pp), std::vector<double>(static_cast<size_t>(vpp), 0.0));
+  for (int s = 0; moe && s < pp; ++s) {
+    const std::vector<int> per_chunk = moe_layers_per_chunk(cfg, s);
+    int stage_moe = 0;
+    for (const int n : per_chunk) stage_moe += n;
+    for (int ch = 0; stage_moe > 0 && ch < vpp; ++ch) {
+      expert_share[s][ch] = static_cast<double>(per_chunk[static_cast<size_t>(ch)]) / stage_moe;
+    }
+  }
+  // Stage s's gathers: one dense bucket, and a `share` of the expert parameters over their group.
   const auto dense_gather = [&](int s) {
     return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather, bucket_weights,
                          c.dp_latency_gather, dp_set[s]);
   };
-  const auto expert_gather = [&](int s, int parts) {
+  const auto expert_gather = [&](int s, double share) {
     return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
-                         bytes_of(c.expert_params * 2.0 / parts), c.edp_latency_gather, edp_set[s]);
+                         bytes_of(c.expert_params * 2.0 * share), c.edp_latency_gather, edp_set[s]);
   };
   for (int s = 0; s < pp; ++s) {
     for (int ch = 0; ch < vpp; ++ch) {
@@ -394,7 +406,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         if (first_gather[s][ch] < 0) first_gather[s][ch] = id;
       };
       for (int j = 0; gather_at_start && j < buckets; ++j) chain(dense_gather(s));
-      if (experts_at_start && edp_set[s] >= 0) chain(expert_gather(s, vpp));
+      if (experts_at_start && edp_set[s] >= 0 && expert_share[s][ch] > 0) chain(expert_gather(s, expert_share[s][ch]));
       gathered[s][ch] = dp_prev[s];
     }
   }
@@ -462,8 +474,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
               first = per_pass(Builder::comm(OpRole::kDpGather, Stream::kDp, gi, CollectiveOp::kAllGather,
                                              bytes_of(chunk_params * 2.0), c.dp_latency_gather, dp_set[s]));
             }
-            if (moe && edp_set[s] >= 0) {
-              const int32_t id = per_pass(expert_gather(s, vpp));
+            if (moe && edp_set[s] >= 0 && expert_share[s][pass.chunk] > 0) {
+              const int32_t id = per_pass(expert_gather(s, expert_share[s][pass.chunk]));
               if (first < 0) first = id;
             }
             z3_first[s].push_back(first);
@@ -703,15 +715,6 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         }
       }
     };
-    // Each chunk's share of the stage's expert parameters: its MoE layers over the stage's
-    // (dense layers first, or every other layer MoE, leave some chunks fewer or none).
-    std::vector<int> chunk_moe(static_cast<size_t>(vpp), 0);
-    int stage_moe = 0;
-    for (size_t idx = 0; experts && idx < c.moe_stages[s].costs.size(); ++idx) {
-      if (!c.moe_stages[s].costs[idx].moe) continue;
-      ++chunk_moe[static_cast<size_t>(static_cast<int>(idx) / (m.layers / stages_v))];
-      ++stage_moe;
-    }
     for (const int ch : chunks) {
       for (int j = 0; dense_sync && j < buckets; ++j) {
         Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
@@ -722,9 +725,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         wait_for(id, [&](int32_t gi) { return reduce_ready[gi][ch][j]; });
         dp_prev[s] = id;
       }
-      if (experts && chunk_moe[static_cast<size_t>(ch)] > 0) {
+      if (experts && expert_share[s][ch] > 0) {
         Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op,
-                              bytes_of(c.expert_params * grad_bytes * chunk_moe[static_cast<size_t>(ch)] / stage_moe),
+                              bytes_of(c.expert_params * grad_bytes * expert_share[s][ch]),
                               c.edp_latency_reduce, edp_set[s]);
         op.chunk = ch;
         const int32_t id = b.add(op);

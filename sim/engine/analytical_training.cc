@@ -281,12 +281,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     Time reduce, gather;
     const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
     if (moe_dp) {
-      // One collective per dense bucket of each chunk and one per chunk for its experts (as the
-      // flow level's graph runs them), each paying its ring's latency; the bytes once.
+      // One collective per dense bucket of each chunk and one per chunk with MoE layers for its
+      // experts (as the flow level's graph runs them), each paying its ring's latency; the bytes once.
       const int64_t dense_collectives = p.vpp * buckets_per_chunk;
       const auto latencies = [&](CollectiveOp o) {
         return (dense_collectives - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->dense_group) +
-               (p.vpp - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->expert_group);
+               (moe_dp->expert_chunks - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->expert_group);
       };
       reduce = moe_dp->reduce + latencies(op);
       gather = moe_dp->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather) : Time::zero());
@@ -337,8 +337,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       Time per_pass =
           collective_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), moe_dp ? moe_dp->dense_group : g);
       if (moe_dp) {
-        per_pass += collective_time(CollectiveOp::kAllGather, bytes_of(moe_dp->expert_params / p.vpp * 2.0),
-                                    moe_dp->expert_group);
+        // The chunks with MoE layers gather their share of the experts: on average per pass.
+        const int k = moe_dp->expert_chunks;
+        per_pass += (static_cast<double>(k) / p.vpp) *
+                    collective_time(CollectiveOp::kAllGather, bytes_of(moe_dp->expert_params / k * 2.0), moe_dp->expert_group);
       }
       const int64_t passes = 2 * mbs * p.vpp;
       if (cfg.training.overlap.dp_param_gather) {

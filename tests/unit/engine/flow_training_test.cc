@@ -188,6 +188,47 @@ TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
   EXPECT_NEAR(gathered_bytes(cfg, hw) / (passes * c.expert_params * 2.0), 1.0, 1e-6);
 }
 
+TEST(FlowTraining, ChunksWithoutMoeLayersGatherAndReduceNoExperts) {
+  // Mixtral (32 layers) on 16 GPUs, tp 8, pp 2, vpp 2, ep 2: dp 1, so every DP op is an expert
+  // one. Chunk c of stage s holds virtual stage c x pp + s (8 layers); with the first 16 layers
+  // dense, chunk 0 of both stages has no MoE layer: only chunk 1 gathers (before each of its
+  // passes, under ZeRO-3) and reduces experts, each time all of its stage's. Before 2026-12-04
+  // every chunk gathered 1/vpp of them, paying twice the collectives' latency.
+  const auto cfg_for = [](const std::string& dense_layers) {
+    return load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml",
+                         {"cluster.gpus=16", "parallelism.tp=8", "parallelism.pp=2", "parallelism.vpp=2",
+                          "parallelism.ep=2", "training.global_batch=8", "training.memory_check=false",
+                          "parallelism.zero_stage=3", "network.fidelity=flow",
+                          "model.moe.first_dense_layers=" + dense_layers});
+  };
+  const ScenarioConfig cfg = cfg_for("16");
+  const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu);
+  const work::GraphCosts c = work::graph_costs(cfg, hw);
+  ASSERT_GT(c.expert_params, 0.0);
+  const int mb = micro_batches_per_iteration(cfg);
+  int gathers = 0;
+  int reduces = 0;
+  for (const work::Op& op : work::build_training_graph(cfg, c).ops) {
+    if (op.role == work::OpRole::kDpGather) {
+      ++gathers;
+      EXPECT_NEAR(op.bytes.as_double() / (c.expert_params * 2.0), 1.0, 1e-6);
+    }
+    if (op.role == work::OpRole::kDpReduce) {
+      ++reduces;
+      EXPECT_EQ(op.chunk, 1);
+    }
+  }
+  EXPECT_EQ(gathers, 2 * 2 * mb);  // pp stages x (forward + backward) x micro-batches, chunk 1 only
+  EXPECT_EQ(reduces, 2);           // one per stage
+  // The analytical level counts the same collectives: one expert chunk per stage, two when every
+  // layer is MoE.
+  const work::TrainingLinks l = work::training_links(cfg, hw);
+  EXPECT_EQ(work::moe_dp_times(cfg, l, l).expert_chunks, 1);
+  const ScenarioConfig all_moe = cfg_for("0");
+  const work::TrainingLinks la = work::training_links(all_moe, hw);
+  EXPECT_EQ(work::moe_dp_times(all_moe, la, la).expert_chunks, 2);
+}
+
 TEST(FlowTraining, SameSeedSameRun) {
   ScenarioConfig cfg = plan(32, 2, 2, 2, 64);
   cfg.network.ecmp_seed = 7;
