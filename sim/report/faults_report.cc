@@ -29,8 +29,10 @@ using engine::StragglerImpact;
 using internal::critical_words;
 using internal::flow_critical_words;
 using internal::flow_link_words;
+using internal::flow_pacing_representative;
 using internal::impact_json;
 using internal::index_array;
+using internal::representative_pacing_words;
 constexpr auto fmt = &internal::format_number;
 
 // Checkpoint bytes per parameter: BF16 weights (2) + FP32 master weights, Adam m and v (12), as
@@ -108,6 +110,8 @@ void add_flow_stragglers(const ScenarioConfig& cfg, const engine::FlowTrainingRe
   }
   s.set("degraded_links", links);
   s.set("critical_path", flow_critical_words(flow));
+  const std::string paced = flow_pacing_representative(flow);
+  if (!paced.empty()) s.set("representative_paces", paced);
   const size_t slow_groups = flow.straggling_groups.size();
   out.summary += "\nstragglers   " + std::to_string(slow_groups) + (slow_groups == 1 ? " rank group" : " rank groups") +
                  " with slow hosts or GPUs" +
@@ -118,6 +122,7 @@ void add_flow_stragglers(const ScenarioConfig& cfg, const engine::FlowTrainingRe
                       : "") +
                  "\n             " + flow_critical_words(flow) + "\n" +
                  (flow.degraded_links.empty() ? "" : "             " + flow_link_words(flow, 0) + "\n") +
+                 (paced.empty() ? "" : "             note: " + representative_pacing_words(paced) + "\n") +
                  "             (one simulation, with stragglers; 'clustersim whatif' runs the straggler-free one too)\n";
 }
 

@@ -124,12 +124,27 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
 // The rank groups with the most compute on the flow level's critical path (the chain of ops whose
 // ends released each other, back from the last rank group's last op), slowest first, with their
 // slow hosts.
-std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limit) {
-  if (f.groups.empty()) return "";
+namespace {
+
+// Compute time on the flow level's critical path, per rank group.
+std::map<int32_t, Time> critical_compute(const engine::FlowTrainingResult& f) {
   std::map<int32_t, Time> compute;
+  if (f.groups.empty()) return compute;
   for (const engine::CriticalSegment& seg : f.groups[f.critical_group].critical_path) {
     if (seg.kind == "compute") compute[seg.group] += seg.time;
   }
+  return compute;
+}
+
+bool is_straggling(const engine::FlowTrainingResult& f, const std::string& name) {
+  return std::any_of(f.straggling_groups.begin(), f.straggling_groups.end(),
+                     [&](const std::string& g) { return g.rfind(name + " ", 0) == 0; });
+}
+
+}  // namespace
+
+std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limit) {
+  const std::map<int32_t, Time> compute = critical_compute(f);
   std::vector<std::pair<int32_t, Time>> order(compute.begin(), compute.end());
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string out;
@@ -145,25 +160,42 @@ std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limi
 
 // The stage of the straggling rank group with the most compute on the critical path (-1: none).
 int flow_critical_stage(const engine::FlowTrainingResult& f) {
-  if (f.groups.empty()) return -1;
-  std::map<int32_t, Time> compute;
-  for (const engine::CriticalSegment& seg : f.groups[f.critical_group].critical_path) {
-    if (seg.kind == "compute") compute[seg.group] += seg.time;
-  }
   int stage = -1;
   Time most;
-  for (const auto& [group, t] : compute) {
+  for (const auto& [group, t] : critical_compute(f)) {
     const std::string& name = f.group_names[group];
-    const bool straggling = std::any_of(f.straggling_groups.begin(), f.straggling_groups.end(),
-                                        [&](const std::string& g) { return g.rfind(name + " ", 0) == 0; });
     int s = -1, r = -1;
-    if (!straggling || std::sscanf(name.c_str(), "stage%d/dp%d", &s, &r) != 2) continue;
+    if (!is_straggling(f, name) || std::sscanf(name.c_str(), "stage%d/dp%d", &s, &r) != 2) continue;
     if (stage < 0 || t > most) {
       stage = s;
       most = t;
     }
   }
   return stage;
+}
+
+std::string flow_pacing_representative(const engine::FlowTrainingResult& f) {
+  if (!f.folded || f.straggling_groups.empty() || f.group_names.empty()) return "";
+  const std::map<int32_t, Time> compute = critical_compute(f);
+  const auto top = std::max_element(compute.begin(), compute.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (top == compute.end()) return "";
+  // Group 0 is stage 0 of the first simulated replica: with folding, the representative.
+  int s = -1, rep = -1, dp = -1;
+  const std::string& name = f.group_names[top->first];
+  if (std::sscanf(f.group_names.front().c_str(), "stage%d/dp%d", &s, &rep) != 2 ||
+      std::sscanf(name.c_str(), "stage%d/dp%d", &s, &dp) != 2 || dp != rep || is_straggling(f, name)) {
+    return "";
+  }
+  return name;
+}
+
+std::string representative_pacing_words(const std::string& group) {
+  return "the folded representative replica (" + group +
+         "), not a straggling one, paces the iteration: folded, it sends in step with every replica it stands for and "
+         "meets their ECMP collisions at every send, which the straggling replicas (simulated on their own) do not, "
+         "so the stragglers' cost against a folded baseline may be understated, down to nothing; set "
+         "training.fold_ranks: false to simulate every replica on its own";
 }
 
 std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit) {

@@ -25,9 +25,11 @@ using internal::critical_words;
 using internal::flow_critical_stage;
 using internal::flow_critical_words;
 using internal::flow_link_words;
+using internal::flow_pacing_representative;
 using internal::impact_json;
 using internal::index_array;
 using internal::index_list;
+using internal::representative_pacing_words;
 using internal::stage_words;
 constexpr auto fmt = &internal::format_number;
 constexpr const char* kLinksSource = "links";  // network.faults, as a what-if source
@@ -413,6 +415,7 @@ FlowVariant run_flow_variant(const std::string& name, const ScenarioConfig& cfg,
   for (const std::string& g : f.straggling_groups) v.straggling += (v.straggling.empty() ? "" : ", ") + g;
   v.links = flow_link_words(f);
   v.critical_stage = flow_critical_stage(f);
+  v.representative_paces = flow_pacing_representative(f);
   if (name.rfind("all but stage ", 0) == 0) v.repaired_stage = std::atoi(name.c_str() + 14);
   return v;
 }
@@ -432,7 +435,8 @@ std::string encode_variant(const FlowVariant& v) {
   std::snprintf(num, sizeof num, "iteration_s=%.17g\tmfu=%.17g\twall_s=%.6g\trank_groups=%d\tcritical_stage=%d\trepaired_stage=%d",
                 v.iteration_s, v.mfu, v.wall_s, v.rank_groups, v.critical_stage, v.repaired_stage);
   return "name=" + one_line(v.name) + "\t" + num + "\tcritical=" + one_line(v.critical) +
-         "\tstraggling=" + one_line(v.straggling) + "\tlinks=" + one_line(v.links) + "\terror=" + one_line(v.error);
+         "\tstraggling=" + one_line(v.straggling) + "\tlinks=" + one_line(v.links) + "\trepresentative_paces=" + one_line(v.representative_paces) +
+         "\terror=" + one_line(v.error);
 }
 
 FlowVariant decode_variant(const std::string& line) {
@@ -455,6 +459,7 @@ FlowVariant decode_variant(const std::string& line) {
       if (key == "critical") v.critical = value;
       if (key == "straggling") v.straggling = value;
       if (key == "links") v.links = value;
+      if (key == "representative_paces") v.representative_paces = value;
       if (key == "error") v.error = value;
     }
     start = tab + 1;
@@ -536,6 +541,11 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
     if (v.repaired_stage >= 0) out.stages.push_back(&v);
   }
   if (lost.size() > 1) summarise_draws(lost, out.draws);
+  if (all && !all->representative_paces.empty()) {
+    out.cause = "not found: the folded representative replica (" + all->representative_paces +
+                "), not a straggling one, paces the run (see the note)";
+    return out;
+  }
   if (!all || all->iteration_s <= base.iteration_s) return out;
   // The stage whose repair regains the most; with a single stage holding stragglers, the
   // straggling stage on the critical path.
@@ -661,6 +671,7 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
     row.set("critical_stage", v.critical_stage);
     row.set("straggling_groups", v.straggling);
     row.set("links", v.links);
+    if (!v.representative_paces.empty()) row.set("representative_paces", v.representative_paces);
     rows.push(row);
   }
   const FlowSummary sum = flow_summary(cfg, variants);
@@ -719,6 +730,21 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
                                                                : "the drawn GPU speeds";
     o << fmt("\none draw (seed %.0f); the cost depends on ", static_cast<double>(cfg.stragglers.seed)) + what +
              ": --draws N redraws them (the analytical level draws 100 by default)\n";
+  }
+  // A folded representative that paces a straggled variant hides the stragglers behind its
+  // in-step ECMP collisions.
+  int paced = 0, straggled = 0;
+  std::string paced_group;
+  for (const FlowVariant& v : variants) {
+    if (!v.error.empty() || v.straggling.empty()) continue;
+    ++straggled;
+    if (v.representative_paces.empty()) continue;
+    ++paced;
+    if (paced_group.empty()) paced_group = v.representative_paces;
+  }
+  if (paced > 0) {
+    o << "\nnote       " << representative_pacing_words(paced_group)
+      << fmt(" (%.0f of ", paced) << straggled << " variants with stragglers)\n";
   }
   // Replicas that run in perfect lockstep meet each other's ECMP collisions every time; any speed
   // spread desynchronises them, which alone can move the flow level's iteration by several percent

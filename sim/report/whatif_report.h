@@ -91,6 +91,9 @@ struct FlowVariant {
   std::string links;       // degraded links (load) and the most loaded links
   int critical_stage = -1; // stage of the straggling rank group with the most compute on the critical path
   int repaired_stage = -1; // "all but stage N": N
+  // Folded: the representative replica's rank group that paces the run instead of a straggling
+  // one ("stage7/dp0"; its in-step ECMP collisions hide the stragglers' cost), else empty.
+  std::string representative_paces;
   std::string error;       // set when the child failed
 };
 // The variants to simulate: "baseline", "all", then per source (with more than one) the source

@@ -31,6 +31,12 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const eng
 std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limit = 3);
 // The stage of the straggling rank group with the most compute on the critical path (-1: none).
 int flow_critical_stage(const engine::FlowTrainingResult& f);
+// With folding, the representative replica's rank group that has the most compute on the critical
+// path when it is that and not a straggling one ("stage7/dp0"): the straggling replicas, simulated
+// on their own, then finish before it, its in-step ECMP collisions hide their cost; else "".
+std::string flow_pacing_representative(const engine::FlowTrainingResult& f);
+// Why that understates the stragglers' cost, and what to set instead.
+std::string representative_pacing_words(const std::string& group);
 // The degraded links with their peak load, then the `limit` most loaded links.
 std::string flow_link_words(const engine::FlowTrainingResult& f, size_t limit = 3);
 
