@@ -34,7 +34,8 @@ Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const Hardw
   return hw.eff.kernel_launch + Time::s(flops / rate);
 }
 
-Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw) {
+Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw,
+                    double score_elements, bool backward) {
   // FlashAttention-2 over FlashAttention: "around 2x speedup" (Dao 2023, abstract).
   constexpr double kFlash2OverFlash1 = 2.0;
   const double eff = kernel == AttentionKernel::kFlash2   ? hw.eff.attention_fused
@@ -42,7 +43,12 @@ Time attention_time(Flops executed, AttentionKernel kernel, Precision precision,
                                                           : hw.eff.attention_unfused;
   // The unfused chain is two batched GEMMs plus a softmax kernel: three launches.
   const int64_t launches = kernel == AttentionKernel::kUnfused ? 3 : 1;
-  return launches * hw.eff.kernel_launch + Time::s(executed.n / (hw.peak(precision).per_s * eff));
+  Time work = Time::s(executed.n / (hw.peak(precision).per_s * eff));
+  const double score_bytes = backward ? hw.eff.attention_score_bytes_backward : hw.eff.attention_score_bytes;
+  if (kernel == AttentionKernel::kUnfused && score_bytes > 0) {
+    work = max(work, Time::s(score_elements * score_bytes / (hw.hbm_bandwidth.bytes_per_s * hw.eff.hbm)));
+  }
+  return launches * hw.eff.kernel_launch + work;
 }
 
 Time memory_time(Bytes bytes, const HardwareProfile& hw) {

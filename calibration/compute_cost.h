@@ -32,8 +32,13 @@ enum class AttentionKernel { kUnfused, kFlash1, kFlash2 };
 // masking halves it for fused kernels; see workloads/transformer.h). FlashAttention-2 runs at
 // attention_fused x peak, FlashAttention(-1) at half that (Dao 2023, abstract: FlashAttention-2 is
 // about 2x faster, 50-73% of peak on A100 against 25-40%); the unfused chain runs its GEMMs at
-// attention_unfused x peak.
-Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw);
+// attention_unfused x peak, or, with the profile's attention_score_bytes (_backward when
+// `backward`), at the larger of that and their score-matrix traffic (a roofline):
+//   t = 3 launches + max(flops / (peak x attention_unfused), score_elements x bytes / (HBM x hbm))
+// `score_elements` = batch x heads x query rows x key columns on the GPU (b (a/t) (s/c) s). The
+// softmax between the GEMMs is a memory-bound kernel of its own (workloads' elementwise bytes).
+Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw,
+                    double score_elements = 0, bool backward = false);
 
 // A streaming, memory-bound kernel moving `bytes` (reads + writes): launch + bytes / (hbm x eff).
 Time memory_time(Bytes bytes, const HardwareProfile& hw);

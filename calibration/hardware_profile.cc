@@ -46,6 +46,9 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
   r.read("kernel_launch", e.kernel_launch, need);
   r.read("attention_fused", e.attention_fused, need, 0.01, 1.0);
   r.read("attention_unfused", e.attention_unfused, need, 0.01, 1.0);
+  // Optional (added 2026-12-04; absent in older profiles): 0 keeps the FLOP-only chain.
+  r.read("attention_score_bytes", e.attention_score_bytes, Need::kOptional, 0.0, 256.0);
+  r.read("attention_score_bytes_backward", e.attention_score_bytes_backward, Need::kOptional, 0.0, 256.0);
   r.read("hbm", e.hbm, need, 0.01, 1.0);
   r.read("nvlink_busbw", e.nvlink_busbw, need, 0.01, 1.0);
   r.read("network_busbw", e.network_busbw, need, 0.01, 1.0);
@@ -214,8 +217,12 @@ std::string format_hardware_profile(const HardwareProfile& p) {
     << "  gemm_k_half: " << e.gemm_k_half << "\n"
     << "  kernel_launch: " << time(e.kernel_launch) << "\n"
     << "  attention_fused: " << num(e.attention_fused) << "\n"
-    << "  attention_unfused: " << num(e.attention_unfused) << "\n"
-    << "  hbm: " << num(e.hbm) << "\n"
+    << "  attention_unfused: " << num(e.attention_unfused) << "\n";
+  if (e.attention_score_bytes > 0 || e.attention_score_bytes_backward > 0) {
+    o << "  attention_score_bytes: " << num(e.attention_score_bytes) << "\n"
+      << "  attention_score_bytes_backward: " << num(e.attention_score_bytes_backward) << "\n";
+  }
+  o << "  hbm: " << num(e.hbm) << "\n"
     << "  nvlink_busbw: " << num(e.nvlink_busbw) << "\n"
     << "  network_busbw: " << num(e.network_busbw) << "\n"
     << "  nvlink_collective_latency: " << time(e.nvlink_collective_latency) << "\n"

@@ -22,6 +22,12 @@ struct Efficiencies {
   Time kernel_launch = Time::us(4);   // per kernel, CPU launch + GPU ramp
   double attention_fused = 0.55;      // flash-style attention, fraction of peak
   double attention_unfused = 0.45;    // matmul-softmax-matmul GEMMs, fraction of peak
+  // HBM bytes per score-matrix element that the unfused chain's GEMMs move (QK^T writing S, PV
+  // reading P; backward the four GEMMs over P, dP and dS), forward and backward: their time is
+  // then the larger of the FLOP time and this traffic (compute_cost.h). 0 (the built-in
+  // profiles, whose attention_unfused absorbs it): FLOPs alone. `clustersim calibrate` fits them.
+  double attention_score_bytes = 0;
+  double attention_score_bytes_backward = 0;
   double hbm = 0.85;                  // achieved / datasheet HBM bandwidth on streaming kernels
   double nvlink_busbw = 0.78;         // NCCL bus bandwidth / NVLink line rate, large messages
   double network_busbw = 0.93;        // NCCL bus bandwidth / NIC line rate across nodes

@@ -77,6 +77,20 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     ++used;
     e.attention_unfused = efficiency(a->flops_per_s, base.bf16.per_s, "unfused attention rate", "TFLOP/s", 1e12);
     p.sources["efficiency.attention_unfused"] = "fitted: matmul-softmax-matmul chain forward, " + from;
+    if (a->score_bytes > 0) {
+      // The chain in the simulator's roofline form: its GEMMs at the GEMM fit's peak, or their
+      // score-matrix traffic, whichever is longer.
+      p.sources["efficiency.attention_unfused"] = "fitted: the chain's GEMMs at the bf16 GEMM peak (" +
+                                                  fmt(a->flops_per_s / 1e12) + " TFLOP/s), " + from;
+      e.attention_score_bytes = a->score_bytes;
+      p.sources["efficiency.attention_score_bytes"] = "fitted: " + fmt(a->score_bytes) +
+                                                      " B per score element, matmul-softmax-matmul chain forward, " + from;
+      if (const AttentionModel* b = r.attention_model(Direction::kBackward, false); b && b->score_bytes > 0) {
+        e.attention_score_bytes_backward = b->score_bytes;
+        p.sources["efficiency.attention_score_bytes_backward"] =
+            "fitted: " + fmt(b->score_bytes) + " B per score element, matmul-softmax-matmul chain backward, " + from;
+      }
+    }
   }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, true)) {
     ++used;

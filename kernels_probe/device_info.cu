@@ -13,19 +13,12 @@
 namespace clustersim::kernels_probe {
 namespace {
 
-// The kernel driver version ("570.124.06") from /proc/driver/nvidia/version, whose first line
-// reads "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.06  <date>"; "" when absent.
+// The kernel driver version from /proc/driver/nvidia/version's first line; "" when absent.
 std::string kernel_driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!in || !std::getline(in, line)) return "";
-  std::istringstream words(line);
-  std::string word, previous;
-  while (words >> word) {
-    if (previous == "Module") return word;
-    previous = word;
-  }
-  return "";
+  return kernel_driver_version_from(line);
 }
 
 std::string utc_now_iso8601() {

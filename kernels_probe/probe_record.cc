@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -162,6 +163,20 @@ TimingStats summarize_samples(std::vector<double> samples_s, uint32_t warmup,
   t.warmup = warmup;
   t.launches_per_sample = launches_per_sample;
   return t;
+}
+
+std::string kernel_driver_version_from(const std::string& proc_version_line) {
+  const size_t module = proc_version_line.find("Kernel Module");
+  if (module == std::string::npos) return "";
+  std::istringstream words(proc_version_line.substr(module));
+  std::string word;
+  while (words >> word) {
+    const bool version = std::isdigit(static_cast<unsigned char>(word.front())) &&
+                         word.find('.') != std::string::npos &&
+                         std::all_of(word.begin(), word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+    if (version) return word;
+  }
+  return "";
 }
 
 void add_note(Header& header, const std::string& note) {

@@ -93,6 +93,12 @@ struct ProbeRun {
   std::vector<Record> records;
 };
 
+// The kernel driver's version in the first line of /proc/driver/nvidia/version: the first word
+// after "Kernel Module" made of digits and dots ("570.124.06" in "NVRM version: NVIDIA UNIX x86_64
+// Kernel Module  570.124.06  <date>", "580.159.04" in "... Open Kernel Module for x86_64
+// 580.159.04  Release Build ..."); "" when there is none.
+std::string kernel_driver_version_from(const std::string& proc_version_line);
+
 // Appends `note` to header.notes ("; "-separated): parts skipped and why, substitutions made.
 void add_note(Header& header, const std::string& note);
 

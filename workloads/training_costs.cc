@@ -199,8 +199,9 @@ LayerTimes layer_times(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   const AttentionFlops att = layer_attention_flops(cfg);
   const bool fused = cfg.training.flash_attention;
   const calib::AttentionKernel kernel = attention_kernel(cfg.training);
-  const Time att_fwd = calib::attention_time(att.executed, kernel, prec, hw);
-  const Time att_bwd = calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, prec, hw);
+  const Time att_fwd = calib::attention_time(att.executed, kernel, prec, hw, att.score_elements);
+  const Time att_bwd =
+      calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, prec, hw, att.score_elements, true);
   const Bytes elem = layer_elementwise_bytes(cfg);
   const Time elem_fwd = calib::memory_time(elem, hw);
   const Time elem_bwd = calib::memory_time(Bytes{2 * elem.n}, hw);

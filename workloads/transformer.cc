@@ -124,6 +124,7 @@ AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {
   a.counted = Flops{4.0 * q_tokens * span * x.h / x.t};
   if (!cfg.training.flash_attention) {
     a.executed = Flops{4.0 * q_tokens * x.s * x.h / x.t};  // the whole s x s matrix, masked after
+    a.score_elements = x.b * (x.a / x.t) * (x.s / x.c) * x.s;
   } else if (cfg.model.attention_window > 0 && span < x.s) {
     // Causal sliding window: each query sees up to `span` keys; the first `span` see fewer.
     a.executed = Flops{4.0 * x.b / x.c * (x.s * span - span * span / 2.0) * x.h / x.t};

@@ -59,6 +59,7 @@ std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg);
 struct AttentionFlops {
   Flops counted;
   Flops executed;
+  double score_elements = 0;  // unfused: the score matrix on one GPU, b (a/t) (s/c) s
 };
 AttentionFlops layer_attention_flops(const ScenarioConfig& cfg);
 

@@ -2,6 +2,7 @@
 // Fits the attention model: a non-negative linear fit over (1, FLOPs, score elements).
 #include "calibration/fit/attention_fit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -26,8 +27,70 @@ double attention_score_elements(const AttentionPoint& p) {
 }
 
 double AttentionModel::predict_s(const AttentionPoint& shape) const {
-  return launch_s + attention_flops(shape) / flops_per_s +
-         attention_score_elements(shape) * s_per_score_element;
+  const double elements = attention_score_elements(shape);
+  double work = attention_flops(shape) / flops_per_s;
+  if (score_bytes > 0) work = std::max(work, elements * score_bytes / hbm_bytes_per_s);
+  return launch_s + work + elements * s_per_score_element;
+}
+
+namespace {
+
+std::string point_label(const AttentionPoint& p) {
+  char label[128];
+  std::snprintf(label, sizeof label, "b=%lld s=%lld h=%lld d=%lld%s", static_cast<long long>(p.batch),
+                static_cast<long long>(p.seq_len), static_cast<long long>(p.heads),
+                static_cast<long long>(p.head_dim), p.causal ? " causal" : "");
+  return label;
+}
+
+AttentionFit finish(const std::vector<AttentionPoint>& points, const AttentionModel& model) {
+  AttentionFit fit;
+  fit.model = model;
+  for (const AttentionPoint& p : points) fit.points.push_back({point_label(p), p.timing.median_s, model.predict_s(p)});
+  fit.error = fit_error(fit.points);
+  return fit;
+}
+
+}  // namespace
+
+AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double launch_s, double gemm_flops_per_s,
+                               double hbm_bytes_per_s) {
+  if (points.size() < 3 || !(gemm_flops_per_s > 0) || !(hbm_bytes_per_s > 0)) return {};
+  AttentionModel m;
+  m.direction = points.front().direction;
+  m.fused = false;
+  m.dtype = points.front().dtype;
+  m.launch_s = 3.0 * launch_s;
+  m.flops_per_s = gemm_flops_per_s;
+  m.hbm_bytes_per_s = hbm_bytes_per_s;
+  const double softmax = kSoftmaxBytesPerScoreElement * (m.direction == Direction::kBackward ? 2.0 : 1.0);
+  m.s_per_score_element = softmax / hbm_bytes_per_s;
+  // Sum of squared relative errors at `bytes`: a log grid (10% steps over 0.01 to 1000 bytes)
+  // finds the best neighbourhood, golden-section steps refine it.
+  const auto cost = [&](double bytes) {
+    m.score_bytes = bytes;
+    double sum = 0;
+    for (const AttentionPoint& p : points) {
+      const double e = (m.predict_s(p) - p.timing.median_s) / p.timing.median_s;
+      sum += e * e;
+    }
+    return sum;
+  };
+  double best = 0.01;
+  for (double b = 0.01; b <= 1000.0; b *= 1.1) {
+    if (cost(b) < cost(best)) best = b;
+  }
+  double lo = best / 1.1, hi = best * 1.1;
+  for (int i = 0; i < 60; ++i) {
+    const double a = lo + (hi - lo) * 0.382, c = lo + (hi - lo) * 0.618;
+    if (cost(a) < cost(c)) {
+      hi = c;
+    } else {
+      lo = a;
+    }
+  }
+  m.score_bytes = 0.5 * (lo + hi);
+  return finish(points, m);
 }
 
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points) {
@@ -39,23 +102,14 @@ AttentionFit fit_attention(const std::vector<AttentionPoint>& points) {
     y.push_back(p.timing.median_s);
   }
   const std::vector<double> theta = fit_nonneg_relative(rows, y);
-  AttentionFit fit;
-  fit.model.direction = points.front().direction;
-  fit.model.fused = points.front().fused;
-  fit.model.dtype = points.front().dtype;
-  fit.model.launch_s = theta[0];
-  fit.model.flops_per_s = theta[1] > 0 ? 1.0 / theta[1] : std::numeric_limits<double>::infinity();
-  fit.model.s_per_score_element = theta[2];
-  for (const AttentionPoint& p : points) {
-    char label[128];
-    std::snprintf(label, sizeof label, "b=%lld s=%lld h=%lld d=%lld%s",
-                  static_cast<long long>(p.batch), static_cast<long long>(p.seq_len),
-                  static_cast<long long>(p.heads), static_cast<long long>(p.head_dim),
-                  p.causal ? " causal" : "");
-    fit.points.push_back({label, p.timing.median_s, fit.model.predict_s(p)});
-  }
-  fit.error = fit_error(fit.points);
-  return fit;
+  AttentionModel m;
+  m.direction = points.front().direction;
+  m.fused = points.front().fused;
+  m.dtype = points.front().dtype;
+  m.launch_s = theta[0];
+  m.flops_per_s = theta[1] > 0 ? 1.0 / theta[1] : std::numeric_limits<double>::infinity();
+  m.s_per_score_element = theta[2];
+  return finish(points, m);
 }
 
 }  // namespace clustersim::calib

@@ -21,7 +21,10 @@ double attention_flops(const AttentionPoint& p);
 // and dP, dS going backward) through HBM, which is what makes it slower than a fused kernel.
 double attention_score_elements(const AttentionPoint& p);
 
-// t = launch_s + flops / flops_per_s + score_elements * s_per_score_element.
+// t = launch_s + flops / flops_per_s + score_elements * s_per_score_element, or with
+// score_bytes > 0 (the unfused chain as the simulator times it, fit_unfused_chain):
+// t = launch_s + max(flops / flops_per_s, score_elements * score_bytes / hbm_bytes_per_s)
+//     + score_elements * s_per_score_element.
 // One model per (direction, fused, dtype). For a fused kernel s_per_score_element fits to ~0.
 struct AttentionModel {
   Direction direction = Direction::kForward;
@@ -30,6 +33,8 @@ struct AttentionModel {
   double launch_s = 0;
   double flops_per_s = 0;
   double s_per_score_element = 0;
+  double score_bytes = 0;      // the chain GEMMs' HBM bytes per score element (roofline form)
+  double hbm_bytes_per_s = 0;  // the rate they move at
 
   double predict_s(const AttentionPoint& shape) const;
 };
@@ -43,5 +48,19 @@ struct AttentionFit {
 // Fits points sharing direction, fused flag and dtype. Needs at least 3 points; returns an empty
 // fit (error.points == 0) otherwise.
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points);
+
+// The softmax between the chain's GEMMs reads and writes each 16-bit score element once going
+// forward (2 + 2 bytes), twice that backward, as workloads' layer_elementwise_bytes charges it.
+inline constexpr double kSoftmaxBytesPerScoreElement = 4.0;
+
+// The unfused chain (points of one direction) as the simulator times it: three launches of
+// `launch_s`, the GEMMs at the larger of their FLOPs at `gemm_flops_per_s` and their score-matrix
+// traffic, and the softmax's kSoftmaxBytesPerScoreElement (twice backward), both at
+// `hbm_bytes_per_s`. Fits the GEMMs' bytes per score element (score_bytes), the one free
+// parameter, by relative least squares. Measured chains are bound by that traffic, not their
+// FLOPs (an H200, 2026-12-04: head size 64 and 128 take about the same time), so the three-term
+// fit_attention finds no FLOP rate there. Needs at least 3 points.
+AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double launch_s, double gemm_flops_per_s,
+                               double hbm_bytes_per_s);
 
 }  // namespace clustersim::calib

@@ -101,22 +101,26 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     add_row(result, "gemm " + std::string(to_string(dtype)), fit.points);
     result.gemm.push_back(std::move(fit));
   }
+  for (const auto& [op, points] : memory) {
+    MemoryFit fit = fit_memory(points);
+    if (fit.error.points > 0) result.memory.push_back(std::move(fit));
+  }
+  // The unfused chain as the simulator times it, once the GEMM and copy rates it uses are known.
+  const GemmModel* bf16_gemm = result.gemm_model(DType::kBf16);
+  const MemoryModel* copy = result.memory_model(MemoryOpKind::kCopy);
   for (const auto& [key, points] : attention) {
-    AttentionFit fit = fit_attention(points);
-    if (fit.error.points == 0) continue;
     const auto& [direction, fused, dtype] = key;
+    AttentionFit fit = !fused && dtype == DType::kBf16 && bf16_gemm && copy
+                           ? fit_unfused_chain(points, bf16_gemm->launch_s, bf16_gemm->peak_flops_per_s, copy->bw_bytes_per_s)
+                           : fit_attention(points);
+    if (fit.error.points == 0) continue;
     add_row(result,
             "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") +
                 std::string(to_string(dtype)),
             fit.points);
     result.attention.push_back(std::move(fit));
   }
-  for (const auto& [op, points] : memory) {
-    MemoryFit fit = fit_memory(points);
-    if (fit.error.points == 0) continue;
-    add_row(result, "memory " + std::string(to_string(op)), fit.points);
-    result.memory.push_back(std::move(fit));
-  }
+  for (const MemoryFit& fit : result.memory) add_row(result, "memory " + std::string(to_string(fit.model.op)), fit.points);
   for (const auto& [key, points] : collectives) {
     CollectiveFit fit = fit_collective(points);
     if (fit.error.points == 0) continue;
@@ -182,6 +186,16 @@ std::string format_parameters(const CalibrationResult& result) {
   }
   for (const AttentionFit& f : result.attention) {
     const AttentionModel& m = f.model;
+    if (m.score_bytes > 0) {
+      std::snprintf(line, sizeof line,
+                    "attention %s chain %s: GEMMs at %.1f TFLOP/s or %.2f B per score element, whichever is "
+                    "longer, softmax %.0f B per score element, at %.1f GB/s; launch %.2f us\n",
+                    std::string(to_string(m.direction)).c_str(), std::string(to_string(m.dtype)).c_str(),
+                    m.flops_per_s * 1e-12, m.score_bytes, m.s_per_score_element * m.hbm_bytes_per_s,
+                    m.hbm_bytes_per_s * 1e-9, m.launch_s * 1e6);
+      os << line;
+      continue;
+    }
     std::snprintf(line, sizeof line,
                   "attention %s %s %s: %.1f TFLOP/s, launch %.2f us, %.3f ps per score element\n",
                   std::string(to_string(m.direction)).c_str(), m.fused ? "fused" : "chain",

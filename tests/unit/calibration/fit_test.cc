@@ -137,6 +137,37 @@ TEST(AttentionFit, RecoversRateAndScoreCost) {
   }
 }
 
+TEST(AttentionFit, UnfusedChainRecoversTheGemmsScoreTraffic) {
+  // Chains timed exactly as the simulator times them, with 8.4 B (forward) and 9.5 B (backward)
+  // per score element for the GEMMs (about what an H200 gave, 2026-12-04): the fit gets the bytes
+  // back, and at small shapes, where the FLOPs bind, the bytes do not matter.
+  for (const auto& [direction, bytes] : {std::pair{Direction::kForward, 8.4}, std::pair{Direction::kBackward, 9.5}}) {
+    AttentionModel want;
+    want.direction = direction;
+    want.launch_s = 3 * 3e-6;
+    want.flops_per_s = 750e12;
+    want.hbm_bytes_per_s = 4e12;
+    want.s_per_score_element = kSoftmaxBytesPerScoreElement * (direction == Direction::kBackward ? 2 : 1) / 4e12;
+    want.score_bytes = bytes;
+    std::vector<AttentionPoint> points;
+    for (AttentionPoint p : data().attention) {
+      if (p.direction != direction || p.fused) continue;
+      p.timing.median_s = want.predict_s(p);
+      points.push_back(p);
+    }
+    ASSERT_GE(points.size(), 3u);
+    const AttentionFit fit = fit_unfused_chain(points, 3e-6, 750e12, 4e12);
+    SCOPED_TRACE(std::string(to_string(direction)));
+    EXPECT_LT(rel(fit.model.score_bytes, bytes), 1e-3);
+    EXPECT_LT(fit.error.worst_rel, 1e-3);
+    EXPECT_DOUBLE_EQ(fit.model.flops_per_s, 750e12);
+    EXPECT_DOUBLE_EQ(fit.model.launch_s, 9e-6);
+  }
+  // Too few points, or no rates to fit against: no fit.
+  EXPECT_EQ(fit_unfused_chain({}, 3e-6, 750e12, 4e12).error.points, 0);
+  EXPECT_EQ(fit_unfused_chain(data().attention, 3e-6, 0, 4e12).error.points, 0);
+}
+
 TEST(MemoryFit, RecoversBandwidthAndLaunch) {
   for (const MemoryModel& want : truth().memory) {
     std::vector<MemoryPoint> points;

@@ -165,5 +165,18 @@ TEST(SampleStats, MedianPercentilesAndSpread) {
   EXPECT_EQ(t.launches_per_sample, 8u);
 }
 
+TEST(ProbeHeader, KernelDriverVersionFromProcLine) {
+  // The proprietary module's line, and the open module's, which has "for x86_64" before the
+  // version (an H200 machine here, 2026-12-04: the probe recorded "for" as the driver).
+  EXPECT_EQ(kernel_driver_version_from("NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.06  Wed Feb 26 2025"),
+            "570.124.06");
+  EXPECT_EQ(kernel_driver_version_from(
+                "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)"),
+            "580.159.04");
+  EXPECT_EQ(kernel_driver_version_from("NVRM version: something else"), "");
+  EXPECT_EQ(kernel_driver_version_from("NVIDIA UNIX Kernel Module for x86_64 Release Build"), "");
+  EXPECT_EQ(kernel_driver_version_from(""), "");
+}
+
 }  // namespace
 }  // namespace clustersim::kernels_probe

@@ -110,6 +110,20 @@ TEST(AttentionTime, FusedAndUnfused) {
   EXPECT_EQ(attention_time(Flops{1e12}, AttentionKernel::kFlash1, Precision::kBf16, hw), Time::ms(4) + Time::us(4));
 }
 
+TEST(AttentionTime, UnfusedChainIsBoundByItsScoreTrafficWhereTheProfileGivesIt) {
+  HardwareProfile hw = round_gpu();
+  // 1e12 FLOP at 0.4 x 1000 TFLOP/s = 2.5 ms; 1e9 score elements x 8 B at 2000 GB/s x 0.8 = 5 ms.
+  const Flops flops{1e12};
+  EXPECT_EQ(attention_time(flops, AttentionKernel::kUnfused, Precision::kBf16, hw, 1e9), Time::ms(2.5) + Time::us(12));
+  hw.eff.attention_score_bytes = 8;
+  hw.eff.attention_score_bytes_backward = 2;
+  EXPECT_EQ(attention_time(flops, AttentionKernel::kUnfused, Precision::kBf16, hw, 1e9), Time::ms(5) + Time::us(12));
+  // Backward: its own bytes (2 B: 1.25 ms, under the FLOPs' 2.5 ms).
+  EXPECT_EQ(attention_time(flops, AttentionKernel::kUnfused, Precision::kBf16, hw, 1e9, true), Time::ms(2.5) + Time::us(12));
+  // Fused kernels keep the score matrix on chip: no traffic term.
+  EXPECT_EQ(attention_time(Flops{1e12}, AttentionKernel::kFlash2, Precision::kBf16, hw, 1e9), Time::ms(2) + Time::us(4));
+}
+
 TEST(MemoryTime, LaunchPlusBytesOverAchievedBandwidth) {
   const HardwareProfile hw = round_gpu();
   // 1.6 GB at 2000 GB/s x 0.8 = 1600 GB/s -> 1 ms, plus 4 us.
