@@ -7,6 +7,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/report/faults_report.h"
+#include "sim/report/run_scenario.h"
 #include "sim/report/whatif_report.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
@@ -74,7 +75,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
   const int jobs = static_cast<int>(args.integer("--jobs", 2, 1, 256));
   const std::string fidelity = args.value("--fidelity", "");
-  if (!fidelity.empty() && fidelity != "analytical" && fidelity != "flow") {
+  if ((args.has("--fidelity") || !fidelity.empty()) && fidelity != "analytical" && fidelity != "flow") {
     throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
   }
   ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
@@ -98,13 +99,23 @@ int cmd_whatif(const std::vector<std::string>& argv) {
     const std::vector<report::FlowVariant> results =
         report::run_flow_variants(variants, hw, report::unfold_per_variant(variants, hw), jobs);
     const report::Json j = report::whatif_flow_json(cfg, results);
+    report::refuse_saturated_times(cfg, j);
     write_out(args, j);
     std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results));
-    return results.front().error.empty() ? 0 : 1;
+    // A variant that failed leaves the comparison incomplete: exit 2 when the input was at fault
+    // (a fault that cuts every path, say), 1 when something else broke.
+    bool internal = false, bad_input = false;
+    for (const report::FlowVariant& v : results) {
+      if (v.error.empty()) continue;
+      std::cerr << "error: variant '" << v.name << "' failed: " << v.error << "\n";
+      (v.bad_input ? bad_input : internal) = true;
+    }
+    return internal ? 1 : bad_input ? 2 : 0;
   }
   const engine::TrainingLevel level = engine::analytical_level();
   const report::WhatIf w = report::run_whatif(cfg, hw, level, draws);
   const report::Json j = report::whatif_json(cfg, w);
+  report::refuse_saturated_times(cfg, j);
   const std::string text = report::whatif_table(cfg, w);
   write_out(args, j);
   std::cout << (format == "json" ? j.dump(2) : text);

@@ -379,11 +379,6 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   return notes;
 }
 
-namespace {
-
-// Simulated time is integer picoseconds and saturates at +-106 days (units.h): a time in seconds
-// at the limit is not a result but an overflow (a model far too large for its GPUs, latencies of
-// days), so the run is refused instead of printing it.
 void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
   const double limit_s = 0.999 * Time::max().as_s();
   std::string key;
@@ -407,6 +402,8 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
                 key.c_str(), Time::max().as_s() / 86400);
   throw BadInput(InputError{cfg.file, 0, "", buf});
 }
+
+namespace {
 
 RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
   require_flow_for_network_faults(cfg);

@@ -34,6 +34,11 @@ void require_flow_for_network_faults(const ScenarioConfig& cfg);
 // every given key counts): network.dcqcn below flow+dcqcn, for instance.
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg);
 
+// Simulated time is integer picoseconds and saturates at +-106 days (units.h): a time in seconds
+// (a key ending in _s) at the limit in `results` is not a result but an overflow (a model far too
+// large for its GPUs, latencies of days): throws BadInput naming the key instead of printing it.
+void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results);
+
 // What a run adds beyond the scenario's own numbers.
 struct RunOptions {
   // Drawn stragglers at the analytical level: also price 100 other placements (about 40 ms at

@@ -200,9 +200,9 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
 
 namespace {
 
-Json breakdown_json(const engine::TrainingBreakdown& b) {
+Json breakdown_json(const engine::TrainingBreakdown& b, bool moe) {
   Json out = Json::object();
-  for (const auto& [name, t] : breakdown_parts(b)) out.set(std::string(name) + "_s", t.as_s());
+  for (const auto& [name, t] : breakdown_parts(b, moe)) out.set(std::string(name) + "_s", t.as_s());
   return out;
 }
 
@@ -226,7 +226,7 @@ Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfi
     row.set("name", g.name);
     row.set("stage", g.stage);
     row.set("end_s", g.end.as_s());
-    row.set("breakdown", breakdown_json(g.breakdown));
+    row.set("breakdown", breakdown_json(g.breakdown, cfg.model.moe.has_value()));
     // One entry per stretch of the path spent in one rank group, its time by kind (the path
     // alternates compute and TP thousands of times; by stretch it stays short).
     Json& path = row.set("critical_path", Json::array());

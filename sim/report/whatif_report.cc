@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "sim/core/error.h"
 #include "sim/report/whatif_report.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "sim/report/internal/html_text.h"
 #include "sim/report/internal/straggler_words.h"
 #include "sim/report/sweep/worker_pool.h"
+#include "topology/fabric_router.h"
 
 namespace clustersim::report {
 namespace {
@@ -436,7 +438,7 @@ std::string encode_variant(const FlowVariant& v) {
                 v.iteration_s, v.mfu, v.wall_s, v.rank_groups, v.critical_stage, v.repaired_stage);
   return "name=" + one_line(v.name) + "\t" + num + "\tcritical=" + one_line(v.critical) +
          "\tstraggling=" + one_line(v.straggling) + "\tlinks=" + one_line(v.links) + "\trepresentative_paces=" + one_line(v.representative_paces) +
-         "\terror=" + one_line(v.error);
+         "\tbad_input=" + (v.bad_input ? "1" : "0") + "\terror=" + one_line(v.error);
 }
 
 FlowVariant decode_variant(const std::string& line) {
@@ -460,6 +462,7 @@ FlowVariant decode_variant(const std::string& line) {
       if (key == "straggling") v.straggling = value;
       if (key == "links") v.links = value;
       if (key == "representative_paces") v.representative_paces = value;
+      if (key == "bad_input") v.bad_input = value == "1";
       if (key == "error") v.error = value;
     }
     start = tab + 1;
@@ -488,6 +491,19 @@ std::vector<FlowVariant> run_flow_variants(const std::vector<std::pair<std::stri
       [&](int64_t i) {
         try {
           return encode_variant(run_flow_variant(variants[i].first, variants[i].second, hw, unfold[i]));
+        } catch (const BadInput& e) {
+          FlowVariant failed;
+          failed.name = variants[i].first;
+          failed.error = e.what();
+          failed.bad_input = true;
+          return encode_variant(failed);
+        } catch (const topo::NoRoute& e) {
+          // Faults that cut GPUs off from each other are a property of the input, as in `run`.
+          FlowVariant failed;
+          failed.name = variants[i].first;
+          failed.error = std::string("network.faults: the faults leave no path: ") + e.what();
+          failed.bad_input = true;
+          return encode_variant(failed);
         } catch (const std::exception& e) {
           FlowVariant failed;
           failed.name = variants[i].first;

@@ -95,6 +95,7 @@ struct FlowVariant {
   // one ("stage7/dp0"; its in-step ECMP collisions hide the stragglers' cost), else empty.
   std::string representative_paces;
   std::string error;       // set when the child failed
+  bool bad_input = false;  // ... on the input (clustersim::BadInput: exit 2), not an internal error
 };
 // The variants to simulate: "baseline", "all", then per source (with more than one) the source
 // alone and all but it, per stage holding slow hosts or GPUs (when more than one does) all but

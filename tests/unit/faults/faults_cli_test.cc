@@ -332,6 +332,27 @@ TEST(FaultsCli, BadInputExitsTwo) {
   const Result t = clustersim("run scenarios/faults-16k-30d.yaml --set faults.iteration_time=1s");
   EXPECT_EQ(t.code, 2);
   EXPECT_TRUE(contains(t.out, "faults.iteration_time: 1 s is shorter than the model's FLOPs take")) << t.out;
+  // An empty --fidelity is not the scenario's level (before 2026-12-04 it ran as if not given).
+  EXPECT_EQ(clustersim("whatif scenarios/stragglers-175b-12288.yaml --fidelity ''").code, 2);
+}
+
+TEST(FaultsCli, WhatIfRefusesWhatRunRefuses) {
+  // A fault that cuts a GPU off (host 0's uplink failed): `run` exits 2 naming network.faults, and
+  // so does the flow what-if (before 2026-12-04 it printed the failed variant and exited 0).
+  const std::string cut = small_scenario(", faults: [{element: host:0/up, bandwidth_factor: 0}]", "");
+  const Result r = clustersim("whatif " + cut);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "error: variant 'all' failed: network.faults: the faults leave no path")) << r.out;
+  EXPECT_EQ(clustersim("run " + cut).code, 2);
+  // Times at the limit of simulated time are an overflow, not a result, at both levels of the
+  // what-if as in `run` (a NIC 50 days away: the what-if printed 9.2e6 s).
+  const std::string far = small_scenario("", "stragglers: {nics: {hosts: [1], extra_latency: 50d}}\n");
+  for (const char* level : {"analytical", "flow"}) {
+    const Result w = clustersim("whatif " + far + " --fidelity " + level);
+    EXPECT_EQ(w.code, 2) << level << ": " << w.out;
+    EXPECT_TRUE(contains(w.out, "reaches the limit of simulated time")) << level << ": " << w.out;
+  }
+  EXPECT_EQ(clustersim("run " + far).code, 2);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "calibration/compute_cost.h"
 #include "calibration/hardware_profile.h"
 #include "sim/engine/analytical_training.h"
+#include "sim/engine/flow_training.h"
 #include "sim/report/training_report.h"
 #include "tests/unit/moe/moe_test_util.h"
 
@@ -305,6 +306,25 @@ TEST(MoeReport, ResultsNameActiveFlopsAndLayers) {
   EXPECT_NE(across_json.find("\"expert_all_to_all_slowdown_max\":"), std::string::npos) << across_json;
   EXPECT_NE(report::training_summary(across, h800(), a).find("expert all-to-alls up to"), std::string::npos);
   EXPECT_EQ(json.find("expert_all_to_all_slowdown_max"), std::string::npos);  // ep 8 inside each node
+}
+
+TEST(MoeReport, FlowRankGroupsBreakdownsAddUpToTheIteration) {
+  // Each reported rank group's breakdown is its whole timeline; with MoE it has the all-to-all's
+  // ep_exposed_s too (before 2026-12-04 it was left out, so the parts fell short by it).
+  const ScenarioConfig cfg = load(small_yaml(), {"network.fidelity=flow", "parallelism.pp=2", "cluster.gpus=32"});
+  engine::FlowTrainingOptions o;
+  o.use_simgrid = false;
+  const engine::FlowTrainingResult f = engine::simulate_training(cfg, h800(), o);
+  ASSERT_GT(f.estimate.breakdown.ep_exposed, Time::zero());
+  std::map<std::string, double> sums;
+  double iteration = 0;
+  report::flow_training_results(cfg, h800(), f).for_each_number([&](const std::string& path, double v) {
+    const size_t cut = path.find("].breakdown.");
+    if (path.rfind("rank_groups[", 0) == 0 && cut != std::string::npos) sums[path.substr(0, cut)] += v;
+    if (path == "iteration_time_s") iteration = v;
+  });
+  ASSERT_EQ(sums.size(), 2u);
+  for (const auto& [group, sum] : sums) EXPECT_NEAR(sum, iteration, 1e-9 * iteration) << group;
 }
 
 TEST(MoeReport, DenseResultsHaveNoMoeKeys) {
