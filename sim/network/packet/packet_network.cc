@@ -60,7 +60,8 @@ PacketNetwork::PacketNetwork(const RouteSource& routes, PacketFabric fabric, Clo
       fabric_(std::move(fabric)),
       clock_(clock),
       config_(config),
-      rng_(seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull) {
+      rng_(seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull),
+      sample_interval_(config.sample_interval) {
   const auto links = static_cast<size_t>(routes.link_count());
   if (fabric_.links.size() != links) throw std::logic_error("packet fabric and routes disagree on the link count");
   ports_.resize(links);
@@ -182,7 +183,7 @@ void PacketNetwork::dispatch(const Event& e) {
     case kSample:
       sample();
       if (active_flows_ > 0) {
-        push(now_ + config_.sample_interval.as_ps(), kSample, 0);
+        push(now_ + sample_interval_.as_ps(), kSample, 0);
       } else {
         sampling_ = false;
       }
@@ -242,7 +243,7 @@ TransferId PacketNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<v
   }
   if (!sampling_) {
     sampling_ = true;
-    push(start + config_.sample_interval.as_ps(), kSample, 0);
+    push(start + sample_interval_.as_ps(), kSample, 0);
   }
   arm();
   return id;
@@ -483,9 +484,32 @@ void PacketNetwork::on_rto(uint32_t flow) {
   on_nack(flow, f.rcv_next);
 }
 
+namespace {
+
+// Rows a congestion series keeps in memory before it is thinned: 4 million queue rows are 96 MB.
+// A run of simulated minutes at the 10 us interval records far more (a NIC at 1e-6 of its rate:
+// std::bad_alloc at 1.6 GB before 2026-12-04).
+constexpr size_t kMaxSeriesRows = 4'000'000;
+
+// Keeps every other sampling instant of a series (rows in time order, one instant's rows together).
+template <class Row>
+void drop_every_other_instant(std::vector<Row>& rows) {
+  size_t out = 0;
+  int64_t instant = -1;
+  Time previous;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == 0 || rows[i].t != previous) ++instant;
+    previous = rows[i].t;
+    if (instant % 2 == 0) rows[out++] = rows[i];
+  }
+  rows.resize(out);
+}
+
+}  // namespace
+
 void PacketNetwork::sample() {
   const Time now = Time::ps(now_);
-  const double interval_s = config_.sample_interval.as_s();
+  const double interval_s = sample_interval_.as_s();
   // Only ports that carried something since the last sample (or still hold a queue).
   std::erase_if(sample_ports_, [&](uint32_t l) {
     const Port& p = ports_[l];
@@ -508,6 +532,13 @@ void PacketNetwork::sample() {
     if (f.done) continue;
     f.rp.advance(now);
     trace_.rates.push_back({now, f.trace, f.src, f.dst, f.rp.rate(), f.rp.target()});
+  }
+  // Series past kMaxSeriesRows drop every other instant and sample half as often from then on:
+  // bounded memory and events, the whole run still covered at a coarser interval.
+  if (trace_.queues.size() > kMaxSeriesRows || trace_.rates.size() > kMaxSeriesRows) {
+    drop_every_other_instant(trace_.queues);
+    drop_every_other_instant(trace_.rates);
+    sample_interval_ = 2 * sample_interval_;
   }
 }
 

@@ -136,6 +136,7 @@ class PacketNetwork final : public Network, public CongestionObservable {
   std::vector<uint8_t> queue_reported_;
   std::vector<uint32_t> sample_ports_;  // ports active since the last sample
   std::vector<uint8_t> sample_listed_;
+  Time sample_interval_;  // config_.sample_interval, doubled each time the series fill up
   CongestionTrace trace_;
   std::vector<Path> scratch_paths_;
 };

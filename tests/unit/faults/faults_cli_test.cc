@@ -336,6 +336,21 @@ TEST(FaultsCli, BadInputExitsTwo) {
   EXPECT_EQ(clustersim("whatif scenarios/stragglers-175b-12288.yaml --fidelity ''").code, 2);
 }
 
+TEST(FaultsCli, PacketLevelKeepsLongRunsInBoundedMemory) {
+  // Host 1's NICs at 1e-4 of their rate stretch a step to 121 simulated seconds: 12 million
+  // sampling instants at the 10 us interval. The congestion series thin themselves past 4 million
+  // rows (every other instant, sampling half as often), so the run fits in 340 MB; before
+  // 2026-12-04 it ended in std::bad_alloc past 1.6 GB (at 1e-6 it ran for hours).
+  std::string s = small_scenario("", "stragglers: {nics: {hosts: [1], bandwidth_factor: 0.0001}}\n");
+  ASSERT_FALSE(s.empty());
+  const Result r = clustersim("run " + s + " --fidelity packet --set model.layers=2 --set training.global_batch=8 --format json");
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 2000);
+  EXPECT_TRUE(contains(r.out, "\"iteration_time_s\": 121.")) << r.out.substr(0, 2000);
+  const size_t at = r.out.find("\"queue_samples\": ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LE(std::stoll(r.out.substr(at + 17)), 4'000'000);
+}
+
 TEST(FaultsCli, WhatIfRefusesWhatRunRefuses) {
   // A fault that cuts a GPU off (host 0's uplink failed): `run` exits 2 naming network.faults, and
   // so does the flow what-if (before 2026-12-04 it printed the failed variant and exited 0).
