@@ -278,6 +278,14 @@ std::optional<std::string> Fabric::apply_fault(const FabricFault& fault) {
            std::to_string(shape_.aggs_per_pod) + " aggs, " + std::to_string(shape_.cores) +
            " cores)";
   }
+  // One element spelt two ways (host:0 and host:00) would compound its factors unseen.
+  std::sort(links.begin(), links.end());
+  for (size_t j = 0; j < faults_.size(); ++j) {
+    if (fault_links_[j] == links && faults_[j].element != fault.element) {
+      return "'" + fault.element + "' names the same link directions as '" + faults_[j].element +
+             "', listed before it: the two would compound; give each element one entry";
+    }
+  }
   const bool is_switch = sw && node_kind(*sw) != NodeKind::kNic;
   for (LinkId l : links) {
     const bool was_failed = is_failed(l);
@@ -290,6 +298,7 @@ std::optional<std::string> Fabric::apply_fault(const FabricFault& fault) {
   }
   faults_.push_back(AppliedFault{fault.element, fault.bandwidth_factor, fault.extra_latency,
                                  static_cast<int>(links.size())});
+  fault_links_.push_back(std::move(links));
   return std::nullopt;
 }
 

@@ -149,6 +149,7 @@ class Fabric {
   std::vector<Bandwidth> capacity_;                 // per LinkId
   std::unordered_map<LinkId, Time> extra_latency_;  // faults only
   std::vector<AppliedFault> faults_;
+  std::vector<std::vector<LinkId>> fault_links_;  // per applied fault, sorted
   int failed_directions_ = 0;
 };
 

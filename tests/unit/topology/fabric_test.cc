@@ -159,6 +159,19 @@ TEST(FabricFaults, DegradedAndFailedLinks) {
   EXPECT_EQ(f.faults().size(), 2u);
 }
 
+TEST(FabricFaults, OneElementSpeltTwoWaysIsRefused) {
+  // host:7 and host:007 are the same two link directions: their factors would multiply unseen.
+  NetworkConfig n = network(3, 8);
+  n.faults = {{"host:7", 0.5, {}}, {"host:007", 0.1, {}}};
+  const std::vector<InputError> errors = build_errors(cluster(128, 4, 4), n);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "network.faults[1].element");
+  EXPECT_NE(errors[0].message.find("names the same link directions as 'host:7'"), std::string::npos) << errors[0].message;
+  // A link and the host it belongs to are different elements (the host's other direction differs).
+  const Fabric f = small_rail_fabric({{"host:7", 0.5, {}}, {"host:7/up", 0.5, {}}});
+  EXPECT_EQ(f.capacity(f.host_link(7, Direction::kUp)), gbps(100));
+}
+
 TEST(FabricFaults, FailedSwitchTakesDownAllItsLinks) {
   const Fabric f = small_rail_fabric({{"agg:2.1", 0.0, {}}});
   const auto links = f.links_of(f.node(NodeKind::kAgg, 9));
