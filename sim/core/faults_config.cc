@@ -254,6 +254,9 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   auto within = [&](Time t, const std::string& key) {
     if (t > f.duration) fail(key, "longer than faults.duration (" + to_string(f.duration) + "); got " + to_string(t));
   };
+  // No step, and no checkpoint interval, can end in a window shorter than it.
+  if (f.iteration_time && *f.iteration_time > Time::zero()) within(*f.iteration_time, "iteration_time");
+  if (f.checkpoint.interval && *f.checkpoint.interval > Time::zero()) within(*f.checkpoint.interval, "checkpoint.interval");
   within(r.detection, "recovery.detection");
   within(r.hang_detection, "recovery.hang_detection");
   within(r.diagnosis, "recovery.diagnosis");

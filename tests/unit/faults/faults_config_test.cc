@@ -160,6 +160,10 @@ TEST(FaultsConfig, CheckpointAndRecoveryTimesMustFitTheWindow) {
   EXPECT_TRUE(has(error_paths("faults: {duration: 1d, recovery: {checkpoint_load: 2d}}\n"),
                   "faults.recovery.checkpoint_load"));
   EXPECT_TRUE(has(error_paths("faults: {duration: 1d, recovery: {detection: 2d}}\n"), "faults.recovery.detection"));
+  // No step or checkpoint interval ends in a shorter window (a 100-day step over 30 days gave
+  // ETTR 90.8% before 2026-12-04).
+  EXPECT_TRUE(has(error_paths("faults: {duration: 30d, iteration_time: 100d}\n"), "faults.iteration_time"));
+  EXPECT_TRUE(has(error_paths("faults: {duration: 30d, checkpoint: {interval: 31d}}\n"), "faults.checkpoint.interval"));
   // Linear scaling: 30 s x 32 / 1 GPU = 960 s, more than a 10-minute window.
   EXPECT_TRUE(has(error_paths("faults: {duration: 10min, recovery: {comm_init_at_gpus: 1, comm_init_scaling: linear}}\n"),
                   "faults.recovery.comm_init"));
