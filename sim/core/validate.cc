@@ -149,6 +149,12 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     c.fail("parallelism.tp", "must divide model.heads (" + str(m.heads) + ") so that each TP rank holds "
                              "whole heads; got tp = " + str(p.tp));
   }
+  // Megatron-LM splits the MLP's columns over TP: each rank needs at least one (with fewer the
+  // GEMMs are empty and the times overflow).
+  if (m.ffn_hidden > 0 && m.ffn_hidden < p.tp) {
+    c.fail("model.ffn_hidden", "must be at least parallelism.tp (" + str(p.tp) +
+                                   "): each TP rank holds ffn_hidden / tp of the MLP's columns; got " + str(m.ffn_hidden));
+  }
   if (p.tp > 1 && kv != m.heads && kv % p.tp != 0 && p.tp % kv != 0) {
     c.fail("parallelism.tp", "must divide model.kv_heads (" + str(kv) + ") or be a multiple of it; got " +
                                  str(p.tp));

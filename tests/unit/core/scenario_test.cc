@@ -257,6 +257,14 @@ TEST(ScenarioErrors, TpMustDivideHeads) {
   EXPECT_TRUE(contains(errors[0].message, "model.heads (12)"));
 }
 
+TEST(ScenarioErrors, FfnHiddenMustGiveEachTpRankAColumn) {
+  // kTiny has tp 2: an MLP one column wide leaves a rank with none (before 2026-12-04 the run
+  // overflowed simulated time and said the model was far too large).
+  EXPECT_TRUE(contains(error_at(errors_of(kTiny, {"model.ffn_hidden=1"}), "model.ffn_hidden").message,
+                       "must be at least parallelism.tp (2)"));
+  EXPECT_NO_THROW(load_text(kTiny, {"model.ffn_hidden=2"}));
+}
+
 TEST(ScenarioErrors, TpMustDivideKvHeads) {
   // GQA: 16 heads, 4 KV heads; tp 8 is a multiple of 4 (each KV head replicated on 2 ranks): fine.
   EXPECT_NO_THROW(load_text(tiny_with({{"  heads: 16\n", "  heads: 16\n  kv_heads: 4\n"},
