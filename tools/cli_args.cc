@@ -35,6 +35,8 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& wi
         }
         value = argv[++i];
       }
+      // An empty value ("--base ''") is no value: taken as absent it would run with the default.
+      if (value.empty()) throw UsageError{flag + " needs a value, got ''"};
       auto& slot = values_[flag];
       if (!slot.empty() && !repeatable.count(flag)) throw UsageError{flag + " given more than once"};
       slot.push_back(value);

@@ -45,6 +45,7 @@ int cmd_topo(const std::vector<std::string>& argv) {
     }
     if (args.positionals().size() != 2) throw UsageError{"--export needs a FORMAT and a FILE"};
     export_file = args.positionals()[1];
+    if (export_file.empty()) throw UsageError{"--export needs a FILE, got ''"};
   } else if (args.positionals().size() != 1) {
     throw UsageError{"expected exactly one scenario file"};
   }

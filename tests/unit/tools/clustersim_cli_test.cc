@@ -452,8 +452,14 @@ TEST(CliCalibrate, PoorFitsAndOverwritingTheProbeAreRefused) {
     const Result r = clustersim(std::string("calibrate calibration/data/synthetic-h100.pb --max-median-error '") + bad +
                                 "' -o '" + out.string() + "'");
     EXPECT_EQ(r.code, 2) << bad;
-    EXPECT_CONTAINS(r.err, "--max-median-error needs a number in [0, 1000]");
+    // An empty value is refused as no value at all, for every option (since 2026-12-04).
+    EXPECT_CONTAINS(r.err, *bad ? "--max-median-error needs a number in [0, 1000]" : "--max-median-error needs a value, got ''");
   }
+  // Empty values do not fall back to the default: --base '' picked the matched profile, and
+  // topo --export dot '' wrote nothing and said nothing.
+  EXPECT_EQ(clustersim("calibrate calibration/data/synthetic-h100.pb --base '' -o '" + out.string() + "'").code, 2);
+  EXPECT_EQ(clustersim("topo scenarios/net-ring-1k.yaml --export dot ''").code, 2);
+  EXPECT_EQ(clustersim("run scenarios/net-ring-1k.yaml --set ''").code, 2);
   // -o naming a probe file would replace the measurements with the profile.
   const std::filesystem::path probe = scratch("self.pb");
   std::filesystem::copy_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/synthetic-h100.pb", probe,
