@@ -138,6 +138,30 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
     }
     if (!axis.values.empty()) spec.axes.push_back(std::move(axis));
   }
+  // Two axes that set one key (parallelism: [{tp: 1}] and parallelism.tp: [4, 8]): the later
+  // would override the earlier while the results' columns still named both values.
+  const auto within = [](const std::string& a, const std::string& b) {
+    return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '.');
+  };
+  for (size_t i = 0; i < spec.axes.size(); ++i) {
+    for (size_t j = i + 1; j < spec.axes.size(); ++j) {
+      std::string shared;
+      for (const AxisValue& vi : spec.axes[i].values) {
+        for (const AxisValue& vj : spec.axes[j].values) {
+          for (const auto& [pi, ni] : vi.sets) {
+            for (const auto& [pj, nj] : vj.sets) {
+              if (shared.empty() && (within(pi, pj) || within(pj, pi))) shared = pi.size() >= pj.size() ? pi : pj;
+            }
+          }
+        }
+      }
+      if (!shared.empty()) {
+        errors.add(InputError{file, spec.axes[j].line, "axes." + spec.axes[j].key,
+                              "sets " + shared + ", which axes." + spec.axes[i].key +
+                                  " sets too: one would override the other; give each key one axis"});
+      }
+    }
+  }
 }
 
 std::string kind_name(ScenarioKind k) {

@@ -78,6 +78,12 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
     EXPECT_NE(std::string(e.what()).find("/tmp/s.yaml:1: base: no scenario file '/tmp/no_such.yaml'"), std::string::npos)
         << e.what();
   }
+  // Two axes setting one key: one would override the other under both labels (2026-12-04).
+  EXPECT_NE(error_text("axes: {parallelism: [{tp: 1}, {tp: 2}], parallelism.tp: [4, 8]}\n")
+                .find("axes.parallelism.tp: sets parallelism.tp, which axes.parallelism sets too"),
+            std::string::npos);
+  EXPECT_EQ(error_text("axes: {parallelism: [{tp: 1}, {tp: 2}], parallelism.pp: [1, 2]}\n").find("override"),
+            std::string::npos);
   // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
   EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
   // A reliability study is no base: refused at load, not as an error per candidate.
