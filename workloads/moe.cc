@@ -528,6 +528,9 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const ExpertLayout lay = expert_layout(cfg, stage);
   const RoutingMatrix r = layer_draw(cfg, lay, layer, 0);
   c.imbalance = r.imbalance();
+  double kept = 0;
+  for (const double p : r.expert_pairs) kept += p;
+  c.dropped_fraction = kept + r.dropped > 0 ? r.dropped / (kept + r.dropped) : 0.0;
   const double bytes_per_pair = m.hidden * a2a_bytes_per_value(cfg.training);
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
   // Every expert domain of the stage dispatches at once; their flows decide what the tiers cost.

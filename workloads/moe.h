@@ -103,6 +103,7 @@ struct MoeLayerCost {
   int chunks = 1;                     // chunk count chosen (<= overlap.a2a_chunks)
   Time moe_fwd, moe_bwd;              // dispatch + experts + combine with the chosen chunking
   double imbalance = 1.0;
+  double dropped_fraction = 0;        // token-expert pairs the capacity factor drops / all pairs
   Bytes a2a_bytes_max_gpu;            // busiest GPU's dispatch send bytes
   // For the flow level: the dispatch transfers of every expert domain of the stage (the combine
   // is the same reversed), and the part of dispatch (= combine) that is not those transfers'

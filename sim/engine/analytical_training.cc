@@ -390,6 +390,7 @@ MoeLayerReport moe_layer_report(int layer, const work::MoeLayerCost& cost, Time 
   MoeLayerReport rep;
   rep.layer = layer;
   rep.imbalance = cost.imbalance;
+  rep.dropped_fraction = cost.dropped_fraction;
   rep.a2a = 2 * (cost.dispatch + cost.combine);
   rep.a2a_exposed = exposed;
   rep.expert_compute = cost.expert_fwd + cost.expert_bwd;

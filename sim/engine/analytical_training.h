@@ -34,6 +34,7 @@ struct TrainingBreakdown {
 struct MoeLayerReport {
   int layer = 0;
   double imbalance = 1.0;   // busiest GPU's token-expert pairs / mean
+  double dropped_fraction = 0;  // token-expert pairs the capacity factor drops / all pairs
   Time a2a;                 // dispatch + combine, forward and backward, unhidden
   Time a2a_exposed;         // what the chunked overlap leaves on the line
   Time expert_compute;      // busiest GPU's expert GEMMs, forward + backward

@@ -50,6 +50,7 @@ Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
     Json row = Json::object();
     row.set("layer", l.layer);
     row.set("imbalance", l.imbalance);
+    row.set("dropped_pairs_fraction", l.dropped_fraction);
     row.set("a2a_s", l.a2a.as_s());
     row.set("a2a_exposed_s", l.a2a_exposed.as_s());
     row.set("expert_compute_s", l.expert_compute.as_s());
@@ -193,6 +194,13 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
       std::snprintf(line, sizeof line, "  %5d  %9.3f  %11s  %10s  %11s  %6d\n", l.layer, l.imbalance, to_string(l.a2a).c_str(),
                     to_string(l.a2a_exposed).c_str(), to_string(l.expert_compute).c_str(), l.chunks);
       o << line;
+    }
+    double dropped = 0;
+    for (const engine::MoeLayerReport& l : est.moe_layers) dropped = std::max(dropped, l.dropped_fraction);
+    if (dropped > 0) {
+      o << fmt("  model.moe.capacity_factor drops up to %.1f%% of the token-expert pairs (a layer's); MFU and HFU "
+               "count every token's expert FLOPs, dropped or not (the nominal model FLOPs), so they read high\n",
+               100 * dropped);
     }
   }
   return o.str();

@@ -327,6 +327,23 @@ TEST(MoeReport, FlowRankGroupsBreakdownsAddUpToTheIteration) {
   for (const auto& [group, sum] : sums) EXPECT_NEAR(sum, iteration, 1e-9 * iteration) << group;
 }
 
+TEST(MoeReport, DroppedPairsAreReportedAndTheMfuSaysItCountsThem) {
+  // Dropless: nothing dropped, nothing said. Capacity factor 1 with skewed routing drops the hot
+  // experts' excess: the layers report the share, and the summary says MFU still counts it (the
+  // nominal model FLOPs; 25% MFU against 10.5% dropless on a 64-GPU plan before 2026-12-04, unsaid).
+  const engine::TrainingEstimate dropless = run({"model.moe.routing=zipf", "model.moe.zipf_s=2"});
+  EXPECT_EQ(dropless.moe_layers.front().dropped_fraction, 0.0);
+  const ScenarioConfig capped = load(small_yaml(), {"model.moe.routing=zipf", "model.moe.zipf_s=2", "model.moe.capacity_factor=1"});
+  const engine::TrainingEstimate e = engine::estimate_training(capped, h800());
+  EXPECT_GT(e.moe_layers.front().dropped_fraction, 0.1);
+  EXPECT_LT(e.moe_layers.front().dropped_fraction, 1.0);
+  EXPECT_NE(report::training_results(capped, h800(), e).dump().find("\"dropped_pairs_fraction\""), std::string::npos);
+  EXPECT_NE(report::training_summary(capped, h800(), e).find("count every token's expert FLOPs, dropped or not"),
+            std::string::npos);
+  const ScenarioConfig uncapped = load(small_yaml(), {"model.moe.routing=zipf", "model.moe.zipf_s=2"});
+  EXPECT_EQ(report::training_summary(uncapped, h800(), dropless).find("dropped or not"), std::string::npos);
+}
+
 TEST(MoeReport, DenseResultsHaveNoMoeKeys) {
   const ScenarioConfig cfg = load(small_yaml(), {"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp"});
   const std::string json = report::training_results(cfg, h800(), engine::estimate_training(cfg, h800())).dump();
