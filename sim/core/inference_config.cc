@@ -2,6 +2,7 @@
 #include "sim/core/inference_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -131,6 +132,15 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     if (l.dist != LengthDist::kUniform && l.mean < 1) fail(std::string(key) + ".mean", "must be at least 1");
     if (l.dist != LengthDist::kUniform && l.max != 0 && l.max < l.min) {  // uniform: said above
       fail(std::string(key) + ".max", "must be >= min (" + str(l.min) + ")");
+    }
+    // Draws above max are clamped to it: with max under the mean most are, and the lengths' mean
+    // is mean (1 - exp(-max / mean)), not the mean asked for.
+    if (l.dist == LengthDist::kExponential && l.max != 0 && l.max < l.mean) {
+      char got[64];
+      std::snprintf(got, sizeof got, "%.0f", l.mean * (1.0 - std::exp(-static_cast<double>(l.max) / l.mean)));
+      fail(std::string(key) + ".max", "is below mean (" + str(l.mean) + "): draws above max are clamped to it, "
+                                      "so the lengths would average " + got + ", not " + str(l.mean) +
+                                      "; raise max (3 x mean clamps one draw in 20)");
     }
   }
   // An exponential length without max has no upper bound: some draws pass any context length.

@@ -68,6 +68,10 @@ TEST(InferenceConfig, ImpossibleImbalanceAndUnboundedLengthsAreErrors) {
   const std::string open = bad_input_of([] { serving({"inference.prompt_tokens={dist: exponential, mean: 300}"}); });
   EXPECT_TRUE(has(open, "inference.prompt_tokens.max")) << open;
   EXPECT_NO_THROW(serving({"inference.prompt_tokens={dist: exponential, mean: 300, max: 1024}"}));
+  // A cap under the mean clamps most draws: the lengths would average 300 (1 - e^-0.5) = 118.
+  const std::string low = bad_input_of([] { serving({"inference.prompt_tokens={dist: exponential, mean: 300, max: 150}"}); });
+  EXPECT_TRUE(has(low, "inference.prompt_tokens.max: is below mean (300)")) << low;
+  EXPECT_TRUE(has(low, "would average 118")) << low;
 }
 
 TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
