@@ -229,7 +229,7 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (!spans(work::Dim::kTp) && !spans(work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
                   "replicas' flows in step with replica 0's, and can come out fast where the unfolded replicas meet "
-                  "each other's flows out of step (up to 26% on 3,072 to 12,288 GPUs placed DP first, with ECMP): "
+                  "each other's flows out of step (26% on 3,072 to 12,288 GPUs placed DP first with ECMP, 34% on 512 GPUs placed cp-dp-pp-tp): "
                   "set training.fold_ranks: false for the exact figure");
 }
 
