@@ -367,6 +367,9 @@ TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
   const Result metric = clustersim("validate tests/data/suites/cli_bad_metric.yaml --format json");
   EXPECT_EQ(metric.code, 2) << metric.out;
   EXPECT_CONTAINS(metric.err, "metric 'mfu': this scenario's run does not report it");
+  // Only metrics a case may name are offered (the serving run's ttft_p50_s and the like were
+  // listed, then refused as metrics, before 2026-12-04).
+  EXPECT_CONTAINS(metric.err, "(it reports tokens_per_s)");
 }
 
 TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
