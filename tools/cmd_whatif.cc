@@ -75,7 +75,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
   const int jobs = static_cast<int>(args.integer("--jobs", 2, 1, 256));
   const std::string fidelity = args.value("--fidelity", "");
-  if ((args.has("--fidelity") || !fidelity.empty()) && fidelity != "analytical" && fidelity != "flow") {
+  if (!fidelity.empty() && fidelity != "analytical" && fidelity != "flow") {
     throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
   }
   ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));

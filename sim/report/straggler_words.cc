@@ -121,9 +121,6 @@ Json impact_json(const ScenarioConfig& cfg, const std::string& source, const Str
   return j;
 }
 
-// The rank groups with the most compute on the flow level's critical path (the chain of ops whose
-// ends released each other, back from the last rank group's last op), slowest first, with their
-// slow hosts.
 namespace {
 
 // Compute time on the flow level's critical path, per rank group.
@@ -143,6 +140,9 @@ bool is_straggling(const engine::FlowTrainingResult& f, const std::string& name)
 
 }  // namespace
 
+// The rank groups with the most compute on the flow level's critical path (the chain of ops whose
+// ends released each other, back from the last rank group's last op), slowest first, with their
+// slow hosts.
 std::string flow_critical_words(const engine::FlowTrainingResult& f, size_t limit) {
   const std::map<int32_t, Time> compute = critical_compute(f);
   std::vector<std::pair<int32_t, Time>> order(compute.begin(), compute.end());

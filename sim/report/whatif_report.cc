@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sim/core/error.h"
 #include "sim/report/whatif_report.h"
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/flow_training.h"
 #include "sim/engine/reliability_sim.h"
@@ -489,26 +489,22 @@ std::vector<FlowVariant> run_flow_variants(const std::vector<std::pair<std::stri
   pool.run(
       sweep::make_chunks(todo, jobs, 1),
       [&](int64_t i) {
+        const auto failed = [&](const std::string& why, bool bad_input) {
+          FlowVariant v;
+          v.name = variants[i].first;
+          v.error = why;
+          v.bad_input = bad_input;
+          return encode_variant(v);
+        };
         try {
           return encode_variant(run_flow_variant(variants[i].first, variants[i].second, hw, unfold[i]));
         } catch (const BadInput& e) {
-          FlowVariant failed;
-          failed.name = variants[i].first;
-          failed.error = e.what();
-          failed.bad_input = true;
-          return encode_variant(failed);
+          return failed(e.what(), true);
         } catch (const topo::NoRoute& e) {
           // Faults that cut GPUs off from each other are a property of the input, as in `run`.
-          FlowVariant failed;
-          failed.name = variants[i].first;
-          failed.error = std::string("network.faults: the faults leave no path: ") + e.what();
-          failed.bad_input = true;
-          return encode_variant(failed);
+          return failed(std::string("network.faults: the faults leave no path: ") + e.what(), true);
         } catch (const std::exception& e) {
-          FlowVariant failed;
-          failed.name = variants[i].first;
-          failed.error = e.what();
-          return encode_variant(failed);
+          return failed(e.what(), false);
         }
       },
       [&](int64_t i, const std::string& line) { results[i] = decode_variant(line); },
