@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fits the attention model: a non-negative linear fit over (1, FLOPs, score elements).
+// Fits the attention model: a non-negative linear fit over (1, FLOPs, score elements), or for the
+// unfused chain the simulator's roofline form (one free parameter).
 #include "calibration/fit/attention_fit.h"
 
 #include <algorithm>
@@ -76,9 +77,12 @@ AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double
     }
     return sum;
   };
-  double best = 0.01;
-  for (double b = 0.01; b <= 1000.0; b *= 1.1) {
-    if (cost(b) < cost(best)) best = b;
+  double best = 0.01, best_cost = cost(best);
+  for (double b = 0.011; b <= 1000.0; b *= 1.1) {
+    if (const double c = cost(b); c < best_cost) {
+      best = b;
+      best_cost = c;
+    }
   }
   double lo = best / 1.1, hi = best * 1.1;
   for (int i = 0; i < 60; ++i) {

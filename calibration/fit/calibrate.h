@@ -29,8 +29,10 @@ struct FitErrorRow {
 //   gemm_tile_m/_n    = gemm_model(kBf16)->tile.m / .n
 //   gemm_k_half       = gemm_model(kBf16)->k_half()   (same per-wave cost, as compute_cost.h uses it)
 //   kernel_launch     = gemm_model(kBf16)->launch_s   (memory_model(kCopy)->launch_s for small kernels)
-//   attention_unfused = attention_model(kForward, false)->flops_per_s / hw.bf16; the chain's extra
-//                       score-matrix cost is s_per_score_element * b*h*s^2 on top
+//   attention_unfused = attention_model(kForward, false)->flops_per_s / hw.bf16; with bf16 GEMM and
+//                       copy data the chain is fitted as the simulator times it (fit_unfused_chain:
+//                       its GEMMs at the GEMM peak or their score traffic, the softmax's at the copy
+//                       rate), and attention_score_bytes(_backward) = that fit's score_bytes
 //   attention_fused   = attention_model(kForward, true), when a fused kernel was measured
 //   hbm               = memory_model(kCopy)->bw_bytes_per_s / hw.hbm_bandwidth
 //   nvlink_busbw      = collective_model(kAllReduce, gpus)->large_message_busbw_bytes_per_s()
