@@ -272,9 +272,54 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
   return cfg;
 }
 
+namespace {
+
+bool has_path(const YamlNode& root, const std::string& path) {
+  const YamlNode* node = &root;
+  size_t start = 0;
+  while (node) {
+    const size_t dot = path.find('.', start);
+    if (!node->is_map()) return false;
+    node = node->find(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return node != nullptr;
+    start = dot + 1;
+  }
+  return false;
+}
+
+// "key.path=null" on a key the scenario does not give removes nothing, rightly, unless the key
+// does not exist at all (a typo: stragglers.host=null left the slow hosts in): set to a value on
+// a copy, a key the reader does not know is reported as unknown there.
+void refuse_unknown_removal(const YamlNode& root, const std::string& path) {
+  YamlNode probe = root;
+  apply_override(probe, path + "=0");
+  try {
+    (void)read_scenario_tree(probe, "--set");
+  } catch (const BadInput& e) {
+    for (const InputError& err : e.errors()) {
+      const bool here = err.key_path == path || path.rfind(err.key_path + ".", 0) == 0;
+      if (here && err.message.rfind("unknown key", 0) == 0) {
+        throw BadInput(InputError{"--set", 0, path, "'" + path + "' is not a scenario key, so there is nothing to remove (" +
+                                                        err.key_path + ": " + err.message + ")"});
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YamlNode root = parse_yaml_file(path);
-  for (const std::string& o : overrides) apply_override(root, o);
+  std::vector<std::string> removed_absent;
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq != std::string::npos && eq > 0 && parse_yaml_text(o.substr(eq + 1), "--set").is_null() &&
+        o.substr(eq + 1).find_first_not_of(" \t") != std::string::npos && !has_path(root, o.substr(0, eq))) {
+      removed_absent.push_back(o.substr(0, eq));
+    }
+    apply_override(root, o);
+  }
+  for (const std::string& p : removed_absent) refuse_unknown_removal(root, p);
   return scenario_from_tree(root, path);
 }
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -255,6 +257,24 @@ TEST(ScenarioErrors, TpMustDivideHeads) {
     EXPECT_EQ(e.line, 14);
   }
   EXPECT_TRUE(contains(errors[0].message, "model.heads (12)"));
+}
+
+TEST(ScenarioErrors, RemovingAKeyThatDoesNotExistIsATypo) {
+  // key=null on a key the file does not give removes nothing, and that is fine for a real key; a
+  // key that does not exist at all is a typo (stragglers.host=null left the slow hosts in, and
+  // said nothing, before 2026-12-04).
+  const std::string file = ::testing::TempDir() + "/removal.yaml";
+  std::ofstream(file) << kTiny;
+  EXPECT_NO_THROW(load_scenario(file, {"training.overlap.pp_p2p=null", "model.kv_heads=null"}));
+  try {
+    load_scenario(file, {"parallelism.tpp=null"});
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().at(0).key_path, "parallelism.tpp");
+    EXPECT_TRUE(contains(e.errors().at(0).message, "is not a scenario key, so there is nothing to remove")) << e.what();
+    EXPECT_TRUE(contains(e.errors().at(0).message, "did you mean")) << e.what();
+  }
+  EXPECT_THROW(load_scenario(file, {"nosuchsection.key=null"}), BadInput);
 }
 
 TEST(ScenarioErrors, FfnHiddenMustGiveEachTpRankAColumn) {
