@@ -174,6 +174,10 @@ bool given_under(const ScenarioConfig& cfg, const std::string& prefix) {
 // by tier crossings where nothing is routed) cannot see: non-default flow-level network settings,
 // and TP groups placed across nodes.
 void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
+  if (cfg.training.fold_ranks != TrainingConfig{}.fold_ranks) {
+    notes.push_back("training.fold_ranks chooses how the flow level simulates the replicas; the analytical level "
+                    "prices one replica in closed form and does not use it");
+  }
   const NetworkConfig d;
   const NetworkConfig& n = cfg.network;
   std::vector<const char*> changed;

@@ -55,6 +55,14 @@ TEST(UnusedKeyNotes, ServingLengthsAndArrivalsTheRunDoesNotRead) {
   EXPECT_NE(trace[0].find("not used with inference.trace"), std::string::npos) << trace[0];
 }
 
+TEST(UnusedKeyNotes, FoldingIsAFlowLevelSetting) {
+  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  const std::vector<std::string> analytical = unused_key_notes(load_scenario(s, {"training.fold_ranks=false"}));
+  ASSERT_EQ(analytical.size(), 1u);
+  EXPECT_NE(analytical[0].find("training.fold_ranks"), std::string::npos) << analytical[0];
+  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"training.fold_ranks=false", "network.fidelity=flow"})).empty());
+}
+
 TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
   // 2026-11-22 it printed -5.4e6 s and MFU -482%).
