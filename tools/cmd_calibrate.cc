@@ -100,6 +100,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::cout << "probe: " << result.machine.gpu_count << " x " << result.machine.gpu_model << ", "
             << result.machine.date << "; base profile " << base_name << "\n\n";
   std::cout << calib::format_error_table(result);
+  for (const std::string& u : result.unfitted) std::cout << "not fitted (the base profile's values stay): " << u << "\n";
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
 
   // A model the points do not follow would write confident nonsense into the profile.

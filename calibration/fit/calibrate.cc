@@ -95,15 +95,26 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     }
   }
 
+  const auto too_few = [&](const std::string& model, size_t points, int needs) {
+    result.unfitted.push_back(model + ": " + std::to_string(points) + (points == 1 ? " point" : " points") +
+                              ", needs at least " + std::to_string(needs));
+  };
   for (const auto& [dtype, points] : gemm) {
     GemmFit fit = fit_gemm(points, result.machine.sm_count);
-    if (fit.error.points == 0) continue;
+    if (fit.error.points == 0) {
+      too_few("gemm " + std::string(to_string(dtype)), points.size(), 3);
+      continue;
+    }
     add_row(result, "gemm " + std::string(to_string(dtype)), fit.points);
     result.gemm.push_back(std::move(fit));
   }
   for (const auto& [op, points] : memory) {
     MemoryFit fit = fit_memory(points);
-    if (fit.error.points > 0) result.memory.push_back(std::move(fit));
+    if (fit.error.points > 0) {
+      result.memory.push_back(std::move(fit));
+    } else {
+      too_few("memory " + std::string(to_string(op)), points.size(), 2);
+    }
   }
   // The unfused chain as the simulator times it, once the GEMM and copy rates it uses are known.
   const GemmModel* bf16_gemm = result.gemm_model(DType::kBf16);
@@ -113,17 +124,23 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     AttentionFit fit = !fused && dtype == DType::kBf16 && bf16_gemm && copy
                            ? fit_unfused_chain(points, bf16_gemm->launch_s, bf16_gemm->peak_flops_per_s, copy->bw_bytes_per_s)
                            : fit_attention(points);
-    if (fit.error.points == 0) continue;
-    add_row(result,
-            "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") +
-                std::string(to_string(dtype)),
-            fit.points);
+    const std::string name =
+        "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") + std::string(to_string(dtype));
+    if (fit.error.points == 0) {
+      too_few(name, points.size(), 3);
+      continue;
+    }
+    add_row(result, name, fit.points);
     result.attention.push_back(std::move(fit));
   }
   for (const MemoryFit& fit : result.memory) add_row(result, "memory " + std::string(to_string(fit.model.op)), fit.points);
   for (const auto& [key, points] : collectives) {
     CollectiveFit fit = fit_collective(points);
-    if (fit.error.points == 0) continue;
+    if (fit.error.points == 0) {
+      const auto& [op, ranks, algorithm, protocol] = key;
+      too_few(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(), 2);
+      continue;
+    }
     add_row(result, collective_name(fit.model), fit.points);
     result.collectives.push_back(std::move(fit));
   }

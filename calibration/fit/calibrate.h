@@ -51,6 +51,9 @@ struct CalibrationResult {
   // One row per fitted model, then one "(all)" row per family pooling that family's points:
   // "gemm (all)", "attention (all)", "memory (all)", "collectives (all)".
   std::vector<FitErrorRow> errors;
+  // Series with too few points for their model, in words ("gemm bf16: 1 point, needs 3"): their
+  // profile values stay the base's.
+  std::vector<std::string> unfitted;
 
   // Lookups; nullptr when the probe files had no data for that model.
   const GemmModel* gemm_model(DType dtype) const;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "calibration/profile_fit.h"
 #include "calibration/synthetic_probe.h"
@@ -114,6 +115,23 @@ TEST(Calibrate, CommittedSyntheticExample) {
   const CalibrationResult r = calibrate({probe});
   std::cout << format_error_table(r);
   expect_within_budget(r);
+}
+
+TEST(Calibrate, SeriesTooShortToFitAreNamed) {
+  // One bf16 GEMM point fits no model: it is named (before 2026-12-04 it was left out unsaid and
+  // the base profile's GEMM values were written as if fitted).
+  ProbeData probe = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  std::vector<GemmPoint> kept;
+  bool one_bf16 = false;
+  for (const GemmPoint& g : probe.gemm) {
+    if (g.dtype == DType::kBf16 && std::exchange(one_bf16, true)) continue;
+    kept.push_back(g);
+  }
+  probe.gemm = kept;
+  const CalibrationResult r = calibrate({probe});
+  EXPECT_EQ(r.gemm_model(DType::kBf16), nullptr);
+  ASSERT_FALSE(r.unfitted.empty());
+  EXPECT_EQ(r.unfitted.front(), "gemm bf16: 1 point, needs at least 3");
 }
 
 // Measured on an H200 of this workplace (calibration/data/h200-2026-12-04*.pb, made by
