@@ -236,8 +236,8 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   positive(f.checkpoint.interval, "checkpoint.interval");
   positive(f.iteration_time, "iteration_time");
   // A scale of 1e-308 made the failure rate a denormal and the MTBF infinite ("MTBF inf h").
-  if (f.rate_scale > 0 && f.rate_scale < 1e-6) {
-    fail("rate_scale", "must be 0 (no failures) or at least 1e-6; got " + format_number(f.rate_scale));
+  if (f.rate_scale > 0 && f.rate_scale < 1e-12) {
+    fail("rate_scale", "must be 0 (no failures) or at least 1e-12; got " + format_number(f.rate_scale));
   }
   if (f.checkpoint.size && f.checkpoint.size->n <= 0) fail("checkpoint.size", "must be above zero");
   if (f.checkpoint.blocking) non_negative(*f.checkpoint.blocking, "checkpoint.blocking");

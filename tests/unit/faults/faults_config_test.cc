@@ -166,7 +166,7 @@ TEST(FaultsConfig, CheckpointAndRecoveryTimesMustFitTheWindow) {
   EXPECT_TRUE(has(error_paths("faults: {duration: 30d, checkpoint: {interval: 31d}}\n"), "faults.checkpoint.interval"));
   // A vanishing scale is no rate but an overflow (MTBF inf h before 2026-12-04); 0 says it.
   EXPECT_TRUE(has(error_paths("faults: {rate_scale: 1e-308}\n"), "faults.rate_scale"));
-  EXPECT_FALSE(has(error_paths("faults: {rate_scale: 1e-6}\n"), "faults.rate_scale"));
+  EXPECT_FALSE(has(error_paths("faults: {rate_scale: 1e-12}\n"), "faults.rate_scale"));
   // Linear scaling: 30 s x 32 / 1 GPU = 960 s, more than a 10-minute window.
   EXPECT_TRUE(has(error_paths("faults: {duration: 10min, recovery: {comm_init_at_gpus: 1, comm_init_scaling: linear}}\n"),
                   "faults.recovery.comm_init"));
