@@ -83,7 +83,8 @@ double per_flow_cap(const ScenarioConfig& cfg, double flow, double busiest) {
 
 }  // namespace
 
-TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members) {
+TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members,
+                             int64_t starts) {
   const NetworkConfig& n = cfg.network;
   const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
   const int gpn = cfg.cluster.gpus_per_node;
@@ -115,7 +116,10 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   double crossed = 1.0;
   bool leaves = false;
   for (const TierBlocks& t : tier_blocks(shape, cfg)) {
-    const bool out = span > t.gpus || (t.rails > 1 && hops_rails);
+    // The ring starting furthest into a block (offset min(starts, B) - 1) reaches past it when
+    // that offset plus its span passes the block.
+    const int64_t offset = std::min(std::max<int64_t>(starts, 1), t.gpus) - 1;
+    const bool out = offset + span > t.gpus || (t.rails > 1 && hops_rails);
     if (!out || t.gpus <= 0) continue;
     leaves = true;
     // min(stride, B) rings side by side each leave the block by one edge (every edge when the ring

@@ -41,8 +41,13 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // also runs on qps_per_connection single links: at most qps x fabric_bandwidth against the GPU's
 // NIC share. The slower tier
 // sets the rate; a ring inside one ToR runs at the NICs' line rate. Blocks are taken as aligned
-// with the ring. Throws BadInput (topo::plan_clos) when the fabric cannot be built.
-TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members);
+// with the first ring; with `starts` > 1 rings start at each of GPUs 0 .. starts - 1 (the
+// pipeline pairs of a stage laid out contiguously), and a block leaves when any of them crosses
+// its edge (stages of 256 GPUs under ToRs of 384: a third of the pairs stay inside, the rest
+// cross; aligned with the first pair only, none did). Throws BadInput (topo::plan_clos) when the
+// fabric cannot be built.
+TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members,
+                             int64_t starts = 1);
 
 // How much the fabric slows `flows` that run at once (one pipeline stage's expert all-to-alls, a
 // serving pool's exchanges) against each GPU's NIC share at line rate: per tier, the ToR (one rail

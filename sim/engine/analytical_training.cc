@@ -123,7 +123,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   const TrainingLinks dp_l = contention.routed
                                  ? work::links_at_contention(l, contention.dp)
                                  : work::links_for_ring(cfg, l, pl.gpu(0, 0, est.dp > 1 ? 1 : 0, 0), est.dp);
-  const TrainingLinks pp_l = work::links_for_ring(cfg, l, p.pp > 1 ? pl.gpu(0, 0, 0, 1) : 0, p.pp > 1 ? 2 : 1);
+  // Pipeline pairs start at every GPU of a stage: with pp placed outermost (stride = a stage's
+  // GPUs) those are contiguous, and the pairs near a block's edge cross it.
+  const int64_t pp_stride = p.pp > 1 ? pl.gpu(0, 0, 0, 1) : 0;
+  const TrainingLinks pp_l = work::links_for_ring(cfg, l, pp_stride, p.pp > 1 ? 2 : 1,
+                                                  pp_stride * p.pp == c.gpus ? pp_stride : 1);
 
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
   const LayerTimes lt = work::layer_times(cfg, hw);
