@@ -312,12 +312,10 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
   YamlNode root = parse_yaml_file(path);
   std::vector<std::string> removed_absent;
   for (const std::string& o : overrides) {
-    const size_t eq = o.find('=');
-    if (eq != std::string::npos && eq > 0 && parse_yaml_text(o.substr(eq + 1), "--set").is_null() &&
-        o.substr(eq + 1).find_first_not_of(" \t") != std::string::npos && !has_path(root, o.substr(0, eq))) {
-      removed_absent.push_back(o.substr(0, eq));
-    }
-    apply_override(root, o);
+    const bool absent = o.find('=') != std::string::npos && !has_path(root, o.substr(0, o.find('=')));
+    apply_override(root, o);  // reports a malformed assignment in its own words
+    // Applied and still absent: a removal (key=null) of a key the scenario does not give.
+    if (absent && !has_path(root, o.substr(0, o.find('=')))) removed_absent.push_back(o.substr(0, o.find('=')));
   }
   for (const std::string& p : removed_absent) refuse_unknown_removal(root, p);
   return scenario_from_tree(root, path);

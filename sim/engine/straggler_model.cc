@@ -263,14 +263,57 @@ std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed)
   return out;
 }
 
-StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level) {
+namespace {
+
+// The scenario at the degraded NICs' rate (and extra latency), nothing else slowed.
+ScenarioConfig nic_degraded(const ScenarioConfig& clean, const NicStraggler& nics, calib::HardwareProfile& hw) {
+  ScenarioConfig slow = clean;
+  slow.network.fabric_bandwidth = clean.network.fabric_bandwidth.value_or(clean.cluster.nic_bandwidth);
+  slow.cluster.nic_bandwidth = nics.bandwidth_factor * slow.cluster.nic_bandwidth;
+  hw.eff.network_collective_latency += nics.extra_latency;
+  return slow;
+}
+
+// The straggler-free scenario with a sequence_imbalance's longer sequences.
+ScenarioConfig longer_sequences(const ScenarioConfig& clean, const SequenceImbalance& si) {
+  ScenarioConfig longer = clean;
+  const int cp = clean.parallelism.cp;
+  longer.model.seq_len = std::max(cp, static_cast<int>(std::llround(si.max_over_mean * clean.model.seq_len / cp)) * cp);
+  return longer;
+}
+
+}  // namespace
+
+StragglerBase straggler_base(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level) {
+  const StragglersConfig& sc = cfg.stragglers;
+  ScenarioConfig clean = cfg;
+  clean.stragglers = StragglersConfig{};
+  StragglerBase b;
+  b.clean = level(clean, hw);
+  if (sc.empty()) return b;
+  b.costs = probe_layer_costs(clean, hw, level);
+  if (sc.sequence_imbalance.max_over_mean > 1.0) {
+    b.heavy = probe_layer_costs(longer_sequences(clean, sc.sequence_imbalance), hw, level);
+  }
+  if (sc.nics) {
+    calib::HardwareProfile slow_hw = hw;
+    const ScenarioConfig slow = nic_degraded(clean, *sc.nics, slow_hw);
+    b.nic_degraded = level(slow, slow_hw);
+  }
+  return b;
+}
+
+StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level,
+                                    const StragglerBase* base) {
   const StragglersConfig& sc = cfg.stragglers;
   const ParallelismConfig& p = cfg.parallelism;
   const int pp = p.pp;
   const int vpp = p.vpp;
   ScenarioConfig clean = cfg;
   clean.stragglers = StragglersConfig{};
-  const TrainingEstimate est = level(clean, hw);
+  const StragglerBase own = base ? StragglerBase{} : straggler_base(cfg, hw, level);
+  const StragglerBase& b = base ? *base : own;
+  const TrainingEstimate& est = b.clean;
   const int dp = est.dp;
   const int m = est.micro_batches;
   const int gpn = cfg.cluster.gpus_per_node;
@@ -284,7 +327,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   if (sc.empty()) return out;
   const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
 
-  const LayerCosts lc = probe_layer_costs(clean, hw, level);
+  const LayerCosts& lc = b.costs;
   // Layers per stage as doubles: an even split of layers that pp does not divide (Llama 3's 126
   // over 16 stages, listed as 7, 8, ..., 8, 7) has a fractional nominal stage.
   const std::vector<double> even(pp, static_cast<double>(cfg.model.layers) / pp);
@@ -327,12 +370,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // (oversubscription, ECMP collisions) loses nothing more.
   std::map<int, std::vector<Time>> p2p_extra;  // replica -> per-stage extra time per chunk pass
   if (sc.nics) {
-    ScenarioConfig slow = clean;
-    slow.network.fabric_bandwidth = clean.network.fabric_bandwidth.value_or(clean.cluster.nic_bandwidth);
-    slow.cluster.nic_bandwidth = sc.nics->bandwidth_factor * slow.cluster.nic_bandwidth;
-    calib::HardwareProfile slow_hw = hw;
-    slow_hw.eff.network_collective_latency += sc.nics->extra_latency;
-    const TrainingEstimate deg = level(slow, slow_hw);
+    assert(b.nic_degraded && "straggler_base prices the degraded NICs");
+    const TrainingEstimate& deg = *b.nic_degraded;
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =
@@ -352,17 +391,17 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
         cells(r);
       }
       // One line per stage: "host 70 nic all: DP group of stage 4 (replicas 48,49,...'s ranks)".
-      for (const auto& [s, replicas] : replicas_by_stage) {
+      for (const auto& [s, stage_replicas] : replicas_by_stage) {
         std::string which;
         int listed = 0;
-        for (const int r : replicas) {
+        for (const int r : stage_replicas) {
           if (listed++ == 8) {
-            which += ",... (" + std::to_string(replicas.size()) + ")";
+            which += ",... (" + std::to_string(stage_replicas.size()) + ")";
             break;
           }
           which += (which.empty() ? "" : ",") + std::to_string(r);
         }
-        const bool one = replicas.size() == 1;
+        const bool one = stage_replicas.size() == 1;
         out.critical.links.push_back("host " + std::to_string(h) + " nic " +
                                      (sc.nics->nic >= 0 ? std::to_string(sc.nics->nic) : std::string("all")) + ": DP " +
                                      (one ? "group" : "groups") + " of stage " + std::to_string(s) + " (" +
@@ -380,10 +419,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   LayerCosts heavy = lc;
   const SequenceImbalance& si = sc.sequence_imbalance;
   if (si.max_over_mean > 1.0) {
-    ScenarioConfig longer = clean;
-    const int cp = p.cp;
-    longer.model.seq_len = std::max(cp, static_cast<int>(std::llround(si.max_over_mean * cfg.model.seq_len / cp)) * cp);
-    heavy = probe_layer_costs(longer, hw, level);
+    assert(b.heavy && "straggler_base prices the longer sequences");
+    heavy = *b.heavy;
     for (int r = 0; r < si.replicas && r < dp; ++r) cells(r);
   }
 
@@ -475,7 +512,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     if (sc.variation_with_others()) {
       ScenarioConfig v = cfg;
       v.stragglers = only_source(sc, "variation");
-      const StragglerImpact alone = simulate_stragglers(v, hw, level);
+      const StragglerImpact alone = simulate_stragglers(v, hw, level, &b);
       out.variation_iteration = alone.iteration;
       out.variation_mfu = alone.mfu;
     }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,8 +106,20 @@ struct StragglerImpact {
 // LM head included (TP and CP ranks run in lockstep, so the slowest GPU sets the pace), not its
 // exposed communication nor the optimizer step (memory-bound; the flow level leaves it alone too);
 // DP makes every replica wait for the last one at the gradient reduction.
+// What simulate_stragglers prices on the straggler-free scenario: the same for every draw of the
+// stragglers (seeds), so a redraw loop computes it once (an MoE plan's level takes tens of ms; 100
+// placements of Mixtral on 256 GPUs took 24 s computing it each time).
+struct StragglerBase {
+  TrainingEstimate clean;
+  LayerCosts costs;                          // probe_layer_costs of the clean scenario
+  std::optional<LayerCosts> heavy;           // sequence_imbalance: at the longer sequences
+  std::optional<TrainingEstimate> nic_degraded;  // stragglers.nics: the clean run at their rate
+};
+StragglerBase straggler_base(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const TrainingLevel& level);
+// `base`, when given, is straggler_base of a scenario that differs from `cfg` at most in the
+// stragglers' seed or in dropping sources.
 StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                    const TrainingLevel& level);
+                                    const TrainingLevel& level, const StragglerBase* base = nullptr);
 
 // The straggler sources present in `s`, by key ("hosts", "gpus", "nics", "stage_layers",
 // "sequence_imbalance", "variation"), and `s` reduced to one source or with one removed.

@@ -236,10 +236,12 @@ WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProf
   out.placements = cfg.stragglers.units_drawn();
   std::vector<double> lost, beyond;
   const bool variation = cfg.stragglers.variation_with_others();
+  // The straggler-free prices are the same for every draw: computed once.
+  const engine::StragglerBase base = engine::straggler_base(cfg, hw, level);
   for (int k = 0; k < draws; ++k) {
     ScenarioConfig c = cfg;
     c.stragglers.seed = cfg.stragglers.seed + static_cast<uint64_t>(k);
-    const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level);
+    const engine::StragglerImpact s = engine::simulate_stragglers(c, hw, level, &base);
     lost.push_back(s.baseline_mfu - s.mfu);
     if (variation) beyond.push_back(s.variation_mfu - s.mfu);
     // The named stage: the slowed stage that costs the most, or with none slowed (GPU speed
