@@ -56,6 +56,9 @@ double attention_span(const ModelConfig& m) {
   return m.attention_window > 0 ? std::min(m.attention_window, m.seq_len) : m.seq_len;
 }
 
+// Elements of the attention score matrix one GPU holds for a micro-batch: b (a/t) (s/c) s.
+double score_matrix_elements(const Dims& x) { return x.b * (x.a / x.t) * (x.s / x.c) * x.s; }
+
 }  // namespace
 
 ParamCount count_params(const ModelConfig& m) {
@@ -124,7 +127,7 @@ AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {
   a.counted = Flops{4.0 * q_tokens * span * x.h / x.t};
   if (!cfg.training.flash_attention) {
     a.executed = Flops{4.0 * q_tokens * x.s * x.h / x.t};  // the whole s x s matrix, masked after
-    a.score_elements = x.b * (x.a / x.t) * (x.s / x.c) * x.s;
+    a.score_elements = score_matrix_elements(x);
   } else if (cfg.model.attention_window > 0 && span < x.s) {
     // Causal sliding window: each query sees up to `span` keys; the first `span` see fewer.
     a.executed = Flops{4.0 * x.b / x.c * (x.s * span - span * span / 2.0) * x.h / x.t};
@@ -153,7 +156,7 @@ Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
   if (!cfg.training.flash_attention) {
     // Scale-mask-softmax (one fused kernel since Megatron-LM SC'21 section 4.2: r + w) and
     // attention dropout (r + w + mask) over b (a/t) s s.
-    const double scores = x.b * (x.a / x.t) * (x.s / x.c) * x.s;
+    const double scores = score_matrix_elements(x);
     elements += 2.0 * scores + 3.0 * scores;
   }
   return bytes_of(elements * kAct);

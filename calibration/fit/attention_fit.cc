@@ -56,7 +56,7 @@ AttentionFit finish(const std::vector<AttentionPoint>& points, const AttentionMo
 
 AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double launch_s, double gemm_flops_per_s,
                                double hbm_bytes_per_s) {
-  if (points.size() < 3 || !(gemm_flops_per_s > 0) || !(hbm_bytes_per_s > 0)) return {};
+  if (points.size() < kAttentionMinPoints || !(gemm_flops_per_s > 0) || !(hbm_bytes_per_s > 0)) return {};
   AttentionModel m;
   m.direction = points.front().direction;
   m.fused = false;
@@ -98,7 +98,7 @@ AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double
 }
 
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points) {
-  if (points.size() < 3) return {};
+  if (points.size() < kAttentionMinPoints) return {};
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   for (const AttentionPoint& p : points) {

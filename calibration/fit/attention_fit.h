@@ -45,7 +45,10 @@ struct AttentionFit {
   FitError error;
 };
 
-// Fits points sharing direction, fused flag and dtype. Needs at least 3 points; returns an empty
+// Points an attention fit needs (both forms).
+inline constexpr size_t kAttentionMinPoints = 3;
+
+// Fits points sharing direction, fused flag and dtype. Needs kAttentionMinPoints; returns an empty
 // fit (error.points == 0) otherwise.
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points);
 
@@ -59,7 +62,7 @@ inline constexpr double kSoftmaxBytesPerScoreElement = 4.0;
 // `hbm_bytes_per_s`. Fits the GEMMs' bytes per score element (score_bytes), the one free
 // parameter, by relative least squares. Measured chains are bound by that traffic, not their
 // FLOPs (an H200, 2026-12-04: head size 64 and 128 take about the same time), so the three-term
-// fit_attention finds no FLOP rate there. Needs at least 3 points.
+// fit_attention finds no FLOP rate there. Needs kAttentionMinPoints.
 AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double launch_s, double gemm_flops_per_s,
                                double hbm_bytes_per_s);
 

@@ -95,14 +95,14 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     }
   }
 
-  const auto too_few = [&](const std::string& model, size_t points, int needs) {
+  const auto too_few = [&](const std::string& model, size_t points, size_t needs) {
     result.unfitted.push_back(model + ": " + std::to_string(points) + (points == 1 ? " point" : " points") +
                               ", needs at least " + std::to_string(needs));
   };
   for (const auto& [dtype, points] : gemm) {
     GemmFit fit = fit_gemm(points, result.machine.sm_count);
     if (fit.error.points == 0) {
-      too_few("gemm " + std::string(to_string(dtype)), points.size(), 3);
+      too_few("gemm " + std::string(to_string(dtype)), points.size(), kGemmMinPoints);
       continue;
     }
     add_row(result, "gemm " + std::string(to_string(dtype)), fit.points);
@@ -113,7 +113,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     if (fit.error.points > 0) {
       result.memory.push_back(std::move(fit));
     } else {
-      too_few("memory " + std::string(to_string(op)), points.size(), 2);
+      too_few("memory " + std::string(to_string(op)), points.size(), kMemoryMinPoints);
     }
   }
   // The unfused chain as the simulator times it, once the GEMM and copy rates it uses are known.
@@ -127,7 +127,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     const std::string name =
         "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") + std::string(to_string(dtype));
     if (fit.error.points == 0) {
-      too_few(name, points.size(), 3);
+      too_few(name, points.size(), kAttentionMinPoints);
       continue;
     }
     add_row(result, name, fit.points);
@@ -138,7 +138,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     CollectiveFit fit = fit_collective(points);
     if (fit.error.points == 0) {
       const auto& [op, ranks, algorithm, protocol] = key;
-      too_few(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(), 2);
+      too_few(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(), kCollectiveMinPoints);
       continue;
     }
     add_row(result, collective_name(fit.model), fit.points);

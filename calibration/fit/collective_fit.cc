@@ -78,7 +78,7 @@ double CollectiveModel::predict_s(int64_t bytes) const {
 
 CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
                              const CollectiveFitOptions& options) {
-  if (points.size() < 2) return {};
+  if (points.size() < kCollectiveMinPoints) return {};
   std::vector<CollectivePoint> sorted = points;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });

@@ -59,10 +59,13 @@ struct CollectiveFit {
   FitError error;
 };
 
+// Points a collective fit needs.
+inline constexpr size_t kCollectiveMinPoints = 2;
+
 // Fits points sharing op, ranks, algorithm and protocol. The number of segments (1 to
 // max_segments) and their boundaries minimise the Bayesian information criterion of the relative
 // residuals, n ln(SSE / n) + split_penalty * (3 * segments - 1) * ln(n), so a split must pay for
-// its extra parameters. Needs at least 2 points; returns an
+// its extra parameters. Needs kCollectiveMinPoints; returns an
 // empty fit (error.points == 0) otherwise.
 CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
                              const CollectiveFitOptions& options = {});

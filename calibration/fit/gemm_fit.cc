@@ -75,7 +75,7 @@ double GemmModel::k_half() const {
 }
 
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, int sm_count, const GemmFitOptions& options) {
-  if (points.size() < 3 || sm_count <= 0) return {};
+  if (points.size() < kGemmMinPoints || sm_count <= 0) return {};
   // Tiles are compared on the mean relative error: it uses every point, where the median would
   // let noise decide between tiles that quantise most shapes alike.
   GemmFit best;

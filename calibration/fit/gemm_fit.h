@@ -61,8 +61,11 @@ struct GemmFit {
   FitError error;
 };
 
+// Points a GEMM fit needs.
+inline constexpr size_t kGemmMinPoints = 3;
+
 // Fits one data type's points (all of `points` must share `dtype`). `sm_count` comes from the
-// probe header. Needs at least 3 points; returns an empty fit (error.points == 0) otherwise.
+// probe header. Needs kGemmMinPoints; returns an empty fit (error.points == 0) otherwise.
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, int sm_count,
                  const GemmFitOptions& options = {});
 

@@ -14,7 +14,7 @@ double MemoryModel::predict_s(int64_t bytes) const {
 }
 
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
-  if (points.size() < 2) return {};
+  if (points.size() < kMemoryMinPoints) return {};
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   for (const MemoryPoint& p : points) {

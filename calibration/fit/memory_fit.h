@@ -26,7 +26,10 @@ struct MemoryFit {
   FitError error;
 };
 
-// Fits points of one op. Needs at least 2 points; returns an empty fit (error.points == 0) otherwise.
+// Points a memory fit needs.
+inline constexpr size_t kMemoryMinPoints = 2;
+
+// Fits points of one op. Needs kMemoryMinPoints; returns an empty fit (error.points == 0) otherwise.
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points);
 
 }  // namespace clustersim::calib

@@ -148,6 +148,18 @@ YamlNode parse_yaml_text(const std::string& text, const std::string& origin) {
   return parse(text, origin);
 }
 
+const YamlNode* find_path(const YamlNode& root, const std::string& path) {
+  const YamlNode* node = &root;
+  size_t start = 0;
+  while (node && node->is_map()) {
+    const size_t dot = path.find('.', start);
+    node = node->find(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+  return nullptr;
+}
+
 bool remove_path(YamlNode& root, const std::string& path) {
   YamlNode* parent = &root;
   size_t start = 0;

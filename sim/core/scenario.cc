@@ -272,52 +272,41 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
   return cfg;
 }
 
-namespace {
+bool is_unknown_key(const InputError& e) { return e.message.rfind("unknown key", 0) == 0; }
 
-bool has_path(const YamlNode& root, const std::string& path) {
-  const YamlNode* node = &root;
-  size_t start = 0;
-  while (node) {
-    const size_t dot = path.find('.', start);
-    if (!node->is_map()) return false;
-    node = node->find(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return node != nullptr;
-    start = dot + 1;
-  }
-  return false;
+bool is_unknown_key_at(const InputError& e, const std::string& path) {
+  return is_unknown_key(e) && (e.key_path == path || path.rfind(e.key_path + ".", 0) == 0);
 }
 
-// "key.path=null" on a key the scenario does not give removes nothing, rightly, unless the key
-// does not exist at all (a typo: stragglers.host=null left the slow hosts in): set to a value on
-// a copy, a key the reader does not know is reported as unknown there.
-void refuse_unknown_removal(const YamlNode& root, const std::string& path) {
+std::optional<InputError> unknown_key_error(const YamlNode& root, const std::string& path) {
   YamlNode probe = root;
   apply_override(probe, path + "=0");
   try {
     (void)read_scenario_tree(probe, "--set");
   } catch (const BadInput& e) {
     for (const InputError& err : e.errors()) {
-      const bool here = err.key_path == path || path.rfind(err.key_path + ".", 0) == 0;
-      if (here && err.message.rfind("unknown key", 0) == 0) {
-        throw BadInput(InputError{"--set", 0, path, "'" + path + "' is not a scenario key, so there is nothing to remove (" +
-                                                        err.key_path + ": " + err.message + ")"});
-      }
+      if (is_unknown_key_at(err, path)) return err;
     }
   }
+  return std::nullopt;
 }
-
-}  // namespace
 
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   YamlNode root = parse_yaml_file(path);
   std::vector<std::string> removed_absent;
   for (const std::string& o : overrides) {
-    const bool absent = o.find('=') != std::string::npos && !has_path(root, o.substr(0, o.find('=')));
+    const std::string key = o.substr(0, o.find('='));
+    const bool absent = !find_path(root, key);
     apply_override(root, o);  // reports a malformed assignment in its own words
     // Applied and still absent: a removal (key=null) of a key the scenario does not give.
-    if (absent && !has_path(root, o.substr(0, o.find('=')))) removed_absent.push_back(o.substr(0, o.find('=')));
+    if (absent && !find_path(root, key)) removed_absent.push_back(key);
   }
-  for (const std::string& p : removed_absent) refuse_unknown_removal(root, p);
+  for (const std::string& key : removed_absent) {
+    if (const auto err = unknown_key_error(root, key)) {
+      throw BadInput(InputError{"--set", 0, key, "'" + key + "' is not a scenario key, so there is nothing to remove (" +
+                                                     err->key_path + ": " + err->message + ")"});
+    }
+  }
   return scenario_from_tree(root, path);
 }
 

@@ -2,6 +2,7 @@
 // Loading a scenario file into ScenarioConfig, and the checks that need nothing but the config.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,16 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
 // fields (validate_scenario). Sweeps use it to tell a mistyped axis value from a plan that does
 // not divide.
 ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file);
+
+// Whether `e`, from the reader, says a key is unknown; is_unknown_key_at: the key at `path` or a
+// section on its way.
+bool is_unknown_key(const InputError& e);
+bool is_unknown_key_at(const InputError& e, const std::string& path);
+
+// The reader's "unknown key" error when `path` is not a scenario key (found by setting it on a
+// copy of `root` and reading that), nullopt when it is one: a removal (key=null) of an absent key
+// removes nothing, and is a typo only when the key does not exist at all.
+std::optional<InputError> unknown_key_error(const YamlNode& root, const std::string& path);
 
 // Checks between fields (divisibility of the plan, DP derivation, ranges). Pure; returns every
 // problem found. Hardware-dependent checks (memory fit) live with the cost models.

@@ -39,6 +39,9 @@ YamlNode parse_yaml_file(const std::string& path);
 // Parses YAML text; `origin` names it in messages.
 YamlNode parse_yaml_text(const std::string& text, const std::string& origin);
 
+// The node at the dotted `path`, or nullptr when a key on the way is absent or not a mapping.
+const YamlNode* find_path(const YamlNode& root, const std::string& path);
+
 // Removes the key at the dotted `path` (its parents stay; a path that is not there is a no-op).
 // Returns false when a node on the way is a value or a list, not a mapping.
 bool remove_path(YamlNode& root, const std::string& path);

@@ -309,8 +309,6 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   const ParallelismConfig& p = cfg.parallelism;
   const int pp = p.pp;
   const int vpp = p.vpp;
-  ScenarioConfig clean = cfg;
-  clean.stragglers = StragglersConfig{};
   const StragglerBase own = base ? StragglerBase{} : straggler_base(cfg, hw, level);
   const StragglerBase& b = base ? *base : own;
   const TrainingEstimate& est = b.clean;

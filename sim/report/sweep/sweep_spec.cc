@@ -168,8 +168,6 @@ std::string kind_name(ScenarioKind k) {
   return k == ScenarioKind::kTraining ? "training" : k == ScenarioKind::kTraffic ? "traffic" : "inference";
 }
 
-bool is_unknown_key_error(const InputError& e) { return e.message.rfind("unknown key", 0) == 0; }
-
 // Applies `sets` to a copy of `base` and reports what the scenario reader refuses at those
 // paths: keys it does not know, and values of the wrong type, out of range or not among an enum's
 // names. Checks between fields are left to each candidate (a plan that does not divide is a
@@ -191,7 +189,7 @@ void check_value(const YamlNode& base, const std::vector<std::pair<std::string, 
         if (path != err.key_path && path.rfind(err.key_path + ".", 0) != 0 && err.key_path.rfind(path + ".", 0) != 0) {
           continue;
         }
-        if (is_unknown_key_error(err)) {
+        if (is_unknown_key(err)) {
           errors.add(InputError{at.file, at.line, where,
                                 "'" + path + "' is not a scenario key (" + err.key_path + ": " + err.message +
                                     "); scenarios/README.md lists the keys"});
@@ -499,7 +497,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       bool unknown_in_set = false;
       for (const InputError& err : e.errors()) {
         for (const auto& [path, v] : fixed) {
-          if (is_unknown_key_error(err) && (path == err.key_path || path.rfind(err.key_path + ".", 0) == 0)) {
+          if (is_unknown_key_at(err, path)) {
             errors.add(InputError{v.file, v.line, "set." + path, "not a scenario key: " + err.message});
             unknown_in_set = true;
           }
