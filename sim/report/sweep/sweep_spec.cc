@@ -470,6 +470,14 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       for (const auto& [key, v] : set->map) flatten(v, key, fixed);
       if (spec.base.is_map()) {
         for (const auto& [path, v] : fixed) {
+          // A removal (null) of a key the base does not give is a typo when the key does not exist
+          // at all, as with --set key=null.
+          if (v.is_null() && !find_path(spec.base, path)) {
+            if (const auto err = unknown_key_error(spec.base, path)) {
+              errors.add(InputError{v.file, v.line, "set." + path, "not a scenario key, so there is nothing to remove: " +
+                                                                       err->key_path + ": " + err->message});
+            }
+          }
           if (!set_path(spec.base, path, v)) top.error("set", "'" + path + "' crosses a key that is not a mapping");
         }
       }

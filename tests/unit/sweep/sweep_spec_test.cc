@@ -78,6 +78,11 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
     EXPECT_NE(std::string(e.what()).find("/tmp/s.yaml:1: base: no scenario file '/tmp/no_such.yaml'"), std::string::npos)
         << e.what();
   }
+  // A null in `set` on a key that does not exist removes nothing: a typo, refused as --set's is.
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nset: {stragglers.host: null}\n").find("set.stragglers.host: not a scenario key"),
+            std::string::npos);
+  EXPECT_EQ(error_text("axes: {parallelism.tp: [1]}\nset: {training.overlap.pp_p2p: null}\n").find("not a scenario key"),
+            std::string::npos);
   // Two axes setting one key: one would override the other under both labels (2026-12-04).
   EXPECT_NE(error_text("axes: {parallelism: [{tp: 1}, {tp: 2}], parallelism.tp: [4, 8]}\n")
                 .find("axes.parallelism.tp: sets parallelism.tp, which axes.parallelism sets too"),
