@@ -217,6 +217,20 @@ TEST(ParseHardwareProfile, MissingAndOutOfRange) {
   EXPECT_EQ(only_error_key("  gemm_max: 0.8\n", "  gemm_max: 1.5\n"), "efficiency.gemm_max");
 }
 
+TEST(ParseHardwareProfile, UnfusedChainScoreBytesAreOptionalAndBounded) {
+  // Absent (every built-in profile, older files): 0, the FLOP-only chain. Out of range: named.
+  const HardwareProfile p = parse_hardware_profile(kProfile, "p.yaml");
+  EXPECT_EQ(p.eff.attention_score_bytes, 0.0);
+  EXPECT_EQ(p.eff.attention_score_bytes_backward, 0.0);
+  const std::string with = "  attention_unfused: 0.3\n  attention_score_bytes: 8.4\n  attention_score_bytes_backward: 9.5\n";
+  EXPECT_DOUBLE_EQ(parse_hardware_profile(profile_with("  attention_unfused: 0.3\n", with), "p.yaml").eff.attention_score_bytes,
+                   8.4);
+  EXPECT_EQ(only_error_key("  attention_unfused: 0.3\n", "  attention_unfused: 0.3\n  attention_score_bytes: -1\n"),
+            "efficiency.attention_score_bytes");
+  EXPECT_EQ(only_error_key("  attention_unfused: 0.3\n", "  attention_unfused: 0.3\n  attention_score_bytes_backward: 1e9\n"),
+            "efficiency.attention_score_bytes_backward");
+}
+
 TEST(ParseHardwareProfile, PeaksOutsideWhatAGpuCanDoAreRefused) {
   // A rate written in the wrong unit (FLOPS for TFLOPS, or 1e30) is off by orders of magnitude.
   EXPECT_EQ(only_error_key("  fp16: 1000TFLOPS\n", "  fp16: 1e30TFLOPS\n"), "peak.fp16");
