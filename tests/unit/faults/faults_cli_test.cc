@@ -11,6 +11,8 @@
 #include <regex>
 #include <string>
 
+#include "tests/unit/scratch_dir.h"
+
 namespace {
 
 struct Result {
@@ -202,28 +204,34 @@ TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
 
 // The 32-GPU job the flow what-if tests use (tp 4, pp 2, dp 4; a host per TP group), with
 // `network` keys and a `stragglers` section, written to a temporary file.
-std::string small_scenario(const std::string& network, const std::string& stragglers) {
-  char dir[] = "/tmp/clustersim-whatif-XXXXXX";
-  if (!::mkdtemp(dir)) return "";
-  const std::string path = std::string(dir) + "/s.yaml";
-  std::ofstream(path) << "name: small-straggler\n"
-                         "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
-                         "network: {fidelity: flow, tiers: 2, switch_radix: 16"
-                      << network << "}\n"
-                         "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
-                         "parallelism: {tp: 4, pp: 2}\n"
-                         "training: {global_batch: 32}\n"
-                      << stragglers;
-  return path;
+struct TempScenario {
+  clustersim::testing::ScratchDir dir{"clustersim-whatif"};
+  std::string path;  // empty when the directory could not be made
+};
+
+TempScenario small_scenario(const std::string& network, const std::string& stragglers) {
+  TempScenario t;
+  if (!t.dir.ok()) return t;
+  t.path = t.dir.file("s.yaml");
+  std::ofstream(t.path) << "name: small-straggler\n"
+                           "cluster: {gpu: A100-SXM4-80GB, gpus: 32, gpus_per_node: 4, nics_per_node: 4, nic_bandwidth: 200Gbps}\n"
+                           "network: {fidelity: flow, tiers: 2, switch_radix: 16"
+                        << network << "}\n"
+                           "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 51200}\n"
+                           "parallelism: {tp: 4, pp: 2}\n"
+                           "training: {global_batch: 32}\n"
+                        << stragglers;
+  return t;
 }
 
 // Host 5 (stage 1 of replica 1) 50% slower and host 2's NICs at half rate.
-std::string small_straggler_scenario() {
+TempScenario small_straggler_scenario() {
   return small_scenario("", "stragglers: {hosts: {list: [5], slowdown: 1.5}, nics: {hosts: [2], bandwidth_factor: 0.5}}\n");
 }
 
 TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
-  const std::string s = small_straggler_scenario();
+  const TempScenario t = small_straggler_scenario();
+  const std::string& s = t.path;
   ASSERT_FALSE(s.empty());
   const Result r = clustersim("whatif " + s);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -265,9 +273,9 @@ TEST(FaultsCli, FlowWhatIfNamesTheSlowHostsStage) {
 // the straggled run does. (Folded, it ran in step with the representative's ECMP collisions on
 // this 12:4 fabric: 495.8 ms against 481.4 ms, and GPUs 2% slower came out 3% faster.)
 TEST(FaultsCli, FlowWhatIfBaselineUnfoldsWhatTheVariantsDo) {
-  char dir[] = "/tmp/clustersim-whatif-XXXXXX";
-  ASSERT_TRUE(::mkdtemp(dir));
-  const std::string path = std::string(dir) + "/s.yaml";
+  const clustersim::testing::ScratchDir dir("clustersim-whatif");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("s.yaml");
   std::ofstream(path) << "cluster: {gpu: A100-SXM4-80GB, gpus: 256, gpus_per_node: 8, nics_per_node: 8}\n"
                          "network: {fidelity: flow, tiers: 3, switch_radix: 16, tor_oversubscription: '12:4'}\n"
                          "model: {layers: 24, hidden: 2048, heads: 16, seq_len: 2048, vocab: 64000}\n"
@@ -286,7 +294,7 @@ TEST(FaultsCli, FlowWhatIfBaselineUnfoldsWhatTheVariantsDo) {
 }
 
 // Host 2's uplink at a quarter of its rate (network.faults) and, with `slow_host`, host 5 50% slower.
-std::string degraded_link_scenario(bool slow_host) {
+TempScenario degraded_link_scenario(bool slow_host) {
   return small_scenario(", faults: [{element: host:2/up, bandwidth_factor: 0.25}]",
                         slow_host ? "stragglers: {hosts: {list: [5], slowdown: 1.5}}\n" : "");
 }
@@ -294,7 +302,8 @@ std::string degraded_link_scenario(bool slow_host) {
 // Degraded fabric links (network.faults) are a what-if source at the flow level: the baseline has
 // none, `links` alone and `all but links` price them, and they are named when they cost the most.
 TEST(FaultsCli, FlowWhatIfPricesDegradedLinks) {
-  const std::string s = degraded_link_scenario(true);
+  const TempScenario t = degraded_link_scenario(true);
+  const std::string& s = t.path;
   ASSERT_FALSE(s.empty());
   const Result r = clustersim("whatif " + s);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -304,7 +313,8 @@ TEST(FaultsCli, FlowWhatIfPricesDegradedLinks) {
   EXPECT_TRUE(contains(r.out, "degraded host:2/up")) << r.out;
   EXPECT_TRUE(contains(r.out, "cause      the degraded links (network.faults: host:2/up): repairing them regains")) << r.out;
   // Links alone, no stragglers section: still a what-if.
-  const Result only = clustersim("whatif " + degraded_link_scenario(false));
+  const TempScenario links_only = degraded_link_scenario(false);
+  const Result only = clustersim("whatif " + links_only.path);
   ASSERT_EQ(only.code, 0) << only.out;
   EXPECT_TRUE(contains(only.out, "cause      the degraded links (network.faults: host:2/up):")) << only.out;
   // The analytical level has no per-link view: it refuses rather than drop them.
@@ -341,7 +351,8 @@ TEST(FaultsCli, PacketLevelKeepsLongRunsInBoundedMemory) {
   // sampling instants at the 10 us interval. The congestion series thin themselves past 4 million
   // rows (every other instant, sampling half as often), so the run fits in 340 MB; before
   // 2026-12-04 it ended in std::bad_alloc past 1.6 GB (at 1e-6 it ran for hours).
-  std::string s = small_scenario("", "stragglers: {nics: {hosts: [1], bandwidth_factor: 0.0001}}\n");
+  const TempScenario t = small_scenario("", "stragglers: {nics: {hosts: [1], bandwidth_factor: 0.0001}}\n");
+  const std::string& s = t.path;
   ASSERT_FALSE(s.empty());
   const Result r = clustersim("run " + s + " --fidelity packet --set model.layers=2 --set training.global_batch=8 --format json");
   ASSERT_EQ(r.code, 0) << r.out.substr(0, 2000);
@@ -354,14 +365,16 @@ TEST(FaultsCli, PacketLevelKeepsLongRunsInBoundedMemory) {
 TEST(FaultsCli, WhatIfRefusesWhatRunRefuses) {
   // A fault that cuts a GPU off (host 0's uplink failed): `run` exits 2 naming network.faults, and
   // so does the flow what-if (before 2026-12-04 it printed the failed variant and exited 0).
-  const std::string cut = small_scenario(", faults: [{element: host:0/up, bandwidth_factor: 0}]", "");
+  const TempScenario cut_scenario = small_scenario(", faults: [{element: host:0/up, bandwidth_factor: 0}]", "");
+  const std::string& cut = cut_scenario.path;
   const Result r = clustersim("whatif " + cut);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, "error: variant 'all' failed: network.faults: the faults leave no path")) << r.out;
   EXPECT_EQ(clustersim("run " + cut).code, 2);
   // Times at the limit of simulated time are an overflow, not a result, at both levels of the
   // what-if as in `run` (a NIC 50 days away: the what-if printed 9.2e6 s).
-  const std::string far = small_scenario("", "stragglers: {nics: {hosts: [1], extra_latency: 50d}}\n");
+  const TempScenario far_scenario = small_scenario("", "stragglers: {nics: {hosts: [1], extra_latency: 50d}}\n");
+  const std::string& far = far_scenario.path;
   for (const char* level : {"analytical", "flow"}) {
     const Result w = clustersim("whatif " + far + " --fidelity " + level);
     EXPECT_EQ(w.code, 2) << level << ": " << w.out;

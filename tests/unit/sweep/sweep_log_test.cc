@@ -8,15 +8,12 @@
 
 #include "sim/core/error.h"
 #include "sim/report/sweep/sweep_table.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace clustersim::sweep {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("clustersim_sweep_log_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+using ScratchDir = clustersim::testing::ScratchDir;
 
 Record sample(int64_t index) {
   Record r;
@@ -49,7 +46,8 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
 }
 
 TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
-  const std::string path = temp_path("results.jsonl");
+  const ScratchDir dir("clustersim_sweep_log");
+  const std::string path = dir.file("results.jsonl");
   {
     ResultLog log(path, "fp1", 10, false, true);
     log.append(sample(0));
@@ -72,7 +70,8 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
 }
 
 TEST(ResultLog, ResumeRefusesAForeignOrEditedLog) {
-  const std::string path = temp_path("foreign.jsonl");
+  const ScratchDir dir("clustersim_sweep_log");
+  const std::string path = dir.file("foreign.jsonl");
   {
     std::ofstream out(path);
     out << "garbage\nmore\n";

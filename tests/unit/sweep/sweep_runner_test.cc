@@ -10,6 +10,7 @@
 #include "sim/report/sweep/candidate_evaluator.h"
 #include "sim/report/sweep/sweep_output.h"
 #include "sim/report/sweep/sweep_table.h"
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/sweep/sweep_test_util.h"
 
 namespace clustersim::sweep {
@@ -27,13 +28,7 @@ const char* const kAxes =
     "constraints: {iteration_time_s: {max: 1000}}\n"
     "flow_stage: {top_k: 2}\n";
 
-std::string out_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("clustersim_sweep_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+using ScratchDir = clustersim::testing::ScratchDir;
 
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted") {}
@@ -133,12 +128,14 @@ TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   RunOptions full;
   full.jobs = 2;
   full.top_k = 0;
-  full.log_path = out_dir("full") + "/results.jsonl";
+  const ScratchDir full_dir("clustersim_sweep_full");
+  full.log_path = full_dir.file("results.jsonl");
   const SweepRun a = run_sweep(spec, full);
   ASSERT_EQ(a.records.size(), static_cast<size_t>(space.size()));
 
   RunOptions cut = full;
-  cut.log_path = out_dir("cut") + "/results.jsonl";
+  const ScratchDir cut_dir("clustersim_sweep_cut");
+  cut.log_path = cut_dir.file("results.jsonl");
   cut.after_append = [](int64_t n) {
     if (n == 30) throw Interrupted();
   };
@@ -167,7 +164,8 @@ TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
   const CandidateSpace space(spec);
   RunOptions o;
   o.top_k = 0;
-  o.log_path = out_dir("none_valid") + "/results.jsonl";
+  const ScratchDir none_valid_dir("clustersim_sweep_none_valid");
+  o.log_path = none_valid_dir.file("results.jsonl");
   const SweepTable t = build_table(space, run_sweep(spec, o).records);
   EXPECT_TRUE(t.ranking.empty());
   const std::string why = no_valid_candidates(t);
@@ -175,7 +173,8 @@ TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
   // A sweep that ranks something has no such message.
   const SweepSpec good = spec_from(kAxes);
   const CandidateSpace good_space(good);
-  o.log_path = out_dir("some_valid") + "/results.jsonl";
+  const ScratchDir some_valid_dir("clustersim_sweep_some_valid");
+  o.log_path = some_valid_dir.file("results.jsonl");
   EXPECT_EQ(no_valid_candidates(build_table(good_space, run_sweep(good, o).records)), "");
 }
 
@@ -184,7 +183,8 @@ TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
   const CandidateSpace space(spec);
   RunOptions o;
   o.jobs = 2;
-  o.log_path = out_dir("finer") + "/results.jsonl";
+  const ScratchDir finer_dir("clustersim_sweep_finer");
+  o.log_path = finer_dir.file("results.jsonl");
   const SweepRun run = run_sweep(spec, o);
   EXPECT_EQ(run.finer.candidates, 2);
   const SweepTable t = build_table(space, run.records);
