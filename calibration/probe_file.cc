@@ -386,8 +386,10 @@ ProbeData read_probe_file(const std::filesystem::path& file) {
   if (std::filesystem::is_directory(file, ec)) {
     throw BadInput(InputError{source, 0, "", "is a directory; expected a probe file (clustersim-probe writes NAME.pb)"});
   }
+  if (!std::filesystem::exists(file, ec)) throw BadInput(InputError{source, 0, "", "no such probe file"});
+  // A device or pipe has no end to read to (/dev/zero would fill memory).
   if (!std::filesystem::is_regular_file(file, ec)) {
-    throw BadInput(InputError{source, 0, "", "no such probe file"});
+    throw BadInput(InputError{source, 0, "", "is not a regular file; expected a probe file (clustersim-probe writes NAME.pb)"});
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw BadInput(InputError{source, 0, "", "cannot open the probe file for reading"});

@@ -48,8 +48,8 @@ constexpr Suffix kByteSuffixes[] = {
     {"GB", 1e9},    {"TB", 1e12},          {"KiB", 1024.0},
     {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
 constexpr Suffix kBandwidthSuffixes[] = {
-    {"bps", 1.0 / 8},  {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
-    {"Bps", 1.0},      {"KBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},     {"TBps", 1e12}};
+    {"bps", 1.0 / 8}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8}, {"Pbps", 1e15 / 8},
+    {"Bps", 1.0},     {"KBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},     {"TBps", 1e12},     {"PBps", 1e15}};
 constexpr Suffix kFlopSuffixes[] = {{"FLOPS", 1}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}};
 
 }  // namespace

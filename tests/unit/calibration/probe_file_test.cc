@@ -199,6 +199,15 @@ TEST(ProbeFile, ADirectoryIsNotAProbeFile) {
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("is a directory; expected a probe file"), std::string::npos) << e.what();
   }
+  // A device exists but is no file to read to its end (before: "no such probe file").
+  if (std::filesystem::exists("/dev/zero")) {
+    try {
+      read_probe_file("/dev/zero");
+      FAIL() << "expected BadInput";
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("/dev/zero: is not a regular file"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ProbeFile, RejectsForeignData) {

@@ -102,6 +102,10 @@ TEST(ParseBandwidth, OutsideOneMbpsToOnePbpsIsRejected) {
   EXPECT_FALSE(parse_bandwidth("2Pbps"));
   EXPECT_DOUBLE_EQ(parse_bandwidth("1Mbps")->bytes_per_s, 1e6 / 8);
   EXPECT_DOUBLE_EQ(parse_bandwidth("1000Tbps")->bytes_per_s, 1e15 / 8);
+  // The bound the message names is a value it takes (before, 'Pbps' was no unit).
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1Pbps")->bytes_per_s, 1e15 / 8);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("0.1PBps")->bytes_per_s, 1e14);
+  EXPECT_FALSE(parse_bandwidth("1PBps"));
 }
 
 TEST(ParseBandwidth, Rejects) {
