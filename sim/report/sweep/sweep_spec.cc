@@ -64,6 +64,19 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   return v;
 }
 
+// One value written twice: equal numbers (8 and 8.0), or mappings that set the same keys to the
+// same values in any order.
+bool same_value(const AxisValue& a, const AxisValue& b) {
+  if (a.numeric && b.numeric) return a.number == b.number;
+  const auto settings = [](const AxisValue& v) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [path, node] : v.sets) out.emplace_back(path, canonical_text(node));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  return settings(a) == settings(b);
+}
+
 void read_range(const std::string& key, const YamlNode& n, Axis& axis, ErrorList& errors) {
   MapReader r(&n, "axes." + key, errors);
   double from = 0, to = 0, step = 1, times = 0;
@@ -135,6 +148,19 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
     } else {
       errors.add(InputError{n.file, n.line, "axes." + key,
                             "expected a list of values or a range {from, to, step} / {from, to, times}"});
+    }
+    // A value given twice would run and rank the same candidates twice.
+    for (size_t i = 0; i < axis.values.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        const AxisValue& a = axis.values[i];
+        const AxisValue& b = axis.values[j];
+        if (same_value(a, b)) {
+          errors.add(InputError{n.file, a.sets.empty() ? n.line : a.sets.front().second.line, "axes." + key,
+                                "the value " + a.label + (a.label == b.label ? "" : " (" + b.label + ")") +
+                                    " is given twice; give each value once"});
+          break;
+        }
+      }
     }
     if (!axis.values.empty()) spec.axes.push_back(std::move(axis));
   }

@@ -89,6 +89,16 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
   EXPECT_EQ(error_text("axes: {parallelism: [{tp: 1}, {tp: 2}], parallelism.pp: [1, 2]}\n").find("override"),
             std::string::npos);
+  // A value given twice would run and rank the same candidates twice (2026-12-04: it did);
+  // 8 and 8.0 are one value, as are two mappings that set the same keys alike.
+  EXPECT_NE(error_text("axes: {parallelism.tp: [8, 4, 8.0]}\n").find("axes.parallelism.tp: the value 8.0 (8) is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {cluster: [{gpus: 16, nic_bandwidth: 400Gbps}, {nic_bandwidth: 400Gbps, gpus: 16}]}\n")
+                .find("is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {training.recompute: [full, none, full]}\n").find("the value full is given twice"),
+            std::string::npos);
+  EXPECT_EQ(error_text("axes: {parallelism.tp: {from: 1, to: 8, times: 2}}\n"), "");
   // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
   EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
   // A reliability study is no base: refused at load, not as an error per candidate.
