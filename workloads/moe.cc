@@ -44,7 +44,10 @@ struct SplitMix {
 std::vector<double> expert_weights(const MoeConfig& moe) {
   std::vector<double> w(static_cast<size_t>(moe.experts), 1.0);
   if (moe.routing == MoeRouting::kLoads) {
-    w = moe.loads;
+    // Relative to the largest: the ratios are what routes, and their sum must not overflow
+    // (loads of 1e308 each summed to infinity and crashed the draw).
+    const double largest = *std::max_element(moe.loads.begin(), moe.loads.end());
+    for (size_t e = 0; e < w.size(); ++e) w[e] = moe.loads[e] / largest;
   } else if (moe.routing == MoeRouting::kZipf) {
     // Which expert is hot is part of the draw: a seeded permutation assigns the ranks.
     std::vector<int> order(static_cast<size_t>(moe.experts));

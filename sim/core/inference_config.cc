@@ -142,6 +142,17 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
                                       "so the lengths would average " + got + ", not " + str(l.mean) +
                                       "; raise max (3 x mean clamps one draw in 20)");
     }
+    // Its mirror: draws below min are raised to it, and the mean becomes
+    // min + mean (exp(-min / mean) - exp(-max / mean)), above the one asked for.
+    if (l.dist == LengthDist::kExponential && l.min > l.mean) {
+      const double mu = l.mean;
+      const double upper = l.max != 0 ? std::exp(-static_cast<double>(l.max) / mu) : 0.0;
+      char got[64];
+      std::snprintf(got, sizeof got, "%.0f", l.min + mu * (std::exp(-static_cast<double>(l.min) / mu) - upper));
+      fail(std::string(key) + ".min", "is above mean (" + str(l.mean) + "): draws below min are raised to it, "
+                                      "so the lengths would average " + got + ", not " + str(l.mean) +
+                                      "; lower min");
+    }
   }
   // An exponential length without max has no upper bound: some draws pass any context length.
   for (const auto& [key, l] : {std::pair{"inference.prompt_tokens", in.prompt},

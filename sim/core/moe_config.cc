@@ -67,7 +67,7 @@ void read_moe(MapReader r, MoeConfig& m) {
     } else {
       for (size_t i = 0; i < loads->seq.size(); ++i) {
         double v = 0;
-        if (!parse_number(loads->seq[i], v) || v < 0) {
+        if (!parse_number(loads->seq[i], v) || !std::isfinite(v) || v < 0) {
           r.error("loads", "entry " + str(static_cast<long long>(i)) + " ('" + loads->seq[i].scalar +
                                "') is not a non-negative number");
           m.loads.clear();

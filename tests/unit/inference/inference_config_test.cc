@@ -72,6 +72,12 @@ TEST(InferenceConfig, ImpossibleImbalanceAndUnboundedLengthsAreErrors) {
   const std::string low = bad_input_of([] { serving({"inference.prompt_tokens={dist: exponential, mean: 300, max: 150}"}); });
   EXPECT_TRUE(has(low, "inference.prompt_tokens.max: is below mean (300)")) << low;
   EXPECT_TRUE(has(low, "would average 118")) << low;
+  // Its mirror: a floor over the mean raises most draws to it, 256 + 100 (e^-2.56 - e^-10.24) = 264.
+  const std::string high =
+      bad_input_of([] { serving({"inference.prompt_tokens={dist: exponential, mean: 100, min: 256, max: 1024}"}); });
+  EXPECT_TRUE(has(high, "inference.prompt_tokens.min: is above mean (100)")) << high;
+  EXPECT_TRUE(has(high, "would average 264")) << high;
+  EXPECT_NO_THROW(serving({"inference.prompt_tokens={dist: exponential, mean: 300, min: 100, max: 1024}"}));
 }
 
 TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {

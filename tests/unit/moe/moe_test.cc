@@ -96,6 +96,12 @@ TEST(Routing, HotExpertFromLoadsAndCapacity) {
   EXPECT_LE(capped.expert_pairs[0], std::ceil(1.25 * 2000.0));
   EXPECT_GT(capped.dropped, 0.0);
   EXPECT_LT(capped.imbalance(), r.imbalance());
+  // Only the ratios route: weights near the largest double give the same draw (their sum
+  // overflowed to infinity and the draw crashed before 2026-12-04).
+  moe.capacity_factor = 0;
+  moe.loads = {7e307, 1e307, 1e307, 1e307, 1e307, 1e307, 1e307, 1e307};
+  const RoutingMatrix huge = route_tokens(moe, 8, 1, 2000, 0);
+  EXPECT_EQ(huge.pairs, r.pairs);
 }
 
 TEST(AllToAll, TransfersCarryTheRoutingMatrix) {
