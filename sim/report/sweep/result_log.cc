@@ -117,8 +117,9 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
     }
     if (fp->text != fingerprint) {
       throw BadInput(InputError{path, 1, "--resume",
-                                "these results belong to a different sweep (the sweep file or its base "
-                                "scenario changed since); use another --out or --restart"});
+                                "these results belong to a different sweep (the sweep file, its base "
+                                "scenario or a file they name, a GPU profile or a trace, changed since); "
+                                "use another --out or --restart"});
     }
     int n = 1;
     while (std::getline(lines, line)) {

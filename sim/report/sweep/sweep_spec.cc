@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
@@ -454,6 +455,42 @@ std::string hash_hex(const std::string& text) {
   return buf;
 }
 
+// FNV-1a over a file's bytes, streamed; false when it cannot be read.
+bool hash_file(const std::filesystem::path& path, uint64_t& h) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  return true;
+}
+
+// The files a scenario names (a GPU profile in cluster.gpu or a pool's gpu, inference.trace),
+// as path=digest of their contents: a log resumed after one changed would rank results of two
+// inputs together. Every scalar that names a regular file relative to the base scenario's
+// directory (or absolute) counts; a scalar that names none adds nothing.
+void add_named_files(const YamlNode& n, const std::filesystem::path& dir, std::string& fp) {
+  if (n.is_map()) {
+    for (const auto& [k, v] : n.map) add_named_files(v, dir, fp);
+  } else if (n.is_seq()) {
+    for (const YamlNode& v : n.seq) add_named_files(v, dir, fp);
+  } else if (n.is_scalar() && !n.scalar.empty() && !number_of(n)) {
+    std::filesystem::path p(n.scalar);
+    if (p.is_relative()) p = dir / p;
+    std::error_code ec;
+    uint64_t h = 14695981039346656037ull;
+    if (std::filesystem::is_regular_file(p, ec) && hash_file(p, h)) {
+      char buf[17];
+      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+      fp += "|" + n.scalar + "=" + buf;
+    }
+  }
+}
+
 SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   if (!root.is_map()) {
     throw BadInput(InputError{file, root.line, "", "a sweep file is a mapping with base, axes, constraints, objective"});
@@ -592,6 +629,13 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   for (const Axis& a : spec.axes) {
     fp += "|" + a.key;
     for (const AxisValue& v : a.values) fp += ";" + v.label;
+  }
+  const std::filesystem::path dir = std::filesystem::path(spec.base_origin).parent_path();
+  add_named_files(spec.base, dir, fp);
+  for (const Axis& a : spec.axes) {
+    for (const AxisValue& v : a.values) {
+      for (const auto& [path, node] : v.sets) add_named_files(node, dir, fp);
+    }
   }
   fp += spec.memory_fits ? "|fit" : "|nofit";
   fp += "|" + spec.flow_fidelity;

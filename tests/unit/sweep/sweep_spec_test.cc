@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include "sim/core/error.h"
 #include "sim/report/sweep/candidate_space.h"
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/sweep/sweep_test_util.h"
 
 namespace clustersim::sweep {
@@ -105,6 +107,26 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("set: {faults: {duration: 30d}}\naxes: {parallelism.tp: [1, 2]}\n")
                 .find("faults: a sweep screens training, serving and network scenarios"),
             std::string::npos);
+}
+
+// A resumed log must not rank results of two inputs together: a GPU profile or trace the base or
+// an axis names is part of the fingerprint (before 2026-12-04 only the YAML text was, and a
+// profile edited between runs mixed 24% and 6% MFU rows in one ranking).
+TEST(SweepSpec, TheFingerprintCoversTheFilesTheScenarioNames) {
+  const clustersim::testing::ScratchDir dir("clustersim_sweep_fp");
+  ASSERT_TRUE(dir.ok());
+  const std::string profile = std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/profiles/A100-SXM4-80GB.yaml";
+  std::filesystem::copy_file(profile, dir.file("p.yaml"));
+  const std::string sweep = dir.file("s.yaml");
+  const auto fingerprint = [&](const std::string& axes) {
+    const std::string body = std::string(testing::kBase) + axes;
+    return sweep_spec_from_tree(parse_yaml_text(body, sweep), sweep).fingerprint;
+  };
+  const std::string base_axes = "axes: {cluster.gpu: [p.yaml, A100-SXM4-80GB]}\n";
+  const std::string before = fingerprint(base_axes);
+  EXPECT_EQ(fingerprint(base_axes), before);  // the same files, the same sweep
+  std::ofstream(dir.file("p.yaml"), std::ios::app) << "# edited\n";
+  EXPECT_NE(fingerprint(base_axes), before);
 }
 
 TEST(SweepSpec, MistypedValuesAreMistakesNotInvalidCandidates) {
