@@ -25,6 +25,18 @@ std::string join_errors(const BadInput& e) {
 void add_plan_facts(const ScenarioConfig& cfg, Outcome& out) {
   out.metrics["gpus"] = cfg.cluster.gpus;
   out.info["gpu"] = cfg.cluster.gpu;
+  if (cfg.inference) {
+    // Serving pools may each have their own GPU: the GPUs by type, for the cost (finish_stage).
+    std::map<std::string, int> by_type;
+    const InferenceConfig& in = *cfg.inference;
+    for (const std::optional<PoolConfig>* p : {&in.colocated, &in.prefill, &in.decode, &in.attention, &in.expert}) {
+      if (*p) by_type[(*p)->gpu.empty() ? cfg.cluster.gpu : (*p)->gpu] += (*p)->gpus;
+    }
+    std::string names;
+    for (const auto& [gpu, n] : by_type) names += (names.empty() ? "" : "+") + gpu;
+    out.info["gpu"] = names;
+    out.info[kGpuCountsInfo] = gpu_counts_text(by_type);
+  }
   if (cfg.traffic || cfg.inference) return;
   const ParallelismConfig& p = cfg.parallelism;
   out.metrics["tp"] = p.tp;
@@ -48,6 +60,25 @@ YamlNode tree_at(const CandidateSpace& space, int64_t index, const std::string& 
 }
 
 }  // namespace
+
+std::string gpu_counts_text(const std::map<std::string, int>& by_type) {
+  std::string text;
+  for (const auto& [gpu, n] : by_type) text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + gpu;
+  return text;
+}
+
+std::map<std::string, int> gpu_counts_from_text(const std::string& text) {
+  std::map<std::string, int> by_type;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find(", ", at), text.size());
+    const std::string entry = text.substr(at, end - at);
+    const size_t space = entry.find(' ');
+    if (space != std::string::npos) by_type[entry.substr(space + 1)] += std::atoi(entry.c_str());
+    at = end + 2;
+  }
+  return by_type;
+}
 
 std::vector<std::string> analytical_notes(const CandidateSpace& space) {
   constexpr int64_t kSample = 1000;

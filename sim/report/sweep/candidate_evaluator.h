@@ -23,6 +23,12 @@ inline constexpr const char* kError = "error";          // the run refused the s
 inline constexpr const char* kFailed = "failed";        // the worker crashed or an internal error
 inline constexpr const char* kRejected = "rejected";    // ran, but a constraint excludes it (reports only)
 
+// A serving candidate's GPUs by type (its pools may each have their own), in its `info` under
+// this key as "COUNT NAME, COUNT NAME"; the sweep prices each type (cost_per_mtoken).
+inline constexpr const char* kGpuCountsInfo = "gpus_by_type";
+std::string gpu_counts_text(const std::map<std::string, int>& by_type);
+std::map<std::string, int> gpu_counts_from_text(const std::string& text);
+
 // What one run of one candidate gave. `metrics` are the raw outputs (derived ones such as cost
 // are computed when ranking); `info` holds text facts (GPU, plan).
 struct Outcome {

@@ -347,13 +347,29 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
 void check_prices(const SweepSpec& spec, ErrorList& errors) {
   bool needs = spec.objective == "cost_per_mtoken";
   for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
+  // The GPUs of cluster.gpu and of serving pools' own `gpu` (inference.pools.NAME.gpu), in the
+  // base and the axes.
   std::vector<std::string> gpus;
-  if (const YamlNode* c = spec.base.find("cluster"); c && c->find("gpu")) gpus.push_back(c->find("gpu")->scalar);
-  else gpus.push_back("H100-SXM");
+  const auto is_gpu_key = [](const std::string& path) {
+    return path == "cluster.gpu" ||
+           (path.rfind("inference.pools.", 0) == 0 && path.size() > 4 && path.compare(path.size() - 4, 4, ".gpu") == 0);
+  };
+  const YamlNode* cluster = spec.base.find("cluster");
+  const YamlNode* base_gpu = cluster ? cluster->find("gpu") : nullptr;
+  bool cluster_gpu_used = true;  // unless every serving pool names its own
+  if (const YamlNode* in = spec.base.find("inference"); in && in->find("pools") && in->find("pools")->is_map()) {
+    cluster_gpu_used = false;
+    for (const auto& [name, pool] : in->find("pools")->map) {
+      const YamlNode* g = pool.find("gpu");
+      if (g && g->is_scalar()) gpus.push_back(g->scalar);
+      else cluster_gpu_used = true;
+    }
+  }
+  if (cluster_gpu_used) gpus.push_back(base_gpu ? base_gpu->scalar : "H100-SXM");
   for (const Axis& a : spec.axes) {
     for (const AxisValue& v : a.values) {
       for (const auto& [path, node] : v.sets) {
-        if (path == "cluster.gpu") gpus.push_back(node.scalar);
+        if (is_gpu_key(path)) gpus.push_back(node.scalar);
       }
     }
   }
@@ -363,7 +379,8 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
     std::string used;
     for (const std::string& u : gpus) used += (used.empty() ? "'" : ", '") + u + "'";
     errors.add(InputError{spec.file, 0, "price_per_gpu_hour." + g,
-                          "no candidate uses GPU '" + g + "' (cluster.gpu of the base and the axes: " + used + ")"});
+                          "no candidate uses GPU '" + g + "' (cluster.gpu, or serving pools' gpu, of the base and the axes: " +
+                              used + ")"});
   }
   if (!needs) return;
   for (const std::string& g : gpus) {

@@ -43,10 +43,20 @@ void finish_stage(const SweepSpec& spec, StageResult& s) {
   const double gpus = m.count("gpus") ? m["gpus"] : 0;
   if (tokens != m.end() && tokens->second > 0) {
     if (gpus > 0) m["tokens_per_s_per_gpu"] = tokens->second / gpus;
-    const auto price = spec.price_per_gpu_hour.find(s.info["gpu"]);
-    if (price != spec.price_per_gpu_hour.end()) {
-      m["cost_per_mtoken"] = price->second * gpus / 3600.0 / tokens->second * 1e6;
+    // Price per hour of every GPU the candidate uses (a serving candidate's pools by their own
+    // GPU types); no cost unless each type has a price.
+    const auto counts = s.info.find(kGpuCountsInfo);
+    const std::map<std::string, int> by_type =
+        counts != s.info.end() ? gpu_counts_from_text(counts->second)
+                               : std::map<std::string, int>{{s.info["gpu"], static_cast<int>(gpus)}};
+    double per_hour = 0;
+    bool priced = !by_type.empty();
+    for (const auto& [gpu, n] : by_type) {
+      const auto price = spec.price_per_gpu_hour.find(gpu);
+      priced = priced && price != spec.price_per_gpu_hour.end();
+      if (priced) per_hour += price->second * n;
     }
+    if (priced) m["cost_per_mtoken"] = per_hour / 3600.0 / tokens->second * 1e6;
     if (spec.train_tokens > 0) m["time_to_train_days"] = spec.train_tokens / tokens->second / 86400.0;
   }
   char buf[160];

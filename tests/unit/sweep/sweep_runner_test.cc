@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "sim/core/error.h"
 #include "sim/report/sweep/candidate_evaluator.h"
 #include "sim/report/sweep/sweep_output.h"
 #include "sim/report/sweep/sweep_table.h"
@@ -156,6 +157,37 @@ TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   // Ranked best first.
   ASSERT_GE(ta.ranking.size(), 2u);
   EXPECT_GE(*ta.rows[ta.ranking[0]].analytical.objective, *ta.rows[ta.ranking[1]].analytical.objective);
+}
+
+// A serving candidate's pools are priced by their own GPU types (before 2026-12-04 every GPU at
+// cluster.gpu's price, and a price for the attention pool's H200 was refused as unused).
+TEST(SweepTable, ServingPoolsArePricedByTheirOwnGpus) {
+  const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd-hetero.yaml";
+  const auto spec_with = [&](const std::string& prices) {
+    const std::string body = "base: " + base + "\naxes: {inference.requests: [300]}\nobjective: cost_per_mtoken\n" +
+                             "flow_stage: {top_k: 0}\nprice_per_gpu_hour: " + prices + "\n";
+    return sweep_spec_from_tree(parse_yaml_text(body, "test.yaml"), "test.yaml");
+  };
+  try {
+    spec_with("{H800-SXM: 2.0}");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a price for GPU 'H200-SXM'"), std::string::npos) << e.what();
+  }
+  const SweepSpec spec = spec_with("{H800-SXM: 2.0, H200-SXM: 2.6}");
+  const CandidateSpace space(spec);
+  const ScratchDir dir("clustersim_sweep_cost");
+  RunOptions o;
+  o.top_k = 0;
+  o.log_path = dir.file("results.jsonl");
+  const SweepTable t = build_table(space, run_sweep(spec, o).records);
+  ASSERT_EQ(t.rows.size(), 1u);
+  const StageResult& a = t.rows[0].analytical;
+  ASSERT_EQ(a.status, kOk) << a.reason;
+  EXPECT_EQ(a.info.at("gpu"), "H200-SXM+H800-SXM");
+  EXPECT_EQ(a.info.at(kGpuCountsInfo), "8 H200-SXM, 16 H800-SXM");
+  const double per_hour = 8 * 2.6 + 16 * 2.0;
+  EXPECT_NEAR(a.metrics.at("cost_per_mtoken"), per_hour / 3600.0 / a.metrics.at("tokens_per_s") * 1e6, 1e-9);
 }
 
 TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
