@@ -70,8 +70,10 @@ int stage_host(const ScenarioConfig& cfg, int stage) {
   return pl.gpu(0, 0, 0, stage) / cfg.cluster.gpus_per_node;
 }
 
-// The 95% interval of a quantity that cannot be negative (a count, a time).
-Json ci_pair(const engine::MeanCi& c) {
+// The 95% interval of a quantity that cannot be negative (a count, a time); null over one seed,
+// where there is none (Student t needs two samples).
+Json ci_pair(const engine::MeanCi& c, bool defined) {
+  if (!defined) return Json();
   Json a = Json::array();
   a.push(std::max(0.0, c.mean - c.half_width));
   a.push(c.mean + c.half_width);
@@ -273,6 +275,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   // ETTR lies in [0, 1]; so does the interval reported for it.
   const double ettr_low = std::max(0.0, e.mean - e.half_width), ettr_high = std::min(1.0, e.mean + e.half_width);
   const engine::MeanCi n = engine::mean_ci(interruptions);
+  const bool has_ci = f.seeds >= 2;
 
   RunOutput out;
   Json& r = out.results;
@@ -299,22 +302,21 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   r.set("mfu", mfu);
   r.set("tokens_per_s", tokens_per_s);
   r.set("ettr", e.mean);
-  Json& ettr_ci = r.set("ettr_ci95", Json::array());
-  ettr_ci.push(ettr_low);
-  ettr_ci.push(ettr_high);
-  r.set("goodput", e.mean * tokens_per_s);
   // Goodput and effective MFU are ETTR times a rate: their intervals are ETTR's, in [0, 1].
   const auto ettr_times = [&](double k) {
+    if (!has_ci) return Json();
     Json a = Json::array();
     a.push(ettr_low * k);
     a.push(ettr_high * k);
     return a;
   };
+  r.set("ettr_ci95", ettr_times(1.0));
+  r.set("goodput", e.mean * tokens_per_s);
   r.set("goodput_ci95", ettr_times(tokens_per_s));
   r.set("effective_mfu", e.mean * mfu);
   r.set("effective_mfu_ci95", ettr_times(mfu));
   r.set("interruptions", n.mean);
-  r.set("interruptions_ci95", ci_pair(n));
+  r.set("interruptions_ci95", ci_pair(n, has_ci));
   r.set("failures", engine::mean_ci(failures).mean);
   r.set("checkpoints", engine::mean_ci(checkpoints).mean);
   r.set("mtbf_s", can_fail ? Json(mtbf_s) : Json());
@@ -328,7 +330,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     const engine::MeanCi m = engine::mean_ci(lost[c]);
     const char* name = engine::to_string(static_cast<LossCause>(c));
     tl.set(name, m.mean);
-    tlc.set(name, ci_pair(m));
+    tlc.set(name, ci_pair(m, has_ci));
     tlf.set(name, m.mean / in.duration.as_s());
   }
   Json& bycomp = r.set("time_lost_by_component_s", Json::object());
@@ -377,7 +379,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
   o << "failures       MTBF " << (can_fail ? fmt("%.2f h", mtbf_s / 3600) : std::string("none (no crash or hang component)"))
-    << fmt("; %.1f interruptions", n.mean) << fmt(" (+-%.1f)\n", n.half_width);
+    << fmt("; %.1f interruptions", n.mean) << (has_ci ? fmt(" (+-%.1f)\n", n.half_width) : std::string("\n"));
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
@@ -387,8 +389,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
               "every " + to_string(effective_interval)
             : std::string())
     << "\n\n";
-  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean) << fmt("  (95%% CI %.2f", 100 * ettr_low)
-    << fmt(" to %.2f%%)\n", 100 * ettr_high);
+  o << "ETTR           " << fmt("%.2f%%", 100 * e.mean)
+    << (has_ci ? fmt("  (95%% CI %.2f", 100 * ettr_low) + fmt(" to %.2f%%)\n", 100 * ettr_high)
+               : std::string("  (one seed: no confidence interval; faults.seeds >= 2 gives one)\n"));
   o << "goodput        " << fmt("%.4g tokens/s", e.mean * tokens_per_s) << fmt("; effective MFU %.1f%%\n", 100 * e.mean * mfu);
   o << "catch-up       " << fmt("%.1f min per interruption", engine::mean_ci(catch_up_per).mean / 60)
     << " (downtime + lost work)\n\n";

@@ -48,6 +48,21 @@ TEST(FaultsCli, ThirtyDayJobReportsEttrAndIsReproducible) {
   EXPECT_EQ(a.out, clustersim("run scenarios/faults-16k-30d.yaml --format json").out);
 }
 
+// One seed has no confidence interval (Student t needs two samples): null, and the summary says
+// so (before 2026-12-04 it printed "95% CI 93.47 to 93.47%").
+TEST(FaultsCli, OneSeedHasNoConfidenceInterval) {
+  const Result j = clustersim("run scenarios/faults-16k-30d.yaml --format json --set faults.seeds=1");
+  ASSERT_EQ(j.code, 0) << j.out;
+  for (const char* key : {"\"ettr_ci95\": null", "\"goodput_ci95\": null", "\"effective_mfu_ci95\": null",
+                          "\"interruptions_ci95\": null", "\"lost_work\": null"}) {
+    EXPECT_TRUE(contains(j.out, key)) << key;
+  }
+  const Result t = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=1");
+  EXPECT_TRUE(contains(t.out, "one seed: no confidence interval")) << t.out;
+  EXPECT_FALSE(contains(t.out, "95% CI")) << t.out;
+  EXPECT_TRUE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2").out, "95% CI"));
+}
+
 TEST(FaultsCli, SlowRecoveryScenarioRuns) {
   const Result r = clustersim("run scenarios/faults-16k-30d-slow-recovery.yaml");
   EXPECT_EQ(r.code, 0) << r.out;
