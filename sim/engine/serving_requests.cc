@@ -78,10 +78,17 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
       return !f.empty() && (std::isdigit(static_cast<unsigned char>(f[0])) || f[0] == '.' || f[0] == '+' || f[0] == '-');
     });
     first_content = false;
-    if (header) continue;
     const auto bad = [&](const std::string& why) {
       return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + line + "'"});
     };
+    if (header) {
+      // A header names the three columns; anything else is a mistyped request, not a header.
+      if (fields.size() != 3) {
+        throw bad("a header names 3 columns, arrival_s,prompt_tokens,output_tokens; found " +
+                  std::to_string(fields.size()));
+      }
+      continue;
+    }
     if (fields.size() != 3) {
       throw bad("expected 3 fields, arrival_s,prompt_tokens,output_tokens (a header only on the first line that "
                 "is not blank or a comment), found " + std::to_string(fields.size()));
@@ -90,15 +97,15 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     double arrival = 0;
     const std::string& a = fields[0];
     const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), arrival);
-    if (a.empty() || ec != std::errc() || end != a.data() + a.size() || !std::isfinite(arrival) || arrival < 0 ||
-        arrival > kMaxArrivalSeconds) {
+    if (a.empty() || a[0] == '-' || ec != std::errc() || end != a.data() + a.size() || !std::isfinite(arrival) ||
+        arrival < 0 || arrival > kMaxArrivalSeconds) {
       throw bad("arrival_s must be a decimal number of seconds in [0, 1e6]");
     }
     long long tokens[2] = {0, 0};
     for (int i = 0; i < 2; ++i) {
       const std::string& f = fields[static_cast<size_t>(i + 1)];
-      const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), tokens[i]);
-      if (f.empty() || ec != std::errc() || ptr != f.data() + f.size() || tokens[i] < 1 || tokens[i] > (1 << 24)) {
+      const auto [ptr, token_ec] = std::from_chars(f.data(), f.data() + f.size(), tokens[i]);
+      if (f.empty() || token_ec != std::errc() || ptr != f.data() + f.size() || tokens[i] < 1 || tokens[i] > (1 << 24)) {
         throw bad(std::string(kColumns[i + 1]) + " must be a whole number from 1 to 16777216");
       }
     }

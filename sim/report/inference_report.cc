@@ -177,7 +177,10 @@ LoadWindow load_window(const engine::ServingResult& r) {
   double asked = 0, made = 0;
   for (const engine::RequestOutcome& o : r.requests) {
     if (o.rejected) continue;
-    asked += o.output;
+    // The window holds the gaps between arrivals, one fewer than the requests: the last
+    // arrival's tokens come after it (counting them overstated the offered load n / (n - 1)
+    // times, and three requests to an idle deployment read as falling behind).
+    if (o.arrival < last) asked += o.output;
     if (!o.completed) continue;
     if (o.first_token <= last) made += 1;
     const double span = (o.finish - o.first_token).as_s();

@@ -13,6 +13,7 @@
 #include "sim/core/scenario.h"
 #include "sim/report/run_scenario.h"
 #include "tests/unit/inference/inference_test_util.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace clustersim::report {
 namespace {
@@ -115,6 +116,15 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
   // Every request at once: no arrival window to measure (null, so not a number).
   const auto [burst, burst_text] = figures({"inference.rate_per_s=1e9"});
   EXPECT_FALSE(burst.count("steady_tokens_per_s")) << burst_text;
+  // Three requests a second apart to an idle deployment: the window holds two gaps, so 20 of the
+  // 30 tokens are offered in it (before 2026-12-04 all 30, and it read as falling behind).
+  const clustersim::testing::ScratchDir dir("clustersim_trace");
+  ASSERT_TRUE(dir.ok());
+  std::ofstream(dir.file("t.csv")) << "0,100,10\n1,100,10\n2,100,10\n";
+  const auto [few, few_text] = figures({"inference.trace=" + dir.file("t.csv")});
+  ASSERT_TRUE(few.count("offered_tokens_per_s")) << few_text;
+  EXPECT_DOUBLE_EQ(few.at("offered_tokens_per_s"), 10.0);
+  EXPECT_EQ(few_text.find("falling behind"), std::string::npos) << few_text;
 }
 
 TEST(InferenceReport, ATraceWhoseEveryRequestIsRejectedIsRefused) {

@@ -107,11 +107,17 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   EXPECT_EQ(parse_request_trace("\xEF\xBB\xBF\"arrival_s\",\"prompt\",\"output\"\n0.1,100,10\n", "t.csv").size(), 1u);
   EXPECT_EQ(parse_request_trace("\xEF\xBB\xBF" "0.1,100,10\n", "t.csv").size(), 1u);
   EXPECT_EQ(parse_request_trace("# made by hand\n\narrival_s,prompt,output\n0.1,100,10\n", "t.csv").size(), 1u);
+  // A first line of other than three names is a mistyped request, not a header (it was dropped).
+  for (const char* text : {"x\n1,100,10\n", "a,b\n1,100,10\n", "a,b,c,d\n1,100,10\n", "\"0.5\n1,100,10\n"}) {
+    EXPECT_NE(bad_input_of([text] { parse_request_trace(text, "t.csv"); }).find("t.csv:1: inference.trace: a header names 3 columns"),
+              std::string::npos)
+        << text;
+  }
   EXPECT_NE(bad_input_of([] { parse_request_trace("nan,1,1\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("0.1,10,5,7\n", "t.csv"); }).find("expected"), std::string::npos);
   EXPECT_NE(bad_input_of([] { parse_request_trace("# nothing\n", "t.csv"); }).find("no requests"), std::string::npos);
   // Arrivals are decimal numbers: no sign, hexadecimal float or infinity (strtod took all three).
-  for (const char* line : {"+1,10,5\n", "0x1p3,10,5\n", "inf,10,5\n", "1.5s,10,5\n", "1_000,10,5\n"}) {
+  for (const char* line : {"+1,10,5\n", "-0,10,5\n", "-0.0,10,5\n", "0x1p3,10,5\n", "inf,10,5\n", "1.5s,10,5\n", "1_000,10,5\n"}) {
     EXPECT_NE(bad_input_of([line] { parse_request_trace(line, "t.csv"); }).find("arrival_s must be a decimal number"),
               std::string::npos)
         << line;
