@@ -8,6 +8,7 @@
 
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
+#include "sim/core/units.h"
 
 namespace clustersim {
 namespace {
@@ -32,12 +33,19 @@ void read_moe(MapReader r, MoeServingConfig& m) {
   r.finish();
 }
 
+constexpr double kMinPrice = 1e-6;  // per GPU-hour, when given
+
 void read_pool(MapReader r, PoolConfig& p) {
   r.read("gpu", p.gpu);
   r.read("gpus", p.gpus, Need::kRequired, 1, kMaxGpus);
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
-  r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9);
+  if (r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9) && p.price_per_gpu_hour > 0 &&
+      p.price_per_gpu_hour < kMinPrice) {
+    // Tokens per currency unit would pass any float (1e-305 printed 'inf').
+    r.error("price_per_gpu_hour", "must be 0 (unknown) or at least " + format_number(kMinPrice) + " per GPU-hour; got " +
+                                      format_number(p.price_per_gpu_hour));
+  }
   r.finish();
 }
 

@@ -7,6 +7,7 @@
 
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
+#include "sim/core/units.h"
 
 namespace clustersim {
 namespace {
@@ -134,7 +135,7 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     fail("model.moe.loads", "is used only with routing: loads");
   }
   if (m.capacity_factor > 0 && m.capacity_factor < 1.0) {
-    fail("model.moe.capacity_factor", "must be 0 (dropless) or at least 1; got " + std::to_string(m.capacity_factor));
+    fail("model.moe.capacity_factor", "must be 0 (dropless) or at least 1; got " + format_number(m.capacity_factor));
   }
   if (m.experts % p.ep != 0) {
     fail("parallelism.ep", "must divide model.moe.experts (" + str(m.experts) + ") so that every GPU holds "

@@ -383,6 +383,13 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
                               used + ")"});
   }
   if (!needs) return;
+  // Every price 0: every cost is 0, and the ranking would follow the tie-break alone.
+  if (!spec.price_per_gpu_hour.empty() &&
+      std::all_of(spec.price_per_gpu_hour.begin(), spec.price_per_gpu_hour.end(),
+                  [](const auto& kv) { return kv.second == 0; })) {
+    errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
+                          "every price is 0, so every candidate's cost_per_mtoken would be 0; give the prices"});
+  }
   for (const std::string& g : gpus) {
     if (!spec.price_per_gpu_hour.count(g)) {
       errors.add(InputError{spec.file, 0, "price_per_gpu_hour",

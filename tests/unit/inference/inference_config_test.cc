@@ -55,6 +55,10 @@ TEST(InferenceConfig, BadEnumAndUnitAreErrors) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.tpot_limit=50"}); }), "inference.tpot_limit"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_per_gpu=lots"}); }), "inference.kv_cache_per_gpu"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.rate_per_s=-1"}); }), "inference.rate_per_s"));
+  // A price so small that tokens per currency unit overflows (1e-305 printed 'inf'): 0 or >= 1e-6.
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.price_per_gpu_hour=1e-305"}); }),
+                  "inference.pools.colocated.price_per_gpu_hour: must be 0 (unknown) or at least 1e-06"));
+  EXPECT_NO_THROW(serving({"inference.pools.colocated.price_per_gpu_hour=0"}));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.prompt_tokens.dist=normal"}); }), "inference.prompt_tokens.dist"));
 }
 

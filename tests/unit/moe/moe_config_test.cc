@@ -98,6 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"model.moe.loads=[1, 1, 1, 1, 1, 1, 1, 1]"}, "model.moe.loads", "only with routing: loads"},
         BadCase{{"model.moe.loads=3"}, "model.moe.loads", "expected a list"},
         BadCase{{"model.moe.capacity_factor=0.5"}, "model.moe.capacity_factor", "at least 1"},
+        // The value as given, not rounded to six decimals ("got 0.000000" read as the allowed 0).
+        BadCase{{"model.moe.capacity_factor=1e-9"}, "model.moe.capacity_factor", "got 1e-09"},
         BadCase{{"model.moe.zipf_s=-1"}, "model.moe.zipf_s", ""},
         BadCase{{"model.moe.first_dense_layers=4"}, "model.moe.first_dense_layers", "no MoE layer"},
         BadCase{{"parallelism.ep=3"}, "parallelism.ep", "must divide model.moe.experts"},

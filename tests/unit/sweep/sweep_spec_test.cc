@@ -54,6 +54,10 @@ TEST(SweepSpec, CostObjectiveMinimisesAndNeedsPrices) {
   const SweepSpec s = spec_from(
       "axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: 2}\n");
   EXPECT_EQ(s.goal, Goal::kMinimize);
+  // Free GPUs make every cost 0: nothing to rank by (the tie-break picked the slower plan).
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: 0}\n")
+                .find("price_per_gpu_hour: every price is 0"),
+            std::string::npos);
 }
 
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
