@@ -264,7 +264,14 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return clustersim::cli::dispatch(argc, argv);
+    const int rc = clustersim::cli::dispatch(argc, argv);
+    // Output that could not be written (a full disk, /dev/full) is a failed run, not a result.
+    std::cout.flush();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+      std::cerr << "error: writing to standard output failed\n";
+      return rc == 0 ? 2 : rc;
+    }
+    return rc;
   } catch (const std::exception& e) {
     std::cerr << "clustersim: internal error: " << e.what() << "\n";
     return 1;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -91,7 +92,51 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
   return out;
 }
 
+// YAML streams are Unicode text (YAML 1.2 section 5.1): the first byte that is not valid UTF-8,
+// or a control character other than tab and line breaks, with its 1-based line; 0 when clean.
+// (Invalid bytes in a name went out into results.json as invalid JSON; an escape sequence in a
+// profile's name recoloured the terminal.)
+int first_bad_character(const std::string& text, std::string& what) {
+  int line = 1;
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') ++line;
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "a control character (byte 0x%02x)", c);
+        what = buf;
+        return line;
+      }
+      ++i;
+      continue;
+    }
+    // Lead byte: 2, 3 or 4 bytes; no overlong forms, surrogates or code points past U+10FFFF.
+    const int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool ok = n > 0 && i + static_cast<size_t>(n) <= text.size();
+    for (int k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (ok && n >= 3) {
+      const auto c1 = static_cast<unsigned char>(text[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xf0 && c1 < 0x90) &&
+           !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (!ok) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "a byte that is not UTF-8 (0x%02x)", c);
+      what = buf;
+      return line;
+    }
+    i += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 YamlNode parse(const std::string& raw, const std::string& origin) {
+  std::string bad;
+  if (const int line = first_bad_character(raw, bad)) {
+    throw BadInput(InputError{origin, line, "", "holds " + bad + "; expected UTF-8 text"});
+  }
   // Old Mac line ends (a lone CR) are line breaks in YAML; yaml-cpp reads them as one long line.
   std::string text = raw;
   if (text.find('\r') != std::string::npos) {

@@ -67,6 +67,31 @@ TEST(ParseYamlText, EmptyTextIsNullAndPlainTextIsAScalar) {
   EXPECT_EQ(s.scalar, "hello world");
 }
 
+// Names go out into results.json and the terminal: text that is not UTF-8, or holds control
+// characters, is refused with its line (invalid bytes made invalid JSON; ESC sequences recoloured
+// the terminal). Multi-byte UTF-8, tabs in values and CRLF line ends stay fine.
+TEST(ParseYamlText, TextThatIsNotUtf8OrHoldsControlCharactersIsRefused) {
+  struct Case {
+    std::string text;
+    int line;
+    const char* what;
+  };
+  for (const Case& c : {Case{"a: 1\nname: a\xff\xfe" "b\n", 2, "not UTF-8 (0xff)"},
+                        Case{"name: \xc0\xaf\n", 1, "not UTF-8 (0xc0)"},         // overlong '/'
+                        Case{"name: \xed\xa0\x80\n", 1, "not UTF-8 (0xed)"},     // a surrogate
+                        Case{"a: 1\nb: 2\nname: \xe2\x82\n", 3, "not UTF-8"},  // cut short
+                        Case{"name: \x1b[31mred\n", 1, "control character (byte 0x1b)"},
+                        Case{std::string("name: a\0b\n", 10), 1, "control character (byte 0x00)"}}) {
+    const InputError e = only_error([&] { parse_yaml_text(c.text, "bad.yaml"); });
+    EXPECT_EQ(e.line, c.line) << c.text;
+    EXPECT_TRUE(contains(e.message, c.what)) << e.message;
+    EXPECT_TRUE(contains(e.message, "expected UTF-8 text")) << e.message;
+  }
+  EXPECT_EQ(parse_yaml_text("name: \xc3\xa9t\xc3\xa9 \xe2\x80\x93 \xf0\x9f\x9a\x80\r\nb: \"x\ty\"\n", "ok.yaml")
+                .find("name")->scalar,
+            "\xc3\xa9t\xc3\xa9 \xe2\x80\x93 \xf0\x9f\x9a\x80");
+}
+
 TEST(ParseYamlText, SyntaxErrorsCarryFileAndLine) {
   struct Case {
     const char* text;

@@ -72,6 +72,17 @@ TEST(CliRun, PrintsTheSummary) {
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
+// Output that cannot be written is a failed run (it exited 0 on a full disk).
+TEST(CliRun, AnUnwritableStandardOutputFails) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  for (const std::string& args : {std::string("run ") + kScenario + " --format json > /dev/full",
+                                 std::string("topo ") + kScenario + " --list-links > /dev/full"}) {
+    const Result r = clustersim(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_CONTAINS(r.err, "writing to standard output failed");
+  }
+}
+
 TEST(CliRun, JsonFormatHasTheStableKeys) {
   const Result r = clustersim(std::string("run ") + kScenario + " --format json");
   EXPECT_EQ(r.code, 0) << r.err;
