@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "calibration/fit/least_squares.h"
 
@@ -54,9 +56,15 @@ AttentionFit finish(const std::vector<AttentionPoint>& points, const AttentionMo
 
 }  // namespace
 
+size_t attention_shapes(const std::vector<AttentionPoint>& points) {
+  return distinct_shapes(points, [](const AttentionPoint& p) {
+    return std::tuple(p.batch, p.seq_len, p.heads, p.head_dim, p.causal);
+  });
+}
+
 AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double launch_s, double gemm_flops_per_s,
                                double hbm_bytes_per_s) {
-  if (points.size() < kAttentionMinPoints || !(gemm_flops_per_s > 0) || !(hbm_bytes_per_s > 0)) return {};
+  if (attention_shapes(points) < kAttentionMinPoints || !(gemm_flops_per_s > 0) || !(hbm_bytes_per_s > 0)) return {};
   AttentionModel m;
   m.direction = points.front().direction;
   m.fused = false;
@@ -98,7 +106,7 @@ AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double
 }
 
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points) {
-  if (points.size() < kAttentionMinPoints) return {};
+  if (attention_shapes(points) < kAttentionMinPoints) return {};
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   for (const AttentionPoint& p : points) {

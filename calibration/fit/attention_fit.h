@@ -46,7 +46,10 @@ struct AttentionFit {
 };
 
 // Points an attention fit needs (both forms).
-inline constexpr size_t kAttentionMinPoints = 3;
+inline constexpr size_t kAttentionMinPoints = 3;  // distinct shapes (attention_shapes)
+
+// Distinct (batch, seq_len, heads, head_dim, causal) among `points`.
+size_t attention_shapes(const std::vector<AttentionPoint>& points);
 
 // Fits points sharing direction, fused flag and dtype. Needs kAttentionMinPoints; returns an empty
 // fit (error.points == 0) otherwise.

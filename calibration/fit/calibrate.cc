@@ -95,14 +95,16 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     }
   }
 
-  const auto too_few = [&](const std::string& model, size_t points, size_t needs) {
-    result.unfitted.push_back(model + ": " + std::to_string(points) + (points == 1 ? " point" : " points") +
-                              ", needs at least " + std::to_string(needs));
+  // Counted in distinct shapes: repeats of one shape add no information to fit.
+  const auto too_few = [&](const std::string& model, size_t points, size_t shapes, size_t needs) {
+    std::string what = std::to_string(points) + (points == 1 ? " point" : " points");
+    if (shapes != points) what += " of " + std::to_string(shapes) + (shapes == 1 ? " shape" : " shapes");
+    result.unfitted.push_back(model + ": " + what + ", needs at least " + std::to_string(needs) + " shapes");
   };
   for (const auto& [dtype, points] : gemm) {
     GemmFit fit = fit_gemm(points, result.machine.sm_count);
     if (fit.error.points == 0) {
-      too_few("gemm " + std::string(to_string(dtype)), points.size(), kGemmMinPoints);
+      too_few("gemm " + std::string(to_string(dtype)), points.size(), gemm_shapes(points), kGemmMinPoints);
       continue;
     }
     add_row(result, "gemm " + std::string(to_string(dtype)), fit.points);
@@ -113,7 +115,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     if (fit.error.points > 0) {
       result.memory.push_back(std::move(fit));
     } else {
-      too_few("memory " + std::string(to_string(op)), points.size(), kMemoryMinPoints);
+      too_few("memory " + std::string(to_string(op)), points.size(), memory_shapes(points), kMemoryMinPoints);
     }
   }
   // The unfused chain as the simulator times it, once the GEMM and copy rates it uses are known.
@@ -127,7 +129,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     const std::string name =
         "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") + std::string(to_string(dtype));
     if (fit.error.points == 0) {
-      too_few(name, points.size(), kAttentionMinPoints);
+      too_few(name, points.size(), attention_shapes(points), kAttentionMinPoints);
       continue;
     }
     add_row(result, name, fit.points);
@@ -138,7 +140,8 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     CollectiveFit fit = fit_collective(points);
     if (fit.error.points == 0) {
       const auto& [op, ranks, algorithm, protocol] = key;
-      too_few(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(), kCollectiveMinPoints);
+      too_few(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(),
+              collective_sizes(points), kCollectiveMinPoints);
       continue;
     }
     add_row(result, collective_name(fit.model), fit.points);

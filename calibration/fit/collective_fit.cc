@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "calibration/fit/least_squares.h"
 
@@ -76,9 +78,13 @@ double CollectiveModel::predict_s(int64_t bytes) const {
   return s.alpha_s + static_cast<double>(bytes) * s.beta_s_per_byte;
 }
 
+size_t collective_sizes(const std::vector<CollectivePoint>& points) {
+  return distinct_shapes(points, [](const CollectivePoint& p) { return std::pair(p.bytes, p.nodes); });
+}
+
 CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
                              const CollectiveFitOptions& options) {
-  if (points.size() < kCollectiveMinPoints) return {};
+  if (collective_sizes(points) < kCollectiveMinPoints) return {};
   std::vector<CollectivePoint> sorted = points;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });

@@ -60,7 +60,10 @@ struct CollectiveFit {
 };
 
 // Points a collective fit needs.
-inline constexpr size_t kCollectiveMinPoints = 2;
+inline constexpr size_t kCollectiveMinPoints = 2;  // distinct sizes (collective_sizes)
+
+// Distinct (bytes, nodes) among `points`.
+size_t collective_sizes(const std::vector<CollectivePoint>& points);
 
 // Fits points sharing op, ranks, algorithm and protocol. The number of segments (1 to
 // max_segments) and their boundaries minimise the Bayesian information criterion of the relative

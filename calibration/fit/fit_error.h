@@ -2,6 +2,7 @@
 // How well a fitted cost model reproduces the points it was fitted on: relative errors per point.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,16 @@ struct FitError {
 };
 
 FitError fit_error(const std::vector<FitPoint>& points);
+
+// How many different shapes `points` holds, by `shape(point)`: repeated measurements of one shape
+// (two probe runs fitted together, or one point copied) count once. The fitters' minimum point
+// counts are of shapes: five copies of one GEMM fitted a launch cost and a K dependence of 0.
+template <class Point, class Shape>
+size_t distinct_shapes(const std::vector<Point>& points, Shape shape) {
+  std::set<decltype(shape(points.front()))> seen;
+  for (const Point& p : points) seen.insert(shape(p));
+  return seen.size();
+}
 
 // Median of `values` (the mean of the two middle ones for an even count); 0 when empty.
 double median(std::vector<double> values);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "calibration/fit/least_squares.h"
 
@@ -74,8 +76,12 @@ double GemmModel::k_half() const {
   return wave_overhead_s * peak_flops_per_s / (2.0 * tile.m * tile.n * sm_count);
 }
 
+size_t gemm_shapes(const std::vector<GemmPoint>& points) {
+  return distinct_shapes(points, [](const GemmPoint& p) { return std::tuple(p.m, p.n, p.k); });
+}
+
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, int sm_count, const GemmFitOptions& options) {
-  if (points.size() < kGemmMinPoints || sm_count <= 0) return {};
+  if (gemm_shapes(points) < kGemmMinPoints || sm_count <= 0) return {};
   // Tiles are compared on the mean relative error: it uses every point, where the median would
   // let noise decide between tiles that quantise most shapes alike.
   GemmFit best;

@@ -62,7 +62,10 @@ struct GemmFit {
 };
 
 // Points a GEMM fit needs.
-inline constexpr size_t kGemmMinPoints = 3;
+inline constexpr size_t kGemmMinPoints = 3;  // distinct shapes (gemm_shapes)
+
+// Distinct (m, n, k) among `points`.
+size_t gemm_shapes(const std::vector<GemmPoint>& points);
 
 // Fits one data type's points (all of `points` must share `dtype`). `sm_count` comes from the
 // probe header. Needs kGemmMinPoints; returns an empty fit (error.points == 0) otherwise.

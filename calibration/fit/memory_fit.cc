@@ -4,6 +4,8 @@
 
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "calibration/fit/least_squares.h"
 
@@ -13,8 +15,12 @@ double MemoryModel::predict_s(int64_t bytes) const {
   return launch_s + static_cast<double>(bytes) / bw_bytes_per_s;
 }
 
+size_t memory_shapes(const std::vector<MemoryPoint>& points) {
+  return distinct_shapes(points, [](const MemoryPoint& p) { return std::pair(p.bytes, p.row_elements); });
+}
+
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
-  if (points.size() < kMemoryMinPoints) return {};
+  if (memory_shapes(points) < kMemoryMinPoints) return {};
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
   for (const MemoryPoint& p : points) {

@@ -131,7 +131,18 @@ TEST(Calibrate, SeriesTooShortToFitAreNamed) {
   const CalibrationResult r = calibrate({probe});
   EXPECT_EQ(r.gemm_model(DType::kBf16), nullptr);
   ASSERT_FALSE(r.unfitted.empty());
-  EXPECT_EQ(r.unfitted.front(), "gemm bf16: 1 point, needs at least 3");
+  EXPECT_EQ(r.unfitted.front(), "gemm bf16: 1 point, needs at least 3 shapes");
+  // Copies of one shape are one shape (five copies fitted a launch cost and K dependence of 0
+  // and wrote the profile); two runs of a full probe fitted together still fit.
+  GemmPoint one = kept.front();
+  one.dtype = DType::kBf16;
+  probe.gemm.assign(5, one);
+  const CalibrationResult copies = calibrate({probe});
+  EXPECT_EQ(copies.gemm_model(DType::kBf16), nullptr);
+  ASSERT_FALSE(copies.unfitted.empty());
+  EXPECT_EQ(copies.unfitted.front(), "gemm bf16: 5 points of 1 shape, needs at least 3 shapes");
+  const ProbeData full = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  EXPECT_NE(calibrate({full, full}).gemm_model(DType::kBf16), nullptr);
 }
 
 // Measured on an H200 of this workplace (calibration/data/h200-2026-12-04*.pb, made by
