@@ -549,6 +549,32 @@ double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, 
   return bound > Time::zero() ? static_completion(fabric, routes, flows) / bound : 1.0;
 }
 
+// Decode steps a run cannot do without: every output token after the first takes one step of an
+// instance that decodes, and a step decodes at most max_batch sequences. Each step costs about 2
+// us of wall time (one event; 8 million steps took 15 s on a 2-core machine in 2026-12), so past
+// kMaxDecodeSteps a run takes minutes to hours: refused up front with the figures, as the
+// reliability study's event bound does (10 million requests of 4,000 tokens at max_batch 1 ran for
+// hours before).
+constexpr double kMaxDecodeSteps = 2e8;
+
+void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests) {
+  double tokens = 0;
+  for (const ServingRequest& r : requests) tokens += std::max(0, r.output - 1);
+  int decoders = 0;
+  for (const PoolPlan& p : setup.pools) {
+    if (p.role != PoolRole::kPrefill && p.role != PoolRole::kExpert) decoders += p.instances;
+  }
+  const double steps = tokens / (static_cast<double>(setup.in.max_batch) * std::max(1, decoders));
+  if (steps <= kMaxDecodeSteps) return;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "the requests need at least %.3g decode steps (%.3g output tokens after the first over max_batch %d x "
+                "%d decoding instances); at most %.0e are simulated (each takes about 2 us of wall time): lower "
+                "inference.requests or the output lengths, or raise max_batch",
+                steps, tokens, setup.in.max_batch, std::max(1, decoders), kMaxDecodeSteps);
+  throw BadInput(scenario_error(cfg, "inference.requests", buf));
+}
+
 ServingResult run_serving(const ScenarioConfig& cfg) {
   ServingSetup setup = make_serving_setup(cfg);
   std::vector<ServingRequest> requests = [&] {
@@ -558,6 +584,7 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
       throw in_scenario(cfg, e);
     }
   }();
+  check_serving_work(cfg, setup, requests);
   const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
   const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
   if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");

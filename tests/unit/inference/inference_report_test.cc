@@ -127,6 +127,22 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
   EXPECT_EQ(few_text.find("falling behind"), std::string::npos) << few_text;
 }
 
+// Work the run cannot finish in minutes is refused up front with its figures (10 million requests
+// of 4,000 tokens at max_batch 1 ran for hours): 300,000 x 1,500 tokens at max_batch 1 on 2 instances.
+TEST(InferenceReport, RunsOfTooManyDecodeStepsAreRefusedUpFront) {
+  const ScenarioConfig cfg = clustersim::testing::serving(
+      {"inference.requests=300000", "inference.max_batch=1", "inference.output_tokens={dist: fixed, mean: 1501}"});
+  try {
+    run_scenario(cfg);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("inference.requests: the requests need at least"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("4.5e+08 output tokens after the first over max_batch 1 x 2 decoding instances"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(InferenceReport, ATraceWhoseEveryRequestIsRejectedIsRefused) {
   // 16 MiB of KV per GPU holds 585 tokens per replica: a trace of longer requests is rejected
   // whole; before 2026-11-22 such a run printed 0 tokens/s over -0.0029 s.
