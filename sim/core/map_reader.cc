@@ -66,6 +66,7 @@ MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors, 
     errors_.add(InputError{node_->file, node_->line, path_,
                            std::string("expected a mapping of keys, got ") + kind_name(*node_)});
     node_ = nullptr;
+    not_a_map_ = true;
   }
 }
 
@@ -102,10 +103,14 @@ void MapReader::error(const std::string& key, const std::string& message) {
   }
 }
 
+void MapReader::missing(const std::string& key) {
+  if (!not_a_map_) error(key, "required key is missing");
+}
+
 const YamlNode* MapReader::scalar(const std::string& key, Need need) {
   const YamlNode* n = child(key);
   if (!n) {
-    if (need == Need::kRequired) error(key, "required key is missing");
+    if (need == Need::kRequired) missing(key);
     return nullptr;
   }
   if (n->is_null()) {

@@ -77,6 +77,9 @@ class MapReader {
 
   // Records an error about `key` (for cross-field checks made by the caller).
   void error(const std::string& key, const std::string& message);
+  // Reports `key` as a required key that is missing, unless the section itself was refused (a
+  // list where a mapping belongs says all there is to say).
+  void missing(const std::string& key);
   std::string key_path(const std::string& key) const;
   const std::string& file() const;
 
@@ -90,6 +93,7 @@ class MapReader {
   std::string path_;
   ErrorList& errors_;
   std::set<std::string> known_;
+  bool not_a_map_ = false;  // refused as a whole: its keys are not reported missing one by one
 };
 
 }  // namespace clustersim

@@ -54,7 +54,7 @@ void read_compute(MapReader r, ComputeStraggler& c) {
 }
 
 void read_nics(MapReader r, NicStraggler& n) {
-  if (!read_index_list(r, "hosts", n.hosts) && !r.has("hosts")) r.error("hosts", "required key is missing");
+  if (!read_index_list(r, "hosts", n.hosts) && !r.has("hosts")) r.missing("hosts");
   r.read("nic", n.nic, Need::kOptional, 0);
   r.read("bandwidth_factor", n.bandwidth_factor, Need::kOptional, 1e-6, 1.0);
   r.read("extra_latency", n.extra_latency);

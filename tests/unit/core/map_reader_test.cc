@@ -202,6 +202,18 @@ TEST(MapReaderRequired, MissingAndNullRequiredKeys) {
   EXPECT_EQ(d.error(1).key_path, "model.empty");
 }
 
+// A section given as a list is refused once; its required keys are not each reported missing too.
+TEST(MapReaderRequired, ASectionThatIsNoMappingIsOneError) {
+  Doc d("- {hosts: [1]}\n");
+  MapReader r = d.reader("stragglers.nics");
+  int hosts = 0;
+  EXPECT_FALSE(r.read("hosts", hosts, Need::kRequired));
+  r.missing("nic");
+  r.finish();
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error(0).message, "expected a mapping of keys, got a list");
+}
+
 TEST(MapReaderRequired, AbsentSectionReadsAsAbsent) {
   ErrorList errors;
   MapReader r(nullptr, "training", errors);
