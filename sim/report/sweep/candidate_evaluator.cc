@@ -14,10 +14,13 @@
 namespace clustersim::sweep {
 namespace {
 
-std::string join_errors(const BadInput& e) {
+// The errors as one reason. An error about another file than the scenario (a trace, a GPU
+// profile) names it: which path was tried is the point.
+std::string join_errors(const BadInput& e, const std::string& scenario_file) {
   std::string s;
   for (const InputError& err : e.errors()) {
-    s += (s.empty() ? "" : "; ") + (err.key_path.empty() ? err.message : err.key_path + ": " + err.message);
+    const std::string file = err.file.empty() || err.file == scenario_file ? "" : err.file + ": ";
+    s += (s.empty() ? "" : "; ") + file + (err.key_path.empty() ? err.message : err.key_path + ": " + err.message);
   }
   return s;
 }
@@ -124,7 +127,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     topo::plan_clos(cfg.cluster, cfg.network, cfg.file);  // a fabric that cannot be built is invalid
   } catch (const BadInput& e) {
     out.status = kInvalid;
-    out.reason = join_errors(e);
+    out.reason = join_errors(e, spec.base_origin);
     return out;
   }
   add_plan_facts(cfg, out);
@@ -158,7 +161,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     for (const auto& [k, v] : r.metrics) out.metrics[k] = v;
   } catch (const BadInput& e) {
     out.status = kError;
-    out.reason = join_errors(e);
+    out.reason = join_errors(e, spec.base_origin);
   } catch (const std::exception& e) {
     out.status = kFailed;
     out.reason = std::string("internal error: ") + e.what();

@@ -48,6 +48,25 @@ TEST(CandidateEvaluator, StatusesSayWhyPlansAreSkipped) {
   EXPECT_NE(invalid.reason.find("parallelism.tp"), std::string::npos);
 }
 
+// A candidate refused over another file than its scenario (a trace that is not there) names the
+// path tried; before 2026-12-04 the reason said only "inference.trace: is not a readable file".
+TEST(CandidateEvaluator, AnErrorAboutAnotherFileNamesIt) {
+  const std::string body =
+      "base:\n"
+      "  cluster: {gpu: H100-SXM, gpus: 16, gpus_per_node: 8}\n"
+      "  model: {layers: 4, hidden: 1024, heads: 16, kv_heads: 4, ffn_hidden: 2048, seq_len: 2048, vocab: 32000,\n"
+      "          activation: swiglu, tied_embeddings: false, learned_positions: false}\n"
+      "  inference: {mode: colocated, trace: sub/no_such_trace.csv, pools: {colocated: {gpus: 16, tp: 2, ep: 8}}}\n"
+      "axes: {inference.max_batch: [32]}\n";
+  const SweepSpec spec = sweep_spec_from_tree(parse_yaml_text(body, "/tmp/sw.yaml"), "/tmp/sw.yaml");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  const Outcome o = eval.analytical(0);
+  EXPECT_NE(o.status, kOk);
+  EXPECT_NE(o.reason.find("sub/no_such_trace.csv: inference.trace: is not a readable file"), std::string::npos)
+      << o.reason;
+}
+
 TEST(CandidateEvaluator, AFabricThatCannotBeBuiltIsAnInvalidCandidate) {
   // 2:1 does not split radix 64 into whole ports (64 / 3 up): invalid with the Clos's reason,
   // never ranked on a closed form that skips its routing. 43:21 is the nearest split.
