@@ -468,29 +468,32 @@ std::string canonical_text(const YamlNode& n) {
   return "";
 }
 
-std::string hash_hex(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
-  for (const unsigned char c : text) {
-    h ^= c;
+// FNV-1a: `n` more bytes into the hash `h` (start from kFnvBasis).
+constexpr uint64_t kFnvBasis = 14695981039346656037ull;
+uint64_t fnv1a(uint64_t h, const char* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
     h *= 1099511628211ull;  // FNV prime
   }
+  return h;
+}
+
+std::string hex16(uint64_t h) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
 
-// FNV-1a over a file's bytes, streamed; false when it cannot be read.
-bool hash_file(const std::filesystem::path& path, uint64_t& h) {
+std::string hash_hex(const std::string& text) { return hex16(fnv1a(kFnvBasis, text.data(), text.size())); }
+
+// FNV-1a over a file's bytes, streamed; empty when it cannot be read.
+std::string hash_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
+  if (!in) return "";
+  uint64_t h = kFnvBasis;
   char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ull;
-    }
-  }
-  return true;
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) h = fnv1a(h, buf, static_cast<size_t>(in.gcount()));
+  return hex16(h);
 }
 
 // The files a scenario names (a GPU profile in cluster.gpu or a pool's gpu, inference.trace),
@@ -506,12 +509,8 @@ void add_named_files(const YamlNode& n, const std::filesystem::path& dir, std::s
     std::filesystem::path p(n.scalar);
     if (p.is_relative()) p = dir / p;
     std::error_code ec;
-    uint64_t h = 14695981039346656037ull;
-    if (std::filesystem::is_regular_file(p, ec) && hash_file(p, h)) {
-      char buf[17];
-      std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-      fp += "|" + n.scalar + "=" + buf;
-    }
+    if (!std::filesystem::is_regular_file(p, ec)) return;
+    if (const std::string digest = hash_file(p); !digest.empty()) fp += "|" + n.scalar + "=" + digest;
   }
 }
 
