@@ -244,10 +244,13 @@ TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg) {
   return t;
 }
 
-Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives, Time fwd_window,
-                         Time bwd_window) {
+namespace {
+
+// The TP collectives of one micro-batch on one layer, forward and backward, each priced by
+// `price` (coll::collective_time, or collective_nic_time for the NIC share they keep busy).
+template <class Price>
+std::pair<Time, Time> tp_passes(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives, Price price) {
   const ParallelismConfig& p = cfg.parallelism;
-  if (p.tp <= 1) return Time::zero();
   const TpLayerTraffic traffic = tp_layer_traffic(cfg);
   // As many ranks per node as the placement puts there (all tp of them unless a placement puts
   // TP outside the innermost dimensions): the part across nodes runs over the NICs.
@@ -255,13 +258,28 @@ Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int 
   const GroupLinks g = group_links(p.tp, pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   // Per block (attention, MLP): all-gather + reduce-scatter with SP, or one all-reduce; the
   // parallel block (PaLM, MegaScale) shares one pair between attention and MLP.
-  const Time per_block = p.sequence_parallel
-                             ? collective_time(CollectiveOp::kAllGather, traffic.activation, g) +
-                                   collective_time(CollectiveOp::kReduceScatter, traffic.activation, g)
-                             : collective_time(CollectiveOp::kAllReduce, traffic.activation, g);
+  const Time per_block = p.sequence_parallel ? price(CollectiveOp::kAllGather, traffic.activation, g) +
+                                                   price(CollectiveOp::kReduceScatter, traffic.activation, g)
+                                             : price(CollectiveOp::kAllReduce, traffic.activation, g);
   const Time fwd = collectives * per_block;
   // The backward pass carries the recomputed forward's collectives too.
   const Time bwd = (cfg.training.recompute == Recompute::kFull ? 2 : 1) * fwd;
+  return {fwd, bwd};
+}
+
+}  // namespace
+
+Time tp_collectives_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives) {
+  if (cfg.parallelism.tp <= 1) return Time::zero();
+  const auto [fwd, bwd] = tp_passes(cfg, l, collectives, coll::collective_nic_time);
+  return fwd + bwd;
+}
+
+Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives, Time fwd_window,
+                         Time bwd_window) {
+  const ParallelismConfig& p = cfg.parallelism;
+  if (p.tp <= 1) return Time::zero();
+  const auto [fwd, bwd] = tp_passes(cfg, l, collectives, coll::collective_time);
   if (!cfg.training.overlap.tp_comm) return fwd + bwd;
   // Overlap splits each collective into tp chunks pipelined with the GEMMs; the first
   // (all-gather) or last (reduce-scatter) chunk stays exposed (MegaScale section 3.2), and the
@@ -289,13 +307,26 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const Tra
   return total;
 }
 
+namespace {
+
+// The CP ring's group: as many ranks per node as the placement puts there.
+GroupLinks cp_group(const ScenarioConfig& cfg, const TrainingLinks& l) {
+  const Placement pl = placement_of(cfg);
+  return group_links(cfg.parallelism.cp, pl.ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node), l);
+}
+
+}  // namespace
+
 Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l) {
   const ParallelismConfig& p = cfg.parallelism;
   if (p.cp <= 1) return Time::zero();
-  // The ring has as many ranks per node as the placement puts there.
-  const Placement pl = placement_of(cfg);
-  const int per_node = pl.ranks_per_node(Dim::kCp, cfg.cluster.gpus_per_node);
-  return collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, group_links(p.cp, per_node, l));
+  return collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, cp_group(cfg, l));
+}
+
+Time cp_ring_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l) {
+  const ParallelismConfig& p = cfg.parallelism;
+  if (p.cp <= 1) return Time::zero();
+  return coll::collective_nic_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, cp_group(cfg, l));
 }
 
 Bytes cp_kv_bytes(const ScenarioConfig& cfg) {

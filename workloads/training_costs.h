@@ -105,6 +105,10 @@ TpLayerTraffic tp_layer_traffic(const ScenarioConfig& cfg);
 Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives, Time fwd_window,
                          Time bwd_window);
 
+// The time the TP collectives of one micro-batch's passes on one layer keep a member's NIC share
+// busy (coll::collective_nic_time, hidden or not); 0 when the group stays inside a node.
+Time tp_collectives_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, int collectives);
+
 // Exposed tensor/sequence-parallel and context-parallel communication of one layer, one
 // micro-batch (forward + backward), as the analytical level counts it: the TP collectives over
 // `tp`, the CP ring over `cp`.
@@ -114,6 +118,9 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const Tra
 // cp x cp_kv_bytes); a layer runs three (the forward's, the backward's K/V and their gradients').
 // 0 when cp is 1.
 Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l);
+
+// The time one CP ring pass keeps a member's NIC share busy (coll::collective_nic_time).
+Time cp_ring_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l);
 
 // Bytes of K and V one CP rank holds for one layer and micro-batch (the ring passes cp of them).
 Bytes cp_kv_bytes(const ScenarioConfig& cfg);

@@ -72,4 +72,15 @@ Time collective_bandwidth_bound(CollectiveOp op, Bytes size, const GroupLinks& g
   return Time::s(bus_factor(op, g.ranks) * size.as_double() / bw.bytes_per_s);
 }
 
+Time collective_nic_time(CollectiveOp op, Bytes size, const GroupLinks& g) {
+  if (g.ranks <= 1 || size.n <= 0 || g.nodes() <= 1) return Time::zero();
+  if (op == CollectiveOp::kAllToAll) {
+    const double remote = static_cast<double>(g.ranks - g.ranks_per_node) / g.ranks;
+    return Time::s(remote * size.as_double() / g.nic_per_gpu.bytes_per_s);
+  }
+  if (op == CollectiveOp::kSendRecv) return Time::s(size.as_double() / g.nic_per_gpu.bytes_per_s);
+  const double across = g.nic_per_gpu.bytes_per_s * std::min(g.ranks, g.ranks_per_node);
+  return Time::s(bus_factor(op, g.ranks) * size.as_double() / across);
+}
+
 }  // namespace clustersim::coll

@@ -44,4 +44,13 @@ Time collective_time(CollectiveOp op, Bytes size, const GroupLinks& g);
 // Lower bound for any algorithm: every rank must move factor x size over its own links.
 Time collective_bandwidth_bound(CollectiveOp op, Bytes size, const GroupLinks& g);
 
+// How long the collective keeps each member's NIC share busy: the bytes that leave its node
+// over that share. A ring over nodes sends factor x size per rank, of which one edge in
+// ranks_per_node crosses a node, spread over the node's members' shares:
+//   factor x size / (ranks_per_node x nic_per_gpu)
+// (all-to-all: the remote share of size over the rank's own share). 0 inside one node. Under the
+// time of collective_bandwidth_bound when NVLink is the slower side; what collectives sharing
+// the NICs add up to.
+Time collective_nic_time(CollectiveOp op, Bytes size, const GroupLinks& g);
+
 }  // namespace clustersim::coll

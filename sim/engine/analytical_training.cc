@@ -281,8 +281,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double bucket_share = 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
-    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights.
-    Time reduce, gather;
+    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights;
+    // reduce_together: the reduction with every stage on a node at once (no stagger credit).
+    Time reduce, gather, reduce_together;
     const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
     if (moe_dp) {
       // One collective per dense bucket of each chunk and one per chunk with MoE layers for its
@@ -293,6 +294,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                (moe_dp->expert_chunks - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->expert_group);
       };
       reduce = moe_dp->reduce + latencies(op);
+      reduce_together = reduce;
       gather = moe_dp->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather) : Time::zero());
     } else {
       // One collective per bucket of each chunk, each paying the ring's latency (as the flow
@@ -303,6 +305,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, links);
       };
       reduce = reduction(g);
+      reduce_together = reduce;
       // k stages on a node share its NICs, but 1F1B ends their last backward passes one chunk
       // pass apart, the last stage first: the first stage's reduction ends after
       // max(its own alone, all k together less the (k - 1) passes the others started earlier).
@@ -353,8 +356,43 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // that chunk's share of the reduction start.
         const Time last_pass = (1.0 / p.vpp) * bwd_window;
         const Time drain_to_first = (p.pp - 1) * last_pass;
-        const Time gather_bound =
-            passes * per_pass + max(reduce, drain_to_first + (1.0 / p.vpp) * reduce) - (b.compute + b.bubble);
+        // The passes run their compute and exposed TP/CP communication while the next gathers
+        // run (MoE: its all-to-alls are left inside the passes' time as before), so the
+        // gathers pace the step when their stream, or the NIC shares it runs on, take longer
+        // than that. Two bounds, neither of which moves with the compute (before 2026-12-04
+        // the exposed TP time was added on top of the gathers' bound, and a faster GPU, whose
+        // shorter passes hide less TP, made the step up to 19% slower; GPT-175B, ZeRO-3, DP
+        // placed first, A100 -> H100):
+        //   stream = passes x per-pass gather + the reduction after the drain
+        //   NIC    = what every collective sharing a GPU's NIC share keeps it busy
+        //            (coll::collective_nic_time, at the share's own rate): the gathers, the
+        //            reduction, and the TP groups and CP rings that leave the node, hidden
+        //            behind compute or not
+        // The reduction is priced with every stage on a node at once: the credit for stages
+        // that end their backward passes apart (above) assumes a NIC idle meanwhile, which a
+        // gather-paced step's is not (with it, full recomputation came out faster than
+        // selective).
+        Time passes_take = b.compute + b.bubble;
+        Time red = reduce;
+        if (!m.moe) {
+          passes_take += b.tp_exposed;
+          red = reduce_together;
+        }
+        Time bound = passes * per_pass + max(red, drain_to_first + (1.0 / p.vpp) * red);
+        if (!m.moe && pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node) < est.dp) {
+          // At the NIC's own share: where ECMP collisions or oversubscription slow a collective
+          // in the fabric, its NIC is that much less busy, and free for the others.
+          const TrainingLinks own = work::links_at_contention(l, 1.0);
+          const int collectives = work::tp_layer_traffic(cfg).collectives;
+          const GroupLinks nic_g = group_links(est.dp, per_node, own);
+          const Time nic =
+              passes * coll::collective_nic_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), nic_g) +
+              coll::collective_nic_time(op, grads, nic_g) +
+              mbs * layers_per_stage *
+                  (work::tp_collectives_nic_time(cfg, own, collectives) + 3.0 * work::cp_ring_nic_time(cfg, own));
+          bound = max(bound, nic);
+        }
+        const Time gather_bound = bound - passes_take;
         const Time compute_paced = b.dp_exposed + per_pass;
         b.dp_exposed = max(compute_paced, gather_bound);
         est.gather_slack = max(Time::zero(), gather_bound - compute_paced);

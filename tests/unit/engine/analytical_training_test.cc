@@ -293,6 +293,48 @@ TEST(AnalyticalTraining, FlashAttentionV1IsSlowerThanV2) {
   EXPECT_EQ(v1.flops.model.n, v2.flops.model.n);  // the same model FLOPs, done more slowly
 }
 
+// Where ZeRO-3's per-pass gathers pace the step, the passes' compute and exposed TP/CP time run
+// beside them: a faster GPU, or less compute, never makes the step slower. Before 2026-12-04 the
+// exposed TP time, which grows as shorter passes hide less of it, was added on top of the
+// gathers' bound (GPT-175B with DP placed first: 12.3 s, 14.1 s at twice the FLOP rate), and the
+// credit for stages ending their reductions apart grew with the backward pass (full
+// recomputation came out 1.3% faster than selective).
+TEST(AnalyticalTraining, AGatherPacedStepIsNeverSlowerWithLessCompute) {
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  calib::HardwareProfile fast = a100();
+  fast.bf16 = FlopRate{2.0 * fast.bf16.per_s};
+  fast.fp16 = FlopRate{2.0 * fast.fp16.per_s};
+  const std::vector<std::vector<std::string>> plans = {
+      {"parallelism.zero_stage=3", "parallelism.placement=dp-tp-cp-pp"},
+      {"cluster.gpus=1024", "parallelism.pp=2", "parallelism.vpp=3", "parallelism.zero_stage=3",
+       "parallelism.placement=dp-tp-cp-pp", "cluster.nics_per_node=4", "cluster.nic_bandwidth=100Gbps",
+       "network.routing=spray", "training.global_batch=1024"},
+      {"cluster.gpus=1024", "parallelism.tp=2", "parallelism.pp=1", "parallelism.vpp=1", "parallelism.cp=2",
+       "parallelism.zero_stage=3", "parallelism.placement=tp-dp-cp-pp", "training.global_batch=512",
+       "training.recompute=full"}};
+  for (const std::vector<std::string>& o : plans) {
+    const ScenarioConfig cfg = load_scenario(scenario, o);
+    const TrainingEstimate slow = estimate_training(cfg, a100());
+    const TrainingEstimate quick = estimate_training(cfg, fast);
+    EXPECT_LE(quick.iteration, slow.iteration) << o.back();
+    EXPECT_LT(quick.breakdown.compute, slow.breakdown.compute);
+  }
+  std::vector<std::string> shared = {"cluster.gpus=1024", "parallelism.tp=2", "parallelism.pp=2", "parallelism.vpp=2",
+                                     "training.global_batch=1024", "parallelism.zero_stage=3",
+                                     "network.tor_oversubscription=3", "parallelism.placement=pp-tp-cp-dp",
+                                     "cluster.nics_per_node=2", "cluster.nic_bandwidth=400Gbps",
+                                     "network.switch_radix=128", "training.flash_attention=false",
+                                     "training.memory_check=false"};
+  const auto with = [&](const std::string& more) {
+    std::vector<std::string> o = shared;
+    o.push_back(more);
+    return estimate_training(load_scenario(scenario, o), a100()).iteration;
+  };
+  EXPECT_LE(with("training.recompute=selective"), with("training.recompute=full"));
+  shared.push_back("training.recompute=selective");
+  EXPECT_LE(with("model.seq_len=1024"), with("model.seq_len=2048"));
+}
+
 TEST(CheckMemoryFit, MemoryCheckOffRunsTheOversizedPlan) {
   ScenarioConfig cfg = plan(8, 1, 1, 8);
   cfg.model.layers = 96;
