@@ -67,6 +67,22 @@ TEST(CollectiveTime, AllToAllAcrossNodesLeavesThroughItsOwnNic) {
             Time::ms(32) + Time::us(75));
 }
 
+TEST(CollectiveNicTime, TheBytesThatLeaveTheNodeOverItsMembersShares) {
+  const Bytes size{1'000'000'000};
+  // Inside a node no NIC is used.
+  EXPECT_EQ(collective_nic_time(CollectiveOp::kAllReduce, size, one_node()), Time::zero());
+  // 2 nodes x 8: 2 x 15/16 x 1e9 B over 8 shares of 25 GB/s = 9.375 ms, under the 18.75 ms the
+  // NVLink side takes (collective_bandwidth_bound): NVLink is the slower side here.
+  EXPECT_EQ(collective_nic_time(CollectiveOp::kAllReduce, size, across(2, 8)), Time::ms(9.375));
+  EXPECT_GT(collective_bandwidth_bound(CollectiveOp::kAllReduce, size, across(2, 8)),
+            collective_nic_time(CollectiveOp::kAllReduce, size, across(2, 8)));
+  // One rank per node: every byte of the ring crosses, 15/16 x 1e9 / 25e9 = 37.5 ms.
+  EXPECT_EQ(collective_nic_time(CollectiveOp::kAllGather, size, across(16, 1)), Time::ms(37.5));
+  // All-to-all: the remote half of 1.6 GB over the rank's own share, 32 ms; send/recv the message.
+  EXPECT_EQ(collective_nic_time(CollectiveOp::kAllToAll, Bytes{1'600'000'000}, across(2, 8)), Time::ms(32));
+  EXPECT_EQ(collective_nic_time(CollectiveOp::kSendRecv, size, across(2, 1)), Time::ms(40));
+}
+
 TEST(CollectiveTime, OneRankOrNothingCostsNothing) {
   for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather,
                           CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
