@@ -183,6 +183,12 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
       o << "             most loaded link " << c.link << ", " << c.sub_flows
         << " sub-flows (ECMP collisions or oversubscription)\n";
     }
+    // Which flows collide is the hash's draw: a change of fabric shape redraws it, and a
+    // cheaper fabric can come out faster (up to 60% apart on otherwise equal plans).
+    if (cfg.network.routing == Routing::kEcmp && c.dp > 1.0) {
+      o << "             ECMP's hash decides which flows collide: network.ecmp_seed redraws it (other seeds, or\n"
+           "             another fabric shape, can give other slowdowns; scenarios/sweep-ecmp-175b.yaml sweeps them)\n";
+    }
   }
   if (cfg.model.moe && !est.moe_layers.empty()) {
     o << "\nMoE layers of stage " << est.critical_stage << " (per micro-batch, forward + backward; ep "
