@@ -2,6 +2,7 @@
 #include "workloads/moe.h"
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -46,6 +47,7 @@ std::vector<double> expert_weights(const MoeConfig& moe) {
   if (moe.routing == MoeRouting::kLoads) {
     // Relative to the largest: the ratios are what routes, and their sum must not overflow
     // (loads of 1e308 each summed to infinity and crashed the draw).
+    assert(moe.loads.size() == w.size() && "validate_moe gives one weight per expert");
     const double largest = *std::max_element(moe.loads.begin(), moe.loads.end());
     for (size_t e = 0; e < w.size(); ++e) w[e] = moe.loads[e] / largest;
   } else if (moe.routing == MoeRouting::kZipf) {

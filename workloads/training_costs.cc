@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_flows.h"

@@ -6,7 +6,6 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <utility>
 
 #include "calibration/fit/least_squares.h"
@@ -79,7 +78,8 @@ double CollectiveModel::predict_s(int64_t bytes) const {
 }
 
 size_t collective_sizes(const std::vector<CollectivePoint>& points) {
-  return distinct_shapes(points, [](const CollectivePoint& p) { return std::pair(p.bytes, p.nodes); });
+  // The segments regress on bytes alone: only distinct sizes separate alpha from beta.
+  return distinct_shapes(points, [](const CollectivePoint& p) { return p.bytes; });
 }
 
 CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,

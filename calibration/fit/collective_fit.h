@@ -62,7 +62,7 @@ struct CollectiveFit {
 // Points a collective fit needs.
 inline constexpr size_t kCollectiveMinPoints = 2;  // distinct sizes (collective_sizes)
 
-// Distinct (bytes, nodes) among `points`.
+// Distinct sizes (bytes) among `points`: what the segments regress on.
 size_t collective_sizes(const std::vector<CollectivePoint>& points);
 
 // Fits points sharing op, ranks, algorithm and protocol. The number of segments (1 to

@@ -4,8 +4,6 @@
 
 #include <limits>
 #include <string>
-#include <tuple>
-#include <utility>
 
 #include "calibration/fit/least_squares.h"
 
@@ -16,7 +14,8 @@ double MemoryModel::predict_s(int64_t bytes) const {
 }
 
 size_t memory_shapes(const std::vector<MemoryPoint>& points) {
-  return distinct_shapes(points, [](const MemoryPoint& p) { return std::pair(p.bytes, p.row_elements); });
+  // The fit regresses on bytes alone: only distinct sizes separate launch cost from bandwidth.
+  return distinct_shapes(points, [](const MemoryPoint& p) { return p.bytes; });
 }
 
 MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {

@@ -29,7 +29,7 @@ struct MemoryFit {
 // Points a memory fit needs.
 inline constexpr size_t kMemoryMinPoints = 2;  // distinct sizes (memory_shapes)
 
-// Distinct (bytes, row_elements) among `points`.
+// Distinct sizes (bytes) among `points`: what the fit regresses on.
 size_t memory_shapes(const std::vector<MemoryPoint>& points);
 
 // Fits points of one op. Needs kMemoryMinPoints; returns an empty fit (error.points == 0) otherwise.

@@ -101,7 +101,8 @@ int first_bad_character(const std::string& text, std::string& what) {
   size_t i = 0;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') ++line;
+    // Line breaks: LF, CRLF, and a lone CR (old Mac files, which parse() reads as breaks too).
+    if (c == '\n' || (c == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n'))) ++line;
     if (c < 0x80) {
       if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
         char buf[64];
@@ -126,6 +127,17 @@ int first_bad_character(const std::string& text, std::string& what) {
       std::snprintf(buf, sizeof buf, "a byte that is not UTF-8 (0x%02x)", c);
       what = buf;
       return line;
+    }
+    // C1 controls (U+0080..U+009F, but NEL, a YAML line break) are not printable either: U+009B
+    // starts a terminal escape sequence.
+    if (c == 0xc2) {
+      const auto c1 = static_cast<unsigned char>(text[i + 1]);
+      if (c1 <= 0x9f && c1 != 0x85) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "a control character (U+%04X)", c1);
+        what = buf;
+        return line;
+      }
     }
     i += static_cast<size_t>(n);
   }

@@ -364,10 +364,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // shorter passes hide less TP, made the step up to 19% slower; GPT-175B, ZeRO-3, DP
         // placed first, A100 -> H100):
         //   stream = passes x per-pass gather + the reduction after the drain
-        //   NIC    = what every collective sharing a GPU's NIC share keeps it busy
+        //   NIC    = what the collectives sharing a GPU's NIC share keep it busy
         //            (coll::collective_nic_time, at the share's own rate): the gathers, the
         //            reduction, and the TP groups and CP rings that leave the node, hidden
-        //            behind compute or not
+        //            behind compute or not (the pipeline sends and the tied-embedding
+        //            all-reduce, small beside them, are left out)
         // The reduction is priced with every stage on a node at once: the credit for stages
         // that end their backward passes apart (above) assumes a NIC idle meanwhile, which a
         // gather-paced step's is not (with it, full recomputation came out faster than

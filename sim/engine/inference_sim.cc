@@ -566,13 +566,15 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
   }
   const double steps = tokens / (static_cast<double>(setup.in.max_batch) * std::max(1, decoders));
   if (steps <= kMaxDecodeSteps) return;
+  const bool trace = !setup.in.trace.empty();
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "the requests need at least %.3g decode steps (%.3g output tokens after the first over max_batch %d x "
-                "%d decoding instances); at most %.0e are simulated (each takes about 2 us of wall time): lower "
-                "inference.requests or the output lengths, or raise max_batch",
-                steps, tokens, setup.in.max_batch, std::max(1, decoders), kMaxDecodeSteps);
-  throw BadInput(scenario_error(cfg, "inference.requests", buf));
+                "%d decoding instances); at most %.0e are simulated (each takes about 2 us of wall time): %s, or raise "
+                "max_batch",
+                steps, tokens, setup.in.max_batch, std::max(1, decoders), kMaxDecodeSteps,
+                trace ? "shorten the trace" : "lower inference.requests or the output lengths");
+  throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf));
 }
 
 ServingResult run_serving(const ScenarioConfig& cfg) {

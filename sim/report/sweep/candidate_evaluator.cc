@@ -2,6 +2,7 @@
 #include "sim/report/sweep/candidate_evaluator.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 
 #include "sim/core/error.h"
@@ -39,6 +40,7 @@ void add_plan_facts(const ScenarioConfig& cfg, Outcome& out) {
     for (const auto& [gpu, n] : by_type) names += (names.empty() ? "" : "+") + gpu;
     out.info["gpu"] = names;
     out.info[kGpuCountsInfo] = gpu_counts_text(by_type);
+    out.metrics["gpus"] = serving_gpus(in);  // the pools', which the cost prices
   }
   if (cfg.traffic || cfg.inference) return;
   const ParallelismConfig& p = cfg.parallelism;

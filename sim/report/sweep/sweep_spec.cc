@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
@@ -65,17 +66,14 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   return v;
 }
 
-// One value written twice: equal numbers (8 and 8.0), or mappings that set the same keys to the
-// same values in any order.
-bool same_value(const AxisValue& a, const AxisValue& b) {
-  if (a.numeric && b.numeric) return a.number == b.number;
-  const auto settings = [](const AxisValue& v) {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& [path, node] : v.sets) out.emplace_back(path, canonical_text(node));
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  return settings(a) == settings(b);
+// What makes two values of an axis one value: the number (8 and 8.0), or the settings in any
+// order (mappings that set the same keys to the same text).
+using Settings = std::vector<std::pair<std::string, std::string>>;
+Settings settings_of(const AxisValue& v) {
+  Settings out;
+  for (const auto& [path, node] : v.sets) out.emplace_back(path, canonical_text(node));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void read_range(const std::string& key, const YamlNode& n, Axis& axis, ErrorList& errors) {
@@ -150,18 +148,19 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
       errors.add(InputError{n.file, n.line, "axes." + key,
                             "expected a list of values or a range {from, to, step} / {from, to, times}"});
     }
-    // A value given twice would run and rank the same candidates twice.
+    // A value given twice would run and rank the same candidates twice (ranges hold up to
+    // kMaxAxisValues: looked up, not compared pairwise).
+    std::map<double, size_t> numbers;
+    std::map<Settings, size_t> others;
     for (size_t i = 0; i < axis.values.size(); ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        const AxisValue& a = axis.values[i];
-        const AxisValue& b = axis.values[j];
-        if (same_value(a, b)) {
-          errors.add(InputError{n.file, a.sets.empty() ? n.line : a.sets.front().second.line, "axes." + key,
-                                "the value " + a.label + (a.label == b.label ? "" : " (" + b.label + ")") +
-                                    " is given twice; give each value once"});
-          break;
-        }
-      }
+      const AxisValue& a = axis.values[i];
+      const size_t first = a.numeric ? numbers.emplace(a.number, i).first->second
+                                     : others.emplace(settings_of(a), i).first->second;
+      if (first == i) continue;
+      const AxisValue& b = axis.values[first];
+      errors.add(InputError{n.file, a.sets.empty() ? n.line : a.sets.front().second.line, "axes." + key,
+                            "the value " + a.label + (a.label == b.label ? "" : " (" + b.label + ")") +
+                                " is given twice; give each value once"});
     }
     if (!axis.values.empty()) spec.axes.push_back(std::move(axis));
   }
@@ -468,6 +467,8 @@ std::string canonical_text(const YamlNode& n) {
   return "";
 }
 
+namespace {
+
 // FNV-1a: `n` more bytes into the hash `h` (start from kFnvBasis).
 constexpr uint64_t kFnvBasis = 14695981039346656037ull;
 uint64_t fnv1a(uint64_t h, const char* data, size_t n) {
@@ -484,7 +485,11 @@ std::string hex16(uint64_t h) {
   return buf;
 }
 
+}  // namespace
+
 std::string hash_hex(const std::string& text) { return hex16(fnv1a(kFnvBasis, text.data(), text.size())); }
+
+namespace {
 
 // FNV-1a over a file's bytes, streamed; empty when it cannot be read.
 std::string hash_file(const std::filesystem::path& path) {
@@ -513,6 +518,8 @@ void add_named_files(const YamlNode& n, const std::filesystem::path& dir, std::s
     if (const std::string digest = hash_file(p); !digest.empty()) fp += "|" + n.scalar + "=" + digest;
   }
 }
+
+}  // namespace
 
 SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   if (!root.is_map()) {

@@ -81,7 +81,9 @@ TEST(ParseYamlText, TextThatIsNotUtf8OrHoldsControlCharactersIsRefused) {
                         Case{"name: \xed\xa0\x80\n", 1, "not UTF-8 (0xed)"},     // a surrogate
                         Case{"a: 1\nb: 2\nname: \xe2\x82\n", 3, "not UTF-8"},  // cut short
                         Case{"name: \x1b[31mred\n", 1, "control character (byte 0x1b)"},
-                        Case{std::string("name: a\0b\n", 10), 1, "control character (byte 0x00)"}}) {
+                        Case{std::string("name: a\0b\n", 10), 1, "control character (byte 0x00)"},
+                        Case{"name: \xc2\x9b" "31m\n", 1, "control character (U+009B)"},  // C1 CSI
+                        Case{"a: 1\rb: 2\rname: \xff\r", 3, "not UTF-8"}}) {  // lone CR line ends
     const InputError e = only_error([&] { parse_yaml_text(c.text, "bad.yaml"); });
     EXPECT_EQ(e.line, c.line) << c.text;
     EXPECT_TRUE(contains(e.message, c.what)) << e.message;

@@ -47,6 +47,7 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
 
 TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
   const ScratchDir dir("clustersim_sweep_log");
+  ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("results.jsonl");
   {
     ResultLog log(path, "fp1", 10, false, true);
@@ -71,6 +72,7 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
 
 TEST(ResultLog, ResumeRefusesAForeignOrEditedLog) {
   const ScratchDir dir("clustersim_sweep_log");
+  ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("foreign.jsonl");
   {
     std::ofstream out(path);

@@ -58,7 +58,9 @@ TEST(CandidateEvaluator, AnErrorAboutAnotherFileNamesIt) {
       "          activation: swiglu, tied_embeddings: false, learned_positions: false}\n"
       "  inference: {mode: colocated, trace: sub/no_such_trace.csv, pools: {colocated: {gpus: 16, tp: 2, ep: 8}}}\n"
       "axes: {inference.max_batch: [32]}\n";
-  const SweepSpec spec = sweep_spec_from_tree(parse_yaml_text(body, "/tmp/sw.yaml"), "/tmp/sw.yaml");
+  const ScratchDir dir("clustersim_sweep_trace");  // holds no sub/ directory
+  ASSERT_TRUE(dir.ok());
+  const SweepSpec spec = sweep_spec_from_tree(parse_yaml_text(body, dir.file("sw.yaml")), dir.file("sw.yaml"));
   const CandidateSpace space(spec);
   CandidateEvaluator eval(space);
   const Outcome o = eval.analytical(0);
@@ -149,12 +151,14 @@ TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   full.jobs = 2;
   full.top_k = 0;
   const ScratchDir full_dir("clustersim_sweep_full");
+  ASSERT_TRUE(full_dir.ok());
   full.log_path = full_dir.file("results.jsonl");
   const SweepRun a = run_sweep(spec, full);
   ASSERT_EQ(a.records.size(), static_cast<size_t>(space.size()));
 
   RunOptions cut = full;
   const ScratchDir cut_dir("clustersim_sweep_cut");
+  ASSERT_TRUE(cut_dir.ok());
   cut.log_path = cut_dir.file("results.jsonl");
   cut.after_append = [](int64_t n) {
     if (n == 30) throw Interrupted();
@@ -196,6 +200,7 @@ TEST(SweepTable, ServingPoolsArePricedByTheirOwnGpus) {
   const SweepSpec spec = spec_with("{H800-SXM: 2.0, H200-SXM: 2.6}");
   const CandidateSpace space(spec);
   const ScratchDir dir("clustersim_sweep_cost");
+  ASSERT_TRUE(dir.ok());
   RunOptions o;
   o.top_k = 0;
   o.log_path = dir.file("results.jsonl");
@@ -216,6 +221,7 @@ TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
   RunOptions o;
   o.top_k = 0;
   const ScratchDir none_valid_dir("clustersim_sweep_none_valid");
+  ASSERT_TRUE(none_valid_dir.ok());
   o.log_path = none_valid_dir.file("results.jsonl");
   const SweepTable t = build_table(space, run_sweep(spec, o).records);
   EXPECT_TRUE(t.ranking.empty());
@@ -225,6 +231,7 @@ TEST(SweepTable, NoValidCandidateSaysWhyWithCounts) {
   const SweepSpec good = spec_from(kAxes);
   const CandidateSpace good_space(good);
   const ScratchDir some_valid_dir("clustersim_sweep_some_valid");
+  ASSERT_TRUE(some_valid_dir.ok());
   o.log_path = some_valid_dir.file("results.jsonl");
   EXPECT_EQ(no_valid_candidates(build_table(good_space, run_sweep(good, o).records)), "");
 }
@@ -235,6 +242,7 @@ TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
   RunOptions o;
   o.jobs = 2;
   const ScratchDir finer_dir("clustersim_sweep_finer");
+  ASSERT_TRUE(finer_dir.ok());
   o.log_path = finer_dir.file("results.jsonl");
   const SweepRun run = run_sweep(spec, o);
   EXPECT_EQ(run.finer.candidates, 2);
