@@ -244,6 +244,24 @@ TEST(Fitters, NeedEnoughPoints) {
   EXPECT_EQ(fit_memory({}).error.points, 0);
   EXPECT_EQ(fit_attention({}).error.points, 0);
   EXPECT_EQ(fit_collective({}).error.points, 0);
+  // Points of one size say nothing about launch cost against bandwidth, whatever else differs
+  // (a layernorm's row length, a collective's node count): one size is one point.
+  MemoryPoint m;
+  m.op = MemoryOpKind::kLayerNorm;
+  m.bytes = 1 << 20;
+  m.timing.median_s = 1e-5;
+  MemoryPoint m2 = m;
+  m2.row_elements = 4096;
+  EXPECT_EQ(memory_shapes({m, m2}), 1u);
+  EXPECT_EQ(fit_memory({m, m2}).error.points, 0);
+  CollectivePoint c;
+  c.bytes = 1 << 20;
+  c.ranks = 8;
+  c.timing.median_s = 1e-4;
+  CollectivePoint c2 = c;
+  c2.nodes = 2;
+  EXPECT_EQ(collective_sizes({c, c2}), 1u);
+  EXPECT_EQ(fit_collective({c, c2}).error.points, 0);
 }
 
 }  // namespace
