@@ -43,8 +43,8 @@ void read_pool(MapReader r, PoolConfig& p) {
   if (r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9) && p.price_per_gpu_hour > 0 &&
       p.price_per_gpu_hour < kMinPrice) {
     // Tokens per currency unit would pass any float (1e-305 printed 'inf').
-    r.error("price_per_gpu_hour", "must be 0 (unknown) or at least " + format_number(kMinPrice) + " per GPU-hour; got " +
-                                      format_number(p.price_per_gpu_hour));
+    r.error("price_per_gpu_hour", "must be 0 (unknown) or at least " + format_number(kMinPrice) +
+                                      " per GPU-hour; got " + format_number(p.price_per_gpu_hour));
   }
   r.finish();
 }
@@ -94,11 +94,17 @@ void read_inference(MapReader r, InferenceConfig& out) {
   r.finish();
 }
 
+std::vector<const PoolConfig*> given_pools(const InferenceConfig& in) {
+  std::vector<const PoolConfig*> out;
+  for (const std::optional<PoolConfig>* p : {&in.colocated, &in.prefill, &in.decode, &in.attention, &in.expert}) {
+    if (*p) out.push_back(&**p);
+  }
+  return out;
+}
+
 int serving_gpus(const InferenceConfig& in) {
   int total = 0;
-  for (const std::optional<PoolConfig>* p : {&in.colocated, &in.prefill, &in.decode, &in.attention, &in.expert}) {
-    if (*p) total += (*p)->gpus;
-  }
+  for (const PoolConfig* p : given_pools(in)) total += p->gpus;
   return total;
 }
 

@@ -82,6 +82,9 @@ struct InferenceConfig {
 
 const char* to_string(ServingMode m);
 
+// The pools the scenario gives, in pool order (colocated, prefill, decode, attention, expert).
+std::vector<const PoolConfig*> given_pools(const InferenceConfig& in);
+
 // GPUs the deployment's pools hold (they sit on GPUs 0.. of the cluster, in pool order).
 int serving_gpus(const InferenceConfig& in);
 

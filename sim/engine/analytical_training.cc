@@ -282,7 +282,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
     // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights;
-    // reduce_together: the reduction with every stage on a node at once (no stagger credit).
+    // reduce_together (dense models): the reduction with every stage on a node at once (no
+    // stagger credit).
     Time reduce, gather, reduce_together;
     const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
     if (moe_dp) {
@@ -294,7 +295,6 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                (moe_dp->expert_chunks - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->expert_group);
       };
       reduce = moe_dp->reduce + latencies(op);
-      reduce_together = reduce;
       gather = moe_dp->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather) : Time::zero());
     } else {
       // One collective per bucket of each chunk, each paying the ring's latency (as the flow

@@ -27,22 +27,23 @@ std::string join_errors(const BadInput& e, const std::string& scenario_file) {
 }
 
 void add_plan_facts(const ScenarioConfig& cfg, Outcome& out) {
-  out.metrics["gpus"] = cfg.cluster.gpus;
-  out.info["gpu"] = cfg.cluster.gpu;
   if (cfg.inference) {
-    // Serving pools may each have their own GPU: the GPUs by type, for the cost (finish_stage).
+    // Serving pools may each have their own GPU: the GPUs by type, for the cost (finish_stage),
+    // and their total, which the cost prices.
     std::map<std::string, int> by_type;
-    const InferenceConfig& in = *cfg.inference;
-    for (const std::optional<PoolConfig>* p : {&in.colocated, &in.prefill, &in.decode, &in.attention, &in.expert}) {
-      if (*p) by_type[(*p)->gpu.empty() ? cfg.cluster.gpu : (*p)->gpu] += (*p)->gpus;
+    for (const PoolConfig* p : given_pools(*cfg.inference)) {
+      by_type[p->gpu.empty() ? cfg.cluster.gpu : p->gpu] += p->gpus;
     }
     std::string names;
     for (const auto& [gpu, n] : by_type) names += (names.empty() ? "" : "+") + gpu;
     out.info["gpu"] = names;
     out.info[kGpuCountsInfo] = gpu_counts_text(by_type);
-    out.metrics["gpus"] = serving_gpus(in);  // the pools', which the cost prices
+    out.metrics["gpus"] = serving_gpus(*cfg.inference);
+    return;
   }
-  if (cfg.traffic || cfg.inference) return;
+  out.metrics["gpus"] = cfg.cluster.gpus;
+  out.info["gpu"] = cfg.cluster.gpu;
+  if (cfg.traffic) return;
   const ParallelismConfig& p = cfg.parallelism;
   out.metrics["tp"] = p.tp;
   out.metrics["pp"] = p.pp;

@@ -350,8 +350,7 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
   // base and the axes.
   std::vector<std::string> gpus;
   const auto is_gpu_key = [](const std::string& path) {
-    return path == "cluster.gpu" ||
-           (path.rfind("inference.pools.", 0) == 0 && path.size() > 4 && path.compare(path.size() - 4, 4, ".gpu") == 0);
+    return path == "cluster.gpu" || (path.starts_with("inference.pools.") && path.ends_with(".gpu"));
   };
   const YamlNode* cluster = spec.base.find("cluster");
   const YamlNode* base_gpu = cluster ? cluster->find("gpu") : nullptr;
