@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/faults_config.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <string>
@@ -155,6 +156,7 @@ void read_faults(MapReader r, FaultsConfig& out) {
       r.error("components", "expected a mapping of component name to {unit, rate_per_day, kind, ...}");
     } else {
       MapReader cr = r.section("components");
+      const size_t builtin = out.components.size();
       for (const auto& [name, node] : comps->map) {
         FailureComponent* target = nullptr;
         for (FailureComponent& c : out.components) {
@@ -170,6 +172,10 @@ void read_faults(MapReader r, FaultsConfig& out) {
         }
         read_component(cr.section(name), *target);
       }
+      // New components in name order: a mapping's order means nothing in YAML, and the failure
+      // draw picks a component by the running sum of the rates, in this order.
+      std::sort(out.components.begin() + static_cast<std::ptrdiff_t>(builtin), out.components.end(),
+                [](const FailureComponent& a, const FailureComponent& b) { return a.name < b.name; });
       cr.finish();
     }
   }

@@ -64,10 +64,13 @@ struct StragglersConfig {
   std::vector<int> stage_layers;          // layers per pipeline stage (empty: even split)
   SequenceImbalance sequence_imbalance;   // `sequence_imbalance`
   std::optional<SpeedVariation> variation;  // `variation`
+  // Listed hosts a cluster state slows on top of `hosts` (the reliability model's degraded
+  // states: one more slow host beside the scenario's own); not a scenario key.
+  std::vector<ComputeStraggler> added_hosts;
 
   bool empty() const {
     return !hosts && !gpus && !nics && stage_layers.empty() &&
-           sequence_imbalance.max_over_mean == 1.0 && !variation;
+           sequence_imbalance.max_over_mean == 1.0 && !variation && added_hosts.empty();
   }
   // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed:
   // redrawing them moves them.

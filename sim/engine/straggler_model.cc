@@ -77,6 +77,11 @@ std::map<std::pair<int, int>, CellFactor> cell_factors(const ScenarioConfig& cfg
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, sc.hosts->slowdown, sc.hosts->phase);
     }
   }
+  for (const ComputeStraggler& added : sc.added_hosts) {
+    for (int h : added.list) {
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, added.slowdown, added.phase);
+    }
+  }
   if (sc.gpus) {
     for (int g : slow_units(cfg, "gpus")) mark(g, sc.gpus->slowdown, sc.gpus->phase);
   }

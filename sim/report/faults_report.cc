@@ -468,7 +468,7 @@ std::vector<ClusterState> reliability_states(const ScenarioConfig& cfg) {
       slow.list = {host};
       slow.slowdown = c.slowdown;
       slow.phase = c.phase;
-      state.cfg.stragglers.hosts = slow;
+      state.cfg.stragglers.added_hosts.push_back(slow);  // beside the scenario's own slow hosts
       states.push_back(std::move(state));
     }
   }

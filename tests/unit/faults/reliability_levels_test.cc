@@ -52,8 +52,29 @@ TEST(ReliabilityLevels, StatesAreHealthyThenOneSlowHostPerStage) {
   EXPECT_EQ(states[0].name, "healthy");
   EXPECT_EQ(states[1].name, "host 0 (stage 0) x1.5 all");
   EXPECT_EQ(states[2].name, "host 4 (stage 1) x1.5 all");
-  ASSERT_TRUE(states[2].cfg.stragglers.hosts);
-  EXPECT_EQ(states[2].cfg.stragglers.hosts->list, std::vector<int>{4});
+  ASSERT_EQ(states[2].cfg.stragglers.added_hosts.size(), 1u);
+  EXPECT_EQ(states[2].cfg.stragglers.added_hosts[0].list, std::vector<int>{4});
+  EXPECT_FALSE(states[2].cfg.stragglers.hosts);
+}
+
+// A degraded state is the healthy job, with the scenario's own slow hosts, and one more: never
+// faster than healthy. Before 2026-12-04 the degraded host replaced the scenario's slow hosts, so
+// with host 5 twice as slow in every state the degraded states (one host 1.5x) ran faster than
+// healthy, cost nothing, and more stragglers raised ETTR.
+TEST(ReliabilityLevels, ADegradedStateKeepsTheScenariosSlowHosts) {
+  const ScenarioConfig cfg = load(scenario("analytical", 0.5) + "stragglers: {hosts: {list: [5], slowdown: 2.0}}\n");
+  const calib::HardwareProfile hw = training_profile(cfg);
+  const std::vector<ClusterState> states = reliability_states(cfg);
+  ASSERT_EQ(states.size(), 3u);
+  const StateTimes t = state_iteration_times(cfg, states, hw, IterationTimeFidelity::kAnalytical, 1);
+  for (size_t i = 1; i < states.size(); ++i) {
+    ASSERT_TRUE(states[i].cfg.stragglers.hosts) << states[i].name;
+    EXPECT_EQ(states[i].cfg.stragglers.hosts->list, std::vector<int>{5});
+    EXPECT_GE(t.iteration[i], t.iteration[0]) << states[i].name;
+  }
+  // Host 4 (stage 1 of replica 0) at 1.5x beside host 5 (stage 1 of replica 1) at 2x: the slowest
+  // replica is still replica 1's, so the state runs as healthy does.
+  EXPECT_EQ(t.iteration[2], t.iteration[0]);
 }
 
 // The scenario with its checkpoint line (and optionally its parallelism line) replaced.
@@ -88,8 +109,8 @@ TEST(ReliabilityLevels, DegradedStatesFollowThePlacement) {
   ASSERT_EQ(states.size(), 3u);
   EXPECT_EQ(states[1].name, "host 0 (stage 0) x1.5 all");
   EXPECT_EQ(states[2].name, "host 1 (stage 1) x1.5 all");
-  ASSERT_TRUE(states[2].cfg.stragglers.hosts);
-  EXPECT_EQ(states[2].cfg.stragglers.hosts->list, std::vector<int>{1});
+  ASSERT_EQ(states[2].cfg.stragglers.added_hosts.size(), 1u);
+  EXPECT_EQ(states[2].cfg.stragglers.added_hosts[0].list, std::vector<int>{1});
 }
 
 TEST(ReliabilityLevels, ZeroCostCheckpointWithAnIntervalFinishes) {
