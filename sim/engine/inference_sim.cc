@@ -110,7 +110,6 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
       in.first_gpu = plan.first_gpu + i * plan.ep;
       in.kv_per_replica = plan.kv_tokens_per_replica;
       in.kv_used.assign(static_cast<size_t>(std::max(1, plan.attention_replicas)), 0);
-      in.kv_coming.assign(in.kv_used.size(), 0);
       pool_instances_[p].push_back(static_cast<int>(instances_.size()));
       trace_.instances.push_back({in.pool, in.first_gpu, plan.role == PoolRole::kAttention ? plan.gpus : plan.ep});
       instances_.push_back(std::move(in));
@@ -259,11 +258,12 @@ void ServingSimulation::try_start(int idx) {
     const int64_t batch = static_cast<int64_t>(in.running.size() + in.step_prefill.size());
     if (batch >= cfg.max_batch) break;
     const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
-    // A request's KV lives on one replica: the one its KV cache was sent to, else the emptiest
-    // (the lowest on ties), must hold it.
+    // A request's KV lives on one replica: the one that reserved it before its KV cache was sent
+    // (prefill_decode's decode side), else the emptiest (the lowest on ties), must hold it.
     const int sent_to = kv_to_[static_cast<size_t>(r)];
-    const auto home = sent_to >= 0 ? in.kv_used.begin() + sent_to : std::min_element(in.kv_used.begin(), in.kv_used.end());
-    if (*home + need > in.kv_per_replica) break;
+    const bool reserved = sent_to >= 0;
+    const auto home = reserved ? in.kv_used.begin() + sent_to : std::min_element(in.kv_used.begin(), in.kv_used.end());
+    if (!reserved && *home + need > in.kv_per_replica) break;
     if (prefills) {
       if (!in.step_prefill.empty() && prefill_tokens + q.prompt > cfg.max_prefill_tokens) break;
       prefill_tokens += q.prompt;
@@ -271,7 +271,7 @@ void ServingSimulation::try_start(int idx) {
     } else {
       in.running.push_back(r);  // its KV arrived: joins this decode step
     }
-    *home += need;
+    if (!reserved) *home += need;
     replica_[static_cast<size_t>(r)] = static_cast<int>(home - in.kv_used.begin());
     in.waiting.pop_front();
   }
@@ -341,6 +341,7 @@ void ServingSimulation::end_step(int idx, StepTiming) {
       }
     }
     in.running.swap(still);
+    if (!in.kv_pending.empty()) send_pending_kv(idx);
   }
   // Prefilled sequences produced their first token.
   for (int r : in.step_prefill) {
@@ -367,6 +368,45 @@ void ServingSimulation::end_step(int idx, StepTiming) {
 }
 
 void ServingSimulation::send_kv(int r, int from, int to) {
+  // The decode side reserves the request's whole KV cache (prompt and output) before the transfer
+  // starts, on the replica with the fewest tokens that has room; with none, the request queues
+  // there (in order) and the prefill side keeps holding its KV cache, so a full decode pool holds
+  // back prefill. (Before 2026-12-04 a sent KV cache was held by neither side until decode
+  // admitted it: 100 requests' caches, 3.8x what the deployment holds, were in flight at once.)
+  Instance& dest = instances_[to];
+  if (!dest.kv_pending.empty()) {
+    dest.kv_pending.emplace_back(r, from);
+    return;
+  }
+  const int64_t need = int64_t{requests_[r].prompt} + requests_[r].output;
+  int home = -1;
+  for (size_t i = 0; i < dest.kv_used.size(); ++i) {
+    if (dest.kv_used[i] + need > dest.kv_per_replica) continue;
+    if (home < 0 || dest.kv_used[i] < dest.kv_used[static_cast<size_t>(home)]) home = static_cast<int>(i);
+  }
+  if (home < 0) {
+    dest.kv_pending.emplace_back(r, from);
+    return;
+  }
+  dest.kv_used[static_cast<size_t>(home)] += need;
+  kv_to_[static_cast<size_t>(r)] = home;
+  start_kv_transfer(r, from, to);
+}
+
+void ServingSimulation::send_pending_kv(int to) {
+  Instance& dest = instances_[to];
+  std::deque<std::pair<int, int>> queued;
+  queued.swap(dest.kv_pending);
+  while (!queued.empty()) {
+    const auto [r, from] = queued.front();
+    queued.pop_front();
+    send_kv(r, from, to);
+    if (!dest.kv_pending.empty()) break;  // it did not fit: the rest stay behind it
+  }
+  for (const auto& q : queued) dest.kv_pending.push_back(q);
+}
+
+void ServingSimulation::start_kv_transfer(int r, int from, int to) {
   const PoolPlan& src = setup_.pools[instances_[from].pool];
   const PoolPlan& dst = setup_.pools[instances_[to].pool];
   // The KV cache is sharded over the senders' and the receivers' TP ranks: max(tp) shards, GPU
@@ -375,16 +415,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
                                kv_bytes_per_token(setup_.model, 1).as_double());
   const int src_base = instances_[from].first_gpu + src.tp * replica_[static_cast<size_t>(r)];
-  // The receiving replica: the one with the fewest tokens held and on their way.
-  Instance& dest = instances_[to];
-  size_t home = 0;
-  for (size_t i = 1; i < dest.kv_used.size(); ++i) {
-    if (dest.kv_used[i] + dest.kv_coming[i] < dest.kv_used[home] + dest.kv_coming[home]) home = i;
-  }
-  const int64_t need = int64_t{requests_[r].prompt} + requests_[r].output;
-  dest.kv_coming[home] += need;
-  kv_to_[static_cast<size_t>(r)] = static_cast<int>(home);
-  const int dst_base = dest.first_gpu + dst.tp * static_cast<int>(home);
+  const int dst_base = instances_[to].first_gpu + dst.tp * kv_to_[static_cast<size_t>(r)];
   auto left = std::make_shared<int>(shards);
   int traced = -1;
   if (static_cast<int>(trace_.kv.size()) < trace_.limits.kv_transfers) {
@@ -395,8 +426,6 @@ void ServingSimulation::send_kv(int r, int from, int to) {
     if (--*left > 0) return;
     if (traced >= 0) trace_.kv[static_cast<size_t>(traced)].arrived = clock_.now();
     release_kv(instances_[from], r, requests_[r].prompt);
-    instances_[to].kv_coming[static_cast<size_t>(kv_to_[static_cast<size_t>(r)])] -=
-        int64_t{requests_[r].prompt} + requests_[r].output;
     --instances_[to].incoming;
     instances_[to].waiting.push_back(r);
     try_start(to);
@@ -404,10 +433,13 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   };
   ++stats_.kv_transfers;
   stats_.kv_transfer_bytes += total;
-  // A closed-form network prices each shard on an idle fabric, so shards that share a NIC would
-  // not share it: there a shard also takes as long as the busier of its two NICs needs for this
-  // transfer's shards through it at line rate, k x its bytes (other transfers' traffic stays
-  // unseen at that level; the fabric links beyond the NIC each shard takes alone).
+  // A closed-form network prices each shard on an idle fabric, so transfers that share a NIC
+  // would not share it: there each shard that leaves its node also queues, in order, on its
+  // source NIC's send side and its destination NIC's receive side at line rate, and is done when
+  // the path and both queues are (other traffic stays unseen; the fabric links beyond the NIC
+  // each shard takes alone). Before 2026-12-04 only one transfer's own shards queued, and
+  // concurrent transfers each had the whole NIC: two prefill nodes' 10G NICs carried 3.7x their
+  // line rate.
   const bool shared = network_ == nullptr || network_->shares_bandwidth();
   const ServingLinks& sl = setup_.links[instances_[from].pool];
   const auto nic = [&sl](int gpu) { return topo::nic_of_gpu(gpu, sl.gpus_per_node, sl.nics_per_node); };
@@ -415,32 +447,30 @@ void ServingSimulation::send_kv(int r, int from, int to) {
   const auto src_of = [&](int s) { return src_base + s % src.tp; };
   const auto dst_of = [&](int s) { return dst_base + s % dst.tp; };
   const auto across = [&](int s) { return src_of(s) / sl.gpus_per_node != dst_of(s) / sl.gpus_per_node; };
-  std::map<int64_t, int> out_of, into;
-  for (int s = 0; !shared && s < shards; ++s) {
-    if (!across(s)) continue;
-    ++out_of[nic(src_of(s))];
-    ++into[nic(dst_of(s))];
-  }
   for (int s = 0; s < shards; ++s) {
     const Bytes part{total.n / shards + (s < total.n % shards ? 1 : 0)};
-    if (network_) {
-      const int a = src_of(s), b = dst_of(s);
-      const int times = !shared && across(s) ? std::max(out_of[nic(a)], into[nic(b)]) : 1;
-      if (times == 1 || sl.nic_line_rate.bytes_per_s <= 0) {
-        network_->send(a, b, part, arrived);
-      } else {
-        // Done when both the path and the shared NIC are.
-        auto pending = std::make_shared<int>(2);
-        auto both = [pending, arrived](Time t) {
-          if (--*pending == 0) arrived(t);
-        };
-        network_->send(a, b, part, both);
-        const Time nic_time = Time::s(static_cast<double>(part.n) * times / sl.nic_line_rate.bytes_per_s);
-        clock_.at(clock_.now() + nic_time, [both, this] { both(clock_.now()); });
-      }
-    } else {
+    if (!network_) {
       clock_.at(clock_.now(), [arrived, this] { arrived(clock_.now()); });
+      continue;
     }
+    const int a = src_of(s), b = dst_of(s);
+    if (shared || !across(s) || sl.nic_line_rate.bytes_per_s <= 0) {
+      network_->send(a, b, part, arrived);
+      continue;
+    }
+    // Each side its own queue (neither waits for the other's, as max-min sharing would not).
+    const Time serialize = Time::s(static_cast<double>(part.n) / sl.nic_line_rate.bytes_per_s);
+    Time& send_free = nic_send_free_[nic(a)];
+    Time& receive_free = nic_receive_free_[nic(b)];
+    send_free = max(clock_.now(), send_free) + serialize;
+    receive_free = max(clock_.now(), receive_free) + serialize;
+    const Time done = max(send_free, receive_free);
+    auto pending = std::make_shared<int>(2);
+    auto both = [pending, arrived](Time t) {
+      if (--*pending == 0) arrived(t);
+    };
+    network_->send(a, b, part, both);
+    clock_.at(done, [both, this] { both(clock_.now()); });
   }
 }
 

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/clock.h"
@@ -119,8 +121,10 @@ class ServingSimulation {
     int first_gpu = 0;
     int64_t kv_per_replica = 0;     // KV tokens one attention replica holds
     std::vector<int64_t> kv_used;   // per attention replica: tokens reserved by its requests
-    std::vector<int64_t> kv_coming; // per attention replica: tokens of KV caches on their way to it
     std::deque<int> waiting;
+    // decode (prefill_decode): prefilled requests (request, prefill instance) waiting, in order,
+    // for room to reserve their KV cache here before it is sent; the prefill side holds it
+    std::deque<std::pair<int, int>> kv_pending;
     std::vector<int> running;
     std::vector<int> step_prefill;
     int incoming = 0;  // decode: requests whose KV is on its way
@@ -131,7 +135,9 @@ class ServingSimulation {
   void try_start(int inst);
   void end_step(int inst, StepTiming timing);
   void finish(int r, Instance& in);
-  void send_kv(int r, int from, int to);
+  void send_kv(int r, int from, int to);      // reserves on `to` and sends, or queues there
+  void start_kv_transfer(int r, int from, int to);
+  void send_pending_kv(int to);              // after `to` freed KV: the queued ones that now fit
   StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
                   const std::vector<int>& prefill, std::vector<StepSpan>* spans) const;
   void trace_step(int inst, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail);
@@ -151,6 +157,9 @@ class ServingSimulation {
   std::vector<RequestOutcome> outcomes_;
   ServingResult stats_;
   ServingTrace trace_;
+  // The analytical level's NICs (it prices a send as if alone): when each NIC's send and receive
+  // sides are free of the KV transfers queued on them, by NIC index.
+  std::map<int64_t, Time> nic_send_free_, nic_receive_free_;
   std::vector<int> traced_steps_;  // per instance
   std::vector<size_t> detailed_;   // indices into trace_.steps of the steps with detail
 };

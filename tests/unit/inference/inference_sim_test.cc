@@ -232,6 +232,55 @@ TEST(ServingSim, PrefillDecodeSendsEveryKvCache) {
   EXPECT_EQ(tight.pools[1].max_batch_seen, 4);
 }
 
+// The decode side reserves a request's KV cache before it is sent, and the prefill side holds it
+// until it arrives: at no time does a decode instance have more caches sent to it and unfinished
+// than it holds (600-token requests, 1,024 tokens per replica, 4 replicas per instance). Before
+// 2026-12-04 a sent cache was held by neither side until decode admitted it: every prefilled
+// request's cache was in flight at once, and TTFT ignored a full decode pool.
+TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
+  const ServingResult r = simulate(serving({"inference.mode=prefill_decode", "inference.kv_cache_per_gpu=2MiB",
+                                            "inference.prompt_tokens={dist: fixed, mean: 300}",
+                                            "inference.output_tokens={dist: fixed, mean: 300}",
+                                            "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+  expect_no_request_lost(r);
+  ASSERT_GT(r.trace.kv.size(), 50u);
+  for (const TracedKvTransfer& k : r.trace.kv) {
+    int held = 0;
+    for (const TracedKvTransfer& o : r.trace.kv) {
+      const Time finish = r.requests[static_cast<size_t>(o.request)].finish;
+      if (o.to_instance == k.to_instance && o.sent <= k.sent && finish > k.sent) ++held;
+    }
+    EXPECT_LE(held, 4) << "request " << k.request;
+  }
+}
+
+// Concurrent KV transfers through one NIC share it at the analytical level too (it prices each
+// shard on an idle fabric): 8 prefill GPUs behind one 10G NIC send 8 caches at once, which take
+// at least their bytes over the NIC's line rate, as at the flow level. Before 2026-12-04 each
+// transfer had the whole NIC: 8x too fast.
+TEST(ServingSim, ConcurrentKvTransfersShareTheirNicAtBothLevels) {
+  std::map<std::string, Time> span;
+  for (const char* fidelity : {"analytical", "flow"}) {
+    const ScenarioConfig cfg = serving(
+        {"inference.mode=prefill_decode", std::string("network.fidelity=") + fidelity, "cluster.nics_per_node=1",
+         "cluster.nic_bandwidth=10Gbps", "inference.requests=8", "inference.rate_per_s=1e6",
+         "inference.prompt_tokens={dist: fixed, mean: 1000}", "inference.output_tokens={dist: fixed, mean: 4}",
+         "inference.pools={prefill: {gpus: 8, tp: 1, ep: 1}, decode: {gpus: 8, tp: 8, ep: 8}}"});
+    const ServingResult r = run_serving(cfg);
+    ASSERT_EQ(r.trace.kv.size(), 8u) << fidelity;
+    Time first = r.trace.kv[0].sent, last = r.trace.kv[0].arrived;
+    double bytes = 0;
+    for (const TracedKvTransfer& k : r.trace.kv) {
+      first = min(first, k.sent);
+      last = max(last, k.arrived);
+      bytes += static_cast<double>(k.bytes.n);
+    }
+    span[fidelity] = last - first;
+    EXPECT_GE(span[fidelity].as_s(), 0.99 * bytes / (10e9 / 8)) << fidelity;
+  }
+  EXPECT_NEAR(span["analytical"] / span["flow"], 1.0, 0.1);
+}
+
 // A KV cache leaving one prefill GPU (tp 1) for 8 decode GPUs leaves through that GPU's NIC:
 // sharded 8 ways it is no faster, at the analytical level (each shard priced on an idle fabric:
 // before, 8 shards made it 8x faster than the NIC) as at the flow level.
