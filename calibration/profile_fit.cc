@@ -73,6 +73,24 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     p.sources["efficiency.gemm_tile"] = "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
     p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
   }
+  // GEMMs of other types: a profile takes its GEMM efficiency from bf16 alone (the peak of each
+  // type is its datasheet's), so they are not written; still refused out of range, as broken
+  // timings or another GPU. fp32 inputs may run on TF32 tensor cores: the larger of the two peaks.
+  for (const GemmFit& f : r.gemm) {
+    const DType d = f.model.dtype;
+    if (d == DType::kBf16) continue;
+    const double datasheet = d == DType::kFp16   ? base.fp16.per_s
+                             : d == DType::kFp32 ? std::max(base.fp32.per_s, base.tf32.per_s)
+                                                 : base.fp8.per_s;
+    const std::string what = std::string(to_string(d)) + " GEMM peak";
+    if (datasheet <= 0) {
+      throw BadInput(InputError{r.source_list(), 0, "",
+                                "the probe holds " + std::string(to_string(d)) + " GEMMs, which " + base.name +
+                                    " has no datasheet peak for: the probe measured another GPU (pick the base "
+                                    "profile with --base)"});
+    }
+    (void)efficiency(f.model.peak_flops_per_s, datasheet, what.c_str(), "TFLOP/s", 1e12);
+  }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, false)) {
     ++used;
     e.attention_unfused = efficiency(a->flops_per_s, base.bf16.per_s, "unfused attention rate", "TFLOP/s", 1e12);

@@ -87,4 +87,39 @@ double Args::number(const std::string& flag, double fallback, double min, double
   return v;
 }
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
+    const bool same = std::filesystem::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  std::error_code ea, eb;
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ea);
+  const std::filesystem::path cb = std::filesystem::weakly_canonical(b, eb);
+  return !ea && !eb && ca == cb;
+}
+
+void refuse_overwriting(const std::filesystem::path& output, const std::vector<std::string>& inputs,
+                        const std::string& flag) {
+  for (const std::string& in : inputs) {
+    if (same_file(output, in)) {
+      throw UsageError{flag + " would write " + output.string() + ", which is the input " + in +
+                       ": writing it would destroy what was read; choose another path"};
+    }
+  }
+}
+
+std::vector<std::string> overrides_with_fidelity(const Args& args) {
+  std::vector<std::string> overrides = args.values("--set");
+  if (!args.has("--fidelity")) return overrides;
+  const std::string key = "network.fidelity=";
+  for (const std::string& o : overrides) {
+    if (o.rfind(key, 0) == 0 && o.substr(key.size()) != args.value("--fidelity")) {
+      throw UsageError{"--fidelity " + args.value("--fidelity") + " and --set " + o + " disagree; give one"};
+    }
+  }
+  overrides.push_back(key + args.value("--fidelity"));
+  return overrides;
+}
+
 }  // namespace clustersim::cli

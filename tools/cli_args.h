@@ -3,6 +3,7 @@
 // switches and positionals, with errors that say which flag and what was expected.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -37,5 +38,18 @@ class Args {
   std::set<std::string> switches_seen_;
   std::vector<std::string> positionals_;
 };
+
+// Whether two paths name one file: through links (hard or symbolic) where both exist, else by
+// their resolved spelling.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// Refuses (UsageError naming `flag`) to write `output` where it is one of `inputs`: the run would
+// destroy what it read.
+void refuse_overwriting(const std::filesystem::path& output, const std::vector<std::string>& inputs,
+                        const std::string& flag);
+
+// The --set overrides with --fidelity's level added as network.fidelity; a --set of
+// network.fidelity that names another level is a UsageError (which one was meant is a guess).
+std::vector<std::string> overrides_with_fidelity(const Args& args);
 
 }  // namespace clustersim::cli

@@ -96,18 +96,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = require_format(args);
-  std::vector<std::string> overrides = args.values("--set");
-  if (args.has("--fidelity")) {
-    // Both given and different: which one the user meant is a guess, so neither wins.
-    for (const std::string& o : overrides) {
-      const std::string key = "network.fidelity=";
-      if (o.rfind(key, 0) == 0 && o.substr(key.size()) != args.value("--fidelity")) {
-        throw UsageError{"--fidelity " + args.value("--fidelity") + " and --set " + o + " disagree; give one"};
-      }
-    }
-    overrides.push_back("network.fidelity=" + args.value("--fidelity"));
-  }
-  const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides);
+  const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides_with_fidelity(args));
   const report::RunOutput out = report::run_scenario(cfg);
   for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";
   std::vector<std::string> written;
@@ -122,6 +111,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (!out.trace_json.empty()) files.emplace_back("trace.json", &out.trace_json);
     if (!out.report_html.empty()) files.emplace_back("report.html", &out.report_html);
     const std::string results = out.results.dump(2);
+    for (const auto& [name, text] : files) refuse_overwriting(dir / name, args.positionals(), "--out");
     for (const auto& [name, text] : files) {
       write_file(dir / name, text ? *text : results);
       written.push_back((dir / name).string());

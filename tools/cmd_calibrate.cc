@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 
 #include "calibration/fit/calibrate.h"
 #include "calibration/hardware_profile.h"
@@ -44,23 +43,25 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     return 0;
   }
   if (args.positionals().empty()) throw UsageError{"expected at least one probe file"};
+  if (args.has("-o") && args.has("--output")) throw UsageError{"-o and --output name one file; give one"};
   const std::string output = args.value("-o", args.value("--output"));
   if (output.empty()) throw UsageError{"-o PROFILE.yaml is required"};
+  std::vector<std::string> inputs = args.positionals();
+  if (args.has("--base")) inputs.push_back(args.value("--base"));  // a profile file, or a built-in name
+  refuse_overwriting(output, inputs, "-o");
   const double max_median = args.number("--max-median-error", 25.0, 0.0, 1000.0) / 100.0;
 
   std::vector<calib::ProbeData> probes;
-  std::set<std::string> seen;
-  std::error_code out_ec;
-  const std::string output_path = std::filesystem::weakly_canonical(output, out_ec).string();
-  for (const std::string& file : args.positionals()) {
-    // The same measurements twice would count double in every fit.
-    std::error_code ec;  // a path it cannot resolve is read_probe_file's to report
-    const std::string path = std::filesystem::weakly_canonical(file, ec).string();
-    if (!seen.insert(path).second && !ec) throw UsageError{"probe file '" + file + "' is given more than once"};
-    if (!ec && !out_ec && path == output_path) {
-      throw UsageError{"-o " + output + " is one of the probe files: writing the profile would destroy its measurements"};
+  const std::vector<std::string>& files = args.positionals();
+  for (size_t i = 0; i < files.size(); ++i) {
+    // The same measurements twice (under two names, or through a link) would count double in
+    // every fit.
+    for (size_t k = 0; k < i; ++k) {
+      if (same_file(files[k], files[i])) {
+        throw UsageError{"probe file '" + files[i] + "' is '" + files[k] + "' again: its measurements would count twice"};
+      }
     }
-    probes.push_back(calib::read_probe_file(file));
+    probes.push_back(calib::read_probe_file(files[i]));
   }
   const calib::CalibrationResult result = calib::calibrate(probes);
 
@@ -101,6 +102,11 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
             << result.machine.date << "; base profile " << base_name << "\n\n";
   std::cout << calib::format_error_table(result);
   for (const std::string& u : result.unfitted) std::cout << "not fitted (the base profile's values stay): " << u << "\n";
+  for (const calib::GemmFit& f : result.gemm) {
+    if (f.model.dtype == calib::DType::kBf16) continue;
+    std::cout << "fitted, not written: gemm " << calib::to_string(f.model.dtype)
+              << " (a profile's GEMM efficiency comes from the bf16 fit; the other types' peaks are their datasheet's)\n";
+  }
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
 
   // A model the points do not follow would write confident nonsense into the profile.

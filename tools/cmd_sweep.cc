@@ -88,6 +88,9 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     std::filesystem::create_directories(dir, ec);
     if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
   }
+  for (const char* name : {"results.jsonl", "sweep.csv", "sweep.json", "sweep.html"}) {
+    refuse_overwriting(dir / name, args.positionals(), "--out");
+  }
   options.log_path = (dir / "results.jsonl").string();
   options.progress = root && !args.has("--no-progress") && ::isatty(STDERR_FILENO);
 

@@ -25,7 +25,8 @@ options:
   --export dot|graphml FILE  write the graph (Graphviz DOT or GraphML; large fabrics make large files)
   --list-links               print every link as CSV (link,tier,from,to,capacity_gbps,latency_us);
                              the link column (NAME/up, NAME/down) is what network.faults
-                             takes; links.csv (run --out) splits it into link and direction
+                             takes; links.csv (run --out) splits it into link and direction;
+                             not with --export
   -h, --help                 this help
 )";
 
@@ -46,6 +47,8 @@ int cmd_topo(const std::vector<std::string>& argv) {
     if (args.positionals().size() != 2) throw UsageError{"--export needs a FORMAT and a FILE"};
     export_file = args.positionals()[1];
     if (export_file.empty()) throw UsageError{"--export needs a FILE, got ''"};
+    if (args.has("--list-links")) throw UsageError{"--list-links prints the links, --export writes the graph; give one"};
+    refuse_overwriting(export_file, {args.positionals()[0]}, "--export");
   } else if (args.positionals().size() != 1) {
     throw UsageError{"expected exactly one scenario file"};
   }

@@ -31,19 +31,21 @@ lost, the rank groups with the most compute on the critical path and the degrade
 links; failed or degraded fabric elements of network.faults are one more source there, `links`
 (the baseline has none; the analytical level has no per-link view and refuses them). Both levels
 end with the cause: the stage whose slow hosts cost the most, or the degraded links when
-repairing them regains more.
+repairing them regains more. Training scenarios only: a network microbenchmark (`traffic:`) or a
+serving scenario (`inference:`) is refused; price their network.faults with `clustersim run`.
 
 options:
   --set key.path=value   override a scenario key (repeatable)
   --fidelity analytical|flow
-                         level to simulate at (default: the scenario's network.fidelity)
+                         level to simulate at (default: the scenario's network.fidelity; a
+                         --set network.fidelity naming another level is refused)
   --jobs N               flow level: variants simulated at once, one process each (default 2)
   --draws N              also redraw randomly placed stragglers (and the GPU speeds of
                          stragglers.variation) with seeds seed..seed+N-1 and report the MFU lost
                          over the draws: mean with its 95% confidence interval, lowest and
                          highest (default: 100 at the analytical level when slow hosts or GPUs
                          or the GPU speeds are drawn, which takes milliseconds; otherwise 1, the
-                         scenario's seed alone)
+                         scenario's seed alone; more than 1 where nothing is drawn is refused)
   --format text|json     table (default) or one JSON object on stdout
   --out DIR              also write DIR/whatif.json
   -h, --help             this help
@@ -57,6 +59,7 @@ void write_out(const Args& args, const report::Json& j) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
+  refuse_overwriting(dir / "whatif.json", args.positionals(), "--out");
   std::ofstream out(dir / "whatif.json", std::ios::binary);
   out << j.dump(2);
   if (!out) throw BadInput(InputError{(dir / "whatif.json").string(), 0, "--out", "cannot write the file"});
@@ -78,20 +81,34 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (!fidelity.empty() && fidelity != "analytical" && fidelity != "flow") {
     throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
   }
-  ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
+  const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides_with_fidelity(args));
+  // The what-if compares training iterations; a microbenchmark or a serving run has none (their
+  // fabric faults are priced by `clustersim run`).
+  if (cfg.traffic || cfg.inference) {
+    throw BadInput(scenario_error(cfg, cfg.traffic ? "traffic" : "inference",
+                                  std::string("the what-if compares training iterations, and this is a ") +
+                                      (cfg.traffic ? "network microbenchmark" : "serving scenario") +
+                                      " (price its network.faults with `clustersim run`, with and without them)"));
+  }
   if (cfg.stragglers.empty() && cfg.network.faults.empty()) {
     throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no straggler source (stragglers.hosts, gpus, nics, "
                                                      "stage_layers, sequence_imbalance, variation) nor network.faults to "
                                                      "analyse; add one (keys in scenarios/README.md)"));
   }
-  if (fidelity == "flow") cfg.network.fidelity = Fidelity::kFlow;
-  if (fidelity == "analytical") cfg.network.fidelity = Fidelity::kAnalytical;
   // Randomly placed stragglers cost what their placement makes them cost (a slow host on the
   // pipeline's pacing stage or not): one seed alone can mislead, and at the analytical level a
   // hundred placements take milliseconds.
   const bool flow = cfg.network.fidelity == Fidelity::kFlow;
   const int draws =
       static_cast<int>(args.integer("--draws", !flow && cfg.stragglers.drawn() ? report::kDefaultPlacementDraws : 1, 1, 10000));
+  if (draws > 1 && !cfg.stragglers.drawn()) {
+    throw UsageError{"--draws " + std::to_string(draws) +
+                     ": the scenario's stragglers place nothing at random (no stragglers.hosts or gpus by fraction "
+                     "or count, no variation), so every draw would be the same; leave --draws out"};
+  }
+  if (!flow && args.has("--jobs")) {
+    std::cerr << "note: --jobs sets the flow level's worker processes; the analytical level runs in this one\n";
+  }
   const calib::HardwareProfile hw = report::training_profile(cfg);
   if (flow) {
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).

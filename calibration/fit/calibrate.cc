@@ -95,10 +95,19 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     }
   }
 
-  // Counted in distinct shapes: repeats of one shape add no information to fit.
+  // Counted in distinct shapes: repeats of one shape add no information to fit. With enough of
+  // them and still no fit, every candidate model came out non-physical (a time of zero, or
+  // shuffled timings, give no finite positive rate): that is bad data, not too little.
+  std::vector<InputError> unfittable;
   const auto too_few = [&](const std::string& model, size_t points, size_t shapes, size_t needs) {
     std::string what = std::to_string(points) + (points == 1 ? " point" : " points");
     if (shapes != points) what += " of " + std::to_string(shapes) + (shapes == 1 ? " shape" : " shapes");
+    if (shapes >= needs) {
+      unfittable.push_back(InputError{result.source_list(), 0, "",
+                                      model + ": " + what + " fit no model (no candidate gives a finite, positive rate "
+                                      "and cost); check the probe's timings"});
+      return;
+    }
     result.unfitted.push_back(model + ": " + what + ", needs at least " + std::to_string(needs) + " shapes");
   };
   for (const auto& [dtype, points] : gemm) {
@@ -147,6 +156,8 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     add_row(result, collective_name(fit.model), fit.points);
     result.collectives.push_back(std::move(fit));
   }
+
+  if (!unfittable.empty()) throw BadInput(unfittable);
 
   std::vector<FitPoint> all;
   if (!result.gemm.empty()) {

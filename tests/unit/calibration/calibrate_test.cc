@@ -150,6 +150,43 @@ TEST(Calibrate, SeriesTooShortToFitAreNamed) {
 // fits the simulator's roofline form, and a second run straight after gives the same parameters.
 // Budgets: the measured fits' medians (2026-12-04: GEMM 5.4%, memory 3.8%, attention 11.9%)
 // with room for a probe or cuBLAS change; the run-to-run spread of the fitted rates (under 4%).
+// Enough shapes that fit no model is bad data, not too few points: one GEMM's time shrunk to
+// 1 us leaves no tile candidate with a finite peak (before 2026-12-04 it read "needs at least 3
+// shapes" and the base profile's GEMM values were written, exit 0).
+TEST(Calibrate, PointsThatFitNoModelAreBadInput) {
+  ProbeData probe = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  GemmPoint* largest = nullptr;
+  for (GemmPoint& g : probe.gemm) {
+    if (g.dtype == DType::kBf16 && (!largest || g.timing.median_s > largest->timing.median_s)) largest = &g;
+  }
+  ASSERT_NE(largest, nullptr);
+  largest->timing = Timing{1e-6, 1e-6, 1e-6, 1e-6, 1e-6, 0, largest->timing.repetitions, largest->timing.warmup};
+  try {
+    calibrate({probe});
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm bf16: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fit no model"), std::string::npos) << e.what();
+  }
+}
+
+// GEMMs of another type are range-checked against that type's datasheet peak although a profile
+// does not take them (bf16 GEMMs relabelled fp32 fit 1,285 TFLOP/s; they were accepted silently).
+TEST(Calibrate, OtherGemmTypesAreRangeChecked) {
+  ProbeData probe = make_synthetic_probe(synthetic_h100_truth(8), 1);
+  for (GemmPoint& g : probe.gemm) {
+    if (g.dtype == DType::kBf16) g.dtype = DType::kFp32;
+  }
+  const CalibrationResult r = calibrate({probe});
+  ASSERT_NE(r.gemm_model(DType::kFp32), nullptr);
+  try {
+    fitted_profile(r, load_hardware_profile("H100-SXM"));
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("the fitted fp32 GEMM peak"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibrate, MeasuredH200) {
   const std::filesystem::path dir = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "calibration/data";
   const CalibrationResult r = calibrate({read_probe_file(dir / "h200-2026-12-04.pb")});

@@ -166,6 +166,28 @@ TEST(FaultsCli, HostsTooLittleSlowToDetectStayAndCostAlmostNothing) {
   EXPECT_LT(ettr(slow + " --set faults.recovery.straggler_threshold=1"), base - 0.1);  // every one swapped
 }
 
+// The what-if compares training iterations: a microbenchmark or a serving scenario is refused
+// with its section named (with network.faults a traffic run crashed its workers, and at the
+// analytical level printed a negative iteration time); --draws where nothing is drawn, and
+// --fidelity against --set network.fidelity, are refused rather than ignored.
+TEST(FaultsCli, WhatIfRefusesWhatItCannotCompare) {
+  const std::string faults = " --set network.fidelity=flow --set 'network.faults=[{element: \"host:0\", bandwidth_factor: 0.5}]'";
+  const Result traffic = clustersim("whatif scenarios/net-ring-1k.yaml" + faults);
+  EXPECT_EQ(traffic.code, 2) << traffic.out;
+  EXPECT_TRUE(contains(traffic.out, "scenarios/net-ring-1k.yaml")) << traffic.out;
+  EXPECT_TRUE(contains(traffic.out, "traffic: the what-if compares training iterations")) << traffic.out;
+  const Result serving = clustersim("whatif scenarios/infer-colocated.yaml" + faults);
+  EXPECT_EQ(serving.code, 2) << serving.out;
+  EXPECT_TRUE(contains(serving.out, "inference: the what-if compares training iterations")) << serving.out;
+  const Result listed = clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 5 "
+                                   "--set 'stragglers.hosts={list: [3, 17], slowdown: 1.1}'");
+  EXPECT_EQ(listed.code, 2);
+  EXPECT_TRUE(contains(listed.out, "place nothing at random")) << listed.out;
+  const Result both = clustersim("whatif scenarios/stragglers-175b-12288.yaml --fidelity analytical --set network.fidelity=flow");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_TRUE(contains(both.out, "disagree; give one")) << both.out;
+}
+
 TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml");
   EXPECT_EQ(r.code, 0) << r.out;

@@ -441,7 +441,15 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   const Result twice = clustersim("calibrate calibration/data/synthetic-h100.pb calibration/data/synthetic-h100.pb -o '" +
                                   out.string() + "'");
   EXPECT_EQ(twice.code, 2);
-  EXPECT_CONTAINS(twice.err, "is given more than once");
+  EXPECT_CONTAINS(twice.err, "its measurements would count twice");
+  // Also under another name: a hard link (the spelling compared before 2026-12-04 missed it).
+  const std::filesystem::path linked = scratch("linked.pb");
+  std::filesystem::create_hard_link(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/synthetic-h100.pb", linked);
+  const Result hard = clustersim("calibrate calibration/data/synthetic-h100.pb '" + linked.string() + "' -o '" +
+                                 out.string() + "'");
+  EXPECT_EQ(hard.code, 2);
+  EXPECT_CONTAINS(hard.err, "its measurements would count twice");
+  std::filesystem::remove(linked);
   // Fitting again on a profile this probe already fitted is a real fit (same values, same sources).
   ASSERT_EQ(clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'").code, 0);
   const std::filesystem::path again = scratch("again.yaml");
@@ -481,9 +489,48 @@ TEST(CliCalibrate, PoorFitsAndOverwritingTheProbeAreRefused) {
   const auto size = std::filesystem::file_size(probe);
   const Result self = clustersim("calibrate '" + probe.string() + "' -o '" + probe.string() + "'");
   EXPECT_EQ(self.code, 2);
-  EXPECT_CONTAINS(self.err, "is one of the probe files");
+  EXPECT_CONTAINS(self.err, "which is the input");
   EXPECT_EQ(std::filesystem::file_size(probe), size);
-  std::filesystem::remove(probe);
+  // Through a hard link, or onto the --base profile, the same.
+  const std::filesystem::path linked = scratch("self-link.pb");
+  std::filesystem::create_hard_link(probe, linked);
+  EXPECT_EQ(clustersim("calibrate '" + probe.string() + "' -o '" + linked.string() + "'").code, 2);
+  EXPECT_EQ(std::filesystem::file_size(probe), size);
+  const std::filesystem::path base = scratch("base.yaml");
+  std::filesystem::copy_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/profiles/H100-SXM.yaml", base);
+  const Result onto_base = clustersim("calibrate calibration/data/synthetic-h100.pb --base '" + base.string() + "' -o '" +
+                                      base.string() + "'");
+  EXPECT_EQ(onto_base.code, 2);
+  EXPECT_CONTAINS(onto_base.err, "which is the input");
+  // -o and --output both: one of them would be ignored.
+  const Result both = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "' --output '" +
+                                 base.string() + "'");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_CONTAINS(both.err, "-o and --output name one file; give one");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const auto& f : {probe, linked, base}) std::filesystem::remove(f);
+}
+
+// No subcommand writes over the file it read (before 2026-12-04 run --out, sweep --out and topo
+// --export replaced a scenario whose name matched their output).
+TEST(CliUsage, OutputsNeverReplaceTheirInput) {
+  const std::filesystem::path dir = scratch("same");
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path scenario = dir / "results.json";
+  std::filesystem::copy_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/net-ring-1k.yaml", scenario);
+  const std::string before = slurp(scenario);
+  const Result run = clustersim("run '" + scenario.string() + "' --out '" + dir.string() + "'");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_CONTAINS(run.err, "--out would write");
+  const Result topo = clustersim("topo '" + scenario.string() + "' --export dot '" + scenario.string() + "'");
+  EXPECT_EQ(topo.code, 2);
+  EXPECT_CONTAINS(topo.err, "--export would write");
+  EXPECT_EQ(slurp(scenario), before);
+  // --list-links prints and --export writes: both given, one was ignored.
+  const Result list = clustersim("topo scenarios/net-ring-1k.yaml --list-links --export dot '" + (dir / "g.dot").string() + "'");
+  EXPECT_EQ(list.code, 2);
+  EXPECT_CONTAINS(list.err, "give one");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliUsage, AFlagInPlaceOfAValueIsMissingItsValue) {
