@@ -44,7 +44,7 @@ std::string record_to_line(const Record& r) {
     s += (first ? "" : ", ") + json_quote(k) + ": " + json_quote(v);
     first = false;
   }
-  return s + "}}";
+  return s + (r.retry ? "}, \"retry\": true}" : "}}");
 }
 
 std::optional<Record> record_from_line(const std::string& line) {
@@ -67,6 +67,7 @@ std::optional<Record> record_from_line(const std::string& line) {
     return std::nullopt;
   }
   Record r;
+  if (const JsonValue* retry = member(*v, "retry", JsonValue::Kind::kBool)) r.retry = retry->boolean;
   r.stage = stage->text;
   r.index = static_cast<int64_t>(index->number);
   r.id = id->text;

@@ -21,6 +21,9 @@ struct Record {
   int64_t index = 0;
   std::string id;
   Outcome outcome;
+  // The worker running it was lost (killed, crashed) before it reported: the candidate itself may
+  // be sound, so `--resume` runs it again rather than keep the failure.
+  bool retry = false;
 };
 
 // One line of JSON (no newline); numbers keep every digit so a resumed sweep writes the same

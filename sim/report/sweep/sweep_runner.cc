@@ -65,7 +65,9 @@ class Runner {
     if (rank_ == 0) {
       log_ = std::make_unique<ResultLog>(options_.log_path, spec_.fingerprint, space_.size(), options_.resume,
                                          options_.restart);
-      for (const Record& r : log_->previous()) remember(r);
+      for (const Record& r : log_->previous()) {
+        if (!r.retry) remember(r);  // a candidate whose worker was lost runs again
+      }
     }
     // Stage 1: every candidate not yet in the log.
     std::vector<int64_t> todo;
@@ -81,11 +83,13 @@ class Runner {
 
     // Stage 2: the best k of stage 1 at the finer level.
     todo.clear();
+    std::set<int64_t> top;
     if (rank_ == 0) {
       const SweepTable table = build_table(space_, records_);
       const auto k = std::min<size_t>(static_cast<size_t>(std::max(out.top_k, 0)), table.ranking.size());
       for (size_t r = 0; r < k; ++r) {
         const int64_t i = table.rows[static_cast<size_t>(table.ranking[r])].index;
+        top.insert(i);
         if (!done_.count({kStageFiner, i})) todo.push_back(i);
       }
       out.finer.candidates = static_cast<int64_t>(k);
@@ -93,7 +97,13 @@ class Runner {
     }
     out.finer.seconds = stage(kStageFiner, todo);
     out.finer.ran = static_cast<int64_t>(todo.size());
-    if (rank_ == 0) out.records = std::move(records_);
+    if (rank_ == 0) {
+      // The finer rows of this run's best k only: a log resumed with a smaller --top holds more
+      // (kept there for a later, larger one).
+      for (Record& r : records_) {
+        if (r.stage != kStageFiner || top.count(r.index)) out.records.push_back(std::move(r));
+      }
+    }
     return out;
   }
 
@@ -166,6 +176,7 @@ class Runner {
       r.id = space_.id(index);
       r.outcome.status = kFailed;
       r.outcome.reason = why;
+      r.retry = true;
       on_line(index, record_to_line(r));
     };
     // Finer levels run SimGrid: a fresh process for each candidate.

@@ -2,16 +2,19 @@
 #include "sim/report/sweep/sweep_spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
+#include "sim/core/unit_parse.h"
 
 namespace clustersim::sweep {
 namespace {
@@ -67,11 +70,30 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
 }
 
 // What makes two values of an axis one value: the number (8 and 8.0), or the settings in any
-// order (mappings that set the same keys to the same text).
+// order (mappings that set the same keys to the same text, or to one quantity in other units).
 using Settings = std::vector<std::pair<std::string, std::string>>;
+// A scalar with a unit as its quantity ("time 200000000000 ps", "bandwidth 2.5e+10 B/s"), so that
+// 200Gbps and 25GBps, or 200ms and 0.2s, compare equal; anything else as written.
+std::string quantity_text(const YamlNode& n) {
+  if (n.kind != YamlNode::Kind::kScalar || n.scalar.empty() || !std::isalpha(static_cast<unsigned char>(n.scalar.back()))) {
+    return canonical_text(n);
+  }
+  char buf[64];
+  if (const std::optional<Bandwidth> b = parse_bandwidth(n.scalar)) {
+    std::snprintf(buf, sizeof buf, "bandwidth %.17g B/s", b->bytes_per_s);
+  } else if (const std::optional<Time> t = parse_time(n.scalar)) {
+    std::snprintf(buf, sizeof buf, "time %lld ps", static_cast<long long>(t->as_ps()));
+  } else if (const std::optional<Bytes> y = parse_bytes(n.scalar)) {
+    std::snprintf(buf, sizeof buf, "bytes %lld B", static_cast<long long>(y->n));
+  } else {
+    return canonical_text(n);
+  }
+  return buf;
+}
+
 Settings settings_of(const AxisValue& v) {
   Settings out;
-  for (const auto& [path, node] : v.sets) out.emplace_back(path, canonical_text(node));
+  for (const auto& [path, node] : v.sets) out.emplace_back(path, quantity_text(node));
   std::sort(out.begin(), out.end());
   return out;
 }

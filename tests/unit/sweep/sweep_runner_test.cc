@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
 #include <stdexcept>
 
 #include "sim/core/error.h"
 #include "sim/report/sweep/candidate_evaluator.h"
+#include "sim/report/sweep/result_log.h"
 #include "sim/report/sweep/sweep_output.h"
 #include "sim/report/sweep/sweep_table.h"
 #include "tests/unit/scratch_dir.h"
@@ -180,6 +184,67 @@ TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   // Ranked best first.
   ASSERT_GE(ta.ranking.size(), 2u);
   EXPECT_GE(*ta.rows[ta.ranking[0]].analytical.objective, *ta.rows[ta.ranking[1]].analytical.objective);
+}
+
+// A candidate whose worker was lost (killed, crashed) before it reported is logged as failed and
+// marked to retry: --resume runs it again (before 2026-12-04 the failure was kept, and a resumed
+// sweep's tables differed from an uninterrupted one's).
+TEST(SweepRunner, ResumeRunsAgainTheCandidatesWhoseWorkerWasLost) {
+  const SweepSpec spec = spec_from(kAxes);
+  const CandidateSpace space(spec);
+  RunOptions o;
+  o.top_k = 0;
+  const ScratchDir dir("clustersim_sweep_lost");
+  ASSERT_TRUE(dir.ok());
+  o.log_path = dir.file("results.jsonl");
+  const SweepRun a = run_sweep(spec, o);
+  // As a lost worker leaves it: the first five records failed, marked to retry.
+  std::ifstream in(o.log_path);
+  std::string line, text;
+  int marked = 0;
+  while (std::getline(in, line)) {
+    std::optional<Record> r = record_from_line(line);
+    if (r && marked < 5) {
+      r->outcome = Outcome{};
+      r->outcome.status = kFailed;
+      r->outcome.reason = "worker process killed by signal 9";
+      r->retry = true;
+      ASSERT_EQ(record_from_line(record_to_line(*r))->retry, true);
+      line = record_to_line(*r);
+      ++marked;
+    }
+    text += line + "\n";
+  }
+  in.close();
+  std::ofstream(o.log_path, std::ios::binary) << text;
+  o.resume = true;
+  const SweepRun b = run_sweep(spec, o);
+  EXPECT_EQ(b.analytical.ran, 5);
+  EXPECT_EQ(sweep_csv(space, build_table(space, a.records)), sweep_csv(space, build_table(space, b.records)));
+}
+
+// Resumed with a smaller --top, the tables hold that many finer rows (the log keeps the others for
+// a later, larger --top); before 2026-12-04 every logged one.
+TEST(SweepRunner, ResumeWithASmallerTopKeepsThatManyFinerRows) {
+  const SweepSpec spec = spec_from(kAxes);
+  const CandidateSpace space(spec);
+  RunOptions o;
+  o.jobs = 2;
+  o.top_k = 2;
+  const ScratchDir dir("clustersim_sweep_top");
+  ASSERT_TRUE(dir.ok());
+  o.log_path = dir.file("results.jsonl");
+  const auto finer_rows = [&](const SweepRun& run) {
+    int n = 0;
+    for (const Row& r : build_table(space, run.records).rows) n += r.finer.ran ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(finer_rows(run_sweep(spec, o)), 2);
+  o.resume = true;
+  o.top_k = 1;
+  const SweepRun one = run_sweep(spec, o);
+  EXPECT_EQ(one.finer.ran, 0);
+  EXPECT_EQ(finer_rows(one), 1);
 }
 
 // A serving candidate's pools are priced by their own GPU types (before 2026-12-04 every GPU at

@@ -104,6 +104,13 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(error_text("axes: {training.recompute: [full, none, full]}\n").find("the value full is given twice"),
             std::string::npos);
+  // One quantity in other units is one value too (accepted, and run twice, before 2026-12-04).
+  EXPECT_NE(error_text("axes: {cluster.nic_bandwidth: [200Gbps, 25GBps]}\n").find("the value 25GBps (200Gbps) is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {training.step_stall: [200ms, 0.2s]}\n").find("is given twice"), std::string::npos);
+  EXPECT_NE(error_text("axes: {cluster: [{nic_bandwidth: 400Gbps}, {nic_bandwidth: 50GBps}]}\n").find("is given twice"),
+            std::string::npos);
+  EXPECT_EQ(error_text("axes: {cluster.nic_bandwidth: [200Gbps, 400Gbps]}\n"), "");
   EXPECT_EQ(error_text("axes: {parallelism.tp: {from: 1, to: 8, times: 2}}\n"), "");
   // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
   EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
