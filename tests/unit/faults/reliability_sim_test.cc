@@ -147,6 +147,14 @@ TEST(Reliability, YoungDalyFormulas) {
   const MeanCi c = mean_ci({1, 2, 3});
   EXPECT_DOUBLE_EQ(c.mean, 2.0);
   EXPECT_NEAR(c.half_width, 4.303 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) x s / sqrt(n)
+  // Past the table's 30 degrees of freedom, the exact quantiles to 1e-4 (Student's t tables):
+  // 32 samples (df 31) 2.0395, 61 (df 60) 2.0003, 121 (df 120) 1.9799, 1001 (df 1000) 1.9623.
+  for (const auto& [n, t] : {std::pair{32, 2.03951}, {61, 2.00030}, {121, 1.97993}, {1001, 1.96234}}) {
+    std::vector<double> v(static_cast<size_t>(n), 0.0);
+    v[0] = 1.0;  // s = sqrt(1 / n), mean 1 / n
+    const double s = std::sqrt((1.0 - 1.0 / n) / (n - 1));
+    EXPECT_NEAR(mean_ci(v).half_width / (s / std::sqrt(static_cast<double>(n))), t, 1e-4) << n;
+  }
 }
 
 TEST(Reliability, SimulatedOptimumIsNearYoungDalyForExponentialFailures) {
