@@ -340,15 +340,23 @@ StepLoad StepLoad::share(int replicas) const {
 Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib::HardwareProfile& hw, int64_t count) {
   const calib::Efficiencies& e = hw.eff;
   const int64_t sms = std::max(1, hw.sm_count);
-  const int64_t tiles = ceil_div(m, e.gemm_tile_m) * ceil_div(n, e.gemm_tile_n) * count;
-  // Slices of K so that the tiles fill the SMs, each slice at least 512 deep.
-  const int64_t split = std::clamp<int64_t>(sms / std::max<int64_t>(1, tiles), 1, std::max<int64_t>(1, k / 512));
+  // A skinny GEMM (decode: a few rows per step) runs a kernel whose tiles are only as tall as its
+  // rows, rounded up to 16 (the tensor cores' MMA row count), not the fitted tile of a large GEMM,
+  // and slices K down to 128 deep so that its few tiles fill the SMs (split-K / stream-K). With
+  // the large GEMM's 128-row tile and 512-deep slices, one decode row of a TP-8 projection
+  // (1 x 6,144 x 768) took 16 us against 7 us to read its weights, and more TP made attention
+  // slower (assumption, 2026-12-04: cuBLAS picks such kernels for skinny shapes; probe data for
+  // m < 128 would fit it).
+  const int64_t tile_m = std::min<int64_t>(e.gemm_tile_m, std::max<int64_t>(16, ceil_div(m, 16) * 16));
+  const int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, e.gemm_tile_n) * count;
+  // Slices of K so that the tiles fill the SMs.
+  const int64_t split = std::clamp<int64_t>(sms / std::max<int64_t>(1, tiles), 1, std::max<int64_t>(1, k / 128));
   const int64_t ks = ceil_div(k, split);
   const int64_t all = tiles * split;
   const int64_t waves = ceil_div(all, sms);
   const double wave = static_cast<double>(all) / static_cast<double>(waves * sms);
   const double tile = (static_cast<double>(m) * static_cast<double>(n)) /
-                      (static_cast<double>(ceil_div(m, e.gemm_tile_m) * e.gemm_tile_m) *
+                      (static_cast<double>(ceil_div(m, tile_m) * tile_m) *
                        static_cast<double>(ceil_div(n, e.gemm_tile_n) * e.gemm_tile_n));
   const double inner = static_cast<double>(ks) / static_cast<double>(ks + e.gemm_k_half);
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *

@@ -297,6 +297,7 @@ void ServingSimulation::try_start(int idx) {
     stats_.pools[1].compute_busy += t.ffn_busy;
     stats_.pools[1].stepping += t.total;
     ++stats_.pools[1].steps;
+    stats_.pools[1].max_batch_seen = std::max<int>(stats_.pools[1].max_batch_seen, static_cast<int>(load.seqs()));
   } else {
     ps.compute_busy += t.attention_busy + t.ffn_busy;
   }

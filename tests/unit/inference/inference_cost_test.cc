@@ -47,6 +47,25 @@ TEST(GemmRoofline, DecodeGemmIsMemoryBound) {
   EXPECT_GT(big, calib::memory_time(bytes_of(2.0 * 3 * 8192.0 * 8192), hw));
 }
 
+// A decode step's skinny GEMM reads its weights in about the time they take to stream: more TP,
+// fewer weights per GPU, never slower. Before 2026-12-04 the large GEMM's 128-row tile and 512-deep
+// K slices held one row of a TP-8 output projection (1 x 6,144 x 768) at 16 us against 7 us of
+// weight reads, slower than TP 4's (1 x 6,144 x 1,536).
+TEST(GemmRoofline, SkinnyGemmsAreMemoryBoundAndShrinkWithTp) {
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
+  for (int64_t rows : {1, 8, 32}) {
+    Time previous = Time::max();
+    for (int64_t tp : {1, 2, 4, 8}) {
+      const int64_t k = 6144 / tp;
+      const Time t = gemm_roofline(rows, 6144, k, 2.0, Precision::kBf16, hw);
+      const Time reads = calib::memory_time(bytes_of(2.0 * (6144.0 * k + rows * k + rows * 6144.0)), hw);
+      EXPECT_EQ(t, reads) << rows << " rows, tp " << tp;
+      EXPECT_LT(t, previous) << rows << " rows, tp " << tp;
+      previous = t;
+    }
+  }
+}
+
 TEST(GemmRoofline, SplitKNeverSlowerThanOneSlice) {
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
   for (int64_t m : {64, 512, 4096}) {

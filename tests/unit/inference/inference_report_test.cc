@@ -109,7 +109,7 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
   ASSERT_TRUE(light.count("steady_tokens_per_s")) << light_text;
   EXPECT_NEAR(light.at("steady_tokens_per_s") / light.at("offered_tokens_per_s"), 1.0, 0.1);
   EXPECT_EQ(light_text.find("falling behind"), std::string::npos) << light_text;
-  const auto [heavy, heavy_text] = figures({"inference.rate_per_s=1000", "inference.max_batch=4"});
+  const auto [heavy, heavy_text] = figures({"inference.rate_per_s=4000", "inference.max_batch=4"});
   ASSERT_TRUE(heavy.count("steady_tokens_per_s")) << heavy_text;
   EXPECT_LT(heavy.at("steady_tokens_per_s"), 0.8 * heavy.at("offered_tokens_per_s"));
   EXPECT_NE(heavy_text.find("falling behind, queues grow"), std::string::npos) << heavy_text;

@@ -348,6 +348,9 @@ TEST(ServingSim, AttentionFfnUsesBothPools) {
   expect_no_request_lost(r);
   EXPECT_EQ(r.micro_batches, 3);
   EXPECT_GT(r.pools[1].compute_busy, Time::zero());
+  // The expert pool serves the attention pool's batches (its largest was reported 0 before 2026-12-04).
+  EXPECT_GT(r.pools[1].max_batch_seen, 0);
+  EXPECT_EQ(r.pools[1].max_batch_seen, r.pools[0].max_batch_seen);
   EXPECT_EQ(r.decode_step_sum.attention + r.decode_step_sum.ffn + r.decode_step_sum.communication +
                 r.decode_step_sum.idle,
             r.decode_step_sum.total);
