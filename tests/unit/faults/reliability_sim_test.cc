@@ -131,6 +131,38 @@ TEST(Reliability, StragglersCostDegradedTimeUntilFound) {
   EXPECT_EQ(total(r), in.duration);
 }
 
+// A straggler found with no spare free runs on, slow, until a repair frees one: finding it never
+// costs more than not finding it. Before 2026-12-04 the job stopped and waited for the repair (a
+// 10%-slow host with no spares took ETTR from 0.97, undetected, to 0.68).
+TEST(Reliability, AStragglerWithNoSpareRunsOnUntilOneIsFree) {
+  ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
+  in.duration = Time::s(10 * 86400.0);
+  JobComponent slow;
+  slow.spec.name = "slow";
+  slow.spec.kind = FailureKind::kDegrade;
+  slow.spec.slowdown = 1.1;
+  slow.rate_per_s = 1.0 / 40000;
+  slow.degraded_speed = {1.0 / 1.1};
+  in.components = {slow};
+  ReliabilityInputs never = in;
+  never.straggler_detection = Time::s(20 * 86400.0);  // past the window: never found
+  in.spare_hosts = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const ReliabilityRun none = simulate_reliability(in, seed);
+    const ReliabilityRun undetected = simulate_reliability(never, seed);
+    EXPECT_EQ(none.lost[static_cast<int>(LossCause::kRepairWait)], Time::zero()) << seed;
+    EXPECT_GE(none.useful, undetected.useful) << seed;
+    EXPECT_EQ(total(none), in.duration);
+  }
+  // One spare: the first straggler found is swapped, the next waits for the repair of that host.
+  in.spare_hosts = 1;
+  const ReliabilityRun one = simulate_reliability(in, 1);
+  EXPECT_EQ(one.lost[static_cast<int>(LossCause::kRepairWait)], Time::zero());
+  EXPECT_GT(one.interruptions, 0);
+  EXPECT_GE(one.useful, simulate_reliability(never, 1).useful);
+  EXPECT_EQ(total(one), in.duration);
+}
+
 TEST(Reliability, SlowCommInitLowersEttr) {
   ReliabilityInputs fast = inputs(Time::s(600), Time::s(5), Time::zero());
   fast.components = {crash_every(Time::s(3 * 3600.0))};
