@@ -169,10 +169,16 @@ LoadWindow load_window(const engine::ServingResult& r) {
   const Time first = r.first_arrival;
   Time last = first;
   for (const engine::RequestOutcome& o : r.requests) last = max(last, o.arrival);
-  // Arrivals in a burst (a window under a tenth of the run) have no steady state to measure.
-  if (r.requests.empty() || last <= first || (last - first).as_s() < 0.1 * (r.last_finish - r.first_arrival).as_s()) {
-    return w;
+  // Arrivals in a burst have no steady state to measure: a window under ten times the quickest
+  // first token (about a prefill on an idle deployment) is one. Not a share of the run: an
+  // overloaded deployment's run is many times its arrival window, which is when falling behind
+  // matters (before 2026-12-04, under a tenth of the run was a burst: 30 s of arrivals drained
+  // over 469 s reported nothing).
+  Time quickest = Time::max();
+  for (const engine::RequestOutcome& o : r.requests) {
+    if (o.completed) quickest = min(quickest, o.first_token - o.arrival);
   }
+  if (quickest == Time::max() || last <= first || last - first < 10.0 * quickest) return w;
   w.window_s = (last - first).as_s();
   double asked = 0, made = 0;
   for (const engine::RequestOutcome& o : r.requests) {

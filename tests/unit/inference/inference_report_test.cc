@@ -113,6 +113,12 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
   ASSERT_TRUE(heavy.count("steady_tokens_per_s")) << heavy_text;
   EXPECT_LT(heavy.at("steady_tokens_per_s"), 0.8 * heavy.at("offered_tokens_per_s"));
   EXPECT_NE(heavy_text.find("falling behind, queues grow"), std::string::npos) << heavy_text;
+  // Overloaded so far that the run lasts many times its arrival window: still measured, and
+  // falling behind (before 2026-12-04 a window under a tenth of the run read as a burst: null).
+  const auto [swamped, swamped_text] = figures({"inference.rate_per_s=4000", "inference.max_batch=1"});
+  ASSERT_TRUE(swamped.count("steady_tokens_per_s")) << swamped_text;
+  EXPECT_GT(swamped.at("duration_s"), 10 * swamped.at("arrival_window_s")) << swamped_text;
+  EXPECT_NE(swamped_text.find("falling behind, queues grow"), std::string::npos) << swamped_text;
   // Every request at once: no arrival window to measure (null, so not a number).
   const auto [burst, burst_text] = figures({"inference.rate_per_s=1e9"});
   EXPECT_FALSE(burst.count("steady_tokens_per_s")) << burst_text;
