@@ -301,6 +301,7 @@ void ServingSimulation::try_start(int idx) {
   } else {
     ps.compute_busy += t.attention_busy + t.ffn_busy;
   }
+  if (load.prefill_seqs > 0 && load.decode_seqs > 0) ++stats_.mixed_steps;
   if (load.prefill_seqs == 0) {
     stats_.decode_step_sum.total += t.total;
     stats_.decode_step_sum.attention += t.attention;

@@ -96,6 +96,7 @@ struct ServingResult {
   StepTiming decode_step_sum;  // over decode-only steps of the decoding pool
   int64_t decode_steps = 0;
   int64_t decode_step_seqs = 0;  // sum of batch sizes over those steps
+  int64_t mixed_steps = 0;       // steps that decoded and also ran prefill (not in decode_step_sum)
   int64_t kv_transfers = 0;  // one per request moved to a decode instance (its TP shards together)
   Bytes kv_transfer_bytes;
   int micro_batches = 1;

@@ -282,6 +282,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   Json& step = j.set("decode_step", Json::object());
   const double n = static_cast<double>(std::max<int64_t>(1, r.decode_steps));
   step.set("count", r.decode_steps);
+  step.set("mixed_count", r.mixed_steps);
   step.set("mean_batch", r.decode_step_seqs / n);
   step.set("time_s", r.decode_step_sum.total.as_s() / n);
   step.set("attention_s", r.decode_step_sum.attention.as_s() / n);
@@ -352,6 +353,14 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                 ms(r.decode_step_sum.attention.as_s() / n).c_str(), ms(r.decode_step_sum.ffn.as_s() / n).c_str(),
                 ms(r.decode_step_sum.communication.as_s() / n).c_str(), ms(r.decode_step_sum.idle.as_s() / n).c_str());
   s << line;
+  if (r.mixed_steps > r.decode_steps) {
+    // Under a steady load most steps also prefill: the decode-only ones are the drain.
+    std::snprintf(line, sizeof line,
+                  "              (over the %lld decode-only steps; %lld more also ran prefill and are not in it: "
+                  "under load it describes the drain after the last arrival)\n",
+                  static_cast<long long>(r.decode_steps), static_cast<long long>(r.mixed_steps));
+    s << line;
+  }
   for (const engine::PoolStats& p : r.pools) {
     const double span = duration * std::max(1, p.instances);
     std::snprintf(line, sizeof line,

@@ -94,6 +94,23 @@ TEST(RunInference, AttentionFfnAtFlowLevelMeasuresTheExchange) {
   EXPECT_NE(j.find("\"m2n_fabric_factor\":"), std::string::npos) << j;
 }
 
+// The decode-step means cover decode-only steps; the steps that also prefilled are counted
+// beside them, and where they outnumber them (a steady load) the summary says the means describe
+// the drain (before 2026-12-04 nothing said so: mean_batch read the same at every rate).
+TEST(InferenceReport, DecodeStepsThatAlsoPrefilledAreCountedAndNamed) {
+  for (const char* rate : {"inference.rate_per_s=20", "inference.rate_per_s=2000"}) {
+    const RunOutput out = run_scenario(clustersim::testing::serving({"inference.requests=400", rate}));
+    std::map<std::string, double> f;
+    out.results.for_each_number([&f](const std::string& path, double v) { f[path] = v; });
+    ASSERT_TRUE(f.count("decode_step.mixed_count")) << rate;
+    const bool drain = f.at("decode_step.mixed_count") > f.at("decode_step.count");
+    EXPECT_EQ(out.summary.find("describes the drain") != std::string::npos, drain) << rate << "\n" << out.summary;
+  }
+  const RunOutput busy = run_scenario(
+      clustersim::testing::serving({"inference.requests=2000", "inference.rate_per_s=40000", "inference.max_batch=1024"}));
+  EXPECT_NE(busy.summary.find("more also ran prefill"), std::string::npos) << busy.summary;
+}
+
 TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFallsBehind) {
   // tokens_per_s counts the drain after the last arrival; steady_tokens_per_s only the arrival
   // window: about the offered rate under a light load, well under it when overloaded.
