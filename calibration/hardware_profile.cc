@@ -171,6 +171,19 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
   if (path.is_relative() && !base_dir.empty() && !std::filesystem::exists(path)) {
     path = std::filesystem::path(base_dir) / path;
   }
+  std::error_code ec;
+  if (name_or_path.empty() || std::filesystem::is_directory(path, ec)) {
+    throw BadInput(InputError{"", 0, "cluster.gpu",
+                              name_or_path.empty() ? "is empty; expected a built-in profile name (clustersim profiles "
+                                                     "lists them) or a profile file"
+                                                   : "'" + name_or_path + "' is a directory; expected a built-in profile "
+                                                     "name or a profile file"});
+  }
+  if (path.extension() == ".pb") {
+    throw BadInput(InputError{"", 0, "cluster.gpu",
+                              "'" + name_or_path + "' is a probe file; fit a profile from it first (clustersim calibrate " +
+                                  name_or_path + " -o PROFILE.yaml) and name that"});
+  }
   if (!std::filesystem::exists(path)) {
     std::string names;
     for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;

@@ -132,9 +132,10 @@ void read_header(const pb::Header& h, ProbeHeader& out, Checker& check) {
   out.notes = h.notes();
 
   check.non_empty("header.gpu_model", out.gpu_model, "GPU model");
-  check.positive("header.gpu_count", out.gpu_count, "GPU count");
-  check.positive("header.sm_count", out.sm_count, "SM count");
-  check.positive("header.compute_capability", out.compute_capability, "compute capability");
+  // As the file holds them (unsigned): cast first, 4294967295 read as -1.
+  check.count("header.gpu_count", h.gpu_count(), "GPU count", 65536);
+  check.count("header.sm_count", h.sm_count(), "SM count", 65536);
+  check.count("header.compute_capability", h.compute_capability(), "compute capability", 1000);
   check.positive("header.cuda_runtime_version", out.cuda_runtime_version, "CUDA runtime version");
   check.non_empty("header.date", out.date, "date of the run");
   check.non_empty("header.host", out.host, "host name");

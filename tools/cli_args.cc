@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/cli_args.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace clustersim::cli {
@@ -66,7 +68,10 @@ long long Args::integer(const std::string& flag, long long fallback, long long m
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+  // Decimal digits, with a minus sign where one is allowed: strtoll also takes leading spaces
+  // and a plus sign.
+  const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
+  if (!plain || *end != '\0' || errno == ERANGE || v < min || v > max) {
     throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
                      "], got '" + text + "'"};
   }
@@ -79,7 +84,11 @@ double Args::number(const std::string& flag, double fallback, double min, double
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
+  // A decimal number: strtod also takes leading spaces, a plus sign and hexadecimal ("0x10").
+  const bool plain = !text.empty() &&
+                     (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-' || text[0] == '.') &&
+                     text.find_first_of("xX") == std::string::npos;
+  if (!plain || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
     std::ostringstream range;
     range << "[" << min << ", " << max << "]";
     throw UsageError{flag + " needs a number in " + range.str() + ", got '" + text + "'"};
@@ -107,6 +116,12 @@ void refuse_overwriting(const std::filesystem::path& output, const std::vector<s
                        ": writing it would destroy what was read; choose another path"};
     }
   }
+}
+
+std::string io_reason() {
+  std::string why = errno != 0 ? std::strerror(errno) : "unknown reason";
+  if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+  return why;
 }
 
 std::vector<std::string> overrides_with_fidelity(const Args& args) {

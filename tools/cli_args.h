@@ -48,6 +48,10 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 void refuse_overwriting(const std::filesystem::path& output, const std::vector<std::string>& inputs,
                         const std::string& flag);
 
+// Why the last file operation failed, from errno ("permission denied"); "unknown reason" when
+// errno says nothing (a stream may fail without setting it).
+std::string io_reason();
+
 // The --set overrides with --fidelity's level added as network.fidelity; a --set of
 // network.fidelity that names another level is a UsageError (which one was meant is a guess).
 std::vector<std::string> overrides_with_fidelity(const Args& args);

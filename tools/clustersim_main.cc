@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The clustersim command line: run, validate, topo, calibrate, profiles (sweep to come).
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -77,9 +78,10 @@ edited and used with cluster.gpu: path/to/profile.yaml.
 )";
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
+  errno = 0;  // io_reason() reads it
   std::ofstream out(path, std::ios::binary);
   out << text;
-  if (!out) throw BadInput(InputError{path.string(), 0, "--out", "cannot write the file"});
+  if (!out) throw BadInput(InputError{path.string(), 0, "--out", "cannot write the file: " + io_reason()});
 }
 
 std::string require_format(const Args& args) {
@@ -219,10 +221,28 @@ int dispatch(int argc, char** argv) {
   }
   const std::string name = argv[1];
   if (name == "-h" || name == "--help" || name == "help") {
+    // "help run": that command's usage.
+    if (argc == 3) {
+      const auto cmd = commands().find(argv[2]);
+      if (cmd == commands().end()) {
+        std::cerr << "clustersim help: unknown command '" << argv[2] << "'\n\n" << kTopUsage;
+        return 2;
+      }
+      std::cout << cmd->second.usage;
+      return 0;
+    }
+    if (argc > 3) {
+      std::cerr << "clustersim help: takes at most one command name\n\n" << kTopUsage;
+      return 2;
+    }
     std::cout << kTopUsage;
     return 0;
   }
   if (name == "--version" || name == "version") {
+    if (argc > 2) {
+      std::cerr << "clustersim " << name << ": takes no arguments, got '" << argv[2] << "'\n";
+      return 2;
+    }
     std::cout << "clustersim " << kVersion << "\n";
     return 0;
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim calibrate: fit a hardware profile to probe files and print the fit errors.
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -138,9 +139,10 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     }
     throw BadInput(errors);
   }
+  errno = 0;  // io_reason() reads it
   std::ofstream out(output, std::ios::binary);
   out << text;
-  if (!out) throw BadInput(InputError{output, 0, "-o", "cannot write the profile"});
+  if (!out) throw BadInput(InputError{output, 0, "-o", "cannot write the profile: " + io_reason()});
   std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << output << ")\n";
   return 0;
 }

@@ -92,6 +92,9 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     refuse_overwriting(dir / name, args.positionals(), "--out");
   }
   options.log_path = (dir / "results.jsonl").string();
+  if (root && args.has("--resume") && !std::filesystem::exists(options.log_path)) {
+    std::cerr << "note: --resume: no log at " << options.log_path << " (another --out?); starting the sweep afresh\n";
+  }
   options.progress = root && !args.has("--no-progress") && ::isatty(STDERR_FILENO);
 
   const sweep::SweepRun run = sweep::run_sweep(spec, options);
@@ -99,9 +102,10 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   const sweep::CandidateSpace space(spec);
   const sweep::SweepTable table = sweep::build_table(space, run.records);
   const auto write = [&](const std::string& name, const std::string& text) {
+    errno = 0;  // io_reason() reads it
     std::ofstream out(dir / name, std::ios::binary);
     out << text;
-    if (!out) throw BadInput(InputError{(dir / name).string(), 0, "--out", "cannot write the file"});
+    if (!out) throw BadInput(InputError{(dir / name).string(), 0, "--out", "cannot write the file: " + io_reason()});
   };
   write("sweep.csv", sweep::sweep_csv(space, table));
   write("sweep.json", sweep::sweep_json(space, table, run).dump(1));

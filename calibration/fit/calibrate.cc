@@ -75,6 +75,14 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
                                     p.header.gpu_model + "', " + probes.front().source +
                                     " is '" + result.machine.gpu_model + "'"});
     }
+    // The GEMM fit's waves are counted over the SMs: one model with another SM count is another
+    // part (a MIG slice, a cut-down SKU), and its timings do not share a fit.
+    if (p.header.sm_count != result.machine.sm_count) {
+      throw BadInput(InputError{p.source, 0, "header.sm_count",
+                                "probe files must come from GPUs with one SM count: this one has " +
+                                    std::to_string(p.header.sm_count) + ", " + probes.front().source + " " +
+                                    std::to_string(result.machine.sm_count) + " (a MIG slice or another part)"});
+    }
     result.sources.push_back(p.source);
     result.synthetic = result.synthetic || p.header.synthetic;
   }

@@ -244,6 +244,12 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos) {
     throw BadInput(InputError{"--set", 0, path, "empty key in the path"});
   }
+  if (const size_t bracket = path.find('['); bracket != std::string::npos) {
+    // Lists are given whole: an index would have been an unknown key, unexplained.
+    throw BadInput(InputError{"--set", 0, path,
+                              "--set takes a key path of mappings, not a list index; give the list whole, e.g. " +
+                                  path.substr(0, bracket) + "='[{...}, {...}]'"});
+  }
   if (value.find_first_not_of(" \t") == std::string::npos) {
     // As a key without a value in a file; an unset shell variable ('x=$BW') must not quietly
     // become the default.

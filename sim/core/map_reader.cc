@@ -142,6 +142,10 @@ bool MapReader::read(const std::string& key, int& out, Need need, int min, int m
   } else if (max != INT32_MAX) {
     range += " <= " + std::to_string(max);
   }
+  if (v && (*v > INT32_MAX || *v < INT32_MIN)) {
+    // Past what the field holds (the bound the message named was not the one that refused it).
+    range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  }
   if (!v || *v < min || *v > max) {
     fail(key, *n, range);
     return false;

@@ -354,6 +354,17 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues pause at "
                     "the XOFF threshold with no packets in flight; the packet level uses it");
   }
+  // (flow+dcqcn and packet also draw their random marking from it.)
+  if (!congestion && cfg.network.routing != Routing::kEcmp && cfg.given.count("network.ecmp_seed")) {
+    notes.push_back(std::string("network.ecmp_seed is not used with network.routing ") +
+                    (cfg.network.routing == Routing::kSpray ? "spray" : "dmodk") + " at network.fidelity " +
+                    to_string(level) + ": it seeds ECMP's hash (and the congestion levels' random draws)");
+  }
+  if (!cfg.inference && !cfg.traffic && !cfg.training.flash_attention &&
+      cfg.given.count("training.flash_attention_version")) {
+    notes.push_back("training.flash_attention_version is not used with training.flash_attention: false (the "
+                    "attention core is the unfused chain)");
+  }
   if (cfg.network.routing == Routing::kSpray && cfg.given.count("network.qps_per_connection") &&
       cfg.network.qps_per_connection > 1) {
     notes.push_back("network.qps_per_connection is not used with network.routing spray: every flow is already "
@@ -379,6 +390,14 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   if (given_under(cfg, "stragglers") && cfg.stragglers.empty()) {
     notes.push_back("stragglers names no source (hosts, gpus, nics, stage_layers, sequence_imbalance, variation): "
                     "nothing is slowed");
+  }
+  for (const char* source : {"hosts", "gpus"}) {
+    const std::optional<ComputeStraggler>& c = std::string(source) == "hosts" ? cfg.stragglers.hosts : cfg.stragglers.gpus;
+    if (c && c->list.empty() && c->count == 0 && c->fraction == 0.0) {
+      notes.push_back(std::string("stragglers.") + source + " slows none: its count (or fraction) is 0");
+    } else if (c && c->slowdown == 1.0) {
+      notes.push_back(std::string("stragglers.") + source + " slows nothing: its slowdown is 1");
+    }
   }
   return notes;
 }

@@ -90,6 +90,17 @@ TEST(Calibrate, RefusesFilesFromDifferentGpus) {
     EXPECT_NE(std::string(e.what()).find("one GPU model"), std::string::npos);
   }
   EXPECT_THROW(calibrate({}), BadInput);
+  // One model with another SM count (a MIG slice) does not share a fit (it was merged silently).
+  ProbeData slice = a;
+  slice.header.sm_count = 66;
+  slice.source = "slice.pb";
+  try {
+    calibrate({a, slice});
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().front().key_path, "header.sm_count");
+    EXPECT_NE(std::string(e.what()).find("one SM count"), std::string::npos) << e.what();
+  }
 }
 
 // The committed example (calibration/data/synthetic-h100.pb, made by clustersim-synthetic-probe

@@ -246,6 +246,19 @@ TEST(ProbeFile, ListsEveryMissingHeaderFieldWithItsPath) {
   }
 }
 
+// Header counts are read as the file holds them (unsigned): 4294967295 GPUs was reported as -1.
+TEST(ProbeFile, HeaderCountsAreReportedAsWritten) {
+  clustersim::probe::ProbeFile f;
+  ASSERT_TRUE(f.ParseFromString(serialize_probe_data(sample_probe())));
+  f.mutable_header()->set_gpu_count(4294967295u);
+  f.mutable_header()->set_sm_count(4000000000u);
+  const std::string msg = rejection(f.SerializeAsString());
+  EXPECT_NE(msg.find("header.gpu_count: GPU count must be a whole number from 1 to 65536, got 4294967295"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("header.sm_count: SM count must be a whole number from 1 to 65536, got 4000000000"),
+            std::string::npos) << msg;
+}
+
 TEST(ProbeFile, RejectsNonPositiveTimingsWithTheRecordPath) {
   ProbeData d = sample_probe();
   d.memory[0].timing.median_s = 0;

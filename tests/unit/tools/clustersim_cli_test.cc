@@ -250,6 +250,17 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   const Result snapshot = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.snapshot_bandwidth=1GBps");
   EXPECT_EQ(snapshot.code, 0) << snapshot.err;
   EXPECT_CONTAINS(snapshot.err, "note: faults.checkpoint.snapshot_bandwidth is not used: faults.checkpoint.blocking");
+  // Since 2026-12-04: ECMP's seed under another routing, FlashAttention's version without it, and
+  // drawn stragglers of count 0.
+  const Result seed = clustersim(std::string("run ") + kScenario +
+                                 " --set network.routing=spray --set network.ecmp_seed=3 "
+                                 "--set training.flash_attention=false --set training.flash_attention_version=1");
+  EXPECT_EQ(seed.code, 0) << seed.err;
+  EXPECT_CONTAINS(seed.err, "note: network.ecmp_seed is not used with network.routing spray");
+  EXPECT_CONTAINS(seed.err, "note: training.flash_attention_version is not used with training.flash_attention: false");
+  const Result none = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.hosts.fraction=0");
+  EXPECT_EQ(none.code, 0) << none.err;
+  EXPECT_CONTAINS(none.err, "note: stragglers.hosts slows none: its count (or fraction) is 0");
   const Result at_level = clustersim("run scenarios/net-incast-32-dcqcn.yaml --format json");
   EXPECT_EQ(at_level.code, 0) << at_level.err;
   EXPECT_EQ(at_level.err.find("note:"), std::string::npos) << at_level.err;
@@ -316,6 +327,45 @@ TEST(CliUsage, TopLevelHelpAndVersion) {
   const Result v = clustersim("--version");
   EXPECT_EQ(v.code, 0);
   EXPECT_CONTAINS(v.out, "clustersim ");
+  // "help run" is run's usage (it printed the top level); extra words are refused, not ignored.
+  const Result help_run = clustersim("help run");
+  EXPECT_EQ(help_run.code, 0);
+  EXPECT_CONTAINS(help_run.out, "usage: clustersim run SCENARIO.yaml");
+  EXPECT_EQ(clustersim("help nosuch").code, 2);
+  EXPECT_EQ(clustersim("--version extra").code, 2);
+}
+
+// Since 2026-12-04 (fuzz audit): numbers in flags are plain decimals; messages name what failed.
+TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
+  for (const char* jobs : {"' 4'", "+4", "0x4"}) {
+    const Result r = clustersim(std::string("sweep scenarios/sweep-175b.yaml --out /tmp/never --jobs ") + jobs);
+    EXPECT_EQ(r.code, 2) << jobs;
+    EXPECT_CONTAINS(r.err, "--jobs needs a whole number in [1, 1024]");
+  }
+  const Result hex = clustersim("calibrate calibration/data/synthetic-h100.pb -o /tmp/never.yaml --max-median-error 0x10");
+  EXPECT_EQ(hex.code, 2);
+  EXPECT_CONTAINS(hex.err, "--max-median-error needs a number in [0, 1000], got '0x10'");
+  // An integer past what the key holds names the bound that refused it.
+  const Result big = clustersim(std::string("run ") + kScenario + " --set training.global_batch=2147483648");
+  EXPECT_EQ(big.code, 2);
+  EXPECT_CONTAINS(big.err, "training.global_batch: expected an integer in [1, 2147483647]");
+  // cluster.gpu that is empty, a directory or a probe file: the key and what to do.
+  const Result empty = clustersim(std::string("run ") + kScenario + " --set 'cluster.gpu=\"\"'");
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_CONTAINS(empty.err, "cluster.gpu: is empty");
+  const Result dir = clustersim(std::string("run ") + kScenario + " --set cluster.gpu=/tmp");
+  EXPECT_CONTAINS(dir.err, "cluster.gpu: '/tmp' is a directory");
+  const Result probe = clustersim(std::string("run ") + kScenario + " --set cluster.gpu=" + CLUSTERSIM_SOURCE_DIR +
+                                  "/calibration/data/synthetic-h100.pb");
+  EXPECT_CONTAINS(probe.err, "is a probe file; fit a profile from it first");
+  // A list index in --set says lists are given whole.
+  const Result index = clustersim(std::string("run ") + kScenario + " --set 'network.faults[0].element=host:0'");
+  EXPECT_EQ(index.code, 2);
+  EXPECT_CONTAINS(index.err, "not a list index; give the list whole");
+  // A file that cannot be written says why.
+  const Result unwritable = clustersim("topo scenarios/net-ring-1k.yaml --export dot /nonexistent-dir/g.dot");
+  EXPECT_EQ(unwritable.code, 2);
+  EXPECT_CONTAINS(unwritable.err, "cannot write the file: no such file or directory");
 }
 
 TEST(CliUsage, HelpOnBuiltSubcommands) {
