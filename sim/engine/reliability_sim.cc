@@ -204,11 +204,10 @@ class Simulation {
     next_phase();
   }
 
-  // A straggler found (or, `waiting`, one found earlier while no spare was free): swapped out in a
-  // planned restart when a spare is free (or spares are not counted); otherwise the job runs on
-  // with it, slow, until a repair frees one. Stopping to wait for a repair costs more than the
-  // slow host (before 2026-12-04 it stopped: a 10%-slow host with no spare took ETTR from 0.97,
-  // never detected, to 0.68).
+  // A straggler found (or, `waiting`, one found earlier that runs on): swapped out in a planned
+  // restart when a spare is free (or spares are not counted), else as run_on decides. Before
+  // 2026-12-04 it always stopped and waited for the repair: a 10%-slow host with no spare took
+  // ETTR from 0.97, never detected, to 0.68.
   void swap_straggler(bool waiting) {
     Degradation* found = nullptr;
     for (Degradation& d : degradations_) {
@@ -216,13 +215,26 @@ class Simulation {
       if (!found || d.detect_at < found->detect_at) found = &d;
     }
     if (!found) return;
-    if (in_.spare_hosts && available_ <= need_hosts_) {
+    if (in_.spare_hosts && available_ <= need_hosts_ && run_on(*found)) {
       found->awaiting_spare = true;
       return;
     }
     found->awaiting_spare = false;
     found->swapping = true;
     stop_planned(found->component, /*needs_host=*/true);
+  }
+
+  // With no spare free: whether to run on with straggler `d` rather than stop and wait for its own
+  // repair. A repair under way frees a spare sooner than that (and running on loses only a share
+  // of the wait): run on until it ends. With none, nothing frees a spare and the straggler stays
+  // for the rest of the window: stop when the share of it the slow host loses, (1 - speed) x the
+  // time left, exceeds the repair and the restart (a 4x-slow host stops; a 10%-slow one with days
+  // left and a 3-day repair runs on).
+  bool run_on(const Degradation& d) const {
+    if (!repairs_.empty()) return true;
+    const Time restart =
+        in_.checkpoint_blocking + in_.checkpoint_async + in_.reschedule + in_.comm_init + in_.checkpoint_load;
+    return (1.0 - d.speed) * (in_.duration - t_) <= in_.repair_time + restart;
   }
 
   void next_phase() {
@@ -260,21 +272,28 @@ class Simulation {
     running_ = true;
     train_since_ckpt_ = Time::zero();
     // Stragglers found by now were swapped out during this restart: the one it was for, and the
-    // others each for a free spare (where spares are counted; the rest run on, awaiting one).
-    std::erase_if(degradations_, [&](Degradation& d) {
-      if (d.swapping) return true;
-      if (d.detect_at > t_) return false;
-      if (in_.spare_hosts) {
-        if (available_ == 0) {
+    // others each for a free spare where spares are counted; those left wait as run_on decides.
+    size_t kept = 0;
+    bool waiting = false;
+    for (Degradation& d : degradations_) {
+      bool gone = d.swapping;
+      if (!gone && d.detect_at <= t_) {
+        if (!in_.spare_hosts) {
+          gone = true;
+        } else if (available_ > 0) {
+          --available_;
+          const Time back = t_ + in_.repair_time;
+          repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
+          gone = true;
+        } else {
           d.awaiting_spare = true;
-          return false;
+          waiting = true;
         }
-        --available_;
-        const Time back = t_ + in_.repair_time;
-        repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
       }
-      return true;
-    });
+      if (!gone) degradations_[kept++] = d;
+    }
+    degradations_.resize(kept);
+    if (waiting) swap_straggler(true);
   }
 
   void failure() {
