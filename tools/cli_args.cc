@@ -8,6 +8,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "sim/core/error.h"
+
 namespace clustersim::cli {
 
 Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
@@ -118,10 +120,34 @@ void refuse_overwriting(const std::filesystem::path& output, const std::vector<s
   }
 }
 
+namespace {
+
+// Why the last file operation failed, from errno; "unknown reason" when errno says nothing (a
+// stream may fail without setting it).
 std::string io_reason() {
   std::string why = errno != 0 ? std::strerror(errno) : "unknown reason";
   if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
   return why;
+}
+
+}  // namespace
+
+std::ofstream open_output(const std::filesystem::path& path, const std::string& flag) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: " + io_reason()});
+  return out;
+}
+
+void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag) {
+  out.flush();
+  if (!out) throw BadInput(InputError{path.string(), 0, flag, "writing the file failed: " + io_reason()});
+}
+
+void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag) {
+  std::ofstream out = open_output(path, flag);
+  out << text;
+  finish_output(out, path, flag);
 }
 
 std::vector<std::string> overrides_with_fidelity(const Args& args) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -48,9 +49,12 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 void refuse_overwriting(const std::filesystem::path& output, const std::vector<std::string>& inputs,
                         const std::string& flag);
 
-// Why the last file operation failed, from errno ("permission denied"); "unknown reason" when
-// errno says nothing (a stream may fail without setting it).
-std::string io_reason();
+// Output files named by a flag (--out's files, --export, -o): opened for writing, or BadInput
+// naming the path, the flag and why ("permission denied"); finish_output checks that everything
+// written reached the file; write_text_file does all three.
+std::ofstream open_output(const std::filesystem::path& path, const std::string& flag);
+void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag);
+void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag);
 
 // The --set overrides with --fidelity's level added as network.fidelity; a --set of
 // network.fidelity that names another level is a UsageError (which one was meant is a guess).

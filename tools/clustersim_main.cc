@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The clustersim command line: run, validate, topo, calibrate, profiles (sweep to come).
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -77,13 +75,6 @@ Lists the built-in GPU hardware profiles, or prints one as YAML so that it can b
 edited and used with cluster.gpu: path/to/profile.yaml.
 )";
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  errno = 0;  // io_reason() reads it
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw BadInput(InputError{path.string(), 0, "--out", "cannot write the file: " + io_reason()});
-}
-
 std::string require_format(const Args& args) {
   const std::string format = args.value("--format", "text");
   if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
@@ -115,7 +106,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     const std::string results = out.results.dump(2);
     for (const auto& [name, text] : files) refuse_overwriting(dir / name, args.positionals(), "--out");
     for (const auto& [name, text] : files) {
-      write_file(dir / name, text ? *text : results);
+      write_text_file(dir / name, text ? *text : results, "--out");
       written.push_back((dir / name).string());
     }
   }

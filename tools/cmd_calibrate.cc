@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim calibrate: fit a hardware profile to probe files and print the fit errors.
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "calibration/fit/calibrate.h"
@@ -139,10 +137,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     }
     throw BadInput(errors);
   }
-  errno = 0;  // io_reason() reads it
-  std::ofstream out(output, std::ios::binary);
-  out << text;
-  if (!out) throw BadInput(InputError{output, 0, "-o", "cannot write the profile: " + io_reason()});
+  write_text_file(output, text, "-o");
   std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << output << ")\n";
   return 0;
 }

@@ -4,10 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -101,12 +99,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   if (!root) return 0;
   const sweep::CandidateSpace space(spec);
   const sweep::SweepTable table = sweep::build_table(space, run.records);
-  const auto write = [&](const std::string& name, const std::string& text) {
-    errno = 0;  // io_reason() reads it
-    std::ofstream out(dir / name, std::ios::binary);
-    out << text;
-    if (!out) throw BadInput(InputError{(dir / name).string(), 0, "--out", "cannot write the file: " + io_reason()});
-  };
+  const auto write = [&](const std::string& name, const std::string& text) { write_text_file(dir / name, text, "--out"); };
   write("sweep.csv", sweep::sweep_csv(space, table));
   write("sweep.json", sweep::sweep_json(space, table, run).dump(1));
   write("sweep.html", sweep::sweep_html(space, table, run));

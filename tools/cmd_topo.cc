@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim topo: the fabric of a scenario: switch and link counts per tier, bisection
 // bandwidth, and exports (DOT, GraphML, link list).
-#include <cerrno>
 #include <fstream>
 #include <iostream>
 
@@ -68,15 +67,13 @@ int cmd_topo(const std::vector<std::string>& argv) {
   }
   std::cout << topo::format_summary(fabric);
   if (!export_file.empty()) {
-    errno = 0;  // io_reason() reads it
-    std::ofstream out(export_file, std::ios::binary);
-    if (!out) throw BadInput(InputError{export_file, 0, "--export", "cannot write the file: " + io_reason()});
+    std::ofstream out = open_output(export_file, "--export");
     if (export_format == "dot") {
       topo::write_dot(fabric, out);
     } else {
       topo::write_graphml(fabric, out);
     }
-    if (!out) throw BadInput(InputError{export_file, 0, "--export", "writing the file failed: " + io_reason()});
+    finish_output(out, export_file, "--export");
     std::cout << "wrote " << export_file << " (" << export_format << ")\n";
   }
   return 0;

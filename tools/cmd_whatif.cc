@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim whatif: the cost of each straggler source, alone and removed from the full set.
-#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "sim/core/error.h"
@@ -61,10 +59,7 @@ void write_out(const Args& args, const report::Json& j) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
   refuse_overwriting(dir / "whatif.json", args.positionals(), "--out");
-  errno = 0;  // io_reason() reads it
-  std::ofstream out(dir / "whatif.json", std::ios::binary);
-  out << j.dump(2);
-  if (!out) throw BadInput(InputError{(dir / "whatif.json").string(), 0, "--out", "cannot write the file: " + io_reason()});
+  write_text_file(dir / "whatif.json", j.dump(2), "--out");
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
   // them and still no fit, every candidate model came out non-physical (a time of zero, or
   // shuffled timings, give no finite positive rate): that is bad data, not too little.
   std::vector<InputError> unfittable;
-  const auto too_few = [&](const std::string& model, size_t points, size_t shapes, size_t needs) {
+  const auto not_fitted = [&](const std::string& model, size_t points, size_t shapes, size_t needs) {
     std::string what = std::to_string(points) + (points == 1 ? " point" : " points");
     if (shapes != points) what += " of " + std::to_string(shapes) + (shapes == 1 ? " shape" : " shapes");
     if (shapes >= needs) {
@@ -121,7 +121,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
   for (const auto& [dtype, points] : gemm) {
     GemmFit fit = fit_gemm(points, result.machine.sm_count);
     if (fit.error.points == 0) {
-      too_few("gemm " + std::string(to_string(dtype)), points.size(), gemm_shapes(points), kGemmMinPoints);
+      not_fitted("gemm " + std::string(to_string(dtype)), points.size(), gemm_shapes(points), kGemmMinPoints);
       continue;
     }
     add_row(result, "gemm " + std::string(to_string(dtype)), fit.points);
@@ -132,7 +132,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     if (fit.error.points > 0) {
       result.memory.push_back(std::move(fit));
     } else {
-      too_few("memory " + std::string(to_string(op)), points.size(), memory_shapes(points), kMemoryMinPoints);
+      not_fitted("memory " + std::string(to_string(op)), points.size(), memory_shapes(points), kMemoryMinPoints);
     }
   }
   // The unfused chain as the simulator times it, once the GEMM and copy rates it uses are known.
@@ -146,7 +146,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     const std::string name =
         "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") + std::string(to_string(dtype));
     if (fit.error.points == 0) {
-      too_few(name, points.size(), attention_shapes(points), kAttentionMinPoints);
+      not_fitted(name, points.size(), attention_shapes(points), kAttentionMinPoints);
       continue;
     }
     add_row(result, name, fit.points);
@@ -157,7 +157,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     CollectiveFit fit = fit_collective(points);
     if (fit.error.points == 0) {
       const auto& [op, ranks, algorithm, protocol] = key;
-      too_few(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(),
+      not_fitted(std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol, points.size(),
               collective_sizes(points), kCollectiveMinPoints);
       continue;
     }

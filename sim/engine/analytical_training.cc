@@ -90,6 +90,16 @@ StaggeredLinks staggered_links(const ScenarioConfig& cfg, const StaggeredLinks& 
   return out;
 }
 
+// The time one micro-batch's passes over `layers` layers keep a GPU's NIC share busy with its TP
+// groups' and CP rings' traffic, hidden or not, at the share's own rate (none where they stay on
+// NVLink): per layer the TP collectives and three CP ring passes (K and V forward; K, V and
+// their gradients backward, as work::layer_tp_time prices them).
+Time stage_tp_cp_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, double layers) {
+  const TrainingLinks own = work::links_at_contention(l, 1.0);
+  return layers * (work::tp_collectives_nic_time(cfg, own, work::tp_layer_traffic(cfg).collectives) +
+                   3.0 * work::cp_ring_nic_time(cfg, own));
+}
+
 }  // namespace
 
 Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share) {
@@ -273,9 +283,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   Time bwd_free = bwd_window;
   Time fwd_free = fwd_window;
   if (!m.moe && p.zero_stage < 3) {
-    const TrainingLinks own = work::links_at_contention(l, 1.0);
-    const Time nic = layers_per_stage * (work::tp_collectives_nic_time(cfg, own, work::tp_layer_traffic(cfg).collectives) +
-                                         3.0 * work::cp_ring_nic_time(cfg, own));
+    const Time nic = stage_tp_cp_nic_time(cfg, l, layers_per_stage);
     const Time free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
     const double bwd_share = lt.backward / (lt.forward + lt.backward);
     bwd_free = bwd_share * free;
@@ -404,14 +412,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         if (!m.moe && pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node) < est.dp) {
           // At the NIC's own share: where ECMP collisions or oversubscription slow a collective
           // in the fabric, its NIC is that much less busy, and free for the others.
-          const TrainingLinks own = work::links_at_contention(l, 1.0);
-          const int collectives = work::tp_layer_traffic(cfg).collectives;
-          const GroupLinks nic_g = group_links(est.dp, per_node, own);
+          const GroupLinks nic_g = group_links(est.dp, per_node, work::links_at_contention(l, 1.0));
           const Time nic =
               passes * coll::collective_nic_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), nic_g) +
-              coll::collective_nic_time(op, grads, nic_g) +
-              mbs * layers_per_stage *
-                  (work::tp_collectives_nic_time(cfg, own, collectives) + 3.0 * work::cp_ring_nic_time(cfg, own));
+              coll::collective_nic_time(op, grads, nic_g) + mbs * stage_tp_cp_nic_time(cfg, l, layers_per_stage);
           bound = max(bound, nic);
         }
         const Time gather_bound = bound - passes_take;

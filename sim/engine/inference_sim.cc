@@ -148,12 +148,29 @@ void ServingSimulation::start() {
 
 int64_t ServingSimulation::context(int r) const { return requests_[r].prompt + generated_[r]; }
 
-int ServingSimulation::pick(int pool) const {
+bool ServingSimulation::has_room(int inst, int64_t need) const {
+  const Instance& in = instances_[inst];
+  if (!in.kv_pending.empty()) return false;
+  for (const int64_t used : in.kv_used) {
+    if (used + need <= in.kv_per_replica) return true;
+  }
+  return false;
+}
+
+int ServingSimulation::pick(int pool, int64_t need) const {
   // Least outstanding work: sequences running, in the step's prefill, waiting and on their way;
-  // ties to an idle instance, then to the lowest index.
+  // ties to an idle instance, then to the lowest index. With `need` (a prefilled request's KV
+  // cache), among the instances with room for it first, so that it does not queue behind a full
+  // one while another has room.
+  if (need > 0) {
+    bool any = false;
+    for (int i : pool_instances_[pool]) any = any || has_room(i, need);
+    if (!any) need = 0;
+  }
   int best = -1;
   std::pair<int64_t, bool> best_load;
   for (int i : pool_instances_[pool]) {
+    if (need > 0 && !has_room(i, need)) continue;
     const Instance& in = instances_[i];
     const std::pair<int64_t, bool> load = {
         static_cast<int64_t>(in.running.size() + in.step_prefill.size() + in.waiting.size()) + in.incoming, in.busy};
@@ -355,7 +372,7 @@ void ServingSimulation::end_step(int idx, StepTiming) {
         outcomes_[r].completed = true;
         release_kv(in, r, requests_[r].prompt);
       } else {
-        const int to = pick(in.pool + 1);
+        const int to = pick(in.pool + 1, int64_t{requests_[r].prompt} + requests_[r].output);
         ++instances_[to].incoming;
         send_kv(r, idx, to);
       }

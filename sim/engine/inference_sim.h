@@ -128,7 +128,7 @@ class ServingSimulation {
     std::deque<std::pair<int, int>> kv_pending;
     std::vector<int> running;
     std::vector<int> step_prefill;
-    int incoming = 0;  // decode: requests whose KV is on its way
+    int incoming = 0;  // decode: requests whose KV is on its way or queued for room (kv_pending)
     bool busy = false;
   };
   void arrive(int r);
@@ -142,7 +142,8 @@ class ServingSimulation {
   StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
                   const std::vector<int>& prefill, std::vector<StepSpan>* spans) const;
   void trace_step(int inst, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail);
-  int pick(int pool) const;
+  int pick(int pool, int64_t need = 0) const;
+  bool has_room(int inst, int64_t need) const;  // a decode replica can reserve `need` tokens now
   int64_t context(int r) const;
 
   const ServingSetup& setup_;
@@ -154,7 +155,7 @@ class ServingSimulation {
   std::vector<std::vector<int>> pool_instances_;  // pool -> instance indices
   std::vector<int> generated_;
   std::vector<int> replica_;  // per request: the attention replica of the instance holding its KV
-  std::vector<int> kv_to_;    // per request: the decode replica its KV was sent to (-1: none)
+  std::vector<int> kv_to_;    // per request: the decode replica reserved for its KV (-1: none)
   std::vector<RequestOutcome> outcomes_;
   ServingResult stats_;
   ServingTrace trace_;

@@ -60,6 +60,13 @@ struct CellFactor {
   CellFactor base() const { return {base_forward, base_backward, base_forward, base_backward, {}}; }
 };
 
+// The scenario's slow hosts and those a cluster state adds (added_hosts), in that order.
+std::vector<int> all_slow_hosts(const ScenarioConfig& cfg) {
+  std::vector<int> out = slow_units(cfg, "hosts");
+  for (const ComputeStraggler& added : cfg.stragglers.added_hosts) out.insert(out.end(), added.list.begin(), added.list.end());
+  return out;
+}
+
 // The cells that differ from nominal, by (replica, stage). Without `variation` only the cells of
 // slow hosts and GPUs; with it every cell (every GPU has its own speed).
 std::map<std::pair<int, int>, CellFactor> cell_factors(const ScenarioConfig& cfg, const work::Placement& pl) {
@@ -344,7 +351,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     if (it == replicas.end()) it = replicas.emplace(r, std::vector<CellFactor>(pp)).first;
     return it->second;
   };
-  if (sc.hosts) out.slow_hosts = slow_units(cfg, "hosts");
+  out.slow_hosts = all_slow_hosts(cfg);
   if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
   for (const auto& [rs, f] : cell_factors(cfg, pl)) cells(rs.first)[rs.second] = f;
 
@@ -532,7 +539,7 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
   FlowStragglers out;
   if (sc.empty()) return out;
 
-  if (sc.hosts) out.slow_hosts = slow_units(cfg, "hosts");
+  out.slow_hosts = all_slow_hosts(cfg);
   if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
   auto replica = [&](int r) -> std::vector<work::GroupScaling>& {
     return out.graph.replicas.try_emplace(r, std::vector<work::GroupScaling>(static_cast<size_t>(p.pp))).first->second;

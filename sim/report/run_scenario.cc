@@ -354,7 +354,7 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues pause at "
                     "the XOFF threshold with no packets in flight; the packet level uses it");
   }
-  // (flow+dcqcn and packet also draw their random marking from it.)
+  // flow+dcqcn and packet also draw their random marking from the seed: there it is used.
   if (!congestion && cfg.network.routing != Routing::kEcmp && cfg.given.count("network.ecmp_seed")) {
     notes.push_back(std::string("network.ecmp_seed is not used with network.routing ") +
                     (cfg.network.routing == Routing::kSpray ? "spray" : "dmodk") + " at network.fidelity " +

@@ -67,7 +67,11 @@ std::optional<Record> record_from_line(const std::string& line) {
     return std::nullopt;
   }
   Record r;
-  if (const JsonValue* retry = member(*v, "retry", JsonValue::Kind::kBool)) r.retry = retry->boolean;
+  // "retry" is written only as true; anything else there was not written by the sweep.
+  if (const auto it = v->members.find("retry"); it != v->members.end()) {
+    if (it->second.kind != JsonValue::Kind::kBool) return std::nullopt;
+    r.retry = it->second.boolean;
+  }
   r.stage = stage->text;
   r.index = static_cast<int64_t>(index->number);
   r.id = id->text;

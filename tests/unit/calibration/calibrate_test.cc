@@ -156,11 +156,6 @@ TEST(Calibrate, SeriesTooShortToFitAreNamed) {
   EXPECT_NE(calibrate({full, full}).gemm_model(DType::kBf16), nullptr);
 }
 
-// Measured on an H200 of this workplace (calibration/data/h200-2026-12-04*.pb, made by
-// kernels_probe/measure_machine.sh): every family fits, the rates are an H200's, the unfused chain
-// fits the simulator's roofline form, and a second run straight after gives the same parameters.
-// Budgets: the measured fits' medians (2026-12-04: GEMM 5.4%, memory 3.8%, attention 11.9%)
-// with room for a probe or cuBLAS change; the run-to-run spread of the fitted rates (under 4%).
 // Enough shapes that fit no model is bad data, not too few points: one GEMM's time shrunk to
 // 1 us leaves no tile candidate with a finite peak (before 2026-12-04 it read "needs at least 3
 // shapes" and the base profile's GEMM values were written, exit 0).
@@ -198,6 +193,11 @@ TEST(Calibrate, OtherGemmTypesAreRangeChecked) {
   }
 }
 
+// Measured on an H200 of this workplace (calibration/data/h200-2026-12-04*.pb, made by
+// kernels_probe/measure_machine.sh): every family fits, the rates are an H200's, the unfused chain
+// fits the simulator's roofline form, and a second run straight after gives the same parameters.
+// Budgets: the measured fits' medians (2026-12-04: GEMM 5.4%, memory 3.8%, attention 11.9%)
+// with room for a probe or cuBLAS change; the run-to-run spread of the fitted rates (under 4%).
 TEST(Calibrate, MeasuredH200) {
   const std::filesystem::path dir = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "calibration/data";
   const CalibrationResult r = calibrate({read_probe_file(dir / "h200-2026-12-04.pb")});

@@ -126,6 +126,8 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
   ASSERT_TRUE(light.count("steady_tokens_per_s")) << light_text;
   EXPECT_NEAR(light.at("steady_tokens_per_s") / light.at("offered_tokens_per_s"), 1.0, 0.1);
   EXPECT_EQ(light_text.find("falling behind"), std::string::npos) << light_text;
+  // 4,000 requests/s (1,000 before 2026-12-04's skinny-GEMM change, which made this small model's
+  // decode steps 40% shorter and let it keep up with 1,000).
   const auto [heavy, heavy_text] = figures({"inference.rate_per_s=4000", "inference.max_batch=4"});
   ASSERT_TRUE(heavy.count("steady_tokens_per_s")) << heavy_text;
   EXPECT_LT(heavy.at("steady_tokens_per_s"), 0.8 * heavy.at("offered_tokens_per_s"));

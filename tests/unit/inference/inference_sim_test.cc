@@ -254,6 +254,31 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
   }
 }
 
+// A prefilled request goes to a decode instance with room for its KV cache when the least loaded
+// one has none: a short request behind a long one that fills instance 0 decodes on instance 1 at
+// once (it queued behind the long one before, until that finished).
+TEST(ServingSim, APrefilledRequestGoesWhereItsKvCacheFits) {
+  const ScenarioConfig cfg = serving({"inference.mode=prefill_decode", "inference.kv_cache_per_gpu=2MiB", "cluster.gpus=24",
+                                      "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 16, tp: 8, ep: 8}}"});
+  const ServingSetup setup = make_serving_setup(cfg);
+  ASSERT_EQ(setup.pools[1].instances, 2);
+  ASSERT_EQ(setup.pools[1].attention_replicas, 1);
+  const int64_t room = setup.pools[1].kv_tokens_per_replica;
+  const int prompt = static_cast<int>(std::min<int64_t>(room / 2, setup.pools[0].kv_tokens_per_replica));
+  ASSERT_GT(prompt, 16);
+  const int output = static_cast<int>(room - prompt);  // fills a decode replica exactly
+  // The long one decodes on instance 0 by 20 ms; the second short one ties the first's load on
+  // instance 1 and, before, went to the lower index and queued.
+  std::vector<ServingRequest> requests = {{0, Time::zero(), prompt, output},
+                                          {1, Time::ms(20), 16, 200},
+                                          {2, Time::ms(21), 16, 4}};
+  const ServingResult r = simulate(cfg, requests);
+  expect_no_request_lost(r);
+  // The short ones finish long before the long one, which decodes its output a token a step.
+  EXPECT_LT(r.requests[2].finish, r.requests[0].finish);
+  EXPECT_LT((r.requests[2].finish - r.requests[2].arrival).as_s(), 0.1 * (r.requests[0].finish - r.requests[0].arrival).as_s());
+}
+
 // Concurrent KV transfers through one NIC share it at the analytical level too (it prices each
 // shard on an idle fabric): 8 prefill GPUs behind one 10G NIC send 8 caches at once, which take
 // at least their bytes over the NIC's line rate, as at the flow level. Before 2026-12-04 each

@@ -338,11 +338,12 @@ TEST(CliUsage, TopLevelHelpAndVersion) {
 // Since 2026-12-04 (fuzz audit): numbers in flags are plain decimals; messages name what failed.
 TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
   for (const char* jobs : {"' 4'", "+4", "0x4"}) {
-    const Result r = clustersim(std::string("sweep scenarios/sweep-175b.yaml --out /tmp/never --jobs ") + jobs);
+    const Result r = clustersim("sweep scenarios/sweep-175b.yaml --out '" + scratch("out").string() + "' --jobs " + jobs);
     EXPECT_EQ(r.code, 2) << jobs;
     EXPECT_CONTAINS(r.err, "--jobs needs a whole number in [1, 1024]");
   }
-  const Result hex = clustersim("calibrate calibration/data/synthetic-h100.pb -o /tmp/never.yaml --max-median-error 0x10");
+  const Result hex = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + scratch("p.yaml").string() +
+                                "' --max-median-error 0x10");
   EXPECT_EQ(hex.code, 2);
   EXPECT_CONTAINS(hex.err, "--max-median-error needs a number in [0, 1000], got '0x10'");
   // An integer past what the key holds names the bound that refused it.
