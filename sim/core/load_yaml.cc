@@ -230,7 +230,7 @@ bool remove_path(YamlNode& root, const std::string& path) {
   if (parent->is_null()) return true;
   if (!parent->is_map()) return false;
   const std::string leaf = path.substr(start);
-  std::erase_if(parent->map, [&](const auto& kv) { return kv.first == leaf; });
+  if (std::erase_if(parent->map, [&](const auto& kv) { return kv.first == leaf; }) > 0) parent->removed.push_back(leaf);
   return true;
 }
 

@@ -104,7 +104,11 @@ void MapReader::error(const std::string& key, const std::string& message) {
 }
 
 void MapReader::missing(const std::string& key) {
-  if (!not_a_map_) error(key, "required key is missing");
+  if (not_a_map_) return;
+  // A key the file gives but a --set removed: say so, as the line named is the file's.
+  const bool removed = node_ && std::find(node_->removed.begin(), node_->removed.end(), key) != node_->removed.end();
+  error(key, removed ? "required key is missing (removed by --set " + (path_.empty() ? key : path_ + "." + key) + "=null)"
+                     : "required key is missing");
 }
 
 const YamlNode* MapReader::scalar(const std::string& key, Need need) {

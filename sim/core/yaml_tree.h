@@ -16,6 +16,7 @@ struct YamlNode {
   std::string scalar;                                  // kScalar: the text as written
   std::vector<std::pair<std::string, YamlNode>> map;   // kMap: keys in file order
   std::vector<YamlNode> seq;                           // kSeq
+  std::vector<std::string> removed;                    // kMap: keys a --set KEY=null removed
   std::string file;                                    // where it came from ("--set" for overrides)
   int line = 0;                                        // 1-based, 0 when unknown
 

@@ -363,6 +363,10 @@ TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
   const Result index = clustersim(std::string("run ") + kScenario + " --set 'network.faults[0].element=host:0'");
   EXPECT_EQ(index.code, 2);
   EXPECT_CONTAINS(index.err, "not a list index; give the list whole");
+  // A required key a --set removed: the message says which --set (the line is the file's).
+  const Result removed = clustersim(std::string("run ") + kScenario + " --set model.layers=null");
+  EXPECT_EQ(removed.code, 2);
+  EXPECT_CONTAINS(removed.err, "model.layers: required key is missing (removed by --set model.layers=null)");
   // A file that cannot be written says why.
   const Result unwritable = clustersim("topo scenarios/net-ring-1k.yaml --export dot /nonexistent-dir/g.dot");
   EXPECT_EQ(unwritable.code, 2);
