@@ -11,6 +11,7 @@
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
+#include "sim/core/yaml_tree.h"
 
 namespace clustersim::engine {
 namespace {
@@ -143,6 +144,26 @@ TEST(RunTraffic, EveryPatternAnalytically) {
     EXPECT_LE(ratio, 1.0 + 1e-6);
     EXPECT_GE(ratio, p == TrafficPattern::kRandomPermutation ? 0.85 : 0.99);
   }
+}
+
+// Where latency weighs (small transfers, slow fabric links) the analytical level's link bound adds
+// the latency of the paths crossing that link, not the shortest path of the run: before
+// 2026-12-04 a shift whose flows collide on fabric links came out under the flow level's time
+// (and under the bound), as an NVLink or same-ToR pair set the latency.
+TEST(RunTraffic, TheAnalyticalBoundTakesTheLatencyOfTheLinksPaths) {
+  // 256 GPUs over 4 pods (radix 16); shift 0 sends to the next GPU, over NVLink inside a node and
+  // across pods from a node's last GPU, where ECMP puts two 256 KiB flows on one core link.
+  const char* const text =
+      "name: collide\n"
+      "cluster: {gpu: H100-SXM, gpus: 256, gpus_per_node: 8, nics_per_node: 8, nic_bandwidth: 400Gbps}\n"
+      "network: {fidelity: analytical, tiers: 3, switch_radix: 16, routing: ecmp, ecmp_seed: 1}\n"
+      "traffic: {pattern: shift, bytes_per_pair: 256KiB, shift: 0}\n";
+  const ScenarioConfig a = scenario_from_tree(parse_yaml_text(text, "collide.yaml"), "collide.yaml");
+  ScenarioConfig f = a;
+  f.network.fidelity = Fidelity::kFlow;
+  const TrafficResult analytical = run_traffic(a), flow = run_traffic(f);
+  check(analytical);
+  EXPECT_NEAR(analytical.completion_time.as_s() / flow.completion_time.as_s(), 1.0, 1e-3);
 }
 
 // 8-to-1 incast: the receiver's NIC carries 8 MiB, so the flow level takes 8x one transfer.
