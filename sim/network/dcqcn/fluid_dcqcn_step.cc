@@ -159,7 +159,10 @@ void FluidDcqcnNetwork::step(double t, double dt) {
       congested = congested_[static_cast<size_t>(fl.links[h])] || fl.hops[h].queued > 1e-6 ||
                   std::abs(fl.hops[h].in - fl.hops[0].in) > 1e-6 * fl.line;
     }
-    const double last_out = fl.hops.back().in * dt;
+    // What the last hop delivered this step, and the step before.
+    const double last_out = fl.step_out;
+    const double prev_out = fl.prev_out;
+    fl.prev_out = last_out;
     const double marked = fl.step_marked / mtu;
     const double packets = fl.step_out / mtu;
     const double fraction = fl.step_out > 0 ? std::min(1.0, fl.step_marked / fl.step_out) : 0.0;
@@ -180,10 +183,15 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     }
     // Bytes are whole: a shortfall under half a byte is rounding in the fluid sums.
     if (fl.delivered >= fl.size - kByteRounding) {
-      // The last byte crossed during this step; interpolate where.
-      const double step_bytes = std::max(last_out, 1e-30);
-      const double over = std::max(0.0, fl.delivered - fl.size);
-      const double crossing = end - dt * std::min(1.0, over / step_bytes);
+      // The last byte crossed during this step: at the bytes it still needed over the rate the
+      // hop delivered at, this step's or, where the step ended short of a full one (a queue
+      // draining its last bytes), the step before's. Before 2026-12-04 it used the last hop's
+      // inflow, 0 where a queue drains with nothing arriving: the finish snapped to the step's
+      // start, and an incast ended up to a step under its bound (26.5 us against 27.1 at 1 us
+      // steps, 502.5 against 518.6 at 20 us).
+      const double needed = fl.size - (fl.delivered - last_out);
+      const double rate_bytes = std::max({last_out, prev_out, 1e-30});
+      const double crossing = end - dt + dt * std::clamp(needed / rate_bytes, 0.0, 1.0);
       fl.delivered = fl.size;
       finish(f, crossing + fl.latency);
       continue;

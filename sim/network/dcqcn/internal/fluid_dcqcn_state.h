@@ -69,6 +69,7 @@ struct FluidDcqcnNetwork::Flow {
   double cnp_threshold = 0;  // Exp(1) draw: the first marked packet arrives when hazard reaches it
   uint32_t draws = 0;
   double step_out = 0;       // bytes delivered in the current step
+  double prev_out = 0;       // bytes delivered in the step before (the rate a last step ends at)
   std::vector<double> cnp_due;  // s, in order
   bool hot = true;
   bool active = true;
