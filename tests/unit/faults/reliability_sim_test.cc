@@ -20,6 +20,17 @@ JobComponent crash_every(Time mtbf, bool replace_host = false) {
   return c;
 }
 
+// A host turning `slowdown` times slower, once per `mean` on average (the job at 1 / slowdown).
+JobComponent degrade_every(Time mean, double slowdown) {
+  JobComponent c;
+  c.spec.name = "slow";
+  c.spec.kind = FailureKind::kDegrade;
+  c.spec.slowdown = slowdown;
+  c.rate_per_s = 1.0 / mean.as_s();
+  c.degraded_speed = {1.0 / slowdown};
+  return c;
+}
+
 ReliabilityInputs inputs(Time interval, Time blocking, Time async) {
   ReliabilityInputs in;
   in.duration = Time::s(86400);
@@ -117,13 +128,7 @@ TEST(Reliability, NoSpareMeansWaitingForRepair) {
 
 TEST(Reliability, StragglersCostDegradedTimeUntilFound) {
   ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
-  JobComponent slow;
-  slow.spec.name = "slow";
-  slow.spec.kind = FailureKind::kDegrade;
-  slow.spec.slowdown = 2.0;
-  slow.rate_per_s = 1.0 / 20000;
-  slow.degraded_speed = {0.5};
-  in.components = {slow};
+  in.components = {degrade_every(Time::s(20000), 2.0)};
   const ReliabilityRun r = simulate_reliability(in, 3);
   EXPECT_GT(r.lost[static_cast<int>(LossCause::kDegraded)], Time::zero());
   EXPECT_GT(r.interruptions, 0);  // each straggler is swapped out once found
@@ -142,13 +147,8 @@ TEST(Reliability, AStragglerWithNoSpareRunsOnOrStopsWhicheverCostsLess) {
   in.duration = Time::s(10 * 86400.0);
   in.repair_time = Time::s(3 * 86400.0);
   for (const double slowdown : {1.1, 4.0}) {
-    JobComponent slow;
-    slow.spec.name = "slow";
-    slow.spec.kind = FailureKind::kDegrade;
-    slow.spec.slowdown = slowdown;
-    slow.rate_per_s = 1.0 / 1e6;  // about one a window: a later one is not hidden behind the first
-    slow.degraded_speed = {1.0 / slowdown};
-    in.components = {slow};
+    // About one a window: a later one is not hidden behind the first.
+    in.components = {degrade_every(Time::s(1e6), slowdown)};
     ReliabilityInputs never = in;
     never.straggler_detection = Time::s(20 * 86400.0);  // past the window: never found
     in.spare_hosts = never.spare_hosts = 0;
@@ -176,14 +176,8 @@ TEST(Reliability, AStragglerWithNoSpareRunsOnOrStopsWhicheverCostsLess) {
     }
   }
   // A repair under way (a crashed host's) frees a spare: the straggler runs on until then, then
-  // is swapped; nothing waits for a repair on its account.
-  JobComponent slow;
-  slow.spec.name = "slow";
-  slow.spec.kind = FailureKind::kDegrade;
-  slow.spec.slowdown = 4.0;
-  slow.rate_per_s = 1.0 / 200000;
-  slow.degraded_speed = {0.25};
-  in.components = {crash_every(Time::s(40000), true), slow};
+  // is swapped.
+  in.components = {crash_every(Time::s(40000), true), degrade_every(Time::s(200000), 4.0)};
   in.repair_time = Time::s(3600);
   in.spare_hosts = 1;
   const ReliabilityRun both = simulate_reliability(in, 2);
