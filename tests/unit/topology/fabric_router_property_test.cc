@@ -128,6 +128,16 @@ TEST(RoutingProperty, DmodKIsCollisionFreeForEveryServerShift) {
   }
 }
 
+// D-mod-k on a rail-optimised fabric whose aggregation switches have fewer uplinks than a node has
+// rails (radix 16, 3:1 at aggregation: 4 uplinks, 8 rails): a node pair's rails climb to
+// different aggregation planes, so a shift to the next node puts one flow on each link. Before 2026-12-04 every rail took the same plane and two
+// flows met on each core uplink (twice spray's time).
+TEST(RoutingProperty, DmodKSpreadsANodePairsRailsOverPlanes) {
+  const Fabric f = build_fabric(cluster(256), network(3, 16, Wiring::kRailOptimized, 1.0, 3.0));
+  const FabricRouter router(f, {Routing::kDmodK, 0, 1});
+  EXPECT_EQ(max_load(shift_loads(router, f.shape().gpus_per_node)), 1);
+}
+
 TEST(RoutingProperty, EcmpSpreadsPortsEvenlyOverUplinks) {
   // 20,000 ports of one NIC pair across pods: each of the u_t uplinks should get 1/u_t of them,
   // within 5 standard deviations of the binomial count.
