@@ -52,10 +52,13 @@ NicId Fabric::nic_of_gpu(GpuId g) const {
   return static_cast<NicId>(topo::nic_of_gpu(g, shape_.gpus_per_node, shape_.nics_per_node));
 }
 
+int Fabric::rail_of_nic(NicId n) const {
+  return shape_.wiring == Wiring::kRailOptimized ? n % shape_.nics_per_node : 0;
+}
+
 int Fabric::tor_of_nic(NicId n) const {
   const int group = server_of_nic(n) / shape_.servers_per_group;
-  const int rail = shape_.wiring == Wiring::kRailOptimized ? n % shape_.nics_per_node : 0;
-  return group * shape_.tors_per_group + rail;
+  return group * shape_.tors_per_group + rail_of_nic(n);
 }
 
 int Fabric::tor_port_of_nic(NicId n) const {

@@ -78,6 +78,7 @@ class Fabric {
   NicId nic_of_gpu(GpuId g) const;
   int server_of_nic(NicId n) const { return n / shape_.nics_per_node; }
   int tor_of_nic(NicId n) const;
+  int rail_of_nic(NicId n) const;      // its NIC index in its server, rail-optimised; else 0 (one ToR per server)
   int tor_port_of_nic(NicId n) const;  // down port 0 .. tor_down-1 on its ToR
   int pod_of_tor(int tor) const { return tor / shape_.tors_per_pod; }
   int tor_in_pod(int tor) const { return tor % shape_.tors_per_pod; }

@@ -46,8 +46,7 @@ uint64_t FabricRouter::choice_key(int tier, NicId src, NicId dst, uint32_t port)
     // uplinks than the node has rails they collided: a shift at radix 16, 3:1, took 2x spray's
     // time before 2026-12-04). A server's own ToR already gives its NICs distinct ports. Still a
     // function of the destination alone, and within a ToR still one port per destination.
-    const int rail = f.shape().wiring == Wiring::kRailOptimized ? dst % f.shape().nics_per_node : 0;
-    return static_cast<uint64_t>(tier == 0 ? f.tor_port_of_nic(dst) + rail : f.tor_in_pod(f.tor_of_nic(dst)));
+    return static_cast<uint64_t>(tier == 0 ? f.tor_port_of_nic(dst) + f.rail_of_nic(dst) : f.tor_in_pod(f.tor_of_nic(dst)));
   }
   return ecmp_hash(options_.seed, src, dst, port, tier);
 }

@@ -148,13 +148,18 @@ void ServingSimulation::start() {
 
 int64_t ServingSimulation::context(int r) const { return requests_[r].prompt + generated_[r]; }
 
+int ServingSimulation::reservable_replica(const Instance& in, int64_t need) {
+  int home = -1;
+  for (size_t i = 0; i < in.kv_used.size(); ++i) {
+    if (in.kv_used[i] + need > in.kv_per_replica) continue;
+    if (home < 0 || in.kv_used[i] < in.kv_used[static_cast<size_t>(home)]) home = static_cast<int>(i);
+  }
+  return home;
+}
+
 bool ServingSimulation::has_room(int inst, int64_t need) const {
   const Instance& in = instances_[inst];
-  if (!in.kv_pending.empty()) return false;
-  for (const int64_t used : in.kv_used) {
-    if (used + need <= in.kv_per_replica) return true;
-  }
-  return false;
+  return in.kv_pending.empty() && reservable_replica(in, need) >= 0;
 }
 
 int ServingSimulation::pick(int pool, int64_t need) const {
@@ -398,11 +403,7 @@ void ServingSimulation::send_kv(int r, int from, int to) {
     return;
   }
   const int64_t need = int64_t{requests_[r].prompt} + requests_[r].output;
-  int home = -1;
-  for (size_t i = 0; i < dest.kv_used.size(); ++i) {
-    if (dest.kv_used[i] + need > dest.kv_per_replica) continue;
-    if (home < 0 || dest.kv_used[i] < dest.kv_used[static_cast<size_t>(home)]) home = static_cast<int>(i);
-  }
+  const int home = reservable_replica(dest, need);
   if (home < 0) {
     dest.kv_pending.emplace_back(r, from);
     return;

@@ -143,7 +143,10 @@ class ServingSimulation {
                   const std::vector<int>& prefill, std::vector<StepSpan>* spans) const;
   void trace_step(int inst, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail);
   int pick(int pool, int64_t need = 0) const;
-  bool has_room(int inst, int64_t need) const;  // a decode replica can reserve `need` tokens now
+  // The replica with the fewest tokens that can reserve `need` more (-1: none); has_room: one can
+  // now, with nothing queued ahead at that instance.
+  static int reservable_replica(const Instance& in, int64_t need);
+  bool has_room(int inst, int64_t need) const;
   int64_t context(int r) const;
 
   const ServingSetup& setup_;

@@ -79,15 +79,14 @@ std::map<std::pair<int, int>, CellFactor> cell_factors(const ScenarioConfig& cfg
     if (phase != StragglerPhase::kBackward) fwd = std::max(fwd, f);
     if (phase != StragglerPhase::kForward) bwd = std::max(bwd, f);
   };
+  auto mark_host = [&](int h, const ComputeStraggler& c) {
+    for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, c.slowdown, c.phase);
+  };
   if (sc.hosts) {
-    for (int h : slow_units(cfg, "hosts")) {
-      for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, sc.hosts->slowdown, sc.hosts->phase);
-    }
+    for (int h : slow_units(cfg, "hosts")) mark_host(h, *sc.hosts);
   }
   for (const ComputeStraggler& added : sc.added_hosts) {
-    for (int h : added.list) {
-      for (int g = h * gpn; g < (h + 1) * gpn; ++g) mark(g, added.slowdown, added.phase);
-    }
+    for (int h : added.list) mark_host(h, added);
   }
   if (sc.gpus) {
     for (int g : slow_units(cfg, "gpus")) mark(g, sc.gpus->slowdown, sc.gpus->phase);
