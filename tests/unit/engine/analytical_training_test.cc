@@ -24,6 +24,14 @@ ScenarioConfig plan(int gpus, int tp, int pp, int global_batch, int vpp = 1) {
   return engine_test::validated(engine_test::gpt_1p3b(gpus, tp, pp, global_batch, vpp));
 }
 
+// The A100 with twice its bf16 and fp16 FLOP rates: a faster GPU, all else equal.
+calib::HardwareProfile a100_at_twice_the_flop_rate() {
+  calib::HardwareProfile fast = a100();
+  fast.bf16 = FlopRate{2.0 * fast.bf16.per_s};
+  fast.fp16 = FlopRate{2.0 * fast.fp16.per_s};
+  return fast;
+}
+
 Time parts_sum(const TrainingBreakdown& b) {
   return b.compute + b.tp_exposed + b.pp_exposed + b.bubble + b.dp_exposed + b.optimizer;
 }
@@ -301,9 +309,7 @@ TEST(AnalyticalTraining, FlashAttentionV1IsSlowerThanV2) {
 // recomputation came out 1.3% faster than selective).
 TEST(AnalyticalTraining, AGatherPacedStepIsNeverSlowerWithLessCompute) {
   const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
-  calib::HardwareProfile fast = a100();
-  fast.bf16 = FlopRate{2.0 * fast.bf16.per_s};
-  fast.fp16 = FlopRate{2.0 * fast.fp16.per_s};
+  const calib::HardwareProfile fast = a100_at_twice_the_flop_rate();
   const std::vector<std::vector<std::string>> plans = {
       {"parallelism.zero_stage=3", "parallelism.placement=dp-tp-cp-pp"},
       {"cluster.gpus=1024", "parallelism.pp=2", "parallelism.vpp=3", "parallelism.zero_stage=3",
@@ -342,9 +348,7 @@ TEST(AnalyticalTraining, AGatherPacedStepIsNeverSlowerWithLessCompute) {
 // rate (MegaScale's 768-GPU plan placed DP first: +1.2%).
 TEST(AnalyticalTraining, AStepWithoutZero3IsNeverSlowerOnAFasterGpu) {
   const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
-  calib::HardwareProfile fast = a100();
-  fast.bf16 = FlopRate{2.0 * fast.bf16.per_s};
-  fast.fp16 = FlopRate{2.0 * fast.fp16.per_s};
+  const calib::HardwareProfile fast = a100_at_twice_the_flop_rate();
   const std::vector<std::vector<std::string>> plans = {
       {"cluster.gpus=768", "training.global_batch=768", "parallelism.vpp=6", "parallelism.placement=dp-tp-cp-pp"},
       {"cluster.gpus=512", "parallelism.tp=4", "parallelism.pp=4", "parallelism.vpp=3", "training.global_batch=512",
