@@ -43,6 +43,15 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
   for (const char* edit : {"NaN", "-1", "Infinity", "\"x\""}) {
     EXPECT_FALSE(record_from_line(line.substr(0, at) + edit + line.substr(end))) << edit;
   }
+  // A lost worker's record carries "retry": true; a retry that is not a bool was edited in.
+  Record lost = r;
+  lost.retry = true;
+  const std::string retry = record_to_line(lost);
+  ASSERT_TRUE(record_from_line(retry));
+  EXPECT_TRUE(record_from_line(retry)->retry);
+  EXPECT_FALSE(record_from_line(line)->retry);
+  const size_t t = retry.find("true");
+  EXPECT_FALSE(record_from_line(retry.substr(0, t) + "\"true\"" + retry.substr(t + 4)));
 }
 
 TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
