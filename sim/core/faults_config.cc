@@ -162,6 +162,11 @@ void read_faults(MapReader r, FaultsConfig& out) {
         for (FailureComponent& c : out.components) {
           if (c.name == name) target = &c;
         }
+        if (target && node.is_null()) {
+          // "gpu:" with nothing under it changes nothing; a reader would take it to mean "off".
+          cr.error(name, "is empty: the built-in component keeps its rates; give rate_per_day: 0 to turn it "
+                         "off, or the fields to change");
+        }
         if (!target) {
           out.components.push_back(FailureComponent{});
           target = &out.components.back();

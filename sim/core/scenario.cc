@@ -302,6 +302,15 @@ ScenarioConfig load_scenario(const std::string& path, const std::vector<std::str
     if (absent && !find_path(root, key)) removed_absent.push_back(key);
   }
   for (const std::string& key : removed_absent) {
+    // A component's name is free, so any name passes as a key; removing one the file does not
+    // give changes nothing (a built-in component keeps its rates).
+    const std::string components = "faults.components.";
+    if (key.rfind(components, 0) == 0 && key.find('.', components.size()) == std::string::npos) {
+      throw BadInput(InputError{"--set", 0, key,
+                                "the scenario gives no component '" + key.substr(components.size()) +
+                                    "', so there is nothing to remove; a built-in component keeps its rates: set " +
+                                    key + ".rate_per_day=0 to turn it off"});
+    }
     if (const auto err = unknown_key_error(root, key)) {
       throw BadInput(InputError{"--set", 0, key, "'" + key + "' is not a scenario key, so there is nothing to remove (" +
                                                      err->key_path + ": " + err->message + ")"});

@@ -3,6 +3,7 @@
 // bad input reported as BadInput with its key path.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,30 @@ TEST(FaultsConfig, NewComponentsAreInNameOrder) {
   EXPECT_EQ(ab[0], "faulty_gpu");  // the built-in table keeps its order
   EXPECT_EQ(ab[19], "alpha");
   EXPECT_EQ(ab[20], "beta");
+}
+
+// "faulty_gpu:" given empty, or removed by --set when the file does not give it, would leave the
+// built-in rates in place while reading as "off" (before 2026-12-05 both were accepted and changed
+// nothing); rate_per_day: 0 is the way to turn one off.
+TEST(FaultsConfig, AnEmptyOrRemovedBuiltInComponentIsRefused) {
+  EXPECT_TRUE(has(error_paths("faults: {components: {faulty_gpu: null}}\n"), "faults.components.faulty_gpu"));
+  EXPECT_TRUE(has(error_paths("faults:\n  components:\n    faulty_gpu:\n"), "faults.components.faulty_gpu"));
+  const std::string file = ::testing::TempDir() + "/faults_removal.yaml";
+  std::ofstream(file) << kBase << "faults: {components: {gpu_sram: {rate_per_day: 0.001}}}\n";
+  try {
+    load_scenario(file, {"faults.components.faulty_gpu=null"});
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().at(0).key_path, "faults.components.faulty_gpu");
+    EXPECT_NE(e.errors().at(0).message.find("rate_per_day=0 to turn it off"), std::string::npos) << e.what();
+  }
+  // Removing a component the file gives restores its built-in rates, as --set KEY=null does.
+  const ScenarioConfig cfg = load_scenario(file, {"faults.components.gpu_sram=null"});
+  const ScenarioConfig builtin = load("faults: {}\n");
+  ASSERT_EQ(cfg.faults->components.size(), builtin.faults->components.size());
+  for (size_t i = 0; i < cfg.faults->components.size(); ++i) {
+    EXPECT_EQ(cfg.faults->components[i].rate_per_day, builtin.faults->components[i].rate_per_day);
+  }
 }
 
 TEST(FaultsConfig, BadInputNamesTheKey) {
