@@ -67,7 +67,8 @@ std::string ratio_problem(const char* name, int radix, double ratio) {
                     short_decimal(up) + " up ports; port counts must be whole numbers";
   std::string options, first;
   for (int u : {static_cast<int>(std::floor(up)), static_cast<int>(std::ceil(up))}) {
-    if (u < 1 || u >= radix) continue;
+    // Only splits a scenario may give: at least as many ports down as up, at most 64:1.
+    if (u < 1 || u >= radix || radix - u < u || radix - u > kMaxOversubscription * u) continue;
     const std::string split = std::to_string(radix - u) + ":" + std::to_string(u);
     if (first.empty()) first = split;
     if (!options.empty()) options += " or ";

@@ -69,6 +69,14 @@ struct ClosShape {
   // GPUs under one ToR group and under one pod: the blocks whose uplinks the ToR and aggregation
   // oversubscription throttle.
   int64_t gpus_per_group() const { return static_cast<int64_t>(servers_per_group) * gpus_per_node; }
+  // Down ports cabled per ToR and per aggregation switch (of a full group and pod): a ToR-per-server
+  // ToR holds whole servers and a pod whole groups, so some of the split's down ports may stay
+  // empty and the tier runs below its down:up ratio (radix 16, 3:1 at the aggs, 8 rails: a pod
+  // holds 1 group of 8 ToRs on 8 of 12 down ports, 2:1). Spines (2 tiers) count the built ToRs.
+  int tor_down_cabled() const {
+    return wiring == Wiring::kRailOptimized ? servers_per_group : servers_per_group * nics_per_node;
+  }
+  int agg_down_cabled() const { return tiers == 2 ? tors : tors_per_pod; }
   int64_t gpus_per_pod() const { return gpus_per_group() * groups_per_pod; }
 };
 

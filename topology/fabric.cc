@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "topology/internal/text.h"
 
 namespace clustersim::topo {
@@ -368,7 +369,11 @@ Fabric build_fabric(const ClusterConfig& cluster, const NetworkConfig& network,
 }
 
 Fabric build_fabric(const ScenarioConfig& scenario, Bandwidth nvlink_fallback) {
-  return build_fabric(scenario.cluster, scenario.network, scenario.file, nvlink_fallback);
+  try {
+    return build_fabric(scenario.cluster, scenario.network, scenario.file, nvlink_fallback);
+  } catch (const BadInput& e) {
+    throw in_scenario(scenario, e);  // with the line of each key named
+  }
 }
 
 }  // namespace clustersim::topo

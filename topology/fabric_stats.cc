@@ -2,7 +2,10 @@
 // Fabric statistics (counts, bisection from the Clos structure) and the `clustersim topo` summary.
 #include "topology/fabric_stats.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <vector>
 
 #include "topology/internal/text.h"
 
@@ -20,6 +23,102 @@ std::string row(const char* fmt, const std::string& a, const std::string& b, con
   std::string line(buf);
   while (line.size() > 1 && line[line.size() - 2] == ' ') line.erase(line.size() - 2, 1);
   return line;
+}
+
+// The narrowest cut between the first half of the servers and the last half (the middle server
+// of an odd count on neither side), one direction. Every switch of a ToR group is alike (rails),
+// as is every agg of a pod and every core (planes): permuting them maps the fabric and both
+// halves onto themselves, so some narrowest cut keeps each such set on one side (the smallest
+// minimum cut is unique, hence unchanged by the permutation). Merged, the fabric is a tree
+//   core -- pod (its aggs) -- group (its ToRs) -- server (its NICs)
+// whose edge capacities are the cables they merge, and the cut of a tree is a sum over subtrees
+// (each child kept on its parent's side, or its edge cut). Exact on a healthy fabric, whatever
+// the pods' and groups' filling (fabric_graph.h's halves_max_flow checks it by max-flow). With
+// `faults`, each cable counts at its slower direction: the merged tree then bounds the cut from
+// above (a fault that treats like switches unlike can open a narrower cut that splits them).
+struct Halves {
+  double injection = 0;       // sum of the host links, one direction
+  double half_injection = 0;  // what the first half's servers inject
+  double cut = 0;
+  std::array<double, kLinkTierCount> by_tier{};  // the cut's capacity per tier
+};
+
+Halves narrowest_cut(const Fabric& fabric, bool faults) {
+  const ClosShape& s = fabric.shape();
+  const auto cable = [&](LinkId up) {
+    if (!faults) return fabric.tier_spec(fabric.link_tier(up)).bandwidth.bytes_per_s;
+    return std::min(fabric.capacity(up).bytes_per_s, fabric.capacity(Fabric::reverse(up)).bytes_per_s);
+  };
+  // Merged edge capacities: each server to its group, group to its pod, pod to the core.
+  std::vector<double> server_up(static_cast<size_t>(s.servers), 0.0);
+  std::vector<double> group_up(static_cast<size_t>(s.groups), 0.0);
+  std::vector<double> pod_up(static_cast<size_t>(s.pods), 0.0);
+  Halves out;
+  for (NicId n = 0; n < s.nics; ++n) {
+    const double c = cable(fabric.host_link(n, Direction::kUp));
+    server_up[static_cast<size_t>(fabric.server_of_nic(n))] += c;
+    out.injection += c;
+    if (fabric.server_of_nic(n) < s.servers / 2) out.half_injection += c;
+  }
+  for (int tor = 0; tor < s.tors; ++tor) {
+    for (int j = 0; j < s.tor_up; ++j) {
+      group_up[static_cast<size_t>(tor / s.tors_per_group)] += cable(fabric.tor_agg_link(tor, j, Direction::kUp));
+    }
+  }
+  if (s.tiers == 3) {
+    for (int agg = 0; agg < s.aggs; ++agg) {
+      for (int m = 0; m < s.agg_up; ++m) {
+        pod_up[static_cast<size_t>(agg / s.aggs_per_pod)] += cable(fabric.agg_core_link(agg, m, Direction::kUp));
+      }
+    }
+  }
+  // cost[side]: the narrowest cut below a node placed on side 0 (first half) or 1 (last half).
+  struct Cost {
+    std::array<double, 2> cut{};
+    std::array<std::array<double, kLinkTierCount>, 2> by_tier{};
+  };
+  constexpr double kFixed = std::numeric_limits<double>::infinity();
+  const auto add_child = [](Cost& parent, const Cost& child, double edge, LinkTier tier) {
+    for (int side = 0; side < 2; ++side) {
+      const double same = child.cut[side];
+      const double cross = child.cut[1 - side] + edge;
+      // Ties keep the child on the parent's side: the cut then falls in the lower tier.
+      if (same <= cross * (1 + 1e-12)) {
+        parent.cut[side] += same;
+        for (int t = 0; t < kLinkTierCount; ++t) parent.by_tier[side][t] += child.by_tier[side][t];
+      } else {
+        parent.cut[side] += cross;
+        for (int t = 0; t < kLinkTierCount; ++t) parent.by_tier[side][t] += child.by_tier[1 - side][t];
+        parent.by_tier[side][static_cast<int>(tier)] += edge;
+      }
+    }
+  };
+  const int half = s.servers / 2;
+  Cost core;
+  for (int pod = 0; pod < s.pods; ++pod) {
+    Cost pod_cost;
+    const int first_group = pod * s.groups_per_pod;
+    for (int g = first_group; g < std::min(s.groups, first_group + s.groups_per_pod); ++g) {
+      Cost group;
+      const int first_server = g * s.servers_per_group;
+      for (int sv = first_server; sv < std::min(s.servers, first_server + s.servers_per_group); ++sv) {
+        Cost server;  // a server stays on its half's side; the middle one of an odd count on either
+        if (sv < half) server.cut[1] = kFixed;
+        if (sv >= s.servers - half) server.cut[0] = kFixed;
+        add_child(group, server, server_up[static_cast<size_t>(sv)], LinkTier::kHost);
+      }
+      add_child(pod_cost, group, group_up[static_cast<size_t>(g)], LinkTier::kTorAgg);
+    }
+    if (s.tiers == 2) {
+      core = pod_cost;  // one pod: its spines are the top of the tree
+    } else {
+      add_child(core, pod_cost, pod_up[static_cast<size_t>(pod)], LinkTier::kAggCore);
+    }
+  }
+  const int side = core.cut[0] <= core.cut[1] ? 0 : 1;
+  out.cut = s.servers >= 2 ? core.cut[side] : 0.0;
+  if (s.servers >= 2) out.by_tier = core.by_tier[side];
+  return out;
 }
 
 }  // namespace
@@ -48,42 +147,21 @@ FabricStats fabric_stats(const Fabric& fabric) {
     }
   }
 
-  const double nic_bw = fabric.tier_spec(LinkTier::kHost).bandwidth.bytes_per_s;
-  const double fabric_bw = fabric.tier_spec(LinkTier::kTorAgg).bandwidth.bytes_per_s;
-  st.injection = Bandwidth{s.nics * nic_bw};
-  double cut = st.injection.bytes_per_s / 2;
+  const Halves built = narrowest_cut(fabric, false);
+  st.injection = Bandwidth{built.injection};
+  st.bisection = Bandwidth{built.cut};
+  st.bisection_by_tier = built.by_tier;
   st.bisection_tier = LinkTier::kHost;
-  if (s.groups >= 2) {
-    const double tor_up = static_cast<double>(s.tors) * s.tor_up * fabric_bw / 2;
-    if (tor_up < cut) {
-      cut = tor_up;
-      st.bisection_tier = LinkTier::kTorAgg;
-    }
+  for (int t = 0; t < kLinkTierCount; ++t) {
+    if (built.by_tier[t] > built.by_tier[static_cast<int>(st.bisection_tier)]) st.bisection_tier = static_cast<LinkTier>(t);
   }
-  if (s.tiers == 3 && s.pods >= 2) {
-    const double agg_up = static_cast<double>(s.aggs) * s.agg_up * fabric_bw / 2;
-    if (agg_up < cut) {
-      cut = agg_up;
-      st.bisection_tier = LinkTier::kAggCore;
-    }
-  }
-  st.bisection = Bandwidth{cut};
-  st.bisection_ratio = st.injection.bytes_per_s > 0 ? cut / (st.injection.bytes_per_s / 2) : 0;
+  st.bisection_ratio = built.half_injection > 0 ? built.cut / built.half_injection : 0;
   st.injection_with_faults = st.injection;
   st.bisection_with_faults = st.bisection;
   if (!fabric.faults().empty()) {
-    // One direction per cable (links come in pairs l, l ^ 1), at its slower direction.
-    std::array<double, kLinkTierCount> left{};
-    for (LinkId l = 0; l < fabric.link_count(); l += 2) {
-      left[static_cast<int>(fabric.link_tier(l))] +=
-          std::min(fabric.capacity(l).bytes_per_s, fabric.capacity(Fabric::reverse(l)).bytes_per_s);
-    }
-    const double host = left[static_cast<int>(LinkTier::kHost)];
-    double faulted = host / 2;
-    if (s.groups >= 2) faulted = std::min(faulted, left[static_cast<int>(LinkTier::kTorAgg)] / 2);
-    if (s.tiers == 3 && s.pods >= 2) faulted = std::min(faulted, left[static_cast<int>(LinkTier::kAggCore)] / 2);
-    st.injection_with_faults = Bandwidth{host};
-    st.bisection_with_faults = Bandwidth{faulted};
+    const Halves left = narrowest_cut(fabric, true);
+    st.injection_with_faults = Bandwidth{left.injection};
+    st.bisection_with_faults = Bandwidth{left.cut};
   }
   return st;
 }
@@ -102,24 +180,32 @@ std::string format_summary(const Fabric& fabric) {
   const std::string group = s.wiring == Wiring::kRailOptimized
                                 ? std::to_string(s.servers_per_group) + " servers on " +
                                       std::to_string(s.tors_per_group) + " rail ToRs"
-                                : std::to_string(s.servers_per_group) + " servers on 1 ToR";
+                                : std::to_string(s.servers_per_group) + (s.servers_per_group == 1 ? " server" : " servers") +
+                                      " on 1 ToR";
   out += "groups: " + with_commas(s.groups) + " (" + group + "); pods: " + with_commas(s.pods) +
          (two ? "" : " of at most " + std::to_string(s.max_pods)) + ", each up to " +
-         std::to_string(s.groups_per_pod) + " groups = " + std::to_string(s.tors_per_pod) +
+         std::to_string(s.groups_per_pod) + (s.groups_per_pod == 1 ? " group = " : " groups = ") + std::to_string(s.tors_per_pod) +
          " ToRs and " + std::to_string(s.aggs_per_pod) + (two ? " spines" : " aggs") + "\n";
 
   out += "switches          count  ports down:up  oversubscription\n";
   const char* sw = "  %-10s %10s  %-13s  %s\n";
+  // The split's ratio, and the cabled one where whole servers or groups leave down ports empty.
+  const auto ratio = [](int down, int cabled, int up) {
+    std::string r = short_decimal(static_cast<double>(down) / up) + ":1";
+    if (cabled < down) {
+      r = short_decimal(static_cast<double>(cabled) / up) + ":1 as cabled (" + std::to_string(cabled) + " of " +
+          std::to_string(down) + " down ports; " + r + " as split)";
+    }
+    return r;
+  };
   out += row(sw, two ? "leaf" : "tor", with_commas(s.tors),
-             std::to_string(s.tor_down) + ":" + std::to_string(s.tor_up),
-             short_decimal(static_cast<double>(s.tor_down) / s.tor_up) + ":1");
+             std::to_string(s.tor_down) + ":" + std::to_string(s.tor_up), ratio(s.tor_down, s.tor_down_cabled(), s.tor_up));
   if (two) {
     out += row(sw, "spine", with_commas(s.aggs), std::to_string(s.agg_down) + ":0",
                std::to_string(s.tors) + " of " + std::to_string(s.agg_down) + " ports used");
   } else {
     out += row(sw, "agg", with_commas(s.aggs),
-               std::to_string(s.agg_down) + ":" + std::to_string(s.agg_up),
-               short_decimal(static_cast<double>(s.agg_down) / s.agg_up) + ":1");
+               std::to_string(s.agg_down) + ":" + std::to_string(s.agg_up), ratio(s.agg_down, s.agg_down_cabled(), s.agg_up));
     out += row(sw, "core", with_commas(s.cores), std::to_string(s.radix) + ":0",
                std::to_string(s.pods) + " of " + std::to_string(s.radix) + " ports used");
   }
@@ -127,6 +213,14 @@ std::string format_summary(const Fabric& fabric) {
   if (!two && s.pods == 1) {
     out += "  (one pod built: no path crosses the core tier; its switches and agg_core links are sized for " +
            std::to_string(s.max_pods) + " pods, not a bill of materials for this cluster)\n";
+  } else if (!two && s.pods < s.max_pods) {
+    // Every agg keeps its uplinks, one to each core of its plane: the cores are those of a full
+    // fabric, each using one port per built pod. The cables are real; fewer, fuller cores carry them.
+    const int64_t uplinks = int64_t{s.aggs} * s.agg_up;
+    out += "  (core tier sized for " + std::to_string(s.max_pods) + " pods, " + std::to_string(s.pods) +
+           " built: its " + with_commas(uplinks) + " agg_core links would fit " +
+           with_commas((uplinks + s.radix - 1) / s.radix) + " cores of " + std::to_string(s.radix) +
+           " ports; the count above is not a bill of materials)\n";
   }
 
   out += "links (full duplex)   count  bandwidth     latency\n";
@@ -149,9 +243,28 @@ std::string format_summary(const Fabric& fabric) {
   out += "injection bandwidth: " + aggregate_bandwidth(st.injection) +
          (faulted ? " as built; " + aggregate_bandwidth(st.injection_with_faults) + " with the faults" : std::string()) +
          "\n";
+  // The tiers whose links the cut takes, largest share first ("set by the tor_agg tier" when one).
+  std::string tiers;
+  int cut_tiers = 0;
+  for (int t = kLinkTierCount - 1; t >= 0; --t) cut_tiers += st.bisection_by_tier[t] > 0 ? 1 : 0;
+  if (cut_tiers <= 1) {
+    tiers = "set by the " + std::string(to_string(st.bisection_tier)) + " tier";
+  } else {
+    std::vector<int> order;
+    for (int t = kLinkTierCount - 1; t >= 0; --t) {
+      if (st.bisection_by_tier[t] > 0) order.push_back(t);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return st.bisection_by_tier[a] > st.bisection_by_tier[b]; });
+    tiers = "across tiers:";
+    for (size_t i = 0; i < order.size(); ++i) {
+      tiers += std::string(i ? "," : "") + " " + to_string(static_cast<LinkTier>(order[i])) + " " +
+               aggregate_bandwidth(Bandwidth{st.bisection_by_tier[order[i]]});
+    }
+  }
   out += "bisection bandwidth: " + aggregate_bandwidth(st.bisection) + " (" +
-         short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, set by the " +
-         to_string(st.bisection_tier) + " tier; " + (faulted ? "as built)" : "healthy fabric)") +
+         short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, " + tiers + "; " +
+         (faulted ? "as built)" : "healthy fabric)") +
          (faulted ? "; with the faults at most " + aggregate_bandwidth(st.bisection_with_faults) +
                         " (each tier's remaining cables, a cable at its slower direction)"
                   : std::string()) +

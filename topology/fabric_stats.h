@@ -25,19 +25,20 @@ struct FabricStats {
 
   // Sum of all NIC speeds, one direction.
   Bandwidth injection;
-  // Bisection bandwidth as built (faults not counted): one direction across the worst cut that
-  // splits the servers into two equal halves along the Clos subtrees (whole pods, else whole
-  // ToR groups). For a Clos that cut is the bottleneck tier:
+  // Bisection bandwidth as built (faults not counted): one direction across the narrowest cut
+  // between the first half of the servers and the last half (fabric_stats.cc, narrowest_cut). On
+  // fully populated, even pods and groups that is the bottleneck tier,
   //   min(nics * nic_bw, tors * u_t * fabric_bw [>= 2 groups], aggs * u_a * fabric_bw [>= 2 pods])
-  //   / 2
-  // Exact for fully populated pods; fabric_graph.h's halves_max_flow checks it by max-flow.
+  //   / 2,
+  // and otherwise more: with 3 pods, or a last group partly filled, a half must split a pod or a
+  // group, and the cut takes lower tiers' links too. fabric_graph.h's halves_max_flow checks it.
   Bandwidth bisection;
   double bisection_ratio = 0;                 // bisection / (injection / 2); 1 = full bisection
-  LinkTier bisection_tier = LinkTier::kHost;  // the tier that sets the bisection
+  LinkTier bisection_tier = LinkTier::kHost;  // the tier that holds the largest share of the cut
+  std::array<double, kLinkTierCount> bisection_by_tier{};  // the cut's bytes/s per tier
   // With network.faults: the same two figures over what the faults leave, each cable at its
-  // slower direction (failed: 0). The bisection is then an upper bound (the tier sums above; a
-  // fault can cut one half's share of a tier more than the other's). Equal to the built figures
-  // without faults.
+  // slower direction (failed: 0). The bisection is then an upper bound (a fault that treats alike
+  // switches unlike can open a narrower cut). Equal to the built figures without faults.
   Bandwidth injection_with_faults;
   Bandwidth bisection_with_faults;
 };

@@ -52,12 +52,15 @@ struct FabricFault {
 };
 
 // `network`: the fabric and how finely it is simulated.
+// The largest down:up port ratio a scenario may ask for at a switch tier.
+inline constexpr double kMaxOversubscription = 64.0;
+
 struct NetworkConfig {
   Fidelity fidelity = Fidelity::kAnalytical;
   int tiers = 3;                              // 2 (leaf/spine) or 3 (ToR/agg/core) Clos
   Wiring wiring = Wiring::kRailOptimized;
   int switch_radix = 64;                      // ports per switch, every tier
-  double tor_oversubscription = 1.0;          // ToR down:up port ratio, >= 1
+  double tor_oversubscription = 1.0;          // ToR down:up port ratio, in [1, kMaxOversubscription]
   double agg_oversubscription = 1.0;          // aggregation down:up ratio, >= 1
   std::optional<Bandwidth> fabric_bandwidth;  // switch-to-switch links; default = cluster.nic_bandwidth
   Time host_link_latency = Time::us(1.0);     // NIC to ToR, one way

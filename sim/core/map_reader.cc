@@ -6,6 +6,7 @@
 #include <climits>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "sim/core/unit_parse.h"
@@ -185,7 +186,7 @@ bool MapReader::read(const std::string& key, double& out, Need need, double min,
   return true;
 }
 
-bool MapReader::read_ratio(const std::string& key, double& out, double min, double max) {
+bool MapReader::read_ratio(const std::string& key, double& out, double min, double max, int ports) {
   const YamlNode* n = scalar(key, Need::kOptional);
   if (!n) return false;
   const std::string& text = n->scalar;
@@ -194,6 +195,15 @@ bool MapReader::read_ratio(const std::string& key, double& out, double min, doub
     const auto down = parse_number<long long>(text.substr(0, colon));
     const auto up = parse_number<long long>(text.substr(colon + 1));
     if (down && up && *down > 0 && *up > 0) v = static_cast<double>(*down) / static_cast<double>(*up);
+    // Port counts add up to the switch's ports; anything else is a ratio, written in lowest terms
+    // ("3:1"): "60:20" on a 64-port switch would otherwise pass as 48:16.
+    if (v && ports > 0 && *down + *up != ports && std::gcd(*down, *up) != 1) {
+      fail(key, *n,
+           "port counts that add up to the switch's " + std::to_string(ports) + " ports (\"" + text + "\" gives " +
+               std::to_string(*down + *up) + "), or a ratio in lowest terms (\"" + std::to_string(*down / std::gcd(*down, *up)) +
+               ":" + std::to_string(*up / std::gcd(*down, *up)) + "\")");
+      return false;
+    }
   } else {
     v = parse_number<double>(text);
   }

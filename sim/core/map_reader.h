@@ -45,7 +45,9 @@ class MapReader {
   bool read(const std::string& key, FlopRate& out, Need need = Need::kOptional);
   bool read(const std::string& key, std::optional<Bandwidth>& out);
   // A down:up ratio, as a number (2.5) or as whole port counts ("86:42" = 86 / 42), in [min, max].
-  bool read_ratio(const std::string& key, double& out, double min, double max);
+  // Given `ports` (a switch's radix), "a:b" is port counts when a + b = ports, else a ratio in
+  // lowest terms ("3:1"); "60:20" on 64 ports is neither, and an error.
+  bool read_ratio(const std::string& key, double& out, double min, double max, int ports = 0);
 
   // Reads one of the named values; the message lists them all.
   template <typename E>

@@ -40,8 +40,8 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read_enum("wiring", n.wiring,
               {{"rail_optimized", Wiring::kRailOptimized}, {"tor_per_server", Wiring::kTorPerServer}});
   r.read("switch_radix", n.switch_radix, Need::kOptional, 4, 4096);
-  r.read_ratio("tor_oversubscription", n.tor_oversubscription, 1.0, 64.0);
-  r.read_ratio("agg_oversubscription", n.agg_oversubscription, 1.0, 64.0);
+  r.read_ratio("tor_oversubscription", n.tor_oversubscription, 1.0, kMaxOversubscription, n.switch_radix);
+  r.read_ratio("agg_oversubscription", n.agg_oversubscription, 1.0, kMaxOversubscription, n.switch_radix);
   r.read("fabric_bandwidth", n.fabric_bandwidth);
   r.read("host_link_latency", n.host_link_latency);
   r.read("fabric_link_latency", n.fabric_link_latency);

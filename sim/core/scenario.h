@@ -43,7 +43,8 @@ InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path
 
 // `e` with the scenario's file (and the key's line, when it names a key) on each error that names
 // no file (checks made while running, the profile loader's, the network backends'): what a user
-// needs to find it. Errors that name their own file (a profile, a trace) keep it.
+// needs to find it; an error that names the scenario but no line gets the key's line. Errors
+// that name their own file (a profile, a trace) keep it.
 BadInput in_scenario(const ScenarioConfig& cfg, const BadInput& e);
 
 }  // namespace clustersim

@@ -43,7 +43,10 @@ InputError scenario_error(const ScenarioConfig& cfg, const std::string& key_path
 BadInput in_scenario(const ScenarioConfig& cfg, const BadInput& e) {
   std::vector<InputError> errors = e.errors();
   for (InputError& err : errors) {
-    if (err.file.empty()) err = scenario_error(cfg, err.key_path, err.message);
+    // Checks on the scenario's values outside the reader (the fabric's shape) name the file but
+    // not the line: add it.
+    const bool lineless = err.file == cfg.file && err.line == 0;
+    if (err.file.empty() || lineless) err = scenario_error(cfg, err.key_path, err.message);
   }
   return BadInput(errors);
 }

@@ -20,6 +20,7 @@
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
 #include "workloads/placement.h"
+#include "topology/clos_shape.h"
 #include "topology/fabric_router.h"
 
 namespace clustersim::report {
@@ -342,6 +343,37 @@ void require_flow_for_network_faults(const ScenarioConfig& cfg) {
                                                  : "set network.fidelity: flow (or --fidelity flow)")));
 }
 
+namespace {
+
+// A tier whose switches hold whole servers or groups on fewer down ports than its split gives
+// runs below the ratio asked for: say so (radix 16, agg 3:1, 8 rails runs 2:1).
+void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
+  topo::ClosShape s;
+  try {
+    s = topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
+  } catch (const BadInput&) {
+    return;  // the run reports it
+  }
+  const auto note = [&](const char* key, int down, int cabled, int up, const std::string& why) {
+    // Below 1:1 the spare uplinks change nothing; above, the tier is faster than asked for.
+    if (cabled >= down || down <= up) return;
+    notes.push_back(std::string("network.") + key + " gives " + std::to_string(down) + " down and " + std::to_string(up) +
+                    " up ports, but " + why + " on " + std::to_string(cabled) + " of the " + std::to_string(down) +
+                    ": the tier runs at " + format_number(static_cast<double>(cabled) / up) +
+                    ":1 (clustersim topo shows the fabric)");
+  };
+  note("tor_oversubscription", s.tor_down, s.tor_down_cabled(), s.tor_up,
+       "a ToR holds whole servers (" + std::to_string(s.servers_per_group) + " of " +
+           std::to_string(s.nics_per_node) + " NICs each)");
+  if (s.tiers == 3) {
+    note("agg_oversubscription", s.agg_down, s.agg_down_cabled(), s.agg_up,
+         "a pod holds whole groups (" + std::to_string(s.groups_per_pod) + " of " + std::to_string(s.tors_per_group) +
+             (s.tors_per_group == 1 ? " ToR each)" : " rail ToRs each)"));
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   Notes notes;
   const Fidelity level = cfg.network.fidelity;
@@ -386,6 +418,7 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   if (cfg.inference) serving_notes(cfg, notes);
   if (cfg.traffic) traffic_notes(cfg, notes);
   if (cfg.faults) checkpoint_notes(cfg, notes);
+  fabric_notes(cfg, notes);
   // A stragglers section with only a seed (or sources set to nothing) slows nothing.
   if (given_under(cfg, "stragglers") && cfg.stragglers.empty()) {
     notes.push_back("stragglers names no source (hosts, gpus, nics, stage_layers, sequence_imbalance, variation): "

@@ -112,6 +112,26 @@ TEST(MapReaderRatio, NumberOrWholePortCounts) {
   EXPECT_TRUE(contains(d.error(0).message, "whole port counts")) << d.error(0).message;
 }
 
+// With the switch's ports: counts that add up to them, or a ratio in lowest terms; "60:20" on 64
+// ports is neither (before 2026-12-05 it built 48:16 without a word).
+TEST(MapReaderRatio, PortCountsAddUpToTheRadix) {
+  Doc d("a: \"48:16\"\nb: \"3:1\"\nc: \"60:20\"\nd: \"4:2\"\ne: \"43:21\"\n");
+  MapReader r = d.reader();
+  double a = 0, b = 0, c = -1, dd = -1, e = 0;
+  EXPECT_TRUE(r.read_ratio("a", a, 1.0, 64.0, 64));
+  EXPECT_EQ(a, 3.0);
+  EXPECT_TRUE(r.read_ratio("b", b, 1.0, 64.0, 64));
+  EXPECT_EQ(b, 3.0);
+  EXPECT_FALSE(r.read_ratio("c", c, 1.0, 64.0, 64));
+  EXPECT_FALSE(r.read_ratio("d", dd, 1.0, 64.0, 64));
+  EXPECT_TRUE(r.read_ratio("e", e, 1.0, 64.0, 64));
+  EXPECT_EQ(e, 43.0 / 21.0);
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).key_path, "sec.c");
+  EXPECT_TRUE(contains(d.error(0).message, "\"60:20\" gives 80")) << d.error(0).message;
+  EXPECT_TRUE(contains(d.error(1).message, "lowest terms (\"2:1\")")) << d.error(1).message;
+}
+
 TEST(MapReaderBool, OnlyTrueAndFalse) {
   Doc d("a: true\nb: false\nc: yes\nd: True\n");
   MapReader r = d.reader();

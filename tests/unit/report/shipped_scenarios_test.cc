@@ -63,6 +63,20 @@ TEST(UnusedKeyNotes, FoldingIsAFlowLevelSetting) {
   EXPECT_TRUE(unused_key_notes(load_scenario(s, {"training.fold_ranks=false", "network.fidelity=flow"})).empty());
 }
 
+TEST(UnusedKeyNotes, ARatioTheFabricCablesLowerIsNoted) {
+  // net-shift-1k: 1,024 GPUs, 8 rails. Radix 16 at agg 3:1 gives 12 down ports, but a pod holds
+  // whole groups of 8 rail ToRs: 1 group on 8 ports, 2:1 as cabled (before 2026-12-05 silent, and
+  // the run took 2:1's time).
+  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/net-shift-1k.yaml";
+  const std::vector<std::string> notes = unused_key_notes(
+      load_scenario(s, {"network.switch_radix=16", "network.agg_oversubscription=3", "network.tiers=3"}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("network.agg_oversubscription gives 12 down and 4 up ports"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("the tier runs at 2:1"), std::string::npos) << notes[0];
+  // 1:1 split with spare uplinks changes nothing: no note.
+  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"network.switch_radix=16", "network.tiers=3"})).empty());
+}
+
 TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
   // 2026-11-22 it printed -5.4e6 s and MFU -482%).

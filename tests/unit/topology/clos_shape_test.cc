@@ -128,6 +128,20 @@ TEST(ClosShapeErrors, NonIntegerTorRatio) {
   EXPECT_NE(errors[0].message.find("39:25"), std::string::npos);
 }
 
+// The nearest splits offered are ones a scenario may give: down >= up, at most 64:1 (before
+// 2026-12-05 radix 63 offered 31:32, below 1, and radix 129 at 64 offered "128:1").
+TEST(ClosShapeErrors, OfferedSplitsAreValidRatios) {
+  const auto odd = plan_errors(cluster(64), network(3, 63));
+  ASSERT_GE(odd.size(), 1u);
+  EXPECT_NE(odd[0].message.find("32:31"), std::string::npos) << odd[0].message;
+  EXPECT_EQ(odd[0].message.find("31:32"), std::string::npos) << odd[0].message;
+  const auto steep = plan_errors(cluster(64), network(3, 129, Wiring::kRailOptimized, 64.0, 1.0));
+  ASSERT_GE(steep.size(), 1u);
+  EXPECT_EQ(steep[0].key_path, "network.tor_oversubscription");
+  EXPECT_EQ(steep[0].message.find("128:1"), std::string::npos) << steep[0].message;
+  EXPECT_NE(steep[0].message.find("127:2"), std::string::npos) << steep[0].message;
+}
+
 TEST(ClosShapeErrors, NonIntegerAggRatio) {
   const auto errors = plan_errors(cluster(1024), network(3, 64, Wiring::kRailOptimized, 1.0, 2.0));
   ASSERT_EQ(errors.size(), 1u);

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <sstream>
 
+#include "sim/core/error.h"
 #include "tests/unit/topology/topology_test_configs.h"
 #include "topology/fabric_stats.h"
 
@@ -33,6 +36,75 @@ TEST(FabricGraph, MaxFlowBetweenHalvesMatchesBisection) {
   for (const Fabric& f : fabrics) {
     SCOPED_TRACE(format_summary(f));
     EXPECT_NEAR(halves_max_flow(f).as_gbps(), fabric_stats(f).bisection.as_gbps(), 1e-6);
+  }
+}
+
+// Odd numbers of pods and groups, and partly filled last groups and pods: a half must split a pod
+// or a group, so the cut takes lower tiers' links too (before 2026-12-05 the summary took half of
+// one tier's uplinks: 3 full pods of radix 16 at 3:1 came out 19.2 Tbps against 32).
+TEST(FabricGraph, MaxFlowMatchesBisectionWhateverTheFilling) {
+  int checked = 0;
+  int above_tier_formula = 0;
+  for (const int tiers : {2, 3}) {
+    for (const Wiring wiring : {Wiring::kRailOptimized, Wiring::kTorPerServer}) {
+      for (const double tor : {1.0, 3.0}) {
+        for (const double agg : {1.0, 3.0}) {
+          for (const int gpus : {36, 72, 104, 200, 576}) {
+            if (tiers == 2 && agg != 1.0) continue;
+            NetworkConfig n = network(tiers, 16, wiring, tor, agg);
+            const ClusterConfig c = cluster(gpus, 2, 2);
+            std::optional<Fabric> f;
+            try {
+              f.emplace(build_fabric(c, n));
+            } catch (const BadInput&) {
+              continue;  // more GPUs than this radix and these ratios hold
+            }
+            SCOPED_TRACE(format_summary(*f));
+            const FabricStats st = fabric_stats(*f);
+            EXPECT_NEAR(halves_max_flow(*f).as_gbps(), st.bisection.as_gbps(), 1e-6);
+            double by_tier = 0;
+            for (const double b : st.bisection_by_tier) by_tier += b;
+            EXPECT_NEAR(by_tier, st.bisection.bytes_per_s, 1e-6 * st.bisection.bytes_per_s);
+            const ClosShape& s = f->shape();
+            double formula = s.nics * 400e9 / 8 / 2;
+            if (s.groups >= 2) formula = std::min(formula, s.tors * s.tor_up * 400e9 / 8 / 2);
+            if (s.tiers == 3 && s.pods >= 2) formula = std::min(formula, s.aggs * s.agg_up * 400e9 / 8 / 2);
+            above_tier_formula += st.bisection.bytes_per_s > formula * (1 + 1e-9) ? 1 : 0;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 40);
+  EXPECT_GE(above_tier_formula, 5);  // the shapes where the old formula fell short are in the sample
+}
+
+TEST(FabricStats, OddPodsSplitAPod) {
+  // 576 GPUs, 4 rails, radix 16, agg 3:1: 3 pods of 3 groups of 8 servers. The first half is pod
+  // 0 and a group and a half of pod 1: pod 0's core uplinks (8 aggs x 4 x 400 Gbps = 12.8 Tbps)
+  // and the host links of pod 1's first 12 servers (48 NICs, 19.2 Tbps; as narrow: the first
+  // group's ToR uplinks, 12.8, and the next 4 servers' host links, 6.4, where ties take the host).
+  const Fabric f = build_fabric(cluster(576, 8, 4), network(3, 16, Wiring::kRailOptimized, 1.0, 3.0));
+  const FabricStats st = fabric_stats(f);
+  EXPECT_NEAR(st.bisection.as_gbps(), 32000, 1e-6);
+  EXPECT_NEAR(st.bisection_by_tier[static_cast<int>(LinkTier::kAggCore)] * 8 / 1e9, 12800, 1e-6);
+  EXPECT_NEAR(st.bisection_by_tier[static_cast<int>(LinkTier::kHost)] * 8 / 1e9, 19200, 1e-6);
+  EXPECT_EQ(st.bisection_tier, LinkTier::kHost);
+  EXPECT_NE(format_summary(f).find("across tiers: host 19.2 Tbps, agg_core 12.8 Tbps"), std::string::npos)
+      << format_summary(f);
+}
+
+TEST(FabricGraph, FaultedBisectionBoundsTheMaxFlow) {
+  // Symmetric faults (whole cables and switches): the merged tree's cut is an upper bound.
+  for (const char* element : {"agg:0.0", "tor:1", "host:5", "core:3", "agg_core:2"}) {
+    NetworkConfig n = network(3, 8, Wiring::kRailOptimized, 1.0, 3.0);
+    n.faults = {{element, 0.0, {}}, {"tor_agg:7", 0.5, {}}};
+    const Fabric f = build_fabric(cluster(192, 2, 2), n);
+    SCOPED_TRACE(element);
+    const FabricStats st = fabric_stats(f);
+    EXPECT_LE(halves_max_flow(f).as_gbps(), st.bisection_with_faults.as_gbps() + 1e-6);
+    EXPECT_LE(st.bisection_with_faults.bytes_per_s, st.bisection.bytes_per_s);
   }
 }
 

@@ -65,6 +65,19 @@ TEST(FabricStats, CountsFailedAndDegradedDirections) {
   EXPECT_EQ(healthy.injection.bytes_per_s, st.injection.bytes_per_s);
 }
 
+TEST(FabricSummary, RatioAsCabledAndCoresOfAPartFabric) {
+  // Radix 16, agg 3:1 (12 down, 4 up), 8 rails: a pod holds 1 group of 8 ToRs, on 8 of the 12
+  // down ports. 512 GPUs: 8 pods of the 16 the cores are sized for; 64 aggs x 4 uplinks = 256
+  // agg_core links, which 16 cores of 16 ports would carry.
+  const std::string s =
+      format_summary(build_fabric(cluster(512), network(3, 16, Wiring::kRailOptimized, 1.0, 3.0)));
+  EXPECT_NE(s.find("12:4           2:1 as cabled (8 of 12 down ports; 3:1 as split)"), std::string::npos) << s;
+  EXPECT_NE(s.find("core tier sized for 16 pods, 8 built: its 256 agg_core links would fit 16 cores"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("each up to 1 group = 8 ToRs"), std::string::npos) << s;
+}
+
 TEST(FabricSummary, NamesCountsAndBisection) {
   NetworkConfig n = network(3, 128);
   n.faults = {{"core:7", 0.0, {}}};

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "tests/unit/topology/topology_test_configs.h"
 
 namespace clustersim::topo {
@@ -213,6 +214,24 @@ TEST(FabricErrors, ScenarioOverloadNamesTheFile) {
     FAIL() << "expected BadInput";
   } catch (const BadInput& e) {
     EXPECT_EQ(e.errors().at(0).file, "big.yaml");
+  }
+}
+
+// A shape error from a loaded scenario carries the key's line, as the reader's errors do (before
+// 2026-12-05 "b.yaml: network.switch_radix" without one).
+TEST(FabricErrors, ScenarioShapeErrorsNameTheLine) {
+  const ScenarioConfig cfg = scenario_from_tree(
+      parse_yaml_text("cluster: {gpu: H100-SXM, gpus: 64, gpus_per_node: 8, nics_per_node: 8}\n"
+                      "network:\n  switch_radix: 4\n"
+                      "traffic: {pattern: shift, bytes_per_pair: 1MiB, shift: 8}\n",
+                      "b.yaml"),
+      "b.yaml");
+  try {
+    build_fabric(cfg);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().at(0).key_path, "network.switch_radix");
+    EXPECT_EQ(e.errors().at(0).line, 3);
   }
 }
 
