@@ -34,6 +34,7 @@ commands:
   profiles [NAME]       list the built-in GPU profiles, or print one (to copy and edit)
   sweep SWEEP.yaml      screen many plans and clusters: analytical, then the best at flow level
   whatif SCENARIO.yaml  what each straggler source costs: slowdown, MFU lost, critical stages
+  version, --version    print the version
 
 'clustersim <command> --help' describes each command. Exit codes: 0 ok, 2 bad input, 1 internal error.
 )";
@@ -73,6 +74,9 @@ constexpr const char* kProfilesUsage = R"(usage: clustersim profiles [NAME]
 
 Lists the built-in GPU hardware profiles, or prints one as YAML so that it can be copied,
 edited and used with cluster.gpu: path/to/profile.yaml.
+
+options:
+  -h, --help             this help
 )";
 
 std::string require_format(const Args& args) {

@@ -134,7 +134,7 @@ struct TrainingConfig {
   bool fp32_grad_reduce = true;  // gradients reduced in FP32 (Megatron default); false = BF16
   Time step_stall = Time::zero();  // GPUs idle once per step outside the schedule (data loading, host stalls)
   OverlapConfig overlap;
-  int64_t dp_bucket_size = 0;    // gradient bucket in parameters; 0 = Megatron's max(40M, 1M x dp) at the flow level, 40M analytical
+  int64_t dp_bucket_size = 0;    // gradient bucket in parameters, 0 or >= 100,000; 0 = Megatron's max(40M, 1M x dp)
   bool fold_ranks = true;        // flow level: simulate one representative of symmetric rank groups
   AttentionParallel attention_parallel = AttentionParallel::kTp;  // MoE: attention over the tp group
   CommPrecision comm_precision = CommPrecision::kDefault;        // MoE: all-to-all and gradient sync

@@ -209,7 +209,7 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     }
   }
   if (cfg.training.dp_bucket_size != 0 && cfg.training.dp_bucket_size < 100'000) {
-    c.fail("training.dp_bucket_size", "must be 0 (the default, 40M parameters) or at least 100,000 parameters; got " +
+    c.fail("training.dp_bucket_size", "must be 0 (the default: Megatron's max(40M, 1M x dp) parameters) or at least 100,000 parameters; got " +
                                           str(cfg.training.dp_bucket_size));
   }
   if (cfg.training.step_stall < Time::zero() || cfg.training.step_stall > Time::s(3600)) {

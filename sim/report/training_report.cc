@@ -187,7 +187,8 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     // cheaper fabric can come out faster (up to 60% apart on otherwise equal plans).
     if (cfg.network.routing == Routing::kEcmp && c.dp > 1.0) {
       o << "             ECMP's hash decides which flows collide: network.ecmp_seed redraws it (other seeds, or\n"
-           "             another fabric shape, can give other slowdowns; scenarios/sweep-ecmp-175b.yaml sweeps them)\n";
+           "             another fabric shape, can give other slowdowns; a sweep with a network.ecmp_seed axis\n"
+           "             prices them)\n";
     }
   }
   if (cfg.model.moe && !est.moe_layers.empty()) {

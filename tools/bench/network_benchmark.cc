@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -132,22 +133,37 @@ std::map<std::string, double> parse(const std::string& line) {
 int main(int argc, char** argv) {
   Settings settings;
   std::vector<Case> cases;
+  const char* usage =
+      "usage: network_benchmark [--qps N] [--routing ecmp|dmodk|spray] [--lmm-fast] [fluid:GPUS|lmm:GPUS ...]\n";
+  // A positive whole number, or 0 when the text is not one.
+  const auto count = [](const std::string& text) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return ec == std::errc() && end == text.data() + text.size() && v > 0 ? v : 0;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--qps" && i + 1 < argc) {
-      settings.qps = std::stoi(argv[++i]);
-    } else if (arg == "--routing" && i + 1 < argc) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+    if (arg == "--qps" && i + 1 < argc && count(argv[i + 1]) > 0) {
+      settings.qps = count(argv[++i]);
+    } else if (arg == "--routing" && i + 1 < argc &&
+               (!std::strcmp(argv[i + 1], "ecmp") || !std::strcmp(argv[i + 1], "dmodk") ||
+                !std::strcmp(argv[i + 1], "spray"))) {
       const std::string r = argv[++i];
       settings.routing = r == "dmodk" ? clustersim::Routing::kDmodK
                          : r == "spray" ? clustersim::Routing::kSpray
                                         : clustersim::Routing::kEcmp;
     } else if (arg == "--lmm-fast") {
       settings.lmm_fast = true;
-    } else if (arg.find(':') != std::string::npos) {
-      cases.push_back({arg.substr(0, arg.find(':')), std::stoi(arg.substr(arg.find(':') + 1))});
+    } else if (const size_t colon = arg.find(':'); colon != std::string::npos &&
+                                                   (arg.substr(0, colon) == "fluid" || arg.substr(0, colon) == "lmm") &&
+                                                   count(arg.substr(colon + 1)) > 0) {
+      cases.push_back({arg.substr(0, colon), count(arg.substr(colon + 1))});
     } else {
-      std::cerr << "usage: network_benchmark [--qps N] [--routing ecmp|dmodk|spray] [--lmm-fast] "
-                   "[fluid:GPUS|lmm:GPUS ...]\n";
+      std::cerr << "network_benchmark: cannot use '" << arg << "'\n" << usage;
       return 2;
     }
   }

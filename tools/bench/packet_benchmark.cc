@@ -69,9 +69,12 @@ int main(int argc, char** argv) {
       large = false;
     } else if (std::strcmp(argv[i], "--skip-training") == 0) {
       training = false;
-    } else if (std::strcmp(argv[i], "--help") == 0) {
+    } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::printf("usage: packet_benchmark [bytes_per_pair (default 1MiB)] [--skip-large] [--skip-training]\n");
       return 0;
+    } else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "packet_benchmark: unknown option %s (see --help)\n", argv[i]);
+      return 2;
     } else {
       bytes = argv[i];
     }
