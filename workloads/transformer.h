@@ -84,4 +84,11 @@ struct MemoryEstimate {
 };
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);
 
+// ZeRO-3's working set beside its shards: the 16-bit weights of the layer computing and of the
+// next, prefetched, gathered whole, and the layer's gradients before they are reduce-scattered.
+// FSDP and DeepSpeed gather per module (a transformer layer); the time model gathers a chunk per
+// pass in one collective, the same bytes. `layer_params` is one layer's parameters on the GPU
+// (after TP and EP); `grad_bytes` per gradient value.
+void add_zero3_working_set(MemoryEstimate& e, double layer_params, double grad_bytes);
+
 }  // namespace clustersim::work

@@ -395,7 +395,9 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     }
     for (const work::TrainingGraph::MoeBlock& blk : graph.moe_blocks) {
       if (blk.group != crit_group) continue;
-      exposed[blk.layer] += timing[blk.join].end - timing[blk.before].end - blk.expert;
+      // The span is the sum of chunked compute pieces on the picosecond clock; the expert compute
+      // is the exact sum: a block with nothing exposed can come out a picosecond under it.
+      exposed[blk.layer] += std::max(Time::zero(), timing[blk.join].end - timing[blk.before].end - blk.expert);
     }
     const double per_mb = 1.0 / std::max(1, graph.micro_batches);
     const work::MoeStageCost& msc = costs.moe_stages[crit.stage];

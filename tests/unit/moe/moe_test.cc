@@ -333,6 +333,23 @@ TEST(MoeReport, FlowRankGroupsBreakdownsAddUpToTheIteration) {
   for (const auto& [group, sum] : sums) EXPECT_NEAR(sum, iteration, 1e-9 * iteration) << group;
 }
 
+TEST(MoeReport, FlowResultsHaveNoNegativeTimes) {
+  // One layer, 8 experts, the all-to-all in 4 chunks: the chunks' compute pieces sum on the clock
+  // a picosecond off the expert compute, and a2a_exposed_s came out -1e-12 (before 2026-12-05,
+  // 10 of 60 random MoE flow runs).
+  const ScenarioConfig cfg = load(
+      "cluster: {gpu: H800-SXM, gpus: 8, nics_per_node: 2}\n"
+      "network: {fidelity: flow}\n"
+      "model: {layers: 1, hidden: 4096, heads: 32, seq_len: 2048, vocab: 65536, moe: {experts: 8, top_k: 2}}\n"
+      "training: {global_batch: 8, overlap: {a2a_chunks: 4}}\n");
+  engine::FlowTrainingOptions o;
+  o.use_simgrid = false;
+  const engine::FlowTrainingResult f = engine::simulate_training(cfg, h800(), o);
+  report::flow_training_results(cfg, h800(), f).for_each_number([&](const std::string& path, double v) {
+    if (path.size() > 2 && path.compare(path.size() - 2, 2, "_s") == 0) EXPECT_GE(v, 0.0) << path;
+  });
+}
+
 TEST(MoeReport, DroppedPairsAreReportedAndTheMfuSaysItCountsThem) {
   // Dropless: nothing dropped, nothing said. Capacity factor 1 with skewed routing drops the hot
   // experts' excess: the layers report the share, and the summary says MFU still counts it (the
