@@ -440,6 +440,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     for (int d = 0; d < ndp; ++d) {
       const int32_t gi = group_of(s, d);
       reduce_ready[gi].assign(static_cast<size_t>(vpp), {});
+      // The last pipeline send in each direction (0 forward, 1 backward): NCCL runs a rank's
+      // sends on its pipeline communicator's stream one after another.
+      int32_t prev_send[2] = {-1, -1};
       std::vector<int32_t> chain;
       // The first stage waits for its input batch before its first forward; the other stages wait
       // for it through their receives.
@@ -672,6 +675,12 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           op.peer_group = group_of(next_stage, d);
           const int32_t id = b.add(op);
           b.edge(end, id);
+          // In order behind the previous send the same way (before 2026-12-05 every send in flight
+          // shared the NIC at once, so a faster GPU, with more of them in flight, waited longer for
+          // each: +9.5% at twice the FLOP rate on a 64-GPU, pp 8, vpp 3 plan with 100 Gbps NICs).
+          int32_t& prev = prev_send[pass.forward ? 0 : 1];
+          if (prev >= 0) b.edge(prev, id);
+          prev = id;
           send_of[slot(d, pass.microbatch, v, pass.forward)] = id;
           // Without overlap the send blocks the stream (Megatron's batched isend/irecv + wait).
           if (!ov.pp_p2p) chain.push_back(id);
