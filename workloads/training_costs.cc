@@ -85,11 +85,11 @@ double per_flow_cap(const ScenarioConfig& cfg, double flow, double busiest) {
 }  // namespace
 
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members,
-                             int64_t starts) {
+                             int64_t starts, double nic_scale) {
   const NetworkConfig& n = cfg.network;
   const topo::ClosShape shape = topo::plan_clos(cfg.cluster, n, cfg.file);
   const int gpn = cfg.cluster.gpus_per_node;
-  const double share = static_cast<double>(cfg.cluster.nics_per_node) / gpn;
+  const double share = nic_scale * cfg.cluster.nics_per_node / gpn;
   const int64_t span = (std::max<int64_t>(members, 1) - 1) * stride + 1;
   // A ring whose edges between nodes join different rails leaves its ToR at every such edge. With
   // k members on each node, the ring runs k channels, member c of one node to member c of the
@@ -130,7 +130,9 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
     crossed = std::max(crossed, block_slowdown(edges, 1.0, t, share));
   }
   // Each GPU sends one ring edge: its whole traffic is one flow.
-  return links_at_contention(l, std::max(crossed, leaves ? per_flow_cap(cfg, 1.0, 1.0) : 1.0));
+  TrainingLinks scaled = l;
+  scaled.nic_local_per_gpu = Bandwidth{nic_scale * l.nic_local_per_gpu.bytes_per_s};
+  return links_at_contention(scaled, std::max(crossed, leaves ? per_flow_cap(cfg, nic_scale, 1.0) : 1.0));
 }
 
 double fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows) {

@@ -3,7 +3,9 @@
 // times from the cost model, the LM head, TP/CP communication and the links collectives see.
 #pragma once
 
+#include <algorithm>
 #include <span>
+#include <vector>
 
 #include "calibration/compute_cost.h"
 #include "calibration/hardware_profile.h"
@@ -45,9 +47,30 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 // pipeline pairs of a stage laid out contiguously), and a block leaves when any of them crosses
 // its edge (stages of 256 GPUs under ToRs of 384: a third of the pairs stay inside, the rest
 // cross; aligned with the first pair only, none did). Throws BadInput (topo::plan_clos) when the
-// fabric cannot be built.
+// fabric cannot be built. `nic_scale` multiplies each GPU's NIC share, for traffic that only some
+// of a NIC's GPUs send at once (nic_sender_scale).
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members,
-                             int64_t starts = 1);
+                             int64_t starts = 1, double nic_scale = 1.0);
+
+// How many times its NIC share (nics_per_node / gpus_per_node of the node's NICs) a GPU gets for
+// traffic that only the GPUs `sends(g)` put across nodes at once: the GPUs behind a NIC over the
+// most of them behind one NIC that send (pipeline sends of a node holding several stages, of
+// which one sends to another node; the tied-embedding all-reduce of the first and last stage).
+// 1 when every GPU sends, or none does.
+template <typename Sends>
+double nic_sender_scale(const ScenarioConfig& cfg, int gpus, Sends sends) {
+  const int gpn = cfg.cluster.gpus_per_node;
+  const int npn = cfg.cluster.nics_per_node;
+  std::vector<int> senders(static_cast<size_t>((gpus + gpn - 1) / gpn) * npn, 0);
+  int most = 0;
+  for (int g = 0; g < gpus; ++g) {
+    if (!sends(g)) continue;
+    const size_t nic = static_cast<size_t>(g / gpn) * npn + static_cast<size_t>(g % gpn * npn / gpn);
+    most = std::max(most, ++senders[nic]);
+  }
+  const double per_nic = static_cast<double>(gpn) / npn;
+  return most > 0 ? std::max(1.0, per_nic / most) : 1.0;
+}
 
 // How much the fabric slows `flows` that run at once (one pipeline stage's expert all-to-alls, a
 // serving pool's exchanges) against each GPU's NIC share at line rate: per tier, the ToR (one rail

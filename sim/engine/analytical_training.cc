@@ -136,8 +136,25 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // Pipeline pairs start at every GPU of a stage: with pp placed outermost (stride = a stage's
   // GPUs) those are contiguous, and the pairs near a block's edge cross it.
   const int64_t pp_stride = p.pp > 1 ? pl.gpu(0, 0, 0, 1) : 0;
+  // Of a node's GPUs only those whose neighbour stage is on another node send there (a node
+  // holding 4 stages of 2 replicas: 2 of its 8): they share the NICs, not every GPU (before
+  // 2026-12-05 every GPU's share, 4x too slow there against the flow level).
+  const auto node_of = [&](int g) { return g / c.gpus_per_node; };
+  const auto next_apart = [&](int g, int step) {
+    const int s = pl.coord(g, work::Dim::kPp);
+    const int to = s + step;
+    if (to < 0 || to >= p.pp) {
+      if (p.vpp == 1) return false;  // interleaved: the last stage sends on to the first
+    }
+    const int peer = g + ((to + p.pp) % p.pp - s) * static_cast<int>(pp_stride);
+    return node_of(g) != node_of(peer);
+  };
+  const double pp_scale =
+      p.pp > 1 ? std::min(work::nic_sender_scale(cfg, c.gpus, [&](int g) { return next_apart(g, 1); }),
+                          work::nic_sender_scale(cfg, c.gpus, [&](int g) { return next_apart(g, -1); }))
+               : 1.0;
   const TrainingLinks pp_l = work::links_for_ring(cfg, l, pp_stride, p.pp > 1 ? 2 : 1,
-                                                  pp_stride * p.pp == c.gpus ? pp_stride : 1);
+                                                  pp_stride * p.pp == c.gpus ? pp_stride : 1, pp_scale);
 
   // --- One micro-batch on the slowest stage (the last one, which also runs the LM head).
   const LayerTimes lt = work::layer_times(cfg, hw);
@@ -435,8 +452,16 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   b.optimizer = calib::memory_time(bytes_of(shard * work::kAdamBytesPerParam), hw);
   if (p.pp > 1 && m.tied_embeddings) {
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
-    // Every replica's pairs at once, far apart in the fabric: routed like the DP rings.
-    const TrainingLinks emb_l = contention.routed ? work::links_at_contention(l, contention.embedding) : l;
+    // Every replica's pairs at once, far apart in the fabric: routed like the DP rings. Only the
+    // first and last stages' GPUs send, sharing their NICs among themselves.
+    const double emb_scale = work::nic_sender_scale(cfg, c.gpus, [&](int g) {
+      const int s = pl.coord(g, work::Dim::kPp);
+      return (s == 0 || s == p.pp - 1) && stages_apart(0, p.pp - 1);
+    });
+    TrainingLinks emb_base = l;
+    emb_base.nic_local_per_gpu = Bandwidth{emb_scale * l.nic_local_per_gpu.bytes_per_s};
+    emb_base.nic_per_gpu = Bandwidth{emb_scale * l.nic_per_gpu.bytes_per_s};
+    const TrainingLinks emb_l = contention.routed ? work::links_at_contention(emb_base, contention.embedding) : emb_base;
     // Over NVLink where the placement puts the first and last stage on one node.
     b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, stages_apart(0, p.pp - 1) ? 1 : 2, emb_l));
   }
