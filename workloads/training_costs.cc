@@ -298,16 +298,26 @@ Time tp_collectives_time(const ScenarioConfig& cfg, const TrainingLinks& l, int 
 
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& l, const LayerTimes& lt) {
   const ParallelismConfig& p = cfg.parallelism;
-  Time total = tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives, lt.forward, lt.backward);
+  // Context parallelism: K and V of every chunk pass around the CP ring (forward; the backward
+  // sends them and their gradients), overlapped with the attention core.
+  Time cp_hidden_fwd, cp_hidden_bwd, cp_exposed;
   if (p.cp > 1) {
-    // Context parallelism: K and V of every chunk pass around the CP ring (forward; the
-    // backward sends them and their gradients), overlapped with the attention core.
     const Time ring = cp_ring_time(cfg, l);
-    const Time fwd = max(Time::zero(), ring - lt.attention_fwd);
-    const Time bwd = max(Time::zero(), ring + ring - 2.5 * lt.attention_fwd);
-    total += fwd + bwd;
+    cp_hidden_fwd = min(ring, lt.attention_fwd);
+    cp_hidden_bwd = min(ring + ring, 2.5 * lt.attention_fwd);
+    cp_exposed = (ring - cp_hidden_fwd) + (ring + ring - cp_hidden_bwd);
   }
-  return total;
+  // Where both the TP groups and the CP rings leave the node they send through the same NICs:
+  // the time the ring hides under the attention core is not also there for the TP collectives
+  // (before 2026-12-05 both hid under it, and twice the FLOP rate, shrinking both windows, made
+  // a tp 8 cp 4 plan with TP across nodes 11.6% slower).
+  const Placement pl = placement_of(cfg);
+  const int gpn = cfg.cluster.gpus_per_node;
+  const bool one_nic = p.cp > 1 && p.tp > 1 && pl.ranks_per_node(Dim::kTp, gpn) < p.tp &&
+                       pl.ranks_per_node(Dim::kCp, gpn) < p.cp;
+  const Time fwd_window = one_nic ? max(Time::zero(), lt.forward - cp_hidden_fwd) : lt.forward;
+  const Time bwd_window = one_nic ? max(Time::zero(), lt.backward - cp_hidden_bwd) : lt.backward;
+  return tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives, fwd_window, bwd_window) + cp_exposed;
 }
 
 namespace {

@@ -11,6 +11,7 @@
 
 #include "sim/collectives/collective_flows.h"
 #include "sim/core/scenario.h"
+#include "sim/core/yaml_tree.h"
 #include "tests/unit/core/unit_printers.h"
 #include "tests/unit/engine/gpt_plan.h"
 #include "workloads/training_costs.h"
@@ -307,6 +308,20 @@ TEST(AnalyticalTraining, FlashAttentionV1IsSlowerThanV2) {
 // gathers' bound (GPT-175B with DP placed first: 12.3 s, 14.1 s at twice the FLOP rate), and the
 // credit for stages ending their reductions apart grew with the backward pass (full
 // recomputation came out 1.3% faster than selective).
+// TP groups and CP rings that both leave the node send through the same NICs: the attention time
+// that hides the ring does not also hide the TP collectives (before 2026-12-05 it hid both, and
+// this plan came out 11.6% slower at twice the FLOP rate: 0.407 -> 0.454 s).
+TEST(AnalyticalTraining, TpAndCpAcrossNodesDoNotHideUnderTheSameAttention) {
+  const ScenarioConfig cfg = scenario_from_tree(
+      parse_yaml_text("cluster: {gpu: A100-SXM4-80GB, gpus: 256, nic_bandwidth: 200Gbps}\n"
+                      "model: {layers: 18, hidden: 4096, heads: 32, seq_len: 32768, vocab: 51200}\n"
+                      "parallelism: {tp: 8, cp: 4, placement: dp-tp-cp-pp}\n"
+                      "training: {global_batch: 8, overlap: {tp_comm: true}}\n",
+                      "tpcp.yaml"),
+      "tpcp.yaml");
+  EXPECT_LE(estimate_training(cfg, a100_at_twice_the_flop_rate()).iteration, estimate_training(cfg, a100()).iteration);
+}
+
 TEST(AnalyticalTraining, AGatherPacedStepIsNeverSlowerWithLessCompute) {
   const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
   const calib::HardwareProfile fast = a100_at_twice_the_flop_rate();
