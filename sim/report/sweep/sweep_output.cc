@@ -214,7 +214,7 @@ std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, 
     std::sort(reasons.begin(), reasons.end());
     out += "  skipped, by reason:\n";
     for (size_t i = 0; i < reasons.size() && i < 12; ++i) {
-      out += "    " + pad(with_commas(-reasons[i].first), 9) + "  " + reasons[i].second + "\n";
+      out += "    " + pad(with_commas(-reasons[i].first), 9) + "  " + shown_reason(table, reasons[i].second) + "\n";
     }
     if (reasons.size() > 12) out += "    ... " + std::to_string(reasons.size() - 12) + " more reasons in sweep.json\n";
   }

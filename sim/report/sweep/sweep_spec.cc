@@ -220,15 +220,17 @@ std::string kind_name(ScenarioKind k) {
 // paths: keys it does not know, and values of the wrong type, out of range or not among an enum's
 // names. Checks between fields are left to each candidate (a plan that does not divide is a
 // candidate reported invalid; a mistyped value is a mistake in the sweep file).
-void check_value(const YamlNode& base, const std::vector<std::pair<std::string, YamlNode>>& sets,
+// Returns whether a set path is not a scenario key (then every value of the axis says the same).
+bool check_value(const YamlNode& base, const std::vector<std::pair<std::string, YamlNode>>& sets,
                  const std::string& where, const std::string& label, const YamlNode& at, ErrorList& errors) {
   YamlNode tree = base;
   for (const auto& [path, value] : sets) {
     if (!set_path(tree, path, value)) {
       errors.add(InputError{at.file, at.line, where, "'" + path + "' crosses a key that is not a mapping"});
-      return;
+      return true;
     }
   }
+  bool unknown = false;
   try {
     (void)read_scenario_tree(tree, "sweep");
   } catch (const BadInput& e) {
@@ -241,6 +243,7 @@ void check_value(const YamlNode& base, const std::vector<std::pair<std::string, 
           errors.add(InputError{at.file, at.line, where,
                                 "'" + path + "' is not a scenario key (" + err.key_path + ": " + err.message +
                                     "); scenarios/README.md lists the keys"});
+          unknown = true;
         } else {
           errors.add(InputError{at.file, at.line, where, "value '" + label + "': " + err.key_path + ": " + err.message});
         }
@@ -248,6 +251,7 @@ void check_value(const YamlNode& base, const std::vector<std::pair<std::string, 
       }
     }
   }
+  return unknown;
 }
 
 void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
@@ -601,12 +605,14 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
 
   // The base decides the kind of run (and so which metrics exist); it must load on its own.
   const std::string base_label = spec.base_origin.empty() ? file : spec.base_origin;
+  bool base_loads = false;
   if (spec.base.is_map()) {
     try {
       const ScenarioConfig cfg = scenario_from_tree(spec.base, base_label);
       spec.kind = cfg.inference ? ScenarioKind::kInference
                   : cfg.traffic ? ScenarioKind::kTraffic
                                 : ScenarioKind::kTraining;
+      base_loads = true;
       if (cfg.faults) {
         // A reliability study has no iteration metrics to rank; what it varies (checkpoint
         // interval) it already optimises itself.
@@ -635,8 +641,30 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     }
   }
 
-  read_constraints(top.child("constraints"), spec, errors);
-  read_objective(top.child("objective"), spec, errors);
+  // Axis keys must be scenario keys, and each value one the key accepts (each on the base alone),
+  // reported with the file's other mistakes. An unknown key is said once, not once per value.
+  if (base_loads) {
+    for (const Axis& a : spec.axes) {
+      YamlNode at;
+      at.file = file;
+      at.line = a.line;
+      const size_t before = errors.size();
+      for (const AxisValue& v : a.values) {
+        if (check_value(spec.base, v.sets, "axes." + a.key, v.label, at, errors)) break;
+        if (errors.size() > before + 5) break;  // the first few say enough
+      }
+    }
+  }
+  // Which metrics exist depends on the kind of run: with a base that does not load, unknown, so
+  // the constraints and the objective wait for it (a serving base's tpot_p99_s was called "not an
+  // output of training scenarios").
+  if (base_loads || !spec.base.is_map()) {
+    read_constraints(top.child("constraints"), spec, errors);
+    read_objective(top.child("objective"), spec, errors);
+  } else {
+    top.child("constraints");
+    top.child("objective");
+  }
   read_prices(top.child("price_per_gpu_hour"), spec, errors);
   MapReader flow = top.section("flow_stage");
   flow.read("top_k", spec.flow_top_k, Need::kOptional, 0, 100000);
@@ -658,17 +686,6 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   check_prices(spec, errors);
   errors.throw_if_any();
 
-  // Axis keys must be scenario keys, and each value one the key accepts (each on the base alone).
-  for (const Axis& a : spec.axes) {
-    YamlNode at;
-    at.file = file;
-    at.line = a.line;
-    const size_t before = errors.size();
-    for (const AxisValue& v : a.values) {
-      check_value(spec.base, v.sets, "axes." + a.key, v.label, at, errors);
-      if (errors.size() > before + 5) break;  // the first few say enough
-    }
-  }
   double total = 1;
   for (const Axis& a : spec.axes) total *= static_cast<double>(a.values.size());
   if (total > kMaxCandidates) {

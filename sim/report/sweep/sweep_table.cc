@@ -115,7 +115,10 @@ SweepTable build_table(const CandidateSpace& space, const std::vector<Record>& r
     finish_stage(spec, row.finer);
     if (!row.analytical.ran) continue;
     ++t.status_counts[row.analytical.status];
-    if (row.analytical.status != kOk) ++t.reason_counts[reason_class(row.analytical.status, row.analytical.reason)];
+    if (row.analytical.status != kOk) {
+      const std::string cls = reason_class(row.analytical.status, row.analytical.reason);
+      if (++t.reason_counts[cls] == 1) t.reason_example[cls] = row.analytical.status + ": " + row.analytical.reason;
+    }
   }
   t.ranking = rank_rows(spec, t.rows, &Row::analytical);
   t.finer_ranking = rank_rows(spec, t.rows, &Row::finer);
@@ -129,8 +132,18 @@ std::string no_valid_candidates(const SweepTable& table) {
   std::sort(reasons.begin(), reasons.end());
   std::string out = "none of the " + std::to_string(table.rows.size()) + " candidates is valid (reasons grouped, numbers shown as #)";
   for (size_t i = 0; i < reasons.size(); ++i) {
-    out += (i ? "; " : ": ") + std::to_string(-reasons[i].first) + " x " + reasons[i].second;
+    out += (i ? "; " : ": ") + std::to_string(-reasons[i].first) + " x " + shown_reason(table, reasons[i].second);
   }
+  return out;
+}
+
+std::string shown_reason(const SweepTable& table, const std::string& cls) {
+  // A class of one candidate is that candidate's reason: nothing to group, so the numbers show.
+  const auto count = table.reason_counts.find(cls);
+  const auto example = table.reason_example.find(cls);
+  if (count == table.reason_counts.end() || count->second != 1 || example == table.reason_example.end()) return cls;
+  std::string out = example->second;
+  if (out.size() > 160) out = out.substr(0, 157) + "...";
   return out;
 }
 

@@ -36,6 +36,7 @@ struct SweepTable {
   std::vector<Row> rows;                            // by candidate index, one per candidate
   std::map<std::string, int64_t> status_counts;     // analytical stage
   std::map<std::string, int64_t> reason_counts;     // "status: reason class" -> candidates
+  std::map<std::string, std::string> reason_example;  // class -> the first candidate's "status: reason"
   std::vector<int64_t> ranking;                     // row positions, best first (analytical)
   std::vector<int64_t> finer_ranking;               // row positions, best first (finer stage)
 };
@@ -52,6 +53,10 @@ std::string no_valid_candidates(const SweepTable& table);
 
 // A reason with its numbers masked, so that the same cause counts once ("tp: must divide # ...").
 std::string reason_class(const std::string& status, const std::string& reason);
+
+// A reason class as printed: the class, or for a class of one candidate its own reason, numbers
+// and all (nothing is grouped).
+std::string shown_reason(const SweepTable& table, const std::string& cls);
 
 // "12.3 s", "1.98M", "55.2%": a metric as people read it.
 std::string format_metric(const std::string& metric, double v);

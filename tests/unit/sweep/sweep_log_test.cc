@@ -119,5 +119,21 @@ TEST(SweepTable, ReasonsCountOnceWhateverTheNumbers) {
             "invalid: parallelism.vpp: interleaved 1F1B needs pp > #, got # on stage3");
 }
 
+// A class that only one candidate has shows that candidate's reason, numbers and all (before
+// 2026-12-05 "pp x vpp (# x # = #) must divide model.layers (#)" for a single pp of 3).
+TEST(SweepTable, AReasonOfOneCandidateShowsItsNumbers) {
+  SweepTable t;
+  const std::string one = reason_class("invalid", "parallelism.pp: must divide model.layers (80); got 3");
+  const std::string two = reason_class("invalid", "parallelism.tp: must divide model.heads (24); got 16");
+  t.reason_counts = {{one, 1}, {two, 2}};
+  t.reason_example = {{one, "invalid: parallelism.pp: must divide model.layers (80); got 3"},
+                      {two, "invalid: parallelism.tp: must divide model.heads (24); got 16"}};
+  EXPECT_EQ(shown_reason(t, one), "invalid: parallelism.pp: must divide model.layers (80); got 3");
+  EXPECT_EQ(shown_reason(t, two), two);
+  EXPECT_NE(no_valid_candidates(t).find("1 x invalid: parallelism.pp: must divide model.layers (80); got 3"),
+            std::string::npos)
+      << no_valid_candidates(t);
+}
+
 }  // namespace
 }  // namespace clustersim::sweep

@@ -60,6 +60,27 @@ TEST(SweepSpec, CostObjectiveMinimisesAndNeedsPrices) {
             std::string::npos);
 }
 
+// An unknown axis key is said once (not once per value), beside the file's other mistakes (before
+// 2026-12-05 a bad objective hid it, and then it came twice).
+TEST(SweepSpec, AnUnknownAxisKeyIsSaidOnceWithTheOtherMistakes) {
+  const std::string text = error_text("axes: {parallelism.tensor_parallel: [4, 8]}\nobjective: tokens_per_sec\n");
+  size_t said = 0;
+  for (size_t at = text.find("is not a scenario key"); at != std::string::npos; at = text.find("is not a scenario key", at + 1)) {
+    ++said;
+  }
+  EXPECT_EQ(said, 1u) << text;
+  EXPECT_NE(text.find("'tokens_per_sec' is not an output"), std::string::npos) << text;
+}
+
+// A base that does not load leaves the kind of run unknown: its error alone, not "tpot_p99_s is
+// not an output of training scenarios" for a serving base that failed.
+TEST(SweepSpec, ABaseThatDoesNotLoadIsTheOnlyError) {
+  const std::string text = error_text("set: {training.global_batch: 7}\naxes: {parallelism.tp: [1, 2]}\n"
+                                      "constraints: {tpot_p99_s: {max: 0.05}}\n");
+  EXPECT_NE(text.find("does not load"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not an output"), std::string::npos) << text;
+}
+
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axis: {parallelism.tp: [1]}\n").find("did you mean 'axes'"), std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: []}\n").find("axes.parallelism.tp: the axis is empty"), std::string::npos);
