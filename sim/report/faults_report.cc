@@ -347,8 +347,12 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   ck.set("blocking_s", in.checkpoint_blocking.as_s());
   ck.set("async_s", in.checkpoint_async.as_s());
   ck.set("load_s", in.checkpoint_load.as_s());
-  ck.set("size_bytes", f.checkpoint.size ? f.checkpoint.size->as_double()
-                                         : kCheckpointBytesPerParam * work::count_params(cfg.model).total);
+  const double checkpoint_bytes =
+      f.checkpoint.size ? f.checkpoint.size->as_double() : kCheckpointBytesPerParam * work::count_params(cfg.model).total;
+  ck.set("size_bytes", checkpoint_bytes);
+  // What storage sustains at this interval: a short interval of a large model writes a lot.
+  const double write_rate = checkpoint_bytes / effective_interval.as_s();
+  ck.set("mean_write_rate_bytes_per_s", write_rate);
   Json& rc = r.set("recovery", Json::object());
   rc.set("detection_s", in.detection.as_s());
   rc.set("hang_detection_s", in.hang_detection.as_s());
@@ -379,7 +383,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
   o << "failures       MTBF " << (can_fail ? fmt("%.2f h", mtbf_s / 3600) : std::string("none (no crash or hang component)"))
-    << fmt("; %.1f interruptions", n.mean) << (has_ci ? fmt(" (+-%.1f)\n", n.half_width) : std::string("\n"));
+    << fmt("; %.1f interruptions", n.mean)
+    << (has_ci ? fmt(" (95%% CI of the mean over seeds +-%.1f)\n", n.half_width) : std::string("\n"));
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
@@ -388,6 +393,10 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
             ? "; the write outlasts the interval, and a checkpoint starts only when the previous one is written: "
               "every " + to_string(effective_interval)
             : std::string())
+    << "\n               " << fmt("%.4g GB each", checkpoint_bytes / 1e9) << fmt(", written at %.3g GB/s on average", write_rate / 1e9)
+    << (f.checkpoint.blocking ? std::string()
+                              : " (blocking: the shard's copy to host memory only; checkpoint.blocking gives your "
+                                "system's stall, coordination and metadata included)")
     << "\n\n";
   o << "ETTR           " << fmt("%.2f%%", 100 * e.mean)
     << (has_ci ? fmt("  (95%% CI %.2f", 100 * ettr_low) + fmt(" to %.2f%%)\n", 100 * ettr_high)

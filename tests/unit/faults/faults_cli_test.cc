@@ -138,6 +138,17 @@ TEST(FaultsCli, CheckpointWritesAreNeverLost) {
   EXPECT_TRUE(contains(slow.out, "a checkpoint starts only when the previous one is written: every ")) << slow.out;
 }
 
+TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
+  // 5,682 GB every 333.7 s: 17 GB/s. With the blocking time computed from the snapshot alone the
+  // summary says what it leaves out (Young/Daly then picks seconds-long intervals).
+  const Result given = clustersim("run scenarios/faults-16k-30d.yaml --format json");
+  EXPECT_TRUE(contains(given.out, "\"mean_write_rate_bytes_per_s\":")) << given.out;
+  const Result text = clustersim("run scenarios/faults-16k-30d.yaml");
+  EXPECT_TRUE(contains(text.out, "GB each, written at 17 GB/s on average\n")) << text.out;
+  const Result computed = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.blocking=null");
+  EXPECT_TRUE(contains(computed.out, "the shard's copy to host memory only")) << computed.out;
+}
+
 TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {
   // Two seeds give a wide interval: goodput's and effective MFU's are ETTR's (clamped to [0, 1])
   // times the rate, and counts and times do not go below zero.
