@@ -71,6 +71,9 @@ struct NetworkConfig {
   Routing routing = Routing::kEcmp;
   int qps_per_connection = 1;
   uint64_t ecmp_seed = 0;
+  // Analytical level, ECMP: the routed slowdowns are the mean over this many hash draws (seeds
+  // ecmp_seed, ecmp_seed + 1, ...) instead of the one draw of ecmp_seed.
+  int ecmp_draws = 1;
   FlowSolver solver = FlowSolver::kFluid;
   Time merge_tolerance = Time::us(0.1);       // flow completions closer than this are merged
   double rate_tolerance = 0.0;                // fraction of a finished flow's lifetime its bandwidth may idle

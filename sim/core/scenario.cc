@@ -52,6 +52,7 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
               {{"ecmp", Routing::kEcmp}, {"dmodk", Routing::kDmodK}, {"spray", Routing::kSpray}});
   r.read("qps_per_connection", n.qps_per_connection, Need::kOptional, 1, 256);
   r.read("ecmp_seed", n.ecmp_seed);
+  r.read("ecmp_draws", n.ecmp_draws, Need::kOptional, 1, 64);
   r.read_enum("solver", n.solver, {{"fluid", FlowSolver::kFluid}, {"lmm", FlowSolver::kLmm}});
   r.read("merge_tolerance", n.merge_tolerance);
   r.read("rate_tolerance", n.rate_tolerance, Need::kOptional, 0.0, 0.1);

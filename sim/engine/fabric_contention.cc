@@ -161,7 +161,9 @@ bool routes_dp_rings(const ScenarioConfig& cfg) {
   return any_leaves_node(ring_sets(cfg), cfg.cluster.gpus_per_node);
 }
 
-FabricContention fabric_contention(const ScenarioConfig& cfg) {
+namespace {
+
+FabricContention one_draw(const ScenarioConfig& cfg) {
   // A Clos that cannot be built (fractional port splits, too small a radix) is bad input here as
   // at the flow level and in `topo`: before 2026-11-21 the closed form priced it unrouted, so a 2:1
   // fabric could come out faster than a 1:1 one whose rings collide.
@@ -214,6 +216,39 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     out.link = fabric.link_name(worst->link);
     out.sub_flows = worst->sub_flows;
   }
+  out.dp_low = out.dp_high = out.dp;
+  return out;
+}
+
+}  // namespace
+
+FabricContention fabric_contention(const ScenarioConfig& cfg) {
+  FabricContention out = one_draw(cfg);
+  const int draws = cfg.network.routing == Routing::kEcmp ? cfg.network.ecmp_draws : 1;
+  if (draws <= 1 || !out.routed) return out;
+  // Which flows ECMP's hash puts together is a draw: one seed can give 1x or 2x on the same plan.
+  // The mean over seeds is what a job can expect; the most loaded link stays the first draw's.
+  ScenarioConfig other = cfg;
+  for (int k = 1; k < draws; ++k) {
+    other.network.ecmp_seed = cfg.network.ecmp_seed + static_cast<uint64_t>(k);
+    const FabricContention d = one_draw(other);
+    out.dp += d.dp;
+    out.expert_dp += d.expert_dp;
+    out.embedding += d.embedding;
+    out.cp += d.cp;
+    out.tp += d.tp;
+    for (size_t i = 0; i < out.a2a.size() && i < d.a2a.size(); ++i) out.a2a[i] += d.a2a[i];
+    out.dp_low = std::min(out.dp_low, d.dp);
+    out.dp_high = std::max(out.dp_high, d.dp);
+  }
+  const double n = draws;
+  out.dp /= n;
+  out.expert_dp /= n;
+  out.embedding /= n;
+  out.cp /= n;
+  out.tp /= n;
+  for (double& a : out.a2a) a /= n;
+  out.draws = draws;
   return out;
 }
 
@@ -224,11 +259,11 @@ std::string contention_key(const ScenarioConfig& cfg) {
   char buf[512];
   // MoE: the rings depend on ep, expert_tp and the attention split too.
   const bool moe = cfg.model.moe.has_value();
-  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu|%d/%d/%d/%s/%d|%d/%d/%d/%d",
+  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu/%d|%d/%d/%d/%s/%d|%d/%d/%d/%d",
                 c.gpus, c.gpus_per_node, c.nics_per_node, c.nic_bandwidth.bytes_per_s, n.tiers,
                 static_cast<int>(n.wiring), n.switch_radix, n.tor_oversubscription, n.agg_oversubscription,
                 n.fabric_bandwidth ? n.fabric_bandwidth->bytes_per_s : -1.0, static_cast<int>(n.routing),
-                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), p.tp, p.cp, p.pp,
+                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), n.ecmp_draws, p.tp, p.cp, p.pp,
                 p.placement.c_str(), cfg.model.tied_embeddings ? 1 : 0, moe ? 1 : 0, moe ? p.ep : 0, moe ? p.expert_tp : 0,
                 moe ? static_cast<int>(cfg.training.attention_parallel) : 0);
   std::string key = buf;

@@ -32,6 +32,11 @@ struct FabricContention {
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
   // EP group of any stage leaves a node.
   std::vector<double> a2a;
+  // network.ecmp_draws > 1 with ECMP: each slowdown above is the mean over the draws, and these
+  // the lowest and highest DP ring slowdown of one draw (both dp otherwise).
+  int draws = 1;
+  double dp_low = 1.0;
+  double dp_high = 1.0;
   std::string link;        // most loaded link direction of the slowest set ("tor_agg:45/up"); empty when every slowdown is 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
   bool routed = false;     // false: not routed (no ring leaves a node)

@@ -392,6 +392,19 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                     (cfg.network.routing == Routing::kSpray ? "spray" : "dmodk") + " at network.fidelity " +
                     to_string(level) + ": it seeds ECMP's hash (and the congestion levels' random draws)");
   }
+  // ecmp_draws averages the analytical training level's routed slowdowns over hash draws.
+  if (cfg.given.count("network.ecmp_draws") && cfg.network.ecmp_draws > 1) {
+    const bool training = !cfg.traffic && !cfg.inference;
+    const bool analytical = training && (cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
+                                                    : level == Fidelity::kAnalytical);
+    if (cfg.network.routing != Routing::kEcmp || !analytical) {
+      notes.push_back(std::string("network.ecmp_draws is not used ") +
+                      (cfg.network.routing != Routing::kEcmp ? "without network.routing: ecmp"
+                                                             : "here: it averages the analytical training level's "
+                                                               "routed slowdowns over hash draws (other levels "
+                                                               "simulate the one draw of network.ecmp_seed)"));
+    }
+  }
   if (!cfg.inference && !cfg.traffic && !cfg.training.flash_attention &&
       cfg.given.count("training.flash_attention_version")) {
     notes.push_back("training.flash_attention_version is not used with training.flash_attention: false (the "

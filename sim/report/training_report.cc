@@ -119,6 +119,11 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     const engine::FabricContention& c = est.contention;
     Json& fc = r.set("fabric_contention", Json::object());
     fc.set("dp_ring_slowdown", c.dp);
+    if (c.draws > 1) {
+      fc.set("ecmp_draws", c.draws);
+      fc.set("dp_ring_slowdown_min", c.dp_low);
+      fc.set("dp_ring_slowdown_max", c.dp_high);
+    }
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
     if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
@@ -185,10 +190,13 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     }
     // Which flows collide is the hash's draw: a change of fabric shape redraws it, and a
     // cheaper fabric can come out faster (up to 60% apart on otherwise equal plans).
-    if (cfg.network.routing == Routing::kEcmp && c.dp > 1.0) {
+    if (cfg.network.routing == Routing::kEcmp && c.draws > 1) {
+      o << "             " << fmt("DP rings %.2fx on average over ", c.dp) << c.draws << " ECMP hash draws"
+        << fmt(" (%.2fx to ", c.dp_low) << fmt("%.2fx)\n", c.dp_high);
+    } else if (cfg.network.routing == Routing::kEcmp && c.dp > 1.0) {
       o << "             ECMP's hash decides which flows collide: network.ecmp_seed redraws it (other seeds, or\n"
-           "             another fabric shape, can give other slowdowns; a sweep with a network.ecmp_seed axis\n"
-           "             prices them)\n";
+           "             another fabric shape, can give other slowdowns; network.ecmp_draws: 8 prices the mean\n"
+           "             over 8 draws)\n";
     }
   }
   if (cfg.model.moe && !est.moe_layers.empty()) {

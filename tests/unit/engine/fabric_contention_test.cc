@@ -329,6 +329,39 @@ TEST(FabricContention, SameInputsSameAnswerAndTheCacheAgrees) {
   EXPECT_EQ(cache.size(), 4u);
 }
 
+// network.ecmp_draws: each slowdown is the mean of the single draws of seeds ecmp_seed onwards,
+// with the DP ring's lowest and highest draw; the cache keeps draws apart; spraying draws nothing.
+TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  cfg.network.ecmp_seed = 3;
+  double dp = 0, embedding = 0, low = 1e9, high = 0;
+  for (int k = 0; k < 4; ++k) {
+    ScenarioConfig one = cfg;
+    one.network.ecmp_seed = 3 + static_cast<uint64_t>(k);
+    const FabricContention c = fabric_contention(one);
+    dp += c.dp / 4;
+    embedding += c.embedding / 4;
+    low = std::min(low, c.dp);
+    high = std::max(high, c.dp);
+  }
+  cfg.network.ecmp_draws = 4;
+  const FabricContention mean = fabric_contention(cfg);
+  EXPECT_EQ(mean.draws, 4);
+  EXPECT_NEAR(mean.dp, dp, 1e-12);
+  EXPECT_NEAR(mean.embedding, embedding, 1e-12);
+  EXPECT_EQ(mean.dp_low, low);
+  EXPECT_EQ(mean.dp_high, high);
+  ContentionCache cache;
+  cache.get(cfg);
+  ScenarioConfig one = cfg;
+  one.network.ecmp_draws = 1;
+  EXPECT_EQ(cache.get(one).draws, 1);
+  EXPECT_EQ(cache.size(), 2u);
+  ScenarioConfig sprayed = cfg;
+  sprayed.network.routing = Routing::kSpray;
+  EXPECT_EQ(fabric_contention(sprayed).draws, 1);
+}
+
 TEST(FabricContention, SlowsTheDpTimeByItsFactor) {
   // ZeRO-0 without overlap: the all-reduce is on the line, its bandwidth term scaled by the
   // contention.

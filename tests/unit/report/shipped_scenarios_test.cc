@@ -77,6 +77,17 @@ TEST(UnusedKeyNotes, ARatioTheFabricCablesLowerIsNoted) {
   EXPECT_TRUE(unused_key_notes(load_scenario(s, {"network.switch_radix=16", "network.tiers=3"})).empty());
 }
 
+TEST(UnusedKeyNotes, EcmpDrawsAreAnAnalyticalEcmpSetting) {
+  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"network.ecmp_draws=4"})).empty());
+  const std::vector<std::string> flow = unused_key_notes(load_scenario(s, {"network.ecmp_draws=4", "network.fidelity=flow"}));
+  ASSERT_EQ(flow.size(), 1u);
+  EXPECT_NE(flow[0].find("network.ecmp_draws is not used here"), std::string::npos) << flow[0];
+  const std::vector<std::string> spray = unused_key_notes(load_scenario(s, {"network.ecmp_draws=4", "network.routing=spray"}));
+  ASSERT_EQ(spray.size(), 1u);
+  EXPECT_NE(spray[0].find("without network.routing: ecmp"), std::string::npos) << spray[0];
+}
+
 TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
   // 2026-11-22 it printed -5.4e6 s and MFU -482%).
