@@ -77,6 +77,18 @@ std::string ratio_problem(const char* name, int radix, double ratio) {
   if (!options.empty()) {
     msg += "; nearest whole splits: " + options + ", written as port counts (" + name + ": \"" + first + "\")";
   }
+  // Or keep the ratio on a radix it divides: the nearest radix with whole ports, below and above.
+  std::string radices;
+  for (const int step : {-1, 1}) {
+    for (int k = radix + step; k >= 4 && k <= kMaxRadix && std::abs(k - radix) <= radix / 2; k += step) {
+      if (const auto s = split_ports(k, ratio)) {
+        radices += std::string(radices.empty() ? "" : " or ") + std::to_string(k) + " (" + std::to_string(s->down) +
+                   ":" + std::to_string(s->up) + ")";
+        break;
+      }
+    }
+  }
+  if (!radices.empty()) msg += "; or keep " + short_decimal(ratio, 3) + ":1 with network.switch_radix " + radices;
   return msg;
 }
 

@@ -392,6 +392,16 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                     (cfg.network.routing == Routing::kSpray ? "spray" : "dmodk") + " at network.fidelity " +
                     to_string(level) + ": it seeds ECMP's hash (and the congestion levels' random draws)");
   }
+  // The defaults are GPT's: an MLP narrower than 4 x hidden without an activation is most likely a
+  // gated (Llama-style) model read as GPT, a third fewer MLP weights than meant.
+  const ModelConfig& m = cfg.model;
+  if (!cfg.traffic && m.hidden > 0 && m.ffn_hidden > 0 && cfg.given.count("model.ffn_hidden") && !cfg.given.count("model.activation") &&
+      m.ffn_hidden != 4 * m.hidden) {
+    notes.push_back("model.activation is not given, so gelu (GPT: 2 MLP matrices); model.ffn_hidden " +
+                    std::to_string(m.ffn_hidden) + " = " + format_number(static_cast<double>(m.ffn_hidden) / m.hidden) +
+                    " x hidden is a gated MLP's width: a Llama-style model sets activation: swiglu (and "
+                    "tied_embeddings: false, learned_positions: false)");
+  }
   // ecmp_draws averages the analytical training level's routed slowdowns over hash draws.
   if (cfg.given.count("network.ecmp_draws") && cfg.network.ecmp_draws > 1) {
     const bool training = !cfg.traffic && !cfg.inference;

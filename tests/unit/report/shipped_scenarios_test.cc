@@ -88,6 +88,18 @@ TEST(UnusedKeyNotes, EcmpDrawsAreAnAnalyticalEcmpSetting) {
   EXPECT_NE(spray[0].find("without network.routing: ecmp"), std::string::npos) << spray[0];
 }
 
+TEST(UnusedKeyNotes, AGatedMlpWidthWithoutAnActivationIsNoted) {
+  // A Llama-like 3.5 x hidden MLP read with the GPT default, gelu: a third fewer MLP weights than
+  // meant, said nowhere before 2026-12-05.
+  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  const std::vector<std::string> notes = unused_key_notes(load_scenario(s, {"model.ffn_hidden=43008"}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("model.activation is not given, so gelu"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("3.5 x hidden"), std::string::npos) << notes[0];
+  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=43008", "model.activation=swiglu"})).empty());
+  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=49152"})).empty());  // 4 x hidden
+}
+
 TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
   // 2026-11-22 it printed -5.4e6 s and MFU -482%).

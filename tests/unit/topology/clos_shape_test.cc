@@ -142,6 +142,15 @@ TEST(ClosShapeErrors, OfferedSplitsAreValidRatios) {
   EXPECT_NE(steep[0].message.find("127:2"), std::string::npos) << steep[0].message;
 }
 
+// A ratio the radix cannot split also names the nearest radices that keep it (before 2026-12-05
+// only other ratios were offered: 2:1 at radix 64 is 43:21 or 42:22, which ECMP treats unlike).
+TEST(ClosShapeErrors, OfferedRadicesKeepTheRatio) {
+  const auto errors = plan_errors(cluster(64), network(3, 64, Wiring::kRailOptimized, 2.0, 1.0));
+  ASSERT_GE(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("or keep 2:1 with network.switch_radix 63 (42:21) or 66 (44:22)"), std::string::npos)
+      << errors[0].message;
+}
+
 TEST(ClosShapeErrors, NonIntegerAggRatio) {
   const auto errors = plan_errors(cluster(1024), network(3, 64, Wiring::kRailOptimized, 1.0, 2.0));
   ASSERT_EQ(errors.size(), 1u);
