@@ -302,7 +302,10 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
     o << line;
   }
   if (!flow.tiers.empty()) {
-    o << "\nfabric load  (tier: used links, bytes, peak utilisation mean / max)\n";
+    o << "\nfabric load  (tier: used link directions, bytes, peak utilisation mean / max"
+      << (flow.folded ? "; folded: NVLink and bytes count the simulated rank groups' traffic and the other replicas'\n"
+                        "              flows between nodes, not their flows inside a node)\n"
+                      : ")\n");
     for (const engine::TierLoad& t : flow.tiers) {
       char line[200];
       std::snprintf(line, sizeof line, "  %-9s %8lld of %-8lld %12s  %.2f / %.2f\n", t.tier.c_str(),
