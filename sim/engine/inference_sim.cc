@@ -200,7 +200,20 @@ void ServingSimulation::arrive(int r) {
   }
   const int inst = pick(0);
   instances_[inst].waiting.push_back(r);
-  try_start(inst);
+  start_soon(inst);
+}
+
+void ServingSimulation::start_soon(int idx) {
+  Instance& in = instances_[idx];
+  if (in.busy || in.start_due) return;
+  in.start_due = true;
+  // Events at one time run in the order they were scheduled: this one after every arrival
+  // already due now (before 2026-12-05 16 requests arriving at 0 ran as 1 + 8 + 7: the first
+  // alone, and a longer prompt, packing differently, came out 9% sooner at the median).
+  clock_.at(clock_.now(), [this, idx] {
+    instances_[idx].start_due = false;
+    try_start(idx);
+  });
 }
 
 StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
@@ -448,7 +461,7 @@ void ServingSimulation::start_kv_transfer(int r, int from, int to) {
     release_kv(instances_[from], r, requests_[r].prompt);
     --instances_[to].incoming;
     instances_[to].waiting.push_back(r);
-    try_start(to);
+    start_soon(to);
     try_start(from);
   };
   ++stats_.kv_transfers;

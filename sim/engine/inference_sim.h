@@ -130,10 +130,14 @@ class ServingSimulation {
     std::vector<int> step_prefill;
     int incoming = 0;  // decode: requests whose KV is on its way or queued for room (kv_pending)
     bool busy = false;
+    bool start_due = false;  // a try_start is scheduled at the current time (start_soon)
   };
   void arrive(int r);
   void release_kv(Instance& in, int r, int64_t tokens);  // from the replica holding r's KV
   void try_start(int inst);
+  // try_start once everything else due at this instant has happened: requests (or KV caches) that
+  // arrive at the same time join one step instead of the first starting one alone.
+  void start_soon(int inst);
   void end_step(int inst, StepTiming timing);
   void finish(int r, Instance& in);
   void send_kv(int r, int from, int to);      // reserves on `to` and sends, or queues there

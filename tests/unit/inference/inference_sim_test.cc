@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <map>
 
 #include <functional>
@@ -186,6 +188,20 @@ TEST(ServingSim, ARequestGoesToAnIdleInstanceNotOneBusyWithAPrefill) {
   const Time first = r.requests[0].first_token - r.requests[0].arrival;
   const Time second = r.requests[1].first_token - r.requests[1].arrival;
   EXPECT_NEAR(second / first, 1.0, 0.01) << first.as_s() << " s, " << second.as_s() << " s";
+}
+
+TEST(ServingSim, RequestsArrivingTogetherShareTheirFirstStep) {
+  // 16 short prompts at t = 0 on 2 instances: each instance prefills its 8 in one step (before
+  // 2026-12-05 the first arrival started a step alone and the rest waited for it).
+  const ScenarioConfig cfg = serving({"inference.prompt_tokens={dist: fixed, mean: 100}",
+                                      "inference.output_tokens={dist: fixed, mean: 4}"});
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 16; ++i) reqs.push_back({i, Time::zero(), 100, 4});
+  const ServingResult r = simulate(cfg, reqs);
+  expect_no_request_lost(r);
+  std::set<int64_t> first_tokens;
+  for (const RequestOutcome& o : r.requests) first_tokens.insert(o.first_token.as_ps());
+  EXPECT_EQ(first_tokens.size(), 1u);
 }
 
 TEST(ServingSim, SameSeedSameMetrics) {
