@@ -321,6 +321,24 @@ void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (cfg.given.count("network.nvlink_latency")) {
     notes.push_back("network.nvlink_latency is not used by serving: step costs take NVLink latency from the GPU profile");
   }
+  // Pools sit on consecutive GPUs: a pool that does not end on a node boundary puts the next one's
+  // first GPUs on its last node, and what would have stayed on NVLink crosses the NICs (one GPU
+  // more in an attention pool moved a quarter of the M2N exchange onto a 50 Gbps NIC: 5x the TTFT).
+  const int gpn = cfg.cluster.gpus_per_node;
+  const std::vector<const PoolConfig*> pools = given_pools(in);
+  int start = 0;
+  for (size_t i = 0; i + 1 < pools.size() && gpn > 0; ++i) {
+    start += pools[i]->gpus;
+    // The next pool starts mid-node and runs past that node's end.
+    if (start % gpn != 0 && start + pools[i + 1]->gpus > (start / gpn + 1) * gpn) {
+      notes.push_back("inference pools sit on consecutive GPUs: pool " + std::to_string(i + 2) + " of " +
+                      std::to_string(pools.size()) + " starts mid-node (GPU " + std::to_string(start) +
+                      ") and spans nodes, so traffic between its GPUs can cross NICs that a pool starting on a node "
+                      "keeps on NVLink; pool sizes in multiples of cluster.gpus_per_node (" +
+                      std::to_string(gpn) + ") avoid it");
+      break;
+    }
+  }
   if (cfg.inference->mode == ServingMode::kColocated && cfg.network.fidelity != Fidelity::kAnalytical) {
     notes.push_back(std::string("colocated serving sends nothing over the simulated fabric (its expert all-to-all "
                                 "is priced in closed form): network.fidelity ") +

@@ -100,6 +100,16 @@ TEST(UnusedKeyNotes, AGatedMlpWidthWithoutAnActivationIsNoted) {
   EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=49152"})).empty());  // 4 x hidden
 }
 
+TEST(UnusedKeyNotes, APoolStartingMidNodeAndSpanningNodesIsNoted) {
+  // infer-afd: attention 16 GPUs, expert 16 on 8-GPU nodes, 32 GPUs. An attention pool of 12
+  // leaves the expert pool on GPUs 12-27, starting mid-node and across nodes.
+  const std::string afd = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml";
+  ASSERT_TRUE(unused_key_notes(load_scenario(afd)).empty());
+  const std::vector<std::string> notes = unused_key_notes(load_scenario(afd, {"inference.pools.attention.gpus=12"}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("pool 2 of 2 starts mid-node"), std::string::npos) << notes[0];
+}
+
 TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   // A model far too large for 32 GPUs: one iteration overflows the picosecond clock (before
   // 2026-11-22 it printed -5.4e6 s and MFU -482%).
