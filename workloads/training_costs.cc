@@ -311,10 +311,12 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const Tra
   // the time the ring hides under the attention core is not also there for the TP collectives
   // (before 2026-12-05 both hid under it, and twice the FLOP rate, shrinking both windows, made
   // a tp 8 cp 4 plan with TP across nodes 11.6% slower).
-  const Placement pl = placement_of(cfg);
   const int gpn = cfg.cluster.gpus_per_node;
-  const bool one_nic = p.cp > 1 && p.tp > 1 && pl.ranks_per_node(Dim::kTp, gpn) < p.tp &&
-                       pl.ranks_per_node(Dim::kCp, gpn) < p.cp;
+  const auto leave = [&] {
+    const Placement pl = placement_of(cfg);
+    return pl.ranks_per_node(Dim::kTp, gpn) < p.tp && pl.ranks_per_node(Dim::kCp, gpn) < p.cp;
+  };
+  const bool one_nic = p.cp > 1 && p.tp > 1 && leave();
   const Time fwd_window = one_nic ? max(Time::zero(), lt.forward - cp_hidden_fwd) : lt.forward;
   const Time bwd_window = one_nic ? max(Time::zero(), lt.backward - cp_hidden_bwd) : lt.backward;
   return tp_collectives_time(cfg, tp, tp_layer_traffic(cfg).collectives, fwd_window, bwd_window) + cp_exposed;

@@ -63,7 +63,8 @@ double nic_sender_scale(const ScenarioConfig& cfg, int gpus, Sends sends) {
   const int npn = cfg.cluster.nics_per_node;
   std::vector<int> senders(static_cast<size_t>((gpus + gpn - 1) / gpn) * npn, 0);
   int most = 0;
-  for (int g = 0; g < gpus; ++g) {
+  const int full = (gpn + npn - 1) / npn;  // the most GPUs behind one NIC: no credit once reached
+  for (int g = 0; g < gpus && most < full; ++g) {
     if (!sends(g)) continue;
     const size_t nic = static_cast<size_t>(g / gpn) * npn + static_cast<size_t>(g % gpn * npn / gpn);
     most = std::max(most, ++senders[nic]);
