@@ -57,7 +57,8 @@ std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c, const
   return s;
 }
 
-std::string ratio_problem(const char* name, int radix, double ratio) {
+// `other`: the other tier's ratio in a 3-tier fabric (0 in 2 tiers); a radix offered must split both.
+std::string ratio_problem(const char* name, int radix, double ratio, double other) {
   if (!(ratio >= 1.0) || !std::isfinite(ratio)) {
     return std::string(name) + " must be a down:up port ratio >= 1; got " + short_decimal(ratio, 3);
   }
@@ -81,7 +82,7 @@ std::string ratio_problem(const char* name, int radix, double ratio) {
   std::string radices;
   for (const int step : {-1, 1}) {
     for (int k = radix + step; k >= 4 && k <= kMaxRadix && std::abs(k - radix) <= radix / 2; k += step) {
-      if (const auto s = split_ports(k, ratio)) {
+      if (const auto s = split_ports(k, ratio); s && (other <= 0 || split_ports(k, other))) {
         radices += std::string(radices.empty() ? "" : " or ") + std::to_string(k) + " (" + std::to_string(s->down) +
                    ":" + std::to_string(s->up) + ")";
         break;
@@ -141,11 +142,12 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   }
   if (radix_ok && !split_ports(n.switch_radix, n.tor_oversubscription)) {
     fail("network.tor_oversubscription",
-         ratio_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription));
+         ratio_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription,
+                       n.tiers == 3 ? n.agg_oversubscription : 0.0));
   }
   if (n.tiers == 3 && radix_ok && !split_ports(n.switch_radix, n.agg_oversubscription)) {
     fail("network.agg_oversubscription",
-         ratio_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription));
+         ratio_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription, n.tor_oversubscription));
   }
   if (n.tiers == 2 && n.agg_oversubscription != 1.0) {
     fail("network.agg_oversubscription",

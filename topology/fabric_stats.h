@@ -33,7 +33,7 @@ struct FabricStats {
   // and otherwise more: with 3 pods, or a last group partly filled, a half must split a pod or a
   // group, and the cut takes lower tiers' links too. fabric_graph.h's halves_max_flow checks it.
   Bandwidth bisection;
-  double bisection_ratio = 0;                 // bisection / (injection / 2); 1 = full bisection
+  double bisection_ratio = 0;                 // bisection / what the first half injects; 1 = full bisection
   LinkTier bisection_tier = LinkTier::kHost;  // the tier that holds the largest share of the cut
   std::array<double, kLinkTierCount> bisection_by_tier{};  // the cut's bytes/s per tier
   // With network.faults: the same two figures over what the faults leave, each cable at its

@@ -713,8 +713,12 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   e.weights = shard(2.0, 3);
   e.gradients = shard(grad_bytes, 2);
   e.optimizer = shard(12.0, 1);
-  // A layer's share of the stage's parameters on this GPU (dense and expert), ZeRO-3 only.
-  if (zero >= 3) add_zero3_working_set(e, (g.dense + g.expert) * p.pp / m.layers, grad_bytes);
+  // ZeRO-3 gathers per layer: the largest, an MoE layer's experts on this GPU beside a layer's share
+  // of the dense parameters (nothing to gather when neither group shards).
+  if (zero >= 3 && (ddp > 1 || edp > 1)) {
+    const double moe_layers = std::max(1, moe_layer_count(m));
+    add_zero3_working_set(e, g.dense * p.pp / m.layers + g.expert * p.pp / moe_layers, grad_bytes);
+  }
 
   // Activations: the attention block as the dense model keeps it (MLP width 1), plus per MoE
   // layer the pairs an owner holds (dispatched input h, up projection, activation output, the

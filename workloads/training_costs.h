@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <span>
 #include <vector>
 
@@ -56,18 +58,21 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // traffic that only the GPUs `sends(g)` put across nodes at once: the GPUs behind a NIC over the
 // most of them behind one NIC that send (pipeline sends of a node holding several stages, of
 // which one sends to another node; the tied-embedding all-reduce of the first and last stage).
-// 1 when every GPU sends, or none does.
+// 1 when every GPU sends, or none does. `sends` repeats every `period` GPUs (the placement's
+// pattern), so the scan covers lcm(period, gpus_per_node) GPUs at most.
 template <typename Sends>
-double nic_sender_scale(const ScenarioConfig& cfg, int gpus, Sends sends) {
+double nic_sender_scale(const ScenarioConfig& cfg, int gpus, int64_t period, Sends sends) {
   const int gpn = cfg.cluster.gpus_per_node;
   const int npn = cfg.cluster.nics_per_node;
-  std::vector<int> senders(static_cast<size_t>((gpus + gpn - 1) / gpn) * npn, 0);
-  int most = 0;
   const int full = (gpn + npn - 1) / npn;  // the most GPUs behind one NIC: no credit once reached
-  for (int g = 0; g < gpus && most < full; ++g) {
-    if (!sends(g)) continue;
-    const size_t nic = static_cast<size_t>(g / gpn) * npn + static_cast<size_t>(g % gpn * npn / gpn);
-    most = std::max(most, ++senders[nic]);
+  int64_t scan = gpus;
+  if (period > 0) scan = std::min<int64_t>(gpus, std::lcm(period, static_cast<int64_t>(gpn)));
+  std::vector<int> senders(static_cast<size_t>(npn), 0);  // this node's NICs
+  int most = 0;
+  for (int64_t g = 0; g < scan && most < full; ++g) {
+    if (g % gpn == 0) std::fill(senders.begin(), senders.end(), 0);
+    if (!sends(static_cast<int>(g))) continue;
+    most = std::max(most, ++senders[static_cast<size_t>(g % gpn * npn / gpn)]);
   }
   const double per_nic = static_cast<double>(gpn) / npn;
   return most > 0 ? std::max(1.0, per_nic / most) : 1.0;

@@ -414,7 +414,7 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   // gated (Llama-style) model read as GPT, a third fewer MLP weights than meant.
   const ModelConfig& m = cfg.model;
   if (!cfg.traffic && m.hidden > 0 && m.ffn_hidden > 0 && cfg.given.count("model.ffn_hidden") && !cfg.given.count("model.activation") &&
-      m.ffn_hidden != 4 * m.hidden) {
+      m.ffn_hidden < 4 * m.hidden) {
     notes.push_back("model.activation is not given, so gelu (GPT: 2 MLP matrices); model.ffn_hidden " +
                     std::to_string(m.ffn_hidden) + " = " + format_number(static_cast<double>(m.ffn_hidden) / m.hidden) +
                     " x hidden is a gated MLP's width: a Llama-style model sets activation: swiglu (and "

@@ -658,7 +658,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   // Which metrics exist depends on the kind of run: with a base that does not load, unknown, so
   // the constraints and the objective wait for it (a serving base's tpot_p99_s was called "not an
   // output of training scenarios").
-  if (base_loads || !spec.base.is_map()) {
+  if (base_loads) {
     read_constraints(top.child("constraints"), spec, errors);
     read_objective(top.child("objective"), spec, errors);
   } else {

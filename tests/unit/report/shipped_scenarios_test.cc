@@ -98,6 +98,7 @@ TEST(UnusedKeyNotes, AGatedMlpWidthWithoutAnActivationIsNoted) {
   EXPECT_NE(notes[0].find("3.5 x hidden"), std::string::npos) << notes[0];
   EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=43008", "model.activation=swiglu"})).empty());
   EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=49152"})).empty());  // 4 x hidden
+  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=61440"})).empty());  // wider: not gated
 }
 
 TEST(UnusedKeyNotes, APoolStartingMidNodeAndSpanningNodesIsNoted) {

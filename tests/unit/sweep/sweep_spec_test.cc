@@ -81,6 +81,20 @@ TEST(SweepSpec, ABaseThatDoesNotLoadIsTheOnlyError) {
   EXPECT_EQ(text.find("not an output"), std::string::npos) << text;
 }
 
+TEST(SweepSpec, AMissingBaseIsTheOnlyError) {
+  try {
+    sweep_spec_from_tree(parse_yaml_text("base: missing.yaml\naxes: {parallelism.tp: [1, 2]}\n"
+                                         "constraints: {tpot_p99_s: {max: 0.05}}\n",
+                                         "test.yaml"),
+                         "test.yaml");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("no scenario file"), std::string::npos) << text;
+    EXPECT_EQ(text.find("not an output"), std::string::npos) << text;
+  }
+}
+
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axis: {parallelism.tp: [1]}\n").find("did you mean 'axes'"), std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: []}\n").find("axes.parallelism.tp: the axis is empty"), std::string::npos);

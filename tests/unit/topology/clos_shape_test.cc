@@ -147,8 +147,18 @@ TEST(ClosShapeErrors, OfferedSplitsAreValidRatios) {
 TEST(ClosShapeErrors, OfferedRadicesKeepTheRatio) {
   const auto errors = plan_errors(cluster(64), network(3, 64, Wiring::kRailOptimized, 2.0, 1.0));
   ASSERT_GE(errors.size(), 1u);
-  EXPECT_NE(errors[0].message.find("or keep 2:1 with network.switch_radix 63 (42:21) or 66 (44:22)"), std::string::npos)
+  // 63 would split 2:1 but not the agg tier's 1:1.
+  EXPECT_NE(errors[0].message.find("or keep 2:1 with network.switch_radix 60 (40:20) or 66 (44:22)"), std::string::npos)
       << errors[0].message;
+}
+
+TEST(ClosShapeErrors, OfferedRadicesSplitBothTiers) {
+  // ToR 3:1 and agg 2:1 at radix 64: 63 splits 2:1 but not 3:1 (it offered 63, whose ToR error then
+  // offered 60 or 64); 60 and 72 split both.
+  const auto errors = plan_errors(cluster(64), network(3, 64, Wiring::kRailOptimized, 3.0, 2.0));
+  ASSERT_GE(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "network.agg_oversubscription");
+  EXPECT_NE(errors[0].message.find("switch_radix 60 (40:20) or 72 (48:24)"), std::string::npos) << errors[0].message;
 }
 
 TEST(ClosShapeErrors, NonIntegerAggRatio) {

@@ -49,7 +49,7 @@ TEST(FabricGraph, MaxFlowMatchesBisectionWhateverTheFilling) {
     for (const Wiring wiring : {Wiring::kRailOptimized, Wiring::kTorPerServer}) {
       for (const double tor : {1.0, 3.0}) {
         for (const double agg : {1.0, 3.0}) {
-          for (const int gpus : {36, 72, 104, 200, 576}) {
+          for (const int gpus : {36, 38, 72, 104, 200, 578}) {  // 19 and 289 servers: a middle one
             if (tiers == 2 && agg != 1.0) continue;
             NetworkConfig n = network(tiers, 16, wiring, tor, agg);
             const ClusterConfig c = cluster(gpus, 2, 2);

@@ -251,6 +251,12 @@ TEST(MemoryPerGpu, ZeroStagesShardWhatTheyShould) {
   const double layer = count_params(gpt(36, 4096, 32)).per_layer / 2;  // tp 2
   EXPECT_NEAR(z3.weights.as_double(), z2.weights.as_double() / dp + 2 * layer * 2.0, 1.0);
   EXPECT_NEAR(z3.gradients.as_double(), z2.gradients.as_double() + layer * 4.0, 1.0);
+  // With dp 1 nothing is sharded and nothing gathered: ZeRO-3 holds what ZeRO-2 does.
+  ScenarioConfig alone = scenario(gpt(36, 4096, 32), 4, 2, 2, 64);
+  alone.parallelism.zero_stage = 2;
+  const MemoryEstimate two = memory_per_gpu(alone);
+  alone.parallelism.zero_stage = 3;
+  EXPECT_EQ(memory_per_gpu(alone).total(), two.total());
   EXPECT_EQ(z3.optimizer, z2.optimizer);
   // Activations do not depend on the ZeRO stage; the unsharded parameter count does not either.
   EXPECT_EQ(z3.activations, z0.activations);
