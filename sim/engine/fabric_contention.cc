@@ -163,17 +163,13 @@ bool routes_dp_rings(const ScenarioConfig& cfg) {
 
 namespace {
 
-FabricContention one_draw(const ScenarioConfig& cfg) {
-  // A Clos that cannot be built (fractional port splits, too small a radix) is bad input here as
-  // at the flow level and in `topo`: before 2026-11-21 the closed form priced it unrouted, so a 2:1
-  // fabric could come out faster than a 1:1 one whose rings collide.
-  topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
+// The routed slowdowns of one ECMP hash draw (`seed`) on `fabric`; only the routes depend on it.
+FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric, const RingSets& sets, uint64_t seed) {
   FabricContention out;
-  const RingSets sets = ring_sets(cfg);
-  if (!any_leaves_node(sets, cfg.cluster.gpus_per_node)) return out;  // as routes_dp_rings
-  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  NetworkConfig drawn = cfg.network;
+  drawn.ecmp_seed = seed;
   out.routed = true;
-  const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+  const net::FabricRoutes routes(fabric, topo::routing_options(drawn));
   // Reduce-scatter, all-gather and all-reduce rings share their edges (only the bytes per edge
   // differ by the op's factor), so one op stands for all three.
   const auto contention = [&](const std::vector<std::vector<int32_t>>& rings) {
@@ -223,15 +219,20 @@ FabricContention one_draw(const ScenarioConfig& cfg) {
 }  // namespace
 
 FabricContention fabric_contention(const ScenarioConfig& cfg) {
-  FabricContention out = one_draw(cfg);
+  // A Clos that cannot be built (fractional port splits, too small a radix) is bad input here as
+  // at the flow level and in `topo`: before 2026-11-21 the closed form priced it unrouted, so a 2:1
+  // fabric could come out faster than a 1:1 one whose rings collide.
+  topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
+  const RingSets sets = ring_sets(cfg);
+  if (!any_leaves_node(sets, cfg.cluster.gpus_per_node)) return FabricContention{};  // as routes_dp_rings
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  FabricContention out = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed);
   const int draws = cfg.network.routing == Routing::kEcmp ? cfg.network.ecmp_draws : 1;
-  if (draws <= 1 || !out.routed) return out;
+  if (draws <= 1) return out;
   // Which flows ECMP's hash puts together is a draw: one seed can give 1x or 2x on the same plan.
   // The mean over seeds is what a job can expect; the most loaded link stays the first draw's.
-  ScenarioConfig other = cfg;
   for (int k = 1; k < draws; ++k) {
-    other.network.ecmp_seed = cfg.network.ecmp_seed + static_cast<uint64_t>(k);
-    const FabricContention d = one_draw(other);
+    const FabricContention d = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed + static_cast<uint64_t>(k));
     out.dp += d.dp;
     out.expert_dp += d.expert_dp;
     out.embedding += d.embedding;
