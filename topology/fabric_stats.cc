@@ -244,16 +244,14 @@ std::string format_summary(const Fabric& fabric) {
          (faulted ? " as built; " + aggregate_bandwidth(st.injection_with_faults) + " with the faults" : std::string()) +
          "\n";
   // The tiers whose links the cut takes, largest share first ("set by the tor_agg tier" when one).
+  std::vector<int> order;
+  for (int t = kLinkTierCount - 1; t >= 0; --t) {
+    if (st.bisection_by_tier[t] > 0) order.push_back(t);
+  }
   std::string tiers;
-  int cut_tiers = 0;
-  for (int t = kLinkTierCount - 1; t >= 0; --t) cut_tiers += st.bisection_by_tier[t] > 0 ? 1 : 0;
-  if (cut_tiers <= 1) {
+  if (order.size() <= 1) {
     tiers = "set by the " + std::string(to_string(st.bisection_tier)) + " tier";
   } else {
-    std::vector<int> order;
-    for (int t = kLinkTierCount - 1; t >= 0; --t) {
-      if (st.bisection_by_tier[t] > 0) order.push_back(t);
-    }
     std::stable_sort(order.begin(), order.end(),
                      [&](int a, int b) { return st.bisection_by_tier[a] > st.bisection_by_tier[b]; });
     tiers = "across tiers:";

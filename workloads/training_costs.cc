@@ -2,8 +2,10 @@
 #include "workloads/training_costs.h"
 
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_flows.h"
@@ -130,9 +132,32 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
     crossed = std::max(crossed, block_slowdown(edges, 1.0, t, share));
   }
   // Each GPU sends one ring edge: its whole traffic is one flow.
-  TrainingLinks scaled = l;
-  scaled.nic_local_per_gpu = Bandwidth{nic_scale * l.nic_local_per_gpu.bytes_per_s};
-  return links_at_contention(scaled, std::max(crossed, leaves ? per_flow_cap(cfg, nic_scale, 1.0) : 1.0));
+  return links_at_contention(with_nic_scale(l, nic_scale),
+                             std::max(crossed, leaves ? per_flow_cap(cfg, nic_scale, 1.0) : 1.0));
+}
+
+double nic_sender_scale(const ScenarioConfig& cfg, int gpus, int64_t period, const std::function<bool(int)>& sends) {
+  const int gpn = cfg.cluster.gpus_per_node;
+  const int npn = cfg.cluster.nics_per_node;
+  const int full = (gpn + npn - 1) / npn;  // the most GPUs behind one NIC: no credit once reached
+  int64_t scan = gpus;
+  if (period > 0) scan = std::min<int64_t>(gpus, std::lcm(period, static_cast<int64_t>(gpn)));
+  std::vector<int> senders(static_cast<size_t>(npn), 0);  // this node's NICs
+  int most = 0;
+  for (int64_t g = 0; g < scan && most < full; ++g) {
+    if (g % gpn == 0) std::fill(senders.begin(), senders.end(), 0);
+    if (!sends(static_cast<int>(g))) continue;
+    most = std::max(most, ++senders[static_cast<size_t>(topo::nic_of_gpu(g, gpn, npn) % npn)]);
+  }
+  const double per_nic = static_cast<double>(gpn) / npn;
+  return most > 0 ? std::max(1.0, per_nic / most) : 1.0;
+}
+
+TrainingLinks with_nic_scale(const TrainingLinks& l, double scale) {
+  TrainingLinks out = l;
+  out.nic_per_gpu = Bandwidth{scale * l.nic_per_gpu.bytes_per_s};
+  out.nic_local_per_gpu = Bandwidth{scale * l.nic_local_per_gpu.bytes_per_s};
+  return out;
 }
 
 double fabric_slowdown(const ScenarioConfig& cfg, std::span<const coll::FlowSpec> flows) {

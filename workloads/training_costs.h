@@ -3,11 +3,9 @@
 // times from the cost model, the LM head, TP/CP communication and the links collectives see.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <numeric>
+#include <functional>
 #include <span>
-#include <vector>
 
 #include "calibration/compute_cost.h"
 #include "calibration/hardware_profile.h"
@@ -60,23 +58,10 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // which one sends to another node; the tied-embedding all-reduce of the first and last stage).
 // 1 when every GPU sends, or none does. `sends` repeats every `period` GPUs (the placement's
 // pattern), so the scan covers lcm(period, gpus_per_node) GPUs at most.
-template <typename Sends>
-double nic_sender_scale(const ScenarioConfig& cfg, int gpus, int64_t period, Sends sends) {
-  const int gpn = cfg.cluster.gpus_per_node;
-  const int npn = cfg.cluster.nics_per_node;
-  const int full = (gpn + npn - 1) / npn;  // the most GPUs behind one NIC: no credit once reached
-  int64_t scan = gpus;
-  if (period > 0) scan = std::min<int64_t>(gpus, std::lcm(period, static_cast<int64_t>(gpn)));
-  std::vector<int> senders(static_cast<size_t>(npn), 0);  // this node's NICs
-  int most = 0;
-  for (int64_t g = 0; g < scan && most < full; ++g) {
-    if (g % gpn == 0) std::fill(senders.begin(), senders.end(), 0);
-    if (!sends(static_cast<int>(g))) continue;
-    most = std::max(most, ++senders[static_cast<size_t>(g % gpn * npn / gpn)]);
-  }
-  const double per_nic = static_cast<double>(gpn) / npn;
-  return most > 0 ? std::max(1.0, per_nic / most) : 1.0;
-}
+double nic_sender_scale(const ScenarioConfig& cfg, int gpus, int64_t period, const std::function<bool(int)>& sends);
+
+// `l` with each GPU's NIC share (capped and at line rate) `scale` times as large.
+TrainingLinks with_nic_scale(const TrainingLinks& l, double scale);
 
 // How much the fabric slows `flows` that run at once (one pipeline stage's expert all-to-alls, a
 // serving pool's exchanges) against each GPU's NIC share at line rate: per tier, the ToR (one rail

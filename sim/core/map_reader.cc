@@ -197,11 +197,12 @@ bool MapReader::read_ratio(const std::string& key, double& out, double min, doub
     if (down && up && *down > 0 && *up > 0) v = static_cast<double>(*down) / static_cast<double>(*up);
     // Port counts add up to the switch's ports; anything else is a ratio, written in lowest terms
     // ("3:1"): "60:20" on a 64-port switch would otherwise pass as 48:16.
-    if (v && ports > 0 && *down + *up != ports && std::gcd(*down, *up) != 1) {
+    const long long common = v ? std::gcd(*down, *up) : 1;
+    if (v && ports > 0 && *down + *up != ports && common != 1) {
       fail(key, *n,
            "port counts that add up to the switch's " + std::to_string(ports) + " ports (\"" + text + "\" gives " +
-               std::to_string(*down + *up) + "), or a ratio in lowest terms (\"" + std::to_string(*down / std::gcd(*down, *up)) +
-               ":" + std::to_string(*up / std::gcd(*down, *up)) + "\")");
+               std::to_string(*down + *up) + "), or a ratio in lowest terms (\"" + std::to_string(*down / common) + ":" +
+               std::to_string(*up / common) + "\")");
       return false;
     }
   } else {

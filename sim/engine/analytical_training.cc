@@ -465,9 +465,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                                        const int s = pl.coord(g, work::Dim::kPp);
                                        return s == 0 || s == p.pp - 1;
                                      });
-    TrainingLinks emb_base = l;
-    emb_base.nic_local_per_gpu = Bandwidth{emb_scale * l.nic_local_per_gpu.bytes_per_s};
-    emb_base.nic_per_gpu = Bandwidth{emb_scale * l.nic_per_gpu.bytes_per_s};
+    const TrainingLinks emb_base = work::with_nic_scale(l, emb_scale);
     const TrainingLinks emb_l = contention.routed ? work::links_at_contention(emb_base, contention.embedding) : emb_base;
     // Over NVLink where the placement puts the first and last stage on one node.
     b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, stages_apart(0, p.pp - 1) ? 1 : 2, emb_l));

@@ -346,23 +346,6 @@ void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
   }
 }
 
-}  // namespace
-
-void require_flow_for_network_faults(const ScenarioConfig& cfg) {
-  if (cfg.network.faults.empty() || cfg.traffic) return;
-  const bool reliability = !cfg.inference && cfg.faults;
-  const bool analytical = reliability ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
-                                      : cfg.network.fidelity == Fidelity::kAnalytical;
-  if (!analytical) return;
-  // The closed forms have no per-link view; say so rather than run on a whole fabric.
-  throw BadInput(scenario_error(cfg, "network.faults",
-                                std::string("failed or degraded links and switches are simulated at the flow level; ") +
-                                    (reliability ? "set faults.iteration_time_fidelity: flow"
-                                                 : "set network.fidelity: flow (or --fidelity flow)")));
-}
-
-namespace {
-
 // A tier whose switches hold whole servers or groups on fewer down ports than its split gives
 // runs below the ratio asked for: say so (radix 16, agg 3:1, 8 rails runs 2:1).
 void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
@@ -392,6 +375,19 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
 
 }  // namespace
 
+void require_flow_for_network_faults(const ScenarioConfig& cfg) {
+  if (cfg.network.faults.empty() || cfg.traffic) return;
+  const bool reliability = !cfg.inference && cfg.faults;
+  const bool analytical = reliability ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
+                                      : cfg.network.fidelity == Fidelity::kAnalytical;
+  if (!analytical) return;
+  // The closed forms have no per-link view; say so rather than run on a whole fabric.
+  throw BadInput(scenario_error(cfg, "network.faults",
+                                std::string("failed or degraded links and switches are simulated at the flow level; ") +
+                                    (reliability ? "set faults.iteration_time_fidelity: flow"
+                                                 : "set network.fidelity: flow (or --fidelity flow)")));
+}
+
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   Notes notes;
   const Fidelity level = cfg.network.fidelity;
@@ -420,12 +416,15 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                     " x hidden is a gated MLP's width: a Llama-style model sets activation: swiglu (and "
                     "tied_embeddings: false, learned_positions: false)");
   }
+  // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
+  const bool training = !cfg.traffic && !cfg.inference;
+  Fidelity runs = level;
+  if (training && cfg.faults) {
+    runs = iteration_time_fidelity(cfg) == IterationTimeFidelity::kFlow ? Fidelity::kFlow : Fidelity::kAnalytical;
+  }
   // ecmp_draws averages the analytical training level's routed slowdowns over hash draws.
   if (cfg.given.count("network.ecmp_draws") && cfg.network.ecmp_draws > 1) {
-    const bool training = !cfg.traffic && !cfg.inference;
-    const bool analytical = training && (cfg.faults ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
-                                                    : level == Fidelity::kAnalytical);
-    if (cfg.network.routing != Routing::kEcmp || !analytical) {
+    if (cfg.network.routing != Routing::kEcmp || !training || runs != Fidelity::kAnalytical) {
       notes.push_back(std::string("network.ecmp_draws is not used ") +
                       (cfg.network.routing != Routing::kEcmp ? "without network.routing: ecmp"
                                                              : "here: it averages the analytical training level's "
@@ -433,8 +432,7 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                                                                "simulate the one draw of network.ecmp_seed)"));
     }
   }
-  if (!cfg.inference && !cfg.traffic && !cfg.training.flash_attention &&
-      cfg.given.count("training.flash_attention_version")) {
+  if (training && !cfg.training.flash_attention && cfg.given.count("training.flash_attention_version")) {
     notes.push_back("training.flash_attention_version is not used with training.flash_attention: false (the "
                     "attention core is the unfused chain)");
   }
@@ -442,12 +440,6 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
       cfg.network.qps_per_connection > 1) {
     notes.push_back("network.qps_per_connection is not used with network.routing spray: every flow is already "
                     "split evenly over all its equal-cost paths (one sub-flow per transfer)");
-  }
-  // The level that times a training step (a reliability study's: faults.iteration_time_fidelity).
-  const bool training = !cfg.traffic && !cfg.inference;
-  Fidelity runs = level;
-  if (training && cfg.faults) {
-    runs = iteration_time_fidelity(cfg) == IterationTimeFidelity::kFlow ? Fidelity::kFlow : Fidelity::kAnalytical;
   }
   if (training && runs == Fidelity::kAnalytical) {
     analytical_training_notes(cfg, notes);

@@ -220,7 +220,8 @@ std::string kind_name(ScenarioKind k) {
 // paths: keys it does not know, and values of the wrong type, out of range or not among an enum's
 // names. Checks between fields are left to each candidate (a plan that does not divide is a
 // candidate reported invalid; a mistyped value is a mistake in the sweep file).
-// Returns whether a set path is not a scenario key (then every value of the axis says the same).
+// Returns whether a set path itself is wrong (not a scenario key, or crossing a value that is not a
+// mapping): then the axis's other values would say the same.
 bool check_value(const YamlNode& base, const std::vector<std::pair<std::string, YamlNode>>& sets,
                  const std::string& where, const std::string& label, const YamlNode& at, ErrorList& errors) {
   YamlNode tree = base;
