@@ -264,7 +264,7 @@ std::string format_summary(const Fabric& fabric) {
          short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, " + tiers + "; " +
          (faulted ? "as built)" : "healthy fabric)") +
          (faulted ? "; with the faults at most " + aggregate_bandwidth(st.bisection_with_faults) +
-                        " (each tier's remaining cables, a cable at its slower direction)"
+                        " (the same halves over the remaining cables, a cable at its slower direction)"
                   : std::string()) +
          "\n";
   if (fabric.faults().empty()) {
