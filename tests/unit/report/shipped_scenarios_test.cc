@@ -42,48 +42,49 @@ TEST(ShippedScenarios, LoadAndGiveNoUnusedSettings) {
   }
 }
 
+// The notes unused_key_notes gives for scenarios/NAME with `overrides` (--set style).
+std::vector<std::string> notes_of(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
+}
+
 TEST(UnusedKeyNotes, ServingLengthsAndArrivalsTheRunDoesNotRead) {
-  const std::string afd = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml";
   // infer-afd draws prompts uniformly between min and max.
-  const std::vector<std::string> mean = unused_key_notes(load_scenario(afd, {"inference.prompt_tokens.mean=5"}));
+  const std::vector<std::string> mean = notes_of("infer-afd.yaml", {"inference.prompt_tokens.mean=5"});
   ASSERT_EQ(mean.size(), 1u);
   EXPECT_NE(mean[0].find("inference.prompt_tokens.mean is not used by a uniform distribution"), std::string::npos);
   const std::vector<std::string> trace =
-      unused_key_notes(load_scenario(afd, {"inference.trace=t.csv", "inference.requests=5", "inference.rate_per_s=2"}));
+      notes_of("infer-afd.yaml", {"inference.trace=t.csv", "inference.requests=5", "inference.rate_per_s=2"});
   ASSERT_EQ(trace.size(), 1u);
   EXPECT_NE(trace[0].find("inference.requests, inference.rate_per_s"), std::string::npos) << trace[0];
   EXPECT_NE(trace[0].find("not used with inference.trace"), std::string::npos) << trace[0];
 }
 
 TEST(UnusedKeyNotes, FoldingIsAFlowLevelSetting) {
-  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
-  const std::vector<std::string> analytical = unused_key_notes(load_scenario(s, {"training.fold_ranks=false"}));
+  const std::vector<std::string> analytical = notes_of("megascale-175b-12288.yaml", {"training.fold_ranks=false"});
   ASSERT_EQ(analytical.size(), 1u);
   EXPECT_NE(analytical[0].find("training.fold_ranks"), std::string::npos) << analytical[0];
-  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"training.fold_ranks=false", "network.fidelity=flow"})).empty());
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"training.fold_ranks=false", "network.fidelity=flow"}).empty());
 }
 
 TEST(UnusedKeyNotes, ARatioTheFabricCablesLowerIsNoted) {
   // net-shift-1k: 1,024 GPUs, 8 rails. Radix 16 at agg 3:1 gives 12 down ports, but a pod holds
   // whole groups of 8 rail ToRs: 1 group on 8 ports, 2:1 as cabled (before 2026-12-05 silent, and
   // the run took 2:1's time).
-  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/net-shift-1k.yaml";
-  const std::vector<std::string> notes = unused_key_notes(
-      load_scenario(s, {"network.switch_radix=16", "network.agg_oversubscription=3", "network.tiers=3"}));
+  const std::vector<std::string> notes =
+      notes_of("net-shift-1k.yaml", {"network.switch_radix=16", "network.agg_oversubscription=3", "network.tiers=3"});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("network.agg_oversubscription gives 12 down and 4 up ports"), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("the tier runs at 2:1"), std::string::npos) << notes[0];
   // 1:1 split with spare uplinks changes nothing: no note.
-  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"network.switch_radix=16", "network.tiers=3"})).empty());
+  EXPECT_TRUE(notes_of("net-shift-1k.yaml", {"network.switch_radix=16", "network.tiers=3"}).empty());
 }
 
 TEST(UnusedKeyNotes, EcmpDrawsAreAnAnalyticalEcmpSetting) {
-  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
-  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"network.ecmp_draws=4"})).empty());
-  const std::vector<std::string> flow = unused_key_notes(load_scenario(s, {"network.ecmp_draws=4", "network.fidelity=flow"}));
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"network.ecmp_draws=4"}).empty());
+  const std::vector<std::string> flow = notes_of("megascale-175b-12288.yaml", {"network.ecmp_draws=4", "network.fidelity=flow"});
   ASSERT_EQ(flow.size(), 1u);
   EXPECT_NE(flow[0].find("network.ecmp_draws is not used here"), std::string::npos) << flow[0];
-  const std::vector<std::string> spray = unused_key_notes(load_scenario(s, {"network.ecmp_draws=4", "network.routing=spray"}));
+  const std::vector<std::string> spray = notes_of("megascale-175b-12288.yaml", {"network.ecmp_draws=4", "network.routing=spray"});
   ASSERT_EQ(spray.size(), 1u);
   EXPECT_NE(spray[0].find("without network.routing: ecmp"), std::string::npos) << spray[0];
 }
@@ -91,22 +92,20 @@ TEST(UnusedKeyNotes, EcmpDrawsAreAnAnalyticalEcmpSetting) {
 TEST(UnusedKeyNotes, AGatedMlpWidthWithoutAnActivationIsNoted) {
   // A Llama-like 3.5 x hidden MLP read with the GPT default, gelu: a third fewer MLP weights than
   // meant, said nowhere before 2026-12-05.
-  const std::string s = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
-  const std::vector<std::string> notes = unused_key_notes(load_scenario(s, {"model.ffn_hidden=43008"}));
+  const std::vector<std::string> notes = notes_of("megascale-175b-12288.yaml", {"model.ffn_hidden=43008"});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("model.activation is not given, so gelu"), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("3.5 x hidden"), std::string::npos) << notes[0];
-  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=43008", "model.activation=swiglu"})).empty());
-  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=49152"})).empty());  // 4 x hidden
-  EXPECT_TRUE(unused_key_notes(load_scenario(s, {"model.ffn_hidden=61440"})).empty());  // wider: not gated
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"model.ffn_hidden=43008", "model.activation=swiglu"}).empty());
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"model.ffn_hidden=49152"}).empty());  // 4 x hidden
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"model.ffn_hidden=61440"}).empty());  // wider: not gated
 }
 
 TEST(UnusedKeyNotes, APoolStartingMidNodeAndSpanningNodesIsNoted) {
   // infer-afd: attention 16 GPUs, expert 16 on 8-GPU nodes, 32 GPUs. An attention pool of 12
   // leaves the expert pool on GPUs 12-27, starting mid-node and across nodes.
-  const std::string afd = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml";
-  ASSERT_TRUE(unused_key_notes(load_scenario(afd)).empty());
-  const std::vector<std::string> notes = unused_key_notes(load_scenario(afd, {"inference.pools.attention.gpus=12"}));
+  ASSERT_TRUE(notes_of("infer-afd.yaml").empty());
+  const std::vector<std::string> notes = notes_of("infer-afd.yaml", {"inference.pools.attention.gpus=12"});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("pool 2 of 2 starts mid-node"), std::string::npos) << notes[0];
 }
