@@ -277,6 +277,13 @@ TEST(ScenarioErrors, RemovingAKeyThatDoesNotExistIsATypo) {
   EXPECT_THROW(load_scenario(file, {"nosuchsection.key=null"}), BadInput);
 }
 
+TEST(ScenarioErrors, EcmpDrawsAreOneToSixtyFour) {
+  for (const char* bad : {"network.ecmp_draws=0", "network.ecmp_draws=65", "network.ecmp_draws=many"}) {
+    EXPECT_TRUE(contains(error_at(errors_of(kTiny, {bad}), "network.ecmp_draws").message, "[1, 64]")) << bad;
+  }
+  EXPECT_NO_THROW(load_text(kTiny, {"network.ecmp_draws=64"}));
+}
+
 TEST(ScenarioErrors, FfnHiddenMustGiveEachTpRankAColumn) {
   // kTiny has tp 2: an MLP one column wide leaves a rank with none (before 2026-12-04 the run
   // overflowed simulated time and said the model was far too large).
