@@ -39,19 +39,19 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
   // Every key is required: a default would change the predictions without a word. A complete
   // profile to copy: `clustersim profiles H100-SXM`.
   const Need need = Need::kRequired;
-  r.read("gemm_max", e.gemm_max, need, 0.01, 1.0);
+  r.read("gemm_max", e.gemm_max, need, kMinFittedEfficiency, kMaxFittedEfficiency);
   r.read("gemm_tile_m", e.gemm_tile_m, need, 1, 4096);
   r.read("gemm_tile_n", e.gemm_tile_n, need, 1, 4096);
-  r.read("gemm_k_half", e.gemm_k_half, need, 0, 1 << 20);
+  r.read("gemm_k_half", e.gemm_k_half, need, 0, kMaxGemmKHalf);
   r.read("kernel_launch", e.kernel_launch, need);
-  r.read("attention_fused", e.attention_fused, need, 0.01, 1.0);
-  r.read("attention_unfused", e.attention_unfused, need, 0.01, 1.0);
+  r.read("attention_fused", e.attention_fused, need, kMinFittedEfficiency, kMaxFittedEfficiency);
+  r.read("attention_unfused", e.attention_unfused, need, kMinFittedEfficiency, kMaxFittedEfficiency);
   // Optional (added 2026-12-04; absent in older profiles): 0 keeps the FLOP-only chain.
   r.read("attention_score_bytes", e.attention_score_bytes, Need::kOptional, 0.0, 256.0);
   r.read("attention_score_bytes_backward", e.attention_score_bytes_backward, Need::kOptional, 0.0, 256.0);
-  r.read("hbm", e.hbm, need, 0.01, 1.0);
-  r.read("nvlink_busbw", e.nvlink_busbw, need, 0.01, 1.0);
-  r.read("network_busbw", e.network_busbw, need, 0.01, 1.0);
+  r.read("hbm", e.hbm, need, kMinFittedEfficiency, kMaxFittedEfficiency);
+  r.read("nvlink_busbw", e.nvlink_busbw, need, kMinFittedEfficiency, kMaxFittedEfficiency);
+  r.read("network_busbw", e.network_busbw, need, kMinFittedEfficiency, kMaxFittedEfficiency);
   r.read("nvlink_collective_latency", e.nvlink_collective_latency, need);
   r.read("network_collective_latency", e.network_collective_latency, need);
   // Launch and collective latencies are microseconds; a millisecond is already far off any GPU.

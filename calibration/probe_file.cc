@@ -230,6 +230,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
                      "expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");
       }
       check.count(path + ".collective.ranks", c.ranks(), "rank count", kMaxRanks);
+      if (c.nodes() > kMaxRanks) check.count(path + ".collective.nodes", c.nodes(), "node count", kMaxRanks);
       check.count(path + ".collective.bytes", c.bytes(), "bytes", kMaxBytes);
       out.collectives.push_back(std::move(p));
       break;
@@ -293,6 +294,34 @@ pb::MemoryOpKind to_pb(MemoryOpKind op) {
     case MemoryOpKind::kLayerNorm: return pb::MEMORY_OP_LAYERNORM;
   }
   return pb::MEMORY_OP_UNSPECIFIED;
+}
+
+// The header counts one host's GPUs: a collective over more ranks than its hosts hold is a
+// mislabelled file (and would be fitted as NVLink where it was not). Reported once per file.
+void check_collectives_fit_hosts(const pb::ProbeFile& file, const ProbeData& out, Checker& check) {
+  const int64_t per_host = out.header.gpu_count;
+  if (per_host <= 0) return;  // reported with the header
+  int first = -1, count = 0;
+  int64_t ranks = 0, nodes = 0;
+  for (int i = 0; i < file.measurements_size(); ++i) {
+    const pb::Measurement& m = file.measurements(i);
+    if (m.shape_case() != pb::Measurement::kCollective) continue;
+    const pb::CollectiveOp& c = m.collective();
+    const int64_t n = c.nodes() == 0 ? 1 : static_cast<int64_t>(c.nodes());
+    if (c.ranks() > kMaxRanks || n > static_cast<int64_t>(kMaxRanks)) continue;  // reported as corrupt
+    if (static_cast<int64_t>(c.ranks()) <= per_host * n) continue;
+    if (count++ == 0) {
+      first = i;
+      ranks = static_cast<int64_t>(c.ranks());
+      nodes = n;
+    }
+  }
+  if (count == 0) return;
+  check.fail(indexed("measurements", first) + ".collective.ranks",
+             std::to_string(ranks) + " ranks on " + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
+                 (count > 1 ? " (and " + std::to_string(count - 1) + " more collectives like it)" : "") +
+                 ", but header.gpu_count says a host has " + std::to_string(per_host) + " GPUs; expected at most " +
+                 std::to_string(per_host * nodes) + " (collective.nodes gives the hosts a run spans)");
 }
 
 }  // namespace
@@ -377,6 +406,7 @@ ProbeData parse_probe_data(std::string_view bytes, const std::string& source) {
   for (int i = 0; i < file.measurements_size(); ++i) {
     read_measurement(file.measurements(i), i, out, check);
   }
+  check_collectives_fit_hosts(file, out, check);
   check.throw_if_any();
   return out;
 }

@@ -2,6 +2,7 @@
 #include "calibration/profile_fit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -27,6 +28,13 @@ std::string version(uint32_t v) {
 }  // namespace
 
 std::string builtin_profile_for_device(const std::string& gpu_model) {
+  // The built-ins are SXM parts. A PCIe or NVL card, a Grace Hopper module or a MIG slice has
+  // other clocks, power, memory or SM counts under the same chip name, so it is not matched.
+  std::string upper = gpu_model;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* other : {"PCIE", "NVL", "GH200", "GB200", "MIG"}) {
+    if (contains(upper, other)) return {};
+  }
   if (contains(gpu_model, "H200")) return "H200-SXM";
   if (contains(gpu_model, "H800")) return "H800-SXM";
   if (contains(gpu_model, "H100")) return "H100-SXM";
@@ -44,30 +52,54 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                            std::to_string(m.gpu_count) + "x " + m.gpu_model + " (driver " + m.driver_version +
                            ", CUDA " + version(m.cuda_runtime_version) + ", NCCL " + version(m.nccl_version) +
                            ", cuBLAS " + version(m.cublas_version) + ")";
-  p.description = base.description + "; fitted by clustersim calibrate from " + from;
+  // A fitted profile given as --base describes its own fit: the new one replaces it.
+  const std::string base_description = base.description.substr(0, base.description.find("; fitted by clustersim calibrate"));
+  p.description = base_description + "; fitted by clustersim calibrate from " + from;
   // Not the built-in's name: results name the profile, and a fitted one gives other numbers.
   if (p.name.find("(fitted") == std::string::npos) p.name = base.name + " (fitted " + m.date.substr(0, 10) + ")";
   Efficiencies& e = p.eff;
-  // A fitted rate over the base's datasheet rate. Above it by more than measurement noise (5%),
-  // or under 1% of it, the probe did not measure this GPU (another model, a wrong --base) or its
-  // timings are broken: refused, not clamped into a profile that looks sound.
+  // The GEMM fit counts waves over the probe's SMs; a profile with another SM count would time
+  // every GEMM with other waves (an H100 PCIe's 114 SMs against H100-SXM's 132: 11% off at the
+  // median, 42% at worst, while the fit table showed 0%).
+  if (m.sm_count > 0 && base.sm_count > 0 && m.sm_count != base.sm_count) {
+    throw BadInput(InputError{r.source_list(), 0, "header.sm_count",
+                              "the probed GPU has " + std::to_string(m.sm_count) + " SMs, the base profile " + base.name +
+                                  " " + std::to_string(base.sm_count) + ": another part (a PCIe or NVL card, a MIG "
+                                  "slice). Write a profile for it ('clustersim profiles " + base.name +
+                                  "' prints one to copy; set sm_count and its datasheet peaks) and pass it with --base"});
+  }
+  // A fitted rate over the base's datasheet rate. Above it by more than measurement noise and
+  // boost clocks (5%), or under 1% of it, the probe did not measure this GPU (another model, a
+  // wrong --base) or its timings are broken: refused, not clamped into a profile that looks
+  // sound. Within the band the measured ratio is written as it is, above 1 too: clamping it to 1
+  // left a profile 4% slower than the data its table claimed to fit (1030 TFLOP/s on a 989.4
+  // datasheet, 2026-12-05 audit).
   const auto efficiency = [&](double measured, double datasheet, const char* what, const char* unit, double scale) {
     const double x = measured / datasheet;
-    if (!(x >= 0.01 && x <= 1.05)) {
+    if (!(x >= kMinFittedEfficiency && x <= kMaxFittedEfficiency)) {
       throw BadInput(InputError{r.source_list(), 0, "",
                                 std::string("the fitted ") + what + ", " + fmt(measured / scale) + " " + unit + ", is " +
                                     fmt(100 * x) + "% of " + base.name + "'s datasheet " + fmt(datasheet / scale) +
                                     " " + unit + "; expected 1% to 105%: the probe measured another GPU (pick the "
                                     "base profile with --base) or its timings are wrong"});
     }
-    return std::min(x, 1.0);
+    return x;
   };
   if (const GemmModel* g = r.gemm_model(DType::kBf16)) {
     ++used;
     e.gemm_max = efficiency(g->peak_flops_per_s, base.bf16.per_s, "bf16 GEMM peak", "TFLOP/s", 1e12);
     e.gemm_tile_m = g->tile.m;
     e.gemm_tile_n = g->tile.n;
-    e.gemm_k_half = static_cast<int>(std::lround(g->k_half()));
+    // The per-wave cost as an inner-loop length, in the range a profile loads (a wave of 26 s
+    // once came out as 4.3e9 and wrapped to a plausible-looking 500001 in the int).
+    const double k_half = g->k_half();
+    if (!(k_half >= 0 && k_half <= kMaxGemmKHalf)) {
+      throw BadInput(InputError{r.source_list(), 0, "",
+                                "the fitted GEMM cost per wave, " + fmt(g->wave_overhead_s * 1e6) + " us, is " +
+                                    fmt(k_half) + " steps of the inner loop (gemm_k_half); expected 0 to " +
+                                    std::to_string(kMaxGemmKHalf) + ": check the probe's GEMM timings"});
+    }
+    e.gemm_k_half = static_cast<int>(std::lround(k_half));
     e.kernel_launch = Time::s(g->launch_s);
     p.sources["efficiency.gemm_max"] = "fitted: " + fmt(g->peak_flops_per_s / 1e12) + " TFLOP/s bf16 GEMM peak, " + from;
     p.sources["efficiency.gemm_tile"] = "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
@@ -120,18 +152,18 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     e.hbm = efficiency(mm->bw_bytes_per_s, base.hbm_bandwidth.bytes_per_s, "device copy bandwidth", "GB/s", 1e9);
     p.sources["efficiency.hbm"] = "fitted: " + fmt(mm->bw_bytes_per_s / 1e9) + " GB/s device copy, " + from;
   }
-  // NVLink: the all-reduce over the most GPUs measured (a whole node when the probe saw one).
-  for (int ranks = std::max(m.gpu_count, 2); ranks >= 2; --ranks) {
-    const CollectiveModel* c = r.collective_model(CollectiveKind::kAllReduce, ranks);
-    if (!c || c->segments.empty()) continue;
+  // NVLink: the all-reduce on one node over the most GPUs measured, in whichever file (before
+  // 2026-12-05 only up to the first file's GPU count, and only NCCL's auto choice).
+  if (const CollectiveModel* c = r.nvlink_all_reduce()) {
     ++used;
     e.nvlink_busbw = efficiency(c->large_message_busbw_bytes_per_s(), base.nvlink_bandwidth.bytes_per_s,
                                 "all-reduce bus bandwidth", "GB/s", 1e9);
     e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);
-    p.sources["efficiency.nvlink_busbw"] = "fitted: all-reduce on " + std::to_string(ranks) + " GPUs, " +
-                                           fmt(c->large_message_busbw_bytes_per_s() / 1e9) + " GB/s busbw, " + from;
-    p.sources["efficiency.nvlink_collective_latency"] = "fitted: all-reduce alpha on " + std::to_string(ranks) + " GPUs, " + from;
-    break;
+    const std::string on = std::to_string(c->ranks) + " GPUs" +
+                           (c->algorithm == "auto" && c->protocol == "auto" ? "" : ", NCCL " + c->algorithm + "/" + c->protocol);
+    p.sources["efficiency.nvlink_busbw"] =
+        "fitted: all-reduce on " + on + ", " + fmt(c->large_message_busbw_bytes_per_s() / 1e9) + " GB/s busbw, " + from;
+    p.sources["efficiency.nvlink_collective_latency"] = "fitted: all-reduce alpha on " + on + ", " + from;
   }
   if (models_used) *models_used = used;
   return p;

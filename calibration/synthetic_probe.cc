@@ -205,6 +205,9 @@ ProbeData make_synthetic_probe(const SyntheticTruth& truth, uint64_t seed) {
       CollectivePoint p;
       p.op = c.op;
       p.ranks = c.ranks;
+      p.algorithm = c.algorithm;
+      p.protocol = c.protocol;
+      p.nodes = c.nodes;
       p.bytes = bytes;
       p.timing = measure(c.predict_s(bytes), truth, noise);
       out.collectives.push_back(std::move(p));

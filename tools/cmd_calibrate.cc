@@ -86,16 +86,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       throw BadInput(errors);
     }
   }();
-  int models_used = 0;
-  const calib::HardwareProfile fitted = calib::fitted_profile(result, base, &models_used);
-  if (models_used == 0) {
-    // No model had enough measurements: the "fitted" profile would be the base under a new name.
-    throw BadInput(InputError{args.positionals()[0], 0, "",
-                              "nothing to fit: the probe data (" + result.source_list() + ") holds no GEMM, attention, memory "
-                              "or all-reduce series with enough points for a model; run the full probe "
-                              "(kernels_probe/README.md)"});
-  }
-
+  // The table first: a refusal below is read against it.
   if (result.synthetic) std::cout << "note: the probe data is SYNTHETIC (generated, not measured)\n";
   std::cout << "probe: " << result.machine.gpu_count << " x " << result.machine.gpu_model << ", "
             << result.machine.date << "; base profile " << base_name << "\n\n";
@@ -106,7 +97,24 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     std::cout << "fitted, not written: gemm " << calib::to_string(f.model.dtype)
               << " (a profile's GEMM efficiency comes from the bf16 fit; the other types' peaks are their datasheet's)\n";
   }
+  for (const calib::CollectiveFit& f : result.collectives) {
+    if (f.model.nodes <= 1) continue;
+    std::cout << "fitted, not written: " << calib::to_string(f.model.op) << " x" << f.model.ranks << " on " << f.model.nodes
+              << " nodes (a profile's collective values are NVLink's, from one node; network_busbw and "
+                 "network_collective_latency stay the base's)\n";
+  }
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
+  std::cout.flush();
+
+  int models_used = 0;
+  const calib::HardwareProfile fitted = calib::fitted_profile(result, base, &models_used);
+  if (models_used == 0) {
+    // No model had enough measurements: the "fitted" profile would be the base under a new name.
+    throw BadInput(InputError{args.positionals()[0], 0, "",
+                              "nothing to fit: the probe data (" + result.source_list() + ") holds no GEMM, attention, memory "
+                              "or one-node all-reduce series a profile takes values from (above: what was not fitted and "
+                              "why); run the full probe (kernels_probe/README.md)"});
+  }
 
   // A model the points do not follow would write confident nonsense into the profile.
   std::vector<InputError> poor;

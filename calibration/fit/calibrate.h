@@ -28,16 +28,16 @@ struct FitErrorRow {
 //   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (fp8 likewise)
 //   gemm_tile_m/_n    = gemm_model(kBf16)->tile.m / .n
 //   gemm_k_half       = gemm_model(kBf16)->k_half()   (same per-wave cost, as compute_cost.h uses it)
-//   kernel_launch     = gemm_model(kBf16)->launch_s   (memory_model(kCopy)->launch_s for small kernels)
+//   kernel_launch     = gemm_model(kBf16)->launch_s   (one launch cost for every kernel; the copy
+//                       fit's own launch cost is printed with --parameters, not written)
 //   attention_unfused = attention_model(kForward, false)->flops_per_s / hw.bf16; with bf16 GEMM and
 //                       copy data the chain is fitted as the simulator times it (fit_unfused_chain:
 //                       its GEMMs at the GEMM peak or their score traffic, the softmax's at the copy
 //                       rate), and attention_score_bytes(_backward) = that fit's score_bytes
 //   attention_fused   = attention_model(kForward, true), when a fused kernel was measured
 //   hbm               = memory_model(kCopy)->bw_bytes_per_s / hw.hbm_bandwidth
-//   nvlink_busbw      = collective_model(kAllReduce, gpus)->large_message_busbw_bytes_per_s()
-//                       / hw.nvlink_bandwidth
-//   nvlink_collective_latency = collective_model(kAllReduce, gpus)->segments.front().alpha_s
+//   nvlink_busbw      = nvlink_all_reduce()->large_message_busbw_bytes_per_s() / hw.nvlink_bandwidth
+//   nvlink_collective_latency = nvlink_all_reduce()->segments.front().alpha_s
 // `machine` is the header of the first probe file (GPU model, versions, date) for provenance.
 struct CalibrationResult {
   ProbeHeader machine;
@@ -47,7 +47,7 @@ struct CalibrationResult {
   std::vector<GemmFit> gemm;          // one per dtype
   std::vector<AttentionFit> attention;  // one per (direction, fused, dtype)
   std::vector<MemoryFit> memory;      // one per op
-  std::vector<CollectiveFit> collectives;  // one per (op, ranks, algorithm, protocol)
+  std::vector<CollectiveFit> collectives;  // one per (op, ranks, algorithm, protocol, nodes)
   // One row per fitted model, then one "(all)" row per family pooling that family's points:
   // "gemm (all)", "attention (all)", "memory (all)", "collectives (all)".
   std::vector<FitErrorRow> errors;
@@ -62,12 +62,16 @@ struct CalibrationResult {
   const MemoryModel* memory_model(MemoryOpKind op) const;
   const CollectiveModel* collective_model(CollectiveKind op, int ranks,
                                           const std::string& algorithm = "auto",
-                                          const std::string& protocol = "auto") const;
+                                          const std::string& protocol = "auto", int nodes = 1) const;
+  // The all-reduce that stands for NVLink: on one node, over the most ranks measured; NCCL's own
+  // choice (auto/auto) where measured at that count, else the algorithm with the highest
+  // large-message bus bandwidth (what auto would pick). nullptr when none was fitted.
+  const CollectiveModel* nvlink_all_reduce() const;
 };
 
 // Fits every model the probe files have data for. Files must come from the same GPU model
 // (throws clustersim::BadInput naming the odd one out otherwise); collectives from runs on
-// different GPU counts or with different NCCL_ALGO settings are fitted separately by key.
+// different GPU or node counts, or with different NCCL_ALGO settings, are fitted separately by key.
 CalibrationResult calibrate(const std::vector<ProbeData>& probes);
 
 // The error table as aligned text, one line per row of result.errors, with a header line:

@@ -137,6 +137,7 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
   fit.model.ranks = sorted.front().ranks;
   fit.model.algorithm = sorted.front().algorithm;
   fit.model.protocol = sorted.front().protocol;
+  fit.model.nodes = sorted.front().nodes;
   std::vector<std::pair<size_t, size_t>> ranges;
   for (size_t k = chosen, e = n; k > 0; --k) {
     const size_t b = cut[k][e];

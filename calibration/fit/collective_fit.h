@@ -33,6 +33,7 @@ struct CollectiveModel {
   int ranks = 0;
   std::string algorithm = "auto";
   std::string protocol = "auto";
+  int nodes = 1;                           // hosts the ranks span: 1 is NVLink, more the network
   std::vector<AlphaBetaSegment> segments;  // ascending sizes, at least one when fitted
 
   // Uses the segment whose range holds `bytes`; between two segments the switch is at the
@@ -65,7 +66,7 @@ inline constexpr size_t kCollectiveMinPoints = 2;  // distinct sizes (collective
 // Distinct sizes (bytes) among `points`: what the segments regress on.
 size_t collective_sizes(const std::vector<CollectivePoint>& points);
 
-// Fits points sharing op, ranks, algorithm and protocol. The number of segments (1 to
+// Fits points sharing op, ranks, algorithm, protocol and node count. The number of segments (1 to
 // max_segments) and their boundaries minimise the Bayesian information criterion of the relative
 // residuals, n ln(SSE / n) + split_penalty * (3 * segments - 1) * ln(n), so a split must pay for
 // its extra parameters. Needs kCollectiveMinPoints; returns an
