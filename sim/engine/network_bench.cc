@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 
+#include "sim/collectives/collective_flows.h"
 #include "sim/core/error.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
@@ -91,13 +92,17 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
     }
     case TrafficPattern::kRingAllReduce: {
       if (nodes < 2) bad_traffic("pattern", "ring_allreduce across nodes needs 2 or more nodes");
-      // 2(N-1)/N of the buffer crosses each ring edge (reduce-scatter + all-gather).
-      const Bytes edge = bytes_of(2.0 * (nodes - 1) / nodes * bytes.as_double());
-      for (int n = 0; n < nodes; ++n) {
-        for (int l = 0; l < per_node; ++l) {
-          out.push_back({n * per_node + l, ((n + 1) % nodes) * per_node + l, edge});
-        }
-      }
+      // NCCL's ring over every GPU, as the training level builds it (coll::collective_flows): each
+      // node's NVLink ring carries 2(n-1)/n of the buffer, n the ranks, and each rail's edge to the
+      // next node 1/k of that, k GPUs per node (one channel per rail). Before 2026-12-05 every rail
+      // carried the whole 2(N-1)/N, N the nodes: 8x the bytes per NIC on 8-GPU nodes, a bus
+      // bandwidth of 94 GB/s on 2 H100 nodes where nccl-tests shows 330-400.
+      std::vector<int32_t> ring(static_cast<size_t>(gpus));
+      for (int i = 0; i < gpus; ++i) ring[static_cast<size_t>(i)] = i;
+      std::vector<coll::FlowSpec> flows;
+      coll::collective_flows(coll::CollectiveOp::kAllReduce, coll::Algorithm::kRing, bytes, ring, per_node, flows);
+      out.reserve(flows.size());
+      for (const coll::FlowSpec& f : flows) out.push_back({f.src, f.dst, f.bytes});
       break;
     }
     case TrafficPattern::kAllToAll:
@@ -254,6 +259,11 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   r.slowdown = ideal_s > 0 ? completion_s / ideal_s : 1.0;
   r.achieved_bandwidth = {completion_s > 0 ? r.total_bytes.as_double() / completion_s : 0.0};
   r.ideal_bandwidth = {ideal_s > 0 ? r.total_bytes.as_double() / ideal_s : 0.0};
+  if (traffic.pattern == TrafficPattern::kRingAllReduce && completion_s > 0) {
+    // nccl-tests' bus bandwidth (doc/PERFORMANCE.md): 2(n-1)/n x the buffer over the time.
+    const double n = r.gpus;
+    r.bus_bandwidth = Bandwidth{2.0 * (n - 1) / n * traffic.bytes_per_pair.as_double() / completion_s};
+  }
 
   return r;
 }
@@ -308,6 +318,10 @@ std::string format_traffic_report(const TrafficResult& r) {
   o << "  bandwidth   " << to_string(r.achieved_bandwidth) << " achieved of "
     << to_string(r.ideal_bandwidth) << " ideal (" << std::setprecision(1)
     << (r.slowdown > 0 ? 100.0 / r.slowdown : 0.0) << "%), " << to_string(r.total_bytes) << " moved\n";
+  if (r.bus_bandwidth) {
+    o << "  bus bw      " << std::setprecision(1) << r.bus_bandwidth->bytes_per_s * 1e-9
+      << " GB/s per GPU (nccl-tests busbw: 2(n-1)/n x buffer / time; no per-step latency in the flows)\n";
+  }
   if (r.has_congestion) {
     const net::CongestionCounters& c = r.congestion;
     o << "  congestion  " << c.ecn_marks << " ECN marks, " << c.cnps << " CNPs, " << c.cuts << " rate cuts, "

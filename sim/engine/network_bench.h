@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct TrafficResult {
   double slowdown = 0;              // completion / ideal, >= 1
   Bandwidth achieved_bandwidth;     // total_bytes / completion_time (aggregate)
   Bandwidth ideal_bandwidth;        // total_bytes / ideal_time
+  // ring_allreduce only: nccl-tests' bus bandwidth, 2(n-1)/n x the buffer per rank / completion.
+  std::optional<Bandwidth> bus_bandwidth;
   std::vector<LinkLoad> links;   // every link direction, by id
   std::vector<LinkLoad> top_links;  // most loaded: peak utilisation, then bytes (<= 10)
   std::vector<TierLoad> tiers;   // in tier order

@@ -129,6 +129,7 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   r.set("achieved_bandwidth_gbps", t.achieved_bandwidth.as_gbps());
   r.set("ideal_bandwidth_gbps", t.ideal_bandwidth.as_gbps());
   r.set("achieved_over_ideal", t.slowdown > 0 ? 1.0 / t.slowdown : 0.0);
+  if (t.bus_bandwidth) r.set("bus_bandwidth_gbps", t.bus_bandwidth->as_gbps());
   r.set("tiers", tier_loads_json(t.tiers));
   r.set("top_links", link_loads_json(t.top_links));
   if (t.has_congestion) {

@@ -51,14 +51,45 @@ TEST(MakeTraffic, RandomPermutationIsAPermutationAndSeeded) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].dst, b[i].dst);
 }
 
-TEST(MakeTraffic, RingSendsTwiceTheBufferShareAlongEachRail) {
+// NCCL's ring over every GPU: each node's NVLink ring carries 2(n-1)/n of the buffer, n the
+// ranks, and each rail's edge to the next node 1/k of that (k GPUs per node). Before 2026-12-05
+// every rail carried the whole 2(N-1)/N (N the nodes): 8x the bytes per NIC.
+TEST(MakeTraffic, RingSplitsTheBufferOverTheRails) {
   TrafficConfig t;
   t.pattern = TrafficPattern::kRingAllReduce;
   t.bytes_per_pair = Bytes{4'000'000};
-  const auto transfers = make_traffic(cluster(32), t);  // 4 nodes, 8 rings
-  ASSERT_EQ(transfers.size(), 32u);
-  EXPECT_EQ(transfers[0].bytes, Bytes{6'000'000});  // 2 * 3/4 * 4 MB
-  EXPECT_EQ(transfers[31].dst, 7);                   // last node wraps to the first, same rail
+  const auto transfers = make_traffic(cluster(32), t);  // 4 nodes of 8
+  ASSERT_EQ(transfers.size(), 64u);                      // 32 NVLink edges, 32 rail edges
+  int64_t out_of_node0 = 0;
+  for (const auto& x : transfers) {
+    const bool across = x.src / 8 != x.dst / 8;
+    EXPECT_EQ(x.bytes, Bytes{across ? 968'750 : 7'750'000});  // 2 x 31/32 x 4 MB, / 8 across
+    if (across) {
+      EXPECT_EQ(x.dst % 8, x.src % 8);                       // same rail
+      EXPECT_EQ(x.dst / 8, (x.src / 8 + 1) % 4);             // next node, the last wraps
+      if (x.src / 8 == 0) out_of_node0 += x.bytes.n;
+    }
+  }
+  EXPECT_EQ(out_of_node0, 7'750'000);  // the node's NICs together send 2(n-1)/n of the buffer
+}
+
+// The bus bandwidth nccl-tests would report: at line rate, the NICs' aggregate per node (8 x
+// 400 Gbps, 400 GB/s; nccl-tests shows 330-400 GB/s on such H100 nodes, NCCL docs, 2 to 4 nodes).
+TEST(RunTraffic, RingBusBandwidthIsTheNodesNicRate) {
+  ScenarioConfig cfg;
+  cfg.cluster = cluster(16);
+  cfg.cluster.nic_bandwidth = gbps(400);
+  cfg.network.fidelity = Fidelity::kFlow;
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kRingAllReduce;
+  t.bytes_per_pair = Bytes::mib(256);
+  cfg.traffic = t;
+  const TrafficResult r = run_traffic(cfg);
+  ASSERT_TRUE(r.bus_bandwidth.has_value());
+  EXPECT_NEAR(r.bus_bandwidth->bytes_per_s, 400e9, 0.01 * 400e9);
+  t.pattern = TrafficPattern::kShift;
+  cfg.traffic = t;
+  EXPECT_FALSE(run_traffic(cfg).bus_bandwidth.has_value());
 }
 
 TEST(MakeTraffic, IncastAndAllToAll) {
