@@ -37,9 +37,14 @@ Bandwidth ring_busbw(const GroupLinks& g);
 // all-to-all; the message for send/recv). Ring algorithm, bus-bandwidth factors as in nccl-tests
 // doc/PERFORMANCE.md: all-reduce 2(n-1)/n, reduce-scatter / all-gather / all-to-all (n-1)/n:
 //   t = latency + factor x size / busbw
-// latency = intra_alpha inside one node, or steps x inter_alpha across nodes (2(n-1) steps for
-// all-reduce, n-1 otherwise). One rank costs nothing.
+// latency = ring_latency(op, g). One rank costs nothing.
 Time collective_time(CollectiveOp op, Bytes size, const GroupLinks& g);
+
+// A ring collective's latency: intra_alpha inside one node; across nodes, inter_alpha for each
+// step between nodes (2(nodes-1) for all-reduce, nodes-1 for all-gather and reduce-scatter, 1
+// for send/recv, n-1 for all-to-all) plus intra_alpha when a node holds several ranks (NCCL's
+// tuning model).
+Time ring_latency(CollectiveOp op, const GroupLinks& g);
 
 // Lower bound for any algorithm: every rank must move factor x size over its own links.
 Time collective_bandwidth_bound(CollectiveOp op, Bytes size, const GroupLinks& g);

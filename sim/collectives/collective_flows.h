@@ -77,11 +77,12 @@ Time tree_allreduce_time(Bytes size, const GroupLinks& g);
 
 // Closed-form time of an uneven all-to-all given as its transfers (src, dst, bytes; MoE dispatch
 // and combine): every GPU sends and receives its own bytes at once, so the slowest direction of
-// the busiest GPU decides,
-//   t = latency + max over GPUs of max(send_intra, recv_intra) / intra_busbw,
-//                                     max(send_inter, recv_inter) / nic_per_gpu
-// with latency = collective_latency(kAllToAll, ring, g). No transfers: zero.
-Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g);
+// the busiest GPU or NIC decides,
+//   t = latency + max(max over GPUs of max(send_intra, recv_intra) / intra_busbw,
+//                     max over NICs of max(send_inter, recv_inter) / (gpus_per_nic x nic_per_gpu))
+// with latency = collective_latency(kAllToAll, ring, g); GPU i uses NIC i / gpus_per_nic (the
+// consecutive GPUs of a node share one, as topo::nic_of_gpu numbers them). No transfers: zero.
+Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic = 1);
 
 // The latency (alpha) part of collective_time for `algorithm`: what a flow-level collective waits
 // besides its flows.

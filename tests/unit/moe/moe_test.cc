@@ -139,7 +139,16 @@ TEST(AllToAll, ClosedFormIsTheBusiestDirection) {
                                          {3, 0, Bytes{1'000'000'000}, true},
                                          {1, 0, Bytes{1'000'000'000}, false}};
   EXPECT_EQ(coll::alltoallv_time(x, g), Time::s(0.2));
+  // One NIC per node (2 GPUs each): GPU 0 has the whole NIC, 20 GB/s, while GPU 1 receives
+  // nothing across: 0.1 s (before 2026-12-05 a fixed half of it, 0.2 s).
+  EXPECT_EQ(coll::alltoallv_time(x, g, 2), Time::s(0.1));
+  // Both GPUs behind it receiving 2 GB each: 4 GB through the shared NIC, 0.2 s.
+  std::vector<coll::FlowSpec> both = x;
+  both.push_back({2, 1, Bytes{1'000'000'000}, true});
+  both.push_back({3, 1, Bytes{1'000'000'000}, true});
+  EXPECT_EQ(coll::alltoallv_time(both, g, 2), Time::s(0.2));
 }
+
 
 engine::TrainingEstimate run(const std::vector<std::string>& overrides) {
   return engine::estimate_training(load(small_yaml(), overrides), h800());
@@ -192,15 +201,37 @@ TEST(MoeAnalytical, SkewedRoutingIsSlowerThanUniform) {
 TEST(MoeAnalytical, ZeroThreeGathersWeightsPerPass) {
   // ZeRO-3 gathers each chunk's weights before every forward and backward pass: more DP time
   // than ZeRO-2 (which gathers once), at most every per-pass gather exposed, and without the
-  // gather overlap all of them.
-  const engine::TrainingEstimate z2 = run({"parallelism.zero_stage=2"});
-  const engine::TrainingEstimate z3 = run({"parallelism.zero_stage=3"});
+  // gather overlap all of them. On 25 Gbps NICs, where the gathers outlast the compute that hides
+  // them (at 400 Gbps they hide, and ZeRO-3 costs nothing more: since 2026-12-05, when ring
+  // latency counts only the steps between nodes, the 16-rank dense group pays 2 network steps,
+  // not 30).
+  const char* slow = "cluster.nic_bandwidth=25Gbps";
+  const engine::TrainingEstimate z2 = run({"parallelism.zero_stage=2", slow});
+  const engine::TrainingEstimate z3 = run({"parallelism.zero_stage=3", slow});
   const engine::TrainingEstimate z3_serial =
-      run({"parallelism.zero_stage=3", "training.overlap.dp_param_gather=false"});
+      run({"parallelism.zero_stage=3", "training.overlap.dp_param_gather=false", slow});
   EXPECT_GT(z3.breakdown.dp_exposed, z2.breakdown.dp_exposed);
   EXPECT_GT(z3.iteration, z2.iteration);
   EXPECT_GE(z3_serial.breakdown.dp_exposed, z3.breakdown.dp_exposed);
   EXPECT_EQ(z3.breakdown.compute, z2.breakdown.compute);
+}
+
+// Skewed routing with a shared NIC: the hot GPU uses the NIC its neighbours leave idle, as the
+// flow level finds (one 200 Gbps NIC per 8 H100s, 512 GPUs, zipf routing: 20.67 s analytical
+// against the flow level's 13.52 s before 2026-12-05; now 13.27 s). Against 8 NICs of 25 Gbps,
+// the same aggregate, the single NIC is then faster, as at the flow level (22.54 s).
+TEST(MoeAnalytical, HotGpuUsesTheSharedNic) {
+  const std::vector<std::string> plan = {"cluster.gpus=64",          "parallelism.tp=1",
+                                         "parallelism.ep=16",        "model.moe.experts=16",
+                                         "model.moe.routing=zipf",   "training.global_batch=64",
+                                         "training.memory_check=false", "cluster.nic_bandwidth=200Gbps",
+                                         "cluster.nics_per_node=1"};
+  std::vector<std::string> split = plan;
+  split.back() = "cluster.nics_per_node=8";
+  split.push_back("cluster.nic_bandwidth=25Gbps");
+  const engine::TrainingEstimate one = run(plan);
+  const engine::TrainingEstimate eight = run(split);
+  EXPECT_LT(one.breakdown.ep_exposed, eight.breakdown.ep_exposed);
 }
 
 TEST(MoeAnalytical, ChunkedOverlapNeverSlower) {
