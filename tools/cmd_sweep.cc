@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -39,16 +40,33 @@ options:
   --top K            candidates re-run at the finer level (default: flow_stage.top_k of the
                      sweep file, 5); 0 skips the second stage
   --no-progress      no progress bar (it is drawn on stderr only when stderr is a terminal)
-  --stop-after N     for tests: kill this process with SIGKILL after N results are logged
   -h, --help         this help
 
 MPI: under mpirun (Open MPI) rank 0 reads the log, the candidates are spread over the ranks
 (each with its own -j workers) and rank 0 gathers every result into DIR; other ranks write
 nothing. Without mpirun the same command runs in one process. A clustersim built without MPI
 refuses to run under mpirun with a clear message.
-Exit codes: 0 ok, 2 bad sweep file or usage, or no valid candidate (the reasons are counted),
-1 internal error.
+The candidate count is printed on stderr before the first run; a sweep whose results would
+not fit in the memory available (up to 6 KiB per candidate) is refused before it starts.
+Exit codes: 0 ok, 2 bad sweep file or usage, no valid candidate (the reasons are counted) or
+too many candidates for the memory, 1 internal error.
 )";
+
+namespace {
+
+// MemAvailable of /proc/meminfo in bytes; a fixed 64 GiB where it cannot be read (not Linux).
+int64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return static_cast<int64_t>(kib) * 1024;
+  }
+  return int64_t{64} << 30;
+}
+
+}  // namespace
 
 int cmd_sweep(const std::vector<std::string>& argv) {
   const Args args(argv, {"-j", "--jobs", "--out", "--top", "--stop-after"}, {},
@@ -80,6 +98,17 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   const bool root = !transport || transport->rank() == 0;
 
   const sweep::SweepSpec spec = sweep::load_sweep_spec(args.positionals()[0]);
+  // Said before the first run (2026-12-05: a 10-million-candidate sweep printed nothing without
+  // a terminal until it ended, and held up to 7.7 KB per candidate); refused when it cannot fit. Each
+  // rank checks its own node (only rank 0 holds the results; the others need less).
+  if (root) {
+    std::cerr << "sweep " << spec.name << ": " << spec.candidate_count() << " candidates, about "
+              << (sweep::sweep_memory_estimate(spec.candidate_count()) >> 20) << " MiB of memory for their results\n";
+  }
+  if (const std::string why = sweep::sweep_memory_refusal(spec.candidate_count(), available_memory_bytes());
+      !why.empty()) {
+    throw BadInput(InputError{spec.file, 0, "axes", why});
+  }
   const std::filesystem::path dir(args.value("--out", "sweep-out"));
   if (root) {
     std::error_code ec;
@@ -95,13 +124,14 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   }
   options.progress = root && !args.has("--no-progress") && ::isatty(STDERR_FILENO);
 
-  const sweep::SweepRun run = sweep::run_sweep(spec, options);
+  sweep::SweepRun run = sweep::run_sweep(spec, options);
   if (!root) return 0;
   const sweep::CandidateSpace space(spec);
   const sweep::SweepTable table = sweep::build_table(space, run.records);
+  std::vector<sweep::Record>().swap(run.records);  // the table holds what the files need
   const auto write = [&](const std::string& name, const std::string& text) { write_text_file(dir / name, text, "--out"); };
   write("sweep.csv", sweep::sweep_csv(space, table));
-  write("sweep.json", sweep::sweep_json(space, table, run).dump(1));
+  write("sweep.json", sweep::sweep_json_text(space, table, run));
   write("sweep.html", sweep::sweep_html(space, table, run));
   std::cout << sweep::sweep_summary(space, table, run);
   for (const std::string& note : sweep::analytical_notes(space)) std::cerr << "note: analytical screen: " << note << "\n";

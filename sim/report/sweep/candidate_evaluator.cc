@@ -134,6 +134,9 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     return out;
   }
   add_plan_facts(cfg, out);
+  // memory_fits: false keeps plans that overflow HBM, at every stage: the finer run would
+  // otherwise refuse the very plans the screen ranked best (2026-12-05).
+  if (!spec.memory_fits) cfg.training.memory_check = false;
   try {
     if (!cfg.traffic && !cfg.inference) {
       // Hardware profiles are parsed once per sweep, not once per candidate.

@@ -2,6 +2,7 @@
 #include "sim/report/sweep/sweep_output.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <map>
 
@@ -87,6 +88,23 @@ std::string ranked_table(const CandidateSpace& space, const SweepTable& table, c
   return out;
 }
 
+// Empty unless the best `k` stop inside a tie: the candidates ranked k and k+1 have the same
+// objective, so which of them was re-run follows candidate order alone.
+std::string tie_at_cut(const SweepTable& table, size_t k) {
+  if (k == 0 || k >= table.ranking.size()) return "";
+  const Row& last = table.rows[static_cast<size_t>(table.ranking[k - 1])];
+  const Row& next = table.rows[static_cast<size_t>(table.ranking[k])];
+  if (!same_objective(*last.analytical.objective, *next.analytical.objective)) return "";
+  size_t tied = 0;
+  for (size_t r = 0; r < table.ranking.size(); ++r) {
+    tied += same_objective(*table.rows[static_cast<size_t>(table.ranking[r])].analytical.objective,
+                           *last.analytical.objective);
+  }
+  return "the best " + std::to_string(k) + " stop inside a tie: " + std::to_string(tied) +
+         " candidates share the objective " + number(*last.analytical.objective) +
+         " (ties go by candidate order); a larger --top re-runs them all";
+}
+
 }  // namespace
 
 std::vector<std::string> metric_columns(const SweepSpec& spec) {
@@ -132,7 +150,10 @@ std::string sweep_csv(const CandidateSpace& space, const SweepTable& table) {
   return out;
 }
 
-Json sweep_json(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
+namespace {
+
+// sweep.json without its rows.
+Json sweep_json_head(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
   const SweepSpec& spec = space.spec();
   Json j = Json::object();
   j.set("sweep", spec.name);
@@ -146,29 +167,62 @@ Json sweep_json(const CandidateSpace& space, const SweepTable& table, const Swee
   for (const auto& [k, v] : table.status_counts) counts.set(k, static_cast<int64_t>(v));
   Json& reasons = j.set("skipped_reasons", Json::object());
   for (const auto& [k, v] : table.reason_counts) reasons.set(k, static_cast<int64_t>(v));
-  const auto stage_json = [&](const StageResult& s) {
-    Json o = Json::object();
-    o.set("status", s.ran ? s.status : std::string("not_run"));
-    if (!s.reason.empty()) o.set("reason", s.reason);
-    Json& m = o.set("metrics", Json::object());
-    for (const auto& [k, v] : s.metrics) m.set(k, v);
-    for (const auto& [k, v] : s.info) o.set(k, v);
-    if (s.objective) o.set("objective", *s.objective);
-    if (s.rank) o.set("rank", s.rank);
-    return o;
-  };
-  Json& rows = j.set("rows", Json::array());
-  for (const Row& r : table.rows) {
-    Json row = Json::object();
-    row.set("index", static_cast<int64_t>(r.index));
-    row.set("id", r.id);
-    Json& axes = row.set("axes", Json::object());
-    for (size_t i = 0; i < spec.axes.size(); ++i) axes.set(spec.axes[i].key, spec.axes[i].values[r.choice[i]].label);
-    row.set("analytical", stage_json(r.analytical));
-    if (r.finer.ran) row.set("finer", stage_json(r.finer));
-    rows.push(row);
-  }
+  j.set("rows", Json::array());
   return j;
+}
+
+Json stage_json(const StageResult& s) {
+  Json o = Json::object();
+  o.set("status", s.ran ? s.status : std::string("not_run"));
+  if (!s.reason.empty()) o.set("reason", s.reason);
+  Json& m = o.set("metrics", Json::object());
+  for (const auto& [k, v] : s.metrics) m.set(k, v);
+  for (const auto& [k, v] : s.info) o.set(k, v);
+  if (s.objective) o.set("objective", *s.objective);
+  if (s.rank) o.set("rank", s.rank);
+  return o;
+}
+
+Json row_json(const SweepSpec& spec, const Row& r) {
+  Json row = Json::object();
+  row.set("index", static_cast<int64_t>(r.index));
+  row.set("id", r.id);
+  Json& axes = row.set("axes", Json::object());
+  for (size_t i = 0; i < spec.axes.size(); ++i) axes.set(spec.axes[i].key, spec.axes[i].values[r.choice[i]].label);
+  row.set("analytical", stage_json(r.analytical));
+  if (r.finer.ran) row.set("finer", stage_json(r.finer));
+  return row;
+}
+
+}  // namespace
+
+Json sweep_json(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
+  Json j = sweep_json_head(space, table, run);
+  Json& rows = j["rows"];
+  for (const Row& r : table.rows) rows.push(row_json(space.spec(), r));
+  return j;
+}
+
+std::string sweep_json_text(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
+  // The head's empty "rows": [] (its last member) is opened and the rows are written one at a
+  // time at their depth (2, one space per level), as the whole tree's dump(1) writes them.
+  std::string out = sweep_json_head(space, table, run).dump(1);
+  const std::string empty_rows = "[]\n}\n";  // dump ends with a newline
+  assert(out.size() >= empty_rows.size() && out.compare(out.size() - empty_rows.size(), empty_rows.size(), empty_rows) == 0 &&
+         "rows is the head's last member");
+  if (table.rows.empty()) return out;
+  out.resize(out.size() - empty_rows.size());
+  out += "[";
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    out += i ? ",\n  " : "\n  ";
+    const std::string row = row_json(space.spec(), table.rows[i]).dump(1);
+    for (size_t c = 0; c + 1 < row.size(); ++c) {  // not its final newline
+      out += row[c];
+      if (row[c] == '\n') out += "  ";
+    }
+  }
+  out += "\n ]\n}\n";
+  return out;
 }
 
 std::string ranking_change_text(const CandidateSpace& space, const SweepTable& table) {
@@ -177,6 +231,20 @@ std::string ranking_change_text(const CandidateSpace& space, const SweepTable& t
   for (const Row& r : table.rows) {
     if (r.finer.ran) ran.push_back(&r);
   }
+  // A row's place among the re-run rows with ties counted as one place: 1 + the rows better
+  // beyond rounding noise (2026-12-05: 6.228820157 s against 6.228820159 s showed as -1/+1).
+  const bool maximise = spec.goal == Goal::kMaximize;
+  const auto place = [&](const Row* r, StageResult Row::*stage) {
+    int better = 0;
+    for (const Row* o : ran) {
+      const auto& x = (o->*stage).objective;
+      if (x && !same_objective(*x, *(r->*stage).objective) && (maximise ? *x > *(r->*stage).objective
+                                                                         : *x < *(r->*stage).objective)) {
+        ++better;
+      }
+    }
+    return better + 1;
+  };
   std::sort(ran.begin(), ran.end(), [](const Row* a, const Row* b) { return a->analytical.rank < b->analytical.rank; });
   std::string out = "  analytical  " + pad(spec.flow_fidelity, 6) + "  change  " + pad(spec.objective + " (analytical)", 24) +
                     "  " + pad(spec.objective + " (" + spec.flow_fidelity + ")", 24) + "  plan\n";
@@ -184,7 +252,7 @@ std::string ranking_change_text(const CandidateSpace& space, const SweepTable& t
     const std::string fr = r->finer.rank ? std::to_string(r->finer.rank) : "-";
     std::string change = "-";
     if (r->finer.rank) {
-      const int d = r->analytical.rank - r->finer.rank;
+      const int d = place(r, &Row::analytical) - place(r, &Row::finer);
       change = d == 0 ? "=" : (d > 0 ? "+" : "") + std::to_string(d);
     }
     const std::string after = r->finer.objective ? format_metric(spec.objective, *r->finer.objective)
@@ -246,6 +314,9 @@ std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, 
       if (r.finer.ran && r.finer.status != kOk) ++reasons[reason_class(r.finer.status, r.finer.reason)];
     }
     for (const auto& [k, v] : reasons) out += "  not ranked: " + std::to_string(v) + " x " + k + "\n";
+    if (const std::string tie = tie_at_cut(table, static_cast<size_t>(run.finer.candidates)); !tie.empty()) {
+      out += "  note: " + tie + "\n";
+    }
     out += ranking_change_text(space, table);
   }
   return out;

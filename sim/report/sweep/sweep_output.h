@@ -17,6 +17,9 @@ std::vector<std::string> metric_columns(const SweepSpec& spec);
 
 std::string sweep_csv(const CandidateSpace& space, const SweepTable& table);
 report::Json sweep_json(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
+// sweep_json(...).dump(1), written row by row: the text without the whole tree in memory (the
+// tree took about half a large sweep's peak memory, 2026-12-05).
+std::string sweep_json_text(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 std::string sweep_html(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 

@@ -45,4 +45,12 @@ struct SweepRun {
 
 SweepRun run_sweep(const SweepSpec& spec, const RunOptions& options);
 
+// Peak memory of rank 0 for a sweep of `candidates`, in bytes: every result is held (log
+// records, the table, the output files as text) until the files are written.
+int64_t sweep_memory_estimate(int64_t candidates);
+
+// Empty when a sweep of `candidates` fits in `available_bytes`; else why it is refused, naming
+// the count and the memory it would need.
+std::string sweep_memory_refusal(int64_t candidates, int64_t available_bytes);
+
 }  // namespace clustersim::sweep

@@ -273,8 +273,12 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
       continue;
     }
     if (key == "gpus") {
-      if (const auto v = number_of(n)) {
-        spec.gpus_min = spec.gpus_max = static_cast<int>(*v);
+      if (number_of(n)) {
+        // A fixed count is read as {min, max} are (2026-12-05: it was cast to int unchecked, so
+        // 12288.7 became 12288 and 3e9 wrapped around).
+        MapReader whole(c, "constraints", errors);
+        int count = 0;
+        if (whole.read("gpus", count, Need::kOptional, 1)) spec.gpus_min = spec.gpus_max = count;
       } else {
         MapReader r(&n, path, errors);
         int lo = 0, hi = 0;
@@ -304,6 +308,7 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
     }
     MetricLimit limit;
     limit.metric = key;
+    limit.line = n.line;
     MapReader r(&n, path, errors);
     double v = 0;
     if (r.read("min", v)) limit.min = v;
@@ -369,40 +374,71 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
   }
 }
 
+// The GPU types a scenario tree runs on, as a candidate's cost prices them (add_plan_facts in
+// candidate_evaluator.cc): each serving pool's own `gpu`, or cluster.gpu for a pool without one
+// (or one whose gpu an axis sets to null) and for training and traffic. Empty when the tree does
+// not read (its own error says why). Sets `uses_cluster_gpu` when cluster.gpu is among them.
+std::vector<std::string> gpus_of_tree(const YamlNode& tree, bool& uses_cluster_gpu) {
+  ScenarioConfig cfg;
+  try {
+    cfg = read_scenario_tree(tree, "sweep");
+  } catch (const BadInput&) {
+    return {};
+  }
+  if (!cfg.inference) {
+    uses_cluster_gpu = true;
+    return {cfg.cluster.gpu};
+  }
+  std::vector<std::string> gpus;
+  for (const PoolConfig* p : given_pools(*cfg.inference)) {
+    uses_cluster_gpu = uses_cluster_gpu || p->gpu.empty();
+    gpus.push_back(p->gpu.empty() ? cfg.cluster.gpu : p->gpu);
+  }
+  return gpus;
+}
+
 // Every GPU the sweep can use needs a price when the objective or a constraint is a cost.
+// The GPUs are read from the base and from the base with each axis value that touches cluster.gpu
+// or the inference section applied (2026-12-05: the scan of the base's pools alone missed a pool
+// an axis adds, which then ran on an unpriced cluster.gpu and passed a cost constraint, and named
+// a GPU '' for a pool whose gpu an axis sets to null). A combination of values from two axes can
+// still bring a GPU this misses: finish_stage then makes that candidate an error, never a pass.
 void check_prices(const SweepSpec& spec, ErrorList& errors) {
   bool needs = spec.objective == "cost_per_mtoken";
   for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
-  // The GPUs of cluster.gpu and of serving pools' own `gpu` (inference.pools.NAME.gpu), in the
-  // base and the axes.
-  std::vector<std::string> gpus;
-  const auto is_gpu_key = [](const std::string& path) {
-    return path == "cluster.gpu" || (path.starts_with("inference.pools.") && path.ends_with(".gpu"));
+  std::vector<std::pair<std::string, std::string>> gpus;  // GPU -> where first used
+  const auto add = [&gpus](const std::string& gpu, const std::string& where) {
+    const bool known = std::any_of(gpus.begin(), gpus.end(), [&](const auto& g) { return g.first == gpu; });
+    if (!known && !gpu.empty()) gpus.emplace_back(gpu, where);
   };
-  const YamlNode* cluster = spec.base.find("cluster");
-  const YamlNode* base_gpu = cluster ? cluster->find("gpu") : nullptr;
-  bool cluster_gpu_used = true;  // unless every serving pool names its own
-  if (const YamlNode* in = spec.base.find("inference"); in && in->find("pools") && in->find("pools")->is_map()) {
-    cluster_gpu_used = false;
-    for (const auto& [name, pool] : in->find("pools")->map) {
-      const YamlNode* g = pool.find("gpu");
-      if (g && g->is_scalar()) gpus.push_back(g->scalar);
-      else cluster_gpu_used = true;
-    }
-  }
-  if (cluster_gpu_used) gpus.push_back(base_gpu ? base_gpu->scalar : "H100-SXM");
+  bool uses_cluster_gpu = false;
+  for (const std::string& g : gpus_of_tree(spec.base, uses_cluster_gpu)) add(g, "the base");
+  const auto touches_gpus = [](const std::string& path) {
+    return path == "cluster" || path == "cluster.gpu" || path == "inference" || path.starts_with("inference.");
+  };
   for (const Axis& a : spec.axes) {
     for (const AxisValue& v : a.values) {
-      for (const auto& [path, node] : v.sets) {
-        if (is_gpu_key(path)) gpus.push_back(node.scalar);
+      if (std::none_of(v.sets.begin(), v.sets.end(), [&](const auto& s) { return touches_gpus(s.first); })) continue;
+      YamlNode tree = spec.base;
+      for (const auto& [path, node] : v.sets) set_path(tree, path, node);
+      for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, "axes." + a.key + " value '" + v.label + "'");
+    }
+  }
+  // Where any candidate runs on cluster.gpu, every value a cluster.gpu axis gives it is used.
+  if (uses_cluster_gpu) {
+    for (const Axis& a : spec.axes) {
+      for (const AxisValue& v : a.values) {
+        for (const auto& [path, node] : v.sets) {
+          if (path == "cluster.gpu" && node.is_scalar()) add(node.scalar, "axes." + a.key + " value '" + v.label + "'");
+        }
       }
     }
   }
   // A price for a GPU no candidate uses is most likely a misspelt name.
   for (const auto& [g, price] : spec.price_per_gpu_hour) {
-    if (std::find(gpus.begin(), gpus.end(), g) != gpus.end()) continue;
+    if (std::any_of(gpus.begin(), gpus.end(), [&](const auto& u) { return u.first == g; })) continue;
     std::string used;
-    for (const std::string& u : gpus) used += (used.empty() ? "'" : ", '") + u + "'";
+    for (const auto& [u, where] : gpus) used += (used.empty() ? "'" : ", '") + u + "'";
     errors.add(InputError{spec.file, 0, "price_per_gpu_hour." + g,
                           "no candidate uses GPU '" + g + "' (cluster.gpu, or serving pools' gpu, of the base and the axes: " +
                               used + ")"});
@@ -415,10 +451,10 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
     errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
                           "every price is 0, so every candidate's cost_per_mtoken would be 0; give the prices"});
   }
-  for (const std::string& g : gpus) {
+  for (const auto& [g, where] : gpus) {
     if (!spec.price_per_gpu_hour.count(g)) {
       errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
-                            "cost_per_mtoken needs a price for GPU '" + g + "'"});
+                            "cost_per_mtoken needs a price for GPU '" + g + "' (used by " + where + ")"});
     }
   }
 }
@@ -684,7 +720,15 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   if (spec.objective == "time_to_train_days" && spec.train_tokens <= 0) {
     errors.add(InputError{file, 0, "objective.train_tokens", "time_to_train_days needs objective.train_tokens"});
   }
-  check_prices(spec, errors);
+  // A constraint on a metric no candidate can produce would have counted as met (2026-12-05).
+  for (const MetricLimit& l : spec.limits) {
+    if (l.metric == "time_to_train_days" && spec.train_tokens <= 0) {
+      errors.add(InputError{file, l.line, "constraints.time_to_train_days",
+                            "time_to_train_days needs objective.train_tokens (e.g. objective: {metric: " +
+                                spec.objective + ", train_tokens: 300e9})"});
+    }
+  }
+  if (base_loads) check_prices(spec, errors);
   errors.throw_if_any();
 
   double total = 1;

@@ -35,6 +35,7 @@ enum class Goal { kMaximize, kMinimize };
 struct MetricLimit {
   std::string metric;
   std::optional<double> min, max;
+  int line = 0;  // in the sweep file, for messages
 };
 
 enum class ScenarioKind { kTraining, kTraffic, kInference };

@@ -34,6 +34,36 @@ void fill(StageResult& s, const Record& r) {
   s.info = r.outcome.info;
 }
 
+// Why a candidate's results lack `metric` (a constraint names it): the derived metrics say what
+// they need; a raw one the run did not report.
+std::string why_missing(const SweepSpec& spec, const StageResult& s, const std::string& metric) {
+  const auto tokens = s.metrics.find("tokens_per_s");
+  const bool no_tokens = tokens == s.metrics.end() || !(tokens->second > 0);
+  if ((metric == "cost_per_mtoken" || metric == "time_to_train_days" || metric == "tokens_per_s_per_gpu") &&
+      no_tokens) {
+    return "it is derived from tokens_per_s, which is 0 or absent";
+  }
+  if (metric == "time_to_train_days") return "it needs objective.train_tokens";
+  if (metric == "tokens_per_s_per_gpu") return "the candidate has no GPU count";
+  if (metric == "cost_per_mtoken") {
+    const auto counts = s.info.find(kGpuCountsInfo);
+    const auto gpu = s.info.find("gpu");
+    std::map<std::string, int> by_type;
+    if (counts != s.info.end()) by_type = gpu_counts_from_text(counts->second);
+    else if (gpu != s.info.end()) by_type[gpu->second] = 1;
+    std::string unpriced;
+    for (const auto& [g, n] : by_type) {
+      if (!spec.price_per_gpu_hour.count(g)) unpriced += (unpriced.empty() ? "'" : ", '") + g + "'";
+    }
+    return unpriced.empty() ? "the candidate names no GPU to price"
+                            : "price_per_gpu_hour has no price for GPU " + unpriced + ", which it uses";
+  }
+  if (metric == "tpot_p50_s" || metric == "tpot_p99_s") {
+    return "no request decoded past its first token: every output is one token long, or none finished";
+  }
+  return "the run did not report it";
+}
+
 }  // namespace
 
 void finish_stage(const SweepSpec& spec, StageResult& s) {
@@ -72,7 +102,14 @@ void finish_stage(const SweepSpec& spec, StageResult& s) {
   for (const MetricLimit& l : spec.limits) {
     if (s.status != kOk) break;
     const auto it = m.find(l.metric);
-    if (it == m.end()) continue;
+    if (it == m.end() || !std::isfinite(it->second)) {
+      // A missing metric never meets a constraint (2026-12-05: it counted as met, so an unpriced
+      // GPU passed a cost limit); an error, as for a missing objective.
+      s.status = kError;
+      s.reason = "the constraint on " + l.metric + " cannot be checked: the candidate does not produce " +
+                 l.metric + " (" + (it == m.end() ? why_missing(spec, s, l.metric) : "its value is not finite") + ")";
+      break;
+    }
     if (l.min && it->second < *l.min) {
       std::snprintf(buf, sizeof buf, "%s %.6g below the constraint's minimum %.6g", l.metric.c_str(), it->second, *l.min);
       s.status = kRejected;
@@ -174,6 +211,10 @@ std::string reason_class(const std::string& status, const std::string& reason) {
   }
   if (out.size() > 160) out = out.substr(0, 157) + "...";
   return out;
+}
+
+bool same_objective(double a, double b) {
+  return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
 }
 
 std::string format_metric(const std::string& metric, double v) {

@@ -58,6 +58,10 @@ std::string reason_class(const std::string& status, const std::string& reason);
 // and all (nothing is grouped).
 std::string shown_reason(const SweepTable& table, const std::string& cls);
 
+// Whether two objective values are one value: equal within a relative 1e-9, the noise of
+// summing one plan's times in another order.
+bool same_objective(double a, double b);
+
 // "12.3 s", "1.98M", "55.2%": a metric as people read it.
 std::string format_metric(const std::string& metric, double v);
 

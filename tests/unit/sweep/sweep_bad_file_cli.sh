@@ -25,5 +25,9 @@ check contradictory_gpus "constraints.gpus: min 10 is above max 1" $'axes: {para
 check contradictory_limit "constraints.mfu: min 0.9 is above max 0.1" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 0.9, max: 0.1}}'
 check no_valid_candidate "none of the 2 candidates is valid (reasons grouped, numbers shown as #): 2 x invalid: cluster.gpus" 'axes: {cluster.gpus: [12, 20]}'
 check mistyped_value "axes.parallelism.tp: value 'abc'" 'axes: {parallelism.tp: [1, abc]}'
+# A fixed GPU count is a whole number, as {min, max} are; a time-to-train limit needs train_tokens
+# (both passed silently before 2026-12-05).
+check fractional_gpus "constraints.gpus: expected an integer >= 1, got '16.7'" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 16.7}'
+check ttd_constraint "constraints.time_to_train_days: time_to_train_days needs objective.train_tokens" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {time_to_train_days: {max: 30}}'
 [ -f "$out/no_valid_candidate/sweep.json" ] || fail "no_valid_candidate: sweep.json not written"
 echo "ok: every bad sweep file exits 2 with its reason"

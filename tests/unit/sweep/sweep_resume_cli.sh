@@ -21,7 +21,9 @@ printf '{"stage": "analytical", "index": 9' >> "$out/cut/results.jsonl"
 "$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/cut" >/dev/null 2>&1 \
   && fail "an existing log without --resume must be refused"
 "$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/cut" --resume > "$out/resume.txt" \
-  || fail "resume"
+  2> "$out/resume.err" || fail "resume"
+# The count comes first, on stderr, whether or not there is a terminal (2026-12-05).
+head -n 1 "$out/resume.err" | grep -q "^sweep small-sweep: 144 candidates, about" || { cat "$out/resume.err" >&2; fail "count up front"; }
 grep -q "144 candidates" "$out/resume.txt" || fail "summary"
 rows=$(($(wc -l < "$out/cut/sweep.csv") - 1))
 [ "$rows" -eq 144 ] || fail "expected 144 rows, got $rows"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <stdexcept>
@@ -323,6 +324,102 @@ TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
   EXPECT_EQ(finer, 2);
   EXPECT_NE(sweep_summary(space, t, run).find("flow stage"), std::string::npos);
   EXPECT_NE(sweep_html(space, t, run).find("<svg"), std::string::npos);
+  // sweep.json is written row by row (2026-12-05), as the whole tree dumps it.
+  EXPECT_EQ(sweep_json_text(space, t, run), sweep_json(space, t, run).dump(1));
+}
+
+// memory_fits: false keeps plans that overflow HBM at the finer stage too (before 2026-12-05 the
+// flow-level run refused them, so its whole top k came back as errors).
+TEST(SweepRunner, PlansKeptThatOverflowHbmRunAtTheFinerStage) {
+  const SweepSpec spec = spec_from("axes:\n  parallelism.micro_batch: [1, 24]\nconstraints:\n  memory_fits: false\n"
+                                   "flow_stage: {top_k: 2}\n");
+  const CandidateSpace space(spec);
+  RunOptions o;
+  const ScratchDir dir("clustersim_sweep_nofit_finer");
+  ASSERT_TRUE(dir.ok());
+  o.log_path = dir.file("results.jsonl");
+  const SweepTable t = build_table(space, run_sweep(spec, o).records);
+  ASSERT_EQ(t.rows.size(), 2u);
+  const Row& big = t.rows[1];
+  ASSERT_EQ(big.analytical.status, kOk) << big.analytical.reason;
+  EXPECT_EQ(big.analytical.metrics.at("memory_fits"), 0);
+  ASSERT_TRUE(big.finer.ran);
+  EXPECT_EQ(big.finer.status, kOk) << big.finer.reason;
+  EXPECT_TRUE(big.finer.objective.has_value());
+}
+
+// A constraint on a metric the candidate does not produce is never met: the candidate is an
+// error saying which metric and why (before 2026-12-05 it counted as met).
+TEST(SweepTable, AConstraintOnAMissingMetricIsNeverMet) {
+  const auto finished = [](const std::string& metric, const std::map<std::string, double>& metrics) {
+    SweepSpec spec;
+    spec.limits.push_back(MetricLimit{metric, std::nullopt, 1e-6});
+    spec.price_per_gpu_hour["H800-SXM"] = 2.0;
+    StageResult s;
+    s.ran = true;
+    s.status = kOk;
+    s.metrics = metrics;
+    s.info[kGpuCountsInfo] = "8 H100-SXM, 16 H800-SXM";
+    finish_stage(spec, s);
+    return s;
+  };
+  // An unpriced GPU (a pool an axis brought in) leaves no cost to compare.
+  const StageResult cost = finished("cost_per_mtoken", {{"tokens_per_s", 100}, {"gpus", 24}});
+  EXPECT_EQ(cost.status, kError);
+  EXPECT_NE(cost.reason.find("does not produce cost_per_mtoken (price_per_gpu_hour has no price for GPU 'H100-SXM'"),
+            std::string::npos)
+      << cost.reason;
+  EXPECT_FALSE(cost.objective);
+  // No decode (one output token per request): no TPOT.
+  const StageResult tpot = finished("tpot_p99_s", {{"tokens_per_s", 100}, {"gpus", 24}});
+  EXPECT_EQ(tpot.status, kError);
+  EXPECT_NE(tpot.reason.find("the constraint on tpot_p99_s cannot be checked"), std::string::npos) << tpot.reason;
+  EXPECT_NE(tpot.reason.find("no request decoded"), std::string::npos) << tpot.reason;
+  // No train_tokens: no time to train.
+  EXPECT_EQ(finished("time_to_train_days", {{"tokens_per_s", 100}, {"gpus", 24}}).status, kError);
+  // Present and within the limit: met.
+  EXPECT_EQ(finished("tpot_p99_s", {{"tokens_per_s", 100}, {"gpus", 24}, {"tpot_p99_s", 1e-7}}).status, kOk);
+}
+
+TEST(SweepRunner, SweepsTooBigForTheMemoryAreRefusedWithTheirSize) {
+  EXPECT_EQ(sweep_memory_refusal(1000, int64_t{1} << 30), "");
+  const std::string why = sweep_memory_refusal(10'000'000, int64_t{8} << 30);
+  EXPECT_NE(why.find("the axes make 10000000 candidates; holding their results needs about 57."), std::string::npos) << why;
+  EXPECT_NE(why.find("but 8.0 GiB is available"), std::string::npos) << why;
+  EXPECT_GT(sweep_memory_estimate(50'000), 295'000'000);  // 5.9 KB each measured on 50,000 that all ran
+}
+
+// Rank moves between stages ignore rounding noise; equal objectives are one place.
+TEST(SweepTable, ObjectivesWithinRoundingNoiseAreTheSame) {
+  EXPECT_TRUE(same_objective(6.228820157, 6.228820159));
+  EXPECT_FALSE(same_objective(6.2288, 6.2289));
+  EXPECT_TRUE(same_objective(0, 0));
+  // Two plans the screen cannot tell apart (memory_check changes nothing in the numbers): the
+  // finer level's rounding noise is no rank move, and a best 1 cut inside the tie says so.
+  const SweepSpec spec = spec_from("axes: {training.memory_check: [true, false]}\n");
+  const CandidateSpace space(spec);
+  const auto record = [&](const char* stage, int64_t index, double tokens) {
+    Record r;
+    r.stage = stage;
+    r.index = index;
+    r.id = space.id(index);
+    r.outcome.metrics = {{"tokens_per_s", tokens}, {"gpus", 16}};
+    return r;
+  };
+  const SweepTable t = build_table(space, {record(kStageAnalytical, 0, 100), record(kStageAnalytical, 1, 100),
+                                           record(kStageFiner, 0, 99.9999999999), record(kStageFiner, 1, 100)});
+  ASSERT_EQ(t.rows[0].finer.rank, 2);  // the ranks themselves stay a total order
+  const std::string moves = ranking_change_text(space, t);
+  size_t same = 0;
+  for (size_t at = moves.find("     =  "); at != std::string::npos; at = moves.find("     =  ", at + 1)) ++same;
+  EXPECT_EQ(same, 2u) << moves;
+  SweepRun run;
+  run.finer.candidates = 1;
+  EXPECT_NE(sweep_summary(space, t, run).find("the best 1 stop inside a tie: 2 candidates share the objective 100"),
+            std::string::npos)
+      << sweep_summary(space, t, run);
+  run.finer.candidates = 2;
+  EXPECT_EQ(sweep_summary(space, t, run).find("inside a tie"), std::string::npos);
 }
 
 }  // namespace

@@ -203,6 +203,60 @@ TEST(SweepSpec, ContradictoryConstraintsAreRejectedAtLoad) {
   EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: {min: 8, max: 8}}\n"), "");
 }
 
+// A fixed GPU count is an integer >= 1, as {min, max} are (before 2026-12-05 it was cast to int:
+// 16.7 became 16, and 3e9 wrapped around to a wrong message).
+TEST(SweepSpec, AFixedGpuCountIsAWholeNumber) {
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 16.7}\n")
+                .find("constraints.gpus: expected an integer >= 1, got '16.7'"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 15.9}\n").find("expected an integer >= 1"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 3e9}\n").find("constraints.gpus: expected an integer"),
+            std::string::npos);
+  const SweepSpec s = spec_from("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 16}\n");
+  EXPECT_EQ(s.gpus_min, 16);
+  EXPECT_EQ(s.gpus_max, 16);
+}
+
+// A constraint on time_to_train_days without train_tokens could never be checked; it counted as
+// met for every candidate before 2026-12-05. Refused at load, as the objective is.
+TEST(SweepSpec, ATimeToTrainConstraintNeedsTrainTokens) {
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {time_to_train_days: {max: 30}}\n")
+                .find("test.yaml:7: constraints.time_to_train_days: time_to_train_days needs objective.train_tokens"),
+            std::string::npos);
+  EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {time_to_train_days: {max: 30}}\n"
+                       "objective: {metric: mfu, train_tokens: 1e9}\n"),
+            "");
+}
+
+// The GPUs a cost needs prices for are those the candidates run on, pools an axis adds or
+// changes included (before 2026-12-05 only the base's pools counted: a pool an axis added ran on
+// an unpriced cluster.gpu, and a pool whose gpu an axis removed asked for a price for GPU '').
+TEST(SweepSpec, CostNeedsAPriceForEveryGpuTheAxesBringIn) {
+  const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd-hetero.yaml";
+  const auto text = [&](const std::string& axes) {
+    try {
+      sweep_spec_from_tree(parse_yaml_text("base: " + base + "\nset: {inference.requests: 300, cluster.gpu: H100-SXM}\n" +
+                                               axes + "\nconstraints: {cost_per_mtoken: {max: 0.5}}\n"
+                                               "price_per_gpu_hour: {H200-SXM: 2.6, H800-SXM: 2.0}\n",
+                                           "test.yaml"),
+                           "test.yaml");
+    } catch (const BadInput& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(text("axes: {inference.requests: [300, 400]}"), "");
+  const std::string added = text(
+      "axes: {inference: [{mode: attention_ffn}, {mode: colocated, micro_batches: null, pools: {attention: null, "
+      "expert: null, colocated: {gpus: 24, tp: 8, ep: 8}}}]}");
+  EXPECT_NE(added.find("cost_per_mtoken needs a price for GPU 'H100-SXM' (used by axes.inference value"), std::string::npos)
+      << added;
+  const std::string removed = text("axes: {inference.pools.attention: [{gpu: H200-SXM}, {gpu: null}]}");
+  EXPECT_NE(removed.find("needs a price for GPU 'H100-SXM'"), std::string::npos) << removed;
+  EXPECT_EQ(removed.find("GPU ''"), std::string::npos) << removed;
+}
+
 TEST(CandidateSpace, LastAxisVariesFastestAndIdsAreStable) {
   const SweepSpec s = spec_from("axes:\n  parallelism.tp: [1, 2]\n  parallelism.pp: [1, 2, 4]\n");
   const CandidateSpace space(s);
