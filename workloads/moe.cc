@@ -697,6 +697,33 @@ int expert_dp(const ScenarioConfig& cfg) {
 
 }  // namespace
 
+// How many times the mean pairs the busiest expert owner holds over its stage's MoE layers (draw
+// 0 of each layer, as the all-to-all's transfers): per stage and owner, the mean over the stage's
+// MoE layers of its pairs over the layer's mean; the largest. An owner's activations grow with
+// its pairs in every layer in flight, so the memory check must see the busiest GPU: under zipf
+// routing the same owner is hot in every layer, 1.98x on the 352B plan, which the mean hid
+// (17 GiB; 2026-12-05 audit).
+double busiest_owner_load(const ScenarioConfig& cfg) {
+  const ParallelismConfig& p = cfg.parallelism;
+  double busiest = 1.0;
+  for (int s = 0; s < p.pp; ++s) {
+    const ExpertLayout lay = expert_layout(cfg, s);
+    std::vector<double> load(static_cast<size_t>(lay.ep), 0.0);
+    int layers = 0;
+    for (int layer = 0; layer < cfg.model.layers; ++layer) {
+      if (!is_moe_layer(cfg.model, layer) || stage_of_layer(cfg, layer) != s) continue;
+      const RoutingMatrix r = layer_draw(cfg, lay, layer, 0);
+      double total = 0;
+      for (int o = 0; o < r.owners; ++o) total += r.owner_pairs(o);
+      if (total <= 0) continue;
+      for (int o = 0; o < r.owners; ++o) load[static_cast<size_t>(o)] += r.owner_pairs(o) / (total / r.owners);
+      ++layers;
+    }
+    if (layers > 0) busiest = std::max(busiest, *std::max_element(load.begin(), load.end()) / layers);
+  }
+  return busiest;
+}
+
 MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
@@ -732,7 +759,9 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const double tokens_gpu = tokens_per_gpu(cfg);
   const double f = expert_ffn_hidden(m);
   const double up = (swiglu(m) ? 2.0 : 1.0) * f;
-  const double pairs = tokens_gpu * m.moe->top_k * p.expert_tp;  // mean pairs per owner GPU
+  // Pairs on the busiest owner GPU: the mean (tokens x top_k per GPU of the domain, times the
+  // expert-TP slices that each receive all of their experts' pairs) times its load over the mean.
+  const double pairs = tokens_gpu * m.moe->top_k * p.expert_tp * busiest_owner_load(cfg);
   double moe_act = pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;
   moe_act += tokens_gpu * m.moe->shared_experts * (up + f) * kAct;
   if (cfg.training.recompute == Recompute::kFull) moe_act = 0;  // the layer input is in `attn`

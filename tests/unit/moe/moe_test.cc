@@ -216,6 +216,17 @@ TEST(MoeAnalytical, ZeroThreeGathersWeightsPerPass) {
   EXPECT_EQ(z3.breakdown.compute, z2.breakdown.compute);
 }
 
+// The memory check sees the busiest expert owner: under zipf routing the same owner is hot in
+// every layer and holds that many times the mean pairs' activations (before 2026-12-05 the mean:
+// the 352B plan under zipf showed 53.9 GiB where its hot GPU needs about 71).
+TEST(MoeMemory, TheBusiestOwnerHoldsItsPairsActivations) {
+  const engine::TrainingEstimate uniform = run({"training.memory_check=false"});
+  const engine::TrainingEstimate skew = run({"training.memory_check=false", "model.moe.routing=zipf"});
+  ASSERT_GT(skew.moe_layers.front().imbalance, 1.2);
+  EXPECT_GT(skew.memory.activations, uniform.memory.activations);
+  EXPECT_EQ(skew.memory.weights, uniform.memory.weights);
+}
+
 // Skewed routing with a shared NIC: the hot GPU uses the NIC its neighbours leave idle, as the
 // flow level finds (one 200 Gbps NIC per 8 H100s, 512 GPUs, zipf routing: 20.67 s analytical
 // against the flow level's 13.52 s before 2026-12-05; now 13.27 s). Against 8 NICs of 25 Gbps,
