@@ -97,7 +97,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   // hundred placements take milliseconds.
   const bool flow = cfg.network.fidelity == Fidelity::kFlow;
   const int draws =
-      static_cast<int>(args.integer("--draws", !flow && cfg.stragglers.drawn() ? report::kDefaultPlacementDraws : 1, 1, 10000));
+      static_cast<int>(args.integer("--draws", !flow && cfg.stragglers.drawn_slow() ? report::kDefaultPlacementDraws : 1, 1, 10000));
   if (draws > 1 && !cfg.stragglers.drawn()) {
     throw UsageError{"--draws " + std::to_string(draws) +
                      ": the scenario's stragglers place nothing at random (no stragglers.hosts or gpus by fraction "
@@ -107,12 +107,22 @@ int cmd_whatif(const std::vector<std::string>& argv) {
     std::cerr << "note: --jobs sets the flow level's worker processes; the analytical level runs in this one\n";
   }
   const calib::HardwareProfile hw = report::training_profile(cfg);
+  // As `run` notes them (whatif printed nothing until 2026-12-05): slow hosts or GPUs that slow
+  // nothing. Also under "notes" in the JSON.
+  const std::vector<std::string> notes = report::inert_straggler_notes(cfg);
+  for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
+  const auto with_notes = [&notes](report::Json j) {
+    if (notes.empty()) return j;
+    report::Json& a = j.set("notes", report::Json::array());
+    for (const std::string& n : notes) a.push(n);
+    return j;
+  };
   if (flow) {
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).
     const auto variants = report::flow_whatif_variants(cfg, draws);
     const std::vector<report::FlowVariant> results =
         report::run_flow_variants(variants, hw, report::unfold_per_variant(variants, hw), jobs);
-    const report::Json j = report::whatif_flow_json(cfg, results);
+    const report::Json j = with_notes(report::whatif_flow_json(cfg, results));
     report::refuse_saturated_times(cfg, j);
     write_out(args, j);
     std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results));
@@ -128,7 +138,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   }
   const engine::TrainingLevel level = engine::analytical_level();
   const report::WhatIf w = report::run_whatif(cfg, hw, level, draws);
-  const report::Json j = report::whatif_json(cfg, w);
+  const report::Json j = with_notes(report::whatif_json(cfg, w));
   report::refuse_saturated_times(cfg, j);
   const std::string text = report::whatif_table(cfg, w);
   write_out(args, j);

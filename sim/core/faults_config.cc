@@ -8,6 +8,7 @@
 
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
+#include "sim/core/unit_parse.h"
 
 namespace clustersim {
 namespace {
@@ -78,11 +79,43 @@ void read_component(MapReader r, FailureComponent& c) {
                {"planned", FailureKind::kPlanned}, {"degrade", FailureKind::kDegrade}});
   r.read("replace_host", c.replace_host);
   r.read("only_while_running", c.only_while_running);
-  r.read("slowdown", c.slowdown, Need::kOptional, 1.0, 100.0);
+  const bool slowdown_read = r.read("slowdown", c.slowdown, Need::kOptional, 1.0, 100.0);
   r.read_enum("phase", c.phase,
               {{"all", StragglerPhase::kAll}, {"forward", StragglerPhase::kForward},
                {"backward", StragglerPhase::kBackward}});
+  // Checked as it is read (in validate_faults until 2026-12-05): a missing slowdown then names the
+  // component's line, and comes with the section's other read errors rather than after them.
+  if (c.kind == FailureKind::kDegrade && c.slowdown <= 1.0 && (slowdown_read || !r.has("slowdown"))) {
+    r.error("slowdown", "a degrade component needs slowdown > 1 (the slow host's compute time over a healthy one's)");
+  }
   r.finish();
+}
+
+// `key:` with nothing under it reads as null, which a MapReader takes for an absent section: the
+// defaults ran unasked (until 2026-12-05). A key written with no value is an error (scenarios/README.md).
+void refuse_empty(MapReader& r, const std::string& key) {
+  if (const YamlNode* n = r.child(key); n && n->is_null()) {
+    r.error(key, "has no value; give its keys, or remove it for the defaults");
+  }
+}
+
+// The largest faults.duration: simulated time holds about 106 days, and events (a recovery, a
+// straggler's detection) may end past the window.
+constexpr double kMaxDurationDays = 90;
+const char* const kDurationRange = "above zero and at most 90d";
+
+// Whether a hang can come: recovery.hang_detection times only those.
+bool uses_hang_detection(const FaultsConfig& f) {
+  return std::any_of(f.components.begin(), f.components.end(),
+                     [](const FailureComponent& c) { return c.kind == FailureKind::kHang && c.rate_per_day > 0; });
+}
+
+// Whether a slow host can come and be found (slowed by at least straggler_threshold, as the
+// reliability simulation decides): recovery.straggler_detection times only those.
+bool uses_straggler_detection(const FaultsConfig& f) {
+  return std::any_of(f.components.begin(), f.components.end(), [&](const FailureComponent& c) {
+    return c.kind == FailureKind::kDegrade && c.rate_per_day > 0 && c.slowdown >= f.recovery.straggler_threshold;
+  });
 }
 
 std::string str(long long v) { return std::to_string(v); }
@@ -145,12 +178,21 @@ IterationTimeFidelity iteration_time_fidelity(const ScenarioConfig& cfg) {
 }
 
 void read_faults(MapReader r, FaultsConfig& out) {
-  r.read("duration", out.duration);
+  // Read as text, so that a window past what Time holds (104d) gives the same limit as one past
+  // 90d (validate_faults), not the parser's.
+  if (std::string text; r.read("duration", text)) {
+    if (const std::optional<Time> t = parse_time(text)) {
+      out.duration = *t;
+    } else {
+      r.error("duration", std::string("expected a duration ") + kDurationRange + " such as 30d or 720h, got '" + text + "'");
+    }
+  }
   r.read("seeds", out.seeds, Need::kOptional, 1, 10000);
   r.read("seed", out.seed);
   r.read_enum("rates", out.llama3_rates, {{"llama3", true}, {"none", false}});
   r.read("rate_scale", out.rate_scale, Need::kOptional, 0.0, 1e6);
   out.components = out.llama3_rates ? llama3_components() : std::vector<FailureComponent>{};
+  for (const char* section : {"components", "checkpoint", "recovery"}) refuse_empty(r, section);
   if (const YamlNode* comps = r.child("components"); comps && !comps->is_null()) {
     if (!comps->is_map()) {
       r.error("components", "expected a mapping of component name to {unit, rate_per_day, kind, ...}");
@@ -235,8 +277,8 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
                                     "network.fidelity: analytical or flow, or faults.iteration_time_fidelity"));
   }
   // Time is integer picoseconds (+-106 days); leave room for events past the window's end.
-  if (f.duration <= Time::zero() || f.duration > Time::s(90 * 86400.0)) {
-    fail("duration", "must be above zero and at most 90d; got " + to_string(f.duration));
+  if (f.duration <= Time::zero() || f.duration > Time::s(kMaxDurationDays * 86400.0)) {
+    fail("duration", std::string("must be ") + kDurationRange + "; got " + to_string(f.duration));
   }
   auto positive = [&](const std::optional<Time>& t, const std::string& key) {
     if (t && *t <= Time::zero()) fail(key, "must be above zero");
@@ -266,17 +308,26 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   if (r.straggler_detection <= Time::zero()) fail("recovery.straggler_detection", "must be above zero");
   // A phase that outlasts the window cannot end in it (and its end would overflow Time past ~106
   // days); repair_time may: a host then never returns within the window.
+  // A default the user never wrote is named as the default (2026-12-05).
   auto within = [&](Time t, const std::string& key) {
-    if (t > f.duration) fail(key, "longer than faults.duration (" + to_string(f.duration) + "); got " + to_string(t));
+    if (t <= f.duration) return;
+    if (cfg.given.count("faults." + key)) {
+      fail(key, "longer than faults.duration (" + to_string(f.duration) + "); got " + to_string(t));
+    } else {
+      fail(key, "its default, " + to_string(t) + ", is longer than faults.duration (" + to_string(f.duration) +
+                    "); set it to fit the window");
+    }
   };
   // No step, and no checkpoint interval, can end in a window shorter than it.
   if (f.iteration_time && *f.iteration_time > Time::zero()) within(*f.iteration_time, "iteration_time");
   if (f.checkpoint.interval && *f.checkpoint.interval > Time::zero()) within(*f.checkpoint.interval, "checkpoint.interval");
   within(r.detection, "recovery.detection");
-  within(r.hang_detection, "recovery.hang_detection");
+  // The two detection times count only when a failure of their kind can come (and be found):
+  // a window shorter than an unused one is fine (refused until 2026-12-05).
+  if (uses_hang_detection(f)) within(r.hang_detection, "recovery.hang_detection");
   within(r.diagnosis, "recovery.diagnosis");
   within(r.reschedule, "recovery.reschedule");
-  within(r.straggler_detection, "recovery.straggler_detection");
+  if (uses_straggler_detection(f)) within(r.straggler_detection, "recovery.straggler_detection");
   if (f.checkpoint.blocking) within(*f.checkpoint.blocking, "checkpoint.blocking");
   if (r.checkpoint_load) within(*r.checkpoint_load, "recovery.checkpoint_load");
   const double at = r.comm_init_at_gpus > 0 ? r.comm_init_at_gpus : cfg.cluster.gpus;
@@ -298,9 +349,6 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   }
   for (const FailureComponent& c : f.components) {
     const std::string key = "components." + c.name;
-    if (c.kind == FailureKind::kDegrade && c.slowdown <= 1.0) {
-      fail(key + ".slowdown", "a degrade component needs slowdown > 1");
-    }
     if (c.kind != FailureKind::kDegrade && c.slowdown != 1.0) {
       fail(key + ".slowdown", "only a degrade component slows a host; use kind: degrade");
     }

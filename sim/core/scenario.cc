@@ -254,7 +254,11 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
     read_inference(top.section("inference"), *cfg.inference);
   }
   if (!top.has("traffic") && !top.has("inference")) {
-    if (top.has("faults")) {
+    if (const YamlNode* faults = top.has("faults") ? top.child("faults") : nullptr; faults && faults->is_null()) {
+      // `faults:` (or null, ~) with nothing under it ran the whole default study until 2026-12-05;
+      // `faults: {}` asks for it. (--set faults=null removes the section: never null here.)
+      top.error("faults", "has no value; give its keys (faults: {} for every default), or remove it");
+    } else if (faults) {
       cfg.faults.emplace();
       read_faults(top.section("faults"), *cfg.faults);
     }

@@ -63,6 +63,11 @@ void read_nics(MapReader r, NicStraggler& n) {
 
 std::string str(long long v) { return std::to_string(v); }
 
+// stragglers.variation.spread's range, in the reader's words and the check's alike (the reader
+// said ">= 0" and the check "above zero" until 2026-12-05).
+const char* const kSpreadRange =
+    "a number above 0 and at most 0.5 (the spread of the GPUs' compute times; remove `variation` for identical GPUs)";
+
 }  // namespace
 
 const char* to_string(StragglerPhase p) {
@@ -84,7 +89,13 @@ void read_stragglers(MapReader r, StragglersConfig& out) {
   if (r.child("variation")) {
     MapReader v = r.section("variation");
     SpeedVariation& sv = out.variation.emplace();
-    v.read("spread", sv.spread, Need::kRequired, 0.0, 0.5);
+    if (double spread = 0; v.read("spread", spread, Need::kRequired)) {
+      if (spread > 0 && spread <= 0.5) {
+        sv.spread = spread;
+      } else {
+        v.error("spread", std::string("expected ") + kSpreadRange + ", got " + format_number(spread));
+      }
+    }
     v.read_enum("phase", sv.phase,
                 {{"all", StragglerPhase::kAll}, {"forward", StragglerPhase::kForward},
                  {"backward", StragglerPhase::kBackward}});
@@ -107,8 +118,7 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   if (s.empty()) return;
   if (s.variation && s.variation->spread <= 0.0) {
     errors.push_back(scenario_error(cfg, "stragglers.variation.spread",
-                                    "must be above zero (it is the spread of the GPUs' compute times); remove "
-                                    "`variation` for identical GPUs"));
+                                    std::string("expected ") + kSpreadRange + ", got " + format_number(s.variation->spread)));
   }
   const int gpus = cfg.cluster.gpus;
   const int hosts = cfg.cluster.gpus_per_node > 0 ? gpus / cfg.cluster.gpus_per_node : 0;

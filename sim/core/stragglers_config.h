@@ -27,6 +27,14 @@ struct ComputeStraggler {
   int count = 0;              // drawn: this many hosts (GPUs)
   double slowdown = 1.0;      // compute time factor, >= 1 (1.1 = 10% slower)
   StragglerPhase phase = StragglerPhase::kAll;
+
+  // Why this source slows nothing (its count and fraction are 0, or its slowdown is 1), in the
+  // words of run's note; nullptr when it can slow something.
+  const char* inert_reason() const {
+    if (list.empty() && count == 0 && fraction == 0.0) return "slows none: its count (or fraction) is 0";
+    if (slowdown == 1.0) return "slows nothing: its slowdown is 1";
+    return nullptr;
+  }
 };
 
 // Degraded NICs: lower bandwidth and/or extra latency on the listed hosts' NIC `nic` (or all of
@@ -81,6 +89,13 @@ struct StragglersConfig {
   // Whether the cost depends on the seed: slow units drawn, or every GPU's speed (`variation`);
   // the what-if then reports it over draws.
   bool drawn() const { return units_drawn() || variation.has_value(); }
+  // drawn(), less slow hosts or GPUs that slow nothing (inert_reason): what the default placement
+  // draws of run and whatif price (100 draws of nothing until 2026-12-05). Their placement still
+  // moves which replicas the flow level unfolds, so an explicit --draws takes them.
+  bool drawn_slow() const {
+    auto random = [](const std::optional<ComputeStraggler>& c) { return c && c->list.empty() && !c->inert_reason(); };
+    return random(hosts) || random(gpus) || variation.has_value();
+  }
   // Whether there is a `variation` and some other source to price on top of it.
   bool variation_with_others() const {
     StragglersConfig others = *this;

@@ -453,6 +453,16 @@ MeanCi mean_ci(const std::vector<double>& v) {
   return out;
 }
 
+const char* to_string(SweepEdge e) {
+  switch (e) {
+    case SweepEdge::kInterior: return "interior";
+    case SweepEdge::kFloor: return "floor";
+    case SweepEdge::kWindow: return "window";
+    case SweepEdge::kSweepEnd: return "sweep_end";
+  }
+  return "?";
+}
+
 Time checkpoint_interval_floor(Time iteration) { return max(iteration, Time::s(1)); }
 
 IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points, int seeds,
@@ -467,29 +477,63 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
   // fit simulated time): the sweep stops at the window.
   const Time cap = max(floor, in.duration);
   std::vector<double> logs;
-  for (int i = 0; i < points; ++i) {
-    const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);
+  // Mean ETTR at `interval` over the seeds (the same seeds for every interval).
+  const auto mean_ettr = [&](Time interval) {
     ReliabilityInputs trial = in;
-    trial.checkpoint_interval = min(cap, max(floor, Time::s(std::exp(std::min(x, std::log(cap.as_s()))))));
-    if (!out.intervals.empty() && trial.checkpoint_interval == out.intervals.back()) continue;
+    trial.checkpoint_interval = interval;
     double sum = 0;
     for (int k = 0; k < seeds; ++k) sum += simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration);
-    logs.push_back(std::log(trial.checkpoint_interval.as_s()));
-    out.intervals.push_back(trial.checkpoint_interval);
-    out.mean_ettr.push_back(sum / seeds);
+    return sum / seeds;
+  };
+  const auto clamp = [&](double log_s) { return min(cap, max(floor, Time::s(std::exp(std::min(log_s, std::log(cap.as_s())))))); };
+  for (int i = 0; i < points; ++i) {
+    const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);
+    const Time interval = clamp(x);
+    if (!out.intervals.empty() && interval == out.intervals.back()) continue;
+    logs.push_back(std::log(interval.as_s()));
+    out.intervals.push_back(interval);
+    out.mean_ettr.push_back(mean_ettr(interval));
   }
-  const size_t b = static_cast<size_t>(std::max_element(out.mean_ettr.begin(), out.mean_ettr.end()) - out.mean_ettr.begin());
+  const auto best_index = [&] {
+    return static_cast<size_t>(std::max_element(out.mean_ettr.begin(), out.mean_ettr.end()) - out.mean_ettr.begin());
+  };
+  // A best at the grid's edge is no optimum but where the grid stopped (a centre far from the
+  // optimum: a free checkpoint's is the floor, 2026-12-05): go on a grid step at a time, up to
+  // points - 1 steps each way (another factor 4^2 = 16), never past the floor or the window.
+  // Without crashes or hangs a longer interval is always better: nothing to look for.
+  const double step = points == 1 ? std::log(4.0) : (hi - lo) / (points - 1);
+  if (has_failures(in)) {
+    for (int extra = 0; extra < points - 1 && best_index() == 0 && out.intervals.front() > floor; ++extra) {
+      const Time interval = clamp(logs.front() - step);
+      logs.insert(logs.begin(), std::log(interval.as_s()));
+      out.intervals.insert(out.intervals.begin(), interval);
+      out.mean_ettr.insert(out.mean_ettr.begin(), mean_ettr(interval));
+    }
+    for (int extra = 0; extra < points - 1 && best_index() + 1 == out.intervals.size() && out.intervals.back() < cap;
+         ++extra) {
+      const Time interval = clamp(logs.back() + step);
+      logs.push_back(std::log(interval.as_s()));
+      out.intervals.push_back(interval);
+      out.mean_ettr.push_back(mean_ettr(interval));
+    }
+  }
+  const size_t b = best_index();
   out.best = out.intervals[b];
   out.best_ettr = out.mean_ettr[b];
+  if (b == 0 && out.intervals.size() > 1) {
+    out.best_at = out.best == floor ? SweepEdge::kFloor : SweepEdge::kSweepEnd;
+  } else if (b + 1 == out.intervals.size() && out.intervals.size() > 1) {
+    out.best_at = out.best == cap ? SweepEdge::kWindow : SweepEdge::kSweepEnd;
+  }
   if (b > 0 && b + 1 < out.intervals.size()) {
     // Vertex of the parabola through three equally spaced points (in log interval); the first
     // step is shorter when the grid starts on the floor, and then the formula does not hold.
-    const double step = logs[b + 1] - logs[b];
+    const double h = logs[b + 1] - logs[b];
     const double y0 = out.mean_ettr[b - 1], y1 = out.mean_ettr[b], y2 = out.mean_ettr[b + 1];
     const double denom = y0 - 2 * y1 + y2;
-    if (denom < 0 && std::abs((logs[b] - logs[b - 1]) - step) < 1e-6 * step) {
+    if (denom < 0 && std::abs((logs[b] - logs[b - 1]) - h) < 1e-6 * h) {
       const double shift = 0.5 * (y0 - y2) / denom;  // in grid steps, within (-0.5, 0.5)
-      out.best = max(floor, Time::s(std::exp(logs[b] + shift * step)));
+      out.best = max(floor, Time::s(std::exp(logs[b] + shift * h)));
       out.best_ettr = y1 - 0.25 * (y0 - y2) * shift;  // the parabola at its vertex, with the interval
     }
   }

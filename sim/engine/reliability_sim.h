@@ -104,15 +104,26 @@ Time checkpoint_interval_floor(Time iteration);
 
 // ETTR over `seeds` runs (seeds seed, seed + 1, ...) for each checkpoint interval in a geometric
 // grid from center / 4 to center x 4, every interval raised to `floor` (points that collapse onto
-// the floor are tried once); the optimum is the vertex of a parabola through the best grid point
-// and its equally spaced neighbours (in log interval), never below `floor`. The same seeds for
-// every interval (common random numbers: failure arrivals do not depend on the interval) keep the
-// curve smooth. Preconditions: floor > 0, points >= 1, seeds >= 1; a center below floor is raised.
+// the floor are tried once) and cut at the window. When the job can fail and the best grid point
+// is at the grid's end (not at the floor or the window), the grid goes on a step at a time that
+// way, up to points - 1 more steps (another factor 16), until the best is inside it. The optimum
+// is the vertex of a parabola through the best grid point and its equally spaced neighbours (in
+// log interval), never below `floor`; `best_at` says when it is an edge instead. The same seeds
+// for every interval (common random numbers: failure arrivals do not depend on the interval) keep
+// the curve smooth. Preconditions: floor > 0, points >= 1, seeds >= 1; a center below floor is raised.
+enum class SweepEdge {
+  kInterior,  // a maximum with a tried interval on each side
+  kFloor,     // the shortest interval tried, `floor`: checkpoint as often as possible
+  kWindow,    // the longest, the window: no checkpoint within it
+  kSweepEnd,  // the grid's end after all the extra steps: the optimum lies further out
+};
+const char* to_string(SweepEdge e);
 struct IntervalSweep {
-  std::vector<Time> intervals;
+  std::vector<Time> intervals;  // ascending
   std::vector<double> mean_ettr;
   Time best;
   double best_ettr = 0;
+  SweepEdge best_at = SweepEdge::kInterior;
 };
 IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points,
                                         int seeds, uint64_t seed);

@@ -458,13 +458,15 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back("stragglers names no source (hosts, gpus, nics, stage_layers, sequence_imbalance, variation): "
                     "nothing is slowed");
   }
+  for (const std::string& note : inert_straggler_notes(cfg)) notes.push_back(note);
+  return notes;
+}
+
+std::vector<std::string> inert_straggler_notes(const ScenarioConfig& cfg) {
+  std::vector<std::string> notes;
   for (const char* source : {"hosts", "gpus"}) {
     const std::optional<ComputeStraggler>& c = std::string(source) == "hosts" ? cfg.stragglers.hosts : cfg.stragglers.gpus;
-    if (c && c->list.empty() && c->count == 0 && c->fraction == 0.0) {
-      notes.push_back(std::string("stragglers.") + source + " slows none: its count (or fraction) is 0");
-    } else if (c && c->slowdown == 1.0) {
-      notes.push_back(std::string("stragglers.") + source + " slows nothing: its slowdown is 1");
-    }
+    if (const char* why = c ? c->inert_reason() : nullptr) notes.push_back(std::string("stragglers.") + source + " " + why);
   }
   return notes;
 }

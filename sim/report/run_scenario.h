@@ -33,6 +33,9 @@ void require_flow_for_network_faults(const ScenarioConfig& cfg);
 // The keys `cfg` gives that the level it runs at does not use, one sentence each (empty when
 // every given key counts): network.dcqcn below flow+dcqcn, for instance.
 std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg);
+// The part of those about slow hosts or GPUs that slow nothing (a count of 0, a slowdown of 1),
+// which `clustersim whatif` prints too.
+std::vector<std::string> inert_straggler_notes(const ScenarioConfig& cfg);
 
 // Simulated time is integer picoseconds and saturates at +-106 days (units.h): a time in seconds
 // (a key ending in _s) at the limit in `results` is not a result but an overflow (a model far too

@@ -65,7 +65,11 @@ std::string critical_words(const ScenarioConfig& cfg, const std::string& source,
              ", alone " + ms(x.alone) + ")";
     }
   } else if (source == "hosts" || source == "gpus") {
-    out = "no slow host on a stage that paces its pipeline (hidden by the last stage's LM-head slack)";
+    // A source with no slow unit has nothing to hide (2026-12-05: it read as if slack hid one).
+    const std::optional<ComputeStraggler>& unit = source == "hosts" ? cfg.stragglers.hosts : cfg.stragglers.gpus;
+    const char* inert = unit ? unit->inert_reason() : nullptr;
+    out = inert ? std::string(inert)
+                : "no slow host on a stage that paces its pipeline (hidden by the last stage's LM-head slack)";
   }
   for (const std::string& l : c.links) out += (out.empty() ? "" : "; ") + l;
   if (source == "sequence_imbalance") {

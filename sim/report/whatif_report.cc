@@ -16,6 +16,7 @@
 #include "sim/engine/reliability_sim.h"
 #include "sim/report/internal/html_text.h"
 #include "sim/report/internal/straggler_words.h"
+#include "sim/report/run_scenario.h"
 #include "sim/report/sweep/worker_pool.h"
 #include "topology/fabric_router.h"
 
@@ -119,6 +120,12 @@ ScenarioConfig only_stage(const ScenarioConfig& cfg, int stage) {
   return out;
 }
 
+// Whether some hosts or GPUs are slowed (present, and not inert: a count of 0 or a slowdown of 1).
+bool slows_units(const ScenarioConfig& cfg) {
+  const auto slows = [](const std::optional<ComputeStraggler>& c) { return c && !c->inert_reason(); };
+  return slows(cfg.stragglers.hosts) || slows(cfg.stragglers.gpus);
+}
+
 // Stages holding a slow host or GPU, in order.
 std::vector<int> slow_stages(const ScenarioConfig& cfg) {
   std::set<int> stages;
@@ -160,9 +167,10 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     row.cause = critical_words(cfg, source, row.alone);
     w.rows.push_back(row);
   }
-  // By stage: the slow hosts and GPUs of each stage alone, and repaired with the rest still slow.
+  // By stage: the slow hosts and GPUs of each stage alone, and repaired with the rest still slow
+  // (none when they slow nothing: a slowdown of 1 still places them).
   const WhatIfStage* top = nullptr;
-  for (const int stage : slow_stages(cfg)) {
+  for (const int stage : slows_units(cfg) ? slow_stages(cfg) : std::vector<int>{}) {
     WhatIfStage st;
     st.stage = stage;
     const ScenarioConfig only = only_stage(cfg, stage);
@@ -225,6 +233,13 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
                  " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
     }
     if (others && regained < lost - 5e-5) w.cause += std::string(next ? "," : ";") + " and the other sources (see 'sources')";
+  }
+  // Slow hosts or GPUs that slow nothing: say so as the cause (it was empty, 2026-12-05).
+  if (const std::vector<std::string> inert = inert_straggler_notes(cfg);
+      w.cause.empty() && !inert.empty() && w.all.iteration == w.all.baseline) {
+    w.cause = "none: nothing is slowed";
+    for (size_t i = 0; i < inert.size(); ++i) w.cause += (i == 0 ? " (" : "; ") + inert[i];
+    w.cause += ")";
   }
   if (draws > 1) w.draws = placement_draws(cfg, hw, level, draws);
   return w;
@@ -312,7 +327,7 @@ std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
     }
   }
   if (!w.cause.empty()) o << "\ncause      " << w.cause << "\n";
-  if (!w.all.slow_hosts.empty()) o << "\nslow hosts " << index_list(w.all.slow_hosts, 64) << "\n";
+  if (!w.all.slow_hosts.empty() && slows_units(cfg)) o << "\nslow hosts " << index_list(w.all.slow_hosts, 64) << "\n";
   if (w.draws.count > 0) o << draws_words(w.draws, cfg.stragglers.seed);
   return o.str();
 }

@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/scenario.h"
@@ -220,6 +221,98 @@ TEST(FaultsConfig, CheckpointAndRecoveryTimesMustFitTheWindow) {
   EXPECT_TRUE(error_paths("faults: {checkpoint: {size: 1TB}}\n").empty());
 }
 
+// The errors `extra` causes, as (key path, line) pairs.
+std::vector<std::pair<std::string, int>> error_lines(const std::string& extra) {
+  std::vector<std::pair<std::string, int>> out;
+  try {
+    load(extra);
+  } catch (const BadInput& e) {
+    for (const InputError& err : e.errors()) out.emplace_back(err.key_path, err.line);
+  }
+  return out;
+}
+
+// A `faults` section, or a subsection, written with no value ran the whole default study until
+// 2026-12-05; a key written with no value is an error (scenarios/README.md). `faults: {}` asks for
+// the defaults, and --set faults=null removes the section.
+TEST(FaultsConfig, AnEmptySectionIsRefusedWithItsLine) {
+  for (const char* empty : {"faults:\n", "faults: null\n", "faults: ~\n"}) {
+    const auto errors = error_lines(empty);
+    ASSERT_EQ(errors.size(), 1u) << empty;
+    EXPECT_EQ(errors[0].first, "faults") << empty;
+    EXPECT_EQ(errors[0].second, 6) << empty;  // kBase is five lines
+  }
+  const auto subsections = error_lines("faults:\n  checkpoint:\n  recovery:\n  components: ~\n");
+  ASSERT_EQ(subsections.size(), 3u);
+  EXPECT_EQ(subsections[0], (std::pair<std::string, int>{"faults.components", 9}));
+  EXPECT_EQ(subsections[1], (std::pair<std::string, int>{"faults.checkpoint", 7}));
+  EXPECT_EQ(subsections[2], (std::pair<std::string, int>{"faults.recovery", 8}));
+  EXPECT_NE(error_text("faults:\n").find("has no value"), std::string::npos);
+  EXPECT_TRUE(load("faults: {}\n").faults);
+  EXPECT_TRUE(load("faults: {checkpoint: {}}\n").faults);
+  const std::string file = ::testing::TempDir() + "/faults_null_removal.yaml";
+  std::ofstream(file) << kBase << "faults: {seeds: 2}\n";
+  EXPECT_FALSE(load_scenario(file, {"faults=null"}).faults);
+}
+
+// recovery.straggler_detection times only found slow hosts: with no degrade component a window
+// shorter than its default (1 h) was refused, naming a key the user never wrote (until
+// 2026-12-05). Used, a default that does not fit says it is the default.
+TEST(FaultsConfig, DetectionTimesAreCheckedOnlyWhenUsed) {
+  EXPECT_TRUE(error_paths("faults: {duration: 10min}\n").empty());
+  const char* const degrade = "components: {slow: {unit: host, rate_per_day: 0.01, kind: degrade, slowdown: 1.1}}";
+  const std::string used = error_text(std::string("faults: {duration: 10min, ") + degrade + "}\n");
+  EXPECT_NE(used.find("faults.recovery.straggler_detection: its default, 3600 s, is longer than faults.duration (600 s)"),
+            std::string::npos) << used;
+  const std::string given =
+      error_text(std::string("faults: {duration: 10min, recovery: {straggler_detection: 2h}, ") + degrade + "}\n");
+  EXPECT_NE(given.find("faults.recovery.straggler_detection: longer than faults.duration (600 s); got 7200 s"),
+            std::string::npos) << given;
+  // Never found (slower by less than straggler_threshold), or never arriving: unused.
+  EXPECT_TRUE(error_paths("faults: {duration: 10min, components: {slow: {unit: host, rate_per_day: 0.01, kind: "
+                          "degrade, slowdown: 1.01}}}\n").empty());
+  EXPECT_TRUE(error_paths("faults: {duration: 10min, components: {slow: {unit: host, rate_per_day: 0, kind: "
+                          "degrade, slowdown: 1.1}}}\n").empty());
+  // hang_detection (default 10 min) times hangs only: the Llama 3 rates have one.
+  EXPECT_TRUE(has(error_paths("faults: {duration: 5min}\n"), "faults.recovery.hang_detection"));
+  EXPECT_TRUE(error_paths("faults: {duration: 5min, components: {nccl_watchdog_timeout: {rate_per_day: 0}}}\n").empty());
+}
+
+// One limit in every message about faults.duration (105d said "at most 104d", the parser's, and
+// 100d "at most 90d" until 2026-12-05).
+TEST(FaultsConfig, DurationLimitIsTheSameInEveryMessage) {
+  for (const char* d : {"100d", "105d", "1000d", "0s", "30 days"}) {
+    const std::string text = error_text(std::string("faults: {duration: ") + d + "}\n");
+    EXPECT_NE(text.find("faults.duration:"), std::string::npos) << d << ": " << text;
+    EXPECT_NE(text.find("above zero and at most 90d"), std::string::npos) << d << ": " << text;
+    EXPECT_EQ(text.find("104d"), std::string::npos) << d << ": " << text;
+  }
+  EXPECT_TRUE(error_paths("faults: {duration: 90d}\n").empty());
+}
+
+// A degrade component without slowdown is refused at the component's line, with the section's
+// other errors (it came alone, without a line, after them until 2026-12-05).
+TEST(FaultsConfig, DegradeWithoutSlowdownHasALineAndComesWithOtherErrors) {
+  const auto errors = error_lines(
+      "faults:\n"
+      "  components:\n"
+      "    gpu_hbm3:\n"
+      "    mything:\n"
+      "      unit: host\n"
+      "      rate_per_day: 0.01\n"
+      "      kind: degrade\n");
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].first, "faults.components.gpu_hbm3");
+  EXPECT_EQ(errors[0].second, 8);
+  EXPECT_EQ(errors[1].first, "faults.components.mything.slowdown");
+  EXPECT_GE(errors[1].second, 9);  // the component's mapping
+  EXPECT_NE(error_text("faults: {components: {x: {rate_per_day: 1, kind: degrade, slowdown: 1}}}\n")
+                .find("faults.components.x.slowdown: a degrade component needs slowdown > 1"),
+            std::string::npos);
+  // Out of range: one error, the reader's.
+  EXPECT_EQ(error_lines("faults: {components: {x: {rate_per_day: 1, kind: degrade, slowdown: 0.5}}}\n").size(), 1u);
+}
+
 TEST(FaultsConfig, IterationTimeFidelityFollowsTheNetworkUnlessGiven) {
   EXPECT_EQ(iteration_time_fidelity(load("faults: {}\n")), IterationTimeFidelity::kAnalytical);
   EXPECT_EQ(iteration_time_fidelity(load("network: {fidelity: flow}\nfaults: {}\n")), IterationTimeFidelity::kFlow);
@@ -293,6 +386,12 @@ TEST(StragglersConfig, BadInputNamesTheKey) {
   // GPU speed variation: a spread in (0, 0.5], a known phase, no other keys.
   for (const char* v : {"{spread: 0}", "{spread: 0.6}", "{spread: -0.1}", "{spread: lots}", "{phase: all}"}) {
     EXPECT_TRUE(has(error_paths("stragglers: {variation: " + std::string(v) + "}\n"), "stragglers.variation.spread")) << v;
+  }
+  // One range in every message: the reader said ">= 0" and the check "above zero" until 2026-12-05.
+  for (const char* v : {"0", "-0.1", "0.6"}) {
+    const std::string text = error_text(std::string("stragglers: {variation: {spread: ") + v + "}}\n");
+    EXPECT_NE(text.find("stragglers.variation.spread: expected a number above 0 and at most 0.5"), std::string::npos)
+        << v << ": " << text;
   }
   EXPECT_TRUE(has(error_paths("stragglers: {variation: {spread: 0.08, phase: up}}\n"), "stragglers.variation.phase"));
   EXPECT_TRUE(has(error_paths("stragglers: {variation: {spread: 0.08, sigma: 0.01}}\n"), "stragglers.variation.sigma"));

@@ -122,7 +122,14 @@ TEST(ReliabilityLevels, ZeroCostCheckpointWithAnIntervalFinishes) {
   EXPECT_GE(out.metrics.at("ettr"), 0.0);
   EXPECT_LE(out.metrics.at("ettr"), 1.0);
   const std::string json = out.results.dump(0);
-  for (const char* bad : {":nan", ":-nan", ":inf", ":-inf", ":null"}) EXPECT_FALSE(contains(json, bad)) << json;
+  for (const char* bad : {":nan", ":-nan", ":inf", ":-inf"}) EXPECT_FALSE(contains(json, bad)) << json;
+  // Young and Daly are 0 at a zero cost, no optimum: null (0 until 2026-12-05), and nothing else is.
+  EXPECT_TRUE(contains(json, "\"young_daly_interval_s\":null")) << json;
+  EXPECT_TRUE(contains(json, "\"daly_interval_s\":null")) << json;
+  size_t nulls = 0;
+  for (size_t at = json.find(":null"); at != std::string::npos; at = json.find(":null", at + 1)) ++nulls;
+  EXPECT_EQ(nulls, 2u) << json;
+  EXPECT_TRUE(contains(json, "\"optimal_checkpoint_interval_at\":\"floor\"")) << json;
 }
 
 TEST(ReliabilityLevels, DerivedCheckpointTimesBeyondTheWindowAreBadInput) {

@@ -220,6 +220,32 @@ TEST(Reliability, SimulatedOptimumIsNearYoungDalyForExponentialFailures) {
   const Time young = Time::s(young_interval_s(in.checkpoint_blocking, mean_time_between_failures_s(in)));
   const IntervalSweep sweep = sweep_checkpoint_interval(in, young, Time::s(1), 21, 16, 1);
   EXPECT_NEAR(sweep.best / young, 1.0, 0.2) << "best " << sweep.best.as_s() << " s, Young " << young.as_s() << " s";
+  EXPECT_EQ(sweep.best_at, SweepEdge::kInterior);
+}
+
+TEST(Reliability, SweepGoesOnPastItsEdgeTowardsTheOptimum) {
+  // A free checkpoint (no blocking, no write): every checkpoint saves work at no cost, so ETTR
+  // falls with the interval and the optimum is the floor. Centred on 1 h, the grid (900 s to
+  // 4 h) reported its edge, 900 s, until 2026-12-05; it now goes on 20 steps (another 16x)
+  // down, to 56 s, and says the best is still the end of what it tried.
+  // Two days with a crash every 10 min (about 200 a run, 4 seeds): lost work, half an interval
+  // per crash, decides, not where a few crashes happen to fall.
+  ReliabilityInputs in = inputs(Time::s(3600), Time::zero(), Time::zero());
+  in.duration = Time::s(2 * 86400.0);
+  in.components = {crash_every(Time::s(600))};
+  const Time floor = Time::s(1);
+  const IntervalSweep far = sweep_checkpoint_interval(in, Time::s(3600), floor, 21, 4, 1);
+  EXPECT_LT(far.best, Time::s(100)) << far.best.as_s();
+  EXPECT_GT(far.best, floor);
+  EXPECT_EQ(far.best_at, SweepEdge::kSweepEnd);
+  EXPECT_EQ(far.best, far.intervals.front());
+  // Centred on 30 s (7.5 s to 2 min): the steps down reach the floor, which is the best.
+  const IntervalSweep near = sweep_checkpoint_interval(in, Time::s(30), floor, 21, 4, 1);
+  EXPECT_EQ(near.best, floor);
+  EXPECT_EQ(near.best_at, SweepEdge::kFloor);
+  for (size_t i = 1; i < near.intervals.size(); ++i) EXPECT_GT(near.intervals[i], near.intervals[i - 1]);
+  // Same inputs, same sweep.
+  EXPECT_EQ(sweep_checkpoint_interval(in, Time::s(30), floor, 21, 4, 1).mean_ettr, near.mean_ettr);
 }
 
 TEST(Reliability, ZeroCostSweepStartsAtTheFloorAndStaysBounded) {
