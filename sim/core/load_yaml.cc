@@ -198,7 +198,7 @@ YamlNode* YamlNode::find(const std::string& key) {
 }
 
 YamlNode parse_yaml_file(const std::string& path) {
-  return parse(read_text_file(path, kMaxYamlBytes, "a YAML file of scenario, suite or profile size"), path);
+  return parse(read_text_file(path, kMaxYamlBytes, "a YAML file (a scenario, sweep, suite or profile)"), path);
 }
 
 YamlNode parse_yaml_text(const std::string& text, const std::string& origin) {

@@ -6,9 +6,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
+#include "sim/core/error.h"
 #include "sim/report/sweep/candidate_evaluator.h"
 #include "sim/report/sweep/sweep_runner.h"
 #include "sim/report/sweep/sweep_spec.h"
@@ -26,9 +29,22 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* usage = "usage: sweep_benchmark [SWEEP.yaml (default scenarios/sweep-175b.yaml)]\n";
+  if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+    const bool help = argc == 2 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0);
+    std::fputs(usage, help ? stdout : stderr);
+    return help ? 0 : 2;
+  }
   const std::string path = argc > 1 ? argv[1] : std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-175b.yaml";
   const auto t0 = std::chrono::steady_clock::now();
-  const clustersim::sweep::SweepSpec spec = clustersim::sweep::load_sweep_spec(path);
+  const clustersim::sweep::SweepSpec spec = [&] {
+    try {
+      return clustersim::sweep::load_sweep_spec(path);
+    } catch (const clustersim::BadInput& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::exit(2);
+    }
+  }();
   std::printf("sweep %s: %lld candidates (loaded in %.3f s)\n", spec.name.c_str(),
               static_cast<long long>(spec.candidate_count()), seconds_since(t0));
 

@@ -5,10 +5,13 @@
 // Figures only; nothing here asserts on time.
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,9 +152,33 @@ int run(int gpus, int radix) {
 
 }  // namespace
 
+// A whole number from 1 to 2^24 (a flag or a typo is not a GPU count), or nothing.
+std::optional<int> count_arg(const char* s) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0 || v < 1 || v > (1L << 24)) return std::nullopt;
+  return static_cast<int>(v);
+}
+
 int main(int argc, char** argv) {
-  const int gpus = argc > 1 ? std::atoi(argv[1]) : 131072;
-  const int radix = argc > 2 ? std::atoi(argv[2]) : 128;
+  const char* usage = "usage: topology_benchmark [GPUS (default 131072)] [SWITCH_RADIX (default 128)]\n";
+  if (argc > 3) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
+    if (!count_arg(argv[i])) {
+      std::fprintf(stderr, "topology_benchmark: '%s' is not a whole number from 1 to 16777216\n%s", argv[i], usage);
+      return 2;
+    }
+  }
+  const int gpus = argc > 1 ? *count_arg(argv[1]) : 131072;
+  const int radix = argc > 2 ? *count_arg(argv[2]) : 128;
   try {
     return run(gpus, radix);
   } catch (const clustersim::BadInput& e) {
