@@ -697,31 +697,20 @@ int expert_dp(const ScenarioConfig& cfg) {
 
 }  // namespace
 
-// How many times the mean pairs the busiest expert owner holds over its stage's MoE layers (draw
-// 0 of each layer, as the all-to-all's transfers): per stage and owner, the mean over the stage's
-// MoE layers of its pairs over the layer's mean; the largest. An owner's activations grow with
-// its pairs in every layer in flight, so the memory check must see the busiest GPU: under zipf
-// routing the same owner is hot in every layer, 1.98x on the 352B plan, which the mean hid
-// (17 GiB; 2026-12-05 audit).
+// How many times the mean pairs the busiest expert owner holds: the imbalance of the first MoE
+// layer's routing draw (draw 0, as its all-to-all's transfers). An owner's activations grow with
+// its pairs in every layer in flight, so the memory check must see the busiest GPU: under zipf or
+// `loads` routing the same owner is hot in every layer (the weights do not change with the
+// layer), 1.98x on the 352B plan, which the mean hid (17 GiB; 2026-12-05 audit). Under uniform
+// routing the hot owner changes from layer to layer and one layer's 1.03x errs on the safe side.
+// One draw, not one per layer: a draw per layer made an MoE sweep 50% slower.
 double busiest_owner_load(const ScenarioConfig& cfg) {
-  const ParallelismConfig& p = cfg.parallelism;
-  double busiest = 1.0;
-  for (int s = 0; s < p.pp; ++s) {
-    const ExpertLayout lay = expert_layout(cfg, s);
-    std::vector<double> load(static_cast<size_t>(lay.ep), 0.0);
-    int layers = 0;
-    for (int layer = 0; layer < cfg.model.layers; ++layer) {
-      if (!is_moe_layer(cfg.model, layer) || stage_of_layer(cfg, layer) != s) continue;
-      const RoutingMatrix r = layer_draw(cfg, lay, layer, 0);
-      double total = 0;
-      for (int o = 0; o < r.owners; ++o) total += r.owner_pairs(o);
-      if (total <= 0) continue;
-      for (int o = 0; o < r.owners; ++o) load[static_cast<size_t>(o)] += r.owner_pairs(o) / (total / r.owners);
-      ++layers;
+  for (int layer = 0; layer < cfg.model.layers; ++layer) {
+    if (is_moe_layer(cfg.model, layer)) {
+      return layer_draw(cfg, expert_layout(cfg, stage_of_layer(cfg, layer)), layer, 0).imbalance();
     }
-    if (layers > 0) busiest = std::max(busiest, *std::max_element(load.begin(), load.end()) / layers);
   }
-  return busiest;
+  return 1.0;
 }
 
 MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
