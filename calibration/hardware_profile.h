@@ -12,8 +12,6 @@
 
 namespace clustersim::calib {
 
-// Fitted or assumed efficiencies of the cost models (see calibration/compute_cost.h for where
-// each enters a formula).
 // The range a profile's efficiencies (fractions of a datasheet rate) may take. Above 1 by up to
 // 5%: a GPU can run above the clock its datasheet peak assumes, and a measurement carries noise;
 // `clustersim calibrate` writes what it measured in this range and refuses values outside it.
@@ -22,6 +20,8 @@ inline constexpr double kMaxFittedEfficiency = 1.05;
 // The largest gemm_k_half a profile takes (an inner-loop length; fitted ones are hundreds).
 inline constexpr int kMaxGemmKHalf = 1 << 20;
 
+// Fitted or assumed efficiencies of the cost models (see calibration/compute_cost.h for where
+// each enters a formula).
 struct Efficiencies {
   double gemm_max = 0.8;        // fraction of peak a large, well-shaped GEMM reaches
   int gemm_tile_m = 128;        // output tile rows of the GEMM kernel (wave quantisation)
