@@ -225,7 +225,10 @@ std::string format_metric(const std::string& metric, double v) {
     if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3fM", v / 1e6);
     else std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (metric.size() > 2 && metric.compare(metric.size() - 2, 2, "_s") == 0) {
-    std::snprintf(buf, sizeof buf, "%.3f s", v);
+    // Traffic runs finish in milliseconds and TPOT is tens of them: "0.001 s" hid 1.35 ms.
+    if (std::fabs(v) >= 1 || v == 0) std::snprintf(buf, sizeof buf, "%.3f s", v);
+    else if (std::fabs(v) >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", v * 1e3);
+    else std::snprintf(buf, sizeof buf, "%.2f us", v * 1e6);
   } else if (metric == "cost_per_mtoken") {
     std::snprintf(buf, sizeof buf, "$%.3f", v);
   } else if (metric == "time_to_train_days") {

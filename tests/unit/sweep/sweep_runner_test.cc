@@ -390,6 +390,14 @@ TEST(SweepRunner, SweepsTooBigForTheMemoryAreRefusedWithTheirSize) {
 }
 
 // Rank moves between stages ignore rounding noise; equal objectives are one place.
+// Times print in the unit that shows them: a traffic run's 1.35 ms printed as "0.001 s".
+TEST(SweepTable, TimesPrintInAUnitThatShowsThem) {
+  EXPECT_EQ(format_metric("iteration_time_s", 6.2288), "6.229 s");
+  EXPECT_EQ(format_metric("completion_time_s", 0.001348), "1.348 ms");
+  EXPECT_EQ(format_metric("ttft_p50_s", 0.0000425), "42.50 us");
+  EXPECT_EQ(format_metric("iteration_time_s", 0.0), "0.000 s");
+}
+
 TEST(SweepTable, ObjectivesWithinRoundingNoiseAreTheSame) {
   EXPECT_TRUE(same_objective(6.228820157, 6.228820159));
   EXPECT_FALSE(same_objective(6.2288, 6.2289));
