@@ -24,11 +24,6 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
-std::string short_key(const std::string& key) {
-  const size_t dot = key.rfind('.');
-  return dot == std::string::npos ? key : key.substr(dot + 1);
-}
-
 const std::vector<std::string>& plan_columns(const SweepSpec& spec) {
   static const std::vector<std::string> kTraining = {"gpus", "tp", "pp", "vpp", "cp", "dp", "micro_batch", "zero_stage"};
   static const std::vector<std::string> kTraffic = {"gpus"};
@@ -62,7 +57,9 @@ std::string ranked_table(const CandidateSpace& space, const SweepTable& table, c
   const SweepSpec& spec = space.spec();
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> head = {"rank"};
-  for (const Axis& a : spec.axes) head.push_back(short_key(a.key));
+  std::vector<std::string> keys;
+  for (const Axis& a : spec.axes) keys.push_back(a.key);
+  for (const Axis& a : spec.axes) head.push_back(axis_header(a.key, keys));
   for (const std::string& m : metrics) head.push_back(m);
   cells.push_back(head);
   for (const int64_t pos : rows) {
@@ -106,6 +103,22 @@ std::string tie_at_cut(const SweepTable& table, size_t k) {
 }
 
 }  // namespace
+
+// The shortest trailing part of `key` (whole dot-separated segments) that no other of `keys`
+// ends with: "tp" alone, "attention.tp" beside "expert.tp" (both printed as "tp" before
+// 2026-12-05).
+std::string axis_header(const std::string& key, const std::vector<std::string>& keys) {
+  const auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s == tail || (s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0 &&
+                         s[s.size() - tail.size() - 1] == '.');
+  };
+  for (size_t dot = key.rfind('.'); dot != std::string::npos; dot = dot == 0 ? std::string::npos : key.rfind('.', dot - 1)) {
+    const std::string tail = key.substr(dot + 1);
+    const bool unique = std::none_of(keys.begin(), keys.end(), [&](const std::string& k) { return k != key && ends_with(k, tail); });
+    if (unique) return tail;
+  }
+  return key;
+}
 
 std::vector<std::string> metric_columns(const SweepSpec& spec) {
   if (spec.kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown"};

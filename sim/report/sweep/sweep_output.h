@@ -21,6 +21,10 @@ report::Json sweep_json(const CandidateSpace& space, const SweepTable& table, co
 // tree took about half a large sweep's peak memory, 2026-12-05).
 std::string sweep_json_text(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
+
+// The column header of axis `key` among the sweep's axis `keys`: its shortest trailing part (whole
+// dot-separated segments) no other key ends with ("tp"; "attention.tp" beside "expert.tp").
+std::string axis_header(const std::string& key, const std::vector<std::string>& keys);
 std::string sweep_html(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 
 // The rows of the stage-change table: every candidate run at the finer level, by finer rank.

@@ -390,6 +390,19 @@ TEST(SweepRunner, SweepsTooBigForTheMemoryAreRefusedWithTheirSize) {
 }
 
 // Rank moves between stages ignore rounding noise; equal objectives are one place.
+// Axis columns are told apart: inference.pools.expert.tp and .attention.tp both printed "tp".
+TEST(SweepTable, AxisHeadersAreTheShortestUniqueTail) {
+  const std::vector<std::string> keys = {"cluster.gpu", "inference.pools.expert.tp", "inference.pools.attention.tp",
+                                         "parallelism.pp"};
+  EXPECT_EQ(axis_header(keys[0], keys), "gpu");
+  EXPECT_EQ(axis_header(keys[1], keys), "expert.tp");
+  EXPECT_EQ(axis_header(keys[2], keys), "attention.tp");
+  EXPECT_EQ(axis_header(keys[3], keys), "pp");
+  // A key that another ends with in full keeps all of itself.
+  EXPECT_EQ(axis_header("tp", {"tp", "parallelism.tp"}), "tp");
+  EXPECT_EQ(axis_header("parallelism.tp", {"tp", "parallelism.tp"}), "parallelism.tp");
+}
+
 // Times print in the unit that shows them: a traffic run's 1.35 ms printed as "0.001 s".
 TEST(SweepTable, TimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_metric("iteration_time_s", 6.2288), "6.229 s");
