@@ -132,6 +132,7 @@ void read_range(const std::string& key, const YamlNode& n, Axis& axis, ErrorList
     if (i >= kMaxAxisValues) {
       errors.add(InputError{n.file, n.line, "axes." + key,
                             "the range has more than " + std::to_string(kMaxAxisValues) + " values"});
+      axis.values.clear();  // not also checked one by one
       return;
     }
     axis.values.push_back(value_from_node(key, scalar_node(format_number(v), n)));
@@ -717,12 +718,15 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   rep.read("top", spec.report_top, Need::kOptional, 1, 10000);
   rep.finish();
   top.finish();
-  if (spec.objective == "time_to_train_days" && spec.train_tokens <= 0) {
+  // Not where train_tokens was given and refused (its own error says why).
+  const bool tokens_refused = std::any_of(errors.errors().begin(), errors.errors().end(),
+                                          [](const InputError& e) { return e.key_path == "objective.train_tokens"; });
+  if (spec.objective == "time_to_train_days" && spec.train_tokens <= 0 && !tokens_refused) {
     errors.add(InputError{file, 0, "objective.train_tokens", "time_to_train_days needs objective.train_tokens"});
   }
   // A constraint on a metric no candidate can produce would have counted as met (2026-12-05).
   for (const MetricLimit& l : spec.limits) {
-    if (l.metric == "time_to_train_days" && spec.train_tokens <= 0) {
+    if (l.metric == "time_to_train_days" && spec.train_tokens <= 0 && !tokens_refused) {
       errors.add(InputError{file, l.line, "constraints.time_to_train_days",
                             "time_to_train_days needs objective.train_tokens (e.g. objective: {metric: " +
                                 spec.objective + ", train_tokens: 300e9})"});

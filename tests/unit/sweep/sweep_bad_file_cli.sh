@@ -29,5 +29,13 @@ check mistyped_value "axes.parallelism.tp: value 'abc'" 'axes: {parallelism.tp: 
 # (both passed silently before 2026-12-05).
 check fractional_gpus "constraints.gpus: expected an integer >= 1, got '16.7'" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {gpus: 16.7}'
 check ttd_constraint "constraints.time_to_train_days: time_to_train_days needs objective.train_tokens" $'axes: {parallelism.tp: [1, 2]}\nconstraints: {time_to_train_days: {max: 30}}'
+# One error each, not also every value of an over-long range, nor "needs train_tokens" beside
+# train_tokens' own refusal (2026-12-05).
+check_alone() {  # name, expected text, yaml body: that error and no other
+  check "$1" "$2" "$3"
+  [ "$(grep -c '^error:' "$out/$1.txt")" -eq 1 ] || { cat "$out/$1.txt" >&2; fail "$1: expected one error"; }
+}
+check_alone huge_range "the range has more than 100000 values" 'axes: {parallelism.tp: {from: 1, to: 200000}}'
+check_alone bad_train_tokens "objective.train_tokens: expected a number >= 1, got 'lots'" $'axes: {parallelism.tp: [1, 2]}\nobjective: {metric: time_to_train_days, train_tokens: lots}'
 [ -f "$out/no_valid_candidate/sweep.json" ] || fail "no_valid_candidate: sweep.json not written"
 echo "ok: every bad sweep file exits 2 with its reason"
