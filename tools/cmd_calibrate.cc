@@ -103,6 +103,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
               << " nodes (a profile's collective values are NVLink's, from one node; network_busbw and "
                  "network_collective_latency stay the base's)\n";
   }
+  for (const std::string& note : calib::wild_point_notes(result)) std::cout << "note: " << note << "\n";
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
   std::cout.flush();
 

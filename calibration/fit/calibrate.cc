@@ -237,6 +237,18 @@ std::string format_error_table(const CalibrationResult& result) {
   return os.str();
 }
 
+std::vector<std::string> wild_point_notes(const CalibrationResult& result) {
+  std::vector<std::string> out;
+  for (const FitErrorRow& row : result.errors) {
+    if (row.model.find("(all)") != std::string::npos || row.error.worst_rel <= 0.5) continue;
+    char line[256];
+    std::snprintf(line, sizeof line, "the %s model misses its worst point by %.0f%%; check that measurement",
+                  row.model.c_str(), 100 * row.error.worst_rel);
+    out.push_back(line);
+  }
+  return out;
+}
+
 std::string format_parameters(const CalibrationResult& result) {
   std::ostringstream os;
   char line[512];

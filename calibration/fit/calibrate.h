@@ -78,6 +78,10 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes);
 //   model                          points  median_err  worst_err
 std::string format_error_table(const CalibrationResult& result);
 
+// One line per model whose worst point misses by more than 50%: the median gate of `calibrate`
+// lets a single wild point through (a GEMM timed at 1e6 s fitted with exit 0), so it is named.
+std::vector<std::string> wild_point_notes(const CalibrationResult& result);
+
 // The fitted parameters as readable text (one line per model), for the CLI and logs.
 std::string format_parameters(const CalibrationResult& result);
 

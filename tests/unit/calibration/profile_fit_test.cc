@@ -202,5 +202,15 @@ TEST(ProfileFit, ProbeFileRefusesCollectivesWiderThanItsHosts) {
   EXPECT_NO_THROW(parse_probe_data(serialize_probe_data(probe), "c16n2.pb"));
 }
 
+// One wild point passes the median gate; it is named (a GEMM at 1e6 s fitted silently).
+TEST(ProfileFit, AWildPointIsNamed) {
+  ProbeData probe = make_synthetic_probe(compute_only_truth(), 1);
+  EXPECT_TRUE(wild_point_notes(calibrate({probe})).empty());
+  probe.gemm.front().timing = {1e6, 1e6, 1e6, 1e6, 1e6, 0, 20, 5, 1};
+  const std::vector<std::string> notes = wild_point_notes(calibrate({probe}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(has(notes.front(), "the gemm bf16 model misses its worst point by 100%")) << notes.front();
+}
+
 }  // namespace
 }  // namespace clustersim::calib
