@@ -99,16 +99,21 @@ int cmd_sweep(const std::vector<std::string>& argv) {
 
   const sweep::SweepSpec spec = sweep::load_sweep_spec(args.positionals()[0]);
   // Said before the first run (2026-12-05: a 10-million-candidate sweep printed nothing without
-  // a terminal until it ended, and held up to 7.7 KB per candidate); refused when it cannot fit. Each
-  // rank checks its own node (only rank 0 holds the results; the others need less).
+  // a terminal until it ended, and held up to 7.7 KB per candidate); refused when it cannot fit.
+  // Rank 0 holds the results and decides for every rank (each deciding on its own node's memory
+  // could stop some ranks while the others wait for them in the sweep's collectives).
+  std::string refusal;
   if (root) {
     std::cerr << "sweep " << spec.name << ": " << spec.candidate_count() << " candidates, about "
               << (sweep::sweep_memory_estimate(spec.candidate_count()) >> 20) << " MiB of memory for their results\n";
+    refusal = sweep::sweep_memory_refusal(spec.candidate_count(), available_memory_bytes());
   }
-  if (const std::string why = sweep::sweep_memory_refusal(spec.candidate_count(), available_memory_bytes());
-      !why.empty()) {
-    throw BadInput(InputError{spec.file, 0, "axes", why});
+  if (transport) {
+    std::vector<int64_t> refused = {refusal.empty() ? 0 : 1};
+    transport->broadcast(refused);
+    if (refused[0] != 0 && refusal.empty()) refusal = "rank 0 refused the sweep: too many candidates for its memory";
   }
+  if (!refusal.empty()) throw BadInput(InputError{spec.file, 0, "axes", refusal});
   const std::filesystem::path dir(args.value("--out", "sweep-out"));
   if (root) {
     std::error_code ec;

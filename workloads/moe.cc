@@ -547,7 +547,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const coll::GroupLinks eg = group_links(lay.ep, coll::fewest_members_per_node(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
   const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
-  const Time a2a = coll::alltoallv_time(xfers, eg, gpus_per_nic);
+  const Time a2a = coll::alltoallv_time(xfers, eg, gpus_per_nic, c.dispatch_flows);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
   for (const coll::FlowSpec& f : xfers) sent[f.src] += f.bytes.as_double();

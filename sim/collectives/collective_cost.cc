@@ -55,11 +55,16 @@ Time ring_latency(CollectiveOp op, const GroupLinks& g) {
   if (op == CollectiveOp::kAllToAll) return static_cast<int64_t>(ring_steps(op, g.ranks)) * g.inter_alpha;
   // NCCL's tuning model (src/graph/tuning.cc): of a ring's steps only those between nodes pay
   // the network's latency, 2(nodes - 1) for all-reduce and nodes - 1 for all-gather and
-  // reduce-scatter; the steps inside a node pay NVLink's, here one intra-node collective's
-  // alpha. Before 2026-12-05 every step paid inter_alpha: a 1,024-rank ring on 128 nodes was
-  // charged 2,046 network latencies (41 ms at 20 us) where NCCL counts 254.
-  const int inter_steps = op == CollectiveOp::kSendRecv ? 1 : ring_steps(op, g.nodes());
-  return static_cast<int64_t>(inter_steps) * g.inter_alpha + (g.ranks_per_node > 1 ? g.intra_alpha : Time::zero());
+  // reduce-scatter, and the rest NVLink's. The profile has NVLink's as one intra-node
+  // collective's alpha, over that collective's ring_steps(op, k) steps for k ranks a node; the
+  // ring's other steps are nodes x that many (2 nodes (k - 1) for all-reduce, nodes (k - 1)
+  // otherwise), so they cost nodes x intra_alpha. Before 2026-12-05 every step paid inter_alpha:
+  // a 1,024-rank ring on 128 nodes was charged 2,046 network latencies (41 ms at 20 us) where
+  // NCCL counts 254 and 1,792 NVLink steps.
+  if (op == CollectiveOp::kSendRecv) return g.inter_alpha;
+  const int nodes = g.nodes();
+  const Time intra = g.ranks_per_node > 1 ? static_cast<int64_t>(nodes) * g.intra_alpha : Time::zero();
+  return static_cast<int64_t>(ring_steps(op, nodes)) * g.inter_alpha + intra;
 }
 
 Time collective_time(CollectiveOp op, Bytes size, const GroupLinks& g) {

@@ -42,8 +42,9 @@ Time collective_time(CollectiveOp op, Bytes size, const GroupLinks& g);
 
 // A ring collective's latency: intra_alpha inside one node; across nodes, inter_alpha for each
 // step between nodes (2(nodes-1) for all-reduce, nodes-1 for all-gather and reduce-scatter, 1
-// for send/recv, n-1 for all-to-all) plus intra_alpha when a node holds several ranks (NCCL's
-// tuning model).
+// for send/recv, n-1 for all-to-all) plus, when a node holds several ranks, nodes x intra_alpha
+// for the steps inside nodes (each node's share of them is one intra-node collective's steps;
+// NCCL's tuning model, with NVLink's per-step latency taken from the profile's alpha).
 Time ring_latency(CollectiveOp op, const GroupLinks& g);
 
 // Lower bound for any algorithm: every rank must move factor x size over its own links.

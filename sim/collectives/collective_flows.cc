@@ -144,23 +144,27 @@ Time tree_allreduce_time(Bytes size, const GroupLinks& g) {
   return collective_latency(CollectiveOp::kAllReduce, Algorithm::kTree, g) + Time::s(std::max(inter, intra));
 }
 
-Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic) {
+Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic,
+                    std::span<const FlowSpec> nic_traffic) {
   if (transfers.empty()) return Time::zero();
   const int share = std::max(1, gpus_per_nic);
+  // The NICs carry what every group sending at once puts on them (a NIC whose GPUs belong to two
+  // expert domains carries both: counted from one domain, a hot GPU got the whole NIC, 2.2x fast).
+  const std::span<const FlowSpec> on_nics = nic_traffic.empty() ? transfers : nic_traffic;
   // Per GPU: bytes sent and received inside the node; per NIC: across it. GPUs that share a NIC
   // share its rate, whichever of them sends: a hot GPU under skewed routing has the whole NIC
   // while its neighbours send little (before 2026-12-05 each GPU had a fixed 1/share of it, and
   // a plan with one 200 Gbps NIC per 8 GPUs came out 53% slower than the flow level).
   std::map<int32_t, std::array<double, 2>> intra_load, inter_load;
   for (const FlowSpec& f : transfers) {
-    const double b = f.bytes.as_double();
-    if (f.inter_node) {
-      inter_load[f.src / share][0] += b;
-      inter_load[f.dst / share][1] += b;
-    } else {
-      intra_load[f.src][0] += b;
-      intra_load[f.dst][1] += b;
-    }
+    if (f.inter_node) continue;
+    intra_load[f.src][0] += f.bytes.as_double();
+    intra_load[f.dst][1] += f.bytes.as_double();
+  }
+  for (const FlowSpec& f : on_nics) {
+    if (!f.inter_node) continue;
+    inter_load[f.src / share][0] += f.bytes.as_double();
+    inter_load[f.dst / share][1] += f.bytes.as_double();
   }
   double worst = 0;
   for (const auto& [gpu, v] : intra_load) worst = std::max(worst, std::max(v[0], v[1]) / g.intra_busbw.bytes_per_s);

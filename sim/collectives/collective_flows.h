@@ -81,8 +81,11 @@ Time tree_allreduce_time(Bytes size, const GroupLinks& g);
 //   t = latency + max(max over GPUs of max(send_intra, recv_intra) / intra_busbw,
 //                     max over NICs of max(send_inter, recv_inter) / (gpus_per_nic x nic_per_gpu))
 // with latency = collective_latency(kAllToAll, ring, g); GPU i uses NIC i / gpus_per_nic (the
-// consecutive GPUs of a node share one, as topo::nic_of_gpu numbers them). No transfers: zero.
-Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic = 1);
+// consecutive GPUs of a node share one, as topo::nic_of_gpu numbers them). The NICs' loads come
+// from `nic_traffic` when given (every group that sends at once, `transfers` among them), else
+// from `transfers`. No transfers: zero.
+Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic = 1,
+                    std::span<const FlowSpec> nic_traffic = {});
 
 // The latency (alpha) part of collective_time for `algorithm`: what a flow-level collective waits
 // besides its flows.

@@ -30,10 +30,12 @@ struct TrafficTransfer {
 //   shift               GPU i sends bytes_per_pair to GPU (i + shift) mod gpus
 //                       (shift 0 = gpus_per_node: the same local rank on the next node)
 //   random_permutation  GPU i sends to p(i), p a seeded uniform permutation (fixed points skipped)
-//   ring_allreduce      NCCL's ring all-reduce across nodes, one ring per local rank (rail): every
-//                       GPU sends 2(N-1)/N * bytes_per_pair to the same local rank on the next of
-//                       N nodes. NCCL pipelines the 2(N-1) steps over a channel, so a ring edge is
-//                       one long flow (Patarasuk & Yuan, JPDC 69(2), 2009, for the byte count).
+//   ring_allreduce      NCCL's ring all-reduce over every GPU (coll::collective_flows): each
+//                       node's NVLink ring carries 2(n-1)/n * bytes_per_pair per edge, n the GPUs,
+//                       and each GPU sends 1/k of that to the same local rank on the next node (k
+//                       GPUs per node, one channel per rail). NCCL pipelines the 2(n-1) steps over a
+//                       channel, so a ring edge is one long flow (Patarasuk & Yuan, JPDC 69(2),
+//                       2009, for the byte count).
 //   all_to_all          every GPU sends bytes_per_pair to every other GPU
 //   incast              incast_senders GPUs send bytes_per_pair each to GPU 0; senders are local
 //                       rank 0 of nodes 1, 2, ..., then local rank 1 of nodes 0, 1, ... when more

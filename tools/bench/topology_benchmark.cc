@@ -150,8 +150,6 @@ int run(int gpus, int radix) {
   return 0;
 }
 
-}  // namespace
-
 // A whole number from 1 to 2^24 (a flag or a typo is not a GPU count), or nothing.
 std::optional<int> count_arg(const char* s) {
   char* end = nullptr;
@@ -160,6 +158,8 @@ std::optional<int> count_arg(const char* s) {
   if (end == s || *end != '\0' || errno != 0 || v < 1 || v > (1L << 24)) return std::nullopt;
   return static_cast<int>(v);
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const char* usage = "usage: topology_benchmark [GPUS (default 131072)] [SWITCH_RADIX (default 128)]\n";

@@ -218,6 +218,7 @@ bool same_objective(double a, double b) {
 }
 
 std::string format_metric(const std::string& metric, double v) {
+  if (!std::isfinite(v)) return "-";  // no number to show (the table's mark for a missing metric)
   char buf[64];
   if (metric == "mfu" || metric == "hfu") {
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);

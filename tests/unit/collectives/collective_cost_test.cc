@@ -41,15 +41,15 @@ TEST(CollectiveTime, RingAllReduceInsideANode) {
 TEST(CollectiveTime, RingAllReduceAcrossNodes) {
   // 2 nodes x 8 ranks: busbw = min(intra 100, 8 rails x 25 = 200) = 100 GB/s.
   // 2 x 15/16 x 1e9 / 100e9 = 18.75 ms; latency (NCCL's tuning model): the 2 (2 - 1) = 2 steps
-  // between nodes x 5 us, and the steps inside a node as one intra-node alpha, 10 us: 20 us
-  // (before 2026-12-05 all 30 steps at 5 us, 150 us).
+  // between nodes x 5 us, and the 28 inside nodes, 2 x the 14 of a one-node all-reduce, as 2 x
+  // its 10 us alpha: 30 us (before 2026-12-05 all 30 steps at 5 us, 150 us).
   EXPECT_EQ(collective_time(CollectiveOp::kAllReduce, Bytes{1'000'000'000}, across(2, 8)),
-            Time::ms(18.75) + Time::us(20));
+            Time::ms(18.75) + Time::us(30));
   // One rank per node: every step is between nodes, 2 (16 - 1) x 5 us.
   EXPECT_EQ(ring_latency(CollectiveOp::kAllReduce, across(16, 1)), Time::us(150));
-  // 128 nodes x 8: 254 network steps, not 2,046.
-  EXPECT_EQ(ring_latency(CollectiveOp::kAllReduce, across(128, 8)), 254 * Time::us(5) + Time::us(10));
-  EXPECT_EQ(ring_latency(CollectiveOp::kAllGather, across(128, 8)), 127 * Time::us(5) + Time::us(10));
+  // 128 nodes x 8: 254 network steps, not 2,046, and 128 nodes' NVLink steps.
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllReduce, across(128, 8)), 254 * Time::us(5) + 128 * Time::us(10));
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllGather, across(128, 8)), 127 * Time::us(5) + 128 * Time::us(10));
   // All-to-all keeps its n - 1 steps.
   EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(2, 8)), 15 * Time::us(5));
 }
@@ -65,9 +65,9 @@ TEST(CollectiveTime, OtherOpsUseTheirBusFactors) {
   EXPECT_EQ(collective_time(CollectiveOp::kSendRecv, size, one_node()), Time::ms(10) + Time::us(10));
   // Across nodes: over the NIC share, 1e9 / 25e9 = 40 ms, one step of 5 us.
   EXPECT_EQ(collective_time(CollectiveOp::kSendRecv, size, across(2, 1)), Time::ms(40) + Time::us(5));
-  // Across 2 nodes x 8: reduce-scatter has nodes - 1 = 1 step between nodes, 5 us, and the
-  // intra-node alpha, 10 us: 15/16 x 10 ms + 15 us.
-  EXPECT_EQ(collective_time(CollectiveOp::kReduceScatter, size, across(2, 8)), Time::ms(9.375) + Time::us(15));
+  // Across 2 nodes x 8: reduce-scatter has nodes - 1 = 1 step between nodes, 5 us, and 2 nodes'
+  // NVLink steps at the intra-node alpha, 20 us: 15/16 x 10 ms + 25 us.
+  EXPECT_EQ(collective_time(CollectiveOp::kReduceScatter, size, across(2, 8)), Time::ms(9.375) + Time::us(25));
 }
 
 TEST(CollectiveTime, AllToAllAcrossNodesLeavesThroughItsOwnNic) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -389,7 +390,6 @@ TEST(SweepRunner, SweepsTooBigForTheMemoryAreRefusedWithTheirSize) {
   EXPECT_GT(sweep_memory_estimate(50'000), 295'000'000);  // 5.9 KB each measured on 50,000 that all ran
 }
 
-// Rank moves between stages ignore rounding noise; equal objectives are one place.
 // Axis columns are told apart: inference.pools.expert.tp and .attention.tp both printed "tp".
 TEST(SweepTable, AxisHeadersAreTheShortestUniqueTail) {
   const std::vector<std::string> keys = {"cluster.gpu", "inference.pools.expert.tp", "inference.pools.attention.tp",
@@ -409,8 +409,10 @@ TEST(SweepTable, TimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_metric("completion_time_s", 0.001348), "1.348 ms");
   EXPECT_EQ(format_metric("ttft_p50_s", 0.0000425), "42.50 us");
   EXPECT_EQ(format_metric("iteration_time_s", 0.0), "0.000 s");
+  EXPECT_EQ(format_metric("iteration_time_s", std::nan("")), "-");
 }
 
+// Rank moves between stages ignore rounding noise; equal objectives are one place.
 TEST(SweepTable, ObjectivesWithinRoundingNoiseAreTheSame) {
   EXPECT_TRUE(same_objective(6.228820157, 6.228820159));
   EXPECT_FALSE(same_objective(6.2288, 6.2289));
