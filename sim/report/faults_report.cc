@@ -407,7 +407,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
-  o << "failures       MTBF " << (can_fail ? fmt("%.2f h", mtbf_s / 3600) : std::string("none (no crash or hang component)"))
+  o << "failures       MTBF " << (can_fail ? fmt("%.2f h", mtbf_s / 3600) : std::string("none (no crash or hang component has a rate)"))
     << fmt("; %.1f interruptions", n.mean)
     << (has_ci ? fmt(" (95%% CI of the mean over seeds +-%.1f)\n", n.half_width) : std::string("\n"));
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "

@@ -93,6 +93,9 @@ TEST(FaultsCli, WithoutFailuresTheIntervalIsGivenAndMtbfIsNone) {
   EXPECT_TRUE(contains(given.out, "\"mtbf_s\": null")) << given.out;
   EXPECT_TRUE(contains(given.out, "\"young_daly_interval_s\": null"));
   EXPECT_TRUE(contains(given.out, "\"optimal_checkpoint_interval_s\": null"));  // longer is always better
+  // The components are there, at rate 0 (the summary said there were none).
+  const Result text = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=0 --set faults.checkpoint.interval=1h");
+  EXPECT_TRUE(contains(text.out, "MTBF none (no crash or hang component has a rate)")) << text.out;
   // A checkpoint once per window, no failures: the interval sweep stops at the window instead of
   // running past the range of simulated time (refused, naming an output field, before 2026-11-22).
   const Result monthly = clustersim(
