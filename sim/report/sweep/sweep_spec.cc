@@ -407,6 +407,8 @@ std::vector<std::string> gpus_of_tree(const YamlNode& tree, bool& uses_cluster_g
 void check_prices(const SweepSpec& spec, ErrorList& errors) {
   bool needs = spec.objective == "cost_per_mtoken";
   for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
+  // Nothing to check without prices or a cost: no scenario read per GPU-touching axis value.
+  if (!needs && spec.price_per_gpu_hour.empty()) return;
   std::vector<std::pair<std::string, std::string>> gpus;  // GPU -> where first used
   const auto add = [&gpus](const std::string& gpu, const std::string& where) {
     const bool known = std::any_of(gpus.begin(), gpus.end(), [&](const auto& g) { return g.first == gpu; });
