@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
+#include <tuple>
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_cost.h"
@@ -101,6 +103,26 @@ Time stage_tp_cp_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, dou
 }
 
 }  // namespace
+
+Time staged_dp_exposed(std::span<const Time> end, std::span<const Time> end_room, std::span<const Time> start,
+                       std::span<const Time> start_room) {
+  const auto latest = [](std::span<const Time> exposed, std::span<const Time> room) {
+    Time worst = exposed.empty() ? Time::zero() : exposed[0] - room[0];
+    for (size_t s = 1; s < exposed.size(); ++s) worst = max(worst, exposed[s] - room[s]);
+    return worst;
+  };
+  return latest(end, end_room) + latest(start, start_room);
+}
+
+Time staged_dp_exposed(const TrainingEstimate& est) {
+  std::vector<Time> end_room(est.dp_end.size()), start_room(est.dp_start.size());
+  for (size_t s = 0; s < end_room.size(); ++s) {
+    end_room[s] = static_cast<double>(s) * est.dp_end_pass;
+    if (s > 0 && s + 1 < end_room.size()) end_room[s] += est.embedding_sync;
+  }
+  for (size_t s = 0; s < start_room.size(); ++s) start_room[s] = static_cast<double>(s) * est.dp_start_pass;
+  return staged_dp_exposed(est.dp_end, end_room, est.dp_start, start_room);
+}
 
 Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share) {
   const Time per_chunk = (1.0 / vpp) * total;
@@ -287,6 +309,24 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     b.pp_exposed = exposed_transfers * one;
   }
 
+  // The tied-embedding gradient all-reduce between the first and last stage, after their
+  // reductions (breakdown.optimizer holds it).
+  if (p.pp > 1 && m.tied_embeddings) {
+    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
+    // Every replica's pairs at once, far apart in the fabric: routed like the DP rings. Only the
+    // first and last stages' GPUs send, sharing their NICs among themselves.
+    const double emb_scale =
+        !stages_apart(0, p.pp - 1) ? 1.0
+                                   : work::nic_sender_scale(cfg, c.gpus, pp_period, [&](int g) {
+                                       const int s = pl.coord(g, work::Dim::kPp);
+                                       return s == 0 || s == p.pp - 1;
+                                     });
+    const TrainingLinks emb_base = work::with_nic_scale(l, emb_scale);
+    const TrainingLinks emb_l = contention.routed ? work::links_at_contention(emb_base, contention.embedding) : emb_base;
+    // Over NVLink where the placement puts the first and last stage on one node.
+    est.embedding_sync = collective_time(CollectiveOp::kAllReduce, emb, group_links(2, stages_apart(0, p.pp - 1) ? 1 : 2, emb_l));
+  }
+
   // --- Data parallelism: gradients reduce-scattered (ZeRO >= 1) or all-reduced (ZeRO-0), then
   // updated parameters all-gathered. A node holds as many ranks of a DP group as the placement
   // puts there: gpus_per_node / (tp cp) in Megatron-LM's default order tp-cp-dp-pp, fewer when
@@ -315,14 +355,16 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const int per_node = pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node);
     const GroupLinks g = group_links(est.dp, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
-    // MoE: dense and expert parameters over their own DP groups (moe_dp_times); the flow level's
-    // buckets and ZeRO-3 gathers cover the dense part.
-    std::optional<work::MoeDpTimes> moe_dp;
-    if (m.moe) {
+    // MoE: dense and expert parameters over their own DP groups (moe_dp_times), at the given
+    // slowdowns of their rings; the flow level's buckets and ZeRO-3 gathers cover the dense part.
+    const auto moe_times = [&](double dense_c, double expert_c) -> std::optional<work::MoeDpTimes> {
+      if (!m.moe) return std::nullopt;
       // Unrouted (no ring leaves a node): every tier's oversubscription on both groups.
-      moe_dp = contention.routed ? work::moe_dp_times(cfg, dp_l, work::links_at_contention(l, contention.expert_dp))
-                                 : work::moe_dp_times(cfg, l, l);
-    }
+      return contention.routed ? work::moe_dp_times(cfg, work::links_at_contention(l, dense_c),
+                                                     work::links_at_contention(l, expert_c))
+                               : work::moe_dp_times(cfg, l, l);
+    };
+    const std::optional<work::MoeDpTimes> moe_dp = moe_times(contention.dp, contention.expert_dp);
     const double synced = moe_dp ? moe_dp->dense_params : params;
     // Buckets: training.dp_bucket_size, or Megatron-LM's rule (dp_bucket_params), per chunk; the
     // last of the vpp x buckets waits for the last pass.
@@ -332,22 +374,27 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double bucket_share = 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
-    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights;
-    // reduce_together (dense models): the reduction with every stage on a node at once (no
-    // stagger credit).
-    Time reduce, gather, reduce_together;
+    // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights, over
+    // the DP group's links `dg` (MoE: `md`, the dense and expert groups'); reduce_together (dense
+    // models): the reduction with every stage on a node at once (no stagger credit).
+    struct DpTimes {
+      Time reduce, gather, reduce_together;
+    };
     const CollectiveOp op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-    if (moe_dp) {
-      // One collective per dense bucket of each chunk and one per chunk with MoE layers for its
-      // experts (as the flow level's graph runs them), each paying its ring's latency; the bytes once.
-      const int64_t dense_collectives = p.vpp * buckets_per_chunk;
-      const auto latencies = [&](CollectiveOp o) {
-        return (dense_collectives - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->dense_group) +
-               (moe_dp->expert_chunks - 1) * coll::collective_latency(o, coll::Algorithm::kRing, moe_dp->expert_group);
-      };
-      reduce = moe_dp->reduce + latencies(op);
-      gather = moe_dp->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather) : Time::zero());
-    } else {
+    const auto dp_times = [&](const GroupLinks& dg, const std::optional<work::MoeDpTimes>& md) {
+      DpTimes t;
+      if (md) {
+        // One collective per dense bucket of each chunk and one per chunk with MoE layers for its
+        // experts (as the flow level's graph runs them), each paying its ring's latency; the bytes once.
+        const int64_t dense_collectives = p.vpp * buckets_per_chunk;
+        const auto latencies = [&](CollectiveOp o) {
+          return (dense_collectives - 1) * coll::collective_latency(o, coll::Algorithm::kRing, md->dense_group) +
+                 (md->expert_chunks - 1) * coll::collective_latency(o, coll::Algorithm::kRing, md->expert_group);
+        };
+        t.reduce = md->reduce + latencies(op);
+        t.gather = md->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather) : Time::zero());
+        return t;
+      }
       // One collective per bucket of each chunk, each paying the ring's latency (as the flow
       // level's graph runs them): vpp x buckets latencies and the bytes once.
       const int64_t collectives = p.vpp * buckets_per_chunk;
@@ -355,40 +402,75 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         return collective_time(op, grads, links) +
                (collectives - 1) * coll::collective_latency(op, coll::Algorithm::kRing, links);
       };
-      reduce = reduction(g);
-      reduce_together = reduce;
+      t.reduce = reduction(dg);
+      t.reduce_together = t.reduce;
       // k stages on a node share its NICs, but 1F1B ends their last backward passes one chunk
       // pass apart, the last stage first: the first stage's reduction ends after
       // max(its own alone, all k together less the (k - 1) passes the others started earlier).
       const int k = pl.ranks_per_node(work::Dim::kPp, c.gpus_per_node);
       if (k > 1) {
-        GroupLinks alone = g;
+        GroupLinks alone = dg;
         const double more = std::min(static_cast<double>(c.gpus_per_node) / c.nics_per_node, static_cast<double>(k));
-        alone.nic_per_gpu = Bandwidth{g.nic_per_gpu.bytes_per_s * more};
-        reduce = max(reduction(alone), reduce - (k - 1) * ((1.0 / p.vpp) * bwd_free));
+        alone.nic_per_gpu = Bandwidth{dg.nic_per_gpu.bytes_per_s * more};
+        t.reduce = max(reduction(alone), t.reduce - (k - 1) * ((1.0 / p.vpp) * bwd_free));
       }
       if (work::gathers_weights_each_step(p)) {
-        gather = collective_time(CollectiveOp::kAllGather, weights, g) +
-                 (collectives - 1) * coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, g);
+        t.gather = collective_time(CollectiveOp::kAllGather, weights, dg) +
+                   (collectives - 1) * coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, dg);
       }
-    }
+      return t;
+    };
+    // At the worst stage's slowdowns: what ZeRO-3's gather-paced bound below charges (its
+    // gathers run through the step, every stage's at once).
+    const DpTimes worst_stage = dp_times(g, moe_dp);
+    const Time reduce = worst_stage.reduce;
+    const Time reduce_together = worst_stage.reduce_together;
     // Overlap windows: the backward passes after a chunk's last for its reduction, the forward
     // passes before a chunk's first for its gather (chunked_dp_exposed); the last bucket is
-    // always exposed.
-    const Time exposed_reduce =
-        cfg.training.overlap.dp_grad_reduce
-            ? chunked_dp_exposed(reduce, (1.0 / p.vpp) * bwd_free, p.pp, p.vpp, bucket_share)
-            : reduce;
-    const Time exposed_gather =
-        cfg.training.overlap.dp_param_gather && work::gathers_weights_each_step(p)
-            ? chunked_dp_exposed(gather, (1.0 / p.vpp) * fwd_free, p.pp, p.vpp, bucket_share)
-            : gather;
+    // always exposed. A gather not overlapped runs after the step's update, behind the
+    // reduction. Stage s ends its last backward pass s chunk passes before the first stage and
+    // starts its first forward s chunk passes after it, so where the stages' rings are slowed
+    // differently (contention.dp_stage: ECMP collisions on some stages' routes only) each stage
+    // is priced at its own slowdown with that much more room, and the worst stage is exposed,
+    // at the end of the step and at its start apart (before 2026-12-05 every stage at the worst
+    // slowdown on the first stage's windows: MegaScale-MoE's 352B plan 3.860 s against the flow
+    // level's 3.696 s).
+    const Time reduce_pass = (1.0 / p.vpp) * bwd_free;
+    const Time gather_pass = (1.0 / p.vpp) * fwd_free;
+    const bool gather_overlaps = cfg.training.overlap.dp_param_gather && work::gathers_weights_each_step(p);
+    // Stage s's {after its last backward pass, before its first forward pass}.
+    const auto exposed = [&](const DpTimes& t) {
+      const Time r = cfg.training.overlap.dp_grad_reduce ? chunked_dp_exposed(t.reduce, reduce_pass, p.pp, p.vpp, bucket_share)
+                                                         : t.reduce;
+      if (!gather_overlaps) return std::pair{r + t.gather, Time::zero()};
+      return std::pair{r, chunked_dp_exposed(t.gather, gather_pass, p.pp, p.vpp, bucket_share)};
+    };
+    const auto [end, start] = exposed(worst_stage);
+    est.dp_end.assign(static_cast<size_t>(p.pp), end);
+    est.dp_start.assign(static_cast<size_t>(p.pp), start);
+    est.dp_end_pass = reduce_pass;
+    est.dp_start_pass = gather_pass;
+    const std::vector<double>& dense_c = contention.dp_stage;
+    const std::vector<double>& expert_c = contention.expert_dp_stage;
+    if (contention.routed && static_cast<int>(dense_c.size()) == p.pp) {
+      std::map<std::pair<double, double>, DpTimes> priced;  // per distinct pair of slowdowns
+      for (int s = 0; s < p.pp; ++s) {
+        const double dc = dense_c[static_cast<size_t>(s)];
+        const double ec = m.moe && static_cast<int>(expert_c.size()) == p.pp ? expert_c[static_cast<size_t>(s)] : 1.0;
+        auto it = priced.find({dc, ec});
+        if (it == priced.end()) {
+          const GroupLinks sg = group_links(est.dp, per_node, work::links_at_contention(l, dc));
+          it = priced.emplace(std::pair{dc, ec}, dp_times(sg, moe_times(dc, ec))).first;
+        }
+        std::tie(est.dp_end[static_cast<size_t>(s)], est.dp_start[static_cast<size_t>(s)]) = exposed(it->second);
+      }
+    }
     // ZeRO-3: each chunk's weights gathered again before each of its forward and backward passes,
     // one after another, prefetched while the previous pass computes or the pipeline fills and
     // drains (as the flow level's graph orders them). The first gather waits, the others hide
     // under the compute and bubble, and the reduction's exposure follows (ZeRO-3 has no step
     // gather). Where the gathers take longer than the compute, they pace the step.
-    b.dp_exposed = exposed_reduce + exposed_gather;
+    b.dp_exposed = staged_dp_exposed(est);
     if (p.zero_stage == 3) {
       // One gather of the chunk's weights per pass (one latency, as the flow level runs it); MoE
       // gathers the chunk's experts over their own group after its dense weights.
@@ -441,35 +523,23 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           bound = max(bound, nic);
         }
         const Time gather_bound = bound - passes_take;
-        const Time compute_paced = b.dp_exposed + per_pass;
+        for (Time& t : est.dp_start) t += per_pass;
+        const Time compute_paced = staged_dp_exposed(est);
+        est.dp_paced = gather_bound;
         b.dp_exposed = max(compute_paced, gather_bound);
         est.gather_slack = max(Time::zero(), gather_bound - compute_paced);
       } else {
-        b.dp_exposed += passes * per_pass;
+        for (Time& t : est.dp_start) t += passes * per_pass;
+        b.dp_exposed = staged_dp_exposed(est);
       }
     }
   }
 
-  // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce
-  // between the first and last stage.
+  // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce.
   double shard = p.zero_stage >= 1 ? params / est.dp : params;
   if (m.moe) shard = est.memory.optimizer.as_double() / 12.0;  // dense and expert shards differ
   b.optimizer = calib::memory_time(bytes_of(shard * work::kAdamBytesPerParam), hw);
-  if (p.pp > 1 && m.tied_embeddings) {
-    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
-    // Every replica's pairs at once, far apart in the fabric: routed like the DP rings. Only the
-    // first and last stages' GPUs send, sharing their NICs among themselves.
-    const double emb_scale =
-        !stages_apart(0, p.pp - 1) ? 1.0
-                                   : work::nic_sender_scale(cfg, c.gpus, pp_period, [&](int g) {
-                                       const int s = pl.coord(g, work::Dim::kPp);
-                                       return s == 0 || s == p.pp - 1;
-                                     });
-    const TrainingLinks emb_base = work::with_nic_scale(l, emb_scale);
-    const TrainingLinks emb_l = contention.routed ? work::links_at_contention(emb_base, contention.embedding) : emb_base;
-    // Over NVLink where the placement puts the first and last stage on one node.
-    b.optimizer += collective_time(CollectiveOp::kAllReduce, emb, group_links(2, stages_apart(0, p.pp - 1) ? 1 : 2, emb_l));
-  }
+  b.optimizer += est.embedding_sync;
 
   // Idle time once per step, outside the schedule (MegaScale section 3.4: data loading at the
   // start of each step): nothing overlaps it.

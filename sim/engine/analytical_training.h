@@ -4,6 +4,7 @@
 // their contention once: fabric_contention.h).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,22 @@ struct TrainingEstimate {
   // before they, not the gathers, would pace it (0 otherwise). A slower pipeline (stragglers)
   // fills this first.
   Time gather_slack;
+  // The DP exposure by pipeline stage (pp entries where gradients sync, else empty): what stage
+  // s's collectives leave exposed after its last backward pass (dp_end: the reduction, and a
+  // parameter gather that does not overlap) and before its first forward pass (dp_start: an
+  // overlapped gather; ZeRO-3's first per-pass gather, or all of them without overlap), each at
+  // the stage's own ring slowdown. Stage s ends its last backward pass s x dp_end_pass before the
+  // first stage and starts its first forward pass s x dp_start_pass after it (chunk passes: the
+  // time in one the stage's NIC share is free), so breakdown.dp_exposed is staged_dp_exposed of
+  // these, or dp_paced, the step ZeRO-3's overlapped gathers pace, when that is larger. The
+  // first and last stage then sync the tied embeddings (embedding_sync, part of
+  // breakdown.optimizer), which the other stages' reductions have as more room.
+  std::vector<Time> dp_end;
+  std::vector<Time> dp_start;
+  Time dp_end_pass;
+  Time dp_start_pass;
+  Time dp_paced;
+  Time embedding_sync;  // the tied-embedding all-reduce of the first and last stage (0 without)
 };
 
 // The MFU definition printed with every result (and, for MoE models, the active-parameter note).
@@ -78,6 +95,16 @@ extern const char* const kMoeMfuNote;
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                    const FabricContention& contention);
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// The DP exposure of a step whose stage s leaves end[s] exposed after its last backward pass,
+// which ends end_room[s] before the first stage's, and start[s] before its first forward pass,
+// which starts start_room[s] after the first stage's: the step waits for the latest of each,
+//   max over s of (end[s] - end_room[s]) + max over s of (start[s] - start_room[s])
+// (every span one entry per stage; 0 for none).
+Time staged_dp_exposed(std::span<const Time> end, std::span<const Time> end_room, std::span<const Time> start,
+                       std::span<const Time> start_room);
+// The same for an estimate's own parts (TrainingEstimate::dp_end, dp_start and their passes).
+Time staged_dp_exposed(const TrainingEstimate& est);
 
 // What a stage's DP reduction (or parameter gather) of `total` time leaves exposed when it runs
 // chunk by chunk beside the pipeline: the first stage finishes last, and under interleaved 1F1B

@@ -89,12 +89,41 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
   return out;
 }
 
+std::vector<double> group_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
+                                     std::span<const coll::FlowSpec> flows, std::span<const int> group, int groups) {
+  std::vector<double> out(static_cast<size_t>(groups), 1.0);
+  const LinkLoads loads = link_loads(fabric, routes, flows, false);
+  const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
+  double host_time = 0.0;
+  for (const topo::LinkId l : loads.touched) {
+    if (fabric.link_tier(l) == topo::LinkTier::kHost && !fabric.is_failed(l)) {
+      host_time = std::max(host_time, loads.bytes[l] / nic_rate);
+    }
+  }
+  if (host_time <= 0.0) return out;
+  std::vector<net::Path> paths;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const coll::FlowSpec& f = flows[i];
+    if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
+    double& worst = out[static_cast<size_t>(group[i])];
+    routes.paths(f.src, f.dst, paths);
+    for (const net::Path& p : paths) {
+      for (const topo::LinkId l : p.links) {
+        if (fabric.link_tier(l) == topo::LinkTier::kNvlink || fabric.is_failed(l)) continue;
+        worst = std::max(worst, loads.bytes[l] / fabric.capacity(l).bytes_per_s / host_time);
+      }
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // Every set fabric_contention routes, as the flow level's graph builds them: the dense and expert
 // gradient rings of every stage, the tied-embedding pairs and the CP rings of every replica.
 struct RingSets {
   std::vector<std::vector<int32_t>> dense, expert, embedding, cp, tp;
+  std::vector<int> dense_stage, expert_stage;  // the pipeline stage of each dense and expert ring
   std::vector<std::vector<std::vector<int32_t>>> a2a;  // per stage: its EP groups
 };
 RingSets ring_sets(const ScenarioConfig& cfg) {
@@ -119,10 +148,15 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
   }
   for (int s = 0; s < p.pp; ++s) {
     for (auto& r : work::dense_dp_rings(cfg, pl, s)) {
-      if (r.size() > 1) out.dense.push_back(std::move(r));
+      if (r.size() <= 1) continue;
+      out.dense.push_back(std::move(r));
+      out.dense_stage.push_back(s);
     }
     if (!cfg.model.moe) continue;
-    for (auto& r : work::expert_dp_rings(cfg, s)) out.expert.push_back(std::move(r));
+    for (auto& r : work::expert_dp_rings(cfg, s)) {
+      out.expert.push_back(std::move(r));
+      out.expert_stage.push_back(s);
+    }
     // The dispatch goes between GPUs of one expert-TP slice (work::dispatch_transfers).
     const work::ExpertLayout lay = work::expert_layout(cfg, s);
     std::vector<std::vector<int32_t>>& groups = out.a2a.emplace_back();
@@ -172,16 +206,29 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
   const net::FabricRoutes routes(fabric, topo::routing_options(drawn));
   // Reduce-scatter, all-gather and all-reduce rings share their edges (only the bytes per edge
   // differ by the op's factor), so one op stands for all three.
-  const auto contention = [&](const std::vector<std::vector<int32_t>>& rings) {
+  const auto ring_flows = [&](const std::vector<std::vector<int32_t>>& rings, const std::vector<int>* stage_of,
+                              std::vector<int>* stage) {
     std::vector<coll::FlowSpec> flows;
-    for (const std::vector<int32_t>& ring : rings) {
-      coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, Bytes{1 << 20}, ring,
+    for (size_t i = 0; i < rings.size(); ++i) {
+      coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, Bytes{1 << 20}, rings[i],
                              cfg.cluster.gpus_per_node, flows);
+      if (stage) stage->resize(flows.size(), (*stage_of)[i]);
     }
+    return flows;
+  };
+  const auto contention = [&](const std::vector<std::vector<int32_t>>& rings) {
+    return static_contention(fabric, routes, ring_flows(rings, nullptr, nullptr));
+  };
+  // The gradient rings of every stage routed together, and what that gives each stage's rings.
+  const auto by_stage = [&](const std::vector<std::vector<int32_t>>& rings, const std::vector<int>& stage_of,
+                            std::vector<double>& per_stage) {
+    std::vector<int> stage;
+    const std::vector<coll::FlowSpec> flows = ring_flows(rings, &stage_of, &stage);
+    per_stage = group_contention(fabric, routes, flows, stage, cfg.parallelism.pp);
     return static_contention(fabric, routes, flows);
   };
-  const StaticLoad dense = contention(sets.dense);
-  const StaticLoad expert = contention(sets.expert);
+  const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, out.dp_stage);
+  const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, out.expert_dp_stage);
   const StaticLoad embedding = contention(sets.embedding);
   const StaticLoad cp = contention(sets.cp);
   const StaticLoad tp = contention(sets.tp);
@@ -239,6 +286,8 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     out.cp += d.cp;
     out.tp += d.tp;
     for (size_t i = 0; i < out.a2a.size() && i < d.a2a.size(); ++i) out.a2a[i] += d.a2a[i];
+    for (size_t i = 0; i < out.dp_stage.size(); ++i) out.dp_stage[i] += d.dp_stage[i];
+    for (size_t i = 0; i < out.expert_dp_stage.size(); ++i) out.expert_dp_stage[i] += d.expert_dp_stage[i];
     out.dp_low = std::min(out.dp_low, d.dp);
     out.dp_high = std::max(out.dp_high, d.dp);
   }
@@ -249,6 +298,8 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   out.cp /= n;
   out.tp /= n;
   for (double& a : out.a2a) a /= n;
+  for (double& a : out.dp_stage) a /= n;
+  for (double& a : out.expert_dp_stage) a /= n;
   out.draws = draws;
   return out;
 }

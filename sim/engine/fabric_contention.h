@@ -32,6 +32,13 @@ struct FabricContention {
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
   // EP group of any stage leaves a node.
   std::vector<double> a2a;
+  // Per pipeline stage (pp entries; empty when not routed): its dense (expert) gradient rings'
+  // slowdown with every stage's rings routed at once, on the links its own rings cross. dp
+  // (expert_dp) is the largest; a stage whose rings meet no collision has 1 even where another's
+  // do. The stages end their backward passes one chunk pass apart, so where the slowdowns differ
+  // the exposure is the worst over stages, not the first stage's at the worst slowdown.
+  std::vector<double> dp_stage;
+  std::vector<double> expert_dp_stage;
   // network.ecmp_draws > 1 with ECMP: each slowdown above is the mean over the draws, and these
   // the lowest and highest DP ring slowdown of one draw (both dp otherwise).
   int draws = 1;
@@ -64,6 +71,12 @@ struct StaticLoad {
 };
 StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
                              std::span<const coll::FlowSpec> flows);
+
+// static_contention for each of `groups` groups of `flows` (flow i in group `group[i]`), with every
+// flow's bytes on the links: the most loaded network link any of the group's flows crosses, over
+// the busiest NIC of all the flows; 1 for a group that meets nothing slower than that NIC.
+std::vector<double> group_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
+                                     std::span<const coll::FlowSpec> flows, std::span<const int> group, int groups);
 
 // The static completion time of `flows` started together, at the links' line rates: the most
 // loaded link's bytes over its capacity, over every tier (NVLink included: intra-node flows

@@ -276,6 +276,15 @@ std::vector<int> pick_units(const ComputeStraggler& c, int units, uint64_t seed)
 
 namespace {
 
+// An estimate's DP exposure by stage, {after its last backward pass, before its first forward
+// pass} (TrainingEstimate::dp_end, dp_start); from a level that does not split it, the whole
+// exposure after every stage's.
+std::pair<std::vector<Time>, std::vector<Time>> dp_parts(const TrainingEstimate& e, int pp) {
+  const size_t n = static_cast<size_t>(pp);
+  if (e.dp_end.size() == n && e.dp_start.size() == n) return {e.dp_end, e.dp_start};
+  return {std::vector<Time>(n, e.breakdown.dp_exposed), std::vector<Time>(n)};
+}
+
 // The scenario at the degraded NICs' rate (and extra latency), nothing else slowed.
 ScenarioConfig nic_degraded(const ScenarioConfig& clean, const NicStraggler& nics, calib::HardwareProfile& hw) {
   ScenarioConfig slow = clean;
@@ -354,24 +363,40 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   if (sc.gpus) out.slow_gpus = slow_units(cfg, "gpus");
   for (const auto& [rs, f] : cell_factors(cfg, pl)) cells(rs.first)[rs.second] = f;
 
-  // Each stage's DP reduction, exposed as if that stage ended the step: the even split's, unless
-  // uneven layers or a degraded NIC change it. 1F1B ends stage s's last backward pass after the
-  // later stages' and before the earlier ones': the first stage finishes last, stage s the
-  // earlier stages' last chunk passes (their compute: a lower bound on the drain) before it, and
-  // its reduction has that much more time before the step ends. The step waits for the latest.
-  std::vector<Time> stage_dp(static_cast<size_t>(pp), est.breakdown.dp_exposed);
-  const auto drain_after = [&](int stage) {
-    Time t;
-    for (int j = 0; j < stage; ++j) t += (layers[static_cast<size_t>(j)] / vpp) * lc.layer_backward;
-    return t;
-  };
+  // Each stage's DP exposure after its last backward pass and before its first forward pass
+  // (TrainingEstimate::dp_end, dp_start): the even split's, unless uneven layers or a degraded
+  // NIC change it. 1F1B ends stage s's last backward pass after the later stages' and before the
+  // earlier ones', and starts its first forward pass after the earlier stages': its reduction
+  // has the earlier stages' last chunk passes more room before the step ends, and its gather
+  // their first ones before it is needed (chunk passes as the estimate counts them, in
+  // proportion to each stage's layers; staged_dp_exposed's rule). The step waits for the latest
+  // of each.
+  const auto [est_end, est_start] = dp_parts(est, pp);
+  std::vector<Time> dp_end = est_end;
+  std::vector<Time> dp_start = est_start;
+  std::vector<Time> end_room(dp_end.size()), start_room(dp_start.size());
+  for (size_t s = 1; s < end_room.size(); ++s) {
+    const double earlier = layers[s - 1] / even[0];
+    end_room[s] = end_room[s - 1] + earlier * est.dp_end_pass;
+    start_room[s] = start_room[s - 1] + earlier * est.dp_start_pass;
+  }
+  // The stages between the first and the last also have the tied-embedding sync those two run
+  // after their reductions.
+  for (size_t s = 1; s + 1 < end_room.size(); ++s) end_room[s] += est.embedding_sync;
   // --- Uneven stages: a stage holding more layers holds more gradients, and reduces them over
   // windows as much longer (chunked_dp_exposed scales with both): layers / even times the even
   // split's exposure.
   const auto scaled_by_layers = [&](int stage, Time exposed) { return (layers[static_cast<size_t>(stage)] / even[0]) * exposed; };
+  double heaviest = 1.0;
   if (!sc.stage_layers.empty()) {
-    for (int stage = 0; stage < pp; ++stage) stage_dp[static_cast<size_t>(stage)] = scaled_by_layers(stage, est.breakdown.dp_exposed);
+    for (int stage = 0; stage < pp; ++stage) {
+      dp_end[static_cast<size_t>(stage)] = scaled_by_layers(stage, est_end[static_cast<size_t>(stage)]);
+      dp_start[static_cast<size_t>(stage)] = scaled_by_layers(stage, est_start[static_cast<size_t>(stage)]);
+      heaviest = std::max(heaviest, layers[static_cast<size_t>(stage)] / even[0]);
+    }
   }
+  // ZeRO-3 whose gathers pace the step: the heaviest stage's gathers (and a degraded NIC's).
+  Time paced = heaviest * est.dp_paced;
 
   // --- Degraded NICs: their GPUs' DP collectives run at the degraded pace (a ring moves at its
   // slowest member's rate), and their pipeline sends take longer. Only the NICs slow down: the
@@ -381,6 +406,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   if (sc.nics) {
     assert(b.nic_degraded && "straggler_base prices the degraded NICs");
     const TrainingEstimate& deg = *b.nic_degraded;
+    const auto [deg_end, deg_start] = dp_parts(deg, pp);
     // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =
@@ -393,7 +419,9 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
         if (!behind_degraded_nic(cfg, g)) continue;
         const auto [r, s] = cell_of(pl, g);
-        stage_dp[static_cast<size_t>(s)] = scaled_by_layers(s, deg.breakdown.dp_exposed);
+        dp_end[static_cast<size_t>(s)] = scaled_by_layers(s, deg_end[static_cast<size_t>(s)]);
+        dp_start[static_cast<size_t>(s)] = scaled_by_layers(s, deg_start[static_cast<size_t>(s)]);
+        paced = max(paced, heaviest * deg.dp_paced);
         if (!replicas_by_stage[s].insert(r).second) continue;
         auto& extra = p2p_extra.try_emplace(r, std::vector<Time>(pp)).first->second;
         if (!cfg.training.overlap.pp_p2p) extra[s] = max(extra[s], per_transfer);
@@ -420,8 +448,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     }
     if (cfg.training.overlap.pp_p2p && pp > 1) out.communication_delta += 2 * per_transfer;
   }
-  Time dp_tail = est.breakdown.dp_exposed;
-  for (int stage = 0; stage < pp; ++stage) dp_tail = max(dp_tail, stage_dp[static_cast<size_t>(stage)] - drain_after(stage));
+  const Time dp_tail = max(staged_dp_exposed(dp_end, end_room, dp_start, start_room), paced);
   out.communication_delta += dp_tail - est.breakdown.dp_exposed;
 
   // --- Sequence-length imbalance: the heavy replicas' sequences are max_over_mean longer.

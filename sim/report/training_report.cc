@@ -125,6 +125,13 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
       fc.set("dp_ring_slowdown_max", c.dp_high);
     }
     if (moe) fc.set("expert_dp_ring_slowdown", c.expert_dp);
+    const auto by_stage = [&](const char* key, const std::vector<double>& v) {
+      if (v.empty()) return;
+      Json& a = fc.set(key, Json::array());
+      for (const double x : v) a.push(x);
+    };
+    by_stage("dp_ring_slowdown_by_stage", c.dp_stage);
+    if (moe) by_stage("expert_dp_ring_slowdown_by_stage", c.expert_dp_stage);
     if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
     if (cfg.parallelism.tp > 1 && !cfg.model.moe) fc.set("tp_group_slowdown", c.tp);

@@ -194,6 +194,58 @@ TEST(FabricContention, IsTheStaticContentionOfEveryStagesRings) {
   }
 }
 
+TEST(FabricContention, GivesEachStageTheWorstLinkItsOwnRingsCross) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
+    cfg.network.ecmp_seed = seed;
+    const FabricContention c = fabric_contention(cfg);
+    ASSERT_EQ(c.dp_stage.size(), 8u);
+    EXPECT_EQ(*std::max_element(c.dp_stage.begin(), c.dp_stage.end()), c.dp);
+    for (const double s : c.dp_stage) EXPECT_GE(s, 1.0);
+    cfg.network.routing = Routing::kSpray;
+    for (const double s : fabric_contention(cfg).dp_stage) EXPECT_EQ(s, 1.0);
+  }
+  // Some stages' rings collide and others' do not (ECMP on one uplink per ToR pair at 7:1 would
+  // slow all alike; at 1:1 the hash picks a few).
+  bool mixed = false;
+  for (uint64_t seed = 0; seed < 16 && !mixed; ++seed) {
+    ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
+    cfg.network.ecmp_seed = seed;
+    const FabricContention c = fabric_contention(cfg);
+    mixed = *std::min_element(c.dp_stage.begin(), c.dp_stage.end()) < c.dp;
+  }
+  EXPECT_TRUE(mixed);
+}
+
+TEST(FabricContention, AStageSlowedLaterInThePipelineHidesMore) {
+  // Stage s ends its backward passes s chunk passes before the first stage, so its reduction has
+  // that much more room: a slowdown on the last stage alone exposes less than on the first, and
+  // the first stage's alone exposes as much as every stage's (the first stage paces the end).
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
+  cfg.parallelism.vpp = 1;
+  for (const bool overlap : {true, false}) {
+    cfg.training.overlap.dp_grad_reduce = overlap;
+    cfg.training.overlap.dp_param_gather = overlap;
+    const FabricContention routed = fabric_contention(cfg);
+    ASSERT_GT(routed.dp, 1.5);
+    const size_t pp = routed.dp_stage.size();
+    const auto with = [&](std::vector<double> stages) {
+      FabricContention c = routed;
+      c.dp_stage = std::move(stages);
+      return estimate_training(cfg, a100(), c).breakdown.dp_exposed;
+    };
+    std::vector<double> first(pp, 1.0), last(pp, 1.0);
+    first.front() = routed.dp;
+    last.back() = routed.dp;
+    const Time every = with(std::vector<double>(pp, routed.dp));
+    const Time none = with(std::vector<double>(pp, 1.0));
+    EXPECT_EQ(with(first), every) << overlap;
+    EXPECT_LT(with(last), with(first)) << overlap;
+    EXPECT_GE(with(last), none) << overlap;
+    EXPECT_LT(none, every) << overlap;
+  }
+}
+
 TEST(FabricContention, MoeRoutesItsDenseAndExpertRings) {
   // 16 H800s on 2 nodes, ep 8 inside each node: the two nodes hold the expert replicas (expert
   // rings of 2 across the nodes) and, under sp, the dense replicas (one ring of 16).
@@ -335,10 +387,12 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   cfg.network.ecmp_seed = 3;
   double dp = 0, embedding = 0, low = 1e9, high = 0;
+  std::vector<double> stages(8, 0.0);
   for (int k = 0; k < 4; ++k) {
     ScenarioConfig one = cfg;
     one.network.ecmp_seed = 3 + static_cast<uint64_t>(k);
     const FabricContention c = fabric_contention(one);
+    for (size_t s = 0; s < stages.size(); ++s) stages[s] += c.dp_stage.at(s) / 4;
     dp += c.dp / 4;
     embedding += c.embedding / 4;
     low = std::min(low, c.dp);
@@ -349,6 +403,8 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   EXPECT_EQ(mean.draws, 4);
   EXPECT_NEAR(mean.dp, dp, 1e-12);
   EXPECT_NEAR(mean.embedding, embedding, 1e-12);
+  ASSERT_EQ(mean.dp_stage.size(), stages.size());
+  for (size_t s = 0; s < stages.size(); ++s) EXPECT_NEAR(mean.dp_stage[s], stages[s], 1e-12);
   EXPECT_EQ(mean.dp_low, low);
   EXPECT_EQ(mean.dp_high, high);
   ContentionCache cache;
@@ -371,6 +427,7 @@ TEST(FabricContention, SlowsTheDpTimeByItsFactor) {
   const FabricContention routed = fabric_contention(cfg);
   FabricContention none = routed;
   none.dp = 1.0;
+  none.dp_stage.assign(none.dp_stage.size(), 1.0);
   const Time slow = estimate_training(cfg, a100(), routed).breakdown.dp_exposed;
   const Time fast = estimate_training(cfg, a100(), none).breakdown.dp_exposed;
   EXPECT_GT(routed.dp, 1.5);

@@ -285,18 +285,33 @@ TEST(StragglerModel, ADegradedNicCostsWhatItAddsToItsStagesReduction) {
   const StragglerImpact first = impact("stragglers: {nics: {hosts: [0], bandwidth_factor: 0.25}}\n");
   const StragglerImpact last = impact("stragglers: {nics: {hosts: [6], bandwidth_factor: 0.25}}\n");
   EXPECT_GT(first.communication_delta, last.communication_delta);
-  // A fabric that already holds the DP rings to half the NICs' rate (radix 16, 12:4 ToRs: the
-  // routes slow them 2x) takes nothing more from a NIC at 90%: only the NICs slow down, not the
-  // switch links. (Before 2026-11-22 the two multiplied: 0.70 MFU points, the flow level 0.)
+  // A fabric that already holds a stage's DP rings to half the NICs' rate (radix 16, 12:4 ToRs:
+  // the routes slow stage 1's 2x) takes nothing more from a NIC at 90% on that stage (host 12):
+  // only the NICs slow down, not the switch links. (Before 2026-11-22 the two multiplied: 0.70
+  // MFU points, the flow level 0; 0.04 unfolded now.)
   const std::string fabric =
       "cluster: {gpu: A100-SXM4-80GB, gpus: 256, gpus_per_node: 8, nics_per_node: 8, nic_bandwidth: 200Gbps}\n"
       "network: {tiers: 3, switch_radix: 16, tor_oversubscription: '12:4'}\n"
       "model: {layers: 40, hidden: 5120, heads: 40, seq_len: 2048, vocab: 64000}\n"
       "parallelism: {tp: 8, pp: 4, vpp: 2, sequence_parallel: true, zero_stage: 1}\n"
       "training: {global_batch: 256, parallel_block: true}\n"
-      "stragglers: {nics: {hosts: [4], bandwidth_factor: 0.9}}\n";
-  const StragglerImpact held = impact_of(parse(fabric));
+      "stragglers: {nics: {hosts: [12], bandwidth_factor: 0.9}}\n";
+  ScenarioConfig held_cfg = parse(fabric);
+  ASSERT_EQ(fabric_contention(held_cfg).dp_stage.at(1), 2.0);
+  const StragglerImpact held = impact_of(held_cfg);
   EXPECT_LT(held.baseline_mfu - held.mfu, 0.0005);
+}
+
+TEST(StragglerModel, AMiddleStagesSlowReductionHidesUnderTheEmbeddingSync) {
+  // The first and last stage sync the tied embeddings after their reductions; a stage between
+  // them has that long more for its own (the flow level's schedule). Host 4 holds stage 2.
+  const std::string nic = "stragglers: {nics: {hosts: [4], bandwidth_factor: 0.25}}\n";
+  const StragglerImpact tied = impact(nic);
+  ScenarioConfig cfg = load(nic);
+  cfg.model.tied_embeddings = false;
+  const StragglerImpact untied = impact_of(cfg);
+  EXPECT_GT(untied.communication_delta, Time::zero());
+  EXPECT_LT(tied.communication_delta, untied.communication_delta);
 }
 
 TEST(StragglerModel, WhereZero3GathersPaceTheStepSlowComputeFillsTheirSlack) {
