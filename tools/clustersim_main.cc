@@ -16,6 +16,7 @@
 #include "sim/report/validation_suite.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/input_files.h"
 
 namespace clustersim::cli {
 namespace {
@@ -108,7 +109,8 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (!out.trace_json.empty()) files.emplace_back("trace.json", &out.trace_json);
     if (!out.report_html.empty()) files.emplace_back("report.html", &out.report_html);
     const std::string results = out.results.dump(2);
-    for (const auto& [name, text] : files) refuse_overwriting(dir / name, args.positionals(), "--out");
+    const std::vector<std::string> inputs = scenario_input_files(cfg);
+    for (const auto& [name, text] : files) refuse_overwriting(dir / name, inputs, "--out");
     for (const auto& [name, text] : files) {
       write_text_file(dir / name, text ? *text : results, "--out");
       written.push_back((dir / name).string());

@@ -18,6 +18,7 @@
 #include "sim/report/sweep/transport.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/input_files.h"
 
 namespace clustersim::cli {
 
@@ -120,8 +121,11 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     std::filesystem::create_directories(dir, ec);
     if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
   }
+  // The sweep file, its base and the files they name (a base called sweep.csv was overwritten
+  // until 2026-12-05).
+  const std::vector<std::string> inputs = sweep_input_files(spec);
   for (const char* name : {"results.jsonl", "sweep.csv", "sweep.json", "sweep.html"}) {
-    refuse_overwriting(dir / name, args.positionals(), "--out");
+    refuse_overwriting(dir / name, inputs, "--out");
   }
   options.log_path = (dir / "results.jsonl").string();
   if (root && args.has("--resume") && !std::filesystem::exists(options.log_path)) {

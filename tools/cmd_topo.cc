@@ -9,6 +9,7 @@
 #include "sim/core/scenario.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/input_files.h"
 #include "topology/fabric.h"
 #include "topology/fabric_graph.h"
 #include "topology/fabric_stats.h"
@@ -48,11 +49,12 @@ int cmd_topo(const std::vector<std::string>& argv) {
     export_file = args.positionals()[1];
     if (export_file.empty()) throw UsageError{"--export needs a FILE, got ''"};
     if (args.has("--list-links")) throw UsageError{"--list-links prints the links, --export writes the graph; give one"};
-    refuse_overwriting(export_file, {args.positionals()[0]}, "--export");
   } else if (args.positionals().size() != 1) {
     throw UsageError{"expected exactly one scenario file"};
   }
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
+  // Neither the scenario nor a file it names (its GPU profile) may be replaced by the export.
+  if (!export_file.empty()) refuse_overwriting(export_file, scenario_input_files(cfg), "--export");
   const calib::HardwareProfile hw = [&cfg] {
     try {
       return calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);

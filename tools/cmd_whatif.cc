@@ -10,6 +10,7 @@
 #include "sim/report/whatif_report.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/input_files.h"
 
 namespace clustersim::cli {
 
@@ -52,13 +53,14 @@ options:
 
 namespace {
 
-void write_out(const Args& args, const report::Json& j) {
+// `inputs`: the files the run read, which whatif.json must not replace.
+void write_out(const Args& args, const std::vector<std::string>& inputs, const report::Json& j) {
   if (!args.has("--out")) return;
   const std::filesystem::path dir(args.value("--out"));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
-  refuse_overwriting(dir / "whatif.json", args.positionals(), "--out");
+  refuse_overwriting(dir / "whatif.json", inputs, "--out");
   write_text_file(dir / "whatif.json", j.dump(2), "--out");
 }
 
@@ -124,7 +126,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
         report::run_flow_variants(variants, hw, report::unfold_per_variant(variants, hw), jobs);
     const report::Json j = with_notes(report::whatif_flow_json(cfg, results));
     report::refuse_saturated_times(cfg, j);
-    write_out(args, j);
+    write_out(args, scenario_input_files(cfg), j);
     std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results));
     // A variant that failed leaves the comparison incomplete: exit 2 when the input was at fault
     // (a fault that cuts every path, say), 1 when something else broke.
@@ -141,7 +143,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   const report::Json j = with_notes(report::whatif_json(cfg, w));
   report::refuse_saturated_times(cfg, j);
   const std::string text = report::whatif_table(cfg, w);
-  write_out(args, j);
+  write_out(args, scenario_input_files(cfg), j);
   std::cout << (format == "json" ? j.dump(2) : text);
   return 0;
 }

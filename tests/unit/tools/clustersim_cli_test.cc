@@ -589,6 +589,79 @@ TEST(CliUsage, OutputsNeverReplaceTheirInput) {
   std::filesystem::remove_all(dir);
 }
 
+// Nor over any other file the run read (until 2026-12-05 only the positional file was checked):
+// a sweep's base scenario and a profile file an axis names, a scenario's GPU profile (also
+// through a hard link), a serving scenario's request trace, for run, sweep, whatif and topo.
+TEST(CliUsage, OutputsNeverReplaceAFileTheScenarioNames) {
+  const std::filesystem::path dir = scratch("named");
+  const std::string src = CLUSTERSIM_SOURCE_DIR;
+  const auto copy = [](const std::filesystem::path& from, const std::filesystem::path& to) {
+    std::filesystem::create_directories(to.parent_path());
+    std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+    return slurp(to);
+  };
+  const auto write = [](const std::filesystem::path& to, const std::string& text) {
+    std::filesystem::create_directories(to.parent_path());
+    std::ofstream(to) << text;
+    return text;
+  };
+  const auto refused = [](const Result& r, const std::string& flag, const std::string& what) {
+    EXPECT_EQ(r.code, 2) << what << ": " << r.err;
+    EXPECT_CONTAINS(r.err, flag + " would write");
+    EXPECT_CONTAINS(r.err, "which is the input");
+  };
+  const std::string training =
+      "cluster: {gpus: 16}\nmodel: {layers: 24, hidden: 2304, heads: 24, seq_len: 2048, vocab: 51200}\n"
+      "training: {global_batch: 384}\n";
+  // A sweep whose base scenario is the sweep.csv (or sweep.html) its --out writes.
+  for (const std::string name : {"sweep.csv", "sweep.html"}) {
+    const std::filesystem::path out = dir / ("o-" + name);
+    const std::string base = write(out / name, training);
+    const std::filesystem::path sweep_file = dir / ("s-" + name + ".yaml");
+    write(sweep_file, "base: " + (out.filename() / name).string() + "\naxes: {parallelism.tp: [1, 2]}\n");
+    refused(clustersim("sweep '" + sweep_file.string() + "' --top 0 --no-progress --out '" + out.string() + "'"), "--out",
+            "sweep base " + name);
+    EXPECT_EQ(slurp(out / name), base);
+  }
+  // A profile file an axis names (relative to the sweep file, where the base is inline).
+  const std::filesystem::path o8 = dir / "o8";
+  const std::string axis_profile = copy(src + "/calibration/profiles/H100-SXM.yaml", o8 / "sweep.json");
+  write(dir / "s8.yaml",
+        "base: {cluster: {gpus: 16}, model: {layers: 24, hidden: 2304, heads: 24, seq_len: 2048, vocab: 51200}, "
+        "training: {global_batch: 384}}\naxes: {cluster.gpu: [H100-SXM, o8/sweep.json]}\n");
+  refused(clustersim("sweep '" + (dir / "s8.yaml").string() + "' --top 0 --no-progress --out '" + o8.string() + "'"),
+          "--out", "sweep axis profile");
+  EXPECT_EQ(slurp(o8 / "sweep.json"), axis_profile);
+  // A scenario's GPU profile named results.json, beside it; and one reached through a hard link.
+  const std::filesystem::path rp = dir / "rp";
+  copy(src + "/scenarios/net-ring-1k.yaml", rp / "s.yaml");
+  const std::string profile = copy(src + "/calibration/profiles/H100-SXM.yaml", rp / "results.json");
+  refused(clustersim("run '" + (rp / "s.yaml").string() + "' --set cluster.gpu=results.json --out '" + rp.string() + "'"),
+          "--out", "run profile");
+  std::filesystem::create_hard_link(rp / "results.json", rp / "linked.yaml");
+  refused(clustersim("run '" + (rp / "s.yaml").string() + "' --set cluster.gpu=linked.yaml --out '" + rp.string() + "'"),
+          "--out", "run profile through a hard link");
+  refused(clustersim("topo '" + (rp / "s.yaml").string() + "' --set cluster.gpu=results.json --export dot '" +
+                     (rp / "results.json").string() + "'"),
+          "--export", "topo profile");
+  EXPECT_EQ(slurp(rp / "results.json"), profile);
+  // whatif's --out onto the profile.
+  const std::filesystem::path wp = dir / "wp";
+  const std::string a100 = copy(src + "/calibration/profiles/A100-SXM4-80GB.yaml", wp / "whatif.json");
+  refused(clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 2 --set 'cluster.gpu=" +
+                     (wp / "whatif.json").string() + "' --out '" + wp.string() + "'"),
+          "--out", "whatif profile");
+  EXPECT_EQ(slurp(wp / "whatif.json"), a100);
+  // A serving scenario's request trace named trace.json.
+  const std::filesystem::path rt = dir / "rt";
+  copy(src + "/scenarios/infer-colocated.yaml", rt / "s.yaml");
+  const std::string trace = write(rt / "trace.json", "0.0,512,64\n0.5,256,32\n");
+  refused(clustersim("run '" + (rt / "s.yaml").string() + "' --set inference.trace=trace.json --out '" + rt.string() + "'"),
+          "--out", "run trace");
+  EXPECT_EQ(slurp(rt / "trace.json"), trace);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliUsage, AFlagInPlaceOfAValueIsMissingItsValue) {
   // "-j --out DIR" is -j without its value, not -j = "--out" and a second sweep file.
   const Result r = clustersim("sweep scenarios/sweep-175b.yaml -j --out /tmp/never");
