@@ -287,6 +287,14 @@ void apply_override(YamlNode& root, const std::string& assignment) {
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
+  // Spaces around a value are YAML syntax in a file (`tp: 8`), but after --set's '=' they are
+  // typed into the value: kept, so that 'tp= 4' and 'tp=4 ' are refused as a number, as a quoted
+  // ' 4' in a file is (parsed as YAML they were dropped, and ran with tp 4, until 2026-12-05).
+  if (parsed.is_scalar()) {
+    const size_t first = value.find_first_not_of(" \t");
+    const size_t last = value.find_last_not_of(" \t");
+    parsed.scalar = value.substr(0, first) + parsed.scalar + value.substr(last + 1);
+  }
   parsed.file = "--set";
   parsed.line = 0;
   *node = std::move(parsed);

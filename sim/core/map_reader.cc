@@ -43,15 +43,28 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A plain decimal, the whole text: from_chars takes an optional '-' and no '+', leading spaces or
+// hexadecimal, and anything left over (a trailing space, ".0" on an integer) refuses it. A '+'
+// was skipped here until 2026-12-05, so `tp: +8` and --set parallelism.tp=+4 passed as 8 and 4.
 template <typename T>
 std::optional<T> parse_number(const std::string& text) {
   T value{};
   const char* begin = text.data();
   const char* end = text.data() + text.size();
-  if (begin != end && *begin == '+') ++begin;
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
   return value;
+}
+
+// What a number written with a sign or spaces gets told, after what was expected: the forms
+// look like numbers but are not the plain decimal a scenario takes.
+std::string plain_form_hint(const std::string& text) {
+  const bool padded = !text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                                        std::isspace(static_cast<unsigned char>(text.back())));
+  const size_t first = text.find_first_not_of(" \t");
+  const bool plus = first != std::string::npos && text[first] == '+';
+  if (!padded && !plus) return "";
+  return " (a plain decimal: no '+' sign, no spaces around the digits)";
 }
 
 }  // namespace
@@ -152,7 +165,7 @@ bool MapReader::read(const std::string& key, int& out, Need need, int min, int m
     range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   }
   if (!v || *v < min || *v > max) {
-    fail(key, *n, range);
+    fail(key, *n, range + plain_form_hint(n->scalar));
     return false;
   }
   out = static_cast<int>(*v);
@@ -164,7 +177,7 @@ bool MapReader::read(const std::string& key, uint64_t& out, Need need) {
   if (!n) return false;
   const auto v = parse_number<unsigned long long>(n->scalar);
   if (!v) {
-    fail(key, *n, "a non-negative integer");
+    fail(key, *n, "a non-negative integer" + plain_form_hint(n->scalar));
     return false;
   }
   out = *v;
@@ -179,7 +192,7 @@ bool MapReader::read(const std::string& key, double& out, Need need, double min,
     std::string range = "a number";
     if (min > -1e300) range += " >= " + format_number(min);
     if (max < 1e300) range += (min > -1e300 ? " and <= " : " <= ") + format_number(max);
-    fail(key, *n, range);
+    fail(key, *n, range + plain_form_hint(n->scalar));
     return false;
   }
   out = *v;
@@ -211,7 +224,7 @@ bool MapReader::read_ratio(const std::string& key, double& out, double min, doub
   if (!v || !std::isfinite(*v) || *v < min || *v > max) {
     fail(key, *n,
          "a down:up ratio, as a number or as whole port counts (\"86:42\"), >= " + format_number(min) +
-             " and <= " + format_number(max));
+             " and <= " + format_number(max) + plain_form_hint(text));
     return false;
   }
   out = *v;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/moe_config.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -14,12 +14,13 @@ namespace {
 
 std::string str(long long v) { return std::to_string(v); }
 
-// One list entry as a finite number, or false.
+// One list entry as a finite plain decimal, or false: as MapReader reads numbers (strtod also took
+// a '+', leading spaces and hexadecimal until 2026-12-05).
 bool parse_number(const YamlNode& n, double& out) {
   if (!n.is_scalar() || n.scalar.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(n.scalar.c_str(), &end);
-  return end != nullptr && *end == 0 && std::isfinite(out);
+  const char* end = n.scalar.data() + n.scalar.size();
+  const auto [ptr, ec] = std::from_chars(n.scalar.data(), end, out);
+  return ec == std::errc() && ptr == end && std::isfinite(out);
 }
 
 }  // namespace

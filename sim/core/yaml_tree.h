@@ -48,7 +48,8 @@ const YamlNode* find_path(const YamlNode& root, const std::string& path);
 bool remove_path(YamlNode& root, const std::string& path);
 
 // Applies "key.path=value" to `root` (a map): walks or creates the maps on the path and replaces
-// the leaf with `value` parsed as YAML (so "4", "true", "[1, 2]" and "400Gbps" all work).
+// the leaf with `value` parsed as YAML (so "4", "true", "[1, 2]" and "400Gbps" all work); spaces
+// around a single value stay in it ("key= 4" sets " 4", which no number reader takes).
 // A null value ("key=null", "key=~", "key=") removes the key instead. Throws BadInput when the
 // text has no '=' or the path crosses a non-map.
 void apply_override(YamlNode& root, const std::string& assignment);

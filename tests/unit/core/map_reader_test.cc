@@ -34,24 +34,60 @@ TEST(MapReaderInt, ReadsAndRejects) {
   int a = 0, b = -1, c = -1, dd = 0, e = -1, f = -1;
   EXPECT_TRUE(r.read("a", a));
   EXPECT_EQ(a, 4);
-  EXPECT_TRUE(r.read("d", dd));
-  EXPECT_EQ(dd, 3);
   EXPECT_FALSE(r.read("b", b));
   EXPECT_FALSE(r.read("c", c));
+  EXPECT_FALSE(r.read("d", dd));  // a plain decimal has no '+' (it read as 3 until 2026-12-05)
   EXPECT_FALSE(r.read("e", e));  // does not fit an int
   EXPECT_FALSE(r.read("f", f, Need::kOptional, 1, 8));
   // Failed reads leave the output unchanged.
   EXPECT_EQ(b, -1);
   EXPECT_EQ(c, -1);
+  EXPECT_EQ(dd, 0);
   EXPECT_EQ(e, -1);
   EXPECT_EQ(f, -1);
-  ASSERT_EQ(d.count(), 4u);
+  ASSERT_EQ(d.count(), 5u);
   EXPECT_EQ(d.error(0).key_path, "sec.b");
   EXPECT_EQ(d.error(0).line, 2);
   EXPECT_EQ(d.error(0).file, "m.yaml");
   EXPECT_EQ(d.error(0).message, "expected an integer, got '4.5'");
-  EXPECT_EQ(d.error(3).key_path, "sec.f");
-  EXPECT_EQ(d.error(3).message, "expected an integer in [1, 8], got '9'");
+  EXPECT_EQ(d.error(2).key_path, "sec.d");
+  EXPECT_EQ(d.error(2).message, "expected an integer (a plain decimal: no '+' sign, no spaces around the digits), got '+3'");
+  EXPECT_EQ(d.error(4).key_path, "sec.f");
+  EXPECT_EQ(d.error(4).message, "expected an integer in [1, 8], got '9'");
+}
+
+// Integers and reals take one form: digits with an optional '-', no '+' and no spaces inside the
+// scalar (a quoted ' 4'; YAML's own spaces around a plain scalar, `a: 4`, are not in its text).
+// '+' passed for both until 2026-12-05.
+TEST(MapReaderNumbers, SignAndSpacesInsideTheScalarAreRefused) {
+  Doc d("i: +8\nu: +8\nx: +1.1\nqi: ' 4'\nqx: '1.1 '\nqu: ' 7'\nok: 8\nneg: -1.5\nexp: 1e+3\n");
+  MapReader r = d.reader();
+  int i = 0, qi = 0, ok = 0;
+  uint64_t u = 0, qu = 0;
+  double x = 0, qx = 0, neg = 0, ex = 0;
+  EXPECT_FALSE(r.read("i", i));
+  EXPECT_FALSE(r.read("u", u));
+  EXPECT_FALSE(r.read("x", x));
+  EXPECT_FALSE(r.read("qi", qi));
+  EXPECT_FALSE(r.read("qx", qx));
+  EXPECT_FALSE(r.read("qu", qu));
+  EXPECT_TRUE(r.read("ok", ok));
+  EXPECT_EQ(ok, 8);
+  EXPECT_TRUE(r.read("neg", neg));
+  EXPECT_DOUBLE_EQ(neg, -1.5);
+  EXPECT_TRUE(r.read("exp", ex));  // an exponent's sign is part of the decimal form
+  EXPECT_DOUBLE_EQ(ex, 1000);
+  ASSERT_EQ(d.count(), 6u);
+  for (size_t k = 0; k < d.count(); ++k) {
+    EXPECT_TRUE(contains(d.error(k).message, "(a plain decimal: no '+' sign, no spaces around the digits)"))
+        << d.error(k).message;
+  }
+  EXPECT_EQ(d.error(2).to_string(),
+            "m.yaml:3: sec.x: expected a number (a plain decimal: no '+' sign, no spaces around the digits), got '+1.1'");
+  EXPECT_EQ(d.error(3).message,
+            "expected an integer (a plain decimal: no '+' sign, no spaces around the digits), got ' 4'");
+  EXPECT_EQ(i, 0);
+  EXPECT_EQ(x, 0);
 }
 
 TEST(MapReaderInt, LowerBoundOnlyIsNamed) {

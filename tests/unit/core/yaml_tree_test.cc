@@ -189,6 +189,27 @@ TEST(ApplyOverride, ValuesAreParsedAsYaml) {
   EXPECT_TRUE(root.find("a")->is_map());
 }
 
+// Spaces after '=' (or at the end) are typed into the value, not YAML syntax as in a file: a
+// single value keeps them, so number readers refuse ' 4' (it became 4 until 2026-12-05); lists
+// and mappings are YAML as before.
+TEST(ApplyOverride, SpacesAroundASingleValueStayInIt) {
+  YamlNode root = parse_yaml_text("parallelism:\n  tp: 8\n", "s.yaml");
+  apply_override(root, "parallelism.tp= 4");
+  EXPECT_EQ(root.find("parallelism")->find("tp")->scalar, " 4");
+  apply_override(root, "parallelism.tp=4 ");
+  EXPECT_EQ(root.find("parallelism")->find("tp")->scalar, "4 ");
+  apply_override(root, "parallelism.tp=\t\"4\" ");
+  EXPECT_EQ(root.find("parallelism")->find("tp")->scalar, "\t4 ");
+  apply_override(root, "parallelism.tp=4");
+  EXPECT_EQ(root.find("parallelism")->find("tp")->scalar, "4");
+  apply_override(root, "list= [1, 2] ");
+  ASSERT_TRUE(root.find("list")->is_seq());
+  EXPECT_EQ(root.find("list")->seq[1].scalar, "2");
+  // Spaces around null still remove the key.
+  apply_override(root, "parallelism.tp= null ");
+  EXPECT_EQ(root.find("parallelism")->find("tp"), nullptr);
+}
+
 TEST(ApplyOverride, RejectsBadAssignments) {
   YamlNode root = parse_yaml_text("cluster:\n  gpus: 8\n", "s.yaml");
   const InputError no_eq = only_error([&] { apply_override(root, "cluster.gpus"); });

@@ -95,6 +95,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "non-negative"},
         BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 0, 0, 0, 0, 0, 0, 0]"}, "model.moe.loads",
                 "top_k"},
+        // A weight is a plain decimal as every number (strtod took '+', spaces and hexadecimal
+        // until 2026-12-05).
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[+4, 1, 1, 1, 1, 1, 1, 1]"}, "model.moe.loads",
+                "entry 0 ('+4') is not a non-negative number"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 0x10, 1, 1, 1, 1, 1, 1]"}, "model.moe.loads",
+                "entry 1 ('0x10')"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 1, ' 2', 1, 1, 1, 1, 1]"}, "model.moe.loads",
+                "entry 2 (' 2')"},
         BadCase{{"model.moe.loads=[1, 1, 1, 1, 1, 1, 1, 1]"}, "model.moe.loads", "only with routing: loads"},
         BadCase{{"model.moe.loads=3"}, "model.moe.loads", "expected a list"},
         BadCase{{"model.moe.capacity_factor=0.5"}, "model.moe.capacity_factor", "at least 1"},

@@ -373,6 +373,37 @@ TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
   EXPECT_CONTAINS(unwritable.err, "cannot write the file: no such file or directory");
 }
 
+// README: a number not a plain decimal (`+4`, ` 4`) is refused, exit 2, in --set values as in
+// flags; and in a scenario file (`tp: +8`), where the space after the colon stays YAML's own.
+// Until 2026-12-05 every one of these ran with tp 4 (or 8) and slowdown 1.1.
+TEST(CliUsage, SetNumbersArePlainDecimals) {
+  for (const std::string set : {"parallelism.tp=+4", "'parallelism.tp= 4'", "'parallelism.tp=4 '",
+                                "stragglers.hosts.slowdown=+1.1", "'stragglers.hosts.slowdown= 1.1'",
+                                "'stragglers.hosts.slowdown=1.1 '"}) {
+    // The straggler scenario gives stragglers.hosts, so that a good slowdown runs.
+    const Result r = clustersim("run scenarios/stragglers-175b-12288.yaml --set " + set);
+    EXPECT_EQ(r.code, 2) << set << ": " << r.out.substr(0, 200);
+    const std::string key = set.substr(set.front() == '\'' ? 1 : 0, set.find('=') - (set.front() == '\'' ? 1 : 0));
+    EXPECT_CONTAINS(r.err, "error: --set: " + key + ": expected ");
+    EXPECT_CONTAINS(r.err, "(a plain decimal: no '+' sign, no spaces around the digits), got '");
+  }
+  // The same key in a file: a '+' is refused with the file and line; `tp: 8` reads as ever.
+  const std::filesystem::path file = scratch("plus.yaml");
+  std::string text = slurp(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + kScenario);
+  const size_t tp = text.find("  tp: 8\n");
+  ASSERT_NE(tp, std::string::npos);
+  std::ofstream(file) << text.replace(tp, 8, "  tp: +8\n");
+  const Result plus = clustersim("run '" + file.string() + "'");
+  EXPECT_EQ(plus.code, 2);
+  EXPECT_CONTAINS(plus.err, file.string() + ":");
+  EXPECT_CONTAINS(plus.err, ": parallelism.tp: expected an integer in [1, 65536] (a plain decimal: no '+' sign, no "
+                            "spaces around the digits), got '+8'");
+  std::filesystem::remove(file);
+  EXPECT_EQ(clustersim("run scenarios/stragglers-175b-12288.yaml --set parallelism.tp=4 "
+                       "--set stragglers.hosts.slowdown=1.1").code,
+            0);
+}
+
 TEST(CliUsage, HelpOnBuiltSubcommands) {
   for (const char* cmd : {"run", "validate", "profiles", "topo", "calibrate"}) {
     for (const char* flag : {"--help", "-h"}) {
