@@ -419,9 +419,14 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
               "every " + to_string(effective_interval)
             : std::string())
     << "\n               " << fmt("%.4g GB each", checkpoint_bytes / 1e9) << fmt(", written at %.3g GB/s on average", write_rate / 1e9)
+    // What the computed blocking time is: an asynchronous checkpoint stalls for its snapshot
+    // only, a synchronous one for its whole write (the sync case said "copy to host memory" of
+    // its whole write until 2026-12-05).
     << (f.checkpoint.blocking ? std::string()
-                              : " (blocking: the shard's copy to host memory only; checkpoint.blocking gives your "
-                                "system's stall, coordination and metadata included)")
+        : f.checkpoint.async  ? " (blocking: the shard's copy to host memory only; checkpoint.blocking gives your "
+                                "system's stall, coordination and metadata included)"
+                              : " (blocking: the whole synchronous write, size / write bandwidth; checkpoint.blocking "
+                                "gives your system's stall, coordination and metadata included)")
     << "\n\n";
   o << "ETTR           " << fmt("%.2f%%", 100 * e.mean)
     << (has_ci ? fmt("  (95%% CI %.2f", 100 * ettr_low) + fmt(" to %.2f%%)\n", 100 * ettr_high)

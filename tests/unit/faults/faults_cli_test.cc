@@ -209,6 +209,12 @@ TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
   EXPECT_TRUE(contains(text.out, "GB each, written at 17 GB/s on average\n")) << text.out;
   const Result computed = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.blocking=null");
   EXPECT_TRUE(contains(computed.out, "the shard's copy to host memory only")) << computed.out;
+  // A synchronous checkpoint's computed blocking time is its whole write (28.41 s here: size /
+  // write bandwidth), not a copy to host memory (which its note said until 2026-12-05).
+  const Result sync = clustersim("run scenarios/faults-16k-30d-slow-recovery.yaml");
+  ASSERT_EQ(sync.code, 0) << sync.out;
+  EXPECT_TRUE(contains(sync.out, "blocking: the whole synchronous write, size / write bandwidth;")) << sync.out;
+  EXPECT_FALSE(contains(sync.out, "copy to host memory")) << sync.out;
 }
 
 TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {
