@@ -483,6 +483,28 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   std::filesystem::remove(suite);
 }
 
+// scenarios/README.md: a traffic microbenchmark takes network.faults at every level, its
+// analytical level routing each transfer as the flow level does; training refuses them there.
+TEST(CliRun, TrafficFaultsArePricedAlikeAtTheAnalyticalAndFlowLevels) {
+  const std::string fault = " --set 'network.faults=[{element: \"tor_agg:193\", bandwidth_factor: 0.5}]' --format json";
+  const auto completion = [](const Result& r) {
+    const std::string key = "\"completion_time_s\": ";
+    const size_t at = r.out.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + key.size()));
+  };
+  const Result healthy = clustersim("run scenarios/net-shift-1k.yaml --format json");
+  const Result analytical = clustersim("run scenarios/net-shift-1k.yaml --fidelity analytical" + fault);
+  const Result flow = clustersim("run scenarios/net-shift-1k.yaml --fidelity flow" + fault);
+  ASSERT_EQ(analytical.code, 0) << analytical.err;
+  ASSERT_EQ(flow.code, 0) << flow.err;
+  // 6.716 ms healthy; the halved link's flows take twice as long: 13.43 ms at both levels.
+  EXPECT_NEAR(completion(analytical), 2 * completion(healthy), 1e-3 * completion(healthy));
+  EXPECT_NEAR(completion(analytical), completion(flow), 1e-3 * completion(flow));
+  const Result training = clustersim(std::string("run ") + kScenario + " --fidelity analytical" + fault);
+  EXPECT_EQ(training.code, 2);
+  EXPECT_CONTAINS(training.err, "failed or degraded links and switches are simulated at the flow level");
+}
+
 TEST(CliRun, FidelityFlagAndSetMustAgree) {
   // --fidelity flow beside --set network.fidelity=analytical ran at flow without a word.
   const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --fidelity flow --set network.fidelity=analytical");
