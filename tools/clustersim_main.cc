@@ -80,6 +80,15 @@ options:
   -h, --help             this help
 )";
 
+constexpr const char* kVersionUsage = R"(usage: clustersim version
+       clustersim --version
+
+Prints the version: clustersim VERSION.
+
+options:
+  -h, --help             this help
+)";
+
 std::string require_format(const Args& args) {
   const std::string format = args.value("--format", "text");
   if (format != "text" && format != "json") throw UsageError{"--format must be text or json, got '" + format + "'"};
@@ -193,6 +202,17 @@ int cmd_profiles(const std::vector<std::string>& argv) {
   return 0;
 }
 
+int cmd_version(const std::vector<std::string>& argv) {
+  const Args args(argv, {}, {}, {"-h", "--help"});
+  if (args.has("-h") || args.has("--help")) {
+    std::cout << kVersionUsage;
+    return 0;
+  }
+  if (!args.positionals().empty()) throw UsageError{"takes no arguments, got '" + args.positionals()[0] + "'"};
+  std::cout << "clustersim " << kVersion << "\n";
+  return 0;
+}
+
 struct Command {
   std::function<int(const std::vector<std::string>&)> run;
   const char* usage;
@@ -207,6 +227,7 @@ const std::map<std::string, Command>& commands() {
       {"calibrate", {cmd_calibrate, kCalibrateUsage}},
       {"sweep", {cmd_sweep, kSweepUsage}},
       {"whatif", {cmd_whatif, kWhatIfUsage}},
+      {"version", {cmd_version, kVersionUsage}},
   };
   return kCommands;
 }
@@ -220,7 +241,8 @@ int dispatch(int argc, char** argv) {
   if (name == "-h" || name == "--help" || name == "help") {
     // "help run": that command's usage.
     if (argc == 3) {
-      const auto cmd = commands().find(argv[2]);
+      const std::string asked = argv[2];
+      const auto cmd = commands().find(asked == "--version" ? "version" : asked);
       if (cmd == commands().end()) {
         std::cerr << "clustersim help: unknown command '" << argv[2] << "'\n\n" << kTopUsage;
         return 2;
@@ -235,15 +257,9 @@ int dispatch(int argc, char** argv) {
     std::cout << kTopUsage;
     return 0;
   }
-  if (name == "--version" || name == "version") {
-    if (argc > 2) {
-      std::cerr << "clustersim " << name << ": takes no arguments, got '" << argv[2] << "'\n";
-      return 2;
-    }
-    std::cout << "clustersim " << kVersion << "\n";
-    return 0;
-  }
-  const auto it = commands().find(name);
+  // "--version" is the command "version" (with its -h / --help; both said "takes no arguments"
+  // to --help until 2026-12-05, and "help version" called it unknown).
+  const auto it = commands().find(name == "--version" ? "version" : name);
   if (it == commands().end()) {
     std::cerr << "clustersim: unknown command '" << name << "'\n\n" << kTopUsage;
     return 2;

@@ -30,7 +30,8 @@ written.
 options:
   -o, --output FILE         the profile to write (required; not one of the probe files)
   --base NAME|FILE          profile providing the datasheet values (default: matched from the probe)
-  --max-median-error PCT    the largest median fit error a model may have, in percent (default 25)
+  --max-median-error PCT    the largest median fit error a model may have, in percent (0 to 1000,
+                            default 25)
   --parameters              also print every fitted parameter
   -h, --help                this help
 )";

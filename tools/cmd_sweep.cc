@@ -33,13 +33,13 @@ reason. Results are appended to DIR/results.jsonl as they finish: run the same c
 DIR/sweep.json (one row per candidate) and DIR/sweep.html (ranking and plots).
 
 options:
-  -j, --jobs N       local worker processes (default 1); flow-level runs always get a fresh
-                     process each (SimGrid runs one simulation per process)
+  -j, --jobs N       local worker processes (1 to 1,024, default 1); flow-level runs always get
+                     a fresh process each (SimGrid runs one simulation per process)
   --out DIR          output directory (default: sweep-out)
   --resume           continue the sweep whose results are in DIR
   --restart          discard the results in DIR and start again
-  --top K            candidates re-run at the finer level (default: flow_stage.top_k of the
-                     sweep file, 5); 0 skips the second stage
+  --top K            candidates re-run at the finer level (0 to 100,000; default: flow_stage.top_k
+                     of the sweep file, else 5); 0 skips the second stage
   --no-progress      no progress bar (it is drawn on stderr only when stderr is a terminal)
   -h, --help         this help
 

@@ -39,13 +39,15 @@ options:
   --fidelity analytical|flow
                          level to simulate at (default: the scenario's network.fidelity; a
                          --set network.fidelity naming another level is refused)
-  --jobs N               flow level: variants simulated at once, one process each (default 2)
+  --jobs N               flow level: variants simulated at once, one process each (1 to 256,
+                         default 2)
   --draws N              also redraw randomly placed stragglers (and the GPU speeds of
                          stragglers.variation) with seeds seed..seed+N-1 and report the MFU lost
                          over the draws: mean with its 95% confidence interval, lowest and
-                         highest (default: 100 at the analytical level when slow hosts or GPUs
-                         or the GPU speeds are drawn, which takes milliseconds; otherwise 1, the
-                         scenario's seed alone; more than 1 where nothing is drawn is refused)
+                         highest (1 to 10,000; default: 100 at the analytical level when slow
+                         hosts or GPUs or the GPU speeds are drawn, which takes milliseconds;
+                         otherwise 1, the scenario's seed alone; more than 1 where nothing is
+                         drawn is refused)
   --format text|json     table (default) or one JSON object on stdout
   --out DIR              also write DIR/whatif.json
   -h, --help             this help

@@ -333,6 +333,25 @@ TEST(CliUsage, TopLevelHelpAndVersion) {
   EXPECT_CONTAINS(help_run.out, "usage: clustersim run SCENARIO.yaml");
   EXPECT_EQ(clustersim("help nosuch").code, 2);
   EXPECT_EQ(clustersim("--version extra").code, 2);
+  EXPECT_EQ(clustersim("version extra").code, 2);
+  // version takes -h / --help and is known to help, as every command (refused until 2026-12-05).
+  for (const char* args : {"version --help", "version -h", "--version --help", "--version -h", "help version"}) {
+    const Result r = clustersim(args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.err;
+    EXPECT_CONTAINS(r.out, "usage: clustersim version");
+  }
+}
+
+// The ranges the flags enforce (and README lists) are in the help (missing until 2026-12-05).
+TEST(CliUsage, HelpGivesTheRangesOfNumericFlags) {
+  const Result whatif = clustersim("whatif --help");
+  EXPECT_CONTAINS(whatif.out, "one process each (1 to 256,\n                         default 2)");
+  EXPECT_CONTAINS(whatif.out, "(1 to 10,000; default: 100");
+  const Result sweep = clustersim("sweep --help");
+  EXPECT_CONTAINS(sweep.out, "local worker processes (1 to 1,024, default 1)");
+  EXPECT_CONTAINS(sweep.out, "(0 to 100,000; default: flow_stage.top_k");
+  const Result calibrate = clustersim("calibrate --help");
+  EXPECT_CONTAINS(calibrate.out, "in percent (0 to 1000,\n                            default 25)");
 }
 
 // Since 2026-12-04 (fuzz audit): numbers in flags are plain decimals; messages name what failed.
