@@ -408,7 +408,9 @@ TEST(MoeReport, FlowResultsHaveNoNegativeTimes) {
   o.use_simgrid = false;
   const engine::FlowTrainingResult f = engine::simulate_training(cfg, h800(), o);
   report::flow_training_results(cfg, h800(), f).for_each_number([&](const std::string& path, double v) {
-    if (path.size() > 2 && path.compare(path.size() - 2, 2, "_s") == 0) EXPECT_GE(v, 0.0) << path;
+    if (path.size() > 2 && path.compare(path.size() - 2, 2, "_s") == 0) {
+      EXPECT_GE(v, 0.0) << path;
+    }
   });
 }
 
