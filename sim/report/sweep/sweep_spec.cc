@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,11 +25,14 @@ constexpr int64_t kMaxAxisValues = 100000;
 // Nor may the whole sweep exceed this many candidates.
 constexpr double kMaxCandidates = 1e8;
 
+// A plain decimal, the whole scalar, as scenario numbers are read (no '+', spaces or hexadecimal:
+// strtod took all three until 2026-12-05, so a price of '+2.5' or '0x10' was read).
 std::optional<double> number_of(const YamlNode& n) {
   if (!n.is_scalar() || n.scalar.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(n.scalar.c_str(), &end);
-  if (end != n.scalar.c_str() + n.scalar.size() || !std::isfinite(v)) return std::nullopt;
+  double v = 0;
+  const char* end = n.scalar.data() + n.scalar.size();
+  const auto [ptr, ec] = std::from_chars(n.scalar.data(), end, v);
+  if (ec != std::errc() || ptr != end || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 

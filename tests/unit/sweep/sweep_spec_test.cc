@@ -60,6 +60,21 @@ TEST(SweepSpec, CostObjectiveMinimisesAndNeedsPrices) {
             std::string::npos);
 }
 
+// Prices and axis numbers are plain decimals, as scenario numbers: '+2', '0x10' and ' 2' were
+// read by strtod until 2026-12-05.
+TEST(SweepSpec, NumbersArePlainDecimals) {
+  for (const char* price : {"'+2'", "0x10", "' 2'"}) {
+    EXPECT_NE(error_text(std::string("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: "
+                                     "{A100-SXM4-80GB: ") + price + "}\n")
+                  .find("price_per_gpu_hour"),
+              std::string::npos)
+        << price;
+  }
+  EXPECT_EQ(spec_from("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: 2.5e0}\n")
+                .price_per_gpu_hour.at("A100-SXM4-80GB"),
+            2.5);
+}
+
 // An unknown axis key is said once (not once per value), beside the file's other mistakes (before
 // 2026-12-05 a bad objective hid it, and then it came twice).
 TEST(SweepSpec, AnUnknownAxisKeyIsSaidOnceWithTheOtherMistakes) {
