@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -89,9 +91,10 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
   return out;
 }
 
-std::vector<double> group_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
-                                     std::span<const coll::FlowSpec> flows, std::span<const int> group, int groups) {
-  std::vector<double> out(static_cast<size_t>(groups), 1.0);
+StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
+                                std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages) {
+  StageLinkLoads out;
+  out.of_stage.resize(static_cast<size_t>(stages));
   const LinkLoads loads = link_loads(fabric, routes, flows, false);
   const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
   double host_time = 0.0;
@@ -101,20 +104,49 @@ std::vector<double> group_contention(const topo::Fabric& fabric, const net::Rout
     }
   }
   if (host_time <= 0.0) return out;
+  // Each stage's bytes on each network link, as link_loads splits them over the paths.
+  std::unordered_map<topo::LinkId, int32_t> compact;
+  std::vector<std::vector<double>> bytes;  // compact link -> bytes per stage
   std::vector<net::Path> paths;
   for (size_t i = 0; i < flows.size(); ++i) {
     const coll::FlowSpec& f = flows[i];
     if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
-    double& worst = out[static_cast<size_t>(group[i])];
+    const int s = stage[i];
     routes.paths(f.src, f.dst, paths);
+    const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
     for (const net::Path& p : paths) {
-      for (const topo::LinkId l : p.links) {
+      for (size_t k = 0; k < p.links.size(); ++k) {
+        const topo::LinkId l = p.links[k];
         if (fabric.link_tier(l) == topo::LinkTier::kNvlink || fabric.is_failed(l)) continue;
-        worst = std::max(worst, loads.bytes[l] / fabric.capacity(l).bytes_per_s / host_time);
+        auto [it, added] = compact.try_emplace(l, static_cast<int32_t>(bytes.size()));
+        if (added) {
+          bytes.emplace_back(static_cast<size_t>(stages), 0.0);
+          out.links.emplace_back();
+        }
+        std::vector<double>& b = bytes[static_cast<size_t>(it->second)];
+        if (b[static_cast<size_t>(s)] == 0.0) out.of_stage[static_cast<size_t>(s)].push_back(it->second);
+        b[static_cast<size_t>(s)] += per_path * p.share(k);
       }
     }
   }
+  for (const auto& [l, c] : compact) {
+    const double scale = 1.0 / (fabric.capacity(l).bytes_per_s * host_time);
+    for (int s = 0; s < stages; ++s) {
+      const double b = bytes[static_cast<size_t>(c)][static_cast<size_t>(s)];
+      if (b > 0.0) out.links[static_cast<size_t>(c)].emplace_back(s, b * scale);
+    }
+  }
   return out;
+}
+
+double StageLinkLoads::contention(int stage, std::span<const double> weight) const {
+  double worst = 1.0;
+  for (const int32_t l : of_stage[static_cast<size_t>(stage)]) {
+    double t = 0.0;
+    for (const auto& [s, x] : links[static_cast<size_t>(l)]) t += weight[static_cast<size_t>(s)] * x;
+    worst = std::max(worst, t);
+  }
+  return worst;
 }
 
 namespace {
@@ -220,15 +252,20 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
     return static_contention(fabric, routes, ring_flows(rings, nullptr, nullptr));
   };
   // The gradient rings of every stage routed together, and what that gives each stage's rings.
+  const int pp = cfg.parallelism.pp;
   const auto by_stage = [&](const std::vector<std::vector<int32_t>>& rings, const std::vector<int>& stage_of,
-                            std::vector<double>& per_stage) {
+                            std::vector<double>& per_stage, std::shared_ptr<const StageLinkLoads>& loads) {
     std::vector<int> stage;
     const std::vector<coll::FlowSpec> flows = ring_flows(rings, &stage_of, &stage);
-    per_stage = group_contention(fabric, routes, flows, stage, cfg.parallelism.pp);
+    auto l = std::make_shared<StageLinkLoads>(stage_link_loads(fabric, routes, flows, stage, pp));
+    const std::vector<double> every(static_cast<size_t>(pp), 1.0);
+    per_stage.resize(static_cast<size_t>(pp));
+    for (int s = 0; s < pp; ++s) per_stage[static_cast<size_t>(s)] = l->of_stage.empty() ? 1.0 : l->contention(s, every);
+    loads = std::move(l);
     return static_contention(fabric, routes, flows);
   };
-  const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, out.dp_stage);
-  const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, out.expert_dp_stage);
+  const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, out.dp_stage, out.dp_loads);
+  const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, out.expert_dp_stage, out.expert_dp_loads);
   const StaticLoad embedding = contention(sets.embedding);
   const StaticLoad cp = contention(sets.cp);
   const StaticLoad tp = contention(sets.tp);
@@ -298,6 +335,10 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   out.cp /= n;
   out.tp /= n;
   for (double& a : out.a2a) a /= n;
+  // The loads are one draw's: with several, the stages are priced at the draws' mean slowdowns
+  // all at once.
+  out.dp_loads.reset();
+  out.expert_dp_loads.reset();
   for (double& a : out.dp_stage) a /= n;
   for (double& a : out.expert_dp_stage) a /= n;
   out.draws = draws;

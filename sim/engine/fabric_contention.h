@@ -4,6 +4,7 @@
 // the most loaded link (no event simulation).
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -22,6 +23,19 @@ namespace clustersim::engine {
 // through the step), so stages' rings meet on the ToR and aggregation uplinks wherever a stage
 // does not fill whole ToR groups. Against the flow level on 23 plans (docs/results.md) this
 // beat routing each stage alone.
+// The network links the gradient rings of the pipeline stages cross, with each stage's load on
+// each: what a stage's rings meet when the others' run only part of the time beside them.
+struct StageLinkLoads {
+  // Per link (compact index): (stage, its bytes on the link / capacity / the busiest NIC's time
+  // of all the stages' rings at line rate), for the stages with bytes there.
+  std::vector<std::vector<std::pair<int, double>>> links;
+  std::vector<std::vector<int32_t>> of_stage;  // per stage: the links its rings cross
+  // Stage `stage`'s slowdown when stage j's rings run beside it for `weight[j]` of their bytes
+  // (weight[stage] 1: its own): the most loaded of its links, static_contention's rule, >= 1.
+  // Every weight 1 gives FabricContention::dp_stage.
+  double contention(int stage, std::span<const double> weight) const;
+};
+
 struct FabricContention {
   double dp = 1.0;         // dense gradients' rings: >= 1; 1 when no ring leaves a node or nothing collides
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
@@ -39,6 +53,11 @@ struct FabricContention {
   // the exposure is the worst over stages, not the first stage's at the worst slowdown.
   std::vector<double> dp_stage;
   std::vector<double> expert_dp_stage;
+  // The loads behind dp_stage and expert_dp_stage (null when not routed, or with ecmp_draws > 1,
+  // whose mean is priced all at once): the analytical level prices each stage's reduction against
+  // the other stages' rings only for the part of theirs that runs beside it.
+  std::shared_ptr<const StageLinkLoads> dp_loads;
+  std::shared_ptr<const StageLinkLoads> expert_dp_loads;
   // network.ecmp_draws > 1 with ECMP: each slowdown above is the mean over the draws, and these
   // the lowest and highest DP ring slowdown of one draw (both dp otherwise).
   int draws = 1;
@@ -72,11 +91,11 @@ struct StaticLoad {
 StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
                              std::span<const coll::FlowSpec> flows);
 
-// static_contention for each of `groups` groups of `flows` (flow i in group `group[i]`), with every
-// flow's bytes on the links: the most loaded network link any of the group's flows crosses, over
-// the busiest NIC of all the flows; 1 for a group that meets nothing slower than that NIC.
-std::vector<double> group_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
-                                     std::span<const coll::FlowSpec> flows, std::span<const int> group, int groups);
+// stage_link_loads of `flows` (flow i of pipeline stage `stage[i]`, 0 <= stage < stages), each
+// split evenly over its paths as link_loads does: every network link some flow crosses, with each
+// stage's bytes on it.
+StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
+                                std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages);
 
 // The static completion time of `flows` started together, at the links' line rates: the most
 // loaded link's bytes over its capacity, over every tier (NVLink included: intra-node flows
