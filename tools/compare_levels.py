@@ -6,7 +6,8 @@ flow. A search for where the closed forms and the detailed simulation part ways 
 "Analytical and flow levels"). With --folding it compares instead the flow level's folded runs
 (training.fold_ranks: true, the default) with unfolded ones (every rank group simulated), on
 smaller plans around scenarios/megatron-sc21/gpt-7p5b-128.yaml that also place DP first and share
-one NIC per node (scenarios/README.md, fold_ranks).
+one NIC per node (scenarios/README.md, fold_ranks). With --moe it draws mixture-of-experts plans
+around scenarios/mixtral-8x7b-h100-256.yaml instead (analytical against flow, as the default mode).
 
 Each plan varies the cluster size, tp, pp, vpp, cp, global batch, ZeRO stage, recomputation,
 wiring, ToR oversubscription, queue pairs, rank placement and NICs per node; plans the scenario
@@ -15,9 +16,19 @@ analytical level and fails at the flow level is reported. Prints one line per pl
 iteration times, the overrides) and the mean and worst absolute error; exits 1 when a flow run
 failed or the worst exceeds --max-error (percent), so it can guard a change.
 
+MoE plans (--moe) vary the cluster size (64 to 512 GPUs), tp, pp, vpp, ep, expert_tp, ZeRO stage,
+attention_parallel (tp or Ulysses sp), routing (uniform or zipf, zipf_s 0.5 to 2), top_k,
+a2a_chunks, recomputation, global batch, NICs per node, ToR oversubscription, wiring and ECMP or
+sprayed routing. A plan whose flow run would be long is drawn again before it runs: one whose
+all-to-alls carry more than --moe-max-flows (flows per MoE layer and micro-batch, every expert
+domain of a stage, times the layers and micro-batches of the step, between nodes counted twice;
+the default 6 million takes up to about 15 s on one core), and, as a backstop, one whose flow run
+passes --timeout seconds (reported as SKIPPED, not counted).
+
 Example (about 10 s per plan on 2 cores, most of it the flow level):
   tools/compare_levels.py --clustersim build/tools/clustersim --seed 1 --plans 25
   tools/compare_levels.py --folding --seed 1 --plans 25      (about 2 s per plan)
+  tools/compare_levels.py --moe --seed 1 --plans 15          (about 2-3 s per plan, none over ~20 s)
 """
 import argparse
 import json
@@ -27,11 +38,18 @@ import subprocess
 import sys
 
 
-def iteration_time(clustersim, scenario, overrides):
+class TimedOut(Exception):
+    pass
+
+
+def iteration_time(clustersim, scenario, overrides, timeout=None):
     cmd = [clustersim, "run", scenario, "--format", "json"]
     for o in overrides:
         cmd += ["--set", o]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TimedOut()
     if r.returncode != 0:
         return None
     return json.loads(r.stdout)["iteration_time_s"]
@@ -80,6 +98,82 @@ def draw_folding(rng):
     ]
 
 
+# Mixtral-8x7B (scenarios/mixtral-8x7b-h100-256.yaml, which --moe assumes): 32 layers, 32 heads
+# (8 KV), 8 experts, micro_batch 1, 8 GPUs per node.
+MOE_LAYERS, MOE_GPN = 32, 8
+
+
+def moe_flow_work(gpus, tp, pp, ep, etp, global_batch):
+    """All-to-all flows the flow level simulates in one step, roughly: per MoE layer and
+    micro-batch, every expert domain of every stage sends from each of its ep x etp GPUs to the
+    other ep - 1 owners, dispatch and combine, forward and backward. Flows between nodes (ep x etp
+    past a node) count twice: they cost the fluid solver about twice as much (measured: 3.7 million
+    flows inside nodes 7 s, 1.8 million between nodes 4-10 s, on one core)."""
+    if ep <= 1:
+        return 0
+    domains = gpus // pp // (ep * etp)
+    per_layer = domains * ep * etp * (ep - 1)
+    micro_batches = global_batch // (gpus // (tp * pp))
+    between_nodes = 2 if ep * etp > MOE_GPN else 1
+    return between_nodes * per_layer * 4 * MOE_LAYERS * micro_batches
+
+
+def draw_moe_sizes(rng):
+    """A Mixtral-8x7B plan whose parallel sizes divide (the loader still refuses plans that do
+    not fit in memory, or that break a rule this does not check) and its flow work, or None."""
+    gpus = rng.choice([64, 128, 256, 256, 512])
+    tp = rng.choice([1, 2, 2, 4, 8])
+    pp = rng.choice([1, 2, 4, 4, 8])
+    vpp = rng.choice([1, 1, 2, 4]) if pp > 1 else 1
+    ep = rng.choice([1, 2, 4, 8, 8])
+    etp = rng.choice([1, 1, 1, 2, 4])
+    if gpus % (tp * pp) or (gpus // pp) % (ep * etp) or MOE_LAYERS % (pp * vpp) or ep * etp > 2 * MOE_GPN:
+        return None
+    dp = gpus // (tp * pp)
+    # Micro-batches per pipeline: at least pp, a multiple of pp when interleaved.
+    m = rng.choice([4, 8, 16, 32])
+    if m < pp or (vpp > 1 and m % pp):
+        return None
+    global_batch = m * dp
+    if global_batch > 2048 or global_batch < 64:
+        return None
+    top_k = rng.choice([1, 2, 2, 4])
+    routing = rng.choice(["uniform", "uniform", "zipf"])
+    plan = [
+        f"cluster.gpus={gpus}",
+        f"parallelism.tp={tp}",
+        f"parallelism.pp={pp}",
+        f"parallelism.vpp={vpp}",
+        f"parallelism.ep={ep}",
+        f"parallelism.expert_tp={etp}",
+        f"parallelism.zero_stage={rng.choice([0, 1, 1, 2, 3])}",
+        f"training.global_batch={global_batch}",
+        f"training.attention_parallel={rng.choice(['tp', 'tp', 'sp']) if tp > 1 else 'tp'}",
+        f"model.moe.top_k={top_k}",
+        f"model.moe.routing={routing}",
+    ]
+    if routing == "zipf":
+        plan.append(f"model.moe.zipf_s={rng.choice([0.5, 1.0, 1.5, 2.0])}")
+    plan += [
+        f"training.overlap.a2a_chunks={rng.choice([1, 1, 2, 4])}",
+        f"training.recompute={rng.choice(['none', 'selective', 'full'])}",
+        f"cluster.nics_per_node={rng.choice([8, 8, 4, 2])}",
+        f"network.tor_oversubscription={rng.choice([1, 1, 3])}",
+        f"network.wiring={rng.choice(['rail_optimized', 'tor_per_server'])}",
+        f"network.routing={rng.choice(['ecmp', 'ecmp', 'spray'])}",
+    ]
+    return plan, moe_flow_work(gpus, tp, pp, ep, etp, global_batch)
+
+
+def draw_moe(rng, max_flows):
+    """draw_moe_sizes until the sizes divide and the step's all-to-all flows are at most max_flows."""
+    for _ in range(100000):
+        drawn = draw_moe_sizes(rng)
+        if drawn is not None and drawn[1] <= max_flows:
+            return drawn[0]
+    sys.exit(f"compare_levels: no MoE plan with at most {max_flows:g} all-to-all flows drawn")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clustersim", default="build/tools/clustersim", help="the clustersim binary")
@@ -88,9 +182,20 @@ def main():
     ap.add_argument("--plans", type=int, default=20, help="valid plans to compare")
     ap.add_argument("--max-error", type=float, default=None, help="exit 1 when a plan's |error| exceeds this (percent)")
     ap.add_argument("--folding", action="store_true", help="compare folded flow-level runs with unfolded ones")
+    ap.add_argument("--moe", action="store_true", help="draw MoE plans around scenarios/mixtral-8x7b-h100-256.yaml")
+    ap.add_argument("--moe-max-flows", type=float, default=6e6,
+                    help="--moe: draw again a plan whose step carries more all-to-all flows than this")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds a flow run may take before the plan is skipped (--moe: 60)")
     args = ap.parse_args()
+    if args.folding and args.moe:
+        ap.error("--folding and --moe are separate modes")
     if args.folding and args.scenario == ap.get_default("scenario"):
         args.scenario = "scenarios/megatron-sc21/gpt-7p5b-128.yaml"
+    if args.moe and args.scenario == ap.get_default("scenario"):
+        args.scenario = "scenarios/mixtral-8x7b-h100-256.yaml"
+    if args.moe and args.timeout is None:
+        args.timeout = 60.0
     names = ("folded", "unfolded") if args.folding else ("analytical", "flow")
     if args.plans < 1:
         ap.error("--plans must be at least 1")
@@ -102,12 +207,19 @@ def main():
         draws += 1
         if draws > 20 * args.plans:
             sys.exit(f"compare_levels: only {len(errors)} of {draws} drawn plans were valid for {args.scenario}")
-        overrides = draw_folding(rng) if args.folding else draw(rng)
+        if args.moe:
+            overrides = draw_moe(rng, args.moe_max_flows)
+        else:
+            overrides = draw_folding(rng) if args.folding else draw(rng)
         second = ["training.fold_ranks=false"] if args.folding else ["network.fidelity=flow"]
         estimate = iteration_time(args.clustersim, args.scenario, overrides)
         if estimate is None:
             continue
-        reference = iteration_time(args.clustersim, args.scenario, overrides + second)
+        try:
+            reference = iteration_time(args.clustersim, args.scenario, overrides + second, args.timeout)
+        except TimedOut:
+            print(f"  SKIPPED ({names[1]} run over {args.timeout:g} s)  {' '.join(overrides)}", flush=True)
+            continue
         if reference is None:
             # A plan the first run accepts must run the second way too.
             failures.append(overrides)
