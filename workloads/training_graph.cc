@@ -375,6 +375,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   std::vector<std::vector<int32_t>> gathered(static_cast<size_t>(pp), std::vector<int32_t>(static_cast<size_t>(vpp), -1));
   std::vector<std::vector<int32_t>> first_gather = gathered;
   const bool experts_at_start = moe && gathers_weights_each_step(p) && ov.dp_param_gather;
+  // MoE: each chunk's expert gather in one piece per MoE layer, in layer order (stage, chunk ->
+  // pieces): the chunk's first forward runs each MoE layer once its own piece is in.
+  std::vector<std::vector<std::vector<int32_t>>> expert_piece(
+      static_cast<size_t>(pp), std::vector<std::vector<int32_t>>(static_cast<size_t>(vpp)));
   // MoE: each chunk's share of its stage's expert parameters, its MoE layers over the stage's
   // (dense layers first, or every other layer MoE, leave some chunks fewer or none: those gather
   // and reduce no experts).
@@ -406,7 +410,20 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         if (first_gather[s][ch] < 0) first_gather[s][ch] = id;
       };
       for (int j = 0; gather_at_start && j < buckets; ++j) chain(dense_gather(s));
-      if (experts_at_start && edp_set[s] >= 0 && expert_share[s][ch] > 0) chain(expert_gather(s, expert_share[s][ch]));
+      if (experts_at_start && edp_set[s] >= 0 && expert_share[s][ch] > 0) {
+        // Megatron-LM's forward pre-hook waits for the bucket that holds a module's parameters,
+        // so the first forward's layers use their experts as they arrive and the pass ends no
+        // sooner than its last MoE layer's (before 2026-12-05 the whole expert gather came after
+        // the first forward, at the chunk's second pass: 112 ms of gathers hid behind a 50 ms
+        // forward). One collective's latency, on the first piece.
+        const int pieces = std::max(1, moe_layers_per_chunk(cfg, s)[static_cast<size_t>(ch)]);
+        for (int k = 0; k < pieces; ++k) {
+          Op op = expert_gather(s, expert_share[s][ch] / pieces);
+          if (k > 0) op.duration = Time::zero();
+          chain(op);
+          expert_piece[s][ch].push_back(dp_prev[s]);
+        }
+      }
       gathered[s][ch] = dp_prev[s];
     }
   }
@@ -530,12 +547,26 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           const int per_chunk = m.layers / stages_v;
           const double cf = share * (pass.forward ? sc.forward : sc.backward);
           const bool carrier = d == 0;
+          const std::vector<int32_t>& pieces = expert_piece[s][static_cast<size_t>(pass.chunk)];
+          const bool first_forward = pass.forward && i == first_fwd[pass.chunk];
+          size_t moe_seen = 0;
           for (int li = 0; li < per_chunk; ++li) {
             const size_t idx = static_cast<size_t>(pass.chunk * per_chunk + li);
             const MoeLayerCost& lc = msc.costs[idx];
             const int32_t layer = msc.layers[idx];
             add_compute(scaled(cf, pass.forward ? lc.attention_fwd : lc.attention_bwd));
             if (!lc.moe) continue;
+            if (first_forward && moe_seen < pieces.size()) {
+              // The layer's experts gathered (expert_piece).
+              Op wait = Builder::compute(OpRole::kBarrier, gi, Time::zero());
+              wait.microbatch = pass.microbatch;
+              wait.chunk = pass.chunk;
+              const int32_t id = b.add(wait);
+              b.edge(last, id);
+              b.edge(pieces[moe_seen], id);
+              last = id;
+            }
+            ++moe_seen;
             const int32_t ts = a2a_set[s][idx];
             const int n = std::max(1, lc.chunks);
             auto block = [&](Time expert) {

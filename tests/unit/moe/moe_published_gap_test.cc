@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 7's headline at the analytical level, a known gap: the MegaScale-MoE plan of the 352B MoE
 // on 1,440 H800s within 10% of the published 1.41M tokens/s (MegaScale-MoE, arXiv:2505.11432,
-// abstract and Table 3). The flow level misses it too, +13.2% (scenarios/validation/moe.yaml,
+// abstract and Table 3). The flow level misses it too, +12.1% (scenarios/validation/moe.yaml,
 // CTest validation_moe_suite, also known_gap). The analytical level came out 13.7% high while it saw no contention on
 // the fabric; since it routes the dense and expert gradient rings (2026-11-21: ECMP collisions
 // of 2x on both) it was +8.4%, and since each stage's rings are priced at their own collisions
