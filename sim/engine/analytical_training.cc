@@ -450,73 +450,104 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     est.dp_start.assign(static_cast<size_t>(p.pp), start);
     est.dp_end_pass = reduce_pass;
     est.dp_start_pass = gather_pass;
-    const std::vector<double>& dense_c = contention.dp_stage;
-    const std::vector<double>& expert_c = contention.expert_dp_stage;
-    if (contention.routed && static_cast<int>(dense_c.size()) == p.pp) {
-      std::map<std::pair<double, double>, DpTimes> priced;  // per distinct pair of slowdowns
-      const auto priced_at = [&](double dc, double ec) -> const DpTimes& {
-        auto it = priced.find({dc, ec});
-        if (it == priced.end()) {
-          const GroupLinks sg = group_links(est.dp, per_node, work::links_at_contention(l, dc));
-          it = priced.emplace(std::pair{dc, ec}, dp_times(sg, moe_times(dc, ec))).first;
-        }
-        return it->second;
-      };
+    std::map<std::pair<double, double>, DpTimes> priced;  // per distinct pair of slowdowns
+    const auto priced_at = [&](double dc, double ec) -> const DpTimes& {
+      auto it = priced.find({dc, ec});
+      if (it == priced.end()) {
+        const GroupLinks sg = group_links(est.dp, per_node, work::links_at_contention(l, dc));
+        it = priced.emplace(std::pair{dc, ec}, dp_times(sg, moe_times(dc, ec))).first;
+      }
+      return it->second;
+    };
+    // Each stage's exposure after its last backward pass and before its first forward pass at one
+    // ECMP draw's slowdowns (`d`).
+    const auto price_stages = [&](const StageSlowdowns& d, std::vector<Time>& end_of, std::vector<Time>& start_of) {
+      const std::vector<double>& dense_c = d.dp;
+      const std::vector<double>& expert_c = d.expert_dp;
       const bool experts = m.moe && static_cast<int>(expert_c.size()) == p.pp;
       std::vector<Time> reduce_of(static_cast<size_t>(p.pp));
       for (int s = 0; s < p.pp; ++s) {
         const size_t i = static_cast<size_t>(s);
         const DpTimes& t = priced_at(dense_c[i], experts ? expert_c[i] : 1.0);
-        std::tie(est.dp_end[i], est.dp_start[i]) = exposed(t);
+        std::tie(end_of[i], start_of[i]) = exposed(t);
         reduce_of[i] = t.reduce;
       }
       // The stages' reductions do not all run at once: stage s's starts s backward chunk passes
-      // before the first stage's (its first bucket ((vpp - 1) pp + 1) passes before its last
-      // backward pass ends, with overlap), and lasts its own reduction, so another stage's rings
-      // load its links only for the part of theirs inside its window (StageLinkLoads, each weighted
-      // by that share of its bytes). The parameter gathers all start together at the step's start
-      // and keep every stage's rings at once. Refined three times from every stage at once (the
-      // windows shrink with the reductions). Before 2026-12-05 every stage's reduction met every
-      // other's in full: MegaScale-MoE's four collided stages reduce in 158-164 ms at the flow
-      // level, against 131 ms uncollided, not 2x.
-      const StageLinkLoads* dense_loads = contention.dp_loads.get();
-      const StageLinkLoads* expert_loads = experts ? contention.expert_dp_loads.get() : nullptr;
+      // before the first stage's and lasts its own reduction, so another stage's rings load its
+      // links only for the part of theirs inside its window (StageLinkLoads, each weighted by that
+      // share of its bytes). The parameter gathers all start together at the step's start and
+      // keep every stage's rings at once. Refined three times from every stage at once (the
+      // windows shrink with the reductions; a fourth round moves MegaScale-MoE's step by 0.6 ms).
+      // Before 2026-12-05 every stage's reduction met every other's in full: MegaScale-MoE's four
+      // collided stages reduce in 158-164 ms at the flow level, against 131 ms uncollided, not 2x.
+      const StageLinkLoads* dense_loads = d.dp_loads.get();
+      const StageLinkLoads* expert_loads = experts ? d.expert_dp_loads.get() : nullptr;
       const bool collides = std::any_of(dense_c.begin(), dense_c.end(), [](double x) { return x > 1.0; }) ||
                             (experts && std::any_of(expert_c.begin(), expert_c.end(), [](double x) { return x > 1.0; }));
-      if (collides && p.pp > 1 && dense_loads && !dense_loads->of_stage.empty()) {
-        const Time lead = cfg.training.overlap.dp_grad_reduce
-                              ? static_cast<double>(static_cast<int64_t>(p.vpp - 1) * p.pp + 1) * reduce_pass
-                              : Time::zero();
-        std::vector<double> weight(static_cast<size_t>(p.pp));
-        for (int round = 0; round < 3; ++round) {
-          const auto from = [&](int s) { return -1.0 * (static_cast<double>(s) * reduce_pass + lead).as_s(); };
-          const auto to = [&](int s) { return from(s) + reduce_of[static_cast<size_t>(s)].as_s(); };
-          std::vector<Time> next(reduce_of.size());
-          for (int s = 0; s < p.pp; ++s) {
-            for (int j = 0; j < p.pp; ++j) {
-              const double span = to(j) - from(j);
-              const double inside = std::min(to(s), to(j)) - std::max(from(s), from(j));
-              weight[static_cast<size_t>(j)] = j == s ? 1.0 : span > 0.0 ? std::clamp(inside / span, 0.0, 1.0) : 0.0;
-            }
-            const size_t i = static_cast<size_t>(s);
-            const double dc = std::min(dense_c[i], dense_loads->contention(s, weight));
-            const double ec = !experts                            ? 1.0
-                              : expert_loads && !expert_loads->of_stage.empty() ? std::min(expert_c[i], expert_loads->contention(s, weight))
-                                                                                : expert_c[i];
-            const DpTimes& t = priced_at(dc, ec);
-            est.dp_end[i] = exposed(t).first;
-            next[i] = t.reduce;
+      if (!collides || p.pp == 1 || !dense_loads || dense_loads->of_stage.empty()) return;
+      std::vector<double> weight(static_cast<size_t>(p.pp));
+      for (int round = 0; round < 3; ++round) {
+        const auto from = [&](int s) { return -1.0 * (static_cast<double>(s) * reduce_pass).as_s(); };
+        const auto to = [&](int s) { return from(s) + reduce_of[static_cast<size_t>(s)].as_s(); };
+        std::vector<Time> next(reduce_of.size());
+        for (int s = 0; s < p.pp; ++s) {
+          for (int j = 0; j < p.pp; ++j) {
+            const double span = to(j) - from(j);
+            const double inside = std::min(to(s), to(j)) - std::max(from(s), from(j));
+            weight[static_cast<size_t>(j)] = j == s ? 1.0 : span > 0.0 ? std::clamp(inside / span, 0.0, 1.0) : 0.0;
           }
-          reduce_of = std::move(next);
+          const size_t i = static_cast<size_t>(s);
+          const double dc = std::min(dense_c[i], dense_loads->contention(s, weight));
+          const double ec = !experts ? 1.0
+                            : expert_loads && !expert_loads->of_stage.empty() ? std::min(expert_c[i], expert_loads->contention(s, weight))
+                                                                              : expert_c[i];
+          const DpTimes& t = priced_at(dc, ec);
+          end_of[i] = exposed(t).first;
+          next[i] = t.reduce;
         }
+        reduce_of = std::move(next);
       }
+    };
+    // With network.ecmp_draws > 1 every draw is priced stage by stage and the exposures averaged
+    // (the worst stage of the draws' mean slowdowns would be below the mean of each draw's worst);
+    // est.dp_end and dp_start hold the draws' mean by stage, and `draw_excess` what the mean of
+    // the draws' exposures adds to theirs (>= 0: a maximum's mean is at least the mean's maximum).
+    Time draw_excess;
+    if (contention.routed) {
+      std::vector<StageSlowdowns> draws = contention.draw_stages;
+      if (draws.empty() && static_cast<int>(contention.dp_stage.size()) == p.pp) {
+        draws.push_back({contention.dp_stage, contention.expert_dp_stage, contention.dp_loads, contention.expert_dp_loads});
+      }
+      const double n = static_cast<double>(draws.size());
+      Time mean_exposure;
+      for (size_t k = 0; k < draws.size(); ++k) {
+        if (static_cast<int>(draws[k].dp.size()) != p.pp) continue;
+        std::vector<Time> end_of(static_cast<size_t>(p.pp)), start_of(static_cast<size_t>(p.pp));
+        price_stages(draws[k], end_of, start_of);
+        if (k == 0) {
+          est.dp_end.assign(end_of.size(), Time::zero());
+          est.dp_start.assign(start_of.size(), Time::zero());
+        }
+        for (size_t i = 0; i < end_of.size(); ++i) {
+          est.dp_end[i] += (1.0 / n) * end_of[i];
+          est.dp_start[i] += (1.0 / n) * start_of[i];
+        }
+        TrainingEstimate one;
+        one.dp_end = std::move(end_of);
+        one.dp_start = std::move(start_of);
+        one.dp_end_pass = reduce_pass;
+        one.dp_start_pass = gather_pass;
+        one.embedding_sync = est.embedding_sync;
+        mean_exposure += (1.0 / n) * staged_dp_exposed(one);
+      }
+      if (draws.size() > 1) draw_excess = max(Time::zero(), mean_exposure - staged_dp_exposed(est));
     }
     // ZeRO-3: each chunk's weights gathered again before each of its forward and backward passes,
     // one after another, prefetched while the previous pass computes or the pipeline fills and
     // drains (as the flow level's graph orders them). The first gather waits, the others hide
     // under the compute and bubble, and the reduction's exposure follows (ZeRO-3 has no step
     // gather). Where the gathers take longer than the compute, they pace the step.
-    b.dp_exposed = staged_dp_exposed(est);
+    b.dp_exposed = staged_dp_exposed(est) + draw_excess;
     if (p.zero_stage == 3) {
       // One gather of the chunk's weights per pass (one latency, as the flow level runs it); MoE
       // gathers the chunk's experts over their own group after its dense weights.
@@ -570,13 +601,13 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         }
         const Time gather_bound = bound - passes_take;
         for (Time& t : est.dp_start) t += per_pass;
-        const Time compute_paced = staged_dp_exposed(est);
+        const Time compute_paced = staged_dp_exposed(est) + draw_excess;
         est.dp_paced = gather_bound;
         b.dp_exposed = max(compute_paced, gather_bound);
         est.gather_slack = max(Time::zero(), gather_bound - compute_paced);
       } else {
         for (Time& t : est.dp_start) t += passes * per_pass;
-        b.dp_exposed = staged_dp_exposed(est);
+        b.dp_exposed = staged_dp_exposed(est) + draw_excess;
       }
     }
   }

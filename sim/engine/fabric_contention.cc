@@ -313,18 +313,21 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   FabricContention out = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed);
   const int draws = cfg.network.routing == Routing::kEcmp ? cfg.network.ecmp_draws : 1;
   if (draws <= 1) return out;
+  const auto stages_of = [](const FabricContention& d) {
+    return StageSlowdowns{d.dp_stage, d.expert_dp_stage, d.dp_loads, d.expert_dp_loads};
+  };
+  out.draw_stages.push_back(stages_of(out));
   // Which flows ECMP's hash puts together is a draw: one seed can give 1x or 2x on the same plan.
   // The mean over seeds is what a job can expect; the most loaded link stays the first draw's.
   for (int k = 1; k < draws; ++k) {
     const FabricContention d = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed + static_cast<uint64_t>(k));
+    out.draw_stages.push_back(stages_of(d));
     out.dp += d.dp;
     out.expert_dp += d.expert_dp;
     out.embedding += d.embedding;
     out.cp += d.cp;
     out.tp += d.tp;
     for (size_t i = 0; i < out.a2a.size() && i < d.a2a.size(); ++i) out.a2a[i] += d.a2a[i];
-    for (size_t i = 0; i < out.dp_stage.size(); ++i) out.dp_stage[i] += d.dp_stage[i];
-    for (size_t i = 0; i < out.expert_dp_stage.size(); ++i) out.expert_dp_stage[i] += d.expert_dp_stage[i];
     out.dp_low = std::min(out.dp_low, d.dp);
     out.dp_high = std::max(out.dp_high, d.dp);
   }
@@ -335,12 +338,13 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   out.cp /= n;
   out.tp /= n;
   for (double& a : out.a2a) a /= n;
-  // The loads are one draw's: with several, the stages are priced at the draws' mean slowdowns
-  // all at once.
+  // Per stage only by draw (draw_stages): the worst stage of the draws' mean slowdowns is below
+  // the mean of each draw's worst (MegaScale-MoE over 8 draws: 0.5% faster than the draws' mean
+  // iteration).
   out.dp_loads.reset();
   out.expert_dp_loads.reset();
-  for (double& a : out.dp_stage) a /= n;
-  for (double& a : out.expert_dp_stage) a /= n;
+  out.dp_stage.clear();
+  out.expert_dp_stage.clear();
   out.draws = draws;
   return out;
 }

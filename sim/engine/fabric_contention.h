@@ -36,6 +36,15 @@ struct StageLinkLoads {
   double contention(int stage, std::span<const double> weight) const;
 };
 
+// One ECMP draw's per-stage slowdowns of the gradient rings and the loads behind them
+// (FabricContention::dp_stage and the rest).
+struct StageSlowdowns {
+  std::vector<double> dp;
+  std::vector<double> expert_dp;
+  std::shared_ptr<const StageLinkLoads> dp_loads;
+  std::shared_ptr<const StageLinkLoads> expert_dp_loads;
+};
+
 struct FabricContention {
   double dp = 1.0;         // dense gradients' rings: >= 1; 1 when no ring leaves a node or nothing collides
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
@@ -46,7 +55,8 @@ struct FabricContention {
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
   // EP group of any stage leaves a node.
   std::vector<double> a2a;
-  // Per pipeline stage (pp entries; empty when not routed): its dense (expert) gradient rings'
+  // Per pipeline stage (pp entries; empty when not routed, and with ecmp_draws > 1: draw_stages):
+  // its dense (expert) gradient rings'
   // slowdown with every stage's rings routed at once, on the links its own rings cross. dp
   // (expert_dp) is the largest; a stage whose rings meet no collision has 1 even where another's
   // do. The stages end their backward passes one chunk pass apart, so where the slowdowns differ
@@ -58,6 +68,9 @@ struct FabricContention {
   // the other stages' rings only for the part of theirs that runs beside it.
   std::shared_ptr<const StageLinkLoads> dp_loads;
   std::shared_ptr<const StageLinkLoads> expert_dp_loads;
+  // network.ecmp_draws > 1 with ECMP: every draw's (the analytical level prices each and averages
+  // the exposures); empty otherwise.
+  std::vector<StageSlowdowns> draw_stages;
   // network.ecmp_draws > 1 with ECMP: each slowdown above is the mean over the draws, and these
   // the lowest and highest DP ring slowdown of one draw (both dp otherwise).
   int draws = 1;

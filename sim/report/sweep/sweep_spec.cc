@@ -372,7 +372,9 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
   for (const auto& [gpu, n] : p->map) {
     const auto v = number_of(n);
     if (!v || *v < 0) {
-      errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu, "expected a price per GPU-hour >= 0"});
+      errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu,
+                            "expected a price per GPU-hour >= 0 as a plain decimal (no '+', spaces or hexadecimal), got '" +
+                                (n.is_scalar() ? n.scalar : std::string("a list or mapping")) + "'"});
       continue;
     }
     spec.price_per_gpu_hour[gpu] = *v;

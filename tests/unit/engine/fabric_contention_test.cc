@@ -438,12 +438,10 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   cfg.network.ecmp_seed = 3;
   double dp = 0, embedding = 0, low = 1e9, high = 0;
-  std::vector<double> stages(8, 0.0);
   for (int k = 0; k < 4; ++k) {
     ScenarioConfig one = cfg;
     one.network.ecmp_seed = 3 + static_cast<uint64_t>(k);
     const FabricContention c = fabric_contention(one);
-    for (size_t s = 0; s < stages.size(); ++s) stages[s] += c.dp_stage.at(s) / 4;
     dp += c.dp / 4;
     embedding += c.embedding / 4;
     low = std::min(low, c.dp);
@@ -454,8 +452,10 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   EXPECT_EQ(mean.draws, 4);
   EXPECT_NEAR(mean.dp, dp, 1e-12);
   EXPECT_NEAR(mean.embedding, embedding, 1e-12);
-  ASSERT_EQ(mean.dp_stage.size(), stages.size());
-  for (size_t s = 0; s < stages.size(); ++s) EXPECT_NEAR(mean.dp_stage[s], stages[s], 1e-12);
+  // The worst stage of the draws' mean slowdowns is below the mean of each draw's worst: several
+  // draws price every stage at the mean all at once, with no per-stage slowdowns.
+  EXPECT_TRUE(mean.dp_stage.empty());
+  EXPECT_FALSE(mean.dp_loads);
   EXPECT_EQ(mean.dp_low, low);
   EXPECT_EQ(mean.dp_high, high);
   ContentionCache cache;
@@ -467,6 +467,26 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   ScenarioConfig sprayed = cfg;
   sprayed.network.routing = Routing::kSpray;
   EXPECT_EQ(fabric_contention(sprayed).draws, 1);
+}
+
+TEST(FabricContention, EcmpDrawsAverageTheDrawsExposures) {
+  // Each draw priced stage by stage and the DP exposures averaged, as running the seeds one by
+  // one and averaging (the worst stage of the draws' mean slowdowns came out 0.5% faster on
+  // MegaScale-MoE). Untied embeddings: nothing else in the exposure depends on the draw.
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
+  cfg.parallelism.vpp = 1;
+  cfg.model.tied_embeddings = false;
+  cfg.network.ecmp_seed = 3;
+  double mean = 0;
+  for (int k = 0; k < 4; ++k) {
+    ScenarioConfig one = cfg;
+    one.network.ecmp_seed = 3 + static_cast<uint64_t>(k);
+    mean += estimate_training(one, a100()).breakdown.dp_exposed.as_s() / 4;
+  }
+  cfg.network.ecmp_draws = 4;
+  const FabricContention c = fabric_contention(cfg);
+  EXPECT_EQ(c.draw_stages.size(), 4u);
+  EXPECT_NEAR(estimate_training(cfg, a100(), c).breakdown.dp_exposed.as_s(), mean, 1e-9 * mean);
 }
 
 TEST(FabricContention, SlowsTheDpTimeByItsFactor) {
