@@ -92,49 +92,90 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 }
 
 StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
-                                std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages) {
+                                std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages,
+                                StaticLoad* all) {
   StageLinkLoads out;
   out.of_stage.resize(static_cast<size_t>(stages));
-  const LinkLoads loads = link_loads(fabric, routes, flows, false);
-  const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
-  double host_time = 0.0;
-  for (const topo::LinkId l : loads.touched) {
-    if (fabric.link_tier(l) == topo::LinkTier::kHost && !fabric.is_failed(l)) {
-      host_time = std::max(host_time, loads.bytes[l] / nic_rate);
-    }
-  }
-  if (host_time <= 0.0) return out;
-  // Each stage's bytes on each network link, as link_loads splits them over the paths.
-  std::unordered_map<topo::LinkId, int32_t> compact;
+  // One routing pass: each network link's bytes (summed in link_loads' order, so `all` is
+  // static_contention's figure to the last bit), sub-flows and bytes per stage; links numbered
+  // as first touched.
+  std::vector<int32_t> compact(static_cast<size_t>(fabric.link_count()), -1);
+  std::vector<topo::LinkId> link_of;
+  std::vector<double> total;
+  std::vector<int> sub_flows;
   std::vector<std::vector<double>> bytes;  // compact link -> bytes per stage
   std::vector<net::Path> paths;
   for (size_t i = 0; i < flows.size(); ++i) {
     const coll::FlowSpec& f = flows[i];
     if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
-    const int s = stage[i];
+    const size_t s = static_cast<size_t>(stage[i]);
     routes.paths(f.src, f.dst, paths);
     const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
     for (const net::Path& p : paths) {
       for (size_t k = 0; k < p.links.size(); ++k) {
         const topo::LinkId l = p.links[k];
         if (fabric.link_tier(l) == topo::LinkTier::kNvlink || fabric.is_failed(l)) continue;
-        auto [it, added] = compact.try_emplace(l, static_cast<int32_t>(bytes.size()));
-        if (added) {
+        int32_t& c = compact[static_cast<size_t>(l)];
+        if (c < 0) {
+          c = static_cast<int32_t>(link_of.size());
+          link_of.push_back(l);
+          total.push_back(0.0);
+          sub_flows.push_back(0);
           bytes.emplace_back(static_cast<size_t>(stages), 0.0);
-          out.links.emplace_back();
         }
-        std::vector<double>& b = bytes[static_cast<size_t>(it->second)];
-        if (b[static_cast<size_t>(s)] == 0.0) out.of_stage[static_cast<size_t>(s)].push_back(it->second);
-        b[static_cast<size_t>(s)] += per_path * p.share(k);
+        const double b = per_path * p.share(k);
+        std::vector<double>& by_stage = bytes[static_cast<size_t>(c)];
+        if (by_stage[s] == 0.0) out.of_stage[s].push_back(c);
+        by_stage[s] += b;
+        total[static_cast<size_t>(c)] += b;
+        ++sub_flows[static_cast<size_t>(c)];
       }
     }
   }
-  for (const auto& [l, c] : compact) {
-    const double scale = 1.0 / (fabric.capacity(l).bytes_per_s * host_time);
-    for (int s = 0; s < stages; ++s) {
-      const double b = bytes[static_cast<size_t>(c)][static_cast<size_t>(s)];
-      if (b > 0.0) out.links[static_cast<size_t>(c)].emplace_back(s, b * scale);
+  out.links.resize(link_of.size());
+  const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
+  double host_time = 0.0;
+  double worst_time = 0.0;
+  StaticLoad worst;
+  for (size_t c = 0; c < link_of.size(); ++c) {
+    const topo::LinkId l = link_of[c];
+    const double t = total[c] / fabric.capacity(l).bytes_per_s;
+    if (fabric.link_tier(l) == topo::LinkTier::kHost) host_time = std::max(host_time, total[c] / nic_rate);
+    // static_contention's rule: ties go to the lowest link id.
+    if (t > worst_time || (t == worst_time && worst.link >= 0 && l < worst.link)) {
+      worst_time = t;
+      worst.link = l;
+      worst.sub_flows = sub_flows[c];
     }
+  }
+  if (all) {
+    *all = StaticLoad{};
+    if (host_time > 0.0 && worst_time > host_time) {
+      *all = worst;
+      all->contention = worst_time / host_time;
+    }
+  }
+  if (host_time <= 0.0) {
+    for (std::vector<int32_t>& of : out.of_stage) of.clear();
+    out.links.clear();
+    return out;
+  }
+  // A link no slower than the busiest NIC with every stage's bytes on it is so with any share of
+  // them: contention() never needs it (most links; the analytical level weighs the rest for every
+  // stage three times per estimate).
+  std::vector<bool> can_slow(link_of.size(), false);
+  for (size_t c = 0; c < link_of.size(); ++c) {
+    const double scale = 1.0 / (fabric.capacity(link_of[c]).bytes_per_s * host_time);
+    double sum = 0.0;
+    for (int st = 0; st < stages; ++st) {
+      const double b = bytes[c][static_cast<size_t>(st)];
+      if (b > 0.0) out.links[c].emplace_back(st, b * scale);
+      sum += b * scale;
+    }
+    can_slow[c] = sum > 1.0;
+  }
+  for (std::vector<int32_t>& of : out.of_stage) {
+    of.erase(std::remove_if(of.begin(), of.end(), [&](int32_t c) { return !can_slow[static_cast<size_t>(c)]; }), of.end());
   }
   return out;
 }
@@ -257,12 +298,13 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
                             std::vector<double>& per_stage, std::shared_ptr<const StageLinkLoads>& loads) {
     std::vector<int> stage;
     const std::vector<coll::FlowSpec> flows = ring_flows(rings, &stage_of, &stage);
-    auto l = std::make_shared<StageLinkLoads>(stage_link_loads(fabric, routes, flows, stage, pp));
+    StaticLoad all;
+    auto l = std::make_shared<StageLinkLoads>(stage_link_loads(fabric, routes, flows, stage, pp, &all));
     const std::vector<double> every(static_cast<size_t>(pp), 1.0);
     per_stage.resize(static_cast<size_t>(pp));
     for (int s = 0; s < pp; ++s) per_stage[static_cast<size_t>(s)] = l->of_stage.empty() ? 1.0 : l->contention(s, every);
     loads = std::move(l);
-    return static_contention(fabric, routes, flows);
+    return all;
   };
   const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, out.dp_stage, out.dp_loads);
   const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, out.expert_dp_stage, out.expert_dp_loads);

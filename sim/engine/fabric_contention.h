@@ -104,11 +104,13 @@ struct StaticLoad {
 StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
                              std::span<const coll::FlowSpec> flows);
 
-// stage_link_loads of `flows` (flow i of pipeline stage `stage[i]`, 0 <= stage < stages), each
-// split evenly over its paths as link_loads does: every network link some flow crosses, with each
-// stage's bytes on it.
+// The StageLinkLoads of `flows` (flow i of pipeline stage `stage[i]`, 0 <= stage < stages), each
+// split evenly over its paths as static_contention splits them: every network link some flow
+// crosses that could be slower than the busiest NIC, with each stage's bytes on it; and, in
+// `all` when given, static_contention of every flow (the same routing pass).
 StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
-                                std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages);
+                                std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages,
+                                StaticLoad* all = nullptr);
 
 // The static completion time of `flows` started together, at the links' line rates: the most
 // loaded link's bytes over its capacity, over every tier (NVLink included: intra-node flows
