@@ -114,14 +114,22 @@ Time staged_dp_exposed(std::span<const Time> end, std::span<const Time> end_room
   return latest(end, end_room) + latest(start, start_room);
 }
 
-Time staged_dp_exposed(const TrainingEstimate& est) {
-  std::vector<Time> end_room(est.dp_end.size()), start_room(est.dp_start.size());
-  for (size_t s = 0; s < end_room.size(); ++s) {
-    end_room[s] = static_cast<double>(s) * est.dp_end_pass;
-    if (s > 0 && s + 1 < end_room.size()) end_room[s] += est.embedding_sync;
+DpRooms dp_rooms(const TrainingEstimate& est, std::span<const double> passes_per_stage) {
+  const size_t n = passes_per_stage.empty() ? est.dp_end.size() : passes_per_stage.size();
+  DpRooms r{std::vector<Time>(n), std::vector<Time>(n)};
+  double earlier = 0.0;  // chunk passes of the stages before this one
+  for (size_t s = 0; s < n; ++s) {
+    r.end[s] = earlier * est.dp_end_pass;
+    r.start[s] = earlier * est.dp_start_pass;
+    if (s > 0 && s + 1 < n) r.end[s] += est.embedding_sync;
+    earlier += passes_per_stage.empty() ? 1.0 : passes_per_stage[s];
   }
-  for (size_t s = 0; s < start_room.size(); ++s) start_room[s] = static_cast<double>(s) * est.dp_start_pass;
-  return staged_dp_exposed(est.dp_end, end_room, est.dp_start, start_room);
+  return r;
+}
+
+Time staged_dp_exposed(const TrainingEstimate& est) {
+  const DpRooms r = dp_rooms(est);
+  return staged_dp_exposed(est.dp_end, r.end, est.dp_start, r.start);
 }
 
 Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share) {
@@ -430,7 +438,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // always exposed. A gather not overlapped runs after the step's update, behind the
     // reduction. Stage s ends its last backward pass s chunk passes before the first stage and
     // starts its first forward s chunk passes after it, so where the stages' rings are slowed
-    // differently (contention.dp_stage: ECMP collisions on some stages' routes only) each stage
+    // differently (contention.stage_draws: ECMP collisions on some stages' routes only) each stage
     // is priced at its own slowdown with that much more room, and the worst stage is exposed,
     // at the end of the step and at its start apart (before 2026-12-05 every stage at the worst
     // slowdown on the first stage's windows: MegaScale-MoE's 352B plan 3.860 s against the flow
@@ -513,32 +521,25 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // est.dp_end and dp_start hold the draws' mean by stage, and `draw_excess` what the mean of
     // the draws' exposures adds to theirs (>= 0: a maximum's mean is at least the mean's maximum).
     Time draw_excess;
-    if (contention.routed) {
-      std::vector<StageSlowdowns> draws = contention.draw_stages;
-      if (draws.empty() && static_cast<int>(contention.dp_stage.size()) == p.pp) {
-        draws.push_back({contention.dp_stage, contention.expert_dp_stage, contention.dp_loads, contention.expert_dp_loads});
-      }
+    const std::vector<StageSlowdowns>& draws = contention.stage_draws;
+    const bool by_stage = contention.routed && !draws.empty() &&
+                          std::all_of(draws.begin(), draws.end(), [&](const StageSlowdowns& d) {
+                            return static_cast<int>(d.dp.size()) == p.pp;
+                          });
+    if (by_stage) {
+      const DpRooms rooms = dp_rooms(est);
       const double n = static_cast<double>(draws.size());
+      std::fill(est.dp_end.begin(), est.dp_end.end(), Time::zero());
+      std::fill(est.dp_start.begin(), est.dp_start.end(), Time::zero());
       Time mean_exposure;
-      for (size_t k = 0; k < draws.size(); ++k) {
-        if (static_cast<int>(draws[k].dp.size()) != p.pp) continue;
+      for (const StageSlowdowns& d : draws) {
         std::vector<Time> end_of(static_cast<size_t>(p.pp)), start_of(static_cast<size_t>(p.pp));
-        price_stages(draws[k], end_of, start_of);
-        if (k == 0) {
-          est.dp_end.assign(end_of.size(), Time::zero());
-          est.dp_start.assign(start_of.size(), Time::zero());
-        }
+        price_stages(d, end_of, start_of);
         for (size_t i = 0; i < end_of.size(); ++i) {
           est.dp_end[i] += (1.0 / n) * end_of[i];
           est.dp_start[i] += (1.0 / n) * start_of[i];
         }
-        TrainingEstimate one;
-        one.dp_end = std::move(end_of);
-        one.dp_start = std::move(start_of);
-        one.dp_end_pass = reduce_pass;
-        one.dp_start_pass = gather_pass;
-        one.embedding_sync = est.embedding_sync;
-        mean_exposure += (1.0 / n) * staged_dp_exposed(one);
+        mean_exposure += (1.0 / n) * staged_dp_exposed(end_of, rooms.end, start_of, rooms.start);
       }
       if (draws.size() > 1) draw_excess = max(Time::zero(), mean_exposure - staged_dp_exposed(est));
     }

@@ -103,7 +103,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
 // (every span one entry per stage; 0 for none).
 Time staged_dp_exposed(std::span<const Time> end, std::span<const Time> end_room, std::span<const Time> start,
                        std::span<const Time> start_room);
-// The same for an estimate's own parts (TrainingEstimate::dp_end, dp_start and their passes).
+// The room each stage of `est` has beyond the first stage's: at the end of the step the earlier
+// stages' backward chunk passes (dp_end_pass each) and, for the stages between the first and the
+// last, the tied-embedding all-reduce those two run after their reductions (embedding_sync); at
+// its start the earlier stages' forward chunk passes (dp_start_pass). Stage j counts
+// passes_per_stage[j] passes (its layers over the even split's; empty: 1 each, for every stage
+// of est.dp_end).
+struct DpRooms {
+  std::vector<Time> end;
+  std::vector<Time> start;
+};
+DpRooms dp_rooms(const TrainingEstimate& est, std::span<const double> passes_per_stage = {});
+// The same for an estimate's own parts (TrainingEstimate::dp_end, dp_start, with dp_rooms).
 Time staged_dp_exposed(const TrainingEstimate& est);
 
 // What a stage's DP reduction (or parameter gather) of `total` time leaves exposed when it runs

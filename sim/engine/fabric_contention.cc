@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -20,18 +19,16 @@ namespace clustersim::engine {
 
 namespace {
 
-// Bytes each link carries when `flows` are routed (each flow split evenly over its paths), the
-// sub-flows through it and the links touched; intra-node flows only with `with_intra_node`.
+// Bytes each link carries when `flows` are routed (each flow split evenly over its paths) and the
+// links touched; intra-node flows only with `with_intra_node`.
 struct LinkLoads {
   std::vector<double> bytes;
-  std::vector<int> sub_flows;
   std::vector<topo::LinkId> touched;
 };
 LinkLoads link_loads(const topo::Fabric& fabric, const net::RouteSource& routes, std::span<const coll::FlowSpec> flows,
                      bool with_intra_node) {
   LinkLoads out;
   out.bytes.assign(static_cast<size_t>(fabric.link_count()), 0.0);
-  out.sub_flows.assign(out.bytes.size(), 0);
   std::vector<net::Path> paths;
   for (const coll::FlowSpec& f : flows) {
     if ((!f.inter_node && !with_intra_node) || f.bytes.n <= 0 || f.src == f.dst) continue;
@@ -42,7 +39,6 @@ LinkLoads link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
         const topo::LinkId l = p.links[i];
         if (out.bytes[l] == 0.0) out.touched.push_back(l);
         out.bytes[l] += per_path * p.share(i);
-        ++out.sub_flows[l];
       }
     }
   }
@@ -64,31 +60,9 @@ Time static_completion(const topo::Fabric& fabric, const net::RouteSource& route
 
 StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource& routes,
                              std::span<const coll::FlowSpec> flows) {
-  const LinkLoads loads = link_loads(fabric, routes, flows, false);
-  const std::vector<double>& bytes = loads.bytes;
-  const std::vector<int>& sub_flows = loads.sub_flows;
-  const std::vector<topo::LinkId>& touched = loads.touched;
-  // Against the NICs' line rate: slower switch-to-switch links (network.fabric_bandwidth) count
-  // where the routes cross them, not for traffic that stays under its ToR.
-  const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
-  double host_time = 0.0;
-  double worst_time = 0.0;
-  StaticLoad out;
-  for (const topo::LinkId l : touched) {
-    const topo::LinkTier tier = fabric.link_tier(l);
-    if (tier == topo::LinkTier::kNvlink || fabric.is_failed(l)) continue;
-    const double t = bytes[l] / fabric.capacity(l).bytes_per_s;
-    if (tier == topo::LinkTier::kHost) host_time = std::max(host_time, bytes[l] / nic_rate);
-    // Ties go to the lowest link id, so the named link does not depend on routing order.
-    if (t > worst_time || (t == worst_time && out.link >= 0 && l < out.link)) {
-      worst_time = t;
-      out.link = l;
-      out.sub_flows = sub_flows[l];
-    }
-  }
-  if (host_time <= 0.0 || worst_time <= host_time) return StaticLoad{};
-  out.contention = worst_time / host_time;
-  return out;
+  StaticLoad all;
+  stage_link_loads(fabric, routes, flows, {}, 0, &all);
+  return all;
 }
 
 StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
@@ -108,7 +82,7 @@ StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSour
   for (size_t i = 0; i < flows.size(); ++i) {
     const coll::FlowSpec& f = flows[i];
     if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
-    const size_t s = static_cast<size_t>(stage[i]);
+    const size_t s = stages > 0 ? static_cast<size_t>(stage[i]) : 0;
     routes.paths(f.src, f.dst, paths);
     const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
     for (const net::Path& p : paths) {
@@ -124,15 +98,19 @@ StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSour
           bytes.emplace_back(static_cast<size_t>(stages), 0.0);
         }
         const double b = per_path * p.share(k);
-        std::vector<double>& by_stage = bytes[static_cast<size_t>(c)];
-        if (by_stage[s] == 0.0) out.of_stage[s].push_back(c);
-        by_stage[s] += b;
+        if (stages > 0) {
+          std::vector<double>& by_stage = bytes[static_cast<size_t>(c)];
+          if (by_stage[s] == 0.0) out.of_stage[s].push_back(c);
+          by_stage[s] += b;
+        }
         total[static_cast<size_t>(c)] += b;
         ++sub_flows[static_cast<size_t>(c)];
       }
     }
   }
   out.links.resize(link_of.size());
+  // Against the NICs' line rate: slower switch-to-switch links (network.fabric_bandwidth) count
+  // where the routes cross them, not for traffic that stays under its ToR.
   const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
   double host_time = 0.0;
   double worst_time = 0.0;
@@ -141,7 +119,7 @@ StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSour
     const topo::LinkId l = link_of[c];
     const double t = total[c] / fabric.capacity(l).bytes_per_s;
     if (fabric.link_tier(l) == topo::LinkTier::kHost) host_time = std::max(host_time, total[c] / nic_rate);
-    // static_contention's rule: ties go to the lowest link id.
+    // Ties go to the lowest link id, so the named link does not depend on routing order.
     if (t > worst_time || (t == worst_time && worst.link >= 0 && l < worst.link)) {
       worst_time = t;
       worst.link = l;
@@ -155,7 +133,7 @@ StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSour
       all->contention = worst_time / host_time;
     }
   }
-  if (host_time <= 0.0) {
+  if (host_time <= 0.0 || stages == 0) {
     for (std::vector<int32_t>& of : out.of_stage) of.clear();
     out.links.clear();
     return out;
@@ -306,8 +284,9 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
     loads = std::move(l);
     return all;
   };
-  const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, out.dp_stage, out.dp_loads);
-  const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, out.expert_dp_stage, out.expert_dp_loads);
+  StageSlowdowns& stages = out.stage_draws.emplace_back();
+  const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, stages.dp, stages.dp_loads);
+  const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, stages.expert_dp, stages.expert_dp_loads);
   const StaticLoad embedding = contention(sets.embedding);
   const StaticLoad cp = contention(sets.cp);
   const StaticLoad tp = contention(sets.tp);
@@ -355,15 +334,11 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   FabricContention out = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed);
   const int draws = cfg.network.routing == Routing::kEcmp ? cfg.network.ecmp_draws : 1;
   if (draws <= 1) return out;
-  const auto stages_of = [](const FabricContention& d) {
-    return StageSlowdowns{d.dp_stage, d.expert_dp_stage, d.dp_loads, d.expert_dp_loads};
-  };
-  out.draw_stages.push_back(stages_of(out));
   // Which flows ECMP's hash puts together is a draw: one seed can give 1x or 2x on the same plan.
   // The mean over seeds is what a job can expect; the most loaded link stays the first draw's.
   for (int k = 1; k < draws; ++k) {
     const FabricContention d = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed + static_cast<uint64_t>(k));
-    out.draw_stages.push_back(stages_of(d));
+    out.stage_draws.push_back(d.stage_draws.front());
     out.dp += d.dp;
     out.expert_dp += d.expert_dp;
     out.embedding += d.embedding;
@@ -380,13 +355,6 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   out.cp /= n;
   out.tp /= n;
   for (double& a : out.a2a) a /= n;
-  // Per stage only by draw (draw_stages): the worst stage of the draws' mean slowdowns is below
-  // the mean of each draw's worst (MegaScale-MoE over 8 draws: 0.5% faster than the draws' mean
-  // iteration).
-  out.dp_loads.reset();
-  out.expert_dp_loads.reset();
-  out.dp_stage.clear();
-  out.expert_dp_stage.clear();
   out.draws = draws;
   return out;
 }

@@ -17,34 +17,41 @@
 
 namespace clustersim::engine {
 
-// How much longer than the closed form (each GPU at its share of its NICs) the DP rings take on
-// the fabric, with every stage's rings running at once: interleaved 1F1B frees each chunk's
-// gradients through the cool-down, when every stage drains together (and ZeRO-3 gathers all
-// through the step), so stages' rings meet on the ToR and aggregation uplinks wherever a stage
-// does not fill whole ToR groups. Against the flow level on 23 plans (docs/results.md) this
-// beat routing each stage alone.
 // The network links the gradient rings of the pipeline stages cross, with each stage's load on
 // each: what a stage's rings meet when the others' run only part of the time beside them.
 struct StageLinkLoads {
   // Per link (compact index): (stage, its bytes on the link / capacity / the busiest NIC's time
   // of all the stages' rings at line rate), for the stages with bytes there.
   std::vector<std::vector<std::pair<int, double>>> links;
-  std::vector<std::vector<int32_t>> of_stage;  // per stage: the links its rings cross
+  std::vector<std::vector<int32_t>> of_stage;  // per stage: the links its rings cross that could bind
   // Stage `stage`'s slowdown when stage j's rings run beside it for `weight[j]` of their bytes
   // (weight[stage] 1: its own): the most loaded of its links, static_contention's rule, >= 1.
-  // Every weight 1 gives FabricContention::dp_stage.
+  // Every weight 1 gives StageSlowdowns::dp.
   double contention(int stage, std::span<const double> weight) const;
 };
 
-// One ECMP draw's per-stage slowdowns of the gradient rings and the loads behind them
-// (FabricContention::dp_stage and the rest).
+// One ECMP draw's gradient rings, routed with every stage's at once, stage by stage.
 struct StageSlowdowns {
+  // Per pipeline stage (pp entries): its dense (expert, MoE only) rings' slowdown on the links
+  // its own rings cross. FabricContention::dp (expert_dp) is the largest of one draw; a stage
+  // whose rings meet no collision has 1 even where another's do. The stages end their backward
+  // passes one chunk pass apart, so where the slowdowns differ the exposure is the worst over
+  // stages, not the first stage's at the worst slowdown.
   std::vector<double> dp;
   std::vector<double> expert_dp;
+  // The loads behind them: the analytical level prices each stage's reduction against the other
+  // stages' rings only for the part of theirs that runs beside it.
   std::shared_ptr<const StageLinkLoads> dp_loads;
   std::shared_ptr<const StageLinkLoads> expert_dp_loads;
 };
 
+// How much longer than the closed form (each GPU at its share of its NICs) the DP rings take on
+// the fabric, with every stage's rings running at once: interleaved 1F1B frees each chunk's
+// gradients through the cool-down, when every stage drains together (and ZeRO-3 gathers all
+// through the step), so stages' rings meet on the ToR and aggregation uplinks wherever a stage
+// does not fill whole ToR groups. Against the flow level on 23 plans (docs/results.md) this
+// beat routing each stage alone. stage_draws then gives each stage's rings their own part of that
+// routing, which the analytical level prices the DP collectives by (since 2026-12-05).
 struct FabricContention {
   double dp = 1.0;         // dense gradients' rings: >= 1; 1 when no ring leaves a node or nothing collides
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
@@ -55,22 +62,9 @@ struct FabricContention {
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
   // EP group of any stage leaves a node.
   std::vector<double> a2a;
-  // Per pipeline stage (pp entries; empty when not routed, and with ecmp_draws > 1: draw_stages):
-  // its dense (expert) gradient rings'
-  // slowdown with every stage's rings routed at once, on the links its own rings cross. dp
-  // (expert_dp) is the largest; a stage whose rings meet no collision has 1 even where another's
-  // do. The stages end their backward passes one chunk pass apart, so where the slowdowns differ
-  // the exposure is the worst over stages, not the first stage's at the worst slowdown.
-  std::vector<double> dp_stage;
-  std::vector<double> expert_dp_stage;
-  // The loads behind dp_stage and expert_dp_stage (null when not routed, or with ecmp_draws > 1,
-  // whose mean is priced all at once): the analytical level prices each stage's reduction against
-  // the other stages' rings only for the part of theirs that runs beside it.
-  std::shared_ptr<const StageLinkLoads> dp_loads;
-  std::shared_ptr<const StageLinkLoads> expert_dp_loads;
-  // network.ecmp_draws > 1 with ECMP: every draw's (the analytical level prices each and averages
-  // the exposures); empty otherwise.
-  std::vector<StageSlowdowns> draw_stages;
+  // The DP rings stage by stage, one entry per ECMP draw (network.ecmp_draws with ECMP, else one;
+  // the analytical level prices each draw and averages the exposures); empty when not routed.
+  std::vector<StageSlowdowns> stage_draws;
   // network.ecmp_draws > 1 with ECMP: each slowdown above is the mean over the draws, and these
   // the lowest and highest DP ring slowdown of one draw (both dp otherwise).
   int draws = 1;
@@ -105,9 +99,9 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
                              std::span<const coll::FlowSpec> flows);
 
 // The StageLinkLoads of `flows` (flow i of pipeline stage `stage[i]`, 0 <= stage < stages), each
-// split evenly over its paths as static_contention splits them: every network link some flow
-// crosses that could be slower than the busiest NIC, with each stage's bytes on it; and, in
-// `all` when given, static_contention of every flow (the same routing pass).
+// split evenly over its paths: every network link some flow crosses that could be slower than the
+// busiest NIC, with each stage's bytes on it; and, in `all` when given, static_contention of every
+// flow (the same routing pass; stages 0 and an empty `stage`: that alone).
 StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
                                 std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages,
                                 StaticLoad* all = nullptr);

@@ -374,15 +374,9 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   const auto [est_end, est_start] = dp_parts(est, pp);
   std::vector<Time> dp_end = est_end;
   std::vector<Time> dp_start = est_start;
-  std::vector<Time> end_room(dp_end.size()), start_room(dp_start.size());
-  for (size_t s = 1; s < end_room.size(); ++s) {
-    const double earlier = layers[s - 1] / even[0];
-    end_room[s] = end_room[s - 1] + earlier * est.dp_end_pass;
-    start_room[s] = start_room[s - 1] + earlier * est.dp_start_pass;
-  }
-  // The stages between the first and the last also have the tied-embedding sync those two run
-  // after their reductions.
-  for (size_t s = 1; s + 1 < end_room.size(); ++s) end_room[s] += est.embedding_sync;
+  std::vector<double> passes(static_cast<size_t>(pp));
+  for (int s = 0; s < pp; ++s) passes[static_cast<size_t>(s)] = layers[static_cast<size_t>(s)] / even[0];
+  const DpRooms rooms = dp_rooms(est, passes);
   // --- Uneven stages: a stage holding more layers holds more gradients, and reduces them over
   // windows as much longer (chunked_dp_exposed scales with both): layers / even times the even
   // split's exposure.
@@ -451,7 +445,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // Never below the even split's: a stage given fewer layers may still hold the embedding, whose
   // gradients the layer count does not see (Llama 3's 7, 8, ..., 8, 7 came out 0.4% faster than
   // even through this term without the floor).
-  const Time dp_tail = max(max(staged_dp_exposed(dp_end, end_room, dp_start, start_room), paced), est.breakdown.dp_exposed);
+  const Time dp_tail = max(max(staged_dp_exposed(dp_end, rooms.end, dp_start, rooms.start), paced), est.breakdown.dp_exposed);
   out.communication_delta += dp_tail - est.breakdown.dp_exposed;
 
   // --- Sequence-length imbalance: the heavy replicas' sequences are max_over_mean longer.

@@ -130,8 +130,10 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
       Json& a = fc.set(key, Json::array());
       for (const double x : v) a.push(x);
     };
-    by_stage("dp_ring_slowdown_by_stage", c.dp_stage);
-    if (moe) by_stage("expert_dp_ring_slowdown_by_stage", c.expert_dp_stage);
+    if (c.stage_draws.size() == 1) {  // several draws: priced one by one, no one figure per stage
+      by_stage("dp_ring_slowdown_by_stage", c.stage_draws.front().dp);
+      if (moe) by_stage("expert_dp_ring_slowdown_by_stage", c.stage_draws.front().expert_dp);
+    }
     if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
     if (cfg.parallelism.tp > 1 && !cfg.model.moe) fc.set("tp_group_slowdown", c.tp);

@@ -199,11 +199,14 @@ TEST(FabricContention, GivesEachStageTheWorstLinkItsOwnRingsCross) {
     ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
     cfg.network.ecmp_seed = seed;
     const FabricContention c = fabric_contention(cfg);
-    ASSERT_EQ(c.dp_stage.size(), 8u);
-    EXPECT_NEAR(*std::max_element(c.dp_stage.begin(), c.dp_stage.end()), c.dp, 1e-12 * c.dp);
-    for (const double s : c.dp_stage) EXPECT_GE(s, 1.0);
+    ASSERT_EQ(c.stage_draws.size(), 1u);
+    const std::vector<double>& by_stage = c.stage_draws[0].dp;
+    ASSERT_EQ(by_stage.size(), 8u);
+    EXPECT_NEAR(*std::max_element(by_stage.begin(), by_stage.end()), c.dp, 1e-12 * c.dp);
+    for (const double s : by_stage) EXPECT_GE(s, 1.0);
     cfg.network.routing = Routing::kSpray;
-    for (const double s : fabric_contention(cfg).dp_stage) EXPECT_EQ(s, 1.0);
+    const FabricContention sprayed = fabric_contention(cfg);
+    for (const double s : sprayed.stage_draws.at(0).dp) EXPECT_EQ(s, 1.0);
   }
   // Some stages' rings collide and others' do not (ECMP on one uplink per ToR pair at 7:1 would
   // slow all alike; at 1:1 the hash picks a few).
@@ -212,7 +215,8 @@ TEST(FabricContention, GivesEachStageTheWorstLinkItsOwnRingsCross) {
     ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
     cfg.network.ecmp_seed = seed;
     const FabricContention c = fabric_contention(cfg);
-    mixed = *std::min_element(c.dp_stage.begin(), c.dp_stage.end()) < c.dp;
+    const std::vector<double>& by_stage = c.stage_draws.at(0).dp;
+    mixed = *std::min_element(by_stage.begin(), by_stage.end()) < c.dp;
   }
   EXPECT_TRUE(mixed);
 }
@@ -228,11 +232,11 @@ TEST(FabricContention, AStageSlowedLaterInThePipelineHidesMore) {
     cfg.training.overlap.dp_param_gather = overlap;
     const FabricContention routed = fabric_contention(cfg);
     ASSERT_GT(routed.dp, 1.5);
-    const size_t pp = routed.dp_stage.size();
+    const size_t pp = routed.stage_draws.at(0).dp.size();
     const auto with = [&](std::vector<double> stages) {
       FabricContention c = routed;
-      c.dp_stage = std::move(stages);
-      c.dp_loads.reset();  // the slowdowns as given, every stage's rings at once
+      c.stage_draws[0].dp = std::move(stages);
+      c.stage_draws[0].dp_loads.reset();  // the slowdowns as given, every stage's rings at once
       return estimate_training(cfg, a100(), c).breakdown.dp_exposed;
     };
     std::vector<double> first(pp, 1.0), last(pp, 1.0);
@@ -250,31 +254,35 @@ TEST(FabricContention, AStageSlowedLaterInThePipelineHidesMore) {
 TEST(FabricContention, StageLoadsWeighTheOtherStagesRings) {
   ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   const FabricContention c = fabric_contention(cfg);
-  ASSERT_TRUE(c.dp_loads);
-  const StageLinkLoads& loads = *c.dp_loads;
+  ASSERT_EQ(c.stage_draws.size(), 1u);
+  ASSERT_TRUE(c.stage_draws[0].dp_loads);
+  const StageLinkLoads& loads = *c.stage_draws[0].dp_loads;
+  const std::vector<double>& by_stage = c.stage_draws[0].dp;
   ASSERT_EQ(loads.of_stage.size(), 8u);
   for (int s = 0; s < 8; ++s) {
     // Every weight 1: the stage's slowdown with every stage's rings at once.
-    EXPECT_NEAR(loads.contention(s, std::vector<double>(8, 1.0)), c.dp_stage[static_cast<size_t>(s)], 1e-12);
+    EXPECT_NEAR(loads.contention(s, std::vector<double>(8, 1.0)), by_stage[static_cast<size_t>(s)], 1e-12);
     // Alone (only its own weight): never more, and at least the NIC's.
     std::vector<double> alone(8, 0.0);
     alone[static_cast<size_t>(s)] = 1.0;
     const double own = loads.contention(s, alone);
     EXPECT_GE(own, 1.0);
-    EXPECT_LE(own, c.dp_stage[static_cast<size_t>(s)] + 1e-12);
+    EXPECT_LE(own, by_stage[static_cast<size_t>(s)] + 1e-12);
     // Half of the others' bytes: between the two.
     std::vector<double> half(8, 0.5);
     half[static_cast<size_t>(s)] = 1.0;
     EXPECT_GE(loads.contention(s, half), own - 1e-12);
-    EXPECT_LE(loads.contention(s, half), c.dp_stage[static_cast<size_t>(s)] + 1e-12);
+    EXPECT_LE(loads.contention(s, half), by_stage[static_cast<size_t>(s)] + 1e-12);
   }
   // 7:1 ToRs shared by every stage's rings: alone a stage's are slowed less than all at once.
   std::vector<double> alone(8, 0.0);
   alone[0] = 1.0;
-  EXPECT_LT(loads.contention(0, alone), c.dp_stage[0]);
-  // Several ECMP draws price their mean all at once: no loads.
+  EXPECT_LT(loads.contention(0, alone), by_stage[0]);
+  // Several ECMP draws: each draw's own loads.
   cfg.network.ecmp_draws = 2;
-  EXPECT_FALSE(fabric_contention(cfg).dp_loads);
+  const FabricContention two = fabric_contention(cfg);
+  ASSERT_EQ(two.stage_draws.size(), 2u);
+  for (const StageSlowdowns& d : two.stage_draws) EXPECT_TRUE(d.dp_loads);
 }
 
 TEST(FabricContention, StaggeredReductionsMeetLessOfEachOther) {
@@ -286,14 +294,14 @@ TEST(FabricContention, StaggeredReductionsMeetLessOfEachOther) {
   cfg.parallelism.vpp = 1;
   const FabricContention routed = fabric_contention(cfg);
   FabricContention at_once = routed;
-  at_once.dp_loads.reset();
+  at_once.stage_draws.at(0).dp_loads.reset();
   const Time staggered = estimate_training(cfg, a100(), routed).breakdown.dp_exposed;
   const Time together = estimate_training(cfg, a100(), at_once).breakdown.dp_exposed;
   EXPECT_LT(staggered, together);
   FabricContention none = routed;
   none.dp = 1.0;
-  none.dp_stage.assign(none.dp_stage.size(), 1.0);
-  none.dp_loads.reset();
+  none.stage_draws.at(0).dp.assign(none.stage_draws[0].dp.size(), 1.0);
+  none.stage_draws[0].dp_loads.reset();
   EXPECT_GE(staggered, estimate_training(cfg, a100(), none).breakdown.dp_exposed);
 }
 
@@ -438,10 +446,12 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 7.0);
   cfg.network.ecmp_seed = 3;
   double dp = 0, embedding = 0, low = 1e9, high = 0;
+  std::vector<std::vector<double>> by_stage;
   for (int k = 0; k < 4; ++k) {
     ScenarioConfig one = cfg;
     one.network.ecmp_seed = 3 + static_cast<uint64_t>(k);
     const FabricContention c = fabric_contention(one);
+    by_stage.push_back(c.stage_draws.at(0).dp);
     dp += c.dp / 4;
     embedding += c.embedding / 4;
     low = std::min(low, c.dp);
@@ -452,10 +462,10 @@ TEST(FabricContention, EcmpDrawsAverageTheSeedsDraws) {
   EXPECT_EQ(mean.draws, 4);
   EXPECT_NEAR(mean.dp, dp, 1e-12);
   EXPECT_NEAR(mean.embedding, embedding, 1e-12);
-  // The worst stage of the draws' mean slowdowns is below the mean of each draw's worst: several
-  // draws price every stage at the mean all at once, with no per-stage slowdowns.
-  EXPECT_TRUE(mean.dp_stage.empty());
-  EXPECT_FALSE(mean.dp_loads);
+  // The worst stage of the draws' mean slowdowns is below the mean of each draw's worst: every
+  // draw's stages are kept, each as that seed alone gives them, and priced one by one.
+  ASSERT_EQ(mean.stage_draws.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) EXPECT_EQ(mean.stage_draws[k].dp, by_stage[k]) << k;
   EXPECT_EQ(mean.dp_low, low);
   EXPECT_EQ(mean.dp_high, high);
   ContentionCache cache;
@@ -485,7 +495,7 @@ TEST(FabricContention, EcmpDrawsAverageTheDrawsExposures) {
   }
   cfg.network.ecmp_draws = 4;
   const FabricContention c = fabric_contention(cfg);
-  EXPECT_EQ(c.draw_stages.size(), 4u);
+  EXPECT_EQ(c.stage_draws.size(), 4u);
   EXPECT_NEAR(estimate_training(cfg, a100(), c).breakdown.dp_exposed.as_s(), mean, 1e-9 * mean);
 }
 
@@ -498,8 +508,8 @@ TEST(FabricContention, SlowsTheDpTimeByItsFactor) {
   const FabricContention routed = fabric_contention(cfg);
   FabricContention none = routed;
   none.dp = 1.0;
-  none.dp_stage.assign(none.dp_stage.size(), 1.0);
-  none.dp_loads.reset();
+  none.stage_draws.at(0).dp.assign(none.stage_draws[0].dp.size(), 1.0);
+  none.stage_draws[0].dp_loads.reset();
   const Time slow = estimate_training(cfg, a100(), routed).breakdown.dp_exposed;
   const Time fast = estimate_training(cfg, a100(), none).breakdown.dp_exposed;
   EXPECT_GT(routed.dp, 1.5);

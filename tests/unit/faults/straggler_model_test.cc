@@ -297,7 +297,7 @@ TEST(StragglerModel, ADegradedNicCostsWhatItAddsToItsStagesReduction) {
       "training: {global_batch: 256, parallel_block: true}\n"
       "stragglers: {nics: {hosts: [12], bandwidth_factor: 0.9}}\n";
   ScenarioConfig held_cfg = parse(fabric);
-  ASSERT_EQ(fabric_contention(held_cfg).dp_stage.at(1), 2.0);
+  ASSERT_EQ(fabric_contention(held_cfg).stage_draws.at(0).dp.at(1), 2.0);
   const StragglerImpact held = impact_of(held_cfg);
   EXPECT_LT(held.baseline_mfu - held.mfu, 0.0005);
 }
