@@ -161,16 +161,23 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   return p;
 }
 
+std::string profile_file_path(const std::string& name_or_path, const std::string& base_dir) {
+  if (name_or_path.empty() || !builtin_profile_text(name_or_path).empty()) return "";
+  std::filesystem::path path(name_or_path);
+  std::error_code ec;
+  if (path.is_relative() && !base_dir.empty() && !std::filesystem::exists(path, ec)) {
+    path = std::filesystem::path(base_dir) / path;
+  }
+  return path.string();
+}
+
 HardwareProfile load_hardware_profile(const std::string& name_or_path, const std::string& base_dir) {
   if (const std::string text = builtin_profile_text(name_or_path); !text.empty()) {
     HardwareProfile p = parse_hardware_profile(text, "built-in profile " + name_or_path);
     p.origin = "built-in";
     return p;
   }
-  std::filesystem::path path(name_or_path);
-  if (path.is_relative() && !base_dir.empty() && !std::filesystem::exists(path)) {
-    path = std::filesystem::path(base_dir) / path;
-  }
+  const std::filesystem::path path(name_or_path.empty() ? std::string() : profile_file_path(name_or_path, base_dir));
   std::error_code ec;
   if (name_or_path.empty() || std::filesystem::is_directory(path, ec)) {
     throw BadInput(InputError{"", 0, "cluster.gpu",

@@ -67,6 +67,11 @@ std::vector<std::string> builtin_profile_names();
 // The text of a built-in profile, or empty when there is none of that name.
 std::string builtin_profile_text(const std::string& name);
 
+// The file `name_or_path` names as load_hardware_profile resolves it: a relative path from the
+// working directory where a file is there, else beside `base_dir`. Empty for a built-in name (no
+// file) or an empty name.
+std::string profile_file_path(const std::string& name_or_path, const std::string& base_dir = "");
+
 // Resolves `name_or_path` (a built-in name, or a file path absolute or relative to `base_dir`)
 // and loads it strictly. Throws BadInput with the file, line and key on any problem, and lists
 // the built-in names when neither a profile nor a file of that name exists.

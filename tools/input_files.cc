@@ -2,33 +2,17 @@
 #include "tools/input_files.h"
 
 #include <filesystem>
-#include <optional>
+#include <utility>
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
 #include "sim/core/inference_config.h"
 #include "sim/core/yaml_tree.h"
+#include "sim/engine/serving_requests.h"
 #include "sim/report/sweep/sweep_spec.h"
 
 namespace clustersim::cli {
 namespace {
-
-// As calib::load_hardware_profile resolves a GPU: a built-in name reads no file; a relative path
-// is taken from the working directory where a file is there, else beside the scenario.
-std::optional<std::string> profile_file(const std::string& gpu, const std::string& base_dir) {
-  if (gpu.empty() || !calib::builtin_profile_text(gpu).empty()) return std::nullopt;
-  std::filesystem::path p(gpu);
-  std::error_code ec;
-  if (p.is_relative() && !base_dir.empty() && !std::filesystem::exists(p, ec)) p = std::filesystem::path(base_dir) / p;
-  return p.string();
-}
-
-// As engine::make_requests resolves inference.trace: a relative path is beside the scenario.
-std::string trace_file(const std::string& trace, const std::string& base_dir) {
-  std::filesystem::path p(trace);
-  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
-  return p.string();
-}
 
 // The scenario keys whose values name files, and which kind.
 struct FileKey {
@@ -48,9 +32,9 @@ constexpr FileKey kFileKeys[] = {
 void add_named(const FileKey& key, const YamlNode* value, const std::string& base_dir, std::vector<std::string>& out) {
   if (!value || !value->is_scalar() || value->scalar.empty()) return;
   if (key.profile) {
-    if (const auto f = profile_file(value->scalar, base_dir)) out.push_back(*f);
+    if (std::string f = calib::profile_file_path(value->scalar, base_dir); !f.empty()) out.push_back(std::move(f));
   } else {
-    out.push_back(trace_file(value->scalar, base_dir));
+    out.push_back(engine::trace_file_path(value->scalar, base_dir));
   }
 }
 
@@ -59,12 +43,13 @@ void add_named(const FileKey& key, const YamlNode* value, const std::string& bas
 std::vector<std::string> scenario_input_files(const ScenarioConfig& cfg) {
   std::vector<std::string> out = {cfg.file};
   const std::string& dir = cfg.cluster.source_dir;
-  if (const auto f = profile_file(cfg.cluster.gpu, dir)) out.push_back(*f);
+  const auto add_profile = [&](const std::string& gpu) {
+    if (std::string f = calib::profile_file_path(gpu, dir); !f.empty()) out.push_back(std::move(f));
+  };
+  add_profile(cfg.cluster.gpu);
   if (cfg.inference) {
-    for (const PoolConfig* p : given_pools(*cfg.inference)) {
-      if (const auto f = profile_file(p->gpu, dir)) out.push_back(*f);
-    }
-    if (!cfg.inference->trace.empty()) out.push_back(trace_file(cfg.inference->trace, dir));
+    for (const PoolConfig* p : given_pools(*cfg.inference)) add_profile(p->gpu);
+    if (!cfg.inference->trace.empty()) out.push_back(engine::trace_file_path(cfg.inference->trace, dir));
   }
   return out;
 }

@@ -124,14 +124,19 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
   return out;
 }
 
+std::string trace_file_path(const std::string& trace, const std::string& base_dir) {
+  std::filesystem::path p(trace);
+  if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+  return p.string();
+}
+
 std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context) {
   if (!in.trace.empty()) {
-    std::filesystem::path p(in.trace);
-    if (p.is_relative() && !base_dir.empty()) p = std::filesystem::path(base_dir) / p;
+    const std::string p = trace_file_path(in.trace, base_dir);
     constexpr size_t kMaxTraceBytes = size_t{256} << 20;  // about 10 million requests
     std::string text;
     try {
-      text = read_text_file(p.string(), kMaxTraceBytes, "a request trace (CSV)");
+      text = read_text_file(p, kMaxTraceBytes, "a request trace (CSV)");
     } catch (const BadInput& e) {
       // Name the key that gave the path (relative paths are resolved beside the scenario).
       std::vector<InputError> errors = e.errors();
@@ -140,7 +145,7 @@ std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::
       }
       throw BadInput(errors);
     }
-    return parse_request_trace(text, p.string(), max_context);
+    return parse_request_trace(text, p, max_context);
   }
   std::mt19937_64 rng(in.seed);
   std::vector<ServingRequest> out;

@@ -32,6 +32,9 @@ inline constexpr double kMaxArrivalSeconds = 1e6;
 // inference.trace (relative to `base_dir`). Sorted by arrival. `max_context` (model.seq_len; 0:
 // none) bounds a trace request's prompt + output. Throws BadInput when arrivals pass
 // kMaxArrivalSeconds.
+// The file inference.trace names: a relative path beside `base_dir` (the scenario's directory).
+std::string trace_file_path(const std::string& trace, const std::string& base_dir);
+
 std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::string& base_dir, int max_context = 0);
 
 // A trace: one request per line "arrival_s,prompt_tokens,output_tokens"; '#' comments, blank
