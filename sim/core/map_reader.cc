@@ -69,6 +69,18 @@ std::string plain_form_hint(const std::string& text) {
 
 }  // namespace
 
+std::optional<double> plain_real(const YamlNode& n) {
+  if (!n.is_scalar()) return std::nullopt;
+  const auto v = parse_number<double>(n.scalar);
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+std::optional<long long> plain_integer(const YamlNode& n) {
+  if (!n.is_scalar()) return std::nullopt;
+  return parse_number<long long>(n.scalar);
+}
+
 MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors, const YamlNode* origin)
     : node_(node), path_(std::move(path)), errors_(errors) {
   if (const YamlNode* at = node_ ? node_ : origin) {

@@ -17,6 +17,12 @@ namespace clustersim {
 
 enum class Need { kOptional, kRequired };
 
+// A scalar node's whole text as the plain decimal MapReader reads numbers as (an optional '-', no
+// '+', spaces or hexadecimal); nullopt for anything else, a real also when not finite. For lists
+// and other values read outside a MapReader.
+std::optional<double> plain_real(const YamlNode& n);
+std::optional<long long> plain_integer(const YamlNode& n);
+
 class MapReader {
  public:
   // `node` may be nullptr (an absent section: every key reads as absent). `path` is the key path

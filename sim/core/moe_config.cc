@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/moe_config.h"
 
-#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -17,10 +16,9 @@ std::string str(long long v) { return std::to_string(v); }
 // One list entry as a finite plain decimal, or false: as MapReader reads numbers (strtod also took
 // a '+', leading spaces and hexadecimal until 2026-12-05).
 bool parse_number(const YamlNode& n, double& out) {
-  if (!n.is_scalar() || n.scalar.empty()) return false;
-  const char* end = n.scalar.data() + n.scalar.size();
-  const auto [ptr, ec] = std::from_chars(n.scalar.data(), end, out);
-  return ec == std::errc() && ptr == end && std::isfinite(out);
+  const std::optional<double> v = plain_real(n);
+  if (v) out = *v;
+  return v.has_value();
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 #include "sim/core/stragglers_config.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -27,14 +28,12 @@ bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out
   std::vector<int> values;
   for (size_t i = 0; i < n->seq.size(); ++i) {
     const YamlNode& item = n->seq[i];
-    int v = -1;
-    const char* end = item.scalar.data() + item.scalar.size();
-    const auto [ptr, ec] = std::from_chars(item.scalar.data(), end, v);
-    if (!item.is_scalar() || ec != std::errc() || ptr != end || v < 0) {
+    const std::optional<long long> v = plain_integer(item);
+    if (!v || *v < 0 || *v > INT32_MAX) {
       r.error(key, "item " + std::to_string(i) + ": expected a non-negative integer, got '" + item.scalar + "'");
       return false;
     }
-    values.push_back(v);
+    values.push_back(static_cast<int>(*v));
   }
   out = std::move(values);
   return true;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -27,14 +26,7 @@ constexpr double kMaxCandidates = 1e8;
 
 // A plain decimal, the whole scalar, as scenario numbers are read (no '+', spaces or hexadecimal:
 // strtod took all three until 2026-12-05, so a price of '+2.5' or '0x10' was read).
-std::optional<double> number_of(const YamlNode& n) {
-  if (!n.is_scalar() || n.scalar.empty()) return std::nullopt;
-  double v = 0;
-  const char* end = n.scalar.data() + n.scalar.size();
-  const auto [ptr, ec] = std::from_chars(n.scalar.data(), end, v);
-  if (ec != std::errc() || ptr != end || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
+std::optional<double> number_of(const YamlNode& n) { return plain_real(n); }
 
 YamlNode scalar_node(const std::string& text, const YamlNode& like) {
   YamlNode n;
