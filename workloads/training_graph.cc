@@ -383,8 +383,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // (dense layers first, or every other layer MoE, leave some chunks fewer or none: those gather
   // and reduce no experts).
   std::vector<std::vector<double>> expert_share(static_cast<size_t>(pp), std::vector<double>(static_cast<size_t>(vpp), 0.0));
+  std::vector<std::vector<int>> moe_layers_of(static_cast<size_t>(pp));  // stage, chunk -> its MoE layers
   for (int s = 0; moe && s < pp; ++s) {
-    const std::vector<int> per_chunk = moe_layers_per_chunk(cfg, s);
+    const std::vector<int>& per_chunk = moe_layers_of[static_cast<size_t>(s)] = moe_layers_per_chunk(cfg, s);
     int stage_moe = 0;
     for (const int n : per_chunk) stage_moe += n;
     for (int ch = 0; stage_moe > 0 && ch < vpp; ++ch) {
@@ -416,7 +417,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         // sooner than its last MoE layer's (before 2026-12-05 the whole expert gather came after
         // the first forward, at the chunk's second pass: 112 ms of gathers hid behind a 50 ms
         // forward). One collective's latency, on the first piece.
-        const int pieces = std::max(1, moe_layers_per_chunk(cfg, s)[static_cast<size_t>(ch)]);
+        const int pieces = std::max(1, moe_layers_of[static_cast<size_t>(s)][static_cast<size_t>(ch)]);
         for (int k = 0; k < pieces; ++k) {
           Op op = expert_gather(s, expert_share[s][ch] / pieces);
           if (k > 0) op.duration = Time::zero();
