@@ -233,6 +233,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   }
   Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, tp_l, cp_l, lt);
   Time stage_ep;
+  // MoE: the critical stage's all-to-alls per micro-batch (dispatch and combine, forward and
+  // backward), as far as their bytes leave the node: the time they keep the NICs busy.
+  Time stage_a2a_nic;
   Time bwd_window = layers_per_stage * lt.backward;
   Time fwd_window = layers_per_stage * lt.forward;
   // The other stages' micro-batch times added up: the pipeline's fill and drain run on them.
@@ -257,6 +260,16 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       stage_compute = sc.compute + own_head(sc);
       stage_tp = sc.tp_exposed;
       stage_ep = sc.ep_exposed;
+      stage_a2a_nic = Time::zero();
+      for (const work::MoeLayerCost& lc : sc.costs) {
+        if (!lc.moe) continue;
+        double all = 0.0, leaving = 0.0;
+        for (const coll::FlowSpec& f : lc.dispatch_flows) {
+          all += f.bytes.as_double();
+          if (f.inter_node) leaving += f.bytes.as_double();
+        }
+        if (all > 0.0) stage_a2a_nic += (2.0 * leaving / all) * (lc.dispatch + lc.combine);
+      }
       bwd_window = sc.backward;
       fwd_window = sc.forward;
       est.critical_stage = sc.stage;
@@ -310,11 +323,29 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // Without overlap every transfer waits; with it only the fill and drain ones do (never more
     // than without): the first micro-batch's forward crosses all pp x vpp - 1 virtual-stage
     // boundaries before the first backward starts, and the last backward crosses them back.
-    int64_t exposed_transfers = 2 * mbs * p.vpp;
+    const int64_t every_transfer = 2 * mbs * p.vpp;
+    b.pp_exposed = every_transfer * one;
     if (cfg.training.overlap.pp_p2p) {
-      exposed_transfers = std::min<int64_t>(exposed_transfers, 2 * (static_cast<int64_t>(p.pp) * p.vpp - 1));
+      // A stage runs its micro-batches no faster than its NIC sends their activations and
+      // gradients on: per micro-batch it sends vpp chunks forward and vpp backward (the first
+      // and last stages vpp - 1 around the interleaved loop), those to another node at the NIC
+      // share. Where that outlasts the slowest stage's micro-batch, the steady state is paced by
+      // the sends (before 2026-12-05 only the fill and drain were charged: tp 8 pp 8 vpp 3 on one
+      // 100 Gbps NIC per node came out at 0.506 s, below the 0.773 s its 9.7 GB of sends per
+      // node take at line rate; the flow level 1.111 s).
+      const auto sends_across = [&](int s) {
+        const int fwd = s + 1 < p.pp ? (stages_apart(s, s + 1) ? p.vpp : 0) : (stages_apart(s, 0) ? p.vpp - 1 : 0);
+        const int bwd = s > 0 ? (stages_apart(s, s - 1) ? p.vpp : 0) : (stages_apart(0, p.pp - 1) ? p.vpp - 1 : 0);
+        return fwd + bwd;
+      };
+      int busiest = 0;
+      for (int s = 0; s < p.pp; ++s) busiest = std::max(busiest, sends_across(s));
+      const Time nic_busy = busiest * serialization_time(msg, pp_l.nic_per_gpu);
+      const Time send_paced = mbs * max(Time::zero(), nic_busy - mb);
+      const int64_t fill_and_drain = std::min<int64_t>(every_transfer, 2 * (static_cast<int64_t>(p.pp) * p.vpp - 1));
+      b.pp_exposed = min(b.pp_exposed, fill_and_drain * one + send_paced);
+      est.pp_send_paced = b.pp_exposed - fill_and_drain * one;
     }
-    b.pp_exposed = exposed_transfers * one;
   }
 
   // The tied-embedding gradient all-reduce between the first and last stage, after their
@@ -450,14 +481,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const auto exposed = [&](const DpTimes& t) {
       const Time r = cfg.training.overlap.dp_grad_reduce ? chunked_dp_exposed(t.reduce, reduce_pass, p.pp, p.vpp, bucket_share)
                                                          : t.reduce;
-      if (!gather_overlaps) return std::pair{r + t.gather, Time::zero()};
+      if (!gather_overlaps) return std::pair{r, t.gather};
       return std::pair{r, chunked_dp_exposed(t.gather, gather_pass, p.pp, p.vpp, bucket_share)};
     };
     const auto [end, start] = exposed(worst_stage);
     est.dp_end.assign(static_cast<size_t>(p.pp), end);
     est.dp_start.assign(static_cast<size_t>(p.pp), start);
     est.dp_end_pass = reduce_pass;
-    est.dp_start_pass = gather_pass;
+    // A gather not overlapped runs once every stage has reduced and the update is done, all
+    // stages' at once: the latest reduction's end, then the slowest gather, none with room (before
+    // 2026-12-05 each stage's gather followed its own reduction, with its room and its staggered
+    // slowdown, so overlapping the gather could come out 2.8% slower than not).
+    est.dp_start_pass = gather_overlaps || !work::gathers_weights_each_step(p) ? gather_pass : Time::zero();
     std::map<std::pair<double, double>, DpTimes> priced;  // per distinct pair of slowdowns
     const auto priced_at = [&](double dc, double ec) -> const DpTimes& {
       auto it = priced.find({dc, ec});
@@ -567,8 +602,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // that chunk's share of the reduction start.
         const Time last_pass = (1.0 / p.vpp) * bwd_window;
         const Time drain_to_first = (p.pp - 1) * last_pass;
-        // The passes run their compute and exposed TP/CP communication while the next gathers
-        // run (MoE: its all-to-alls are left inside the passes' time as before), so the
+        // The passes run their compute and exposed TP/CP (MoE: and expert all-to-all)
+        // communication while the next gathers run, so the
         // gathers pace the step when their stream, or the NIC shares it runs on, take longer
         // than that. Two bounds, neither of which moves with the compute (before 2026-12-04
         // the exposed TP time was added on top of the gathers' bound, and a faster GPU, whose
@@ -584,13 +619,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // that end their backward passes apart (above) assumes a NIC idle meanwhile, which a
         // gather-paced step's is not (with it, full recomputation came out faster than
         // selective).
-        Time passes_take = b.compute + b.bubble;
-        Time red = reduce;
-        if (!m.moe) {
-          passes_take += b.tp_exposed;
-          red = reduce_together;
-        }
+        const Time passes_take = b.compute + b.bubble + b.tp_exposed + b.ep_exposed;
+        const Time red = m.moe ? reduce : reduce_together;
         Time bound = passes * per_pass + max(red, drain_to_first + (1.0 / p.vpp) * red);
+        // MoE: the all-to-alls share the NICs with the gathers, hidden behind compute or not:
+        // their time on the NICs adds to the gathers' stream (before 2026-12-05 only their
+        // exposed part came on top of it, so a faster GPU, hiding less of them, made the step
+        // slower: Mixtral 8x7B, ZeRO-3, a2a_chunks 4, 7.56 s at H100's peak, 7.92 s at twice it;
+        // the flow level 8.31 and 8.24 s).
+        if (m.moe) bound += mbs * stage_a2a_nic;
         if (!m.moe && pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node) < est.dp) {
           // At the NIC's own share: where ECMP collisions or oversubscription slow a collective
           // in the fabric, its NIC is that much less busy, and free for the others.

@@ -81,6 +81,10 @@ struct TrainingEstimate {
   Time dp_end_pass;
   Time dp_start_pass;
   Time dp_paced;
+  // Of breakdown.pp_exposed with overlap.pp_p2p: what the steady state's pipeline sends add
+  // beyond the fill and drain transfers, where the busiest stage's NIC share takes longer to send
+  // a micro-batch's activations and gradients than the slowest stage computes it (0 otherwise).
+  Time pp_send_paced;
   Time embedding_sync;  // the tied-embedding all-reduce of the first and last stage (0 without)
 };
 

@@ -401,13 +401,15 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     assert(b.nic_degraded && "straggler_base prices the degraded NICs");
     const TrainingEstimate& deg = *b.nic_degraded;
     const auto [deg_end, deg_start] = dp_parts(deg, pp);
-    // Exposed pipeline transfers as the training level counts them (see analytical_training.cc).
+    // Exposed pipeline transfers as the training level counts them (see analytical_training.cc),
+    // and, apart, what NIC-paced sends add to the steady state (TrainingEstimate::pp_send_paced):
+    // a degraded NIC that paces its stage's sends paces the pipeline, every micro-batch.
     const int64_t all_transfers = 2LL * m * vpp;
     const int64_t exposed =
         cfg.training.overlap.pp_p2p ? std::min<int64_t>(all_transfers, 2LL * (static_cast<int64_t>(pp) * vpp - 1)) : all_transfers;
-    const Time per_transfer = pp > 1 && exposed > 0
-                                  ? Time::ps((deg.breakdown.pp_exposed - est.breakdown.pp_exposed).as_ps() / exposed)
-                                  : Time::zero();
+    const Time send_paced = deg.pp_send_paced - est.pp_send_paced;
+    const Time transfers = deg.breakdown.pp_exposed - est.breakdown.pp_exposed - send_paced;
+    const Time per_transfer = pp > 1 && exposed > 0 ? Time::ps(transfers.as_ps() / exposed) : Time::zero();
     for (int h : sc.nics->hosts) {
       std::map<int, std::set<int>> replicas_by_stage;  // the cells behind the host's degraded NICs
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
@@ -440,7 +442,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
                                      (pp > 1 ? (one ? " and its pipeline sends" : " and their pipeline sends") : ""));
       }
     }
-    if (cfg.training.overlap.pp_p2p && pp > 1) out.communication_delta += 2 * per_transfer;
+    if (cfg.training.overlap.pp_p2p && pp > 1) out.communication_delta += 2 * per_transfer + send_paced;
   }
   // Never below the even split's: a stage given fewer layers may still hold the embedding, whose
   // gradients the layer count does not see (Llama 3's 7, 8, ..., 8, 7 came out 0.4% faster than
