@@ -178,8 +178,12 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
     return p;
   }
   const std::filesystem::path path(name_or_path.empty() ? std::string() : profile_file_path(name_or_path, base_dir));
+  // The error_code overload: a path the system cannot look up (a symbolic link loop, a name over
+  // 255 bytes) threw std::filesystem_error, an internal error, until 2026-12-05.
   std::error_code ec;
-  if (name_or_path.empty() || std::filesystem::is_directory(path, ec)) {
+  const std::filesystem::file_type type =
+      name_or_path.empty() ? std::filesystem::file_type::none : std::filesystem::status(path, ec).type();
+  if (name_or_path.empty() || type == std::filesystem::file_type::directory) {
     throw BadInput(InputError{"", 0, "cluster.gpu",
                               name_or_path.empty() ? "is empty; expected a built-in profile name (clustersim profiles "
                                                      "lists them) or a profile file"
@@ -191,13 +195,14 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
                               "'" + name_or_path + "' is a probe file; fit a profile from it first (clustersim calibrate " +
                                   name_or_path + " -o PROFILE.yaml) and name that"});
   }
-  if (!std::filesystem::exists(path)) {
+  if (type == std::filesystem::file_type::not_found) {
     std::string names;
     for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
     throw BadInput(InputError{"", 0, "cluster.gpu",
                               "'" + name_or_path + "' is neither a built-in profile (" + names +
                                   ") nor a profile file"});
   }
+  if (ec) throw BadInput(InputError{"", 0, "cluster.gpu", "'" + name_or_path + "' cannot be read (" + ec.message() + ")"});
   return parse_hardware_profile(read_text_file(path.string(), kMaxYamlBytes, "a hardware profile (YAML)"), path.string());
 }
 

@@ -414,12 +414,15 @@ ProbeData parse_probe_data(std::string_view bytes, const std::string& source) {
 ProbeData read_probe_file(const std::filesystem::path& file) {
   const std::string source = file.string();
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) {
+  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
+  if (type == std::filesystem::file_type::directory) {
     throw BadInput(InputError{source, 0, "", "is a directory; expected a probe file (clustersim-probe writes NAME.pb)"});
   }
-  if (!std::filesystem::exists(file, ec)) throw BadInput(InputError{source, 0, "", "no such probe file"});
+  if (type == std::filesystem::file_type::not_found) throw BadInput(InputError{source, 0, "", "no such probe file"});
+  // A symbolic link loop or a name over 255 bytes: said as such, not as a missing file.
+  if (ec) throw BadInput(InputError{source, 0, "", "cannot be read (" + ec.message() + ")"});
   // A device or pipe has no end to read to (/dev/zero would fill memory).
-  if (!std::filesystem::is_regular_file(file, ec)) {
+  if (type != std::filesystem::file_type::regular) {
     throw BadInput(InputError{source, 0, "", "is not a regular file; expected a probe file (clustersim-probe writes NAME.pb)"});
   }
   std::ifstream in(file, std::ios::binary);

@@ -137,7 +137,8 @@ int cmd_run(const std::vector<std::string>& argv) {
 
 std::string default_suite() {
   const std::filesystem::path local = "scenarios/validation/ci.yaml";
-  if (std::filesystem::exists(local)) return local.string();
+  std::error_code ec;
+  if (std::filesystem::exists(local, ec)) return local.string();
   return (std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / local).string();
 }
 

@@ -128,7 +128,9 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     refuse_overwriting(dir / name, inputs, "--out");
   }
   options.log_path = (dir / "results.jsonl").string();
-  if (root && args.has("--resume") && !std::filesystem::exists(options.log_path)) {
+  std::error_code ec;
+  if (root && args.has("--resume") &&
+      std::filesystem::status(options.log_path, ec).type() == std::filesystem::file_type::not_found) {
     std::cerr << "note: --resume: no log at " << options.log_path << " (another --out?); starting the sweep afresh\n";
   }
   options.progress = root && !args.has("--no-progress") && ::isatty(STDERR_FILENO);

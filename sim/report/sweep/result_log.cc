@@ -95,7 +95,11 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
   std::error_code ec;
   if (restart) std::filesystem::remove(path, ec);
   std::string text;
-  if (std::filesystem::exists(path, ec)) {
+  const std::filesystem::file_type type = std::filesystem::status(path, ec).type();
+  if (ec && type != std::filesystem::file_type::not_found) {
+    throw BadInput(InputError{path, 0, "--out", "the results log cannot be read (" + ec.message() + ")"});
+  }
+  if (type != std::filesystem::file_type::not_found) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream ss;
     ss << in.rdbuf();

@@ -9,6 +9,7 @@
 
 #include "calibration/probe_data.pb.h"
 #include "sim/core/error.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace clustersim::calib {
 namespace {
@@ -141,6 +142,21 @@ TEST(ProbeFile, RejectsAMissingFile) {
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("no such probe file"), std::string::npos) << e.what();
     EXPECT_EQ(e.errors().front().file, "/nonexistent/dir/probe.pb");
+  }
+}
+
+// A symbolic link loop is not a missing file: the reason is given (before: "no such probe file").
+TEST(ProbeFile, APathThatCannotBeLookedUpSaysWhy) {
+  const testing::ScratchDir dir("probe-path");
+  ASSERT_TRUE(dir.ok());
+  const std::filesystem::path path = dir.file("loop.pb");
+  std::filesystem::create_symlink("loop.pb", path);
+  try {
+    read_probe_file(path);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be read (Too many levels of symbolic links)"), std::string::npos)
+        << e.what();
   }
 }
 

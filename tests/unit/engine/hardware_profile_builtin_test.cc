@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "sim/core/error.h"
 #include "tests/unit/core/unit_printers.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace clustersim::calib {
 namespace {
@@ -254,6 +256,28 @@ TEST(LoadHardwareProfile, UnknownNameListsTheBuiltins) {
     EXPECT_TRUE(contains(e.errors()[0].message, "'B200-SXM'"));
     for (const std::string& name : builtin_profile_names()) {
       EXPECT_TRUE(contains(e.errors()[0].message, name)) << name;
+    }
+  }
+}
+
+// A path the system cannot look up is bad input naming cluster.gpu and the reason; it was an
+// uncaught std::filesystem_error (an internal error, exit 1) until 2026-12-05.
+TEST(LoadHardwareProfile, APathThatCannotBeLookedUpSaysWhy) {
+  const testing::ScratchDir dir("profile-path");
+  ASSERT_TRUE(dir.ok());
+  std::filesystem::create_symlink("loop.yaml", dir.file("loop.yaml"));
+  const std::pair<std::string, std::string> cases[] = {
+      {"loop.yaml", "Too many levels of symbolic links"},
+      {std::string(256, 'x') + ".yaml", "File name too long"},
+  };
+  for (const auto& [name, reason] : cases) {
+    try {
+      load_hardware_profile(name, dir.path().string());
+      ADD_FAILURE() << "expected BadInput for " << name;
+    } catch (const BadInput& e) {
+      ASSERT_EQ(e.errors().size(), 1u);
+      EXPECT_EQ(e.errors()[0].key_path, "cluster.gpu");
+      EXPECT_EQ(e.errors()[0].message, "'" + name + "' cannot be read (" + reason + ")");
     }
   }
 }

@@ -185,6 +185,27 @@ TEST(CliRun, MissingFileIsNamed) {
   EXPECT_CONTAINS(r.err, "cannot open");
 }
 
+// A profile path the system cannot look up (a symbolic link loop, a name over 255 bytes) is bad
+// input naming the scenario's line and the reason; it was an internal error, exit 1, until
+// 2026-12-05.
+TEST(CliRun, AProfilePathThatCannotBeLookedUpIsBadInput) {
+  const std::filesystem::path dir = scratch("profile-path");
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink("loop.yaml", dir / "loop.yaml");
+  for (const auto& [gpu, reason] : {std::pair<std::string, std::string>{"loop.yaml", "Too many levels of symbolic links"},
+                                    {std::string(256, 'x') + ".yaml", "File name too long"}}) {
+    std::ofstream(dir / "s.yaml") << "name: s\ncluster: {gpu: " << gpu << ", gpus: 8}\n"
+                                  << "model: {layers: 2, hidden: 1024, heads: 8, seq_len: 1024, vocab: 1000}\n"
+                                  << "training: {global_batch: 8}\n";
+    for (const char* command : {"run", "topo"}) {
+      const Result r = clustersim(std::string(command) + " '" + (dir / "s.yaml").string() + "'");
+      EXPECT_EQ(r.code, 2) << command << ": " << r.err;
+      EXPECT_CONTAINS(r.err, "s.yaml:2: cluster.gpu: '" + gpu + "' cannot be read (" + reason + ")");
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliRun, ErrorsFoundWhileRunningNameTheScenario) {
   // The profile's precisions are checked when the run prices compute: the message still names
   // the scenario file and the key to change.
