@@ -36,7 +36,10 @@ void read_moe(MapReader r, MoeServingConfig& m) {
 constexpr double kMinPrice = 1e-6;  // per GPU-hour, when given
 
 void read_pool(MapReader r, PoolConfig& p) {
-  r.read("gpu", p.gpu);
+  // '' would run the pool on cluster.gpu, as if the key were left out.
+  r.read_text("gpu", p.gpu,
+              "a built-in profile name (clustersim profiles lists them) or a profile file; remove the key for "
+              "cluster.gpu");
   r.read("gpus", p.gpus, Need::kRequired, 1, kMaxGpus);
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
@@ -70,7 +73,10 @@ void read_inference(MapReader r, InferenceConfig& out) {
   r.read("seed", out.seed);
   r.read("requests", out.requests, Need::kOptional, 1, 10'000'000);
   r.read("rate_per_s", out.rate_per_s, Need::kOptional, 1e-9, 1e9);
-  r.read("trace", out.trace);
+  // '' would serve Poisson arrivals, as if the key were left out.
+  r.read_text("trace", out.trace,
+              "a request trace file (CSV: arrival_s,prompt_tokens,output_tokens); remove the key for Poisson "
+              "arrivals");
   if (r.has("prompt_tokens")) read_length(r.section("prompt_tokens"), out.prompt);
   if (r.has("output_tokens")) read_length(r.section("output_tokens"), out.output);
   r.read("max_batch", out.max_batch, Need::kOptional, 1, 1 << 20);

@@ -264,6 +264,17 @@ bool MapReader::read(const std::string& key, std::string& out, Need need) {
   return true;
 }
 
+bool MapReader::read_text(const std::string& key, std::string& out, const std::string& what, Need need) {
+  const YamlNode* n = scalar(key, need);
+  if (!n) return false;
+  if (n->scalar.empty()) {
+    errors_.add(InputError{n->file, n->line, key_path(key), "is empty; expected " + what});
+    return false;
+  }
+  out = n->scalar;
+  return true;
+}
+
 bool MapReader::read(const std::string& key, Time& out, Need need) {
   const YamlNode* n = scalar(key, need);
   if (!n) return false;

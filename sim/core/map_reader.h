@@ -45,6 +45,9 @@ class MapReader {
             double min = -1e300, double max = 1e300);
   bool read(const std::string& key, bool& out, Need need = Need::kOptional);
   bool read(const std::string& key, std::string& out, Need need = Need::kOptional);
+  // Text that may not be empty: '' is an error, "is empty; expected <what>", where it would
+  // otherwise read as the key left out (a file, a profile name: absent means a default).
+  bool read_text(const std::string& key, std::string& out, const std::string& what, Need need = Need::kOptional);
   bool read(const std::string& key, Time& out, Need need = Need::kOptional);
   bool read(const std::string& key, Bytes& out, Need need = Need::kOptional);
   bool read(const std::string& key, Bandwidth& out, Need need = Need::kOptional);

@@ -20,7 +20,7 @@ ValidationSuite load_validation_suite(const std::string& path) {
   s.file = path;
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   MapReader top(&root, "", errors);
-  top.read("name", s.name, Need::kRequired);
+  top.read_text("name", s.name, "the suite's name", Need::kRequired);
   top.read("description", s.description);
   MapReader budget = top.section("budget");
   budget.read("mean_abs_rel_error", s.mean_abs_rel_error, Need::kRequired, 0.0, 10.0);
@@ -52,7 +52,7 @@ ValidationSuite load_validation_suite(const std::string& path) {
       MapReader r(&cases->seq[i], "cases[" + std::to_string(i) + "]", errors);
       ValidationCase c;
       std::string scenario;
-      r.read("scenario", scenario, Need::kRequired);
+      r.read_text("scenario", scenario, "a scenario file (paths are relative to the suite file)", Need::kRequired);
       r.read_enum("metric", c.metric,
                   {{"mfu", std::string("mfu")},
                    {"hfu", std::string("hfu")},
@@ -63,7 +63,8 @@ ValidationSuite load_validation_suite(const std::string& path) {
       // anything above zero.
       const bool fraction = c.metric == "mfu" || c.metric == "hfu";
       r.read("reference", c.reference, Need::kRequired, 1e-12, fraction ? 1.0 : 1e300);
-      r.read("source", c.source, Need::kRequired);
+      r.read_text("source", c.source, "where the reference value comes from (a paper and its table, a measurement)",
+                  Need::kRequired);
       r.finish();
       c.line = cases->seq[i].line;
       c.scenario = (dir / scenario).lexically_normal().string();

@@ -326,7 +326,7 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
 }
 
 void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
-  std::string goal;
+  std::optional<Goal> goal;
   int line = 0;
   std::string file = spec.file;
   if (o && o->is_scalar()) {
@@ -335,13 +335,11 @@ void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
   } else if (o && o->is_map()) {
     MapReader r(o, "objective", errors);
     r.read("metric", spec.objective, Need::kRequired);
-    r.read("goal", goal);
+    // One of the two ('' took the metric's default goal until 2026-12-05).
+    r.read_enum("goal", goal, {{"max", std::optional(Goal::kMaximize)}, {"min", std::optional(Goal::kMinimize)}});
     r.read("train_tokens", spec.train_tokens, Need::kOptional, 1.0);
     r.finish();
     line = o->line;
-    if (!goal.empty() && goal != "max" && goal != "min") {
-      errors.add(InputError{file, line, "objective.goal", "expected max or min; got '" + goal + "'"});
-    }
   } else if (o && !o->is_null()) {
     errors.add(InputError{file, o->line, "objective", "expected a metric name or {metric, goal, train_tokens}"});
   }
@@ -352,7 +350,7 @@ void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
     errors.add(InputError{file, line, "objective", "'" + spec.objective + "' is not an output; choose one of: " + list});
     return;
   }
-  spec.goal = goal.empty() ? default_goal(spec.objective) : (goal == "max" ? Goal::kMaximize : Goal::kMinimize);
+  spec.goal = goal.value_or(default_goal(spec.objective));
 }
 
 void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {

@@ -50,6 +50,18 @@ TEST(InferenceConfig, UnknownKeyNamesItsPath) {
   EXPECT_TRUE(has(msg, "inference.max_btach")) << msg;
 }
 
+// An empty trace or pool GPU is a mistake, not the key left out: '' served Poisson arrivals and ran
+// the pool on cluster.gpu without a word until 2026-12-05.
+TEST(InferenceConfig, EmptyTextIsNotTheKeyLeftOut) {
+  const std::string trace = bad_input_of([] { serving({"inference.trace=''"}); });
+  EXPECT_TRUE(has(trace, "--set: inference.trace: is empty; expected a request trace file")) << trace;
+  const std::string gpu = bad_input_of([] { serving({"inference.pools.colocated.gpu=''"}); });
+  EXPECT_TRUE(has(gpu, "--set: inference.pools.colocated.gpu: is empty; expected a built-in profile name")) << gpu;
+  // Left out, each keeps its default.
+  EXPECT_TRUE(serving().inference->trace.empty());
+  EXPECT_TRUE(serving().inference->colocated->gpu.empty());
+}
+
 TEST(InferenceConfig, BadEnumAndUnitAreErrors) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.mode=disaggregated"}); }), "inference.mode"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.tpot_limit=50"}); }), "inference.tpot_limit"));

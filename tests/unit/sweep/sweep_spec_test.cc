@@ -126,6 +126,10 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nobjective: {metric: time_to_train_days}\n").find("train_tokens"),
             std::string::npos);
+  // An empty goal is no goal given: it took the metric's default until 2026-12-05.
+  const std::string goal = error_text("axes: {parallelism.tp: [1]}\nobjective: {metric: mfu, goal: ''}\n");
+  EXPECT_NE(goal.find("test.yaml:7: objective.goal: expected one of max, min, got ''"), std::string::npos) << goal;
+  EXPECT_EQ(spec_from("axes: {parallelism.tp: [1]}\nobjective: {metric: mfu, goal: min}\n").goal, Goal::kMinimize);
   // A base file that is not there is named with the sweep file and the key.
   try {
     sweep_spec_from_tree(parse_yaml_text("base: no_such.yaml\naxes: {parallelism.tp: [1]}\n", "/tmp/s.yaml"), "/tmp/s.yaml");

@@ -523,6 +523,21 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   std::filesystem::remove(suite);
 }
 
+// Required text given as '' is refused, not taken as given: an empty source passed, and an empty
+// scenario was read as the suite's directory, until 2026-12-05.
+TEST(CliValidate, EmptyTextInASuiteIsRefused) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  std::ofstream(suite) << "name: ''\nbudget: {mean_abs_rel_error: 1}\ncases:\n"
+                          "  - {scenario: '', metric: mfu, reference: 0.5, source: x}\n"
+                          "  - {scenario: x.yaml, metric: mfu, reference: 0.5, source: ''}\n";
+  const Result r = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "suite.yaml:1: name: is empty; expected the suite's name");
+  EXPECT_CONTAINS(r.err, "suite.yaml:4: cases[0].scenario: is empty; expected a scenario file");
+  EXPECT_CONTAINS(r.err, "suite.yaml:5: cases[1].source: is empty; expected where the reference value comes from");
+  std::filesystem::remove(suite);
+}
+
 // scenarios/README.md: a traffic microbenchmark takes network.faults at every level, its
 // analytical level routing each transfer as the flow level does; training refuses them there.
 TEST(CliRun, TrafficFaultsArePricedAlikeAtTheAnalyticalAndFlowLevels) {
