@@ -160,7 +160,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
     j.set("max_abs_rel_error", result.max_abs_rel_error);
     j.set("budget_mean_abs_rel_error", suite.mean_abs_rel_error);
     // The worst row's budget, when the suite sets one (it decides `passed` too).
-    j.set("budget_max_abs_rel_error", suite.max_abs_rel_error > 0 ? report::Json(suite.max_abs_rel_error) : report::Json());
+    j.set("budget_max_abs_rel_error", suite.max_abs_rel_error ? report::Json(*suite.max_abs_rel_error) : report::Json());
     j.set("passed", result.passed);
     report::Json& rows = j.set("rows", report::Json::array());
     for (const report::ValidationRow& r : result.rows) {

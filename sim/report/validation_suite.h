@@ -3,6 +3,7 @@
 // the suite file (scenarios/validation/*.yaml), never in code.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct ValidationSuite {
   std::string name;
   std::string description;
   double mean_abs_rel_error = 0;  // budget over all cases
-  double max_abs_rel_error = 0;   // budget per case; 0 = none
+  std::optional<double> max_abs_rel_error;  // budget per case, when given (0: every case exact)
   std::vector<std::string> overrides;  // "key.path=value", applied to every case
   std::vector<ValidationCase> cases;
 };

@@ -482,6 +482,23 @@ TEST(CliValidate, JsonRows) {
   EXPECT_CONTAINS(r.out, "\"budget_max_abs_rel_error\": ");
 }
 
+// A worst-row budget of 0 is enforced (every case exact), as a mean budget of 0 is; it read as no
+// worst-row budget at all, PASS and null in the JSON, until 2026-12-05.
+TEST(CliValidate, AZeroWorstRowBudgetIsABudget) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  std::ofstream(suite) << "name: zero\nbudget: {mean_abs_rel_error: 1, max_abs_rel_error: 0}\ncases:\n"
+                          "  - {scenario: '" CLUSTERSIM_SOURCE_DIR "/scenarios/megascale-175b-12288.yaml', metric: mfu, "
+                          "reference: 0.552, source: MegaScale Table 2}\n";
+  const Result text = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(text.code, 1) << text.err;
+  EXPECT_CONTAINS(text.out, "(budget 0.00%)  FAIL");
+  const Result json = clustersim("validate '" + suite.string() + "' --format json");
+  EXPECT_EQ(json.code, 1) << json.err;
+  EXPECT_CONTAINS(json.out, "\"budget_max_abs_rel_error\": 0,");
+  EXPECT_CONTAINS(json.out, "\"passed\": false");
+  std::filesystem::remove(suite);
+}
+
 TEST(CliValidate, DefaultSuiteIsTheCiSuite) {
   // Whether the CI suite meets its budget is the validation_ci_suite test's business; here only
   // that it is found and run (exit 0 or 1, never a usage or input error).
