@@ -4,7 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <utility>
 
 #include "sim/core/error.h"
 #include "sim/report/json_writer.h"
@@ -25,6 +27,11 @@ std::string header_line(const std::string& fingerprint, int64_t candidates) {
 const JsonValue* member(const JsonValue& v, const char* key, JsonValue::Kind kind) {
   const auto it = v.members.find(key);
   return it != v.members.end() && it->second.kind == kind ? &it->second : nullptr;
+}
+
+// A line of the log at `path` the sweep did not write.
+[[noreturn]] void refuse_line(const std::string& path, int line, const std::string& what) {
+  throw BadInput(InputError{path, line, "--resume", what + "; the log was edited or damaged: --restart to run the sweep again"});
 }
 
 }  // namespace
@@ -78,9 +85,10 @@ std::optional<Record> record_from_line(const std::string& line) {
   r.outcome.status = status->text;
   r.outcome.reason = reason->text;
   for (const auto& [k, m] : metrics->members) {
-    // Every metric a sweep writes is a finite count, time, rate or ratio, none below zero: any
-    // other value was put there by hand.
+    // Every metric a sweep writes is a finite count, time, rate or ratio, none below zero, and
+    // a utilisation is a fraction of the peak: any other value was put there by hand.
     if (m.kind != JsonValue::Kind::kNumber || !std::isfinite(m.number) || m.number < 0) return std::nullopt;
+    if ((k == "mfu" || k == "hfu" || k == "memory_fits") && m.number > 1) return std::nullopt;
     r.outcome.metrics[k] = m.number;
   }
   for (const auto& [k, m] : info->members) {
@@ -90,7 +98,7 @@ std::optional<Record> record_from_line(const std::string& line) {
 }
 
 ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, int64_t candidates,
-                     bool resume, bool restart)
+                     const std::function<std::string(int64_t)>& id_of, bool resume, bool restart)
     : path_(path) {
   std::error_code ec;
   if (restart) std::filesystem::remove(path, ec);
@@ -130,16 +138,32 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
                                 "scenario or a file they name, a GPU profile or a trace, changed since); "
                                 "use another --out or --restart"});
     }
+    // Whole lines are all the sweep's own; anything else was edited in or is damage (until
+    // 2026-12-05 a record's id, its index's range, a second record and the header's count went
+    // unchecked: a candidate with another id was never run again, and an edited mfu was ranked).
+    const JsonValue* count = member(*header, "candidates", JsonValue::Kind::kNumber);
+    if (!count || count->number != static_cast<double>(candidates)) {
+      refuse_line(path, 1, "the header's candidate count is not this sweep's " + std::to_string(candidates));
+    }
+    std::map<std::pair<std::string, int64_t>, int> result_line;  // (stage, index) -> its result's line
     int n = 1;
     while (std::getline(lines, line)) {
       ++n;
       auto r = record_from_line(line);
-      if (!r) {
-        // Whole lines are all the sweep's own; anything else was edited in or is damage.
-        throw BadInput(InputError{path, n, "--resume",
-                                  "is not a result record of this sweep; the log was edited or damaged: "
-                                  "--restart to run the sweep again"});
+      if (!r) refuse_line(path, n, "is not a result record of this sweep");
+      if (r->index >= candidates) {
+        refuse_line(path, n, "index " + std::to_string(r->index) + " is past this sweep's " + std::to_string(candidates) +
+                      " candidates");
       }
+      if (const std::string id = id_of(r->index); r->id != id) {
+        refuse_line(path, n, "id '" + r->id + "' is not candidate " + std::to_string(r->index) + "'s (" + id + ")");
+      }
+      // A lost worker's retry records come before the result of the run that replaced them.
+      if (const auto it = result_line.find({r->stage, r->index}); it != result_line.end()) {
+        refuse_line(path, n, "candidate " + std::to_string(r->index) + "'s " + r->stage + " stage has a result already, at line " +
+                      std::to_string(it->second));
+      }
+      if (!r->retry) result_line[{r->stage, r->index}] = n;
       previous_.push_back(std::move(*r));
     }
   }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,15 +36,19 @@ std::optional<Record> record_from_line(const std::string& line);
 class ResultLog {
  public:
   // Opens `path`. When it holds results: with `resume`, reads them (dropping a truncated last
-  // line) after checking they belong to the sweep with `fingerprint`; without, throws BadInput
-  // asking for --resume or --restart. With `restart` the old log is discarded.
-  ResultLog(const std::string& path, const std::string& fingerprint, int64_t candidates, bool resume,
-            bool restart);
+  // line) after checking they belong to the sweep with `fingerprint` and `candidates`
+  // candidates, whose ids `id_of` gives; without, throws BadInput asking for --resume or
+  // --restart. With `restart` the old log is discarded. A line the sweep did not write is
+  // BadInput naming it: not a record, an index past the candidates, an id not the index's, a
+  // second record of one stage of one candidate (a lost worker's retry records may come before
+  // it), a header whose count is not `candidates`.
+  ResultLog(const std::string& path, const std::string& fingerprint, int64_t candidates,
+            const std::function<std::string(int64_t)>& id_of, bool resume, bool restart);
   ~ResultLog();
   ResultLog(const ResultLog&) = delete;
   ResultLog& operator=(const ResultLog&) = delete;
 
-  // Records read at open (in file order; duplicates are left to the caller).
+  // Records read at open (in file order: a candidate's retry records before its result).
   const std::vector<Record>& previous() const { return previous_; }
   // Appends one record and flushes it to the operating system.
   void append(const Record& r);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -70,8 +71,8 @@ class Runner {
     SweepRun out;
     out.top_k = options_.top_k.value_or(spec_.flow_top_k);
     if (rank_ == 0) {
-      log_ = std::make_unique<ResultLog>(options_.log_path, spec_.fingerprint, space_.size(), options_.resume,
-                                         options_.restart);
+      log_ = std::make_unique<ResultLog>(options_.log_path, spec_.fingerprint, space_.size(),
+                                         [this](int64_t i) { return space_.id(i); }, options_.resume, options_.restart);
       for (const Record& r : log_->previous()) {
         if (!r.retry) remember(r);  // a candidate whose worker was lost runs again
       }
@@ -116,7 +117,9 @@ class Runner {
 
  private:
   void remember(const Record& r) {
-    if (r.index < 0 || r.index >= space_.size()) return;
+    // The log's records are checked as it is read (index, id, one result per stage), and the
+    // workers' are this sweep's own.
+    assert(r.index >= 0 && r.index < space_.size() && r.id == space_.id(r.index) && "a record of another sweep");
     if (done_.insert({r.stage, r.index}).second) records_.push_back(r);
   }
 

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/report/sweep/sweep_table.h"
@@ -15,11 +17,14 @@ namespace {
 
 using ScratchDir = clustersim::testing::ScratchDir;
 
+// The id of candidate `index` in the logs below (a sweep's come from its CandidateSpace).
+std::string id_of(int64_t index) { return "00000000000000" + std::to_string(10 + index); }
+
 Record sample(int64_t index) {
   Record r;
   r.stage = kStageAnalytical;
   r.index = index;
-  r.id = "00000000000000" + std::to_string(10 + index);
+  r.id = id_of(index);
   r.outcome.metrics = {{"tokens_per_s", 0.1 + 1.0 / 3.0 * static_cast<double>(index)}, {"mfu", 0.456789012345678}};
   r.outcome.info = {{"gpu", "A100 \"80GB\""}};
   r.outcome.reason = "a, b; \"c\"\n";
@@ -59,7 +64,7 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("results.jsonl");
   {
-    ResultLog log(path, "fp1", 10, false, true);
+    ResultLog log(path, "fp1", 10, id_of, false, true);
     log.append(sample(0));
     log.append(sample(1));
   }
@@ -67,14 +72,14 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
     std::ofstream out(path, std::ios::app);
     out << "{\"stage\": \"analytical\", \"ind";  // killed mid-write
   }
-  EXPECT_THROW(ResultLog(path, "fp1", 10, false, false), BadInput);  // neither --resume nor --restart
-  EXPECT_THROW(ResultLog(path, "other", 10, true, false), BadInput);  // a different sweep
+  EXPECT_THROW(ResultLog(path, "fp1", 10, id_of, false, false), BadInput);  // neither --resume nor --restart
+  EXPECT_THROW(ResultLog(path, "other", 10, id_of, true, false), BadInput);  // a different sweep
   {
-    ResultLog log(path, "fp1", 10, true, false);
+    ResultLog log(path, "fp1", 10, id_of, true, false);
     ASSERT_EQ(log.previous().size(), 2u);
     log.append(sample(2));
   }
-  ResultLog log(path, "fp1", 10, true, false);
+  ResultLog log(path, "fp1", 10, id_of, true, false);
   ASSERT_EQ(log.previous().size(), 3u);
   EXPECT_EQ(log.previous()[2].index, 2);
 }
@@ -88,12 +93,12 @@ TEST(ResultLog, ResumeRefusesAForeignOrEditedLog) {
     out << "garbage\nmore\n";
   }
   try {
-    ResultLog log(path, "fp1", 10, true, false);
+    ResultLog log(path, "fp1", 10, id_of, true, false);
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("is not a clustersim sweep log"), std::string::npos) << e.what();
   }
-  { ResultLog log(path, "fp1", 10, false, true); }  // --restart writes a fresh header
+  { ResultLog log(path, "fp1", 10, id_of, false, true); }  // --restart writes a fresh header
   {
     std::ofstream out(path, std::ios::app);
     Record invented = sample(1);
@@ -101,11 +106,64 @@ TEST(ResultLog, ResumeRefusesAForeignOrEditedLog) {
     out << record_to_line(invented) << "\n";
   }
   try {
-    ResultLog log(path, "fp1", 10, true, false);
+    ResultLog log(path, "fp1", 10, id_of, true, false);
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find(":2: --resume: is not a result record"), std::string::npos) << e.what();
   }
+}
+
+// docs/sweep.md: a line the sweep did not write is refused, naming it. Until 2026-12-05 a record
+// with another id, an index past the candidates, a second record of one stage, a header with
+// another count and an mfu of 99 were all taken (the first left its candidate never run, the last
+// was ranked).
+TEST(ResultLog, ResumeRefusesRecordsTheSweepDidNotWrite) {
+  const ScratchDir dir("clustersim_sweep_log");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("results.jsonl");
+  const auto refusal = [&](const std::string& header, const std::vector<Record>& records) {
+    {
+      std::ofstream out(path, std::ios::trunc);
+      out << header << "\n";
+      for (const Record& r : records) out << record_to_line(r) << "\n";
+    }
+    try {
+      ResultLog log(path, "fp1", 10, id_of, true, false);
+    } catch (const BadInput& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string header = "{\"sweep_log\": 1, \"fingerprint\": \"fp1\", \"candidates\": 10}";
+  Record wrong_id = sample(1);
+  wrong_id.id = id_of(2);
+  EXPECT_NE(refusal(header, {sample(0), wrong_id}).find(":3: --resume: id '0000000000000012' is not candidate 1's "
+                                                        "(0000000000000011); the log was edited or damaged"),
+            std::string::npos);
+  Record past = sample(10);
+  EXPECT_NE(refusal(header, {past}).find(":2: --resume: index 10 is past this sweep's 10 candidates"), std::string::npos);
+  Record again = sample(3);
+  again.outcome.status = kInvalid;
+  EXPECT_NE(refusal(header, {sample(3), sample(4), again})
+                .find(":4: --resume: candidate 3's analytical stage has a result already, at line 2"),
+            std::string::npos);
+  EXPECT_NE(refusal("{\"sweep_log\": 1, \"fingerprint\": \"fp1\", \"candidates\": 48}", {sample(0)})
+                .find(":1: --resume: the header's candidate count is not this sweep's 10"),
+            std::string::npos);
+  Record mfu = sample(5);
+  mfu.outcome.metrics["mfu"] = 99;
+  EXPECT_NE(refusal(header, {mfu}).find(":2: --resume: is not a result record"), std::string::npos);
+  // A lost worker's retry records before the result that replaced them are the sweep's own, and
+  // so is the same candidate's other stage.
+  Record lost = sample(6);
+  lost.outcome.status = kFailed;
+  lost.retry = true;
+  Record finer = sample(6);
+  finer.stage = kStageFiner;
+  EXPECT_EQ(refusal(header, {lost, lost, sample(6), finer}), "");
+  Record late = lost;
+  EXPECT_NE(refusal(header, {sample(6), late}).find(":3: --resume: candidate 6's analytical stage has a result already"),
+            std::string::npos);
 }
 
 TEST(SweepTable, ReasonsCountOnceWhateverTheNumbers) {

@@ -36,4 +36,17 @@ cmp "$out/full/sweep.csv" "$out/cut/sweep.csv" || fail "resumed sweep.csv differ
 "$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/cut" --resume > "$out/again.txt" || fail "second resume"
 grep -q "analytical stage: 0 run" "$out/again.txt" || fail "second resume re-ran candidates"
 cmp "$out/full/sweep.csv" "$out/cut/sweep.csv" || fail "second resume changed rows"
-echo "ok: killed at $logged of 144, resumed to 144 rows identical to an uninterrupted run"
+# A record the sweep did not write is refused naming the log's line, exit 2 (docs/sweep.md): another
+# candidate's id, and an MFU of 99 (both were taken until 2026-12-05: the first candidate was never
+# run again, the second ranked).
+for edit in 's/"id": "/"id": "x/' 's/"mfu": [0-9.e-]*/"mfu": 99.0/'; do
+  rm -rf "$out/edited" && cp -r "$out/full" "$out/edited"
+  line=$(grep -n '"mfu"' "$out/edited/results.jsonl" | head -n 1 | cut -d: -f1)
+  sed -i "${line}${edit}" "$out/edited/results.jsonl"
+  "$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/edited" --resume > "$out/edited.txt" 2>&1
+  rc=$?
+  [ "$rc" -eq 2 ] || { cat "$out/edited.txt" >&2; fail "an edited log line ($edit): expected exit 2, got $rc"; }
+  grep -q "edited/results.jsonl:$line: --resume: .*the log was edited or damaged" "$out/edited.txt" \
+    || { cat "$out/edited.txt" >&2; fail "an edited log line ($edit): the message does not name line $line"; }
+done
+echo "ok: killed at $logged of 144, resumed to 144 rows identical to an uninterrupted run; edited lines refused"
