@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
 
 namespace clustersim::cli {
 
@@ -150,9 +151,9 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
   finish_output(out, path, flag);
 }
 
-std::vector<std::string> overrides_with_fidelity(const Args& args) {
+ScenarioConfig load_scenario_with_flags(const std::string& path, const Args& args) {
   std::vector<std::string> overrides = args.values("--set");
-  if (!args.has("--fidelity")) return overrides;
+  if (!args.has("--fidelity")) return load_scenario(path, overrides);
   const std::string key = "network.fidelity=";
   for (const std::string& o : overrides) {
     if (o.rfind(key, 0) == 0 && o.substr(key.size()) != args.value("--fidelity")) {
@@ -160,7 +161,19 @@ std::vector<std::string> overrides_with_fidelity(const Args& args) {
     }
   }
   overrides.push_back(key + args.value("--fidelity"));
-  return overrides;
+  try {
+    return load_scenario(path, overrides);
+  } catch (const BadInput& e) {
+    // The level reaches the reader as the last --set, and so do its errors; the user typed
+    // --fidelity.
+    std::vector<InputError> errors = e.errors();
+    for (InputError& err : errors) {
+      if (err.file == "--set" && err.key_path == "network.fidelity") {
+        err = InputError{"--fidelity", 0, "", err.message};
+      }
+    }
+    throw BadInput(errors);
+  }
 }
 
 }  // namespace clustersim::cli

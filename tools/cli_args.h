@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/config.h"
+
 namespace clustersim::cli {
 
 // Thrown for bad usage; main prints the message and the subcommand's usage line, exit code 2.
@@ -56,8 +58,9 @@ std::ofstream open_output(const std::filesystem::path& path, const std::string& 
 void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag);
 void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag);
 
-// The --set overrides with --fidelity's level added as network.fidelity; a --set of
-// network.fidelity that names another level is a UsageError (which one was meant is a guess).
-std::vector<std::string> overrides_with_fidelity(const Args& args);
+// The scenario at `path` with the --set overrides and --fidelity's level (as network.fidelity)
+// applied; a --set of network.fidelity that names another level is a UsageError (which one was
+// meant is a guess), and a level no scenario takes is said of --fidelity, not of --set.
+ScenarioConfig load_scenario_with_flags(const std::string& path, const Args& args);
 
 }  // namespace clustersim::cli

@@ -103,7 +103,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = require_format(args);
-  const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides_with_fidelity(args));
+  const ScenarioConfig cfg = load_scenario_with_flags(args.positionals()[0], args);
   const report::RunOutput out = report::run_scenario(cfg);
   for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";
   std::vector<std::string> written;

@@ -82,7 +82,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (!fidelity.empty() && fidelity != "analytical" && fidelity != "flow") {
     throw UsageError{"--fidelity must be analytical or flow, got '" + fidelity + "'"};
   }
-  const ScenarioConfig cfg = load_scenario(args.positionals()[0], overrides_with_fidelity(args));
+  const ScenarioConfig cfg = load_scenario_with_flags(args.positionals()[0], args);
   // The what-if compares training iterations; a microbenchmark or a serving run has none (their
   // fabric faults are priced by `clustersim run`).
   if (cfg.traffic || cfg.inference) {

@@ -24,6 +24,7 @@ struct ValidationSuite {
   double mean_abs_rel_error = 0;  // budget over all cases
   std::optional<double> max_abs_rel_error;  // budget per case, when given (0: every case exact)
   std::vector<std::string> overrides;  // "key.path=value", applied to every case
+  std::vector<int> override_lines;     // of each override in the suite file
   std::vector<ValidationCase> cases;
 };
 

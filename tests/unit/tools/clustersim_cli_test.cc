@@ -516,8 +516,7 @@ TEST(CliValidate, MissingSuiteIsBadInput) {
 TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
   const Result set = clustersim("validate tests/data/suites/cli_bad_case.yaml");
   EXPECT_EQ(set.code, 2) << set.out;
-  EXPECT_CONTAINS(set.err, "cli_bad_case.yaml:10: cases[0]");
-  EXPECT_CONTAINS(set.err, "network.fidelity");
+  EXPECT_CONTAINS(set.err, "cli_bad_case.yaml:8: set[0]: network.fidelity: expected one of");
   const Result metric = clustersim("validate tests/data/suites/cli_bad_metric.yaml --format json");
   EXPECT_EQ(metric.code, 2) << metric.out;
   EXPECT_CONTAINS(metric.err, "metric 'mfu': this scenario's run does not report it");
@@ -537,6 +536,27 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   EXPECT_CONTAINS(r.err, "cases[0].scenario: no scenario file");
   // A utilisation is a fraction of the peak: 55.2 (a percentage, or 1e30) is refused.
   EXPECT_CONTAINS(r.err, "cases[1].reference: expected a number >= 1e-12 and <= 1, got '55.2'");
+  std::filesystem::remove(suite);
+}
+
+// A mistake in the suite's own `set` is said once, at the entry's line, as the entry's; it was
+// said once per case as a --set's until 2026-12-05. A --set's stays the command line's.
+TEST(CliValidate, ASuiteSetEntryIsNamedAsTheSuites) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset:\n  - network.ecmp_seed=2\n"
+                          "  - parallelism.tp= 4\ncases:\n"
+                          "  - {scenario: '" << scenario << "', metric: mfu, reference: 0.5, source: x}\n"
+                          "  - {scenario: '" << scenario << "', metric: hfu, reference: 0.5, source: x}\n";
+  const Result r = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  const std::string said = "suite.yaml:5: set[1]: parallelism.tp: expected an integer in [1, 65536]";
+  EXPECT_CONTAINS(r.err, said);
+  EXPECT_EQ(r.err.find(said), r.err.rfind(said)) << r.err;
+  EXPECT_FALSE(contains(r.err, "--set")) << r.err;
+  const Result flag = clustersim("validate '" + suite.string() + "' --set network.ecmp_seed=x");
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_CONTAINS(flag.err, "suite.yaml:7: cases[0]: --set: network.ecmp_seed: expected");
   std::filesystem::remove(suite);
 }
 
@@ -575,6 +595,14 @@ TEST(CliRun, TrafficFaultsArePricedAlikeAtTheAnalyticalAndFlowLevels) {
   const Result training = clustersim(std::string("run ") + kScenario + " --fidelity analytical" + fault);
   EXPECT_EQ(training.code, 2);
   EXPECT_CONTAINS(training.err, "failed or degraded links and switches are simulated at the flow level");
+}
+
+// A level no scenario takes is said of the flag typed (it was said of --set until 2026-12-05).
+TEST(CliRun, ABadFidelityFlagIsNamed) {
+  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --fidelity FLOW");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "error: --fidelity: expected one of analytical, flow");
+  EXPECT_FALSE(contains(r.err, "--set")) << r.err;
 }
 
 TEST(CliRun, FidelityFlagAndSetMustAgree) {
