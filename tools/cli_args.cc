@@ -71,9 +71,9 @@ long long Args::integer(const std::string& flag, long long fallback, long long m
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  // Decimal digits, with a minus sign where one is allowed: strtoll also takes leading spaces
-  // and a plus sign.
-  const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-');
+  // Decimal digits, with a minus sign where a value below zero is allowed ('-0' passed as 0):
+  // strtoll also takes leading spaces and a plus sign.
+  const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || (text[0] == '-' && min < 0));
   if (!plain || *end != '\0' || errno == ERANGE || v < min || v > max) {
     throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
                      "], got '" + text + "'"};
@@ -87,9 +87,11 @@ double Args::number(const std::string& flag, double fallback, double min, double
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  // A decimal number: strtod also takes leading spaces, a plus sign and hexadecimal ("0x10").
+  // A decimal number: strtod also takes leading spaces, a plus sign and hexadecimal ("0x10"); a
+  // minus sign only where a value below zero is allowed ('-0' passed as 0).
   const bool plain = !text.empty() &&
-                     (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-' || text[0] == '.') &&
+                     (std::isdigit(static_cast<unsigned char>(text[0])) || (text[0] == '-' && min < 0) ||
+                      text[0] == '.') &&
                      text.find_first_of("xX") == std::string::npos;
   if (!plain || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
     std::ostringstream range;

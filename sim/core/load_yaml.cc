@@ -21,6 +21,22 @@ namespace {
 constexpr int kMaxDepth = 256;
 constexpr int64_t kMaxValues = 500'000;
 
+// What surrounds a --set value without being YAML's to drop: spaces, tabs and line breaks.
+constexpr const char* kBlanks = " \t\r\n";
+
+// Tags the reader leaves on untagged values: none, '?' (plain) and '!' (quoted). Any other
+// ('!foo 512', '!!str 8') asks for a type the reader does not give: every value is read by its
+// key (a custom tag was dropped and '!foo 512' read as 512 until 2026-12-05).
+void refuse_tag(const YAML::Node& n, const std::string& origin, int line, const std::string& path) {
+  const std::string& tag = n.Tag();
+  if (tag.empty() || tag == "?" || tag == "!") return;
+  const std::string core = "tag:yaml.org,2002:";
+  const std::string shown = tag.starts_with(core) ? "!!" + tag.substr(core.size()) : tag;
+  throw BadInput(InputError{origin, line, path,
+                            "has the YAML tag '" + shown + "'; clustersim reads every value by its key and takes no "
+                                                           "tags: remove it"});
+}
+
 struct Budget {
   int depth = 0;
   int64_t values = 0;
@@ -46,6 +62,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
     explicit Deeper(Budget& budget) : b(budget) { ++b.depth; }
     ~Deeper() { --b.depth; }
   } deeper(budget);
+  refuse_tag(in, origin, line, path);
   YamlNode out;
   out.file = origin;
   out.line = line;
@@ -76,6 +93,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
         }
         const std::string key = kv.first.Scalar();
         const std::string child_path = path.empty() ? key : path + "." + key;
+        refuse_tag(kv.first, origin, kv.first.Mark().line + 1, child_path);
         if (!seen.insert(key).second) {
           throw BadInput(InputError{origin, kv.first.Mark().line + 1, child_path,
                                     "key appears twice in the same mapping"});
@@ -250,7 +268,7 @@ void apply_override(YamlNode& root, const std::string& assignment) {
                               "--set takes a key path of mappings, not a list index; give the list whole, e.g. " +
                                   path.substr(0, bracket) + "='[{...}, {...}]'"});
   }
-  if (value.find_first_not_of(" \t") == std::string::npos) {
+  if (value.find_first_not_of(kBlanks) == std::string::npos) {
     // As a key without a value in a file; an unset shell variable ('x=$BW') must not quietly
     // become the default.
     throw BadInput(InputError{"--set", 0, path, "has no value; write " + path + "=null to remove the key (its default applies)"});
@@ -289,10 +307,11 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   }
   // Spaces around a value are YAML syntax in a file (`tp: 8`), but after --set's '=' they are
   // typed into the value: kept, so that 'tp= 4' and 'tp=4 ' are refused as a number, as a quoted
-  // ' 4' in a file is (parsed as YAML they were dropped, and ran with tp 4, until 2026-12-05).
+  // ' 4' in a file is (parsed as YAML they were dropped, and ran with tp 4, until 2026-12-05; line
+  // breaks, 'tp=4<newline>', until later that day).
   if (parsed.is_scalar()) {
-    const size_t first = value.find_first_not_of(" \t");
-    const size_t last = value.find_last_not_of(" \t");
+    const size_t first = value.find_first_not_of(kBlanks);
+    const size_t last = value.find_last_not_of(kBlanks);
     parsed.scalar = value.substr(0, first) + parsed.scalar + value.substr(last + 1);
   }
   parsed.file = "--set";

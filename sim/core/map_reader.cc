@@ -176,7 +176,9 @@ bool MapReader::read(const std::string& key, int& out, Need need, int min, int m
     // Past what the field holds (the bound the message named was not the one that refused it).
     range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   }
-  if (!v || *v < min || *v > max) {
+  // No minus sign where no value below zero is allowed, not even on 0 ('-0' read as 0 until
+  // 2026-12-05).
+  if (!v || *v < min || *v > max || (min >= 0 && n->scalar.front() == '-')) {
     fail(key, *n, range + plain_form_hint(n->scalar));
     return false;
   }
@@ -200,7 +202,8 @@ bool MapReader::read(const std::string& key, double& out, Need need, double min,
   const YamlNode* n = scalar(key, need);
   if (!n) return false;
   const auto v = parse_number<double>(n->scalar);
-  if (!v || !std::isfinite(*v) || *v < min || *v > max) {
+  // -0 where no value below zero is allowed would be stored, and printed, as -0.
+  if (!v || !std::isfinite(*v) || *v < min || *v > max || (min >= 0 && std::signbit(*v))) {
     std::string range = "a number";
     if (min > -1e300) range += " >= " + format_number(min);
     if (max < 1e300) range += (min > -1e300 ? " and <= " : " <= ") + format_number(max);

@@ -28,7 +28,8 @@ std::optional<double> parse_scaled(std::string_view text, const Suffix (&suffixe
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, value);
   if (ec != std::errc() || ptr != text.data() + i) return std::nullopt;
-  if (!std::isfinite(value) || value < 0) return std::nullopt;
+  // No sign: '-0us' passed as zero until 2026-12-05 (-0.0 is not below zero).
+  if (!std::isfinite(value) || std::signbit(value)) return std::nullopt;
   std::string_view unit = text.substr(i);
   while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   for (const Suffix& s : suffixes) {

@@ -653,6 +653,20 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     }
   }
   read_axes(top.child("axes"), file, spec, errors);
+  // A key `set` gives and an axis varies: the axis would override it in every candidate, as one
+  // axis would another's (it did, without a word, until 2026-12-05).
+  for (const auto& [path, v] : fixed) {
+    for (const Axis& a : spec.axes) {
+      for (const std::string& p : axis_paths(a)) {
+        if (!within(path, p) && !within(p, path)) continue;
+        errors.add(InputError{v.file, v.line, "set." + path,
+                              "axes." + a.key + " sets " + (p.size() >= path.size() ? p : path) +
+                                  " too: the axis would override it in every candidate; give the key in set or "
+                                  "as an axis, not both"});
+        break;
+      }
+    }
+  }
   // The count before any value is read on the base: a sweep of 2.4e11 candidates was refused only
   // after each of its 200,000 axis values had been, and its two long axes compared value by value
   // (91 s, until 2026-12-05; 0.15 s now).

@@ -90,6 +90,26 @@ TEST(MapReaderNumbers, SignAndSpacesInsideTheScalarAreRefused) {
   EXPECT_EQ(x, 0);
 }
 
+// '-0' where no value below zero is allowed is refused, as a sign on a quantity is ('-0' read as 0
+// and -0.0 until 2026-12-05); where values below zero are allowed it is 0.
+TEST(MapReaderNumbers, MinusZeroOnlyWhereNegativesAreAllowed) {
+  Doc d("i: -0\nx: -0.0\nfree_i: -0\nfree_x: -0\n");
+  MapReader r = d.reader();
+  int i = 7, free_i = 7;
+  double x = 7, free_x = 7;
+  EXPECT_FALSE(r.read("i", i, Need::kOptional, 0, 3));
+  EXPECT_FALSE(r.read("x", x, Need::kOptional, 0.0, 1.0));
+  EXPECT_TRUE(r.read("free_i", free_i));
+  EXPECT_TRUE(r.read("free_x", free_x));
+  EXPECT_EQ(free_i, 0);
+  EXPECT_EQ(free_x, 0.0);
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_EQ(d.error(0).message, "expected an integer in [0, 3], got '-0'");
+  EXPECT_EQ(d.error(1).message, "expected a number >= 0 and <= 1, got '-0.0'");
+  EXPECT_EQ(i, 7);
+  EXPECT_EQ(x, 7);
+}
+
 TEST(MapReaderInt, LowerBoundOnlyIsNamed) {
   Doc d("gpus: 0\n");
   MapReader r = d.reader("cluster");

@@ -129,6 +129,18 @@ TEST(ParseFlopRate, Rejects) {
   }
 }
 
+// Quantities take no sign, not even on zero: '-0us' passed as 0 until 2026-12-05 (-0.0 is not
+// below zero), and '+0us' was refused.
+TEST(UnitForms, ZeroTakesNoSignEither) {
+  EXPECT_FALSE(parse_time("-0us"));
+  EXPECT_FALSE(parse_time("+0us"));
+  EXPECT_FALSE(parse_bytes("-0GiB"));
+  EXPECT_FALSE(parse_bytes("-0.0B"));
+  EXPECT_FALSE(parse_flop_rate("-0TFLOPS"));
+  EXPECT_EQ(*parse_time("0us"), Time::zero());
+  EXPECT_EQ(parse_bytes("0GiB")->n, 0);
+}
+
 TEST(UnitForms, NameTheAcceptedForms) {
   // The messages users read when a unit is wrong show a valid example of each family.
   EXPECT_NE(std::string(kTimeForm).find("1.5us"), std::string::npos);

@@ -210,6 +210,19 @@ TEST(ApplyOverride, SpacesAroundASingleValueStayInIt) {
   EXPECT_EQ(root.find("parallelism")->find("tp"), nullptr);
 }
 
+// A line break around a value is typed into it as a space is ('tp=4<newline>' ran with tp 4, and
+// 'tp=<newline>' removed the key, until 2026-12-05, while 'tp=4 ' was refused).
+TEST(ApplyOverride, LineBreaksAroundAValueStayInItAsSpacesDo) {
+  YamlNode root = parse_yaml_text("parallelism:\n  tp: 8\n", "s.yaml");
+  apply_override(root, "parallelism.tp=4\n");
+  EXPECT_EQ(root.find("parallelism")->find("tp")->scalar, "4\n");
+  apply_override(root, "parallelism.tp=\r\n4");
+  EXPECT_EQ(root.find("parallelism")->find("tp")->scalar, "\r\n4");
+  const InputError empty = only_error([&] { apply_override(root, "parallelism.tp=\n"); });
+  EXPECT_TRUE(contains(empty.message, "has no value")) << empty.message;
+  ASSERT_NE(root.find("parallelism")->find("tp"), nullptr);
+}
+
 TEST(ApplyOverride, RejectsBadAssignments) {
   YamlNode root = parse_yaml_text("cluster:\n  gpus: 8\n", "s.yaml");
   const InputError no_eq = only_error([&] { apply_override(root, "cluster.gpus"); });
@@ -241,6 +254,27 @@ TEST(ParseYamlText, RefusesASecondDocumentAndComplexKeys) {
   EXPECT_NO_THROW(parse_yaml_text("---\na: 1\n", "t.yaml"));  // one document, marked
   const InputError key = only_error([] { parse_yaml_text("? [1, 2]\n: x\n", "t.yaml"); });
   EXPECT_TRUE(contains(key.message, "keys must be plain names")) << key.message;
+}
+
+// A tag asks for a type the reader does not give (every value is read by its key): refused with
+// the key and line. A custom one was dropped ('shift: !foo 512' ran as 512) until 2026-12-05.
+TEST(ParseYamlText, TagsAreRefusedWithTheirKey) {
+  const InputError custom = only_error([] { parse_yaml_text("traffic:\n  shift: !foo 512\n", "t.yaml"); });
+  EXPECT_EQ(custom.line, 2);
+  EXPECT_EQ(custom.key_path, "traffic.shift");
+  EXPECT_TRUE(contains(custom.message, "has the YAML tag '!foo'")) << custom.message;
+  EXPECT_EQ(only_error([] { parse_yaml_text("a: !!str 8\n", "t.yaml"); }).message.find("'!!str'") != std::string::npos,
+            true);
+  EXPECT_EQ(only_error([] { parse_yaml_text("a: [1, !bar x]\n", "t.yaml"); }).key_path, "a[1]");
+  EXPECT_EQ(only_error([] { parse_yaml_text("a: !!map {b: 1}\n", "t.yaml"); }).key_path, "a");
+  EXPECT_EQ(only_error([] { parse_yaml_text("!k a: 1\n", "t.yaml"); }).key_path, "a");
+  EXPECT_TRUE(contains(only_error([] {
+                         YamlNode root = parse_yaml_text("a: 1\n", "t.yaml");
+                         apply_override(root, "a=!foo 2");
+                       }).message,
+                       "'!foo'"));
+  // Quoted and plain values carry no tag of their own.
+  EXPECT_NO_THROW(parse_yaml_text("a: '!foo'\nb: \"x\"\nc: 3\nd: [1, {e: f}]\n", "t.yaml"));
 }
 
 TEST(ParseYamlText, TooDeepANestingSaysSo) {

@@ -148,6 +148,14 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axes: {parallelism: [{tp: 1}, {tp: 2}], parallelism.tp: [4, 8]}\n")
                 .find("axes.parallelism.tp: sets parallelism.tp, which axes.parallelism sets too"),
             std::string::npos);
+  // So would an axis a key `set` gives (the axis overrode it without a word until 2026-12-05).
+  EXPECT_NE(error_text("set: {cluster.gpus: 32}\naxes: {cluster.gpus: [32, 64]}\n")
+                .find("test.yaml:6: set.cluster.gpus: axes.cluster.gpus sets cluster.gpus too"),
+            std::string::npos);
+  EXPECT_NE(error_text("set: {parallelism: {tp: 2, pp: 1}}\naxes: {parallelism: [{tp: 1}, {tp: 4}]}\n")
+                .find("set.parallelism.tp: axes.parallelism sets parallelism.tp too"),
+            std::string::npos);
+  EXPECT_EQ(error_text("set: {parallelism.pp: 1}\naxes: {parallelism.tp: [1, 2]}\n"), "");
   EXPECT_EQ(error_text("axes: {parallelism: [{tp: 1}, {tp: 2}], parallelism.pp: [1, 2]}\n").find("override"),
             std::string::npos);
   // A value given twice would run and rank the same candidates twice (2026-12-04: it did);
@@ -278,7 +286,7 @@ TEST(SweepSpec, CostNeedsAPriceForEveryGpuTheAxesBringIn) {
     }
     return std::string();
   };
-  EXPECT_EQ(text("axes: {inference.requests: [300, 400]}"), "");
+  EXPECT_EQ(text("axes: {inference.rate_per_s: [50, 100]}"), "");
   const std::string added = text(
       "axes: {inference: [{mode: attention_ffn}, {mode: colocated, micro_batches: null, pools: {attention: null, "
       "expert: null, colocated: {gpus: 24, tp: 8, ep: 8}}}]}");

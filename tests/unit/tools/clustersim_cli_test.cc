@@ -386,6 +386,15 @@ TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
                                 "' --max-median-error 0x10");
   EXPECT_EQ(hex.code, 2);
   EXPECT_CONTAINS(hex.err, "--max-median-error needs a number in [0, 1000], got '0x10'");
+  // No minus sign where no value below zero is allowed, not even on 0 ('-0' passed as 0 until
+  // 2026-12-05: "over the -0% allowed").
+  const Result minus = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + scratch("p.yaml").string() +
+                                  "' --max-median-error -0");
+  EXPECT_EQ(minus.code, 2);
+  EXPECT_CONTAINS(minus.err, "--max-median-error needs a number in [0, 1000], got '-0'");
+  const Result top = clustersim("sweep scenarios/sweep-175b.yaml --out '" + scratch("out").string() + "' --top -0");
+  EXPECT_EQ(top.code, 2);
+  EXPECT_CONTAINS(top.err, "--top needs a whole number in [0, 100000], got '-0'");
   // An integer past what the key holds names the bound that refused it.
   const Result big = clustersim(std::string("run ") + kScenario + " --set training.global_batch=2147483648");
   EXPECT_EQ(big.code, 2);
