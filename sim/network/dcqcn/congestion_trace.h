@@ -3,6 +3,7 @@
 // rate over time, per-link marks and pauses. Reports read it; models only append.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +57,36 @@ struct CongestionTrace {
   std::vector<RateSample> rates;
   std::vector<LinkCongestion> links;  // by LinkIndex
 };
+
+// Rows a congestion series keeps in memory before it is thinned: 4 million queue rows are 96 MB.
+// A run of simulated minutes at the 10 us interval records far more (a NIC at 1e-6 of its rate:
+// std::bad_alloc at 1.6 GB at the packet level before 2026-12-04). Past it, both levels keep every
+// other sampling instant and sample half as often from then on (thin_series).
+inline constexpr size_t kMaxSeriesRows = 4'000'000;
+
+// Keeps every other sampling instant of a series (rows in time order, one instant's rows together).
+template <class Row>
+void drop_every_other_instant(std::vector<Row>& rows) {
+  size_t out = 0;
+  int64_t instant = -1;
+  Time previous;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == 0 || rows[i].t != previous) ++instant;
+    previous = rows[i].t;
+    if (instant % 2 == 0) rows[out++] = rows[i];
+  }
+  rows.resize(out);
+}
+
+// Once either series of `trace` holds more than kMaxSeriesRows rows: both drop every other
+// instant, and true is returned (the caller doubles its sampling interval). Bounded memory, the
+// whole run still covered at a coarser interval.
+inline bool thin_series(CongestionTrace& trace) {
+  if (trace.queues.size() <= kMaxSeriesRows && trace.rates.size() <= kMaxSeriesRows) return false;
+  drop_every_other_instant(trace.queues);
+  drop_every_other_instant(trace.rates);
+  return true;
+}
 
 // Implemented by the backends that simulate congestion control (packet, flow+dcqcn).
 class CongestionObservable {

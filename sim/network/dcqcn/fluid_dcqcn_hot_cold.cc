@@ -11,6 +11,7 @@ namespace clustersim::net {
 
 using internal::at_or_after;
 using internal::kInf;
+using internal::one_tick_after;
 
 void FluidDcqcnNetwork::rebuild_hot() {
   hot_dirty_ = false;
@@ -123,7 +124,7 @@ void FluidDcqcnNetwork::schedule_cold(uint32_t f) {
     // At least a byte on: rounding must not leave the count a hair short at the same instant.
     if (fl.cold_rate > 0) at = std::min(at, fl.cold_since + std::max(1.0, fl.rp.bytes_to_next_count()) / fl.cold_rate);
   }
-  at = std::max(at, fl.cold_since + kClockResolution);  // every event moves time on
+  at = std::max(at, one_tick_after(fl.cold_since));  // every event moves time on
   fl.stamp = ++stamps_;
   if (at < kInf) {
     cold_events_.push_back({at, f, fl.stamp});

@@ -118,6 +118,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   void remove_hops(uint32_t f);
   void fast_forward_check(double t);
   void materialize(double t);
+  // At the limit of simulated time: every flow still in flight ends there.
+  void end_at_limit();
   void sample(double t);
   void start_trace(uint32_t f, double t);
   void pfc_events(double t);
@@ -131,6 +133,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   uint64_t seed_;
   double dt_;
   double window_;  // s
+  double sample_interval_;  // s: config.sample_interval, doubled each time the series fill up
   std::vector<std::unique_ptr<DcqcnParams>> params_;
   std::vector<std::unique_ptr<Flow>> flows_;
   std::vector<Link> links_;

@@ -484,29 +484,6 @@ void PacketNetwork::on_rto(uint32_t flow) {
   on_nack(flow, f.rcv_next);
 }
 
-namespace {
-
-// Rows a congestion series keeps in memory before it is thinned: 4 million queue rows are 96 MB.
-// A run of simulated minutes at the 10 us interval records far more (a NIC at 1e-6 of its rate:
-// std::bad_alloc at 1.6 GB before 2026-12-04).
-constexpr size_t kMaxSeriesRows = 4'000'000;
-
-// Keeps every other sampling instant of a series (rows in time order, one instant's rows together).
-template <class Row>
-void drop_every_other_instant(std::vector<Row>& rows) {
-  size_t out = 0;
-  int64_t instant = -1;
-  Time previous;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i == 0 || rows[i].t != previous) ++instant;
-    previous = rows[i].t;
-    if (instant % 2 == 0) rows[out++] = rows[i];
-  }
-  rows.resize(out);
-}
-
-}  // namespace
-
 void PacketNetwork::sample() {
   const Time now = Time::ps(now_);
   const double interval_s = sample_interval_.as_s();
@@ -535,11 +512,7 @@ void PacketNetwork::sample() {
   }
   // Series past kMaxSeriesRows drop every other instant and sample half as often from then on:
   // bounded memory and events, the whole run still covered at a coarser interval.
-  if (trace_.queues.size() > kMaxSeriesRows || trace_.rates.size() > kMaxSeriesRows) {
-    drop_every_other_instant(trace_.queues);
-    drop_every_other_instant(trace_.rates);
-    sample_interval_ = 2 * sample_interval_;
-  }
+  if (thin_series(trace_)) sample_interval_ = 2 * sample_interval_;
 }
 
 std::vector<LinkUsage> PacketNetwork::link_usage() const {

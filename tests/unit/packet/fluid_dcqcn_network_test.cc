@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "test_bed.h"
 
@@ -25,6 +26,38 @@ TEST(FluidDcqcnNetwork, LoneFlowIsLatencyPlusSerialisation) {
   // Path: host link up and down (1 us each) and the ToR (0.5 us): 2.5 us, then 4 MiB / 50 GB/s.
   EXPECT_NEAR(done.as_us(), Bytes::mib(4).as_double() / kLine * 1e6 + 2.5, 0.01);
   EXPECT_EQ(bed.trace().counters.cnps, 0);
+}
+
+// A lone 4 MiB flow from GPU 8 to GPU 0 whose NIC uplink runs at `factor` of its rate: when it
+// completes, or nullopt when the clock still had actions after 100,000 of them.
+std::optional<Time> crawling_flow(double factor) {
+  auto [cluster, network] = small_clos(2, Fidelity::kFlowDcqcn);
+  network.faults.push_back({"host:8/up", factor});
+  Bed bed(cluster, network);
+  Time done = Time::zero();
+  bed.net->send(8, 0, Bytes::mib(4), [&](Time t) { done = t; });
+  if (!bed.clock.run_at_most(100'000)) return std::nullopt;
+  return done;
+}
+
+TEST(FluidDcqcnNetwork, AFlowPastTheLimitOfSimulatedTimeEndsThere) {
+  // 4 MiB at 1e-12 of 50 GB/s take 8.4e7 s, past the limit (9.2e6 s): the flow ends at the limit,
+  // which run_scenario refuses as an overflow. Before 2026-12-06 the fast-forward's target did
+  // not fit the clock, whose timer re-armed at one instant for ever (memory grew without bound).
+  for (const double factor : {1e-12, 1e-300}) {
+    const std::optional<Time> done = crawling_flow(factor);
+    ASSERT_TRUE(done.has_value()) << factor << ": still running after 100,000 clock actions";
+    EXPECT_EQ(*done, Time::max()) << factor;
+  }
+}
+
+TEST(FluidDcqcnNetwork, AFlowOfDaysEndsAtItsTime) {
+  // 1e-10 of the rate: 4 MiB / 5 B/s = 8.39e5 s (9.7 days). Past about 1,000 s a picosecond is
+  // below a double's resolution in seconds; the fast-forward's timer fired a hair before its
+  // target and re-armed at the same picosecond for ever (2026-12-06).
+  const std::optional<Time> done = crawling_flow(1e-10);
+  ASSERT_TRUE(done.has_value()) << "still running after 100,000 clock actions";
+  EXPECT_NEAR(done->as_s(), Bytes::mib(4).as_double() / (kLine * 1e-10), 1.0);
 }
 
 TEST(FluidDcqcnNetwork, IncastKeepsTheBottleneckBusyAndMarks) {

@@ -4,6 +4,7 @@
 // flows are stepped) and fluid_dcqcn_step.cc (one fluid step: queues, RED/ECN, CNPs, PFC).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -34,9 +35,25 @@ inline double exponential_draw(uint64_t seed, uint64_t flow, uint32_t n) {
   return -std::log(u);
 }
 
+// The limit of simulated time in seconds (Time::max(), about 106 days).
+inline constexpr double kTimeLimit = Time::max().as_s();
+
 // The clock time (whole picoseconds) for `seconds`, not before `floor`: timers never go back.
+// Times at or past the limit of simulated time (a flow at 1e-12 of a NIC's rate) are the limit.
 inline Time at_or_after(double seconds, Time floor) {
-  return max(floor, Time::ps(static_cast<int64_t>(std::ceil(seconds * 1e12 - 1e-3))));
+  const double ps = std::ceil(seconds * 1e12 - 1e-3);
+  if (!(ps < 9.2e18)) return Time::max();
+  return max(floor, Time::ps(static_cast<int64_t>(ps)));
+}
+
+// One clock step past `seconds`: a picosecond (FluidDcqcnNetwork::kClockResolution), or past
+// about 1,000 s, where a picosecond is below a double's resolution in seconds, a few units in the
+// last place (else a timer set for an event could fire a hair before it, and an event meant to
+// move time on would not: both repeat at one instant for ever, as a NIC at 1e-10 of its rate did
+// before 2026-12-06).
+inline double one_tick_after(double seconds) {
+  return seconds + std::max(FluidDcqcnNetwork::kClockResolution,
+                            4 * std::numeric_limits<double>::epsilon() * std::abs(seconds));
 }
 
 // PFC state of an ingress link into a switch (see the class comment).
