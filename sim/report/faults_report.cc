@@ -207,31 +207,46 @@ std::string sweep_edge_words(const engine::IntervalSweep& sweep, const engine::R
   return "";
 }
 
-// The event loop handles about ten million failures a second: a study whose rates (after
-// rate_scale) would take minutes to hours is refused up front, with the figures that decide it.
+}  // namespace
+
 void check_failure_budget(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   double per_s = 0;
-  for (const FailureComponent& c : f.components) per_s += job_rate_per_s(cfg, c);
+  double slow_per_s = 0;  // degrade components' arrivals
+  for (const FailureComponent& c : f.components) {
+    per_s += job_rate_per_s(cfg, c);
+    if (c.kind == FailureKind::kDegrade) slow_per_s += job_rate_per_s(cfg, c);
+  }
   const double per_window = per_s * f.duration.as_s();
+  const double slow_per_window = slow_per_s * f.duration.as_s();
+  // In failures' worth of work: a slow host counts kSlowHostCost.
+  const double work_per_window = per_window + (kSlowHostCost - 1) * slow_per_window;
   constexpr double kMaxPerWindow = 1e7;
   constexpr double kMaxTotal = 1e9;
-  if (per_window > kMaxPerWindow) {
+  // "(x of them slow hosts, ... each: y in all)" where degrade components arrive.
+  const std::string slow_words =
+      slow_per_window > 0 ? fmt(", %.3g of them slow hosts (degrade components), which cost ", slow_per_window) +
+                                fmt("about %.0f failures' work each: ", kSlowHostCost) + fmt("%.3g in all", work_per_window)
+                          : std::string();
+  if (work_per_window > kMaxPerWindow) {
     throw BadInput(scenario_error(cfg, "faults.rate_scale",
                                   fmt("the job would see about %.3g failures in faults.duration (one every ", per_window) +
-                                      fmt("%.3g s); at most 1e7 per window are simulated: lower rate_scale, the "
-                                          "components' rates or duration",
-                                          1.0 / per_s)));
+                                      fmt("%.3g s", 1.0 / per_s) + slow_words +
+                                      "); at most 1e7 per window are simulated: lower rate_scale, the components' "
+                                      "rates or duration"));
   }
   const double windows = static_cast<double>(f.seeds) * (1 + f.sweep_points);
-  if (per_window * windows > kMaxTotal) {
+  if (work_per_window * windows > kMaxTotal) {
     throw BadInput(scenario_error(
         cfg, "faults.seeds",
-        fmt("%.3g failures to simulate ", per_window * windows) +
-            fmt("(%.3g per window x ", per_window) + std::to_string(f.seeds) + " seeds x (1 + " +
-            std::to_string(f.sweep_points) + " sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
+        fmt("%.3g failures to simulate ", work_per_window * windows) +
+            fmt("(%.3g per window", work_per_window) + (slow_per_window > 0 ? ", a slow host counting 10" : "") +
+            " x " + std::to_string(f.seeds) + " seeds x (1 + " + std::to_string(f.sweep_points) +
+            " sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
   }
 }
+
+namespace {
 
 RunOutput run_faults(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;

@@ -21,6 +21,15 @@ namespace clustersim::report {
 // stragglers (kind "training", with a `stragglers` block). Throws BadInput like run_scenario.
 RunOutput run_reliability(const ScenarioConfig& cfg, const RunOptions& options = {});
 
+// The reliability simulation's event loop handles about ten million failures a second, and a
+// slow host (a degrade component's arrival) costs about kSlowHostCost of them: it is found, waits
+// for a spare and is swapped out, each through ordered indexes over the slow hosts present (a
+// million per window, waiting on 8 spares, took 1.2 us each and 270 MB). Throws BadInput, with
+// the figures, for a study of `cfg` (faults set) past 1e7 failures' work per window or 1e9 over
+// its windows (seeds x (1 + sweep_points)): minutes to hours of events.
+inline constexpr double kSlowHostCost = 10;
+void check_failure_budget(const ScenarioConfig& cfg);
+
 // The `stragglers` block of a training run at a level that runs the operation graph (flow,
 // flow+dcqcn, packet), and its summary lines: slow hosts and GPUs, straggling rank groups, degraded
 // links, the critical path.

@@ -211,5 +211,28 @@ TEST(ReliabilityLevels, AFailedFlowSimulationNamesTheKeyAndTheState) {
   }
 }
 
+TEST(ReliabilityLevels, ASlowHostCountsTenFailuresInTheWorkBudget) {
+  // 2.5e5 a host-day on 8 hosts for a day: 2e6 arrivals per window. As crashes, a fifth of the
+  // 1e7 budget; as slow hosts, each found, waiting for a spare and swapped out through indexes
+  // over the others (about 1.2 us each against 0.1 us a crash), 2e7 failures' work: refused up
+  // front. Before 2026-12-06 a slow host counted one, and the loop over every slow host present at
+  // every event ran for hours.
+  const std::string slow = scenario("analytical", 2.5e5);
+  try {
+    check_failure_budget(load(slow));
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("faults.rate_scale: the job would see about 2e+06 failures"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("2e+06 of them slow hosts (degrade components), which cost about 10 failures' "
+                                         "work each: 2e+07 in all"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string crash = slow;
+  crash.replace(crash.find("kind: degrade, slowdown: 1.5"), 28, "kind: crash");
+  EXPECT_NO_THROW(check_failure_budget(load(crash)));
+}
+
 }  // namespace
 }  // namespace clustersim::report
