@@ -280,16 +280,26 @@ void traffic_notes(const ScenarioConfig& cfg, Notes& notes) {
   }
 }
 
-// Checkpoint keys that the chosen checkpointing does not read.
+// Checkpoint and recovery keys that the chosen settings do not read.
 void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
   const CheckpointConfig& c = cfg.faults->checkpoint;
-  if (!cfg.given.count("faults.checkpoint.snapshot_bandwidth")) return;
-  if (!c.async) {
-    notes.push_back("faults.checkpoint.snapshot_bandwidth is not used: a synchronous checkpoint (async: false) "
-                    "blocks for the whole write, with no snapshot to host memory");
-  } else if (c.blocking) {
-    notes.push_back("faults.checkpoint.snapshot_bandwidth is not used: faults.checkpoint.blocking gives the "
-                    "snapshot's duration");
+  const RecoveryConfig& r = cfg.faults->recovery;
+  if (cfg.given.count("faults.checkpoint.snapshot_bandwidth")) {
+    if (!c.async) {
+      notes.push_back("faults.checkpoint.snapshot_bandwidth is not used: a synchronous checkpoint (async: false) "
+                      "blocks for the whole write, with no snapshot to host memory");
+    } else if (c.blocking) {
+      notes.push_back("faults.checkpoint.snapshot_bandwidth is not used: faults.checkpoint.blocking gives the "
+                      "snapshot's duration");
+    }
+  }
+  if (cfg.given.count("faults.checkpoint.read_bandwidth") && r.checkpoint_load) {
+    notes.push_back("faults.checkpoint.read_bandwidth is not used: faults.recovery.checkpoint_load gives the "
+                    "checkpoint load's duration");
+  }
+  if (cfg.given.count("faults.recovery.comm_init_at_gpus") && r.comm_init_scaling == CommInitScaling::kConstant) {
+    notes.push_back("faults.recovery.comm_init_at_gpus is not used: with comm_init_scaling: constant, comm_init is "
+                    "the same at every job size (linear scales it from comm_init_at_gpus GPUs)");
   }
 }
 

@@ -103,6 +103,28 @@ TEST(UnusedKeyNotes, AGatedMlpWidthWithoutAnActivationIsNoted) {
   EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"model.ffn_hidden=61440"}).empty());  // wider: not gated
 }
 
+TEST(UnusedKeyNotes, FaultsKeysTheirSettingsOverrideAreNoted) {
+  // A given checkpoint_load is the load's duration: read_bandwidth changes nothing (before
+  // 2026-12-06, 1Mbps and 2TBps gave the same output without a word). Likewise comm_init_at_gpus
+  // under constant scaling (faults-16k-30d's).
+  ASSERT_TRUE(notes_of("faults-16k-30d.yaml").empty());
+  const std::vector<std::string> read =
+      notes_of("faults-16k-30d.yaml", {"faults.checkpoint.read_bandwidth=1Mbps", "faults.recovery.checkpoint_load=1min"});
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_NE(read[0].find("faults.checkpoint.read_bandwidth is not used: faults.recovery.checkpoint_load gives"),
+            std::string::npos)
+      << read[0];
+  EXPECT_TRUE(notes_of("faults-16k-30d.yaml", {"faults.checkpoint.read_bandwidth=1Mbps"}).empty());
+  const std::vector<std::string> at = notes_of("faults-16k-30d.yaml", {"faults.recovery.comm_init_at_gpus=1"});
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_NE(at[0].find("faults.recovery.comm_init_at_gpus is not used: with comm_init_scaling: constant"),
+            std::string::npos)
+      << at[0];
+  EXPECT_TRUE(notes_of("faults-16k-30d.yaml", {"faults.recovery.comm_init_at_gpus=1",
+                                               "faults.recovery.comm_init_scaling=linear"})
+                  .empty());
+}
+
 TEST(UnusedKeyNotes, APoolStartingMidNodeAndSpanningNodesIsNoted) {
   // infer-afd: attention 16 GPUs, expert 16 on 8-GPU nodes, 32 GPUs. An attention pool of 12
   // leaves the expert pool on GPUs 12-27, starting mid-node and across nodes.
