@@ -481,6 +481,56 @@ std::vector<std::string> inert_straggler_notes(const ScenarioConfig& cfg) {
   return notes;
 }
 
+namespace {
+
+// What `cfg` gives, with values far from a real cluster's, of the inputs that stretch simulated
+// times without bound, each with where it is given: "network.faults[0] (host:8/up at 1e-300 of its
+// bandwidth; line 7)", "stragglers.nics.extra_latency (--set)". A bandwidth at 1e-3 of its rate or
+// below, 1 Gbps or below, a latency of 1 ms or more, a slowdown of 100 or more, 1 TB per pair or
+// more: which of them overflowed is not known, only that these can.
+std::vector<std::string> time_stretching_inputs(const ScenarioConfig& cfg) {
+  constexpr double kFactor = 1e-3;
+  const Time latency = Time::ms(1);
+  const Bandwidth slow = gbps(1);
+  constexpr double kSlowdown = 100;
+  const auto where = [&cfg](const std::string& key) {
+    const int line = line_of(cfg, key);
+    return line > 0 ? "line " + std::to_string(line) : std::string("--set");
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < cfg.network.faults.size(); ++i) {
+    const FabricFault& f = cfg.network.faults[i];
+    const bool slower = f.bandwidth_factor > 0 && f.bandwidth_factor <= kFactor;
+    const bool later = f.extra_latency >= latency;
+    if (!slower && !later) continue;
+    std::string what = f.element;
+    if (slower) what += " at " + format_number(f.bandwidth_factor) + " of its bandwidth";
+    if (later) what += (slower ? ", +" : " +") + to_string(f.extra_latency);
+    out.push_back("network.faults[" + std::to_string(i) + "] (" + what + "; " + where("network.faults") + ")");
+  }
+  const auto given = [&](const std::string& key, bool extreme) {
+    if (extreme && cfg.given.count(key)) out.push_back(key + " (" + where(key) + ")");
+  };
+  const StragglersConfig& st = cfg.stragglers;
+  given("stragglers.nics.bandwidth_factor", st.nics && st.nics->bandwidth_factor <= kFactor);
+  given("stragglers.nics.extra_latency", st.nics && st.nics->extra_latency >= latency);
+  given("stragglers.hosts.slowdown", st.hosts && st.hosts->slowdown >= kSlowdown);
+  given("stragglers.gpus.slowdown", st.gpus && st.gpus->slowdown >= kSlowdown);
+  given("stragglers.sequence_imbalance.max_over_mean", st.sequence_imbalance.max_over_mean >= kSlowdown);
+  given("cluster.nic_bandwidth", cfg.cluster.nic_bandwidth.bytes_per_s <= slow.bytes_per_s);
+  const NetworkConfig& n = cfg.network;
+  given("network.fabric_bandwidth", n.fabric_bandwidth && n.fabric_bandwidth->bytes_per_s <= slow.bytes_per_s);
+  given("network.nvlink_bandwidth", n.nvlink_bandwidth && n.nvlink_bandwidth->bytes_per_s <= slow.bytes_per_s);
+  given("network.host_link_latency", n.host_link_latency >= latency);
+  given("network.fabric_link_latency", n.fabric_link_latency >= latency);
+  given("network.switch_latency", n.switch_latency >= latency);
+  given("network.nvlink_latency", n.nvlink_latency >= latency);
+  given("traffic.bytes_per_pair", cfg.traffic && cfg.traffic->bytes_per_pair.as_double() >= 1e12);
+  return out;
+}
+
+}  // namespace
+
 void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
   const double limit_s = 0.999 * Time::max().as_s();
   std::string key;
@@ -497,12 +547,25 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
     if (key.empty() && seconds && std::fabs(v) >= limit_s) key = path;
   });
   if (key.empty()) return;
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "%s reaches the limit of simulated time (%.0f days): the scenario's times overflow (a model far too "
-                "large for its GPUs, or latencies and intervals of days); clustersim cannot time it",
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s reaches the limit of simulated time (%.0f days): the scenario's times overflow",
                 key.c_str(), Time::max().as_s() / 86400);
-  throw BadInput(InputError{cfg.file, 0, "", buf});
+  // The output that overflowed is known, not the input that made it: name the inputs given here
+  // that stretch times, for the reader to check (before 2026-12-06 the message named only the
+  // output, with no key or line).
+  const std::vector<std::string> inputs = time_stretching_inputs(cfg);
+  std::string message = buf;
+  if (inputs.empty()) {
+    message += " (a model far too large for its GPUs, or latencies and intervals of days)";
+  } else {
+    message += "; of the inputs that stretch times, the scenario gives ";
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      message += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i];
+    }
+    message += ": check " + std::string(inputs.size() == 1 ? "it" : "those") +
+               " (else a model far too large for its GPUs, or latencies and intervals of days)";
+  }
+  throw BadInput(InputError{cfg.file, 0, "", message + "; clustersim cannot time it"});
 }
 
 namespace {

@@ -147,6 +147,20 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
     EXPECT_NE(std::string(e.what()).find("iteration_time_s reaches the limit of simulated time"), std::string::npos)
         << e.what();
   }
+  // The output that overflowed is known, not the input that made it; the message names the
+  // inputs given with values that stretch times (before 2026-12-06 only the output, no key).
+  const ScenarioConfig far = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
+                                           {"stragglers.nics.hosts=[1]", "stragglers.nics.extra_latency=104d"});
+  try {
+    run_scenario(far);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("iteration_time_s reaches the limit of simulated time (107 days): the "
+                                         "scenario's times overflow; of the inputs that stretch times, the scenario "
+                                         "gives stragglers.nics.extra_latency (--set): check it"),
+              std::string::npos)
+        << e.what();
+  }
   // A rate of 1.16e7 tokens/s is not a time (tokens_per_s ends in _s too).
   const ScenarioConfig fast = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
                                             {"cluster.gpus=8192", "training.global_batch=262144"});
