@@ -377,6 +377,20 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
   note("tor_oversubscription", s.tor_down, s.tor_down_cabled(), s.tor_up,
        "a ToR holds whole servers (" + std::to_string(s.servers_per_group) + " of " +
            std::to_string(s.nics_per_node) + " NICs each)");
+  // A fault on links no path crosses changes nothing (before 2026-12-06 only clustersim topo said so).
+  for (size_t i = 0; i < cfg.network.faults.size(); ++i) {
+    const std::string& element = cfg.network.faults[i].element;
+    const std::string kind = element.substr(0, element.find(':'));
+    const bool above_tor = kind == "tor_agg" || kind == "agg" || kind == "agg_core" || kind == "core";
+    const bool core = kind == "agg_core" || kind == "core";
+    const char* why = s.tors == 1 && above_tor             ? "every NIC is on one ToR, so no path climbs above it"
+                      : s.tiers == 3 && s.pods == 1 && core ? "one pod is built, so no path crosses the core tier"
+                                                            : nullptr;
+    if (why != nullptr) {
+      notes.push_back("network.faults[" + std::to_string(i) + "] (" + element + ") changes nothing: " + why +
+                      " (clustersim topo shows the fabric)");
+    }
+  }
   if (s.tiers == 3) {
     note("agg_oversubscription", s.agg_down, s.agg_down_cabled(), s.agg_up,
          "a pod holds whole groups (" + std::to_string(s.groups_per_pod) + " of " + std::to_string(s.tors_per_group) +

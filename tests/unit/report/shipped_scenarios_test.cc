@@ -125,6 +125,18 @@ TEST(UnusedKeyNotes, FaultsKeysTheirSettingsOverrideAreNoted) {
                   .empty());
 }
 
+TEST(UnusedKeyNotes, AFaultNoPathCrossesIsNoted) {
+  // net-shift-1k builds one pod of a 3-tier fabric: a failed core switch changes nothing (before
+  // 2026-12-06 the run's output was the healthy one's, with no word; only topo said so).
+  const std::vector<std::string> core = notes_of(
+      "net-shift-1k.yaml",
+      {"network.faults=[{element: 'tor_agg:3', bandwidth_factor: 0.5}, {element: 'core:0', bandwidth_factor: 0}]"});
+  ASSERT_EQ(core.size(), 1u);
+  EXPECT_NE(core[0].find("network.faults[1] (core:0) changes nothing: one pod is built, so no path crosses the core tier"),
+            std::string::npos)
+      << core[0];
+}
+
 TEST(UnusedKeyNotes, APoolStartingMidNodeAndSpanningNodesIsNoted) {
   // infer-afd: attention 16 GPUs, expert 16 on 8-GPU nodes, 32 GPUs. An attention pool of 12
   // leaves the expert pool on GPUs 12-27, starting mid-node and across nodes.
