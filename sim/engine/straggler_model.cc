@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include "sim/core/error.h"
+#include "sim/core/scenario.h"
 #include "topology/clos_shape.h"
 #include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
@@ -553,6 +555,62 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     }
   }
   return out;
+}
+
+double replay_passes(const ScenarioConfig& cfg) {
+  const StragglersConfig& sc = cfg.stragglers;
+  if (sc.empty()) return 0;
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  // The replicas simulate_stragglers replays, with their slowed stages.
+  std::map<int, int> slowed;
+  for (const auto& [cell, f] : cell_factors(cfg, pl)) slowed[cell.first] += f.hosts.empty() ? 0 : 1;
+  if (sc.nics) {
+    const int gpn = cfg.cluster.gpus_per_node;
+    for (const int h : sc.nics->hosts) {
+      for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
+        if (behind_degraded_nic(cfg, g)) slowed.try_emplace(cell_of(pl, g).first, 0);
+      }
+    }
+  }
+  if (sc.sequence_imbalance.max_over_mean > 1.0) {
+    for (int r = 0; r < sc.sequence_imbalance.replicas && r < dp; ++r) slowed.try_emplace(r, 0);
+  }
+  // The nominal pipeline; each replica, and where it is the slowest so far, its replay without
+  // slowed stages and two per slowed stage (alone, healed); one plain replica beside uneven stages.
+  double replays = 1;
+  for (const auto& [r, stages] : slowed) replays += 1 + (stages > 0 ? 1 + 2 * stages : 0);
+  if (static_cast<int>(slowed.size()) < dp && !sc.stage_layers.empty()) replays += 1;
+  // With variation and other sources, the variation alone too: every replica once more.
+  if (sc.variation_with_others()) replays += 1 + dp;
+  return replays * 2.0 * p.pp * p.vpp * micro_batches_per_iteration(cfg);
+}
+
+void check_replay_work(const ScenarioConfig& cfg, const std::string& key, int runs, double passes,
+                       const std::string& what, const std::string& remedy) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int m = micro_batches_per_iteration(cfg);
+  const double per_replay = 2.0 * p.pp * p.vpp * m;
+  if (passes > 0 && per_replay > kMaxPassesPerReplay) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "one replay of the pipeline schedule holds %.3g passes (%d micro-batches x %d stages x %d virtual, "
+                  "forward and backward; about 20 bytes each: %.2g GB); at most %.0e are simulated: raise "
+                  "parallelism.micro_batch (fewer micro-batches per pipeline)",
+                  per_replay, m, p.pp, p.vpp, per_replay * 20e-9, kMaxPassesPerReplay);
+    throw BadInput(scenario_error(cfg, key, buf));
+  }
+  if (passes <= kMaxReplayPasses) return;
+  const double replays = passes / std::max(1, runs) / per_replay;
+  char buf[640];
+  std::snprintf(buf, sizeof buf,
+                "the straggler model would replay about %.3g pipeline passes (%s: %d runs, each replaying the "
+                "schedule of %d micro-batches x %d stages x %d virtual, forward and backward, up to %.0f times); at "
+                "most %.0e are simulated (each takes about 10 ns of wall time): raise parallelism.micro_batch (fewer "
+                "micro-batches per pipeline)%s",
+                passes, what.c_str(), runs, m, p.pp, p.vpp, replays, kMaxReplayPasses, remedy.c_str());
+  throw BadInput(scenario_error(cfg, key, buf));
 }
 
 FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {

@@ -134,6 +134,15 @@ namespace {
 RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& options) {
   const calib::HardwareProfile hw = training_profile(cfg);
   if (cfg.network.fidelity == Fidelity::kFlow) return run_straggled_flow(cfg, hw);
+  // Drawn stragglers cost what their placement makes them cost: the seed's placement, and the
+  // spread over placements (milliseconds at this level, unless micro-batches are many).
+  const bool draw_placements = options.placement_draws && cfg.stragglers.drawn_slow();
+  const int runs = 1 + (draw_placements ? kDefaultPlacementDraws : 0);
+  engine::check_replay_work(
+      cfg, "stragglers", runs, runs * engine::replay_passes(cfg),
+      draw_placements ? "the seed's placement and " + std::to_string(kDefaultPlacementDraws) + " drawn for the spread"
+                      : "the scenario's stragglers",
+      draw_placements ? ", or list the slow hosts and GPUs (stragglers.hosts.list, gpus.list: one placement)" : "");
   const engine::TrainingLevel level = engine::analytical_level();
   ScenarioConfig clean = cfg;
   clean.stragglers = StragglersConfig{};
@@ -151,11 +160,8 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   out.results.set("hfu", slowed.hfu);
   out.results["flops"].set("achieved_tflops_per_gpu", s.mfu * hw.peak(cfg.training.precision).as_tflops());
   Json& block = out.results.set("stragglers", impact_json(cfg, "all", s));
-  // Drawn stragglers cost what their placement makes them cost: the seed's placement above, and
-  // the spread over placements (milliseconds at this level).
   const WhatIfDraws placements =
-      options.placement_draws && cfg.stragglers.drawn_slow() ? placement_draws(cfg, hw, level, kDefaultPlacementDraws)
-                                                        : WhatIfDraws{};
+      draw_placements ? placement_draws(cfg, hw, level, kDefaultPlacementDraws) : WhatIfDraws{};
   if (placements.count > 0) block.set("placements", draws_json(placements));
   out.summary = training_summary(cfg, hw, est, slowed);
   // Listed stage layers can balance better than the even split: then the run is faster.
@@ -252,10 +258,19 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   check_failure_budget(cfg);
   const calib::HardwareProfile hw = training_profile(cfg);
+  const std::vector<ClusterState> states = reliability_states(cfg);
+  // The straggler model replays the schedule for the `stragglers` block and, at the analytical
+  // level, for each cluster state.
+  const bool analytical = iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical;
+  double passes = engine::replay_passes(cfg);
+  for (const ClusterState& state : states) passes += analytical ? engine::replay_passes(state.cfg) : 0;
+  engine::check_replay_work(cfg, cfg.stragglers.empty() ? "faults.components" : "stragglers",
+                            1 + (analytical ? static_cast<int>(states.size()) : 0), passes,
+                            "the straggled run and " + std::to_string(states.size()) + " cluster states",
+                            analytical ? ", or set faults.iteration_time_fidelity: flow" : "");
   // The analytical run gives the straggler-free MFU (MFU scales as 1 / iteration) and the
   // `stragglers` block; the iteration times of the cluster states come from the chosen level.
   const StragglerImpact s = engine::simulate_stragglers(cfg, hw, engine::analytical_level());
-  const std::vector<ClusterState> states = reliability_states(cfg);
   const int jobs = static_cast<int>(std::min<size_t>(states.size(), std::max(1u, std::thread::hardware_concurrency())));
   const StateTimes times = state_iteration_times(cfg, states, hw, iteration_time_fidelity(cfg), jobs);
   const Time iteration = f.iteration_time.value_or(times.iteration.front());

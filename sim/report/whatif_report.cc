@@ -153,9 +153,18 @@ double mfu_regained(const StragglerImpact& all, Time saved) {
 
 WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const engine::TrainingLevel& level,
                   int draws) {
+  const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
+  const std::vector<int> stages = slows_units(cfg) ? slow_stages(cfg) : std::vector<int>{};
+  // Each source and each slowed stage alone and removed, and the draws; the variants replay no
+  // more than the whole.
+  const int runs = 1 + 2 * static_cast<int>(sources.size() + stages.size()) + (draws > 1 ? draws : 0);
+  engine::check_replay_work(cfg, "stragglers", runs, runs * engine::replay_passes(cfg),
+                            "the what-if's " + std::to_string(runs - (draws > 1 ? draws : 0)) + " variants" +
+                                (draws > 1 ? " and " + std::to_string(draws) + " draws" : std::string()),
+                            draws > 1 ? ", or lower --draws" : "");
   WhatIf w;
   w.all = engine::simulate_stragglers(cfg, hw, level);
-  for (const std::string& source : engine::straggler_sources(cfg.stragglers)) {
+  for (const std::string& source : sources) {
     WhatIfRow row;
     row.source = source;
     ScenarioConfig one = cfg;
@@ -170,7 +179,7 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
   // By stage: the slow hosts and GPUs of each stage alone, and repaired with the rest still slow
   // (none when they slow nothing: a slowdown of 1 still places them).
   const WhatIfStage* top = nullptr;
-  for (const int stage : slows_units(cfg) ? slow_stages(cfg) : std::vector<int>{}) {
+  for (const int stage : stages) {
     WhatIfStage st;
     st.stage = stage;
     const ScenarioConfig only = only_stage(cfg, stage);

@@ -511,5 +511,48 @@ TEST(StragglerModel, RepairingUnitsKeepsTheOthers) {
   }
 }
 
+TEST(StragglerModel, ReplayWorkIsEstimatedFromTheReplicasItTouches) {
+  // Hosts 0 and 5 hold (replica 0, stage 0) and (replica 1, stage 2): the nominal pipeline, and
+  // per replica itself, its replay with no stage slowed and two for its slowed stage = 9 replays
+  // of 2 x 4 stages x 16 micro-batches.
+  const ScenarioConfig two = load("stragglers: {hosts: {list: [0, 5], slowdown: 1.2}}\n");
+  EXPECT_EQ(replay_passes(two), 9.0 * 2 * 4 * 16);
+  // With variation beside them, every replica too and the variation alone again (1 + dp 2).
+  const ScenarioConfig varied = load("stragglers: {hosts: {list: [0, 5], slowdown: 1.2}, variation: {spread: 0.05}}\n");
+  EXPECT_EQ(replay_passes(varied), 12.0 * 2 * 4 * 16);
+  EXPECT_EQ(replay_passes(load("")), 0.0);
+}
+
+TEST(StragglerModel, ReplayWorkPastTheBoundIsRefusedUpFront) {
+  // 2,000,000 sequences over dp 2: 1,000,000 micro-batches, 8e6 passes a replay, 7.2e7 a run.
+  // The default 100 placements of `run` make 101 runs, 7.27e9 passes: about 80 s, refused (before
+  // 2026-12-06 they ran, and whatif --draws 10000 for hours).
+  std::string many = kBase;
+  many.replace(many.find("global_batch: 32"), 16, "global_batch: 2000000");
+  const ScenarioConfig cfg = parse(many + "stragglers: {hosts: {list: [0, 5], slowdown: 1.2}}\n");
+  const double one = replay_passes(cfg);
+  EXPECT_EQ(one, 9.0 * 8e6);
+  EXPECT_NO_THROW(check_replay_work(cfg, "stragglers", 1, one, "the scenario's stragglers", ""));
+  try {
+    check_replay_work(cfg, "stragglers", 101, 101 * one, "the seed's placement and 100 drawn for the spread", ", or fewer");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("stragglers: the straggler model would replay about 7.27e+09 pipeline passes "
+                                         "(the seed's placement and 100 drawn for the spread: 101 runs, each replaying "
+                                         "the schedule of 1000000 micro-batches x 4 stages x 1 virtual, forward and "
+                                         "backward, up to 9 times); at most 5e+09"),
+              std::string::npos)
+        << e.what();
+  }
+  // Drawn hosts: `run` prices 100 more placements, and refuses before replaying any.
+  try {
+    report::run_reliability(parse(many + "stragglers: {seed: 3, hosts: {count: 2, slowdown: 1.2}}\n"));
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("(the seed's placement and 100 drawn for the spread: 101 runs"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::engine
