@@ -612,31 +612,123 @@ double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, 
   return bound > Time::zero() ? static_completion(fabric, routes, flows) / bound : 1.0;
 }
 
-// Decode steps a run cannot do without: every output token after the first takes one step of an
-// instance that decodes, and a step decodes at most max_batch sequences. Each step costs about 2
-// us of wall time (one event; 8 million steps took 15 s on a 2-core machine in 2026-12), so past
-// kMaxDecodeSteps a run takes minutes to hours: refused up front with the figures, as the
-// reliability study's event bound does (10 million requests of 4,000 tokens at max_batch 1 ran for
-// hours before).
-constexpr double kMaxDecodeSteps = 2e8;
+namespace {
+
+// A step of `batch` decoding sequences at `context` tokens each (and `prompts` prompts of `prompt`
+// tokens) on decoding pool `i`, as ServingSimulation::cost prices it with the sequences spread
+// evenly (and an M2N factor of 1: the fabric probe runs later).
+Time step_time(const ServingSetup& setup, size_t i, int batch, int64_t context, int prompts, int64_t prompt) {
+  const PoolPlan& plan = setup.pools[i];
+  if (plan.role != PoolRole::kAttention) {
+    StepLoad load;
+    for (int k = 0; k < batch; ++k) load.add_decode(context);
+    for (int k = 0; k < prompts; ++k) load.add_prefill(prompt);
+    return colocated_step(setup.model, plan, setup.links[i], load).total;
+  }
+  const int m = std::max(1, std::min(setup.in.micro_batches, batch + prompts));
+  std::vector<StepLoad> micro(static_cast<size_t>(m));
+  for (int k = 0; k < batch; ++k) micro[static_cast<size_t>(k % m)].add_decode(context);
+  for (int k = 0; k < prompts; ++k) micro[static_cast<size_t>((batch + k) % m)].add_prefill(prompt);
+  const AfdPlan afd{&setup.pools[0], &setup.pools[1], m, 1.0};
+  return afd_step(setup.model, afd, setup.links[0], setup.links[1], micro).total;
+}
+
+// Seconds in which some request decodes if each decodes from its arrival at `step` a token: the
+// union over requests of [arrival, arrival + (output - 1) x step]. `requests` as (arrival in s,
+// output - 1), sorted.
+double decoding_span_s(const std::vector<std::pair<double, int>>& requests, double step) {
+  double covered = 0, from = 0, to = -1;
+  for (const auto& [a, tokens] : requests) {
+    if (a > to) {
+      covered += std::max(0.0, to - from);
+      from = a;
+    }
+    to = std::max(to, a + tokens * step);
+  }
+  return covered + std::max(0.0, to - from);
+}
+
+}  // namespace
+
+DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingRequest>& requests) {
+  DecodeWork w;
+  double context = 0, prompt = 0;
+  std::vector<std::pair<double, int>> decoding;
+  for (const ServingRequest& r : requests) {
+    w.tokens += std::max(0, r.output - 1);
+    context += r.prompt + 0.5 * r.output;
+    prompt += r.prompt;
+    if (r.output > 1) decoding.emplace_back(r.arrival.as_s(), r.output - 1);
+  }
+  std::sort(decoding.begin(), decoding.end());
+  const double n = static_cast<double>(std::max<size_t>(1, requests.size()));
+  const int64_t mean_context = std::llround(context / n), mean_prompt = std::llround(prompt / n);
+  std::vector<size_t> pools;
+  for (size_t i = 0; i < setup.pools.size(); ++i) {
+    const PoolPlan& p = setup.pools[i];
+    if (p.role == PoolRole::kPrefill || p.role == PoolRole::kExpert) continue;
+    w.decoders += p.instances;
+    pools.push_back(i);
+  }
+  const double decoders = std::max(1, w.decoders);
+  w.full_batch_steps = w.tokens / (static_cast<double>(setup.in.max_batch) * decoders);
+  // Little's law, solved by iteration from one sequence a step: a step of b sequences (and, where
+  // the pool prefills, its share of the prompts) takes step(b); requests then decode for
+  // busy(step(b)) seconds, in busy / step(b) steps, which hold tokens / steps sequences each. From
+  // b = 1 the batch grows (and the steps fall) to where the two agree; at low load it stays 1 (a
+  // step a token), at high load the steps are the span over the step time at its batch.
+  double batch = 1, prompts = 0;  // per step of an instance
+  for (int k = 0; k < 16 && !pools.empty(); ++k) {
+    const int b = static_cast<int>(std::llround(std::clamp(batch, 1.0, static_cast<double>(setup.in.max_batch))));
+    w.batch = b;
+    w.step = Time::zero();
+    for (const size_t i : pools) {
+      Time t = step_time(setup, i, b, mean_context, 0, 0);
+      if (setup.pools[i].role != PoolRole::kDecode && prompts > 0) {
+        t += prompts * (step_time(setup, i, b, mean_context, 1, mean_prompt) - t);
+      }
+      w.step = max(w.step, t);
+    }
+    if (w.step <= Time::zero()) break;
+    w.busy_s = decoding_span_s(decoding, w.step.as_s());
+    w.sparse_steps = std::min(w.tokens / decoders, w.busy_s / w.step.as_s());
+    if (w.sparse_steps <= 0) break;
+    const double next = w.tokens / (decoders * w.sparse_steps);
+    prompts = n / (decoders * w.sparse_steps);
+    if (std::abs(next - batch) <= 0.01 * batch) break;
+    batch = next;
+  }
+  w.steps = std::max(w.full_batch_steps, w.sparse_steps);
+  return w;
+}
 
 void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests) {
-  double tokens = 0;
-  for (const ServingRequest& r : requests) tokens += std::max(0, r.output - 1);
-  int decoders = 0;
-  for (const PoolPlan& p : setup.pools) {
-    if (p.role != PoolRole::kPrefill && p.role != PoolRole::kExpert) decoders += p.instances;
-  }
-  const double steps = tokens / (static_cast<double>(setup.in.max_batch) * std::max(1, decoders));
-  if (steps <= kMaxDecodeSteps) return;
+  const DecodeWork w = decode_work(setup, requests);
+  if (w.steps <= kMaxDecodeSteps) return;
   const bool trace = !setup.in.trace.empty();
-  char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "the requests need at least %.3g decode steps (%.3g output tokens after the first over max_batch %d x "
-                "%d decoding instances); at most %.0e are simulated (each takes about 2 us of wall time): %s, or raise "
-                "max_batch",
-                steps, tokens, setup.in.max_batch, std::max(1, decoders), kMaxDecodeSteps,
-                trace ? "shorten the trace" : "lower inference.requests or the output lengths");
+  char buf[640];
+  if (w.full_batch_steps >= w.sparse_steps) {
+    std::snprintf(buf, sizeof buf,
+                  "the requests need at least %.3g decode steps (%.3g output tokens after the first over max_batch %d x "
+                  "%d decoding instances); at most %.0e are simulated (each takes about 2 us of wall time): %s, or "
+                  "raise max_batch",
+                  w.steps, w.tokens, setup.in.max_batch, std::max(1, w.decoders), kMaxDecodeSteps,
+                  trace ? "shorten the trace" : "lower inference.requests or the output lengths");
+  } else {
+    double first = requests.empty() ? 0 : requests.front().arrival.as_s(), last = first;
+    for (const ServingRequest& r : requests) {
+      first = std::min(first, r.arrival.as_s());
+      last = std::max(last, r.arrival.as_s());
+    }
+    std::snprintf(buf, sizeof buf,
+                  "the requests need about %.3g decode steps an instance: at this load a step decodes about %d "
+                  "sequence%s (max_batch %d) in about %.3g ms, while some request decodes, %.3g s of the %.3g s of "
+                  "arrivals (%.3g output tokens after the first, %d decoding instance%s); at most %.0e are simulated "
+                  "(each takes about 2 us of wall time): %s",
+                  w.steps, w.batch, w.batch > 1 ? "s" : "", setup.in.max_batch, 1e3 * w.step.as_s(), w.busy_s, last - first, w.tokens,
+                  std::max(1, w.decoders), w.decoders > 1 ? "s" : "", kMaxDecodeSteps,
+                  trace ? "shorten the trace" : "lower inference.requests or the output lengths, or raise rate_per_s");
+  }
   throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf));
 }
 

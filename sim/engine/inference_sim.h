@@ -193,6 +193,36 @@ class ServingSimulation {
 M2nProbe probe_m2n_exchange(const ServingSetup& setup, net::Network& network, bool shares_links,
                             const net::RouteSource& routes, Clock& clock, const std::function<void()>& run_clock);
 
+// The decode steps a run takes, about, per decoding instance. Every output token after the first
+// takes one step of an instance that decodes, and a step decodes at most max_batch sequences: at
+// least tokens / (max_batch x decoders) steps. At low load a step decodes few: an instance steps
+// while some request decodes, busy_s (the union over requests of [arrival, arrival + (output - 1)
+// x step]), every `step`, the time of a step of `batch` sequences and its share of the prompts at
+// the mean lengths (the slowest decoding pool's; Little's law solved by iteration from one
+// sequence a step), and at most once per token. Within 1.6x of the steps run on the shipped
+// serving scenarios and on a low-load attention_ffn plan at 2 to 20,000 requests/s. Before
+// 2026-12-06 only the full-batch bound was counted, and 1e7 requests at 2 a second (1e9 steps of
+// one sequence) passed for 7.8e6.
+struct DecodeWork {
+  double tokens = 0;            // output tokens after the first
+  int decoders = 0;             // instances that decode
+  int batch = 1;                // sequences a step decodes, about
+  Time step;                    // a step of `batch` sequences (and its share of the prompts)
+  double busy_s = 0;
+  double full_batch_steps = 0;  // tokens / (max_batch x decoders)
+  double sparse_steps = 0;      // min(tokens / decoders, busy_s / step)
+  double steps = 0;             // the larger: per instance
+};
+DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingRequest>& requests);
+
+// Each step costs about 2 us of wall time (one event; 8 million steps took 15 s, 1e7 at one
+// sequence 28 s, on a 2-core machine in 2026-12), so past kMaxDecodeSteps a run takes minutes to
+// hours: refused up front with the figures (throws BadInput naming inference.requests or
+// inference.trace), as the reliability study's event bound does (10 million requests of 4,000
+// tokens at max_batch 1 ran for hours before).
+inline constexpr double kMaxDecodeSteps = 2e8;
+void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests);
+
 // Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn,
 // probe_m2n_exchange), runs every request to completion and returns the result. Uses the process's
 // s4u::Engine.

@@ -9,6 +9,7 @@
 
 #include <map>
 
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
@@ -133,6 +134,44 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   EXPECT_NE(bad_input_of([] { make_requests(*serving({"inference.trace=/nonexistent/trace.csv"}).inference, ""); })
                 .find("/nonexistent/trace.csv: inference.trace: is not a readable file"),
             std::string::npos);
+}
+
+// `n` requests of 64 prompt and 1,000 output tokens, `gap_s` apart.
+std::vector<ServingRequest> spaced_requests(int n, double gap_s) {
+  std::vector<ServingRequest> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out[static_cast<size_t>(i)] = {i, Time::s(i * gap_s), 64, 1000};
+  return out;
+}
+
+TEST(ServingWork, AtLowLoadEveryTokenIsAStep) {
+  // kServing: 2 colocated instances, max_batch 64. 500,000 requests 1.9 s apart each decode alone
+  // (999 steps of well under a millisecond), so every token is a step: 5e8 / 2 = 2.5e8 an
+  // instance, past the 2e8 bound. Counted at full batches it was 5e8 / (64 x 2) = 3.9e6, and
+  // such a run passed the guard to take most of an hour (before 2026-12-06).
+  const ScenarioConfig cfg = serving();
+  const ServingSetup setup = make_serving_setup(cfg);
+  const std::vector<ServingRequest> sparse = spaced_requests(500'000, 1.9);
+  const DecodeWork w = decode_work(setup, sparse);
+  EXPECT_EQ(w.batch, 1);
+  EXPECT_DOUBLE_EQ(w.steps, 500'000 * 999 / 2.0);
+  EXPECT_NEAR(w.full_batch_steps, 500'000 * 999 / 128.0, 1);
+  try {
+    check_serving_work(cfg, setup, sparse);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("inference.requests: the requests need about 2.5e+08 decode steps an instance: "
+                                         "at this load a step decodes about 1 sequence (max_batch 64)"),
+              std::string::npos)
+        << e.what();
+  }
+  // The same requests 1,000 times as often share steps.
+  const std::vector<ServingRequest> dense = spaced_requests(500'000, 0.0019);
+  const DecodeWork d = decode_work(setup, dense);
+  std::printf("500,000 requests 1.9 ms apart: %.3g steps an instance of %d sequences, %.3g ms each\n", d.steps, d.batch,
+              1e3 * d.step.as_s());
+  EXPECT_GT(d.batch, 1);
+  EXPECT_LT(d.steps, w.steps / 10);
+  EXPECT_NO_THROW(check_serving_work(cfg, setup, dense));
 }
 
 TEST(ServingSim, ColocatedCompletesEveryRequest) {
