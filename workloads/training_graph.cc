@@ -842,4 +842,18 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   return std::move(b.g);
 }
 
+int64_t training_graph_ops(const ScenarioConfig& cfg, const GraphCosts& costs, const GraphStragglers& stragglers) {
+  const int m = micro_batches_per_iteration(cfg);
+  const int pp = cfg.parallelism.pp;
+  const auto ops_at = [&](int micro_batches) {
+    ScenarioConfig small = cfg;
+    small.training.global_batch = micro_batches * cfg.parallelism.micro_batch * data_parallel_size(cfg);
+    return static_cast<int64_t>(build_training_graph(small, costs, stragglers).ops.size());
+  };
+  if (m <= 4 * pp) return ops_at(m);
+  const int64_t two = ops_at(2 * pp);
+  const int64_t four = ops_at(4 * pp);
+  return two + std::llround(static_cast<double>(four - two) / (2 * pp) * (m - 2 * pp));
+}
+
 }  // namespace clustersim::work

@@ -180,4 +180,10 @@ struct GraphStragglers {
 TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& costs,
                                    const GraphStragglers& stragglers = {});
 
+// The ops build_training_graph makes for `cfg`, without building its graph when the pipelines
+// hold more than 4 pp micro-batches: counted on the graphs of 2 pp and 4 pp micro-batches and
+// extrapolated (every count, passes, their TP, CP and MoE ops, sends and barriers, grows by the
+// same ops per micro-batch from pp on; the DP collectives and the optimizer do not grow).
+int64_t training_graph_ops(const ScenarioConfig& cfg, const GraphCosts& costs, const GraphStragglers& stragglers = {});
+
 }  // namespace clustersim::work

@@ -209,6 +209,21 @@ TrainingCongestion training_congestion(const net::CongestionTrace& trace, const 
 
 }  // namespace
 
+void check_graph_ops(const ScenarioConfig& cfg, int64_t ops) {
+  if (ops <= kMaxGraphOps) return;
+  const ParallelismConfig& p = cfg.parallelism;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "the flow level's operation graph would hold %.3g ops (%d micro-batches x %d stages x %d virtual, "
+                "forward and backward, each with its TP, CP, pipeline and MoE ops, per rank group simulated); at most "
+                "%.0e are simulated (each holds about 370 bytes, %.2g GB in all, and takes about 3.5 us of wall time): "
+                "raise parallelism.micro_batch (fewer micro-batches per pipeline), or price it at network.fidelity: "
+                "analytical",
+                static_cast<double>(ops), micro_batches_per_iteration(cfg), p.pp, p.vpp, static_cast<double>(kMaxGraphOps),
+                ops * 370e-9);
+  throw BadInput(scenario_error(cfg, "training.global_batch", buf));
+}
+
 std::vector<net::QueueSample> keep_largest_queues(const std::vector<net::QueueSample>& samples, int64_t max_rows) {
   const auto link_of = [](const net::QueueSample& q) { return q.link; };
   if (static_cast<int64_t>(samples.size()) <= max_rows) return samples;
@@ -248,7 +263,10 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   for (const int replica : options.unfold_replicas) {
     stragglers.graph.replicas.try_emplace(replica, std::vector<work::GroupScaling>(static_cast<size_t>(cfg.parallelism.pp)));
   }
+  const int micro_batches = micro_batches_per_iteration(cfg);
+  if (micro_batches > 4 * cfg.parallelism.pp) check_graph_ops(cfg, work::training_graph_ops(cfg, costs, stragglers.graph));
   const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph);
+  check_graph_ops(cfg, static_cast<int64_t>(graph.ops.size()));
   r.folded = graph.folded;
   r.slow_hosts = stragglers.slow_hosts;
   r.slow_gpus = stragglers.slow_gpus;

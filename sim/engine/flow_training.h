@@ -112,6 +112,16 @@ struct FlowTrainingOptions {
 FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                      const FlowTrainingOptions& options = {});
 
+// Each op of the flow level's graph holds about 370 bytes while the run lasts (the op and its
+// edges, its timing and trace span, its flows in flight) and takes about 3.5 us of wall time:
+// 1,000,000 micro-batches of a 64-GPU tp 8 pp 2 plan, 1.4e7 ops, took 5.2 GB and 58 s. Past
+// kMaxGraphOps (3.7 GB, about 35 s on a 2-core machine) a run is refused: throws BadInput naming
+// training.global_batch with the figures. simulate_training checks the estimate
+// (work::training_graph_ops) before it builds a graph of more than 4 pp micro-batches, and every
+// graph once built.
+inline constexpr int64_t kMaxGraphOps = 10'000'000;
+void check_graph_ops(const ScenarioConfig& cfg, int64_t ops);
+
 // The queue series of the links with the largest sampled queue (ties: lower link index), whole
 // series each, for as many links as fit in `max_rows`; the first link is cut to `max_rows` when
 // it alone does not fit. Samples keep their time order.

@@ -105,6 +105,48 @@ TEST(FlowTraining, AnalyticalLevelSharesTheNicOnlyAmongTheGpusThatSend) {
   }
 }
 
+TEST(FlowTrainingSize, OpsAreCountedWithoutBuildingTheGraph) {
+  // 16 GPUs, tp 2, pp 4, dp 2: 1F1B, interleaved, ZeRO-3's per-pass gathers, unfolded, a slow
+  // replica. Counted on 8 and 16 micro-batches and extrapolated to 40 (or 48): the built graph's.
+  struct Case {
+    int vpp, zero, global_batch;
+    bool fold;
+  };
+  for (const Case& c : {Case{1, 1, 80, true}, Case{2, 1, 96, true}, Case{1, 3, 80, true}, Case{1, 1, 80, false}}) {
+    ScenarioConfig cfg = plan(16, 2, 4, c.vpp, c.global_batch);
+    cfg.parallelism.zero_stage = c.zero;
+    cfg.training.fold_ranks = c.fold;
+    const work::GraphCosts costs = work::graph_costs(cfg, a100());
+    work::GraphStragglers slow;
+    slow.replicas[1] = std::vector<work::GroupScaling>(4, work::GroupScaling{1.2, 1.2});
+    for (const work::GraphStragglers& st : {work::GraphStragglers{}, slow}) {
+      EXPECT_EQ(work::training_graph_ops(cfg, costs, st),
+                static_cast<int64_t>(work::build_training_graph(cfg, costs, st).ops.size()))
+          << "vpp " << c.vpp << " zero " << c.zero << " fold " << c.fold << " slow " << !st.empty();
+    }
+  }
+}
+
+TEST(FlowTrainingSize, AGraphPastTheBoundIsRefusedBeforeItIsBuilt) {
+  // 1,000,000 micro-batches (the most the scenario checks allow): 4 stages x 2 passes with their
+  // TP ops and sends, 3.0e7 ops, about 11 GB (1,000,000 micro-batches of a 64-GPU tp 8 pp 2 plan
+  // took 5.2 GB before 2026-12-06). Refused from two small graphs' counts, before it is built.
+  const ScenarioConfig cfg = plan(16, 2, 4, 1, 2'000'000);
+  const int64_t ops = work::training_graph_ops(cfg, work::graph_costs(cfg, a100()));
+  EXPECT_EQ(ops, 30'000'073);
+  ASSERT_THROW(check_graph_ops(cfg, ops), BadInput);  // (else the run below would take 11 GB)
+  try {
+    simulate_training(cfg, a100(), quick());
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("training.global_batch: the flow level's operation graph would hold"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("1000000 micro-batches x 4 stages x 1 virtual"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(check_graph_ops(cfg, kMaxGraphOps));
+}
+
 TEST(FlowTraining, OneF1BBubbleEqualsClosedFormWithFreeCommunication) {
   ScenarioConfig cfg = plan(4, 1, 4, 1, 8);  // dp 1, 8 micro-batches
   FlowTrainingOptions o = quick();
