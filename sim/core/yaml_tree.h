@@ -54,4 +54,9 @@ bool remove_path(YamlNode& root, const std::string& path);
 // text has no '=' or the path crosses a non-map.
 void apply_override(YamlNode& root, const std::string& assignment);
 
+// Whether key path `a` is `b` or lies under it ("parallelism.tp" under "parallelism").
+inline bool path_within(const std::string& a, const std::string& b) {
+  return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '.');
+}
+
 }  // namespace clustersim

@@ -268,7 +268,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           all += f.bytes.as_double();
           if (f.inter_node) leaving += f.bytes.as_double();
         }
-        if (all > 0.0) stage_a2a_nic += (2.0 * leaving / all) * (lc.dispatch + lc.combine);
+        // Forward and backward; full recomputation runs the forward's all-to-alls again.
+        const double passes = cfg.training.recompute == Recompute::kFull ? 3.0 : 2.0;
+        if (all > 0.0) stage_a2a_nic += (passes * leaving / all) * (lc.dispatch + lc.combine);
       }
       bwd_window = sc.backward;
       fwd_window = sc.forward;
@@ -330,9 +332,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // gradients on: per micro-batch it sends vpp chunks forward and vpp backward (the first
       // and last stages vpp - 1 around the interleaved loop), those to another node at the NIC
       // share. Where that outlasts the slowest stage's micro-batch, the steady state is paced by
-      // the sends (before 2026-12-05 only the fill and drain were charged: tp 8 pp 8 vpp 3 on one
-      // 100 Gbps NIC per node came out at 0.506 s, below the 0.773 s its 9.7 GB of sends per
-      // node take at line rate; the flow level 1.111 s).
+      // the sends (before 2026-12-05 only the fill and drain were charged: MegaScale's 256-GPU
+      // 175B plan cut to 24 layers of hidden 2048, tp 8 pp 8 vpp 3, on one 100 Gbps NIC per node
+      // and H100s came out at 0.506 s, below the 0.773 s its 9.7 GB of sends per node take at
+      // line rate; now 0.996 s, the flow level 1.111 s).
       const auto sends_across = [&](int s) {
         const int fwd = s + 1 < p.pp ? (stages_apart(s, s + 1) ? p.vpp : 0) : (stages_apart(s, 0) ? p.vpp - 1 : 0);
         const int bwd = s > 0 ? (stages_apart(s, s - 1) ? p.vpp : 0) : (stages_apart(0, p.pp - 1) ? p.vpp - 1 : 0);

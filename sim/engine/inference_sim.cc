@@ -704,15 +704,17 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
 
 void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests) {
   const DecodeWork w = decode_work(setup, requests);
-  if (w.steps <= kMaxDecodeSteps) return;
+  // Every instance's step is its own event: the wall time follows the steps of all of them.
+  const double all_steps = w.steps * std::max(1, w.decoders);
+  if (all_steps <= kMaxDecodeSteps) return;
   const bool trace = !setup.in.trace.empty();
   char buf[640];
   if (w.full_batch_steps >= w.sparse_steps) {
     std::snprintf(buf, sizeof buf,
-                  "the requests need at least %.3g decode steps (%.3g output tokens after the first over max_batch %d x "
-                  "%d decoding instances); at most %.0e are simulated (each takes about 2 us of wall time): %s, or "
-                  "raise max_batch",
-                  w.steps, w.tokens, setup.in.max_batch, std::max(1, w.decoders), kMaxDecodeSteps,
+                  "the requests need at least %.3g decode steps an instance (%.3g output tokens after the first over "
+                  "max_batch %d x %d decoding instances), %.3g in all; at most %.0e in all are simulated (each takes "
+                  "about 2 us of wall time): %s, or raise max_batch",
+                  w.steps, w.tokens, setup.in.max_batch, std::max(1, w.decoders), all_steps, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths");
   } else {
     double first = requests.empty() ? 0 : requests.front().arrival.as_s(), last = first;
@@ -723,10 +725,10 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
     std::snprintf(buf, sizeof buf,
                   "the requests need about %.3g decode steps an instance: at this load a step decodes about %d "
                   "sequence%s (max_batch %d) in about %.3g ms, while some request decodes, %.3g s of the %.3g s of "
-                  "arrivals (%.3g output tokens after the first, %d decoding instance%s); at most %.0e are simulated "
-                  "(each takes about 2 us of wall time): %s",
+                  "arrivals (%.3g output tokens after the first, %d decoding instance%s: %.3g steps in all); at most "
+                  "%.0e in all are simulated (each takes about 2 us of wall time): %s",
                   w.steps, w.batch, w.batch > 1 ? "s" : "", setup.in.max_batch, 1e3 * w.step.as_s(), w.busy_s, last - first, w.tokens,
-                  std::max(1, w.decoders), w.decoders > 1 ? "s" : "", kMaxDecodeSteps,
+                  std::max(1, w.decoders), w.decoders > 1 ? "s" : "", all_steps, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths, or raise rate_per_s");
   }
   throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf));

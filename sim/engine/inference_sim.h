@@ -201,7 +201,7 @@ M2nProbe probe_m2n_exchange(const ServingSetup& setup, net::Network& network, bo
 // the mean lengths (the slowest decoding pool's; Little's law solved by iteration from one
 // sequence a step), and at most once per token. Within 1.6x of the steps run on the shipped
 // serving scenarios and on a low-load attention_ffn plan at 2 to 20,000 requests/s. Before
-// 2026-12-06 only the full-batch bound was counted, and 1e7 requests at 2 a second (1e9 steps of
+// 2026-12-05 only the full-batch bound was counted, and 1e7 requests at 2 a second (1e9 steps of
 // one sequence) passed for 7.8e6.
 struct DecodeWork {
   double tokens = 0;            // output tokens after the first
@@ -215,8 +215,9 @@ struct DecodeWork {
 };
 DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingRequest>& requests);
 
-// Each step costs about 2 us of wall time (one event; 8 million steps took 15 s, 1e7 at one
-// sequence 28 s, on a 2-core machine in 2026-12), so past kMaxDecodeSteps a run takes minutes to
+// Each step of each decoding instance costs about 2 us of wall time (one event; 8 million steps
+// took 15 s, 1e7 at one sequence 28 s, on a 2-core machine in 2026-12), so past kMaxDecodeSteps
+// over all decoding instances a run takes minutes to
 // hours: refused up front with the figures (throws BadInput naming inference.requests or
 // inference.trace), as the reliability study's event bound does (10 million requests of 4,000
 // tokens at max_batch 1 ran for hours before).

@@ -362,7 +362,7 @@ class Simulation {
   Time pending_;    // progress since the latest snapshot
   Time in_flight_;  // progress in a snapshot still being written
   // Slow hosts by arrival number, and indexes over them, each ordered by a time or speed and then
-  // the arrival (so every event costs O(log n) in the slow hosts present: before 2026-12-06 it
+  // the arrival (so every event costs O(log n) in the slow hosts present: before 2026-12-05 it
   // looked at each of them, and 10 a day per host waiting on 8 spares took 80 s).
   std::unordered_map<uint64_t, Degradation> degradations_;
   uint64_t next_degradation_ = 0;

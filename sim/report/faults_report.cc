@@ -246,7 +246,7 @@ void check_failure_budget(const ScenarioConfig& cfg) {
     throw BadInput(scenario_error(
         cfg, "faults.seeds",
         fmt("%.3g failures to simulate ", work_per_window * windows) +
-            fmt("(%.3g per window", work_per_window) + (slow_per_window > 0 ? ", a slow host counting 10" : "") +
+            fmt("(%.3g per window", work_per_window) + (slow_per_window > 0 ? fmt(", a slow host counting %g", kSlowHostCost) : std::string()) +
             " x " + std::to_string(f.seeds) + " seeds x (1 + " + std::to_string(f.sweep_points) +
             " sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
   }

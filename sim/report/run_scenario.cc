@@ -377,7 +377,7 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
   note("tor_oversubscription", s.tor_down, s.tor_down_cabled(), s.tor_up,
        "a ToR holds whole servers (" + std::to_string(s.servers_per_group) + " of " +
            std::to_string(s.nics_per_node) + " NICs each)");
-  // A fault on links no path crosses changes nothing (before 2026-12-06 only clustersim topo said so).
+  // A fault on links no path crosses changes nothing (before 2026-12-05 only clustersim topo said so).
   for (size_t i = 0; i < cfg.network.faults.size(); ++i) {
     const std::string& element = cfg.network.faults[i].element;
     const std::string kind = element.substr(0, element.find(':'));
@@ -565,7 +565,7 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
   std::snprintf(buf, sizeof buf, "%s reaches the limit of simulated time (%.0f days): the scenario's times overflow",
                 key.c_str(), Time::max().as_s() / 86400);
   // The output that overflowed is known, not the input that made it: name the inputs given here
-  // that stretch times, for the reader to check (before 2026-12-06 the message named only the
+  // that stretch times, for the reader to check (before 2026-12-05 the message named only the
   // output, with no key or line).
   const std::vector<std::string> inputs = time_stretching_inputs(cfg);
   std::string message = buf;

@@ -10,6 +10,7 @@
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
+#include "sim/core/yaml_tree.h"
 #include "sim/report/run_scenario.h"
 
 namespace clustersim::report {
@@ -91,10 +92,6 @@ InputError case_error(const ValidationSuite& suite, size_t i, const std::string&
   return InputError{suite.file, suite.cases[i].line, "cases[" + std::to_string(i) + "]", message};
 }
 
-// Whether key path `a` is `b` or lies under it ("parallelism.tp" under "parallelism").
-bool within(const std::string& a, const std::string& b) {
-  return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '.');
-}
 
 // Which of `overrides` (the suite's `set` entries, then --set's) an error the scenario loader
 // gives to "--set" comes from, or -1: the last whose key path holds the error's key or lies on its
@@ -103,7 +100,7 @@ int override_of(const InputError& err, const std::vector<std::string>& overrides
   if (!err.file.starts_with("--set")) return -1;
   for (size_t k = overrides.size(); k-- > 0;) {
     const std::string key = overrides[k].substr(0, overrides[k].find('='));
-    if (err.file == "--set " + key || (!err.key_path.empty() && (within(err.key_path, key) || within(key, err.key_path)))) {
+    if (err.file == "--set " + key || (!err.key_path.empty() && (path_within(err.key_path, key) || path_within(key, err.key_path)))) {
       return static_cast<int>(k);
     }
   }

@@ -232,7 +232,7 @@ void FluidDcqcnNetwork::materialize(double t) {
 
 void FluidDcqcnNetwork::end_at_limit() {
   // Flows a tiny fraction of a link's rate cannot finish in simulated time (stepped on at the
-  // limit they would never end: before 2026-12-06 a NIC at 1e-12 of its rate grew memory without
+  // limit they would never end: before 2026-12-05 a NIC at 1e-12 of its rate grew memory without
   // bound). Each ends there, so its transfer does and the run reports a time at the limit, which
   // run_scenario refuses as an overflow, as the other levels' are.
   ff_ = false;

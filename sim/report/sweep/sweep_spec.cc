@@ -16,6 +16,7 @@
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
 #include "sim/core/unit_parse.h"
+#include "sim/core/yaml_tree.h"
 
 namespace clustersim::sweep {
 namespace {
@@ -95,10 +96,6 @@ Settings settings_of(const AxisValue& v) {
   return out;
 }
 
-// Whether key path `a` is `b` or lies under it ("parallelism.tp" under "parallelism").
-bool within(const std::string& a, const std::string& b) {
-  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '.');
-}
 
 // The key paths an axis's values set, each once, in the order they first appear.
 std::vector<std::string> axis_paths(const Axis& a) {
@@ -212,7 +209,7 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
       std::string shared;
       for (const std::string& pi : paths[i]) {
         for (const std::string& pj : paths[j]) {
-          if (shared.empty() && (within(pi, pj) || within(pj, pi))) shared = pi.size() >= pj.size() ? pi : pj;
+          if (shared.empty() && (path_within(pi, pj) || path_within(pj, pi))) shared = pi.size() >= pj.size() ? pi : pj;
         }
       }
       if (!shared.empty()) {
@@ -658,7 +655,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   for (const auto& [path, v] : fixed) {
     for (const Axis& a : spec.axes) {
       for (const std::string& p : axis_paths(a)) {
-        if (!within(path, p) && !within(p, path)) continue;
+        if (!path_within(path, p) && !path_within(p, path)) continue;
         errors.add(InputError{v.file, v.line, "set." + path,
                               "axes." + a.key + " sets " + (p.size() >= path.size() ? p : path) +
                                   " too: the axis would override it in every candidate; give the key in set or "

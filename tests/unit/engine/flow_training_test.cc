@@ -130,7 +130,7 @@ TEST(FlowTrainingSize, OpsAreCountedWithoutBuildingTheGraph) {
 TEST(FlowTrainingSize, AGraphPastTheBoundIsRefusedBeforeItIsBuilt) {
   // 1,000,000 micro-batches (the most the scenario checks allow): 4 stages x 2 passes with their
   // TP ops and sends, 3.0e7 ops, about 11 GB (1,000,000 micro-batches of a 64-GPU tp 8 pp 2 plan
-  // took 5.2 GB before 2026-12-06). Refused from two small graphs' counts, before it is built.
+  // took 5.2 GB before 2026-12-05). Refused from two small graphs' counts, before it is built.
   const ScenarioConfig cfg = plan(16, 2, 4, 1, 2'000'000);
   const int64_t ops = work::training_graph_ops(cfg, work::graph_costs(cfg, a100()));
   EXPECT_EQ(ops, 30'000'073);

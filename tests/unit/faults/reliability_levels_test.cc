@@ -215,7 +215,7 @@ TEST(ReliabilityLevels, ASlowHostCountsTenFailuresInTheWorkBudget) {
   // 2.5e5 a host-day on 8 hosts for a day: 2e6 arrivals per window. As crashes, a fifth of the
   // 1e7 budget; as slow hosts, each found, waiting for a spare and swapped out through indexes
   // over the others (about 1.2 us each against 0.1 us a crash), 2e7 failures' work: refused up
-  // front. Before 2026-12-06 a slow host counted one, and the loop over every slow host present at
+  // front. Before 2026-12-05 a slow host counted one, and the loop over every slow host present at
   // every event ran for hours.
   const std::string slow = scenario("analytical", 2.5e5);
   try {

@@ -526,7 +526,7 @@ TEST(StragglerModel, ReplayWorkIsEstimatedFromTheReplicasItTouches) {
 TEST(StragglerModel, ReplayWorkPastTheBoundIsRefusedUpFront) {
   // 2,000,000 sequences over dp 2: 1,000,000 micro-batches, 8e6 passes a replay, 7.2e7 a run.
   // The default 100 placements of `run` make 101 runs, 7.27e9 passes: about 80 s, refused (before
-  // 2026-12-06 they ran, and whatif --draws 10000 for hours).
+  // 2026-12-05 they ran, and whatif --draws 10000 for hours).
   std::string many = kBase;
   many.replace(many.find("global_batch: 32"), 16, "global_batch: 2000000");
   const ScenarioConfig cfg = parse(many + "stragglers: {hosts: {list: [0, 5], slowdown: 1.2}}\n");

@@ -42,7 +42,7 @@ std::optional<Time> crawling_flow(double factor) {
 
 TEST(FluidDcqcnNetwork, AFlowPastTheLimitOfSimulatedTimeEndsThere) {
   // 4 MiB at 1e-12 of 50 GB/s take 8.4e7 s, past the limit (9.2e6 s): the flow ends at the limit,
-  // which run_scenario refuses as an overflow. Before 2026-12-06 the fast-forward's target did
+  // which run_scenario refuses as an overflow. Before 2026-12-05 the fast-forward's target did
   // not fit the clock, whose timer re-armed at one instant for ever (memory grew without bound).
   for (const double factor : {1e-12, 1e-300}) {
     const std::optional<Time> done = crawling_flow(factor);
@@ -54,7 +54,7 @@ TEST(FluidDcqcnNetwork, AFlowPastTheLimitOfSimulatedTimeEndsThere) {
 TEST(FluidDcqcnNetwork, AFlowOfDaysEndsAtItsTime) {
   // 1e-10 of the rate: 4 MiB / 5 B/s = 8.39e5 s (9.7 days). Past about 1,000 s a picosecond is
   // below a double's resolution in seconds; the fast-forward's timer fired a hair before its
-  // target and re-armed at the same picosecond for ever (2026-12-06).
+  // target and re-armed at the same picosecond for ever (2026-12-05).
   const std::optional<Time> done = crawling_flow(1e-10);
   ASSERT_TRUE(done.has_value()) << "still running after 100,000 clock actions";
   EXPECT_NEAR(done->as_s(), Bytes::mib(4).as_double() / (kLine * 1e-10), 1.0);

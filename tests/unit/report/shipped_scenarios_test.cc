@@ -105,7 +105,7 @@ TEST(UnusedKeyNotes, AGatedMlpWidthWithoutAnActivationIsNoted) {
 
 TEST(UnusedKeyNotes, FaultsKeysTheirSettingsOverrideAreNoted) {
   // A given checkpoint_load is the load's duration: read_bandwidth changes nothing (before
-  // 2026-12-06, 1Mbps and 2TBps gave the same output without a word). Likewise comm_init_at_gpus
+  // 2026-12-05, 1Mbps and 2TBps gave the same output without a word). Likewise comm_init_at_gpus
   // under constant scaling (faults-16k-30d's).
   ASSERT_TRUE(notes_of("faults-16k-30d.yaml").empty());
   const std::vector<std::string> read =
@@ -127,7 +127,7 @@ TEST(UnusedKeyNotes, FaultsKeysTheirSettingsOverrideAreNoted) {
 
 TEST(UnusedKeyNotes, AFaultNoPathCrossesIsNoted) {
   // net-shift-1k builds one pod of a 3-tier fabric: a failed core switch changes nothing (before
-  // 2026-12-06 the run's output was the healthy one's, with no word; only topo said so).
+  // 2026-12-05 the run's output was the healthy one's, with no word; only topo said so).
   const std::vector<std::string> core = notes_of(
       "net-shift-1k.yaml",
       {"network.faults=[{element: 'tor_agg:3', bandwidth_factor: 0.5}, {element: 'core:0', bandwidth_factor: 0}]"});
@@ -160,7 +160,7 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
         << e.what();
   }
   // The output that overflowed is known, not the input that made it; the message names the
-  // inputs given with values that stretch times (before 2026-12-06 only the output, no key).
+  // inputs given with values that stretch times (before 2026-12-05 only the output, no key).
   const ScenarioConfig far = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
                                            {"stragglers.nics.hosts=[1]", "stragglers.nics.extra_latency=104d"});
   try {

@@ -50,7 +50,7 @@ inline Time at_or_after(double seconds, Time floor) {
 // about 1,000 s, where a picosecond is below a double's resolution in seconds, a few units in the
 // last place (else a timer set for an event could fire a hair before it, and an event meant to
 // move time on would not: both repeat at one instant for ever, as a NIC at 1e-10 of its rate did
-// before 2026-12-06).
+// before 2026-12-05).
 inline double one_tick_after(double seconds) {
   return seconds + std::max(FluidDcqcnNetwork::kClockResolution,
                             4 * std::numeric_limits<double>::epsilon() * std::abs(seconds));
