@@ -67,9 +67,10 @@ struct TrainingEstimate {
   // fills this first.
   Time gather_slack;
   // The DP exposure by pipeline stage (pp entries where gradients sync, else empty): what stage
-  // s's collectives leave exposed after its last backward pass (dp_end: the reduction, and a
-  // parameter gather that does not overlap) and before its first forward pass (dp_start: an
-  // overlapped gather; ZeRO-3's first per-pass gather, or all of them without overlap), each at
+  // s's collectives leave exposed after its last backward pass (dp_end: the reduction) and before
+  // its first forward pass (dp_start: an overlapped gather; a gather that does not overlap, which
+  // runs after every stage's reduction, with dp_start_pass 0; ZeRO-3's first per-pass gather, or
+  // all of them without overlap), each at
   // the stage's own ring slowdown. Stage s ends its last backward pass s x dp_end_pass before the
   // first stage and starts its first forward pass s x dp_start_pass after it (chunk passes: the
   // time in one the stage's NIC share is free), so breakdown.dp_exposed is staged_dp_exposed of
