@@ -125,6 +125,16 @@ TEST(FlowTrainingSize, OpsAreCountedWithoutBuildingTheGraph) {
           << "vpp " << c.vpp << " zero " << c.zero << " fold " << c.fold << " slow " << !st.empty();
     }
   }
+  // MoE: the expert all-to-alls, expert compute and the expert gather pieces, pipelined and
+  // interleaved, ZeRO-1 and ZeRO-3, 40 micro-batches.
+  for (const char* zero : {"parallelism.zero_stage=1", "parallelism.zero_stage=3"}) {
+    const ScenarioConfig cfg = moe_test::load(
+        moe_test::small_yaml(), {"network.fidelity=flow", "parallelism.tp=2", "parallelism.pp=2", "parallelism.vpp=2",
+                                 "parallelism.ep=4", "training.global_batch=160", zero});
+    const work::GraphCosts costs = work::graph_costs(cfg, calib::load_hardware_profile("H800-SXM"));
+    EXPECT_EQ(work::training_graph_ops(cfg, costs), static_cast<int64_t>(work::build_training_graph(cfg, costs).ops.size()))
+        << zero;
+  }
 }
 
 TEST(FlowTrainingSize, AGraphPastTheBoundIsRefusedBeforeItIsBuilt) {
