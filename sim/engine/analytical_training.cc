@@ -132,6 +132,12 @@ Time staged_dp_exposed(const TrainingEstimate& est) {
   return staged_dp_exposed(est.dp_end, r.end, est.dp_start, r.start);
 }
 
+int64_t exposed_pipeline_transfers(const ScenarioConfig& cfg, int64_t micro_batches) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int64_t every = 2 * micro_batches * p.vpp;
+  return cfg.training.overlap.pp_p2p ? std::min<int64_t>(every, 2 * (static_cast<int64_t>(p.pp) * p.vpp - 1)) : every;
+}
+
 Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share) {
   const Time per_chunk = (1.0 / vpp) * total;
   const Time later_passes = static_cast<double>(static_cast<int64_t>(vpp - 1) * pp + 1) * chunk_pass;
@@ -322,11 +328,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const Time intra = l.nvlink_alpha + serialization_time(msg, l.nvlink_busbw);
     const double share_across = static_cast<double>(across_nodes) / crossings;
     const Time one = share_across * inter + (1.0 - share_across) * intra;
-    // Without overlap every transfer waits; with it only the fill and drain ones do (never more
-    // than without): the first micro-batch's forward crosses all pp x vpp - 1 virtual-stage
-    // boundaries before the first backward starts, and the last backward crosses them back.
-    const int64_t every_transfer = 2 * mbs * p.vpp;
-    b.pp_exposed = every_transfer * one;
+    const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
+    b.pp_exposed = waited_for * one;
     if (cfg.training.overlap.pp_p2p) {
       // A stage runs its micro-batches no faster than its NIC sends their activations and
       // gradients on: per micro-batch it sends vpp chunks forward and vpp backward (the first
@@ -345,9 +348,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       for (int s = 0; s < p.pp; ++s) busiest = std::max(busiest, sends_across(s));
       const Time nic_busy = busiest * serialization_time(msg, pp_l.nic_per_gpu);
       const Time send_paced = mbs * max(Time::zero(), nic_busy - mb);
-      const int64_t fill_and_drain = std::min<int64_t>(every_transfer, 2 * (static_cast<int64_t>(p.pp) * p.vpp - 1));
-      b.pp_exposed = min(b.pp_exposed, fill_and_drain * one + send_paced);
-      est.pp_send_paced = b.pp_exposed - fill_and_drain * one;
+      b.pp_exposed = min((2 * mbs * p.vpp) * one, b.pp_exposed + send_paced);  // never more than without
+      est.pp_send_paced = b.pp_exposed - waited_for * one;
     }
   }
 

@@ -133,6 +133,13 @@ Time staged_dp_exposed(const TrainingEstimate& est);
 // max(bucket_share x total, total - chunk_pass).
 Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share);
 
+// The pipeline transfers whose time a step waits for, besides any send-paced steady state
+// (TrainingEstimate::pp_send_paced): every one without overlap.pp_p2p, 2 x micro_batches x vpp
+// (forward and backward at each virtual stage boundary); with it the fill and drain's only,
+// 2 (pp x vpp - 1): the first micro-batch's forward crosses all pp x vpp - 1 boundaries before the
+// first backward starts, and the last backward crosses them back (never more than without).
+int64_t exposed_pipeline_transfers(const ScenarioConfig& cfg, int64_t micro_batches);
+
 // Errors when the plan's memory per GPU exceeds the profile's usable capacity, with the numbers
 // (weights, gradients, optimizer, activations) that show why, whatever training.memory_check says.
 std::vector<InputError> memory_misfit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);

@@ -403,12 +403,10 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     assert(b.nic_degraded && "straggler_base prices the degraded NICs");
     const TrainingEstimate& deg = *b.nic_degraded;
     const auto [deg_end, deg_start] = dp_parts(deg, pp);
-    // Exposed pipeline transfers as the training level counts them (see analytical_training.cc),
+    // Exposed pipeline transfers as the training level counts them (exposed_pipeline_transfers),
     // and, apart, what NIC-paced sends add to the steady state (TrainingEstimate::pp_send_paced):
     // a degraded NIC that paces its stage's sends paces the pipeline, every micro-batch.
-    const int64_t all_transfers = 2LL * m * vpp;
-    const int64_t exposed =
-        cfg.training.overlap.pp_p2p ? std::min<int64_t>(all_transfers, 2LL * (static_cast<int64_t>(pp) * vpp - 1)) : all_transfers;
+    const int64_t exposed = exposed_pipeline_transfers(cfg, m);
     const Time send_paced = deg.pp_send_paced - est.pp_send_paced;
     const Time transfers = deg.breakdown.pp_exposed - est.breakdown.pp_exposed - send_paced;
     const Time per_transfer = pp > 1 && exposed > 0 ? Time::ps(transfers.as_ps() / exposed) : Time::zero();
