@@ -213,7 +213,6 @@ class Simulation {
       return;
     }
     from.erase(from.begin());
-    if (waiting) awaiting_order_.erase(id);
     swapping_.push_back(id);
     stop_planned(found.component, /*needs_host=*/true);
   }
@@ -223,7 +222,6 @@ class Simulation {
     const Degradation& d = degradations_.at(id);
     unfound_.erase({d.detect_at, id});
     awaiting_.insert({d.detect_at, id});
-    awaiting_order_.insert(id);
   }
 
   void remove_degradation(uint64_t id) {
@@ -285,18 +283,17 @@ class Simulation {
     for (const uint64_t id : swapping_) remove_degradation(id);
     swapping_.clear();
     while (!unfound_.empty() && unfound_.begin()->first <= t_) await_spare(unfound_.begin()->second);
-    while (!awaiting_order_.empty() && (!in_.spare_hosts || available_ > 0)) {
-      const uint64_t id = *awaiting_order_.begin();
+    while (!awaiting_.empty() && (!in_.spare_hosts || available_ > 0)) {
+      const uint64_t id = awaiting_.begin()->second;
       if (in_.spare_hosts) {
         --available_;
         const Time back = t_ + in_.repair_time;
         repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
       }
-      awaiting_order_.erase(awaiting_order_.begin());
-      awaiting_.erase({degradations_.at(id).detect_at, id});
+      awaiting_.erase(awaiting_.begin());
       remove_degradation(id);
     }
-    if (!awaiting_order_.empty()) swap_straggler(true);
+    if (!awaiting_.empty()) swap_straggler(true);
   }
 
   void failure() {
@@ -368,8 +365,9 @@ class Simulation {
   uint64_t next_degradation_ = 0;
   std::set<std::pair<double, uint64_t>> by_speed_;  // all of them
   std::set<std::pair<Time, uint64_t>> unfound_;     // not yet found (by detect_at)
-  std::set<std::pair<Time, uint64_t>> awaiting_;    // found with no spare free (by detect_at)
-  std::set<uint64_t> awaiting_order_;               // the same, by arrival
+  // Found with no spare free, by detect_at: every slow host is found straggler_detection after
+  // it arrives, so that is the order they arrived in too.
+  std::set<std::pair<Time, uint64_t>> awaiting_;
   std::vector<uint64_t> swapping_;                  // found and being swapped out in this restart
   // Down.
   std::deque<std::pair<LossCause, Time>> phases_;
