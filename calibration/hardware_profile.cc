@@ -177,7 +177,7 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
     p.origin = "built-in";
     return p;
   }
-  const std::filesystem::path path(name_or_path.empty() ? std::string() : profile_file_path(name_or_path, base_dir));
+  const std::filesystem::path path(profile_file_path(name_or_path, base_dir));
   // The error_code overload: a path the system cannot look up (a symbolic link loop, a name over
   // 255 bytes) threw std::filesystem_error, an internal error, until 2026-12-05.
   std::error_code ec;

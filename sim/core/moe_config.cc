@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/moe_config.h"
 
-#include <cmath>
+#include <optional>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -12,14 +12,6 @@ namespace clustersim {
 namespace {
 
 std::string str(long long v) { return std::to_string(v); }
-
-// One list entry as a finite plain decimal, or false: as MapReader reads numbers (strtod also took
-// a '+', leading spaces and hexadecimal until 2026-12-05).
-bool parse_number(const YamlNode& n, double& out) {
-  const std::optional<double> v = plain_real(n);
-  if (v) out = *v;
-  return v.has_value();
-}
 
 }  // namespace
 
@@ -66,14 +58,16 @@ void read_moe(MapReader r, MoeConfig& m) {
       r.error("loads", "expected a list of non-negative weights, one per expert");
     } else {
       for (size_t i = 0; i < loads->seq.size(); ++i) {
-        double v = 0;
-        if (!parse_number(loads->seq[i], v) || !std::isfinite(v) || v < 0) {
+        // A finite plain decimal, as MapReader reads numbers (strtod also took a '+', leading
+        // spaces and hexadecimal until 2026-12-05).
+        const std::optional<double> v = plain_real(loads->seq[i]);
+        if (!v || *v < 0) {
           r.error("loads", "entry " + str(static_cast<long long>(i)) + " ('" + loads->seq[i].scalar +
                                "') is not a non-negative number");
           m.loads.clear();
           break;
         }
-        m.loads.push_back(v);
+        m.loads.push_back(*v);
       }
     }
   }

@@ -26,9 +26,6 @@ constexpr int64_t kMaxAxisValues = 100000;
 // Nor may the whole sweep exceed this many candidates.
 constexpr double kMaxCandidates = 1e8;
 
-// A plain decimal, the whole scalar, as scenario numbers are read (no '+', spaces or hexadecimal:
-// strtod took all three until 2026-12-05, so a price of '+2.5' or '0x10' was read).
-std::optional<double> number_of(const YamlNode& n) { return plain_real(n); }
 
 YamlNode scalar_node(const std::string& text, const YamlNode& like) {
   YamlNode n;
@@ -59,7 +56,7 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   } else {
     v.sets.emplace_back(key, n);
     v.label = canonical_text(n);
-    if (const auto x = number_of(n)) {
+    if (const auto x = plain_real(n)) {
       v.number = *x;
       v.numeric = true;
     }
@@ -282,7 +279,7 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
       continue;
     }
     if (key == "gpus") {
-      if (number_of(n)) {
+      if (plain_real(n)) {
         // A fixed count is read as {min, max} are (2026-12-05: it was cast to int unchecked, so
         // 12288.7 became 12288 and 3e9 wrapped around).
         MapReader whole(c, "constraints", errors);
@@ -372,7 +369,7 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
     return;
   }
   for (const auto& [gpu, n] : p->map) {
-    const auto v = number_of(n);
+    const auto v = plain_real(n);
     if (!v || *v < 0) {
       errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu,
                             "expected a price per GPU-hour >= 0 as a plain decimal (no '+', spaces or hexadecimal), got '" +
@@ -583,7 +580,7 @@ void add_named_files(const YamlNode& n, const std::filesystem::path& dir, std::s
     for (const auto& [k, v] : n.map) add_named_files(v, dir, fp);
   } else if (n.is_seq()) {
     for (const YamlNode& v : n.seq) add_named_files(v, dir, fp);
-  } else if (n.is_scalar() && !n.scalar.empty() && !number_of(n)) {
+  } else if (n.is_scalar() && !n.scalar.empty() && !plain_real(n)) {
     std::filesystem::path p(n.scalar);
     if (p.is_relative()) p = dir / p;
     std::error_code ec;
