@@ -246,6 +246,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   Time fwd_window = layers_per_stage * lt.forward;
   // The other stages' micro-batch times added up: the pipeline's fill and drain run on them.
   Time others = (p.pp - 1) * (stage_compute - head + fill_tp.value_or(stage_tp));
+  // Each stage's micro-batch (forward and backward of all its chunks): the dense stages alike but
+  // for the last one's LM head.
+  std::vector<Time> stage_slots(static_cast<size_t>(p.pp), stage_compute - head + stage_tp);
+  stage_slots.back() += head;
   if (m.moe) {
     // MoE: every stage's layers priced one by one (routing differs per layer); the slowest stage
     // (with the LM head on the last) sets the pace.
@@ -256,7 +260,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const auto own_head = [&](const work::MoeStageCost& sc) { return sc.stage == p.pp - 1 ? head : Time::zero(); };
     const auto slot = [&](const work::MoeStageCost& sc) { return sc.compute + own_head(sc) + sc.tp_exposed + sc.ep_exposed; };
     Time all_stages = Time::zero();
-    for (const work::MoeStageCost& sc : stages) all_stages += slot(sc);
+    for (const work::MoeStageCost& sc : stages) {
+      all_stages += slot(sc);
+      stage_slots[static_cast<size_t>(sc.stage)] = slot(sc);
+    }
     Time worst = Time::zero();
     for (const work::MoeStageCost& sc : stages) {
       const Time t = slot(sc);
@@ -329,27 +336,47 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double share_across = static_cast<double>(across_nodes) / crossings;
     const Time one = share_across * inter + (1.0 - share_across) * intra;
     const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
-    b.pp_exposed = waited_for * one;
+    // What stage s sends per micro-batch, `across` a send to another node and `within` one on
+    // NVLink: vpp chunks forward to the next stage and vpp backward to the one before (the last
+    // and first stage vpp - 1 around the interleaved loop, none without it).
+    const auto stage_sends = [&](int s, Time across, Time within) {
+      const auto cost = [&](int to) { return stages_apart(s, to) ? across : within; };
+      const int fwd = s + 1 < p.pp ? p.vpp : p.vpp - 1;
+      const int bwd = s > 0 ? p.vpp : p.vpp - 1;
+      return fwd * cost((s + 1) % p.pp) + bwd * cost((s + p.pp - 1) % p.pp);
+    };
+    // Without overlap a stage waits for its own sends (Megatron's batched isend/irecv and wait),
+    // so its slot is T_s = t_s + S_s, and as in the bubble above the stage p of the longest T
+    // paces the step:
+    //   step = m T_p + (sum of the other stages' T) / vpp
+    // of which the sends are what exceeds m x mb + others / vpp:
+    //   pp_exposed = m (T_p - mb) + (mb - t_p + sum over s != p of S_s) / vpp
+    // (before 2026-12-05 every stage paid the mean over the boundaries, 2 m vpp x `one`: with
+    // stages sharing nodes the one whose sends all leave the node paces, and a 16-GPU plan of 8
+    // stages on 2 nodes came out 20% below the flow level's 0.174 s).
+    std::vector<Time> sends(static_cast<size_t>(p.pp));
+    size_t pacer = 0;
+    for (int s = 0; s < p.pp; ++s) {
+      const size_t i = static_cast<size_t>(s);
+      sends[i] = stage_sends(s, inter, intra);
+      if (stage_slots[i] + sends[i] > stage_slots[pacer] + sends[pacer]) pacer = i;
+    }
+    Time rest;
+    for (size_t s = 0; s < sends.size(); ++s) rest += s == pacer ? Time::zero() : sends[s];
+    b.pp_exposed = mbs * (stage_slots[pacer] + sends[pacer] - mb) + (1.0 / p.vpp) * (mb - stage_slots[pacer] + rest);
     if (cfg.training.overlap.pp_p2p) {
       // A stage runs its micro-batches no faster than its NIC sends their activations and
-      // gradients on: per micro-batch it sends vpp chunks forward and vpp backward (the first
-      // and last stages vpp - 1 around the interleaved loop), those to another node at the NIC
-      // share. Where that outlasts the slowest stage's micro-batch, the steady state is paced by
-      // the sends (before 2026-12-05 only the fill and drain were charged: MegaScale's 256-GPU
-      // 175B plan cut to 24 layers of hidden 2048, tp 8 pp 8 vpp 3, on one 100 Gbps NIC per node
-      // and H100s came out at 0.506 s, below the 0.773 s its 9.7 GB of sends per node take at
-      // line rate; now 0.996 s, the flow level 1.111 s).
-      const auto sends_across = [&](int s) {
-        const int fwd = s + 1 < p.pp ? (stages_apart(s, s + 1) ? p.vpp : 0) : (stages_apart(s, 0) ? p.vpp - 1 : 0);
-        const int bwd = s > 0 ? (stages_apart(s, s - 1) ? p.vpp : 0) : (stages_apart(0, p.pp - 1) ? p.vpp - 1 : 0);
-        return fwd + bwd;
-      };
-      int busiest = 0;
-      for (int s = 0; s < p.pp; ++s) busiest = std::max(busiest, sends_across(s));
-      const Time nic_busy = busiest * serialization_time(msg, pp_l.nic_per_gpu);
+      // gradients on: those to another node at the NIC share. Where that outlasts the slowest
+      // stage's micro-batch, the steady state is paced by the sends (before 2026-12-05 only the
+      // fill and drain were charged: MegaScale's 256-GPU 175B plan cut to 24 layers of hidden
+      // 2048, tp 8 pp 8 vpp 3, on one 100 Gbps NIC per node and H100s came out at 0.506 s,
+      // below the 0.773 s its 9.7 GB of sends per node take at line rate; now 0.996 s, the flow
+      // level 1.111 s).
+      Time nic_busy;
+      for (int s = 0; s < p.pp; ++s) nic_busy = max(nic_busy, stage_sends(s, serialization_time(msg, pp_l.nic_per_gpu), Time::zero()));
       const Time send_paced = mbs * max(Time::zero(), nic_busy - mb);
-      b.pp_exposed = min((2 * mbs * p.vpp) * one, b.pp_exposed + send_paced);  // never more than without
-      est.pp_send_paced = b.pp_exposed - waited_for * one;
+      b.pp_exposed = min(b.pp_exposed, waited_for * one + send_paced);  // never more than without
+      est.pp_send_paced = max(Time::zero(), b.pp_exposed - waited_for * one);
     }
   }
 

@@ -351,6 +351,22 @@ TEST(AnalyticalTraining, OverlappedPipelineSendsAreNoFasterThanTheNic) {
   EXPECT_EQ(estimate_training(eight, h100).pp_send_paced, Time::zero());
 }
 
+// Without overlap.pp_p2p a stage waits for its own sends, so the stage whose sends leave the node
+// paces the pipeline. 8 stages of tp 2 on 16 GPUs: stages 0-3 on one node, 4-7 on the other, and
+// stage 3 sends each micro-batch's vpp = 3 forward chunks over its NIC (the LM head made
+// negligible, so no stage is slower for it). Before 2026-12-05 every stage paid the mean over the
+// 23 boundaries, 5 of which cross the nodes: 2 x 3 x 5/23 of a NIC send per micro-batch, not 3.
+TEST(AnalyticalTraining, WithoutOverlapTheStageWhoseSendsLeaveTheNodePaces) {
+  ScenarioConfig cfg = engine_test::gpt_1p3b(16, 2, 8, 64, 3);
+  cfg.model.vocab = 128;
+  cfg.cluster.nic_bandwidth = gbps(100);
+  cfg = engine_test::validated(cfg);
+  const TrainingEstimate est = estimate_training(cfg, a100());
+  const double slice = 2048.0 * 2048 * 2 / 2;  // bytes per GPU per send: s h 2 / tp
+  const Time nic_sends = Time::s(est.micro_batches * 3 * slice / (100e9 / 8));
+  EXPECT_GT(est.breakdown.pp_exposed, nic_sends);
+}
+
 // ZeRO-1 / 2 with the gather after the update: it starts once the last stage has reduced, every
 // stage's at once, so it meets every stage's rings, not the staggered reductions' share of them,
 // and overlapping it never comes out slower (before 2026-12-05 each stage's gather followed its
