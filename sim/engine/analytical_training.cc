@@ -333,17 +333,25 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     across_nodes += stages_apart(p.pp - 1, 0) ? p.vpp - 1 : 0;
     const Time inter = pp_l.net_alpha + serialization_time(msg, pp_l.nic_per_gpu);
     const Time intra = l.nvlink_alpha + serialization_time(msg, l.nvlink_busbw);
+    // Routed (fabric_contention), a stage's sends to another node meet the ECMP collisions and
+    // oversubscription of their half of the slot, forward and backward apart.
+    const bool pp_routed = !contention.pp_forward.empty();
+    const auto send_time = [&](int s, bool forward, bool nic_only) {
+      const double slowdown = pp_routed ? (forward ? contention.pp_forward : contention.pp_backward)[static_cast<size_t>(s)] : 1.0;
+      const TrainingLinks at = pp_routed ? work::links_at_contention(work::with_nic_scale(l, pp_scale), slowdown) : pp_l;
+      return (nic_only ? Time::zero() : at.net_alpha) + serialization_time(msg, at.nic_per_gpu);
+    };
     const double share_across = static_cast<double>(across_nodes) / crossings;
     const Time one = share_across * inter + (1.0 - share_across) * intra;
     const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
-    // What stage s sends per micro-batch, `across` a send to another node and `within` one on
-    // NVLink: vpp chunks forward to the next stage and vpp backward to the one before (the last
-    // and first stage vpp - 1 around the interleaved loop, none without it).
-    const auto stage_sends = [&](int s, Time across, Time within) {
-      const auto cost = [&](int to) { return stages_apart(s, to) ? across : within; };
+    // What stage s sends per micro-batch, at send_time to another node and `within` on NVLink:
+    // vpp chunks forward to the next stage and vpp backward to the one before (the last and first
+    // stage vpp - 1 around the interleaved loop, none without it).
+    const auto stage_sends = [&](int s, bool nic_only, Time within) {
+      const auto cost = [&](int to, bool forward) { return stages_apart(s, to) ? send_time(s, forward, nic_only) : within; };
       const int fwd = s + 1 < p.pp ? p.vpp : p.vpp - 1;
       const int bwd = s > 0 ? p.vpp : p.vpp - 1;
-      return fwd * cost((s + 1) % p.pp) + bwd * cost((s + p.pp - 1) % p.pp);
+      return fwd * cost((s + 1) % p.pp, true) + bwd * cost((s + p.pp - 1) % p.pp, false);
     };
     // Without overlap a stage waits for its own sends (Megatron's batched isend/irecv and wait),
     // so its slot is T_s = t_s + S_s, and as in the bubble above the stage p of the longest T
@@ -358,7 +366,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     size_t pacer = 0;
     for (int s = 0; s < p.pp; ++s) {
       const size_t i = static_cast<size_t>(s);
-      sends[i] = stage_sends(s, inter, intra);
+      sends[i] = stage_sends(s, false, intra);
       if (stage_slots[i] + sends[i] > stage_slots[pacer] + sends[pacer]) pacer = i;
     }
     Time rest;
@@ -373,7 +381,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // below the 0.773 s its 9.7 GB of sends per node take at line rate; now 0.996 s, the flow
       // level 1.111 s).
       Time nic_busy;
-      for (int s = 0; s < p.pp; ++s) nic_busy = max(nic_busy, stage_sends(s, serialization_time(msg, pp_l.nic_per_gpu), Time::zero()));
+      for (int s = 0; s < p.pp; ++s) nic_busy = max(nic_busy, stage_sends(s, true, Time::zero()));
       const Time send_paced = mbs * max(Time::zero(), nic_busy - mb);
       b.pp_exposed = min(b.pp_exposed, waited_for * one + send_paced);  // never more than without
       est.pp_send_paced = max(Time::zero(), b.pp_exposed - waited_for * one);

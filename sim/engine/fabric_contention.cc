@@ -2,6 +2,7 @@
 #include "sim/engine/fabric_contention.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -41,6 +42,45 @@ LinkLoads link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
         out.bytes[l] += per_path * p.share(i);
       }
     }
+  }
+  return out;
+}
+
+// Per stage (`stages` entries), the mean over its flows of each one's slowdown: the most loaded
+// link its paths cross, with all `flows` started together, against the busiest NIC (>= 1). The
+// mean, not the slowest: replicas meet only at the step's end, and at the flow level (unfolded)
+// they drift out of step, so a send meets the collisions of its own route on average. On 13
+// Megatron-LM plans without overlap (512 to 12,288 GPUs, docs/results.md) the mean is within 1.0%
+// of the unfolded flow level's step (mean 0.32%); the slowest replica's slowest send came out up
+// to 2.9% over, the most loaded link of all up to 5.1% over (2026-12-05).
+std::vector<double> mean_flow_slowdowns(const topo::Fabric& fabric, const net::RouteSource& routes,
+                                        std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages) {
+  const LinkLoads loads = link_loads(fabric, routes, flows, false);
+  const double nic_rate = fabric.tier_spec(topo::LinkTier::kHost).bandwidth.bytes_per_s;
+  double host_time = 0.0;
+  for (const topo::LinkId l : loads.touched) {
+    if (fabric.link_tier(l) == topo::LinkTier::kHost) host_time = std::max(host_time, loads.bytes[l] / nic_rate);
+  }
+  std::vector<double> sum(static_cast<size_t>(stages), 0.0);
+  std::vector<int> count(static_cast<size_t>(stages), 0);
+  std::vector<net::Path> paths;
+  for (size_t i = 0; i < flows.size() && host_time > 0.0; ++i) {
+    const coll::FlowSpec& f = flows[i];
+    if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
+    routes.paths(f.src, f.dst, paths);
+    double worst = 0.0;
+    for (const net::Path& p : paths) {
+      for (const topo::LinkId l : p.links) {
+        if (fabric.link_tier(l) == topo::LinkTier::kNvlink || fabric.is_failed(l)) continue;
+        worst = std::max(worst, loads.bytes[l] / fabric.capacity(l).bytes_per_s);
+      }
+    }
+    sum[static_cast<size_t>(stage[i])] += std::max(1.0, worst / host_time);
+    ++count[static_cast<size_t>(stage[i])];
+  }
+  std::vector<double> out(static_cast<size_t>(stages), 1.0);
+  for (size_t s = 0; s < out.size(); ++s) {
+    if (count[s] > 0) out[s] = sum[s] / count[s];
   }
   return out;
 }
@@ -170,13 +210,52 @@ double StageLinkLoads::contention(int stage, std::span<const double> weight) con
 
 namespace {
 
+// Pipeline sends routed together, with each one's sending stage.
+struct PipelineSends {
+  std::vector<coll::FlowSpec> flows;
+  std::vector<int> stage;
+};
+
 // Every set fabric_contention routes, as the flow level's graph builds them: the dense and expert
 // gradient rings of every stage, the tied-embedding pairs and the CP rings of every replica.
 struct RingSets {
   std::vector<std::vector<int32_t>> dense, expert, embedding, cp, tp;
   std::vector<int> dense_stage, expert_stage;  // the pipeline stage of each dense and expert ring
   std::vector<std::vector<std::vector<int32_t>>> a2a;  // per stage: its EP groups
+  // The pipeline sends between nodes of every replica, in the sets that run at once (see
+  // pipeline_sends).
+  std::array<PipelineSends, 4> pp_sends;
 };
+
+// The pipeline sends of every replica that leave a node, in four sets: forward and backward, from
+// the even and from the odd stages (set 2 x (stage % 2) + (backward ? 1 : 0)). In 1F1B's steady
+// state neighbouring stages run opposite passes (while stage s runs a forward pass, s + 1 runs a
+// backward one: Narayanan et al., SC'21, figure 4), so stages of one parity end the same pass at
+// once and send the same way together. The last stage sends forward to the first, and the first
+// backward to the last, only under interleaving (the chunk loop). Each GPU sends to the same TP
+// and CP rank of the neighbour stage, as the flow level's graph.
+void pipeline_sends(const ScenarioConfig& cfg, const work::Placement& pl, RingSets& out) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int gpn = cfg.cluster.gpus_per_node;
+  for (int s = 0; p.pp > 1 && s < p.pp; ++s) {
+    for (const int step : {1, -1}) {
+      const int to = s + step;
+      if ((to < 0 || to >= p.pp) && p.vpp == 1) continue;
+      PipelineSends& set = out.pp_sends[static_cast<size_t>(2 * (s % 2) + (step == 1 ? 0 : 1))];
+      for (int d = 0; d < pl.size(work::Dim::kDp); ++d) {
+        for (int c = 0; c < p.cp; ++c) {
+          for (int t = 0; t < p.tp; ++t) {
+            const int32_t from = pl.gpu(t, c, d, s), dst = pl.gpu(t, c, d, (to + p.pp) % p.pp);
+            if (from / gpn == dst / gpn) continue;
+            set.flows.push_back(coll::FlowSpec{from, dst, Bytes{1 << 20}, true});
+            set.stage.push_back(s);
+          }
+        }
+      }
+    }
+  }
+}
+
 RingSets ring_sets(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
   const work::Placement pl = work::placement_of(cfg);
@@ -197,6 +276,7 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
       for (auto& ring : work::cp_rings(cfg, pl, d, s)) out.cp.push_back(std::move(ring));
     }
   }
+  pipeline_sends(cfg, pl, out);
   for (int s = 0; s < p.pp; ++s) {
     for (auto& r : work::dense_dp_rings(cfg, pl, s)) {
       if (r.size() <= 1) continue;
@@ -237,7 +317,8 @@ bool any_leaves_node(const RingSets& r, int gpus_per_node) {
   for (const auto* set : {&r.dense, &r.expert, &r.embedding, &r.cp, &r.tp}) {
     if (any_spans_nodes(*set, gpus_per_node)) return true;
   }
-  return a2a_leaves_node(r, gpus_per_node);
+  return a2a_leaves_node(r, gpus_per_node) ||
+         std::any_of(r.pp_sends.begin(), r.pp_sends.end(), [](const PipelineSends& set) { return !set.flows.empty(); });
 }
 
 }  // namespace
@@ -299,6 +380,19 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
   for (const StaticLoad* l : {&expert, &embedding, &cp, &tp}) {
     if (l->contention > worst->contention) worst = l;
   }
+  // The pipeline sends, set by set: each stage's forward and backward sends at the slowdown of
+  // their set (mean_flow_slowdowns).
+  if (std::any_of(sets.pp_sends.begin(), sets.pp_sends.end(), [](const PipelineSends& set) { return !set.flows.empty(); })) {
+    out.pp_forward.assign(static_cast<size_t>(pp), 1.0);
+    out.pp_backward.assign(static_cast<size_t>(pp), 1.0);
+    for (size_t i = 0; i < sets.pp_sends.size(); ++i) {
+      const PipelineSends& set = sets.pp_sends[i];
+      if (set.flows.empty()) continue;
+      const std::vector<double> slowdown = mean_flow_slowdowns(fabric, routes, set.flows, set.stage, pp);
+      std::vector<double>& into = i % 2 == 0 ? out.pp_forward : out.pp_backward;
+      for (size_t s = i / 2; s < into.size(); s += 2) into[s] = slowdown[s];
+    }
+  }
   std::vector<StaticLoad> a2a;
   if (a2a_leaves_node(sets, cfg.cluster.gpus_per_node)) {
     for (int layer = 0; layer < cfg.model.layers; ++layer) {
@@ -345,6 +439,8 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
     out.cp += d.cp;
     out.tp += d.tp;
     for (size_t i = 0; i < out.a2a.size() && i < d.a2a.size(); ++i) out.a2a[i] += d.a2a[i];
+    for (size_t i = 0; i < out.pp_forward.size(); ++i) out.pp_forward[i] += d.pp_forward[i];
+    for (size_t i = 0; i < out.pp_backward.size(); ++i) out.pp_backward[i] += d.pp_backward[i];
     out.dp_low = std::min(out.dp_low, d.dp);
     out.dp_high = std::max(out.dp_high, d.dp);
   }
@@ -355,6 +451,8 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   out.cp /= n;
   out.tp /= n;
   for (double& a : out.a2a) a /= n;
+  for (double& a : out.pp_forward) a /= n;
+  for (double& a : out.pp_backward) a /= n;
   out.draws = draws;
   return out;
 }
@@ -366,11 +464,11 @@ std::string contention_key(const ScenarioConfig& cfg) {
   char buf[512];
   // MoE: the rings depend on ep, expert_tp and the attention split too.
   const bool moe = cfg.model.moe.has_value();
-  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu/%d|%d/%d/%d/%s/%d|%d/%d/%d/%d",
+  std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu/%d|%d/%d/%d/%d/%s/%d|%d/%d/%d/%d",
                 c.gpus, c.gpus_per_node, c.nics_per_node, c.nic_bandwidth.bytes_per_s, n.tiers,
                 static_cast<int>(n.wiring), n.switch_radix, n.tor_oversubscription, n.agg_oversubscription,
                 n.fabric_bandwidth ? n.fabric_bandwidth->bytes_per_s : -1.0, static_cast<int>(n.routing),
-                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), n.ecmp_draws, p.tp, p.cp, p.pp,
+                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), n.ecmp_draws, p.tp, p.cp, p.pp, p.vpp,
                 p.placement.c_str(), cfg.model.tied_embeddings ? 1 : 0, moe ? 1 : 0, moe ? p.ep : 0, moe ? p.expert_tp : 0,
                 moe ? static_cast<int>(cfg.training.attention_parallel) : 0);
   std::string key = buf;

@@ -62,6 +62,13 @@ struct FabricContention {
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
   // EP group of any stage leaves a node.
   std::vector<double> a2a;
+  // Per pipeline stage (pp entries where some pipeline send leaves a node, else empty): its
+  // forward and backward sends' slowdown (>= 1), the mean over its sends of the most loaded link
+  // each crosses, routed with every replica's sends of the stages that send the same way at once
+  // (neighbouring stages run opposite passes, so the even stages' forward sends go together, and
+  // so on).
+  std::vector<double> pp_forward;
+  std::vector<double> pp_backward;
   // The DP rings stage by stage, one entry per ECMP draw (network.ecmp_draws with ECMP, else one;
   // the analytical level prices each draw and averages the exposures); empty when not routed.
   std::vector<StageSlowdowns> stage_draws;
@@ -117,13 +124,14 @@ Time static_completion(const topo::Fabric& fabric, const net::RouteSource& route
 // set, work::expert_dp_rings), the tied-embedding pairs of every replica
 // (work::embedding_sync_pairs), the CP rings (work::cp_rings), the TP groups of dense models
 // (work::tp_groups; an MoE model's attention keeps the block model) and, per MoE layer, its dispatch
-// (work::layer_dispatch_flows), each set routed together on the scenario's
+// (work::layer_dispatch_flows) and every replica's pipeline sends that leave a node (the stages
+// that send the same way at once together; FabricContention::pp_forward), each set routed together on the scenario's
 // fabric with its routing, queue pairs and ECMP seed, as the flow level routes them. The default
 // when no ring, pair or EP group leaves a node. Throws BadInput when the fabric cannot be built (topo::plan_clos,
 // topo::build_fabric), whether or not anything is routed.
 FabricContention fabric_contention(const ScenarioConfig& cfg);
-// Whether fabric_contention routes anything for `cfg` (some ring, embedding pair or EP group that
-// leaves a node): whether network.routing, qps_per_connection and ecmp_seed matter to the analytical
+// Whether fabric_contention routes anything for `cfg` (some ring, embedding pair, EP group or
+// pipeline send that leaves a node): whether network.routing, qps_per_connection and ecmp_seed matter to the analytical
 // training level.
 bool routes_dp_rings(const ScenarioConfig& cfg);
 

@@ -172,7 +172,7 @@ bool given_under(const ScenarioConfig& cfg, const std::string& prefix) {
 }
 
 // Settings the analytical training level (closed-form collectives over fitted bandwidths and
-// latencies; gradient rings, embedding pairs and CP rings routed on the fabric, oversubscription
+// latencies; gradient rings, embedding pairs, CP rings and pipeline sends routed on the fabric, oversubscription
 // by tier crossings where nothing is routed) cannot see: non-default flow-level network settings,
 // and TP groups placed across nodes.
 void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {

@@ -134,6 +134,8 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
       by_stage("dp_ring_slowdown_by_stage", c.stage_draws.front().dp);
       if (moe) by_stage("expert_dp_ring_slowdown_by_stage", c.stage_draws.front().expert_dp);
     }
+    by_stage("pp_send_slowdown_forward_by_stage", c.pp_forward);
+    by_stage("pp_send_slowdown_backward_by_stage", c.pp_backward);
     if (cfg.model.tied_embeddings && cfg.parallelism.pp > 1) fc.set("embedding_sync_slowdown", c.embedding);
     if (cfg.parallelism.cp > 1) fc.set("cp_ring_slowdown", c.cp);
     if (cfg.parallelism.tp > 1 && !cfg.model.moe) fc.set("tp_group_slowdown", c.tp);
@@ -189,6 +191,12 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     if (p.cp > 1) o << ", CP rings " << fmt("%.2fx", c.cp);
     if (p.tp > 1 && !cfg.model.moe && c.tp > 1) o << ", TP groups " << fmt("%.2fx", c.tp);
     o << " against their NIC-bound time (every stage's at once)\n";
+    if (!c.pp_forward.empty()) {
+      const double fwd = *std::max_element(c.pp_forward.begin(), c.pp_forward.end());
+      const double bwd = *std::max_element(c.pp_backward.begin(), c.pp_backward.end());
+      o << "             pipeline sends up to " << fmt("%.2fx", std::max(fwd, bwd))
+        << " (a stage's sends on average, with the stages that send the same way at once)\n";
+    }
     if (cfg.model.moe && !c.a2a.empty()) {
       o << "             expert all-to-alls up to " << fmt("%.2fx", *std::max_element(c.a2a.begin(), c.a2a.end()))
         << " (a layer's dispatch, its stage's expert domains at once)\n";

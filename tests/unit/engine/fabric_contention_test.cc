@@ -153,10 +153,47 @@ TEST(FabricContention, RoutesRingsAndEmbeddingPairsThatLeaveANode) {
     coll::collective_flows(coll::CollectiveOp::kAllReduce, coll::Algorithm::kRing, Bytes::mib(64), pair, 8, pairs);
   }
   EXPECT_EQ(c.embedding, static_slowdown(one, pairs));
-  // Untied embeddings and dp 1: nothing to route.
+  // Untied embeddings and dp 1: the pipeline sends between the servers are still routed (since
+  // 2026-12-05), every stage's forward and backward sends with a slowdown of their own.
   one.model.tied_embeddings = false;
-  EXPECT_FALSE(routes_dp_rings(one));
-  EXPECT_FALSE(fabric_contention(one).routed);
+  EXPECT_TRUE(routes_dp_rings(one));
+  const FabricContention sends = fabric_contention(one);
+  EXPECT_TRUE(sends.routed);
+  EXPECT_EQ(sends.pp_forward.size(), 8u);
+  EXPECT_EQ(sends.pp_backward.size(), 8u);
+  // All 8 stages on one server: nothing leaves it, nothing to route.
+  ScenarioConfig server = plan(8, 1, 8, "tp-cp-dp-pp", Wiring::kTorPerServer, 1.0);
+  server.model.tied_embeddings = false;
+  EXPECT_FALSE(routes_dp_rings(server));
+  EXPECT_FALSE(fabric_contention(server).routed);
+  EXPECT_TRUE(fabric_contention(server).pp_forward.empty());
+}
+
+// The pipeline sends of every replica, routed in the sets that run at once (the even stages'
+// forward sends together, and so on): sprayed over a 1:1 fabric nothing is slower than the NICs;
+// with ECMP, 64 replicas' sends over a ToR per server collide somewhere (before 2026-12-05 the
+// analytical level priced every send at its NIC share).
+TEST(FabricContention, PipelineSendsMeetTheCollisionsOfTheirSet) {
+  ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-dp-pp", Wiring::kTorPerServer, 1.0);
+  cfg.network.routing = Routing::kSpray;
+  const FabricContention sprayed = fabric_contention(cfg);
+  ASSERT_EQ(sprayed.pp_forward.size(), 8u);
+  for (size_t s = 0; s < 8; ++s) {
+    EXPECT_NEAR(sprayed.pp_forward[s], 1.0, 1e-9) << "stage " << s;
+    EXPECT_NEAR(sprayed.pp_backward[s], 1.0, 1e-9) << "stage " << s;
+  }
+  cfg.network.routing = Routing::kEcmp;
+  const FabricContention hashed = fabric_contention(cfg);
+  double worst = 1.0;
+  for (size_t s = 0; s < 8; ++s) {
+    EXPECT_GE(hashed.pp_forward[s], 1.0);
+    EXPECT_GE(hashed.pp_backward[s], 1.0);
+    worst = std::max({worst, hashed.pp_forward[s], hashed.pp_backward[s]});
+  }
+  EXPECT_GT(worst, 1.0);
+  // Without interleaving the last stage sends nothing forward and the first nothing backward.
+  EXPECT_EQ(hashed.pp_forward[7], 1.0);
+  EXPECT_EQ(hashed.pp_backward[0], 1.0);
 }
 
 TEST(FabricContention, EmbeddingPairsMeetAtTheirStagesUplinks) {
