@@ -462,13 +462,14 @@ std::string contention_key(const ScenarioConfig& cfg) {
   const NetworkConfig& n = cfg.network;
   const ParallelismConfig& p = cfg.parallelism;
   char buf[512];
-  // MoE: the rings depend on ep, expert_tp and the attention split too.
+  // MoE: the rings depend on ep, expert_tp and the attention split too. Interleaving adds the
+  // pipeline sends from the last stage to the first (any vpp > 1 the same).
   const bool moe = cfg.model.moe.has_value();
   std::snprintf(buf, sizeof buf, "%d/%d/%d/%.17g|%d/%d/%d/%.17g/%.17g/%.17g/%d/%d/%llu/%d|%d/%d/%d/%d/%s/%d|%d/%d/%d/%d",
                 c.gpus, c.gpus_per_node, c.nics_per_node, c.nic_bandwidth.bytes_per_s, n.tiers,
                 static_cast<int>(n.wiring), n.switch_radix, n.tor_oversubscription, n.agg_oversubscription,
                 n.fabric_bandwidth ? n.fabric_bandwidth->bytes_per_s : -1.0, static_cast<int>(n.routing),
-                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), n.ecmp_draws, p.tp, p.cp, p.pp, p.vpp,
+                n.qps_per_connection, static_cast<unsigned long long>(n.ecmp_seed), n.ecmp_draws, p.tp, p.cp, p.pp, p.vpp > 1 ? 1 : 0,
                 p.placement.c_str(), cfg.model.tied_embeddings ? 1 : 0, moe ? 1 : 0, moe ? p.ep : 0, moe ? p.expert_tp : 0,
                 moe ? static_cast<int>(cfg.training.attention_parallel) : 0);
   std::string key = buf;
