@@ -321,29 +321,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   if (p.pp > 1) {
     const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
     const Bytes msg = bytes_of(tokens * m.hidden * 2.0 / p.tp);
-    // A send between stages on one node goes over NVLink (placements that put pp inside the
-    // node): the mean over the stage boundaries a micro-batch crosses, vpp x (pp - 1) forward
-    // ones and, interleaved, vpp - 1 from the last stage back to the first.
-    int crossings = 0, across_nodes = 0;
-    for (int s = 0; s + 1 < p.pp; ++s) {
-      crossings += p.vpp;
-      across_nodes += stages_apart(s, s + 1) ? p.vpp : 0;
-    }
-    crossings += p.vpp - 1;
-    across_nodes += stages_apart(p.pp - 1, 0) ? p.vpp - 1 : 0;
-    const Time inter = pp_l.net_alpha + serialization_time(msg, pp_l.nic_per_gpu);
     const Time intra = l.nvlink_alpha + serialization_time(msg, l.nvlink_busbw);
     // Routed (fabric_contention), a stage's sends to another node meet the ECMP collisions and
-    // oversubscription of their half of the slot, forward and backward apart.
+    // oversubscription of the sends that run with them, forward and backward apart.
     const bool pp_routed = !contention.pp_forward.empty();
     const auto send_time = [&](int s, bool forward, bool nic_only) {
       const double slowdown = pp_routed ? (forward ? contention.pp_forward : contention.pp_backward)[static_cast<size_t>(s)] : 1.0;
       const TrainingLinks at = pp_routed ? work::links_at_contention(work::with_nic_scale(l, pp_scale), slowdown) : pp_l;
       return (nic_only ? Time::zero() : at.net_alpha) + serialization_time(msg, at.nic_per_gpu);
     };
-    const double share_across = static_cast<double>(across_nodes) / crossings;
-    const Time one = share_across * inter + (1.0 - share_across) * intra;
-    const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
     // What stage s sends per micro-batch, at send_time to another node and `within` on NVLink:
     // vpp chunks forward to the next stage and vpp backward to the one before (the last and first
     // stage vpp - 1 around the interleaved loop, none without it).
@@ -369,10 +355,17 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       sends[i] = stage_sends(s, false, intra);
       if (stage_slots[i] + sends[i] > stage_slots[pacer] + sends[pacer]) pacer = i;
     }
-    Time rest;
-    for (size_t s = 0; s < sends.size(); ++s) rest += s == pacer ? Time::zero() : sends[s];
-    b.pp_exposed = mbs * (stage_slots[pacer] + sends[pacer] - mb) + (1.0 / p.vpp) * (mb - stage_slots[pacer] + rest);
+    Time all_sends;
+    for (const Time t : sends) all_sends += t;
+    b.pp_exposed = mbs * (stage_slots[pacer] + sends[pacer] - mb) + (1.0 / p.vpp) * (mb - stage_slots[pacer] + all_sends - sends[pacer]);
     if (cfg.training.overlap.pp_p2p) {
+      // The fill and drain wait for their transfers, each at the mean over the pp vpp - 1 stage
+      // boundaries a micro-batch crosses each way (on NVLink where a placement puts the stages
+      // on one node; routed, at their stage's slowdown: before 2026-12-05 at the NIC share, and
+      // a send-paced pipeline through one NIC per node on a 3:1 ECMP fabric came out 14% below
+      // the flow level).
+      const Time one = (1.0 / (2.0 * (p.pp * p.vpp - 1))) * all_sends;
+      const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
       // A stage runs its micro-batches no faster than its NIC sends their activations and
       // gradients on: those to another node at the NIC share. Where that outlasts the slowest
       // stage's micro-batch, the steady state is paced by the sends (before 2026-12-05 only the
