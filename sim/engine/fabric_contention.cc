@@ -107,7 +107,7 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 
 StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
                                 std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages,
-                                StaticLoad* all) {
+                                StaticLoad* all, bool every_link) {
   StageLinkLoads out;
   out.of_stage.resize(static_cast<size_t>(stages));
   // One routing pass: each network link's bytes (summed in link_loads' order, so `all` is
@@ -182,15 +182,18 @@ StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSour
   // them: contention() never needs it (most links; the analytical level weighs the rest for every
   // stage three times per estimate).
   std::vector<bool> can_slow(link_of.size(), false);
+  if (every_link) out.nic_rate_share.assign(link_of.size(), 0.0);
   for (size_t c = 0; c < link_of.size(); ++c) {
-    const double scale = 1.0 / (fabric.capacity(link_of[c]).bytes_per_s * host_time);
+    const double capacity = fabric.capacity(link_of[c]).bytes_per_s;
+    const double scale = 1.0 / (capacity * host_time);
     double sum = 0.0;
     for (int st = 0; st < stages; ++st) {
       const double b = bytes[c][static_cast<size_t>(st)];
       if (b > 0.0) out.links[c].emplace_back(st, b * scale);
       sum += b * scale;
     }
-    can_slow[c] = sum > 1.0;
+    can_slow[c] = sum > 1.0 || every_link;
+    if (every_link && fabric.link_tier(link_of[c]) == topo::LinkTier::kHost) out.nic_rate_share[c] = capacity / nic_rate;
   }
   for (std::vector<int32_t>& of : out.of_stage) {
     of.erase(std::remove_if(of.begin(), of.end(), [&](int32_t c) { return !can_slow[static_cast<size_t>(c)]; }), of.end());
@@ -208,6 +211,17 @@ double StageLinkLoads::contention(int stage, std::span<const double> weight) con
   return worst;
 }
 
+double StageLinkLoads::contention_over_nics(int stage, std::span<const double> weight) const {
+  double worst = 0.0, nic = 0.0;
+  for (const int32_t l : of_stage[static_cast<size_t>(stage)]) {
+    double t = 0.0;
+    for (const auto& [s, x] : links[static_cast<size_t>(l)]) t += weight[static_cast<size_t>(s)] * x;
+    worst = std::max(worst, t);
+    nic = std::max(nic, t * nic_rate_share[static_cast<size_t>(l)]);
+  }
+  return nic > 0.0 ? std::max(1.0, worst / nic) : 1.0;
+}
+
 namespace {
 
 // Pipeline sends routed together, with each one's sending stage.
@@ -220,7 +234,7 @@ struct PipelineSends {
 // gradient rings of every stage, the tied-embedding pairs and the CP rings of every replica.
 struct RingSets {
   std::vector<std::vector<int32_t>> dense, expert, embedding, cp, tp;
-  std::vector<int> dense_stage, expert_stage;  // the pipeline stage of each dense and expert ring
+  std::vector<int> dense_stage, expert_stage, cp_stage;  // the pipeline stage of each dense, expert and CP ring
   std::vector<std::vector<std::vector<int32_t>>> a2a;  // per stage: its EP groups
   // The pipeline sends between nodes of every replica, in the sets that run at once (see
   // pipeline_sends).
@@ -273,7 +287,10 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
     }
     if (p.cp <= 1) continue;
     for (int s = 0; s < p.pp; ++s) {
-      for (auto& ring : work::cp_rings(cfg, pl, d, s)) out.cp.push_back(std::move(ring));
+      for (auto& ring : work::cp_rings(cfg, pl, d, s)) {
+        out.cp.push_back(std::move(ring));
+        out.cp_stage.push_back(s);
+      }
     }
   }
   pipeline_sends(cfg, pl, out);
@@ -369,7 +386,16 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
   const StaticLoad dense = by_stage(sets.dense, sets.dense_stage, stages.dp, stages.dp_loads);
   const StaticLoad expert = by_stage(sets.expert, sets.expert_stage, stages.expert_dp, stages.expert_dp_loads);
   const StaticLoad embedding = contention(sets.embedding);
-  const StaticLoad cp = contention(sets.cp);
+  // The CP rings stage by stage too, every link kept: the analytical level weighs them against
+  // the stage's own NICs (StageLinkLoads::contention_over_nics).
+  const StaticLoad cp = [&] {
+    StaticLoad all;
+    if (sets.cp.empty()) return all;
+    std::vector<int> stage;
+    const std::vector<coll::FlowSpec> flows = ring_flows(sets.cp, &sets.cp_stage, &stage);
+    stages.cp_loads = std::make_shared<StageLinkLoads>(stage_link_loads(fabric, routes, flows, stage, pp, &all, true));
+    return all;
+  }();
   const StaticLoad tp = contention(sets.tp);
   out.dp = dense.contention;
   out.tp = tp.contention;

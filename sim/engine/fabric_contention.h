@@ -17,17 +17,26 @@
 
 namespace clustersim::engine {
 
-// The network links the gradient rings of the pipeline stages cross, with each stage's load on
-// each: what a stage's rings meet when the others' run only part of the time beside them.
+// The network links the gradient (or CP) rings of the pipeline stages cross, with each stage's
+// load on each: what a stage's rings meet when the others' run only part of the time beside them.
 struct StageLinkLoads {
   // Per link (compact index): (stage, its bytes on the link / capacity / the busiest NIC's time
   // of all the stages' rings at line rate), for the stages with bytes there.
   std::vector<std::vector<std::pair<int, double>>> links;
   std::vector<std::vector<int32_t>> of_stage;  // per stage: the links its rings cross that could bind
+  // Per link (compact index), kept only with every link (stage_link_loads' `every_link`): for a
+  // NIC's link its capacity over the NICs' line rate (the closed forms' rate), 0 for the others.
+  std::vector<double> nic_rate_share;
   // Stage `stage`'s slowdown when stage j's rings run beside it for `weight[j]` of their bytes
   // (weight[stage] 1: its own): the most loaded of its links, static_contention's rule, >= 1.
   // Every weight 1 gives StageSlowdowns::dp.
   double contention(int stage, std::span<const double> weight) const;
+  // The same against the stage's own NICs, weighted alike: the most loaded link it crosses over
+  // the most loaded NIC it crosses at line rate, >= 1. Where several stages' GPUs share a NIC the
+  // closed form prices the NIC's share apart, so only what the fabric adds counts. Needs every
+  // link's loads (stage_link_loads with `every_link`); every weight 1 and one stage per NIC gives
+  // contention(stage, weight).
+  double contention_over_nics(int stage, std::span<const double> weight) const;
 };
 
 // One ECMP draw's gradient rings, routed with every stage's at once, stage by stage.
@@ -43,6 +52,10 @@ struct StageSlowdowns {
   // stages' rings only for the part of theirs that runs beside it.
   std::shared_ptr<const StageLinkLoads> dp_loads;
   std::shared_ptr<const StageLinkLoads> expert_dp_loads;
+  // The CP rings of every replica and stage, with every link's loads (null when cp is 1): the
+  // analytical level weighs the other stages' rings by the part of their time they run beside
+  // the critical stage's (FabricContention::cp has them all at once).
+  std::shared_ptr<const StageLinkLoads> cp_loads;
 };
 
 // How much longer than the closed form (each GPU at its share of its NICs) the DP rings take on
@@ -56,7 +69,7 @@ struct FabricContention {
   double dp = 1.0;         // dense gradients' rings: >= 1; 1 when no ring leaves a node or nothing collides
   double expert_dp = 1.0;  // MoE: the expert-data-parallel rings, likewise (1 for dense models)
   double embedding = 1.0;  // the tied-embedding all-reduce pairs (first and last stage of every replica), likewise
-  double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1)
+  double cp = 1.0;         // the context-parallel K/V rings of every replica and stage, likewise (cp > 1; StageSlowdowns::cp_loads stage by stage)
   double tp = 1.0;         // the tensor-parallel groups of every replica and stage, likewise (1 unless one leaves a node)
   // MoE, per layer (1 for dense layers): its dispatch as priced (work::layer_dispatch_flows, every
   // expert domain of its stage at once; other stages' run at other times), likewise; empty when no
@@ -108,10 +121,11 @@ StaticLoad static_contention(const topo::Fabric& fabric, const net::RouteSource&
 // The StageLinkLoads of `flows` (flow i of pipeline stage `stage[i]`, 0 <= stage < stages), each
 // split evenly over its paths: every network link some flow crosses that could be slower than the
 // busiest NIC, with each stage's bytes on it; and, in `all` when given, static_contention of every
-// flow (the same routing pass; stages 0 and an empty `stage`: that alone).
+// flow (the same routing pass; stages 0 and an empty `stage`: that alone). With `every_link`, every
+// link some flow crosses, NICs' included (what contention_over_nics needs).
 StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
                                 std::span<const coll::FlowSpec> flows, std::span<const int> stage, int stages,
-                                StaticLoad* all = nullptr);
+                                StaticLoad* all = nullptr, bool every_link = false);
 
 // The static completion time of `flows` started together, at the links' line rates: the most
 // loaded link's bytes over its capacity, over every tier (NVLink included: intra-node flows
