@@ -54,9 +54,15 @@ TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<vo
     s.transfer = id;
     s.size = share_of(size, parts, k);
     s.remaining = s.size.as_double();
-    s.links = std::move(scratch_paths_[k].links);
-    s.shares = std::move(scratch_paths_[k].shares);
-    if (!scratch_paths_[k].groups.empty()) group_links(s, scratch_paths_[k].groups);
+    // Copies, not moves: the path's buffers are refilled by the next send, and the sub-flow's
+    // are kept for the next sub-flow in its slot.
+    const Path& p = scratch_paths_[k];
+    if (p.groups.empty()) {
+      s.links.assign(p.links.begin(), p.links.end());
+      s.shares.assign(p.shares.begin(), p.shares.end());
+    } else {
+      group_links(s, p);
+    }
     clock_.at(now + scratch_paths_[k].latency, [this, f] { activate(f); });
   }
   flows_created_ += parts;
@@ -83,27 +89,24 @@ LinkIndex FluidNetwork::group_link(LinkIndex first, int32_t count, LinkIndex str
   return l;
 }
 
-void FluidNetwork::group_links(SubFlow& s, const std::vector<int32_t>& groups) {
-  std::vector<LinkIndex> links;
-  std::vector<double> shares;
+void FluidNetwork::group_links(SubFlow& s, const Path& p) {
+  s.links.clear();
+  s.shares.clear();
   size_t at = 0;
-  for (const int32_t n : groups) {
-    const double share = s.shares.empty() ? 1.0 : s.shares[at];
-    const LinkIndex g = n >= 2 ? group_link(s.links[at], n, s.links[at + 1] - s.links[at]) : kNoGroup;
+  for (const int32_t n : p.groups) {
+    const LinkIndex g = n >= 2 ? group_link(p.links[at], n, p.links[at + 1] - p.links[at]) : kNoGroup;
     if (g != kNoGroup) {
-      links.push_back(g);
-      shares.push_back(share * n);
+      s.links.push_back(g);
+      s.shares.push_back(p.share(at) * n);
     } else {
       for (int32_t i = 0; i < n; ++i) {
-        links.push_back(s.links[at + i]);
-        shares.push_back(s.shares.empty() ? 1.0 : s.shares[at + i]);
+        s.links.push_back(p.links[at + i]);
+        s.shares.push_back(p.share(at + i));
       }
     }
     at += static_cast<size_t>(n);
   }
-  if (std::all_of(shares.begin(), shares.end(), [](double a) { return a == 1.0; })) shares.clear();
-  s.links = std::move(links);
-  s.shares = std::move(shares);
+  if (std::all_of(s.shares.begin(), s.shares.end(), [](double a) { return a == 1.0; })) s.shares.clear();
 }
 
 uint32_t FluidNetwork::new_sub_flow() {
@@ -126,7 +129,6 @@ void FluidNetwork::activate(uint32_t f) {
   }
   s.solver_index = solver_.add_flow(s.links, s.shares);
   s.active = true;
-  ++active_flows_;
   if (owner_.size() <= s.solver_index) owner_.resize(s.solver_index + 1);
   owner_[s.solver_index] = f;
   s.since = clock_.now().as_s();
@@ -165,9 +167,12 @@ void FluidNetwork::settle() {
     SubFlow& s = flows_[owner_[i]];
     s.remaining = std::max(0.0, s.remaining - solver_.previous_rate(i) * (now - s.since));
     s.since = now;
-    ++s.version;
     const double rate = solver_.rate(i);
-    if (rate > 0) push_completion({now + s.remaining / rate, owner_[i], s.version});
+    if (rate > 0) {
+      completions_.set(owner_[i], now + s.remaining / rate);
+    } else {
+      completions_.erase(owner_[i]);
+    }
   }
   // A load counts as a peak once it has been held for kMinPeakHold (LmmNetwork uses the same rule).
   for (const LinkIndex l : solver_.solved_links()) {
@@ -182,56 +187,36 @@ void FluidNetwork::settle() {
   arm_completion();
 }
 
-void FluidNetwork::push_completion(const Completion& c) {
-  completions_.push_back(c);
-  std::push_heap(completions_.begin(), completions_.end(), std::greater<>{});
-}
-
 void FluidNetwork::arm_completion() {
-  for (const Completion& c : batch_) push_completion(c);
-  batch_.clear();
   if (completion_armed_) {
     clock_.cancel(completion_timer_);
     completion_armed_ = false;
   }
-  // Entries go stale when a flow's rate changes; drop them in bulk once they dominate.
-  if (completions_.size() > 2 * static_cast<size_t>(active_flows_) + 4096) {
-    std::erase_if(completions_, [this](const Completion& c) { return !is_current(c); });
-    std::make_heap(completions_.begin(), completions_.end(), std::greater<>{});
-  }
-  auto pop = [this] {
-    std::pop_heap(completions_.begin(), completions_.end(), std::greater<>{});
-    const Completion c = completions_.back();
-    completions_.pop_back();
-    return c;
-  };
-  while (!completions_.empty() && !is_current(completions_.front())) pop();
   if (completions_.empty()) return;
-  const double first = completions_.front().time;
-  double last = first;
-  while (!completions_.empty() && completions_.front().time <= first + tolerance_s_) {
-    const Completion c = pop();
-    if (!is_current(c)) continue;
-    batch_.push_back(c);
-    last = std::max(last, c.time);
-  }
+  // One event for every completion within the tolerance of the first, at the latest of them.
+  batch_limit_ = completions_.top().time + tolerance_s_;
+  const double last = completions_.latest_due(batch_limit_);
   completion_timer_ = clock_.at(ceil_ps(last), [this] { complete_batch(); });
   completion_armed_ = true;
 }
 
 void FluidNetwork::complete_batch() {
   completion_armed_ = false;
+  // The queue is as it was when armed: these are the completions the event was set for, popped
+  // in (time, flow) order.
+  batch_.clear();
+  while (!completions_.empty() && completions_.top().time <= batch_limit_) {
+    batch_.push_back(completions_.pop().flow);
+  }
   std::vector<std::function<void(Time)>> done;
-  std::vector<Completion> batch;
-  batch.swap(batch_);
+  done.swap(done_);
   const Time now = clock_.now();
   // The earliest the freed bandwidth must be handed out (rate_tolerance x the finished flows'
   // lifetimes from now); the others keep their rates, and their completion times, until then.
   double resolve_by = HUGE_VAL;
-  for (const Completion& c : batch) {
-    if (!is_current(c)) continue;
-    resolve_by = std::min(resolve_by, now.as_s() + rate_tolerance_ * (now.as_s() - flows_[c.flow].started));
-    finish_sub_flow(c.flow, done);
+  for (const uint32_t f : batch_) {
+    resolve_by = std::min(resolve_by, now.as_s() + rate_tolerance_ * (now.as_s() - flows_[f].started));
+    finish_sub_flow(f, done);
   }
   if (rate_tolerance_ > 0 && std::isfinite(resolve_by) && resolve_by > now.as_s() && ceil_ps(resolve_by) > now) {
     defer_settle(resolve_by);
@@ -240,6 +225,8 @@ void FluidNetwork::complete_batch() {
     settle();
   }
   for (auto& d : done) d(now);
+  done.clear();
+  done_.swap(done);  // keep the buffer for the next batch
 }
 
 void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Time)>>& done) {
@@ -254,12 +241,11 @@ void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Ti
       link_bytes_[links[i]] += a == 1.0 ? s.size : bytes_of(a * s.size.as_double());
     }
     solver_.remove_flow(s.solver_index);
+    completions_.erase(f);
     s.active = false;
-    --active_flows_;
   }
   s.links.clear();
   s.shares.clear();
-  ++s.version;
   if (auto finished = transfers_.finish_part(s.transfer)) done.push_back(std::move(finished));
   free_flows_.push_back(f);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/clock.h"
+#include "sim/network/flow/internal/completion_queue.h"
 #include "sim/network/flow/max_min_solver.h"
 #include "sim/network/internal/transfer_book.h"
 #include "sim/network/network.h"
@@ -65,34 +66,21 @@ class FluidNetwork final : public Network {
     double since = 0;      // s; time `remaining` was last brought up to date
     double started = 0;    // s; activation time
     FlowIndex solver_index = 0;
-    uint32_t version = 0;  // bumps at each rate change; older completion entries are stale
     bool active = false;   // in the solver (latency paid, bytes left)
     std::vector<LinkIndex> links;  // kept until activation
     std::vector<double> shares;
   };
-  struct Completion {
-    double time;  // s
-    uint32_t flow;
-    uint32_t version;
-    bool operator>(const Completion& o) const {
-      return time > o.time || (time == o.time && flow > o.flow);
-    }
-  };
-
   uint32_t new_sub_flow();
   void activate(uint32_t flow);
   void request_settle();
   void defer_settle(double at);
   void settle();
   void arm_completion();
-  void push_completion(const Completion& c);
-  bool is_current(const Completion& c) const {
-    return flows_[c.flow].active && flows_[c.flow].version == c.version;
-  }
   void complete_batch();
   void finish_sub_flow(uint32_t flow, std::vector<std::function<void(Time)>>& done);
-  // `s`'s links with each of `groups` replaced by its group's solver link (shares summed).
-  void group_links(SubFlow& s, const std::vector<int32_t>& groups);
+  // Sets `s`'s links to `p`'s with each of its groups replaced by the group's solver link
+  // (shares summed).
+  void group_links(SubFlow& s, const Path& p);
   LinkIndex group_link(LinkIndex first, int32_t count, LinkIndex stride);
 
   const RouteSource& routes_;
@@ -107,9 +95,13 @@ class FluidNetwork final : public Network {
   std::vector<uint32_t> owner_;  // solver index -> sub-flow
   int64_t flows_created_ = 0;
 
-  std::vector<Completion> completions_;  // min-heap on (time, flow), stale entries included
-  int64_t active_flows_ = 0;
-  std::vector<Completion> batch_;  // due at the armed completion event
+  // Pending completions of the active sub-flows with a rate, by (time, flow). The armed event
+  // completes every one due by batch_limit_ (s); nothing changes the queue between arming and
+  // firing without re-arming.
+  internal::CompletionQueue completions_;
+  double batch_limit_ = 0;
+  std::vector<uint32_t> batch_;                  // scratch for complete_batch()
+  std::vector<std::function<void(Time)>> done_;  // scratch for complete_batch()
   TimerId completion_timer_ = 0;
   bool completion_armed_ = false;
   bool settle_requested_ = false;
