@@ -166,6 +166,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
     for (const report::ValidationRow& r : result.rows) {
       report::Json row = report::Json::object();
       row.set("scenario", r.c.scenario);
+      row.set("label", r.c.label);
       row.set("metric", r.c.metric);
       row.set("reference", r.c.reference);
       row.set("source", r.c.source);

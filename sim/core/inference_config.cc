@@ -84,6 +84,8 @@ void read_inference(MapReader r, InferenceConfig& out) {
   Bytes kv;
   if (r.read("kv_cache_per_gpu", kv)) out.kv_cache_per_gpu = kv;
   r.read_enum("kv_precision", out.kv_precision, {{"bf16", KvPrecision::kBf16}, {"fp8", KvPrecision::kFp8}});
+  r.read_enum("weight_precision", out.weight_precision,
+              {{"bf16", WeightPrecision::kBf16}, {"fp8", WeightPrecision::kFp8}});
   r.read("micro_batches", out.micro_batches, Need::kOptional, 1, 64);
   r.read("tpot_limit", out.tpot_limit);
   if (r.has("moe")) read_moe(r.section("moe"), out.moe);

@@ -58,6 +58,7 @@ struct PoolConfig {
 };
 
 enum class KvPrecision { kBf16, kFp8 };
+enum class WeightPrecision { kBf16, kFp8 };
 
 struct InferenceConfig {
   ServingMode mode = ServingMode::kColocated;
@@ -73,6 +74,9 @@ struct InferenceConfig {
   int max_prefill_tokens = 8192; // prompt tokens admitted per step
   std::optional<Bytes> kv_cache_per_gpu;  // KV cache budget per GPU; default: HBM left after weights
   KvPrecision kv_precision = KvPrecision::kBf16;
+  // Linear layers' weights and GEMMs: bf16, or fp8 (W8A8 as ModelOpt quantises: 1 B weights and
+  // GEMM inputs at the profile's fp8 peak; embeddings, LM head and router stay bf16).
+  WeightPrecision weight_precision = WeightPrecision::kBf16;
   int micro_batches = 1;         // attention_ffn ping-pong micro-batches (m)
   Time tpot_limit = Time::zero();  // service objective for the sweep and goodput; 0 = none
   MoeServingConfig moe;

@@ -66,6 +66,10 @@ ServingModel serving_model(const ScenarioConfig& cfg) {
   if (cfg.inference) {
     m.moe = cfg.inference->moe;
     m.kv_bytes = cfg.inference->kv_precision == KvPrecision::kFp8 ? 1.0 : 2.0;
+    if (cfg.inference->weight_precision == WeightPrecision::kFp8) {
+      m.weight_bytes = 1.0;
+      m.precision = Precision::kFp8;
+    }
   }
   return m;
 }
@@ -229,8 +233,10 @@ coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l) {
 
 void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const std::string& key, PoolPlan& p) {
   const double w = m.weight_bytes;
-  double params = 0;
+  double params = 0;     // at w bytes each
+  double unquantised = 0;  // embeddings, LM head and routers: bf16 whatever the weight precision
   const double embed = static_cast<double>(m.vocab) * m.hidden * (m.tied_embeddings ? 1.0 : 2.0);
+  const double routers = m.moe_layers() * static_cast<double>(m.hidden) * m.moe.experts;
   const double experts_all = m.moe.experts * mlp_params(m, m.expert_ffn());
   const double shared = m.moe.shared_experts * mlp_params(m, m.expert_ffn());
   switch (p.role) {
@@ -238,25 +244,26 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
     case PoolRole::kPrefill:
     case PoolRole::kDecode:
       // Attention, embeddings, dense MLPs, shared experts and router: TP-sharded per replica.
-      params = (m.layers * attention_params_per_layer(m) + embed) / p.tp;
+      params = m.layers * attention_params_per_layer(m) / p.tp;
+      unquantised = embed / p.tp + routers;
       if (m.is_moe()) {
         params += m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp;
-        params += m.moe_layers() * (shared / p.ep + static_cast<double>(m.hidden) * m.moe.experts);
+        params += m.moe_layers() * shared / p.ep;
         params += m.moe_layers() * experts_all / p.ep;
       } else {
         params += m.layers * mlp_params(m, m.ffn_hidden) / p.tp;
       }
       break;
     case PoolRole::kAttention:
-      params = (m.layers * attention_params_per_layer(m) + embed) / p.tp +
-               m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp +
-               m.moe_layers() * (shared / p.tp + static_cast<double>(m.hidden) * m.moe.experts);
+      params = m.layers * attention_params_per_layer(m) / p.tp + m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp +
+               m.moe_layers() * shared / p.tp;
+      unquantised = embed / p.tp + routers;
       break;
     case PoolRole::kExpert:
       params = m.moe_layers() * experts_all / p.gpus;
       break;
   }
-  p.weights_per_gpu = bytes_of(params * w);
+  p.weights_per_gpu = bytes_of(params * w + unquantised * ServingModel::kBf16Bytes);
   const Bytes usable = p.hw.hbm_capacity - p.hw.memory_reserved;
   const Bytes workspace = p.role == PoolRole::kExpert
                               ? Bytes{0}
@@ -368,7 +375,8 @@ Time gemm_roofline(int64_t m, int64_t n, int64_t k, double w, Precision p, const
                    int64_t count) {
   if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return Time::zero();
   const Time compute = min(calib::gemm_time(m, n, k, p, hw, count), split_k_gemm_time(m, n, k, p, hw, count));
-  const double bytes = w * (static_cast<double>(n) * k + static_cast<double>(m) * k + static_cast<double>(m) * n) *
+  const double bytes = (w * (static_cast<double>(n) * k + static_cast<double>(m) * k) +
+                        ServingModel::kBf16Bytes * static_cast<double>(m) * n) *
                        static_cast<double>(count);
   return max(compute, calib::memory_time(bytes_of(bytes), hw));
 }
@@ -386,14 +394,14 @@ Time attention_layer_time(const ServingModel& m, const calib::HardwareProfile& h
     // FlashDecoding-style kernel: every cached token's K and V read once per step.
     const double flops = 4.0 * load.decode_context * static_cast<double>(q_heads * d);
     const double bytes = load.decode_context * 2.0 * static_cast<double>(kv_heads * d) * m.kv_bytes;
-    const Time compute = calib::attention_time(Flops{flops}, calib::AttentionKernel::kFlash2, m.precision, hw);
+    const Time compute = calib::attention_time(Flops{flops}, calib::AttentionKernel::kFlash2, Precision::kBf16, hw);
     t += max(compute, calib::memory_time(bytes_of(bytes), hw));
   }
   if (load.prefill_tokens > 0) {
     const double flops = 4.0 * load.prefill_pairs * static_cast<double>(q_heads * d);
-    t += calib::attention_time(Flops{flops}, calib::AttentionKernel::kFlash2, m.precision, hw);
+    t += calib::attention_time(Flops{flops}, calib::AttentionKernel::kFlash2, Precision::kBf16, hw);
   }
-  t += calib::memory_time(bytes_of(8.0 * static_cast<double>(tokens) * m.hidden * w), hw);
+  t += calib::memory_time(bytes_of(8.0 * static_cast<double>(tokens) * m.hidden * ServingModel::kBf16Bytes), hw);
   return t;
 }
 
@@ -424,7 +432,7 @@ Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, 
 }
 
 Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t seqs, int tp) {
-  return gemm_roofline(seqs, ceil_div(m.vocab, tp), m.hidden, m.weight_bytes, m.precision, hw);
+  return gemm_roofline(seqs, ceil_div(m.vocab, tp), m.hidden, ServingModel::kBf16Bytes, Precision::kBf16, hw);
 }
 
 StepLoad busiest_replica(const ServingModel& m, const PoolPlan& p, std::span<const StepLoad> replicas) {
@@ -449,7 +457,7 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
                           const StepLoad& r) {
   StepTiming s;
   if (load.tokens() <= 0) return s;
-  const double w = m.weight_bytes;
+  const double w = ServingModel::kBf16Bytes;  // hidden states on the wire
   const Time attn = attention_layer_time(m, p.hw, r, p.tp);
   const Time tp_ar = coll::collective_time(CollectiveOp::kAllReduce,
                                            bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
@@ -468,7 +476,8 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     const int groups = std::min(p.ep, m.moe.experts);
     const int etp = std::max(1, p.ep / groups);
     Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
-               gemm_roofline(r.tokens(), m.moe.experts, m.hidden, w, m.precision, p.hw);  // router
+               gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
+                            p.hw);  // router
     if (m.moe.shared_experts > 0) {
       moe += dense_mlp_time(m, p.hw, tokens, m.moe.shared_experts * m.expert_ffn(), p.ep);
     }
@@ -580,7 +589,7 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
   c.moe_layers = m.moe_layers();
   const int replicas = a.attention_replicas;
   const int groups = e.gpus / e.tp;
-  const double w = m.weight_bytes;
+  const double w = ServingModel::kBf16Bytes;  // hidden states on the wire
   for (size_t i = 0; i < micro.size(); ++i) {
     const StepLoad& load = micro[i];
     const StepLoad r = i < replica_loads.size() ? replica_loads[i] : load.share(replicas);
@@ -588,7 +597,8 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
                                              bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
                                              group_links(a.tp, al));
     const Time attn = attention_layer_time(m, a.hw, r, a.tp) + tp_ar;
-    Time moe_attn = attn + gemm_roofline(r.tokens(), m.moe.experts, m.hidden, w, m.precision, a.hw);
+    Time moe_attn = attn + gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes,
+                                         Precision::kBf16, a.hw);  // router
     if (m.moe.shared_experts > 0) {
       moe_attn += dense_mlp_time(m, a.hw, r.tokens(), m.moe.shared_experts * m.expert_ffn(), a.tp);
     }

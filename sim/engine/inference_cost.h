@@ -31,9 +31,14 @@ struct ServingModel {
   bool swiglu = true;
   bool tied_embeddings = false;
   MoeServingConfig moe;     // experts == 0: dense
-  double weight_bytes = 2;  // per parameter (bf16)
-  double kv_bytes = 2;      // per KV element (bf16 or fp8)
+  // inference.weight_precision: the linear layers' (attention projections, MLPs, experts) bytes
+  // per parameter and GEMM precision; fp8 also feeds those GEMMs fp8 inputs. Embeddings, the LM
+  // head and the router stay bf16, as do attention's own kernels, hidden states between layers
+  // and every collective (ModelOpt's FP8 recipe, which TensorRT-LLM serves).
+  double weight_bytes = 2;
   Precision precision = Precision::kBf16;
+  double kv_bytes = 2;      // per KV element (bf16 or fp8)
+  static constexpr double kBf16Bytes = 2;  // everything the weight precision leaves unquantised
 
   bool is_moe() const { return moe.experts > 0; }
   int moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
@@ -168,15 +173,17 @@ Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib
 
 // Roofline time of one GEMM (m x k) * (k x n) on one GPU (Williams, Waterman & Patterson,
 // "Roofline", CACM 52(4), 2009): max(compute = the faster of calib::gemm_time and split-K,
-// launch + bytes / (HBM x efficiency)) with bytes = w (n k + m k + m n) for weight, input and output.
-// Decode GEMMs have small m and come out memory-bound (weights streamed once per step).
+// launch + bytes / (HBM x efficiency)) with bytes = w (n k + m k) + 2 m n for weight, input (w
+// bytes per element each: bf16, or fp8 quantised) and output (bf16). Decode GEMMs have small m
+// and come out memory-bound (weights streamed once per step).
 Time gemm_roofline(int64_t m, int64_t n, int64_t k, double w, Precision p, const calib::HardwareProfile& hw,
                    int64_t count = 1);
 
 // Attention-side compute of one layer on one GPU of a replica with `tp` ranks holding `load`
 // (this replica's share): QKV and output projections, the attention core (decode: max of
 // 4 C (heads/tp) d FLOPs and the KV bytes C x 2 x ceil(kv/tp) x d x kv_bytes; prefill: causal
-// fused attention over the prompt pairs), two norms and residual adds (8 x tokens x h x w bytes).
+// fused attention over the prompt pairs, bf16), two norms and residual adds (8 x tokens x h x 2
+// bytes).
 Time attention_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, const StepLoad& load, int tp);
 // Dense MLP of one layer for `tokens` tokens, sharded over `shards` GPUs (TP columns/rows).
 Time dense_mlp_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens, int width, int shards);

@@ -50,7 +50,12 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
       }
       throw BadInput(errors);
     }
-    (void)p.hw.peak(s.model.precision);  // throws when the profile lacks the precision
+    if (p.hw.fp8.per_s <= 0 && s.model.precision == Precision::kFp8) {
+      throw BadInput(scenario_error(cfg, "inference.weight_precision",
+                                    "fp8: the " + p.hw.name + " profile of pool " + to_string(role) +
+                                        " has no peak.fp8 rate (this GPU has no fp8 tensor cores); use bf16 or "
+                                        "give the pool a GPU with fp8"));
+    }
     p.first_gpu = next_gpu;
     p.gpus = pc->gpus;
     p.tp = pc->tp;

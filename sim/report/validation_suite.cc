@@ -15,6 +15,33 @@
 
 namespace clustersim::report {
 
+namespace {
+
+// A `set` list of key.path=value overrides under `r` (the suite's, or a case's at `prefix`).
+void read_overrides(MapReader& r, const std::string& prefix, const std::string& path, ErrorList& errors,
+                    std::vector<std::string>& out, std::vector<int>& lines) {
+  const YamlNode* set = r.child("set");
+  if (!set || set->is_null()) return;
+  if (!set->is_seq()) {
+    r.error("set", "expected a list of key.path=value overrides");
+    return;
+  }
+  for (size_t i = 0; i < set->seq.size(); ++i) {
+    const YamlNode& o = set->seq[i];
+    if (!o.is_scalar() || o.scalar.find('=') == std::string::npos || o.scalar.front() == '=') {
+      errors.add(InputError{path, o.line, prefix + "set[" + std::to_string(i) + "]",
+                            o.is_scalar() ? "expected key.path=value, got '" + o.scalar + "'"
+                                          : std::string("expected key.path=value, got a mapping or list "
+                                                        "(write '- parallelism.tp=4', not '- parallelism.tp: 4')")});
+    } else {
+      out.push_back(o.scalar);
+      lines.push_back(o.line);
+    }
+  }
+}
+
+}  // namespace
+
 ValidationSuite load_validation_suite(const std::string& path) {
   const YamlNode root = parse_yaml_file(path);
   ErrorList errors;
@@ -31,24 +58,7 @@ ValidationSuite load_validation_suite(const std::string& path) {
   if (double max = 0; budget.read("max_abs_rel_error", max, Need::kOptional, 0.0, 10.0)) s.max_abs_rel_error = max;
   budget.finish();
   if (!top.has("budget")) top.error("budget", "required section is missing");
-  if (const YamlNode* set = top.child("set"); set && !set->is_null()) {
-    if (!set->is_seq()) {
-      top.error("set", "expected a list of key.path=value overrides");
-    } else {
-      for (size_t i = 0; i < set->seq.size(); ++i) {
-        const YamlNode& o = set->seq[i];
-        if (!o.is_scalar() || o.scalar.find('=') == std::string::npos || o.scalar.front() == '=') {
-          errors.add(InputError{path, o.line, "set[" + std::to_string(i) + "]",
-                                o.is_scalar() ? "expected key.path=value, got '" + o.scalar + "'"
-                                              : std::string("expected key.path=value, got a mapping or list "
-                                                            "(write '- parallelism.tp=4', not '- parallelism.tp: 4')")});
-        } else {
-          s.overrides.push_back(o.scalar);
-          s.override_lines.push_back(o.line);
-        }
-      }
-    }
-  }
+  read_overrides(top, "", path, errors, s.overrides, s.override_lines);
   const YamlNode* cases = top.child("cases");
   if (!cases || !cases->is_seq() || cases->seq.empty()) {
     top.error("cases", "expected a non-empty list of {scenario, metric, reference, source}");
@@ -70,9 +80,12 @@ ValidationSuite load_validation_suite(const std::string& path) {
       r.read("reference", c.reference, Need::kRequired, 1e-12, fraction ? 1.0 : 1e300);
       r.read_text("source", c.source, "where the reference value comes from (a paper and its table, a measurement)",
                   Need::kRequired);
+      r.read_text("label", c.label, "the row's name in the table (remove the key for the scenario file's name)");
+      read_overrides(r, "cases[" + std::to_string(i) + "].", path, errors, c.overrides, c.override_lines);
       r.finish();
       c.line = cases->seq[i].line;
       c.scenario = (dir / scenario).lexically_normal().string();
+      if (c.label.empty()) c.label = std::filesystem::path(c.scenario).stem().string();
       std::error_code ec;
       if (!scenario.empty() && !std::filesystem::is_regular_file(c.scenario, ec)) {
         r.error("scenario", "no scenario file '" + c.scenario + "' (paths are relative to the suite file)");
@@ -110,8 +123,13 @@ int override_of(const InputError& err, const std::vector<std::string>& overrides
 }  // namespace
 
 ValidationResult run_validation(const ValidationSuite& suite, const std::vector<std::string>& extra_overrides) {
-  std::vector<std::string> overrides = suite.overrides;
-  overrides.insert(overrides.end(), extra_overrides.begin(), extra_overrides.end());
+  // Case i's overrides: the suite's, the case's own, then the command line's.
+  const auto overrides_of = [&](size_t i) {
+    std::vector<std::string> all = suite.overrides;
+    all.insert(all.end(), suite.cases[i].overrides.begin(), suite.cases[i].overrides.end());
+    all.insert(all.end(), extra_overrides.begin(), extra_overrides.end());
+    return all;
+  };
   // Load every case first, so that a broken suite says so at once instead of after the runs.
   std::vector<ScenarioConfig> configs;
   ErrorList errors;
@@ -120,9 +138,18 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
   // when not all do.
   std::vector<std::pair<InputError, std::vector<size_t>>> entry_errors;
   const auto add_case_errors = [&](size_t i, const BadInput& e) {
+    const ValidationCase& c = suite.cases[i];
+    const size_t own = suite.overrides.size();
     for (const InputError& err : e.errors()) {
-      const int k = override_of(err, overrides);
-      if (k < 0 || static_cast<size_t>(k) >= suite.overrides.size()) {
+      const int k = override_of(err, overrides_of(i));
+      if (k >= 0 && static_cast<size_t>(k) >= own && static_cast<size_t>(k) - own < c.overrides.size()) {
+        const size_t j = static_cast<size_t>(k) - own;  // the case's own entry
+        errors.add(InputError{suite.file, c.override_lines[j],
+                              "cases[" + std::to_string(i) + "].set[" + std::to_string(j) + "]",
+                              (err.key_path.empty() ? "" : err.key_path + ": ") + err.message});
+        continue;
+      }
+      if (k < 0 || static_cast<size_t>(k) >= own) {
         errors.add(case_error(suite, i, err.to_string()));
         continue;
       }
@@ -151,7 +178,7 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
   };
   for (size_t i = 0; i < suite.cases.size(); ++i) {
     try {
-      configs.push_back(load_scenario(suite.cases[i].scenario, overrides));
+      configs.push_back(load_scenario(suite.cases[i].scenario, overrides_of(i)));
     } catch (const BadInput& e) {
       add_case_errors(i, e);
     }
@@ -201,12 +228,18 @@ std::string format_validation(const ValidationSuite& suite, const ValidationResu
   std::ostringstream o;
   char line[512];
   o << "validation suite " << suite.name << " (" << suite.file << ")\n";
-  std::snprintf(line, sizeof line, "%-44s %-6s %10s %10s %8s\n", "scenario", "metric", "predicted", "reference", "error");
+  // Columns as wide as their longest entry (labels are capped: a longer one pushes its row out).
+  int label_w = 8, metric_w = 6;
+  for (const ValidationRow& r : result.rows) {
+    label_w = std::max(label_w, std::min(60, static_cast<int>(r.c.label.size())));
+    metric_w = std::max(metric_w, static_cast<int>(r.c.metric.size()));
+  }
+  std::snprintf(line, sizeof line, "%-*s %-*s %10s %10s %8s\n", label_w, "case", metric_w, "metric", "predicted",
+                "reference", "error");
   o << line;
   for (const ValidationRow& r : result.rows) {
-    const std::string name = std::filesystem::path(r.c.scenario).stem().string();
-    std::snprintf(line, sizeof line, "%-44s %-6s %10.4g %10.4g %+7.1f%%\n", name.c_str(), r.c.metric.c_str(),
-                  r.predicted, r.c.reference, 100.0 * r.rel_error);
+    std::snprintf(line, sizeof line, "%-*s %-*s %10.4g %10.4g %+7.1f%%\n", label_w, r.c.label.c_str(), metric_w,
+                  r.c.metric.c_str(), r.predicted, r.c.reference, 100.0 * r.rel_error);
     o << line;
   }
   std::snprintf(line, sizeof line, "mean |error| %.2f%% (budget %.2f%%)", 100 * result.mean_abs_rel_error,

@@ -14,6 +14,9 @@ struct ValidationCase {
   std::string metric;     // a numeric key of results.json: mfu, hfu, tokens_per_s, iteration_time_s
   double reference = 0;
   std::string source;     // where the reference comes from
+  std::string label;      // the row's name in the table; default the scenario file's stem
+  std::vector<std::string> overrides;  // the case's own "key.path=value", after the suite's
+  std::vector<int> override_lines;     // of each in the suite file
   int line = 0;           // of the case in the suite file
 };
 
@@ -45,13 +48,13 @@ struct ValidationResult {
 // relative to the suite file.
 ValidationSuite load_validation_suite(const std::string& path);
 
-// Runs every case (extra overrides are applied after the suite's own). Bad input is not a failed
+// Runs every case (its overrides: the suite's, the case's own, then `extra_overrides`). Bad input is not a failed
 // prediction: every case's scenario is loaded with the overrides before any runs, and a scenario
 // that does not load, a run refused as bad input, or a metric the run does not report throws
 // BadInput naming the suite file and case (the CLI's exit 2, not the budget's exit 1).
 ValidationResult run_validation(const ValidationSuite& suite, const std::vector<std::string>& extra_overrides = {});
 
-// The table: scenario, metric, predicted, reference, error; then the budget line.
+// The table: case (label), metric, predicted, reference, error; then the budget line.
 std::string format_validation(const ValidationSuite& suite, const ValidationResult& result);
 
 }  // namespace clustersim::report

@@ -72,6 +72,9 @@ TEST(InferenceConfig, BadEnumAndUnitAreErrors) {
                   "inference.pools.colocated.price_per_gpu_hour: must be 0 (unknown) or at least 1e-06"));
   EXPECT_NO_THROW(serving({"inference.pools.colocated.price_per_gpu_hour=0"}));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.prompt_tokens.dist=normal"}); }), "inference.prompt_tokens.dist"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.weight_precision=int4"}); }), "inference.weight_precision"));
+  EXPECT_EQ(serving().inference->weight_precision, WeightPrecision::kBf16);
+  EXPECT_EQ(serving({"inference.weight_precision=fp8"}).inference->weight_precision, WeightPrecision::kFp8);
 }
 
 // Values the physics rules out: a busiest expert above every token (8 experts, top-2: at most 4x

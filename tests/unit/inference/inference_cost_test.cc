@@ -208,6 +208,47 @@ TEST(StepCost, ColocatedPartsAddUpAndGrowWithBatch) {
   EXPECT_EQ(colocated_step(m, p, l, StepLoad{}).total, Time::zero());
 }
 
+// inference.weight_precision: fp8 (ModelOpt's W8A8 as TensorRT-LLM serves it) stores the linear
+// layers at 1 byte a parameter and runs their GEMMs at the fp8 peak; embeddings, LM head and
+// routers stay bf16, as do the hidden states on the wire.
+TEST(ServingModel, Fp8WeightsHalveTheLinearLayersOnly) {
+  const ScenarioConfig bf16 = testing::serving({"inference.moe=null", "inference.pools.colocated.ep=null"});
+  const ScenarioConfig fp8 = testing::serving(
+      {"inference.moe=null", "inference.pools.colocated.ep=null", "inference.weight_precision=fp8"});
+  const ServingSetup a = make_serving_setup(bf16);
+  const ServingSetup b = make_serving_setup(fp8);
+  EXPECT_EQ(b.model.weight_bytes, 1.0);
+  EXPECT_EQ(b.model.precision, Precision::kFp8);
+  const ServingModel& m = a.model;
+  const int tp = a.pools[0].tp;
+  const double linear = m.layers * (attention_params_per_layer(m) + mlp_params(m, m.ffn_hidden)) / tp;
+  const double embed = 2.0 * m.vocab * m.hidden / tp;  // embeddings and LM head, untied
+  EXPECT_NEAR(static_cast<double>(a.pools[0].weights_per_gpu.n), 2.0 * (linear + embed), 1.0);
+  EXPECT_NEAR(static_cast<double>(b.pools[0].weights_per_gpu.n), 1.0 * linear + 2.0 * embed, 1.0);
+  // A decode step streams the weights: fp8 is faster, but by less than 2x (LM head, KV reads,
+  // launches and the all-reduces stay).
+  StepLoad load;
+  for (int i = 0; i < 32; ++i) load.add_decode(1000);
+  const Time t16 = colocated_step(a.model, a.pools[0], a.links[0], load).total;
+  const Time t8 = colocated_step(b.model, b.pools[0], b.links[0], load).total;
+  EXPECT_LT(t8, t16);
+  EXPECT_GT(2 * t8, t16);
+  // The all-reduces carry bf16 hidden states either way.
+  EXPECT_EQ(colocated_step(a.model, a.pools[0], a.links[0], load).communication,
+            colocated_step(b.model, b.pools[0], b.links[0], load).communication);
+}
+
+TEST(ServingModel, Fp8WeightsNeedAGpuWithFp8) {
+  const ScenarioConfig cfg = testing::serving({"cluster.gpu=A100-SXM4-80GB", "inference.weight_precision=fp8"});
+  try {
+    (void)make_serving_setup(cfg);
+    FAIL() << "an A100 has no fp8 tensor cores";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors()[0].key_path, "inference.weight_precision");
+    EXPECT_NE(std::string(e.what()).find("no peak.fp8"), std::string::npos) << e.what();
+  }
+}
+
 // A request lives on one data-parallel attention replica: its prompt and its KV reads cannot be
 // split over the others. One 4,096-token prompt on 8 replicas is 4,096 tokens on the busiest;
 // 8 of them are one each; 9 put two on one replica (counts round up).

@@ -569,6 +569,40 @@ TEST(CliValidate, ASuiteSetEntryIsNamedAsTheSuites) {
   std::filesystem::remove(suite);
 }
 
+// A case's own `set` applies after the suite's and before --set; its label names the row. Two
+// cases of one scenario differ by their sets alone (the serving suite's rows).
+TEST(CliValidate, ACasesOwnSetAndLabel) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset: [parallelism.vpp=1]\ncases:\n"
+                          "  - {scenario: '" << scenario << "', metric: iteration_time_s, reference: 1, source: x,\n"
+                          "     label: short-global-batch, set: [training.global_batch=3072]}\n"
+                          "  - {scenario: '" << scenario << "', metric: iteration_time_s, reference: 1, source: x}\n"
+                          "  - {scenario: '" << scenario << "', metric: iteration_time_s, reference: 1, source: x,\n"
+                          "     set: ['parallelism.tp=x']}\n";
+  const Result bad = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err, "suite.yaml:9: cases[2].set[0]: parallelism.tp: expected an integer");
+  // Overridden from the command line, the entry is no longer the one that breaks.
+  const Result r = clustersim("validate '" + suite.string() + "' --set parallelism.tp=8 --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_CONTAINS(r.out, "\"label\": \"short-global-batch\"");
+  EXPECT_CONTAINS(r.out, "\"label\": \"megascale-175b-12288\"");
+  // Half the global batch: half the micro-batches, so well under the full batch's time (the
+  // pipeline's fill and the gradient reduction do not halve: 0.63).
+  const auto predicted = [&](size_t from) {
+    const size_t at = r.out.find("\"predicted\": ", from);
+    return std::stod(r.out.substr(at + 13));
+  };
+  const size_t second = r.out.find("\"label\": \"megascale-175b-12288\"");
+  const double half = predicted(0), full = predicted(second);
+  EXPECT_GT(half, 0.5 * full);
+  EXPECT_LT(half, 0.7 * full);
+  const Result text = clustersim("validate '" + suite.string() + "' --set parallelism.tp=8");
+  EXPECT_CONTAINS(text.out, "short-global-batch");
+  std::filesystem::remove(suite);
+}
+
 // Required text given as '' is refused, not taken as given: an empty source passed, and an empty
 // scenario was read as the suite's directory, until 2026-12-05.
 TEST(CliValidate, EmptyTextInASuiteIsRefused) {
