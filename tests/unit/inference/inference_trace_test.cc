@@ -189,9 +189,9 @@ TEST(HeterogeneousPools, EachPoolUsesItsOwnGpu) {
   const engine::ServingSetup hetero = engine::make_serving_setup(serving(kHetero));
   EXPECT_EQ(hetero.pools[0].hw.name, "H200-SXM");
   EXPECT_EQ(hetero.pools[1].hw.name, "H100-SXM");
-  // The same weights per GPU, about 61 GB more KV cache per attention GPU (141 GB vs 80 GB HBM).
+  // The same weights per GPU, 143,771 - 81,559 MiB = 65.2 GB more KV cache per attention GPU.
   EXPECT_EQ(hetero.pools[0].weights_per_gpu, homo.pools[0].weights_per_gpu);
-  EXPECT_NEAR((hetero.pools[0].kv_budget_per_gpu - homo.pools[0].kv_budget_per_gpu).as_double() / 1e9, 61.0, 0.5);
+  EXPECT_NEAR((hetero.pools[0].kv_budget_per_gpu - homo.pools[0].kv_budget_per_gpu).as_double() / 1e9, 65.23, 0.01);
   EXPECT_EQ(hetero.pools[1].kv_budget_per_gpu, homo.pools[1].kv_budget_per_gpu);
   // Faster HBM: the same decode step takes less attention time.
   engine::StepLoad load;
