@@ -81,6 +81,7 @@ void read_inference(MapReader r, InferenceConfig& out) {
   if (r.has("output_tokens")) read_length(r.section("output_tokens"), out.output);
   r.read("max_batch", out.max_batch, Need::kOptional, 1, 1 << 20);
   r.read("max_prefill_tokens", out.max_prefill_tokens, Need::kOptional, 1, 1 << 26);
+  r.read("chunked_prefill", out.chunked_prefill);
   Bytes kv;
   if (r.read("kv_cache_per_gpu", kv)) out.kv_cache_per_gpu = kv;
   r.read_enum("kv_precision", out.kv_precision, {{"bf16", KvPrecision::kBf16}, {"fp8", KvPrecision::kFp8}});

@@ -71,7 +71,11 @@ struct InferenceConfig {
   LengthConfig output{LengthDist::kFixed, 256, 1, 0};
   // Batching (continuous, per instance; attention_ffn: per deployment).
   int max_batch = 256;           // sequences decoding together
-  int max_prefill_tokens = 8192; // prompt tokens admitted per step
+  int max_prefill_tokens = 8192; // prompt tokens admitted per step (chunked: all tokens of a step)
+  // Chunked prefill (Sarathi-Serve; vLLM's and TensorRT-LLM's chunked context): a prompt is
+  // processed in chunks that fill the step's token budget, max_prefill_tokens less the step's
+  // decode tokens, beside the running decodes; false: whole prompts, a longer one alone.
+  bool chunked_prefill = false;
   std::optional<Bytes> kv_cache_per_gpu;  // KV cache budget per GPU; default: HBM left after weights
   KvPrecision kv_precision = KvPrecision::kBf16;
   // Linear layers' weights and GEMMs: bf16, or fp8 (W8A8 as ModelOpt quantises: 1 B weights and

@@ -317,16 +317,20 @@ void StepLoad::add_decode(int64_t context) {
   longest_context = std::max(longest_context, context);
 }
 
-void StepLoad::add_prefill(int64_t prompt) {
+void StepLoad::add_prefill(int64_t prompt) { add_prefill_chunk(0, prompt); }
+
+void StepLoad::add_prefill_chunk(int64_t done, int64_t chunk) {
   ++prefill_seqs;
-  prefill_tokens += prompt;
-  prefill_pairs += 0.5 * static_cast<double>(prompt) * static_cast<double>(prompt);
-  longest_prompt = std::max(longest_prompt, prompt);
+  prefill_tokens += chunk;
+  const double pairs = static_cast<double>(chunk) * static_cast<double>(done) +
+                       0.5 * static_cast<double>(chunk) * static_cast<double>(chunk);
+  prefill_pairs += pairs;
+  longest_prompt = std::max(longest_prompt, chunk);
+  largest_pairs = std::max(largest_pairs, pairs);
 }
 
 StepLoad StepLoad::share(int replicas) const {
   StepLoad r;
-  const auto pairs = [](int64_t s) { return 0.5 * static_cast<double>(s) * static_cast<double>(s); };
   r.decode_seqs = ceil_div(decode_seqs, replicas);
   r.prefill_seqs = ceil_div(prefill_seqs, replicas);
   // Its ceil(n / replicas) requests of the mean size, and never less than the largest one.
@@ -338,8 +342,9 @@ StepLoad StepLoad::share(int replicas) const {
   r.prefill_tokens = std::max(static_cast<int64_t>(std::ceil(busiest(static_cast<double>(prefill_tokens), prefill_seqs,
                                                                      r.prefill_seqs))),
                               longest_prompt);
-  r.prefill_pairs = std::max(busiest(prefill_pairs, prefill_seqs, r.prefill_seqs), pairs(longest_prompt));
+  r.prefill_pairs = std::max(busiest(prefill_pairs, prefill_seqs, r.prefill_seqs), largest_pairs);
   r.longest_prompt = longest_prompt;
+  r.largest_pairs = largest_pairs;
   r.longest_context = longest_context;
   return r;
 }

@@ -135,11 +135,15 @@ struct StepLoad {
   int64_t prefill_tokens = 0;   // prompt tokens processed
   double prefill_pairs = 0;     // sum of s^2 / 2 over prompts (causal attention pairs)
   int64_t longest_prompt = 0;   // a request lives on one replica: its work cannot be split
+  double largest_pairs = 0;     // the pairs of that one request's prompt (or chunk)
   int64_t longest_context = 0;
   int64_t tokens() const { return decode_seqs + prefill_tokens; }
   int64_t seqs() const { return decode_seqs + prefill_seqs; }
   void add_decode(int64_t context);
   void add_prefill(int64_t prompt);
+  // `chunk` prompt tokens after `done` already cached: each attends to the cached ones and the
+  // chunk's earlier ones, chunk x done + chunk^2 / 2 pairs (add_prefill is done = 0).
+  void add_prefill_chunk(int64_t done, int64_t chunk);
   // The busiest of `replicas` (data-parallel attention replicas, each holding whole requests),
   // requests spread by count as a round-robin router does: ceil(n / replicas) requests of the
   // mean size, and never less than the largest single request (one 4,096-token prompt on 8

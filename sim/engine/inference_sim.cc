@@ -122,6 +122,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
   }
   traced_steps_.assign(instances_.size(), 0);
   generated_.assign(requests_.size(), 0);
+  prefilled_.assign(requests_.size(), 0);
   replica_.assign(requests_.size(), 0);
   kv_to_.assign(requests_.size(), -1);
   outcomes_.resize(requests_.size());
@@ -182,8 +183,10 @@ int ServingSimulation::pick(int pool, int64_t need) const {
   for (int i : pool_instances_[pool]) {
     if (need > 0 && !has_room(i, need)) continue;
     const Instance& in = instances_[i];
+    // (Chunked prefill: `prefilling` holds the step's prompts and those between chunks.)
+    const size_t prefilling = std::max(in.step_prefill.size(), in.prefilling.size());
     const std::pair<int64_t, bool> load = {
-        static_cast<int64_t>(in.running.size() + in.step_prefill.size() + in.waiting.size()) + in.incoming, in.busy};
+        static_cast<int64_t>(in.running.size() + prefilling + in.waiting.size()) + in.incoming, in.busy};
     if (best < 0 || load < best_load) {
       best = i;
       best_load = load;
@@ -222,7 +225,9 @@ void ServingSimulation::start_soon(int idx) {
 }
 
 StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
-                                   const std::vector<int>& prefill, std::vector<StepSpan>* spans) const {
+                                   bool prefill_too, std::vector<StepSpan>* spans) const {
+  static const std::vector<int> none;
+  const std::vector<int>& prefill = prefill_too ? in.step_prefill : none;
   const PoolPlan& plan = setup_.pools[in.pool];
   // Each micro-batch's load in all and on each attention replica (requests where admission put
   // them, replica_); the busiest replica sets each layer's pace.
@@ -237,10 +242,12 @@ StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, co
     micro[i].add_decode(context(r));
     per[i * replicas + static_cast<size_t>(replica_[static_cast<size_t>(r)])].add_decode(context(r));
   }
-  for (int r : prefill) {
+  for (size_t j = 0; j < prefill.size(); ++j) {
+    const int r = prefill[j];
     const size_t i = static_cast<size_t>(k++ % m);
-    micro[i].add_prefill(requests_[r].prompt);
-    per[i * replicas + static_cast<size_t>(replica_[static_cast<size_t>(r)])].add_prefill(requests_[r].prompt);
+    const int64_t done = prefilled_[static_cast<size_t>(r)];
+    micro[i].add_prefill_chunk(done, in.step_chunk[j]);
+    per[i * replicas + static_cast<size_t>(replica_[static_cast<size_t>(r)])].add_prefill_chunk(done, in.step_chunk[j]);
   }
   std::vector<StepLoad> busiest;
   for (size_t i = 0; i < micro.size(); ++i) {
@@ -289,13 +296,27 @@ void ServingSimulation::try_start(int idx) {
   const bool decodes = plan.role != PoolRole::kPrefill;
   const bool prefills = plan.role != PoolRole::kDecode;
   in.step_prefill.clear();
+  in.step_chunk.clear();
   int64_t prefill_tokens = 0;
+  // Chunked prefill: the step's tokens, its decode tokens first, fill max_prefill_tokens; the
+  // prompts under way continue, in order, before new ones start.
+  const bool chunked = cfg.chunked_prefill && prefills;
+  int64_t budget = cfg.max_prefill_tokens - (chunked && decodes ? static_cast<int64_t>(in.running.size()) : 0);
+  if (chunked) {
+    for (int r : in.prefilling) {
+      if (budget <= 0) break;
+      const int64_t chunk = std::min<int64_t>(budget, requests_[r].prompt - prefilled_[static_cast<size_t>(r)]);
+      in.step_prefill.push_back(r);
+      in.step_chunk.push_back(chunk);
+      budget -= chunk;
+    }
+  }
   // Admission in arrival order (no overtaking), while the batch, the prefill budget and the KV
   // cache allow. The KV cache of the whole request is reserved on admission (no preemption).
   while (!in.waiting.empty()) {
     const int r = in.waiting.front();
     const ServingRequest& q = requests_[r];
-    const int64_t batch = static_cast<int64_t>(in.running.size() + in.step_prefill.size());
+    const int64_t batch = static_cast<int64_t>(in.running.size() + (chunked ? in.prefilling.size() : in.step_prefill.size()));
     if (batch >= cfg.max_batch) break;
     const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
     // A request's KV lives on one replica: the one that reserved it before its KV cache was sent
@@ -304,10 +325,18 @@ void ServingSimulation::try_start(int idx) {
     const bool reserved = sent_to >= 0;
     const auto home = reserved ? in.kv_used.begin() + sent_to : std::min_element(in.kv_used.begin(), in.kv_used.end());
     if (!reserved && *home + need > in.kv_per_replica) break;
-    if (prefills) {
+    if (chunked) {
+      if (budget <= 0) break;
+      const int64_t chunk = std::min<int64_t>(budget, q.prompt);
+      budget -= chunk;
+      in.prefilling.push_back(r);
+      in.step_prefill.push_back(r);
+      in.step_chunk.push_back(chunk);
+    } else if (prefills) {
       if (!in.step_prefill.empty() && prefill_tokens + q.prompt > cfg.max_prefill_tokens) break;
       prefill_tokens += q.prompt;
       in.step_prefill.push_back(r);
+      in.step_chunk.push_back(q.prompt);
     } else {
       in.running.push_back(r);  // its KV arrived: joins this decode step
     }
@@ -319,13 +348,14 @@ void ServingSimulation::try_start(int idx) {
   if (decodes) {
     for (int r : in.running) load.add_decode(context(r));
   }
-  for (int r : in.step_prefill) load.add_prefill(requests_[r].prompt);
+  for (size_t j = 0; j < in.step_prefill.size(); ++j) {
+    load.add_prefill_chunk(prefilled_[static_cast<size_t>(in.step_prefill[j])], in.step_chunk[j]);
+  }
   if (load.seqs() == 0) return;
   const bool traced = traced_steps_[idx] < trace_.limits.steps_per_instance;
   std::vector<StepSpan> spans;
   const bool detail = traced && load.prefill_seqs == 0 && trace_.limits.detailed_decode_steps > 0;
-  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, in.step_prefill,
-                            detail ? &spans : nullptr);
+  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, true, detail ? &spans : nullptr);
   if (traced) trace_step(idx, load, t, std::move(spans));
   in.busy = true;
   PoolStats& ps = stats_.pools[in.pool];
@@ -385,8 +415,13 @@ void ServingSimulation::end_step(int idx, StepTiming) {
     in.running.swap(still);
     if (!in.kv_pending.empty()) send_pending_kv(idx);
   }
-  // Prefilled sequences produced their first token.
-  for (int r : in.step_prefill) {
+  // Prefilled sequences produced their first token; a chunk that leaves part of its prompt stays
+  // in `prefilling` for the next step.
+  for (size_t j = 0; j < in.step_prefill.size(); ++j) {
+    const int r = in.step_prefill[j];
+    prefilled_[static_cast<size_t>(r)] += in.step_chunk[j];
+    if (prefilled_[static_cast<size_t>(r)] < requests_[r].prompt) continue;
+    if (!in.prefilling.empty()) std::erase(in.prefilling, r);
     outcomes_[r].first_token = now;
     generated_[r] = 1;
     if (plan.role == PoolRole::kPrefill) {
@@ -406,6 +441,7 @@ void ServingSimulation::end_step(int idx, StepTiming) {
     }
   }
   in.step_prefill.clear();
+  in.step_chunk.clear();
   try_start(idx);
 }
 

@@ -127,7 +127,10 @@ class ServingSimulation {
     // for room to reserve their KV cache here before it is sent; the prefill side holds it
     std::deque<std::pair<int, int>> kv_pending;
     std::vector<int> running;
-    std::vector<int> step_prefill;
+    // chunked_prefill: admitted requests with part of their prompt still to process, in order
+    std::deque<int> prefilling;
+    std::vector<int> step_prefill;   // requests prefilling in this step
+    std::vector<int64_t> step_chunk;  // and the prompt tokens each processes in it
     int incoming = 0;  // decode: requests whose KV is on its way or queued for room (kv_pending)
     bool busy = false;
     bool start_due = false;  // a try_start is scheduled at the current time (start_soon)
@@ -143,8 +146,9 @@ class ServingSimulation {
   void send_kv(int r, int from, int to);      // reserves on `to` and sends, or queues there
   void start_kv_transfer(int r, int from, int to);
   void send_pending_kv(int to);              // after `to` freed KV: the queued ones that now fit
-  StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
-                  const std::vector<int>& prefill, std::vector<StepSpan>* spans) const;
+  // `prefill` as in.step_prefill, with in.step_chunk's tokens each.
+  StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode, bool prefill,
+                  std::vector<StepSpan>* spans) const;
   void trace_step(int inst, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail);
   int pick(int pool, int64_t need = 0) const;
   // The replica with the fewest tokens that can reserve `need` more (-1: none); has_room: one can
@@ -161,6 +165,7 @@ class ServingSimulation {
   std::vector<Instance> instances_;
   std::vector<std::vector<int>> pool_instances_;  // pool -> instance indices
   std::vector<int> generated_;
+  std::vector<int64_t> prefilled_;  // prompt tokens processed (and cached) so far
   std::vector<int> replica_;  // per request: the attention replica of the instance holding its KV
   std::vector<int> kv_to_;    // per request: the decode replica reserved for its KV (-1: none)
   std::vector<RequestOutcome> outcomes_;

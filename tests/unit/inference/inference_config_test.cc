@@ -75,6 +75,8 @@ TEST(InferenceConfig, BadEnumAndUnitAreErrors) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.weight_precision=int4"}); }), "inference.weight_precision"));
   EXPECT_EQ(serving().inference->weight_precision, WeightPrecision::kBf16);
   EXPECT_EQ(serving({"inference.weight_precision=fp8"}).inference->weight_precision, WeightPrecision::kFp8);
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.chunked_prefill=sometimes"}); }), "inference.chunked_prefill"));
+  EXPECT_FALSE(serving().inference->chunked_prefill);
 }
 
 // Values the physics rules out: a busiest expert above every token (8 experts, top-2: at most 4x

@@ -247,6 +247,63 @@ TEST(ServingSim, RequestsArrivingTogetherShareTheirFirstStep) {
   EXPECT_EQ(first_tokens.size(), 1u);
 }
 
+// inference.chunked_prefill: a 1,900-token prompt with a 512-token budget is processed as 512,
+// 512, 512 and 364 tokens in four steps, its first token after the fourth; the steps' prompt
+// tokens add up to the prompt, and the chunks' attention pairs to the whole prompt's.
+TEST(ServingSim, ChunkedPrefillSplitsALongPromptOverSteps) {
+  const std::vector<ServingRequest> one = {{0, Time::zero(), 1900, 3}};
+  const std::vector<std::string> base = {"inference.pools.colocated.gpus=8", "inference.max_prefill_tokens=512",
+                                         "inference.prompt_tokens={dist: fixed, mean: 1900}",
+                                         "inference.output_tokens={dist: fixed, mean: 3}"};
+  std::vector<std::string> chunked = base;
+  chunked.push_back("inference.chunked_prefill=true");
+  const ServingResult whole = simulate(serving(base), one);
+  const ServingResult parts = simulate(serving(chunked), one);
+  expect_no_request_lost(parts);
+  std::vector<int64_t> tokens;
+  for (const TracedStep& st : parts.trace.steps) {
+    if (st.prefill_tokens > 0) tokens.push_back(st.prefill_tokens);
+  }
+  EXPECT_EQ(tokens, (std::vector<int64_t>{512, 512, 512, 364}));
+  ASSERT_EQ(whole.trace.steps.size(), 3u);  // the prompt alone, then two decode steps
+  EXPECT_EQ(whole.trace.steps[0].prefill_tokens, 1900);
+  // Four partial passes take longer than the one whole pass (launches, weights read four times).
+  EXPECT_GT(parts.requests[0].first_token, whole.requests[0].first_token);
+  StepLoad all, sum;
+  all.add_prefill(1900);
+  for (int64_t done = 0, k = 0; done < 1900; done += tokens[static_cast<size_t>(k++)]) {
+    sum.add_prefill_chunk(done, tokens[static_cast<size_t>(k)]);
+  }
+  EXPECT_DOUBLE_EQ(sum.prefill_pairs, all.prefill_pairs);
+  EXPECT_EQ(sum.prefill_tokens, all.prefill_tokens);
+}
+
+// The budget counts the step's decode tokens (as vLLM's and TensorRT-LLM's do), so a long prompt
+// arriving while others decode cannot stretch their steps: their slowest token comes sooner than
+// when the whole prompt runs in one step beside them.
+TEST(ServingSim, ChunkedPrefillBoundsTheDecodersStepWhileALongPromptArrives) {
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 8; ++i) reqs.push_back({i, Time::zero(), 64, 100});
+  reqs.push_back({8, Time::ms(20), 1900, 2});
+  const std::vector<std::string> base = {"inference.pools.colocated.gpus=8", "inference.max_prefill_tokens=256",
+                                         "inference.prompt_tokens={dist: uniform, min: 64, max: 1900}",
+                                         "inference.output_tokens={dist: uniform, min: 2, max: 100}"};
+  std::vector<std::string> chunked = base;
+  chunked.push_back("inference.chunked_prefill=true");
+  Time longest[2];
+  for (int c = 0; c < 2; ++c) {
+    const ServingResult r = simulate(serving(c ? chunked : base), reqs);
+    expect_no_request_lost(r);
+    for (const TracedStep& st : r.trace.steps) {
+      if (st.decode_seqs > 0) longest[c] = max(longest[c], st.end - st.start);
+      if (c == 1) {
+        EXPECT_LE(st.prefill_tokens + st.decode_seqs, 256);
+      }
+    }
+  }
+  EXPECT_LT(longest[1], longest[0]);
+}
+
 TEST(ServingSim, SameSeedSameMetrics) {
   for (const char* mode : {"colocated", "prefill_decode", "attention_ffn"}) {
     std::vector<std::string> o;
