@@ -43,7 +43,9 @@ commands:
 constexpr const char* kRunUsage = R"(usage: clustersim run SCENARIO.yaml [options]
 
 Simulates one scenario and prints a summary: iteration time, tokens/s, MFU and where the time
-goes (training), or completion time and link load (network microbenchmarks).
+goes (training); completion time and link load (network microbenchmarks, `traffic:`); throughput,
+TTFT and TPOT (serving, `inference:`); ETTR, goodput and time lost per cause (reliability,
+`faults:`).
 
 options:
   --set key.path=value   override a scenario key (repeatable), e.g. --set parallelism.tp=4;

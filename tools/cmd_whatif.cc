@@ -22,7 +22,7 @@ prints, per source, the iteration time it gives alone, the slowdown and MFU it c
 removing it from the full set saves and regains (MFU points), and the ranks, stages and links on
 its critical path.
 
-At the analytical level (the default) the straggler model replays each pipeline replica's
+At the analytical level the straggler model replays each pipeline replica's
 schedule. With --fidelity flow (or network.fidelity: flow in the scenario) every variant is a
 detailed simulation in its own process: the baseline without stragglers, all of them, and per
 source (when there are several) the source alone and all but it, and per pipeline stage holding

@@ -200,7 +200,7 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
     notes.push_back(joined(changed) + (changed.size() == 1 ? " is" : " are") +
                     " not used by the analytical training level, which prices collectives with the GPU profile's "
                     "fitted bandwidths and latencies" +
-                    (routed ? std::string(" (routing only the gradient, embedding and CP rings, and TP groups across nodes, for their collisions)")
+                    (routed ? std::string(" (routing only the gradient, embedding and CP rings, TP groups across nodes and pipeline sends, for their collisions)")
                             : std::string(" and charges oversubscription by tier crossings")) +
                     "; network.fidelity: flow simulates routes, flows and link latencies");
   }
