@@ -140,8 +140,9 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
                                    "KV cache); sliding-window attention is not modelled for serving: remove it");
   }
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  if (m.heads > 0 && m.hidden % m.heads != 0) {
-    fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + "); got " + str(m.hidden));
+  if (m.head_dim == 0 && m.heads > 0 && m.hidden % m.heads != 0) {
+    fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + ") unless model.head_dim is given; got " +
+                             str(m.hidden));
   }
   if (kv > m.heads || (kv > 0 && m.heads % kv != 0)) {
     fail("model.kv_heads", "must divide model.heads (" + str(m.heads) + "); got " + str(kv));

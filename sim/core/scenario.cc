@@ -85,6 +85,7 @@ void read_model(MapReader r, ModelConfig& m) {
   r.read("hidden", m.hidden, Need::kRequired, 1, 1 << 20);
   r.read("heads", m.heads, Need::kRequired, 1, 1 << 16);
   r.read("kv_heads", m.kv_heads, Need::kOptional, 1, 1 << 16);
+  r.read("head_dim", m.head_dim, Need::kOptional, 1, 1 << 16);
   r.read("ffn_hidden", m.ffn_hidden, Need::kOptional, 1, 1 << 22);
   r.read("seq_len", m.seq_len, Need::kRequired, 1, 1 << 24);
   r.read("vocab", m.vocab, Need::kRequired, 1, 1 << 24);

@@ -353,6 +353,14 @@ TEST(ScenarioErrors, GqaKvHeadsMustDivideHeads) {
   EXPECT_TRUE(contains(error_at(errors, "model.kv_heads").message, "must divide model.heads (16)"));
 }
 
+// model.head_dim is for serving models whose heads are not hidden / heads wide; training sizes
+// heads as hidden / heads and refuses another value (accepts the same one).
+TEST(ScenarioErrors, TrainingRefusesAHeadDimOtherThanHiddenOverHeads) {
+  const auto errors = errors_of(tiny_with({{"  heads: 16\n", "  heads: 16\n  head_dim: 128\n"}}));
+  EXPECT_TRUE(contains(error_at(errors, "model.head_dim").message, "read by serving scenarios only")) << errors.size();
+  EXPECT_NO_THROW(load_text(tiny_with({{"  heads: 16\n", "  heads: 16\n  head_dim: 64\n"}})));
+}
+
 TEST(ScenarioErrors, SeveralReadErrorsAtOnce) {
   // Three independent mistakes, all reported in one go (in file order): a wrong unit (line 6),
   // a missing required key, a typo (line 16).

@@ -27,6 +27,17 @@ TEST(ServingModel, KvBytesPerToken) {
   EXPECT_EQ(kv_bytes_per_token(m, 8).n, 1024);
 }
 
+// model.head_dim: Qwen3-style heads wider than hidden / heads. 16 heads of 128 on hidden 1,024:
+// Q and O are 1,024 x 2,048 each, K and V 1,024 x 512; the KV cache holds 128 per head.
+TEST(ServingModel, HeadDimWiderThanHiddenOverHeads) {
+  const ServingModel m = serving_model(testing::serving({"model.head_dim=128"}));
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_DOUBLE_EQ(attention_params_per_layer(m), 1024.0 * 2048 * 2 + 2.0 * 1024 * 512 + 2 * 1024);
+  EXPECT_EQ(kv_bytes_per_token(m).n, 2 * 4096);  // twice the 64-wide heads' (KvBytesPerToken)
+  // Without it, hidden must divide into the heads; with it, it need not.
+  EXPECT_NO_THROW(testing::serving({"model.hidden=1000", "model.head_dim=64"}));
+}
+
 TEST(ServingModel, ParameterCount) {
   const ServingModel m = serving_model(testing::serving());
   // attention: 1024*1024 + 2*1024*256 + 1024*1024 + 2*1024 = 2,623,488 per layer
