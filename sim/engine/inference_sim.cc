@@ -297,22 +297,36 @@ void ServingSimulation::try_start(int idx) {
   const bool prefills = plan.role != PoolRole::kDecode;
   in.step_prefill.clear();
   in.step_chunk.clear();
-  int64_t prefill_tokens = 0;
-  // Chunked prefill: the step's tokens, its decode tokens first, fill max_prefill_tokens; the
-  // prompts under way continue, in order, before new ones start.
+  // The prefill budget is each attention replica's, as each data-parallel attention rank of an
+  // engine schedules its own (vLLM, SGLang, TensorRT-LLM's attention DP); one replica per
+  // instance without data-parallel attention. Chunked prefill: a replica's step tokens, its
+  // decode tokens first, fill max_prefill_tokens, and its prompts under way continue, in order,
+  // before new ones start. Whole prompts: a replica admits prompts while they fit its budget,
+  // and a longer one only alone.
   const bool chunked = cfg.chunked_prefill && prefills;
-  int64_t budget = cfg.max_prefill_tokens - (chunked && decodes ? static_cast<int64_t>(in.running.size()) : 0);
+  const size_t replicas = in.kv_used.size();
+  std::vector<int64_t> budget(replicas, cfg.max_prefill_tokens);
+  std::vector<char> prefilling_here(replicas, 0);  // whole prompts: some prompt admitted this step
+  const auto at = [&](int r) { return static_cast<size_t>(replica_[static_cast<size_t>(r)]); };
+  if (chunked && decodes) {
+    for (int r : in.running) --budget[at(r)];
+  }
   if (chunked) {
     for (int r : in.prefilling) {
-      if (budget <= 0) break;
-      const int64_t chunk = std::min<int64_t>(budget, requests_[r].prompt - prefilled_[static_cast<size_t>(r)]);
+      int64_t& left = budget[at(r)];
+      if (left <= 0) continue;
+      const int64_t chunk = std::min<int64_t>(left, requests_[r].prompt - prefilled_[static_cast<size_t>(r)]);
       in.step_prefill.push_back(r);
       in.step_chunk.push_back(chunk);
-      budget -= chunk;
+      left -= chunk;
     }
   }
-  // Admission in arrival order (no overtaking), while the batch, the prefill budget and the KV
-  // cache allow. The KV cache of the whole request is reserved on admission (no preemption).
+  const auto takes_prompt = [&](size_t i, int64_t prompt) {
+    if (!prefills) return true;
+    return chunked ? budget[i] > 0 : (!prefilling_here[i] || prompt <= budget[i]);
+  };
+  // Admission in arrival order (no overtaking), while the batch, a replica's prefill budget and
+  // its KV cache allow. The KV cache of the whole request is reserved on admission (no preemption).
   while (!in.waiting.empty()) {
     const int r = in.waiting.front();
     const ServingRequest& q = requests_[r];
@@ -320,28 +334,35 @@ void ServingSimulation::try_start(int idx) {
     if (batch >= cfg.max_batch) break;
     const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
     // A request's KV lives on one replica: the one that reserved it before its KV cache was sent
-    // (prefill_decode's decode side), else the emptiest (the lowest on ties), must hold it.
+    // (prefill_decode's decode side), else the emptiest (the lowest on ties) with room for it and
+    // for its prompt in this step.
     const int sent_to = kv_to_[static_cast<size_t>(r)];
     const bool reserved = sent_to >= 0;
-    const auto home = reserved ? in.kv_used.begin() + sent_to : std::min_element(in.kv_used.begin(), in.kv_used.end());
-    if (!reserved && *home + need > in.kv_per_replica) break;
+    int home = sent_to;
+    if (!reserved) {
+      for (size_t i = 0; i < replicas; ++i) {
+        if (in.kv_used[i] + need > in.kv_per_replica || !takes_prompt(i, q.prompt)) continue;
+        if (home < 0 || in.kv_used[i] < in.kv_used[static_cast<size_t>(home)]) home = static_cast<int>(i);
+      }
+      if (home < 0) break;
+    }
+    const size_t h = static_cast<size_t>(home);
     if (chunked) {
-      if (budget <= 0) break;
-      const int64_t chunk = std::min<int64_t>(budget, q.prompt);
-      budget -= chunk;
+      const int64_t chunk = std::min<int64_t>(budget[h], q.prompt);
+      budget[h] -= chunk;
       in.prefilling.push_back(r);
       in.step_prefill.push_back(r);
       in.step_chunk.push_back(chunk);
     } else if (prefills) {
-      if (!in.step_prefill.empty() && prefill_tokens + q.prompt > cfg.max_prefill_tokens) break;
-      prefill_tokens += q.prompt;
+      budget[h] -= q.prompt;
+      prefilling_here[h] = 1;
       in.step_prefill.push_back(r);
       in.step_chunk.push_back(q.prompt);
     } else {
       in.running.push_back(r);  // its KV arrived: joins this decode step
     }
-    if (!reserved) *home += need;
-    replica_[static_cast<size_t>(r)] = static_cast<int>(home - in.kv_used.begin());
+    if (!reserved) in.kv_used[h] += need;
+    replica_[static_cast<size_t>(r)] = home;
     in.waiting.pop_front();
   }
   StepLoad load;

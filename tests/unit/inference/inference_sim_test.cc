@@ -285,7 +285,9 @@ TEST(ServingSim, ChunkedPrefillBoundsTheDecodersStepWhileALongPromptArrives) {
   std::vector<ServingRequest> reqs;
   for (int i = 0; i < 8; ++i) reqs.push_back({i, Time::zero(), 64, 100});
   reqs.push_back({8, Time::ms(20), 1900, 2});
-  const std::vector<std::string> base = {"inference.pools.colocated.gpus=8", "inference.max_prefill_tokens=256",
+  // One instance of one attention replica (tp 2 = ep 2), so one budget holds every sequence.
+  const std::vector<std::string> base = {"inference.pools.colocated.gpus=2", "inference.pools.colocated.ep=2",
+                                         "inference.max_prefill_tokens=256",
                                          "inference.prompt_tokens={dist: uniform, min: 64, max: 1900}",
                                          "inference.output_tokens={dist: uniform, min: 2, max: 100}"};
   std::vector<std::string> chunked = base;
@@ -302,6 +304,28 @@ TEST(ServingSim, ChunkedPrefillBoundsTheDecodersStepWhileALongPromptArrives) {
     }
   }
   EXPECT_LT(longest[1], longest[0]);
+}
+
+// The prefill budget is each data-parallel attention replica's: one instance of 4 replicas (tp 2,
+// ep 8) with a 512-token budget prefills eight 400-token prompts arriving together in two steps,
+// four at a time, one a replica (until 2026-12-05 the instance's one budget took them one a step,
+// eight steps).
+TEST(ServingSim, EachAttentionReplicaHasItsOwnPrefillBudget) {
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 8; ++i) reqs.push_back({i, Time::zero(), 400, 2});
+  const ServingResult r = simulate(serving({"inference.pools.colocated.gpus=8", "inference.max_prefill_tokens=512",
+                                            "inference.prompt_tokens={dist: fixed, mean: 400}",
+                                            "inference.output_tokens={dist: fixed, mean: 2}"}),
+                                   reqs);
+  expect_no_request_lost(r);
+  std::set<int64_t> first_tokens;
+  for (const RequestOutcome& o : r.requests) first_tokens.insert(o.first_token.as_ps());
+  EXPECT_EQ(first_tokens.size(), 2u);
+  std::vector<int64_t> prefill_steps;
+  for (const TracedStep& st : r.trace.steps) {
+    if (st.prefill_seqs > 0) prefill_steps.push_back(st.prefill_seqs);
+  }
+  EXPECT_EQ(prefill_steps, (std::vector<int64_t>{4, 4}));
 }
 
 TEST(ServingSim, SameSeedSameMetrics) {
