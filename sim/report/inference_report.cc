@@ -255,6 +255,9 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("mode", to_string(in.mode));
   j.set("fidelity", to_string(cfg.network.fidelity));
   j.set("gpus", gpus);
+  j.set("weight_precision", in.weight_precision == WeightPrecision::kFp8 ? "fp8" : "bf16");
+  j.set("kv_precision", in.kv_precision == KvPrecision::kFp8 ? "fp8" : "bf16");
+  j.set("chunked_prefill", in.chunked_prefill);
   j.set("micro_batches", r.micro_batches);
   j.set("m2n_fabric_factor", r.m2n_factor);
   j.set("m2n_probe_measured_s", r.m2n_probe.measured.as_s());
@@ -316,6 +319,9 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   s << "serving " << (cfg.name.empty() ? cfg.file : cfg.name) << ": mode " << to_string(in.mode) << ", " << gpus
     << " GPUs";
   if (in.mode == ServingMode::kAttentionFfn) s << ", m = " << r.micro_batches << " micro-batches";
+  if (in.weight_precision == WeightPrecision::kFp8) s << ", fp8 weights";
+  if (in.kv_precision == KvPrecision::kFp8) s << ", fp8 KV cache";
+  if (in.chunked_prefill) s << ", chunked prefill";
   s << "\n";
   std::snprintf(line, sizeof line, "  requests    %lld arrived, %lld completed, %lld rejected (KV cache too small)\n",
                 static_cast<long long>(r.requests.size()), static_cast<long long>(completed),

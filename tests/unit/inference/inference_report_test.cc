@@ -53,7 +53,8 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   const std::string j = out.results.dump(0);
   for (const char* key : {"\"kind\":\"inference\"", "\"tokens_per_s_per_gpu\":", "\"ttft_s\":{\"mean\":0.1,\"p50\":0.1,\"p99\":0.1}",
                           "\"tpot_s\":{\"mean\":0.01,\"p50\":0.01,\"p99\":0.01}", "\"rejected\":1", "\"completed\":1",
-                          "\"tokens_per_cost_unit\":", "\"decode_step\":", "\"utilisation\":"}) {
+                          "\"tokens_per_cost_unit\":", "\"decode_step\":", "\"utilisation\":",
+                          "\"weight_precision\":\"bf16\"", "\"kv_precision\":\"bf16\"", "\"chunked_prefill\":false"}) {
     EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
   }
   // 11 tokens in 0.2 s on 16 GPUs.
