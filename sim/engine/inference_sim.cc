@@ -225,9 +225,8 @@ void ServingSimulation::start_soon(int idx) {
 }
 
 StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
-                                   bool prefill_too, std::vector<StepSpan>* spans) const {
-  static const std::vector<int> none;
-  const std::vector<int>& prefill = prefill_too ? in.step_prefill : none;
+                                   std::vector<StepSpan>* spans) const {
+  const std::vector<int>& prefill = in.step_prefill;
   const PoolPlan& plan = setup_.pools[in.pool];
   // Each micro-batch's load in all and on each attention replica (requests where admission put
   // them, replica_); the busiest replica sets each layer's pace.
@@ -376,7 +375,7 @@ void ServingSimulation::try_start(int idx) {
   const bool traced = traced_steps_[idx] < trace_.limits.steps_per_instance;
   std::vector<StepSpan> spans;
   const bool detail = traced && load.prefill_seqs == 0 && trace_.limits.detailed_decode_steps > 0;
-  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, true, detail ? &spans : nullptr);
+  const StepTiming t = cost(in, load, decodes ? in.running : std::vector<int>{}, detail ? &spans : nullptr);
   if (traced) trace_step(idx, load, t, std::move(spans));
   in.busy = true;
   PoolStats& ps = stats_.pools[in.pool];

@@ -146,8 +146,8 @@ class ServingSimulation {
   void send_kv(int r, int from, int to);      // reserves on `to` and sends, or queues there
   void start_kv_transfer(int r, int from, int to);
   void send_pending_kv(int to);              // after `to` freed KV: the queued ones that now fit
-  // `prefill` as in.step_prefill, with in.step_chunk's tokens each.
-  StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode, bool prefill,
+  // The step of `decode` and in.step_prefill (in.step_chunk's prompt tokens each).
+  StepTiming cost(const Instance& in, const StepLoad& total, const std::vector<int>& decode,
                   std::vector<StepSpan>* spans) const;
   void trace_step(int inst, const StepLoad& load, const StepTiming& t, std::vector<StepSpan> detail);
   int pick(int pool, int64_t need = 0) const;
