@@ -207,7 +207,9 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
   }
   MapReader top(&root, "", errors);
   top.may_hold({"traffic", "inference", "faults", "stragglers"});
-  top.read("name", cfg.name);
+  // '' would be a name that names nothing (results and reports then fell back to the file's path
+  // without a word until 2026-12-05): give one, or leave the key out.
+  top.read_text("name", cfg.name, "the scenario's name (or remove the key: the file's path names the run)");
   top.read("description", cfg.description);
   read_cluster(top.section("cluster"), cfg.cluster);
   if (!top.has("cluster")) top.error("cluster", "required section is missing");

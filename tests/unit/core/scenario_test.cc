@@ -236,6 +236,17 @@ TEST(ScenarioErrors, EmptyValueAndClusterCap) {
   EXPECT_TRUE(contains(error_at(errors, "cluster.gpus").message, "[1, 1048576]"));
 }
 
+TEST(ScenarioErrors, EmptyNameIsRefusedLikeASuitesName) {
+  for (const auto& errors : {errors_of(tiny_with({{"name: tiny\n", "name: ''\n"}})), errors_of(kTiny, {"name=''"})}) {
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].key_path, "name");
+    EXPECT_TRUE(contains(errors[0].message, "is empty; expected the scenario's name")) << errors[0].message;
+  }
+  EXPECT_EQ(error_at(errors_of(tiny_with({{"name: tiny\n", "name: ''\n"}})), "name").line, 1);
+  // Left out, the file's path names the run.
+  EXPECT_EQ(load_text(tiny_with({{"name: tiny\n", ""}})).name, "");
+}
+
 TEST(ScenarioFaults, LatencyOnlyEntryKeepsBandwidthAndElementsAreListedOnce) {
   const ScenarioConfig cfg = load_text(kTiny, {"network.faults=[{element: 'host:0', extra_latency: 5us}]"});
   ASSERT_EQ(cfg.network.faults.size(), 1u);
