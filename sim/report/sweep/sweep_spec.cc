@@ -362,6 +362,8 @@ void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
   spec.goal = goal.value_or(default_goal(spec.objective));
 }
 
+constexpr double kMaxPricePerGpuHour = 1e9;
+
 void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
   if (!p || p->is_null()) return;
   if (!p->is_map()) {
@@ -370,9 +372,11 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
   }
   for (const auto& [gpu, n] : p->map) {
     const auto v = plain_real(n);
-    if (!v || *v < 0) {
+    // At most 1e9, as a serving pool's price_per_gpu_hour: 1e308 passed, and a candidate's cost
+    // (price x GPUs) overflowed to inf in sweep.csv (until 2026-12-05).
+    if (!v || *v < 0 || *v > kMaxPricePerGpuHour) {
       errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu,
-                            "expected a price per GPU-hour >= 0 as a plain decimal (no '+', spaces or hexadecimal), got '" +
+                            "expected a price per GPU-hour in [0, 1e9] as a plain decimal (no '+', spaces or hexadecimal), got '" +
                                 (n.is_scalar() ? n.scalar : std::string("a list or mapping")) + "'"});
       continue;
     }
@@ -600,7 +604,8 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   spec.name = std::filesystem::path(file).stem().string();
   ErrorList errors;
   MapReader top(&root, "", errors);
-  top.read("name", spec.name);
+  // '' named the results after nothing (the file's stem names them when the key is left out).
+  top.read_text("name", spec.name, "the sweep's name (or remove the key: the file's name is used)");
   top.read("description", spec.description);
 
   // The base: a scenario file (relative to the sweep file) or an inline scenario mapping.

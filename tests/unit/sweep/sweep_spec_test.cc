@@ -75,6 +75,29 @@ TEST(SweepSpec, NumbersArePlainDecimals) {
             2.5);
 }
 
+// An empty name is refused, as a suite's or a scenario's (it named the results after nothing until
+// 2026-12-05); left out, the file's stem names them.
+TEST(SweepSpec, EmptyNameIsRefused) {
+  const std::string text = error_text("name: ''\naxes: {parallelism.tp: [1, 2]}\n");
+  EXPECT_NE(text.find("name: is empty; expected the sweep's name"), std::string::npos) << text;
+  // A scenario name '' on an axis is refused too, as the scenario's key.
+  EXPECT_NE(error_text("axes: {name: ['', b]}\n").find("is empty; expected the scenario's name"), std::string::npos);
+}
+
+// A price is at most 1e9 per GPU-hour, as a serving pool's: 1e308 passed, and every candidate's
+// cost (price x GPUs) was inf in sweep.csv, "did not produce the objective" with a cost objective.
+TEST(SweepSpec, PricesAreBounded) {
+  for (const char* price : {"1e308", "1.5e9"}) {
+    const std::string text = error_text(std::string("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\n"
+                                                    "price_per_gpu_hour: {A100-SXM4-80GB: ") + price + "}\n");
+    EXPECT_NE(text.find("price_per_gpu_hour.A100-SXM4-80GB: expected a price per GPU-hour in [0, 1e9]"), std::string::npos)
+        << price << ": " << text;
+  }
+  EXPECT_EQ(spec_from("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: 1e9}\n")
+                .price_per_gpu_hour.at("A100-SXM4-80GB"),
+            1e9);
+}
+
 // An unknown axis key is said once (not once per value), beside the file's other mistakes (before
 // 2026-12-05 a bad objective hid it, and then it came twice).
 TEST(SweepSpec, AnUnknownAxisKeyIsSaidOnceWithTheOtherMistakes) {
