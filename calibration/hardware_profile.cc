@@ -100,7 +100,8 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   HardwareProfile p;
   p.origin = origin;
   MapReader top(&root, "", errors);
-  top.read("name", p.name, Need::kRequired);
+  // '' passed, and runs on the profile printed an empty GPU name (until 2026-12-05).
+  top.read_text("name", p.name, "the GPU's name (e.g. H100-SXM)", Need::kRequired);
   top.read("description", p.description);
   MapReader peak = top.section("peak");
   const bool bf16_read = peak.read("bf16", p.bf16, Need::kRequired);
@@ -124,14 +125,28 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
     if (!src->is_map()) {
       top.error("sources", "expected a mapping of key path -> source text");
     } else {
-      for (const auto& [k, v] : src->map) p.sources[k] = v.scalar;
+      for (const auto& [k, v] : src->map) {
+        // A list or mapping read as '' until 2026-12-05.
+        if (!v.is_scalar()) {
+          errors.add(InputError{v.file, v.line, "sources." + k, "expected the source as text"});
+          continue;
+        }
+        p.sources[k] = v.scalar;
+      }
     }
   }
   if (const YamlNode* probes = top.child("probe_files"); probes && !probes->is_null()) {
     if (!probes->is_seq()) {
       top.error("probe_files", "expected a list of the probe files the profile was fitted to");
     } else {
-      for (const YamlNode& f : probes->seq) p.probe_files.push_back(f.scalar);
+      for (size_t i = 0; i < probes->seq.size(); ++i) {
+        const YamlNode& f = probes->seq[i];
+        if (!f.is_scalar() || f.scalar.empty()) {
+          errors.add(InputError{f.file, f.line, "probe_files[" + std::to_string(i) + "]", "expected a probe file's name"});
+          continue;
+        }
+        p.probe_files.push_back(f.scalar);
+      }
     }
   }
   top.finish();

@@ -246,6 +246,23 @@ TEST(ParseHardwareProfile, PeaksOutsideWhatAGpuCanDoAreRefused) {
   EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp32: 50TFLOPS\n", "  fp32: 100PFLOPS\n"), "p.yaml"));
 }
 
+// An empty name, and provenance entries that are not text, passed until 2026-12-05 (a run on the
+// profile printed an empty GPU name; a list in sources or probe_files read as '').
+TEST(ParseHardwareProfile, EmptyNameAndNonTextProvenanceAreRefused) {
+  const auto errors = profile_errors(profile_with("name: round\n", "name: ''\n"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "name");
+  EXPECT_EQ(errors[0].line, 1);
+  EXPECT_TRUE(contains(errors[0].message, "is empty; expected the GPU's name")) << errors[0].message;
+  EXPECT_EQ(only_error_key("sm_count: 132\n", "sm_count: 132\nsources: {peak: [a, b]}\n"), "sources.peak");
+  EXPECT_EQ(only_error_key("sm_count: 132\n", "sm_count: 132\nprobe_files: [a.pb, {x: 1}]\n"), "probe_files[1]");
+  EXPECT_EQ(only_error_key("sm_count: 132\n", "sm_count: 132\nprobe_files: [a.pb, '']\n"), "probe_files[1]");
+  const HardwareProfile p =
+      parse_hardware_profile(profile_with("sm_count: 132\n", "sm_count: 132\nsources: {peak: datasheet}\nprobe_files: [a.pb]\n"), "p.yaml");
+  EXPECT_EQ(p.sources.at("peak"), "datasheet");
+  EXPECT_EQ(p.probe_files, std::vector<std::string>{"a.pb"});
+}
+
 TEST(LoadHardwareProfile, UnknownNameListsTheBuiltins) {
   try {
     load_hardware_profile("B200-SXM");
