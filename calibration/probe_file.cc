@@ -425,9 +425,21 @@ ProbeData read_probe_file(const std::filesystem::path& file) {
   if (type != std::filesystem::file_type::regular) {
     throw BadInput(InputError{source, 0, "", "is not a regular file; expected a probe file (clustersim-probe writes NAME.pb)"});
   }
+  // In chunks, as YAML files are: a read that fails part way (EIO; /proc/self/mem, which says it is
+  // a regular file) is bad input, where an istreambuf_iterator's read threw out as an internal
+  // error (until 2026-12-05). Protobuf parses at most 2 GiB.
   std::ifstream in(file, std::ios::binary);
   if (!in) throw BadInput(InputError{source, 0, "", "cannot open the probe file for reading"});
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  constexpr size_t kMaxProbeBytes = (size_t{2} << 30) - 1;
+  std::string bytes;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    bytes.append(chunk, static_cast<size_t>(in.gcount()));
+    if (bytes.size() > kMaxProbeBytes) {
+      throw BadInput(InputError{source, 0, "", "is larger than 2 GiB, more than a probe file can hold"});
+    }
+  }
+  if (in.bad()) throw BadInput(InputError{source, 0, "", "cannot be read (a read error part way); expected a probe file"});
   return parse_probe_data(bytes, source);
 }
 

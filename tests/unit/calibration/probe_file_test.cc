@@ -226,6 +226,18 @@ TEST(ProbeFile, ADirectoryIsNotAProbeFile) {
   }
 }
 
+// A regular file whose read fails part way (/proc/self/mem: EIO at offset 0) is bad input; the
+// read threw std::ios_base::failure, an internal error, until 2026-12-05.
+TEST(ProbeFile, AReadErrorIsBadInput) {
+  if (!std::filesystem::is_regular_file("/proc/self/mem")) GTEST_SKIP() << "no /proc/self/mem";
+  try {
+    read_probe_file("/proc/self/mem");
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("/proc/self/mem: cannot be read"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ProbeFile, RejectsForeignData) {
   EXPECT_NE(rejection("name,value\nfoo,1\n").find("not"), std::string::npos);
   EXPECT_NE(rejection(std::string("\x89PNG\r\n\x1a\n", 8)).find("not"), std::string::npos);
