@@ -107,11 +107,22 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
   if (ec && type != std::filesystem::file_type::not_found) {
     throw BadInput(InputError{path, 0, "--out", "the results log cannot be read (" + ec.message() + ")"});
   }
-  if (type != std::filesystem::file_type::not_found) {
+  // A device or a pipe is no log (a link to /dev/zero was read until memory ran out: 'internal
+  // error: std::bad_alloc'), and a read that fails part way is not an empty log (/proc/self/mem
+  // read as one, and the results went nowhere) (both until 2026-12-05).
+  if (type != std::filesystem::file_type::not_found && type != std::filesystem::file_type::regular) {
+    throw BadInput(InputError{path, 0, "--out",
+                              type == std::filesystem::file_type::directory
+                                  ? "the results log is a directory; expected the file the sweep writes (use another --out)"
+                                  : "the results log is not a regular file (a device, pipe or socket); expected the file "
+                                    "the sweep writes (use another --out)"});
+  }
+  if (type == std::filesystem::file_type::regular) {
     std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    if (!in) throw BadInput(InputError{path, 0, "--out", "the results log cannot be opened for reading"});
+    char chunk[1 << 16];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (in.bad()) throw BadInput(InputError{path, 0, "--out", "the results log cannot be read (a read error part way)"});
   }
   // Only whole lines count: a sweep killed mid-write leaves a partial last line.
   const size_t whole = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;

@@ -84,6 +84,32 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
   EXPECT_EQ(log.previous()[2].index, 2);
 }
 
+// A log that is a directory, a device or unreadable part way is bad input (before 2026-12-05 a
+// link to /dev/zero was read until memory ran out, an internal error, and /proc/self/mem, whose
+// read fails, read as an empty log the results were then written to without a word).
+TEST(ResultLog, ALogThatIsNoFileIsRefused) {
+  const ScratchDir dir("clustersim_sweep_log");
+  ASSERT_TRUE(dir.ok());
+  const auto refusal = [&](const std::string& path) -> std::string {
+    try {
+      ResultLog log(path, "fp1", 10, id_of, true, false);
+    } catch (const BadInput& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  std::filesystem::create_directory(dir.file("d.jsonl"));
+  EXPECT_NE(refusal(dir.file("d.jsonl")).find("the results log is a directory"), std::string::npos) << refusal(dir.file("d.jsonl"));
+  std::error_code ec;
+  std::filesystem::create_symlink("/dev/zero", dir.file("zero.jsonl"), ec);
+  if (!ec && std::filesystem::exists("/dev/zero")) {
+    EXPECT_NE(refusal(dir.file("zero.jsonl")).find("not a regular file"), std::string::npos) << refusal(dir.file("zero.jsonl"));
+  }
+  if (std::filesystem::is_regular_file("/proc/self/mem")) {
+    EXPECT_NE(refusal("/proc/self/mem").find("cannot be read"), std::string::npos) << refusal("/proc/self/mem");
+  }
+}
+
 TEST(ResultLog, ResumeRefusesAForeignOrEditedLog) {
   const ScratchDir dir("clustersim_sweep_log");
   ASSERT_TRUE(dir.ok());
