@@ -80,7 +80,8 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
 }
 
 void read_model(MapReader r, ModelConfig& m) {
-  r.read("name", m.name);
+  // As the scenario's name: '' read as the key left out (until 2026-12-05).
+  r.read_text("name", m.name, "the model's name (or remove the key)");
   r.read("layers", m.layers, Need::kRequired, 1, 100000);
   r.read("hidden", m.hidden, Need::kRequired, 1, 1 << 20);
   r.read("heads", m.heads, Need::kRequired, 1, 1 << 16);

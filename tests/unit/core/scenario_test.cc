@@ -245,6 +245,11 @@ TEST(ScenarioErrors, EmptyNameIsRefusedLikeASuitesName) {
   EXPECT_EQ(error_at(errors_of(tiny_with({{"name: tiny\n", "name: ''\n"}})), "name").line, 1);
   // Left out, the file's path names the run.
   EXPECT_EQ(load_text(tiny_with({{"name: tiny\n", ""}})).name, "");
+  // The model's name likewise.
+  const auto model = errors_of(kTiny, {"model.name=''"});
+  ASSERT_EQ(model.size(), 1u);
+  EXPECT_EQ(model[0].key_path, "model.name");
+  EXPECT_TRUE(contains(model[0].message, "is empty; expected the model's name")) << model[0].message;
 }
 
 TEST(ScenarioFaults, LatencyOnlyEntryKeepsBandwidthAndElementsAreListedOnce) {
