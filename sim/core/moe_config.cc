@@ -56,6 +56,10 @@ void read_moe(MapReader r, MoeConfig& m) {
   if (const YamlNode* loads = r.child("loads"); loads && !loads->is_null()) {
     if (!loads->is_seq()) {
       r.error("loads", "expected a list of non-negative weights, one per expert");
+    } else if (loads->seq.empty()) {
+      // As an empty stragglers list: [] passed as the key left out (routing other than 'loads')
+      // until 2026-12-05.
+      r.error("loads", "the list is empty; give one weight per expert or remove the key");
     } else {
       for (size_t i = 0; i < loads->seq.size(); ++i) {
         // A finite plain decimal, as MapReader reads numbers (strtod also took a '+', leading

@@ -105,6 +105,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "entry 2 (' 2')"},
         BadCase{{"model.moe.loads=[1, 1, 1, 1, 1, 1, 1, 1]"}, "model.moe.loads", "only with routing: loads"},
         BadCase{{"model.moe.loads=3"}, "model.moe.loads", "expected a list"},
+        // An empty list is no weights, not the key left out (it passed with other routings until
+        // 2026-12-05), as an empty stragglers list.
+        BadCase{{"model.moe.loads=[]"}, "model.moe.loads", "the list is empty"},
+        BadCase{{"model.moe.routing=loads", "model.moe.loads=[]"}, "model.moe.loads", "the list is empty"},
         BadCase{{"model.moe.capacity_factor=0.5"}, "model.moe.capacity_factor", "at least 1"},
         // The value as given, not rounded to six decimals ("got 0.000000" read as the allowed 0).
         BadCase{{"model.moe.capacity_factor=1e-9"}, "model.moe.capacity_factor", "got 1e-09"},
