@@ -200,6 +200,13 @@ void read_faults(MapReader r, FaultsConfig& out) {
       MapReader cr = r.section("components");
       const size_t builtin = out.components.size();
       for (const auto& [name, node] : comps->map) {
+        if (name.empty()) {
+          // '' ran as a component named after nothing, a "" key in the JSON's per-component
+          // times (until 2026-12-05).
+          cr.child(name);
+          cr.error(name, "a component's name is empty; name it (e.g. nic, switch, psu)");
+          continue;
+        }
         FailureComponent* target = nullptr;
         for (FailureComponent& c : out.components) {
           if (c.name == name) target = &c;

@@ -125,6 +125,19 @@ TEST(FaultsConfig, AnEmptyOrRemovedBuiltInComponentIsRefused) {
   }
 }
 
+// A component named '' ran, a "" key in the JSON's per-component times (until 2026-12-05).
+TEST(FaultsConfig, AComponentNeedsAName) {
+  const std::vector<std::string> paths = error_paths("faults: {components: {'': {rate_per_day: 0.001}}}\n");
+  ASSERT_EQ(paths.size(), 1u);
+  EXPECT_EQ(paths[0], "faults.components.");
+  try {
+    load("faults: {components: {'': {rate_per_day: 0.001}}}\n");
+  } catch (const BadInput& e) {
+    EXPECT_NE(e.errors().at(0).message.find("a component's name is empty"), std::string::npos) << e.what();
+    EXPECT_EQ(e.errors().at(0).line, 6);
+  }
+}
+
 TEST(FaultsConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("faults: {recovery: {detectoin: 1s}}\n"), "faults.recovery.detectoin"));
   EXPECT_TRUE(has(error_paths("faults: {duration: 30 days}\n"), "faults.duration"));
