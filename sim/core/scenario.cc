@@ -198,6 +198,14 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
     throw BadInput(InputError{file, 0, "", "the scenario is empty; expected a mapping with sections "
                                            "cluster, network, model, parallelism, training"});
   }
+  // A list or a single value: one error (each section's required keys were reported missing
+  // after it, ten lines of noise, until 2026-12-05).
+  if (!root.is_map()) {
+    throw BadInput(InputError{file, root.line, "",
+                              std::string("a scenario is a mapping with sections cluster, network, model, parallelism, "
+                                          "training; this file holds ") +
+                                  (root.is_seq() ? "a list" : "a single value")});
+  }
   // A sweep file or a validation suite given where a scenario belongs: one error that says so.
   if (root.is_map() && (root.find("axes") || root.find("cases"))) {
     const bool sweep = root.find("axes") != nullptr;

@@ -44,6 +44,12 @@ void read_overrides(MapReader& r, const std::string& prefix, const std::string& 
 
 ValidationSuite load_validation_suite(const std::string& path) {
   const YamlNode root = parse_yaml_file(path);
+  // An empty file, a list or a single value: one error, not one per required key (until 2026-12-05).
+  if (!root.is_map()) {
+    throw BadInput(InputError{path, root.line, "",
+                              std::string("a validation suite is a mapping with name, budget and cases; this file ") +
+                                  (root.is_null() ? "is empty" : root.is_seq() ? "holds a list" : "holds a single value")});
+  }
   ErrorList errors;
   ValidationSuite s;
   s.file = path;

@@ -522,6 +522,20 @@ TEST(CliValidate, MissingSuiteIsBadInput) {
   EXPECT_CONTAINS(r.err, "no_such_suite.yaml");
 }
 
+// A suite that is empty, a list or a single value is said once; each required key was then
+// reported missing too (until 2026-12-05).
+TEST(CliValidate, ASuiteThatIsNoMappingIsOneError) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  for (const char* text : {"", "- a\n- b\n", "hello\n"}) {
+    std::ofstream(suite) << text;
+    const Result r = clustersim("validate '" + suite.string() + "'");
+    EXPECT_EQ(r.code, 2) << text;
+    EXPECT_CONTAINS(r.err, "a validation suite is a mapping with name, budget and cases");
+    EXPECT_FALSE(contains(r.err, "required")) << r.err;
+  }
+  std::filesystem::remove(suite);
+}
+
 TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
   const Result set = clustersim("validate tests/data/suites/cli_bad_case.yaml");
   EXPECT_EQ(set.code, 2) << set.out;
