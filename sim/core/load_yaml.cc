@@ -88,8 +88,11 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
       std::set<std::string> seen;
       for (const auto& kv : in) {
         if (!kv.first.IsScalar()) {
+          // A null key ('~: 1', '? : 1') was called a list or mapping until 2026-12-05.
+          const bool null_key = kv.first.IsNull() || !kv.first.IsDefined();
           throw BadInput(InputError{origin, kv.first.Mark().line + 1, path,
-                                    "keys must be plain names; this mapping has a list or mapping as a key"});
+                                    null_key ? "keys must be plain names; this mapping has an empty key (~ or null)"
+                                             : "keys must be plain names; this mapping has a list or mapping as a key"});
         }
         const std::string key = kv.first.Scalar();
         const std::string child_path = path.empty() ? key : path + "." + key;

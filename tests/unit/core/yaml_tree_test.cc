@@ -254,6 +254,12 @@ TEST(ParseYamlText, RefusesASecondDocumentAndComplexKeys) {
   EXPECT_NO_THROW(parse_yaml_text("---\na: 1\n", "t.yaml"));  // one document, marked
   const InputError key = only_error([] { parse_yaml_text("? [1, 2]\n: x\n", "t.yaml"); });
   EXPECT_TRUE(contains(key.message, "keys must be plain names")) << key.message;
+  // A null key is named as one, not as a list or mapping.
+  for (const char* text : {"a: 1\n~: x\n", "a: 1\nnull: x\n"}) {
+    const InputError null_key = only_error([&] { parse_yaml_text(text, "t.yaml"); });
+    EXPECT_TRUE(contains(null_key.message, "an empty key (~ or null)")) << text << ": " << null_key.message;
+    EXPECT_EQ(null_key.line, 2) << text;
+  }
 }
 
 // A tag asks for a type the reader does not give (every value is read by its key): refused with
