@@ -666,6 +666,23 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       }
     }
   }
+  // Each stage sets network.fidelity itself (tree_at in candidate_evaluator.cc): a level given by
+  // `set` or an axis was overridden in every run, and an axis over it ranked copies of each
+  // candidate, all at the analytical level, under labels naming other levels (until 2026-12-05).
+  const std::string level_key = "network.fidelity";
+  const std::string level_why =
+      "each stage sets network.fidelity itself (the screen runs at 'analytical', the re-run of the best at "
+      "flow_stage.fidelity), so a level given here is never used; remove it (flow_stage.fidelity picks the second "
+      "stage's level)";
+  for (const auto& [path, v] : fixed) {
+    if (path == level_key) errors.add(InputError{v.file, v.line, "set." + path, level_why});
+  }
+  for (const Axis& a : spec.axes) {
+    const std::vector<std::string> paths = axis_paths(a);
+    if (std::find(paths.begin(), paths.end(), level_key) != paths.end()) {
+      errors.add(InputError{file, a.line, "axes." + a.key, level_why});
+    }
+  }
   // The count before any value is read on the base: a sweep of 2.4e11 candidates was refused only
   // after each of its 200,000 axis values had been, and its two long axes compared value by value
   // (91 s, until 2026-12-05; 0.15 s now).

@@ -84,6 +84,20 @@ TEST(SweepSpec, EmptyNameIsRefused) {
   EXPECT_NE(error_text("axes: {name: ['', b]}\n").find("is empty; expected the scenario's name"), std::string::npos);
 }
 
+// network.fidelity is each stage's own: as an axis every value ran at the analytical level under
+// its label (a 'packet' row was the 'flow' row), and in `set` it was overridden (until 2026-12-05).
+TEST(SweepSpec, TheLevelIsTheStagesNotAnAxisOrASetting) {
+  for (const char* body : {"axes: {parallelism.tp: [1, 2], network.fidelity: [flow, packet]}\n",
+                           "axes: {parallelism.tp: [1, 2], network: [{fidelity: flow}, {fidelity: packet}]}\n",
+                           "axes: {parallelism.tp: [1, 2]}\nset: {network.fidelity: packet}\n",
+                           "axes: {parallelism.tp: [1, 2]}\nset: {network: {fidelity: flow}}\n"}) {
+    const std::string text = error_text(body);
+    EXPECT_NE(text.find("each stage sets network.fidelity itself"), std::string::npos) << body << text;
+  }
+  // Other network keys stay free.
+  EXPECT_EQ(spec_from("axes: {parallelism.tp: [1, 2], network.routing: [ecmp, spray]}\n").axes.size(), 2u);
+}
+
 // A price is at most 1e9 per GPU-hour, as a serving pool's: 1e308 passed, and every candidate's
 // cost (price x GPUs) was inf in sweep.csv, "did not produce the objective" with a cost objective.
 TEST(SweepSpec, PricesAreBounded) {
