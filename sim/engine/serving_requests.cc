@@ -62,7 +62,13 @@ std::vector<std::string> csv_fields(const std::string& line) {
 std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
   std::vector<ServingRequest> out;
   // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first line.
-  std::istringstream in(text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text);
+  std::string body = text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text;
+  // Old Mac line ends (a lone CR) are line breaks, as in YAML files: the whole file read as one
+  // line, refused as "found 7 fields" on line 1 (until 2026-12-05). CRLF stays (the CR is trimmed).
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == '\r' && (i + 1 >= body.size() || body[i + 1] != '\n')) body[i] = '\n';
+  }
+  std::istringstream in(body);
   std::string line;
   int n = 0;
   bool first_content = true;

@@ -96,6 +96,18 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
     ASSERT_EQ(quoted.size(), 1u) << line;
     EXPECT_EQ(quoted[0].prompt, 100) << line;
   }
+  // Line ends of every kind: LF, CRLF and a lone CR (old Mac files, which read as one line of 7
+  // fields until 2026-12-05), with the line numbers of the file.
+  for (const char* eol : {"\n", "\r\n", "\r"}) {
+    const std::string e = eol;
+    const std::vector<ServingRequest> lines =
+        parse_request_trace("arrival_s,prompt_tokens,output_tokens" + e + "0.5,100,10" + e + "0.25,20,3" + e, "t.csv");
+    ASSERT_EQ(lines.size(), 2u) << static_cast<int>(e.size());
+    EXPECT_EQ(lines[1].prompt, 100);
+    EXPECT_NE(bad_input_of([&] { parse_request_trace("0.5,100,10" + e + "0.1,100" + e, "t.csv"); }).find("t.csv:2:"),
+              std::string::npos)
+        << static_cast<int>(e.size());
+  }
   // Past the clock's range: refused, not saturated into a request that never arrives.
   EXPECT_NE(bad_input_of([] { parse_request_trace("1e7,10,5\n", "t.csv"); }).find("t.csv:1:"), std::string::npos);
   // A header only on the first line: a letter later (a second header, 'nan', junk) is an error.
