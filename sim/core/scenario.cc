@@ -54,7 +54,13 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read("ecmp_seed", n.ecmp_seed);
   r.read("ecmp_draws", n.ecmp_draws, Need::kOptional, 1, 64);
   r.read_enum("solver", n.solver, {{"fluid", FlowSolver::kFluid}, {"lmm", FlowSolver::kLmm}});
-  r.read("merge_tolerance", n.merge_tolerance);
+  // A numerical precision (completions this close are processed as one event, the later time
+  // for all): past a millisecond it moves results, so it is refused there.
+  if (r.read("merge_tolerance", n.merge_tolerance) &&
+      (n.merge_tolerance < Time::zero() || n.merge_tolerance > Time::ms(1))) {
+    r.error("merge_tolerance", "expected a time in [0, 1ms] (flow completions this close are processed as one "
+                               "event); got " + to_string(n.merge_tolerance));
+  }
   r.read("rate_tolerance", n.rate_tolerance, Need::kOptional, 0.0, 0.1);
   read_dcqcn(r.section("dcqcn"), n.dcqcn);
   if (const YamlNode* faults = r.child("faults"); faults && !faults->is_null()) {

@@ -230,6 +230,18 @@ TEST(ScenarioErrors, RateToleranceIsAFractionUpToATenth) {
   }
 }
 
+// merge_tolerance is a numerical precision: a day merged every pending completion into the
+// last one's time until 2026-12-05; now [0, 1 ms].
+TEST(ScenarioErrors, MergeToleranceIsAtMostAMillisecond) {
+  EXPECT_EQ(load_text(kTiny, {"network.merge_tolerance=1ms"}).network.merge_tolerance, Time::ms(1));
+  EXPECT_EQ(load_text(kTiny, {"network.merge_tolerance=0s"}).network.merge_tolerance, Time::zero());
+  for (const char* bad : {"network.merge_tolerance=2ms", "network.merge_tolerance=1d", "network.merge_tolerance=-1us"}) {
+    const auto errors = errors_of(kTiny, {bad});
+    ASSERT_EQ(errors.size(), 1u) << bad;
+    EXPECT_EQ(errors[0].key_path, "network.merge_tolerance") << bad;
+  }
+}
+
 TEST(ScenarioErrors, EmptyValueAndClusterCap) {
   const auto errors = errors_of(tiny_with({{"  micro_batch: 1\n", "  micro_batch:\n"}, {"  gpus: 16\n", "  gpus: 2097152\n"}}));
   EXPECT_TRUE(contains(error_at(errors, "parallelism.micro_batch").message, "has no value")) << errors.size();
