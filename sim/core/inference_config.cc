@@ -29,6 +29,7 @@ void read_moe(MapReader r, MoeServingConfig& m) {
   r.read("expert_ffn_hidden", m.expert_ffn_hidden, Need::kOptional, 1, 1 << 22);
   r.read("shared_experts", m.shared_experts, Need::kOptional, 0, 1 << 10);
   r.read("dense_layers", m.dense_layers, Need::kOptional, 0, 100000);
+  r.read("moe_layer_frequency", m.moe_layer_frequency, Need::kOptional, 1, 1 << 16);
   r.read("load_imbalance", m.load_imbalance, Need::kOptional, 1.0, 1000.0);
   r.finish();
 }

@@ -44,6 +44,7 @@ struct MoeServingConfig {
   int expert_ffn_hidden = 0;    // width of one expert's MLP (0 = model.ffn_hidden)
   int shared_experts = 0;       // experts every token visits (DeepSeekMoE style)
   int dense_layers = 0;         // leading layers with a dense MLP (model.ffn_hidden) instead
+  int moe_layer_frequency = 1;  // after them every n-th layer is MoE, the others dense (Llama 4: 2)
   double load_imbalance = 1.0;  // busiest expert's tokens / mean (1 = perfectly balanced)
 };
 

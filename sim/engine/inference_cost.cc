@@ -92,7 +92,7 @@ double total_params(const ServingModel& m) {
     const double moe_layer = m.moe.experts * mlp_params(m, m.expert_ffn()) +
                              m.moe.shared_experts * mlp_params(m, m.expert_ffn()) +
                              static_cast<double>(m.hidden) * m.moe.experts;
-    layers += m.moe_layers() * moe_layer + m.moe.dense_layers * mlp_params(m, m.ffn_hidden);
+    layers += m.moe_layers() * moe_layer + m.dense_mlp_layers() * mlp_params(m, m.ffn_hidden);
   } else {
     layers += m.layers * mlp_params(m, m.ffn_hidden);
   }
@@ -247,7 +247,7 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
       params = m.layers * attention_params_per_layer(m) / p.tp;
       unquantised = embed / p.tp + routers;
       if (m.is_moe()) {
-        params += m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp;
+        params += m.dense_mlp_layers() * mlp_params(m, m.ffn_hidden) / p.tp;
         params += m.moe_layers() * shared / p.ep;
         params += m.moe_layers() * experts_all / p.ep;
       } else {
@@ -255,7 +255,7 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
       }
       break;
     case PoolRole::kAttention:
-      params = m.layers * attention_params_per_layer(m) / p.tp + m.moe.dense_layers * mlp_params(m, m.ffn_hidden) / p.tp +
+      params = m.layers * attention_params_per_layer(m) / p.tp + m.dense_mlp_layers() * mlp_params(m, m.ffn_hidden) / p.tp +
                m.moe_layers() * shared / p.tp;
       unquantised = embed / p.tp + routers;
       break;
@@ -474,7 +474,7 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     ffn_sum = m.layers * dense_mlp_time(m, p.hw, r.tokens(), m.ffn_hidden, p.tp);
     comm_sum += m.layers * tp_ar;    // after the MLP
   } else {
-    const int dense = m.moe.dense_layers;
+    const int dense = m.dense_mlp_layers();
     ffn_sum += dense * dense_mlp_time(m, p.hw, r.tokens(), m.ffn_hidden, p.tp);
     comm_sum += dense * tp_ar;
     const int64_t tokens = load.tokens();  // every token of the instance meets the experts
@@ -551,9 +551,10 @@ StepTiming ping_pong_step(const PingPongCosts& c, std::vector<StepSpan>* spans) 
     }
     return free;
   };
-  const int layers = c.dense_layers + c.moe_layers;
+  const int layers = c.layers > 0 ? c.layers : c.dense_layers + c.moe_layers;
   for (layer = 0; layer < layers; ++layer) {
-    const bool moe = layer >= c.dense_layers;  // dense layers lead (DeepSeekMoE layout)
+    // Dense layers lead (DeepSeekMoE layout), then every moe_layer_frequency-th is MoE (Llama 4).
+    const bool moe = layer >= c.dense_layers && (layer - c.dense_layers) % c.moe_layer_frequency == 0;
     for (size_t i = 0; i < mb; ++i) {
       if (!moe) {
         ready[i] = run(attn_free, ready[i], c.dense[i], attn, StepPart::kAttention, i);
@@ -592,6 +593,8 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
   PingPongCosts c;
   c.dense_layers = m.moe.dense_layers;
   c.moe_layers = m.moe_layers();
+  c.moe_layer_frequency = m.moe.moe_layer_frequency;
+  c.layers = m.layers;
   const int replicas = a.attention_replicas;
   const int groups = e.gpus / e.tp;
   const double w = ServingModel::kBf16Bytes;  // hidden states on the wire

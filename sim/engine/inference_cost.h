@@ -41,7 +41,15 @@ struct ServingModel {
   static constexpr double kBf16Bytes = 2;  // everything the weight precision leaves unquantised
 
   bool is_moe() const { return moe.experts > 0; }
-  int moe_layers() const { return is_moe() ? layers - moe.dense_layers : 0; }
+  // MoE layers: from dense_layers on, every moe_layer_frequency-th (the first of them MoE); the
+  // others have the dense MLP (model.ffn_hidden).
+  bool is_moe_layer(int layer) const {
+    return is_moe() && layer >= moe.dense_layers && (layer - moe.dense_layers) % moe.moe_layer_frequency == 0;
+  }
+  int moe_layers() const {
+    return is_moe() ? (layers - moe.dense_layers + moe.moe_layer_frequency - 1) / moe.moe_layer_frequency : 0;
+  }
+  int dense_mlp_layers() const { return layers - moe_layers(); }
   int expert_ffn() const { return moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : ffn_hidden; }
   int mlp_matrices() const { return swiglu ? 3 : 2; }
 };
@@ -236,8 +244,12 @@ struct PingPongCosts {
   std::vector<Time> ffn;        // expert pool, one MoE layer
   std::vector<Time> n2m;
   std::vector<Time> head;       // attention pool, LM head after the last layer
-  int dense_layers = 0;
+  int dense_layers = 0;  // leading
   int moe_layers = 0;
+  // Every moe_layer_frequency-th layer from dense_layers on is MoE, the rest dense, over `layers`
+  // (0: dense_layers + moe_layers).
+  int moe_layer_frequency = 1;
+  int layers = 0;
 };
 
 // The ping-pong pipeline (MegaScale-Infer, arXiv 2504.02263, section 4): m micro-batches go

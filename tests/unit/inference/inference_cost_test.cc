@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <vector>
 
 #include "calibration/compute_cost.h"
@@ -426,6 +427,33 @@ TEST(PingPong, MicroBatchesOverlapAttentionWithExperts) {
   // Never below the busier pool's work.
   EXPECT_GE(two.total, layers * Time::us(200));
   EXPECT_EQ(two.attention + two.ffn + two.communication + two.idle, two.total);
+}
+
+// inference.moe.moe_layer_frequency 2 (Llama 4 Maverick): layers 0, 2, 4 of 6 MoE (after no
+// dense prefix), 1, 3, 5 dense; the experts run three layers a micro-batch, the attention pool
+// three MoE and three dense ones; the dense layers' MLPs and the experts' counts follow.
+TEST(PingPong, InterleavedMoeLayers) {
+  PingPongCosts c = uniform(2, Time::us(100), Time::us(10), Time::us(100), 3);
+  c.layers = 6;
+  c.moe_layer_frequency = 2;
+  c.dense.assign(2, Time::us(70));
+  std::vector<StepSpan> spans;
+  const StepTiming s = ping_pong_step(c, &spans);
+  EXPECT_EQ(s.ffn_busy, 3 * 2 * Time::us(100));
+  EXPECT_EQ(s.attention_busy, 3 * 2 * Time::us(70) + 3 * 2 * Time::us(100));
+  std::set<int> expert_layers;
+  for (const StepSpan& sp : spans) {
+    if (sp.part == StepPart::kFfn) expert_layers.insert(sp.layer);
+  }
+  EXPECT_EQ(expert_layers, (std::set<int>{0, 2, 4}));
+  const ServingModel m = serving_model(testing::serving({"model.layers=6", "inference.moe.moe_layer_frequency=2"}));
+  EXPECT_EQ(m.moe_layers(), 3);
+  EXPECT_EQ(m.dense_mlp_layers(), 3);
+  EXPECT_TRUE(m.is_moe_layer(4));
+  EXPECT_FALSE(m.is_moe_layer(5));
+  const ServingModel all = serving_model(testing::serving({"model.layers=6"}));
+  EXPECT_DOUBLE_EQ(total_params(all) - total_params(m),
+                   3 * (8 * mlp_params(m, 1024) + 1024.0 * 8 - mlp_params(m, m.ffn_hidden)));
 }
 
 TEST(PingPong, DenseLayersRunOnTheAttentionPoolOnly) {
