@@ -68,7 +68,8 @@ reference, prints a table and exits 1 when the suite's error budget (written in 
 file) is exceeded. Default suite: scenarios/validation/ci.yaml.
 
 options:
-  --set key.path=value   override a key in every scenario of the suite (repeatable)
+  --set key.path=value   override a key in every scenario of the suite (repeatable; applied
+                         after the suite's `set` and each case's own)
   --format text|json     table (default) or JSON rows
   -h, --help             this help
 )";
