@@ -69,6 +69,11 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   EXPECT_NE(s.find("\"tpot_within_limit_fraction\":null"), std::string::npos) << s;
   EXPECT_EQ(single.metrics.count("tpot_p99_s"), 0u);
   EXPECT_NE(single.summary.find("TPOT        none"), std::string::npos) << single.summary;
+  // An MoE model's summary says its throughput is an upper bound (serving-moe.yaml, a known gap);
+  // a dense model's does not.
+  EXPECT_NE(single.summary.find("read the throughput as an upper bound"), std::string::npos) << single.summary;
+  const ScenarioConfig dense = clustersim::testing::serving({"inference.moe=null", "inference.pools.colocated.ep=null"});
+  EXPECT_EQ(inference_output(dense, r).summary.find("upper bound"), std::string::npos);
 }
 
 TEST(RunInference, WholeRunOnTheFabricThroughRunScenario) {
