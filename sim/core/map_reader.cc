@@ -274,6 +274,14 @@ bool MapReader::read_text(const std::string& key, std::string& out, const std::s
     errors_.add(InputError{n->file, n->line, key_path(key), "is empty; expected " + what});
     return false;
   }
+  // Names, labels, sources and file names are one line: a line break (a quoted "\n", or the one a
+  // block scalar '>' or '|' ends with) would break the summaries and tables they are printed in.
+  if (n->scalar.find_first_of("\n\r") != std::string::npos) {
+    errors_.add(InputError{n->file, n->line, key_path(key),
+                           "has a line break; expected " + what + " on one line (a folded block keeps it on one "
+                           "with '>-')"});
+    return false;
+  }
   out = n->scalar;
   return true;
 }

@@ -381,6 +381,14 @@ TEST(ScenarioErrors, GqaKvHeadsMustDivideHeads) {
   EXPECT_TRUE(contains(error_at(errors, "model.kv_heads").message, "must divide model.heads (16)"));
 }
 
+// A name is one line: a quoted "\n" was accepted and broke the text summary until 2026-12-05.
+TEST(ScenarioErrors, ANameWithALineBreakIsRefused) {
+  const auto errors = errors_of(tiny_with({{"name: tiny\n", "name: \"two\\nlines\"\n"}}));
+  EXPECT_TRUE(contains(error_at(errors, "name").message, "has a line break")) << errors.size();
+  const auto block = errors_of(tiny_with({{"  heads: 16\n", "  heads: 16\n  name: |\n    block\n"}}));
+  EXPECT_TRUE(contains(error_at(block, "model.name").message, "has a line break")) << block.size();
+}
+
 // model.head_dim is for serving models whose heads are not hidden / heads wide; training sizes
 // heads as hidden / heads and refuses another value (accepts the same one).
 TEST(ScenarioErrors, TrainingRefusesAHeadDimOtherThanHiddenOverHeads) {
