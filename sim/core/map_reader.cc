@@ -28,16 +28,6 @@ int edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-const char* kind_name(const YamlNode& n) {
-  switch (n.kind) {
-    case YamlNode::Kind::kMap: return "a mapping";
-    case YamlNode::Kind::kSeq: return "a list";
-    case YamlNode::Kind::kNull: return "nothing";
-    case YamlNode::Kind::kScalar: return "a value";
-  }
-  return "?";
-}
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -90,7 +80,7 @@ MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors, 
   if (node_ && node_->is_null()) node_ = nullptr;
   if (node_ && !node_->is_map()) {
     errors_.add(InputError{node_->file, node_->line, path_,
-                           std::string("expected a mapping of keys, got ") + kind_name(*node_)});
+                           std::string("expected a mapping of keys, got ") + node_->kind_name()});
     node_ = nullptr;
     not_a_map_ = true;
   }
@@ -150,7 +140,7 @@ const YamlNode* MapReader::scalar(const std::string& key, Need need) {
   }
   if (!n->is_scalar()) {
     errors_.add(InputError{n->file, n->line, key_path(key),
-                           std::string("expected a single value, got ") + kind_name(*n)});
+                           std::string("expected a single value, got ") + n->kind_name()});
     return nullptr;
   }
   return n;

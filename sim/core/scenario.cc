@@ -210,7 +210,7 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
     throw BadInput(InputError{file, root.line, "",
                               std::string("a scenario is a mapping with sections cluster, network, model, parallelism, "
                                           "training; this file holds ") +
-                                  (root.is_seq() ? "a list" : "a single value")});
+                                  root.kind_name()});
   }
   // A sweep file or a validation suite given where a scenario belongs: one error that says so.
   if (root.is_map() && (root.find("axes") || root.find("cases"))) {

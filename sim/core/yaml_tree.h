@@ -24,6 +24,16 @@ struct YamlNode {
   bool is_seq() const { return kind == Kind::kSeq; }
   bool is_scalar() const { return kind == Kind::kScalar; }
   bool is_null() const { return kind == Kind::kNull; }
+  // What the node is, for messages: "a mapping", "a list", "a value" or "nothing".
+  const char* kind_name() const {
+    switch (kind) {
+      case Kind::kMap: return "a mapping";
+      case Kind::kSeq: return "a list";
+      case Kind::kNull: return "nothing";
+      case Kind::kScalar: return "a value";
+    }
+    return "?";
+  }
   // The child under `key`, or nullptr.
   const YamlNode* find(const std::string& key) const;
   YamlNode* find(const std::string& key);

@@ -47,8 +47,8 @@ ValidationSuite load_validation_suite(const std::string& path) {
   // An empty file, a list or a single value: one error, not one per required key (until 2026-12-05).
   if (!root.is_map()) {
     throw BadInput(InputError{path, root.line, "",
-                              std::string("a validation suite is a mapping with name, budget and cases; this file ") +
-                                  (root.is_null() ? "is empty" : root.is_seq() ? "holds a list" : "holds a single value")});
+                              std::string("a validation suite is a mapping with name, budget and cases; this file holds ") +
+                                  root.kind_name()});
   }
   ErrorList errors;
   ValidationSuite s;
