@@ -146,8 +146,9 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
   const auto add_case_errors = [&](size_t i, const BadInput& e) {
     const ValidationCase& c = suite.cases[i];
     const size_t own = suite.overrides.size();
+    const std::vector<std::string> overrides = overrides_of(i);
     for (const InputError& err : e.errors()) {
-      const int k = override_of(err, overrides_of(i));
+      const int k = override_of(err, overrides);
       if (k >= 0 && static_cast<size_t>(k) >= own && static_cast<size_t>(k) - own < c.overrides.size()) {
         const size_t j = static_cast<size_t>(k) - own;  // the case's own entry
         errors.add(InputError{suite.file, c.override_lines[j],
