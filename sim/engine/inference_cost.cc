@@ -431,9 +431,19 @@ Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, 
   const int64_t count = std::max<int64_t>(1, std::llround(std::ceil(active)));
   const int64_t f = ceil_div(m.expert_ffn(), etp);
   const int64_t up = m.swiglu ? 2 * f : f;
-  // One grouped GEMM per projection over the experts hit (one launch each).
-  return gemm_roofline(t_e, up, m.hidden, m.weight_bytes, m.precision, hw, count) +
+  // One grouped GEMM per projection over the experts hit (one launch each), and the activation
+  // kernel between them: read the up projection (bf16), write its f-wide output, as the training
+  // model prices it (workloads/moe.cc, owner_expert_time).
+  const double pairs = static_cast<double>(t_e) * static_cast<double>(count);
+  const Bytes act = bytes_of(pairs * static_cast<double>(up + f) * ServingModel::kBf16Bytes);
+  return gemm_roofline(t_e, up, m.hidden, m.weight_bytes, m.precision, hw, count) + calib::memory_time(act, hw) +
          gemm_roofline(t_e, m.hidden, f, m.weight_bytes, m.precision, hw, count);
+}
+
+Time permute_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens) {
+  if (tokens <= 0 || !m.is_moe()) return Time::zero();
+  const double pairs = static_cast<double>(tokens) * m.moe.top_k;
+  return calib::memory_time(bytes_of(2.0 * 2.0 * pairs * m.hidden * ServingModel::kBf16Bytes), hw);
 }
 
 Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t seqs, int tp) {
@@ -482,14 +492,19 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     const int etp = std::max(1, p.ep / groups);
     Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
                gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
-                            p.hw);  // router
+                            p.hw) +  // router
+               permute_time(m, p.hw, ceil_div(tokens, p.ep));
     if (m.moe.shared_experts > 0) {
       moe += dense_mlp_time(m, p.hw, tokens, m.moe.shared_experts * m.expert_ffn(), p.ep);
     }
     ffn_sum += m.moe_layers() * moe;
-    // Dispatch and combine: each GPU sends its share of the tokens to top_k experts.
-    const Bytes a2a = bytes_of(static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden * w);
-    const Time exchange = 2 * coll::collective_time(CollectiveOp::kAllToAll, a2a, group_links_ep(p.ep, l));
+    // Dispatch and combine: each GPU sends its share of the tokens to top_k experts. The dispatch
+    // carries the expert GEMMs' input precision (fp8 weights: quantised before it is sent, as
+    // TensorRT-LLM's fused MoE and DeepEP's fp8 dispatch do), the combine the bf16 outputs.
+    const double pairs = static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden;
+    const coll::GroupLinks ep_links = group_links_ep(p.ep, l);
+    const Time exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * m.weight_bytes), ep_links) +
+                          coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
     const Time etp_ar = etp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
                                                           group_links_ep(etp, l))
@@ -605,8 +620,10 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
                                              bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
                                              group_links(a.tp, al));
     const Time attn = attention_layer_time(m, a.hw, r, a.tp) + tp_ar;
-    Time moe_attn = attn + gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes,
-                                         Precision::kBf16, a.hw);  // router
+    Time moe_attn = attn +
+                    gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
+                                  a.hw) +  // router
+                    permute_time(m, a.hw, ceil_div(r.tokens(), a.tp));
     if (m.moe.shared_experts > 0) {
       moe_attn += dense_mlp_time(m, a.hw, r.tokens(), m.moe.shared_experts * m.expert_ffn(), a.tp);
     }

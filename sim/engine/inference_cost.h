@@ -202,14 +202,20 @@ Time dense_mlp_time(const ServingModel& m, const calib::HardwareProfile& hw, int
 // Routed experts of one MoE layer on the busiest GPU, for `tokens` tokens entering a group of
 // `groups` x `etp` GPUs (E / groups experts per group, each split over etp GPUs). Tokens route
 // uniformly: the expected number of experts hit is E (1 - (1 - k/E)^T), each with T k / active
-// tokens (times moe.load_imbalance on the busiest); only experts hit stream their weights.
+// tokens (times moe.load_imbalance on the busiest); only experts hit stream their weights. Up
+// projection, activation kernel (read the up output, write f wide, bf16) and down projection.
 Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens, int groups, int etp);
+// Gathering a GPU's `tokens` into expert order before the dispatch and scattering them back after
+// the combine: read + write h bf16 values per token-expert pair each way, 4 x tokens x top_k x h
+// x 2 bytes (as the training model prices it, workloads/moe.cc).
+Time permute_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t tokens);
 // LM head: (seqs x h) * (h x V/tp).
 Time lm_head_time(const ServingModel& m, const calib::HardwareProfile& hw, int64_t seqs, int tp);
 
 // Colocated (and prefill / decode pool) step on one instance of `p` (ep GPUs, ep/tp attention
 // replicas, experts over the ep GPUs): every layer runs attention, TP all-reduce, router, EP
-// all-to-all dispatch, experts (+ shared experts over the instance), combine, then the LM head.
+// all-to-all dispatch (at the expert GEMMs' input precision: fp8 under weight_precision fp8),
+// experts (+ shared experts over the instance), combine (bf16), then the LM head.
 // Sequential on the same GPUs, so idle = 0.
 // `replica` is the busiest attention replica's share of `load` (whose attention sets each layer's
 // pace); without it, load.share(p.attention_replicas).

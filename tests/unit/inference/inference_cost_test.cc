@@ -250,6 +250,25 @@ TEST(ServingModel, Fp8WeightsHalveTheLinearLayersOnly) {
             colocated_step(b.model, b.pools[0], b.links[0], load).communication);
 }
 
+// Under fp8 weights an MoE layer's dispatch carries fp8 hidden states (quantised before they are
+// sent) and its combine bf16 outputs; the TP all-reduces stay bf16.
+TEST(ServingModel, Fp8WeightsDispatchFp8AndCombineBf16) {
+  const ServingSetup a = make_serving_setup(testing::serving());
+  const ServingSetup b = make_serving_setup(testing::serving({"inference.weight_precision=fp8"}));
+  const ServingModel& m = a.model;
+  const PoolPlan& p = a.pools[0];  // tp 2, ep 8: 4 attention replicas
+  StepLoad load;
+  for (int i = 0; i < 64; ++i) load.add_decode(1000);
+  // The instance's 64 tokens, 8 a GPU, each to top_k = 2 experts of h = 1,024 values.
+  const double values = 8.0 * 2 * 1024;
+  const coll::GroupLinks ep = group_links_ep(p.ep, a.links[0]);
+  const auto a2a = [&](double bytes) { return coll::collective_time(coll::CollectiveOp::kAllToAll, bytes_of(bytes), ep); };
+  const Time saved = m.moe_layers() * (a2a(2.0 * values) - a2a(1.0 * values));
+  EXPECT_GT(saved, Time::zero());
+  EXPECT_EQ(colocated_step(m, p, a.links[0], load).communication - saved,
+            colocated_step(b.model, b.pools[0], b.links[0], load).communication);
+}
+
 TEST(ServingModel, Fp8WeightsNeedAGpuWithFp8) {
   const ScenarioConfig cfg = testing::serving({"cluster.gpu=A100-SXM4-80GB", "inference.weight_precision=fp8"});
   try {
@@ -325,6 +344,23 @@ TEST(ExpertCost, FewTokensHitFewExperts) {
   // One token visits top_k = 2 of 8 experts: far less weight traffic than 1024 tokens hitting all.
   EXPECT_LT(expert_layer_time(m, hw, 1, 1, 1), expert_layer_time(m, hw, 1024, 1, 1));
   EXPECT_EQ(expert_layer_time(m, hw, 0, 1, 1), Time::zero());
+}
+
+// The memory-bound MoE kernels the training model prices (workloads/moe.cc) are priced in serving
+// too: the permutation into expert order and back, and the activation between the expert GEMMs.
+TEST(ExpertCost, PermutationAndActivationAreHandComputedMemoryTraffic) {
+  const ServingModel m = serving_model(testing::serving());  // h = 1024, top_k = 2, 8 experts
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  // 100 tokens x 2 pairs, read + write 1,024 bf16 values before the dispatch and after the
+  // combine: 4 x 200 x 1,024 x 2 = 1,638,400 bytes.
+  EXPECT_EQ(permute_time(m, hw, 100), calib::memory_time(Bytes{1'638'400}, hw));
+  EXPECT_EQ(permute_time(m, hw, 0), Time::zero());
+  // 1,024 tokens on one group of all 8 experts: each hit, 256 tokens each. The activation reads
+  // the SwiGLU up projection (2f) and writes f: 2,048 pairs x 3f x 2 bytes on top of the GEMMs.
+  const int64_t f = m.expert_ffn();
+  const Time gemms = gemm_roofline(256, 2 * f, m.hidden, m.weight_bytes, m.precision, hw, 8) +
+                     gemm_roofline(256, m.hidden, f, m.weight_bytes, m.precision, hw, 8);
+  EXPECT_EQ(expert_layer_time(m, hw, 1024, 1, 1), gemms + calib::memory_time(Bytes{2048 * 3 * f * 2}, hw));
 }
 
 TEST(M2nExchange, BytesAndTimeOnAHandComputedCase) {
