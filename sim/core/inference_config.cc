@@ -31,6 +31,7 @@ void read_moe(MapReader r, MoeServingConfig& m) {
   r.read("dense_layers", m.dense_layers, Need::kOptional, 0, 100000);
   r.read("moe_layer_frequency", m.moe_layer_frequency, Need::kOptional, 1, 1 << 16);
   r.read("load_imbalance", m.load_imbalance, Need::kOptional, 1.0, 1000.0);
+  r.read_enum("dispatch", m.dispatch, {{"all_to_all", MoeDispatch::kAllToAll}, {"all_gather", MoeDispatch::kAllGather}});
   r.finish();
 }
 
@@ -225,6 +226,10 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     fail("inference.micro_batches", "m = " + str(in.micro_batches) + " micro-batches cannot be formed from "
                                         "a batch of at most inference.max_batch = " + str(in.max_batch) +
                                         " sequences; lower m or raise max_batch");
+  }
+  if (in.moe.dispatch != MoeDispatch::kAllToAll && in.mode == ServingMode::kAttentionFfn) {
+    fail("inference.moe.dispatch", "applies to the colocated, prefill and decode pools' expert groups; mode "
+                                   "attention_ffn sends the tokens to the expert pool by M2N (remove the key)");
   }
   if (in.micro_batches > 1 && in.mode != ServingMode::kAttentionFfn) {
     fail("inference.micro_batches", "micro-batching (ping-pong) applies to mode attention_ffn only; got mode " +

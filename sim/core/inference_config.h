@@ -36,6 +36,11 @@ struct LengthConfig {
   int max = 0;  // 0 = no upper bound (fixed, exponential); required for uniform
 };
 
+// How an instance's MoE layer moves its tokens to the experts and back (colocated, prefill and
+// decode pools): an all-to-all of each token to its top_k experts' GPUs and back, or an all-gather
+// of every token to every GPU of the instance and a reduce-scatter of the outputs.
+enum class MoeDispatch { kAllToAll, kAllGather };
+
 // `inference.moe`: a mixture-of-experts FFN, self-contained here (the training `model` section
 // describes a dense transformer). Absent (experts = 0): every layer has the dense `model` MLP.
 struct MoeServingConfig {
@@ -46,6 +51,7 @@ struct MoeServingConfig {
   int dense_layers = 0;         // leading layers with a dense MLP (model.ffn_hidden) instead
   int moe_layer_frequency = 1;  // after them every n-th layer is MoE, the others dense (Llama 4: 2)
   double load_imbalance = 1.0;  // busiest expert's tokens / mean (1 = perfectly balanced)
+  MoeDispatch dispatch = MoeDispatch::kAllToAll;
 };
 
 // One pool of GPUs of one type. Instances inside a pool are `ep` GPUs (attention: `tp` per

@@ -501,10 +501,20 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     // Dispatch and combine: each GPU sends its share of the tokens to top_k experts. The dispatch
     // carries the expert GEMMs' input precision (fp8 weights: quantised before it is sent, as
     // TensorRT-LLM's fused MoE and DeepEP's fp8 dispatch do), the combine the bf16 outputs.
-    const double pairs = static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden;
+    // An all-gather instead sends every token to every GPU of the instance (whatever top_k) and
+    // returns the outputs by a reduce-scatter of the whole instance's tokens (TensorRT-LLM's
+    // fused MoE where it has no all-to-all: tensorrt_llm/_torch/modules/fused_moe, 2025).
     const coll::GroupLinks ep_links = group_links_ep(p.ep, l);
-    const Time exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * m.weight_bytes), ep_links) +
-                          coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
+    Time exchange;
+    if (m.moe.dispatch == MoeDispatch::kAllGather) {
+      const double values = static_cast<double>(ceil_div(tokens, p.ep)) * p.ep * m.hidden;
+      exchange = coll::collective_time(CollectiveOp::kAllGather, bytes_of(values * m.weight_bytes), ep_links) +
+                 coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(values * w), ep_links);
+    } else {
+      const double pairs = static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden;
+      exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * m.weight_bytes), ep_links) +
+                 coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
+    }
     const Time etp_ar = etp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
                                                           group_links_ep(etp, l))

@@ -258,6 +258,13 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("weight_precision", in.weight_precision == WeightPrecision::kFp8 ? "fp8" : "bf16");
   j.set("kv_precision", in.kv_precision == KvPrecision::kFp8 ? "fp8" : "bf16");
   j.set("chunked_prefill", in.chunked_prefill);
+  // How MoE layers move their tokens: the pools' expert groups' collective, attention_ffn's M2N;
+  // null for a dense model.
+  const bool moe = in.moe.experts > 0;
+  const char* dispatch = in.mode == ServingMode::kAttentionFfn                 ? "m2n"
+                         : in.moe.dispatch == MoeDispatch::kAllGather ? "all_gather"
+                                                                       : "all_to_all";
+  j.set("moe_dispatch", moe ? Json(dispatch) : Json());
   j.set("micro_batches", r.micro_batches);
   j.set("m2n_fabric_factor", r.m2n_factor);
   j.set("m2n_probe_measured_s", r.m2n_probe.measured.as_s());
@@ -322,6 +329,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   if (in.weight_precision == WeightPrecision::kFp8) s << ", fp8 weights";
   if (in.kv_precision == KvPrecision::kFp8) s << ", fp8 KV cache";
   if (in.chunked_prefill) s << ", chunked prefill";
+  if (moe && in.moe.dispatch == MoeDispatch::kAllGather) s << ", MoE tokens all-gathered";
   s << "\n";
   std::snprintf(line, sizeof line, "  requests    %lld arrived, %lld completed, %lld rejected (KV cache too small)\n",
                 static_cast<long long>(r.requests.size()), static_cast<long long>(completed),

@@ -101,6 +101,23 @@ TEST(InferenceConfig, ImpossibleImbalanceAndUnboundedLengthsAreErrors) {
   EXPECT_NO_THROW(serving({"inference.prompt_tokens={dist: exponential, mean: 300, min: 100, max: 1024}"}));
 }
 
+// inference.moe.dispatch: all_to_all (default) or all_gather, for the pools that hold an instance's
+// experts; attention_ffn sends its tokens by M2N and refuses the key.
+TEST(InferenceConfig, MoeDispatchIsReadAndRefusedWhereItCannotApply) {
+  EXPECT_EQ(serving().inference->moe.dispatch, MoeDispatch::kAllToAll);
+  EXPECT_EQ(serving({"inference.moe.dispatch=all_gather"}).inference->moe.dispatch, MoeDispatch::kAllGather);
+  const std::string bad = bad_input_of([] { serving({"inference.moe.dispatch=broadcast"}); });
+  EXPECT_TRUE(has(bad, "inference.moe.dispatch")) << bad;
+  EXPECT_TRUE(has(bad, "all_gather")) << bad;
+  const std::string afd = bad_input_of([] {
+    serving({"inference.mode=attention_ffn", "inference.moe.dispatch=all_gather",
+             "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
+  });
+  EXPECT_TRUE(has(afd, "inference.moe.dispatch: applies to the colocated, prefill and decode pools")) << afd;
+  EXPECT_NO_THROW(serving({"inference.mode=attention_ffn", "inference.moe.dispatch=all_to_all",
+                           "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"}));
+}
+
 TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
   const std::string msg = bad_input_of([] {
     serving({"inference.mode=attention_ffn", "inference.micro_batches=8", "inference.max_batch=4",

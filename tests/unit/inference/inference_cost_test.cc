@@ -269,6 +269,29 @@ TEST(ServingModel, Fp8WeightsDispatchFp8AndCombineBf16) {
             colocated_step(b.model, b.pools[0], b.links[0], load).communication);
 }
 
+// moe.dispatch: all_gather sends every token of the instance to each of its ep GPUs (dispatch
+// precision) and returns the outputs by a reduce-scatter (bf16), whatever top_k; the expert and
+// attention compute are the same as all_to_all's.
+TEST(ServingModel, AllGatherDispatchOnAHandComputedCase) {
+  const ServingSetup a = make_serving_setup(testing::serving());
+  const ServingSetup g = make_serving_setup(testing::serving({"inference.moe.dispatch=all_gather"}));
+  const PoolPlan& p = a.pools[0];  // tp 2, ep 8
+  StepLoad load;
+  for (int i = 0; i < 64; ++i) load.add_decode(1000);
+  const coll::GroupLinks ep = group_links_ep(p.ep, a.links[0]);
+  const auto t = [&](coll::CollectiveOp op, double bytes) { return coll::collective_time(op, bytes_of(bytes), ep); };
+  // All-to-all: 8 tokens a GPU x top_k 2 x 1,024 values x 2 bytes, there and back. All-gather:
+  // the 64 tokens x 1,024 values x 2 bytes gathered, and the same reduce-scattered.
+  const Time a2a = 2 * t(coll::CollectiveOp::kAllToAll, 8.0 * 2 * 1024 * 2);
+  const Time agrs = t(coll::CollectiveOp::kAllGather, 64.0 * 1024 * 2) + t(coll::CollectiveOp::kReduceScatter, 64.0 * 1024 * 2);
+  const StepTiming sa = colocated_step(a.model, p, a.links[0], load);
+  const StepTiming sg = colocated_step(g.model, g.pools[0], g.links[0], load);
+  EXPECT_EQ(sg.communication - sa.communication, a.model.moe_layers() * (agrs - a2a));
+  EXPECT_GT(agrs, a2a);  // top_k 2 of 8 GPUs: the gather moves 4x the bytes
+  EXPECT_EQ(sg.attention, sa.attention);
+  EXPECT_EQ(sg.ffn, sa.ffn);
+}
+
 TEST(ServingModel, Fp8WeightsNeedAGpuWithFp8) {
   const ScenarioConfig cfg = testing::serving({"cluster.gpu=A100-SXM4-80GB", "inference.weight_precision=fp8"});
   try {

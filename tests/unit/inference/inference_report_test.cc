@@ -54,7 +54,8 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   for (const char* key : {"\"kind\":\"inference\"", "\"tokens_per_s_per_gpu\":", "\"ttft_s\":{\"mean\":0.1,\"p50\":0.1,\"p99\":0.1}",
                           "\"tpot_s\":{\"mean\":0.01,\"p50\":0.01,\"p99\":0.01}", "\"rejected\":1", "\"completed\":1",
                           "\"tokens_per_cost_unit\":", "\"decode_step\":", "\"utilisation\":",
-                          "\"weight_precision\":\"bf16\"", "\"kv_precision\":\"bf16\"", "\"chunked_prefill\":false"}) {
+                          "\"weight_precision\":\"bf16\"", "\"kv_precision\":\"bf16\"", "\"chunked_prefill\":false",
+                          "\"moe_dispatch\":\"all_to_all\""}) {
     EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
   }
   // 11 tokens in 0.2 s on 16 GPUs.
@@ -74,6 +75,14 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   EXPECT_NE(single.summary.find("read the throughput as an upper bound"), std::string::npos) << single.summary;
   const ScenarioConfig dense = clustersim::testing::serving({"inference.moe=null", "inference.pools.colocated.ep=null"});
   EXPECT_EQ(inference_output(dense, r).summary.find("upper bound"), std::string::npos);
+  // moe_dispatch: null for a dense model, the pools' collective, or attention_ffn's M2N.
+  EXPECT_NE(inference_output(dense, r).results.dump(0).find("\"moe_dispatch\":null"), std::string::npos);
+  const RunOutput gathered = inference_output(clustersim::testing::serving({"inference.moe.dispatch=all_gather"}), r);
+  EXPECT_NE(gathered.results.dump(0).find("\"moe_dispatch\":\"all_gather\""), std::string::npos);
+  EXPECT_NE(gathered.summary.find("MoE tokens all-gathered"), std::string::npos) << gathered.summary;
+  const ScenarioConfig afd = clustersim::testing::serving(
+      {"inference.mode=attention_ffn", "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
+  EXPECT_NE(inference_output(afd, r).results.dump(0).find("\"moe_dispatch\":\"m2n\""), std::string::npos);
 }
 
 TEST(RunInference, WholeRunOnTheFabricThroughRunScenario) {
