@@ -45,6 +45,7 @@ void read_pool(MapReader r, PoolConfig& p) {
   r.read("gpus", p.gpus, Need::kRequired, 1, kMaxGpus);
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
+  r.read("expert_tp", p.expert_tp, Need::kOptional, 1, 1 << 20);
   if (r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9) && p.price_per_gpu_hour > 0 &&
       p.price_per_gpu_hour < kMinPrice) {
     // Tokens per currency unit would pass any float (1e-305 printed 'inf').
@@ -281,12 +282,25 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
         if (p.gpus % ep != 0) {
           fail(key + ".gpus", "must be a multiple of the instance size ep = " + str(ep) + "; got " + str(p.gpus));
         }
-        if (in.moe.experts > 0 && in.moe.experts % ep != 0 && ep % in.moe.experts != 0) {
+        if (p.expert_tp > 0) {
+          // The instance's ep GPUs form ep / expert_tp groups, each holding whole experts, each
+          // expert split over its group's expert_tp GPUs.
+          if (in.moe.experts == 0) {
+            fail(key + ".expert_tp", "splits the experts, but the model has none (inference.moe); remove it");
+          } else if (ep % p.expert_tp != 0) {
+            fail(key + ".expert_tp", "must divide the instance's GPUs (ep = " + str(ep) + "); got " + str(p.expert_tp));
+          } else if (in.moe.experts % (ep / p.expert_tp) != 0) {
+            fail(key + ".expert_tp", "ep / expert_tp = " + str(ep / p.expert_tp) +
+                                         " expert groups must divide inference.moe.experts (" + str(in.moe.experts) +
+                                         "); got expert_tp " + str(p.expert_tp));
+          }
+        } else if (in.moe.experts > 0 && in.moe.experts % ep != 0 && ep % in.moe.experts != 0) {
           fail(key + ".ep", "must divide inference.moe.experts (" + str(in.moe.experts) +
                                 ") or be a multiple of it; got " + str(ep));
         }
       } else {
         if (p.ep != 0) fail(key + ".ep", "the attention pool holds no experts; remove ep");
+        if (p.expert_tp != 0) fail(key + ".expert_tp", "the attention pool holds no experts; remove expert_tp");
         if (p.gpus % p.tp != 0) {
           fail(key + ".gpus", "must be a multiple of tp (" + str(p.tp) + "); got " + str(p.gpus));
         }
@@ -297,6 +311,7 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
         continue;
       }
       if (p.ep != 0) fail(key + ".ep", "the expert pool is one expert-parallel group over all its gpus; remove ep");
+      if (p.expert_tp != 0) fail(key + ".expert_tp", "the expert pool splits each expert over its tp GPUs; use tp");
       if (p.tp > cfg.cluster.gpus_per_node) {
         fail(key + ".tp", "expert tensor parallelism stays inside a node: must not exceed cluster.gpus_per_node (" +
                               str(cfg.cluster.gpus_per_node) + ")");

@@ -61,6 +61,8 @@ struct PoolConfig {
   int gpus = 0;                 // GPUs in the pool (required for the pools the mode uses)
   int tp = 1;                   // tensor parallelism of attention (expert pool: of each expert)
   int ep = 0;                   // GPUs per instance holding the experts; 0 = tp (colocated, prefill, decode)
+  int expert_tp = 0;            // GPUs each expert is split over inside an instance; 0 = ep / experts when
+                                // ep exceeds the experts, else 1 (colocated, prefill, decode)
   double price_per_gpu_hour = 0.0;  // price of one GPU-hour, any currency; 0 = unknown
 };
 

@@ -74,6 +74,8 @@ ServingModel serving_model(const ScenarioConfig& cfg) {
   return m;
 }
 
+int default_expert_tp(const ServingModel& m, int ep) { return m.is_moe() ? std::max(1, ep / m.moe.experts) : 1; }
+
 double attention_params_per_layer(const ServingModel& m) {
   const double h = m.hidden;
   const double q = static_cast<double>(m.heads) * m.head_dim;
@@ -488,8 +490,8 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     ffn_sum += dense * dense_mlp_time(m, p.hw, r.tokens(), m.ffn_hidden, p.tp);
     comm_sum += dense * tp_ar;
     const int64_t tokens = load.tokens();  // every token of the instance meets the experts
-    const int groups = std::min(p.ep, m.moe.experts);
-    const int etp = std::max(1, p.ep / groups);
+    const int etp = p.expert_tp;
+    const int groups = p.ep / etp;
     Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
                gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
                             p.hw) +  // router
@@ -515,7 +517,10 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * m.weight_bytes), ep_links) +
                  coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
     }
-    const Time etp_ar = etp > 1 ? coll::collective_time(CollectiveOp::kAllReduce,
+    // An expert's etp GPUs sum their partial outputs: by an all-reduce after an all-to-all; the
+    // all-gather's reduce-scatter already sums every GPU's.
+    const bool summed = m.moe.dispatch == MoeDispatch::kAllGather;
+    const Time etp_ar = etp > 1 && !summed ? coll::collective_time(CollectiveOp::kAllReduce,
                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
                                                           group_links_ep(etp, l))
                                 : Time::zero();

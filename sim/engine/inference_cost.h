@@ -79,6 +79,7 @@ struct PoolPlan {
   int gpus = 0;
   int tp = 1;           // attention tensor parallelism (expert pool: per expert)
   int ep = 1;           // GPUs per instance (colocated, prefill, decode); attention pool: tp
+  int expert_tp = 1;    // GPUs each expert is split over inside an instance (colocated, prefill, decode)
   double price_per_gpu_hour = 0;
   // Derived.
   int instances = 1;          // gpus / ep (attention and expert pools: 1, the deployment)
@@ -87,6 +88,11 @@ struct PoolPlan {
   Bytes kv_budget_per_gpu;     // KV cache room on each GPU
   int64_t kv_tokens_per_replica = 0;  // KV tokens one attention replica holds
 };
+
+// GPUs each expert is split over in an instance of `ep` GPUs when the pool does not say
+// (expert_tp): ep / experts when the instance has more GPUs than experts, else 1 (1 for a dense
+// model).
+int default_expert_tp(const ServingModel& m, int ep);
 
 // The links a pool's collectives and transfers use (already scaled by achieved efficiency).
 struct ServingLinks {

@@ -83,6 +83,7 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
       p.attention_replicas = 0;
     } else {
       p.ep = pc->ep > 0 ? pc->ep : pc->tp;
+      p.expert_tp = pc->expert_tp > 0 ? pc->expert_tp : default_expert_tp(s.model, p.ep);
       p.instances = p.gpus / p.ep;
       p.attention_replicas = p.ep / p.tp;
     }

@@ -40,6 +40,7 @@ bool make_pool(const ScenarioConfig& cfg, PoolRole role, int gpus, int tp, int e
   p.gpus = gpus;
   p.tp = tp;
   p.ep = ep;
+  p.expert_tp = pc && pc->expert_tp > 0 ? pc->expert_tp : default_expert_tp(serving_model(cfg), ep);
   p.instances = 1;
   p.attention_replicas = role == PoolRole::kExpert ? 0 : ep / tp;
   InferenceConfig sized = in;
@@ -112,10 +113,12 @@ DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instan
   d.gpus = instance_gpus;
   PoolPlan p;
   if (!make_pool(cfg, PoolRole::kColocated, instance_gpus, tp, instance_gpus, p)) return d;
+  const ServingModel m = serving_model(cfg);
+  // The pool's expert_tp must split this instance into groups of whole experts.
+  if (m.is_moe() && (p.ep % p.expert_tp != 0 || m.moe.experts % (p.ep / p.expert_tp) != 0)) return d;
   const InferenceConfig& in = *cfg.inference;
   const double kv_tokens = static_cast<double>(p.kv_tokens_per_replica) * p.attention_replicas;
   d.fits = batch * reserved_of(in) <= kv_tokens;
-  const ServingModel m = serving_model(cfg);
   StepLoad load;
   const double ctx = context_of(in);
   for (int i = 0; i < batch; ++i) load.add_decode(static_cast<int64_t>(ctx));

@@ -118,6 +118,33 @@ TEST(InferenceConfig, MoeDispatchIsReadAndRefusedWhereItCannotApply) {
                            "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"}));
 }
 
+// pools.<role>.expert_tp splits the instance's ep GPUs into ep / expert_tp groups of whole
+// experts: it must divide ep, the groups must divide the experts, and only the pools holding an
+// instance's experts take it.
+TEST(InferenceConfig, ExpertTpMustSplitTheInstanceIntoGroupsOfWholeExperts) {
+  EXPECT_EQ(serving().inference->colocated->expert_tp, 0);  // the default rule applies
+  EXPECT_EQ(serving({"inference.pools.colocated.expert_tp=8"}).inference->colocated->expert_tp, 8);
+  EXPECT_NO_THROW(serving({"inference.pools.colocated.expert_tp=2"}));  // 4 groups of 2 experts
+  const std::string odd = bad_input_of([] { serving({"inference.pools.colocated.expert_tp=3"}); });
+  EXPECT_TRUE(has(odd, "inference.pools.colocated.expert_tp: must divide the instance's GPUs (ep = 8); got 3")) << odd;
+  // 16 experts on ep 8 split 8 ways: one group. With 12 experts, ep 8 and expert_tp 2: 4 groups of 3.
+  EXPECT_NO_THROW(serving({"inference.moe.experts=12", "inference.pools.colocated.expert_tp=2"}));
+  const std::string groups = bad_input_of([] { serving({"inference.moe.experts=12", "inference.pools.colocated.expert_tp=1"}); });
+  EXPECT_TRUE(has(groups, "ep / expert_tp = 8 expert groups must divide inference.moe.experts (12)")) << groups;
+  const std::string dense = bad_input_of([] {
+    serving({"inference.moe=null", "inference.pools.colocated.expert_tp=2"});
+  });
+  EXPECT_TRUE(has(dense, "inference.pools.colocated.expert_tp: splits the experts, but the model has none")) << dense;
+  const std::string attention = bad_input_of([] {
+    serving({"inference.mode=attention_ffn", "inference.pools={attention: {gpus: 8, tp: 2, expert_tp: 2}, expert: {gpus: 8}}"});
+  });
+  EXPECT_TRUE(has(attention, "inference.pools.attention.expert_tp: the attention pool holds no experts")) << attention;
+  const std::string expert = bad_input_of([] {
+    serving({"inference.mode=attention_ffn", "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8, expert_tp: 2}}"});
+  });
+  EXPECT_TRUE(has(expert, "inference.pools.expert.expert_tp: the expert pool splits each expert over its tp GPUs")) << expert;
+}
+
 TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
   const std::string msg = bad_input_of([] {
     serving({"inference.mode=attention_ffn", "inference.micro_batches=8", "inference.max_batch=4",

@@ -292,6 +292,35 @@ TEST(ServingModel, AllGatherDispatchOnAHandComputedCase) {
   EXPECT_EQ(sg.ffn, sa.ffn);
 }
 
+// pools.<role>.expert_tp: ep 8 GPUs as one group holding a slice of every expert (MoE tensor
+// parallelism) costs each GPU every expert's narrower GEMMs instead of its own experts' whole
+// ones; under all_gather the exchange is the same. Left out, the default (1 here) is unchanged.
+TEST(ServingModel, ExpertTensorParallelismSlicesEveryExpert) {
+  const ServingSetup ep = make_serving_setup(testing::serving({"inference.moe.dispatch=all_gather"}));
+  const ServingSetup one = make_serving_setup(
+      testing::serving({"inference.moe.dispatch=all_gather", "inference.pools.colocated.expert_tp=1"}));
+  const ServingSetup tp = make_serving_setup(
+      testing::serving({"inference.moe.dispatch=all_gather", "inference.pools.colocated.expert_tp=8"}));
+  EXPECT_EQ(ep.pools[0].expert_tp, 1);
+  EXPECT_EQ(tp.pools[0].expert_tp, 8);
+  EXPECT_EQ(tp.pools[0].weights_per_gpu, ep.pools[0].weights_per_gpu);
+  StepLoad load;
+  for (int i = 0; i < 64; ++i) load.add_decode(1000);
+  const ServingModel& m = ep.model;
+  const StepTiming a = colocated_step(m, ep.pools[0], ep.links[0], load);
+  const StepTiming b = colocated_step(m, tp.pools[0], tp.links[0], load);
+  EXPECT_EQ(colocated_step(m, one.pools[0], one.links[0], load).total, a.total);
+  EXPECT_EQ(b.communication, a.communication);
+  EXPECT_EQ(b.attention, a.attention);
+  const calib::HardwareProfile& hw = ep.pools[0].hw;
+  EXPECT_EQ(b.ffn - a.ffn, m.moe_layers() * (expert_layer_time(m, hw, 64, 1, 8) - expert_layer_time(m, hw, 64, 8, 1)));
+  // A decode sweep point whose instance the pool's expert_tp cannot split is not offered.
+  const ScenarioConfig cfg = testing::serving({"inference.pools.colocated.expert_tp=8"});
+  EXPECT_FALSE(colocated_decode_point(cfg, 2, 4, 64).fits);
+  EXPECT_EQ(colocated_decode_point(cfg, 2, 4, 64).tpot, Time::zero());
+  EXPECT_TRUE(colocated_decode_point(cfg, 2, 8, 64).fits);
+}
+
 TEST(ServingModel, Fp8WeightsNeedAGpuWithFp8) {
   const ScenarioConfig cfg = testing::serving({"cluster.gpu=A100-SXM4-80GB", "inference.weight_precision=fp8"});
   try {
