@@ -40,7 +40,38 @@ void refuse_tag(const YAML::Node& n, const std::string& origin, int line, const 
 struct Budget {
   int depth = 0;
   int64_t values = 0;
+  const std::string* text = nullptr;  // what is being read, for the quote check
 };
+
+// True when the quoted scalar opening at `pos` of `text` never closes: yaml-cpp then reads to the
+// end of the text, so "name: 'abc" followed by the rest of a file became one long name, and
+// "--set x='" the empty string. Inside single quotes '' is a quote; inside double quotes a
+// backslash escapes the next character.
+bool quote_left_open(const std::string& text, size_t pos) {
+  if (pos >= text.size() || (text[pos] != '\'' && text[pos] != '"')) return false;
+  const char q = text[pos];
+  for (size_t i = pos + 1; i < text.size(); ++i) {
+    if (q == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == q) {
+      if (q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;
+        continue;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+void refuse_open_quote(const YAML::Node& n, const Budget& b, const std::string& origin, int line,
+                       const std::string& path) {
+  if (b.text == nullptr || !n.IsScalar() || n.Tag() != "!" || n.Mark().pos < 0) return;
+  if (!quote_left_open(*b.text, static_cast<size_t>(n.Mark().pos))) return;
+  throw BadInput(InputError{origin, line, path,
+                            std::string("opens a quoted value (") + (*b.text)[static_cast<size_t>(n.Mark().pos)] +
+                                ") that never closes; close it on the same value, or remove the quote"});
+}
 
 YamlNode convert(const YAML::Node& in, const std::string& origin, const std::string& path, Budget& budget) {
   const int line = in.Mark().line >= 0 ? in.Mark().line + 1 : 0;
@@ -63,6 +94,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
     ~Deeper() { --b.depth; }
   } deeper(budget);
   refuse_tag(in, origin, line, path);
+  refuse_open_quote(in, budget, origin, line, path);
   YamlNode out;
   out.file = origin;
   out.line = line;
@@ -97,6 +129,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
         const std::string key = kv.first.Scalar();
         const std::string child_path = path.empty() ? key : path + "." + key;
         refuse_tag(kv.first, origin, kv.first.Mark().line + 1, child_path);
+        refuse_open_quote(kv.first, budget, origin, kv.first.Mark().line + 1, child_path);
         if (!seen.insert(key).second) {
           throw BadInput(InputError{origin, kv.first.Mark().line + 1, child_path,
                                     "key appears twice in the same mapping"});
@@ -193,6 +226,7 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
                                 "holds more than one YAML document (separated by '---'); expected one"});
     }
     Budget budget;
+    budget.text = &text;
     if (docs.empty()) return convert(YAML::Node(), origin, "", budget);
     return convert(docs[0], origin, "", budget);
   } catch (const YAML::Exception& e) {

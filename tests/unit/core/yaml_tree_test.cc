@@ -283,6 +283,32 @@ TEST(ParseYamlText, TagsAreRefusedWithTheirKey) {
   EXPECT_NO_THROW(parse_yaml_text("a: '!foo'\nb: \"x\"\nc: 3\nd: [1, {e: f}]\n", "t.yaml"));
 }
 
+// A quote that never closes is refused with its key and line: yaml-cpp reads it to the end of the
+// text, so "name: 'abc" swallowed the rest of the file into the name, and "--set x='" set x to
+// the empty string (until 2026-12-05).
+TEST(ParseYamlText, AQuoteThatNeverClosesIsRefused) {
+  const InputError file = only_error([] { parse_yaml_text("a: 1\nname: 'abc\ncluster: {gpus: 8}\n", "t.yaml"); });
+  EXPECT_EQ(file.line, 2);
+  EXPECT_EQ(file.key_path, "name");
+  EXPECT_TRUE(contains(file.message, "opens a quoted value (') that never closes")) << file.message;
+  EXPECT_FALSE(only_error([] { parse_yaml_text("a: [1, \"x]\n", "t.yaml"); }).message.empty());  // yaml-cpp's own
+  EXPECT_EQ(only_error([] { parse_yaml_text("'k: 1\n", "t.yaml"); }).line, 1);
+  const InputError set = only_error([] {
+    YamlNode root = parse_yaml_text("a: 1\n", "t.yaml");
+    apply_override(root, "a='");
+  });
+  EXPECT_TRUE(contains(set.message, "never closes")) << set.message;
+  // Closed quotes, escaped quotes inside them, quotes over several lines and apostrophes inside
+  // plain values are fine.
+  const YamlNode ok = parse_yaml_text(
+      "a: 'it''s'\nb: \"say \\\"hi\\\"\"\nc: 'two\n  lines'\nd: don't\ne: ''\nf: \"\"\n", "t.yaml");
+  EXPECT_EQ(ok.find("a")->scalar, "it's");
+  EXPECT_EQ(ok.find("b")->scalar, "say \"hi\"");
+  EXPECT_EQ(ok.find("c")->scalar, "two lines");
+  EXPECT_EQ(ok.find("d")->scalar, "don't");
+  EXPECT_EQ(ok.find("e")->scalar, "");
+}
+
 TEST(ParseYamlText, TooDeepANestingSaysSo) {
   const InputError e = only_error([] { parse_yaml_text("a: " + std::string(2000, '[') + std::string(2000, ']'), "t.yaml"); });
   EXPECT_TRUE(contains(e.message, "nested deeper than the reader allows")) << e.message;
