@@ -34,6 +34,17 @@ const JsonValue* member(const JsonValue& v, const char* key, JsonValue::Kind kin
   throw BadInput(InputError{path, line, "--resume", what + "; the log was edited or damaged: --restart to run the sweep again"});
 }
 
+// Text the sweep writes holds no control characters but tabs and line breaks (a reason can span
+// lines); a NUL or an escape sequence ("\u0000", "\u001b") came from an edit, and went on into
+// sweep.csv and the terminal.
+bool plain_text(const std::string& s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string record_to_line(const Record& r) {
@@ -65,6 +76,7 @@ std::optional<Record> record_from_line(const std::string& line) {
   const JsonValue* metrics = member(*v, "metrics", JsonValue::Kind::kObject);
   const JsonValue* info = member(*v, "info", JsonValue::Kind::kObject);
   if (!stage || !index || !id || !status || !reason || !metrics || !info) return std::nullopt;
+  if (!plain_text(id->text) || !plain_text(reason->text)) return std::nullopt;
   // Only what record_to_line writes: a known stage and status, an index that is a count.
   if (stage->text != kStageAnalytical && stage->text != kStageFiner) return std::nullopt;
   bool known_status = false;
@@ -92,7 +104,9 @@ std::optional<Record> record_from_line(const std::string& line) {
     r.outcome.metrics[k] = m.number;
   }
   for (const auto& [k, m] : info->members) {
-    if (m.kind == JsonValue::Kind::kString) r.outcome.info[k] = m.text;
+    if (m.kind != JsonValue::Kind::kString) continue;
+    if (!plain_text(k) || !plain_text(m.text)) return std::nullopt;
+    r.outcome.info[k] = m.text;
   }
   return r;
 }

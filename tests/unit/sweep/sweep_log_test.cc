@@ -57,6 +57,17 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
   EXPECT_FALSE(record_from_line(line)->retry);
   const size_t t = retry.find("true");
   EXPECT_FALSE(record_from_line(retry.substr(0, t) + "\"true\"" + retry.substr(t + 4)));
+  // The sweep writes no control characters but line breaks and tabs: a NUL or an escape
+  // sequence edited into a text (accepted until 2026-12-05) marks the line.
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string edited = line;
+    edited.replace(edited.find(from), from.size(), to);
+    return edited;
+  };
+  EXPECT_FALSE(record_from_line(with("a, b", "a\\u0000, b")));
+  EXPECT_FALSE(record_from_line(with("80GB", "80\\u001bGB")));
+  EXPECT_FALSE(record_from_line(with(r.id, r.id + "\\u0007")));
+  EXPECT_TRUE(record_from_line(with("a, b", "a\\t, b")));
 }
 
 TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
