@@ -156,14 +156,13 @@ std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpu
   return out;
 }
 
-std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan& e,
-                                               Bytes m2n_total, int gpus_per_node) {
+std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan& e, const ServingModel& m,
+                                               int64_t tokens, int gpus_per_node) {
   std::vector<coll::FlowSpec> out;
   const int64_t pairs = int64_t{a.gpus} * e.gpus;
   if (pairs <= 0) return out;
-  // N2M carries 1 / etp of M2N's bytes (m2n_bytes, n2m_bytes).
-  const Bytes up{m2n_total.n / pairs};
-  const Bytes down{up.n / std::max(1, e.tp)};
+  const Bytes up{m2n_bytes(m, tokens, e.tp).n / pairs};
+  const Bytes down{n2m_bytes(m, tokens).n / pairs};
   out.reserve(static_cast<size_t>(2 * pairs));
   for (int i = 0; i < a.gpus; ++i) {
     for (int j = 0; j < e.gpus; ++j) {
@@ -540,7 +539,7 @@ Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int etp) {
 }
 
 Bytes n2m_bytes(const ServingModel& m, int64_t tokens) {
-  return bytes_of(static_cast<double>(tokens) * m.moe.top_k * m.hidden * m.weight_bytes);
+  return bytes_of(static_cast<double>(tokens) * m.moe.top_k * m.hidden * ServingModel::kBf16Bytes);
 }
 
 Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,

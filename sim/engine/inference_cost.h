@@ -128,12 +128,12 @@ coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l);
 // and instance at once.
 std::vector<coll::FlowSpec> pool_tp_flows(const PoolPlan& p, Bytes size, int gpus_per_node);
 std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpus_per_node);
-// One layer's M2N (attention -> expert pool, `m2n_total` bytes) and N2M back (in the ratio
-// n2m_bytes / m2n_bytes), each spread evenly over the a x e pairs, as the M2N probe sends them:
+// One layer's M2N (attention -> expert pool) and N2M back for `tokens` tokens of model `m`
+// (m2n_bytes, n2m_bytes), each spread evenly over the a x e pairs, as the M2N probe sends them:
 // at once, so that where both directions leave a ToR by the same uplinks (a rail-optimised ToR
 // holds attention and expert GPUs of its rail) they share them.
-std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan& e,
-                                               Bytes m2n_total, int gpus_per_node);
+std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan& e, const ServingModel& m,
+                                               int64_t tokens, int gpus_per_node);
 
 // Memory per GPU of a pool: weights held, then the KV budget (inference.kv_cache_per_gpu, or HBM
 // minus the profile's reserve, the weights and an activation workspace of
@@ -234,9 +234,10 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
 StepLoad busiest_replica(const ServingModel& m, const PoolPlan& p, std::span<const StepLoad> replicas);
 
 // Bytes of one layer's attention <-> expert exchange for `tokens` tokens, each routed to top_k
-// experts of `etp` GPUs each (w = weight_bytes per element):
+// experts of `etp` GPUs each (w = weight_bytes per element: the dispatch carries the expert GEMMs'
+// input precision, fp8 under fp8 weights; the outputs return bf16, 2 bytes):
 //   M2N  tokens x top_k x etp x h x w   every rank of an expert's TP group needs the whole hidden state
-//   N2M  tokens x top_k x h x w         the etp ranks reduce-scatter the expert output, each returns 1/etp
+//   N2M  tokens x top_k x h x 2         the etp ranks reduce-scatter the expert output, each returns 1/etp
 Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int etp);
 Bytes n2m_bytes(const ServingModel& m, int64_t tokens);
 

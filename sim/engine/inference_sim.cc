@@ -624,7 +624,7 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
   tokens *= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kM2nProbeMinBytesPerGpu / busiest_gpu(tokens))));
   // Uniform routing: each of the a x e pairs carries the same share (an expert's etp ranks all get
   // the M2N tokens routed to it, and each returns its 1/etp slice).
-  const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, m2n_bytes(s.model, tokens, e.tp), s.links[0].gpus_per_node);
+  const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, s.model, tokens, s.links[0].gpus_per_node);
   Time last = Time::zero();
   // No GPU's NIC carries a byte before its first sub-flow has crossed the shortest path.
   Time latency = Time::max();
@@ -666,8 +666,8 @@ double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, 
   const int gpn = setup.links[0].gpus_per_node;
   const PoolPlan& a = setup.pools[0];
   const PoolPlan& e = setup.pools[1];
-  const Bytes total{int64_t{a.gpus} * e.gpus * (1 << 16)};  // any size: the factor is a ratio
-  const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, total, gpn);
+  // Any size: the factor is a ratio (64 tokens a GPU pair keeps every flow whole bytes).
+  const std::vector<coll::FlowSpec> flows = m2n_exchange_flows(a, e, setup.model, int64_t{64} * a.gpus * e.gpus, gpn);
   // The exchange's static completion on the routes (NVLink for pairs on one node, the NICs a
   // node's busy GPUs share, collisions) against the closed form's NIC share for every byte.
   const Time bound = m2n_line_rate_bound(setup, flows, Time::zero());

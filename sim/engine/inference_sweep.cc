@@ -97,8 +97,9 @@ double price_links(const ScenarioConfig& cfg, ServingSetup& s, const SweepFabric
   }
   if (s.pools.size() < 2) return 1.0;
   // The M2N's fabric factor from the bytes that leave each ToR and pod.
-  const Bytes probe{int64_t{s.pools[0].gpus} * s.pools[1].gpus * (1 << 16)};
-  return serving_fabric_slowdown(cfg, m2n_exchange_flows(s.pools[0], s.pools[1], probe, cfg.cluster.gpus_per_node));
+  const int64_t tokens = int64_t{64} * s.pools[0].gpus * s.pools[1].gpus;
+  return serving_fabric_slowdown(cfg, m2n_exchange_flows(s.pools[0], s.pools[1], s.model, tokens,
+                                                         cfg.cluster.gpus_per_node));
 }
 
 }  // namespace
@@ -123,6 +124,7 @@ DecodePoint colocated_decode_point(const ScenarioConfig& cfg, int tp, int instan
   const double ctx = context_of(in);
   for (int i = 0; i < batch; ++i) load.add_decode(static_cast<int64_t>(ctx));
   ServingSetup setup;
+  setup.model = m;
   setup.pools = {p};
   price_links(cfg, setup, on);
   d.timing = colocated_step(m, p, setup.links[0], load);
@@ -162,6 +164,7 @@ DecodePoint afd_decode_point(const ScenarioConfig& cfg, int atp, int attention_g
   for (int i = 0; i < batch; ++i) micro[static_cast<size_t>(i % m)].add_decode(static_cast<int64_t>(ctx));
   e.first_gpu = attention_gpus;
   ServingSetup setup;
+  setup.model = model;
   setup.pools = {a, e};
   const double factor = price_links(cfg, setup, on);
   AfdPlan plan{&a, &e, m, factor};

@@ -267,6 +267,9 @@ TEST(ServingModel, Fp8WeightsDispatchFp8AndCombineBf16) {
   EXPECT_GT(saved, Time::zero());
   EXPECT_EQ(colocated_step(m, p, a.links[0], load).communication - saved,
             colocated_step(b.model, b.pools[0], b.links[0], load).communication);
+  // attention_ffn likewise: the M2N carries fp8, the N2M bf16 (fp8 too until 2026-12-05).
+  EXPECT_EQ(2 * m2n_bytes(b.model, 64, 2).n, m2n_bytes(m, 64, 2).n);
+  EXPECT_EQ(n2m_bytes(b.model, 64).n, n2m_bytes(m, 64).n);
 }
 
 // moe.dispatch: all_gather sends every token of the instance to each of its ep GPUs (dispatch
