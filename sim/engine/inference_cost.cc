@@ -491,10 +491,15 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     const int64_t tokens = load.tokens();  // every token of the instance meets the experts
     const int etp = p.expert_tp;
     const int groups = p.ep / etp;
+    const bool gathered = m.moe.dispatch == MoeDispatch::kAllGather;
+    // The permutation runs where the pairs are sorted: before an all-to-all on each GPU's own
+    // tokens; after an all-gather on every GPU over the pairs of its group's experts (each GPU of
+    // an expert's etp runs all of them, on its slice).
+    const int64_t sorted = gathered ? ceil_div(tokens, groups) : ceil_div(tokens, p.ep);
     Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
                gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
                             p.hw) +  // router
-               permute_time(m, p.hw, ceil_div(tokens, p.ep));
+               permute_time(m, p.hw, sorted);
     if (m.moe.shared_experts > 0) {
       moe += dense_mlp_time(m, p.hw, tokens, m.moe.shared_experts * m.expert_ffn(), p.ep);
     }
@@ -507,7 +512,7 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     // fused MoE where it has no all-to-all: tensorrt_llm/_torch/modules/fused_moe, 2025).
     const coll::GroupLinks ep_links = group_links_ep(p.ep, l);
     Time exchange;
-    if (m.moe.dispatch == MoeDispatch::kAllGather) {
+    if (gathered) {
       const double values = static_cast<double>(ceil_div(tokens, p.ep)) * p.ep * m.hidden;
       exchange = coll::collective_time(CollectiveOp::kAllGather, bytes_of(values * m.weight_bytes), ep_links) +
                  coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(values * w), ep_links);
@@ -518,8 +523,7 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     }
     // An expert's etp GPUs sum their partial outputs: by an all-reduce after an all-to-all; the
     // all-gather's reduce-scatter already sums every GPU's.
-    const bool summed = m.moe.dispatch == MoeDispatch::kAllGather;
-    const Time etp_ar = etp > 1 && !summed ? coll::collective_time(CollectiveOp::kAllReduce,
+    const Time etp_ar = etp > 1 && !gathered ? coll::collective_time(CollectiveOp::kAllReduce,
                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
                                                           group_links_ep(etp, l))
                                 : Time::zero();
