@@ -87,6 +87,13 @@ void read_inference(MapReader r, InferenceConfig& out) {
   r.read("chunked_prefill", out.chunked_prefill);
   Bytes kv;
   if (r.read("kv_cache_per_gpu", kv)) out.kv_cache_per_gpu = kv;
+  if (r.read("kv_cache_fraction", out.kv_cache_fraction, Need::kOptional, 0.0, 1.0) && out.kv_cache_fraction <= 0) {
+    r.error("kv_cache_fraction", "must be above 0 (a KV cache of nothing serves no request) and at most 1");
+  }
+  if (out.kv_cache_per_gpu && r.has("kv_cache_fraction")) {
+    r.error("kv_cache_fraction", "applies to the memory left after the weights; kv_cache_per_gpu sets the cache "
+                                 "itself: give one of the two");
+  }
   r.read_enum("kv_precision", out.kv_precision, {{"bf16", KvPrecision::kBf16}, {"fp8", KvPrecision::kFp8}});
   r.read_enum("weight_precision", out.weight_precision,
               {{"bf16", WeightPrecision::kBf16}, {"fp8", WeightPrecision::kFp8}});

@@ -86,6 +86,9 @@ struct InferenceConfig {
   // decode tokens, beside the running decodes; false: whole prompts, a longer one alone.
   bool chunked_prefill = false;
   std::optional<Bytes> kv_cache_per_gpu;  // KV cache budget per GPU; default: HBM left after weights
+  // Share of the HBM left after weights and workspace that the KV cache takes (the rest the engine
+  // keeps: TensorRT-LLM's free_gpu_memory_fraction, 0.9 by default); unused with kv_cache_per_gpu.
+  double kv_cache_fraction = 1.0;
   KvPrecision kv_precision = KvPrecision::kBf16;
   // Linear layers' weights and GEMMs: bf16, or fp8 (W8A8 as ModelOpt quantises: 1 B weights and
   // GEMM inputs at the profile's fp8 peak; embeddings, LM head and router stay bf16).

@@ -278,7 +278,7 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
                                   (p.role == PoolRole::kExpert ? std::string("gpus") : std::string("tp / ep")) + ")"});
   }
   if (p.role == PoolRole::kExpert) return;
-  p.kv_budget_per_gpu = free;
+  p.kv_budget_per_gpu = bytes_of(free.as_double() * in.kv_cache_fraction);
   if (in.kv_cache_per_gpu) {
     if (*in.kv_cache_per_gpu > free) {
       throw BadInput(InputError{"", 0, "inference.kv_cache_per_gpu",

@@ -145,6 +145,17 @@ TEST(InferenceConfig, ExpertTpMustSplitTheInstanceIntoGroupsOfWholeExperts) {
   EXPECT_TRUE(has(expert, "inference.pools.expert.expert_tp: the expert pool splits each expert over its tp GPUs")) << expert;
 }
 
+// inference.kv_cache_fraction: in (0, 1], and not beside kv_cache_per_gpu, which sets the cache
+// itself.
+TEST(InferenceConfig, KvCacheFractionIsAShareAndExcludesAnAbsoluteCache) {
+  EXPECT_EQ(serving().inference->kv_cache_fraction, 1.0);
+  EXPECT_EQ(serving({"inference.kv_cache_fraction=0.9"}).inference->kv_cache_fraction, 0.9);
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_fraction=0"}); }), "inference.kv_cache_fraction: must be above 0"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_fraction=1.5"}); }), "inference.kv_cache_fraction"));
+  const std::string both = bad_input_of([] { serving({"inference.kv_cache_fraction=0.9", "inference.kv_cache_per_gpu=10GiB"}); });
+  EXPECT_TRUE(has(both, "give one of the two")) << both;
+}
+
 TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
   const std::string msg = bad_input_of([] {
     serving({"inference.mode=attention_ffn", "inference.micro_batches=8", "inference.max_batch=4",

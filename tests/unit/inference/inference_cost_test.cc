@@ -326,6 +326,18 @@ TEST(ServingModel, ExpertTensorParallelismSlicesEveryExpert) {
   EXPECT_TRUE(colocated_decode_point(cfg, 2, 8, 64).fits);
 }
 
+// inference.kv_cache_fraction: the KV cache takes that share of the memory left after the weights
+// and the workspace, and the replica holds that many fewer tokens.
+TEST(ServingModel, KvCacheFractionScalesTheCache) {
+  const ServingSetup all = make_serving_setup(testing::serving());
+  const ServingSetup most = make_serving_setup(testing::serving({"inference.kv_cache_fraction=0.9"}));
+  EXPECT_NEAR(most.pools[0].kv_budget_per_gpu.as_double(), 0.9 * all.pools[0].kv_budget_per_gpu.as_double(), 1.0);
+  EXPECT_EQ(most.pools[0].weights_per_gpu, all.pools[0].weights_per_gpu);
+  const int64_t per_token = kv_bytes_per_token(most.model, most.pools[0].tp).n;
+  EXPECT_EQ(most.pools[0].kv_tokens_per_replica, most.pools[0].kv_budget_per_gpu.n / per_token);
+  EXPECT_LT(most.pools[0].kv_tokens_per_replica, all.pools[0].kv_tokens_per_replica);
+}
+
 TEST(ServingModel, Fp8WeightsNeedAGpuWithFp8) {
   const ScenarioConfig cfg = testing::serving({"cluster.gpu=A100-SXM4-80GB", "inference.weight_precision=fp8"});
   try {
