@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -64,12 +65,33 @@ bool quote_left_open(const std::string& text, size_t pos) {
   return true;
 }
 
+// Where the value marked at `pos` of `text` starts: yaml-cpp marks a value at its properties, an
+// anchor or the tag '!' ("&a 'abc", "! 'abc"; other tags are refused), and the value follows them
+// after blanks, line breaks and comments.
+size_t value_start(const std::string& text, size_t pos) {
+  size_t i = pos;
+  while (i < text.size() && (text[i] == '&' || text[i] == '!')) {
+    i = text.find_first_of(kBlanks, i);
+    while (i < text.size()) {
+      if (text[i] == '#') {
+        i = text.find('\n', i);
+      } else if (std::string_view(kBlanks).find(text[i]) != std::string_view::npos) {
+        ++i;
+      } else {
+        break;
+      }
+    }
+  }
+  return i;
+}
+
 void refuse_open_quote(const YAML::Node& n, const Budget& b, const std::string& origin, int line,
                        const std::string& path) {
   if (b.text == nullptr || !n.IsScalar() || n.Tag() != "!" || n.Mark().pos < 0) return;
-  if (!quote_left_open(*b.text, static_cast<size_t>(n.Mark().pos))) return;
+  const size_t pos = value_start(*b.text, static_cast<size_t>(n.Mark().pos));
+  if (!quote_left_open(*b.text, pos)) return;
   throw BadInput(InputError{origin, line, path,
-                            std::string("opens a quoted value (") + (*b.text)[static_cast<size_t>(n.Mark().pos)] +
+                            std::string("opens a quoted value (") + (*b.text)[pos] +
                                 ") that never closes; close it on the same value, or remove the quote"});
 }
 

@@ -309,6 +309,27 @@ TEST(ParseYamlText, AQuoteThatNeverClosesIsRefused) {
   EXPECT_EQ(ok.find("e")->scalar, "");
 }
 
+// An anchor or a '!' tag before the quote hid it: yaml-cpp marks the value at them, so
+// "name: &n 'abc" still swallowed the rest of the file (until 2026-12-05).
+TEST(ParseYamlText, AQuoteThatNeverClosesIsRefusedAfterAnAnchor) {
+  const InputError e = only_error([] { parse_yaml_text("a: 1\nname: &n 'abc\ncluster: {gpus: 8}\n", "t.yaml"); });
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.key_path, "name");
+  EXPECT_TRUE(contains(e.message, "opens a quoted value (') that never closes")) << e.message;
+  EXPECT_TRUE(contains(only_error([] { parse_yaml_text("a: &n # note\n  \"abc\nb: 2\n", "t.yaml"); }).message,
+                       "never closes"));
+  EXPECT_TRUE(contains(only_error([] { parse_yaml_text("a: ! 'abc\nb: 2\n", "t.yaml"); }).message, "never closes"));
+  EXPECT_TRUE(contains(only_error([] { parse_yaml_text("a: &n ! 'abc\nb: 2\n", "t.yaml"); }).message, "never closes"));
+  // Anchored values that close, and their aliases, are fine.
+  const YamlNode ok =
+      parse_yaml_text("a: &n 'it''s'\nb: *n\nc: &m\n  \"x\"\nd: &p plain\ne: ! 'y'\n", "t.yaml");
+  EXPECT_EQ(ok.find("a")->scalar, "it's");
+  EXPECT_EQ(ok.find("b")->scalar, "it's");
+  EXPECT_EQ(ok.find("c")->scalar, "x");
+  EXPECT_EQ(ok.find("d")->scalar, "plain");
+  EXPECT_EQ(ok.find("e")->scalar, "y");
+}
+
 TEST(ParseYamlText, TooDeepANestingSaysSo) {
   const InputError e = only_error([] { parse_yaml_text("a: " + std::string(2000, '[') + std::string(2000, ']'), "t.yaml"); });
   EXPECT_TRUE(contains(e.message, "nested deeper than the reader allows")) << e.message;
