@@ -99,13 +99,15 @@ std::optional<Record> record_from_line(const std::string& line) {
   for (const auto& [k, m] : metrics->members) {
     // Every metric a sweep writes is a finite count, time, rate or ratio, none below zero, and
     // a utilisation is a fraction of the peak: any other value was put there by hand.
-    if (m.kind != JsonValue::Kind::kNumber || !std::isfinite(m.number) || m.number < 0) return std::nullopt;
+    if (m.kind != JsonValue::Kind::kNumber || !std::isfinite(m.number) || m.number < 0 || !plain_text(k)) {
+      return std::nullopt;
+    }
     if ((k == "mfu" || k == "hfu" || k == "memory_fits") && m.number > 1) return std::nullopt;
     r.outcome.metrics[k] = m.number;
   }
   for (const auto& [k, m] : info->members) {
-    if (m.kind != JsonValue::Kind::kString) continue;
-    if (!plain_text(k) || !plain_text(m.text)) return std::nullopt;
+    // Every info value is text; any other (a number, a list) was edited in and was dropped unseen.
+    if (m.kind != JsonValue::Kind::kString || !plain_text(k) || !plain_text(m.text)) return std::nullopt;
     r.outcome.info[k] = m.text;
   }
   return r;

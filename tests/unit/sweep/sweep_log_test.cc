@@ -68,6 +68,11 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
   EXPECT_FALSE(record_from_line(with("80GB", "80\\u001bGB")));
   EXPECT_FALSE(record_from_line(with(r.id, r.id + "\\u0007")));
   EXPECT_TRUE(record_from_line(with("a, b", "a\\t, b")));
+  // Metric names and info entries too: an escape in a metric's name, or an info value that is
+  // not text (the sweep writes only text there), came from an edit (both read until 2026-12-05).
+  EXPECT_FALSE(record_from_line(with("\"mfu\"", "\"m\\u001b[31mfu\"")));
+  EXPECT_FALSE(record_from_line(with("\"gpu\": \"A100 \\\"80GB\\\"\"", "\"g\\u0000pu\": 5")));
+  EXPECT_FALSE(record_from_line(with("\"gpu\": \"A100 \\\"80GB\\\"\"", "\"gpu\": [\"A100\"]")));
 }
 
 TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
