@@ -225,8 +225,10 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
   if (const int line = first_bad_character(raw, bad)) {
     throw BadInput(InputError{origin, line, "", "holds " + bad + "; expected UTF-8 text"});
   }
+  // yaml-cpp skips a UTF-8 byte order mark without counting it in its marks' positions, which
+  // the quote check reads the text at: dropped here, the two agree.
+  std::string text = raw.starts_with("\xEF\xBB\xBF") ? raw.substr(3) : raw;
   // Old Mac line ends (a lone CR) are line breaks in YAML; yaml-cpp reads them as one long line.
-  std::string text = raw;
   if (text.find('\r') != std::string::npos) {
     std::string unix_text;
     unix_text.reserve(text.size());

@@ -330,6 +330,20 @@ TEST(ParseYamlText, AQuoteThatNeverClosesIsRefusedAfterAnAnchor) {
   EXPECT_EQ(ok.find("e")->scalar, "y");
 }
 
+// yaml-cpp's positions do not count a byte order mark: the quote check read the text three bytes
+// early, so after a BOM a valid list ['a', "b"] was refused as a quote that never closes, and
+// "name: 'abc" passed (until 2026-12-05).
+TEST(ParseYamlText, TheQuoteCheckReadsAFileWithAByteOrderMark) {
+  const std::string bom = "\xEF\xBB\xBF";
+  const YamlNode ok = parse_yaml_text(bom + "a: ['x', \"y\"]\nb: 1\n", "t.yaml");
+  ASSERT_NE(ok.find("a"), nullptr);
+  EXPECT_EQ(ok.find("a")->seq.at(1).scalar, "y");
+  const InputError e = only_error([&] { parse_yaml_text(bom + "a: 1\nname: 'abc\ncluster: {gpus: 8}\n", "t.yaml"); });
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.key_path, "name");
+  EXPECT_TRUE(contains(e.message, "never closes")) << e.message;
+}
+
 TEST(ParseYamlText, TooDeepANestingSaysSo) {
   const InputError e = only_error([] { parse_yaml_text("a: " + std::string(2000, '[') + std::string(2000, ']'), "t.yaml"); });
   EXPECT_TRUE(contains(e.message, "nested deeper than the reader allows")) << e.message;
