@@ -426,8 +426,11 @@ Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, 
   const double local = static_cast<double>(experts) / groups;  // experts per GPU group
   const double hit = 1.0 - std::pow(1.0 - static_cast<double>(k) / experts, static_cast<double>(tokens));
   const double active = std::max(1.0, local * hit);
+  // The busiest group holds the busiest expert (load_imbalance x the mean) beside local - 1 at the
+  // mean; until 2026-12-05 every one of its experts was charged the busiest's load, so a GPU
+  // holding a slice of every expert (expert_tp = ep) paid the imbalance it cannot have.
   const double per_expert =
-      m.moe.load_imbalance * static_cast<double>(tokens) * k / experts * local / active;
+      static_cast<double>(tokens) * k / experts * (local - 1.0 + m.moe.load_imbalance) / active;
   const int64_t t_e = std::max<int64_t>(1, std::llround(std::ceil(per_expert)));
   const int64_t count = std::max<int64_t>(1, std::llround(std::ceil(active)));
   const int64_t f = ceil_div(m.expert_ffn(), etp);
@@ -517,17 +520,20 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       exchange = coll::collective_time(CollectiveOp::kAllGather, bytes_of(values * m.weight_bytes), ep_links) +
                  coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(values * w), ep_links);
     } else {
+      // Each token goes to every GPU of its experts' groups (etp of them, as the M2N sends it);
+      // each returns its 1 / etp of the summed output.
       const double pairs = static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden;
-      exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * m.weight_bytes), ep_links) +
-                 coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
+      exchange =
+          coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * etp * m.weight_bytes), ep_links) +
+          coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
     }
-    // An expert's etp GPUs sum their partial outputs: by an all-reduce after an all-to-all; the
-    // all-gather's reduce-scatter already sums every GPU's.
-    const Time etp_ar = etp > 1 && !gathered ? coll::collective_time(CollectiveOp::kAllReduce,
+    // An expert's etp GPUs sum their partial outputs: a reduce-scatter after an all-to-all (an
+    // all-reduce until 2026-12-05); the all-gather's reduce-scatter already sums every GPU's.
+    const Time etp_rs = etp > 1 && !gathered ? coll::collective_time(CollectiveOp::kReduceScatter,
                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
                                                           group_links_ep(etp, l))
                                 : Time::zero();
-    comm_sum += m.moe_layers() * (exchange + etp_ar);
+    comm_sum += m.moe_layers() * (exchange + etp_rs);
   }
   s.attention = attention_sum;
   s.ffn = ffn_sum;

@@ -338,6 +338,51 @@ TEST(ServingModel, KvCacheFractionScalesTheCache) {
   EXPECT_LT(most.pools[0].kv_tokens_per_replica, all.pools[0].kv_tokens_per_replica);
 }
 
+// moe.load_imbalance is the busiest expert's load over the mean: the busiest group holds it beside
+// its other experts at the mean. One expert a group pays it whole; a group of every expert (MoE
+// tensor parallelism) a share of it (each expert was charged it until 2026-12-05).
+TEST(ExpertCost, TheHotExpertLoadsItsGroupBesideAverageOnes) {
+  ServingModel m = serving_model(testing::serving());  // 8 experts, top_k 2
+  m.moe.load_imbalance = 4.0;
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const int64_t f = m.expert_ffn();
+  const auto priced = [&](int64_t t_e, int64_t count, int etp) {
+    const int64_t fs = f / etp;
+    return gemm_roofline(t_e, 2 * fs, m.hidden, m.weight_bytes, m.precision, hw, count) +
+           calib::memory_time(Bytes{t_e * count * 3 * fs * 2}, hw) +
+           gemm_roofline(t_e, m.hidden, fs, m.weight_bytes, m.precision, hw, count);
+  };
+  // 1,024 tokens, 256 pairs an expert on the mean. One expert a GPU (8 groups): the hot one's
+  // 4 x 256 = 1,024. Every expert on one group sliced 8 ways: (7 + 4) x 256 / 8 = 352 each.
+  EXPECT_EQ(expert_layer_time(m, hw, 1024, 8, 1), priced(1024, 1, 1));
+  EXPECT_EQ(expert_layer_time(m, hw, 1024, 1, 8), priced(352, 8, 8));
+  // Two experts a group: (1 + 4) x 256 / 2 = 640 each.
+  EXPECT_EQ(expert_layer_time(m, hw, 1024, 4, 1), priced(640, 2, 1));
+}
+
+// An all-to-all to experts sliced over expert_tp GPUs sends each token to every GPU of its
+// expert's group, and the group reduce-scatters its partial outputs before the combine.
+TEST(ServingModel, AllToAllToSlicedExpertsOnAHandComputedCase) {
+  const ServingSetup one = make_serving_setup(testing::serving());
+  const ServingSetup two = make_serving_setup(testing::serving({"inference.pools.colocated.expert_tp=2"}));
+  const PoolPlan& p = one.pools[0];  // ep 8: 8 groups of one expert, or 4 groups of two sliced 2 ways
+  StepLoad load;
+  for (int i = 0; i < 64; ++i) load.add_decode(1000);
+  const coll::GroupLinks ep = group_links_ep(8, one.links[0]);
+  const coll::GroupLinks etp = group_links_ep(2, one.links[0]);
+  const auto t = [](coll::CollectiveOp op, double bytes, const coll::GroupLinks& g) {
+    return coll::collective_time(op, bytes_of(bytes), g);
+  };
+  // 8 tokens a GPU x top_k 2 x 1,024 values x 2 bytes; the group's 64 x 2 / 4 pairs reduce-scattered.
+  const double v = 8.0 * 2 * 1024 * 2;
+  const Time a2a1 = 2 * t(coll::CollectiveOp::kAllToAll, v, ep);
+  const Time a2a2 = t(coll::CollectiveOp::kAllToAll, 2 * v, ep) + t(coll::CollectiveOp::kAllToAll, v, ep) +
+                    t(coll::CollectiveOp::kReduceScatter, 64.0 * 2 / 4 * 1024 * 2, etp);
+  EXPECT_EQ(colocated_step(two.model, two.pools[0], two.links[0], load).communication -
+                colocated_step(one.model, p, one.links[0], load).communication,
+            one.model.moe_layers() * (a2a2 - a2a1));
+}
+
 TEST(ServingModel, Fp8WeightsNeedAGpuWithFp8) {
   const ScenarioConfig cfg = testing::serving({"cluster.gpu=A100-SXM4-80GB", "inference.weight_precision=fp8"});
   try {
