@@ -300,6 +300,14 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
             fail(key + ".expert_tp", "ep / expert_tp = " + str(ep / p.expert_tp) +
                                          " expert groups must divide inference.moe.experts (" + str(in.moe.experts) +
                                          "); got expert_tp " + str(p.expert_tp));
+          } else if (const int width = in.moe.expert_ffn_hidden > 0 ? in.moe.expert_ffn_hidden : m.ffn_hidden;
+                     width > 0 && width % p.expert_tp != 0) {
+            // Each GPU holds whole columns of the expert (a 7-wide expert over 8 GPUs was priced
+            // as 1 column each until 2026-12-05).
+            fail(key + ".expert_tp", "must divide the expert's width (" + str(width) +
+                                         (in.moe.expert_ffn_hidden > 0 ? ", inference.moe.expert_ffn_hidden"
+                                                                       : ", model.ffn_hidden") +
+                                         "); got " + str(p.expert_tp));
           }
         } else if (in.moe.experts > 0 && in.moe.experts % ep != 0 && ep % in.moe.experts != 0) {
           fail(key + ".ep", "must divide inference.moe.experts (" + str(in.moe.experts) +

@@ -40,7 +40,10 @@ bool make_pool(const ScenarioConfig& cfg, PoolRole role, int gpus, int tp, int e
   p.gpus = gpus;
   p.tp = tp;
   p.ep = ep;
-  p.expert_tp = pc && pc->expert_tp > 0 ? pc->expert_tp : default_expert_tp(serving_model(cfg), ep);
+  // A colocated point of a prefill/decode scenario decodes: its experts are laid out as the
+  // decode pool's.
+  const PoolConfig* layout = role == PoolRole::kColocated && !pc ? pool_of(in, PoolRole::kDecode) : pc;
+  p.expert_tp = layout && layout->expert_tp > 0 ? layout->expert_tp : default_expert_tp(serving_model(cfg), ep);
   p.instances = 1;
   p.attention_replicas = role == PoolRole::kExpert ? 0 : ep / tp;
   InferenceConfig sized = in;
@@ -287,8 +290,8 @@ std::string format_decode_sweep(const DecodeSweepResult& r) {
   for (const DecodePoint& d : r.afd_best) row("attn/ffn ping-pong", d);
   o << "rows: colocated TP-" << r.baseline_tp
     << " attn = every instance runs whole layers, attention tensor-parallel over " << r.baseline_tp
-    << " GPUs, experts expert-parallel\n"
-       "      over the instance (the baseline the gains are quoted against; MegaScale-Infer, arXiv 2504.02263,\n"
+    << " GPUs, experts over\n"
+       "      the instance (whole, or sliced as the pool's expert_tp says) (the baseline the gains are quoted against; MegaScale-Infer, arXiv 2504.02263,\n"
        "      compares with vLLM and TensorRT-LLM; that their attention was tensor-parallel is assumed here, not sourced).\n"
        "      colocated DP attn = the same instance with attention data-parallel (tp < "
     << r.baseline_tp << ", ep / tp replicas), the stronger baseline.\n"

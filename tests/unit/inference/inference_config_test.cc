@@ -131,6 +131,9 @@ TEST(InferenceConfig, ExpertTpMustSplitTheInstanceIntoGroupsOfWholeExperts) {
   EXPECT_NO_THROW(serving({"inference.moe.experts=12", "inference.pools.colocated.expert_tp=2"}));
   const std::string groups = bad_input_of([] { serving({"inference.moe.experts=12", "inference.pools.colocated.expert_tp=1"}); });
   EXPECT_TRUE(has(groups, "ep / expert_tp = 8 expert groups must divide inference.moe.experts (12)")) << groups;
+  // Whole columns of each expert on each GPU.
+  const std::string width = bad_input_of([] { serving({"inference.moe.expert_ffn_hidden=1020", "inference.pools.colocated.expert_tp=8"}); });
+  EXPECT_TRUE(has(width, "must divide the expert's width (1020, inference.moe.expert_ffn_hidden); got 8")) << width;
   const std::string dense = bad_input_of([] {
     serving({"inference.moe=null", "inference.pools.colocated.expert_tp=2"});
   });

@@ -324,6 +324,14 @@ TEST(ServingModel, ExpertTensorParallelismSlicesEveryExpert) {
   EXPECT_FALSE(colocated_decode_point(cfg, 2, 4, 64).fits);
   EXPECT_EQ(colocated_decode_point(cfg, 2, 4, 64).tpot, Time::zero());
   EXPECT_TRUE(colocated_decode_point(cfg, 2, 8, 64).fits);
+  // A prefill/decode scenario's colocated points decode: they lay the experts out as its decode
+  // pool does (its expert_tp was ignored until 2026-12-05).
+  const std::vector<std::string> pd = {"inference.mode=prefill_decode",
+                                       "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"};
+  std::vector<std::string> sliced = pd;
+  sliced.push_back("inference.pools.decode.expert_tp=8");
+  EXPECT_NE(colocated_decode_point(testing::serving(sliced), 2, 8, 64).tpot,
+            colocated_decode_point(testing::serving(pd), 2, 8, 64).tpot);
 }
 
 // inference.kv_cache_fraction: the KV cache takes that share of the memory left after the weights
