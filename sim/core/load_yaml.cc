@@ -336,6 +336,15 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   }
   YamlNode parsed = parse(value, "--set " + path);
   if (parsed.is_null()) {
+    // Only YAML's own null words remove the key: an anchor or tag with nothing after it ('x=&a',
+    // 'x=!') read as null and removed it without a word, where 'x=' is refused.
+    const size_t first = value.find_first_not_of(kBlanks);
+    const std::string word = value.substr(first, value.find_last_not_of(kBlanks) - first + 1);
+    if (word != "null" && word != "Null" && word != "NULL" && word != "~") {
+      throw BadInput(InputError{"--set", 0, path,
+                                "has no value ('" + word + "' holds none); write " + path +
+                                    "=null to remove the key (its default applies)"});
+    }
     // 'key=null' (or 'key=~') removes the key: its default applies, or a required key is
     // reported missing. Nothing is created on the way (an empty section would change the kind of
     // run), and a key that is not there is already removed.

@@ -38,9 +38,11 @@ const JsonValue* member(const JsonValue& v, const char* key, JsonValue::Kind kin
 // lines); a NUL or an escape sequence ("\u0000", "\u001b") came from an edit, and went on into
 // sweep.csv and the terminal.
 bool plain_text(const std::string& s) {
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return false;
+    // C1 controls, U+0080..U+009F (UTF-8 C2 80..C2 9F): U+009B starts a terminal escape too.
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9f) return false;
   }
   return true;
 }

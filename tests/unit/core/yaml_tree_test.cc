@@ -390,6 +390,12 @@ TEST(ApplyOverride, NullRemovesTheKey) {
   const InputError empty = only_error([&root] { apply_override(root, "model.hidden= "); });
   EXPECT_EQ(empty.key_path, "model.hidden");
   EXPECT_TRUE(contains(empty.message, "no value")) << empty.message;
+  // So is an anchor or tag with nothing after it, which YAML reads as null (it removed the key
+  // until 2026-12-05); only YAML's null words remove it.
+  for (const char* bare : {"model.hidden=&a", "model.hidden=!", "model.hidden=# set later"}) {
+    EXPECT_TRUE(contains(only_error([&root, bare] { apply_override(root, bare); }).message, "has no value")) << bare;
+  }
+  apply_override(root, "model.hidden=NULL");
   // Nothing is created on the way: an empty 'faults:' or 'inference:' would change the kind of run.
   apply_override(root, "faults.checkpoint.interval=null");
   EXPECT_EQ(root.find("faults"), nullptr);

@@ -67,6 +67,8 @@ TEST(ResultLog, LinesRoundTripEveryDigit) {
   EXPECT_FALSE(record_from_line(with("a, b", "a\\u0000, b")));
   EXPECT_FALSE(record_from_line(with("80GB", "80\\u001bGB")));
   EXPECT_FALSE(record_from_line(with(r.id, r.id + "\\u0007")));
+  EXPECT_FALSE(record_from_line(with("80GB", "80\\u009bGB")));  // a C1 control
+  EXPECT_TRUE(record_from_line(with("80GB", "80\\u00e9GB")));   // é is text
   EXPECT_TRUE(record_from_line(with("a, b", "a\\t, b")));
   // Metric names and info entries too: an escape in a metric's name, or an info value that is
   // not text (the sweep writes only text there), came from an edit (both read until 2026-12-05).
