@@ -246,8 +246,13 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
     for (size_t i = 1; i < docs.size(); ++i) {
       // A second document ('---') would be dropped without a word.
       if (docs[i].IsNull()) continue;
+      // Without a separator yaml-cpp starts a second document at text after a complete value
+      // ("'abc'x", as --set gives it).
+      const bool separated = text.find("---") != std::string::npos || text.find("...") != std::string::npos;
       throw BadInput(InputError{origin, docs[i].Mark().line >= 0 ? docs[i].Mark().line + 1 : 0, "",
-                                "holds more than one YAML document (separated by '---'); expected one"});
+                                separated ? "holds more than one YAML document (separated by '---'); expected one"
+                                          : "holds text after a complete value (a quoted value must be the whole "
+                                            "value, as 'abc' or 'abc x'); expected one value"});
     }
     Budget budget;
     budget.text = &text;

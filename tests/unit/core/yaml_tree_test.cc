@@ -298,6 +298,12 @@ TEST(ParseYamlText, AQuoteThatNeverClosesIsRefused) {
     apply_override(root, "a='");
   });
   EXPECT_TRUE(contains(set.message, "never closes")) << set.message;
+  // Text after a closed quote is not a second document (it was called one until 2026-12-05).
+  const InputError after = only_error([] {
+    YamlNode root = parse_yaml_text("a: 1\n", "t.yaml");
+    apply_override(root, "a='abc'x");
+  });
+  EXPECT_TRUE(contains(after.message, "holds text after a complete value")) << after.message;
   // Closed quotes, escaped quotes inside them, quotes over several lines and apostrophes inside
   // plain values are fine.
   const YamlNode ok = parse_yaml_text(
