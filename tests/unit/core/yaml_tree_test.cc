@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "sim/core/error.h"
 
@@ -27,6 +29,15 @@ InputError only_error(F&& f) {
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// Each key of `root` holds the scalar given.
+void expect_scalars(const YamlNode& root, std::initializer_list<std::pair<const char*, const char*>> want) {
+  for (const auto& [key, value] : want) {
+    const YamlNode* n = root.find(key);
+    ASSERT_NE(n, nullptr) << key;
+    EXPECT_EQ(n->scalar, value) << key;
+  }
 }
 
 TEST(ParseYamlText, KindsOrderAndLines) {
@@ -308,11 +319,7 @@ TEST(ParseYamlText, AQuoteThatNeverClosesIsRefused) {
   // plain values are fine.
   const YamlNode ok = parse_yaml_text(
       "a: 'it''s'\nb: \"say \\\"hi\\\"\"\nc: 'two\n  lines'\nd: don't\ne: ''\nf: \"\"\n", "t.yaml");
-  EXPECT_EQ(ok.find("a")->scalar, "it's");
-  EXPECT_EQ(ok.find("b")->scalar, "say \"hi\"");
-  EXPECT_EQ(ok.find("c")->scalar, "two lines");
-  EXPECT_EQ(ok.find("d")->scalar, "don't");
-  EXPECT_EQ(ok.find("e")->scalar, "");
+  expect_scalars(ok, {{"a", "it's"}, {"b", "say \"hi\""}, {"c", "two lines"}, {"d", "don't"}, {"e", ""}});
 }
 
 // An anchor or a '!' tag before the quote hid it: yaml-cpp marks the value at them, so
@@ -329,11 +336,7 @@ TEST(ParseYamlText, AQuoteThatNeverClosesIsRefusedAfterAnAnchor) {
   // Anchored values that close, and their aliases, are fine.
   const YamlNode ok =
       parse_yaml_text("a: &n 'it''s'\nb: *n\nc: &m\n  \"x\"\nd: &p plain\ne: ! 'y'\n", "t.yaml");
-  EXPECT_EQ(ok.find("a")->scalar, "it's");
-  EXPECT_EQ(ok.find("b")->scalar, "it's");
-  EXPECT_EQ(ok.find("c")->scalar, "x");
-  EXPECT_EQ(ok.find("d")->scalar, "plain");
-  EXPECT_EQ(ok.find("e")->scalar, "y");
+  expect_scalars(ok, {{"a", "it's"}, {"b", "it's"}, {"c", "x"}, {"d", "plain"}, {"e", "y"}});
 }
 
 // yaml-cpp's positions do not count a byte order mark: the quote check read the text three bytes
