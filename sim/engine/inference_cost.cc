@@ -495,10 +495,11 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     const int etp = p.expert_tp;
     const int groups = p.ep / etp;
     const bool gathered = m.moe.dispatch == MoeDispatch::kAllGather;
+    const int64_t per_gpu = ceil_div(tokens, p.ep);  // the tokens each GPU routes
     // The permutation runs where the pairs are sorted: before an all-to-all on each GPU's own
     // tokens; after an all-gather on every GPU over the pairs of its group's experts (each GPU of
     // an expert's etp runs all of them, on its slice).
-    const int64_t sorted = gathered ? ceil_div(tokens, groups) : ceil_div(tokens, p.ep);
+    const int64_t sorted = gathered ? ceil_div(tokens, groups) : per_gpu;
     Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
                gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
                             p.hw) +  // router
@@ -516,24 +517,26 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     const coll::GroupLinks ep_links = group_links_ep(p.ep, l);
     Time exchange;
     if (gathered) {
-      const double values = static_cast<double>(ceil_div(tokens, p.ep)) * p.ep * m.hidden;
+      // Its reduce-scatter also sums the partial outputs of an expert's etp GPUs.
+      const double values = static_cast<double>(per_gpu) * p.ep * m.hidden;
       exchange = coll::collective_time(CollectiveOp::kAllGather, bytes_of(values * m.weight_bytes), ep_links) +
                  coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(values * w), ep_links);
     } else {
       // Each token goes to every GPU of its experts' groups (etp of them, as the M2N sends it);
       // each returns its 1 / etp of the summed output.
-      const double pairs = static_cast<double>(ceil_div(tokens, p.ep)) * m.moe.top_k * m.hidden;
+      const double pairs = static_cast<double>(per_gpu) * m.moe.top_k * m.hidden;
       exchange =
           coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * etp * m.weight_bytes), ep_links) +
           coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
+      if (etp > 1) {
+        // The etp GPUs reduce-scatter their partial outputs before the combine (an all-reduce
+        // until 2026-12-05).
+        const double group_pairs = static_cast<double>(tokens) * m.moe.top_k / groups;
+        exchange += coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(group_pairs * m.hidden * w),
+                                          group_links_ep(etp, l));
+      }
     }
-    // An expert's etp GPUs sum their partial outputs: a reduce-scatter after an all-to-all (an
-    // all-reduce until 2026-12-05); the all-gather's reduce-scatter already sums every GPU's.
-    const Time etp_rs = etp > 1 && !gathered ? coll::collective_time(CollectiveOp::kReduceScatter,
-                                                          bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
-                                                          group_links_ep(etp, l))
-                                : Time::zero();
-    comm_sum += m.moe_layers() * (exchange + etp_rs);
+    comm_sum += m.moe_layers() * exchange;
   }
   s.attention = attention_sum;
   s.ffn = ffn_sum;

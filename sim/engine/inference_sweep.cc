@@ -40,16 +40,17 @@ bool make_pool(const ScenarioConfig& cfg, PoolRole role, int gpus, int tp, int e
   p.gpus = gpus;
   p.tp = tp;
   p.ep = ep;
+  const ServingModel model = serving_model(cfg);
   // A colocated point of a prefill/decode scenario decodes: its experts are laid out as the
   // decode pool's.
   const PoolConfig* layout = role == PoolRole::kColocated && !pc ? pool_of(in, PoolRole::kDecode) : pc;
-  p.expert_tp = layout && layout->expert_tp > 0 ? layout->expert_tp : default_expert_tp(serving_model(cfg), ep);
+  p.expert_tp = layout && layout->expert_tp > 0 ? layout->expert_tp : default_expert_tp(model, ep);
   p.instances = 1;
   p.attention_replicas = role == PoolRole::kExpert ? 0 : ep / tp;
   InferenceConfig sized = in;
   sized.trace.clear();
   try {
-    size_pool_memory(serving_model(cfg), sized, "", p);
+    size_pool_memory(model, sized, "", p);
   } catch (const BadInput&) {
     return false;
   }
