@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -80,6 +81,21 @@ TEST(CliRun, AnUnwritableStandardOutputFails) {
     const Result r = clustersim(args);
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_CONTAINS(r.err, "writing to standard output failed");
+  }
+}
+
+// The serving keys added on 2026-12-05 and the unclosed quote: a message naming the key, exit 2.
+TEST(CliRun, BadServingKeysAndAnOpenQuoteExitTwo) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"inference.pools.colocated.expert_tp=3", "inference.pools.colocated.expert_tp: must divide"},
+      {"inference.kv_cache_fraction=0", "inference.kv_cache_fraction: must be above 0"},
+      {"inference.moe.dispatch=broadcast", "inference.moe.dispatch: expected one of all_to_all, all_gather"},
+      {"name='", "name:1: opens a quoted value (') that never closes"},
+  };
+  for (const auto& [set, message] : cases) {
+    const Result r = clustersim(std::string("run scenarios/infer-colocated.yaml --set \"") + set + "\"");
+    EXPECT_EQ(r.code, 2) << set << ": " << r.err;
+    EXPECT_CONTAINS(r.err, message);
   }
 }
 
