@@ -29,6 +29,7 @@ endfunction()
 function(clustersim_add_test name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})  # tests/unit/*.h helpers
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     CLUSTERSIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -11,27 +11,16 @@
 #include <regex>
 #include <string>
 
+#include "tests/unit/run_cli.h"
 #include "tests/unit/scratch_dir.h"
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-};
+using Result = clustersim::testing::CliResult;
 
 // Runs `clustersim ARGS` in the source directory (stderr folded into stdout).
 Result clustersim(const std::string& args) {
-  const std::string cmd = std::string("cd '") + CLUSTERSIM_SOURCE_DIR + "' && '" + CLUSTERSIM_CLI + "' " + args + " 2>&1";
-  Result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return clustersim::testing::run_cli(args, clustersim::testing::Stderr::kFolded);
 }
 
 bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }

@@ -13,13 +13,11 @@
 #include <string>
 #include <utility>
 
+#include "tests/unit/run_cli.h"
+
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = clustersim::testing::CliResult;
 
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -35,26 +33,7 @@ std::filesystem::path scratch(const std::string& what) {
          ("clustersim_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()) + "_" + what);
 }
 
-// Runs `clustersim ARGS` in the source directory; ARGS is pasted into a shell command line.
-Result clustersim(const std::string& args) {
-  const std::filesystem::path err_file = scratch("stderr");
-  const std::string cmd = std::string("cd '") + CLUSTERSIM_SOURCE_DIR + "' && '" + CLUSTERSIM_CLI + "' " + args +
-                          " 2>'" + err_file.string() + "'";
-  Result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) {
-    ADD_FAILURE() << "popen failed: " << cmd;
-    return r;
-  }
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file);
-  std::filesystem::remove(err_file);
-  return r;
-}
+Result clustersim(const std::string& args) { return clustersim::testing::run_cli(args); }
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
