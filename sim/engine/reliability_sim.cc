@@ -502,7 +502,13 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
     for (int k = 0; k < seeds; ++k) sum += simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration);
     return sum / seeds;
   };
-  const auto clamp = [&](double log_s) { return min(cap, max(floor, Time::s(std::exp(std::min(log_s, std::log(cap.as_s())))))); };
+  // The floor and the window themselves at the ends: exp(log(x)) is not always x (30 days came
+  // back 1 ns short, so the window was never reached as such; before 2026-12-05).
+  const auto clamp = [&](double log_s) {
+    if (log_s >= std::log(cap.as_s())) return cap;
+    if (log_s <= std::log(floor.as_s())) return floor;
+    return min(cap, max(floor, Time::s(std::exp(log_s))));
+  };
   for (int i = 0; i < points; ++i) {
     const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);
     const Time interval = clamp(x);
@@ -514,27 +520,35 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
   const auto best_index = [&] {
     return static_cast<size_t>(std::max_element(out.mean_ettr.begin(), out.mean_ettr.end()) - out.mean_ettr.begin());
   };
+  // Whether the grid's first (last) interval is a best one, ties included: with rare failures
+  // ETTR steps with the whole number of checkpoints in the window, and two equal intervals at
+  // an end are no maximum inside the grid (until 2026-12-05 a tie stopped the search there).
+  const auto best_at_front = [&] { return out.mean_ettr.front() >= out.mean_ettr[best_index()]; };
+  const auto best_at_back = [&] { return out.mean_ettr.back() >= out.mean_ettr[best_index()]; };
   // A best at the grid's edge is no optimum but where the grid stopped (a centre far from the
   // optimum: a free checkpoint's is the floor, 2026-12-05): go on a grid step at a time, up to
   // points - 1 steps each way (another factor 4^2 = 16), never past the floor or the window.
   // Without crashes or hangs a longer interval is always better: nothing to look for.
   const double step = points == 1 ? std::log(4.0) : (hi - lo) / (points - 1);
   if (has_failures(in)) {
-    for (int extra = 0; extra < points - 1 && best_index() == 0 && out.intervals.front() > floor; ++extra) {
+    for (int extra = 0; extra < points - 1 && best_at_front() && out.intervals.front() > floor; ++extra) {
       const Time interval = clamp(logs.front() - step);
+      if (interval == out.intervals.front()) break;
       logs.insert(logs.begin(), std::log(interval.as_s()));
       out.intervals.insert(out.intervals.begin(), interval);
       out.mean_ettr.insert(out.mean_ettr.begin(), mean_ettr(interval));
     }
-    for (int extra = 0; extra < points - 1 && best_index() + 1 == out.intervals.size() && out.intervals.back() < cap;
-         ++extra) {
+    for (int extra = 0; extra < points - 1 && best_at_back() && out.intervals.back() < cap; ++extra) {
       const Time interval = clamp(logs.back() + step);
+      if (interval == out.intervals.back()) break;
       logs.push_back(std::log(interval.as_s()));
       out.intervals.push_back(interval);
       out.mean_ettr.push_back(mean_ettr(interval));
     }
   }
-  const size_t b = best_index();
+  // The first best; the last where it ties the first at the longest interval tried.
+  size_t b = best_index();
+  if (b > 0 && out.intervals.size() > 1 && best_at_back()) b = out.intervals.size() - 1;
   out.best = out.intervals[b];
   out.best_ettr = out.mean_ettr[b];
   if (b == 0 && out.intervals.size() > 1) {

@@ -241,14 +241,16 @@ void check_failure_budget(const ScenarioConfig& cfg) {
                                       "); at most 1e7 per window are simulated: lower rate_scale, the components' "
                                       "rates or duration"));
   }
-  const double windows = static_cast<double>(f.seeds) * (1 + f.sweep_points);
+  // The run's window and the sweep's intervals: sweep_points, and up to sweep_points - 1 more
+  // where the best lies at the grid's end.
+  const double windows = static_cast<double>(f.seeds) * (2.0 * f.sweep_points);
   if (work_per_window * windows > kMaxTotal) {
     throw BadInput(scenario_error(
         cfg, "faults.seeds",
         fmt("%.3g failures to simulate ", work_per_window * windows) +
             fmt("(%.3g per window", work_per_window) + (slow_per_window > 0 ? fmt(", a slow host counting %g", kSlowHostCost) : std::string()) +
-            " x " + std::to_string(f.seeds) + " seeds x (1 + " + std::to_string(f.sweep_points) +
-            " sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
+            " x " + std::to_string(f.seeds) + " seeds x (1 + up to 2 x " + std::to_string(f.sweep_points) +
+            " - 1 sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
   }
 }
 

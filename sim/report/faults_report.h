@@ -26,7 +26,7 @@ RunOutput run_reliability(const ScenarioConfig& cfg, const RunOptions& options =
 // for a spare and is swapped out, each through ordered indexes over the slow hosts present (a
 // million per window, waiting on 8 spares, took 1.2 us each and 270 MB). Throws BadInput, with
 // the figures, for a study of `cfg` (faults set) past 1e7 failures' work per window or 1e9 over
-// its windows (seeds x (1 + sweep_points)): minutes to hours of events.
+// its windows (seeds x (1 + up to 2 x sweep_points - 1)): minutes to hours of events.
 inline constexpr double kSlowHostCost = 10;
 void check_failure_budget(const ScenarioConfig& cfg);
 

@@ -248,6 +248,28 @@ TEST(Reliability, SweepGoesOnPastItsEdgeTowardsTheOptimum) {
   EXPECT_EQ(sweep_checkpoint_interval(in, Time::s(30), floor, 21, 4, 1).mean_ettr, near.mean_ettr);
 }
 
+TEST(Reliability, RareFailuresSweepReachesTheWindowAsSuch) {
+  // Failures so rare that no seed sees one: every checkpoint only costs, and the best interval
+  // is the window (no checkpoint in it). Until 2026-12-05 a 30-day window came back from
+  // exp(log(x)) 1 ns short: it was tried twice, never equal to the window, and called interior;
+  // and two intervals of equal ETTR at the grid's end (the same whole number of checkpoints in
+  // the window) stopped the search there, 4x short of the window, also called interior.
+  for (const double days : {30.0, 90.0, 7.0}) {
+    for (const double mtbf_days : {1e9, 1e4}) {
+      ReliabilityInputs in = inputs(Time::s(3600), Time::s(60), Time::zero());
+      in.duration = Time::s(days * 86400.0);
+      in.components = {crash_every(Time::s(3600))};
+      in.components[0].rate_per_s = 1.0 / (mtbf_days * 86400.0);  // past what a Time holds (106 days)
+      const double young_s = young_interval_s(in.checkpoint_blocking, mean_time_between_failures_s(in));
+      const IntervalSweep sweep = sweep_checkpoint_interval(in, Time::s(std::min(young_s, days * 86400.0)), Time::s(7), 21, 3, 1);
+      EXPECT_EQ(sweep.best, in.duration) << days << " days, MTBF " << mtbf_days << " days";
+      EXPECT_EQ(sweep.best_at, SweepEdge::kWindow) << days << " days, MTBF " << mtbf_days << " days";
+      EXPECT_DOUBLE_EQ(sweep.best_ettr, 1.0);
+      for (size_t i = 1; i < sweep.intervals.size(); ++i) EXPECT_GT(sweep.intervals[i], sweep.intervals[i - 1]);
+    }
+  }
+}
+
 TEST(Reliability, ZeroCostSweepStartsAtTheFloorAndStaysBounded) {
   // A free checkpoint: Young is 0 (log 0 = -inf once made every interval 1 ps, ~1e17 events).
   ReliabilityInputs in = inputs(Time::s(3600), Time::zero(), Time::zero());
