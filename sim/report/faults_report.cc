@@ -219,9 +219,11 @@ void check_failure_budget(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   double per_s = 0;
   double slow_per_s = 0;  // degrade components' arrivals
+  bool sweeps = false;    // crashes or hangs: the checkpoint interval is swept
   for (const FailureComponent& c : f.components) {
     per_s += job_rate_per_s(cfg, c);
     if (c.kind == FailureKind::kDegrade) slow_per_s += job_rate_per_s(cfg, c);
+    if ((c.kind == FailureKind::kCrash || c.kind == FailureKind::kHang) && job_rate_per_s(cfg, c) > 0) sweeps = true;
   }
   const double per_window = per_s * f.duration.as_s();
   const double slow_per_window = slow_per_s * f.duration.as_s();
@@ -243,14 +245,18 @@ void check_failure_budget(const ScenarioConfig& cfg) {
   }
   // The run's window and the sweep's intervals: sweep_points, and up to sweep_points - 1 more
   // where the best lies at the grid's end.
-  const double windows = static_cast<double>(f.seeds) * (2.0 * f.sweep_points);
+  const double windows = static_cast<double>(f.seeds) * (sweeps ? 2.0 * f.sweep_points : 1.0);
   if (work_per_window * windows > kMaxTotal) {
     throw BadInput(scenario_error(
         cfg, "faults.seeds",
         fmt("%.3g failures to simulate ", work_per_window * windows) +
             fmt("(%.3g per window", work_per_window) + (slow_per_window > 0 ? fmt(", a slow host counting %g", kSlowHostCost) : std::string()) +
-            " x " + std::to_string(f.seeds) + " seeds x (1 + up to 2 x " + std::to_string(f.sweep_points) +
-            " - 1 sweep_points)); at most 1e9: lower seeds, sweep_points or rate_scale"));
+            " x " + std::to_string(f.seeds) + " seeds" +
+            (sweeps ? " x " + std::to_string(2 * f.sweep_points) + " windows: the run, " + std::to_string(f.sweep_points) +
+                          " sweep_points and up to " + std::to_string(f.sweep_points - 1) +
+                          " more where the best lies at the sweep's end"
+                    : std::string()) +
+            "); at most 1e9: lower seeds, sweep_points or rate_scale"));
   }
 }
 
