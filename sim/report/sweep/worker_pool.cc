@@ -18,10 +18,25 @@ namespace {
 
 struct Child {
   pid_t pid = -1;
-  int fd = -1;
+  int fd = -1;          // its result lines
+  int command_fd = -1;  // a reused child's chunk numbers; -1 when it runs one chunk, or is told to stop
   std::string buffer;
   std::set<int64_t> pending;  // indexes not reported yet
 };
+
+// Reads one line (without its newline) from `fd`, a byte at a time (a command is a few bytes);
+// false at end of file or on an error.
+bool read_line(int fd, std::string& line) {
+  line.clear();
+  char ch;
+  for (;;) {
+    const ssize_t n = ::read(fd, &ch, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    if (ch == '\n') return true;
+    line += ch;
+  }
+}
 
 bool write_all(int fd, const std::string& s) {
   size_t done = 0;
@@ -47,6 +62,7 @@ struct ChildGuard {
     for (auto& [fd, c] : live) {
       ::kill(c.pid, SIGKILL);
       ::close(fd);
+      if (c.command_fd >= 0) ::close(c.command_fd);
       int status = 0;
       ::waitpid(c.pid, &status, 0);
     }
@@ -77,26 +93,54 @@ void WorkerPool::run(const std::vector<std::vector<int64_t>>& chunks, const Work
   std::map<int, Child> live;  // by pipe fd
   ChildGuard guard{live};
   size_t next = 0;
+  // Hands chunk `next` to `c`: a reused child reads its number from its command pipe.
+  const auto assign = [&](Child& c) {
+    c.pending.insert(chunks[next].begin(), chunks[next].end());
+    const std::string command = std::to_string(next++) + "\n";
+    if (c.command_fd >= 0 && !write_all(c.command_fd, command)) {
+      ::close(c.command_fd);  // the child is gone: its end of file reports the chunk lost
+      c.command_fd = -1;
+    }
+  };
   while (next < chunks.size() || !live.empty()) {
     while (next < chunks.size() && static_cast<int>(live.size()) < jobs_) {
-      const std::vector<int64_t>& chunk = chunks[next++];
       int fds[2];
-      if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+      int command[2] = {-1, -1};
+      if (::pipe(fds) != 0 || (!fork_always_ && ::pipe(command) != 0)) {
+        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+      }
+      const size_t first = next;
       const pid_t pid = ::fork();
       if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
       if (pid == 0) {
         ::close(fds[0]);
         ::signal(SIGPIPE, SIG_DFL);  // the parent is gone: stop quietly
-        for (const int64_t index : chunk) {
-          if (!write_all(fds[1], std::to_string(index) + " " + work(index) + "\n")) ::_exit(3);
+        const auto run_chunk = [&](size_t k) {
+          for (const int64_t index : chunks[k]) {
+            if (!write_all(fds[1], std::to_string(index) + " " + work(index) + "\n")) ::_exit(3);
+          }
+        };
+        if (fork_always_) {
+          run_chunk(first);
+        } else {
+          // Chunk numbers, one a line, until the parent closes the pipe.
+          ::close(command[1]);
+          for (std::string line; read_line(command[0], line);) run_chunk(std::stoul(line));
         }
         ::_exit(0);  // no atexit handlers or MPI finalisation in the child
       }
       ::close(fds[1]);
+      if (command[0] >= 0) ::close(command[0]);
       Child& c = live[fds[0]];
       c.pid = pid;
       c.fd = fds[0];
-      c.pending.insert(chunk.begin(), chunk.end());
+      c.command_fd = command[1];
+      if (fork_always_) {
+        c.pending.insert(chunks[next].begin(), chunks[next].end());
+        ++next;
+      } else {
+        assign(c);
+      }
     }
     std::vector<pollfd> pfds;
     for (const auto& [fd, c] : live) pfds.push_back(pollfd{fd, POLLIN, 0});
@@ -119,12 +163,22 @@ void WorkerPool::run(const std::vector<std::vector<int64_t>>& chunks, const Work
           on_line(index, line.substr(space + 1));
         }
         c.buffer.erase(0, start);
+        // A reused child whose chunk is done gets the next, or end of file to stop.
+        if (c.pending.empty() && c.command_fd >= 0) {
+          if (next < chunks.size()) {
+            assign(c);
+          } else {
+            ::close(c.command_fd);
+            c.command_fd = -1;
+          }
+        }
         continue;
       }
       // End of file: the child is done (or died).
       int status = 0;
       ::waitpid(c.pid, &status, 0);
       ::close(p.fd);
+      if (c.command_fd >= 0) ::close(c.command_fd);
       const std::set<int64_t> lost = std::move(c.pending);
       live.erase(p.fd);
       for (const int64_t index : lost) on_lost(index, exit_reason(status));

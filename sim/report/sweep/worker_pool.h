@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Local worker processes for a sweep: chunks of candidates run in forked children (SimGrid allows
-// one simulation per process), each child writing one line per candidate back over a pipe.
+// Local worker processes for a sweep: chunks of candidates run in forked children, each child
+// writing one line per candidate back over a pipe. Analytical chunks go to `jobs` children that
+// each run chunk after chunk (told the next chunk's number over a second pipe); flow-level ones
+// to a fresh child per chunk (SimGrid allows one simulation per process).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +21,11 @@ class WorkerPool {
   // In the parent, for each candidate whose child ended without reporting it.
   using OnLost = std::function<void(int64_t index, const std::string& why)>;
 
-  // `jobs` children at most at once. `fork_always`: a child per chunk even with one job (a
-  // fresh process per flow-level run); otherwise one job runs in this process.
+  // `jobs` children at most at once. `fork_always`: a fresh child per chunk even with one job (a
+  // fresh process per flow-level run); otherwise one job runs in this process, and more reuse
+  // their children (a child that dies is replaced; its chunk's unreported candidates are lost).
+  // Until 2026-12-05 every chunk forked a child: with a parent holding hundreds of MB of results,
+  // -j 2 ran slower than -j 1.
   WorkerPool(int jobs, bool fork_always) : jobs_(jobs < 1 ? 1 : jobs), fork_always_(fork_always) {}
 
   // Runs every chunk. `idle` is called at least every 20 ms while children run (MPI polling).
@@ -33,8 +38,8 @@ class WorkerPool {
   bool fork_always_;
 };
 
-// Splits `todo` into chunks for `jobs` workers: small enough to balance and show progress,
-// large enough that a fork per chunk costs little (`max_chunk` caps it; 1 for flow runs).
+// Splits `todo` into chunks for `jobs` workers: small enough to balance, show progress and lose
+// little to a crash, large enough to cost little to hand out (`max_chunk` caps it; 1 for flow runs).
 std::vector<std::vector<int64_t>> make_chunks(const std::vector<int64_t>& todo, int jobs, int max_chunk);
 
 }  // namespace clustersim::sweep
