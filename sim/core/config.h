@@ -45,9 +45,13 @@ struct ClusterConfig {
 
 // A link or switch that is down or slower than built. Links are named "tier:index" as printed by
 // `clustersim topo --list-links`; switches "tor:3", "agg:2.1", "core:7".
+// The smallest factor a degraded (not failed) link may have: below it its transfers outrun the
+// range of simulated time.
+inline constexpr double kMinDegradedFactor = 1e-6;
+
 struct FabricFault {
   std::string element;
-  double bandwidth_factor = 0.0;  // 0 = failed, (0,1) = degraded; 1 when only extra_latency is given
+  double bandwidth_factor = 0.0;  // 0 = failed, [kMinDegradedFactor, 1) = degraded; 1 when only extra_latency is given
   Time extra_latency = Time::zero();
 };
 

@@ -2,6 +2,7 @@
 #include "sim/core/scenario.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -27,7 +28,15 @@ void read_fault(MapReader r, FabricFault& f) {
   r.read("element", f.element, Need::kRequired);
   // An entry that gives only extra_latency slows the element's links without cutting them.
   if (!r.has("bandwidth_factor") && r.has("extra_latency")) f.bandwidth_factor = 1.0;
-  r.read("bandwidth_factor", f.bandwidth_factor, Need::kOptional, 0.0, 1.0);
+  // Below a millionth a degraded link's transfers outrun simulated time (a 1e-11 NVLink came
+  // out as a healthy one at the flow level until 2026-12-05): a link that slow is failed, 0.
+  if (r.read("bandwidth_factor", f.bandwidth_factor, Need::kOptional, 0.0, 1.0) && f.bandwidth_factor > 0 &&
+      f.bandwidth_factor < kMinDegradedFactor) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", f.bandwidth_factor);
+    r.error("bandwidth_factor", std::string("expected 0 (failed) or a factor in [1e-6, 1]; got ") + got +
+                                    ", which leaves the link too slow to time: give 0 for a failed link");
+  }
   r.read("extra_latency", f.extra_latency);
   r.finish();
 }

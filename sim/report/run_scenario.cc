@@ -402,6 +402,14 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
 
 void require_flow_for_network_faults(const ScenarioConfig& cfg) {
   if (cfg.network.faults.empty() || cfg.traffic) return;
+  // Colocated serving prices its TP collectives and expert all-to-all in closed form at every
+  // level: faults would change nothing (until 2026-12-05 the flow level ran and ignored them).
+  if (cfg.inference && cfg.inference->mode == ServingMode::kColocated) {
+    throw BadInput(scenario_error(cfg, "network.faults",
+                                  "colocated serving sends nothing over the simulated fabric (its collectives are "
+                                  "priced in closed form), so failed or degraded links would change nothing: "
+                                  "remove them, or serve prefill_decode or attention_ffn, whose transfers cross it"));
+  }
   const bool reliability = !cfg.inference && cfg.faults;
   const bool analytical = reliability ? iteration_time_fidelity(cfg) == IterationTimeFidelity::kAnalytical
                                       : cfg.network.fidelity == Fidelity::kAnalytical;

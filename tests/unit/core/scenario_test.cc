@@ -274,6 +274,20 @@ TEST(ScenarioFaults, LatencyOnlyEntryKeepsBandwidthAndElementsAreListedOnce) {
   EXPECT_TRUE(contains(error_at(errors, "network.faults[1].element").message, "already listed"));
 }
 
+TEST(ScenarioFaults, ADegradedLinkSlowerThanAMillionthIsRefused) {
+  // At 1e-11 of its rate an NVLink's transfers outran simulated time and the flow level printed
+  // the healthy iteration (until 2026-12-05); 1e-10 printed 7.9e6 s where 2.5e7 was due.
+  const auto errors = errors_of(kTiny, {"network.faults=[{element: 'nvlink:0', bandwidth_factor: 1e-11}]"});
+  const InputError& e = error_at(errors, "network.faults[0].bandwidth_factor");
+  EXPECT_TRUE(contains(e.message, "expected 0 (failed) or a factor in [1e-6, 1]; got 1e-11")) << e.message;
+  EXPECT_DOUBLE_EQ(load_text(kTiny, {"network.faults=[{element: 'nvlink:0', bandwidth_factor: 1e-6}]"})
+                       .network.faults[0].bandwidth_factor,
+                   1e-6);
+  EXPECT_DOUBLE_EQ(load_text(kTiny, {"network.faults=[{element: 'nvlink:0', bandwidth_factor: 0}]"})
+                       .network.faults[0].bandwidth_factor,
+                   0.0);
+}
+
 TEST(ScenarioErrors, TpMustDivideHeads) {
   // heads 12 (hidden 1536 = 12 x 128), tp 8: 12 % 8 = 4, so a TP rank would hold a part of a
   // head; gpus 16 = tp 8 x pp 2 x dp 1 is fine. Every error is about parallelism.tp, line 14.

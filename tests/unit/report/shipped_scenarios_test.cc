@@ -137,6 +137,26 @@ TEST(UnusedKeyNotes, AFaultNoPathCrossesIsNoted) {
       << core[0];
 }
 
+TEST(RunScenario, ColocatedServingRefusesFabricFaultsItWouldIgnore) {
+  // Colocated serving prices its collectives in closed form at every level: at the flow level
+  // it ran with the faults and gave the healthy numbers (until 2026-12-05).
+  const ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-colocated.yaml",
+                                           {"network.fidelity=flow", "inference.requests=30",
+                                            "network.faults=[{element: 'nvlink:0', bandwidth_factor: 0.01}]"});
+  try {
+    run_scenario(cfg);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("network.faults: colocated serving sends nothing over the simulated fabric"),
+              std::string::npos)
+        << e.what();
+  }
+  // Prefill/decode sends its KV caches over the fabric: faults are taken.
+  EXPECT_NO_THROW(run_scenario(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-pd.yaml",
+                                             {"network.fidelity=flow", "inference.requests=30",
+                                              "network.faults=[{element: 'host:0', bandwidth_factor: 0.5}]"})));
+}
+
 TEST(UnusedKeyNotes, APoolStartingMidNodeAndSpanningNodesIsNoted) {
   // infer-afd: attention 16 GPUs, expert 16 on 8-GPU nodes, 32 GPUs. An attention pool of 12
   // leaves the expert pool on GPUs 12-27, starting mid-node and across nodes.
