@@ -20,8 +20,11 @@ std::vector<double> capacities(const RouteSource& routes) {
 // Seconds to the next picosecond at or after them, so an event never fires before its time;
 // within rounding noise of a whole picosecond counts as on it.
 Time ceil_ps(double seconds) {
-  const double ps = seconds * 1e12;
-  return Time::ps(static_cast<int64_t>(std::ceil(ps - std::max(1e-3, std::abs(ps) * 1e-15))));
+  const double ps = std::ceil(seconds * 1e12 - std::max(1e-3, std::abs(seconds * 1e12) * 1e-15));
+  // Past the clock's range a transfer ends at its limit (the cast overflowed before 2026-12-05:
+  // a flow at 1e-11 of an NVLink's rate ended in the past, at once).
+  if (!(ps < static_cast<double>(Time::max().as_ps()))) return Time::max();
+  return Time::ps(static_cast<int64_t>(ps));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
 #include "sim/report/json_writer.h"
 #include "sim/report/sweep/internal/json_line.h"
@@ -104,7 +105,12 @@ std::optional<Record> record_from_line(const std::string& line) {
     if (m.kind != JsonValue::Kind::kNumber || !std::isfinite(m.number) || m.number < 0 || !plain_text(k)) {
       return std::nullopt;
     }
-    if ((k == "mfu" || k == "hfu" || k == "memory_fits") && m.number > 1) return std::nullopt;
+    // A profile's efficiencies reach kMaxFittedEfficiency (a GPU above its datasheet clock), and
+    // MFU with them: until 2026-12-05 an MFU over 1 was refused here, and the sweep dropped the
+    // candidate it had just run without a word.
+    if ((k == "memory_fits" && m.number > 1) || ((k == "mfu" || k == "hfu") && m.number > calib::kMaxFittedEfficiency)) {
+      return std::nullopt;
+    }
     r.outcome.metrics[k] = m.number;
   }
   for (const auto& [k, m] : info->members) {

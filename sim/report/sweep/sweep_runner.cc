@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <set>
+#include <stdexcept>
 
 #include "sim/report/sweep/candidate_evaluator.h"
 #include "sim/report/sweep/candidate_space.h"
@@ -126,7 +127,9 @@ class Runner {
   // Rank 0: one record line arrived (from a local worker or a rank).
   void accept(const std::string& line) {
     std::optional<Record> r = record_from_line(line);
-    if (!r || done_.count({r->stage, r->index})) return;
+    // A worker's line that does not read back is a bug, not a candidate to lose in silence.
+    if (!r) throw std::logic_error("a sweep worker's result does not read back as a log record: " + line.substr(0, 300));
+    if (done_.count({r->stage, r->index})) return;
     log_->append_line(line);
     remember(*r);
     ++appended_;

@@ -197,6 +197,15 @@ TEST(ResultLog, ResumeRefusesRecordsTheSweepDidNotWrite) {
   Record mfu = sample(5);
   mfu.outcome.metrics["mfu"] = 99;
   EXPECT_NE(refusal(header, {mfu}).find(":2: --resume: is not a result record"), std::string::npos);
+  // A profile's efficiencies may reach 1.05 (a GPU above its datasheet clock), and MFU with
+  // them: 1.0046 is a result (until 2026-12-05 refused, and the sweep lost the candidate it ran).
+  Record fast = sample(5);
+  fast.outcome.metrics["mfu"] = 1.0046;
+  fast.outcome.metrics["hfu"] = 1.0046;
+  EXPECT_EQ(refusal(header, {fast}), "");
+  EXPECT_DOUBLE_EQ(record_from_line(record_to_line(fast))->outcome.metrics.at("mfu"), 1.0046);
+  fast.outcome.metrics["mfu"] = 1.06;
+  EXPECT_NE(refusal(header, {fast}).find(":2: --resume: is not a result record"), std::string::npos);
   // A lost worker's retry records before the result that replaced them are the sweep's own, and
   // so is the same candidate's other stage.
   Record lost = sample(6);
