@@ -66,7 +66,11 @@ class Simulation {
         } else if (async_end_) {
           consider(*async_end_, kAsyncEnd);
         } else {
-          consider(t_ + max(Time::zero(), in_.checkpoint_interval - train_since_ckpt_), kCheckpointDue);
+          // Due after the interval's training, and then taken at the end of the iteration under
+          // way (since 2026-12-05: before, at once, saving a part of an iteration).
+          consider(train_since_ckpt_ < in_.checkpoint_interval ? t_ + (in_.checkpoint_interval - train_since_ckpt_)
+                                                              : t_ + wall_to_iteration_end(),
+                   kCheckpointDue);
         }
         if (!unfound_.empty()) consider(unfound_.begin()->first, kStragglerFound);
       } else {
@@ -83,7 +87,12 @@ class Simulation {
           break;
         case kBlockingEnd: snapshot(); break;
         case kAsyncEnd: commit(); break;
-        case kCheckpointDue: blocking_ = true; blocking_end_ = t_ + in_.checkpoint_blocking; break;
+        case kCheckpointDue:
+          if (train_since_ckpt_ >= in_.checkpoint_interval && wall_to_iteration_end() == Time::zero()) {
+            blocking_ = true;
+            blocking_end_ = t_ + in_.checkpoint_blocking;
+          }
+          break;
         case kStragglerFound: swap_straggler(false); break;
         case kPhaseEnd: end_phase(); break;
         case kFailure: failure(); break;
@@ -130,10 +139,30 @@ class Simulation {
     t_ = to;
   }
 
+  // The part of `progress` made of whole iterations (all of it without an iteration time).
+  Time whole_iterations(Time progress) const {
+    if (in_.iteration <= Time::zero()) return progress;
+    return Time::ps(progress.as_ps() / in_.iteration.as_ps() * in_.iteration.as_ps());
+  }
+
+  // Wall time until the iteration under way ends, at the current speed (0 at an iteration's end
+  // or without an iteration time). Rounded up, so that the progress made reaches the end.
+  Time wall_to_iteration_end() const {
+    if (in_.iteration <= Time::zero()) return Time::zero();
+    const int64_t left = (in_.iteration.as_ps() - pending_.as_ps() % in_.iteration.as_ps()) % in_.iteration.as_ps();
+    if (left == 0) return Time::zero();
+    const double s = speed().first;
+    return s < 1.0 ? Time::ps(static_cast<int64_t>(std::ceil(static_cast<double>(left) / s))) : Time::ps(left);
+  }
+
+  // A checkpoint saves the iterations done: it is taken at an iteration's end, and what is not a
+  // whole iteration stays at risk (before 2026-12-05 a checkpoint saved progress to the second:
+  // a job of 100-hour iterations and a 3-hour MTBF kept 9.7% of the window).
   void snapshot() {
     blocking_ = false;
-    in_flight_ += pending_;
-    pending_ = Time::zero();
+    const Time whole = whole_iterations(pending_);
+    in_flight_ += whole;
+    pending_ -= whole;
     train_since_ckpt_ = Time::zero();
     if (in_.checkpoint_async > Time::zero()) {
       async_end_ = t_ + in_.checkpoint_async;
@@ -266,9 +295,12 @@ class Simulation {
 
   void end_phase() {
     if (phase_cause_ == LossCause::kCheckpoint && committing_) {
-      in_flight_ += pending_;
-      pending_ = Time::zero();
+      // The stop's checkpoint saves the whole iterations; the restart loses the one under way.
+      const Time whole = whole_iterations(pending_);
+      in_flight_ += whole;
+      pending_ -= whole;
       commit();
+      lose_work(cause_component_);
       committing_ = false;
     }
     next_phase();

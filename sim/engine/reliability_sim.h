@@ -45,6 +45,9 @@ struct ReliabilityInputs {
   Time checkpoint_interval;   // training time between checkpoints
   Time checkpoint_blocking;   // training stalls this long per checkpoint
   Time checkpoint_async;      // then the write continues this long in the background (0: sync)
+  // The healthy iteration: a checkpoint holds whole iterations, the part of one under way stays
+  // at risk (0: progress is fluid, every second of it saved).
+  Time iteration;
   Time detection;
   Time hang_detection;
   Time diagnosis;

@@ -645,8 +645,9 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   in.repair_time = rc.repair_time;
   in.straggler_detection = rc.straggler_detection;
   in.straggler_threshold = rc.straggler_threshold;
+  in.iteration = f.iteration_time.value_or(healthy);
   // A derived interval is never shorter than one iteration (nor than 1 s); nor may a configured one be.
-  const Time floor = engine::checkpoint_interval_floor(f.iteration_time.value_or(healthy));
+  const Time floor = engine::checkpoint_interval_floor(in.iteration);
   if (ck.interval && *ck.interval < floor) {
     throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
                                   "must be at least one training iteration and at least 1s (" + to_string(floor) +
@@ -662,10 +663,13 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   // Derived: Young's, but never below one iteration, nor below the asynchronous write (a
   // checkpoint starts only when the previous one is written).
   // (Past the window, no checkpoint falls in it: the window is the longest that means anything.)
-  in.checkpoint_interval = ck.interval.value_or(
-      max(max(floor, in.checkpoint_async),
-          Time::s(std::min(in.duration.as_s(),
-                           engine::young_interval_s(in.checkpoint_blocking, engine::mean_time_between_failures_s(in))))));
+  // Checkpoints are taken at iterations' ends: Young's interval is rounded to whole iterations
+  // (a given one is rounded up as the run waits for the iteration under way).
+  const double young_s =
+      std::min(in.duration.as_s(), engine::young_interval_s(in.checkpoint_blocking, engine::mean_time_between_failures_s(in)));
+  const double iterations = std::max(1.0, std::round(young_s / in.iteration.as_s()));
+  in.checkpoint_interval =
+      ck.interval.value_or(max(max(floor, in.checkpoint_async), min(in.duration, Time::s(iterations * in.iteration.as_s()))));
   return in;
 }
 
