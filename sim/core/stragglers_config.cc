@@ -13,12 +13,23 @@
 namespace clustersim {
 namespace {
 
-// A list of non-negative integers under `key` ("[3, 17]"); errors name the item.
-bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out) {
+// What a list of whole numbers holds, in the reader's messages: `list` and `hosts` hold indices,
+// `stage_layers` layer counts (called "a list of indices" too until 2026-12-05).
+struct IntList {
+  const char* expected;  // the whole list
+  const char* item;      // one entry
+};
+const IntList kIndices{"a list of indices such as [3, 17]", "a non-negative integer"};
+const IntList kStageLayers{
+    "a list of layer counts, one per pipeline stage (pp entries) adding up to model.layers, such as [10, 14]",
+    "a stage's layer count (a whole number)"};
+
+// A list of non-negative integers under `key`; errors say what it holds and name the item.
+bool read_int_list(MapReader& r, const std::string& key, const IntList& kind, std::vector<int>& out) {
   const YamlNode* n = r.child(key);
   if (!n) return false;
   if (!n->is_seq()) {
-    r.error(key, "expected a list of indices such as [3, 17]");
+    r.error(key, std::string("expected ") + kind.expected);
     return false;
   }
   if (n->seq.empty()) {
@@ -30,7 +41,7 @@ bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out
     const YamlNode& item = n->seq[i];
     const std::optional<long long> v = plain_integer(item);
     if (!v || *v < 0 || *v > INT32_MAX) {
-      r.error(key, "item " + std::to_string(i) + ": expected a non-negative integer, got '" + item.scalar + "'");
+      r.error(key, "item " + std::to_string(i) + ": expected " + kind.item + ", got '" + item.scalar + "'");
       return false;
     }
     values.push_back(static_cast<int>(*v));
@@ -39,21 +50,38 @@ bool read_index_list(MapReader& r, const std::string& key, std::vector<int>& out
   return true;
 }
 
-void read_compute(MapReader r, ComputeStraggler& c) {
-  read_index_list(r, "list", c.list);
+// The slow hosts or GPUs under `key` of the stragglers section `parent`; `units` names what the
+// indices count ("hosts", "GPUs").
+void read_compute(MapReader& parent, const std::string& key, ComputeStraggler& c, const std::string& units) {
+  MapReader r = parent.section(key);
+  read_int_list(r, "list", kIndices, c.list);
   r.read("fraction", c.fraction, Need::kOptional, 0.0, 1.0);
   r.read("count", c.count, Need::kOptional, 0);
   r.read("slowdown", c.slowdown, Need::kRequired, 1.0, 100.0);
   r.read_enum("phase", c.phase,
               {{"all", StragglerPhase::kAll}, {"forward", StragglerPhase::kForward},
                {"backward", StragglerPhase::kBackward}});
-  const int ways = (r.has("list") ? 1 : 0) + (r.has("fraction") ? 1 : 0) + (r.has("count") ? 1 : 0);
-  if (ways != 1) r.error("list", "give exactly one of list, fraction or count");
+  // Said of the mapping (stragglers.gpus, at its line), with what it gives: the message named
+  // `.list` whether or not a list was given (`--set stragglers.gpus.slowdown=1.5` on a file
+  // without gpus) until 2026-12-05.
+  std::vector<std::string> given;
+  for (const char* k : {"list", "fraction", "count"}) {
+    if (r.has(k)) given.push_back(k);
+  }
+  if (given.size() != 1) {
+    std::string got = "none of them is given";
+    if (!given.empty()) {
+      got = "it gives ";
+      for (size_t i = 0; i < given.size(); ++i) got += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + given[i];
+    }
+    parent.error(key, "give exactly one of list (the slow " + units + "' indices), fraction (of all " + units +
+                          ") or count (drawn at random); " + got);
+  }
   r.finish();
 }
 
 void read_nics(MapReader r, NicStraggler& n) {
-  if (!read_index_list(r, "hosts", n.hosts) && !r.has("hosts")) r.missing("hosts");
+  if (!read_int_list(r, "hosts", kIndices, n.hosts) && !r.has("hosts")) r.missing("hosts");
   r.read("nic", n.nic, Need::kOptional, 0);
   r.read("bandwidth_factor", n.bandwidth_factor, Need::kOptional, 1e-6, 1.0);
   r.read("extra_latency", n.extra_latency);
@@ -81,10 +109,10 @@ const char* to_string(StragglerPhase p) {
 void read_stragglers(MapReader r, StragglersConfig& out) {
   r.read("seed", out.seed);
   // child() marks the key known, so an unknown key's hint lists all three.
-  if (r.child("hosts")) read_compute(r.section("hosts"), out.hosts.emplace());
-  if (r.child("gpus")) read_compute(r.section("gpus"), out.gpus.emplace());
+  if (r.child("hosts")) read_compute(r, "hosts", out.hosts.emplace(), "hosts");
+  if (r.child("gpus")) read_compute(r, "gpus", out.gpus.emplace(), "GPUs");
   if (r.child("nics")) read_nics(r.section("nics"), out.nics.emplace());
-  read_index_list(r, "stage_layers", out.stage_layers);
+  read_int_list(r, "stage_layers", kStageLayers, out.stage_layers);
   if (r.child("variation")) {
     MapReader v = r.section("variation");
     SpeedVariation& sv = out.variation.emplace();

@@ -374,7 +374,7 @@ TEST(StragglersConfig, ReadsEverySource) {
 }
 
 TEST(StragglersConfig, BadInputNamesTheKey) {
-  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [1], fraction: 0.1, slowdown: 1.1}}\n"), "stragglers.hosts.list"));
+  EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [1], fraction: 0.1, slowdown: 1.1}}\n"), "stragglers.hosts"));
   EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [9], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
   EXPECT_TRUE(has(error_paths("stragglers: {hosts: {list: [a], slowdown: 1.1}}\n"), "stragglers.hosts.list"));
   EXPECT_TRUE(has(error_paths("stragglers: {hosts: {count: 1}}\n"), "stragglers.hosts.slowdown"));
@@ -414,6 +414,45 @@ TEST(StragglersConfig, BadInputNamesTheKey) {
   EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {replicas: 2}}\n"), "stragglers.sequence_imbalance.replicas"));
   EXPECT_TRUE(has(error_paths("stragglers: {sequence_imbalance: {max_over_mean: 1.1, replicas: 1000}}\n"),
                   "stragglers.sequence_imbalance.replicas"));
+}
+
+// Which of list, fraction and count: said of the mapping, with what it gives (the message named
+// `.list` whether or not a list was given until 2026-12-05).
+TEST(StragglersConfig, ListFractionOrCountIsSaidOfTheMapping) {
+  const std::string none = error_text("stragglers: {gpus: {slowdown: 1.5}}\n");
+  EXPECT_NE(none.find("stragglers.gpus: give exactly one of list (the slow GPUs' indices), fraction (of all GPUs) or "
+                      "count (drawn at random); none of them is given"),
+            std::string::npos)
+      << none;
+  EXPECT_EQ(none.find("stragglers.gpus.list"), std::string::npos) << none;
+  const std::string two = error_text("stragglers: {hosts: {fraction: 0.1, count: 1, slowdown: 1.1}}\n");
+  EXPECT_NE(two.find("stragglers.hosts: give exactly one of list (the slow hosts' indices), fraction (of all hosts) or "
+                     "count (drawn at random); it gives fraction and count"),
+            std::string::npos)
+      << two;
+  const std::string three = error_text("stragglers: {hosts: {list: [1], fraction: 0.1, count: 1, slowdown: 1.1}}\n");
+  EXPECT_NE(three.find("; it gives list, fraction and count"), std::string::npos) << three;
+}
+
+// stage_layers holds layer counts, not indices (its messages said "a list of indices" until
+// 2026-12-05); the index lists keep theirs.
+TEST(StragglersConfig, ListMessagesSayWhatTheListHolds) {
+  for (const char* v : {"12", "{0: 12}"}) {
+    const std::string text = error_text(std::string("stragglers: {stage_layers: ") + v + "}\n");
+    EXPECT_NE(text.find("stragglers.stage_layers: expected a list of layer counts, one per pipeline stage (pp entries) "
+                        "adding up to model.layers, such as [10, 14]"),
+              std::string::npos)
+        << v << ": " << text;
+    EXPECT_EQ(text.find("indices"), std::string::npos) << v << ": " << text;
+  }
+  const std::string item = error_text("stragglers: {stage_layers: [2, x]}\n");
+  EXPECT_NE(item.find("stragglers.stage_layers: item 1: expected a stage's layer count (a whole number), got 'x'"),
+            std::string::npos)
+      << item;
+  const std::string list = error_text("stragglers: {hosts: {list: 3, slowdown: 1.1}}\n");
+  EXPECT_NE(list.find("stragglers.hosts.list: expected a list of indices such as [3, 17]"), std::string::npos) << list;
+  const std::string nics = error_text("stragglers: {nics: {hosts: [a], bandwidth_factor: 0.5}}\n");
+  EXPECT_NE(nics.find("stragglers.nics.hosts: item 0: expected a non-negative integer, got 'a'"), std::string::npos) << nics;
 }
 
 }  // namespace

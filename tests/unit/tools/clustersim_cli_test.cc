@@ -283,6 +283,23 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   EXPECT_EQ(at_level.out.find("\"notes\""), std::string::npos);
 }
 
+TEST(CliRun, StragglerListFractionOrCountNamesTheMapping) {
+  // The fuzzing pass of 2026-12-05: both named stragglers.<x>.list, which neither gives.
+  const Result gpus = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.gpus.slowdown=1.5");
+  EXPECT_EQ(gpus.code, 2) << gpus.err;
+  EXPECT_CONTAINS(gpus.err, "error: --set: stragglers.gpus: give exactly one of list (the slow GPUs' indices), fraction "
+                            "(of all GPUs) or count (drawn at random); none of them is given");
+  const Result hosts = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.hosts.count=5");
+  EXPECT_EQ(hosts.code, 2) << hosts.err;
+  EXPECT_CONTAINS(hosts.err, "scenarios/stragglers-175b-12288.yaml:81: stragglers.hosts: give exactly one of list");
+  EXPECT_CONTAINS(hosts.err, "; it gives fraction and count");
+  for (const Result& r : {gpus, hosts}) EXPECT_FALSE(contains(r.err, ".list")) << r.err;
+  const Result layers = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.stage_layers.0=12");
+  EXPECT_EQ(layers.code, 2) << layers.err;
+  EXPECT_CONTAINS(layers.err, "--set: stragglers.stage_layers: expected a list of layer counts, one per pipeline stage");
+  EXPECT_FALSE(contains(layers.err, "indices")) << layers.err;
+}
+
 TEST(CliRun, ServingScenariosRefuseTrainingOnlySections) {
   // Stragglers and the reliability study need a training step; a serving run would drop them.
   const Result s = clustersim("run scenarios/infer-pd.yaml --set stragglers.hosts.count=1 --set stragglers.hosts.slowdown=2");
