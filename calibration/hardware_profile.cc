@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "calibration/builtin_profiles.h"
 #include "sim/core/error.h"
@@ -64,6 +66,34 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
   r.finish();
 }
 
+// What a YAML mapping that is not a GPU profile is instead ("a scenario (it has 'cluster' and
+// 'model')"), or "" when it may be one. A scenario given as cluster.gpu was read key by key into
+// 25 lines of "required key is missing" and "unknown key" until 2026-12-05; as scenario.cc does
+// for a sweep file or a suite given as a scenario, one message now says what the file is.
+std::string what_else(const YamlNode& root) {
+  if (root.find("axes")) return "a sweep file (it has 'axes')";
+  if (root.find("cases")) return "a validation suite (it has 'cases')";
+  std::vector<std::string> sections;
+  for (const char* key : {"cluster", "network", "model", "parallelism", "training", "inference", "traffic"}) {
+    if (root.find(key)) sections.push_back(std::string("'") + key + "'");
+  }
+  std::string list;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == sections.size() ? " and " : ", ") + sections[i];
+  }
+  if (!sections.empty()) return "a scenario (it has " + list + ")";
+  for (const char* key : {"peak", "memory", "nvlink", "sm_count", "efficiency"}) {
+    if (root.find(key)) return "";
+  }
+  return "not a GPU profile (it has none of 'peak', 'memory', 'nvlink', 'sm_count' and 'efficiency')";
+}
+
+std::string builtin_names_text() {
+  std::string names;
+  for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 }  // namespace
 
 FlopRate HardwareProfile::peak(Precision p) const {
@@ -90,11 +120,17 @@ std::string builtin_profile_text(const std::string& name) {
   return {};
 }
 
-HardwareProfile parse_hardware_profile(const std::string& text, const std::string& origin) {
-  const YamlNode root = parse_yaml_text(text, origin);
+namespace {
+
+HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origin) {
   if (!root.is_map()) {
     throw BadInput(InputError{origin, 0, "", "not a hardware profile: expected a YAML mapping with name, peak, "
                                              "memory, nvlink and sm_count (see calibration/profiles/*.yaml)"});
+  }
+  if (const std::string what = what_else(root); !what.empty()) {
+    const std::string is = what.starts_with("not ") ? what : "this is " + what + ", not a GPU profile";
+    throw BadInput(InputError{origin, 0, "", is + ": a profile has name, peak, memory, nvlink, sm_count and "
+                                             "efficiency (clustersim profiles H100-SXM prints one to copy)"});
   }
   ErrorList errors;
   HardwareProfile p;
@@ -176,6 +212,12 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
   return p;
 }
 
+}  // namespace
+
+HardwareProfile parse_hardware_profile(const std::string& text, const std::string& origin) {
+  return profile_from_tree(parse_yaml_text(text, origin), origin);
+}
+
 std::string profile_file_path(const std::string& name_or_path, const std::string& base_dir) {
   if (name_or_path.empty() || !builtin_profile_text(name_or_path).empty()) return "";
   std::filesystem::path path(name_or_path);
@@ -211,14 +253,23 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
                                   name_or_path + " -o PROFILE.yaml) and name that"});
   }
   if (type == std::filesystem::file_type::not_found) {
-    std::string names;
-    for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
     throw BadInput(InputError{"", 0, "cluster.gpu",
-                              "'" + name_or_path + "' is neither a built-in profile (" + names +
+                              "'" + name_or_path + "' is neither a built-in profile (" + builtin_names_text() +
                                   ") nor a profile file"});
   }
   if (ec) throw BadInput(InputError{"", 0, "cluster.gpu", "'" + name_or_path + "' cannot be read (" + ec.message() + ")"});
-  return parse_hardware_profile(read_text_file(path.string(), kMaxYamlBytes, "a hardware profile (YAML)"), path.string());
+  const YamlNode root =
+      parse_yaml_text(read_text_file(path.string(), kMaxYamlBytes, "a hardware profile (YAML)"), path.string());
+  // Said of the referring key (the caller adds the scenario's file and line), as a misspelt name is.
+  if (const std::string what = root.is_map() ? what_else(root) : ""; !what.empty()) {
+    const std::string shown = path.string() == name_or_path ? "'" + name_or_path + "'"
+                                                           : "'" + name_or_path + "' (" + path.string() + ")";
+    throw BadInput(InputError{"", 0, "cluster.gpu",
+                              shown + (what.starts_with("not ") ? " is " + what : " is " + what + ", not a GPU profile") +
+                                  ": name a built-in profile (" + builtin_names_text() +
+                                  ") or a profile file (clustersim profiles H100-SXM prints one to copy)"});
+  }
+  return profile_from_tree(root, path.string());
 }
 
 std::string format_hardware_profile(const HardwareProfile& p) {

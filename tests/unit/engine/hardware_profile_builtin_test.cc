@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -307,6 +308,51 @@ TEST(ParseHardwareProfile, AFileThatIsNotAMappingIsNamedAsNotAProfile) {
     ASSERT_EQ(e.errors().size(), 1u);
     EXPECT_EQ(e.errors()[0].file, "/etc/passwd");
     EXPECT_NE(e.errors()[0].message.find("not a hardware profile"), std::string::npos);
+  }
+}
+
+// A scenario, sweep file or suite given as a profile: one message naming the referring key and
+// the file, and what it is (25 lines of "required key is missing" and "unknown key" until
+// 2026-12-05); a profile with a key missing keeps its own messages.
+TEST(LoadHardwareProfile, AFileThatIsNotAProfileIsSaidToBeOne) {
+  const testing::ScratchDir dir("not-a-profile");
+  ASSERT_TRUE(dir.ok());
+  const std::pair<std::string, std::string> cases[] = {
+      {"cluster: {gpu: H100-SXM, gpus: 8}\nmodel: {layers: 2}\ntraining: {global_batch: 8}\n",
+       "is a scenario (it has 'cluster', 'model' and 'training'), not a GPU profile: name a built-in profile ("},
+      {"base: s.yaml\naxes: {parallelism.tp: [1, 2]}\n", "is a sweep file (it has 'axes'), not a GPU profile"},
+      {"cases: []\n", "is a validation suite (it has 'cases'), not a GPU profile"},
+      {"name: mine\n", "is not a GPU profile (it has none of 'peak', 'memory', 'nvlink', 'sm_count' and 'efficiency')"},
+  };
+  for (const auto& [text, message] : cases) {
+    std::ofstream(dir.file("x.yaml")) << text;
+    try {
+      load_hardware_profile("x.yaml", dir.path().string());
+      ADD_FAILURE() << "expected BadInput for " << text;
+    } catch (const BadInput& e) {
+      ASSERT_EQ(e.errors().size(), 1u) << e.what();
+      EXPECT_EQ(e.errors()[0].file, "");  // the caller's: the scenario that names it
+      EXPECT_EQ(e.errors()[0].key_path, "cluster.gpu");
+      EXPECT_TRUE(contains(e.errors()[0].message, "'x.yaml' (" + dir.file("x.yaml") + ") " + message))
+          << e.errors()[0].message;
+    }
+    try {
+      parse_hardware_profile(text, "x.yaml");
+      ADD_FAILURE() << "expected BadInput for " << text;
+    } catch (const BadInput& e) {
+      ASSERT_EQ(e.errors().size(), 1u) << e.what();
+      EXPECT_EQ(e.errors()[0].file, "x.yaml");
+      EXPECT_TRUE(contains(e.errors()[0].message, "not a GPU profile")) << e.errors()[0].message;
+    }
+  }
+  // A profile that lacks a section is still read key by key.
+  std::ofstream(dir.file("p.yaml")) << "name: mine\nsm_count: 132\n";
+  try {
+    load_hardware_profile(dir.file("p.yaml"));
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_GT(e.errors().size(), 1u);
+    EXPECT_FALSE(contains(e.what(), "not a GPU profile")) << e.what();
   }
 }
 

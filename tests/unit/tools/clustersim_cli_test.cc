@@ -690,6 +690,20 @@ TEST(CliRun, AMisspeltGpuIsRefusedWhereverTheRunDoesNotUseIt) {
   }
 }
 
+TEST(CliRun, AScenarioGivenAsTheGpuIsSaidToBeOne) {
+  // One message naming cluster.gpu and the file, not 25 lines of "required key is missing" and
+  // "unknown key" (until 2026-12-05).
+  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --set cluster.gpu=scenarios/megascale-175b-12288.yaml");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_CONTAINS(r.err, "scenarios/megascale-175b-12288.yaml: cluster.gpu: 'scenarios/megascale-175b-12288.yaml' is a "
+                         "scenario (it has 'cluster', 'network', 'model', 'parallelism' and 'training'), not a GPU "
+                         "profile: name a built-in profile (A100-SXM4-40GB");
+  size_t lines = 0;
+  for (size_t at = r.err.find("error:"); at != std::string::npos; at = r.err.find("error:", at + 1)) ++lines;
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_FALSE(contains(r.err, "required key is missing")) << r.err;
+}
+
 TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
   for (const char* flags : {"--top 4294967296", "--top 18446744073709551616", "-j 4294967296", "-j 0"}) {
     const Result r = clustersim(std::string("sweep scenarios/sweep-175b.yaml --out /tmp/never ") + flags);
