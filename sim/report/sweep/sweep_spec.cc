@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
@@ -259,6 +260,37 @@ bool check_value(const YamlNode& base, const std::vector<std::pair<std::string, 
     }
   }
   return unknown;
+}
+
+// A cluster.gpu value resolved as the runs resolve it: a built-in name, or a profile file (relative
+// to `dir`, the base scenario's directory) that loads. A misspelt name was an error in each
+// candidate and the sweep exited 0 until 2026-12-05; now, as a value not among a key's names, it
+// is a mistake in the sweep file, reported at `file`:`value.line` under `where`.
+void check_gpu_value(const YamlNode& value, const std::string& where, const std::string& dir, const std::string& file,
+                     ErrorList& errors) {
+  if (!value.is_scalar()) return;  // a list or a mapping: check_value says so
+  const std::string& gpu = value.scalar;
+  if (!gpu.empty() && calib::builtin_profile_text(gpu).empty()) {
+    const std::string path = calib::profile_file_path(gpu, dir);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && !ec) {
+      std::string names;
+      for (const std::string& n : calib::builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
+      errors.add(InputError{file, value.line, where,
+                            "'" + gpu + "' is neither a built-in profile (" + names + ") nor a profile file (no file " +
+                                path + "; paths are relative to the base scenario's directory)"});
+      return;
+    }
+  }
+  try {
+    (void)calib::load_hardware_profile(gpu, dir);
+  } catch (const BadInput& e) {
+    for (const InputError& err : e.errors()) {
+      // The profile's own errors name its file and line; the others are said of the value.
+      errors.add(InputError{file, value.line, where,
+                            err.file.empty() ? err.message : "value '" + gpu + "': " + err.to_string()});
+    }
+  }
 }
 
 void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
@@ -743,6 +775,22 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
         if (check_value(spec.base, v.sets, "axes." + a.key, v.label, at, errors)) break;
         if (errors.size() > before + 5) break;  // the first few say enough
       }
+    }
+    // The GPU an axis or `set` names is resolved now, where a candidate would have failed on it.
+    const std::string dir = std::filesystem::path(spec.base_origin).parent_path().string();
+    for (const Axis& a : spec.axes) {
+      for (size_t i = 0; i < a.values.size(); ++i) {
+        for (const auto& [path, node] : a.values[i].sets) {
+          if (path != "cluster.gpu") continue;
+          // axes.cluster.gpu[1], or axes.cluster[1].gpu for a mapping axis.
+          const std::string where =
+              "axes." + a.key + "[" + std::to_string(i) + "]" + path.substr(std::min(path.size(), a.key.size()));
+          check_gpu_value(node, where, dir, file, errors);
+        }
+      }
+    }
+    for (const auto& [path, v] : fixed) {
+      if (path == "cluster.gpu") check_gpu_value(v, "set." + path, dir, v.file, errors);
     }
   }
   // Which metrics exist depends on the kind of run: with a base that does not load, unknown, so

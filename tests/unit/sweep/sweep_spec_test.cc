@@ -309,6 +309,50 @@ TEST(SweepSpec, ATimeToTrainConstraintNeedsTrainTokens) {
 // The GPUs a cost needs prices for are those the candidates run on, pools an axis adds or
 // changes included (before 2026-12-05 only the base's pools counted: a pool an axis added ran on
 // an unpriced cluster.gpu, and a pool whose gpu an axis removed asked for a price for GPU '').
+// A GPU an axis or `set` names resolves when the sweep loads, as a value not among a key's names
+// does: a misspelt name was an error in each candidate and the sweep exited 0 until 2026-12-05.
+TEST(SweepSpec, GpuValuesResolveAtLoad) {
+  const std::string names = "A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H800-SXM, H200-SXM";
+  const std::string axis = error_text("axes: {cluster.gpu: [H100-SMX, A100-SXM4-80GB]}\n");
+  EXPECT_NE(axis.find("test.yaml:6: axes.cluster.gpu[0]: 'H100-SMX' is neither a built-in profile (" + names +
+                      ") nor a profile file (no file H100-SMX; paths are relative to the base scenario's directory)"),
+            std::string::npos)
+      << axis;
+  const std::string set = error_text("set: {cluster.gpu: H100-SMX}\naxes: {parallelism.tp: [1, 2]}\n");
+  EXPECT_NE(set.find("test.yaml:6: set.cluster.gpu: 'H100-SMX' is neither a built-in profile"), std::string::npos) << set;
+  const std::string mapping = error_text("axes: {cluster: [{gpu: A100-SXM4-80GB}, {gpu: B200, gpus: 8}]}\n");
+  EXPECT_NE(mapping.find("axes.cluster[1].gpu: 'B200' is neither"), std::string::npos) << mapping;
+  EXPECT_EQ(error_text("axes: {cluster.gpu: [H100-SXM, A100-SXM4-80GB]}\n"), "");
+  // Files resolve as the runs resolve them: beside the base scenario, not the sweep file.
+  const clustersim::testing::ScratchDir dir("clustersim_sweep_gpu");
+  ASSERT_TRUE(dir.ok());
+  std::filesystem::create_directory(dir.file("sc"));
+  std::filesystem::copy_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/profiles/A100-SXM4-80GB.yaml",
+                             dir.file("sc/p.yaml"));
+  std::ofstream(dir.file("sc/base.yaml")) << std::string(testing::kBase).substr(std::string("base:\n").size());
+  std::ofstream(dir.file("sc/scenario.yaml")) << std::string(testing::kBase).substr(std::string("base:\n").size());
+  const auto text = [&](const std::string& axes) {
+    const std::string sweep = dir.file("s.yaml");
+    try {
+      sweep_spec_from_tree(parse_yaml_text("base: sc/base.yaml\n" + axes, sweep), sweep);
+    } catch (const BadInput& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(text("axes: {cluster.gpu: [p.yaml, H100-SXM]}\n"), "");
+  const std::string beside_sweep = text("axes: {cluster.gpu: [H100-SXM, sc/p.yaml]}\n");
+  EXPECT_NE(beside_sweep.find("axes.cluster.gpu[1]: 'sc/p.yaml' is neither a built-in profile"), std::string::npos)
+      << beside_sweep;
+  EXPECT_NE(beside_sweep.find("(no file " + dir.file("sc/sc/p.yaml")), std::string::npos) << beside_sweep;
+  // A file that is there but no profile is said to be what it is.
+  const std::string scenario = text("axes: {cluster.gpu: [H100-SXM, scenario.yaml]}\n");
+  EXPECT_NE(scenario.find("axes.cluster.gpu[1]: 'scenario.yaml' (" + dir.file("sc/scenario.yaml") +
+                          ") is a scenario (it has 'cluster', 'model', 'parallelism' and 'training'), not a GPU profile"),
+            std::string::npos)
+      << scenario;
+}
+
 TEST(SweepSpec, CostNeedsAPriceForEveryGpuTheAxesBringIn) {
   const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd-hetero.yaml";
   const auto text = [&](const std::string& axes) {

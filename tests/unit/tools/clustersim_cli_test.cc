@@ -712,6 +712,26 @@ TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
   }
 }
 
+TEST(CliSweep, AMisspeltGpuInAnAxisIsRefusedAtLoad) {
+  // One candidate's error and exit 0 until 2026-12-05; now the sweep file is wrong (exit 2), as
+  // with a value not among any key's names.
+  const std::filesystem::path base = scratch("base.yaml");
+  const std::filesystem::path sweep = scratch("sweep.yaml");
+  const std::filesystem::path out = scratch("out");
+  std::ofstream(base) << "cluster: {gpu: A100-SXM4-80GB, gpus: 8}\n"
+                         "model: {layers: 24, hidden: 2304, heads: 24, seq_len: 2048, vocab: 51200}\n"
+                         "training: {global_batch: 64}\n";
+  std::ofstream(sweep) << "base: " << base.string() << "\naxes: {cluster.gpu: [H100-SMX, A100-SXM4-80GB]}\n"
+                       << "flow_stage: {top_k: 0}\n";
+  const Result r = clustersim("sweep '" + sweep.string() + "' --no-progress --out '" + out.string() + "'");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_CONTAINS(r.err, sweep.string() + ":2: axes.cluster.gpu[0]: 'H100-SMX' is neither a built-in profile "
+                         "(A100-SXM4-40GB, A100-SXM4-80GB, H100-SXM, H800-SXM, H200-SXM) nor a profile file");
+  std::filesystem::remove(base);
+  std::filesystem::remove(sweep);
+  std::filesystem::remove_all(out);
+}
+
 TEST(CliCalibrate, NothingToFitIsBadInput) {
   // A probe file with one GEMM timing fits nothing: refused, no profile written.
   const std::filesystem::path out = scratch("profile.yaml");
