@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,30 @@ void flatten(const YamlNode& n, const std::string& prefix,
   }
 }
 
+// A key read as a down:up ratio (MapReader::read_ratio), where 1 and "64:64", or 3, "3:1" and
+// "96:32", are one value: they ran as two identical candidates until 2026-12-05.
+bool is_ratio_key(const std::string& path) {
+  return path == "network.tor_oversubscription" || path == "network.agg_oversubscription";
+}
+
+// The value of "a:b" with a and b whole and above zero, as read_ratio reads it; nullopt otherwise.
+std::optional<double> colon_ratio(const YamlNode& n) {
+  if (!n.is_scalar()) return std::nullopt;
+  const std::string& text = n.scalar;
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  const auto whole = [](const std::string& t) -> std::optional<long long> {
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || v <= 0) return std::nullopt;
+    return v;
+  };
+  const auto down = whole(text.substr(0, colon));
+  const auto up = whole(text.substr(colon + 1));
+  if (!down || !up) return std::nullopt;
+  return static_cast<double>(*down) / static_cast<double>(*up);
+}
+
 AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   AxisValue v;
   if (n.is_map()) {
@@ -57,8 +82,11 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   } else {
     v.sets.emplace_back(key, n);
     v.label = canonical_text(n);
-    if (const auto x = plain_real(n)) {
+    if (const auto x = is_ratio_key(key) ? colon_ratio(n) : std::nullopt) {
       v.number = *x;
+      v.numeric = true;
+    } else if (const auto y = plain_real(n)) {
+      v.number = *y;
       v.numeric = true;
     }
   }
@@ -69,8 +97,16 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
 // order (mappings that set the same keys to the same text, or to one quantity in other units).
 using Settings = std::vector<std::pair<std::string, std::string>>;
 // A scalar with a unit as its quantity ("time 200000000000 ps", "bandwidth 2.5e+10 B/s"), so that
-// 200Gbps and 25GBps, or 200ms and 0.2s, compare equal; anything else as written.
-std::string quantity_text(const YamlNode& n) {
+// 200Gbps and 25GBps, or 200ms and 0.2s, compare equal; a ratio key's value as its ratio ("ratio 1"
+// for 1 and "64:64"); anything else as written.
+std::string quantity_text(const std::string& path, const YamlNode& n) {
+  if (is_ratio_key(path)) {
+    if (const auto r = colon_ratio(n) ? colon_ratio(n) : plain_real(n)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "ratio %.17g", *r);
+      return buf;
+    }
+  }
   if (n.kind != YamlNode::Kind::kScalar || n.scalar.empty() || !std::isalpha(static_cast<unsigned char>(n.scalar.back()))) {
     return canonical_text(n);
   }
@@ -89,7 +125,7 @@ std::string quantity_text(const YamlNode& n) {
 
 Settings settings_of(const AxisValue& v) {
   Settings out;
-  for (const auto& [path, node] : v.sets) out.emplace_back(path, quantity_text(node));
+  for (const auto& [path, node] : v.sets) out.emplace_back(path, quantity_text(path, node));
   std::sort(out.begin(), out.end());
   return out;
 }

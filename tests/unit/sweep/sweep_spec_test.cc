@@ -210,6 +210,19 @@ TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axes: {cluster: [{nic_bandwidth: 400Gbps}, {nic_bandwidth: 50GBps}]}\n").find("is given twice"),
             std::string::npos);
   EXPECT_EQ(error_text("axes: {cluster.nic_bandwidth: [200Gbps, 400Gbps]}\n"), "");
+  // A ratio as a number and as port counts or a ratio in lowest terms is one value (two identical
+  // candidates until 2026-12-05).
+  const std::string radix = "set: {network.switch_radix: 128}\n";
+  EXPECT_NE(error_text(radix + "axes: {network.tor_oversubscription: [1, \"64:64\"]}\n")
+                .find("axes.network.tor_oversubscription: the value 64:64 (1) is given twice"),
+            std::string::npos)
+      << error_text(radix + "axes: {network.tor_oversubscription: [1, \"64:64\"]}\n");
+  EXPECT_NE(error_text(radix + "axes: {network.tor_oversubscription: [\"3:1\", \"96:32\"]}\n").find("is given twice"),
+            std::string::npos);
+  EXPECT_NE(error_text(radix + "axes: {network: [{tor_oversubscription: 3}, {tor_oversubscription: \"96:32\"}]}\n")
+                .find("is given twice"),
+            std::string::npos);
+  EXPECT_EQ(error_text(radix + "axes: {network.tor_oversubscription: [1, \"96:32\", \"86:42\"]}\n"), "");
   EXPECT_EQ(error_text("axes: {parallelism.tp: {from: 1, to: 8, times: 2}}\n"), "");
   // An empty mapping as a value sets nothing (it crashed the reader before 2026-11-22).
   EXPECT_NE(error_text("axes: {parallelism: [{}]}\n").find("non-empty mapping"), std::string::npos);
