@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
@@ -553,6 +557,48 @@ std::vector<std::string> time_stretching_inputs(const ScenarioConfig& cfg) {
 
 }  // namespace
 
+namespace {
+
+// Where `key` is given: "line 27", or "--set" for a key no line of the file gives.
+std::string where_given(const ScenarioConfig& cfg, const std::string& key) {
+  const int line = line_of(cfg, key);
+  return line > 0 ? "line " + std::to_string(line) : std::string("--set");
+}
+
+// The GPU profile's peak for the training precision, as "the GPU profile SLOW.yaml (cluster.gpu,
+// --set) gives peak.bf16 1GFLOPS", when it is far below any data-center GPU's (under 10 TFLOPS;
+// an A100's bf16 is 312), else "".
+std::string slow_peak(const ScenarioConfig& cfg) {
+  try {
+    const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+    const FlopRate peak = hw.peak(cfg.training.precision);
+    if (peak.per_s >= 1e13) return "";
+    return "the GPU profile " + cfg.cluster.gpu + " (cluster.gpu, " + where_given(cfg, "cluster.gpu") + ") gives peak." +
+           to_string(cfg.training.precision) + " " + to_string(peak) +
+           ", far below a data-center GPU's (hundreds of TFLOPS): check its unit";
+  } catch (const BadInput&) {
+    return "";  // the run loaded it; a profile that does not load has its own error
+  }
+}
+
+// What one training step's size is made of, each with its value and where it is given:
+// "model.layers (960, --set)".
+std::string step_size_keys(const ScenarioConfig& cfg) {
+  const std::pair<const char*, long long> keys[] = {{"model.layers", cfg.model.layers},
+                                                    {"model.hidden", cfg.model.hidden},
+                                                    {"model.seq_len", cfg.model.seq_len},
+                                                    {"training.global_batch", cfg.training.global_batch}};
+  std::string out;
+  for (size_t i = 0; i < std::size(keys); ++i) {
+    out += (i == 0 ? "" : i + 1 == std::size(keys) ? " or " : ", ") + std::string(keys[i].first) + " (" +
+           std::to_string(keys[i].second) + ", " + where_given(cfg, keys[i].first) + ")";
+  }
+  return out + ", or raise cluster.gpus (" + std::to_string(cfg.cluster.gpus) + ", " + where_given(cfg, "cluster.gpus") +
+         ")";
+}
+
+}  // namespace
+
 void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
   const double limit_s = 0.999 * Time::max().as_s();
   std::string key;
@@ -569,25 +615,37 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
     if (key.empty() && seconds && std::fabs(v) >= limit_s) key = path;
   });
   if (key.empty()) return;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s reaches the limit of simulated time (%.0f days): the scenario's times overflow",
-                key.c_str(), Time::max().as_s() / 86400);
+  // Said in the reader's terms, what would take too long and which inputs to change (until
+  // 2026-12-05 the message led with the results key, "iteration_time_s reaches the limit", and
+  // named no input where no network fault or straggler was extreme: a 1 GFLOPS profile or a
+  // model of 960 layers was "a model far too large for its GPUs").
+  const bool training = !cfg.traffic && !cfg.inference;
+  const std::string what = key == "iteration_time_s"    ? "one training iteration"
+                           : key == "completion_time_s" ? "the traffic's completion"
+                                                        : "a simulated time (" + key + ")";
+  char days[32];
+  std::snprintf(days, sizeof days, "%.0f days", Time::max().as_s() / 86400);
+  std::string message = what + " would take over " + days + " (" + key +
+                        " reaches the limit of simulated time), which clustersim cannot time";
   // The output that overflowed is known, not the input that made it: name the inputs given here
-  // that stretch times, for the reader to check (before 2026-12-05 the message named only the
-  // output, with no key or line).
-  const std::vector<std::string> inputs = time_stretching_inputs(cfg);
-  std::string message = buf;
-  if (inputs.empty()) {
-    message += " (a model far too large for its GPUs, or latencies and intervals of days)";
-  } else {
+  // that stretch times, for the reader to check.
+  std::vector<std::string> inputs = time_stretching_inputs(cfg);
+  const std::string peak = training ? slow_peak(cfg) : "";
+  if (!inputs.empty()) {
     message += "; of the inputs that stretch times, the scenario gives ";
     for (size_t i = 0; i < inputs.size(); ++i) {
       message += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i];
     }
-    message += ": check " + std::string(inputs.size() == 1 ? "it" : "those") +
-               " (else a model far too large for its GPUs, or latencies and intervals of days)";
+    message += ": check " + std::string(inputs.size() == 1 ? "it" : "those");
   }
-  throw BadInput(InputError{cfg.file, 0, "", message + "; clustersim cannot time it"});
+  if (!peak.empty()) message += "; " + peak;
+  if (training) {
+    message += std::string(inputs.empty() && peak.empty() ? "; " : "; else ") +
+               "the step is too large for its GPUs: lower " + step_size_keys(cfg);
+  } else if (inputs.empty() && peak.empty()) {
+    message += " (latencies, intervals or volumes of days)";
+  }
+  throw BadInput(InputError{cfg.file, 0, "", message});
 }
 
 namespace {

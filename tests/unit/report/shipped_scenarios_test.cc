@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/report/run_scenario.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace clustersim::report {
 namespace {
@@ -187,11 +189,57 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
     run_scenario(far);
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("iteration_time_s reaches the limit of simulated time (107 days): the "
-                                         "scenario's times overflow; of the inputs that stretch times, the scenario "
-                                         "gives stragglers.nics.extra_latency (--set): check it"),
+    EXPECT_NE(std::string(e.what()).find("one training iteration would take over 107 days (iteration_time_s reaches "
+                                         "the limit of simulated time), which clustersim cannot time; of the inputs "
+                                         "that stretch times, the scenario gives stragglers.nics.extra_latency "
+                                         "(--set): check it; else the step is too large for its GPUs: lower "
+                                         "model.layers (24, line "),
               std::string::npos)
         << e.what();
+  }
+  // A profile's peak far below any GPU's is named, with the step's size keys as the other thing to
+  // change (before 2026-12-05: "a model far too large for its GPUs, or latencies and intervals of
+  // days", with no key).
+  const testing::ScratchDir dir("slow-profile");
+  ASSERT_TRUE(dir.ok());
+  {
+    std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/profiles/A100-SXM4-80GB.yaml");
+    std::ofstream out(dir.file("SLOW.yaml"));
+    for (std::string line; std::getline(in, line);) out << (line.starts_with("  bf16:") ? "  bf16: 1GFLOPS" : line) << "\n";
+  }
+  const ScenarioConfig slow = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml",
+                                            {"cluster.gpu=" + dir.file("SLOW.yaml"), "model.layers=960",
+                                             "training.global_batch=61440", "training.memory_check=false"});
+  try {
+    run_scenario(slow);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("one training iteration would take over 107 days"), std::string::npos) << text;
+    EXPECT_NE(text.find("; the GPU profile " + dir.file("SLOW.yaml") + " (cluster.gpu, --set) gives peak.bf16 "),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(", far below a data-center GPU's (hundreds of TFLOPS): check its unit; else the step is too "
+                        "large for its GPUs: lower model.layers (960, --set), model.hidden (12288, line "),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("training.global_batch (61440, --set), or raise cluster.gpus (12288, line "), std::string::npos)
+        << text;
+  }
+  // With a real GPU's peak, the step's size alone.
+  const ScenarioConfig big = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
+                                           {"training.memory_check=false", "model.layers=100000", "model.hidden=65536",
+                                            "model.heads=64", "training.global_batch=4096"});
+  try {
+    run_scenario(big);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("which clustersim cannot time; the step is too large for its GPUs: lower model.layers (100000, "
+                        "--set)"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("peak."), std::string::npos) << text;
   }
   // A rate of 1.16e7 tokens/s is not a time (tokens_per_s ends in _s too).
   const ScenarioConfig fast = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",

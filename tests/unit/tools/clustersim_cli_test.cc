@@ -712,6 +712,27 @@ TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
   }
 }
 
+TEST(CliRun, AnIterationPastTheClockNamesWhatToChange) {
+  // A 1 GFLOPS profile and a 960-layer model: exit 2 naming the profile's peak and the step's
+  // size keys, in the reader's terms (the message led with iteration_time_s and named no input
+  // until 2026-12-05).
+  const std::filesystem::path slow = scratch("SLOW.yaml");
+  {
+    std::istringstream in(clustersim("profiles A100-SXM4-80GB").out);
+    std::ofstream out(slow);
+    for (std::string line; std::getline(in, line);) out << (line.starts_with("  bf16:") ? "  bf16: 1GFLOPS" : line) << "\n";
+  }
+  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --set 'cluster.gpu=" + slow.string() +
+                              "' --set model.layers=960 --set training.global_batch=61440 --set training.memory_check=false");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_CONTAINS(r.err, "error: scenarios/megascale-175b-12288.yaml: one training iteration would take over 107 days "
+                         "(iteration_time_s reaches the limit of simulated time), which clustersim cannot time; the GPU "
+                         "profile " + slow.string() + " (cluster.gpu, --set) gives peak.bf16 ");
+  EXPECT_CONTAINS(r.err, "lower model.layers (960, --set)");
+  EXPECT_CONTAINS(r.err, "training.global_batch (61440, --set)");
+  std::filesystem::remove(slow);
+}
+
 TEST(CliSweep, AMisspeltGpuInAnAxisIsRefusedAtLoad) {
   // One candidate's error and exit 0 until 2026-12-05; now the sweep file is wrong (exit 2), as
   // with a value not among any key's names.
