@@ -30,6 +30,9 @@ Reports run(int jobs, bool fork_always, int64_t n, int max_chunk, int64_t dies_a
       make_chunks(todo, jobs, max_chunk),
       [&](int64_t i) {
         if (i == dies_at) ::_exit(9);
+        // After the death, slow enough that the surviving child cannot take every chunk left
+        // before the parent replaces the dead one.
+        if (dies_at >= 0 && i > dies_at) ::usleep(2000);
         return "result " + std::to_string(i * i) + " pid " + std::to_string(::getpid());
       },
       [&](int64_t i, const std::string& line) { r.duplicates += !r.lines.emplace(i, line).second; },
