@@ -764,19 +764,62 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
   return w;
 }
 
+namespace {
+
+// A step's wall time in units of a colocated one (about 2 us at most; 0.7 us measured): an
+// attention_ffn step runs its micro-batches through both pools with their M2N exchanges (measured
+// 2026-12-05 on infer-afd, 48,616 steps: 22 us a step with 3 micro-batches, 52 with 16, 79 with 64).
+double step_wall_weight(const InferenceConfig& in) {
+  return in.mode == ServingMode::kAttentionFfn ? 10.0 * (1.0 + in.micro_batches / 16.0) : 1.0;
+}
+
+// What the message adds where steps weigh more than colocated ones.
+std::string weight_note(double weight) {
+  if (weight <= 1.0) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                " (an attention_ffn step, with its micro-batches and M2N exchanges, takes as long to simulate as "
+                "about %.3g colocated ones, and counts so)",
+                weight);
+  return buf;
+}
+
+}  // namespace
+
 void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests) {
   const DecodeWork w = decode_work(setup, requests);
   // Every instance's step is its own event: the wall time follows the steps of all of them.
-  const double all_steps = w.steps * std::max(1, w.decoders);
-  if (all_steps <= kMaxDecodeSteps) return;
+  const double weight = step_wall_weight(setup.in);
+  const double all_steps = w.steps * std::max(1, w.decoders) * weight;
+  // The prompts take steps too: an attention replica prefills at most max_prefill_tokens a step,
+  // so the instances take at least prompt tokens / (max_prefill_tokens x replicas an instance)
+  // steps between them (before 2026-12-05 only decode steps were counted, and a budget of one
+  // token a step ran for most of an hour on a million requests).
+  double prompt_tokens = 0;
+  for (const ServingRequest& r : requests) prompt_tokens += r.prompt;
+  int replicas = 1;
+  for (const PoolPlan& p : setup.pools) {
+    if (p.role != PoolRole::kDecode && p.role != PoolRole::kExpert) replicas = std::max(replicas, p.attention_replicas);
+  }
+  const double prefill_steps = prompt_tokens / (static_cast<double>(setup.in.max_prefill_tokens) * replicas) * weight;
   const bool trace = !setup.in.trace.empty();
   char buf[640];
+  if (prefill_steps > kMaxDecodeSteps && prefill_steps >= all_steps) {
+    std::snprintf(buf, sizeof buf,
+                  "the prompts need at least %.3g prefill steps in all (%.3g prompt tokens over max_prefill_tokens %d x "
+                  "%d attention replica%s an instance); at most %.0e steps in all are simulated (each takes about 2 us "
+                  "of wall time): %s, or raise max_prefill_tokens",
+                  prefill_steps / weight, prompt_tokens, setup.in.max_prefill_tokens, replicas, replicas > 1 ? "s" : "",
+                  kMaxDecodeSteps, trace ? "shorten the trace" : "lower inference.requests or the prompt lengths");
+    throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf + weight_note(weight)));
+  }
+  if (all_steps <= kMaxDecodeSteps) return;
   if (w.full_batch_steps >= w.sparse_steps) {
     std::snprintf(buf, sizeof buf,
                   "the requests need at least %.3g decode steps an instance (%.3g output tokens after the first over "
                   "max_batch %d x %d decoding instances), %.3g in all; at most %.0e in all are simulated (each takes "
                   "about 2 us of wall time): %s, or raise max_batch",
-                  w.steps, w.tokens, setup.in.max_batch, std::max(1, w.decoders), all_steps, kMaxDecodeSteps,
+                  w.steps, w.tokens, setup.in.max_batch, std::max(1, w.decoders), all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths");
   } else {
     double first = requests.empty() ? 0 : requests.front().arrival.as_s(), last = first;
@@ -790,10 +833,10 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
                   "arrivals (%.3g output tokens after the first, %d decoding instance%s: %.3g steps in all); at most "
                   "%.0e in all are simulated (each takes about 2 us of wall time): %s",
                   w.steps, w.batch, w.batch > 1 ? "s" : "", setup.in.max_batch, 1e3 * w.step.as_s(), w.busy_s, last - first, w.tokens,
-                  std::max(1, w.decoders), w.decoders > 1 ? "s" : "", all_steps, kMaxDecodeSteps,
+                  std::max(1, w.decoders), w.decoders > 1 ? "s" : "", all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths, or raise rate_per_s");
   }
-  throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf));
+  throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf + weight_note(weight)));
 }
 
 ServingResult run_serving(const ScenarioConfig& cfg) {

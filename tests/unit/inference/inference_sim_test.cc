@@ -190,6 +190,32 @@ TEST(ServingWork, AtLowLoadEveryTokenIsAStep) {
   EXPECT_NO_THROW(check_serving_work(cfg, setup, dense));
 }
 
+TEST(ServingWork, PromptsCountTheirPrefillSteps) {
+  // A replica prefills at most max_prefill_tokens a step (kServing: 4 attention replicas an
+  // instance): 1,000 requests of 64 prompt tokens at one token a step take 16,000 steps between
+  // the instances, whatever the decode (before
+  // 2026-12-05 only decode steps were counted, and a million 1,000-token prompts at one token a
+  // step passed the guard to run for most of an hour).
+  const ScenarioConfig small = serving({"inference.max_prefill_tokens=1"});
+  const ServingSetup setup = make_serving_setup(small);
+  EXPECT_NO_THROW(check_serving_work(small, setup, spaced_requests(1'000, 0.0019)));
+  std::vector<ServingRequest> long_prompts = spaced_requests(1'000, 0.0019);
+  for (ServingRequest& r : long_prompts) r.prompt = 1'000'000;  // 1e9 prompt tokens: 2.5e8 steps
+  try {
+    check_serving_work(small, setup, long_prompts);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("inference.requests: the prompts need at least 2.5e+08 prefill steps in all "
+                                         "(1e+09 prompt tokens over max_prefill_tokens 1 x 4 attention replicas an "
+                                         "instance)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A larger budget takes them in fewer steps.
+  const ScenarioConfig wide = serving({"inference.max_prefill_tokens=8192"});
+  EXPECT_NO_THROW(check_serving_work(wide, make_serving_setup(wide), long_prompts));
+}
+
 TEST(ServingSim, ColocatedCompletesEveryRequest) {
   const ServingResult r = simulate(serving());
   expect_no_request_lost(r);
