@@ -135,6 +135,14 @@ void read_stragglers(MapReader r, StragglersConfig& out) {
   r.finish();
 }
 
+ScenarioConfig with_heavy_sequences(const ScenarioConfig& cfg, const SequenceImbalance& si) {
+  ScenarioConfig longer = cfg;
+  const int cp = cfg.parallelism.cp;
+  const double tokens = si.max_over_mean * cfg.model.seq_len;
+  longer.model.seq_len = std::max(cp, static_cast<int>(std::llround(tokens / cp)) * cp);
+  return longer;
+}
+
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const StragglersConfig& s = cfg.stragglers;
   // Checked before the early return: without max_over_mean > 1 the section counts as empty.

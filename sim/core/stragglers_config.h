@@ -112,4 +112,8 @@ void read_stragglers(MapReader r, StragglersConfig& out);
 // Cross-field checks; appends problems to `errors` (see scenario_error in sim/core/scenario.h).
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors);
 
+// The scenario as the heaviest replicas of `si` run it: model.seq_len times max_over_mean, a whole
+// multiple of cp.
+ScenarioConfig with_heavy_sequences(const ScenarioConfig& cfg, const SequenceImbalance& si);
+
 }  // namespace clustersim

@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "calibration/compute_cost.h"
+#include "sim/core/scenario.h"
+#include "sim/core/stragglers_config.h"
 #include "sim/collectives/collective_cost.h"
 #include "topology/clos_shape.h"
 #include "workloads/moe.h"
@@ -908,7 +910,19 @@ MoeLayerReport moe_layer_report(int layer, const work::MoeLayerCost& cost, Time 
 
 std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   if (!cfg.training.memory_check) return {};
-  return memory_misfit(cfg, hw);
+  if (std::vector<InputError> nominal = memory_misfit(cfg, hw); !nominal.empty()) return nominal;
+  // The heaviest replicas of a sequence imbalance hold their longer sequences' activations
+  // (unchecked until 2026-12-05: 10x the tokens ran on a plan that fits the mean).
+  const SequenceImbalance& si = cfg.stragglers.sequence_imbalance;
+  if (si.max_over_mean <= 1.0) return {};
+  const ScenarioConfig heavy = with_heavy_sequences(cfg, si);
+  std::vector<InputError> errors;
+  for (const InputError& e : memory_misfit(heavy, hw)) {
+    errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.max_over_mean",
+                                    "the heaviest replicas' sequences of " + std::to_string(heavy.model.seq_len) +
+                                        " tokens (max_over_mean x model.seq_len): " + e.message));
+  }
+  return errors;
 }
 
 std::vector<InputError> memory_misfit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {

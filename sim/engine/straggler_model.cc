@@ -296,13 +296,6 @@ ScenarioConfig nic_degraded(const ScenarioConfig& clean, const NicStraggler& nic
   return slow;
 }
 
-// The straggler-free scenario with a sequence_imbalance's longer sequences.
-ScenarioConfig longer_sequences(const ScenarioConfig& clean, const SequenceImbalance& si) {
-  ScenarioConfig longer = clean;
-  const int cp = clean.parallelism.cp;
-  longer.model.seq_len = std::max(cp, static_cast<int>(std::llround(si.max_over_mean * clean.model.seq_len / cp)) * cp);
-  return longer;
-}
 
 }  // namespace
 
@@ -315,7 +308,7 @@ StragglerBase straggler_base(const ScenarioConfig& cfg, const calib::HardwarePro
   if (sc.empty()) return b;
   b.costs = probe_layer_costs(clean, hw, level);
   if (sc.sequence_imbalance.max_over_mean > 1.0) {
-    b.heavy = probe_layer_costs(longer_sequences(clean, sc.sequence_imbalance), hw, level);
+    b.heavy = probe_layer_costs(with_heavy_sequences(clean, sc.sequence_imbalance), hw, level);
   }
   if (sc.nics) {
     calib::HardwareProfile slow_hw = hw;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/scenario.h"
+#include "sim/engine/analytical_training.h"
 #include "sim/report/faults_report.h"
 #include "sim/report/whatif_report.h"
 #include "workloads/transformer.h"
@@ -388,6 +389,28 @@ TEST(StragglerModel, DrawsAreDeterministicAndSized) {
   EXPECT_EQ(a, pick_units(c, 1536, 7));
   EXPECT_NE(a, pick_units(c, 1536, 8));
   EXPECT_TRUE(std::all_of(a.begin(), a.end(), [](int h) { return h >= 0 && h < 1536; }));
+}
+
+TEST(StragglerModel, HeavyReplicasMustFitTheirLongerSequences) {
+  // 10x the mean tokens in 20,480-token sequences need 110 GiB of activations where the mean's
+  // 2,048 need 11: refused, naming max_over_mean (it ran, reporting the nominal 16.5 GiB, until
+  // 2026-12-05); 1.15x fits.
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/stragglers-175b-12288.yaml";
+  const ScenarioConfig heavy = load_scenario(file, {"stragglers.hosts=null", "stragglers.sequence_imbalance.max_over_mean=10"});
+  const calib::HardwareProfile hw = report::training_profile(load_scenario(file));  // the A100's, checked on the file
+  const std::vector<InputError> errors = engine::check_memory_fit(heavy, hw);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "stragglers.sequence_imbalance.max_over_mean");
+  EXPECT_NE(errors[0].message.find("the heaviest replicas' sequences of 20480 tokens (max_over_mean x model.seq_len): "
+                                   "the plan needs 116.0 GiB per GPU"),
+            std::string::npos)
+      << errors[0].message;
+  EXPECT_TRUE(engine::check_memory_fit(load_scenario(file, {"stragglers.hosts=null", "stragglers.sequence_imbalance.max_over_mean=1.15"}), hw)
+                  .empty());
+  EXPECT_TRUE(engine::check_memory_fit(load_scenario(file, {"stragglers.hosts=null", "stragglers.sequence_imbalance.max_over_mean=10",
+                                                            "training.memory_check=false"}),
+                                       hw)
+                  .empty());
 }
 
 // MegaScale section 6.3: ~0.5% of hosts ~10% slower in the forward pass cost ~0.7 MFU points.
