@@ -64,7 +64,14 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, GoldenTest,
                          ::testing::Values("megascale-175b-12288.yaml",
                                            "megascale-table2/megatron-175b-256-b768.yaml",
                                            "megatron-sc21/gpt-1008b-3072.yaml",
-                                           "megatron-sc21/gpt-1p7b-32.yaml"));
+                                           "megatron-sc21/gpt-1p7b-32.yaml",
+                                           // Each other kind of run: MoE training, stragglers,
+                                           // a reliability study, serving, congestion.
+                                           "mixtral-8x7b-h100-256.yaml",
+                                           "stragglers-175b-12288.yaml",
+                                           "faults-16k-30d.yaml",
+                                           "infer-afd.yaml",
+                                           "net-incast-32-dcqcn.yaml"));
 
 }  // namespace
 }  // namespace clustersim
