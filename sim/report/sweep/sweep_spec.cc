@@ -812,12 +812,31 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
         if (errors.size() > before + 5) break;  // the first few say enough
       }
     }
-    // The GPU an axis or `set` names is resolved now, where a candidate would have failed on it.
+    // The GPU an axis, `set` or the base names (cluster.gpu, or a serving pool's gpu) is resolved
+    // now, where a candidate would have failed on it (the base's and the pools' since later on
+    // 2026-12-05).
     const std::string dir = std::filesystem::path(spec.base_origin).parent_path().string();
+    const auto names_gpu = [](const std::string& path) {
+      if (path == "cluster.gpu") return true;
+      const std::string pools = "inference.pools.";
+      return path.starts_with(pools) && path.ends_with(".gpu") &&
+             path.find('.', pools.size()) == path.size() - 4;  // inference.pools.ROLE.gpu
+    };
+    if (const YamlNode* g = find_path(spec.base, "cluster.gpu"); g && g->is_scalar()) {
+      check_gpu_value(*g, "cluster.gpu", dir, g->file.empty() ? spec.base_origin : g->file, errors);
+    }
+    if (const YamlNode* pools = find_path(spec.base, "inference.pools"); pools && pools->is_map()) {
+      for (const auto& [role, pool] : pools->map) {
+        const YamlNode* g = pool.find("gpu");
+        if (g && g->is_scalar()) {
+          check_gpu_value(*g, "inference.pools." + role + ".gpu", dir, g->file.empty() ? spec.base_origin : g->file, errors);
+        }
+      }
+    }
     for (const Axis& a : spec.axes) {
       for (size_t i = 0; i < a.values.size(); ++i) {
         for (const auto& [path, node] : a.values[i].sets) {
-          if (path != "cluster.gpu") continue;
+          if (!names_gpu(path)) continue;
           // axes.cluster.gpu[1], or axes.cluster[1].gpu for a mapping axis.
           const std::string where =
               "axes." + a.key + "[" + std::to_string(i) + "]" + path.substr(std::min(path.size(), a.key.size()));
@@ -826,7 +845,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       }
     }
     for (const auto& [path, v] : fixed) {
-      if (path == "cluster.gpu") check_gpu_value(v, "set." + path, dir, v.file, errors);
+      if (names_gpu(path)) check_gpu_value(v, "set." + path, dir, v.file, errors);
     }
   }
   // Which metrics exist depends on the kind of run: with a base that does not load, unknown, so

@@ -364,6 +364,21 @@ TEST(SweepSpec, GpuValuesResolveAtLoad) {
                           ") is a scenario (it has 'cluster', 'model', 'parallelism' and 'training'), not a GPU profile"),
             std::string::npos)
       << scenario;
+  // The base's own GPU and a serving pool's, in the base or an axis, too (later on 2026-12-05).
+  std::string typo = std::string(testing::kBase).substr(std::string("base:\n").size());
+  typo.replace(typo.find("A100-SXM4-80GB"), std::string("A100-SXM4-80GB").size(), "A100-SXM4-80G");
+  std::ofstream(dir.file("sc/typo.yaml")) << typo;
+  const std::string sweep = dir.file("s.yaml");
+  std::string base_typo;
+  try {
+    sweep_spec_from_tree(parse_yaml_text("base: sc/typo.yaml\naxes: {parallelism.tp: [1, 2]}\n", sweep), sweep);
+  } catch (const BadInput& e) {
+    base_typo = e.what();
+  }
+  EXPECT_NE(base_typo.find("cluster.gpu: 'A100-SXM4-80G' is neither a built-in profile"), std::string::npos) << base_typo;
+  const std::string pool = text("axes: {inference.pools.colocated.gpu: [H100-SXM, H200-SMX]}\n");
+  EXPECT_NE(pool.find("axes.inference.pools.colocated.gpu[1]: 'H200-SMX' is neither a built-in profile"), std::string::npos)
+      << pool;
 }
 
 TEST(SweepSpec, CostNeedsAPriceForEveryGpuTheAxesBringIn) {
