@@ -114,6 +114,12 @@ void WorkerPool::run(const std::vector<std::vector<int64_t>>& chunks, const Work
       if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
       if (pid == 0) {
         ::close(fds[0]);
+        // The other children's pipes are the parent's: a copy of a sibling's command pipe here
+        // would keep it from seeing its end of file when the parent closes it.
+        for (const auto& [fd, other] : live) {
+          ::close(fd);
+          if (other.command_fd >= 0) ::close(other.command_fd);
+        }
         ::signal(SIGPIPE, SIG_DFL);  // the parent is gone: stop quietly
         const auto run_chunk = [&](size_t k) {
           for (const int64_t index : chunks[k]) {
