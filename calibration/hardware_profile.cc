@@ -66,32 +66,23 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
   r.finish();
 }
 
-// What a YAML mapping that is not a GPU profile is instead ("a scenario (it has 'cluster' and
-// 'model')"), or "" when it may be one. A scenario given as cluster.gpu was read key by key into
-// 25 lines of "required key is missing" and "unknown key" until 2026-12-05; as scenario.cc does
-// for a sweep file or a suite given as a scenario, one message now says what the file is.
+// What a YAML mapping that is not a GPU profile is instead, as the rest of a sentence ("is a
+// scenario (it has 'cluster' and 'model'), not a GPU profile"), or "" when it may be one. A
+// scenario given as cluster.gpu was read key by key into 25 lines of "required key is missing"
+// and "unknown key" until 2026-12-05; as scenario.cc does for a sweep file or a suite given as a
+// scenario, one message now says what the file is.
 std::string what_else(const YamlNode& root) {
-  if (root.find("axes")) return "a sweep file (it has 'axes')";
-  if (root.find("cases")) return "a validation suite (it has 'cases')";
+  if (root.find("axes")) return "is a sweep file (it has 'axes'), not a GPU profile";
+  if (root.find("cases")) return "is a validation suite (it has 'cases'), not a GPU profile";
   std::vector<std::string> sections;
   for (const char* key : {"cluster", "network", "model", "parallelism", "training", "inference", "traffic"}) {
     if (root.find(key)) sections.push_back(std::string("'") + key + "'");
   }
-  std::string list;
-  for (size_t i = 0; i < sections.size(); ++i) {
-    list += (i == 0 ? "" : i + 1 == sections.size() ? " and " : ", ") + sections[i];
-  }
-  if (!sections.empty()) return "a scenario (it has " + list + ")";
+  if (!sections.empty()) return "is a scenario (it has " + joined_words(sections) + "), not a GPU profile";
   for (const char* key : {"peak", "memory", "nvlink", "sm_count", "efficiency"}) {
     if (root.find(key)) return "";
   }
-  return "not a GPU profile (it has none of 'peak', 'memory', 'nvlink', 'sm_count' and 'efficiency')";
-}
-
-std::string builtin_names_text() {
-  std::string names;
-  for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
-  return names;
+  return "is not a GPU profile (it has none of 'peak', 'memory', 'nvlink', 'sm_count' and 'efficiency')";
 }
 
 }  // namespace
@@ -113,6 +104,12 @@ std::vector<std::string> builtin_profile_names() {
   return names;
 }
 
+std::string builtin_profile_names_text() {
+  std::string names;
+  for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 std::string builtin_profile_text(const std::string& name) {
   for (const BuiltinProfile& b : builtin_profiles()) {
     if (name == b.name) return std::string(b.text);
@@ -128,8 +125,7 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
                                              "memory, nvlink and sm_count (see calibration/profiles/*.yaml)"});
   }
   if (const std::string what = what_else(root); !what.empty()) {
-    const std::string is = what.starts_with("not ") ? what : "this is " + what + ", not a GPU profile";
-    throw BadInput(InputError{origin, 0, "", is + ": a profile has name, peak, memory, nvlink, sm_count and "
+    throw BadInput(InputError{origin, 0, "", "this " + what + ": a profile has name, peak, memory, nvlink, sm_count and "
                                              "efficiency (clustersim profiles H100-SXM prints one to copy)"});
   }
   ErrorList errors;
@@ -254,7 +250,7 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
   }
   if (type == std::filesystem::file_type::not_found) {
     throw BadInput(InputError{"", 0, "cluster.gpu",
-                              "'" + name_or_path + "' is neither a built-in profile (" + builtin_names_text() +
+                              "'" + name_or_path + "' is neither a built-in profile (" + builtin_profile_names_text() +
                                   ") nor a profile file"});
   }
   if (ec) throw BadInput(InputError{"", 0, "cluster.gpu", "'" + name_or_path + "' cannot be read (" + ec.message() + ")"});
@@ -265,8 +261,7 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
     const std::string shown = path.string() == name_or_path ? "'" + name_or_path + "'"
                                                            : "'" + name_or_path + "' (" + path.string() + ")";
     throw BadInput(InputError{"", 0, "cluster.gpu",
-                              shown + (what.starts_with("not ") ? " is " + what : " is " + what + ", not a GPU profile") +
-                                  ": name a built-in profile (" + builtin_names_text() +
+                              shown + " " + what + ": name a built-in profile (" + builtin_profile_names_text() +
                                   ") or a profile file (clustersim profiles H100-SXM prints one to copy)"});
   }
   return profile_from_tree(root, path.string());

@@ -63,6 +63,8 @@ struct HardwareProfile {
 
 // Names of the profiles compiled into the binary ("A100-SXM4-40GB", "H100-SXM", ...).
 std::vector<std::string> builtin_profile_names();
+// The same as a message lists them: "A100-SXM4-40GB, A100-SXM4-80GB, ...".
+std::string builtin_profile_names_text();
 
 // The text of a built-in profile, or empty when there is none of that name.
 std::string builtin_profile_text(const std::string& name);

@@ -15,6 +15,12 @@ std::string join(const std::vector<InputError>& errors) {
 
 }  // namespace
 
+std::string joined_words(const std::vector<std::string>& words, const char* last) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? last : ", ") + words[i];
+  return out;
+}
+
 std::string InputError::to_string() const {
   std::string out;
   if (!file.empty()) {

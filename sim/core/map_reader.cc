@@ -71,6 +71,28 @@ std::optional<long long> plain_integer(const YamlNode& n) {
   return parse_number<long long>(n.scalar);
 }
 
+namespace {
+
+// "a:b" as whole counts above zero; nullopt otherwise (also without a colon).
+std::optional<std::pair<long long, long long>> port_counts(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  const auto down = parse_number<long long>(text.substr(0, colon));
+  const auto up = parse_number<long long>(text.substr(colon + 1));
+  if (!down || !up || *down <= 0 || *up <= 0) return std::nullopt;
+  return std::pair{*down, *up};
+}
+
+}  // namespace
+
+std::optional<double> plain_ratio(const YamlNode& n) {
+  if (!n.is_scalar()) return std::nullopt;
+  if (n.scalar.find(':') == std::string::npos) return plain_real(n);
+  const auto counts = port_counts(n.scalar);
+  if (!counts) return std::nullopt;
+  return static_cast<double>(counts->first) / static_cast<double>(counts->second);
+}
+
 MapReader::MapReader(const YamlNode* node, std::string path, ErrorList& errors, const YamlNode* origin)
     : node_(node), path_(std::move(path)), errors_(errors) {
   if (const YamlNode* at = node_ ? node_ : origin) {
@@ -208,23 +230,19 @@ bool MapReader::read_ratio(const std::string& key, double& out, double min, doub
   const YamlNode* n = scalar(key, Need::kOptional);
   if (!n) return false;
   const std::string& text = n->scalar;
-  std::optional<double> v;
-  if (const size_t colon = text.find(':'); colon != std::string::npos) {
-    const auto down = parse_number<long long>(text.substr(0, colon));
-    const auto up = parse_number<long long>(text.substr(colon + 1));
-    if (down && up && *down > 0 && *up > 0) v = static_cast<double>(*down) / static_cast<double>(*up);
-    // Port counts add up to the switch's ports; anything else is a ratio, written in lowest terms
-    // ("3:1"): "60:20" on a 64-port switch would otherwise pass as 48:16.
-    const long long common = v ? std::gcd(*down, *up) : 1;
-    if (v && ports > 0 && *down + *up != ports && common != 1) {
+  const std::optional<double> v = plain_ratio(*n);
+  // Port counts add up to the switch's ports; anything else is a ratio, written in lowest terms
+  // ("3:1"): "60:20" on a 64-port switch would otherwise pass as 48:16.
+  if (const auto counts = port_counts(text); counts && ports > 0) {
+    const auto [down, up] = *counts;
+    const long long common = std::gcd(down, up);
+    if (down + up != ports && common != 1) {
       fail(key, *n,
            "port counts that add up to the switch's " + std::to_string(ports) + " ports (\"" + text + "\" gives " +
-               std::to_string(*down + *up) + "), or a ratio in lowest terms (\"" + std::to_string(*down / common) + ":" +
-               std::to_string(*up / common) + "\")");
+               std::to_string(down + up) + "), or a ratio in lowest terms (\"" + std::to_string(down / common) + ":" +
+               std::to_string(up / common) + "\")");
       return false;
     }
-  } else {
-    v = parse_number<double>(text);
   }
   if (!v || !std::isfinite(*v) || *v < min || *v > max) {
     fail(key, *n,

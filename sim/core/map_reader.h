@@ -22,6 +22,10 @@ enum class Need { kOptional, kRequired };
 // and other values read outside a MapReader.
 std::optional<double> plain_real(const YamlNode& n);
 std::optional<long long> plain_integer(const YamlNode& n);
+// A down:up ratio's value as MapReader::read_ratio reads it: whole port counts "a:b" (both above
+// zero) or a plain number; nullopt for anything else (read_ratio also checks the counts against
+// the switch's ports and the range).
+std::optional<double> plain_ratio(const YamlNode& n);
 
 class MapReader {
  public:

@@ -69,11 +69,7 @@ void read_compute(MapReader& parent, const std::string& key, ComputeStraggler& c
     if (r.has(k)) given.push_back(k);
   }
   if (given.size() != 1) {
-    std::string got = "none of them is given";
-    if (!given.empty()) {
-      got = "it gives ";
-      for (size_t i = 0; i < given.size(); ++i) got += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + given[i];
-    }
+    const std::string got = given.empty() ? "none of them is given" : "it gives " + joined_words(given);
     parent.error(key, "give exactly one of list (the slow " + units + "' indices), fraction (of all " + units +
                           ") or count (drawn at random); " + got);
   }

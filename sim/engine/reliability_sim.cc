@@ -158,11 +158,15 @@ class Simulation {
   // A checkpoint saves the iterations done: it is taken at an iteration's end, and what is not a
   // whole iteration stays at risk (before 2026-12-05 a checkpoint saved progress to the second:
   // a job of 100-hour iterations and a 3-hour MTBF kept 9.7% of the window).
-  void snapshot() {
-    blocking_ = false;
+  void save_whole_iterations() {
     const Time whole = whole_iterations(pending_);
     in_flight_ += whole;
     pending_ -= whole;
+  }
+
+  void snapshot() {
+    blocking_ = false;
+    save_whole_iterations();
     train_since_ckpt_ = Time::zero();
     if (in_.checkpoint_async > Time::zero()) {
       async_end_ = t_ + in_.checkpoint_async;
@@ -296,9 +300,7 @@ class Simulation {
   void end_phase() {
     if (phase_cause_ == LossCause::kCheckpoint && committing_) {
       // The stop's checkpoint saves the whole iterations; the restart loses the one under way.
-      const Time whole = whole_iterations(pending_);
-      in_flight_ += whole;
-      pending_ -= whole;
+      save_whole_iterations();
       commit();
       lose_work(cause_component_);
       committing_ = false;

@@ -221,9 +221,10 @@ void check_failure_budget(const ScenarioConfig& cfg) {
   double slow_per_s = 0;  // degrade components' arrivals
   bool sweeps = false;    // crashes or hangs: the checkpoint interval is swept
   for (const FailureComponent& c : f.components) {
-    per_s += job_rate_per_s(cfg, c);
-    if (c.kind == FailureKind::kDegrade) slow_per_s += job_rate_per_s(cfg, c);
-    if ((c.kind == FailureKind::kCrash || c.kind == FailureKind::kHang) && job_rate_per_s(cfg, c) > 0) sweeps = true;
+    const double rate = job_rate_per_s(cfg, c);
+    per_s += rate;
+    if (c.kind == FailureKind::kDegrade) slow_per_s += rate;
+    if ((c.kind == FailureKind::kCrash || c.kind == FailureKind::kHang) && rate > 0) sweeps = true;
   }
   const double per_window = per_s * f.duration.as_s();
   const double slow_per_window = slow_per_s * f.duration.as_s();

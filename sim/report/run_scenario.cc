@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -160,12 +159,6 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
 
 namespace {
 
-// "a, b and c".
-std::string joined(const std::vector<const char*>& keys) {
-  std::string out;
-  for (size_t i = 0; i < keys.size(); ++i) out += std::string(i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i];
-  return out;
-}
 
 using Notes = std::vector<std::string>;
 
@@ -186,7 +179,7 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   }
   const NetworkConfig d;
   const NetworkConfig& n = cfg.network;
-  std::vector<const char*> changed;
+  std::vector<std::string> changed;
   const bool routed = engine::routes_dp_rings(cfg);
   if (!routed) {
     if (n.routing != d.routing) changed.push_back("network.routing");
@@ -201,7 +194,7 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (n.switch_latency != d.switch_latency) changed.push_back("network.switch_latency");
   if (n.nvlink_latency != d.nvlink_latency) changed.push_back("network.nvlink_latency");
   if (!changed.empty()) {
-    notes.push_back(joined(changed) + (changed.size() == 1 ? " is" : " are") +
+    notes.push_back(joined_words(changed) + (changed.size() == 1 ? " is" : " are") +
                     " not used by the analytical training level, which prices collectives with the GPU profile's "
                     "fitted bandwidths and latencies" +
                     (routed ? std::string(" (routing only the gradient, embedding and CP rings, TP groups across nodes and pipeline sends, for their collisions)")
@@ -310,12 +303,12 @@ void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
 void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
   const InferenceConfig& in = *cfg.inference;
   if (!in.trace.empty()) {
-    std::vector<const char*> unused;
+    std::vector<std::string> unused;
     for (const char* key : {"inference.requests", "inference.rate_per_s", "inference.prompt_tokens", "inference.output_tokens"}) {
       if (given_under(cfg, key)) unused.push_back(key);
     }
     if (!unused.empty()) {
-      notes.push_back(joined(unused) + (unused.size() == 1 ? " is" : " are") +
+      notes.push_back(joined_words(unused) + (unused.size() == 1 ? " is" : " are") +
                       " not used with inference.trace: the trace gives every request's arrival and lengths");
     }
   } else {
@@ -555,10 +548,6 @@ std::vector<std::string> time_stretching_inputs(const ScenarioConfig& cfg) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Where `key` is given: "line 27", or "--set" for a key no line of the file gives.
 std::string where_given(const ScenarioConfig& cfg, const std::string& key) {
   const int line = line_of(cfg, key);
@@ -588,12 +577,11 @@ std::string step_size_keys(const ScenarioConfig& cfg) {
                                                     {"model.hidden", cfg.model.hidden},
                                                     {"model.seq_len", cfg.model.seq_len},
                                                     {"training.global_batch", cfg.training.global_batch}};
-  std::string out;
-  for (size_t i = 0; i < std::size(keys); ++i) {
-    out += (i == 0 ? "" : i + 1 == std::size(keys) ? " or " : ", ") + std::string(keys[i].first) + " (" +
-           std::to_string(keys[i].second) + ", " + where_given(cfg, keys[i].first) + ")";
+  std::vector<std::string> words;
+  for (const auto& [key, value] : keys) {
+    words.push_back(std::string(key) + " (" + std::to_string(value) + ", " + where_given(cfg, key) + ")");
   }
-  return out + ", or raise cluster.gpus (" + std::to_string(cfg.cluster.gpus) + ", " + where_given(cfg, "cluster.gpus") +
+  return joined_words(words, " or ") + ", or raise cluster.gpus (" + std::to_string(cfg.cluster.gpus) + ", " + where_given(cfg, "cluster.gpus") +
          ")";
 }
 
@@ -629,14 +617,10 @@ void refuse_saturated_times(const ScenarioConfig& cfg, const Json& results) {
                         " reaches the limit of simulated time), which clustersim cannot time";
   // The output that overflowed is known, not the input that made it: name the inputs given here
   // that stretch times, for the reader to check.
-  std::vector<std::string> inputs = time_stretching_inputs(cfg);
+  const std::vector<std::string> inputs = time_stretching_inputs(cfg);
   const std::string peak = training ? slow_peak(cfg) : "";
   if (!inputs.empty()) {
-    message += "; of the inputs that stretch times, the scenario gives ";
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      message += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i];
-    }
-    message += ": check " + std::string(inputs.size() == 1 ? "it" : "those");
+    message += "; of the inputs that stretch times, the scenario gives " + joined_words(inputs) + ": check " + std::string(inputs.size() == 1 ? "it" : "those");
   }
   if (!peak.empty()) message += "; " + peak;
   if (training) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -54,24 +53,6 @@ bool is_ratio_key(const std::string& path) {
   return path == "network.tor_oversubscription" || path == "network.agg_oversubscription";
 }
 
-// The value of "a:b" with a and b whole and above zero, as read_ratio reads it; nullopt otherwise.
-std::optional<double> colon_ratio(const YamlNode& n) {
-  if (!n.is_scalar()) return std::nullopt;
-  const std::string& text = n.scalar;
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos) return std::nullopt;
-  const auto whole = [](const std::string& t) -> std::optional<long long> {
-    long long v = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || v <= 0) return std::nullopt;
-    return v;
-  };
-  const auto down = whole(text.substr(0, colon));
-  const auto up = whole(text.substr(colon + 1));
-  if (!down || !up) return std::nullopt;
-  return static_cast<double>(*down) / static_cast<double>(*up);
-}
-
 AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   AxisValue v;
   if (n.is_map()) {
@@ -82,11 +63,8 @@ AxisValue value_from_node(const std::string& key, const YamlNode& n) {
   } else {
     v.sets.emplace_back(key, n);
     v.label = canonical_text(n);
-    if (const auto x = is_ratio_key(key) ? colon_ratio(n) : std::nullopt) {
+    if (const auto x = is_ratio_key(key) ? plain_ratio(n) : plain_real(n)) {
       v.number = *x;
-      v.numeric = true;
-    } else if (const auto y = plain_real(n)) {
-      v.number = *y;
       v.numeric = true;
     }
   }
@@ -101,7 +79,7 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 // for 1 and "64:64"); anything else as written.
 std::string quantity_text(const std::string& path, const YamlNode& n) {
   if (is_ratio_key(path)) {
-    if (const auto r = colon_ratio(n) ? colon_ratio(n) : plain_real(n)) {
+    if (const auto r = plain_ratio(n)) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "ratio %.17g", *r);
       return buf;
@@ -310,10 +288,8 @@ void check_gpu_value(const YamlNode& value, const std::string& where, const std:
     const std::string path = calib::profile_file_path(gpu, dir);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec) && !ec) {
-      std::string names;
-      for (const std::string& n : calib::builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
       errors.add(InputError{file, value.line, where,
-                            "'" + gpu + "' is neither a built-in profile (" + names + ") nor a profile file (no file " +
+                            "'" + gpu + "' is neither a built-in profile (" + calib::builtin_profile_names_text() + ") nor a profile file (no file " +
                                 path + "; paths are relative to the base scenario's directory)"});
       return;
     }

@@ -93,7 +93,8 @@ void WorkerPool::run(const std::vector<std::vector<int64_t>>& chunks, const Work
   std::map<int, Child> live;  // by pipe fd
   ChildGuard guard{live};
   size_t next = 0;
-  // Hands chunk `next` to `c`: a reused child reads its number from its command pipe.
+  // Hands chunk `next` to `c`: a reused child reads its number from its command pipe (a fresh
+  // one runs the chunk it was forked for).
   const auto assign = [&](Child& c) {
     c.pending.insert(chunks[next].begin(), chunks[next].end());
     const std::string command = std::to_string(next++) + "\n";
@@ -141,12 +142,7 @@ void WorkerPool::run(const std::vector<std::vector<int64_t>>& chunks, const Work
       c.pid = pid;
       c.fd = fds[0];
       c.command_fd = command[1];
-      if (fork_always_) {
-        c.pending.insert(chunks[next].begin(), chunks[next].end());
-        ++next;
-      } else {
-        assign(c);
-      }
+      assign(c);
     }
     std::vector<pollfd> pfds;
     for (const auto& [fd, c] : live) pfds.push_back(pollfd{fd, POLLIN, 0});

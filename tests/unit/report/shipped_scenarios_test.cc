@@ -139,20 +139,26 @@ TEST(UnusedKeyNotes, AFaultNoPathCrossesIsNoted) {
       << core[0];
 }
 
+// What run_scenario refuses `cfg` with: the BadInput's text (a test failure when it runs).
+std::string refusal(const ScenarioConfig& cfg) {
+  try {
+    run_scenario(cfg);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected BadInput";
+  return "";
+}
+
 TEST(RunScenario, ColocatedServingRefusesFabricFaultsItWouldIgnore) {
   // Colocated serving prices its collectives in closed form at every level: at the flow level
   // it ran with the faults and gave the healthy numbers (until 2026-12-05).
   const ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-colocated.yaml",
                                            {"network.fidelity=flow", "inference.requests=30",
                                             "network.faults=[{element: 'nvlink:0', bandwidth_factor: 0.01}]"});
-  try {
-    run_scenario(cfg);
-    ADD_FAILURE() << "expected BadInput";
-  } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("network.faults: colocated serving sends nothing over the simulated fabric"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string colocated = refusal(cfg);
+  EXPECT_NE(colocated.find("network.faults: colocated serving sends nothing over the simulated fabric"), std::string::npos)
+      << colocated;
   // Prefill/decode sends its KV caches over the fabric: faults are taken.
   EXPECT_NO_THROW(run_scenario(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-pd.yaml",
                                              {"network.fidelity=flow", "inference.requests=30",
@@ -174,29 +180,25 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   const ScenarioConfig cfg = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
                                            {"training.memory_check=false", "model.layers=100000", "model.hidden=65536",
                                             "model.heads=64", "training.global_batch=4096"});
-  try {
-    run_scenario(cfg);
-    ADD_FAILURE() << "expected BadInput";
-  } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("iteration_time_s reaches the limit of simulated time"), std::string::npos)
-        << e.what();
-  }
+  // With a real GPU's peak, the step's size alone is named.
+  const std::string big = refusal(cfg);
+  EXPECT_NE(big.find("iteration_time_s reaches the limit of simulated time"), std::string::npos) << big;
+  EXPECT_NE(big.find("which clustersim cannot time; the step is too large for its GPUs: lower model.layers (100000, "
+                     "--set)"),
+            std::string::npos)
+      << big;
+  EXPECT_EQ(big.find("peak."), std::string::npos) << big;
   // The output that overflowed is known, not the input that made it; the message names the
   // inputs given with values that stretch times (before 2026-12-05 only the output, no key).
   const ScenarioConfig far = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
                                            {"stragglers.nics.hosts=[1]", "stragglers.nics.extra_latency=104d"});
-  try {
-    run_scenario(far);
-    ADD_FAILURE() << "expected BadInput";
-  } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("one training iteration would take over 107 days (iteration_time_s reaches "
-                                         "the limit of simulated time), which clustersim cannot time; of the inputs "
-                                         "that stretch times, the scenario gives stragglers.nics.extra_latency "
-                                         "(--set): check it; else the step is too large for its GPUs: lower "
-                                         "model.layers (24, line "),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string stretched = refusal(far);
+  EXPECT_NE(stretched.find("one training iteration would take over 107 days (iteration_time_s reaches the limit of "
+                           "simulated time), which clustersim cannot time; of the inputs that stretch times, the "
+                           "scenario gives stragglers.nics.extra_latency (--set): check it; else the step is too "
+                           "large for its GPUs: lower model.layers (24, line "),
+            std::string::npos)
+      << stretched;
   // A profile's peak far below any GPU's is named, with the step's size keys as the other thing to
   // change (before 2026-12-05: "a model far too large for its GPUs, or latencies and intervals of
   // days", with no key).
@@ -210,11 +212,8 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   const ScenarioConfig slow = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml",
                                             {"cluster.gpu=" + dir.file("SLOW.yaml"), "model.layers=960",
                                              "training.global_batch=61440", "training.memory_check=false"});
-  try {
-    run_scenario(slow);
-    ADD_FAILURE() << "expected BadInput";
-  } catch (const BadInput& e) {
-    const std::string text = e.what();
+  {
+    const std::string text = refusal(slow);
     EXPECT_NE(text.find("one training iteration would take over 107 days"), std::string::npos) << text;
     EXPECT_NE(text.find("; the GPU profile " + dir.file("SLOW.yaml") + " (cluster.gpu, --set) gives peak.bf16 "),
               std::string::npos)
@@ -225,21 +224,6 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
         << text;
     EXPECT_NE(text.find("training.global_batch (61440, --set), or raise cluster.gpus (12288, line "), std::string::npos)
         << text;
-  }
-  // With a real GPU's peak, the step's size alone.
-  const ScenarioConfig big = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",
-                                           {"training.memory_check=false", "model.layers=100000", "model.hidden=65536",
-                                            "model.heads=64", "training.global_batch=4096"});
-  try {
-    run_scenario(big);
-    ADD_FAILURE() << "expected BadInput";
-  } catch (const BadInput& e) {
-    const std::string text = e.what();
-    EXPECT_NE(text.find("which clustersim cannot time; the step is too large for its GPUs: lower model.layers (100000, "
-                        "--set)"),
-              std::string::npos)
-        << text;
-    EXPECT_EQ(text.find("peak."), std::string::npos) << text;
   }
   // A rate of 1.16e7 tokens/s is not a time (tokens_per_s ends in _s too).
   const ScenarioConfig fast = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megatron-sc21/gpt-1p7b-32.yaml",

@@ -344,10 +344,10 @@ TEST(SweepSpec, GpuValuesResolveAtLoad) {
                              dir.file("sc/p.yaml"));
   std::ofstream(dir.file("sc/base.yaml")) << std::string(testing::kBase).substr(std::string("base:\n").size());
   std::ofstream(dir.file("sc/scenario.yaml")) << std::string(testing::kBase).substr(std::string("base:\n").size());
-  const auto text = [&](const std::string& axes) {
+  const auto text = [&](const std::string& axes, const std::string& base = "sc/base.yaml") {
     const std::string sweep = dir.file("s.yaml");
     try {
-      sweep_spec_from_tree(parse_yaml_text("base: sc/base.yaml\n" + axes, sweep), sweep);
+      sweep_spec_from_tree(parse_yaml_text("base: " + base + "\n" + axes, sweep), sweep);
     } catch (const BadInput& e) {
       return std::string(e.what());
     }
@@ -368,13 +368,7 @@ TEST(SweepSpec, GpuValuesResolveAtLoad) {
   std::string typo = std::string(testing::kBase).substr(std::string("base:\n").size());
   typo.replace(typo.find("A100-SXM4-80GB"), std::string("A100-SXM4-80GB").size(), "A100-SXM4-80G");
   std::ofstream(dir.file("sc/typo.yaml")) << typo;
-  const std::string sweep = dir.file("s.yaml");
-  std::string base_typo;
-  try {
-    sweep_spec_from_tree(parse_yaml_text("base: sc/typo.yaml\naxes: {parallelism.tp: [1, 2]}\n", sweep), sweep);
-  } catch (const BadInput& e) {
-    base_typo = e.what();
-  }
+  const std::string base_typo = text("axes: {parallelism.tp: [1, 2]}\n", "sc/typo.yaml");
   EXPECT_NE(base_typo.find("cluster.gpu: 'A100-SXM4-80G' is neither a built-in profile"), std::string::npos) << base_typo;
   const std::string pool = text("axes: {inference.pools.colocated.gpu: [H100-SXM, H200-SMX]}\n");
   EXPECT_NE(pool.find("axes.inference.pools.colocated.gpu[1]: 'H200-SMX' is neither a built-in profile"), std::string::npos)
