@@ -522,12 +522,10 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       exchange = coll::collective_time(CollectiveOp::kAllGather, bytes_of(values * m.weight_bytes), ep_links) +
                  coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(values * w), ep_links);
     } else {
-      // Each token goes to every GPU of its experts' groups (etp of them, as the M2N sends it);
-      // each returns its 1 / etp of the summed output.
-      const double pairs = static_cast<double>(per_gpu) * m.moe.top_k * m.hidden;
-      exchange =
-          coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * etp * m.weight_bytes), ep_links) +
-          coll::collective_time(CollectiveOp::kAllToAll, bytes_of(pairs * w), ep_links);
+      // Each token goes to every GPU of its experts' groups (etp of them), and each returns its
+      // 1 / etp of the summed output: the M2N's and N2M's bytes for this GPU's tokens.
+      exchange = coll::collective_time(CollectiveOp::kAllToAll, m2n_bytes(m, per_gpu, etp), ep_links) +
+                 coll::collective_time(CollectiveOp::kAllToAll, n2m_bytes(m, per_gpu), ep_links);
       if (etp > 1) {
         // The etp GPUs reduce-scatter their partial outputs before the combine (an all-reduce
         // until 2026-12-05).

@@ -233,7 +233,8 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
 // takes longest (attention_layer_time; the first on ties): the replica every layer waits for.
 StepLoad busiest_replica(const ServingModel& m, const PoolPlan& p, std::span<const StepLoad> replicas);
 
-// Bytes of one layer's attention <-> expert exchange for `tokens` tokens, each routed to top_k
+// Bytes of one layer's attention <-> expert exchange for `tokens` tokens (also one GPU's share of a
+// colocated instance's all-to-all dispatch and combine), each routed to top_k
 // experts of `etp` GPUs each (w = weight_bytes per element: the dispatch carries the expert GEMMs'
 // input precision, fp8 under fp8 weights; the outputs return bf16, 2 bytes):
 //   M2N  tokens x top_k x etp x h x w   every rank of an expert's TP group needs the whole hidden state
