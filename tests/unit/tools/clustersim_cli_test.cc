@@ -712,6 +712,27 @@ TEST(CliSweep, FlagValuesOutOfRangeExitTwo) {
   }
 }
 
+// Inputs refused since 2026-12-05 that ran before (with wrong or healthy numbers, or for hours):
+// each exits 2 naming its key.
+TEST(CliRun, InputsThatRanWronglyBeforeExitTwoNamingTheirKey) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"run " + std::string(kScenario) + " --fidelity flow --set 'network.faults=[{element: nvlink:0, bandwidth_factor: 1e-11}]'",
+       "network.faults[0].bandwidth_factor: expected 0 (failed) or a factor in [1e-6, 1]; got 1e-11"},
+      {"run scenarios/infer-colocated.yaml --fidelity flow --set 'network.faults=[{element: nvlink:0, bandwidth_factor: 0.5}]'",
+       "network.faults: colocated serving sends nothing over the simulated fabric"},
+      {"run scenarios/serving-trtllm/llama3.1-8b.yaml --set inference.chunked_prefill=true "
+       "--set inference.max_prefill_tokens=1 --set inference.requests=1000000",
+       "inference.requests: the prompts need at least 1e+09 prefill steps in all"},
+      {"run scenarios/stragglers-175b-12288.yaml --set stragglers.hosts=null --set stragglers.sequence_imbalance.max_over_mean=10",
+       "stragglers.sequence_imbalance.max_over_mean: the heaviest replicas' sequences of 20480 tokens"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = clustersim(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_CONTAINS(r.err, message);
+  }
+}
+
 TEST(CliRun, AnIterationPastTheClockNamesWhatToChange) {
   // A 1 GFLOPS profile and a 960-layer model: exit 2 naming the profile's peak and the step's
   // size keys, in the reader's terms (the message led with iteration_time_s and named no input
