@@ -250,7 +250,7 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
       // ("'abc'x", as --set gives it).
       const bool separated = text.find("---") != std::string::npos || text.find("...") != std::string::npos;
       throw BadInput(InputError{origin, docs[i].Mark().line >= 0 ? docs[i].Mark().line + 1 : 0, "",
-                                separated ? "holds more than one YAML document (separated by '---'); expected one"
+                                separated ? "holds more than one YAML document (a '---' starts one, a '...' ends one); expected one"
                                           : "holds text after a complete value (a quoted value must be the whole "
                                             "value, as 'abc' or 'abc x'); expected one value"});
     }

@@ -263,6 +263,10 @@ TEST(ParseYamlText, RefusesASecondDocumentAndComplexKeys) {
   EXPECT_EQ(two.file, "t.yaml");
   EXPECT_TRUE(contains(two.message, "more than one YAML document")) << two.message;
   EXPECT_NO_THROW(parse_yaml_text("---\na: 1\n", "t.yaml"));  // one document, marked
+  // A document ended by '...' and followed by more text: the message names the end marker too.
+  const InputError ended = only_error([] { parse_yaml_text("a: 1\n...\nb: 2\n", "t.yaml"); });
+  EXPECT_TRUE(contains(ended.message, "'...' ends one")) << ended.message;
+  EXPECT_EQ(ended.line, 3);
   const InputError key = only_error([] { parse_yaml_text("? [1, 2]\n: x\n", "t.yaml"); });
   EXPECT_TRUE(contains(key.message, "keys must be plain names")) << key.message;
   // A null key is named as one, not as a list or mapping.
