@@ -223,6 +223,27 @@ std::vector<std::vector<int32_t>> expert_dp_rings(const ScenarioConfig& cfg, int
   return rings;
 }
 
+std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragglers& st, bool& folded) {
+  const int dp = data_parallel_size(cfg);
+  folded = cfg.training.fold_ranks || dp == 1;
+  std::vector<int> replicas;
+  if (folded) {
+    // The representative (the first replica that does not straggle), then every straggling one.
+    int representative = 0;
+    while (representative < dp && st.replicas.count(representative) > 0) ++representative;
+    if (representative < dp) replicas.push_back(representative);
+    for (const auto& [r, scaling] : st.replicas) {
+      if (r < dp) replicas.push_back(r);
+    }
+    if (dp > 1 && static_cast<int>(replicas.size()) == dp) folded = false;
+  }
+  if (!folded) {
+    replicas.clear();
+    for (int r = 0; r < dp; ++r) replicas.push_back(r);
+  }
+  return replicas;
+}
+
 TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c, const GraphStragglers& st) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
@@ -235,23 +256,13 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   Builder b;
   TrainingGraph& g = b.g;
   g.gpus_per_node = cfg.cluster.gpus_per_node;
-  g.folded = cfg.training.fold_ranks || dp == 1;
   g.dp = dp;
   g.micro_batches = mbs;
-  // Simulated replicas: with folding, the representative (the first replica that does not
-  // straggle) and then every straggling one; without, all. `d` below indexes this list.
+  // `d` below indexes the simulated replicas.
   const auto listed = [&st](int r) { return st.replicas.count(r) > 0; };
-  int representative = 0;
+  g.replicas = simulated_replicas(cfg, st, g.folded);
+  int representative = 0;  // the first replica not listed (dp when every one is)
   while (representative < dp && listed(representative)) ++representative;
-  if (g.folded) {
-    if (representative < dp) g.replicas.push_back(representative);
-    for (const auto& [r, scaling] : st.replicas) {
-      if (r < dp) g.replicas.push_back(r);
-    }
-    if (dp > 1 && static_cast<int>(g.replicas.size()) == dp) g.folded = false;
-  } else {
-    for (int r = 0; r < dp; ++r) g.replicas.push_back(r);
-  }
   const std::vector<int>& replica = g.replicas;
   const int ndp = static_cast<int>(replica.size());
   auto group_of = [ndp](int stage, int d) { return static_cast<int32_t>(stage * ndp + d); };
@@ -842,18 +853,37 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   return std::move(b.g);
 }
 
+int simulated_replica_count(const ScenarioConfig& cfg, const GraphStragglers& stragglers) {
+  bool folded = true;
+  return static_cast<int>(simulated_replicas(cfg, stragglers, folded).size());
+}
+
 int64_t training_graph_ops(const ScenarioConfig& cfg, const GraphCosts& costs, const GraphStragglers& stragglers) {
   const int m = micro_batches_per_iteration(cfg);
   const int pp = cfg.parallelism.pp;
-  const auto ops_at = [&](int micro_batches) {
+  const int replicas = simulated_replica_count(cfg, stragglers);
+  // The graph of `micro_batches` per pipeline, with the scenario's replicas (k = 0) or with k
+  // simulated: folded, the first k - 1 replicas listed with unit factors (the same ops as any).
+  const auto ops_at = [&](int micro_batches, int k) {
     ScenarioConfig small = cfg;
     small.training.global_batch = micro_batches * cfg.parallelism.micro_batch * data_parallel_size(cfg);
-    return static_cast<int64_t>(build_training_graph(small, costs, stragglers).ops.size());
+    if (k == 0) return static_cast<int64_t>(build_training_graph(small, costs, stragglers).ops.size());
+    small.training.fold_ranks = true;
+    GraphStragglers fewer;
+    fewer.stage_layers = stragglers.stage_layers;
+    for (int r = 0; r < k - 1; ++r) fewer.replicas[r] = std::vector<GroupScaling>(static_cast<size_t>(pp));
+    return static_cast<int64_t>(build_training_graph(small, costs, fewer).ops.size());
   };
-  if (m <= 4 * pp) return ops_at(m);
-  const int64_t two = ops_at(2 * pp);
-  const int64_t four = ops_at(4 * pp);
-  return two + std::llround(static_cast<double>(four - two) / (2 * pp) * (m - 2 * pp));
+  const auto over_batches = [&](int k) {
+    if (m <= 4 * pp) return ops_at(m, k);
+    const int64_t two = ops_at(2 * pp, k);
+    const int64_t four = ops_at(4 * pp, k);
+    return two + static_cast<int64_t>(std::llround(static_cast<double>(four - two) / (2 * pp) * (m - 2 * pp)));
+  };
+  if (replicas <= 2) return over_batches(0);
+  const int64_t one = over_batches(1);
+  const int64_t two = over_batches(2);
+  return one + (two - one) * (replicas - 1);
 }
 
 }  // namespace clustersim::work

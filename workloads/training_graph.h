@@ -180,10 +180,18 @@ struct GraphStragglers {
 TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& costs,
                                    const GraphStragglers& stragglers = {});
 
+// The DP replicas build_training_graph simulates, in its group order, and whether it folds:
+// folded, the representative (the first replica `stragglers` does not list) and every listed
+// one; without folding (or when that is every replica), all of them.
+std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragglers& stragglers, bool& folded);
+int simulated_replica_count(const ScenarioConfig& cfg, const GraphStragglers& stragglers = {});
+
 // The ops build_training_graph makes for `cfg`, without building its graph when the pipelines
-// hold more than 4 pp micro-batches: counted on the graphs of 2 pp and 4 pp micro-batches and
-// extrapolated (every count, passes, their TP, CP and MoE ops, sends and barriers, grows by the
-// same ops per micro-batch from pp on; the DP collectives and the optimizer do not grow).
+// hold more than 4 pp micro-batches or it simulates more than 2 replicas: counted on the graphs
+// of 2 pp and 4 pp micro-batches and extrapolated (every count, passes, their TP, CP and MoE ops,
+// sends and barriers, grows by the same ops per micro-batch from pp on; the DP collectives and
+// the optimizer do not grow), and on those of 1 and 2 simulated replicas and extrapolated (each
+// replica's rank groups hold the same ops; the folded lines are flows, not ops).
 int64_t training_graph_ops(const ScenarioConfig& cfg, const GraphCosts& costs, const GraphStragglers& stragglers = {});
 
 }  // namespace clustersim::work

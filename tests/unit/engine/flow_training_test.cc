@@ -126,14 +126,42 @@ TEST(FlowTrainingSize, OpsAreCountedWithoutBuildingTheGraph) {
     }
   }
   // MoE: the expert all-to-alls, expert compute and the expert gather pieces, pipelined and
-  // interleaved, ZeRO-1 and ZeRO-3, 40 micro-batches.
+  // interleaved, ZeRO-1 and ZeRO-3, 40 micro-batches; folded and not (dp 4: counted on 1 and 2
+  // simulated replicas and extrapolated).
   for (const char* zero : {"parallelism.zero_stage=1", "parallelism.zero_stage=3"}) {
-    const ScenarioConfig cfg = moe_test::load(
-        moe_test::small_yaml(), {"network.fidelity=flow", "parallelism.tp=2", "parallelism.pp=2", "parallelism.vpp=2",
-                                 "parallelism.ep=4", "training.global_batch=160", zero});
-    const work::GraphCosts costs = work::graph_costs(cfg, calib::load_hardware_profile("H800-SXM"));
-    EXPECT_EQ(work::training_graph_ops(cfg, costs), static_cast<int64_t>(work::build_training_graph(cfg, costs).ops.size()))
-        << zero;
+    for (const char* fold : {"training.fold_ranks=true", "training.fold_ranks=false"}) {
+      const ScenarioConfig cfg = moe_test::load(
+          moe_test::small_yaml(), {"network.fidelity=flow", "parallelism.tp=2", "parallelism.pp=2",
+                                   "parallelism.vpp=2", "parallelism.ep=4", "training.global_batch=160", zero, fold});
+      const work::GraphCosts costs = work::graph_costs(cfg, calib::load_hardware_profile("H800-SXM"));
+      EXPECT_EQ(work::training_graph_ops(cfg, costs),
+                static_cast<int64_t>(work::build_training_graph(cfg, costs).ops.size()))
+          << zero << " " << fold;
+    }
+  }
+}
+
+TEST(FlowTrainingSize, OpsOfManyReplicasAreCountedOnTwo) {
+  // 64 GPUs, tp 2, pp 4, dp 8: unfolded (8 replicas simulated) and folded with 3 or 5 slow
+  // replicas (4 or 6 simulated), few and many micro-batches, interleaved and ZeRO-3.
+  struct Case {
+    int vpp, zero, global_batch;
+    bool fold;
+    std::vector<int> slow;
+  };
+  for (const Case& c : {Case{1, 1, 64, false, {}}, Case{1, 1, 320, false, {}}, Case{2, 3, 128, false, {2}},
+                        Case{1, 1, 64, true, {1, 4, 7}}, Case{2, 1, 320, true, {0, 2, 3, 5, 6}}}) {
+    ScenarioConfig cfg = plan(64, 2, 4, c.vpp, c.global_batch);
+    cfg.parallelism.zero_stage = c.zero;
+    cfg.training.fold_ranks = c.fold;
+    const work::GraphCosts costs = work::graph_costs(cfg, a100());
+    work::GraphStragglers st;
+    for (const int r : c.slow) st.replicas[r] = std::vector<work::GroupScaling>(4, work::GroupScaling{1.2, 1.2});
+    ASSERT_GT(work::simulated_replica_count(cfg, st), 2);
+    EXPECT_EQ(work::training_graph_ops(cfg, costs, st),
+              static_cast<int64_t>(work::build_training_graph(cfg, costs, st).ops.size()))
+        << "vpp " << c.vpp << " zero " << c.zero << " batch " << c.global_batch << " fold " << c.fold << " slow "
+        << c.slow.size();
   }
 }
 
@@ -155,6 +183,20 @@ TEST(FlowTrainingSize, AGraphPastTheBoundIsRefusedBeforeItIsBuilt) {
     EXPECT_NE(std::string(e.what()).find("1000000 micro-batches x 4 stages x 1 virtual"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(check_graph_ops(cfg, kMaxGraphOps));
+
+  // Unfolded, 32,768 replicas of 16 micro-batches (no more than 4 pp): 1.6e7 ops, refused
+  // from the graphs of one and two replicas (it used to be built first: a minute and 3.5 GB for
+  // MegaScale's plan on 98,304 GPUs).
+  ScenarioConfig wide = engine_test::gpt_1p3b(262144, 2, 4, 16 * 32768, 1);
+  wide.cluster.gpus_per_node = 8;
+  wide.cluster.nics_per_node = 8;
+  wide.network.fidelity = Fidelity::kFlow;
+  wide.network.tiers = 3;
+  wide.network.switch_radix = 128;
+  wide.training.fold_ranks = false;
+  wide = engine_test::validated(wide);
+  EXPECT_GT(work::training_graph_ops(wide, work::graph_costs(wide, a100())), kMaxGraphOps);
+  EXPECT_THROW(simulate_training(wide, a100(), quick()), BadInput);
 }
 
 TEST(FlowTraining, OneF1BBubbleEqualsClosedFormWithFreeCommunication) {
