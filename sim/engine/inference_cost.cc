@@ -161,8 +161,9 @@ std::vector<coll::FlowSpec> m2n_exchange_flows(const PoolPlan& a, const PoolPlan
   std::vector<coll::FlowSpec> out;
   const int64_t pairs = int64_t{a.gpus} * e.gpus;
   if (pairs <= 0) return out;
-  const Bytes up{m2n_bytes(m, tokens, e.tp).n / pairs};
-  const Bytes down{n2m_bytes(m, tokens).n / pairs};
+  const int groups = e.gpus / e.tp;
+  const Bytes up{m2n_bytes(m, tokens, groups, e.tp).n / pairs};
+  const Bytes down{n2m_bytes(m, tokens, groups).n / pairs};
   out.reserve(static_cast<size_t>(2 * pairs));
   for (int i = 0; i < a.gpus; ++i) {
     for (int j = 0; j < e.gpus; ++j) {
@@ -496,10 +497,12 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
     const int groups = p.ep / etp;
     const bool gathered = m.moe.dispatch == MoeDispatch::kAllGather;
     const int64_t per_gpu = ceil_div(tokens, p.ep);  // the tokens each GPU routes
-    // The permutation runs where the pairs are sorted: before an all-to-all on each GPU's own
-    // tokens; after an all-gather on every GPU over the pairs of its group's experts (each GPU of
-    // an expert's etp runs all of them, on its slice).
-    const int64_t sorted = gathered ? ceil_div(tokens, groups) : per_gpu;
+    // The permutation sorts the pairs of each GPU's group's experts by expert on every GPU of the
+    // group (each GPU of an expert's etp runs all of them, on its slice), after the all-gather or
+    // as the tokens arrive once per GPU by the all-to-all; with one expert group a GPU
+    // (expert_tp 1) those are the pairs of its own share of the tokens. (Until 2026-12-05 an
+    // all-to-all sorted only the GPU's own tokens' pairs, whatever expert_tp.)
+    const int64_t sorted = ceil_div(tokens, groups);
     Time moe = expert_layer_time(m, p.hw, tokens, groups, etp) +
                gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
                             p.hw) +  // router
@@ -522,14 +525,16 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       exchange = coll::collective_time(CollectiveOp::kAllGather, bytes_of(values * m.weight_bytes), ep_links) +
                  coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(values * w), ep_links);
     } else {
-      // Each token goes to every GPU of its experts' groups (etp of them), and each returns its
-      // 1 / etp of the summed output: the M2N's and N2M's bytes for this GPU's tokens.
-      exchange = coll::collective_time(CollectiveOp::kAllToAll, m2n_bytes(m, per_gpu, etp), ep_links) +
-                 coll::collective_time(CollectiveOp::kAllToAll, n2m_bytes(m, per_gpu), ep_links);
+      // Each token goes once to every GPU of its experts' groups (etp GPUs each), and each
+      // returns its 1 / etp of the group's summed output: the M2N's and N2M's bytes for this
+      // GPU's tokens.
+      exchange = coll::collective_time(CollectiveOp::kAllToAll, m2n_bytes(m, per_gpu, groups, etp), ep_links) +
+                 coll::collective_time(CollectiveOp::kAllToAll, n2m_bytes(m, per_gpu, groups), ep_links);
       if (etp > 1) {
-        // The etp GPUs reduce-scatter their partial outputs before the combine (an all-reduce
-        // until 2026-12-05).
-        const double group_pairs = static_cast<double>(tokens) * m.moe.top_k / groups;
+        // The etp GPUs reduce-scatter their partial outputs, one per token the group holds
+        // experts of, before the combine (an all-reduce until 2026-12-05; top_k per token until
+        // then too).
+        const double group_pairs = static_cast<double>(tokens) * expert_groups_hit(m.moe.experts, groups, m.moe.top_k) / groups;
         exchange += coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(group_pairs * m.hidden * w),
                                           group_links_ep(etp, l));
       }
@@ -545,12 +550,26 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
   return s;
 }
 
-Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int etp) {
-  return bytes_of(static_cast<double>(tokens) * m.moe.top_k * etp * m.hidden * m.weight_bytes);
+double expert_groups_hit(int experts, int groups, int top_k) {
+  assert(experts > 0 && groups > 0 && experts % groups == 0 && top_k > 0 && top_k <= experts &&
+         "experts spread evenly over the groups, top_k of them per token");
+  // C(E - E/G, k) / C(E, k) = prod over i < k of (E - E/G - i) / (E - i); 0 once a factor is.
+  const int others = experts - experts / groups;
+  double miss = 1.0;
+  for (int i = 0; i < top_k && miss > 0.0; ++i) {
+    miss *= static_cast<double>(std::max(0, others - i)) / (experts - i);
+  }
+  return groups * (1.0 - miss);
 }
 
-Bytes n2m_bytes(const ServingModel& m, int64_t tokens) {
-  return bytes_of(static_cast<double>(tokens) * m.moe.top_k * m.hidden * ServingModel::kBf16Bytes);
+Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int groups, int etp) {
+  const double hit = expert_groups_hit(m.moe.experts, groups, m.moe.top_k);
+  return bytes_of(static_cast<double>(tokens) * hit * etp * m.hidden * m.weight_bytes);
+}
+
+Bytes n2m_bytes(const ServingModel& m, int64_t tokens, int groups) {
+  const double hit = expert_groups_hit(m.moe.experts, groups, m.moe.top_k);
+  return bytes_of(static_cast<double>(tokens) * hit * m.hidden * ServingModel::kBf16Bytes);
 }
 
 Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,
@@ -655,12 +674,12 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
     c.attention.push_back(moe_attn);
     c.dense.push_back(attn + dense_mlp_time(m, a.hw, r.tokens(), m.ffn_hidden, a.tp) + tp_ar);
     const int64_t tokens = load.tokens();
-    c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor));
-    c.n2m.push_back(exchange_time(n2m_bytes(m, tokens), e.gpus, a.gpus, el, al, plan.m2n_factor));
+    c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, groups, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor));
+    c.n2m.push_back(exchange_time(n2m_bytes(m, tokens, groups), e.gpus, a.gpus, el, al, plan.m2n_factor));
     // The expert TP group sums its partial outputs; each rank keeps the 1/etp it sends back (N2M).
+    const double group_tokens = static_cast<double>(tokens) * expert_groups_hit(m.moe.experts, groups, m.moe.top_k) / groups;
     const Time etp_rs = e.tp > 1 ? coll::collective_time(CollectiveOp::kReduceScatter,
-                                                           bytes_of(static_cast<double>(tokens) * m.moe.top_k / groups * m.hidden * w),
-                                                           group_links(e.tp, el))
+                                                           bytes_of(group_tokens * m.hidden * w), group_links(e.tp, el))
                                  : Time::zero();
     c.ffn.push_back(expert_layer_time(m, e.hw, tokens, groups, e.tp) + etp_rs);
     c.head.push_back(lm_head_time(m, a.hw, r.seqs(), a.tp));

@@ -233,14 +233,26 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
 // takes longest (attention_layer_time; the first on ties): the replica every layer waits for.
 StepLoad busiest_replica(const ServingModel& m, const PoolPlan& p, std::span<const StepLoad> replicas);
 
+// Expected expert groups a token's top_k experts fall in, the experts spread evenly over `groups`
+// groups (experts / groups each) and routed uniformly (top_k distinct experts): one minus the
+// hypergeometric chance of missing a group, times the groups,
+//   hit = groups x (1 - C(experts - experts/groups, top_k) / C(experts, top_k))
+// top_k when each group holds one expert, 1 when one group holds them all.
+double expert_groups_hit(int experts, int groups, int top_k);
+
 // Bytes of one layer's attention <-> expert exchange for `tokens` tokens (also one GPU's share of a
-// colocated instance's all-to-all dispatch and combine), each routed to top_k
-// experts of `etp` GPUs each (w = weight_bytes per element: the dispatch carries the expert GEMMs'
-// input precision, fp8 under fp8 weights; the outputs return bf16, 2 bytes):
-//   M2N  tokens x top_k x etp x h x w   every rank of an expert's TP group needs the whole hidden state
-//   N2M  tokens x top_k x h x 2         the etp ranks reduce-scatter the expert output, each returns 1/etp
-Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int etp);
-Bytes n2m_bytes(const ServingModel& m, int64_t tokens);
+// colocated instance's all-to-all dispatch and combine), each sent once to every GPU holding any of
+// its top_k experts: `groups` groups of experts (expert_groups_hit of them per token), each over
+// `etp` GPUs (w = weight_bytes per element: the dispatch carries the expert GEMMs' input
+// precision, fp8 under fp8 weights; the outputs return bf16, 2 bytes):
+//   M2N  tokens x hit x etp x h x w   every rank of an expert's TP group needs the whole hidden state
+//   N2M  tokens x hit x h x 2         each group sums its experts' outputs for the token, its etp
+//                                     ranks reduce-scatter them and each returns 1/etp
+// As DeepEP's normal kernels and TensorRT-LLM's all-to-all send a token to a rank once and combine
+// a rank's experts there (until 2026-12-05 every (token, expert) pair was sent on its own:
+// top_k x etp copies, 64 per token with 8 experts sliced over 8 GPUs where 8 reach every GPU).
+Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int groups, int etp);
+Bytes n2m_bytes(const ServingModel& m, int64_t tokens, int groups);
 
 // Time of one exchange of `total` bytes from `senders` GPUs to `receivers` GPUs on other nodes,
 // every sender to every receiver, spread evenly (alpha-beta, each GPU limited by its NIC share):

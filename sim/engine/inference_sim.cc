@@ -618,8 +618,9 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
   // The factor scales the bytes term of exchange_time, so the probe is made large enough that
   // path latencies (microseconds, different for each pair) are negligible beside it.
   const auto busiest_gpu = [&](int64_t t) {
-    return std::max(m2n_bytes(s.model, t, e.tp).as_double() / std::min(a.gpus, e.gpus),
-                    n2m_bytes(s.model, t).as_double() / std::min(a.gpus, e.gpus));
+    const int groups = e.gpus / e.tp;
+    return std::max(m2n_bytes(s.model, t, groups, e.tp).as_double() / std::min(a.gpus, e.gpus),
+                    n2m_bytes(s.model, t, groups).as_double() / std::min(a.gpus, e.gpus));
   };
   tokens *= std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kM2nProbeMinBytesPerGpu / busiest_gpu(tokens))));
   // Uniform routing: each of the a x e pairs carries the same share (an expert's etp ranks all get

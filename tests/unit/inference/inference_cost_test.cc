@@ -268,8 +268,8 @@ TEST(ServingModel, Fp8WeightsDispatchFp8AndCombineBf16) {
   EXPECT_EQ(colocated_step(m, p, a.links[0], load).communication - saved,
             colocated_step(b.model, b.pools[0], b.links[0], load).communication);
   // attention_ffn likewise: the M2N carries fp8, the N2M bf16 (fp8 too until 2026-12-05).
-  EXPECT_EQ(2 * m2n_bytes(b.model, 64, 2).n, m2n_bytes(m, 64, 2).n);
-  EXPECT_EQ(n2m_bytes(b.model, 64).n, n2m_bytes(m, 64).n);
+  EXPECT_EQ(2 * m2n_bytes(b.model, 64, 8, 2).n, m2n_bytes(m, 64, 8, 2).n);
+  EXPECT_EQ(n2m_bytes(b.model, 64, 8).n, n2m_bytes(m, 64, 8).n);
 }
 
 // moe.dispatch: all_gather sends every token of the instance to each of its ep GPUs (dispatch
@@ -368,8 +368,8 @@ TEST(ExpertCost, TheHotExpertLoadsItsGroupBesideAverageOnes) {
   EXPECT_EQ(expert_layer_time(m, hw, 1024, 4, 1), priced(640, 2, 1));
 }
 
-// An all-to-all to experts sliced over expert_tp GPUs sends each token to every GPU of its
-// expert's group, and the group reduce-scatters its partial outputs before the combine.
+// An all-to-all to experts sliced over expert_tp GPUs sends each token once to every GPU of its
+// experts' groups, and each group reduce-scatters its partial outputs before the combine.
 TEST(ServingModel, AllToAllToSlicedExpertsOnAHandComputedCase) {
   const ServingSetup one = make_serving_setup(testing::serving());
   const ServingSetup two = make_serving_setup(testing::serving({"inference.pools.colocated.expert_tp=2"}));
@@ -381,11 +381,15 @@ TEST(ServingModel, AllToAllToSlicedExpertsOnAHandComputedCase) {
   const auto t = [](coll::CollectiveOp op, double bytes, const coll::GroupLinks& g) {
     return coll::collective_time(op, bytes_of(bytes), g);
   };
-  // 8 tokens a GPU x top_k 2 x 1,024 values x 2 bytes; the group's 64 x 2 / 4 pairs reduce-scattered.
+  // One expert a group: 8 tokens a GPU x top_k 2 x 1,024 values x 2 bytes. Two a group: a token
+  // reaches 4 x (1 - C(6,2) / C(8,2)) = 13/7 groups, each of 2 GPUs; the group's 64 x 13/7 / 4
+  // tokens reduce-scattered.
   const double v = 8.0 * 2 * 1024 * 2;
+  const double hit = 13.0 / 7.0;
   const Time a2a1 = 2 * t(coll::CollectiveOp::kAllToAll, v, ep);
-  const Time a2a2 = t(coll::CollectiveOp::kAllToAll, 2 * v, ep) + t(coll::CollectiveOp::kAllToAll, v, ep) +
-                    t(coll::CollectiveOp::kReduceScatter, 64.0 * 2 / 4 * 1024 * 2, etp);
+  const Time a2a2 = t(coll::CollectiveOp::kAllToAll, 8.0 * hit * 2 * 1024 * 2, ep) +
+                    t(coll::CollectiveOp::kAllToAll, 8.0 * hit * 1024 * 2, ep) +
+                    t(coll::CollectiveOp::kReduceScatter, 64.0 * hit / 4 * 1024 * 2, etp);
   EXPECT_EQ(colocated_step(two.model, two.pools[0], two.links[0], load).communication -
                 colocated_step(one.model, p, one.links[0], load).communication,
             one.model.moe_layers() * (a2a2 - a2a1));
@@ -488,11 +492,15 @@ TEST(ExpertCost, PermutationAndActivationAreHandComputedMemoryTraffic) {
 TEST(M2nExchange, BytesAndTimeOnAHandComputedCase) {
   // tiny-serving's model: hidden h = 1024, top_k = 2, bf16 (w = 2 bytes).
   const ServingModel m = serving_model(testing::serving());
-  // 64 tokens to experts split over etp = 2 GPUs. M2N: every rank of an expert needs the whole
-  // hidden state, 64 x 2 x 2 x 1024 x 2 = 524,288 bytes; N2M: each rank returns its 1/etp of the
-  // reduce-scattered output, 64 x 2 x 1024 x 2 = 262,144 bytes (no etp factor).
-  EXPECT_EQ(m2n_bytes(m, 64, 2).n, 524'288);
-  EXPECT_EQ(n2m_bytes(m, 64).n, 262'144);
+  // 64 tokens to 8 experts, one per group, split over etp = 2 GPUs. M2N: every rank of an expert
+  // needs the whole hidden state, 64 x 2 x 2 x 1024 x 2 = 524,288 bytes; N2M: each rank returns
+  // its 1/etp of the reduce-scattered output, 64 x 2 x 1024 x 2 = 262,144 bytes (no etp factor).
+  EXPECT_EQ(m2n_bytes(m, 64, 8, 2).n, 524'288);
+  EXPECT_EQ(n2m_bytes(m, 64, 8).n, 262'144);
+  // Two experts to a group (4 groups): a token whose two experts share a group is sent there once,
+  // hit = 4 x (1 - C(6,2) / C(8,2)) = 4 x 13/28 groups, 64 x 13/7 x 2 x 1024 x 2 = 486,838.857 bytes.
+  EXPECT_EQ(m2n_bytes(m, 64, 4, 2).n, 486'839);
+  EXPECT_EQ(n2m_bytes(m, 64, 4).n, 243'419);
   // 8 attention GPUs send to 4 expert GPUs, 50 GB/s NIC share each, alpha 10 us.
   //   send side:    524,288 / 8 = 65,536 B per GPU   / 50 GB/s = 1.31072 us
   //   receive side: 524,288 / 4 = 131,072 B per GPU  / 50 GB/s = 2.62144 us  (the busier side)
@@ -500,16 +508,70 @@ TEST(M2nExchange, BytesAndTimeOnAHandComputedCase) {
   ServingLinks l;
   l.nic_per_gpu = gbytes_per_s(50);
   l.net_alpha = Time::us(10);
-  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 2), 8, 4, l, l), Time::ps(12'621'440));
+  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 8, 2), 8, 4, l, l), Time::ps(12'621'440));
   // N2M back, 4 senders: 262,144 / 4 / 50 GB/s = 1.31072 us; 10 us + 1.31072 us.
-  EXPECT_EQ(exchange_time(n2m_bytes(m, 64), 4, 8, l, l), Time::ps(11'310'720));
+  EXPECT_EQ(exchange_time(n2m_bytes(m, 64, 8), 4, 8, l, l), Time::ps(11'310'720));
   // A receiver with half the NIC share doubles its side: 10 + 2 x 2.62144 = 15.24288 us.
   ServingLinks slow = l;
   slow.nic_per_gpu = gbytes_per_s(25);
-  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 2), 8, 4, l, slow), Time::ps(15'242'880));
+  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 8, 2), 8, 4, l, slow), Time::ps(15'242'880));
   // Contention scales the bytes term only: 10 + 1.5 x 2.62144 = 13.93216 us.
-  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 2), 8, 4, l, l, 1.5), Time::ps(13'932'160));
+  EXPECT_EQ(exchange_time(m2n_bytes(m, 64, 8, 2), 8, 4, l, l, 1.5), Time::ps(13'932'160));
   EXPECT_EQ(exchange_time(Bytes{0}, 8, 4, l, l), Time::zero());
+}
+
+TEST(M2nExchange, ExpertGroupsHitByAToken) {
+  EXPECT_DOUBLE_EQ(expert_groups_hit(8, 8, 2), 2.0);   // one expert a group: top_k
+  EXPECT_DOUBLE_EQ(expert_groups_hit(8, 1, 2), 1.0);   // one group holds every expert
+  EXPECT_DOUBLE_EQ(expert_groups_hit(8, 4, 2), 4.0 * 13.0 / 28.0);
+  EXPECT_DOUBLE_EQ(expert_groups_hit(8, 2, 8), 2.0);   // every expert: every group
+  // Qwen3-235B-A22B, 128 experts, top-8, over 8 GPUs: 8 x (1 - prod_{i<8} (112 - i) / (128 - i)).
+  double miss = 1.0;
+  for (int i = 0; i < 8; ++i) miss *= (112.0 - i) / (128.0 - i);
+  EXPECT_DOUBLE_EQ(expert_groups_hit(128, 8, 8), 8.0 * (1.0 - miss));
+  EXPECT_NEAR(expert_groups_hit(128, 8, 8), 5.34, 0.01);
+  // Never more than the groups or top_k, never fewer than one; more groups, more of them hit.
+  for (const int experts : {8, 16, 128}) {
+    for (int k = 1; k <= 8; ++k) {
+      double last = 0.0;
+      for (int groups = 1; groups <= experts; groups *= 2) {
+        const double hit = expert_groups_hit(experts, groups, k);
+        EXPECT_LE(hit, std::min(groups, k) + 1e-12) << experts << " " << groups << " " << k;
+        EXPECT_GE(hit, 1.0 - 1e-12);
+        EXPECT_GE(hit, last - 1e-12);
+        last = hit;
+      }
+    }
+  }
+}
+
+// A colocated instance's all-to-all dispatch sends no more than the all-gather whatever the
+// expert TP: a GPU receives a token once (at expert_tp = ep it was sent 64 copies of each token of
+// 8 experts, top-2, where the all-gather sends 8).
+TEST(ServingModel, AllToAllDispatchNeverSendsMoreThanTheAllGather) {
+  const ServingModel m = serving_model(testing::serving());  // 8 experts, top-2
+  const int ep = 8;
+  for (const int etp : {1, 2, 4, 8}) {
+    const double gathered = 64.0 * ep * m.hidden * m.weight_bytes;  // 64 tokens a GPU, to every GPU
+    EXPECT_LE(m2n_bytes(m, 64, ep / etp, etp).as_double(), gathered + 1) << "expert_tp " << etp;
+  }
+  EXPECT_EQ(m2n_bytes(m, 64, 1, ep).as_double(), 64.0 * ep * m.hidden * m.weight_bytes);
+}
+
+// Whichever way the tokens come, every GPU of an expert group sorts the group's pairs and runs
+// them on its slices: the same expert time for both dispatches at every expert_tp (an all-to-all
+// sorted only each GPU's own tokens' pairs until 2026-12-05: at expert_tp 8, 1/8 of them).
+TEST(ServingModel, BothDispatchesSortTheGroupsPairs) {
+  for (const char* etp : {"1", "2", "8"}) {
+    const std::string set = std::string("inference.pools.colocated.expert_tp=") + etp;
+    const ServingSetup a = make_serving_setup(testing::serving({set}));
+    const ServingSetup g = make_serving_setup(testing::serving({set, "inference.moe.dispatch=all_gather"}));
+    StepLoad load;
+    for (int i = 0; i < 512; ++i) load.add_decode(1000);
+    EXPECT_EQ(colocated_step(a.model, a.pools[0], a.links[0], load).ffn,
+              colocated_step(g.model, g.pools[0], g.links[0], load).ffn)
+        << "expert_tp " << etp;
+  }
 }
 
 TEST(M2nExchange, ServingLinksGiveEachGpuItsNicShareAtAchievedEfficiency) {
