@@ -470,9 +470,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   c.part_attention_gemm = fwd + bwd;
   const AttentionFlops att = layer_attention_flops(a);
   const calib::AttentionKernel kernel = attention_kernel(cfg.training);
-  const Time core_fwd = calib::attention_time(att.executed, kernel, prec, hw, att.score_elements);
-  const Time core_bwd =
-      calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, prec, hw, att.score_elements, true);
+  const Precision att_prec = attention_precision(prec);
+  const Time core_fwd = calib::attention_time(att.executed, kernel, att_prec, hw, att.score_elements);
+  const Time core_bwd = calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, att_prec, hw,
+                                              att.score_elements, true);
   fwd += core_fwd;
   bwd += core_bwd;
   c.part_attention_core = core_fwd + core_bwd;

@@ -209,6 +209,10 @@ calib::AttentionKernel attention_kernel(const TrainingConfig& t) {
   return t.flash_attention_version == 1 ? calib::AttentionKernel::kFlash1 : calib::AttentionKernel::kFlash2;
 }
 
+Precision attention_precision(Precision training) {
+  return training == Precision::kFp8 ? Precision::kBf16 : training;
+}
+
 GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l) {
   GroupLinks g;
   g.ranks = ranks;
@@ -231,9 +235,10 @@ LayerTimes layer_times(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   const AttentionFlops att = layer_attention_flops(cfg);
   const bool fused = cfg.training.flash_attention;
   const calib::AttentionKernel kernel = attention_kernel(cfg.training);
-  const Time att_fwd = calib::attention_time(att.executed, kernel, prec, hw, att.score_elements);
-  const Time att_bwd =
-      calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, prec, hw, att.score_elements, true);
+  const Precision att_prec = attention_precision(prec);
+  const Time att_fwd = calib::attention_time(att.executed, kernel, att_prec, hw, att.score_elements);
+  const Time att_bwd = calib::attention_time(Flops{att.executed.n * (fused ? 2.5 : 2.0)}, kernel, att_prec, hw,
+                                             att.score_elements, true);
   const Bytes elem = layer_elementwise_bytes(cfg);
   const Time elem_fwd = calib::memory_time(elem, hw);
   const Time elem_bwd = calib::memory_time(Bytes{2 * elem.n}, hw);

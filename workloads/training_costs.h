@@ -83,6 +83,12 @@ TrainingLinks links_at_contention(const TrainingLinks& l, double slowdown);
 // The attention kernel a training run uses (training.flash_attention and its version).
 calib::AttentionKernel attention_kernel(const TrainingConfig& t);
 
+// The precision attention's core (scores, softmax, scores x values) runs at: FP8 training casts
+// the linear layers' GEMM inputs only and keeps attention in BF16 (DeepSeek-V3 technical report,
+// section 3.3.1: "attention operators" retain their original precision; Transformer Engine's
+// DotProductAttention likewise unless its FP8 attention is asked for). FP16 and BF16 run as given.
+Precision attention_precision(Precision training);
+
 // The GroupLinks of a group of `ranks` ranks with `ranks_per_node` of them on each node.
 coll::GroupLinks group_links(int ranks, int ranks_per_node, const TrainingLinks& l);
 

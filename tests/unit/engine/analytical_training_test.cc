@@ -237,6 +237,23 @@ TEST(AnalyticalTraining, UnsupportedPrecisionIsBadInput) {
   EXPECT_THROW(estimate_training(cfg, a100()), BadInput);
 }
 
+TEST(AnalyticalTraining, Fp8SpeedsTheGemmsNotTheAttentionCore) {
+  // FP8 training casts the linear layers' GEMM inputs; attention's core stays BF16 (it ran at the
+  // FP8 peak, twice as fast, until 2026-12-05).
+  const calib::HardwareProfile h100 = calib::load_hardware_profile("H100-SXM");
+  ScenarioConfig cfg = plan(8, 8, 1, 8);
+  cfg.cluster.gpu = "H100-SXM";
+  cfg.model.seq_len = 32768;
+  const work::LayerTimes bf16 = work::layer_times(cfg, h100);
+  cfg.training.precision = Precision::kFp8;
+  const work::LayerTimes fp8 = work::layer_times(cfg, h100);
+  EXPECT_EQ(fp8.attention_fwd, bf16.attention_fwd);
+  EXPECT_LT(fp8.forward, bf16.forward);
+  EXPECT_GT(fp8.forward - fp8.attention_fwd, Time::zero());
+  EXPECT_EQ(work::attention_precision(Precision::kFp8), Precision::kBf16);
+  EXPECT_EQ(work::attention_precision(Precision::kFp16), Precision::kFp16);
+}
+
 TEST(CheckMemoryFit, Gpt175bDoesNotFitOnEightGpus) {
   // 175B parameters / tp 8 = 21.8B per GPU; with 16 bytes/parameter of weights, FP32 gradients
   // and ZeRO-1 over dp 1 Adam state that is already ~350 GB, far beyond 80 GB.
