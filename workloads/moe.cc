@@ -760,8 +760,13 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const double dense_act = activation_bytes_per_layer(dense_layer).as_double();
   const double moe_share = static_cast<double>(moe_layer_count(m)) / m.layers;
   const double per_layer = moe_share * (attn + moe_act) + (1.0 - moe_share) * dense_act;
-  double in_flight_layers = m.layers;
+  // pp micro-batches of layers / pp on the first stage (fewer when the pipeline has fewer), as
+  // for a dense model (transformer.cc).
+  const double m_in_pipeline = micro_batches_per_iteration(cfg);
+  const double stage_layers = static_cast<double>(m.layers) / p.pp;
+  double in_flight_layers = std::min<double>(p.pp, m_in_pipeline) * stage_layers;
   if (p.vpp > 1) in_flight_layers *= 1.0 + (p.pp - 1.0) / (static_cast<double>(p.pp) * p.vpp);
+  in_flight_layers = std::min(in_flight_layers, m_in_pipeline * stage_layers);
   double act = per_layer * in_flight_layers;
   if (cfg.training.recompute == Recompute::kFull) {
     act += attn + pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;

@@ -229,10 +229,19 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
 
   // 1F1B keeps up to pp - s micro-batches in flight on stage s, each holding that stage's layers:
   // l layers' worth on the first stage of an even split; interleaving raises it by
-  // (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3).
+  // (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3). A pipeline of m micro-batches never holds
+  // more than m of them: min(pp - s, m), and interleaved at most every micro-batch's forward on
+  // the stage (m x its layers; Megatron-LM's warm-up is capped at m x vpp chunks). Until
+  // 2026-12-05 pp were counted whatever m (a 175B plan of one micro-batch: 77 GiB, not 10).
+  const double m_in_pipeline = micro_batches_per_iteration(cfg);
   double in_flight_layers = 0.0;
-  for (int s = 0; s < pp; ++s) in_flight_layers = std::max(in_flight_layers, (x.p - s) * layers_of(s));
+  double stage_layers = 0.0;
+  for (int s = 0; s < pp; ++s) {
+    in_flight_layers = std::max(in_flight_layers, std::min(x.p - s, m_in_pipeline) * layers_of(s));
+    stage_layers = std::max(stage_layers, layers_of(s));
+  }
   if (x.vpp > 1) in_flight_layers *= 1.0 + (x.p - 1.0) / (x.p * x.vpp);
+  in_flight_layers = std::min(in_flight_layers, m_in_pipeline * stage_layers);
   double act = activation_bytes_per_layer(cfg).as_double() * in_flight_layers;
   if (cfg.training.recompute == Recompute::kFull) {
     // Recomputing a layer needs its full activations once more.

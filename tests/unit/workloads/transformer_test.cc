@@ -341,5 +341,24 @@ TEST(MemoryPerGpu, InterleavingRaisesActivationsByKorthikantiFactor) {
   EXPECT_NEAR((interleaved - plain) / (per_layer * 36), 0.25, 1e-6);
 }
 
+TEST(MemoryPerGpu, APipelineHoldsNoMoreMicroBatchesThanItHas) {
+  // 48 layers over pp 8 (6 a stage), dp 1: m micro-batches per pipeline. The first stage holds
+  // min(pp, m) of them (pp whatever m until 2026-12-05); interleaved (m a multiple of pp) at most
+  // all m: with m = pp = 8 and vpp 2, 8 x 6 layers, not 8 x 6 x (1 + 7/16).
+  const auto acts = [](int global_batch, int vpp) {
+    ScenarioConfig cfg = scenario(gpt(48, 4096, 32), 8, 1, 8, global_batch);
+    cfg.parallelism.vpp = vpp;
+    return memory_per_gpu(cfg).activations.as_double();
+  };
+  ScenarioConfig one = scenario(gpt(48, 4096, 32), 8, 1, 8, 1);
+  const double per_layer = activation_bytes_per_layer(one).as_double();
+  const double logits = acts(1, 1) - 1 * 6 * per_layer;
+  for (const int m : {1, 2, 4, 8, 16}) {
+    EXPECT_NEAR(acts(m, 1), std::min(m, 8) * 6 * per_layer + logits, 1.0) << m;
+  }
+  EXPECT_NEAR(acts(8, 2), 8 * 6 * per_layer + logits, 1.0);
+  EXPECT_NEAR(acts(16, 2), 8 * 6 * per_layer * (1.0 + 7.0 / 16.0) + logits, 1.0);
+}
+
 }  // namespace
 }  // namespace clustersim::work
