@@ -549,6 +549,28 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           return id;
         };
         const bool split_for_dp = !moe && !pass.forward && i == last_bwd[pass.chunk] && dp > 1 && dp_overlap_reduce;
+        // A dense chunk's first forward under the overlapped gather: Megatron-LM's forward
+        // pre-hook makes each layer wait for the bucket holding its parameters, so the pass ends
+        // no sooner than the last bucket plus its share (1 / buckets) of the compute; it waits for
+        // the first bucket at its barrier (until 2026-12-05 it waited for that one only, and a
+        // gather slower than the forward hid behind it whole: the flow level hid a forward and
+        // backward slot where the analytical level hides one forward).
+        const bool gather_paced = !moe && pass.forward && i == first_fwd[pass.chunk] && gather_at_start && buckets > 1;
+        const auto paced_compute = [&](Time t) {
+          if (!gather_paced) {
+            add_compute(t);
+            return;
+          }
+          add_compute((1.0 - 1.0 / buckets) * t);
+          Op wait = Builder::compute(OpRole::kBarrier, gi, Time::zero());
+          wait.microbatch = pass.microbatch;
+          wait.chunk = pass.chunk;
+          const int32_t id = b.add(wait);
+          b.edge(last, id);
+          b.edge(gathered[s][pass.chunk], id);
+          last = id;
+          add_compute((1.0 / buckets) * t);
+        };
         if (moe) {
           // Layer by layer: attention block (with router and permutation), then per MoE layer
           // the dispatch all-to-all, the busiest owner's expert GEMMs and the combine, in
@@ -647,7 +669,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
               reduce_ready[gi][pass.chunk].push_back(add_compute((1.0 / (buckets - 1)) * (dur - att)));
             }
           } else {
-            add_compute(dur - att);
+            paced_compute(dur - att);
           }
           const double rings = share * layers_chunk * (pass.forward ? 1.0 : 2.0);
           Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kAllGather,
@@ -662,7 +684,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           // Buckets become ready as backward walks through the chunk's parameters.
           for (int j = 0; j < buckets; ++j) reduce_ready[gi][pass.chunk].push_back(add_compute((1.0 / buckets) * dur));
         } else {
-          add_compute(dur);
+          paced_compute(dur);
         }
         int32_t end = last;
         if (moe) {
