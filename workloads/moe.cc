@@ -688,8 +688,8 @@ StageParams gpu_params(const ScenarioConfig& cfg) {
 // Data-parallel group sizes: the dense part's replicas (dp, and the tp group too under sp) and
 // the experts' (stage GPUs / (ep x expert_tp)).
 int dense_dp(const ScenarioConfig& cfg) {
-  const int dp = data_parallel_size(cfg);
-  return cfg.training.attention_parallel == AttentionParallel::kSp ? dp * cfg.parallelism.tp : dp;
+  const int sync = gradient_sync_size(cfg);  // DP x CP
+  return cfg.training.attention_parallel == AttentionParallel::kSp ? sync * cfg.parallelism.tp : sync;
 }
 int expert_dp(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
@@ -803,8 +803,7 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
     }
     return fewest == INT32_MAX ? 1 : fewest;
   };
-  const coll::GroupLinks dg =
-      group_links(dense_dp(cfg), ring_members([&](int s) { return dense_dp_rings(cfg, pl, s); }), dense_l);
+  const coll::GroupLinks dg = group_links(dense_dp(cfg), dense_dp_ring_members_per_node(cfg, pl), dense_l);
   t.dense_group = dg;
   const coll::GroupLinks eg =
       group_links(expert_dp(cfg), ring_members([&](int s) { return expert_dp_rings(cfg, s); }), expert_l);

@@ -132,16 +132,18 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   c.cp_latency_per_ring = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, cp_g);
   const bool pp_inter = p.pp > 1 && pl.gpu(0, 0, 0, 0) / gpn != pl.gpu(0, 0, 0, 1) / gpn;
   c.pp_latency = p.pp > 1 ? (pp_inter ? l.net_alpha : l.nvlink_alpha) : Time::zero();
-  const coll::GroupLinks dp_g = group_links(dp, pl.ranks_per_node(Dim::kDp, gpn), l);
+  // Gradients sync, and ZeRO shards, over the DP x CP ranks.
+  const int sync = gradient_sync_size(cfg);
+  const coll::GroupLinks dp_g = group_links(sync, dense_dp_ring_members_per_node(cfg, pl), l);
   c.dp_latency_reduce = collective_latency(
       p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, dp_g);
   c.dp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, dp_g);
   c.emb_latency = collective_latency(CollectiveOp::kAllReduce, Algorithm::kRing, group_links(2, 1, l));
   c.params_on_gpu = memory_per_gpu(cfg).params_on_gpu;
-  const double shard = p.zero_stage >= 1 ? c.params_on_gpu / dp : c.params_on_gpu;
+  const double shard = p.zero_stage >= 1 ? c.params_on_gpu / sync : c.params_on_gpu;
   c.optimizer = calib::memory_time(bytes_of(shard * kAdamBytesPerParam), hw);
   c.step_stall = cfg.training.step_stall;
-  c.bucket_params = dp_bucket_params(cfg, dp);
+  c.bucket_params = dp_bucket_params(cfg, sync);
   if (cfg.model.moe) {
     // As the analytical level: dense and expert parts synced over their own groups, and the
     // optimizer over this GPU's shards of both.
@@ -156,8 +158,8 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
         p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, eg);
     c.edp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, eg);
     if (cfg.training.attention_parallel == AttentionParallel::kSp) {
-      // The dense part is replicated over the tp group too: one ring of dp x tp ranks.
-      const coll::GroupLinks dg = group_links(dp * p.tp, std::max(1, gpn / p.cp), l);
+      // The dense part is replicated over the tp group too: one ring of dp x cp x tp ranks.
+      const coll::GroupLinks dg = group_links(sync * p.tp, dense_dp_ring_members_per_node(cfg, pl), l);
       c.dp_latency_reduce = collective_latency(
           p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, Algorithm::kRing, dg);
       c.dp_latency_gather = collective_latency(CollectiveOp::kAllGather, Algorithm::kRing, dg);
@@ -170,21 +172,34 @@ std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, cons
   const ParallelismConfig& p = cfg.parallelism;
   const int dp = pl.size(Dim::kDp);
   std::vector<std::vector<int32_t>> rings;
-  if (cfg.model.moe && cfg.training.attention_parallel == AttentionParallel::kSp) {
+  // The CP ranks hold the same weights as the DP replicas: every ring runs over both, in GPU
+  // order (one ring per CP position until 2026-12-05).
+  const auto ring_over = [&](int t_first, int t_end) {
+    std::vector<int32_t> ring;
     for (int ci = 0; ci < p.cp; ++ci) {
-      std::vector<int32_t> ring;
       for (int r = 0; r < dp; ++r) {
-        for (int t = 0; t < p.tp; ++t) ring.push_back(pl.gpu(t, ci, r, stage));
+        for (int t = t_first; t < t_end; ++t) ring.push_back(pl.gpu(t, ci, r, stage));
       }
-      std::sort(ring.begin(), ring.end());
-      rings.push_back(std::move(ring));
     }
+    std::sort(ring.begin(), ring.end());
+    rings.push_back(std::move(ring));
+  };
+  if (cfg.model.moe && cfg.training.attention_parallel == AttentionParallel::kSp) {
+    ring_over(0, p.tp);
     return rings;
   }
-  for (int ci = 0; ci < p.cp; ++ci) {
-    for (int t = 0; t < p.tp; ++t) rings.push_back(line(pl, Dim::kDp, t, ci, 0, stage));
-  }
+  for (int t = 0; t < p.tp; ++t) ring_over(t, t + 1);
   return rings;
+}
+
+int dense_dp_ring_members_per_node(const ScenarioConfig& cfg, const Placement& pl) {
+  int fewest = INT32_MAX;
+  for (int s = 0; s < cfg.parallelism.pp; ++s) {
+    for (const std::vector<int32_t>& r : dense_dp_rings(cfg, pl, s)) {
+      if (!r.empty()) fewest = std::min(fewest, coll::ring_members_per_node(r, cfg.cluster.gpus_per_node));
+    }
+  }
+  return fewest == INT32_MAX ? 1 : fewest;
 }
 
 std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage) {

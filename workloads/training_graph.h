@@ -133,10 +133,13 @@ struct GraphCosts {
 };
 GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
-// The rings that sync stage `stage`'s dense gradients (GPUs in ring order): one per TP and CP
-// position over the dp replicas; for an MoE model under sp attention, one per CP position over
-// the dp x tp ranks (the dense part is replicated over tp too). `pl` is the scenario's placement.
+// The rings that sync stage `stage`'s dense gradients (GPUs in ring order): one per TP position
+// over the dp x cp ranks (gradient_sync_size); for an MoE model under sp attention, one over the
+// dp x cp x tp ranks (the dense part is replicated over tp too). `pl` is the scenario's placement.
 std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, const Placement& pl, int stage);
+// The members per node those rings run with (coll::ring_members_per_node), the fewest over the
+// stages' rings: the step waits for the slowest.
+int dense_dp_ring_members_per_node(const ScenarioConfig& cfg, const Placement& pl);
 // The tensor-parallel groups of DP replica `replica` at stage `stage`: one per CP position.
 std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
 // The context-parallel K/V rings of DP replica `replica` at stage `stage`: one per TP position.

@@ -222,10 +222,12 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   const int zero = cfg.parallelism.zero_stage;
   const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
   // Mixed-precision Adam: 16-bit weights, FP32 master copy + two moments (12 bytes/parameter).
-  e.weights = bytes_of(params * 2.0 / (zero >= 3 ? x.dp : 1.0));
-  e.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? x.dp : 1.0));
-  e.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? x.dp : 1.0));
-  if (zero >= 3 && x.dp > 1) add_zero3_working_set(e, pc.per_layer / x.t, grad_bytes);
+  // ZeRO shards over the DP x CP ranks (gradient_sync_size).
+  const double shards = x.dp * x.c;
+  e.weights = bytes_of(params * 2.0 / (zero >= 3 ? shards : 1.0));
+  e.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? shards : 1.0));
+  e.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? shards : 1.0));
+  if (zero >= 3 && shards > 1) add_zero3_working_set(e, pc.per_layer / x.t, grad_bytes);
 
   // 1F1B keeps up to pp - s micro-batches in flight on stage s, each holding that stage's layers:
   // l layers' worth on the first stage of an even split; interleaving raises it by

@@ -68,6 +68,8 @@ int data_parallel_size(const ScenarioConfig& cfg) {
   return cfg.cluster.gpus / model_ranks;
 }
 
+int gradient_sync_size(const ScenarioConfig& cfg) { return data_parallel_size(cfg) * cfg.parallelism.cp; }
+
 int micro_batches_per_iteration(const ScenarioConfig& cfg) {
   const int per_replica = cfg.parallelism.micro_batch * data_parallel_size(cfg);
   assert(cfg.training.global_batch % per_replica == 0 && "validate the scenario first");

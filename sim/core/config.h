@@ -187,6 +187,11 @@ const char* to_string(TrafficPattern p);
 
 // Derived plan quantities, valid only for a validated config.
 int data_parallel_size(const ScenarioConfig& cfg);
+// The ranks that hold the same parameters of a stage and TP position and reduce their gradients
+// together, over which ZeRO shards: the DP replicas times the CP ranks (Megatron-LM's data-parallel
+// group with context parallelism; before 2026-12-05 the DP replicas alone, so each CP rank kept
+// its own gradients and a cp-fold larger optimizer shard).
+int gradient_sync_size(const ScenarioConfig& cfg);
 int micro_batches_per_iteration(const ScenarioConfig& cfg);  // per pipeline, per DP replica
 
 }  // namespace clustersim

@@ -20,6 +20,7 @@
 #include "workloads/moe.h"
 #include "workloads/placement.h"
 #include "workloads/training_costs.h"
+#include "workloads/training_graph.h"
 
 namespace clustersim::engine {
 
@@ -293,9 +294,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // never leave a node, the oversubscription their crossings of the tiers add up to.
   const work::Placement pl(p.placement, p.tp, p.cp, static_cast<int>(est.dp), p.pp);
   est.contention = contention;
-  const TrainingLinks dp_l = contention.routed
-                                 ? work::links_at_contention(l, contention.dp)
-                                 : work::links_for_ring(cfg, l, pl.gpu(0, 0, est.dp > 1 ? 1 : 0, 0), est.dp);
+  // Gradients sync, and ZeRO shards, over the DP x CP ranks (gradient_sync_size): `sync` ranks,
+  // `sync_per_node` on a node (the rings' members per node, work::dense_dp_rings), the first
+  // ring's first two GPUs `sync_stride` apart.
+  const int sync = gradient_sync_size(cfg);
+  const int sync_per_node = work::dense_dp_ring_members_per_node(cfg, pl);
+  const std::vector<int32_t> first_ring = work::dense_dp_rings(cfg, pl, 0).front();
+  const int64_t sync_stride = first_ring.size() > 1 ? first_ring[1] - first_ring[0] : 0;
+  const TrainingLinks dp_l = contention.routed ? work::links_at_contention(l, contention.dp)
+                                               : work::links_for_ring(cfg, l, sync_stride, sync);
   // Pipeline pairs start at every GPU of a stage: with pp placed outermost (stride = a stage's
   // GPUs) those are contiguous, and the pairs near a block's edge cross it.
   const int64_t pp_stride = p.pp > 1 ? pl.gpu(0, 0, 0, 1) : 0;
@@ -377,8 +384,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     cp_l = s.cp;
   }
   Time stage_tp = layers_per_stage * work::layer_tp_time(cfg, tp_l, cp_l, lt);
-  if (p.zero_stage == 3 && cfg.training.overlap.dp_param_gather && cp_leaves && !m.moe && est.dp > 1 &&
-      pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node) < est.dp) {
+  if (p.zero_stage == 3 && cfg.training.overlap.dp_param_gather && cp_leaves && !m.moe && sync > 1 &&
+      sync_per_node < sync) {
     // ZeRO-3's overlapped gathers share the GPUs' NICs with the CP rings where both leave the
     // node (rings_beside_gathers). Before 2026-12-05 the rings had the NIC to themselves: 256
     // H100s, tp 1 pp 8 cp 2, a 400 Gbps NIC for two GPUs, no fabric contention, came out at
@@ -387,13 +394,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // f = 0.63. Over the audit's 580 random plans mean |error| 1.08% -> 1.06%, 13 -> 12 beyond
     // 8%, no other plan moved by a point.
     const Bytes weights = bytes_of(est.memory.params_on_gpu / p.vpp * 2.0);
-    const int dp_per_node = pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node);
     const GatherStream gathers{
         2.0 * static_cast<double>(est.micro_batches) * p.vpp *
-            collective_time(CollectiveOp::kAllGather, weights, group_links(static_cast<int>(est.dp), dp_per_node, dp_l)),
+            collective_time(CollectiveOp::kAllGather, weights, group_links(sync, sync_per_node, dp_l)),
         2.0 * static_cast<double>(est.micro_batches) * p.vpp *
             coll::collective_nic_time(CollectiveOp::kAllGather, weights,
-                                      group_links(static_cast<int>(est.dp), dp_per_node, work::links_at_contention(l, 1.0)))};
+                                      group_links(sync, sync_per_node, work::links_at_contention(l, 1.0)))};
     const auto [slot_tp, fill] =
         rings_beside_gathers(cfg, l, {tp_l, cp_l}, {fill_tp_l, fill_cp_l}, lt, layers_per_stage, gathers,
                              static_cast<double>(est.micro_batches), stage_compute, head);
@@ -585,9 +591,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     bwd_free = bwd_share * free;
     fwd_free = (1.0 - bwd_share) * free;
   }
-  if (est.dp > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
-    const int per_node = pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node);
-    const GroupLinks g = group_links(est.dp, per_node, dp_l);
+  if (sync > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
+    const int per_node = sync_per_node;
+    const GroupLinks g = group_links(sync, per_node, dp_l);
     const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
     // MoE: dense and expert parameters over their own DP groups (moe_dp_times), at the given
     // slowdowns of their rings; the flow level's buckets and ZeRO-3 gathers cover the dense part.
@@ -602,7 +608,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double synced = moe_dp ? moe_dp->dense_params : params;
     // Buckets: training.dp_bucket_size, or Megatron-LM's rule (dp_bucket_params), per chunk; the
     // last of the vpp x buckets waits for the last pass.
-    const double bucket = work::dp_bucket_params(cfg, static_cast<int>(est.dp));
+    const double bucket = work::dp_bucket_params(cfg, sync);
     const int64_t buckets_per_chunk =
         std::max<int64_t>(1, static_cast<int64_t>(std::ceil(synced / p.vpp / std::max(1.0, bucket))));
     const double bucket_share = 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
@@ -692,7 +698,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const auto priced_at = [&](double dc, double ec) -> const DpTimes& {
       auto it = priced.find({dc, ec});
       if (it == priced.end()) {
-        const GroupLinks sg = group_links(est.dp, per_node, work::links_at_contention(l, dc));
+        const GroupLinks sg = group_links(sync, per_node, work::links_at_contention(l, dc));
         it = priced.emplace(std::pair{dc, ec}, dp_times(sg, moe_times(dc, ec))).first;
       }
       return it->second;
@@ -823,10 +829,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // slower: Mixtral 8x7B, ZeRO-3, a2a_chunks 4, 7.56 s at H100's peak, 7.92 s at twice it;
         // the flow level 8.31 and 8.24 s).
         if (m.moe) bound += mbs * stage_a2a_nic;
-        if (!m.moe && pl.ranks_per_node(work::Dim::kDp, c.gpus_per_node) < est.dp) {
+        if (!m.moe && per_node < sync) {
           // At the NIC's own share: where ECMP collisions or oversubscription slow a collective
           // in the fabric, its NIC is that much less busy, and free for the others.
-          const GroupLinks nic_g = group_links(est.dp, per_node, work::links_at_contention(l, 1.0));
+          const GroupLinks nic_g = group_links(sync, per_node, work::links_at_contention(l, 1.0));
           const Time nic =
               passes * coll::collective_nic_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), nic_g) +
               coll::collective_nic_time(op, grads, nic_g) + mbs * stage_tp_cp_nic_time(cfg, l, layers_per_stage);
@@ -864,7 +870,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           alone_l.nic_per_gpu = Bandwidth{l.nic_local_per_gpu.bytes_per_s / std::max(1.0 / nic_stages, own)};
         }
         const Time alone = min(per_pass, collective_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0),
-                                                         group_links(est.dp, per_node, alone_l)));
+                                                         group_links(sync, per_node, alone_l)));
         const Time nic_free =
             max(Time::zero(), bwd_window + fwd_window + stage_tp - stage_tp_cp_nic_time(cfg, l, layers_per_stage));
         const double fwd_share = lt.forward / (lt.forward + lt.backward);
@@ -877,7 +883,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   }
 
   // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce.
-  double shard = p.zero_stage >= 1 ? params / est.dp : params;
+  double shard = p.zero_stage >= 1 ? params / sync : params;
   if (m.moe) shard = est.memory.optimizer.as_double() / 12.0;  // dense and expert shards differ
   b.optimizer = calib::memory_time(bytes_of(shard * work::kAdamBytesPerParam), hw);
   b.optimizer += est.embedding_sync;

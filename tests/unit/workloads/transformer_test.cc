@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "tests/unit/core/unit_printers.h"
+#include "workloads/placement.h"
+#include "workloads/training_graph.h"
 
 namespace clustersim::work {
 namespace {
@@ -268,6 +270,37 @@ TEST(MemoryPerGpu, ZeroStagesShardWhatTheyShould) {
   EXPECT_LT(z3.total(), z2.total());
   EXPECT_LT(z2.total(), z1.total());
   EXPECT_LT(z1.total(), z0.total());
+}
+
+TEST(MemoryPerGpu, ZeroShardsOverTheContextParallelRanksToo) {
+  // 36 layers, tp 2, pp 2: 16 GPUs give dp 4; 32 GPUs with cp 2 the same dp 4 and 8 ranks that
+  // hold the same weights (Megatron-LM's DP x CP group): ZeRO-3 shards weights, gradients and
+  // optimizer state over 8, half of cp 1's (before 2026-12-05 over the dp 4 alone).
+  ScenarioConfig one = scenario(gpt(36, 4096, 32), 16, 2, 2, 64);
+  one.parallelism.zero_stage = 3;
+  ScenarioConfig two = scenario(gpt(36, 4096, 32), 32, 2, 2, 64);
+  two.parallelism.zero_stage = 3;
+  two.parallelism.cp = 2;
+  EXPECT_EQ(gradient_sync_size(one), 4);
+  EXPECT_EQ(gradient_sync_size(two), 8);
+  const MemoryEstimate a = memory_per_gpu(one), b = memory_per_gpu(two);
+  EXPECT_DOUBLE_EQ(b.params_on_gpu, a.params_on_gpu);
+  EXPECT_NEAR(b.optimizer.as_double(), a.optimizer.as_double() / 2, 1.0);
+  const double layer = count_params(gpt(36, 4096, 32)).per_layer / 2;  // the ZeRO-3 working set
+  EXPECT_NEAR(b.gradients.as_double() - layer * 4.0, (a.gradients.as_double() - layer * 4.0) / 2, 1.0);
+}
+
+TEST(DenseDpRings, ARingRunsOverTheDataAndContextParallelRanks) {
+  // tp 2, cp 2, dp 2, pp 2 on 16 GPUs in the default order tp-cp-dp-pp: stage 0 holds GPUs 0-7,
+  // GPU = t + 2 c + 4 d. One ring per TP position over the 4 DP x CP ranks, in GPU order.
+  ScenarioConfig cfg = scenario(gpt(8, 1024, 8), 16, 2, 2, 8);
+  cfg.parallelism.cp = 2;
+  const Placement pl(cfg.parallelism.placement, 2, 2, 2, 2);
+  const std::vector<std::vector<int32_t>> rings = dense_dp_rings(cfg, pl, 0);
+  ASSERT_EQ(rings.size(), 2u);
+  EXPECT_EQ(rings[0], (std::vector<int32_t>{0, 2, 4, 6}));
+  EXPECT_EQ(rings[1], (std::vector<int32_t>{1, 3, 5, 7}));
+  EXPECT_EQ(dense_dp_rings(cfg, pl, 1)[0], (std::vector<int32_t>{8, 10, 12, 14}));
 }
 
 TEST(MemoryPerGpu, Bf16GradientsHalveGradientMemory) {
