@@ -2,6 +2,7 @@
 #include "sim/engine/serving_requests.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -72,7 +73,8 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
   std::string line;
   int n = 0;
   bool first_content = true;
-  static const char* const kColumns[] = {"arrival_s", "prompt_tokens", "output_tokens"};
+  static const std::string kColumns[] = {"arrival_s", "prompt_tokens", "output_tokens"};
+  std::array<int, 3> column = {0, 1, 2};  // the file's field of each of kColumns (a header may reorder them)
   while (std::getline(in, line)) {
     ++n;
     const size_t first = line.find_first_not_of(" \t\r");
@@ -88,11 +90,28 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
       return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + line + "'"});
     };
     if (header) {
-      // A header names the three columns; anything else is a mistyped request, not a header.
+      // A header names the three columns, in any order, each once; anything else is a mistyped
+      // request or a file of other columns, not a header (until 2026-12-05 only their number was
+      // checked, and 'prompt_tokens,output_tokens,arrival_s' read prompts as arrival times).
       if (fields.size() != 3) {
         throw bad("a header names 3 columns, arrival_s,prompt_tokens,output_tokens; found " +
                   std::to_string(fields.size()));
       }
+      std::array<int, 3> at = {-1, -1, -1};
+      for (int f = 0; f < 3; ++f) {
+        const std::string& name = fields[static_cast<size_t>(f)];  // trimmed, unquoted
+        // Each column by its name or the name without its unit (arrival, prompt, output).
+        int k = 0;
+        while (k < 3 && name != kColumns[k] && name != kColumns[k].substr(0, kColumns[k].find('_'))) ++k;
+        if (k == 3) {
+          throw bad("a header's columns are arrival_s, prompt_tokens and output_tokens (or arrival, prompt and "
+                    "output), in any order; '" + name + "' is not one");
+        }
+        int& slot = at[static_cast<size_t>(k)];
+        if (slot >= 0) throw bad("a header names each column once; '" + name + "' is named twice");
+        slot = f;
+      }
+      column = at;
       continue;
     }
     if (fields.size() != 3) {
@@ -101,7 +120,7 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     }
     // A decimal number ("0.5", "1e3"): from_chars takes no sign, hexadecimal or locale's comma.
     double arrival = 0;
-    const std::string& a = fields[0];
+    const std::string& a = fields[static_cast<size_t>(column[0])];
     const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), arrival);
     if (a.empty() || a[0] == '-' || ec != std::errc() || end != a.data() + a.size() || !std::isfinite(arrival) ||
         arrival < 0 || arrival > kMaxArrivalSeconds) {
@@ -109,10 +128,10 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     }
     long long tokens[2] = {0, 0};
     for (int i = 0; i < 2; ++i) {
-      const std::string& f = fields[static_cast<size_t>(i + 1)];
+      const std::string& f = fields[static_cast<size_t>(column[static_cast<size_t>(i + 1)])];
       const auto [ptr, token_ec] = std::from_chars(f.data(), f.data() + f.size(), tokens[i]);
       if (f.empty() || token_ec != std::errc() || ptr != f.data() + f.size() || tokens[i] < 1 || tokens[i] > (1 << 24)) {
-        throw bad(std::string(kColumns[i + 1]) + " must be a whole number from 1 to 16777216");
+        throw bad(kColumns[i + 1] + " must be a whole number from 1 to 16777216");
       }
     }
     const long long prompt = tokens[0], output = tokens[1];

@@ -67,6 +67,25 @@ TEST(Requests, ExponentialLengthsStayInBounds) {
   EXPECT_NEAR(sum / 2000, 100, 10);
 }
 
+TEST(Requests, ATraceHeaderNamesItsColumnsInAnyOrder) {
+  // Columns in another order are read by their names (until 2026-12-05 by position: prompts of
+  // 500 and 800 tokens arrived at 500 s and 800 s).
+  const std::vector<ServingRequest> t =
+      parse_request_trace("prompt_tokens,output_tokens,\"arrival_s\"\n500,100,3\n800,200,5\n", "t.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].arrival, Time::s(3));
+  EXPECT_EQ(t[0].prompt, 500);
+  EXPECT_EQ(t[0].output, 100);
+  EXPECT_EQ(t[1].arrival, Time::s(5));
+  // Names it does not know, or one named twice, are refused naming the line.
+  const std::string unknown = bad_input_of([] { parse_request_trace("foo,bar,baz\n1,2,3\n", "t.csv"); });
+  EXPECT_NE(unknown.find("t.csv:1"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("'foo' is not one"), std::string::npos) << unknown;
+  const std::string twice =
+      bad_input_of([] { parse_request_trace("arrival_s,arrival_s,output_tokens\n1,2,3\n", "t.csv"); });
+  EXPECT_NE(twice.find("'arrival_s' is named twice"), std::string::npos) << twice;
+}
+
 TEST(Requests, TraceParsesAndRejectsBadLines) {
   const std::vector<ServingRequest> t =
       parse_request_trace("arrival_s,prompt_tokens,output_tokens\n# comment\n0.5,100,10\n0.25, 20, 3\n\n", "t.csv");
@@ -113,7 +132,8 @@ TEST(Requests, TraceParsesAndRejectsBadLines) {
   // A header only on the first line: a letter later (a second header, 'nan', junk) is an error.
   EXPECT_NE(bad_input_of([] { parse_request_trace("0.0,512,128\nx,y,z\n", "t.csv"); }).find("t.csv:2:"),
             std::string::npos);
-  EXPECT_NE(bad_input_of([] { parse_request_trace("a,b,c\nnan,1,1\n", "t.csv"); }).find("t.csv:2:"), std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace("arrival,prompt,output\nnan,1,1\n", "t.csv"); }).find("t.csv:2:"),
+            std::string::npos);
   // Longer than the context served.
   EXPECT_NE(bad_input_of([] { parse_request_trace("0,4000,128\n", "t.csv", 4096); }).find("over model.seq_len (4096)"),
             std::string::npos);
