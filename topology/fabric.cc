@@ -155,6 +155,30 @@ Time Fabric::latency(LinkId l) const {
   return t;
 }
 
+Bandwidth Fabric::built_capacity(LinkId l) const {
+  const LinkTier t = link_tier(l);
+  if (t == LinkTier::kNvlink) return nvlink_bandwidth(static_cast<GpuId>(cable_index(l)));
+  return tier_spec(t).bandwidth;
+}
+
+Bandwidth Fabric::nvlink_bandwidth(GpuId g) const {
+  return nvlink_rate_.empty() ? tier_spec(LinkTier::kNvlink).bandwidth : nvlink_rate_[static_cast<size_t>(g)];
+}
+
+void Fabric::set_nvlink_bandwidth(GpuId g, Bandwidth bw) {
+  assert(g >= 0 && g < gpus() && "no such GPU");
+  assert(bw.bytes_per_s > 0 && "an NVLink speed must be positive");
+  const Bandwidth was = nvlink_bandwidth(g);
+  if (bw == was) return;
+  if (nvlink_rate_.empty()) nvlink_rate_.assign(static_cast<size_t>(gpus()), tier_spec(LinkTier::kNvlink).bandwidth);
+  nvlink_rate_[static_cast<size_t>(g)] = bw;
+  for (const Direction d : {Direction::kUp, Direction::kDown}) {
+    Bandwidth& c = capacity_[nvlink(g, d)];
+    // capacity = built x the faults' factors, so scaling by bw / was keeps the factors.
+    c = c == was ? bw : Bandwidth{c.bytes_per_s * (bw.bytes_per_s / was.bytes_per_s)};
+  }
+}
+
 std::vector<LinkId> Fabric::links_of(NodeId n) const {
   std::vector<LinkId> out;
   auto both = [&out](LinkId up) {

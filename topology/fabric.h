@@ -116,6 +116,8 @@ class Fabric {
 
   // Capacity and latency of one direction, faults included. Failed = capacity 0.
   Bandwidth capacity(LinkId l) const { return capacity_[l]; }
+  // Capacity of one direction as built, before faults: the tier's speed, or GPU g's own NVLink speed.
+  Bandwidth built_capacity(LinkId l) const;
   bool is_failed(LinkId l) const { return capacity_[l].bytes_per_s <= 0; }
   Time latency(LinkId l) const;
   const LinkSpec& tier_spec(LinkTier t) const { return tiers_[static_cast<int>(t)]; }
@@ -134,6 +136,14 @@ class Fabric {
   // Every link direction of a switch or host node (both directions of each cable), in cable order.
   std::vector<LinkId> links_of(NodeId n) const;
 
+  // NVLink speed of GPU g per direction, as built: the kNvlink tier's unless set below.
+  Bandwidth nvlink_bandwidth(GpuId g) const;
+  // Runs both directions of GPU g's NVLink at `bw` (> 0) instead: a fabric holding GPUs of several
+  // profiles (serving pools). Faults already applied keep their factor (capacity = bw x factor; a
+  // failed direction stays failed). A transfer between two GPUs of a node crosses both GPUs'
+  // links, so it runs at the slower GPU's speed. tier_spec(kNvlink) keeps the tier's speed.
+  void set_nvlink_bandwidth(GpuId g, Bandwidth bw);
+
  private:
   LinkId id(LinkTier t, int64_t cable, Direction d) const {
     return static_cast<LinkId>(2 * (cable_offset_[static_cast<int>(t)] + cable) +
@@ -148,6 +158,7 @@ class Fabric {
   std::array<NodeId, kNodeKindCount + 1> node_offset_{};
   std::array<int64_t, kLinkTierCount + 1> cable_offset_{};
   std::vector<Bandwidth> capacity_;                 // per LinkId
+  std::vector<Bandwidth> nvlink_rate_;              // per GpuId once set_nvlink_bandwidth ran; else empty
   std::unordered_map<LinkId, Time> extra_latency_;  // faults only
   std::vector<AppliedFault> faults_;
   std::vector<std::vector<LinkId>> fault_links_;  // per applied fault, sorted

@@ -137,7 +137,7 @@ FabricStats fabric_stats(const Fabric& fabric) {
     st.cables[t] = fabric.cable_count(static_cast<LinkTier>(t));
   if (!fabric.faults().empty()) {
     for (LinkId l = 0; l < fabric.link_count(); ++l) {
-      const double built = fabric.tier_spec(fabric.link_tier(l)).bandwidth.bytes_per_s;
+      const double built = fabric.built_capacity(l).bytes_per_s;
       const double now = fabric.capacity(l).bytes_per_s;
       if (now <= 0) {
         ++st.failed_directions;

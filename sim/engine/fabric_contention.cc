@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
+#include "sim/engine/scenario_nvlink.h"
 #include "sim/network/fabric_routes.h"
 #include "topology/clos_shape.h"
 #include "topology/fabric_router.h"
@@ -450,7 +451,7 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
   const RingSets sets = ring_sets(cfg);
   if (!any_leaves_node(sets, cfg.cluster.gpus_per_node)) return FabricContention{};  // as routes_dp_rings
-  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, scenario_nvlink_bandwidth(cfg));
   FabricContention out = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed);
   const int draws = cfg.network.routing == Routing::kEcmp ? cfg.network.ecmp_draws : 1;
   if (draws <= 1) return out;

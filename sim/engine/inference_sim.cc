@@ -652,6 +652,13 @@ M2nProbe probe_m2n_exchange(const ServingSetup& s, net::Network& network, bool s
   return probe;
 }
 
+void set_pool_nvlink(const NetworkConfig& network, const std::vector<PoolPlan>& pools, topo::Fabric& fabric) {
+  for (const PoolPlan& p : pools) {
+    const Bandwidth bw = network.nvlink_bandwidth.value_or(p.hw.nvlink_bandwidth);
+    for (int g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) fabric.set_nvlink_bandwidth(g, bw);
+  }
+}
+
 void route_pool_links(ServingSetup& setup, const topo::Fabric& fabric, const net::RouteSource& routes) {
   const Bytes unit{1 << 20};
   for (size_t i = 0; i < setup.pools.size(); ++i) {
@@ -850,7 +857,10 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
     }
   }();
   check_serving_work(cfg, setup, requests);
-  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  // NVLink at each pool's GPU profile (the first pool's for GPUs outside every pool); before
+  // 2026-12-05 at build_fabric's default, H100's 450 GB/s, whatever the GPUs.
+  topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, setup.pools.front().hw.nvlink_bandwidth);
+  set_pool_nvlink(cfg.network, setup.pools, fabric);
   const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
   if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
   simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();

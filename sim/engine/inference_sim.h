@@ -41,6 +41,11 @@ struct ServingSetup {
 // for the model, KV cache too small for a request).
 ServingSetup make_serving_setup(const ScenarioConfig& cfg);
 
+// Each pool's GPUs' NVLink on `fabric` at network.nvlink_bandwidth, else the pool's own profile's
+// (pools.<role>.gpu may differ): a transfer between two pools sharing a node runs at the slower
+// GPU's speed. GPUs outside every pool keep theirs (no serving traffic reaches them).
+void set_pool_nvlink(const NetworkConfig& network, const std::vector<PoolPlan>& pools, topo::Fabric& fabric);
+
 // The pools' TP and expert all-to-all slowdowns (setup.links[i].tp_slowdown, ep_slowdown) from
 // their flows routed on the fabric, every group at once (static_contention: the most loaded link
 // against the busiest NIC, so ECMP collisions and slower switch-to-switch links count). Both

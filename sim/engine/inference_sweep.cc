@@ -96,6 +96,7 @@ double price_links(const ScenarioConfig& cfg, ServingSetup& s, const SweepFabric
   for (const PoolPlan& p : s.pools) s.links.push_back(serving_links(cfg, p));
   const PoolPlan& last = s.pools.back();
   if (on.fabric && on.routes && last.first_gpu + last.gpus <= on.gpus) {
+    set_pool_nvlink(cfg.network, s.pools, *on.fabric);
     route_pool_links(s, *on.fabric, *on.routes);
     return m2n_static_factor(s, *on.fabric, *on.routes);
   }
@@ -194,6 +195,7 @@ DecodeSweepResult sweep_decode(const ScenarioConfig& cfg, const DecodeSweepGrid&
     for (int a : grid.attention_gpus) largest = std::max(largest, a + experts);
     const int gpn = cluster.gpus_per_node;
     cluster.gpus = std::max(cluster.gpus, (largest + gpn - 1) / gpn * gpn);
+    // NVLink: each point sets its pools' (price_links); before 2026-12-05 H100's 450 GB/s for all.
     fabric.emplace(topo::build_fabric(cluster, cfg.network, cfg.file));
     routes.emplace(*fabric, topo::routing_options(cfg.network));
     on = {&*fabric, &*routes, cluster.gpus};

@@ -66,8 +66,9 @@ struct DecodeSweepResult {
 // m2n_static_factor, so ECMP collisions count); a point that does not fit, or no fabric, gets the
 // block model of the same flows (serving_links; no collisions). sweep_decode builds the
 // scenario's fabric grown to the grid's largest deployment (same switches, wiring and ratios).
+// Each point sets its pools' GPUs' NVLink speed on the fabric (set_pool_nvlink).
 struct SweepFabric {
-  const topo::Fabric* fabric = nullptr;
+  topo::Fabric* fabric = nullptr;
   const net::RouteSource* routes = nullptr;
   int gpus = 0;
 };

@@ -16,6 +16,7 @@
 
 #include "sim/collectives/collective_flows.h"
 #include "sim/core/error.h"
+#include "sim/engine/scenario_nvlink.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
 #include "sim/network/flow/fluid_network.h"
@@ -136,7 +137,9 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   const TrafficConfig& traffic = *cfg.traffic;
   const std::vector<TrafficTransfer> transfers = make_traffic(cfg.cluster, traffic);
 
-  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  // NVLink at the GPU profile's speed: before 2026-12-05 at H100's 450 GB/s whatever the GPU (a
+  // 64 MiB NVLink transfer took 151.1 us on H800-SXM, 200 GB/s, instead of 337.5).
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, scenario_nvlink_bandwidth(cfg));
   const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
 
   TrafficResult r;

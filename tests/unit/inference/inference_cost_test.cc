@@ -165,7 +165,7 @@ TEST(DecodeSweep, PointsArePricedOnTheRoutesLikeARun) {
   const ScenarioConfig cfg = testing::serving({"network.wiring=tor_per_server", "network.switch_radix=16",
                                                "inference.mode=attention_ffn", "inference.micro_batches=2",
                                                "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
-  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
   const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
   const SweepFabric on{&fabric, &routes, cfg.cluster.gpus};
   const DecodePoint routed = afd_decode_point(cfg, 2, 8, 8, 64, 2, on);
@@ -178,6 +178,27 @@ TEST(DecodeSweep, PointsArePricedOnTheRoutesLikeARun) {
   // A point larger than the fabric falls back to the block model.
   const SweepFabric small{&fabric, &routes, 8};
   EXPECT_EQ(afd_decode_point(cfg, 2, 8, 8, 64, 2, small).tpot, block.tpot);
+}
+
+// A point's pools sharing a node exchange over NVLink at their own profile's speed (H800-SXM: 200
+// GB/s), as run_serving prices them; before 2026-12-05 the sweep's fabric ran H100's 450 GB/s.
+TEST(DecodeSweep, PointsRunNvlinkAtTheirPoolsProfiles) {
+  const std::vector<std::string> o = {"cluster.gpu=H800-SXM", "cluster.gpus=8", "inference.mode=attention_ffn",
+                                      "inference.micro_batches=2",
+                                      "inference.pools={attention: {gpus: 4, tp: 2}, expert: {gpus: 4}}"};
+  auto tpot = [](const ScenarioConfig& cfg) {
+    topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);  // NVLink 450 GB/s as built
+    const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
+    const DecodePoint d = afd_decode_point(cfg, 2, 4, 4, 64, 2, SweepFabric{&fabric, &routes, cfg.cluster.gpus});
+    EXPECT_TRUE(d.fits);
+    return d.tpot;
+  };
+  std::vector<std::string> pinned = o, fast = o;
+  pinned.push_back("network.nvlink_bandwidth=200GBps");
+  fast.push_back("network.nvlink_bandwidth=450GBps");
+  const Time h800 = tpot(testing::serving(o));
+  EXPECT_EQ(h800, tpot(testing::serving(pinned)));
+  EXPECT_GT(h800, tpot(testing::serving(fast)));
 }
 
 TEST(ServingLinks, AFabricThePlannerCannotBuildKeepsEveryTiersRatio) {

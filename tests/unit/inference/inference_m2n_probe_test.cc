@@ -121,5 +121,42 @@ TEST(M2nProbe, StaticFactorSeesNvlinkAndNicsSharedByFewerGpus) {
   }
 }
 
+// Both pools on one 8-GPU node, every M2N pair on NVLink: the factor follows the NVLink speed,
+// which run_serving takes from each pool's GPU profile (before 2026-12-05 the fabric ran every
+// NVLink at H100's 450 GB/s: H800-SXM pools, 200 GB/s, came out 2.25x too fast).
+TEST(M2nProbe, RunServingRunsEachPoolsNvlinkAtItsProfile) {
+  const std::vector<std::string> one_node = {"cluster.gpus=8", "network.fidelity=analytical",
+                                             "inference.requests=20"};
+  auto factor = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), one_node.begin(), one_node.end());
+    return run_serving(afd(extra)).m2n_probe.factor;
+  };
+  const std::string same = "inference.pools={attention: {gpus: 4, tp: 2}, expert: {gpus: 4}}";
+  const double h800 = factor({"cluster.gpu=H800-SXM", same});
+  EXPECT_DOUBLE_EQ(h800, factor({"cluster.gpu=H800-SXM", same, "network.nvlink_bandwidth=200GBps"}));
+  const double at_450 = factor({"cluster.gpu=H800-SXM", same, "network.nvlink_bandwidth=450GBps"});
+  EXPECT_NEAR(h800 / at_450, 450.0 / 200, 1e-6);  // every link NVLink: bytes / capacity
+  // H200 attention GPUs (450 GB/s) and H800 expert GPUs (200): each pair crosses one link of each,
+  // and every H800 link carries as many bytes as an H200 link, so the H800 links set the time, as
+  // with every NVLink at 200.
+  const std::string mixed =
+      "inference.pools={attention: {gpu: H200-SXM, gpus: 4, tp: 2}, expert: {gpu: H800-SXM, gpus: 4}}";
+  EXPECT_DOUBLE_EQ(factor({mixed}), factor({mixed, "network.nvlink_bandwidth=200GBps"}));
+}
+
+TEST(SetPoolNvlink, EachPoolsGpusAtItsProfile) {
+  const ScenarioConfig cfg = afd({"cluster.gpus=8", "inference.pools={attention: {gpu: H200-SXM, gpus: 4, tp: 2}, "
+                                                    "expert: {gpu: H800-SXM, gpus: 4}}"});
+  const ServingSetup setup = make_serving_setup(cfg);
+  topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  set_pool_nvlink(cfg.network, setup.pools, fabric);
+  for (int g = 0; g < 8; ++g) {
+    SCOPED_TRACE(g);
+    const Bandwidth want = gbytes_per_s(g < 4 ? 450 : 200);
+    EXPECT_EQ(fabric.capacity(fabric.nvlink(g, topo::Direction::kUp)), want);
+    EXPECT_EQ(fabric.capacity(fabric.nvlink(g, topo::Direction::kDown)), want);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::engine

@@ -12,6 +12,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/core/yaml_tree.h"
+#include "sim/engine/scenario_nvlink.h"
 
 namespace clustersim::engine {
 namespace {
@@ -218,6 +219,53 @@ TEST(RunTraffic, CsvAndReport) {
   for (const char* word : {"completion", "ideal", "tor_agg", "most loaded"}) {
     EXPECT_NE(report.find(word), std::string::npos) << word << "\n" << report;
   }
+}
+
+// NVLink runs at the GPU profile's speed, as `topo` and the flow training level build it: before
+// 2026-12-05 every traffic run took H100's 450 GB/s, so one 64 MiB NVLink transfer took 151.1 us on
+// H800-SXM and A100 alike.
+TEST(RunTraffic, NvlinkRunsAtTheGpuProfilesSpeed) {
+  // One node of 8; incast with one sender: GPU 1 sends 64 MiB to GPU 0 over NVLink alone, so it
+  // takes the NVLink latency (GPU to GPU) + 67,108,864 B / the profile's NVLink speed.
+  const char* const text =
+      "name: nvlink\n"
+      "cluster: {gpu: H100-SXM, gpus: 8, gpus_per_node: 8, nics_per_node: 8, nic_bandwidth: 400Gbps}\n"
+      "network: {fidelity: flow}\n"
+      "traffic: {pattern: incast, incast_senders: 1, bytes_per_pair: 64MiB}\n";
+  const struct {
+    const char* gpu;
+    double gbytes_per_s;  // the profile's nvlink.bandwidth, per direction
+  } cases[] = {{"H100-SXM", 450}, {"H800-SXM", 200}, {"A100-SXM4-80GB", 300}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.gpu);
+    YamlNode root = parse_yaml_text(text, "nvlink.yaml");
+    apply_override(root, std::string("cluster.gpu=") + c.gpu);
+    const ScenarioConfig cfg = scenario_from_tree(root, "nvlink.yaml");
+    EXPECT_EQ(scenario_nvlink_bandwidth(cfg), gbytes_per_s(c.gbytes_per_s));
+    const TrafficResult r = run_traffic(cfg);
+    ASSERT_EQ(r.transfers, 1);
+    const double want_us = cfg.network.nvlink_latency.as_us() + 67'108'864 / (c.gbytes_per_s * 1e3);
+    EXPECT_NEAR(r.completion_time.as_us(), want_us, 0.01);  // H800: 2 + 335.5 us
+  }
+  // network.nvlink_bandwidth still wins over the profile.
+  YamlNode root = parse_yaml_text(text, "nvlink.yaml");
+  apply_override(root, "cluster.gpu=H800-SXM");
+  apply_override(root, "network.nvlink_bandwidth=100GBps");
+  const ScenarioConfig cfg = scenario_from_tree(root, "nvlink.yaml");
+  EXPECT_NEAR(run_traffic(cfg).completion_time.as_us(), cfg.network.nvlink_latency.as_us() + 671.08864, 0.01);
+}
+
+TEST(ScenarioNvlink, UnknownGpuNamesClusterGpu) {
+  ScenarioConfig cfg = small(TrafficPattern::kShift, Fidelity::kFlow);
+  cfg.cluster.gpu = "no-such-gpu";
+  try {
+    (void)scenario_nvlink_bandwidth(cfg);
+    ADD_FAILURE() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.errors().front().key_path, "cluster.gpu");
+  }
+  cfg.network.nvlink_bandwidth = gbytes_per_s(100);  // given: no profile is read
+  EXPECT_EQ(scenario_nvlink_bandwidth(cfg), gbytes_per_s(100));
 }
 
 TEST(RunTraffic, NeedsATrafficSection) {

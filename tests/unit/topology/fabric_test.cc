@@ -247,6 +247,26 @@ TEST(FabricErrors, ShapeAndSpeedProblemsTogether) {
   EXPECT_EQ(errors[2].key_path, "network.qps_per_connection");
 }
 
+// Serving pools of different GPU types on one fabric: each GPU's NVLink at its own speed, faults
+// keeping their factor, the stats counting a slower GPU as built, not degraded.
+TEST(Fabric, PerGpuNvlinkKeepsFaults) {
+  const Fabric healthy = small_rail_fabric();
+  Fabric f = small_rail_fabric({{"nvlink:1/up", 0.5, {}}, {"nvlink:2", 0.0, {}}});
+  EXPECT_EQ(f.nvlink_bandwidth(0), gbytes_per_s(450));  // build_fabric's default
+  for (GpuId g : {0, 1, 2}) f.set_nvlink_bandwidth(g, gbytes_per_s(200));
+  EXPECT_EQ(f.capacity(f.nvlink(0, Direction::kUp)), gbytes_per_s(200));
+  EXPECT_EQ(f.capacity(f.nvlink(0, Direction::kDown)), gbytes_per_s(200));
+  EXPECT_DOUBLE_EQ(f.capacity(f.nvlink(1, Direction::kUp)).bytes_per_s, 100e9);  // x0.5 kept
+  EXPECT_EQ(f.capacity(f.nvlink(1, Direction::kDown)), gbytes_per_s(200));
+  EXPECT_TRUE(f.is_failed(f.nvlink(2, Direction::kUp)));  // failed stays failed
+  EXPECT_EQ(f.failed_directions(), 2);
+  EXPECT_EQ(f.built_capacity(f.nvlink(1, Direction::kUp)), gbytes_per_s(200));
+  EXPECT_EQ(f.capacity(f.nvlink(3, Direction::kUp)), healthy.capacity(healthy.nvlink(3, Direction::kUp)));
+  EXPECT_EQ(f.tier_spec(LinkTier::kNvlink).bandwidth, gbytes_per_s(450));
+  f.set_nvlink_bandwidth(1, gbytes_per_s(300));
+  EXPECT_DOUBLE_EQ(f.capacity(f.nvlink(1, Direction::kUp)).bytes_per_s, 150e9);
+}
+
 TEST(Fabric, Builds131kGpus) {
   // k = 128, 1:1, 8 rails: groups of 64 servers, 8 groups per pod; 16,384 servers -> 256 groups
   // -> 32 pods; 2,048 ToRs, 32 x 64 = 2,048 aggs, 64 x 64 = 4,096 cores.
