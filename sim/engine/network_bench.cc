@@ -6,6 +6,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -42,6 +43,30 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
   } while (x >= limit);
   return x % n;
 }
+
+}  // namespace
+
+std::vector<net::GpuId> random_derangement(int n, uint64_t seed) {
+  assert(n >= 2 && "a derangement needs 2 or more elements");
+  std::vector<net::GpuId> perm(static_cast<size_t>(std::max(n, 0)));
+  if (n < 2) return perm;  // none exists; make_traffic refuses fewer than 2 GPUs before
+  std::mt19937_64 rng(seed);
+  const auto has_fixed_point = [&perm] {
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] == static_cast<net::GpuId>(i)) return true;
+    }
+    return false;
+  };
+  do {
+    for (int i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = i;
+    for (int i = n - 1; i > 0; --i) {  // Fisher-Yates
+      std::swap(perm[static_cast<size_t>(i)], perm[uniform_below(rng, static_cast<uint64_t>(i) + 1)]);
+    }
+  } while (has_fixed_point());
+  return perm;
+}
+
+namespace {
 
 // A sample time in us to the nanosecond (samples are at least a 10 ns fluid step apart): the
 // stream's default 6 digits would print a training step's 6574080.5 us as 6.57408e+06 and merge
@@ -80,15 +105,9 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
       break;
     }
     case TrafficPattern::kRandomPermutation: {
-      std::vector<net::GpuId> perm(static_cast<size_t>(gpus));
-      for (int i = 0; i < gpus; ++i) perm[i] = i;
-      std::mt19937_64 rng(traffic.seed);
-      for (int i = gpus - 1; i > 0; --i) {  // Fisher-Yates
-        std::swap(perm[i], perm[uniform_below(rng, static_cast<uint64_t>(i) + 1)]);
-      }
-      for (int i = 0; i < gpus; ++i) {
-        if (perm[i] != i) out.push_back({i, perm[i], bytes});
-      }
+      const std::vector<net::GpuId> perm = random_derangement(gpus, traffic.seed);
+      out.reserve(static_cast<size_t>(gpus));
+      for (int i = 0; i < gpus; ++i) out.push_back({i, perm[static_cast<size_t>(i)], bytes});
       break;
     }
     case TrafficPattern::kRingAllReduce: {

@@ -29,7 +29,8 @@ struct TrafficTransfer {
 // The transfers of `cfg.traffic` on `cfg.cluster.gpus` GPUs:
 //   shift               GPU i sends bytes_per_pair to GPU (i + shift) mod gpus
 //                       (shift 0 = gpus_per_node: the same local rank on the next node)
-//   random_permutation  GPU i sends to p(i), p a seeded uniform permutation (fixed points skipped)
+//   random_permutation  GPU i sends to p(i), p = random_derangement(gpus, seed): every GPU sends
+//                       and receives once, never to itself
 //   ring_allreduce      NCCL's ring all-reduce over every GPU (coll::collective_flows): each
 //                       node's NVLink ring carries 2(n-1)/n * bytes_per_pair per edge, n the GPUs,
 //                       and each GPU sends 1/k of that to the same local rank on the next node (k
@@ -41,6 +42,14 @@ struct TrafficTransfer {
 //                       rank 0 of nodes 1, 2, ..., then local rank 1 of nodes 0, 1, ... when more
 // Throws BadInput (keys "traffic.*") for patterns the cluster cannot hold.
 std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic);
+
+// A permutation p of 0 .. n-1 (n >= 2; fewer has none: zeros come back) with no fixed point (p(i) != i), uniform over all such
+// derangements and the same for a seed on every standard library: Fisher-Yates shuffles drawn
+// from mt19937_64(seed) until one has no fixed point (rejection; about e = 2.72 shuffles expected,
+// as the share of derangements tends to 1/e; Knuth, TAOCP vol. 2, 3.4.2, Algorithm P). A seed whose
+// first shuffle has no fixed point gives that shuffle. Before 2026-12-05 the pattern kept the first
+// shuffle and dropped its fixed points: 2 GPUs at seed 3 ran no transfer and reported 100% of ideal.
+std::vector<net::GpuId> random_derangement(int n, uint64_t seed);
 
 struct TrafficResult {
   std::string scenario;

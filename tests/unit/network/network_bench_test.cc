@@ -46,10 +46,41 @@ TEST(MakeTraffic, RandomPermutationIsAPermutationAndSeeded) {
   }
   EXPECT_EQ(sources.size(), a.size());
   EXPECT_EQ(destinations.size(), a.size());
-  EXPECT_GT(a.size(), 50u);
+  EXPECT_EQ(a.size(), 64u);
   const auto b = make_traffic(cluster(64), t);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].dst, b[i].dst);
+}
+
+// Every GPU sends once and receives once, never to itself: before 2026-12-05 the fixed points of
+// a uniform permutation were dropped, so 2 GPUs at seed 3 (the identity) ran no transfer and
+// reported 100% of ideal.
+TEST(MakeTraffic, RandomPermutationHasNoFixedPoint) {
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kRandomPermutation;
+  t.seed = 3;
+  const auto two = make_traffic(cluster(2, 2), t);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].dst, 1);
+  EXPECT_EQ(two[1].dst, 0);
+  for (const int gpus : {2, 3, 4, 16, 4096}) {
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      SCOPED_TRACE(std::to_string(gpus) + " GPUs, seed " + std::to_string(seed));
+      const std::vector<net::GpuId> p = random_derangement(gpus, seed);
+      ASSERT_EQ(p.size(), static_cast<size_t>(gpus));
+      std::vector<int> received(static_cast<size_t>(gpus), 0);
+      for (int i = 0; i < gpus; ++i) {
+        EXPECT_NE(p[static_cast<size_t>(i)], i);
+        ++received[static_cast<size_t>(p[static_cast<size_t>(i)])];
+      }
+      EXPECT_EQ(std::count(received.begin(), received.end(), 1), gpus);
+      EXPECT_EQ(random_derangement(gpus, seed), p);  // the seed decides
+    }
+  }
+  // Uniform over derangements: the 2 of 3 elements (the two 3-cycles) about equally often.
+  int first = 0;
+  for (uint64_t seed = 0; seed < 2000; ++seed) first += random_derangement(3, seed)[0] == 1;
+  EXPECT_NEAR(first, 1000, 100);  // binomial(2000, 1/2): sd 22
 }
 
 // NCCL's ring over every GPU: each node's NVLink ring carries 2(n-1)/n of the buffer, n the
