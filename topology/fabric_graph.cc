@@ -126,7 +126,7 @@ Connectivity check_connectivity(const Fabric& f) {
   return c;
 }
 
-Bandwidth halves_max_flow(const Fabric& f) {
+Bandwidth halves_max_flow(const Fabric& f, HalfToHalf direction) {
   assert(f.servers() >= 2 && "needs two halves");
   using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
   using FlowGraph = boost::adjacency_list<
@@ -163,8 +163,11 @@ Bandwidth halves_max_flow(const Fabric& f) {
     const int server = f.server_of_nic(n);
     const auto v = static_cast<size_t>(f.node(NodeKind::kNic, n));
     const int64_t nic_mbps = std::llround(f.tier_spec(LinkTier::kHost).bandwidth.as_gbps() * 1e3);
-    if (server < half) arc(source, v, nic_mbps);
-    if (server >= f.servers() - half) arc(v, sink, nic_mbps);
+    const bool first = server < half, last = server >= f.servers() - half;
+    const bool sends = direction == HalfToHalf::kFirstToLast ? first : last;
+    const bool receives = direction == HalfToHalf::kFirstToLast ? last : first;
+    if (sends) arc(source, v, nic_mbps);
+    if (receives) arc(v, sink, nic_mbps);
   }
   const int64_t flow_mbps = boost::push_relabel_max_flow(g, source, sink);
   return gbps(static_cast<double>(flow_mbps) * 1e-3);

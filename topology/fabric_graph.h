@@ -2,6 +2,7 @@
 // Whole-graph views of a Fabric: DOT/GraphML/CSV export, connectivity, max-flow between halves.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 
 #include "sim/core/units.h"
@@ -29,10 +30,13 @@ struct Connectivity {
 };
 Connectivity check_connectivity(const Fabric& fabric);
 
+// Which half of the servers sends in halves_max_flow.
+enum class HalfToHalf : uint8_t { kFirstToLast, kLastToFirst };
+
 // Maximum flow (one direction, current capacities, faults included) from the NICs of the first
-// half of the servers to those of the second half. With pods and groups fully populated, equals
-// FabricStats::bisection on a healthy fabric. Push-relabel: meant for tests and small fabrics
-// (a few thousand GPUs). Needs at least 2 servers.
-Bandwidth halves_max_flow(const Fabric& fabric);
+// half of the servers to those of the second half (or back). With pods and groups fully
+// populated, equals FabricStats::bisection on a healthy fabric. Push-relabel: meant for tests and
+// small fabrics (a few thousand GPUs). Needs at least 2 servers.
+Bandwidth halves_max_flow(const Fabric& fabric, HalfToHalf direction = HalfToHalf::kFirstToLast);
 
 }  // namespace clustersim::topo

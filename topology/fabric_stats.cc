@@ -26,49 +26,65 @@ std::string row(const char* fmt, const std::string& a, const std::string& b, con
 }
 
 // The narrowest cut between the first half of the servers and the last half (the middle server
-// of an odd count on neither side), one direction. Every switch of a ToR group is alike (rails),
-// as is every agg of a pod and every core (planes): permuting them maps the fabric and both
-// halves onto themselves, so some narrowest cut keeps each such set on one side (the smallest
-// minimum cut is unique, hence unchanged by the permutation). Merged, the fabric is a tree
+// of an odd count on neither side), in one direction: from the `sender` half (0 = first, 1 =
+// last) to the other, so each cable it crosses counts in the direction that leaves the sender's
+// side. Every switch of a ToR group is alike (rails), as is every agg of a pod and every core
+// (planes): permuting them maps the fabric and both halves onto themselves, so some narrowest cut
+// keeps each such set on one side (the smallest minimum cut is unique, hence unchanged by the
+// permutation). Merged, the fabric is a tree
 //   core -- pod (its aggs) -- group (its ToRs) -- server (its NICs)
-// whose edge capacities are the cables they merge, and the cut of a tree is a sum over subtrees
-// (each child kept on its parent's side, or its edge cut). Exact on a healthy fabric, whatever
-// the pods' and groups' filling (fabric_graph.h's halves_max_flow checks it by max-flow). With
-// `faults`, each cable counts at its slower direction: the merged tree then bounds the cut from
-// above (a fault that treats like switches unlike can open a narrower cut that splits them).
+// whose edge capacities, up and down, are the cables they merge, and the cut of a tree is a sum
+// over subtrees (each child kept on its parent's side, or its edge cut). Exact on a healthy
+// fabric, whatever the pods' and groups' filling (fabric_graph.h's halves_max_flow checks it by
+// max-flow). With `faults`, over the capacities the faults leave: every cut of the merged tree is a
+// cut of the fabric, so the narrowest bounds that direction's max flow from above (a fault that
+// treats like switches unlike can open a narrower cut that splits them). Before 2026-12-05 each
+// cable counted at its slower direction in both, so faults on one direction of two cables were
+// both subtracted and the figure could fall below the max flow.
 struct Halves {
-  double injection = 0;       // sum of the host links, one direction
-  double half_injection = 0;  // what the first half's servers inject
+  double half_injection = 0;  // what the first half's servers inject, as built
   double cut = 0;
   std::array<double, kLinkTierCount> by_tier{};  // the cut's capacity per tier
 };
 
-Halves narrowest_cut(const Fabric& fabric, bool faults) {
+// A merged tree edge: the cables' capacities away from the GPUs (up) and back (down).
+struct MergedEdge {
+  double up = 0;
+  double down = 0;
+};
+
+Halves narrowest_cut(const Fabric& fabric, bool faults, int sender) {
   const ClosShape& s = fabric.shape();
-  const auto cable = [&](LinkId up) {
-    if (!faults) return fabric.tier_spec(fabric.link_tier(up)).bandwidth.bytes_per_s;
-    return std::min(fabric.capacity(up).bytes_per_s, fabric.capacity(Fabric::reverse(up)).bytes_per_s);
+  const auto add = [&](MergedEdge& e, LinkId up) {
+    if (!faults) {
+      const double built = fabric.tier_spec(fabric.link_tier(up)).bandwidth.bytes_per_s;
+      e.up += built;
+      e.down += built;
+      return;
+    }
+    e.up += fabric.capacity(up).bytes_per_s;
+    e.down += fabric.capacity(Fabric::reverse(up)).bytes_per_s;
   };
   // Merged edge capacities: each server to its group, group to its pod, pod to the core.
-  std::vector<double> server_up(static_cast<size_t>(s.servers), 0.0);
-  std::vector<double> group_up(static_cast<size_t>(s.groups), 0.0);
-  std::vector<double> pod_up(static_cast<size_t>(s.pods), 0.0);
+  std::vector<MergedEdge> server_up(static_cast<size_t>(s.servers));
+  std::vector<MergedEdge> group_up(static_cast<size_t>(s.groups));
+  std::vector<MergedEdge> pod_up(static_cast<size_t>(s.pods));
   Halves out;
   for (NicId n = 0; n < s.nics; ++n) {
-    const double c = cable(fabric.host_link(n, Direction::kUp));
-    server_up[static_cast<size_t>(fabric.server_of_nic(n))] += c;
-    out.injection += c;
-    if (fabric.server_of_nic(n) < s.servers / 2) out.half_injection += c;
+    add(server_up[static_cast<size_t>(fabric.server_of_nic(n))], fabric.host_link(n, Direction::kUp));
+    if (fabric.server_of_nic(n) < s.servers / 2) {
+      out.half_injection += fabric.tier_spec(LinkTier::kHost).bandwidth.bytes_per_s;
+    }
   }
   for (int tor = 0; tor < s.tors; ++tor) {
     for (int j = 0; j < s.tor_up; ++j) {
-      group_up[static_cast<size_t>(tor / s.tors_per_group)] += cable(fabric.tor_agg_link(tor, j, Direction::kUp));
+      add(group_up[static_cast<size_t>(tor / s.tors_per_group)], fabric.tor_agg_link(tor, j, Direction::kUp));
     }
   }
   if (s.tiers == 3) {
     for (int agg = 0; agg < s.aggs; ++agg) {
       for (int m = 0; m < s.agg_up; ++m) {
-        pod_up[static_cast<size_t>(agg / s.aggs_per_pod)] += cable(fabric.agg_core_link(agg, m, Direction::kUp));
+        add(pod_up[static_cast<size_t>(agg / s.aggs_per_pod)], fabric.agg_core_link(agg, m, Direction::kUp));
       }
     }
   }
@@ -78,10 +94,13 @@ Halves narrowest_cut(const Fabric& fabric, bool faults) {
     std::array<std::array<double, kLinkTierCount>, 2> by_tier{};
   };
   constexpr double kFixed = std::numeric_limits<double>::infinity();
-  const auto add_child = [](Cost& parent, const Cost& child, double edge, LinkTier tier) {
+  const auto add_child = [sender](Cost& parent, const Cost& child, const MergedEdge& edge, LinkTier tier) {
     for (int side = 0; side < 2; ++side) {
+      // A child on the other side: the flow crosses its edge upward when the child is on the
+      // sender's side, downward when the parent is.
+      const double crossing = 1 - side == sender ? edge.up : edge.down;
       const double same = child.cut[side];
-      const double cross = child.cut[1 - side] + edge;
+      const double cross = child.cut[1 - side] + crossing;
       // Ties keep the child on the parent's side: the cut then falls in the lower tier.
       if (same <= cross * (1 + 1e-12)) {
         parent.cut[side] += same;
@@ -89,7 +108,7 @@ Halves narrowest_cut(const Fabric& fabric, bool faults) {
       } else {
         parent.cut[side] += cross;
         for (int t = 0; t < kLinkTierCount; ++t) parent.by_tier[side][t] += child.by_tier[1 - side][t];
-        parent.by_tier[side][static_cast<int>(tier)] += edge;
+        parent.by_tier[side][static_cast<int>(tier)] += crossing;
       }
     }
   };
@@ -121,6 +140,13 @@ Halves narrowest_cut(const Fabric& fabric, bool faults) {
   return out;
 }
 
+// Sum of the host links' capacities in direction `d` (kUp: the NICs sending), faults included.
+double host_capacity(const Fabric& fabric, Direction d) {
+  double sum = 0;
+  for (NicId n = 0; n < fabric.nics(); ++n) sum += fabric.capacity(fabric.host_link(n, d)).bytes_per_s;
+  return sum;
+}
+
 }  // namespace
 
 FabricStats fabric_stats(const Fabric& fabric) {
@@ -147,8 +173,8 @@ FabricStats fabric_stats(const Fabric& fabric) {
     }
   }
 
-  const Halves built = narrowest_cut(fabric, false);
-  st.injection = Bandwidth{built.injection};
+  const Halves built = narrowest_cut(fabric, false, 0);
+  st.injection = Bandwidth{s.nics * fabric.tier_spec(LinkTier::kHost).bandwidth.bytes_per_s};
   st.bisection = Bandwidth{built.cut};
   st.bisection_by_tier = built.by_tier;
   st.bisection_tier = LinkTier::kHost;
@@ -156,13 +182,16 @@ FabricStats fabric_stats(const Fabric& fabric) {
     if (built.by_tier[t] > built.by_tier[static_cast<int>(st.bisection_tier)]) st.bisection_tier = static_cast<LinkTier>(t);
   }
   st.bisection_ratio = built.half_injection > 0 ? built.cut / built.half_injection : 0;
-  st.injection_with_faults = st.injection;
-  st.bisection_with_faults = st.bisection;
+  st.sending_with_faults = st.receiving_with_faults = st.injection;
+  st.bisection_forward_with_faults = st.bisection_backward_with_faults = st.bisection;
   if (!fabric.faults().empty()) {
-    const Halves left = narrowest_cut(fabric, true);
-    st.injection_with_faults = Bandwidth{left.injection};
-    st.bisection_with_faults = Bandwidth{left.cut};
+    st.sending_with_faults = Bandwidth{host_capacity(fabric, Direction::kUp)};
+    st.receiving_with_faults = Bandwidth{host_capacity(fabric, Direction::kDown)};
+    st.bisection_forward_with_faults = Bandwidth{narrowest_cut(fabric, true, 0).cut};
+    st.bisection_backward_with_faults = Bandwidth{narrowest_cut(fabric, true, 1).cut};
   }
+  st.injection_with_faults = std::min(st.sending_with_faults, st.receiving_with_faults);
+  st.bisection_with_faults = std::min(st.bisection_forward_with_faults, st.bisection_backward_with_faults);
   return st;
 }
 
@@ -240,9 +269,16 @@ std::string format_summary(const Fabric& fabric) {
          "network.nvlink_latency, which is GPU to GPU)\n";
 
   const bool faulted = !fabric.faults().empty();
-  out += "injection bandwidth: " + aggregate_bandwidth(st.injection) +
-         (faulted ? " as built; " + aggregate_bandwidth(st.injection_with_faults) + " with the faults" : std::string()) +
-         "\n";
+  // With faults, each direction over what the faults leave of it: NICs sending (host links up)
+  // and receiving (down); one figure when both agree.
+  std::string injection_faulted;
+  if (faulted && st.sending_with_faults == st.receiving_with_faults) {
+    injection_faulted = " as built; " + aggregate_bandwidth(st.sending_with_faults) + " with the faults, each direction";
+  } else if (faulted) {
+    injection_faulted = " as built; with the faults " + aggregate_bandwidth(st.sending_with_faults) + " sending, " +
+                        aggregate_bandwidth(st.receiving_with_faults) + " receiving";
+  }
+  out += "injection bandwidth: " + aggregate_bandwidth(st.injection) + injection_faulted + "\n";
   // The tiers whose links the cut takes, largest share first ("set by the tor_agg tier" when one).
   std::vector<int> order;
   for (int t = kLinkTierCount - 1; t >= 0; --t) {
@@ -260,13 +296,19 @@ std::string format_summary(const Fabric& fabric) {
                aggregate_bandwidth(Bandwidth{st.bisection_by_tier[order[i]]});
     }
   }
+  // With faults, an upper bound per direction (narrowest_cut); one figure when both agree.
+  std::string bisection_faulted;
+  if (faulted && st.bisection_forward_with_faults == st.bisection_backward_with_faults) {
+    bisection_faulted = "; with the faults at most " + aggregate_bandwidth(st.bisection_forward_with_faults) +
+                        " each direction (the same halves over the capacity the faults leave)";
+  } else if (faulted) {
+    bisection_faulted = "; with the faults at most " + aggregate_bandwidth(st.bisection_forward_with_faults) +
+                        " from the first half to the last, " + aggregate_bandwidth(st.bisection_backward_with_faults) +
+                        " from the last to the first (the same halves over the capacity the faults leave in each direction)";
+  }
   out += "bisection bandwidth: " + aggregate_bandwidth(st.bisection) + " (" +
          short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, " + tiers + "; " +
-         (faulted ? "as built)" : "healthy fabric)") +
-         (faulted ? "; with the faults at most " + aggregate_bandwidth(st.bisection_with_faults) +
-                        " (the same halves over the remaining cables, a cable at its slower direction)"
-                  : std::string()) +
-         "\n";
+         (faulted ? "as built)" : "healthy fabric)") + bisection_faulted + "\n";
   if (fabric.faults().empty()) {
     out += "faults: none\n";
   } else {

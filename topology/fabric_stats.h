@@ -36,11 +36,17 @@ struct FabricStats {
   double bisection_ratio = 0;                 // bisection / what the first half injects; 1 = full bisection
   LinkTier bisection_tier = LinkTier::kHost;  // the tier that holds the largest share of the cut
   std::array<double, kLinkTierCount> bisection_by_tier{};  // the cut's bytes/s per tier
-  // With network.faults: the same two figures over what the faults leave, each cable at its
-  // slower direction (failed: 0). The bisection is then an upper bound (a fault that treats alike
-  // switches unlike can open a narrower cut). Equal to the built figures without faults.
-  Bandwidth injection_with_faults;
-  Bandwidth bisection_with_faults;
+  // With network.faults: the same figures over the capacity the faults leave, each direction on
+  // its own (failed: 0); equal to the built figures without faults. Injection: the NICs' host
+  // links up (sending) and down (receiving). Bisection: the same halves' narrowest cut, first half
+  // to last (forward) and last to first (backward); each is then an upper bound on that
+  // direction's max flow (a fault that treats alike switches unlike can open a narrower cut).
+  Bandwidth sending_with_faults;
+  Bandwidth receiving_with_faults;
+  Bandwidth injection_with_faults;  // the smaller of sending and receiving
+  Bandwidth bisection_forward_with_faults;
+  Bandwidth bisection_backward_with_faults;
+  Bandwidth bisection_with_faults;  // the smaller of forward and backward
 };
 
 FabricStats fabric_stats(const Fabric& fabric);

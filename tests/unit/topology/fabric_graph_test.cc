@@ -108,6 +108,41 @@ TEST(FabricGraph, FaultedBisectionBoundsTheMaxFlow) {
   }
 }
 
+// Faults on one direction of different cables: each direction loses one cable, and the bound is
+// taken per direction. Before 2026-12-05 each cable counted at its slower direction, so both were
+// subtracted and the "at most" figure fell below the max flow (5.6 Tbps against 6.0 each way).
+TEST(FabricGraph, OneDirectionFaultsBoundEachDirectionsMaxFlow) {
+  // 128 GPUs, 8 per server, 2 NICs each: 32 NICs at 400 Gbps, bisection 16 x 400 = 6.4 Tbps.
+  NetworkConfig n = network(3, 8);
+  n.faults = {{"agg_core:0/up", 0.0, {}}, {"agg_core:1/down", 0.0, {}}};
+  const Fabric f = build_fabric(cluster(128, 8, 2), n);
+  const FabricStats st = fabric_stats(f);
+  const double forward = halves_max_flow(f, HalfToHalf::kFirstToLast).as_gbps();
+  const double backward = halves_max_flow(f, HalfToHalf::kLastToFirst).as_gbps();
+  EXPECT_NEAR(forward, 6000, 1e-6);
+  EXPECT_NEAR(backward, 6000, 1e-6);
+  EXPECT_NEAR(st.bisection_forward_with_faults.as_gbps(), 6000, 1e-6);
+  EXPECT_NEAR(st.bisection_backward_with_faults.as_gbps(), 6000, 1e-6);
+  EXPECT_NEAR(st.bisection_with_faults.as_gbps(), 6000, 1e-6);
+  EXPECT_NE(format_summary(f).find("with the faults at most 6 Tbps each direction"), std::string::npos)
+      << format_summary(f);
+  // Faults on one direction of single cables, anywhere: each direction's figure bounds its flow.
+  int checked = 0;
+  for (const char* a : {"host:0/up", "tor_agg:3/down", "agg_core:5/up", "host:20/down"}) {
+    for (const char* b : {"agg_core:9/down", "tor_agg:30/up", "host:31/up", "agg_core:0/up"}) {
+      NetworkConfig m = network(3, 8);
+      m.faults = {{a, 0.0, {}}, {b, 0.25, {}}};
+      const Fabric g = build_fabric(cluster(128, 8, 2), m);
+      const FabricStats gs = fabric_stats(g);
+      SCOPED_TRACE(std::string(a) + " " + b);
+      EXPECT_LE(halves_max_flow(g, HalfToHalf::kFirstToLast).as_gbps(), gs.bisection_forward_with_faults.as_gbps() + 1e-6);
+      EXPECT_LE(halves_max_flow(g, HalfToHalf::kLastToFirst).as_gbps(), gs.bisection_backward_with_faults.as_gbps() + 1e-6);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 16);
+}
+
 TEST(FabricGraph, MaxFlowSeesFaults) {
   // Failing the 4 aggs of pod 0 leaves its 16 NICs (servers 0-3) inside the pod: 48 of the first
   // half's 64 NICs can still cross.

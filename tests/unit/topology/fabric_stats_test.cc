@@ -65,6 +65,27 @@ TEST(FabricStats, CountsFailedAndDegradedDirections) {
   EXPECT_EQ(healthy.injection.bytes_per_s, st.injection.bytes_per_s);
 }
 
+// Injection with faults per direction: a failed host:0/up leaves NIC 0 receiving, a failed
+// host:1/down NIC 1 sending; 31 of 32 NICs can send and 31 receive (12.4 Tbps each way). Before
+// 2026-12-05 each host link counted at its slower direction: 30 NICs, 12 Tbps.
+TEST(FabricStats, InjectionWithFaultsPerDirection) {
+  NetworkConfig n = network(3, 8);
+  n.faults = {{"host:0/up", 0.0, {}}, {"host:1/down", 0.0, {}}, {"host:2/up", 0.5, {}}};
+  const Fabric f = build_fabric(cluster(128, 8, 2), n);
+  const FabricStats st = fabric_stats(f);
+  EXPECT_DOUBLE_EQ(st.sending_with_faults.as_gbps(), 30.5 * 400);
+  EXPECT_DOUBLE_EQ(st.receiving_with_faults.as_gbps(), 31 * 400.0);
+  EXPECT_DOUBLE_EQ(st.injection_with_faults.as_gbps(), 30.5 * 400);
+  const std::string s = format_summary(f);
+  EXPECT_NE(s.find("injection bandwidth: 12.8 Tbps as built; with the faults 12.2 Tbps sending, 12.4 Tbps receiving\n"),
+            std::string::npos)
+      << s;
+  n.faults = {{"host:0/up", 0.0, {}}, {"host:1/down", 0.0, {}}};
+  EXPECT_NE(format_summary(build_fabric(cluster(128, 8, 2), n))
+                .find("injection bandwidth: 12.8 Tbps as built; 12.4 Tbps with the faults, each direction\n"),
+            std::string::npos);
+}
+
 TEST(FabricSummary, RatioAsCabledAndCoresOfAPartFabric) {
   // Radix 16, agg 3:1 (12 down, 4 up), 8 rails: a pod holds 1 group of 8 ToRs, on 8 of the 12
   // down ports. 512 GPUs: 8 pods of the 16 the cores are sized for; 64 aggs x 4 uplinks = 256
