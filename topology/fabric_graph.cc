@@ -40,7 +40,9 @@ CableGraph cable_graph(const Fabric& f, Keep keep) {
   return g;
 }
 
-std::string gbps_text(Bandwidth bw) { return internal::short_decimal(bw.as_gbps(), 3); }
+// Three decimals, or three significant digits below 1 Gbps: a link degraded to 1e-6 of 400 Gbps
+// reads 0.0004 (before 2026-12-05 it read 0, which means failed).
+std::string gbps_text(Bandwidth bw) { return internal::nonzero_decimal(bw.as_gbps(), 3); }
 std::string micros(Time t) { return internal::short_decimal(t.as_us(), 6); }
 
 }  // namespace

@@ -322,7 +322,8 @@ std::string format_summary(const Fabric& fabric) {
         break;
       }
       const AppliedFault& f = fabric.faults()[i];
-      out += "  " + f.element + ": bandwidth x" + short_decimal(f.bandwidth_factor, 3);
+      // Significant digits below 1: a factor of 0.0004 printed "x0" (failed) before 2026-12-05.
+      out += "  " + f.element + ": bandwidth x" + internal::nonzero_decimal(f.bandwidth_factor, 3);
       if (f.extra_latency > Time::zero()) out += ", +" + to_string(f.extra_latency);
       out += " on " + std::to_string(f.link_directions) + (f.link_directions == 1 ? " link direction\n" : " link directions\n");
     }

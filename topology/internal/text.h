@@ -35,6 +35,16 @@ inline std::string short_decimal(double v, int digits = 2) {
   return s;
 }
 
+// As short_decimal with `digits` places from 1 up, and `digits` significant digits below 1 (%g:
+// 0.0004 -> "0.0004", 4e-07 -> "4e-07"), so a positive value never prints as "0": a link degraded
+// by a factor of 1e-6 still shows its capacity. 0 prints "0".
+inline std::string nonzero_decimal(double v, int digits = 3) {
+  if (v == 0 || v >= 1 || v <= -1) return short_decimal(v, digits);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
 // An aggregate rate in the largest fitting decimal unit: "400 Gbps", "51.2 Tbps", "3.28 Pbps".
 inline std::string aggregate_bandwidth(Bandwidth bw) {
   const double gbps = bw.as_gbps();

@@ -10,6 +10,7 @@
 
 #include "sim/core/error.h"
 #include "tests/unit/topology/topology_test_configs.h"
+#include "topology/internal/text.h"
 #include "topology/fabric_stats.h"
 
 namespace clustersim::topo {
@@ -180,6 +181,34 @@ TEST(FabricGraph, ExportsHaveEveryNodeAndCable) {
   write_link_list(f, csv);
   EXPECT_EQ(count(csv.str(), "\n"), f.link_count() + 1);
   EXPECT_NE(csv.str().find("host:97/up,host,nic:97,tor:"), std::string::npos);
+}
+
+// The line of `text` that holds `what`.
+std::string line_with(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', at) + 1;  // npos + 1 = 0 on the first line
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+// A link degraded to 1e-6 (the smallest factor a scenario takes) is not failed: its capacity
+// reads 0.0004 Gbps, not 0 (before 2026-12-05 three decimals printed it as 0).
+TEST(FabricGraph, SmallCapacitiesNeverReadAsZero) {
+  NetworkConfig n = network(3, 8);
+  n.faults = {{"host:5/up", 1e-6, {}}, {"host:6", 0.0004, {}}, {"host:7", 0.0, {}}};
+  const Fabric f = build_fabric(cluster(128, 4, 4), n);
+  std::ostringstream csv, dot;
+  write_link_list(f, csv);
+  write_dot(f, dot);
+  EXPECT_NE(csv.str().find("host:5/up,host,nic:5,tor:1,0.0004,"), std::string::npos) << line_with(csv.str(), "host:5/up");
+  EXPECT_NE(csv.str().find("host:6/down,host,tor:2,nic:6,0.16,"), std::string::npos) << line_with(csv.str(), "host:6/down");
+  EXPECT_NE(csv.str().find("host:7/up,host,nic:7,tor:3,0,"), std::string::npos) << line_with(csv.str(), "host:7/up");
+  EXPECT_NE(line_with(dot.str(), "name=\"host:5\"").find("up_gbps=0.0004,down_gbps=400,"), std::string::npos)
+      << line_with(dot.str(), "name=\"host:5\"");
+  const std::string summary = format_summary(f);
+  EXPECT_NE(summary.find("host:5/up: bandwidth x1e-06 on 1 link direction"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("host:6: bandwidth x0.0004 on 2 link directions"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("host:7: bandwidth x0 on 2 link directions"), std::string::npos) << summary;
 }
 
 }  // namespace
