@@ -62,7 +62,8 @@ void write_dot(const Fabric& f, std::ostream& out) {
     os << "[name=\"" << f.cable_name(up) << "\",tier=\"" << to_string(f.link_tier(up))
        << "\",up_gbps=" << gbps_text(f.capacity(up))
        << ",down_gbps=" << gbps_text(f.capacity(Fabric::reverse(up)))
-       << ",latency_us=" << micros(f.latency(up)) << "]";
+       << ",latency_us=" << micros(f.latency(up)) << ",up_latency_us=" << micros(f.latency(up))
+       << ",down_latency_us=" << micros(f.latency(Fabric::reverse(up))) << "]";
   };
   boost::write_graphviz(out, g, vertex_writer, edge_writer);
 }
@@ -94,6 +95,11 @@ void write_graphml(const Fabric& f, std::ostream& out) {
               }));
   dp.property("latency_us", boost::make_function_property_map<Edge, double>(
                                 [&f, &g](Edge e) { return f.latency(g[e].up).as_us(); }));
+  dp.property("up_latency_us", boost::make_function_property_map<Edge, double>(
+                                   [&f, &g](Edge e) { return f.latency(g[e].up).as_us(); }));
+  dp.property("down_latency_us", boost::make_function_property_map<Edge, double>([&f, &g](Edge e) {
+                return f.latency(Fabric::reverse(g[e].up)).as_us();
+              }));
   boost::write_graphml(out, g, dp, true);
 }
 

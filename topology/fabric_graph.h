@@ -13,7 +13,9 @@ namespace clustersim::topo {
 // Graphviz DOT, one undirected edge per cable. Vertices are numbered by NodeId and carry
 // name ("tor:3"), kind and, for GPUs, nic (the NIC the GPU sends through); edges carry name
 // ("tor_agg:45"), tier, up_gbps, down_gbps (current capacity per direction, 0 = failed; below
-// 1 Gbps in significant digits) and latency_us. Linear in the fabric size.
+// 1 Gbps in significant digits), up_latency_us, down_latency_us (per direction, faults' extra
+// latency included) and latency_us (the up direction's, the only latency before 2026-12-05).
+// Linear in the fabric size.
 void write_dot(const Fabric& fabric, std::ostream& out);
 
 // GraphML with the same vertex and edge attributes as write_dot. Linear in the fabric size.

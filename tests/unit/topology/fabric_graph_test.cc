@@ -211,5 +211,30 @@ TEST(FabricGraph, SmallCapacitiesNeverReadAsZero) {
   EXPECT_NE(summary.find("host:7: bandwidth x0 on 2 link directions"), std::string::npos) << summary;
 }
 
+// Both directions' latency are exported: a fault's extra latency on the down direction showed
+// nowhere before 2026-12-05 (latency_us is the up direction's; kept for existing readers).
+TEST(FabricGraph, ExportsEachDirectionsLatency) {
+  NetworkConfig n = network(3, 8);
+  n.faults = {{"host:5/down", 1.0, Time::us(3)}};
+  const Fabric f = build_fabric(cluster(128, 4, 4), n);
+  const std::string up = internal::short_decimal(f.latency(f.host_link(5, Direction::kUp)).as_us(), 6);
+  const std::string down = internal::short_decimal(f.latency(f.host_link(5, Direction::kDown)).as_us(), 6);
+  ASSERT_NE(up, down);
+  std::ostringstream dot, graphml;
+  write_dot(f, dot);
+  write_graphml(f, graphml);
+  const std::string edge = line_with(dot.str(), "name=\"host:5\"");
+  EXPECT_NE(edge.find("latency_us=" + up + ",up_latency_us=" + up + ",down_latency_us=" + down + "]"), std::string::npos)
+      << edge;
+  for (const char* key : {"\"latency_us\"", "\"up_latency_us\"", "\"down_latency_us\""}) {
+    EXPECT_NE(graphml.str().find(std::string("attr.name=") + key), std::string::npos) << key;
+  }
+  // GraphML writes doubles at full precision: the down direction's value is there.
+  std::ostringstream want;
+  want.precision(17);
+  want << f.latency(f.host_link(5, Direction::kDown)).as_us();
+  EXPECT_NE(graphml.str().find(">" + want.str() + "<"), std::string::npos) << want.str();
+}
+
 }  // namespace
 }  // namespace clustersim::topo
