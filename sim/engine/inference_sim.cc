@@ -803,21 +803,30 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
   // so the instances take at least prompt tokens / (max_prefill_tokens x replicas an instance)
   // steps between them (before 2026-12-05 only decode steps were counted, and a budget of one
   // token a step ran for most of an hour on a million requests).
-  double prompt_tokens = 0;
-  for (const ServingRequest& r : requests) prompt_tokens += r.prompt;
+  // Without chunked prefill a prompt longer than the budget runs whole, alone in its step: each
+  // prompt is min(1, prompt / max_prefill_tokens) of a step (until 2026-12-05 its tokens over the
+  // budget were counted, and 300,000 prompts of 1,000 tokens at a budget of 1 were refused as
+  // 3e8 steps where they take about 3e5).
+  double prompt_tokens = 0, prompt_steps = 0;
+  const double budget = setup.in.max_prefill_tokens;
+  for (const ServingRequest& r : requests) {
+    prompt_tokens += r.prompt;
+    prompt_steps += setup.in.chunked_prefill ? r.prompt / budget : std::min(1.0, r.prompt / budget);
+  }
   int replicas = 1;
   for (const PoolPlan& p : setup.pools) {
     if (p.role != PoolRole::kDecode && p.role != PoolRole::kExpert) replicas = std::max(replicas, p.attention_replicas);
   }
-  const double prefill_steps = prompt_tokens / (static_cast<double>(setup.in.max_prefill_tokens) * replicas) * weight;
+  const double prefill_steps = prompt_steps / replicas * weight;
   const bool trace = !setup.in.trace.empty();
   char buf[640];
   if (prefill_steps > kMaxDecodeSteps && prefill_steps >= all_steps) {
     std::snprintf(buf, sizeof buf,
-                  "the prompts need at least %.3g prefill steps in all (%.3g prompt tokens over max_prefill_tokens %d x "
-                  "%d attention replica%s an instance); at most %.0e steps in all are simulated (each takes about 2 us "
-                  "of wall time): %s, or raise max_prefill_tokens",
-                  prefill_steps / weight, prompt_tokens, setup.in.max_prefill_tokens, replicas, replicas > 1 ? "s" : "",
+                  "the prompts need at least %.3g prefill steps in all (%.3g prompt tokens over max_prefill_tokens %d%s, "
+                  "over %d attention replica%s an instance); at most %.0e steps in all are simulated (each takes about "
+                  "2 us of wall time): %s, or raise max_prefill_tokens",
+                  prefill_steps / weight, prompt_tokens, setup.in.max_prefill_tokens,
+                  setup.in.chunked_prefill ? "" : ", a prompt longer than it one step", replicas, replicas > 1 ? "s" : "",
                   kMaxDecodeSteps, trace ? "shorten the trace" : "lower inference.requests or the prompt lengths");
     throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf + weight_note(weight)));
   }

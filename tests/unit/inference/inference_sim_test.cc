@@ -216,7 +216,7 @@ TEST(ServingWork, PromptsCountTheirPrefillSteps) {
   // the instances, whatever the decode (before
   // 2026-12-05 only decode steps were counted, and a million 1,000-token prompts at one token a
   // step passed the guard to run for most of an hour).
-  const ScenarioConfig small = serving({"inference.max_prefill_tokens=1"});
+  const ScenarioConfig small = serving({"inference.max_prefill_tokens=1", "inference.chunked_prefill=true"});
   const ServingSetup setup = make_serving_setup(small);
   EXPECT_NO_THROW(check_serving_work(small, setup, spaced_requests(1'000, 0.0019)));
   std::vector<ServingRequest> long_prompts = spaced_requests(1'000, 0.0019);
@@ -226,14 +226,18 @@ TEST(ServingWork, PromptsCountTheirPrefillSteps) {
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("inference.requests: the prompts need at least 2.5e+08 prefill steps in all "
-                                         "(1e+09 prompt tokens over max_prefill_tokens 1 x 4 attention replicas an "
-                                         "instance)"),
+                                         "(1e+09 prompt tokens over max_prefill_tokens 1, over 4 attention replicas "
+                                         "an instance)"),
               std::string::npos)
         << e.what();
   }
   // A larger budget takes them in fewer steps.
   const ScenarioConfig wide = serving({"inference.max_prefill_tokens=8192"});
   EXPECT_NO_THROW(check_serving_work(wide, make_serving_setup(wide), long_prompts));
+  // Without chunked prefill a prompt longer than the budget runs whole in one step: 1,000 steps
+  // (until 2026-12-05 counted as its tokens over the budget and refused).
+  const ScenarioConfig whole = serving({"inference.max_prefill_tokens=1", "inference.chunked_prefill=false"});
+  EXPECT_NO_THROW(check_serving_work(whole, make_serving_setup(whole), long_prompts));
 }
 
 TEST(ServingSim, ColocatedCompletesEveryRequest) {
