@@ -293,12 +293,15 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   const double n = static_cast<double>(std::max<int64_t>(1, r.decode_steps));
   step.set("count", r.decode_steps);
   step.set("mixed_count", r.mixed_steps);
-  step.set("mean_batch", r.decode_step_seqs / n);
-  step.set("time_s", r.decode_step_sum.total.as_s() / n);
-  step.set("attention_s", r.decode_step_sum.attention.as_s() / n);
-  step.set("ffn_s", r.decode_step_sum.ffn.as_s() / n);
-  step.set("communication_s", r.decode_step_sum.communication.as_s() / n);
-  step.set("idle_s", r.decode_step_sum.idle.as_s() / n);
+  // Means of no decode-only step are undefined (null), not a 0 s step at batch 0, as TPOT.
+  const bool stepped = r.decode_steps > 0;
+  const auto mean = [&](double sum) { return stepped ? Json(sum / n) : Json(); };
+  step.set("mean_batch", mean(r.decode_step_seqs));
+  step.set("time_s", mean(r.decode_step_sum.total.as_s()));
+  step.set("attention_s", mean(r.decode_step_sum.attention.as_s()));
+  step.set("ffn_s", mean(r.decode_step_sum.ffn.as_s()));
+  step.set("communication_s", mean(r.decode_step_sum.communication.as_s()));
+  step.set("idle_s", mean(r.decode_step_sum.idle.as_s()));
   Json& pools = j.set("pools", Json::array());
   for (const engine::PoolStats& p : r.pools) {
     Json row = Json::object();
@@ -361,12 +364,16 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   s << "\n";
-  std::snprintf(line, sizeof line,
-                "  decode step mean %s at batch %.0f: attention %s, FFN %s, communication %s, idle %s\n",
-                ms(r.decode_step_sum.total.as_s() / n).c_str(), r.decode_step_seqs / n,
-                ms(r.decode_step_sum.attention.as_s() / n).c_str(), ms(r.decode_step_sum.ffn.as_s() / n).c_str(),
-                ms(r.decode_step_sum.communication.as_s() / n).c_str(), ms(r.decode_step_sum.idle.as_s() / n).c_str());
-  s << line;
+  if (r.decode_steps > 0) {
+    std::snprintf(line, sizeof line,
+                  "  decode step mean %s at batch %.0f: attention %s, FFN %s, communication %s, idle %s\n",
+                  ms(r.decode_step_sum.total.as_s() / n).c_str(), r.decode_step_seqs / n,
+                  ms(r.decode_step_sum.attention.as_s() / n).c_str(), ms(r.decode_step_sum.ffn.as_s() / n).c_str(),
+                  ms(r.decode_step_sum.communication.as_s() / n).c_str(), ms(r.decode_step_sum.idle.as_s() / n).c_str());
+    s << line;
+  } else {
+    s << "  no decode-only step (every request's tokens came in steps that also prefilled, or one token each)\n";
+  }
   if (r.mixed_steps > r.decode_steps) {
     // Under a steady load most steps also prefill: the decode-only ones are the drain.
     std::snprintf(line, sizeof line,

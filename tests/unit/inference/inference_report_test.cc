@@ -126,6 +126,20 @@ TEST(InferenceReport, DecodeStepsThatAlsoPrefilledAreCountedAndNamed) {
   EXPECT_NE(busy.summary.find("more also ran prefill"), std::string::npos) << busy.summary;
 }
 
+TEST(InferenceReport, NoDecodeOnlyStepGivesNullMeansNotAZeroStep) {
+  // One output token each: nothing decodes alone. The means are undefined, as TPOT is (until
+  // 2026-12-05 a 0 ms step at batch 0).
+  const RunOutput out = run_scenario(clustersim::testing::serving(
+      {"inference.requests=50", "inference.output_tokens.dist=fixed", "inference.output_tokens.mean=1"}));
+  std::map<std::string, double> f;
+  out.results.for_each_number([&f](const std::string& path, double v) { f[path] = v; });
+  EXPECT_EQ(f.at("decode_step.count"), 0);
+  EXPECT_EQ(f.count("decode_step.time_s"), 0u);
+  EXPECT_EQ(f.count("decode_step.mean_batch"), 0u);
+  EXPECT_EQ(out.summary.find("decode step mean"), std::string::npos) << out.summary;
+  EXPECT_NE(out.summary.find("no decode-only step"), std::string::npos) << out.summary;
+}
+
 TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFallsBehind) {
   // tokens_per_s counts the drain after the last arrival; steady_tokens_per_s only the arrival
   // window: about the offered rate under a light load, well under it when overloaded.
