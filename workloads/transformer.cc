@@ -13,7 +13,7 @@ namespace {
 constexpr double kAct = 2.0;
 
 struct Dims {
-  double b, s, h, a, kv, d, f, l, v;
+  double b, s, h, a, kv, d, f, l, v;  // kv: KV heads over the TP ranks (at least one a rank)
   double t, p, vpp, c, dp;
   bool swiglu;
 };
@@ -26,7 +26,9 @@ Dims dims(const ScenarioConfig& cfg) {
   x.s = m.seq_len;
   x.h = m.hidden;
   x.a = m.heads;
-  x.kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  // KV heads over the TP ranks: with fewer KV heads than ranks each rank holds a replica of one
+  // (validated: tp a multiple of kv_heads), not a fraction (until 2026-12-05 kv / tp each).
+  x.kv = std::max<double>(m.kv_heads > 0 ? m.kv_heads : m.heads, p.tp);
   x.d = static_cast<double>(m.hidden) / m.heads;
   x.f = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;
   x.l = m.layers;

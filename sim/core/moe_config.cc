@@ -90,6 +90,14 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     fail("training.attention_parallel", "sp splits each sequence over the tp group: tp (" + str(p.tp) +
                                             ") must divide model.seq_len (" + str(cfg.model.seq_len) + ")");
   }
+  // The MoE layer's token split over the tp group is sequence parallelism's: Megatron-LM refuses
+  // MoE with tensor parallelism but without it (the all-to-all bytes were priced split by tp
+  // either way until 2026-12-05).
+  if (cfg.model.moe && p.tp > 1 && t.attention_parallel == AttentionParallel::kTp && !p.sequence_parallel) {
+    fail("parallelism.sequence_parallel", "an MoE model under tensor parallelism (tp " + str(p.tp) +
+                                              ", training.attention_parallel: tp) needs sequence parallelism, as "
+                                              "Megatron-LM requires; got false");
+  }
   if (!cfg.model.moe) {
     if (p.ep != 1) fail("parallelism.ep", "expert parallelism needs an MoE model (model.moe)");
     if (p.expert_tp != 1) fail("parallelism.expert_tp", "expert tensor parallelism needs an MoE model (model.moe)");

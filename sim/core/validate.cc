@@ -161,16 +161,17 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   }
   // Megatron-LM splits the MLP's columns over TP: each rank needs at least one (with fewer the
   // GEMMs are empty and the times overflow).
-  if (m.ffn_hidden > 0 && m.ffn_hidden < p.tp) {
-    c.fail("model.ffn_hidden", "must be at least parallelism.tp (" + str(p.tp) +
-                                   "): each TP rank holds ffn_hidden / tp of the MLP's columns; got " + str(m.ffn_hidden));
+  if (m.ffn_hidden > 0 && (m.ffn_hidden < p.tp || m.ffn_hidden % p.tp != 0)) {
+    c.fail("model.ffn_hidden", "must be a multiple of parallelism.tp (" + str(p.tp) +
+                                   "): each TP rank holds ffn_hidden / tp of the MLP's columns, as Megatron-LM splits "
+                                   "them; got " + str(m.ffn_hidden));
   }
   if (p.tp > 1 && kv != m.heads && kv % p.tp != 0 && p.tp % kv != 0) {
     c.fail("parallelism.tp", "must divide model.kv_heads (" + str(kv) + ") or be a multiple of it; got " +
                                  str(p.tp));
   }
   if (p.tp > cl.gpus_per_node) {
-    c.fail("parallelism.tp", "tensor parallelism stays inside a node: tp (" + str(p.tp) +
+    c.fail("parallelism.tp", "a TP group is at most one node's GPUs (the default placement keeps it inside one): tp (" + str(p.tp) +
                                  ") must not exceed cluster.gpus_per_node (" + str(cl.gpus_per_node) + ")");
   } else if (cl.gpus_per_node % p.tp != 0) {
     c.fail("parallelism.tp", "must divide cluster.gpus_per_node (" + str(cl.gpus_per_node) + "); got " +

@@ -330,8 +330,11 @@ TEST(ScenarioErrors, FfnHiddenMustGiveEachTpRankAColumn) {
   // kTiny has tp 2: an MLP one column wide leaves a rank with none (before 2026-12-04 the run
   // overflowed simulated time and said the model was far too large).
   EXPECT_TRUE(contains(error_at(errors_of(kTiny, {"model.ffn_hidden=1"}), "model.ffn_hidden").message,
-                       "must be at least parallelism.tp (2)"));
+                       "must be a multiple of parallelism.tp (2)"));
   EXPECT_NO_THROW(load_text(kTiny, {"model.ffn_hidden=2"}));
+  // Nor may the ranks hold uneven shares (accepted until 2026-12-05, each priced 1,001 / 2 columns).
+  EXPECT_TRUE(contains(error_at(errors_of(kTiny, {"model.ffn_hidden=1001"}), "model.ffn_hidden").message,
+                       "must be a multiple of parallelism.tp (2)"));
 }
 
 TEST(ScenarioErrors, TpMustDivideKvHeads) {

@@ -126,6 +126,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"training.comm_precision=fp4"}, "training.comm_precision", "bf16"},
         BadCase{{"training.overlap.a2a_chunks=0"}, "training.overlap.a2a_chunks", ""},
         BadCase{{"model.seq_len=2044"}, "training.attention_parallel", "must divide model.seq_len"},
+        // MoE under TP without sequence parallelism (accepted until 2026-12-05, its tokens split by tp).
+        BadCase{{"training.attention_parallel=tp", "parallelism.sequence_parallel=false"},
+                "parallelism.sequence_parallel", "needs sequence parallelism"},
         // Keys the simulation would ignore, when given.
         BadCase{{"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp", "training.comm_precision=bf16"},
                 "training.comm_precision", "needs model.moe"},

@@ -181,6 +181,18 @@ TEST(LayerGemms, GqaSwigluShapesSumToTheGemmParameters) {
   EXPECT_DOUBLE_EQ(weights, 855'638'016.0);
 }
 
+TEST(LayerGemms, FewerKvHeadsThanTpRanksAreReplicated) {
+  // One KV head (multi-query) over tp 8: each rank computes the head's K and V whole, a replica,
+  // not an eighth of it: QKV columns h / 8 + 2 d (until 2026-12-05 (h + 2 d) / 8).
+  ScenarioConfig cfg = scenario(llama(32, 4096, 32, 1, 14336), 64, 8, 1, 64);
+  const std::vector<GemmShape> g = layer_gemms(cfg);
+  EXPECT_EQ(g[0].name, "qkv");
+  EXPECT_EQ(g[0].n, 4096 / 8 + 2 * 128);
+  // With 8 KV heads each rank holds one: the same columns.
+  cfg.model.kv_heads = 8;
+  EXPECT_EQ(layer_gemms(cfg)[0].n, 4096 / 8 + 2 * 128);
+}
+
 TEST(LayerGemms, ContextParallelSplitsTokens) {
   // GPT h 4096, f 4h, micro-batch 2, s 2048, cp 4: 2 x 2048 / 4 = 1024 tokens per rank.
   ScenarioConfig cfg = scenario(gpt(32, 4096, 32), 32, 2, 1, 64, 2);
