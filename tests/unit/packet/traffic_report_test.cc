@@ -55,6 +55,24 @@ TEST(TrafficReport, AFlowDcqcnIncastNeverEndsBeforeItsBound) {
   }
 }
 
+TEST(TrafficReport, AFlowDcqcnTransferShorterThanAStepEndsWhenItsBytesDo) {
+  // One sender, alone on the fabric: flow+dcqcn ends where the flow level does, whatever the
+  // step (until 2026-12-05 a transfer of fewer bytes than a step's worth ended at the step's
+  // end: 60 KB at 20 us steps took 22.5 us against 3.7 us).
+  const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/net-incast-32-dcqcn.yaml";
+  for (const char* step : {"1us", "20us"}) {
+    for (const char* bytes : {"1B", "60KB"}) {
+      const std::vector<std::string> set = {std::string("network.dcqcn.fluid_step=") + step, "traffic.incast_senders=1",
+                                            std::string("traffic.bytes_per_pair=") + bytes};
+      std::vector<std::string> flow = set;
+      flow.push_back("network.fidelity=flow");
+      const double dcqcn = report::run_scenario(load_scenario(path, set)).metrics.at("completion_time_s");
+      const double fluid = report::run_scenario(load_scenario(path, flow)).metrics.at("completion_time_s");
+      EXPECT_NEAR(dcqcn / fluid, 1.0, 0.01) << step << " steps, " << bytes << ": " << dcqcn << " s against " << fluid;
+    }
+  }
+}
+
 TEST(TrafficReport, PacketRunHasEverySectionAndNoExternalReference) { check_run("packet"); }
 
 }  // namespace

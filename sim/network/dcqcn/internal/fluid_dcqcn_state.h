@@ -87,6 +87,9 @@ struct FluidDcqcnNetwork::Flow {
   uint32_t draws = 0;
   double step_out = 0;       // bytes delivered in the current step
   double prev_out = 0;       // bytes delivered in the step before (the rate a last step ends at)
+  // Bytes/s the sender could have sent at this step where its last bytes were spread over the
+  // whole step (fewer than a step's worth at its rate left); 0 otherwise.
+  double tail_rate = 0;
   std::vector<double> cnp_due;  // s, in order
   bool hot = true;
   bool active = true;
