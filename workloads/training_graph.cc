@@ -348,8 +348,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   }
   // Dense gradients sync over dp replicas; an MoE model under sp also over the tp group, whose
   // ranks hold replicas of the attention weights (so even with dp 1).
+  // (Over the DP x CP ranks: with dp 1, CP ranks still reduce their gradients together.)
+  const int sync_ranks = gradient_sync_size(cfg);
   const bool dense_sync =
-      dp > 1 || (m.moe.has_value() && cfg.training.attention_parallel == AttentionParallel::kSp && tp > 1);
+      sync_ranks > 1 || (m.moe.has_value() && cfg.training.attention_parallel == AttentionParallel::kSp && tp > 1);
   // DP rings of a stage: every TP/CP position, every replica (also when folded).
   std::vector<int32_t> dp_set(static_cast<size_t>(pp), -1);
   if (dense_sync) {
@@ -563,7 +565,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           last = id;
           return id;
         };
-        const bool split_for_dp = !moe && !pass.forward && i == last_bwd[pass.chunk] && dp > 1 && dp_overlap_reduce;
+        const bool split_for_dp =
+            !moe && !pass.forward && i == last_bwd[pass.chunk] && sync_ranks > 1 && dp_overlap_reduce;
         // A dense chunk's first forward under the overlapped gather: Megatron-LM's forward
         // pre-hook makes each layer wait for the bucket holding its parameters, so the pass ends
         // no sooner than the last bucket plus its share (1 / buckets) of the compute; it waits for

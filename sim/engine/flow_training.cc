@@ -212,16 +212,21 @@ TrainingCongestion training_congestion(const net::CongestionTrace& trace, const 
 void check_graph_ops(const ScenarioConfig& cfg, int64_t ops) {
   if (ops <= kMaxGraphOps) return;
   const ParallelismConfig& p = cfg.parallelism;
-  char buf[512];
+  // Unfolded, every DP replica is simulated: folding is the first remedy.
+  const int dp = data_parallel_size(cfg);
+  const bool unfolded = !cfg.training.fold_ranks && dp > 2;
+  char buf[640];
   std::snprintf(buf, sizeof buf,
                 "the flow level's operation graph would hold %.3g ops (%d micro-batches x %d stages x %d virtual, "
-                "forward and backward, each with its TP, CP, pipeline and MoE ops, per rank group simulated); at most "
-                "%.0e are simulated (each holds about 370 bytes, %.2g GB in all, and takes about 3.5 us of wall time): "
-                "raise parallelism.micro_batch (fewer micro-batches per pipeline), or price it at network.fidelity: "
-                "analytical",
-                static_cast<double>(ops), micro_batches_per_iteration(cfg), p.pp, p.vpp, static_cast<double>(kMaxGraphOps),
-                ops * 370e-9);
-  throw BadInput(scenario_error(cfg, "training.global_batch", buf));
+                "forward and backward, each with its TP, CP, pipeline and MoE ops, per rank group simulated%s); at "
+                "most %.0e are simulated (each holds about 370 bytes, %.2g GB in all, and takes about 3.5 us of wall "
+                "time): %sraise parallelism.micro_batch (fewer micro-batches per pipeline), or price it at "
+                "network.fidelity: analytical",
+                static_cast<double>(ops), micro_batches_per_iteration(cfg), p.pp, p.vpp,
+                unfolded ? (", every one of the " + std::to_string(dp) + " DP replicas' unfolded").c_str() : "",
+                static_cast<double>(kMaxGraphOps), ops * 370e-9,
+                unfolded ? "set training.fold_ranks: true (one representative replica), " : "");
+  throw BadInput(scenario_error(cfg, unfolded ? "training.fold_ranks" : "training.global_batch", buf));
 }
 
 std::vector<net::QueueSample> keep_largest_queues(const std::vector<net::QueueSample>& samples, int64_t max_rows) {
