@@ -148,7 +148,8 @@ TEST(SetPoolNvlink, EachPoolsGpusAtItsProfile) {
   const ScenarioConfig cfg = afd({"cluster.gpus=8", "inference.pools={attention: {gpu: H200-SXM, gpus: 4, tp: 2}, "
                                                     "expert: {gpu: H800-SXM, gpus: 4}}"});
   const ServingSetup setup = make_serving_setup(cfg);
-  topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file);
+  // Built at 100 GB/s, which neither profile has: every GPU's rate below is set_pool_nvlink's.
+  topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, gbytes_per_s(100));
   set_pool_nvlink(cfg.network, setup.pools, fabric);
   for (int g = 0; g < 8; ++g) {
     SCOPED_TRACE(g);
