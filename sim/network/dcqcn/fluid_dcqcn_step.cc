@@ -198,15 +198,24 @@ void FluidDcqcnNetwork::step(double t, double dt) {
       // them without a queue they go out at the sender's rate and arrive that much sooner (until
       // 2026-12-05 at the step's end: a 1-byte transfer alone on the fabric took a whole step,
       // 3.5 us against the flow level's 2.5 us at 1 us steps, a 60 KB one 22.5 us at 20 us steps).
-      // On each link they get an even share of what cold flows leave among its hot flows (all
-      // of whose tails would go at once), so flows that share a link still end no sooner than it
+      // On each link the tails share evenly what the cold flows and the other hot flows leave
+      // (all the tails would go at once), so flows that share a link still end no sooner than it
       // can carry them.
       if (fl.tail_rate > 0 && !congested) {
         double rate = fl.tail_rate;
         for (const LinkIndex l : fl.links) {
           const Link& k = links_[static_cast<size_t>(l)];
-          const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load);
-          rate = std::min(rate, avail / static_cast<double>(std::max<size_t>(1, k.hot_hops.size())));
+          double others = 0;
+          size_t tails = 0;
+          for (const HotHop& e : k.hot_hops) {
+            if (flows_[e.flow]->tail_rate > 0) {
+              ++tails;
+            } else {
+              others += e.hop->in;
+            }
+          }
+          const double avail = k.paused ? 0.0 : std::max(0.0, k.capacity - k.cold_load - others);
+          rate = std::min(rate, avail / static_cast<double>(std::max<size_t>(1, tails)));
         }
         if (rate > 0) crossing = std::min(crossing, end - dt + needed / rate);
       }
