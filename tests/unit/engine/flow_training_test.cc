@@ -238,17 +238,12 @@ TEST(FlowTraining, ContextParallelRanksSyncTheirGradientsWithOneReplica) {
   // and reduce their gradients together (ZeRO shards over them). The flow level ran no DP
   // collective with dp 1 until 2026-12-05 while the analytical level charged them.
   for (const int zero : {1, 3}) {
-    ScenarioConfig cfg = engine_test::gpt_1p3b(16, 2, 4, 8, 1);
-    cfg.cluster.gpus_per_node = 4;
-    cfg.cluster.nics_per_node = 4;
-    cfg.network.tiers = 2;
-    cfg.network.switch_radix = 16;
+    ScenarioConfig cfg = plan(16, 2, 4, 1, 8);
     cfg.parallelism.cp = 2;
     cfg.parallelism.zero_stage = zero;
     cfg = engine_test::validated(cfg);
     ASSERT_EQ(data_parallel_size(cfg), 1);
     const TrainingEstimate analytical = estimate_training(cfg, a100());
-    cfg.network.fidelity = Fidelity::kFlow;
     const TrainingEstimate flow = simulate_training(cfg, a100(), quick()).estimate;
     EXPECT_GT(analytical.breakdown.dp_exposed, Time::zero()) << "zero " << zero;
     EXPECT_GT(flow.breakdown.dp_exposed, Time::zero()) << "zero " << zero;
