@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 
@@ -779,7 +778,6 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
 
 MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l, const TrainingLinks& expert_l) {
   const ParallelismConfig& p = cfg.parallelism;
-  const int gpn = cfg.cluster.gpus_per_node;
   const StageParams g = gpu_params(cfg);
   MoeDpTimes t;
   t.dense_params = g.dense;
@@ -790,23 +788,11 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   // the tp group under sp) and expert replicas ep x expert_tp apart; placed DP outermost, one per
   // node.
   const Placement pl(p.placement, p.tp, p.cp, data_parallel_size(cfg), p.pp);
-  // A ring split unevenly over nodes runs member to member (coll::ring_members_per_node). Every
-  // stage's rings count: the step waits for the slowest, and where a stage does not fill whole
-  // nodes (gpus / pp not a multiple of gpus_per_node) stage 0's may sit inside a node while the
-  // next stage's straddle two.
-  const auto ring_members = [gpn, pp = p.pp](const auto& rings_of_stage) {
-    int fewest = INT32_MAX;
-    for (int s = 0; s < pp; ++s) {
-      for (const std::vector<int32_t>& r : rings_of_stage(s)) {
-        if (!r.empty()) fewest = std::min(fewest, coll::ring_members_per_node(r, gpn));
-      }
-    }
-    return fewest == INT32_MAX ? 1 : fewest;
-  };
+  // Every stage's rings count (fewest_ring_members_per_node).
   const coll::GroupLinks dg = group_links(dense_dp(cfg), dense_dp_ring_members_per_node(cfg, pl), dense_l);
   t.dense_group = dg;
-  const coll::GroupLinks eg =
-      group_links(expert_dp(cfg), ring_members([&](int s) { return expert_dp_rings(cfg, s); }), expert_l);
+  const coll::GroupLinks eg = group_links(
+      expert_dp(cfg), fewest_ring_members_per_node(cfg, [&](int s) { return expert_dp_rings(cfg, s); }), expert_l);
   t.expert_group = eg;
   for (int s = 0; s < p.pp; ++s) {
     const std::vector<int> per_chunk = moe_layers_per_chunk(cfg, s);

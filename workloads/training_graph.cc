@@ -192,14 +192,19 @@ std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, cons
   return rings;
 }
 
-int dense_dp_ring_members_per_node(const ScenarioConfig& cfg, const Placement& pl) {
+int fewest_ring_members_per_node(const ScenarioConfig& cfg,
+                                 const std::function<std::vector<std::vector<int32_t>>(int)>& rings_of_stage) {
   int fewest = INT32_MAX;
   for (int s = 0; s < cfg.parallelism.pp; ++s) {
-    for (const std::vector<int32_t>& r : dense_dp_rings(cfg, pl, s)) {
+    for (const std::vector<int32_t>& r : rings_of_stage(s)) {
       if (!r.empty()) fewest = std::min(fewest, coll::ring_members_per_node(r, cfg.cluster.gpus_per_node));
     }
   }
   return fewest == INT32_MAX ? 1 : fewest;
+}
+
+int dense_dp_ring_members_per_node(const ScenarioConfig& cfg, const Placement& pl) {
+  return fewest_ring_members_per_node(cfg, [&](int s) { return dense_dp_rings(cfg, pl, s); });
 }
 
 std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -137,8 +138,13 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
 // over the dp x cp ranks (gradient_sync_size); for an MoE model under sp attention, one over the
 // dp x cp x tp ranks (the dense part is replicated over tp too). `pl` is the scenario's placement.
 std::vector<std::vector<int32_t>> dense_dp_rings(const ScenarioConfig& cfg, const Placement& pl, int stage);
-// The members per node those rings run with (coll::ring_members_per_node), the fewest over the
-// stages' rings: the step waits for the slowest.
+// The members per node the rings of every stage (`rings_of_stage(s)`) run with
+// (coll::ring_members_per_node: a ring split unevenly over nodes runs member to member), the
+// fewest over the stages: the step waits for the slowest, and where a stage does not fill whole
+// nodes one stage's rings may sit inside a node while the next's straddle two. 1 with no ring.
+int fewest_ring_members_per_node(const ScenarioConfig& cfg,
+                                 const std::function<std::vector<std::vector<int32_t>>(int)>& rings_of_stage);
+// That of the dense_dp_rings.
 int dense_dp_ring_members_per_node(const ScenarioConfig& cfg, const Placement& pl);
 // The tensor-parallel groups of DP replica `replica` at stage `stage`: one per CP position.
 std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
