@@ -478,6 +478,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // MoE: per group and chunk, the start of the chunk's last backward pass (its expert gradients
   // are complete through it).
   std::vector<std::vector<int32_t>> expert_ready(ngroups, std::vector<int32_t>(static_cast<size_t>(vpp), -1));
+  // ZeRO-2/3: per stage, the reductions of the backward passes that are not a chunk's last, as
+  // {pass index in the stage's order, the pass's last reduction op}, in pass order.
+  const bool micro_batch_reduce = p.zero_stage >= 2 && mbs > 1;
+  std::vector<std::vector<std::pair<int, int32_t>>> mb_reduced(static_cast<size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     const std::vector<PipelinePass> order = pipeline_order(pp, vpp, mbs, s);
     std::vector<int> first_fwd(static_cast<size_t>(vpp), -1), last_bwd(static_cast<size_t>(vpp), -1);
@@ -488,6 +492,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       if (!order[i].forward) last_bwd[order[i].chunk] = i;
     }
     last_bwd_pass[s] = last_bwd;
+    std::vector<int32_t> mb_first(order.size(), -1), mb_last(order.size(), -1);  // by pass index
+    int32_t mb_prev = -1;
     for (int d = 0; d < ndp; ++d) {
       const int32_t gi = group_of(s, d);
       reduce_ready[gi].assign(static_cast<size_t>(vpp), {});
@@ -752,6 +758,37 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           b.edge(cp_op, end);
         }
         chain.assign(1, end);
+        // ZeRO-2/3 keep a shard of the gradients only, so each backward pass but a chunk's last
+        // reduce-scatters the chunk's gradients of its micro-batch once every replica has ended
+        // it (the last pass's go in buckets, below), as DeepSpeed's ZeRO and PyTorch FSDP do
+        // under gradient accumulation: one collective per pass on the stage's DP rings (one
+        // latency per bucket) and, MoE, its experts' share over their own, one after another in
+        // the order the passes end. Without overlap the stage's next pass waits for it.
+        const bool experts_here = moe && edp_set[s] >= 0 && expert_share[s][pass.chunk] > 0;
+        if (micro_batch_reduce && !pass.forward && i != last_bwd[pass.chunk] && (dense_sync || experts_here)) {
+          if (d == 0) {
+            const auto add = [&](Op op) {
+              op.microbatch = pass.microbatch;
+              op.chunk = pass.chunk;
+              const int32_t id = b.add(op);
+              b.edge(mb_prev, id);
+              if (mb_first[i] < 0) mb_first[i] = id;
+              mb_prev = mb_last[i] = id;
+            };
+            if (dense_sync) {
+              add(Builder::comm(OpRole::kDpReduce, Stream::kDp, gi, reduce_op, bytes_of(chunk_params * grad_bytes),
+                                buckets * c.dp_latency_reduce, dp_set[s]));
+            }
+            if (experts_here) {
+              add(Builder::comm(OpRole::kDpReduce, Stream::kDp, gi, reduce_op,
+                                bytes_of(c.expert_params * grad_bytes * expert_share[s][pass.chunk]), c.edp_latency_reduce,
+                                edp_set[s]));
+            }
+            mb_reduced[s].emplace_back(i, mb_prev);
+          }
+          b.edge(end, mb_first[i]);
+          if (!dp_overlap_reduce) chain.push_back(mb_last[i]);
+        }
         const bool sends = pass.forward ? v < stages_v - 1 : v > 0;
         if (sends) {
           const int next_stage = (pass.forward ? v + 1 : v - 1) % pp;
@@ -813,12 +850,18 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       }
     };
     for (const int ch : chunks) {
+      // ZeRO-2/3: behind the micro-batch reductions issued before the chunk's last backward pass.
+      int32_t issued_before = -1;
+      for (const auto& [pass_index, id] : mb_reduced[s]) {
+        if (pass_index < last_bwd_pass[s][ch]) issued_before = id;
+      }
       for (int j = 0; dense_sync && j < buckets; ++j) {
         Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
                               c.dp_latency_reduce, dp_set[s]);
         op.chunk = ch;
         const int32_t id = b.add(op);
         b.edge(dp_prev[s], id);
+        b.edge(issued_before, id);
         wait_for(id, [&](int32_t gi) { return reduce_ready[gi][ch][j]; });
         dp_prev[s] = id;
       }
@@ -829,6 +872,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         op.chunk = ch;
         const int32_t id = b.add(op);
         b.edge(dp_prev[s], id);
+        b.edge(issued_before, id);
         wait_for(id, [&](int32_t gi) { return expert_ready[gi][static_cast<size_t>(ch)]; });
         dp_prev[s] = id;
       }
@@ -842,6 +886,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     optimizer[gi] = b.add(op);
     for (const int32_t pred : final_chain[gi]) b.edge(pred, optimizer[gi]);
     b.edge(reduced[g.groups[gi].stage], optimizer[gi]);
+    const auto& mb = mb_reduced[static_cast<size_t>(g.groups[gi].stage)];
+    if (!mb.empty()) b.edge(mb.back().second, optimizer[gi]);
   }
   if (pp > 1 && m.tied_embeddings) {
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / tp * 4.0);

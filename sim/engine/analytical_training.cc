@@ -584,12 +584,17 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // per-pass gathers hold the NIC through the passes (below): the compute.
   Time bwd_free = bwd_window;
   Time fwd_free = fwd_window;
-  if (!m.moe && p.zero_stage < 3) {
+  // A micro-batch's passes' NIC-free time as the ZeRO-0/1/2 windows count it, for ZeRO-3 too:
+  // the room of the per-micro-batch reductions (ZeRO-2/3, below).
+  Time micro_batch_free = bwd_window + fwd_window;
+  if (!m.moe) {
     const Time nic = stage_tp_cp_nic_time(cfg, l, layers_per_stage);
-    const Time free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
+    micro_batch_free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
+  }
+  if (!m.moe && p.zero_stage < 3) {
     const double bwd_share = lt.backward / (lt.forward + lt.backward);
-    bwd_free = bwd_share * free;
-    fwd_free = (1.0 - bwd_share) * free;
+    bwd_free = bwd_share * micro_batch_free;
+    fwd_free = (1.0 - bwd_share) * micro_batch_free;
   }
   if (sync > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
     const int per_node = sync_per_node;
@@ -784,6 +789,27 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // drains (as the flow level's graph orders them). The first gather waits, the others hide
     // under the compute and bubble, and the reduction's exposure follows (ZeRO-3 has no step
     // gather). Where the gathers take longer than the compute, they pace the step.
+    //
+    // ZeRO-2 and ZeRO-3 hold a shard of the gradients only, so every micro-batch's gradients are
+    // reduce-scattered after its backward pass, as DeepSpeed's ZeRO and PyTorch FSDP do under
+    // gradient accumulation (ZeRO-0/1 accumulate them whole and reduce once per step). In 1F1B's
+    // steady state one micro-batch's reduction has its passes' NIC-free time (micro_batch_free)
+    // before the next one's is issued, on every stage alike (between a stage's first and last
+    // backward pass lie mbs - 1 forward-backward pairs and no bubble). What does not fit piles up,
+    // and the last micro-batch's reduction queues behind it:
+    //   backlog = (mbs - 1) x max(0, reduction - micro_batch_free)
+    // Every stage's reductions run at once (reduce_together). Not overlapped, each blocks the
+    // passes after it: (mbs - 1) x reduction. (Before 2026-12-05 ZeRO-2 and -3 reduced once per
+    // step, as stage 1, with a shard's memory.)
+    const bool reduces_per_micro_batch = p.zero_stage >= 2 && mbs > 1;
+    const Time per_micro_batch = m.moe ? reduce : reduce_together;
+    const auto set_backlog = [&](Time room) {
+      if (!cfg.training.overlap.dp_grad_reduce) room = Time::zero();
+      const Time backlog = (mbs - 1) * max(Time::zero(), per_micro_batch - room);
+      for (Time& t : est.dp_end) t += backlog - est.dp_micro_batch_backlog;
+      est.dp_micro_batch_backlog = backlog;
+    };
+    if (reduces_per_micro_batch) set_backlog(micro_batch_free);
     b.dp_exposed = staged_dp_exposed(est) + draw_excess;
     if (p.zero_stage == 3) {
       // One gather of the chunk's weights per pass (one latency, as the flow level runs it); MoE
@@ -822,7 +848,16 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // selective).
         const Time passes_take = b.compute + b.bubble + b.tp_exposed + b.ep_exposed;
         const Time red = m.moe ? reduce : reduce_together;
-        Time bound = passes * per_pass + max(red, drain_to_first + (1.0 / p.vpp) * red);
+        // ZeRO-3 reduces every micro-batch's gradients: mbs - 1 reductions beside the gathers,
+        // then the last one's after the drain. The reductions run on their own stream, so only
+        // their bytes queue with the gathers' (their ring latencies apart: vpp x buckets, and MoE
+        // one per chunk with experts).
+        const Time red_latency =
+            moe_dp ? (p.vpp * buckets_per_chunk) * coll::ring_latency(op, moe_dp->dense_group) +
+                         moe_dp->expert_chunks * coll::ring_latency(op, moe_dp->expert_group)
+                   : (p.vpp * buckets_per_chunk) * coll::ring_latency(op, g);
+        Time bound = passes * per_pass + (mbs - 1) * max(Time::zero(), red - red_latency) +
+                     max(red, drain_to_first + (1.0 / p.vpp) * red);
         // MoE: the all-to-alls share the NICs with the gathers, hidden behind compute or not:
         // their time on the NICs adds to the gathers' stream (before 2026-12-05 only their
         // exposed part came on top of it, so a faster GPU, hiding less of them, made the step
@@ -835,7 +870,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           const GroupLinks nic_g = group_links(sync, per_node, work::links_at_contention(l, 1.0));
           const Time nic =
               passes * coll::collective_nic_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), nic_g) +
-              coll::collective_nic_time(op, grads, nic_g) + mbs * stage_tp_cp_nic_time(cfg, l, layers_per_stage);
+              mbs * coll::collective_nic_time(op, grads, nic_g) + mbs * stage_tp_cp_nic_time(cfg, l, layers_per_stage);
           bound = max(bound, nic);
         }
         const Time gather_bound = bound - passes_take;
@@ -877,6 +912,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         const Time fwd_gather = unoverlapped_gather(alone, per_pass, (fwd_share / p.vpp) * nic_free);
         const Time bwd_gather = unoverlapped_gather(alone, per_pass, ((1.0 - fwd_share) / p.vpp) * nic_free);
         for (Time& t : est.dp_start) t += (mbs * p.vpp) * (fwd_gather + bwd_gather);
+        // The other stages' gathers take per_pass - alone of each pass's NIC-free time: the
+        // per-micro-batch reductions have what is left (none where the gathers fill the NIC, so
+        // a faster GPU, whose gathers then grow as its passes shrink, is no slower).
+        if (reduces_per_micro_batch) {
+          const Time taken = per_pass - alone;
+          const Time fwd_room = max(Time::zero(), (fwd_share / p.vpp) * nic_free - taken);
+          const Time bwd_room = max(Time::zero(), ((1.0 - fwd_share) / p.vpp) * nic_free - taken);
+          set_backlog(p.vpp * (fwd_room + bwd_room));
+        }
         b.dp_exposed = staged_dp_exposed(est) + draw_excess;
       }
     }

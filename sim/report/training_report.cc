@@ -100,6 +100,9 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   for (const auto& [name, t] : breakdown_parts(est.breakdown, moe)) bd.set(std::string(name) + "_s", t.as_s());
   Json& frac = r.set("breakdown_fraction", Json::object());
   for (const auto& [name, t] : breakdown_parts(est.breakdown, moe)) frac.set(name, t / est.iteration);
+  if (cfg.network.fidelity == Fidelity::kAnalytical && cfg.parallelism.zero_stage >= 2 && est.micro_batches > 1) {
+    r.set("dp_micro_batch_backlog_s", est.dp_micro_batch_backlog.as_s());
+  }
   Json& fl = r.set("flops", Json::object());
   fl.set("model_per_iteration", est.flops.model.n);
   fl.set("hardware_per_iteration", est.flops.hardware.n);
@@ -175,6 +178,10 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     char line[128];
     std::snprintf(line, sizeof line, "  %-12s %12s  %5.1f%%\n", name, to_string(t).c_str(), 100.0 * (t / est.iteration));
     o << line;
+  }
+  if (cfg.network.fidelity == Fidelity::kAnalytical && est.dp_micro_batch_backlog > Time::zero()) {
+    o << "  (of dp_exposed, " << to_string(est.dp_micro_batch_backlog) << " is ZeRO-" << p.zero_stage
+      << "'s per-micro-batch gradient reductions that the passes do not hide; ZeRO-1 reduces once per step)\n";
   }
   o << "\nmemory per GPU  " << fmt("%.1f", est.memory.total().as_gib()) << " of "
     << fmt("%.1f", est.memory_capacity.as_gib()) << " GiB usable (weights "

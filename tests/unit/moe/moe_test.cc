@@ -215,10 +215,12 @@ TEST(MoeAnalytical, ZeroThreeGathersWeightsPerPass) {
   EXPECT_GT(z3.iteration, z2.iteration);
   EXPECT_GE(z3_serial.breakdown.dp_exposed, z3.breakdown.dp_exposed);
   EXPECT_EQ(z3.breakdown.compute, z2.breakdown.compute);
-  // At 400 Gbps the gathers mostly hide: ZeRO-3 costs a few percent more than ZeRO-2, never less.
+  // At 400 Gbps the gathers mostly hide: ZeRO-3 costs more than ZeRO-2, never less, and less than
+  // on 25 Gbps NICs (its small per-pass collectives' latencies keep it 31% above ZeRO-2 here, the
+  // flow level 21%, since 2026-12-05, when both stages reduce every micro-batch's gradients).
   const Time fast3 = run({"parallelism.zero_stage=3"}).iteration, fast2 = run({"parallelism.zero_stage=2"}).iteration;
   EXPECT_GE(fast3, fast2);
-  EXPECT_LT(fast3.as_s(), 1.05 * fast2.as_s());
+  EXPECT_LT(fast3, z3.iteration);
 }
 
 // ZeRO-3 whose gathers pace the step: the expert all-to-alls share the NICs with the gathers,
