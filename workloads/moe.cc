@@ -238,6 +238,13 @@ double moe_extra_active_gemm_params(const ModelConfig& m) {
   return moe_layer_count(m) * per_layer;
 }
 
+double moe_active_params(const ModelConfig& m) {
+  const double total = count_params(m).total;
+  if (!m.moe) return total;
+  const MoeConfig& e = *m.moe;
+  return total - moe_layer_count(m) * (e.experts - e.top_k) * mlp_params(m, expert_ffn_hidden(m));
+}
+
 ExpertLayout expert_layout(const ScenarioConfig& cfg, int stage) {
   const ParallelismConfig& p = cfg.parallelism;
   const int dp = data_parallel_size(cfg);

@@ -34,6 +34,10 @@ double moe_extra_params(const ModelConfig& m);
 // The same for the GEMM parameters one token activates: (top_k + shared) x MLP GEMMs + router.
 // Model FLOPs (and so MFU) count these active parameters only.
 double moe_extra_active_gemm_params(const ModelConfig& m);
+// Parameters one token activates, as MoE papers count them (Mixtral 8x7B: 12.9B of 46.7B):
+//   every parameter but the routed experts it skips, total - MoE layers x (experts - top_k) x
+//   expert MLP (biases included).
+double moe_active_params(const ModelConfig& m);
 
 // Where each GPU of a pipeline stage sits in the expert layout: GPUs of the stage in ascending
 // order, q-th of them at expert-TP index q mod etp, EP index (q / etp) mod ep, expert-DP index

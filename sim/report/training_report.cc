@@ -40,7 +40,7 @@ Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
   o.set("attention_parallel", to_string(cfg.training.attention_parallel));
   o.set("a2a_chunks", cfg.training.overlap.a2a_chunks);
   o.set("comm_precision", to_string(cfg.training.comm_precision));
-  o.set("active_parameters_per_token", work::model_flops_per_token(cfg.model) / 6.0);
+  o.set("active_parameters_per_token", work::moe_active_params(cfg.model));
   o.set("mfu_note", engine::kMoeMfuNote);
   o.set("critical_stage", est.critical_stage);
   double worst = 1.0;

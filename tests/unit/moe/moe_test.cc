@@ -56,6 +56,11 @@ TEST(MoeParams, Internal352bTotalAndActive) {
   // Active GEMM parameters per layer: 41,943,040 + (3 + 1) x 176,160,768 + 131,072 = 746,717,184;
   // model FLOPs per token 3 x (60 x (2 x 746,717,184 + 4 x 8192 x 4096) + 2 x 4096 x 65536).
   EXPECT_DOUBLE_EQ(model_flops_per_token(internal_352b()), 294587990016.0);
+  // Parameters a token activates: all but the 29 routed experts it skips in each of 60 layers,
+  // 351,860,133,888 - 60 x 29 x 176,160,768 (until 2026-12-05 results.json's
+  // moe.active_parameters_per_token was model FLOPs per token / 6, which adds the attention
+  // scores: 49.1e9 here).
+  EXPECT_DOUBLE_EQ(moe_active_params(internal_352b()), 351860133888.0 - 60.0 * 29.0 * 176160768.0);
 }
 
 TEST(MoeParams, LayerPattern) {
