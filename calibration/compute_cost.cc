@@ -41,8 +41,10 @@ Time attention_time(Flops executed, AttentionKernel kernel, Precision precision,
   const double eff = kernel == AttentionKernel::kFlash2   ? hw.eff.attention_fused
                      : kernel == AttentionKernel::kFlash1 ? hw.eff.attention_fused / kFlash2OverFlash1
                                                           : hw.eff.attention_unfused;
-  // The unfused chain is two batched GEMMs plus a softmax kernel: three launches.
-  const int64_t launches = kernel == AttentionKernel::kUnfused ? 3 : 1;
+  // The unfused chain is two batched GEMMs plus a softmax kernel forward (three launches) and
+  // four GEMMs plus the softmax's backward kernel backward (five; as the probe runs it). Until
+  // 2026-12-05 the backward chain was charged three.
+  const int64_t launches = kernel == AttentionKernel::kUnfused ? (backward ? 5 : 3) : 1;
   Time work = Time::s(executed.n / (hw.peak(precision).per_s * eff));
   const double score_bytes = backward ? hw.eff.attention_score_bytes_backward : hw.eff.attention_score_bytes;
   if (kernel == AttentionKernel::kUnfused && score_bytes > 0) {

@@ -69,7 +69,7 @@ AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double
   m.direction = points.front().direction;
   m.fused = false;
   m.dtype = points.front().dtype;
-  m.launch_s = 3.0 * launch_s;
+  m.launch_s = (m.direction == Direction::kBackward ? 5.0 : 3.0) * launch_s;  // the chain's kernels (compute_cost.cc)
   m.flops_per_s = gemm_flops_per_s;
   m.hbm_bytes_per_s = hbm_bytes_per_s;
   const double softmax = kSoftmaxBytesPerScoreElement * (m.direction == Direction::kBackward ? 2.0 : 1.0);

@@ -208,6 +208,9 @@ TEST(Calibrate, MeasuredH200) {
   EXPECT_LT(row(r, "gemm (all)").error.median_rel, 0.08);
   EXPECT_LT(row(r, "memory (all)").error.median_rel, 0.08);
   EXPECT_LT(row(r, "attention (all)").error.median_rel, 0.15);
+  // The backward chain charged its five kernels (four GEMMs and the softmax's): worst 23.9%,
+  // median 5.5% (charged three, until 2026-12-05: 42.0% and 8.6%, the small shapes under).
+  EXPECT_LT(row(r, "attention bwd chain bf16").error.worst_rel, 0.30);
   const GemmModel* gemm = r.gemm_model(DType::kBf16);
   const MemoryModel* copy = r.memory_model(MemoryOpKind::kCopy);
   const AttentionModel* fwd = r.attention_model(Direction::kForward, false);
