@@ -13,6 +13,8 @@
 #include <stdexcept>
 
 #include "sim/core/error.h"
+#include "sim/core/scenario.h"
+#include "sim/report/run_scenario.h"
 #include "sim/report/sweep/candidate_evaluator.h"
 #include "sim/report/sweep/result_log.h"
 #include "sim/report/sweep/sweep_output.h"
@@ -99,6 +101,33 @@ TEST(CandidateEvaluator, MemoryFitsHoldsWhateverTheRunsMemoryCheckSays) {
   const Outcome big = eval.analytical(1);
   EXPECT_EQ(big.status, kNoFit) << big.reason;
   EXPECT_EQ(big.metrics.at("memory_fits"), 0);
+}
+
+// An iteration past the limit of simulated time (106 days) is an error with `clustersim run`'s
+// message, not ranked: 2.048e9 sequences of 4,096 tokens of a 1.7B model on 16 A100s take about
+// 2.048e9 x 6 x 1.7e9 x 4,096 FLOPs / (16 x ~150 TFLOP/s) = 3.6e7 s (micro-batches of 128, so that
+// the pipeline holds the 1,000,000 micro-batches allowed; kept whatever their memory). Before
+// 2026-12-05 the screen's closed form skipped run's check and ranked it `ok` at the saturated
+// 9,223,372 s (the reviewer's 175B plan on 8 GPUs: first, at MFU 95.8%).
+TEST(CandidateEvaluator, AnIterationPastTheTimeLimitIsAnErrorAsInRun) {
+  const SweepSpec spec = spec_from(
+      "set: {model.seq_len: 4096, training.memory_check: false}\n"
+      "axes:\n  parallelism.micro_batch: [128]\n  training.global_batch: [2048, 2048000000]\n"
+      "constraints: {memory_fits: false}\n");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  EXPECT_EQ(eval.analytical(0).status, kOk);
+  const Outcome huge = eval.analytical(1);
+  EXPECT_EQ(huge.status, kError) << huge.reason;
+  EXPECT_EQ(huge.metrics.count("iteration_time_s"), 0u);
+  std::string run_message;
+  try {
+    report::run_scenario(scenario_from_tree(space.tree(1), spec.base_origin));
+  } catch (const BadInput& e) {
+    run_message = e.errors().front().message;
+  }
+  EXPECT_NE(run_message.find("one training iteration would take over 107 days"), std::string::npos) << run_message;
+  EXPECT_EQ(huge.reason, run_message);
 }
 
 TEST(SweepOutput, PlansKeptThatOverflowHbmAreMarkedInTheTables) {
