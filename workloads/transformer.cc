@@ -193,6 +193,11 @@ void add_zero3_working_set(MemoryEstimate& e, double layer_params, double grad_b
   e.gradients = e.gradients + bytes_of(layer_params * grad_bytes);
 }
 
+MemoryEstimate most_loaded_memory_per_gpu(const ScenarioConfig& cfg) {
+  const SequenceImbalance& si = cfg.stragglers.sequence_imbalance;
+  return si.max_over_mean > 1.0 ? memory_per_gpu(with_heavy_sequences(cfg, si)) : memory_per_gpu(cfg);
+}
+
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   if (cfg.model.moe) return moe_memory_per_gpu(cfg);
   const Dims x = dims(cfg);

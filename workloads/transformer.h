@@ -83,6 +83,10 @@ struct MemoryEstimate {
   double expert_params_on_gpu = 0;  // MoE: of params_on_gpu, the experts' (synced over expert DP)
 };
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);
+// Memory on the most loaded GPU of the run: memory_per_gpu's, where a
+// stragglers.sequence_imbalance (max_over_mean > 1) gives the heaviest replicas longer sequences
+// (with_heavy_sequences) at those sequences' activations. What runs report and check.
+MemoryEstimate most_loaded_memory_per_gpu(const ScenarioConfig& cfg);
 
 // ZeRO-3's working set beside its shards: the 16-bit weights of the layer computing and of the
 // next, prefetched, gathered whole, and the layer's gradients before they are reduce-scattered.

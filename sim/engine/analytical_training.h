@@ -52,7 +52,7 @@ struct TrainingEstimate {
   double mfu = 0;   // model FLOPs (no recomputation) / (time x GPUs x dense peak)
   double hfu = 0;   // hardware FLOPs (with recomputation) / (time x GPUs x dense peak)
   work::FlopCount flops;
-  work::MemoryEstimate memory;
+  work::MemoryEstimate memory;  // on the most loaded GPU (work::most_loaded_memory_per_gpu)
   Bytes memory_capacity;   // usable: HBM minus the profile's reserve
   TrainingBreakdown breakdown;
   // Plan facts for reports.
@@ -143,8 +143,10 @@ Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double buc
 // first backward starts, and the last backward crosses them back (never more than without).
 int64_t exposed_pipeline_transfers(const ScenarioConfig& cfg, int64_t micro_batches);
 
-// Errors when the plan's memory per GPU exceeds the profile's usable capacity, with the numbers
-// (weights, gradients, optimizer, activations) that show why, whatever training.memory_check says.
+// Errors when the plan's memory on its most loaded GPU (work::most_loaded_memory_per_gpu)
+// exceeds the profile's usable capacity, with the numbers (weights, gradients, optimizer,
+// activations) that show why, whatever training.memory_check says; an overflow that only a
+// sequence imbalance's heaviest replicas make names stragglers.sequence_imbalance.max_over_mean.
 std::vector<InputError> memory_misfit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 // memory_misfit, unless training.memory_check is false: what a run refuses.
 std::vector<InputError> check_memory_fit(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);

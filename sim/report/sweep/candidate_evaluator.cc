@@ -141,7 +141,10 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     if (!cfg.traffic && !cfg.inference) {
       // Hardware profiles are parsed once per sweep, not once per candidate.
       const calib::HardwareProfile& hw = profile(cfg.cluster.gpu, cfg.cluster.source_dir);
-      const work::MemoryEstimate mem = work::memory_per_gpu(cfg);
+      // The most loaded GPU's, as the run reports it: a sequence imbalance's heaviest replicas
+      // included (before 2026-12-05 the mean sequences' memory, and an overflow of the heavy
+      // replicas only was an `error` where other overflows are `no_fit`).
+      const work::MemoryEstimate mem = work::most_loaded_memory_per_gpu(cfg);
       out.metrics["memory_per_gpu_gib"] = mem.total().as_gib();
       // The fit itself, whatever training.memory_check lets the run do.
       const auto misfit = engine::memory_misfit(cfg, hw);

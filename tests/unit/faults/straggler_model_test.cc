@@ -413,6 +413,25 @@ TEST(StragglerModel, HeavyReplicasMustFitTheirLongerSequences) {
                   .empty());
 }
 
+TEST(StragglerModel, RunsReportTheHeavyReplicasMemory) {
+  // memory_per_gpu_gib is the most loaded GPU's: under max_over_mean 1.3 a heavy replica's
+  // 2,662-token sequences' activations, not the mean 2,048's (16.5 GiB reported before 2026-12-05).
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/stragglers-175b-12288.yaml";
+  const ScenarioConfig cfg = load_scenario(file, {"stragglers.hosts=null", "stragglers.sequence_imbalance.max_over_mean=1.3"});
+  const double heavy = work::memory_per_gpu(with_heavy_sequences(cfg, cfg.stragglers.sequence_imbalance)).total().as_gib();
+  const double nominal = work::memory_per_gpu(cfg).total().as_gib();
+  EXPECT_GT(heavy, nominal + 1.0);
+  const report::RunOutput out = report::run_reliability(cfg);
+  double reported = 0;
+  out.results.for_each_number([&](const std::string& path, double v) {
+    if (path == "memory_per_gpu_gib.total") reported = v;
+  });
+  EXPECT_NEAR(reported, heavy, 1e-9);
+  char line[64];
+  std::snprintf(line, sizeof line, "memory per GPU  %.1f of", heavy);
+  EXPECT_NE(out.summary.find(line), std::string::npos) << out.summary;
+}
+
 // MegaScale section 6.3: ~0.5% of hosts ~10% slower in the forward pass cost ~0.7 MFU points.
 // Our model gives 0.4-1.7 points depending on whether a slow host holds the last stage (which
 // also runs the LM head and paces the pipeline); at seed 1 two do, and the what-if blames them.

@@ -130,6 +130,34 @@ TEST(CandidateEvaluator, AnIterationPastTheTimeLimitIsAnErrorAsInRun) {
   EXPECT_EQ(huge.reason, run_message);
 }
 
+// A sequence imbalance whose heaviest replicas overflow HBM (10x the mean's 2,048 tokens: 116.0
+// GiB on an 80 GB A100) is `no_fit` like any training overflow, and the memory reported is the
+// heavy replicas' (memory_fits: false keeps it, for a memory_per_gpu_gib constraint to see). Before
+// 2026-12-05: the mean's 16.5 GiB, memory_fits 1, and the run's refusal made it an `error`.
+TEST(CandidateEvaluator, HeavyReplicasMemoryIsTheCandidatesMemory) {
+  const std::string body = "base: " + std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/stragglers-175b-12288.yaml\n" +
+                           "set: {stragglers.hosts: null}\n"
+                           "axes: {stragglers.sequence_imbalance.max_over_mean: [1.15, 10]}\n"
+                           "flow_stage: {top_k: 0}\n";
+  const SweepSpec spec = sweep_spec_from_tree(parse_yaml_text(body, "test.yaml"), "test.yaml");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  EXPECT_EQ(eval.analytical(0).status, kOk) << eval.analytical(0).reason;
+  const Outcome heavy = eval.analytical(1);
+  EXPECT_EQ(heavy.status, kNoFit) << heavy.reason;
+  EXPECT_NE(heavy.reason.find("the heaviest replicas' sequences of 20480 tokens"), std::string::npos) << heavy.reason;
+  EXPECT_NEAR(heavy.metrics.at("memory_per_gpu_gib"), 116.0, 0.05);
+  EXPECT_EQ(heavy.metrics.at("memory_fits"), 0);
+
+  const SweepSpec kept = sweep_spec_from_tree(parse_yaml_text(body + "constraints: {memory_fits: false}\n", "test.yaml"), "test.yaml");
+  const CandidateSpace kept_space(kept);
+  CandidateEvaluator kept_eval(kept_space);
+  const Outcome run = kept_eval.analytical(1);
+  EXPECT_EQ(run.status, kOk) << run.reason;
+  EXPECT_NEAR(run.metrics.at("memory_per_gpu_gib"), 116.0, 0.05);
+  EXPECT_EQ(run.metrics.at("memory_fits"), 0);
+}
+
 TEST(SweepOutput, PlansKeptThatOverflowHbmAreMarkedInTheTables) {
   // With memory_fits: false a plan that overflows HBM is ranked; sweep.csv and the printed table
   // then carry a memory_fits column saying which (with the constraint on, no row needs it).
