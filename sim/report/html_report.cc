@@ -92,7 +92,7 @@ std::string tier_bars(const std::vector<engine::TierLoad>& tiers) {
 }  // namespace
 
 std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                              const engine::FlowTrainingResult& flow) {
+                              const engine::FlowTrainingResult& flow, const AnalyticalPeer& peer) {
   const engine::TrainingEstimate& est = flow.estimate;
   const std::string name = cfg.name.empty() ? cfg.file : cfg.name;
   std::ostringstream o;
@@ -104,13 +104,19 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
     << ", pp " << cfg.parallelism.pp << ", vpp " << cfg.parallelism.vpp << ", cp " << cfg.parallelism.cp << ", dp " << est.dp
     << ", " << est.micro_batches << " micro-batches per pipeline; fidelity flow"
     << (flow.folded ? " (folded)" : "") << "</p>\n";
-  o << "<table><tr><th>iteration</th><th>tokens/s</th><th>MFU</th><th>analytical iteration</th><th>analytical MFU</th></tr><tr><td>"
+  // With stragglers the analytical figures say which they are: the same stragglers' (peer), and
+  // the breakdown, the closed form's, without them (the paragraph says so; the bars' labels are
+  // 120 px). Both were unlabelled before 2026-12-05.
+  const bool straggled = !cfg.stragglers.empty();
+  const std::string peer_label = !straggled ? "" : peer.with_stragglers ? " (same stragglers)" : " (without stragglers)";
+  o << "<table><tr><th>iteration</th><th>tokens/s</th><th>MFU</th><th>analytical iteration" << peer_label
+    << "</th><th>analytical MFU" << peer_label << "</th></tr><tr><td>"
     << html_escape(to_string(est.iteration)) << "</td><td>" << format_number("%.4g", est.tokens_per_s) << "</td><td>"
-    << format_number("%.1f%%", 100 * est.mfu) << "</td><td>" << html_escape(to_string(flow.analytical.iteration)) << "</td><td>"
-    << format_number("%.1f%%", 100 * flow.analytical.mfu) << "</td></tr></table>\n";
+    << format_number("%.1f%%", 100 * est.mfu) << "</td><td>" << html_escape(to_string(peer.iteration)) << "</td><td>"
+    << format_number("%.1f%%", 100 * peer.mfu) << "</td></tr></table>\n";
 
   o << "<h2>Where the time goes</h2>\n<p>Critical rank group (" << html_escape(flow.groups.empty() ? "" : flow.groups[flow.critical_group].name)
-    << ") at the flow level, and the analytical level:</p>\n";
+    << ") at the flow level, and the analytical level" << (straggled ? " without stragglers" : "") << ":</p>\n";
   std::vector<std::pair<std::string, engine::TrainingBreakdown>> headline = {{"flow", est.breakdown},
                                                                              {"analytical", flow.analytical.breakdown}};
   o << stacked_bars(headline, max(est.iteration, flow.analytical.iteration)) << "\n";

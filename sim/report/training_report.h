@@ -42,9 +42,22 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
 Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                            const engine::FlowTrainingResult& flow);
 
-// training_summary plus the rank groups, the critical path's shape and the fabric load.
+// The analytical level's iteration and MFU that a flow-level run is compared with: of the same
+// scenario, its stragglers included (the straggler model's replay, milliseconds to a second
+// beside the flow simulation; `with_stragglers`), else the closed form without them
+// (FlowTrainingResult::analytical): no stragglers, or a replay past kMaxPassesPerReplay.
+struct AnalyticalPeer {
+  Time iteration;
+  double mfu = 0;
+  bool with_stragglers = false;
+};
+AnalyticalPeer analytical_peer(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                               const engine::FlowTrainingResult& flow);
+
+// training_summary plus the analytical figures beside (`peer`, labelled with or without the
+// scenario's stragglers), the rank groups, the critical path's shape and the fabric load.
 std::string flow_training_summary(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                  const engine::FlowTrainingResult& flow);
+                                  const engine::FlowTrainingResult& flow, const AnalyticalPeer& peer);
 
 // The headline numbers of a training estimate, by results.json key (RunOutput::metrics).
 std::map<std::string, double> training_metrics(const engine::TrainingEstimate& est);
