@@ -59,7 +59,8 @@ std::string ranked_table(const CandidateSpace& space, const SweepTable& table, c
   std::vector<std::string> head = {"rank"};
   std::vector<std::string> keys;
   for (const Axis& a : spec.axes) keys.push_back(a.key);
-  for (const Axis& a : spec.axes) head.push_back(axis_header(a.key, keys));
+  const std::map<std::string, std::string> columns = non_axis_columns(spec);
+  for (const Axis& a : spec.axes) head.push_back(axis_header(a.key, keys, columns));
   for (const std::string& m : metrics) head.push_back(m);
   cells.push_back(head);
   for (const int64_t pos : rows) {
@@ -106,8 +107,10 @@ std::string tie_at_cut(const SweepTable& table, size_t k) {
 
 // The shortest trailing part of `key` (whole dot-separated segments) that no other of `keys`
 // ends with: "tp" alone, "attention.tp" beside "expert.tp" (both printed as "tp" before
-// 2026-12-05).
-std::string axis_header(const std::string& key, const std::vector<std::string>& keys) {
+// 2026-12-05), and that is not another column's name: inference.pools.expert.gpus printed as
+// "gpus" beside the gpus metric until 2026-12-05 (16 under a candidate of 24 GPUs).
+std::string axis_header(const std::string& key, const std::vector<std::string>& keys,
+                        const std::map<std::string, std::string>& columns) {
   const auto ends_with = [](const std::string& s, const std::string& tail) {
     return s == tail || (s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0 &&
                          s[s.size() - tail.size() - 1] == '.');
@@ -115,9 +118,21 @@ std::string axis_header(const std::string& key, const std::vector<std::string>& 
   for (size_t dot = key.rfind('.'); dot != std::string::npos; dot = dot == 0 ? std::string::npos : key.rfind('.', dot - 1)) {
     const std::string tail = key.substr(dot + 1);
     const bool unique = std::none_of(keys.begin(), keys.end(), [&](const std::string& k) { return k != key && ends_with(k, tail); });
-    if (unique) return tail;
+    const auto column = columns.find(tail);
+    const bool free = column == columns.end() || column->second == key;
+    if (unique && free) return tail;
   }
   return key;
+}
+
+std::map<std::string, std::string> non_axis_columns(const SweepSpec& spec) {
+  std::map<std::string, std::string> columns = {{"rank", ""}};
+  for (const std::string& m : metric_columns(spec)) columns[m] = "";
+  // Plan facts repeat a scenario key, but a serving plan's gpus sums its pools.
+  for (const std::string& c : plan_columns(spec)) {
+    columns[c] = spec.kind == ScenarioKind::kInference ? "" : c == "gpus" ? "cluster.gpus" : "parallelism." + c;
+  }
+  return columns;
 }
 
 std::vector<std::string> metric_columns(const SweepSpec& spec) {

@@ -3,6 +3,7 @@
 // plan, key metrics and status), the terminal summary, and sweep.html (sweep_html.cc).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,14 @@ std::string sweep_json_text(const CandidateSpace& space, const SweepTable& table
 std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 
 // The column header of axis `key` among the sweep's axis `keys`: its shortest trailing part (whole
-// dot-separated segments) no other key ends with ("tp"; "attention.tp" beside "expert.tp").
-std::string axis_header(const std::string& key, const std::vector<std::string>& keys);
+// dot-separated segments) no other key ends with ("tp"; "attention.tp" beside "expert.tp") and
+// that names none of the other `columns` (a name -> the scenario key whose value that column
+// repeats, "" for none) unless that column repeats `key` itself: "expert.gpus" beside the metric
+// gpus, "gpus" for cluster.gpus in a training sweep, whose gpus column is cluster.gpus.
+std::string axis_header(const std::string& key, const std::vector<std::string>& keys,
+                        const std::map<std::string, std::string>& columns = {});
+// The columns a sweep's tables show beside its axes (plan facts, metrics, rank) for axis_header.
+std::map<std::string, std::string> non_axis_columns(const SweepSpec& spec);
 std::string sweep_html(const CandidateSpace& space, const SweepTable& table, const SweepRun& run);
 
 // The rows of the stage-change table: every candidate run at the finer level, by finer rank.

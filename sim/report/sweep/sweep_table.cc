@@ -218,14 +218,15 @@ bool same_objective(double a, double b) {
 }
 
 std::string format_metric(const std::string& metric, double v) {
+  const auto ends_with = [](const std::string& s, const char* tail) {
+    const size_t n = std::char_traits<char>::length(tail);
+    return s.size() > n && s.compare(s.size() - n, n, tail) == 0;
+  };
   if (!std::isfinite(v)) return "-";  // no number to show (the table's mark for a missing metric)
   char buf[64];
   if (metric == "mfu" || metric == "hfu") {
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
-  } else if (metric == "tokens_per_s") {
-    if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3fM", v / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else if (metric.size() > 2 && metric.compare(metric.size() - 2, 2, "_s") == 0) {
+  } else if (ends_with(metric, "_s") && !ends_with(metric, "_per_s")) {  // times, not rates
     // Traffic runs finish in milliseconds and TPOT is tens of them: "0.001 s" hid 1.35 ms.
     if (std::fabs(v) >= 1 || v == 0) std::snprintf(buf, sizeof buf, "%.3f s", v);
     else if (std::fabs(v) >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", v * 1e3);
@@ -234,6 +235,13 @@ std::string format_metric(const std::string& metric, double v) {
     std::snprintf(buf, sizeof buf, "$%.3f", v);
   } else if (metric == "time_to_train_days") {
     std::snprintf(buf, sizeof buf, "%.1f d", v);
+  } else if (std::fabs(v) >= 1e6) {
+    // Rates and counts in one form whatever their metric: "14583" tokens/s per GPU beside "14583"
+    // tokens/s, not "1.458e+04" (before 2026-12-05 %.4g for all but tokens_per_s), and millions
+    // as "1.295M"; below 1,000, four significant digits ("105.4", "0.9998").
+    std::snprintf(buf, sizeof buf, "%.3fM", v / 1e6);
+  } else if (std::fabs(v) >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
   } else {
     std::snprintf(buf, sizeof buf, "%.4g", v);
   }

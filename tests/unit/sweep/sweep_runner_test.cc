@@ -460,6 +460,41 @@ TEST(SweepTable, AxisHeadersAreTheShortestUniqueTail) {
   EXPECT_EQ(axis_header("parallelism.tp", {"tp", "parallelism.tp"}), "parallelism.tp");
 }
 
+// An axis header is no other column's name: inference.pools.expert.gpus printed "gpus", the
+// metric's name, showing 16 for a candidate of 24 GPUs (before 2026-12-05); and a rate per GPU
+// prints as the rate does, "14583" beside "14583", not "1.458e+04".
+TEST(SweepTable, AxisHeadersAreNoMetricsName) {
+  const std::string body = "base: " + std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd-hetero.yaml\n" +
+                           "axes: {inference.pools.expert.gpus: [16]}\nflow_stage: {top_k: 0}\n";
+  const SweepSpec spec = sweep_spec_from_tree(parse_yaml_text(body, "test.yaml"), "test.yaml");
+  const CandidateSpace space(spec);
+  Record r;
+  r.stage = kStageAnalytical;
+  r.index = 0;
+  r.id = space.id(0);
+  r.outcome.metrics = {{"tokens_per_s", 14583.3}, {"tokens_per_s_per_gpu", 14583.3}, {"gpus", 24},
+                       {"ttft_p99_s", 1.0}, {"tpot_p99_s", 0.35}, {"rejected", 0}};
+  const SweepTable t = build_table(space, {r});
+  const std::string text = sweep_summary(space, t, SweepRun{});
+  const size_t head = text.find("  rank ");
+  ASSERT_NE(head, std::string::npos) << text;
+  const std::string header = text.substr(head, text.find('\n', head) - head);
+  EXPECT_NE(header.find(" expert.gpus "), std::string::npos) << header;
+  EXPECT_EQ((" " + header + " ").find(" gpus "), std::string::npos) << header;
+  EXPECT_EQ(text.find("e+0"), std::string::npos) << text;
+  EXPECT_EQ(format_metric("tokens_per_s_per_gpu", 14583.3), "14583");
+  EXPECT_EQ(format_metric("tokens_per_s", 14583.3), "14583");
+  EXPECT_EQ(format_metric("tokens_per_s_per_gpu", 1.2955e6), "1.296M");
+  EXPECT_EQ(format_metric("tokens_per_s_per_gpu", 105.4), "105.4");
+  // Where the column repeats the axis's key (a training sweep's cluster.gpus), the short name stays.
+  const std::vector<std::string> keys = {"cluster.gpus", "parallelism.tp"};
+  const std::map<std::string, std::string> training = non_axis_columns(spec_from("axes: {parallelism.tp: [1, 2]}\n"));
+  EXPECT_EQ(axis_header(keys[0], keys, training), "gpus");
+  EXPECT_EQ(axis_header(keys[1], keys, training), "tp");
+  EXPECT_EQ(axis_header("inference.pools.expert.gpus", {"inference.pools.expert.gpus"}, non_axis_columns(spec)),
+            "expert.gpus");
+}
+
 // Times print in the unit that shows them: a traffic run's 1.35 ms printed as "0.001 s".
 TEST(SweepTable, TimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_metric("iteration_time_s", 6.2288), "6.229 s");
