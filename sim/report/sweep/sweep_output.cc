@@ -190,7 +190,10 @@ Json sweep_json_head(const CandidateSpace& space, const SweepTable& table, const
   j.set("goal", spec.goal == Goal::kMaximize ? "max" : "min");
   j.set("candidates", static_cast<int64_t>(space.size()));
   j.set("finer_fidelity", spec.flow_fidelity);
-  j.set("finer_top_k", run.top_k);
+  // The candidates the finer stage holds, as the summary's "best K re-run": the requested top
+  // (--top, flow_stage.top_k) capped at the candidates ranked (before 2026-12-05 the request:
+  // 10 where 4 were re-run).
+  j.set("finer_top_k", run.finer.candidates);
   Json& counts = j.set("status_counts", Json::object());
   for (const auto& [k, v] : table.status_counts) counts.set(k, static_cast<int64_t>(v));
   Json& reasons = j.set("skipped_reasons", Json::object());

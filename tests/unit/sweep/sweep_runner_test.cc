@@ -495,6 +495,28 @@ TEST(SweepTable, AxisHeadersAreNoMetricsName) {
             "expert.gpus");
 }
 
+// finer_top_k is the number of candidates the finer stage holds, not the --top asked for: a
+// --top 10 over 4 ranked candidates re-runs 4 (sweep.json said 10 before 2026-12-05).
+TEST(SweepOutput, FinerTopKIsTheNumberReRun) {
+  const SweepSpec spec = spec_from("axes: {parallelism.tp: [1, 2, 4, 8]}\n");
+  const CandidateSpace space(spec);
+  std::vector<Record> records;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    Record r;
+    r.stage = kStageAnalytical;
+    r.index = i;
+    r.id = space.id(i);
+    r.outcome.metrics = {{"tokens_per_s", 100.0 + static_cast<double>(i)}, {"gpus", 16}};
+    records.push_back(r);
+  }
+  SweepRun run;
+  run.top_k = 10;
+  run.finer.candidates = 4;
+  const SweepTable t = build_table(space, records);
+  const std::string json = sweep_json_text(space, t, run);
+  EXPECT_NE(json.find("\"finer_top_k\": 4,"), std::string::npos) << json.substr(0, 400);
+}
+
 // Times print in the unit that shows them: a traffic run's 1.35 ms printed as "0.001 s".
 TEST(SweepTable, TimesPrintInAUnitThatShowsThem) {
   EXPECT_EQ(format_metric("iteration_time_s", 6.2288), "6.229 s");
