@@ -777,8 +777,12 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   if (cfg.training.recompute == Recompute::kFull) {
     act += attn + pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;
   }
-  const double tp_eff = v.parallelism.tp;
-  act += static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.vocab / tp_eff * (kAct + 4.0);
+  // Logits of the last stage (16-bit) and their FP32 copy for the loss: b s / cp tokens x vocab /
+  // tp per GPU, as head_time splits the vocabulary over the tp group; under sp the same count
+  // (s / (cp tp) tokens each, the whole vocabulary). Before 2026-12-05 the sp view's tp of 1 with
+  // the plan's cp divided them by nothing: the whole sequence's logits on every GPU (the 352B
+  // MegaScale-MoE plan, tp 8 under sp: 29.59 GiB of activations, now 26.96).
+  act += static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.vocab / p.tp * (kAct + 4.0);
   e.activations = bytes_of(act);
   return e;
 }

@@ -269,7 +269,8 @@ TEST(MoeAnalytical, ANicSharedByTwoDomainsCarriesBoth) {
 
 // The memory check sees the busiest expert owner: under zipf routing the same owner is hot in
 // every layer and holds that many times the mean pairs' activations (before 2026-12-05 the mean:
-// the 352B plan under zipf showed 53.9 GiB where its hot GPU needs about 71).
+// the 352B plan under zipf showed 53.9 GiB where its hot GPU needs about 71; 68.5 since its logits
+// are split over the tp group under sp, also 2026-12-05).
 TEST(MoeMemory, TheBusiestOwnerHoldsItsPairsActivations) {
   const engine::TrainingEstimate uniform = run({"training.memory_check=false"});
   const engine::TrainingEstimate skew = run({"training.memory_check=false", "model.moe.routing=zipf"});

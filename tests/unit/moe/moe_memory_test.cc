@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// MoE memory per GPU (moe_memory_per_gpu) against hand-derived terms: the LM head's logits, the
+// working set of full recomputation and ZeRO-3's gathered layer.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "workloads/moe.h"
+#include "workloads/transformer.h"
+#include "tests/unit/moe/moe_test_util.h"
+
+namespace clustersim::work {
+namespace {
+
+using moe_test::load;
+using moe_test::small_yaml;
+
+MemoryEstimate memory(const std::vector<std::string>& overrides) {
+  return moe_memory_per_gpu(load(small_yaml(), overrides));
+}
+
+// The logits (16-bit, plus their FP32 copy for the loss: 6 bytes a value) are split over the tp
+// group whether attention runs tp or sp (head_time splits the vocabulary over it): doubling the
+// vocabulary of the small plan (micro-batch 1, seq 2048, cp 1, tp 8) from 8192 to 16384 adds
+// 2048 / 8 x 8192 x 6 = 12,582,912 bytes either way. Before 2026-12-05 sp added 8 times that.
+TEST(MoeMemory, LogitsAreSplitOverTheTpGroupUnderSp) {
+  const double added = 2048.0 / 8 * 8192 * 6;
+  for (const char* attention : {"training.attention_parallel=sp", "training.attention_parallel=tp"}) {
+    const double base = memory({attention}).activations.as_double();
+    const double wide = memory({attention, "model.vocab=16384"}).activations.as_double();
+    EXPECT_NEAR(wide - base, added, 2.0) << attention;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::work
