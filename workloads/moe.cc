@@ -758,9 +758,10 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   // Pairs on the busiest owner GPU: the mean (tokens x top_k per GPU of the domain, times the
   // expert-TP slices that each receive all of their experts' pairs) times its load over the mean.
   const double pairs = tokens_gpu * m.moe->top_k * p.expert_tp * busiest_owner_load(cfg);
-  double moe_act = pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;
-  moe_act += tokens_gpu * m.moe->shared_experts * (up + f) * kAct;
-  if (cfg.training.recompute == Recompute::kFull) moe_act = 0;  // the layer input is in `attn`
+  const double experts_act = pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct +
+                             tokens_gpu * m.moe->shared_experts * (up + f) * kAct;
+  const bool full = cfg.training.recompute == Recompute::kFull;
+  const double moe_act = full ? 0.0 : experts_act;  // under full recompute the layer input is in `attn`
   ScenarioConfig dense_layer = v;
   dense_layer.model.moe.reset();
   const double dense_act = activation_bytes_per_layer(dense_layer).as_double();
@@ -774,8 +775,19 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   if (p.vpp > 1) in_flight_layers *= 1.0 + (p.pp - 1.0) / (static_cast<double>(p.pp) * p.vpp);
   in_flight_layers = std::min(in_flight_layers, m_in_pipeline * stage_layers);
   double act = per_layer * in_flight_layers;
-  if (cfg.training.recompute == Recompute::kFull) {
-    act += attn + pairs * (2.0 * m.hidden + (up + f) / p.expert_tp) * kAct;
+  if (full) {
+    // Recomputing a layer needs its full activations once more, as for a dense model
+    // (transformer.cc): an MoE layer's attention block as kept without recomputation, its routed
+    // pairs and its shared experts, or a dense layer's, whichever is larger. Before 2026-12-05 the
+    // MoE layer counted only its input and the routed pairs (16 H100s, tp 2, pp 2, ep 8; 8 layers,
+    // h 2048, 8 experts top-2 and 2 shared: 0.664 GiB of activations, now 0.906).
+    auto whole = [](ScenarioConfig c) {
+      c.training.recompute = Recompute::kNone;
+      return activation_bytes_per_layer(c).as_double();
+    };
+    double layer = whole(a) + experts_act;
+    if (moe_share < 1.0) layer = std::max(layer, whole(dense_layer));
+    act += layer;
   }
   // Logits of the last stage (16-bit) and their FP32 copy for the loss: b s / cp tokens x vocab /
   // tp per GPU, as head_time splits the vocabulary over the tp group; under sp the same count

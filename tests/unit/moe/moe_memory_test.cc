@@ -33,5 +33,20 @@ TEST(MoeMemory, LogitsAreSplitOverTheTpGroupUnderSp) {
   }
 }
 
+// Full recomputation keeps each layer's input for every layer in flight and, while one layer is
+// recomputed, that layer's full activations: with every layer an MoE layer, the activations
+// without recomputation (4 layers in flight: pp 1, 4 micro-batches of 4 layers) less the logits,
+// over 4. The input under sp: 2 bytes x 2048 / 8 tokens x h 1024 = 524,288 bytes; the logits
+// 2048 / 8 x 8192 x 6 = 12,582,912. With a shared expert, whose activations the recomputed layer
+// holds too. Before 2026-12-05 the recomputed layer held its input and the routed pairs only.
+TEST(MoeMemory, FullRecomputeHoldsOneWholeLayer) {
+  const double logits = 2048.0 / 8 * 8192 * 6;
+  const double input = 2.0 * 2048 / 8 * 1024;
+  const double none = memory({"model.moe.shared_experts=1", "training.recompute=none"}).activations.as_double();
+  const double full = memory({"model.moe.shared_experts=1", "training.recompute=full"}).activations.as_double();
+  const double whole_layer = (none - logits) / 4;
+  EXPECT_NEAR(full, 4 * input + whole_layer + logits, 4.0);
+}
+
 }  // namespace
 }  // namespace clustersim::work
