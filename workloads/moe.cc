@@ -737,12 +737,15 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   e.weights = shard(2.0, 3);
   e.gradients = shard(grad_bytes, 2);
   e.optimizer = shard(12.0, 1);
-  // ZeRO-3 gathers per layer: the largest, an MoE layer's experts on this GPU beside a layer's share
-  // of the dense parameters (nothing to gather when neither group shards).
-  if (zero >= 3 && (ddp > 1 || edp > 1)) {
-    const double moe_layers = std::max(1, moe_layer_count(m));
-    add_zero3_working_set(e, g.dense * p.pp / m.layers + g.expert * p.pp / moe_layers, grad_bytes);
-  }
+  // ZeRO-3 gathers per layer what its group shards: the largest layer, an MoE one, holds a layer's
+  // share of the dense parameters when dense DP > 1 and its experts on this GPU when expert DP > 1
+  // (a group of 1 keeps its parameters whole, nothing to gather). Before 2026-12-05 both shares
+  // whenever either group sharded (16 H100s, pp 2, ep 8 over a stage's 8 GPUs, so expert DP 1;
+  // 8 layers, h 2048, 8 experts top-2: weights 0.697 GiB, gradients 1.099; now 0.510 and 0.912).
+  const double moe_layers = std::max(1, moe_layer_count(m));
+  const double gathered =
+      (ddp > 1 ? g.dense * p.pp / m.layers : 0.0) + (edp > 1 ? g.expert * p.pp / moe_layers : 0.0);
+  if (zero >= 3 && gathered > 0) add_zero3_working_set(e, gathered, grad_bytes);
 
   // Activations: the attention block as the dense model keeps it (MLP width 1), plus per MoE
   // layer the pairs an owner holds (dispatched input h, up projection, activation output, the

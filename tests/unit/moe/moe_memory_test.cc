@@ -48,5 +48,32 @@ TEST(MoeMemory, FullRecomputeHoldsOneWholeLayer) {
   EXPECT_NEAR(full, 4 * input + whole_layer + logits, 4.0);
 }
 
+// ZeRO-3 gathers, beside the shards, two layers' 16-bit weights and one layer's gradients of what
+// its groups shard (FP32 gradients, 4 bytes a value), and only that: the dense share of a layer (params / layers, pp 1) when dense
+// DP > 1, an MoE layer's experts on the GPU when expert DP > 1. Before 2026-12-05 both whenever
+// either group sharded.
+TEST(MoeMemory, ZeroThreeGathersOnlyWhatIsSharded) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  // 16 experts over ep 16: expert DP 1, the experts whole; dense DP 2 x tp 8 (sp) = 16.
+  {
+    const MemoryEstimate z = memory({"parallelism.zero_stage=3", "model.moe.experts=16", "parallelism.ep=16"});
+    const double expert = z.expert_params_on_gpu, dense = z.params_on_gpu - expert;
+    ASSERT_GT(expert, 0);
+    EXPECT_NEAR(z.weights.as_double(), 2.0 * (dense / 16 + expert) + 2.0 * 2.0 * dense / 4, 4.0)
+        << z.weights.as_double() / kGiB << " GiB";
+    EXPECT_NEAR(z.gradients.as_double(), 4.0 * (dense / 16 + expert) + 4.0 * dense / 4, 4.0);
+  }
+  // 8 GPUs, attention tp 8: dense DP 1, the dense part whole; ep 4 of 8 experts: expert DP 2.
+  {
+    const MemoryEstimate z = memory({"parallelism.zero_stage=3", "cluster.gpus=8", "training.attention_parallel=tp",
+                                     "parallelism.ep=4"});
+    const double expert = z.expert_params_on_gpu, dense = z.params_on_gpu - expert;
+    ASSERT_GT(dense, 0);
+    EXPECT_NEAR(z.weights.as_double(), 2.0 * (dense + expert / 2) + 2.0 * 2.0 * expert / 4, 4.0)
+        << z.weights.as_double() / kGiB << " GiB";
+    EXPECT_NEAR(z.gradients.as_double(), 4.0 * (dense + expert / 2) + 4.0 * expert / 4, 4.0);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::work
