@@ -187,6 +187,11 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       check.count(path + ".attention.seq_len", a.seq_len(), "sequence length", kMaxDimension);
       check.count(path + ".attention.heads", a.heads(), "heads", kMaxDimension);
       check.count(path + ".attention.head_dim", a.head_dim(), "head size", kMaxDimension);
+      // Every point names its data type, as GEMMs must: attention fits are keyed by it (a point
+      // without one made a series of its own, fitted under "unspecified"), and a memory or
+      // collective point without one did not record what it moved. Before 2026-12-05 only GEMMs
+      // were refused.
+      if (p.dtype == DType::kUnspecified) check.fail(path + ".attention.dtype", "data type is missing");
       out.attention.push_back(std::move(p));
       break;
     }
@@ -205,6 +210,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
         default: check.fail(path + ".memory.op", "expected copy, elementwise or layernorm");
       }
       check.count(path + ".memory.bytes", mo.bytes(), "bytes", kMaxBytes);
+      if (p.dtype == DType::kUnspecified) check.fail(path + ".memory.dtype", "data type is missing");
       out.memory.push_back(std::move(p));
       break;
     }
@@ -232,6 +238,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       check.count(path + ".collective.ranks", c.ranks(), "rank count", kMaxRanks);
       if (c.nodes() > kMaxRanks) check.count(path + ".collective.nodes", c.nodes(), "node count", kMaxRanks);
       check.count(path + ".collective.bytes", c.bytes(), "bytes", kMaxBytes);
+      if (p.dtype == DType::kUnspecified) check.fail(path + ".collective.dtype", "data type is missing");
       out.collectives.push_back(std::move(p));
       break;
     }

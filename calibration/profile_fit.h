@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "calibration/fit/calibrate.h"
 #include "calibration/hardware_profile.h"
@@ -19,5 +20,10 @@ std::string builtin_profile_for_device(const std::string& gpu_model);
 // Values the probes did not measure keep the base's value and source. `models_used`, when given,
 // receives how many fitted models went into the profile (0: the probes fitted nothing).
 HardwareProfile fitted_profile(const CalibrationResult& result, const HardwareProfile& base, int* models_used = nullptr);
+
+// The fitted models fitted_profile does not write, one line per reason: the models as the error
+// table names them, then why in parentheses ("memory elementwise, memory layernorm (a profile's
+// HBM efficiency comes from the copy fit ...)"). Empty when every fit is written.
+std::vector<std::string> fitted_not_written(const CalibrationResult& result);
 
 }  // namespace clustersim::calib

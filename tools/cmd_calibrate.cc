@@ -93,17 +93,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
             << result.machine.date << "; base profile " << base_name << "\n\n";
   std::cout << calib::format_error_table(result);
   for (const std::string& u : result.unfitted) std::cout << "not fitted (the base profile's values stay): " << u << "\n";
-  for (const calib::GemmFit& f : result.gemm) {
-    if (f.model.dtype == calib::DType::kBf16) continue;
-    std::cout << "fitted, not written: gemm " << calib::to_string(f.model.dtype)
-              << " (a profile's GEMM efficiency comes from the bf16 fit; the other types' peaks are their datasheet's)\n";
-  }
-  for (const calib::CollectiveFit& f : result.collectives) {
-    if (f.model.nodes <= 1) continue;
-    std::cout << "fitted, not written: " << calib::to_string(f.model.op) << " x" << f.model.ranks << " on " << f.model.nodes
-              << " nodes (a profile's collective values are NVLink's, from one node; network_busbw and "
-                 "network_collective_latency stay the base's)\n";
-  }
+  for (const std::string& line : calib::fitted_not_written(result)) std::cout << "fitted, not written: " << line << "\n";
   for (const std::string& note : calib::wild_point_notes(result)) std::cout << "note: " << note << "\n";
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
   std::cout.flush();

@@ -27,11 +27,17 @@ std::string collective_name(CollectiveKind op, int ranks, const std::string& alg
   return std::string(to_string(op)) + " x" + std::to_string(ranks) + " " + algorithm + "/" + protocol +
          (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : "");
 }
-std::string collective_name(const CollectiveModel& m) {
-  return collective_name(m.op, m.ranks, m.algorithm, m.protocol, m.nodes);
+// "attention fwd chain bf16", "attention bwd fused fp16".
+std::string attention_name(Direction direction, bool fused, DType dtype) {
+  return "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") + std::string(to_string(dtype));
 }
 
 }  // namespace
+
+std::string model_name(const AttentionModel& m) { return attention_name(m.direction, m.fused, m.dtype); }
+std::string model_name(const CollectiveModel& m) {
+  return collective_name(m.op, m.ranks, m.algorithm, m.protocol, m.nodes);
+}
 
 const GemmModel* CalibrationResult::gemm_model(DType dtype) const {
   for (const GemmFit& f : gemm) {
@@ -158,8 +164,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
   const MemoryModel* copy = result.memory_model(MemoryOpKind::kCopy);
   for (const auto& [key, points] : attention) {
     const auto& [direction, fused, dtype] = key;
-    const std::string name =
-        "attention " + std::string(to_string(direction)) + (fused ? " fused " : " chain ") + std::string(to_string(dtype));
+    const std::string name = attention_name(direction, fused, dtype);
     // The bf16 chain is memory-bound at the probe's sizes: fitted as a FLOP rate alone its rate
     // runs to thousands of TFLOP/s (a probe run with --only attention, 2026-12-05 audit), so it
     // is fitted only as the simulator times it, beside the GEMM and copy series.
@@ -187,7 +192,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
                  kCollectiveMinPoints);
       continue;
     }
-    add_row(result, collective_name(fit.model), fit.points);
+    add_row(result, model_name(fit.model), fit.points);
     result.collectives.push_back(std::move(fit));
   }
 
@@ -287,7 +292,7 @@ std::string format_parameters(const CalibrationResult& result) {
     os << line;
   }
   for (const CollectiveFit& f : result.collectives) {
-    os << collective_name(f.model) << ":";
+    os << model_name(f.model) << ":";
     for (const AlphaBetaSegment& s : f.model.segments) {
       std::snprintf(line, sizeof line, " [%lld..%lld B: alpha %.2f us, %.2f GB/s]",
                     static_cast<long long>(s.min_bytes), static_cast<long long>(s.max_bytes),

@@ -25,7 +25,8 @@ struct FitErrorRow {
 //
 // Mapping onto a HardwareProfile's Efficiencies (calibration/hardware_profile.h), with `hw` the
 // datasheet peaks:
-//   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (fp8 likewise)
+//   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (the other types' fits, fp8
+//                       among them, are range-checked against their datasheet peak, not written)
 //   gemm_tile_m/_n    = gemm_model(kBf16)->tile.m / .n
 //   gemm_k_half       = gemm_model(kBf16)->k_half()   (same per-wave cost, as compute_cost.h uses it)
 //   kernel_launch     = gemm_model(kBf16)->launch_s   (one launch cost for every kernel; the copy
@@ -38,6 +39,7 @@ struct FitErrorRow {
 //   hbm               = memory_model(kCopy)->bw_bytes_per_s / hw.hbm_bandwidth
 //   nvlink_busbw      = nvlink_all_reduce()->large_message_busbw_bytes_per_s() / hw.nvlink_bandwidth
 //   nvlink_collective_latency = nvlink_all_reduce()->segments.front().alpha_s
+// Every other fit is printed, not written (fitted_not_written in calibration/profile_fit.h).
 // `machine` is the header of the first probe file (GPU model, versions, date) for provenance.
 struct CalibrationResult {
   ProbeHeader machine;
@@ -68,6 +70,11 @@ struct CalibrationResult {
   // large-message bus bandwidth (what auto would pick). nullptr when none was fitted.
   const CollectiveModel* nvlink_all_reduce() const;
 };
+
+// The error table's name of a fitted model: "attention fwd chain bf16", "all_reduce x8 auto/auto"
+// (" on 2 nodes" for a run across hosts).
+std::string model_name(const AttentionModel& m);
+std::string model_name(const CollectiveModel& m);
 
 // Fits every model the probe files have data for. Files must come from the same GPU model
 // (throws clustersim::BadInput naming the odd one out otherwise); collectives from runs on

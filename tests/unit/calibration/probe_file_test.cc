@@ -303,6 +303,20 @@ TEST(ProbeFile, RejectsNonPositiveTimingsWithTheRecordPath) {
   }
 }
 
+// Every point names its data type, as GEMMs must (before 2026-12-05 attention, memory and
+// collective points without one were read, the attention ones fitted as a series of their own).
+TEST(ProbeFile, RejectsAMissingDataTypeWithTheRecordPath) {
+  ProbeData d = sample_probe();
+  d.attention[0].dtype = DType::kUnspecified;
+  d.memory[0].dtype = DType::kUnspecified;
+  d.collectives[0].dtype = DType::kUnspecified;
+  const std::string msg = rejection(serialize_probe_data(d));
+  // Records are written gemm (0, 1), attention (2), memory (3), collectives (4).
+  EXPECT_NE(msg.find("measurements[2].attention.dtype: data type is missing"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("measurements[3].memory.dtype: data type is missing"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("measurements[4].collective.dtype: data type is missing"), std::string::npos) << msg;
+}
+
 TEST(ProbeFile, RejectsAKindThatContradictsTheShape) {
   clustersim::probe::ProbeFile f;
   ASSERT_TRUE(f.ParseFromString(serialize_probe_data(sample_probe())));

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "calibration/probe_file.h"
 #include "calibration/synthetic_probe.h"
@@ -128,6 +129,47 @@ TEST(ProfileFit, CollectivesAcrossNodesAreNotNvlink) {
                           [](const FitErrorRow& e) { return e.model == "all_reduce x16 auto/auto on 2 nodes"; }));
   const HardwareProfile base = load_hardware_profile("H100-SXM");
   EXPECT_DOUBLE_EQ(fitted_profile(r, base).eff.nvlink_busbw, base.eff.nvlink_busbw);
+}
+
+// Every fit the profile does not take is named with the reason, not only GEMMs of other types and
+// collectives across nodes (before 2026-12-05 fp16 attention, elementwise and layernorm kernels,
+// one-rank and the other one-node collectives were in the table alone).
+TEST(ProfileFit, EveryFitNotWrittenIsNamed) {
+  SyntheticTruth t = synthetic_h100_truth(8);
+  t.attention.push_back(t.attention.front());
+  t.attention.back().dtype = DType::kFp16;
+  t.collectives.push_back(all_reduce(16, 40e9, 30e-6));
+  t.collectives.back().nodes = 2;
+  const CalibrationResult r = calibrate({make_synthetic_probe(t, 1)});
+  ASSERT_NE(r.attention_model(Direction::kForward, false, DType::kFp16), nullptr);
+  std::string all;
+  std::vector<std::string> listed;  // the models of each line, before its reason
+  for (const std::string& line : fitted_not_written(r)) {
+    all += line + "\n";
+    const std::string models = line.substr(0, line.find(" ("));
+    for (size_t at = 0; at <= models.size();) {
+      const size_t comma = std::min(models.find(", ", at), models.size());
+      listed.push_back(models.substr(at, comma - at));
+      at = comma + 2;
+    }
+  }
+  for (const char* named : {"gemm fp8_e4m3 (a profile's GEMM efficiency comes from the bf16 fit",
+                            "attention fwd chain fp16 (a profile's attention efficiencies come from the bf16 fits",
+                            "memory elementwise, memory layernorm (a profile's HBM efficiency comes from the copy fit",
+                            "all_reduce x1 auto/auto, all_gather x1 auto/auto, reduce_scatter x1 auto/auto, "
+                            "all_to_all x1 auto/auto (one rank moves nothing between GPUs)",
+                            "all_reduce x16 auto/auto on 2 nodes (a profile's collective values are NVLink's",
+                            "all_reduce x2 auto/auto, all_reduce x4 auto/auto, all_gather x2 auto/auto",
+                            "send_recv x8 auto/auto (a profile's NVLink values come from one all-reduce, all_reduce "
+                            "x8 auto/auto, the widest on one node"}) {
+    EXPECT_TRUE(has(all, named)) << named << "\nnot in\n" << all;
+  }
+  // What the profile takes is not listed.
+  for (const char* written : {"gemm bf16", "attention fwd chain bf16", "attention bwd chain bf16", "memory copy",
+                              "all_reduce x8 auto/auto"}) {
+    EXPECT_EQ(std::count(listed.begin(), listed.end(), written), 0) << written << " in\n" << all;
+  }
+  EXPECT_EQ(listed.size(), 23u) << all;  // 28 fitted (2 GEMM, 3 attention, 3 memory, 20 collectives), 5 written
 }
 
 // The unfused chain is memory-bound at the probe's sizes: without the GEMM and copy series it

@@ -814,6 +814,21 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   std::filesystem::remove(again);
 }
 
+// Every fitted model the profile does not take is named with the reason (before 2026-12-05 only
+// GEMMs of other types and collectives across nodes: the synthetic probe's elementwise and
+// layernorm kernels and its 18 unwritten collectives were in the table alone).
+TEST(CliCalibrate, NamesEveryFitItDoesNotWrite) {
+  const std::filesystem::path out = scratch("named.yaml");
+  const Result r = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "fitted, not written: gemm fp8_e4m3 (a profile's GEMM efficiency comes from the bf16 fit");
+  EXPECT_CONTAINS(r.out, "fitted, not written: memory elementwise, memory layernorm (a profile's HBM efficiency");
+  EXPECT_CONTAINS(r.out, "fitted, not written: all_reduce x1 auto/auto, all_gather x1 auto/auto, reduce_scatter x1 "
+                         "auto/auto, all_to_all x1 auto/auto (one rank moves nothing between GPUs)");
+  EXPECT_CONTAINS(r.out, "fitted, not written: all_reduce x2 auto/auto, all_reduce x4 auto/auto, all_gather x2");
+  std::filesystem::remove(out);
+}
+
 TEST(CliCalibrate, PoorFitsAndOverwritingTheProbeAreRefused) {
   // A model missing its points by more than --max-median-error writes no profile; the synthetic
   // probe's medians are 0.6% to 1.9%, so a 0.5% limit refuses it and the default accepts it.
