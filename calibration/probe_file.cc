@@ -49,6 +49,8 @@ pb::DType to_pb(DType d) {
 constexpr uint64_t kMaxDimension = uint64_t{1} << 24;
 constexpr uint64_t kMaxBytes = uint64_t{1} << 40;
 constexpr uint64_t kMaxRanks = uint64_t{1} << 20;
+// Launches timed together in one sample: the probe times up to thousands; 2^20 is far beyond.
+constexpr uint64_t kMaxLaunchesPerSample = uint64_t{1} << 20;
 
 // Collects problems with their field paths; stops adding after kMaxErrors.
 class Checker {
@@ -105,7 +107,27 @@ Timing read_timing(const pb::Timing& t, const std::string& path, Checker& check)
     check.fail(path, "expected min_s <= median_s <= max_s");
   }
   if (out.repetitions <= 0) check.fail(path + ".repetitions", "must be at least 1");
-  if (out.launches_per_sample <= 0) out.launches_per_sample = 1;
+  // The spread is the probe's own statistics over its samples: never negative, p10 <= p90. A
+  // sample is the time of launches_per_sample launches over that count, so 0 is a broken record,
+  // not a default. Before 2026-12-05 these were read as written and a launch count of 0 was
+  // taken as 1.
+  const auto non_negative = [&](const char* field, double v) {
+    if (!(v >= 0) || !std::isfinite(v)) {
+      std::ostringstream os;
+      os << "must be a number of seconds of 0 or more, got " << v;
+      check.fail(path + "." + field, os.str());
+    }
+  };
+  non_negative("p10_s", out.p10_s);
+  non_negative("p90_s", out.p90_s);
+  non_negative("stddev_s", out.stddev_s);
+  if (out.p10_s > out.p90_s) {
+    std::ostringstream os;
+    os << "expected p10_s <= p90_s, got " << out.p10_s << " > " << out.p90_s;
+    check.fail(path + ".p10_s", os.str());
+  }
+  // As the file holds it (unsigned): a launch count over INT_MAX is corrupt too.
+  check.count(path + ".launches_per_sample", t.launches_per_sample(), "launches per sample", kMaxLaunchesPerSample);
   return out;
 }
 

@@ -117,7 +117,8 @@ struct ProbeData {
 // Reads and validates a probe file. Throws clustersim::BadInput, listing every problem found with
 // the field path ("measurements[3].timing.median_s"), when the file is missing, empty, truncated,
 // not a probe file (foreign protobuf or other data), of another schema version, or has missing
-// header fields, empty shapes, a missing data type or non-positive timings.
+// header fields, empty shapes, a missing data type, non-positive timings or impossible spread
+// statistics (a negative p10, p90 or stddev, p10 over p90, launches_per_sample 0).
 ProbeData read_probe_file(const std::filesystem::path& file);
 
 // As read_probe_file, from bytes already in memory; `source` names them in messages.

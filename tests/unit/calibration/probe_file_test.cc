@@ -317,6 +317,33 @@ TEST(ProbeFile, RejectsAMissingDataTypeWithTheRecordPath) {
   EXPECT_NE(msg.find("measurements[4].collective.dtype: data type is missing"), std::string::npos) << msg;
 }
 
+// The spread statistics are the probe's own over its samples: none negative, p10 <= p90, and a
+// sample times at least one launch. Before 2026-12-05 they were read as written and a launch count
+// of 0 was taken as 1.
+TEST(ProbeFile, RejectsImpossibleTimingStatisticsWithTheRecordPath) {
+  ProbeData d = sample_probe();
+  d.gemm[0].timing.p10_s = -1e-6;
+  d.attention[0].timing.launches_per_sample = 0;
+  d.memory[0].timing.p10_s = 2 * d.memory[0].timing.p90_s;
+  d.collectives[0].timing.stddev_s = -1;
+  const std::string msg = rejection(serialize_probe_data(d));
+  // Records are written gemm (0, 1), attention (2), memory (3), collectives (4).
+  EXPECT_NE(msg.find("test.pb: measurements[0].timing.p10_s: must be a number of seconds of 0 or more, got -1e-06"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("test.pb: measurements[2].timing.launches_per_sample: launches per sample must be a whole "
+                     "number from 1 to 1048576, got 0"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("test.pb: measurements[3].timing.p10_s: expected p10_s <= p90_s, got 1.76e-05 > 8.8e-06"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("test.pb: measurements[4].timing.stddev_s: must be a number of seconds of 0 or more, got -1"),
+            std::string::npos) << msg;
+  // The probe's own statistics pass: equal percentiles (one sample) and no spread.
+  ProbeData flat = sample_probe();
+  flat.gemm[0].timing.p10_s = flat.gemm[0].timing.p90_s;
+  flat.gemm[0].timing.stddev_s = 0;
+  EXPECT_EQ(rejection(serialize_probe_data(flat)), "");
+}
+
 TEST(ProbeFile, RejectsAKindThatContradictsTheShape) {
   clustersim::probe::ProbeFile f;
   ASSERT_TRUE(f.ParseFromString(serialize_probe_data(sample_probe())));
