@@ -3,6 +3,7 @@
 #include "kernels_probe/collective_bench.h"
 
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <vector>
 
@@ -29,9 +30,14 @@ std::vector<int> rank_counts(int devices) {
 }
 
 // Communicators, streams and buffers for the first `ranks` devices; released on destruction.
+// Destroyed while an exception unwinds (a failed call, an asynchronous NCCL error, a timeout), it
+// aborts the communicators instead: ncclCommDestroy waits for outstanding work and can hang after
+// an error, ncclCommAbort does not. The buffers are then left to process exit (cudaFree would
+// wait for the device too).
 class Group {
  public:
-  Group(int ranks, size_t buffer_bytes) : comms_(static_cast<size_t>(ranks)) {
+  Group(int ranks, size_t buffer_bytes)
+      : comms_(static_cast<size_t>(ranks)), exceptions_at_start_(std::uncaught_exceptions()) {
     for (int r = 0; r < ranks; ++r) devices_.push_back(r);
     PROBE_NCCL(ncclCommInitAll(comms_.data(), ranks, devices_.data()));
     for (int r = 0; r < ranks; ++r) {
@@ -43,11 +49,20 @@ class Group {
       recv_.emplace_back(buffer_bytes);
       fill_bf16(send_.back().get(), buffer_bytes / 2, 31 + static_cast<uint32_t>(r), s);
       PROBE_CUDA(cudaMemsetAsync(recv_.back().get(), 0, buffer_bytes, s));
-      PROBE_CUDA(cudaStreamSynchronize(s));
+      wait_for_stream(s, "buffer fill", 30);
     }
   }
   ~Group() {
-    for (ncclComm_t c : comms_) ncclCommDestroy(c);  // destructor: failures cannot be reported
+    // Destructor: failures cannot be reported.
+    if (std::uncaught_exceptions() > exceptions_at_start_) {
+      for (ncclComm_t c : comms_) {
+        if (c != nullptr) ncclCommAbort(c);
+      }
+      for (DeviceBuffer& b : send_) b.leak();
+      for (DeviceBuffer& b : recv_) b.leak();
+      return;
+    }
+    for (ncclComm_t c : comms_) ncclCommDestroy(c);
     for (size_t r = 0; r < streams_.size(); ++r) {
       cudaSetDevice(devices_[r]);
       cudaStreamDestroy(streams_[r]);
@@ -62,10 +77,26 @@ class Group {
   Group& operator=(const Group&) = delete;
 
   int ranks() const { return static_cast<int>(comms_.size()); }
+
+  // Throws ProbeError when a communicator reports an asynchronous error (a failed peer, a
+  // network error): waiting on its streams would then never end.
+  void check_async_errors() const {
+    for (ncclComm_t c : comms_) {
+      ncclResult_t async = ncclSuccess;
+      PROBE_NCCL(ncclCommGetAsyncError(c, &async));
+      if (async != ncclSuccess && async != ncclInProgress) {
+        throw ProbeError(std::string("NCCL asynchronous error: ") + ncclGetErrorString(async));
+      }
+    }
+  }
+
   std::vector<ncclComm_t> comms_;
   std::vector<int> devices_;
   std::vector<cudaStream_t> streams_;
   std::vector<DeviceBuffer> send_, recv_;
+
+ private:
+  int exceptions_at_start_ = 0;
 };
 
 // Enqueues one `op` of `bytes` (nccl-tests' size) on every rank, as one NCCL group.
@@ -120,6 +151,7 @@ void run_collective_bench(const ProbeOptions& options, ProbeRun& run) {
   int done = 0;
   for (int ranks : rank_counts(devices)) {
     Group group(ranks, sizes.back());
+    plan.poll = [&group]() { group.check_async_errors(); };
     for (Collective op : {Collective::kAllReduce, Collective::kAllGather,
                           Collective::kReduceScatter, Collective::kAllToAll,
                           Collective::kSendRecv}) {

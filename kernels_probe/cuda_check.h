@@ -21,6 +21,13 @@ class ProbeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// GPU work that did not finish within its deadline (a hung kernel or NCCL call). The device may be
+// wedged: main() writes what was measured, runs no further part and exits 1 without CUDA teardown.
+class ProbeTimeout : public ProbeError {
+ public:
+  using ProbeError::ProbeError;
+};
+
 [[noreturn]] inline void fail_call(const char* call, const char* file, int line,
                                    const std::string& what) {
   throw ProbeError(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " + what);

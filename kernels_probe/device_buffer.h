@@ -24,6 +24,12 @@ class DeviceBuffer {
   template <typename T>
   T* as() const { return static_cast<T*>(ptr_); }
   size_t bytes() const { return bytes_; }
+  // Forgets the allocation without freeing it: for error paths where cudaFree could wait on a
+  // hung device (the process is about to exit and the driver reclaims the memory).
+  void leak() {
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
 
  private:
   void* ptr_ = nullptr;

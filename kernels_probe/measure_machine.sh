@@ -54,13 +54,13 @@ if [ -z "$probe" ] || [ ! -x "$probe" ] || ldd "$probe" 2>&1 | grep -q "not foun
 fi
 ldd "$probe" | grep -E "cublas|nccl"
 
-timeout "${QUICK_LIMIT:-120}" "$probe" -o "$out/$name-quick.pb" --quick
+timeout -k 10 "${QUICK_LIMIT:-120}" "$probe" -o "$out/$name-quick.pb" --quick
 echo "quick run: exit $?"
-timeout "${FULL_LIMIT:-360}" "$probe" -o "$out/$name.pb"
+timeout -k 10 "${FULL_LIMIT:-360}" "$probe" -o "$out/$name.pb"
 echo "full run: exit $?"
 # A second full run, for the run-to-run spread of the medians ($REPEAT=0 skips it).
 if [ "${REPEAT:-1}" != 0 ]; then
-  timeout "${FULL_LIMIT:-360}" "$probe" -o "$out/$name-repeat.pb"
+  timeout -k 10 "${FULL_LIMIT:-360}" "$probe" -o "$out/$name-repeat.pb"
   echo "repeat run: exit $?"
   rm -f "$out/$name-repeat.txt"
 fi

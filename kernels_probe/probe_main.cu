@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim-probe: measures GEMM, attention, memory and NCCL costs and writes a probe file.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -25,23 +27,55 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoDevice = 3;
 
+// Writes `bytes` to `path` + ".tmp", then renames it over `path`: a reader, or a run killed
+// half-way through the write, sees the previous complete file or the new one, never a cut one.
 bool write_file(const std::string& path, const std::string& bytes, bool binary) {
-  std::ofstream out(path, binary ? std::ios::binary | std::ios::trunc : std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return static_cast<bool>(out);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, binary ? std::ios::binary | std::ios::trunc : std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+// FILE.pb -> FILE.txt (any other name: NAME.txt beside it).
+std::string summary_path_for(std::string output) {
+  if (output.size() > 3 && output.compare(output.size() - 3, 3, ".pb") == 0) output.resize(output.size() - 3);
+  return output + ".txt";
+}
+
+// Writes the probe file and its summary as they stand: called after every part, so that a run
+// killed later (time limit, hang, crash) leaves the parts already measured.
+bool write_outputs(const ProbeOptions& options, const ProbeRun& run) {
+  const std::string summary_path = summary_path_for(options.output);
+  if (!write_file(options.output, encode_probe_run(run), true) ||
+      !write_file(summary_path, format_probe_run(run), false)) {
+    std::cerr << "clustersim-probe: cannot write " << options.output << " or " << summary_path << "\n";
+    return false;
+  }
+  return true;
+}
+
+enum class PartResult { kOk, kFailed, kTimedOut };
+
 // Runs one part; a failed CUDA/cuBLAS/NCCL call ends that part only, and is noted in the file.
-bool run_part(const char* name, void (*part)(const ProbeOptions&, ProbeRun&),
-              const ProbeOptions& options, ProbeRun& run) {
+// A timeout is reported apart: the device may be wedged, and no further part should start.
+PartResult run_part(const char* name, void (*part)(const ProbeOptions&, ProbeRun&),
+                    const ProbeOptions& options, ProbeRun& run) {
   std::cerr << "clustersim-probe: " << name << "\n";
   try {
     part(options, run);
-    return true;
+    return PartResult::kOk;
+  } catch (const ProbeTimeout& e) {
+    std::cerr << "clustersim-probe: " << name << " timed out: " << e.what() << "\n";
+    add_note(run.header, std::string(name) + ": timed out, later parts not run: " + e.what());
+    return PartResult::kTimedOut;
   } catch (const std::exception& e) {
     std::cerr << "clustersim-probe: " << name << " failed: " << e.what() << "\n";
     add_note(run.header, std::string(name) + ": failed: " + e.what());
-    return false;
+    return PartResult::kFailed;
   }
 }
 
@@ -93,23 +127,34 @@ int main(int argc, char** argv) {
             << run.header.compute_capability << ", CUDA runtime " << run.header.cuda_runtime_version
             << ", NCCL " << run.header.nccl_version << "\n";
 
-  if (options.gemm) ok &= run_part("gemm", run_gemm_bench, options, run);
-  if (options.attention) ok &= run_part("attention", run_attention_bench, options, run);
-  if (options.memory) ok &= run_part("memory", run_memory_bench, options, run);
-  if (options.collectives) ok &= run_part("collectives", run_collective_bench, options, run);
-
-  std::string summary_path = options.output;
-  if (summary_path.size() > 3 && summary_path.compare(summary_path.size() - 3, 3, ".pb") == 0) {
-    summary_path.resize(summary_path.size() - 3);
-  }
-  summary_path += ".txt";
-  if (!write_file(options.output, encode_probe_run(run), true) ||
-      !write_file(summary_path, format_probe_run(run), false)) {
-    std::cerr << "clustersim-probe: cannot write " << options.output << " or " << summary_path << "\n";
-    return kExitFailed;
+  struct Part {
+    bool wanted;
+    const char* name;
+    void (*run)(const ProbeOptions&, ProbeRun&);
+  };
+  const Part parts[] = {{options.gemm, "gemm", run_gemm_bench},
+                        {options.attention, "attention", run_attention_bench},
+                        {options.memory, "memory", run_memory_bench},
+                        {options.collectives, "collectives", run_collective_bench}};
+  bool timed_out = false;
+  for (const Part& p : parts) {
+    if (!p.wanted) continue;
+    const PartResult result = run_part(p.name, p.run, options, run);
+    ok = ok && result == PartResult::kOk;
+    if (!write_outputs(options, run)) return kExitFailed;
+    if (result == PartResult::kTimedOut) {
+      timed_out = true;
+      break;
+    }
   }
   std::cerr << "clustersim-probe: wrote " << run.records.size() << " measurements to "
-            << options.output << " and " << summary_path << "\n";
+            << options.output << " and " << summary_path_for(options.output) << "\n";
+  if (timed_out) {
+    // Skip static destructors and CUDA/NCCL teardown: they would wait for the hung work.
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::_Exit(kExitFailed);
+  }
   if (run.records.empty()) {
     std::cerr << "clustersim-probe: nothing was measured\n";
     return kExitFailed;

@@ -3,8 +3,11 @@
 #include "kernels_probe/timing.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <thread>
 
 #include "kernels_probe/cuda_check.h"
 
@@ -47,7 +50,34 @@ class EventPair {
   cudaEvent_t stop_ = nullptr;
 };
 
+// Polls `query` (cudaEventQuery or cudaStreamQuery) until it reports completion. The driver's
+// blocking waits (cudaEventSynchronize, cudaStreamSynchronize) have no deadline: a hung kernel or
+// NCCL call would hold the probe, and the measurements it holds in memory, until killed.
+template <typename Query>
+void wait_until_done(Query query, const char* what, double timeout_s, const std::function<void()>& poll) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  for (int tries = 0;; ++tries) {
+    const cudaError_t st = query();
+    if (st == cudaSuccess) return;
+    if (st != cudaErrorNotReady) fail_call(what, __FILE__, __LINE__, cudaGetErrorString(st));
+    if (poll) poll();
+    if (Clock::now() > deadline) {
+      throw ProbeTimeout(std::string(what) + " did not finish within " + std::to_string(timeout_s) +
+                         " s: a kernel or NCCL call hangs");
+    }
+    // Spin briefly (short samples), then yield the core: the GPU timestamps do not depend on it.
+    if (tries > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 }  // namespace
+
+void wait_for_stream(cudaStream_t stream, const char* what, double timeout_s,
+                     const std::function<void()>& poll) {
+  wait_until_done([&]() { return cudaStreamQuery(stream); }, what, timeout_s, poll);
+}
 
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void()>& launch,
                            const TimingPlan& plan) {
@@ -71,7 +101,7 @@ TimingStats time_on_streams(const std::vector<int>& devices, const std::vector<c
   auto sync_all = [&]() {
     for (size_t i = 0; i < n; ++i) {
       PROBE_CUDA(cudaSetDevice(devices[i]));
-      PROBE_CUDA(cudaStreamSynchronize(streams[i]));
+      wait_for_stream(streams[i], "warm-up", plan.sample_timeout_s, plan.poll);
     }
   };
   // One sample of `launches` back-to-back operations; returns seconds per operation.
@@ -90,7 +120,8 @@ TimingStats time_on_streams(const std::vector<int>& devices, const std::vector<c
     float worst_ms = 0;
     for (size_t i = 0; i < n; ++i) {
       PROBE_CUDA(cudaSetDevice(devices[i]));
-      PROBE_CUDA(cudaEventSynchronize(events[i]->stop_));
+      wait_until_done([&]() { return cudaEventQuery(events[i]->stop_); }, "sample",
+                      plan.sample_timeout_s, plan.poll);
       float ms = 0;
       PROBE_CUDA(cudaEventElapsedTime(&ms, events[i]->start_, events[i]->stop_));
       worst_ms = std::max(worst_ms, ms);

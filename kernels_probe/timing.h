@@ -19,7 +19,18 @@ struct TimingPlan {
   // (~0.5 us) and per-sample host gaps then no longer dominate microsecond kernels.
   double min_sample_s = 200e-6;
   int max_launches = 64;
+  // The longest wait for one sample (or the warm-up) to finish; beyond it ProbeTimeout is thrown.
+  double sample_timeout_s = 30;
+  // Called over and over while waiting for the GPU; may throw to abandon the wait (the collectives
+  // check ncclCommGetAsyncError here). Empty: nothing to check.
+  std::function<void()> poll;
 };
+
+// Waits for all work queued on `stream` by polling cudaStreamQuery (never blocking in the driver),
+// calling `poll` between checks. Throws ProbeTimeout naming `what` after `timeout_s` seconds, and
+// ProbeError when the stream reports an error.
+void wait_for_stream(cudaStream_t stream, const char* what, double timeout_s,
+                     const std::function<void()>& poll = {});
 
 // Times `launch`, which enqueues one operation on `stream` (of the current device). Before each
 // sample a spin kernel holds the stream so that all of the sample's launches are queued before the
