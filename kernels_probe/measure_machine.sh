@@ -8,10 +8,15 @@
 # NAME (default: the GPU's name, lower case, spaces as dashes) prefixes the files: NAME-quick.pb
 # (a --quick run first, so that a hang or crash later still leaves data), NAME.pb (every part),
 # each with its .txt summary, NAME-repeat.pb (every part again, for the run-to-run spread; not
-# with REPEAT=0), NAME-machine.txt and NAME-log.txt. A prebuilt probe is used when
+# with REPEAT=0), NAME-machine.txt, NAME-log.txt and NAME-{quick,full,repeat}-smi.csv (nvidia-smi
+# samples during each run). A prebuilt probe is used when
 # $PROBE names one that starts here; otherwise it is built from kernels_probe/ with the machine's
 # own CUDA toolkit (NCCL from the toolkit, $NCCL_HOME, or the nvidia-nccl Python wheel).
-# Time limits per run: $QUICK_LIMIT (default 120 s) and $FULL_LIMIT (default 360 s).
+# Time limits per run (each killed with SIGKILL 10 s after its SIGTERM): $QUICK_LIMIT (default
+# 60 s), $FULL_LIMIT (default 150 s) and $REPEAT_LIMIT (default $FULL_LIMIT). A full run takes
+# about 45 s on one H200, so the defaults add up to 6 minutes at worst; raise FULL_LIMIT on
+# machines with several GPUs (the collectives grow with the GPU count). A run cut by its limit
+# keeps the parts it finished (the probe rewrites its file after every part).
 set -u
 out=${1:?usage: measure_machine.sh OUTDIR [NAME]}
 mkdir -p "$out"
@@ -24,6 +29,8 @@ name=${2:-$(echo "${gpu:-gpu}" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')}
 {
   echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+  # Clock and power state before the runs (the probe also notes it, through NVML, when present).
+  nvidia-smi --query-gpu=index,clocks.sm,clocks.mem,clocks.applications.graphics,power.limit,enforced.power.limit,temperature.gpu,persistence_mode,ecc.mode.current,compute_mode --format=csv 2>&1
   nvidia-smi 2>&1 | head -4
   command -v nvcc >/dev/null && nvcc --version | tail -2
 } > "$out/$name-machine.txt"
@@ -54,14 +61,37 @@ if [ -z "$probe" ] || [ ! -x "$probe" ] || ldd "$probe" 2>&1 | grep -q "not foun
 fi
 ldd "$probe" | grep -E "cublas|nccl"
 
-timeout -k 10 "${QUICK_LIMIT:-120}" "$probe" -o "$out/$name-quick.pb" --quick
-echo "quick run: exit $?"
-timeout -k 10 "${FULL_LIMIT:-360}" "$probe" -o "$out/$name.pb"
-echo "full run: exit $?"
+# Drivers before 535 call the clock-event reasons "throttle" reasons.
+smi_fields=""
+for reasons in clocks_event_reasons.active clocks_throttle_reasons.active; do
+  f=timestamp,index,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,$reasons
+  if nvidia-smi --query-gpu="$f" --format=csv >/dev/null 2>&1; then smi_fields=$f; break; fi
+done
+
+quick_limit=${QUICK_LIMIT:-60}
+full_limit=${FULL_LIMIT:-150}
+repeat_limit=${REPEAT_LIMIT:-$full_limit}
+
+# run_probe TAG LIMIT ARGS...: one probe run under a time limit, with nvidia-smi sampling the
+# clocks, power, temperature and clock-event (throttle) reasons every 200 ms into NAME-TAG-smi.csv.
+run_probe() {
+  local tag=$1 limit=$2 smi=""
+  shift 2
+  if [ -n "$smi_fields" ]; then
+    nvidia-smi --query-gpu="$smi_fields" --format=csv -lms 200 > "$out/$name-$tag-smi.csv" 2>&1 &
+    smi=$!
+  fi
+  timeout -k 10 "$limit" "$probe" "$@"
+  local rc=$?
+  [ -n "$smi" ] && kill "$smi" 2>/dev/null && wait "$smi" 2>/dev/null
+  echo "$tag run: exit $rc$( [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo " (time limit $limit s)")"
+}
+
+run_probe quick "$quick_limit" -o "$out/$name-quick.pb" --quick
+run_probe full "$full_limit" -o "$out/$name.pb"
 # A second full run, for the run-to-run spread of the medians ($REPEAT=0 skips it).
 if [ "${REPEAT:-1}" != 0 ]; then
-  timeout -k 10 "${FULL_LIMIT:-360}" "$probe" -o "$out/$name-repeat.pb"
-  echo "repeat run: exit $?"
+  run_probe repeat "$repeat_limit" -o "$out/$name-repeat.pb"
   rm -f "$out/$name-repeat.txt"
 fi
 ls -la "$out"
