@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kernels_probe/cuda_check.h"
+#include "kernels_probe/nvml_state.h"
 
 namespace clustersim::kernels_probe {
 namespace {
@@ -88,6 +89,24 @@ void describe_machine(int gpu_count, Header& h) {
   h.date = utc_now_iso8601();
   h.host = host_name();
   h.probe_version = CLUSTERSIM_PROBE_VERSION;
+  // sm_clock_mhz above is the maximum (boost) clock; what the GPU runs at depends on its power
+  // limit, temperature and load, so the state at the start goes into the notes.
+  const std::string state = device_state(pci_bus_ids(gpu_count), true);
+  add_note(h, "gpu state at start (NVML): " + (state.empty() ? std::string("NVML not available") : state));
+}
+
+std::vector<std::string> pci_bus_ids(int gpu_count) {
+  std::vector<std::string> out;
+  for (int d = 0; d < gpu_count; ++d) {
+    char bus[64] = {};
+    PROBE_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, d));
+    out.emplace_back(bus);
+  }
+  return out;
+}
+
+std::string device_state(const std::vector<std::string>& bus_ids, bool full) {
+  return nvml_device_state(bus_ids, full);
 }
 
 }  // namespace clustersim::kernels_probe

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "kernels_probe/probe_record.h"
 
@@ -15,5 +16,12 @@ int usable_device_count(std::string& why);
 // Fills everything in `header` except command_line and notes from device 0 and the libraries.
 // `gpu_count` devices will be used. Throws ProbeError when a CUDA call fails.
 void describe_machine(int gpu_count, Header& header);
+
+// The PCI bus ids ("0000:19:00.0") of the first `gpu_count` devices. Throws ProbeError.
+std::vector<std::string> pci_bus_ids(int gpu_count);
+
+// The devices' power and clock state now, from NVML (nvml_state.h): `full` with the power limit,
+// persistence mode and maximum clocks. "" when NVML is not on the machine.
+std::string device_state(const std::vector<std::string>& pci_bus_ids, bool full);
 
 }  // namespace clustersim::kernels_probe

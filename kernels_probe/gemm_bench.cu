@@ -2,6 +2,7 @@
 // Times cublasGemmEx (BF16) and cublasLtMatmul (FP8) on the transformer GEMM shapes.
 #include "kernels_probe/gemm_bench.h"
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -76,6 +77,34 @@ bool plan_fp8(cublasLtHandle_t lt, const GemmCase& g, LtPlan& plan) {
 }
 
 }  // namespace
+
+void preheat_gpu(double seconds) {
+  PROBE_CUDA(cudaSetDevice(0));
+  cudaStream_t stream = nullptr;
+  PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasHandle_t handle = nullptr;
+  PROBE_CUBLAS(cublasCreate(&handle));
+  PROBE_CUBLAS(cublasSetStream(handle, stream));
+  constexpr int kN = 8192;
+  const size_t elems = size_t{kN} * kN;
+  if (3 * elems * 2 < free_device_memory() / 2) {
+    DeviceBuffer a(elems * 2), b(elems * 2), c(elems * 2);
+    fill_bf16(a.get(), elems, 3, stream);
+    fill_bf16(b.get(), elems, 4, stream);
+    const float alpha = 1.0f, beta = 0.0f;
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+      for (int i = 0; i < 20; ++i) {  // ~2 ms each on an H100/H200
+        PROBE_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, kN, kN, kN, &alpha, a.get(),
+                                  CUDA_R_16BF, kN, b.get(), CUDA_R_16BF, kN, &beta, c.get(),
+                                  CUDA_R_16BF, kN, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      }
+      wait_for_stream(stream, "preheat GEMMs", 30);
+    }
+  }
+  PROBE_CUBLAS(cublasDestroy(handle));
+  PROBE_CUDA(cudaStreamDestroy(stream));
+}
 
 void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
   PROBE_CUDA(cudaSetDevice(0));

@@ -11,4 +11,8 @@ namespace clustersim::kernels_probe {
 // data type to `run`; skipped data types and shapes are noted in run.header.notes.
 void run_gemm_bench(const ProbeOptions& options, ProbeRun& run);
 
+// Runs 8192 x 8192 x 8192 bf16 GEMMs back to back on device 0 for about `seconds`, so that the
+// first measurements find the GPU at its loaded clock and temperature, not idle. Throws ProbeError.
+void preheat_gpu(double seconds);
+
 }  // namespace clustersim::kernels_probe

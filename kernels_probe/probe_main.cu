@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "kernels_probe/attention_bench.h"
 #include "kernels_probe/collective_bench.h"
@@ -16,6 +17,7 @@
 #include "kernels_probe/memory_bench.h"
 #include "kernels_probe/probe_options.h"
 #include "kernels_probe/probe_record.h"
+#include "kernels_probe/timing.h"
 
 namespace {
 
@@ -26,6 +28,8 @@ using namespace clustersim::kernels_probe;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoDevice = 3;
+// Seconds of GEMMs before the first part (preheat_gpu).
+constexpr double kPreheatSeconds = 1.5;
 
 // Writes `bytes` to `path` + ".tmp", then renames it over `path`: a reader, or a run killed
 // half-way through the write, sees the previous complete file or the new one, never a cut one.
@@ -137,10 +141,29 @@ int main(int argc, char** argv) {
                         {options.memory, "memory", run_memory_bench},
                         {options.collectives, "collectives", run_collective_bench}};
   bool timed_out = false;
+  std::vector<std::string> bus_ids;
+  try {
+    bus_ids = pci_bus_ids(devices);
+    if (options.gemm || options.attention || options.memory) {
+      preheat_gpu(kPreheatSeconds);
+      add_note(run.header, "preheat: " + std::to_string(kPreheatSeconds).substr(0, 3) +
+                               " s of 8192^3 bf16 GEMMs on device 0 before the first part");
+    }
+  } catch (const ProbeTimeout& e) {
+    add_note(run.header, std::string("preheat: timed out, no part run: ") + e.what());
+    timed_out = true;
+    write_outputs(options, run);
+  } catch (const std::exception& e) {
+    add_note(run.header, std::string("preheat: failed: ") + e.what());
+  }
   for (const Part& p : parts) {
-    if (!p.wanted) continue;
+    if (!p.wanted || timed_out) continue;
     const PartResult result = run_part(p.name, p.run, options, run);
     ok = ok && result == PartResult::kOk;
+    // The clocks the part left the GPU at (boost, or held down by power or temperature).
+    if (const std::string state = device_state(bus_ids, false); !state.empty()) {
+      add_note(run.header, std::string("gpu state after ") + p.name + ": " + state);
+    }
     if (!write_outputs(options, run)) return kExitFailed;
     if (result == PartResult::kTimedOut) {
       timed_out = true;
