@@ -2,6 +2,7 @@
 // Times cublasGemmEx (BF16) and cublasLtMatmul (FP8) on the transformer GEMM shapes.
 #include "kernels_probe/gemm_bench.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -21,21 +22,43 @@ constexpr size_t kWorkspaceBytes = size_t{64} << 20;
 // activation X [m x k] row-major, C = X W^T [m x n] row-major. In cuBLAS's column-major terms
 // that is C^T (n x m) = op_T(W: k x n, ld k) * op_N(X^T: k x m, ld k), the "TN" layout, which is
 // also the one FP8 matmuls require on Hopper.
-struct GemmBuffers {
-  DeviceBuffer w, x, c;
+// Operands of one shape, rotated so that every launch reads operands that are not in L2: a
+// shape whose W, X and C fit in the L2 (235 of the 942 GEMMs of 2026-12-04 on a 60 MiB L2) would
+// otherwise be timed with its inputs cached, faster than in a training step, where the previous
+// kernels have evicted them. ceil(2 x L2 / (W + X + C)) copies in one arena, fewer when free
+// memory is short (then noted); one copy for shapes beyond twice the L2.
+struct GemmOperands {
+  DeviceBuffer arena;
+  size_t copies = 1;
+  size_t stride = 0;                      // bytes per copy
+  size_t w_bytes = 0, x_bytes = 0;        // W [n x k] and X [m x k]; C [m x n] follows them
+  void* w(size_t i) const { return arena.as<char>() + i * stride; }
+  void* x(size_t i) const { return arena.as<char>() + i * stride + w_bytes; }
+  void* c(size_t i) const { return arena.as<char>() + i * stride + w_bytes + x_bytes; }
 };
 
-GemmBuffers allocate(const GemmCase& g, size_t in_elem_bytes, cudaStream_t stream, bool fp8) {
-  GemmBuffers b{DeviceBuffer(g.n * g.k * in_elem_bytes), DeviceBuffer(g.m * g.k * in_elem_bytes),
-                DeviceBuffer(g.m * g.n * 2)};
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// `capped` is set when free memory allowed fewer copies than the L2 asks for.
+GemmOperands allocate(const GemmCase& g, size_t in_elem_bytes, size_t l2_bytes, cudaStream_t stream,
+                      bool fp8, bool& capped) {
+  constexpr size_t kAlign = 256;
+  GemmOperands o;
+  o.w_bytes = round_up(g.n * g.k * in_elem_bytes, kAlign);
+  o.x_bytes = round_up(g.m * g.k * in_elem_bytes, kAlign);
+  o.stride = o.w_bytes + o.x_bytes + round_up(g.m * g.n * 2, kAlign);
+  const size_t wanted = std::max<size_t>(1, (2 * l2_bytes + o.stride - 1) / o.stride);
+  const size_t fit = std::max<size_t>(1, free_device_memory() * 8 / 10 / o.stride);
+  o.copies = std::min(wanted, fit);
+  capped = o.copies < wanted;
+  o.arena = DeviceBuffer(o.copies * o.stride);
+  // Non-zero data everywhere (C included: it is overwritten); FP8 as valid E4M3 bytes.
   if (fp8) {
-    fill_fp8(b.w.get(), g.n * g.k, 1, stream);
-    fill_fp8(b.x.get(), g.m * g.k, 2, stream);
+    fill_fp8(o.arena.get(), o.arena.bytes(), 1, stream);
   } else {
-    fill_bf16(b.w.get(), g.n * g.k, 1, stream);
-    fill_bf16(b.x.get(), g.m * g.k, 2, stream);
+    fill_bf16(o.arena.get(), o.arena.bytes() / 2, 1, stream);
   }
-  return b;
+  return o;
 }
 
 // RAII holders for the cuBLASLt descriptors of one FP8 matmul.
@@ -128,7 +151,8 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
   }
   const std::vector<GemmCase> cases = transformer_gemm_cases(options.quick);
   const float alpha = 1.0f, beta = 0.0f;
-  int skipped_fp8 = 0, skipped_memory = 0, done = 0;
+  const size_t l2 = std::max<uint64_t>(run.header.l2_cache_bytes, size_t{8} << 20);
+  int skipped_fp8 = 0, skipped_memory = 0, capped_copies = 0, done = 0;
   for (const GemmCase& g : cases) {
     for (DType dtype : {DType::kBf16, DType::kFp8E4m3}) {
       const bool fp8 = dtype == DType::kFp8E4m3;
@@ -139,16 +163,20 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
         ++skipped_memory;
         continue;
       }
-      GemmBuffers buf = allocate(g, in_bytes, stream, fp8);
+      bool capped = false;
+      const GemmOperands ops = allocate(g, in_bytes, l2, stream, fp8, capped);
+      capped_copies += capped ? 1 : 0;
+      size_t launch_index = 0;
       Record r;
       r.kind = Kind::kGemm;
       r.gemm = {g.m, g.n, g.k, dtype, g.label};
       if (!fp8) {
         auto launch = [&]() {
+          const size_t i = launch_index++ % ops.copies;
           PROBE_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.n),
                                     static_cast<int>(g.m), static_cast<int>(g.k), &alpha,
-                                    buf.w.get(), CUDA_R_16BF, static_cast<int>(g.k), buf.x.get(),
-                                    CUDA_R_16BF, static_cast<int>(g.k), &beta, buf.c.get(),
+                                    ops.w(i), CUDA_R_16BF, static_cast<int>(g.k), ops.x(i),
+                                    CUDA_R_16BF, static_cast<int>(g.k), &beta, ops.c(i),
                                     CUDA_R_16BF, static_cast<int>(g.n), CUBLAS_COMPUTE_32F,
                                     CUBLAS_GEMM_DEFAULT));
         };
@@ -161,8 +189,9 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
           continue;
         }
         auto launch = [&]() {
-          PROBE_CUBLAS(cublasLtMatmul(lt, lt_plan.op, &alpha, buf.w.get(), lt_plan.a, buf.x.get(),
-                                      lt_plan.b, &beta, buf.c.get(), lt_plan.c, buf.c.get(),
+          const size_t i = launch_index++ % ops.copies;
+          PROBE_CUBLAS(cublasLtMatmul(lt, lt_plan.op, &alpha, ops.w(i), lt_plan.a, ops.x(i),
+                                      lt_plan.b, &beta, ops.c(i), lt_plan.c, ops.c(i),
                                       lt_plan.c, &lt_plan.heuristic.algo, workspace.get(),
                                       workspace.bytes(), stream));
         };
@@ -176,6 +205,12 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
   if (skipped_fp8 > 0) {
     add_note(run.header, "gemm fp8: " + std::to_string(skipped_fp8) +
                              " shapes skipped (no cuBLASLt algorithm or unaligned)");
+  }
+  add_note(run.header, "gemm: operands rotated over ceil(2 x L2 / (W + X + C)) copies, so every launch "
+                       "reads them from HBM");
+  if (capped_copies > 0) {
+    add_note(run.header, "gemm: " + std::to_string(capped_copies) +
+                             " shapes with fewer operand copies than 2 x L2 needs (free memory)");
   }
   if (skipped_memory > 0) {
     add_note(run.header, "gemm: " + std::to_string(skipped_memory) + " shapes skipped (too big for free memory)");
