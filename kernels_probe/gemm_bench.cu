@@ -18,10 +18,30 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = size_t{64} << 20;
 
-// Layout: the weight W is stored [n x k] row-major (as torch.nn.Linear keeps [out, in]) and the
-// activation X [m x k] row-major, C = X W^T [m x n] row-major. In cuBLAS's column-major terms
-// that is C^T (n x m) = op_T(W: k x n, ld k) * op_N(X^T: k x m, ld k), the "TN" layout, which is
-// also the one FP8 matmuls require on Hopper.
+// Layouts, for a linear layer Y = X W^T with W stored [out x in] row-major (torch.nn.Linear) and
+// activations row-major, as PyTorch and Megatron-LM call cuBLAS (column-major, so each call
+// computes C^T = op(A) op(B) with A the [n x k]-sized buffer and B the [m x k]-sized one):
+//   forward  Y  = X W^T   (m = tokens, n = out, k = in):  TN, lda = k, ldb = k
+//   dgrad    dX = dY W    (m = tokens, n = in,  k = out): NN, lda = n, ldb = k
+//   wgrad    dW = dY^T X  (m = out,    n = in,  k = tokens): NT, lda = n, ldb = m
+// ldc = n throughout. FP8 stays TN in every pass: Hopper's FP8 tensor cores take only TN, and
+// Transformer Engine materialises the transposed copies it needs for the backward GEMMs.
+struct BlasLayout {
+  cublasOperation_t trans_a, trans_b;
+  int64_t lda, ldb;
+  const char* name;
+};
+
+BlasLayout bf16_layout(const GemmCase& g) {
+  const auto m = static_cast<int64_t>(g.m), n = static_cast<int64_t>(g.n), k = static_cast<int64_t>(g.k);
+  switch (g.pass) {
+    case GemmPass::kForward: break;
+    case GemmPass::kDataGrad: return {CUBLAS_OP_N, CUBLAS_OP_N, n, k, "NN"};
+    case GemmPass::kWeightGrad: return {CUBLAS_OP_N, CUBLAS_OP_T, n, m, "NT"};
+  }
+  return {CUBLAS_OP_T, CUBLAS_OP_N, k, k, "TN"};
+}
+
 // Operands of one shape, rotated so that every launch reads operands that are not in L2: a
 // shape whose W, X and C fit in the L2 (235 of the 942 GEMMs of 2026-12-04 on a 60 MiB L2) would
 // otherwise be timed with its inputs cached, faster than in a training step, where the previous
@@ -171,12 +191,14 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
       r.kind = Kind::kGemm;
       r.gemm = {g.m, g.n, g.k, dtype, g.label};
       if (!fp8) {
+        const BlasLayout layout = bf16_layout(g);
+        r.gemm.label += std::string(" ") + layout.name;
         auto launch = [&]() {
           const size_t i = launch_index++ % ops.copies;
-          PROBE_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(g.n),
+          PROBE_CUBLAS(cublasGemmEx(handle, layout.trans_a, layout.trans_b, static_cast<int>(g.n),
                                     static_cast<int>(g.m), static_cast<int>(g.k), &alpha,
-                                    ops.w(i), CUDA_R_16BF, static_cast<int>(g.k), ops.x(i),
-                                    CUDA_R_16BF, static_cast<int>(g.k), &beta, ops.c(i),
+                                    ops.w(i), CUDA_R_16BF, static_cast<int>(layout.lda), ops.x(i),
+                                    CUDA_R_16BF, static_cast<int>(layout.ldb), &beta, ops.c(i),
                                     CUDA_R_16BF, static_cast<int>(g.n), CUBLAS_COMPUTE_32F,
                                     CUBLAS_GEMM_DEFAULT));
         };
@@ -188,6 +210,7 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
           ++skipped_fp8;
           continue;
         }
+        r.gemm.label += " TN";
         auto launch = [&]() {
           const size_t i = launch_index++ % ops.copies;
           PROBE_CUBLAS(cublasLtMatmul(lt, lt_plan.op, &alpha, ops.w(i), lt_plan.a, ops.x(i),

@@ -16,7 +16,7 @@ std::vector<GemmCase> transformer_gemm_cases(bool quick) {
   const std::vector<uint64_t> token_counts = quick ? std::vector<uint64_t>{2048}
                                                    : std::vector<uint64_t>{512, 2048, 8192};
   std::vector<GemmCase> out;
-  std::set<std::tuple<uint64_t, uint64_t, uint64_t>> seen;
+  std::set<std::tuple<uint64_t, uint64_t, uint64_t, GemmPass>> seen;
   for (uint64_t h : hiddens) {
     for (uint64_t tp : tps) {
       for (uint64_t tokens : token_counts) {
@@ -27,14 +27,14 @@ std::vector<GemmCase> transformer_gemm_cases(bool quick) {
                                 {"mlp_down", h, 4 * h / tp},
                                 {"lm_head", kVocab / tp, h}};
         for (const Layer& l : layers) {
-          struct Pass { const char* name; uint64_t m, n, k; };
-          const Pass passes[] = {{"fwd", tokens, l.out, l.in},
-                                 {"dgrad", tokens, l.in, l.out},
-                                 {"wgrad", l.out, l.in, tokens}};
+          struct Pass { const char* name; GemmPass pass; uint64_t m, n, k; };
+          const Pass passes[] = {{"fwd", GemmPass::kForward, tokens, l.out, l.in},
+                                 {"dgrad", GemmPass::kDataGrad, tokens, l.in, l.out},
+                                 {"wgrad", GemmPass::kWeightGrad, l.out, l.in, tokens}};
           for (const Pass& p : passes) {
-            if (quick && std::string(p.name) != "fwd") continue;
-            if (!seen.insert({p.m, p.n, p.k}).second) continue;
-            out.push_back({p.m, p.n, p.k,
+            if (quick && p.pass != GemmPass::kForward) continue;
+            if (!seen.insert({p.m, p.n, p.k, p.pass}).second) continue;
+            out.push_back({p.m, p.n, p.k, p.pass,
                            std::string(l.name) + " " + p.name + " h=" + std::to_string(h) +
                                " tp=" + std::to_string(tp) + " t=" + std::to_string(tokens)});
           }

@@ -8,9 +8,14 @@
 
 namespace clustersim::kernels_probe {
 
-// Row-major C[m x n] = A[m x k] B[k x n] and where it comes from.
+// The pass of a linear layer Y = X W^T (W stored [out x in], as torch.nn.Linear keeps it) a GEMM
+// belongs to; it fixes the operands' memory layout (gemm_bench.cu times each in its own).
+enum class GemmPass { kForward, kDataGrad, kWeightGrad };
+
+// Row-major C[m x n] = A[m x k] B[k x n], its pass and where it comes from.
 struct GemmCase {
   uint64_t m = 0, n = 0, k = 0;
+  GemmPass pass = GemmPass::kForward;
   std::string label;  // "mlp_up fwd h=8192 tp=8 t=4096"
 };
 
@@ -19,7 +24,8 @@ struct GemmCase {
 // the LM head (h -> vocab/tp, vocab 128256), for the forward pass (m = tokens), the
 // data-gradient pass (n and k swapped) and the weight-gradient pass (k = tokens). Hidden sizes
 // 2048..12288, TP 1..8, tokens 512..8192; --quick keeps h=4096, TP 1 and 8, 2048 tokens, forward
-// only. Shapes repeated by the sweep appear once (with the first label).
+// only. A shape repeated by the sweep in the same pass appears once (with the first label); the
+// same m, n, k in another pass is another case (another layout).
 std::vector<GemmCase> transformer_gemm_cases(bool quick);
 
 struct AttentionCase {

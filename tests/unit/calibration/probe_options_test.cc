@@ -63,9 +63,13 @@ TEST(ByteSize, ParsesBinaryUnits) {
 
 TEST(ProbeShapes, TransformerGemmsAreUniqueAndCoverEveryLayer) {
   const std::vector<GemmCase> full = transformer_gemm_cases(false);
-  std::set<std::tuple<uint64_t, uint64_t, uint64_t>> seen;
+  std::set<std::tuple<uint64_t, uint64_t, uint64_t, GemmPass>> seen;
   for (const GemmCase& g : full) {
-    EXPECT_TRUE(seen.insert({g.m, g.n, g.k}).second) << g.label;
+    EXPECT_TRUE(seen.insert({g.m, g.n, g.k, g.pass}).second) << g.label;
+    const bool named = g.label.find(g.pass == GemmPass::kForward    ? " fwd "
+                                    : g.pass == GemmPass::kDataGrad ? " dgrad "
+                                                                    : " wgrad ") != std::string::npos;
+    EXPECT_TRUE(named) << g.label;
     EXPECT_GT(g.m * g.n * g.k, 0u) << g.label;
   }
   for (const char* layer : {"qkv", "attn_out", "mlp_up", "mlp_down", "lm_head"}) {
