@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -95,8 +96,12 @@ struct LtPlan {
 };
 
 // Builds the FP8 plan; returns false when cuBLASLt offers no algorithm for the shape.
-bool plan_fp8(cublasLtHandle_t lt, const GemmCase& g, LtPlan& plan) {
+// `fast_accum`: FP8 fast accumulation (partial sums kept at lower precision in the tensor cores),
+// which Transformer Engine uses in the forward GEMMs and not in dgrad/wgrad; up to ~1.2x faster.
+bool plan_fp8(cublasLtHandle_t lt, const GemmCase& g, bool fast_accum, LtPlan& plan) {
   PROBE_CUBLAS(cublasLtMatmulDescCreate(&plan.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const int8_t fast = fast_accum ? 1 : 0;
+  PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
   const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
   PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
   PROBE_CUBLAS(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof no_trans));
@@ -206,11 +211,12 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
       } else {
         // FP8 tensor cores want 16-element-aligned leading dimensions.
         LtPlan lt_plan;
-        if (g.k % 16 != 0 || g.n % 16 != 0 || !plan_fp8(lt, g, lt_plan)) {
+        const bool fast_accum = g.pass == GemmPass::kForward;
+        if (g.k % 16 != 0 || g.n % 16 != 0 || !plan_fp8(lt, g, fast_accum, lt_plan)) {
           ++skipped_fp8;
           continue;
         }
-        r.gemm.label += " TN";
+        r.gemm.label += fast_accum ? " TN fast_accum" : " TN";
         auto launch = [&]() {
           const size_t i = launch_index++ % ops.copies;
           PROBE_CUBLAS(cublasLtMatmul(lt, lt_plan.op, &alpha, ops.w(i), lt_plan.a, ops.x(i),
@@ -228,6 +234,10 @@ void run_gemm_bench(const ProbeOptions& options, ProbeRun& run) {
   if (skipped_fp8 > 0) {
     add_note(run.header, "gemm fp8: " + std::to_string(skipped_fp8) +
                              " shapes skipped (no cuBLASLt algorithm or unaligned)");
+  }
+  if (fp8_supported) {
+    add_note(run.header, "gemm fp8: E4M3 in, bf16 out, TN in every pass; fast accumulation in the "
+                         "forward shapes only (label 'fast_accum'), as Transformer Engine runs them");
   }
   add_note(run.header, "gemm: operands rotated over ceil(2 x L2 / (W + X + C)) copies, so every launch "
                        "reads them from HBM");
