@@ -33,13 +33,15 @@ void wait_for_stream(cudaStream_t stream, const char* what, double timeout_s,
                      const std::function<void()>& poll = {});
 
 // Times `launch`, which enqueues one operation on `stream` (of the current device). Before each
-// sample a spin kernel holds the stream so that all of the sample's launches are queued before the
-// start event runs: samples measure GPU time, not the host's launch latency.
+// sample a blocking kernel holds the stream until the host has queued all of the sample's
+// launches, then the host releases it: samples measure GPU time, not the host's launch latency.
 TimingStats time_on_stream(cudaStream_t stream, const std::function<void()>& launch,
                            const TimingPlan& plan);
 
 // As time_on_stream for an operation spanning several devices (one stream each, devices[i] owns
 // streams[i]); `launch` enqueues on all of them. A sample is the slowest stream's elapsed time.
+// All streams are released by the same host write, so the devices start together (to about a
+// microsecond, the time the write takes to reach each GPU over PCIe).
 TimingStats time_on_streams(const std::vector<int>& devices, const std::vector<cudaStream_t>& streams,
                             const std::function<void()>& launch, const TimingPlan& plan);
 
