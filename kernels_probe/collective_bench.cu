@@ -149,34 +149,62 @@ void run_collective_bench(const ProbeOptions& options, ProbeRun& run) {
   const std::string proto = env_or_auto("NCCL_PROTO");
   const std::vector<uint64_t> sizes = byte_sizes(1024, options.max_bytes, options.quick);
   int done = 0;
+  // One sweep of `op` over `sizes` on `group`, recorded with `algorithm`.
+  auto sweep = [&](Group& group, Collective op, const std::string& algorithm) {
+    const int ranks = group.ranks();
+    for (uint64_t size : sizes) {
+      // Whole bf16 elements, split evenly over the ranks where the op splits the buffer.
+      const uint64_t unit = op == Collective::kAllReduce || op == Collective::kSendRecv
+                                ? 2 : 2 * static_cast<uint64_t>(ranks);
+      const uint64_t bytes = size / unit * unit;
+      if (bytes == 0) continue;
+      Record r;
+      r.kind = Kind::kCollective;
+      r.collective = {op, static_cast<uint32_t>(ranks), bytes, DType::kBf16, algorithm, proto, 1};
+      r.timing = time_on_streams(group.devices_, group.streams_,
+                                 [&]() { enqueue(group, op, bytes); }, plan);
+      run.records.push_back(std::move(r));
+      ++done;
+    }
+  };
+  bool ring_pass = false;
   for (int ranks : rank_counts(devices)) {
-    Group group(ranks, sizes.back());
-    plan.poll = [&group]() { group.check_async_errors(); };
-    for (Collective op : {Collective::kAllReduce, Collective::kAllGather,
-                          Collective::kReduceScatter, Collective::kAllToAll,
-                          Collective::kSendRecv}) {
-      if (op == Collective::kSendRecv && ranks < 2) continue;
-      const bool p2p = op == Collective::kAllToAll || op == Collective::kSendRecv;
-      for (uint64_t size : sizes) {
-        // Whole bf16 elements, split evenly over the ranks where the op splits the buffer.
-        const uint64_t unit = op == Collective::kAllReduce || op == Collective::kSendRecv
-                                  ? 2 : 2 * static_cast<uint64_t>(ranks);
-        const uint64_t bytes = size / unit * unit;
-        if (bytes == 0) continue;
-        Record r;
-        r.kind = Kind::kCollective;
-        r.collective = {op, static_cast<uint32_t>(ranks), bytes, DType::kBf16,
-                        p2p ? "p2p" : algo, proto, 1};
-        r.timing = time_on_streams(group.devices_, group.streams_,
-                                   [&]() { enqueue(group, op, bytes); }, plan);
-        run.records.push_back(std::move(r));
-        ++done;
+    {
+      Group group(ranks, sizes.back());
+      plan.poll = [&group]() { group.check_async_errors(); };
+      for (Collective op : {Collective::kAllReduce, Collective::kAllGather,
+                            Collective::kReduceScatter, Collective::kAllToAll,
+                            Collective::kSendRecv}) {
+        if (op == Collective::kSendRecv && ranks < 2) continue;
+        const bool p2p = op == Collective::kAllToAll || op == Collective::kSendRecv;
+        sweep(group, op, p2p ? "p2p" : algo);
       }
+      plan.poll = {};
+    }
+    // NCCL's own choice on NVSwitch machines (H100/H200 x8) is NVLS for large all-reduces: the
+    // switch reduces in flight and the bus bandwidth reaches ~475-480 GB/s, over the 450 GB/s
+    // NVLink line rate, which a profile's nvlink_busbw (a fraction of the line rate) cannot hold.
+    // So the all-reduce is measured once more with NCCL_ALGO=Ring (read by NCCL at communicator
+    // init), recorded as algorithm "ring"; `clustersim calibrate` fits NVLink from it.
+    if (ranks >= 2 && std::getenv("NCCL_ALGO") == nullptr) {
+      setenv("NCCL_ALGO", "Ring", 1);
+      try {
+        Group group(ranks, sizes.back());
+        plan.poll = [&group]() { group.check_async_errors(); };
+        sweep(group, Collective::kAllReduce, "ring");
+        plan.poll = {};
+      } catch (...) {
+        unsetenv("NCCL_ALGO");
+        throw;
+      }
+      unsetenv("NCCL_ALGO");
+      ring_pass = true;
     }
     std::cerr << "  collectives: " << ranks << " ranks done (" << done << " measurements)\n";
   }
   add_note(run.header, "collectives: single process, ncclCommInitAll; NCCL_ALGO=" + algo +
-                           ", NCCL_PROTO=" + proto);
+                           ", NCCL_PROTO=" + proto +
+                           (ring_pass ? "; all-reduce again with NCCL_ALGO=Ring (algorithm \"ring\")" : ""));
 }
 
 #else  // built without NCCL

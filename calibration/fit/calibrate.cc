@@ -2,6 +2,8 @@
 // Groups probe measurements by model key, runs each fitter and builds the error table.
 #include "calibration/fit/calibrate.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -76,14 +78,25 @@ const CollectiveModel* CalibrationResult::collective_model(CollectiveKind op, in
 }
 
 const CollectiveModel* CalibrationResult::nvlink_all_reduce() const {
+  // Preference at one rank count: Ring (2), NCCL's own choice (1), another forced algorithm (0).
+  // Ring first: on NVSwitch machines NCCL's choice is NVLS, whose in-switch reduction puts the
+  // bus bandwidth over the NVLink line rate (~475-480 GB/s against 450 on 8 x H100/H200), which
+  // nvlink_busbw, a fraction of the line rate, cannot take.
+  const auto rank = [](const CollectiveModel& m) {
+    std::string algo = m.algorithm;
+    std::transform(algo.begin(), algo.end(), algo.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (algo == "ring" && m.protocol == "auto") return 2;
+    return m.algorithm == "auto" && m.protocol == "auto" ? 1 : 0;
+  };
   const CollectiveModel* best = nullptr;
-  const auto is_auto = [](const CollectiveModel& m) { return m.algorithm == "auto" && m.protocol == "auto"; };
   for (const CollectiveFit& f : collectives) {
     const CollectiveModel& m = f.model;
     if (m.op != CollectiveKind::kAllReduce || m.nodes != 1 || m.ranks < 2 || m.segments.empty()) continue;
     const bool better = !best || m.ranks > best->ranks ||
-                        (m.ranks == best->ranks && !is_auto(*best) &&
-                         (is_auto(m) || m.large_message_busbw_bytes_per_s() > best->large_message_busbw_bytes_per_s()));
+                        (m.ranks == best->ranks &&
+                         (rank(m) > rank(*best) ||
+                          (rank(m) == rank(*best) &&
+                           m.large_message_busbw_bytes_per_s() > best->large_message_busbw_bytes_per_s())));
     if (better) best = &m;
   }
   return best;

@@ -65,9 +65,11 @@ struct CalibrationResult {
   const CollectiveModel* collective_model(CollectiveKind op, int ranks,
                                           const std::string& algorithm = "auto",
                                           const std::string& protocol = "auto", int nodes = 1) const;
-  // The all-reduce that stands for NVLink: on one node, over the most ranks measured; NCCL's own
-  // choice (auto/auto) where measured at that count, else the algorithm with the highest
-  // large-message bus bandwidth (what auto would pick). nullptr when none was fitted.
+  // The all-reduce that stands for NVLink: on one node, over the most ranks measured; at that
+  // count NCCL_ALGO=Ring (algorithm "ring", any case, protocol auto) where measured, else NCCL's
+  // own choice (auto/auto), else the forced algorithm with the highest large-message bus
+  // bandwidth. Ring first because NCCL's own choice on NVSwitch machines is NVLS, whose in-switch
+  // reduction exceeds the NVLink line rate. nullptr when none was fitted.
   const CollectiveModel* nvlink_all_reduce() const;
 };
 

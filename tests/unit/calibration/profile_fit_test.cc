@@ -100,19 +100,42 @@ TEST(ProfileFit, NvlinkFromTheWidestOneNodeAllReduceInAnyFile) {
 }
 
 // A probe run with NCCL_ALGO forced measures NVLink too: used (the best algorithm, as NCCL's
-// own choice would be), and named in the source line; NCCL's own choice wins where measured.
+// own choice would be), and named in the source line; NCCL's own choice wins over it where
+// measured, and Ring over both.
 TEST(ProfileFit, ForcedAlgorithmsStandInForNcclsChoice) {
   SyntheticTruth t = compute_only_truth();
-  t.collectives.push_back(all_reduce(8, 300e9, 20e-6, "Ring"));
-  t.collectives.push_back(all_reduce(8, 340e9, 25e-6, "Tree"));
+  t.collectives.push_back(all_reduce(8, 300e9, 20e-6, "Tree"));
+  t.collectives.push_back(all_reduce(8, 340e9, 25e-6, "CollnetDirect"));
   const HardwareProfile base = load_hardware_profile("H100-SXM");
   const HardwareProfile forced = fitted_profile(calibrate({make_synthetic_probe(t, 1)}), base);
   EXPECT_NEAR(forced.eff.nvlink_busbw, 340e9 / base.nvlink_bandwidth.bytes_per_s, 1e-6);
-  EXPECT_TRUE(has(forced.sources.at("efficiency.nvlink_busbw"), "NCCL Tree/auto"))
+  EXPECT_TRUE(has(forced.sources.at("efficiency.nvlink_busbw"), "NCCL CollnetDirect/auto"))
       << forced.sources.at("efficiency.nvlink_busbw");
   t.collectives.push_back(all_reduce(8, 320e9, 18e-6));
   const HardwareProfile own = fitted_profile(calibrate({make_synthetic_probe(t, 1)}), base);
   EXPECT_NEAR(own.eff.nvlink_busbw, 320e9 / base.nvlink_bandwidth.bytes_per_s, 1e-6);
+}
+
+// On NVSwitch machines NCCL's own all-reduce is NVLS, over the NVLink line rate (480 GB/s busbw
+// against H100-SXM's 450: 107%, refused above 105%). The probe measures it again with
+// NCCL_ALGO=Ring ("ring"), and that is what NVLink is fitted from, in either letter case.
+TEST(ProfileFit, RingAllReduceStandsForNvlinkOverNvls) {
+  SyntheticTruth t = compute_only_truth();
+  t.collectives.push_back(all_reduce(8, 480e9, 15e-6));
+  const HardwareProfile base = load_hardware_profile("H100-SXM");
+  EXPECT_TRUE(has(refusal([&] { fitted_profile(calibrate({make_synthetic_probe(t, 1)}), base); }), "105%"));
+  for (const char* ring : {"ring", "Ring"}) {
+    SyntheticTruth with_ring = t;
+    with_ring.collectives.push_back(all_reduce(8, 360e9, 22e-6, ring));
+    const CalibrationResult r = calibrate({make_synthetic_probe(with_ring, 1)});
+    ASSERT_NE(r.nvlink_all_reduce(), nullptr);
+    EXPECT_EQ(r.nvlink_all_reduce()->algorithm, ring);
+    const HardwareProfile p = fitted_profile(r, base);
+    EXPECT_NEAR(p.eff.nvlink_busbw, 360e9 / base.nvlink_bandwidth.bytes_per_s, 1e-6);
+    EXPECT_NEAR(p.eff.nvlink_collective_latency.as_s(), 22e-6, 1e-9);
+    EXPECT_TRUE(has(p.sources.at("efficiency.nvlink_busbw"), std::string("NCCL ") + ring + "/auto"))
+        << p.sources.at("efficiency.nvlink_busbw");
+  }
 }
 
 // Collectives across hosts are fitted apart and never taken as NVLink (a 2-node all-reduce at
