@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -35,6 +36,30 @@ std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
+}
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it.
+std::string uuid_string(const cudaUUID_t& uuid) {
+  std::string out = "GPU-";
+  char hex[3];
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
+    out += hex;
+  }
+  return out;
+}
+
+// CUDA_VISIBLE_DEVICES and every NCCL_* variable, "NAME=value" separated by spaces.
+std::string probe_environment() {
+  std::string out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string var = *e;
+    if (var.rfind("NCCL_", 0) == 0 || var.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) {
+      out += (out.empty() ? "" : " ") + var;
+    }
+  }
+  return out.empty() ? "none set" : out;
 }
 
 uint32_t attribute(cudaDeviceAttr attr, int device) {
@@ -89,6 +114,15 @@ void describe_machine(int gpu_count, Header& h) {
   h.date = utc_now_iso8601();
   h.host = host_name();
   h.probe_version = CLUSTERSIM_PROBE_VERSION;
+  for (int d = 0; d < gpu_count; ++d) {
+    cudaDeviceProp p{};
+    PROBE_CUDA(cudaGetDeviceProperties(&p, d));
+    char bus[64] = {};
+    PROBE_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, d));
+    add_note(h, "device " + std::to_string(d) + ": " + uuid_string(p.uuid) + ", PCI " + bus + ", ECC " +
+                    (p.ECCEnabled ? "on" : "off"));
+  }
+  add_note(h, "environment: " + probe_environment());
   // sm_clock_mhz above is the maximum (boost) clock; what the GPU runs at depends on its power
   // limit, temperature and load, so the state at the start goes into the notes.
   const std::string state = device_state(pci_bus_ids(gpu_count), true);
