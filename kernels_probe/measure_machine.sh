@@ -21,11 +21,10 @@ set -u
 out=${1:?usage: measure_machine.sh OUTDIR [NAME]}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
-log="$out/${2:-probe}-log.txt"
-exec > >(tee -a "$log") 2>&1
-
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 name=${2:-$(echo "${gpu:-gpu}" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')}
+log="$out/$name-log.txt"
+exec > >(tee -a "$log") 2>&1
 {
   echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1

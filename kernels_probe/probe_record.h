@@ -52,7 +52,8 @@ struct TimingStats {
   uint32_t launches_per_sample = 1;
 };
 
-// Median (interpolated), extremes, 10th/90th percentiles and standard deviation of `samples_s`.
+// Median (interpolated), extremes, 10th/90th percentiles and population standard deviation
+// (divided by the sample count, not count - 1) of `samples_s`.
 // Precondition: at least one sample.
 TimingStats summarize_samples(std::vector<double> samples_s, uint32_t warmup,
                               uint32_t launches_per_sample);
