@@ -82,16 +82,22 @@ std::string nvml_device_state(const std::vector<std::string>& pci_bus_ids, bool 
       out += " not found by NVML";
       continue;
     }
+    // Appended piece by piece (GCC 12 warns, wrongly, on " " + std::string temporaries here).
+    const auto append = [&out](const std::string& piece, const char* tail) {
+      out += ' ';
+      out += piece;
+      out += tail;
+    };
     if (full) {
-      out += " " + value("power limit", nvml.power_limit, 1e-3, " W", d) + ",";
+      append(value("power limit", nvml.power_limit, 1e-3, " W", d), ",");
       int persistent = -1;
       const bool known = nvml.persistence != nullptr && nvml.persistence(d, &persistent) == kNvmlSuccess;
-      out += std::string(" persistence ") + (!known ? "?" : persistent == 1 ? "on" : "off") + ",";
+      append(std::string("persistence ") + (!known ? "?" : persistent == 1 ? "on" : "off"), ",");
     }
-    out += " " + value("SM clock", nvml.clock, 1, " MHz", d, kClockSm);
+    append(value("SM clock", nvml.clock, 1, " MHz", d, kClockSm), "");
     if (full) {
-      out += " " + value("of max", nvml.max_clock, 1, " MHz", d, kClockSm) + ",";
-      out += " " + value("memory clock", nvml.clock, 1, " MHz", d, kClockMem);
+      append(value("of max", nvml.max_clock, 1, " MHz", d, kClockSm), ",");
+      append(value("memory clock", nvml.clock, 1, " MHz", d, kClockMem), "");
     }
     out += ", " + value("power", nvml.power_usage, 1e-3, " W", d);
     out += ", " + value("temperature", nvml.temperature, 1, " C", d, kTemperatureGpu);
