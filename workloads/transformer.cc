@@ -194,8 +194,12 @@ void add_zero3_working_set(MemoryEstimate& e, double layer_params, double grad_b
 }
 
 MemoryEstimate most_loaded_memory_per_gpu(const ScenarioConfig& cfg) {
+  MemoryEstimate e = memory_per_gpu(cfg);
   const SequenceImbalance& si = cfg.stragglers.sequence_imbalance;
-  return si.max_over_mean > 1.0 ? memory_per_gpu(with_heavy_sequences(cfg, si)) : memory_per_gpu(cfg);
+  // Only the activations grow with the heavy replicas' sequences: the weights (learned position
+  // embeddings included) are the model's.
+  if (si.max_over_mean > 1.0) e.activations = memory_per_gpu(with_heavy_sequences(cfg, si)).activations;
+  return e;
 }
 
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {

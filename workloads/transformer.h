@@ -85,7 +85,8 @@ struct MemoryEstimate {
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);
 // Memory on the most loaded GPU of the run: memory_per_gpu's, where a
 // stragglers.sequence_imbalance (max_over_mean > 1) gives the heaviest replicas longer sequences
-// (with_heavy_sequences) at those sequences' activations. What runs report and check.
+// (with_heavy_sequences): their sequences' activations beside the nominal weights, gradients and
+// optimizer state. What runs report and check.
 MemoryEstimate most_loaded_memory_per_gpu(const ScenarioConfig& cfg);
 
 // ZeRO-3's working set beside its shards: the 16-bit weights of the layer computing and of the
