@@ -587,6 +587,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // A micro-batch's passes' NIC-free time as the ZeRO-0/1/2 windows count it, for ZeRO-3 too:
   // the room of the per-micro-batch reductions (ZeRO-2/3, below).
   Time micro_batch_free = bwd_window + fwd_window;
+  const double forward_share = lt.forward / (lt.forward + lt.backward);
   if (!m.moe) {
     const Time nic = stage_tp_cp_nic_time(cfg, l, layers_per_stage);
     micro_batch_free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
@@ -792,24 +793,38 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     //
     // ZeRO-2 and ZeRO-3 hold a shard of the gradients only, so every micro-batch's gradients are
     // reduce-scattered after its backward pass, as DeepSpeed's ZeRO and PyTorch FSDP do under
-    // gradient accumulation (ZeRO-0/1 accumulate them whole and reduce once per step). In 1F1B's
-    // steady state one micro-batch's reduction has its passes' NIC-free time (micro_batch_free)
-    // before the next one's is issued, on every stage alike (between a stage's first and last
-    // backward pass lie mbs - 1 forward-backward pairs and no bubble). What does not fit piles up,
-    // and the last micro-batch's reduction queues behind it:
-    //   backlog = (mbs - 1) x max(0, reduction - micro_batch_free)
-    // Every stage's reductions run at once (reduce_together). Not overlapped, each blocks the
-    // passes after it: (mbs - 1) x reduction. (Before 2026-12-05 ZeRO-2 and -3 reduced once per
+    // gradient accumulation (ZeRO-0/1 accumulate them whole and reduce once per step). Between a
+    // stage's first and last backward pass its NIC is free, per micro-batch, for what its passes
+    // leave (micro_batch_free, the TP groups' and CP rings' NIC time taken out), less on the
+    // first stage, whose last pp - 1 backward chunk passes come back to back in the drain
+    // without their forward passes between: room = (mbs - 1) x free - min((pp - 1) / vpp,
+    // mbs - 1) x forward free. All the reductions must fit there or after the last backward pass, so the stage's
+    // reduction is exposed at least
+    //   mbs x reduction - room
+    // (what does not fit piles up, and the last micro-batch's reduction, whose buckets then
+    // queue behind it, follows); where it fits, the last reduction's overlap stays as priced
+    // above. Every stage's reductions run at once (reduce_together). Not overlapped, each blocks
+    // the passes after it: mbs x reduction. (Before 2026-12-05 ZeRO-2 and -3 reduced once per
     // step, as stage 1, with a shard's memory.)
     const bool reduces_per_micro_batch = p.zero_stage >= 2 && mbs > 1;
     const Time per_micro_batch = m.moe ? reduce : reduce_together;
-    const auto set_backlog = [&](Time room) {
-      if (!cfg.training.overlap.dp_grad_reduce) room = Time::zero();
-      const Time backlog = (mbs - 1) * max(Time::zero(), per_micro_batch - room);
-      for (Time& t : est.dp_end) t += backlog - est.dp_micro_batch_backlog;
-      est.dp_micro_batch_backlog = backlog;
+    std::vector<Time> mb_added(est.dp_end.size());
+    const auto set_backlog = [&](Time free, Time fwd_free_part) {
+      Time room;
+      if (cfg.training.overlap.dp_grad_reduce) {
+        const double drained = std::min((p.pp - 1.0) / p.vpp, mbs - 1.0);  // fewer micro-batches than stages
+        room = max(Time::zero(), (mbs - 1) * free - drained * fwd_free_part);
+      }
+      const Time exposed_at_least = mbs * per_micro_batch - room;
+      est.dp_micro_batch_backlog = Time::zero();
+      for (size_t i = 0; i < est.dp_end.size(); ++i) {
+        const Time base = est.dp_end[i] - mb_added[i];
+        mb_added[i] = max(Time::zero(), exposed_at_least - base);
+        est.dp_end[i] = base + mb_added[i];
+        est.dp_micro_batch_backlog = max(est.dp_micro_batch_backlog, mb_added[i]);
+      }
     };
-    if (reduces_per_micro_batch) set_backlog(micro_batch_free);
+    if (reduces_per_micro_batch) set_backlog(micro_batch_free, forward_share * micro_batch_free);
     b.dp_exposed = staged_dp_exposed(est) + draw_excess;
     if (p.zero_stage == 3) {
       // One gather of the chunk's weights per pass (one latency, as the flow level runs it); MoE
@@ -919,7 +934,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           const Time taken = per_pass - alone;
           const Time fwd_room = max(Time::zero(), (fwd_share / p.vpp) * nic_free - taken);
           const Time bwd_room = max(Time::zero(), ((1.0 - fwd_share) / p.vpp) * nic_free - taken);
-          set_backlog(p.vpp * (fwd_room + bwd_room));
+          set_backlog(p.vpp * (fwd_room + bwd_room), p.vpp * fwd_room);
         }
         b.dp_exposed = staged_dp_exposed(est) + draw_excess;
       }

@@ -547,7 +547,7 @@ TEST(AnalyticalTraining, AStepWithoutZero3IsNeverSlowerOnAFasterGpu) {
 // ZeRO-2 holds a gradient shard only, so each micro-batch's gradients are reduce-scattered after
 // its backward pass; what one micro-batch's passes cannot hide piles up. MegaScale's 175B plan on
 // 768 GPUs: dp 12, 64 micro-batches, each reduction of 2.7e9 FP32 gradients far longer than a
-// micro-batch's 0.18 s of passes on 200 Gbps NICs (29.06 s against ZeRO-1's 12.05 s; the flow
+// micro-batch's 0.18 s of passes on 200 Gbps NICs (29.52 s against ZeRO-1's 12.05 s; the flow
 // level 29.54 and 12.07 s), hidden on 800 Gbps NICs. Before 2026-12-05 ZeRO-2 reduced once per
 // step and gave ZeRO-1's time.
 TEST(AnalyticalTraining, ZeroTwoReducesEveryMicroBatch) {
