@@ -101,12 +101,9 @@ struct Chain {
 }  // namespace
 
 void run_attention_bench(const ProbeOptions& options, ProbeRun& run) {
-  PROBE_CUDA(cudaSetDevice(0));
   cudaStream_t stream = nullptr;
-  PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cublasHandle_t handle = nullptr;
-  PROBE_CUBLAS(cublasCreate(&handle));
-  PROBE_CUBLAS(cublasSetStream(handle, stream));
+  open_blas_stream(stream, handle);
   TimingPlan plan;
   plan.warmup = options.warmup;
   plan.reps = options.reps;

@@ -64,3 +64,16 @@ class ProbeTimeout : public ProbeError {
     }                                                                                  \
   } while (0)
 #endif
+
+namespace clustersim::kernels_probe {
+
+// Device 0, a new non-blocking stream and a cuBLAS handle that runs on it; the caller destroys
+// both (cublasDestroy, cudaStreamDestroy).
+inline void open_blas_stream(cudaStream_t& stream, cublasHandle_t& handle) {
+  PROBE_CUDA(cudaSetDevice(0));
+  PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  PROBE_CUBLAS(cublasCreate(&handle));
+  PROBE_CUBLAS(cublasSetStream(handle, stream));
+}
+
+}  // namespace clustersim::kernels_probe

@@ -127,12 +127,9 @@ bool plan_fp8(cublasLtHandle_t lt, const GemmCase& g, bool fast_accum, LtPlan& p
 }  // namespace
 
 void preheat_gpu(double seconds) {
-  PROBE_CUDA(cudaSetDevice(0));
   cudaStream_t stream = nullptr;
-  PROBE_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cublasHandle_t handle = nullptr;
-  PROBE_CUBLAS(cublasCreate(&handle));
-  PROBE_CUBLAS(cublasSetStream(handle, stream));
+  open_blas_stream(stream, handle);
   constexpr int kN = 8192;
   const size_t elems = size_t{kN} * kN;
   if (3 * elems * 2 < free_device_memory() / 2) {
