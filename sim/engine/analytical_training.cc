@@ -584,18 +584,17 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // per-pass gathers hold the NIC through the passes (below): the compute.
   Time bwd_free = bwd_window;
   Time fwd_free = fwd_window;
-  // A micro-batch's passes' NIC-free time as the ZeRO-0/1/2 windows count it, for ZeRO-3 too:
-  // the room of the per-micro-batch reductions (ZeRO-2/3, below).
-  Time micro_batch_free = bwd_window + fwd_window;
-  const double forward_share = lt.forward / (lt.forward + lt.backward);
-  if (!m.moe) {
-    const Time nic = stage_tp_cp_nic_time(cfg, l, layers_per_stage);
-    micro_batch_free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
-  }
+  // The room of the per-micro-batch reductions (ZeRO-2/3, below): in 1F1B's steady state every
+  // stage runs at the pace of the slowest (mb, the LM head's stage included), so a stage's NIC is
+  // free for that cycle less what its own TP groups and CP rings (MoE: its all-to-alls) keep on it.
+  const Time micro_batch_free =
+      max(Time::zero(), mb - (m.moe ? stage_a2a_nic : stage_tp_cp_nic_time(cfg, l, layers_per_stage)));
   if (!m.moe && p.zero_stage < 3) {
+    const Time nic = stage_tp_cp_nic_time(cfg, l, layers_per_stage);
+    const Time free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
     const double bwd_share = lt.backward / (lt.forward + lt.backward);
-    bwd_free = bwd_share * micro_batch_free;
-    fwd_free = (1.0 - bwd_share) * micro_batch_free;
+    bwd_free = bwd_share * free;
+    fwd_free = (1.0 - bwd_share) * free;
   }
   if (sync > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
     const int per_node = sync_per_node;
@@ -794,27 +793,29 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // ZeRO-2 and ZeRO-3 hold a shard of the gradients only, so every micro-batch's gradients are
     // reduce-scattered after its backward pass, as DeepSpeed's ZeRO and PyTorch FSDP do under
     // gradient accumulation (ZeRO-0/1 accumulate them whole and reduce once per step). Between a
-    // stage's first and last backward pass its NIC is free, per micro-batch, for what its passes
-    // leave (micro_batch_free, the TP groups' and CP rings' NIC time taken out), less on the
-    // first stage, whose last pp - 1 backward chunk passes come back to back in the drain
-    // without their forward passes between: room = (mbs - 1) x free - min((pp - 1) / vpp,
-    // mbs - 1) x forward free. All the reductions must fit there or after the last backward pass, so the stage's
-    // reduction is exposed at least
+    // stage's first and last backward pass lie mbs - 1 pipeline cycles, in the drain too (plain
+    // 1F1B: each stage's backward passes come at the pace of the stage after it, a forward pass
+    // apart), and its NIC is free in each for micro_batch_free. Interleaved, the drain runs the
+    // warm-up's extra forward chunks' backward passes without forwards between them: about
+    // (vpp - 1)(pp - 1) / vpp micro-batches' forward time less (MegaScale's 175B on 768 GPUs,
+    // ZeRO-2: 29.43 s against the flow level's 29.54 s; 29.07 s without it). All the reductions
+    // must fit there or after the last backward pass, so the stage's reduction is exposed at least
     //   mbs x reduction - room
-    // (what does not fit piles up, and the last micro-batch's reduction, whose buckets then
-    // queue behind it, follows); where it fits, the last reduction's overlap stays as priced
-    // above. Every stage's reductions run at once (reduce_together). Not overlapped, each blocks
-    // the passes after it: mbs x reduction. (Before 2026-12-05 ZeRO-2 and -3 reduced once per
-    // step, as stage 1, with a shard's memory.)
+    // (what does not fit piles up, and the last micro-batch's reduction, whose buckets then queue
+    // behind it, follows); where it fits, the last reduction's overlap stays as priced above.
+    // Every stage's reductions run at once (reduce_together). Not overlapped, each blocks the
+    // passes after it: mbs x reduction. (Before 2026-12-05 ZeRO-2 and -3 reduced once per step,
+    // as stage 1, with a shard's memory.)
     const bool reduces_per_micro_batch = p.zero_stage >= 2 && mbs > 1;
     const Time per_micro_batch = m.moe ? reduce : reduce_together;
     std::vector<Time> mb_added(est.dp_end.size());
-    const auto set_backlog = [&](Time free, Time fwd_free_part) {
-      Time room;
-      if (cfg.training.overlap.dp_grad_reduce) {
-        const double drained = std::min((p.pp - 1.0) / p.vpp, mbs - 1.0);  // fewer micro-batches than stages
-        room = max(Time::zero(), (mbs - 1) * free - drained * fwd_free_part);
-      }
+    Time gather_waits;  // ZeRO-3 without the gather overlap: what the reductions add to the gathers
+    const double forward_share = lt.forward / (lt.forward + lt.backward);
+    const double backward_only = std::min((p.vpp - 1.0) * (p.pp - 1.0) / p.vpp, mbs - 1.0);
+    const auto set_backlog = [&](Time free) {
+      const Time room = cfg.training.overlap.dp_grad_reduce
+                            ? max(Time::zero(), (mbs - 1) * free - backward_only * forward_share * free)
+                            : Time::zero();
       const Time exposed_at_least = mbs * per_micro_batch - room;
       est.dp_micro_batch_backlog = Time::zero();
       for (size_t i = 0; i < est.dp_end.size(); ++i) {
@@ -823,8 +824,21 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         est.dp_end[i] = base + mb_added[i];
         est.dp_micro_batch_backlog = max(est.dp_micro_batch_backlog, mb_added[i]);
       }
+      est.dp_micro_batch_backlog += gather_waits;
     };
-    if (reduces_per_micro_batch) set_backlog(micro_batch_free, forward_share * micro_batch_free);
+    if (reduces_per_micro_batch) set_backlog(micro_batch_free);
+    // ZeRO-3 without the gather overlap: a chunk's reduction, issued as its backward pass ends,
+    // shares the NIC with the next forward pass's gather, which the pass waits for; each runs at
+    // half its rate until the shorter is done, so the gather takes
+    //   gather + min(gather, reduction / vpp)
+    // longer for each of the (mbs - 1) x vpp forward passes that follow a backward one, and the
+    // reduction has done that much by then. Returns the per-pass share; adds the waits.
+    const auto shared_with_gather = [&](Time gather) {
+      const Time shared = min(gather, (1.0 / p.vpp) * per_micro_batch);
+      gather_waits = ((mbs - 1) * p.vpp) * shared;
+      for (Time& t : est.dp_start) t += gather_waits;
+      return shared;
+    };
     b.dp_exposed = staged_dp_exposed(est) + draw_excess;
     if (p.zero_stage == 3) {
       // One gather of the chunk's weights per pass (one latency, as the flow level runs it); MoE
@@ -896,6 +910,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         est.gather_slack = max(Time::zero(), gather_bound - compute_paced);
       } else if (m.moe) {
         for (Time& t : est.dp_start) t += passes * per_pass;
+        if (reduces_per_micro_batch) set_backlog(micro_batch_free + p.vpp * shared_with_gather(per_pass));
         b.dp_exposed = staged_dp_exposed(est) + draw_excess;
       } else {
         // Not overlapped, each pass's gather runs after the stage's previous pass and before its
@@ -929,12 +944,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         for (Time& t : est.dp_start) t += (mbs * p.vpp) * (fwd_gather + bwd_gather);
         // The other stages' gathers take per_pass - alone of each pass's NIC-free time: the
         // per-micro-batch reductions have what is left (none where the gathers fill the NIC, so
-        // a faster GPU, whose gathers then grow as its passes shrink, is no slower).
+        // a faster GPU, whose gathers then grow as its passes shrink, is no slower). Each chunk's
+        // reduction starts as its backward pass ends, beside the next forward pass's gather,
+        // which waits: the two share the NIC until the shorter is done (shared_with_gather).
         if (reduces_per_micro_batch) {
           const Time taken = per_pass - alone;
           const Time fwd_room = max(Time::zero(), (fwd_share / p.vpp) * nic_free - taken);
           const Time bwd_room = max(Time::zero(), ((1.0 - fwd_share) / p.vpp) * nic_free - taken);
-          set_backlog(p.vpp * (fwd_room + bwd_room), p.vpp * fwd_room);
+          const Time shared = shared_with_gather(fwd_gather);
+          set_backlog(p.vpp * (fwd_room + bwd_room + shared));
         }
         b.dp_exposed = staged_dp_exposed(est) + draw_excess;
       }

@@ -82,8 +82,10 @@ struct TrainingEstimate {
   Time dp_end_pass;
   Time dp_start_pass;
   Time dp_paced;
-  // ZeRO-2/3 with several micro-batches: the per-micro-batch gradient reductions that do not fit
-  // in the passes after them (included in each dp_end entry; 0 otherwise).
+  // ZeRO-2/3 with several micro-batches: what the per-micro-batch gradient reductions add to the
+  // DP exposure, the part that does not fit in the passes (in each dp_end entry; the most any
+  // stage gets) and, ZeRO-3 without the gather overlap, the gathers' waits beside them (in each
+  // dp_start entry); 0 otherwise.
   Time dp_micro_batch_backlog;
   // Of breakdown.pp_exposed with overlap.pp_p2p: what the steady state's pipeline sends add
   // beyond the fill and drain transfers, where the busiest stage's NIC share takes longer to send

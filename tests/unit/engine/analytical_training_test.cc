@@ -429,7 +429,7 @@ TEST(AnalyticalTraining, UnoverlappedZero3GathersOfStagesSharingANicInterleave) 
   const Time both = collective_time(coll::CollectiveOp::kAllGather, bytes_of(chunk_params * 2.0), g);
   const int64_t passes = 2 * e.micro_batches * cfg.parallelism.vpp;
   // The gathers alone sum to passes x both / 2 or more; both stages' at once to passes x both
-  // (beside them the per-micro-batch reductions' backlog, whose room the gathers take whole here).
+  // (beside them what ZeRO-3's per-micro-batch reductions add, since 2026-12-05).
   const Time gathers = e.breakdown.dp_exposed - e.dp_micro_batch_backlog;
   EXPECT_GT(gathers, 0.5 * passes * both);
   EXPECT_LT(gathers, 0.9 * passes * both);
@@ -547,7 +547,7 @@ TEST(AnalyticalTraining, AStepWithoutZero3IsNeverSlowerOnAFasterGpu) {
 // ZeRO-2 holds a gradient shard only, so each micro-batch's gradients are reduce-scattered after
 // its backward pass; what one micro-batch's passes cannot hide piles up. MegaScale's 175B plan on
 // 768 GPUs: dp 12, 64 micro-batches, each reduction of 2.7e9 FP32 gradients far longer than a
-// micro-batch's 0.18 s of passes on 200 Gbps NICs (29.52 s against ZeRO-1's 12.05 s; the flow
+// micro-batch's 0.18 s of passes on 200 Gbps NICs (29.43 s against ZeRO-1's 12.05 s; the flow
 // level 29.54 and 12.07 s), hidden on 800 Gbps NICs. Before 2026-12-05 ZeRO-2 reduced once per
 // step and gave ZeRO-1's time.
 TEST(AnalyticalTraining, ZeroTwoReducesEveryMicroBatch) {

@@ -394,7 +394,7 @@ TEST(FlowTraining, ZeroThreeGathersBeforeEachPassAndNeverAfterTheStep) {
 TEST(FlowTraining, ZeroTwoReducesEveryMicroBatchAsTheAnalyticalLevelPricesIt) {
   // ZeRO-2 holds a gradient shard only: every micro-batch's gradients are reduce-scattered (m x
   // ZeRO-1's bytes), and where they outlast the passes the step waits for them. MegaScale's 175B
-  // plan on 768 GPUs (64 micro-batches, 200 Gbps NICs): 29.54 s against the analytical 29.52 s.
+  // plan on 768 GPUs (64 micro-batches, 200 Gbps NICs): 29.54 s against the analytical 29.43 s.
   const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
   const auto cfg_at = [&](int zero) {
     return load_scenario(scenario, {"cluster.gpus=768", "training.global_batch=768", "network.fidelity=flow",
