@@ -587,11 +587,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // The room of the per-micro-batch reductions (ZeRO-2/3, below): in 1F1B's steady state every
   // stage runs at the pace of the slowest (mb, the LM head's stage included), so a stage's NIC is
   // free for that cycle less what its own TP groups and CP rings (MoE: its all-to-alls) keep on it.
-  const Time micro_batch_free =
-      max(Time::zero(), mb - (m.moe ? stage_a2a_nic : stage_tp_cp_nic_time(cfg, l, layers_per_stage)));
+  // stage_nic: what a dense stage's TP groups and CP rings keep its NIC share busy per micro-batch.
+  const Time stage_nic = m.moe ? Time::zero() : stage_tp_cp_nic_time(cfg, l, layers_per_stage);
+  const Time micro_batch_free = max(Time::zero(), mb - (m.moe ? stage_a2a_nic : stage_nic));
+  const double forward_share = lt.forward / (lt.forward + lt.backward);
   if (!m.moe && p.zero_stage < 3) {
-    const Time nic = stage_tp_cp_nic_time(cfg, l, layers_per_stage);
-    const Time free = max(Time::zero(), bwd_window + fwd_window + stage_tp - nic);
+    const Time free = max(Time::zero(), bwd_window + fwd_window + stage_tp - stage_nic);
     const double bwd_share = lt.backward / (lt.forward + lt.backward);
     bwd_free = bwd_share * free;
     fwd_free = (1.0 - bwd_share) * free;
@@ -808,25 +809,24 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // as stage 1, with a shard's memory.)
     const bool reduces_per_micro_batch = p.zero_stage >= 2 && mbs > 1;
     const Time per_micro_batch = m.moe ? reduce : reduce_together;
-    std::vector<Time> mb_added(est.dp_end.size());
     Time gather_waits;  // ZeRO-3 without the gather overlap: what the reductions add to the gathers
-    const double forward_share = lt.forward / (lt.forward + lt.backward);
     const double backward_only = std::min((p.vpp - 1.0) * (p.pp - 1.0) / p.vpp, mbs - 1.0);
     const auto set_backlog = [&](Time free) {
       const Time room = cfg.training.overlap.dp_grad_reduce
                             ? max(Time::zero(), (mbs - 1) * free - backward_only * forward_share * free)
                             : Time::zero();
       const Time exposed_at_least = mbs * per_micro_batch - room;
-      est.dp_micro_batch_backlog = Time::zero();
-      for (size_t i = 0; i < est.dp_end.size(); ++i) {
-        const Time base = est.dp_end[i] - mb_added[i];
-        mb_added[i] = max(Time::zero(), exposed_at_least - base);
-        est.dp_end[i] = base + mb_added[i];
-        est.dp_micro_batch_backlog = max(est.dp_micro_batch_backlog, mb_added[i]);
+      Time most;
+      for (Time& stage_end : est.dp_end) {
+        const Time added = max(Time::zero(), exposed_at_least - stage_end);
+        stage_end += added;
+        most = max(most, added);
       }
-      est.dp_micro_batch_backlog += gather_waits;
+      est.dp_micro_batch_backlog = most + gather_waits;
     };
-    if (reduces_per_micro_batch) set_backlog(micro_batch_free);
+    // ZeRO-3 whose gathers block the passes prices its room in its own branch below.
+    const bool gathers_block = p.zero_stage == 3 && !cfg.training.overlap.dp_param_gather;
+    if (reduces_per_micro_batch && !gathers_block) set_backlog(micro_batch_free);
     // ZeRO-3 without the gather overlap: a chunk's reduction, issued as its backward pass ends,
     // shares the NIC with the next forward pass's gather, which the pass waits for; each runs at
     // half its rate until the shorter is done, so the gather takes
@@ -899,7 +899,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           const GroupLinks nic_g = group_links(sync, per_node, work::links_at_contention(l, 1.0));
           const Time nic =
               passes * coll::collective_nic_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0), nic_g) +
-              mbs * coll::collective_nic_time(op, grads, nic_g) + mbs * stage_tp_cp_nic_time(cfg, l, layers_per_stage);
+              mbs * coll::collective_nic_time(op, grads, nic_g) + mbs * stage_nic;
           bound = max(bound, nic);
         }
         const Time gather_bound = bound - passes_take;
@@ -937,10 +937,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         const Time alone = min(per_pass, collective_time(CollectiveOp::kAllGather, bytes_of(synced / p.vpp * 2.0),
                                                          group_links(sync, per_node, alone_l)));
         const Time nic_free =
-            max(Time::zero(), bwd_window + fwd_window + stage_tp - stage_tp_cp_nic_time(cfg, l, layers_per_stage));
-        const double fwd_share = lt.forward / (lt.forward + lt.backward);
-        const Time fwd_gather = unoverlapped_gather(alone, per_pass, (fwd_share / p.vpp) * nic_free);
-        const Time bwd_gather = unoverlapped_gather(alone, per_pass, ((1.0 - fwd_share) / p.vpp) * nic_free);
+            max(Time::zero(), bwd_window + fwd_window + stage_tp - stage_nic);
+        const Time fwd_gather = unoverlapped_gather(alone, per_pass, (forward_share / p.vpp) * nic_free);
+        const Time bwd_gather = unoverlapped_gather(alone, per_pass, ((1.0 - forward_share) / p.vpp) * nic_free);
         for (Time& t : est.dp_start) t += (mbs * p.vpp) * (fwd_gather + bwd_gather);
         // The other stages' gathers take per_pass - alone of each pass's NIC-free time: the
         // per-micro-batch reductions have what is left (none where the gathers fill the NIC, so
@@ -949,8 +948,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // which waits: the two share the NIC until the shorter is done (shared_with_gather).
         if (reduces_per_micro_batch) {
           const Time taken = per_pass - alone;
-          const Time fwd_room = max(Time::zero(), (fwd_share / p.vpp) * nic_free - taken);
-          const Time bwd_room = max(Time::zero(), ((1.0 - fwd_share) / p.vpp) * nic_free - taken);
+          const Time fwd_room = max(Time::zero(), (forward_share / p.vpp) * nic_free - taken);
+          const Time bwd_room = max(Time::zero(), ((1.0 - forward_share) / p.vpp) * nic_free - taken);
           const Time shared = shared_with_gather(fwd_gather);
           set_backlog(p.vpp * (fwd_room + bwd_room + shared));
         }
