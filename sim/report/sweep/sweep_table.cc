@@ -218,15 +218,11 @@ bool same_objective(double a, double b) {
 }
 
 std::string format_metric(const std::string& metric, double v) {
-  const auto ends_with = [](const std::string& s, const char* tail) {
-    const size_t n = std::char_traits<char>::length(tail);
-    return s.size() > n && s.compare(s.size() - n, n, tail) == 0;
-  };
   if (!std::isfinite(v)) return "-";  // no number to show (the table's mark for a missing metric)
   char buf[64];
   if (metric == "mfu" || metric == "hfu") {
     std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
-  } else if (ends_with(metric, "_s") && !ends_with(metric, "_per_s")) {  // times, not rates
+  } else if (metric.ends_with("_s") && !metric.ends_with("_per_s")) {  // times, not rates
     // Traffic runs finish in milliseconds and TPOT is tens of them: "0.001 s" hid 1.35 ms.
     if (std::fabs(v) >= 1 || v == 0) std::snprintf(buf, sizeof buf, "%.3f s", v);
     else if (std::fabs(v) >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", v * 1e3);
