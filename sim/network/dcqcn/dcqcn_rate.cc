@@ -50,8 +50,11 @@ void DcqcnRate::cut(Time now) {
 void DcqcnRate::increase() {
   const int f = params_->fast_recovery_steps;
   const bool bytes_on = params_->byte_counter > 0;
+  // Without a byte counter the timer alone steps the stages, as HPCC's ns-3 RdmaHw
+  // (RateIncEventMlx) does: F events of fast recovery, one of additive increase, then hyper
+  // increase (until 2026-12-06 additive for ever: hpcc-simai never reached R_HAI).
   const int most = bytes_on ? std::max(timer_count_, byte_count_) : timer_count_;
-  const int least = bytes_on ? std::min(timer_count_, byte_count_) : 0;
+  const int least = bytes_on ? std::min(timer_count_, byte_count_) : timer_count_ - 1;
   if (most > f) rt_ += least > f ? params_->rate_hai : params_->rate_ai;
   rt_ = std::min(rt_, params_->line_rate);
   rc_ = std::min((rt_ + rc_) / 2.0, params_->line_rate);
@@ -116,15 +119,17 @@ int64_t dcqcn_recovery_steps(const DcqcnParams& p, double rc0, double rt0, doubl
     if (k <= f || rt0 >= line) return std::max<int64_t>(k, 1);
   }
   const double rc_f = rt0 - (rt0 - rc0) / std::ldexp(1.0, f);
-  const double a = p.rate_ai;
-  if (a <= 0) return -1;
-  const double c = rc_f - rt0 + a;
-  auto rc_at = [&](int64_t j) { return rt0 + j * a - a + c / std::ldexp(1.0, static_cast<int>(std::min<int64_t>(j, 1000))); };
-  // Additive phase until Rt reaches the line rate at step j_cap (where Rt is clamped).
-  const auto j_cap = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((line - rt0) / a - 1e-12)));
+  // Rt_j = base + j x step after F: one R_AI then R_HAI steps on the timer alone.
+  const double a = p.rate_hai;
+  const double base = rt0 + p.rate_ai - a;
+  if (a <= 0 || p.rate_ai <= 0) return -1;
+  const double c = rc_f - base + a;
+  auto rc_at = [&](int64_t j) { return base + j * a - a + c / std::ldexp(1.0, static_cast<int>(std::min<int64_t>(j, 1000))); };
+  // Increase phase until Rt reaches the line rate at step j_cap (where Rt is clamped).
+  const auto j_cap = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((line - base) / a - 1e-12)));
   if (j_cap > 1 && rc_at(j_cap - 1) >= target) {
-    // Smallest j with rc_at(j) >= target: near (target - rt0 + a) / a, corrected for the 2^-j term.
-    int64_t j = std::max<int64_t>(1, static_cast<int64_t>(std::floor((target - rt0 + a) / a)) - 2);
+    // Smallest j with rc_at(j) >= target: near (target - base + a) / a, corrected for the 2^-j term.
+    int64_t j = std::max<int64_t>(1, static_cast<int64_t>(std::floor((target - base + a) / a)) - 2);
     while (rc_at(j) < target) ++j;
     while (j > 1 && rc_at(j - 1) >= target) --j;
     return f + j;

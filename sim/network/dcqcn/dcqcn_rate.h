@@ -18,6 +18,8 @@ namespace clustersim::net {
 //     fast recovery   max(T, BC) <= F:                Rc = (Rt + Rc) / 2
 //     hyper increase  min(T, BC) > F (byte counter on): Rt += R_HAI; Rc = (Rt + Rc) / 2
 //     additive        otherwise:                      Rt += R_AI;  Rc = (Rt + Rc) / 2
+//   Without a byte counter (byte_counter 0) the timer alone: T <= F fast recovery, T = F + 1
+//   additive, T > F + 1 hyper (HPCC's ns-3 RdmaHw, RateIncEventMlx).
 //   Rt and Rc never exceed the line rate. With decrease_interval > 0 (HPCC-lineage), CNPs are
 //   gathered and cut at most once per interval, the cut waiting for the interval's end.
 // Timers are evaluated lazily: the owner calls advance(now) at or before next_event(), and the
@@ -69,7 +71,8 @@ class DcqcnRate {
 // Increase-timer periods after a cut until Rc first reaches `target` (< line rate), with the byte
 // counter off and no further CNP, in closed form:
 //   fast recovery (k <= F):  Rc_k = Rt0 - (Rt0 - Rc0) / 2^k
-//   additive (j after F):    Rt_j = Rt0 + j R_AI,  Rc_j = Rt_j - R_AI + (Rc_F - Rt0 + R_AI) / 2^j
+//   then one additive step and hyper steps (j after F), with B = Rt0 + R_AI - R_HAI:
+//                            Rt_j = B + j R_HAI,  Rc_j = Rt_j - R_HAI + (Rc_F - B + R_HAI) / 2^j
 //   once Rt hits the line rate L at step j*:  Rc = L - (L - Rc_j*) / 2^m
 // Returns -1 when the target is never reached.
 int64_t dcqcn_recovery_steps(const DcqcnParams& params, double rc0, double rt0, double target);

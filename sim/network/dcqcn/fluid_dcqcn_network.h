@@ -44,8 +44,8 @@ namespace clustersim::net {
 //
 // PFC, per ingress link into a switch, with the packet level's states and hysteresis:
 //   on --(counter > dynamic_threshold x free buffer: XOFF sent)--> xoff in flight
-//   --(d later: the upstream egress stops)--> paused --(the bytes that arrived before the stop,
-//   the headroom bytes last, have left and counter + resume_offset <= threshold: XON sent)-->
+//   --(d later: the upstream egress stops)--> paused --(counter + resume_offset <= threshold, or
+//   the counter empty: XON sent)-->
 //   xon in flight --(d later: the upstream serves again)--> on
 // with d = link delay + one MTU at the link's speed (the PAUSE frame's propagation plus the frame
 // in transmission upstream; IEEE 802.1Qbb headroom accounting). The counter is the ingress's

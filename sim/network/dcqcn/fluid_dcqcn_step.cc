@@ -288,13 +288,15 @@ void FluidDcqcnNetwork::pfc_counters(double t, double dt) {
   for (const LinkIndex in : pfc_links_) {
     Link& k = links_[in];
     if (k.pfc != PfcState::kPaused) continue;
-    // The packet level resumes once the headroom is empty: the headroom bytes are the newest
-    // from this ingress (FIFO), and none arrive while the pause holds, so that is the counter
-    // back to zero; and the counter resume_offset below the threshold.
+    // XON once the counter is resume_offset below the threshold, or empty. The counter here holds
+    // the headroom's bytes too; as at the packet level departures free those first, and the
+    // counter falls to threshold - resume_offset only after more than the headroom has left.
+    // (Until 2026-12-06 both levels waited for the counter to empty, and the output idled for
+    // the XON's trip at every pause.)
     const auto node = static_cast<size_t>(fabric_.links[in].to);
     const double threshold = alpha * std::max(0.0, buffer - static_cast<double>(switch_used_[node]));
     const double share = ingress_listed_[in] ? ingress_share_[in] : 0.0;
-    if (share <= kDrainedBytes && share + config_.resume_offset.as_double() <= std::max(threshold, kDrainedBytes)) {
+    if (share <= kDrainedBytes || share + config_.resume_offset.as_double() <= threshold) {
       k.pfc = PfcState::kXonSent;
       k.pfc_due = t + dt + k.pfc_delay;
       ++trace_.counters.resumes;

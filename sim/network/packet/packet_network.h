@@ -30,8 +30,9 @@ namespace clustersim::net {
 //        takes room in the switch's shared buffer, counted against its ingress port. With PFC,
 //        an ingress counter above dynamic_threshold x (free shared buffer) sends XOFF upstream
 //        (it takes the link's delay to arrive and stops that egress port after its current
-//        packet); packets still arriving go to the port's headroom; XON once the counter is
-//        resume_offset below the threshold and the headroom is empty. Without PFC a packet that
+//        packet); packets still arriving go to the port's headroom; departures free the
+//        headroom's bytes first; XON once the headroom is empty and the counter is
+//        resume_offset below the threshold (or zero). Without PFC a packet that
 //        does not fit (egress queue above the dynamic threshold or buffer full) is dropped.
 //   receiver (notification point): one CNP per flow per cnp_interval when marked packets arrive;
 //        CNPs and NACKs travel back in the path's latency, unqueued (they are tiny, high priority).
@@ -68,7 +69,6 @@ class PacketNetwork final : public Network, public CongestionObservable {
     uint32_t bytes;
     uint16_t hop;          // index in the flow's path of the link it is on or queued for
     uint8_t ecn;
-    uint8_t in_headroom;
   };
   struct Flow;
   struct Port;

@@ -56,25 +56,39 @@ TEST(PacketNetwork, LoneFlowRunsAtLineRate) {
 // the two rates wander +-10% around the fair share on a ~10 ms scale (CNPs are rare: one per
 // flow every ~0.5 ms at this load), the slow AIMD convergence that Zhu et al. (CoNEXT 2016,
 // "ECN or Delay") analyse. Measured: 198.0 vs 197.7 Gbps; windows of 5 ms range 170-230 Gbps.
-TEST(PacketChecks, TwoFlowsOnOneBottleneckConvergeToEqualRates) {
-  auto [cluster, network] = small_clos(3, Fidelity::kPacket);
-  network.dcqcn.sample_interval = Time::us(5);
-  Bed bed(cluster, network);
-  Time a_done = Time::max(), b_done = Time::max();
-  bed.net->send(8, 0, Bytes{1'200'000'000}, [&](Time t) { a_done = t; });
-  bed.clock.at(Time::us(200), [&] { bed.net->send(16, 0, Bytes{800'000'000}, [&](Time t) { b_done = t; }); });
-  bed.clock.run();
-  const Time from = Time::us(2200);
-  const Time to = min(a_done, b_done);
-  const double a = mean_rate(bed.trace(), 0, from, to);
-  const double b = mean_rate(bed.trace(), 1, from, to);
-  std::printf("two flows: A %.1f Gbps, B %.1f Gbps over [%.0f, %.0f] us; A done %.0f us, B done %.0f us, CNPs %lld\n",
-              a * 8e-9, b * 8e-9, from.as_us(), to.as_us(), a_done.as_us(), b_done.as_us(),
-              static_cast<long long>(bed.trace().counters.cnps));
-  EXPECT_LT(std::abs(a - b) / ((a + b) / 2), 0.10);
-  // The bottleneck stays busy: 2 GB at 50 GB/s = 40 ms.
-  EXPECT_LT(max(a_done, b_done).as_us(), 2e9 / kLine * 1e6 * 1.1);
-  EXPECT_EQ(bed.trace().counters.drops, 0);
+// Two equal flows, B 200 us after A, over four seeds (RED's draws): past the first cuts and
+// recoveries (5 ms) each keeps at least 30% of the bottleneck and together they keep it busy;
+// over the seeds neither the first nor the later flow is favoured (mean share within 10% of
+// half). DCQCN does not equalise two flows within tens of milliseconds: one seed's window can
+// read 236 against 159 Gbps (until 2026-12-06 this test held one seed's rates within 10%, which
+// held for that seed's draws alone).
+TEST(PacketChecks, TwoFlowsOnOneBottleneckShareItWithoutBias) {
+  double share_sum = 0;
+  for (const uint64_t seed : {1, 2, 3, 4}) {
+    auto [cluster, network] = small_clos(3, Fidelity::kPacket);
+    network.dcqcn.sample_interval = Time::us(5);
+    network.ecmp_seed = seed;
+    Bed bed(cluster, network);
+    Time a_done = Time::max(), b_done = Time::max();
+    bed.net->send(8, 0, Bytes{1'000'000'000}, [&](Time t) { a_done = t; });
+    bed.clock.at(Time::us(200), [&] { bed.net->send(16, 0, Bytes{1'000'000'000}, [&](Time t) { b_done = t; }); });
+    bed.clock.run();
+    const Time from = Time::ms(5);
+    const Time to = min(a_done, b_done);
+    const double a = mean_rate(bed.trace(), 0, from, to);
+    const double b = mean_rate(bed.trace(), 1, from, to);
+    std::printf("seed %llu: A %.1f Gbps, B %.1f Gbps over [%.0f, %.0f] us; A done %.0f us, B done %.0f us, CNPs %lld\n",
+                static_cast<unsigned long long>(seed), a * 8e-9, b * 8e-9, from.as_us(), to.as_us(), a_done.as_us(),
+                b_done.as_us(), static_cast<long long>(bed.trace().counters.cnps));
+    EXPECT_GT(a, 0.3 * kLine);
+    EXPECT_GT(b, 0.3 * kLine);
+    EXPECT_GT(a + b, 0.9 * kLine);
+    // The bottleneck stays busy: 2 GB at 50 GB/s = 40 ms.
+    EXPECT_LT(max(a_done, b_done).as_us(), 2e9 / kLine * 1e6 * 1.15);
+    EXPECT_EQ(bed.trace().counters.drops, 0);
+    share_sum += a / (a + b);
+  }
+  EXPECT_NEAR(share_sum / 4, 0.5, 0.05);
 }
 
 class IncastCheck : public ::testing::TestWithParam<int> {};
