@@ -81,6 +81,26 @@ TEST(DcqcnRate, MinimumRateIsAFloor) {
   EXPECT_DOUBLE_EQ(r.rate(), 20e9);
 }
 
+// Without a byte counter the timer alone steps the stages, as HPCC's ns-3 RdmaHw does: with
+// F = 1, one event of fast recovery, one additive (R_AI), then hyper increase (R_HAI). Until
+// 2026-12-06 every event past F was additive, and hpcc-simai never used R_HAI.
+TEST(DcqcnRate, TimerAloneReachesHyperIncrease) {
+  const DcqcnParams p = dcqcn_params(dcqcn_preset(DcqcnPreset::kHpccSimai), gbps(400));
+  ASSERT_EQ(p.byte_counter, 0);
+  ASSERT_EQ(p.fast_recovery_steps, 1);
+  DcqcnRate r(p, Time::zero());
+  r.on_cnp(Time::us(1));
+  r.on_cnp(Time::us(10));  // past the 4 us decrease interval: a second cut, Rt below the line rate
+  const double rt = r.target();
+  ASSERT_LT(rt + p.rate_ai + p.rate_hai, p.line_rate);
+  r.advance(Time::us(10 + 900));  // fast recovery: Rt unchanged
+  EXPECT_DOUBLE_EQ(r.target(), rt);
+  r.advance(Time::us(10 + 2 * 900));  // additive
+  EXPECT_DOUBLE_EQ(r.target(), rt + p.rate_ai);
+  r.advance(Time::us(10 + 3 * 900));  // hyper
+  EXPECT_DOUBLE_EQ(r.target(), rt + p.rate_ai + p.rate_hai);
+}
+
 // Iterates the state machine with timer events only until Rc >= target.
 int64_t iterate(const DcqcnParams& p, int cnps, double target) {
   DcqcnRate r(p, Time::zero());
