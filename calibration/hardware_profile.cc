@@ -217,10 +217,9 @@ HardwareProfile parse_hardware_profile(const std::string& text, const std::strin
 std::string profile_file_path(const std::string& name_or_path, const std::string& base_dir) {
   if (name_or_path.empty() || !builtin_profile_text(name_or_path).empty()) return "";
   std::filesystem::path path(name_or_path);
-  std::error_code ec;
-  if (path.is_relative() && !base_dir.empty() && !std::filesystem::exists(path, ec)) {
-    path = std::filesystem::path(base_dir) / path;
-  }
+  // Beside the file that names it, as the docs say (until 2026-12-06 a file of that name in the
+  // working directory came first: one scenario gave another GPU's figures by where it ran).
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
   return path.string();
 }
 
@@ -249,9 +248,19 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
                                   name_or_path + " -o PROFILE.yaml) and name that"});
   }
   if (type == std::filesystem::file_type::not_found) {
+    std::string where;
+    if (path.string() != name_or_path) {
+      where = " (looked for " + path.string() + ": a relative path is read beside the scenario file";
+      std::error_code cwd_ec;
+      if (std::filesystem::is_regular_file(name_or_path, cwd_ec)) {
+        where += "; the working directory has a file of that name: give its full path, as --set cluster.gpu=$PWD/" +
+                 name_or_path;
+      }
+      where += ")";
+    }
     throw BadInput(InputError{"", 0, "cluster.gpu",
                               "'" + name_or_path + "' is neither a built-in profile (" + builtin_profile_names_text() +
-                                  ") nor a profile file"});
+                                  ") nor a profile file" + where});
   }
   if (ec) throw BadInput(InputError{"", 0, "cluster.gpu", "'" + name_or_path + "' cannot be read (" + ec.message() + ")"});
   const YamlNode root =

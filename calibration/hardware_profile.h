@@ -69,9 +69,9 @@ std::string builtin_profile_names_text();
 // The text of a built-in profile, or empty when there is none of that name.
 std::string builtin_profile_text(const std::string& name);
 
-// The file `name_or_path` names as load_hardware_profile resolves it: a relative path from the
-// working directory where a file is there, else beside `base_dir`. Empty for a built-in name (no
-// file) or an empty name.
+// The file `name_or_path` names as load_hardware_profile resolves it: a relative path beside
+// `base_dir` (the naming file's directory), or from the working directory without one. Empty for
+// a built-in name (no file) or an empty name.
 std::string profile_file_path(const std::string& name_or_path, const std::string& base_dir = "");
 
 // Resolves `name_or_path` (a built-in name, or a file path absolute or relative to `base_dir`)

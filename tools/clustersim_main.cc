@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The clustersim command line: run, validate, topo, calibrate, profiles (sweep to come).
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -291,6 +292,9 @@ int dispatch(int argc, char** argv) {
 }  // namespace clustersim::cli
 
 int main(int argc, char** argv) {
+  // A reader that closes the pipe (`| head`) makes writes fail, reported below with exit 2, as
+  // a full disk is; the default SIGPIPE killed the process without a word (exit 141).
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     const int rc = clustersim::cli::dispatch(argc, argv);
     // Output that could not be written (a full disk, /dev/full) is a failed run, not a result.

@@ -300,6 +300,36 @@ TEST(LoadHardwareProfile, APathThatCannotBeLookedUpSaysWhy) {
   }
 }
 
+// A relative profile path is read beside the file that names it, whatever the working directory
+// holds; until 2026-12-06 a file of that name in the working directory came first, and one
+// scenario gave another GPU's figures by where it was run. Missing there, the message says where
+// it looked and that the working directory has one.
+TEST(LoadHardwareProfile, ARelativePathIsReadBesideTheScenario) {
+  const testing::ScratchDir scenario_dir("profile-beside"), cwd("profile-cwd");
+  ASSERT_TRUE(scenario_dir.ok() && cwd.ok());
+  const auto named = [](const std::string& name) {
+    HardwareProfile p = load_hardware_profile("H100-SXM");
+    p.name = name;
+    return format_hardware_profile(p);
+  };
+  std::ofstream(scenario_dir.file("p.yaml")) << named("BESIDE");
+  std::ofstream(cwd.file("p.yaml")) << named("CWD");
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(cwd.path());
+  std::string loaded, message;
+  try {
+    loaded = load_hardware_profile("p.yaml", scenario_dir.path().string()).name;
+    std::filesystem::remove(scenario_dir.file("p.yaml"));
+    (void)load_hardware_profile("p.yaml", scenario_dir.path().string());
+  } catch (const BadInput& e) {
+    message = e.errors().at(0).message;
+  }
+  std::filesystem::current_path(before);
+  EXPECT_EQ(loaded, "BESIDE");
+  EXPECT_NE(message.find("looked for " + scenario_dir.file("p.yaml")), std::string::npos) << message;
+  EXPECT_NE(message.find("the working directory has a file of that name"), std::string::npos) << message;
+}
+
 TEST(ParseHardwareProfile, AFileThatIsNotAMappingIsNamedAsNotAProfile) {
   try {
     parse_hardware_profile("root:x:0:0:root:/root:/bin/bash\n", "/etc/passwd");

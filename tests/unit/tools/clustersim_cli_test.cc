@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,6 +62,20 @@ TEST(CliRun, AnUnwritableStandardOutputFails) {
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_CONTAINS(r.err, "writing to standard output failed");
   }
+}
+
+// A reader that closes the pipe early is output that cannot be written: exit 2 with the message
+// (until 2026-12-06 SIGPIPE killed the process without one, exit 141).
+TEST(CliRun, AClosedPipeFailsWithAMessage) {
+  const std::filesystem::path code = scratch("code"), err = scratch("err");
+  const std::string cmd = std::string("cd '") + CLUSTERSIM_SOURCE_DIR + "' && { '" + CLUSTERSIM_CLI + "' topo " +
+                          kScenario + " --list-links 2>'" + err.string() + "'; echo $? > '" + code.string() +
+                          "'; } | head -c 1 > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(slurp(code), "2\n");
+  EXPECT_CONTAINS(slurp(err), "writing to standard output failed");
+  std::filesystem::remove(code);
+  std::filesystem::remove(err);
 }
 
 // The serving keys added on 2026-12-05 and the unclosed quote: a message naming the key, exit 2.
@@ -693,10 +708,11 @@ TEST(CliRun, AMisspeltGpuIsRefusedWhereverTheRunDoesNotUseIt) {
 TEST(CliRun, AScenarioGivenAsTheGpuIsSaidToBeOne) {
   // One message naming cluster.gpu and the file, not 25 lines of "required key is missing" and
   // "unknown key" (until 2026-12-05).
-  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --set cluster.gpu=scenarios/megascale-175b-12288.yaml");
+  // The path is read beside the scenario file, --set's too.
+  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml --set cluster.gpu=megascale-175b-12288.yaml");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_CONTAINS(r.err, "scenarios/megascale-175b-12288.yaml: cluster.gpu: 'scenarios/megascale-175b-12288.yaml' is a "
-                         "scenario (it has 'cluster', 'network', 'model', 'parallelism' and 'training'), not a GPU "
+  EXPECT_CONTAINS(r.err, "scenarios/megascale-175b-12288.yaml: cluster.gpu: 'megascale-175b-12288.yaml' "
+                         "(scenarios/megascale-175b-12288.yaml) is a scenario (it has 'cluster', 'network', 'model', 'parallelism' and 'training'), not a GPU "
                          "profile: name a built-in profile (A100-SXM4-40GB");
   size_t lines = 0;
   for (size_t at = r.err.find("error:"); at != std::string::npos; at = r.err.find("error:", at + 1)) ++lines;
