@@ -44,9 +44,22 @@ Json stats_json(const Percentiles& p) {
   return j;
 }
 
+// Milliseconds below 10 s ("227191.0 ms" read badly), seconds from there.
 std::string ms(double s) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  if (s < 10) {
+    std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+  }
+  return buf;
+}
+
+// A rate in tokens/s: whole numbers from 100, three significant digits below (a low-load run's
+// 0.26 tokens/s printed as 0).
+std::string rate(double per_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, per_s >= 100 ? "%.0f" : "%.3g", per_s);
   return buf;
 }
 
@@ -338,12 +351,13 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                 static_cast<long long>(r.requests.size()), static_cast<long long>(completed),
                 static_cast<long long>(rejected));
   s << line;
-  std::snprintf(line, sizeof line, "  throughput  %.0f tokens/s, %.1f tokens/s per GPU over %.2f s\n", tps, per_gpu, duration);
+  std::snprintf(line, sizeof line, "  throughput  %s tokens/s, %s tokens/s per GPU over %.2f s\n", rate(tps).c_str(),
+                rate(per_gpu).c_str(), duration);
   s << line;
   if (load.window_s > 0) {
     std::snprintf(line, sizeof line,
-                  "  steady      %.0f tokens/s produced while requests arrived (%.2f s), %.0f tokens/s offered%s\n",
-                  load.steady, load.window_s, load.offered,
+                  "  steady      %s tokens/s produced while requests arrived (%.2f s), %s tokens/s offered%s\n",
+                  rate(load.steady).c_str(), load.window_s, rate(load.offered).c_str(),
                   load.steady < 0.8 * load.offered ? ": falling behind, queues grow" : "");
     s << line;
   }

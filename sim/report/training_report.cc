@@ -71,6 +71,11 @@ Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
 
 constexpr auto fmt = &internal::format_number;
 
+// "175.0B", "125M": billions from one billion, millions below (a tiny model read "0.0B").
+std::string parameter_count(double n) {
+  return n >= 1e9 ? fmt("%.1fB", n / 1e9) : fmt("%.3gM", n / 1e6);
+}
+
 }  // namespace
 
 Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
@@ -159,7 +164,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << "cluster      " << cfg.cluster.gpus << " x " << hw.name << " (" << cfg.cluster.gpus_per_node
     << " per node, " << cfg.cluster.nics_per_node << " x " << to_string(cfg.cluster.nic_bandwidth) << " NICs)\n";
   o << "model        " << (cfg.model.name.empty() ? "" : cfg.model.name + ", ")
-    << fmt("%.1f", work::count_params(cfg.model).total / 1e9) << "B parameters\n";
+    << parameter_count(work::count_params(cfg.model).total) << " parameters\n";
   o << "plan         tp " << p.tp << ", pp " << p.pp << ", vpp " << p.vpp << ", cp " << p.cp << ", dp " << est.dp
     << "; micro-batch " << p.micro_batch << " x " << est.micro_batches << " per pipeline; ZeRO-" << p.zero_stage
     << "; recompute " << to_string(cfg.training.recompute) << "\n";
@@ -185,11 +190,11 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     o << "  (of dp_exposed, " << to_string(est.dp_micro_batch_backlog) << " is ZeRO-" << p.zero_stage
       << "'s per-micro-batch gradient reductions that the passes do not hide; ZeRO-1 reduces once per step)\n";
   }
-  o << "\nmemory per GPU  " << fmt("%.1f", est.memory.total().as_gib()) << " of "
-    << fmt("%.1f", est.memory_capacity.as_gib()) << " GiB usable (weights "
-    << fmt("%.1f", est.memory.weights.as_gib()) << ", gradients " << fmt("%.1f", est.memory.gradients.as_gib())
-    << ", optimizer " << fmt("%.1f", est.memory.optimizer.as_gib()) << ", activations "
-    << fmt("%.1f", est.memory.activations.as_gib()) << ")";
+  // One decimal, three significant digits below 1 GiB (a small model read 0.0 of 76.6).
+  const auto gib = [](Bytes b) { return fmt(b.as_gib() >= 1 ? "%.1f" : "%.3g", b.as_gib()); };
+  o << "\nmemory per GPU  " << gib(est.memory.total()) << " of " << gib(est.memory_capacity)
+    << " GiB usable (weights " << gib(est.memory.weights) << ", gradients " << gib(est.memory.gradients)
+    << ", optimizer " << gib(est.memory.optimizer) << ", activations " << gib(est.memory.activations) << ")";
   if (est.memory.total() > est.memory_capacity) o << "  OVER CAPACITY (training.memory_check: false)";
   o << "\n";
   if (cfg.network.fidelity == Fidelity::kAnalytical && est.contention.routed) {

@@ -78,6 +78,16 @@ TEST(CliRun, AClosedPipeFailsWithAMessage) {
   std::filesystem::remove(err);
 }
 
+// A low-load serving run prints its throughput in significant digits (it read "0 tokens/s"
+// until 2026-12-06).
+TEST(CliRun, ALowServingRateIsPrintedInSignificantDigits) {
+  const Result r = clustersim(
+      "run scenarios/infer-colocated.yaml --set inference.rate_per_s=0.001 --set inference.requests=20");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "throughput  0 tokens/s")) << r.out;
+  EXPECT_CONTAINS(r.out, "throughput  0.2");
+}
+
 // The serving keys added on 2026-12-05 and the unclosed quote: a message naming the key, exit 2.
 TEST(CliRun, BadServingKeysAndAnOpenQuoteExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
