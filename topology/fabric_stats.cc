@@ -218,23 +218,33 @@ std::string format_summary(const Fabric& fabric) {
 
   out += "switches          count  ports down:up  oversubscription\n";
   const char* sw = "  %-10s %10s  %-13s  %s\n";
-  // The split's ratio, and the cabled one where whole servers or groups leave down ports empty.
-  const auto ratio = [](int down, int cabled, int up) {
+  // The split's ratio, and the cabled one where whole servers or groups leave down ports empty;
+  // where the links down and up differ in speed (network.fabric_bandwidth), the ratio in
+  // bandwidth too, which is what throttles (3:1 ports with uplinks twice the NICs' speed: 1.5:1).
+  const auto ratio = [](int down, int cabled, int up, LinkSpec below, LinkSpec above) {
     std::string r = short_decimal(static_cast<double>(down) / up) + ":1";
     if (cabled < down) {
       r = short_decimal(static_cast<double>(cabled) / up) + ":1 as cabled (" + std::to_string(cabled) + " of " +
           std::to_string(down) + " down ports; " + r + " as split)";
     }
+    if (below.bandwidth.bytes_per_s != above.bandwidth.bytes_per_s) {
+      r += " in ports, " +
+           short_decimal(cabled * below.bandwidth.bytes_per_s / (up * above.bandwidth.bytes_per_s)) + ":1 in bandwidth (" +
+           to_string(below.bandwidth) + " down, " + to_string(above.bandwidth) + " up)";
+    }
     return r;
   };
+  const LinkSpec host = fabric.tier_spec(LinkTier::kHost), tor_agg = fabric.tier_spec(LinkTier::kTorAgg);
   out += row(sw, two ? "leaf" : "tor", with_commas(s.tors),
-             std::to_string(s.tor_down) + ":" + std::to_string(s.tor_up), ratio(s.tor_down, s.tor_down_cabled(), s.tor_up));
+             std::to_string(s.tor_down) + ":" + std::to_string(s.tor_up),
+             ratio(s.tor_down, s.tor_down_cabled(), s.tor_up, host, tor_agg));
   if (two) {
     out += row(sw, "spine", with_commas(s.aggs), std::to_string(s.agg_down) + ":0",
                std::to_string(s.tors) + " of " + std::to_string(s.agg_down) + " ports used");
   } else {
     out += row(sw, "agg", with_commas(s.aggs),
-               std::to_string(s.agg_down) + ":" + std::to_string(s.agg_up), ratio(s.agg_down, s.agg_down_cabled(), s.agg_up));
+               std::to_string(s.agg_down) + ":" + std::to_string(s.agg_up),
+               ratio(s.agg_down, s.agg_down_cabled(), s.agg_up, tor_agg, fabric.tier_spec(LinkTier::kAggCore)));
     out += row(sw, "core", with_commas(s.cores), std::to_string(s.radix) + ":0",
                std::to_string(s.pods) + " of " + std::to_string(s.radix) + " ports used");
   }
@@ -306,9 +316,13 @@ std::string format_summary(const Fabric& fabric) {
                         " from the first half to the last, " + aggregate_bandwidth(st.bisection_backward_with_faults) +
                         " from the last to the first (the same halves over the capacity the faults leave in each direction)";
   }
-  out += "bisection bandwidth: " + aggregate_bandwidth(st.bisection) + " (" +
-         short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, " + tiers + "; " +
-         (faulted ? "as built)" : "healthy fabric)") + bisection_faulted + "\n";
+  if (s.servers < 2) {
+    out += "bisection bandwidth: none (one server: no cut between servers)\n";
+  } else {
+    out += "bisection bandwidth: " + aggregate_bandwidth(st.bisection) + " (" +
+           short_decimal(100 * st.bisection_ratio, 1) + "% of full bisection, " + tiers + "; " +
+           (faulted ? "as built)" : "healthy fabric)") + bisection_faulted + "\n";
+  }
   if (fabric.faults().empty()) {
     out += "faults: none\n";
   } else {

@@ -99,6 +99,18 @@ TEST(FabricSummary, RatioAsCabledAndCoresOfAPartFabric) {
   EXPECT_NE(s.find("each up to 1 group = 8 ToRs"), std::string::npos) << s;
 }
 
+// Uplinks faster than the NICs: the ports' ratio and the bandwidth's (3:1 ports, 800 Gbps up
+// over 400 Gbps down: 1.5:1); one server has no bisection to give (it read "0 Gbps (0% of full
+// bisection ...)" until 2026-12-06, the ratio in ports alone).
+TEST(FabricSummary, RatioInBandwidthAndOneServer) {
+  NetworkConfig n = network(3, 8, Wiring::kRailOptimized, 3.0);
+  n.fabric_bandwidth = gbps(800);
+  const std::string s = format_summary(build_fabric(cluster(192, 8, 2), n));
+  EXPECT_NE(s.find("3:1 in ports, 1.5:1 in bandwidth (400 Gbps down, 800 Gbps up)"), std::string::npos) << s;
+  const std::string one = format_summary(build_fabric(cluster(8, 8, 2), network(3, 8)));
+  EXPECT_NE(one.find("bisection bandwidth: none (one server"), std::string::npos) << one;
+}
+
 TEST(FabricSummary, NamesCountsAndBisection) {
   NetworkConfig n = network(3, 128);
   n.faults = {{"core:7", 0.0, {}}};
