@@ -283,7 +283,19 @@ int dispatch(int argc, char** argv) {
     std::cerr << "clustersim " << name << ": " << e.message << "\n\n" << it->second.usage;
     return 2;
   } catch (const BadInput& e) {
-    for (const InputError& err : e.errors()) std::cerr << "error: " << err.to_string() << "\n";
+    bool names_set = false;
+    for (const InputError& err : e.errors()) {
+      const std::string line = err.to_string();
+      names_set = names_set || line.find("--set") != std::string::npos;
+      std::cerr << "error: " << line << "\n";
+    }
+    // A plan the overrides broke is reported at the scenario file's key, where the value is not:
+    // say which overrides it was read with (unless a message already names --set).
+    std::string overrides;
+    for (size_t i = 0; i + 1 < rest.size(); ++i) {
+      if (rest[i] == "--set" || rest[i] == "--fidelity") overrides += (overrides.empty() ? "" : ", ") + rest[i] + " " + rest[i + 1];
+    }
+    if (!overrides.empty() && !names_set) std::cerr << "note: read with " << overrides << "\n";
     return 2;
   }
 }

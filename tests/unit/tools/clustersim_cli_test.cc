@@ -88,6 +88,19 @@ TEST(CliRun, ALowServingRateIsPrintedInSignificantDigits) {
   EXPECT_CONTAINS(r.out, "throughput  0.2");
 }
 
+// A plan an override broke is reported at the scenario file's key; a note names the overrides
+// the file was read with (until 2026-12-06 nothing pointed at them). A message that already
+// names --set gets no note.
+TEST(CliRun, AnErrorAfterOverridesNamesThem) {
+  const Result r = clustersim(std::string("run ") + kScenario + " --set parallelism.tp=2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_CONTAINS(r.err, "parallelism: the plan needs");
+  EXPECT_CONTAINS(r.err, "note: read with --set parallelism.tp=2\n");
+  const Result bad = clustersim(std::string("run ") + kScenario + " --set parallelism.tp=x");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_FALSE(contains(bad.err, "note: read with")) << bad.err;
+}
+
 // The serving keys added on 2026-12-05 and the unclosed quote: a message naming the key, exit 2.
 TEST(CliRun, BadServingKeysAndAnOpenQuoteExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
