@@ -105,6 +105,23 @@ int fewest_members_per_node(std::span<const int32_t> gpus, int gpus_per_node) {
 }
 
 int ring_members_per_node(std::span<const int32_t> gpus, int gpus_per_node) {
+  // GPUs in order (every caller's rings): each node's members are one run, so the counts are
+  // the run lengths, compared without building the per-node lists.
+  if (std::is_sorted(gpus.begin(), gpus.end())) {
+    if (gpus.empty()) return 1;
+    size_t at = 0;
+    int size = -1;
+    while (at < gpus.size()) {
+      const int32_t node = gpus[at] / gpus_per_node;
+      size_t end = at + 1;
+      while (end < gpus.size() && gpus[end] / gpus_per_node == node) ++end;
+      const int run = static_cast<int>(end - at);
+      if (size < 0) size = run;
+      if (run != size) return 1;
+      at = end;
+    }
+    return size;
+  }
   const std::vector<std::vector<int32_t>> nodes = members_by_node(gpus, gpus_per_node);
   return !nodes.empty() && splits_evenly(nodes) ? static_cast<int>(nodes.front().size()) : 1;
 }

@@ -151,9 +151,11 @@ bool routes_dp_rings(const ScenarioConfig& cfg);
 
 // fabric_contention, remembered per distinct input (cluster shape and NICs, the network's
 // topology and routing keys, the parallel plan's sizes and placement): sweeps and placement draws
-// price many scenarios that share a fabric and a plan. Not thread-safe.
+// price many scenarios that share a fabric and a plan. At most kMaxEntries are kept (emptied
+// when full). The reference `get` returns holds until the next call. Not thread-safe.
 class ContentionCache {
  public:
+  static constexpr size_t kMaxEntries = 16;
   const FabricContention& get(const ScenarioConfig& cfg);
   size_t size() const { return cache_.size(); }
 

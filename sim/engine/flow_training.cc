@@ -355,7 +355,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
                              " ops never ran (a dependency cycle or a transfer without a path)");
     }
     r.flows = exec.flows();
-    timing = exec.timings();
+    timing = exec.take_timings();
     origin = exec.origin();
     collect_links(fabric, network->link_usage(), stragglers.faults, r);
     if (const auto* cc = dynamic_cast<const net::CongestionObservable*>(network.get())) {

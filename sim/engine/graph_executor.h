@@ -50,6 +50,7 @@ class GraphExecutor {
   void start();
 
   const std::vector<OpTiming>& timings() const { return timing_; }
+  std::vector<OpTiming> take_timings() { return std::move(timing_); }
   int64_t finished() const { return finished_; }
   int64_t flows() const { return flows_; }
   Time origin() const { return origin_; }

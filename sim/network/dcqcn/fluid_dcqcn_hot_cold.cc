@@ -63,7 +63,8 @@ void FluidDcqcnNetwork::add_hops(uint32_t f) {
       levels_changed_ = true;
     }
     fl.hop_slot[h] = static_cast<uint32_t>(k.hot_hops.size());
-    k.hot_hops.push_back({&fl.hops[h], f, static_cast<uint16_t>(h), h + 1 == fl.links.size()});
+    k.hot_hops.push_back({&fl.hops[h], f, static_cast<uint16_t>(h), h + 1 == fl.links.size(),
+                          h > 0 ? fl.links[h - 1] : LinkIndex{-1}});
   }
 }
 

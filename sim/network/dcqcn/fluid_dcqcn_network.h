@@ -100,6 +100,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
     uint32_t flow;
     uint16_t h;    // position along the path
     bool last;     // the path's last link
+    LinkIndex ingress;  // the path's link before this one (h > 0)
   };
 
   void run();

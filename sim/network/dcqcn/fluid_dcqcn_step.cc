@@ -34,6 +34,7 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     fl.tail_rate = fl.sent < fl.size && left / dt < fl.rp.rate() ? fl.rp.rate() : 0.0;
   }
   // Links in path order: queues, service, marking.
+  const bool fuse_ingress = config_.pfc;
   for (const LinkIndex l : hot_links_) {
     Link& k = links_[l];
     double arrival = 0;
@@ -79,6 +80,16 @@ void FluidDcqcnNetwork::step(double t, double dt) {
         hop.queued = content - out;
         hop.queued_marked = content_marked - out_marked;
         q += hop.queued;
+        // With PFC nothing changes a queue between here and pfc_counters: the ingress's share
+        // is counted now (links, then hops, in turn, as a separate pass over them would).
+        if (fuse_ingress && !k.host && e.h != 0 && hop.queued > 0) {
+          const LinkIndex in = e.ingress;
+          if (!ingress_listed_[in]) {
+            ingress_listed_[in] = 1;
+            ingress_touched_.push_back(in);
+          }
+          ingress_share_[in] += hop.queued;
+        }
         out_marked += (out - out_marked) * p_out;
       }
       out_total += out;
@@ -115,35 +126,38 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     lc.max_queue_bytes = std::max(lc.max_queue_bytes, static_cast<int64_t>(q));
     if (!k.host) switch_used_[static_cast<size_t>(k.node)] += static_cast<int64_t>(q);
   }
-  // PFC (or, without it, drops) from each ingress link's share of its switch's queues.
-  const double buffer = config_.buffer.as_double();
-  const double alpha = config_.dynamic_threshold;
-  for (const LinkIndex l : hot_links_) {
-    Link& k = links_[l];
-    if (k.host) continue;
-    const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[static_cast<size_t>(k.node)]));
-    if (!config_.pfc && k.marks && k.q > alpha * free) {
-      const double keep = alpha * free / k.q;
+  // Without PFC: drops at the marking (Ethernet) links and the ingress shares of the lossless
+  // NVLink ones. With it the shares were counted in the loop above.
+  if (!fuse_ingress) {
+    const double buffer = config_.buffer.as_double();
+    const double alpha = config_.dynamic_threshold;
+    for (const LinkIndex l : hot_links_) {
+      Link& k = links_[l];
+      if (k.host) continue;
+      const double free = std::max(0.0, buffer - static_cast<double>(switch_used_[static_cast<size_t>(k.node)]));
+      if (k.marks && k.q > alpha * free) {
+        const double keep = alpha * free / k.q;
+        for (const HotHop& e : k.hot_hops) {
+          const double removed = e.hop->queued * (1 - keep);
+          e.hop->queued -= removed;
+          e.hop->queued_marked *= keep;
+          flows_[e.flow]->sent -= removed;
+        }
+        drops_ += k.q * (1 - keep) / mtu;
+        trace_.links[l].drops += static_cast<int64_t>(std::ceil(k.q * (1 - keep) / mtu));
+        k.q *= keep;
+        continue;
+      }
+      if (k.marks) continue;
       for (const HotHop& e : k.hot_hops) {
-        const double removed = e.hop->queued * (1 - keep);
-        e.hop->queued -= removed;
-        e.hop->queued_marked *= keep;
-        flows_[e.flow]->sent -= removed;
+        if (e.h == 0 || e.hop->queued <= 0) continue;
+        const LinkIndex in = e.ingress;
+        if (!ingress_listed_[in]) {
+          ingress_listed_[in] = 1;
+          ingress_touched_.push_back(in);
+        }
+        ingress_share_[in] += e.hop->queued;
       }
-      drops_ += k.q * (1 - keep) / mtu;
-      trace_.links[l].drops += static_cast<int64_t>(std::ceil(k.q * (1 - keep) / mtu));
-      k.q *= keep;
-      continue;
-    }
-    if (!config_.pfc && k.marks) continue;
-    for (const HotHop& e : k.hot_hops) {
-      if (e.h == 0 || e.hop->queued <= 0) continue;
-      const LinkIndex in = flows_[e.flow]->links[e.h - 1];
-      if (!ingress_listed_[in]) {
-        ingress_listed_[in] = 1;
-        ingress_touched_.push_back(in);
-      }
-      ingress_share_[in] += e.hop->queued;
     }
   }
   pfc_counters(t, dt);
@@ -231,8 +245,8 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   for (const LinkIndex l : hot_links_) {
     const Link& k = links_[l];
     if (k.cold_load > 0 && (k.q > 1.0 || k.paused || k.arrival > k.capacity * (1 + 1e-9))) {
-      const std::vector<uint32_t> flows = k.flows;
-      for (const uint32_t f : flows) make_hot(f, end);
+      // make_hot never edits a link's flow list: no copy needed.
+      for (const uint32_t f : k.flows) make_hot(f, end);
     }
   }
   ++step_index_;

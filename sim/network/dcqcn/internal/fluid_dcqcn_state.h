@@ -106,31 +106,33 @@ struct FluidDcqcnNetwork::Flow {
   int32_t trace = -1;
 };
 
-struct FluidDcqcnNetwork::Link {
+struct alignas(64) FluidDcqcnNetwork::Link {
+  // Read or written by every step of a hot link (kept together: two cache lines).
   double capacity = 0;
-  EcnThresholds ecn;
-  bool marks = false;
-  bool host = false;
-  int32_t node = 0;
-  int8_t order = 0;
+  double cold_load = 0;
   double q = 0;
   double p = 0;
   double arrival = 0;
-  double cold_load = 0;
+  double arrived = 0, departed = 0;  // bytes through the queue so far (hot flows)
+  bool marks = false;
+  bool host = false;
   bool paused = false;   // an XOFF from downstream holds this link
   internal::PfcState pfc = internal::PfcState::kOn;
-  double pfc_due = 0;    // s, when the XOFF or XON in flight takes hold upstream
-  double pfc_delay = 0;  // s, link delay + one MTU at the link's speed
-  double arrived = 0, departed = 0;  // bytes through the queue so far (hot flows)
+  int32_t node = 0;
+  std::vector<HotHop> hot_hops;  // the listed hot flows' hops on this link
   std::vector<float> p_history;      // RED probability after each step (ring of kMarkHistory), lazily
   std::vector<double> a_history;     // `arrived` after each step, same ring
   int64_t mark_cursor = 0;           // step found by the last enqueue_probability
-  std::vector<HotHop> hot_hops;  // the listed hot flows' hops on this link
+  EcnThresholds ecn;
+  double peak = 0;
+  // Rarely touched.
+  int8_t order = 0;
+  bool reported = false;
   int32_t hot_pos = -1;  // index in hot_levels_[order] while hot_hops is not empty
+  double pfc_due = 0;    // s, when the XOFF or XON in flight takes hold upstream
+  double pfc_delay = 0;  // s, link delay + one MTU at the link's speed
   std::vector<uint32_t> flows;  // active flows crossing the link
   Bytes bytes;
-  double peak = 0;
-  bool reported = false;
 };
 
 }  // namespace clustersim::net
