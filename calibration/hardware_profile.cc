@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -108,6 +109,17 @@ std::string builtin_profile_names_text() {
   std::string names;
   for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
   return names;
+}
+
+std::string builtin_profile_suggestion(const std::string& name) {
+  const auto lower = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  for (const std::string& n : builtin_profile_names()) {
+    if (lower(n) == lower(name)) return "; did you mean '" + n + "'?";
+  }
+  return "";
 }
 
 std::string builtin_profile_text(const std::string& name) {
@@ -253,14 +265,13 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
       where = " (looked for " + path.string() + ": a relative path is read beside the scenario file";
       std::error_code cwd_ec;
       if (std::filesystem::is_regular_file(name_or_path, cwd_ec)) {
-        where += "; the working directory has a file of that name: give its full path, as --set cluster.gpu=$PWD/" +
-                 name_or_path;
+        where += "; the working directory has a file of that name: give its full path";
       }
       where += ")";
     }
     throw BadInput(InputError{"", 0, "cluster.gpu",
                               "'" + name_or_path + "' is neither a built-in profile (" + builtin_profile_names_text() +
-                                  ") nor a profile file" + where});
+                                  ") nor a profile file" + where + builtin_profile_suggestion(name_or_path)});
   }
   if (ec) throw BadInput(InputError{"", 0, "cluster.gpu", "'" + name_or_path + "' cannot be read (" + ec.message() + ")"});
   const YamlNode root =

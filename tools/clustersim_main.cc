@@ -202,7 +202,8 @@ int cmd_profiles(const std::vector<std::string>& argv) {
   const std::string text = calib::builtin_profile_text(args.positionals()[0]);
   if (text.empty()) {
     throw BadInput(InputError{"", 0, "", "no built-in profile named '" + args.positionals()[0] +
-                                             "'; 'clustersim profiles' lists them"});
+                                             "'; 'clustersim profiles' lists them" +
+                                             calib::builtin_profile_suggestion(args.positionals()[0])});
   }
   std::cout << text;
   return 0;
@@ -292,8 +293,12 @@ int dispatch(int argc, char** argv) {
     // A plan the overrides broke is reported at the scenario file's key, where the value is not:
     // say which overrides it was read with (unless a message already names --set).
     std::string overrides;
-    for (size_t i = 0; i + 1 < rest.size(); ++i) {
-      if (rest[i] == "--set" || rest[i] == "--fidelity") overrides += (overrides.empty() ? "" : ", ") + rest[i] + " " + rest[i + 1];
+    for (size_t i = 0; i < rest.size(); ++i) {
+      const std::string& a = rest[i];
+      std::string given;
+      if ((a == "--set" || a == "--fidelity") && i + 1 < rest.size()) given = a + " " + rest[i + 1];
+      if (a.starts_with("--set=") || a.starts_with("--fidelity=")) given = a;
+      if (!given.empty()) overrides += (overrides.empty() ? "" : ", ") + given;
     }
     if (!overrides.empty() && !names_set) std::cerr << "note: read with " << overrides << "\n";
     return 2;

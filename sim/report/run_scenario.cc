@@ -427,8 +427,8 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                     ": congestion control runs at flow+dcqcn and packet only");
   }
   if (level == Fidelity::kFlowDcqcn && cfg.given.count("network.dcqcn.headroom")) {
-    notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues pause at "
-                    "the XOFF threshold with no packets in flight; the packet level uses it");
+    notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues take "
+                    "what arrives before a pause holds without a bound; the packet level uses it");
   }
   // flow+dcqcn and packet also draw their random marking from the seed: there it is used.
   if (!congestion && cfg.network.routing != Routing::kEcmp && cfg.given.count("network.ecmp_seed")) {

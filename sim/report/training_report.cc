@@ -73,7 +73,7 @@ constexpr auto fmt = &internal::format_number;
 
 // "175.0B", "125M": billions from one billion, millions below (a tiny model read "0.0B").
 std::string parameter_count(double n) {
-  return n >= 1e9 ? fmt("%.1fB", n / 1e9) : fmt("%.3gM", n / 1e6);
+  return n >= 999.5e6 ? fmt("%.1fB", n / 1e9) : fmt("%.3gM", n / 1e6);
 }
 
 }  // namespace

@@ -314,7 +314,10 @@ TEST(LoadHardwareProfile, ARelativePathIsReadBesideTheScenario) {
   };
   std::ofstream(scenario_dir.file("p.yaml")) << named("BESIDE");
   std::ofstream(cwd.file("p.yaml")) << named("CWD");
-  const std::filesystem::path before = std::filesystem::current_path();
+  struct WorkingDirectory {  // restored however the test leaves
+    std::filesystem::path before = std::filesystem::current_path();
+    ~WorkingDirectory() { std::filesystem::current_path(before); }
+  } restore;
   std::filesystem::current_path(cwd.path());
   std::string loaded, message;
   try {
@@ -324,7 +327,6 @@ TEST(LoadHardwareProfile, ARelativePathIsReadBesideTheScenario) {
   } catch (const BadInput& e) {
     message = e.errors().at(0).message;
   }
-  std::filesystem::current_path(before);
   EXPECT_EQ(loaded, "BESIDE");
   EXPECT_NE(message.find("looked for " + scenario_dir.file("p.yaml")), std::string::npos) << message;
   EXPECT_NE(message.find("the working directory has a file of that name"), std::string::npos) << message;

@@ -193,7 +193,10 @@ TEST(PacketChecks, DropsWithoutPfcAndASmallBuffer) {
 TEST(PacketChecks, RecoveryAfterACutFollowsTheDcqcnTimers) {
   auto [cluster, network] = small_clos(3, Fidelity::kPacket);
   network.dcqcn.byte_counter = Bytes{0};
-  network.dcqcn.rate_ai = {4e9 / 8};  // 4 Gbps at 40 Gbps -> 40 Gbps steps at 400 Gbps: a short test
+  // 4 Gbps at 40 Gbps -> 40 Gbps steps at 400 Gbps, additive and hyper alike (the timer alone
+  // steps one additive increase, then hyper ones): a short test.
+  network.dcqcn.rate_ai = {4e9 / 8};
+  network.dcqcn.rate_hai = {4e9 / 8};
   network.dcqcn.sample_interval = Time::us(1);
   Bed bed(cluster, network);
   bed.net->send(8, 0, Bytes{100'000'000}, [](Time) {});
