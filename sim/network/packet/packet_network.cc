@@ -412,8 +412,8 @@ void PacketNetwork::release_buffer(const Packet& pkt) {
   // Bytes, not packets, are accounted: a departure frees the ingress's headroom first, then its
   // shared-buffer bytes, as switch MMUs (and HPCC's ns-3 SwitchMmu) count them. The headroom
   // holds the newest bytes, so releasing it by packet kept the port paused until its whole
-  // backlog had left and the output idled for the XON's trip (a 7-to-1 incast on NVLink ran
-  // 3.5% under the line rate, whatever resume_offset said; 2026-12-06).
+  // backlog had left and the output idled for the XON's trip (a 7-to-1 incast on NVLink took
+  // 6.7% longer than the line rate allows, whatever resume_offset said; 2026-12-06).
   const int64_t from_headroom = std::min<int64_t>(headroom_used_[in], pkt.bytes);
   headroom_used_[in] -= from_headroom;
   shared_used_[node] -= pkt.bytes - from_headroom;
