@@ -36,26 +36,20 @@ Time SimGridClock::now() const {
 }
 
 TimerId SimGridClock::at(Time when, std::function<void()> action) {
-  const int64_t t = std::max(when.as_ps(), now().as_ps());
-  const TimerId id = next_id_++;
-  queue_.emplace(Key{t, id}, std::move(action));
-  time_of_.emplace(id, t);
+  const TimerId id = queue_.push(std::max(when.as_ps(), now().as_ps()), std::move(action));
   if (!dispatching_) arm();
   return id;
 }
 
 void SimGridClock::cancel(TimerId id) {
-  const auto it = time_of_.find(id);
-  if (it == time_of_.end()) return;
-  queue_.erase(Key{it->second, id});
-  time_of_.erase(it);
+  queue_.cancel(id);
   // A timer armed for an earlier action just finds nothing to do; leaving it is cheaper than
   // re-arming on every cancel.
 }
 
 void SimGridClock::arm() {
   if (queue_.empty()) return;
-  const int64_t first = queue_.begin()->first.first;
+  const int64_t first = queue_.next_time();
   if (timer_ != nullptr) {
     if (armed_ps_ <= first) return;  // already due no later than the earliest action
     timer_->remove();
@@ -72,11 +66,10 @@ void SimGridClock::fire() {
   // SimGrid's clock is a double; the armed time is the exact one.
   const int64_t now_ps = std::max(armed_ps_, current_ps_);
   dispatching_ = true;
-  while (!queue_.empty() && queue_.begin()->first.first <= now_ps) {
-    auto node = queue_.extract(queue_.begin());
-    time_of_.erase(node.key().second);
-    current_ps_ = std::max(current_ps_, node.key().first);
-    node.mapped()();
+  while (!queue_.empty() && queue_.next_time() <= now_ps) {
+    auto [t, action] = queue_.pop();
+    current_ps_ = std::max(current_ps_, t);
+    action();
   }
   current_ps_ = now_ps;
   dispatching_ = false;

@@ -4,10 +4,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <unordered_map>
-#include <utility>
 
+#include "sim/core/action_queue.h"
 #include "sim/core/clock.h"
 
 namespace simgrid::kernel::timer {
@@ -38,13 +36,10 @@ class SimGridClock final : public Clock {
   size_t pending() const { return queue_.size(); }
 
  private:
-  using Key = std::pair<int64_t, TimerId>;  // (time in ps, id): ids grow, so ties keep order
   void arm();
   void fire();
 
-  std::map<Key, std::function<void()>> queue_;
-  std::unordered_map<TimerId, int64_t> time_of_;
-  TimerId next_id_ = 1;
+  ActionQueue queue_;
   simgrid::kernel::timer::Timer* timer_ = nullptr;
   int64_t armed_ps_ = 0;
   int64_t current_ps_ = 0;  // time of the action running (or last run)
