@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cctype>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -112,12 +111,8 @@ std::string builtin_profile_names_text() {
 }
 
 std::string builtin_profile_suggestion(const std::string& name) {
-  const auto lower = [](std::string t) {
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
   for (const std::string& n : builtin_profile_names()) {
-    if (lower(n) == lower(name)) return "; did you mean '" + n + "'?";
+    if (ascii_lower(n) == ascii_lower(name)) return "; did you mean '" + n + "'?";
   }
   return "";
 }

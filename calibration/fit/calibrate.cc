@@ -3,7 +3,6 @@
 #include "calibration/fit/calibrate.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -83,9 +82,7 @@ const CollectiveModel* CalibrationResult::nvlink_all_reduce() const {
   // bus bandwidth over the NVLink line rate (~475-480 GB/s against 450 on 8 x H100/H200), which
   // nvlink_busbw, a fraction of the line rate, cannot take.
   const auto rank = [](const CollectiveModel& m) {
-    std::string algo = m.algorithm;
-    std::transform(algo.begin(), algo.end(), algo.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (algo == "ring" && m.protocol == "auto") return 2;
+    if (ascii_lower(m.algorithm) == "ring" && m.protocol == "auto") return 2;
     return m.algorithm == "auto" && m.protocol == "auto" ? 1 : 0;
   };
   const CollectiveModel* best = nullptr;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/error.h"
 
+#include <cctype>
+
 namespace clustersim {
 namespace {
 
@@ -19,6 +21,11 @@ std::string joined_words(const std::vector<std::string>& words, const char* last
   std::string out;
   for (size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? last : ", ") + words[i];
   return out;
+}
+
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 std::string InputError::to_string() const {

@@ -11,6 +11,10 @@ namespace clustersim {
 // Words as a message lists them: "a", "a and b", "a, b and c" (`last` " or " for a choice).
 std::string joined_words(const std::vector<std::string>& words, const char* last = " and ");
 
+// ASCII lower case, for matching names whatever their letter case (did-you-mean suggestions,
+// NCCL algorithm names).
+std::string ascii_lower(std::string s);
+
 // One problem in one input. `line` is 1-based, 0 when unknown; `key_path` is "model.hidden" style.
 struct InputError {
   std::string file;

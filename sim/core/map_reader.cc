@@ -28,11 +28,6 @@ int edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // A plain decimal, the whole text: from_chars takes an optional '-' and no '+', leading spaces or
 // hexadecimal, and anything left over (a trailing space, ".0" on an integer) refuses it. A '+'
 // was skipped here until 2026-12-05, so `tp: +8` and --set parallelism.tp=+4 passed as 8 and 4.
@@ -358,7 +353,7 @@ void MapReader::finish() {
     int best_distance = 3;  // suggest only close matches
     for (const std::string& k : known_) {
       // Case differences count as nothing: 'TP' suggests 'tp'.
-      const int d = lower(key) == lower(k) ? 0 : edit_distance(key, k);
+      const int d = ascii_lower(key) == ascii_lower(k) ? 0 : edit_distance(key, k);
       if (d < best_distance) {
         best_distance = d;
         best = k;
