@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "calibration/compute_cost.h"
 #include "sim/collectives/collective_flows.h"
@@ -68,8 +69,20 @@ class Builder {
   }
   void edge(int32_t from, int32_t to) {
     if (from < 0 || to < 0) return;
-    g.ops[from].succ.push_back(to);
+    edges_.emplace_back(from, to);
     ++g.ops[to].preds;
+  }
+  // The graph with its edges as flat successor lists (a counting sort by source that keeps each
+  // source's edges in the order they were added).
+  TrainingGraph finish() {
+    g.succ_offsets.assign(g.ops.size() + 1, 0);
+    for (const auto& [from, to] : edges_) ++g.succ_offsets[static_cast<size_t>(from) + 1];
+    for (size_t i = 0; i < g.ops.size(); ++i) g.succ_offsets[i + 1] += g.succ_offsets[i];
+    g.succ_targets.resize(edges_.size());
+    std::vector<int32_t> next(g.succ_offsets.begin(), g.succ_offsets.end() - 1);
+    for (const auto& [from, to] : edges_) g.succ_targets[static_cast<size_t>(next[static_cast<size_t>(from)]++)] = to;
+    edges_ = {};
+    return std::move(g);
   }
   // `waits`: the leading instances an op waits for (TrainingGraph::comm_set_waits); -1 = all.
   int32_t comm_set(std::vector<std::vector<int32_t>> instances, int32_t waits = -1) {
@@ -99,6 +112,9 @@ class Builder {
     op.comm_set = set;
     return op;
   }
+
+ private:
+  std::vector<std::pair<int32_t, int32_t>> edges_;  // (from, to), in the order added
 };
 
 }  // namespace
@@ -941,7 +957,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       if (moe && edp_set[s] >= 0) chain(expert_gather(s, 1));
     }
   }
-  return std::move(b.g);
+  return b.finish();
 }
 
 int simulated_replica_count(const ScenarioConfig& cfg, const GraphStragglers& stragglers) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,26 +43,28 @@ const char* to_string(OpRole r);
 const char* to_string(Stream s);
 
 struct Op {
-  OpKind kind = OpKind::kCompute;
-  OpRole role = OpRole::kBarrier;
-  Stream stream = Stream::kCompute;
-  bool main_line = false;  // on the rank group's sequential line (compute stream and the waits it makes)
+  // Fields by size, so that an op takes 56 bytes: unfolded graphs hold millions (3.0 million on
+  // 12,288 GPUs), and their successors live in TrainingGraph's flat arrays, not in each op.
+  Time duration;           // compute: its time; comm: the latency (alpha) paid besides its flows
+  Bytes bytes;             // comm: per instance, nccl-tests size (see collective_flows)
   int32_t group = -1;      // rank group that runs it; shared DP ops: the first member
   int32_t peer_group = -1; // send: the receiving rank group
   int32_t microbatch = -1;
   int32_t chunk = -1;
-  Time duration;           // compute: its time; comm: the latency (alpha) paid besides its flows
-  Bytes bytes;             // comm: per instance, nccl-tests size (see collective_flows)
-  coll::CollectiveOp collective = coll::CollectiveOp::kSendRecv;
   int32_t comm_set = -1;   // comm: index into TrainingGraph::comm_sets
   // MoE all-to-all: index into TrainingGraph::transfer_sets instead of a comm set; its flows are
   // scaled so that they sum to `bytes`, and run destination to source when `reversed` (combine).
   int32_t transfer_set = -1;
-  bool reversed = false;
   int32_t layer = -1;      // MoE ops: the model layer
   int32_t preds = 0;       // number of ops that must end first
-  std::vector<int32_t> succ;
+  OpKind kind = OpKind::kCompute;
+  OpRole role = OpRole::kBarrier;
+  Stream stream = Stream::kCompute;
+  coll::CollectiveOp collective = coll::CollectiveOp::kSendRecv;
+  bool main_line = false;  // on the rank group's sequential line (compute stream and the waits it makes)
+  bool reversed = false;
 };
+static_assert(sizeof(Op) <= 56, "an op's fields are ordered by size; keep it small");
 
 // One rank group: tp x cp GPUs of pipeline stage `stage` in DP replica `dp`.
 struct RankGroup {
@@ -74,6 +77,15 @@ struct RankGroup {
 
 struct TrainingGraph {
   std::vector<Op> ops;
+  // The ops that wait for op i: succ_targets[succ_offsets[i] .. succ_offsets[i + 1]), in the order
+  // the edges were added (the executor releases them in that order).
+  std::vector<int32_t> succ_offsets;
+  std::vector<int32_t> succ_targets;
+  std::span<const int32_t> successors(int32_t id) const {
+    const auto b = static_cast<size_t>(succ_offsets[static_cast<size_t>(id)]);
+    const auto e = static_cast<size_t>(succ_offsets[static_cast<size_t>(id) + 1]);
+    return {succ_targets.data() + b, e - b};
+  }
   // Each comm set lists the collective instances an op runs at once, each a list of GPUs in rank
   // order. With folding, a representative's DP op carries every replica's and every TP rank's
   // ring, so the fabric sees the whole cluster's DP traffic.

@@ -3,11 +3,13 @@
 // no-contention reference for the flow level.
 #pragma once
 
+#include <cstdint>
+
 #include "sim/core/units.h"
 
 namespace clustersim::coll {
 
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSendRecv };
+enum class CollectiveOp : uint8_t { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kSendRecv };
 
 const char* to_string(CollectiveOp op);
 

@@ -152,7 +152,7 @@ void GraphExecutor::finish(int32_t id) {
   t.done = true;
   ++finished_;
   if (options_.progress && finished_ % options_.progress_every == 0) options_.progress(finished_, t.end);
-  for (const int32_t s : graph_.ops[id].succ) {
+  for (const int32_t s : graph_.successors(id)) {
     if (--waiting_[s] == 0) {
       timing_[s].releaser = id;
       begin(s);
