@@ -146,13 +146,21 @@ class Simulation {
   }
 
   // Wall time until the iteration under way ends, at the current speed (0 at an iteration's end
-  // or without an iteration time). Rounded up, so that the progress made reaches the end.
+  // or without an iteration time). Rounded up, so that the progress made reaches the end: at a
+  // degraded speed s that progress, rounded to the picosecond, is the iteration's rest plus at
+  // most 1 ps (s ceil(left / s) < left + s), which counts as the end at any later speed (since 2026-12-06: before,
+  // such an overshoot put a due checkpoint off by a whole iteration, and how often depended on
+  // how many unrelated events re-rounded the progress). Saturates at Time::max() (before, a wait
+  // past 106 days wrapped around to a negative time and the simulation never ended).
   Time wall_to_iteration_end() const {
     if (in_.iteration <= Time::zero()) return Time::zero();
-    const int64_t left = (in_.iteration.as_ps() - pending_.as_ps() % in_.iteration.as_ps()) % in_.iteration.as_ps();
-    if (left == 0) return Time::zero();
+    const int64_t into = pending_.as_ps() % in_.iteration.as_ps();
+    if (into <= 1) return Time::zero();
     const double s = speed().first;
-    return s < 1.0 ? Time::ps(static_cast<int64_t>(std::ceil(static_cast<double>(left) / s))) : Time::ps(left);
+    const int64_t left = in_.iteration.as_ps() - into;
+    if (s >= 1.0) return Time::ps(left);
+    const double wall = std::ceil(static_cast<double>(left) / s);
+    return wall >= static_cast<double>(Time::max().as_ps()) ? Time::max() : Time::ps(static_cast<int64_t>(wall));
   }
 
   // A checkpoint saves the iterations done: it is taken at an iteration's end, and what is not a

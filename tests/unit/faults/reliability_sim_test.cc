@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace clustersim::engine {
 namespace {
@@ -283,6 +284,37 @@ TEST(Reliability, CheckpointsHoldWholeIterations) {
     EXPECT_LT(run.ettr(slow.duration), 0.01) << seed;
     EXPECT_EQ(total(run), slow.duration) << seed;
   }
+}
+
+// At a degraded speed the progress to an iteration's end, rounded to the picosecond, can overshoot
+// it by 1 ps; until 2026-12-06 a due checkpoint then waited a whole iteration more, and how often
+// depended on how many unrelated events (here more slow hosts as slow as the first) re-rounded
+// the progress: 2,550 to 2,365 checkpoints in 30 days as their rate rose.
+TEST(Reliability, ADegradedJobCheckpointsAtTheFirstIterationEndWhateverElseHappens) {
+  ReliabilityInputs in = inputs(Time::s(1000), Time::s(5), Time::zero());
+  in.iteration = Time::s(100);
+  in.straggler_threshold = 2.0;  // never found: the job runs at 1 / 1.2 from the first arrival
+  std::vector<int64_t> counts;
+  for (double mean_s : {10.0, 1.0, 0.2}) {
+    in.components = {degrade_every(Time::s(mean_s), 1.2)};
+    counts.push_back(simulate_reliability(in, 1).checkpoints);
+  }
+  // A cycle: 1,000 s of training, the iteration under way ends at 1,080 s (9 iterations of 120 s),
+  // then 5 s of stall: 79 whole cycles of 1,085 s in a day (80 would need 86,800 s).
+  for (int64_t n : counts) EXPECT_EQ(n, 79);
+}
+
+// A slow host's wait for the iteration's end can pass the range of simulated time (106 days); it
+// saturates there. Before 2026-12-06 it wrapped around to a negative time and the run never ended.
+TEST(Reliability, AnIterationBeyondTheTimeRangeEndsTheWindow) {
+  ReliabilityInputs in = inputs(Time::s(2 * 86400.0), Time::s(5), Time::zero());
+  in.duration = Time::s(30 * 86400.0);
+  in.iteration = Time::s(2 * 86400.0);
+  in.straggler_threshold = 200.0;
+  in.components = {degrade_every(Time::s(86400), 99.0)};
+  const ReliabilityRun r = simulate_reliability(in, 1);
+  EXPECT_EQ(total(r), in.duration);
+  EXPECT_EQ(r.checkpoints, 0);
 }
 
 TEST(Reliability, RareFailuresSweepReachesTheWindowAsSuch) {
