@@ -116,7 +116,11 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   const calib::HardwareProfile hw = report::training_profile(cfg);
   // As `run` notes them (whatif printed nothing until 2026-12-05): slow hosts or GPUs that slow
   // nothing. Also under "notes" in the JSON.
-  const std::vector<std::string> notes = report::inert_straggler_notes(cfg);
+  std::vector<std::string> notes = report::inert_straggler_notes(cfg);
+  if (cfg.faults) {
+    notes.push_back("the faults section is not used: the what-if compares training iterations (`clustersim run` "
+                    "simulates the job's days with it)");
+  }
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   const auto with_notes = [&notes](report::Json j) {
     if (notes.empty()) return j;

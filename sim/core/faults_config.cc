@@ -120,12 +120,6 @@ bool uses_straggler_detection(const FaultsConfig& f) {
 
 std::string str(long long v) { return std::to_string(v); }
 
-std::string seconds(double s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g s", s);
-  return buf;
-}
-
 }  // namespace
 
 std::vector<FailureComponent> llama3_components() {
@@ -341,18 +335,13 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   const double comm_init_s =
       r.comm_init_scaling == CommInitScaling::kLinear ? r.comm_init.as_s() * cfg.cluster.gpus / at : r.comm_init.as_s();
   if (comm_init_s > f.duration.as_s()) {
-    fail("recovery.comm_init", "at " + str(cfg.cluster.gpus) + " GPUs, " + seconds(comm_init_s) +
+    fail("recovery.comm_init", "at " + str(cfg.cluster.gpus) + " GPUs, " + seconds_to_string(comm_init_s) +
                                    ", longer than faults.duration (" + to_string(f.duration) + ")");
   }
   if (f.checkpoint.blocking && *f.checkpoint.blocking == Time::zero() && !f.checkpoint.interval) {
     fail("checkpoint.blocking",
          "a zero checkpoint cost puts the Young/Daly optimum at a zero interval; set faults.checkpoint.interval, "
          "or a blocking time above zero");
-  }
-  const int hosts = cfg.cluster.gpus_per_node > 0 ? cfg.cluster.gpus / cfg.cluster.gpus_per_node : 0;
-  if (r.spare_hosts && *r.spare_hosts > hosts) {
-    fail("recovery.spare_hosts", "more spares (" + str(*r.spare_hosts) + ") than hosts in the job (" + str(hosts) +
-                                     ") is almost certainly a typo");
   }
   for (const FailureComponent& c : f.components) {
     const std::string key = "components." + c.name;
@@ -388,7 +377,7 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   auto check = [&](double secs, const std::string& key, const std::string& what) {
     if (!(secs >= 0 && secs <= window_s)) {
       errors.push_back(scenario_error(cfg, "faults." + key,
-                                      what + " takes " + seconds(secs) + ", longer than faults.duration (" +
+                                      what + " takes " + seconds_to_string(secs) + ", longer than faults.duration (" +
                                           to_string(f.duration) + ")"));
     }
   };

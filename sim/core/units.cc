@@ -27,9 +27,14 @@ std::string format_number(double v) {
   return buf;
 }
 
-std::string to_string(Time t) {
-  const double s = t.as_s();
+std::string to_string(Time t) { return seconds_to_string(t.as_s()); }
+
+std::string seconds_to_string(double s) {
   const double a = std::fabs(s);
+  // Past 10,000 s in hours, past two days in days, as the scenario keys take them ("4 h", "30 d"),
+  // not "8.64e+05 s".
+  if (a >= 2 * 86400.0) return format("%.4g", s / 86400, "d");
+  if (a >= 1e4) return format("%.4g", s / 3600, "h");
   if (a >= 1.0 || a == 0.0) return format("%.4g", s, "s");
   if (a >= 1e-3) return format("%.4g", s * 1e3, "ms");
   if (a >= 1e-6) return format("%.4g", s * 1e6, "us");

@@ -137,6 +137,8 @@ std::string format_number(double v);
 
 // Human-readable forms with units ("1.25 s", "400 Gbps", "80.0 GiB", "312 TFLOP/s").
 std::string to_string(Time t);
+// Seconds as to_string(Time) writes them, for spans past simulated time's range (106 days).
+std::string seconds_to_string(double s);
 std::string to_string(Bytes b);
 std::string to_string(Bandwidth bw);
 std::string to_string(FlopRate r);

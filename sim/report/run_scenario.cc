@@ -294,6 +294,10 @@ void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
     notes.push_back("faults.checkpoint.read_bandwidth is not used: faults.recovery.checkpoint_load gives the "
                     "checkpoint load's duration");
   }
+  if (cfg.given.count("faults.recovery.repair_time") && !r.spare_hosts) {
+    notes.push_back("faults.recovery.repair_time is not used: without faults.recovery.spare_hosts the spares are "
+                    "unlimited and the job never waits for a repair");
+  }
   if (cfg.given.count("faults.recovery.comm_init_at_gpus") && r.comm_init_scaling == CommInitScaling::kConstant) {
     notes.push_back("faults.recovery.comm_init_at_gpus is not used: with comm_init_scaling: constant, comm_init is "
                     "the same at every job size (linear scales it from comm_init_at_gpus GPUs)");

@@ -121,6 +121,9 @@ TEST(UnitsToString, CarriesUnits) {
   EXPECT_EQ(to_string(Time::ms(1.5)), "1.5 ms");
   EXPECT_EQ(to_string(Time::s(2)), "2 s");
   EXPECT_EQ(to_string(Time::us(3)), "3 us");
+  EXPECT_EQ(to_string(Time::s(9999)), "9999 s");
+  EXPECT_EQ(to_string(Time::s(36000)), "10 h");
+  EXPECT_EQ(to_string(Time::s(30 * 86400.0)), "30 d");
   EXPECT_EQ(to_string(Time::ns(20)), "20 ns");
   EXPECT_EQ(to_string(Time::zero()), "0 s");
   EXPECT_EQ(to_string(Bytes::gib(80)), "80.00 GiB");

@@ -198,7 +198,12 @@ TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
   EXPECT_TRUE(contains(given.out, "\"mean_write_rate_bytes_per_s\":")) << given.out;
   const Result text = clustersim("run scenarios/faults-16k-30d.yaml");
   EXPECT_TRUE(contains(text.out, "checkpoint     every 335.6 s, blocking 5 s")) << text.out;
-  EXPECT_TRUE(contains(text.out, "GB each, written at 16.9 GB/s on average\n")) << text.out;
+  // 5,682 GB per 340.6 s cycle: the interval's training and the 5 s stall (16.9 GB/s, per
+  // interval alone, until 2026-12-06); a blocking hour every 10 minutes writes 5,682 GB per 4,200 s.
+  EXPECT_TRUE(contains(text.out, "GB each, written at 16.7 GB/s on average\n")) << text.out;
+  const Result stall = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.async=false "
+                                  "--set faults.checkpoint.blocking=1h --set faults.checkpoint.interval=10min");
+  EXPECT_TRUE(contains(stall.out, "GB each, written at 1.35 GB/s on average\n")) << stall.out;
   const Result computed = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.blocking=null");
   EXPECT_TRUE(contains(computed.out, "the shard's copy to host memory only")) << computed.out;
   // A synchronous checkpoint's computed blocking time is its whole write (28.41 s here: size /
@@ -241,6 +246,16 @@ TEST(FaultsCli, HostsTooLittleSlowToDetectStayAndCostAlmostNothing) {
 // with its section named (with network.faults a traffic run crashed its workers, and at the
 // analytical level printed a negative iteration time); --draws where nothing is drawn, and
 // --fidelity against --set network.fidelity, are refused rather than ignored.
+// The what-if compares iterations; it says so rather than drop a faults section unmentioned
+// (until 2026-12-06).
+TEST(FaultsCli, WhatIfNotesThatItLeavesTheFaultsOut) {
+  const Result r = clustersim("whatif scenarios/faults-16k-30d.yaml");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "note: the faults section is not used: the what-if compares training iterations"))
+      << r.out;
+  EXPECT_FALSE(contains(clustersim("whatif scenarios/stragglers-175b-12288.yaml").out, "faults section"));
+}
+
 TEST(FaultsCli, WhatIfRefusesWhatItCannotCompare) {
   const std::string faults = " --set network.fidelity=flow --set 'network.faults=[{element: \"host:0\", bandwidth_factor: 0.5}]'";
   const Result traffic = clustersim("whatif scenarios/net-ring-1k.yaml" + faults);

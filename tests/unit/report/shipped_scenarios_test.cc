@@ -125,6 +125,12 @@ TEST(UnusedKeyNotes, FaultsKeysTheirSettingsOverrideAreNoted) {
   EXPECT_TRUE(notes_of("faults-16k-30d.yaml", {"faults.recovery.comm_init_at_gpus=1",
                                                "faults.recovery.comm_init_scaling=linear"})
                   .empty());
+  // Without a spare pool the job never waits for a repair (no note until 2026-12-06).
+  const std::vector<std::string> repair = notes_of("faults-16k-30d.yaml", {"faults.recovery.spare_hosts=null"});
+  ASSERT_EQ(repair.size(), 1u);
+  EXPECT_NE(repair[0].find("faults.recovery.repair_time is not used: without faults.recovery.spare_hosts"),
+            std::string::npos)
+      << repair[0];
 }
 
 TEST(UnusedKeyNotes, AFaultNoPathCrossesIsNoted) {
