@@ -29,7 +29,10 @@ double exponential_s(std::mt19937_64& rng, double rate_per_s) {
   return -std::log1p(-uniform01(rng)) / rate_per_s;
 }
 
-// A slow host, from its arrival until it is swapped out.
+// A slow host, from its arrival until it is swapped out. Found by the job's step timers, so
+// `detect_at` is in running time (Simulation::running_time_): recovery.straggler_detection of
+// running after it arrives (since 2026-12-06; before, of wall time, and a host that slowed
+// while the job was down for hours was found at the restart without a step run).
 struct Degradation {
   double speed = 1.0;
   Time detect_at;
@@ -72,7 +75,7 @@ class Simulation {
                                                               : t_ + wall_to_iteration_end(),
                    kCheckpointDue);
         }
-        if (!unfound_.empty()) consider(unfound_.begin()->first, kStragglerFound);
+        if (!unfound_.empty()) consider(t_ + max(Time::zero(), unfound_.begin()->first - running_time_), kStragglerFound);
       } else {
         consider(phase_end_, kPhaseEnd);
       }
@@ -131,6 +134,7 @@ class Simulation {
         }
         train_since_ckpt_ += dt;
       }
+      running_time_ += dt;
     } else {
       run_.lost[static_cast<int>(phase_cause_)] += dt;
       run_.lost_by_component[cause_component_] += dt;
@@ -246,7 +250,7 @@ class Simulation {
   // The one found first (of those found at once, the earliest to arrive).
   void swap_straggler(bool waiting) {
     std::set<std::pair<Time, uint64_t>>& from = waiting ? awaiting_ : unfound_;
-    if (from.empty() || from.begin()->first > t_) return;
+    if (from.empty() || from.begin()->first > running_time_) return;
     const uint64_t id = from.begin()->second;
     const Degradation& found = degradations_.at(id);
     if (in_.spare_hosts && available_ <= need_hosts_ && run_on(found)) {
@@ -324,7 +328,7 @@ class Simulation {
     // left wait as run_on decides.
     for (const uint64_t id : swapping_) remove_degradation(id);
     swapping_.clear();
-    while (!unfound_.empty() && unfound_.begin()->first <= t_) await_spare(unfound_.begin()->second);
+    while (!unfound_.empty() && unfound_.begin()->first <= running_time_) await_spare(unfound_.begin()->second);
     while (!awaiting_.empty() && (!in_.spare_hosts || available_ > 0)) {
       const uint64_t id = awaiting_.begin()->second;
       if (in_.spare_hosts) {
@@ -355,7 +359,7 @@ class Simulation {
         ++run_.failures;
         // Below the detection threshold the slow host is never found: it stays for the window.
         add_degradation({degraded_speed,
-                         c.spec.slowdown >= in_.straggler_threshold ? t_ + in_.straggler_detection : Time::max(), k});
+                         c.spec.slowdown >= in_.straggler_threshold ? running_time_ + in_.straggler_detection : Time::max(), k});
         return;
       case FailureKind::kPlanned:
         if (!running_) return;
@@ -398,6 +402,7 @@ class Simulation {
   Time blocking_end_;
   std::optional<Time> async_end_;
   Time train_since_ckpt_;
+  Time running_time_;  // wall time spent running (training or in a checkpoint's stall) so far
   Time pending_;    // progress since the latest snapshot
   Time in_flight_;  // progress in a snapshot still being written
   // Slow hosts by arrival number, and indexes over them, each ordered by a time or speed and then
@@ -407,8 +412,8 @@ class Simulation {
   uint64_t next_degradation_ = 0;
   std::set<std::pair<double, uint64_t>> by_speed_;  // all of them
   std::set<std::pair<Time, uint64_t>> unfound_;     // not yet found (by detect_at)
-  // Found with no spare free, by detect_at: every slow host is found straggler_detection after
-  // it arrives, so that is the order they arrived in too.
+  // Found with no spare free, by detect_at: every slow host is found straggler_detection of
+  // running after it arrives, so that is the order they arrived in too.
   std::set<std::pair<Time, uint64_t>> awaiting_;
   std::vector<uint64_t> swapping_;                  // found and being swapped out in this restart
   // Down.
