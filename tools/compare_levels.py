@@ -4,7 +4,7 @@
 flow level, plan by plan: the analytical level's error against the level that simulates every
 flow. A search for where the closed forms and the detailed simulation part ways (docs/results.md,
 "Analytical and flow levels"). With --folding it compares instead the flow level's folded runs
-(training.fold_ranks: true, the default) with unfolded ones (every rank group simulated), on
+(training.fold_ranks: true) with unfolded ones (every rank group simulated), on
 smaller plans around scenarios/megatron-sc21/gpt-7p5b-128.yaml that also place DP first and share
 one NIC per node (scenarios/README.md, fold_ranks). With --moe it draws mixture-of-experts plans
 around scenarios/mixtral-8x7b-h100-256.yaml instead (analytical against flow, as the default mode).
@@ -212,7 +212,9 @@ def main():
         else:
             overrides = draw_folding(rng) if args.folding else draw(rng)
         second = ["training.fold_ranks=false"] if args.folding else ["network.fidelity=flow"]
-        estimate = iteration_time(args.clustersim, args.scenario, overrides)
+        # Folded explicitly: auto (the default) would not fold plans whose TP groups span nodes.
+        first = overrides + (["training.fold_ranks=true"] if args.folding else [])
+        estimate = iteration_time(args.clustersim, args.scenario, first)
         if estimate is None:
             continue
         try:

@@ -259,9 +259,19 @@ std::vector<std::vector<int32_t>> expert_dp_rings(const ScenarioConfig& cfg, int
   return rings;
 }
 
+bool folds_replicas(const ScenarioConfig& cfg) {
+  switch (cfg.training.fold_ranks) {
+    case FoldRanks::kFold: return true;
+    case FoldRanks::kUnfold: return false;
+    case FoldRanks::kAuto: break;
+  }
+  const Placement pl = placement_of(cfg);
+  return pl.size(Dim::kTp) == 1 || pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node) >= pl.size(Dim::kTp);
+}
+
 std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragglers& st, bool& folded) {
   const int dp = data_parallel_size(cfg);
-  folded = cfg.training.fold_ranks || dp == 1;
+  folded = folds_replicas(cfg) || dp == 1;
   std::vector<int> replicas;
   if (folded) {
     // The representative (the first replica that does not straggle), then every straggling one.
@@ -975,7 +985,7 @@ int64_t training_graph_ops(const ScenarioConfig& cfg, const GraphCosts& costs, c
     ScenarioConfig small = cfg;
     small.training.global_batch = micro_batches * cfg.parallelism.micro_batch * data_parallel_size(cfg);
     if (k == 0) return static_cast<int64_t>(build_training_graph(small, costs, stragglers).ops.size());
-    small.training.fold_ranks = true;
+    small.training.fold_ranks = FoldRanks::kFold;
     GraphStragglers fewer;
     fewer.stage_layers = stragglers.stage_layers;
     for (int r = 0; r < k - 1; ++r) fewer.replicas[r] = std::vector<GroupScaling>(static_cast<size_t>(pp));

@@ -128,6 +128,9 @@ struct OverlapConfig {
   int a2a_chunks = 1;            // MoE: all-to-all pipelined with expert compute in up to n chunks (1 = none)
 };
 
+// training.fold_ranks: true, false or auto (the default).
+enum class FoldRanks { kAuto, kFold, kUnfold };
+
 // `training`: the step being simulated.
 struct TrainingConfig {
   int global_batch = 0;          // required: sequences per iteration
@@ -143,7 +146,9 @@ struct TrainingConfig {
   Time step_stall = Time::zero();  // GPUs idle once per step outside the schedule (data loading, host stalls)
   OverlapConfig overlap;
   int64_t dp_bucket_size = 0;    // gradient bucket in parameters, 0 or >= 100,000; 0 = Megatron's max(40M, 1M x dp)
-  bool fold_ranks = true;        // flow level: simulate one representative of symmetric rank groups
+  // Flow level: simulate one representative of the DP replicas (kFold), every replica (kUnfold),
+  // or, kAuto, fold unless TP groups span nodes (work::folds_replicas).
+  FoldRanks fold_ranks = FoldRanks::kAuto;
   AttentionParallel attention_parallel = AttentionParallel::kTp;  // MoE: attention over the tp group
   CommPrecision comm_precision = CommPrecision::kDefault;        // MoE: all-to-all and gradient sync
 };

@@ -175,7 +175,8 @@ void read_training(MapReader r, TrainingConfig& t) {
       t.dp_bucket_size = static_cast<int64_t>(bucket);
     }
   }
-  r.read("fold_ranks", t.fold_ranks);
+  r.read_enum("fold_ranks", t.fold_ranks,
+              {{"auto", FoldRanks::kAuto}, {"true", FoldRanks::kFold}, {"false", FoldRanks::kUnfold}});
   r.finish();
 }
 

@@ -214,7 +214,7 @@ void check_graph_ops(const ScenarioConfig& cfg, int64_t ops) {
   const ParallelismConfig& p = cfg.parallelism;
   // Unfolded, every DP replica is simulated: folding is the first remedy.
   const int dp = data_parallel_size(cfg);
-  const bool unfolded = !cfg.training.fold_ranks && dp > 2;
+  const bool unfolded = !work::folds_replicas(cfg) && dp > 2;
   char buf[640];
   std::snprintf(buf, sizeof buf,
                 "the flow level's operation graph would hold %.3g ops (%d micro-batches x %d stages x %d virtual, "

@@ -421,7 +421,7 @@ const FlowVariant* baseline_of(const std::vector<FlowVariant>& variants, const F
 std::vector<int> replicas_to_unfold(const std::vector<const ScenarioConfig*>& configs, const calib::HardwareProfile& hw) {
   std::set<int> replicas;
   for (const ScenarioConfig* c : configs) {
-    if (!c->training.fold_ranks) continue;  // every replica runs on its own anyway
+    if (!work::folds_replicas(*c)) continue;  // every replica runs on its own anyway
     for (const auto& [replica, scaling] : engine::flow_stragglers(*c, hw).graph.replicas) replicas.insert(replica);
   }
   return {replicas.begin(), replicas.end()};

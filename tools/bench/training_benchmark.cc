@@ -38,7 +38,7 @@ int run_child(const std::string& path, const Run& run) {
     std::vector<std::string> set = {std::string("network.fidelity=") + run.fidelity};
     if (run.routing) set.push_back(std::string("network.routing=") + run.routing);
     ScenarioConfig cfg = load_scenario(path, set);
-    cfg.training.fold_ranks = run.fold;
+    cfg.training.fold_ranks = run.fold ? FoldRanks::kFold : FoldRanks::kUnfold;
     const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
     engine::FlowTrainingOptions options;
     options.keep_spans = false;

@@ -71,7 +71,7 @@ TEST(TrainingLevels, FlowDcqcnIsDeterministicAndFolds) {
   EXPECT_EQ(a.estimate.iteration, b.estimate.iteration);
   EXPECT_EQ(a.flows, b.flows);
   ScenarioConfig unfolded = folded;
-  unfolded.training.fold_ranks = false;
+  unfolded.training.fold_ranks = FoldRanks::kUnfold;
   const FlowTrainingResult u = run(unfolded);
   EXPECT_TRUE(a.folded);
   EXPECT_FALSE(u.folded);
