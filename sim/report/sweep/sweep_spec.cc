@@ -368,6 +368,18 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
       errors.add(InputError{n.file, n.line, path, "expected {min: NUMBER} and/or {max: NUMBER}"});
       continue;
     }
+    // MFU and HFU are fractions: {min: 40} (percent) would reject every candidate after the run
+    // (accepted until 2026-12-06).
+    if (key == "mfu" || key == "hfu") {
+      const double over = std::max(limit.min.value_or(0.0), limit.max.value_or(0.0));
+      if (over > 1) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "%s is a fraction of the peak, at most 1; got %.6g (for %.6g%%, write %.6g)",
+                      key.c_str(), over, over, over / 100);
+        errors.add(InputError{n.file, n.line, path, buf});
+        continue;
+      }
+    }
     if (limit.min && limit.max && *limit.min > *limit.max) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "min %.6g is above max %.6g: no candidate can satisfy it", *limit.min, *limit.max);
@@ -521,6 +533,26 @@ int64_t SweepSpec::candidate_count() const {
   int64_t n = 1;
   for (const Axis& a : axes) n *= static_cast<int64_t>(a.values.size());
   return n;
+}
+
+std::vector<std::string> objective_notes(const SweepSpec& spec) {
+  if (spec.objective != "mfu" && spec.objective != "hfu") return {};
+  std::vector<std::string> notes;
+  for (const Axis& axis : spec.axes) {
+    for (const char* key : {"training.precision", "cluster.gpu"}) {
+      bool varies = false;
+      for (const AxisValue& v : axis.values) {
+        for (const auto& [path, value] : v.sets) varies = varies || path == key;
+      }
+      if (!varies) continue;
+      notes.push_back("objective " + spec.objective + ": the axis over " + key + " changes the peak that " +
+                      spec.objective + " is a fraction of (" +
+                      (std::string(key) == "cluster.gpu" ? "each GPU's own" : "FP8 doubles it") +
+                      "), so a faster plan can rank lower; objective: tokens_per_s (or cost_per_mtoken) compares "
+                      "them on throughput");
+    }
+  }
+  return notes;
 }
 
 std::vector<std::string> output_metrics(ScenarioKind kind) {

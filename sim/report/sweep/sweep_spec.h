@@ -77,6 +77,11 @@ Goal default_goal(const std::string& metric);
 // Reads a sweep file. Throws BadInput listing every problem with file, line and key path.
 SweepSpec load_sweep_spec(const std::string& path);
 
+// Warnings about the objective the axes make misleading: MFU and HFU are against the peak of the
+// precision trained in and of each candidate's GPU, so an axis over training.precision or
+// cluster.gpu ranks a faster plan below a slower one (FP8 doubles the peak).
+std::vector<std::string> objective_notes(const SweepSpec& spec);
+
 // Same, from a parsed tree; `file` names it in messages and resolves a relative `base`.
 SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file);
 
