@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "calibration/hardware_profile.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -111,10 +112,26 @@ std::string builtin_profile_names_text() {
 }
 
 std::string builtin_profile_suggestion(const std::string& name) {
+  // Compared without letter case or punctuation ("h100 sxm", "H100_SXM"), then as a prefix ("H100",
+  // "a100": the profiles it starts; since 2026-12-06, before by letter case alone).
+  const auto key = [](const std::string& s) {
+    std::string k;
+    for (const char c : ascii_lower(s)) {
+      if (std::isalnum(static_cast<unsigned char>(c))) k += c;
+    }
+    return k;
+  };
+  const std::string want = key(name);
+  if (want.empty()) return "";
+  std::vector<std::string> starts;
   for (const std::string& n : builtin_profile_names()) {
-    if (ascii_lower(n) == ascii_lower(name)) return "; did you mean '" + n + "'?";
+    if (key(n) == want) return "; did you mean '" + n + "'?";
+    if (key(n).rfind(want, 0) == 0) starts.push_back("'" + n + "'");
   }
-  return "";
+  if (starts.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < starts.size(); ++i) list += (i == 0 ? "" : i + 1 == starts.size() ? " or " : ", ") + starts[i];
+  return "; did you mean " + list + "?";
 }
 
 std::string builtin_profile_text(const std::string& name) {

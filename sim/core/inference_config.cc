@@ -287,7 +287,9 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
           fail(key + ".ep", "instance GPUs (ep = " + str(ep) + ") must be a multiple of tp (" + str(p.tp) + ")");
         }
         if (p.gpus % ep != 0) {
-          fail(key + ".gpus", "must be a multiple of the instance size ep = " + str(ep) + "; got " + str(p.gpus));
+          // ep only where it was given (a dense pool's instance is its tp group).
+          fail(key + ".gpus", "must be a multiple of the instance size (" +
+                                  (p.ep > 0 ? "ep = " + str(ep) : "tp = " + str(p.tp)) + "); got " + str(p.gpus));
         }
         if (p.expert_tp > 0) {
           // The instance's ep GPUs form ep / expert_tp groups, each holding whole experts, each

@@ -351,10 +351,17 @@ void MapReader::finish() {
     std::string message = "unknown key";
     std::string best;
     int best_distance = 3;  // suggest only close matches
+    // Of keys as close, the one sharing the longest start: 'tpp' suggests 'tp', not 'pp' (which it
+    // did until 2026-12-06, as the first in name order).
+    const auto shared_start = [&key](const std::string& k) {
+      size_t n = 0;
+      while (n < key.size() && n < k.size() && key[n] == k[n]) ++n;
+      return n;
+    };
     for (const std::string& k : known_) {
       // Case differences count as nothing: 'TP' suggests 'tp'.
       const int d = ascii_lower(key) == ascii_lower(k) ? 0 : edit_distance(key, k);
-      if (d < best_distance) {
+      if (d < best_distance || (d == best_distance && !best.empty() && shared_start(k) > shared_start(best))) {
         best_distance = d;
         best = k;
       }

@@ -183,8 +183,14 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   // layers are placed whole, so an MoE model needs the even split.
   const bool listed_stages = !cfg.stragglers.stage_layers.empty() && !m.moe;
   if (m.layers % stages != 0 && !listed_stages) {
+    // Said when the uneven split was asked for (it was not, until 2026-12-06: DeepSeek-V3's 61
+    // layers with stage_layers read as if the key had been ignored).
     c.fail("parallelism.pp", "pp x vpp (" + str(p.pp) + " x " + str(p.vpp) + " = " + str(stages) +
-                                 ") must divide model.layers (" + str(m.layers) + ")");
+                                 ") must divide model.layers (" + str(m.layers) + ")" +
+                                 (m.moe && !cfg.stragglers.stage_layers.empty()
+                                      ? "; stragglers.stage_layers splits a dense model's layers unevenly, not an "
+                                        "MoE model's (its layers are placed whole, with their experts)"
+                                      : ""));
   }
   if (p.vpp > 1 && p.pp == 1) {
     c.fail("parallelism.vpp", "virtual stages need pipeline parallelism (pp > 1)");

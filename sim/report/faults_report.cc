@@ -450,8 +450,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
-  o << "failures       MTBF " << (can_fail ? seconds_to_string(mtbf_s) : std::string("none (no crash or hang component has a rate)"))
-    << fmt("; %.1f interruptions", n.mean)
+  o << "failures       MTBF " << (can_fail ? seconds_to_string(mtbf_s) + " (crashes and hangs)"
+                                         : std::string("none (no crash or hang component has a rate)"))
+    << fmt("; %.1f interruptions of every kind, planned stops included", n.mean)
     << (has_ci ? fmt(" (95%% CI of the mean over seeds +-%.1f)\n", n.half_width) : std::string("\n"));
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)

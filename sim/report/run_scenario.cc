@@ -383,7 +383,7 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
   };
   note("tor_oversubscription", s.tor_down, s.tor_down_cabled(), s.tor_up,
        "a ToR holds whole servers (" + std::to_string(s.servers_per_group) + " of " +
-           std::to_string(s.nics_per_node) + " NICs each)");
+           std::to_string(s.nics_per_node) + (s.nics_per_node == 1 ? " NIC each)" : " NICs each)"));
   // A fault on links no path crosses changes nothing (before 2026-12-05 only clustersim topo said so).
   for (size_t i = 0; i < cfg.network.faults.size(); ++i) {
     const std::string& element = cfg.network.faults[i].element;
@@ -486,6 +486,19 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   } else {
     solver_notes(cfg, runs, notes);
     folding_notes(cfg, runs, notes);
+  }
+  // training.global_batch counts sequences; a batch in tokens (4,194,304 for 4M) ran as an
+  // iteration of hours without a word (until 2026-12-06). Llama 3 405B's largest is 16M tokens.
+  if (training) {
+    const double tokens = static_cast<double>(cfg.training.global_batch) * cfg.model.seq_len;
+    if (tokens > 1e9) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "training.global_batch counts sequences: %lld of %d tokens is %.3g tokens per step (Llama 3 "
+                    "405B's largest batch is 1.6e7); for a batch given in tokens, divide by model.seq_len",
+                    static_cast<long long>(cfg.training.global_batch), cfg.model.seq_len, tokens);
+      notes.push_back(buf);
+    }
   }
   moe_notes(cfg, notes);
   if (cfg.inference) serving_notes(cfg, notes);

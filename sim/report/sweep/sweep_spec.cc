@@ -675,6 +675,15 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   if (!root.is_map()) {
     throw BadInput(InputError{file, root.line, "", "a sweep file is a mapping with base, axes, constraints, objective"});
   }
+  // A scenario given where a sweep belongs: one error that says so, as `run` says it of a sweep
+  // file (until 2026-12-06 an unknown-key error per section).
+  if (!root.find("axes") && !root.find("base") && (root.find("cluster") || root.find("model"))) {
+    throw BadInput(InputError{file, 0, "",
+                              "this is a scenario (it has 'cluster' or 'model'), not a sweep file: run it with "
+                              "'clustersim run', or sweep it from a file with 'base: " +
+                                  std::filesystem::path(file).filename().string() +
+                                  "' and axes (docs/sweep.md)"});
+  }
   SweepSpec spec;
   spec.file = file;
   spec.name = std::filesystem::path(file).stem().string();

@@ -349,6 +349,18 @@ TEST(MapReaderFinish, UnknownKeyWithSuggestion) {
   EXPECT_EQ(d.error().message, "unknown key; did you mean 'hidden'?");
 }
 
+// Of keys equally close, the one sharing the longest start ('pp', first by name, until 2026-12-06).
+TEST(MapReaderFinish, ATieGoesToTheKeySharingTheLongestStart) {
+  Doc d("tpp: 2\n");
+  MapReader r = d.reader("parallelism");
+  int tp = 0, pp = 0;
+  r.read("pp", pp);
+  r.read("tp", tp);
+  r.finish();
+  ASSERT_EQ(d.count(), 1u);
+  EXPECT_EQ(d.error().message, "unknown key; did you mean 'tp'?");
+}
+
 TEST(MapReaderFinish, FarKeyListsTheKnownKeys) {
   Doc d("layers: 2\nwidth_of_everything: 3\n");
   MapReader r = d.reader("model");

@@ -278,6 +278,17 @@ TEST(LoadHardwareProfile, UnknownNameListsTheBuiltins) {
   }
 }
 
+// A built-in's name in other letter case or punctuation, or its start, gets a suggestion ('H100'
+// and 'H100 SXM' got none until 2026-12-06).
+TEST(LoadHardwareProfile, NearNamesAreSuggested) {
+  EXPECT_EQ(builtin_profile_suggestion("h100-sxm"), "; did you mean 'H100-SXM'?");
+  EXPECT_EQ(builtin_profile_suggestion("H100 SXM"), "; did you mean 'H100-SXM'?");
+  EXPECT_EQ(builtin_profile_suggestion("H100"), "; did you mean 'H100-SXM'?");
+  EXPECT_EQ(builtin_profile_suggestion("a100"), "; did you mean 'A100-SXM4-40GB' or 'A100-SXM4-80GB'?");
+  EXPECT_EQ(builtin_profile_suggestion("B200"), "");
+  EXPECT_EQ(builtin_profile_suggestion("-"), "");
+}
+
 // A path the system cannot look up is bad input naming cluster.gpu and the reason; it was an
 // uncaught std::filesystem_error (an internal error, exit 1) until 2026-12-05.
 TEST(LoadHardwareProfile, APathThatCannotBeLookedUpSaysWhy) {

@@ -185,8 +185,15 @@ TEST(InferenceConfig, PoolShapeErrors) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.tp=3", "inference.pools.colocated.ep=3",
                                               "inference.pools.colocated.gpus=15"}); }),
                   "inference.pools.colocated.tp: must divide model.heads"));
+  // A pool without ep is sized by its tp group, and the message says so (it named an 'ep' the
+  // scenario did not give until 2026-12-06).
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.gpus=12"}); }),
-                  "inference.pools.colocated.gpus: must be a multiple of the instance size"));
+                  "inference.pools.colocated.gpus: must be a multiple of the instance size (ep = 8); got 12"));
+  const std::string no_ep = bad_input_of([] {
+    serving({"inference.pools.colocated.ep=null", "inference.pools.colocated.tp=4", "inference.pools.colocated.gpus=6"});
+  });
+  EXPECT_TRUE(has(no_ep, "inference.pools.colocated.gpus: must be a multiple of the instance size (tp = 4); got 6"))
+      << no_ep;
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.gpus=24"}); }),
                   "cluster.gpus: the pools use 24 GPUs but the cluster has 16"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.tp=16", "inference.pools.colocated.ep=16"}); }),

@@ -83,6 +83,12 @@ INSTANTIATE_TEST_SUITE_P(
     Keys, MoeBadInput,
     ::testing::Values(
         BadCase{{"model.moe.expertz=8"}, "model.moe.expertz", "unknown"},
+        // An uneven split is a dense model's; the message says so when it was asked for (DeepSeek-V3's
+        // 61 layers read as if stage_layers had been ignored until 2026-12-06).
+        BadCase{{"model.layers=5", "parallelism.pp=2", "cluster.gpus=16", "stragglers.stage_layers=[3, 2]"},
+                "parallelism.pp",
+                "must divide model.layers (5); stragglers.stage_layers splits a dense model's layers unevenly, not an "
+                "MoE model's"},
         BadCase{{"model.moe.experts=null"}, "model.moe.experts", ""},
         BadCase{{"model.moe.experts=0"}, "model.moe.experts", ""},
         BadCase{{"model.moe.top_k=9"}, "model.moe.top_k", "must not exceed"},

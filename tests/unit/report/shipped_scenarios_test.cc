@@ -51,6 +51,19 @@ std::vector<std::string> notes_of(const std::string& name, const std::vector<std
   return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
 }
 
+// A global batch that reads as tokens (sequences are meant) is noted (run silently as a step of
+// hours until 2026-12-06); the shipped batches are not.
+TEST(UnusedKeyNotes, ABatchOfBillionsOfTokensIsNoted) {
+  const std::vector<std::string> tokens = notes_of("megascale-175b-12288.yaml", {"training.global_batch=3145728"});
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_NE(tokens[0].find("training.global_batch counts sequences: 3145728 of 2048 tokens is 6.44e+09 tokens per "
+                           "step"),
+            std::string::npos)
+      << tokens[0];
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml").empty());
+  EXPECT_TRUE(notes_of("llama3-405b/llama3-405b-16384.yaml").empty());
+}
+
 TEST(UnusedKeyNotes, ServingLengthsAndArrivalsTheRunDoesNotRead) {
   // infer-afd draws prompts uniformly between min and max.
   const std::vector<std::string> mean = notes_of("infer-afd.yaml", {"inference.prompt_tokens.mean=5"});

@@ -62,6 +62,21 @@ TEST(SweepSpec, AnMfuObjectiveOverPrecisionsOrGpusIsNoted) {
   EXPECT_TRUE(objective_notes(spec_from("axes: {parallelism.tp: [1, 2]}\nobjective: mfu\n")).empty());
 }
 
+// A scenario given to `sweep` gets one error saying what it is (an unknown-key error per section
+// until 2026-12-06).
+TEST(SweepSpec, AScenarioIsSaidToBeOne) {
+  try {
+    sweep_spec_from_tree(parse_yaml_text("cluster: {gpus: 8}\nmodel: {layers: 2}\n", "plan.yaml"), "plan.yaml");
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_NE(e.errors()[0].message.find("this is a scenario (it has 'cluster' or 'model'), not a sweep file: run it "
+                                         "with 'clustersim run', or sweep it from a file with 'base: plan.yaml'"),
+              std::string::npos)
+        << e.errors()[0].message;
+  }
+}
+
 TEST(SweepSpec, CostObjectiveMinimisesAndNeedsPrices) {
   EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\n")
                 .find("needs a price for GPU 'A100-SXM4-80GB'"),
