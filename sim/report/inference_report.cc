@@ -432,6 +432,9 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     out.metrics["tpot_p50_s"] = tpot_p.p50;
     out.metrics["tpot_p99_s"] = tpot_p.p99;
   }
+  // What share of the offered load the deployment kept up with while requests arrived: a sweep
+  // constraint {min: 0.95} leaves out deployments that fall behind (2026-12-06).
+  if (load.window_s > 0 && load.offered > 0) out.metrics["served_fraction"] = load.steady / load.offered;
   return out;
 }
 

@@ -138,7 +138,8 @@ std::map<std::string, std::string> non_axis_columns(const SweepSpec& spec) {
 std::vector<std::string> metric_columns(const SweepSpec& spec) {
   if (spec.kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown"};
   if (spec.kind == ScenarioKind::kInference) {
-    std::vector<std::string> m = {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p99_s", "tpot_p99_s", "rejected"};
+    std::vector<std::string> m = {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p99_s", "tpot_p99_s", "rejected",
+                                  "served_fraction"};
     if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_per_mtoken");
     return m;
   }

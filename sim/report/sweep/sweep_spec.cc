@@ -559,14 +559,14 @@ std::vector<std::string> output_metrics(ScenarioKind kind) {
   if (kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown", "gpus"};
   if (kind == ScenarioKind::kInference) {
     return {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
-            "rejected", "gpus", "cost_per_mtoken"};
+            "rejected", "served_fraction", "gpus", "cost_per_mtoken"};
   }
   return {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "iteration_time_s",
           "memory_per_gpu_gib", "gpus", "cost_per_mtoken", "time_to_train_days"};
 }
 
 Goal default_goal(const std::string& metric) {
-  static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu"};
+  static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "served_fraction"};
   for (const char* m : kHigherIsBetter) {
     if (metric == m) return Goal::kMaximize;
   }

@@ -61,6 +61,10 @@ std::string why_missing(const SweepSpec& spec, const StageResult& s, const std::
   if (metric == "tpot_p50_s" || metric == "tpot_p99_s") {
     return "no request decoded past its first token: every output is one token long, or none finished";
   }
+  if (metric == "served_fraction") {
+    return "the requests arrive in a burst (their arrival window is under ten first tokens), so there is no "
+           "steady load to keep up with";
+  }
   return "the run did not report it";
 }
 

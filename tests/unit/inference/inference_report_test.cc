@@ -143,12 +143,19 @@ TEST(InferenceReport, NoDecodeOnlyStepGivesNullMeansNotAZeroStep) {
 TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFallsBehind) {
   // tokens_per_s counts the drain after the last arrival; steady_tokens_per_s only the arrival
   // window: about the offered rate under a light load, well under it when overloaded.
+  // The sweep's served_fraction metric is their ratio (2026-12-06).
   const auto figures = [](const std::vector<std::string>& extra) {
     std::vector<std::string> o = {"inference.requests=400"};
     o.insert(o.end(), extra.begin(), extra.end());
     const RunOutput out = run_scenario(clustersim::testing::serving(o));
     std::map<std::string, double> f;
     out.results.for_each_number([&f](const std::string& path, double v) { f[path] = v; });
+    if (out.metrics.count("served_fraction")) f["served_fraction"] = out.metrics.at("served_fraction");
+    if (f.count("steady_tokens_per_s")) {
+      EXPECT_DOUBLE_EQ(f.at("served_fraction"), f.at("steady_tokens_per_s") / f.at("offered_tokens_per_s"));
+    } else {
+      EXPECT_FALSE(f.count("served_fraction"));
+    }
     return std::make_pair(f, out.summary);
   };
   const auto [light, light_text] = figures({"inference.rate_per_s=20"});
@@ -160,6 +167,7 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
   const auto [heavy, heavy_text] = figures({"inference.rate_per_s=4000", "inference.max_batch=4"});
   ASSERT_TRUE(heavy.count("steady_tokens_per_s")) << heavy_text;
   EXPECT_LT(heavy.at("steady_tokens_per_s"), 0.8 * heavy.at("offered_tokens_per_s"));
+  EXPECT_LT(heavy.at("served_fraction"), 0.8);
   EXPECT_NE(heavy_text.find("falling behind, queues grow"), std::string::npos) << heavy_text;
   // Overloaded so far that the run lasts many times its arrival window: still measured, and
   // falling behind (before 2026-12-04 a window under a tenth of the run read as a burst: null).
