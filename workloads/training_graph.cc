@@ -290,7 +290,8 @@ std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragg
   return replicas;
 }
 
-TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c, const GraphStragglers& st) {
+TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& c, const GraphStragglers& st,
+                                   int64_t expected_ops) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
   const OverlapConfig& ov = cfg.training.overlap;
@@ -301,6 +302,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const Placement pl(p.placement, tp, cp, dp, pp);
   Builder b;
   TrainingGraph& g = b.g;
+  if (expected_ops > 0) g.ops.reserve(static_cast<size_t>(expected_ops));
   g.gpus_per_node = cfg.cluster.gpus_per_node;
   g.dp = dp;
   g.micro_batches = mbs;

@@ -269,10 +269,12 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     stragglers.graph.replicas.try_emplace(replica, std::vector<work::GroupScaling>(static_cast<size_t>(cfg.parallelism.pp)));
   }
   const int micro_batches = micro_batches_per_iteration(cfg);
+  int64_t expected_ops = 0;
   if (micro_batches > 4 * cfg.parallelism.pp || work::simulated_replica_count(cfg, stragglers.graph) > 2) {
-    check_graph_ops(cfg, work::training_graph_ops(cfg, costs, stragglers.graph));
+    expected_ops = work::training_graph_ops(cfg, costs, stragglers.graph);
+    check_graph_ops(cfg, expected_ops);
   }
-  const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph);
+  const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph, expected_ops);
   check_graph_ops(cfg, static_cast<int64_t>(graph.ops.size()));
   r.folded = graph.folded;
   r.slow_hosts = stragglers.slow_hosts;
