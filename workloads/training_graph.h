@@ -213,8 +213,9 @@ std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragg
 // out of step between nodes, which folding (in step) does not see: MegaScale 175B placed DP first
 // came out 18 to 26% fast folded, a 70B plan on 2,048 GPUs 47% (12.21 s against 23.15 s), so auto
 // simulates every replica there (since 2026-12-06; before, it folded unless told not to).
-// CP groups across nodes alone keep folding: Llama 3 405B on 16,384 GPUs (cp 2 over two nodes) is
-// 0.7% fast folded (6.824 against 6.873 s), in 1.8 s against 20 s.
+// CP groups across nodes alone keep folding: Llama 3 405B on 16,384 GPUs with cp 2 (each CP group
+// over two nodes) is 0.3% fast folded (6.483 against 6.501 s), in 2.1 s against 41 s; as cp 1, as
+// shipped, 0.7% (6.824 against 6.873 s).
 bool folds_replicas(const ScenarioConfig& cfg);
 int simulated_replica_count(const ScenarioConfig& cfg, const GraphStragglers& stragglers = {});
 

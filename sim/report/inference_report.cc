@@ -399,7 +399,10 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   for (const engine::PoolStats& p : r.pools) {
     const double span = duration * std::max(1, p.instances);
     std::snprintf(line, sizeof line,
-                  "  pool %-9s %3d x %-14s utilisation %3.0f%%, busy %3.0f%%, weights %.1f GiB/GPU, max batch %s\n",
+                  // Time shares, not FLOP utilisation: a memory-bound decode step is computing all along
+                  // (the text said "utilisation" until 2026-12-06; results.json keeps the key).
+                  "  pool %-9s %3d x %-14s computing %3.0f%% of the time, in steps %3.0f%%, weights %.1f GiB/GPU, "
+                  "max batch %s\n",
                   engine::to_string(p.role), p.gpus, p.gpu.c_str(), span > 0 ? 100 * p.compute_busy.as_s() / span : 0.0,
                   span > 0 ? 100 * p.stepping.as_s() / span : 0.0, p.weights_per_gpu.as_gib(),
                   // An FFN pool of attention/FFN disaggregation holds no sequences of its own.

@@ -238,7 +238,7 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (!work::folds_replicas(cfg) || (!spans(work::Dim::kTp) && !spans(work::Dim::kCp))) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
                   "replicas' flows in step with replica 0's, and can come out fast where the unfolded replicas meet "
-                  "each other's flows out of step (CP across nodes: 0.7% on Llama 3 405B's 16,384 GPUs; TP across "
+                  "each other's flows out of step (CP across nodes: 0.3% on Llama 3 405B's 16,384 GPUs with cp 2; TP across "
                   "nodes: 18 to 47%, which auto does not fold): set training.fold_ranks: false for the exact figure");
 }
 

@@ -183,7 +183,10 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << (slowed ? "\nwhere the time goes (without stragglers)\n" : "\nwhere the time goes\n");
   for (const auto& [name, t] : breakdown_parts(est.breakdown, cfg.model.moe.has_value())) {
     char line[128];
-    std::snprintf(line, sizeof line, "  %-12s %12s  %5.1f%%\n", name, to_string(t).c_str(), 100.0 * (t / est.iteration));
+    // tp_exposed holds the CP rings too (the JSON key keeps its name); the text says so.
+    const bool with_cp = std::string(name) == "tp_exposed" && cfg.parallelism.cp > 1;
+    std::snprintf(line, sizeof line, "  %-12s %12s  %5.1f%%%s\n", name, to_string(t).c_str(),
+                  100.0 * (t / est.iteration), with_cp ? "  (TP and CP)" : "");
     o << line;
   }
   if (cfg.network.fidelity == Fidelity::kAnalytical && est.dp_micro_batch_backlog > Time::zero()) {
