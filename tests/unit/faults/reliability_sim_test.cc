@@ -231,6 +231,10 @@ TEST(Reliability, YoungDalyFormulas) {
   EXPECT_NEAR(young_interval_s(Time::s(60), 14400.0), std::sqrt(2.0 * 60 * 14400), 1e-6);
   const double daly = daly_interval_s(Time::s(60), 14400.0);
   EXPECT_LT(std::abs(daly / young_interval_s(Time::s(60), 14400.0) - 1), 0.05);
+  // Daly (2006) eq. 37: sqrt(2 delta M) (1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9) - delta, worked
+  // by hand: 1,314.53 x (1 + 0.015215 + 0.000231) - 60 = 1,274.84 s; M itself once delta >= 2M.
+  EXPECT_NEAR(daly, 1274.838, 1e-3);
+  EXPECT_DOUBLE_EQ(daly_interval_s(Time::s(300), 100.0), 100.0);
   const MeanCi c = mean_ci({1, 2, 3});
   EXPECT_DOUBLE_EQ(c.mean, 2.0);
   EXPECT_NEAR(c.half_width, 4.303 / std::sqrt(3.0), 1e-9);  // t(0.975, 2) x s / sqrt(n)
