@@ -225,8 +225,10 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     // Which flows collide is the hash's draw: a change of fabric shape redraws it, and a
     // cheaper fabric can come out faster (up to 60% apart on otherwise equal plans).
     if (cfg.network.routing == Routing::kEcmp && c.draws > 1) {
-      o << "             " << fmt("DP rings %.2fx on average over ", c.dp) << c.draws << " ECMP hash draws"
-        << fmt(" (%.2fx to ", c.dp_low) << fmt("%.2fx)\n", c.dp_high);
+      // Every slowdown above is the draws' mean, the all-to-alls' too (the line named the DP rings
+      // alone until 2026-12-06).
+      o << "             every slowdown above is the mean over " << c.draws << " ECMP hash draws"
+        << fmt(" (DP rings %.2fx to ", c.dp_low) << fmt("%.2fx by draw)\n", c.dp_high);
     } else if (cfg.network.routing == Routing::kEcmp && c.dp > 1.0) {
       o << "             ECMP's hash decides which flows collide: network.ecmp_seed redraws it (other seeds, or\n"
            "             another fabric shape, can give other slowdowns; network.ecmp_draws: 8 prices the mean\n"
