@@ -66,6 +66,11 @@ Placement placement_of(const ScenarioConfig& cfg) {
   return Placement(p.placement, p.tp, p.cp, std::max(1, data_parallel_size(cfg)), p.pp);
 }
 
+bool groups_span_nodes(const ScenarioConfig& cfg, Dim d) {
+  const Placement pl = placement_of(cfg);
+  return pl.size(d) > 1 && pl.ranks_per_node(d, cfg.cluster.gpus_per_node) < pl.size(d);
+}
+
 bool spans_nodes(const std::vector<int32_t>& line, int gpus_per_node) {
   return std::any_of(line.begin(), line.end(),
                      [&](int32_t g) { return g / gpus_per_node != line.front() / gpus_per_node; });

@@ -46,6 +46,9 @@ class Placement {
 // 1) and pp.
 Placement placement_of(const ScenarioConfig& cfg);
 
+// Whether the scenario's groups along `d` (its TP or CP groups, say) hold GPUs of more than one node.
+bool groups_span_nodes(const ScenarioConfig& cfg, Dim d);
+
 // Whether the GPUs of `line` (a group, ring or send pair, as GPU indices) sit on more than one node
 // of `gpus_per_node` GPUs: only such lines reach the NICs and the fabric.
 bool spans_nodes(const std::vector<int32_t>& line, int gpus_per_node);

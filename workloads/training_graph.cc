@@ -265,8 +265,7 @@ bool folds_replicas(const ScenarioConfig& cfg) {
     case FoldRanks::kUnfold: return false;
     case FoldRanks::kAuto: break;
   }
-  const Placement pl = placement_of(cfg);
-  return pl.size(Dim::kTp) == 1 || pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node) >= pl.size(Dim::kTp);
+  return !groups_span_nodes(cfg, Dim::kTp);
 }
 
 std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragglers& st, bool& folded) {

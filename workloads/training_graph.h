@@ -191,7 +191,7 @@ struct GraphStragglers {
   bool empty() const { return stage_layers.empty() && replicas.empty(); }
 };
 
-// Builds the graph for a validated scenario. With cfg.training.fold_ranks, one representative
+// Builds the graph for a validated scenario. Folded (folds_replicas), one representative
 // rank group per stage (DP replica 0, or the first replica `stragglers` does not list) carries
 // the schedule; its DP collectives and the embedding sync still put every replica's flows on the
 // fabric, and so do its TP, CP and pipeline ops for every line that leaves a node (a folded

@@ -272,6 +272,15 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
   int64_t expected_ops = 0;
   if (micro_batches > 4 * cfg.parallelism.pp || work::simulated_replica_count(cfg, stragglers.graph) > 2) {
     expected_ops = work::training_graph_ops(cfg, costs, stragglers.graph);
+    // fold_ranks auto leaves a plan whose TP groups span nodes unfolded, for exactness; where that
+    // is past the limit it folds after all, and says so, rather than refuse a key not given.
+    if (expected_ops > kMaxGraphOps && cfg.training.fold_ranks == FoldRanks::kAuto && !work::folds_replicas(cfg)) {
+      ScenarioConfig folded = cfg;
+      folded.training.fold_ranks = FoldRanks::kFold;
+      FlowTrainingResult f = simulate_training(folded, hw, options);
+      f.auto_folded_ops = expected_ops;
+      return f;
+    }
     check_graph_ops(cfg, expected_ops);
   }
   const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph, expected_ops);

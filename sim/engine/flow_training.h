@@ -71,6 +71,9 @@ struct FlowTrainingResult {
   TrainingEstimate estimate;    // breakdown = the critical rank group's
   TrainingEstimate analytical;  // the same scenario at the analytical level, for comparison
   bool folded = true;
+  // training.fold_ranks auto folded a plan it leaves unfolded (TP groups across nodes) because
+  // every replica's graph would hold this many ops, past kMaxGraphOps; 0 otherwise.
+  int64_t auto_folded_ops = 0;
   int critical_group = 0;       // index into groups
   std::vector<RankGroupTiming> groups;
   std::vector<std::string> group_names;  // every simulated rank group, by index
@@ -99,7 +102,7 @@ struct FlowTrainingOptions {
   std::function<void(const std::string&)> progress;
   // Rows kept of each congestion series (queues, rates): 500,000 queue rows are about 17 MB of CSV.
   int64_t max_series_rows = 500'000;
-  // DP replicas simulated on their own even where nothing slows them (with training.fold_ranks):
+  // DP replicas simulated on their own even where nothing slows them (when folded):
   // runs that are to be compared unfold the same replicas, so that folding moves none of them
   // (the what-if's variants, the reliability study's cluster states).
   std::vector<int> unfold_replicas;

@@ -97,6 +97,23 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw, options);
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
     RunOutput out = flow_training_output(cfg, hw, flow);
+    // What fold_ranks auto did where TP groups span nodes (work::folds_replicas).
+    if (cfg.training.fold_ranks == FoldRanks::kAuto && work::groups_span_nodes(cfg, work::Dim::kTp)) {
+      char buf[480];
+      if (flow.auto_folded_ops > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "training.fold_ranks: TP groups span nodes in this placement, where auto simulates every DP "
+                      "replica, but their graph would hold %.3g ops, past the limit of %.0e: folded instead, and "
+                      "folded such plans came out 18 to 47%% fast (raise parallelism.micro_batch for fewer ops)",
+                      static_cast<double>(flow.auto_folded_ops), static_cast<double>(engine::kMaxGraphOps));
+      } else {
+        std::snprintf(buf, sizeof buf, "%s",
+                      "training.fold_ranks: TP groups span nodes in this placement, so every DP replica is "
+                      "simulated (auto): folded, in step, such plans came out 18 to 47% fast; set "
+                      "training.fold_ranks: true for the faster approximation");
+      }
+      out.notes.push_back(buf);
+    }
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
     if (!cfg.stragglers.empty()) add_flow_stragglers(cfg, flow, out);
     return out;
@@ -223,23 +240,15 @@ void solver_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
 // this replica's in step, where the unfolded run has them out of step (work::folds_replicas).
 void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (runs == Fidelity::kAnalytical || cfg.traffic || cfg.inference) return;
-  const work::Placement pl = work::placement_of(cfg);
-  if (pl.size(work::Dim::kDp) < 2) return;
-  const int gpn = cfg.cluster.gpus_per_node;
-  const auto spans = [&](work::Dim d) {
-    return pl.size(d) > 1 && pl.ranks_per_node(d, gpn) < pl.size(d);
-  };
-  if (cfg.training.fold_ranks == FoldRanks::kAuto && spans(work::Dim::kTp)) {
-    notes.push_back("training.fold_ranks: TP groups span nodes in this placement, so every DP replica is simulated "
-                    "(auto): folded, in step, such plans came out 18 to 47% fast; set training.fold_ranks: true for "
-                    "the faster approximation");
-    return;
-  }
-  if (!work::folds_replicas(cfg) || (!spans(work::Dim::kTp) && !spans(work::Dim::kCp))) return;
+  // A run auto leaves unfolded (TP groups across nodes) says what auto did itself (run_training:
+  // past the op limit it folds after all).
+  if (data_parallel_size(cfg) < 2 || !work::folds_replicas(cfg)) return;
+  if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
                   "replicas' flows in step with replica 0's, and can come out fast where the unfolded replicas meet "
-                  "each other's flows out of step (CP across nodes: 0.3% on Llama 3 405B's 16,384 GPUs with cp 2; TP across "
-                  "nodes: 18 to 47%, which auto does not fold): set training.fold_ranks: false for the exact figure");
+                  "each other's flows out of step (CP across nodes: 0.3% on Llama 3 405B's 16,384 GPUs with cp 2; "
+                  "TP across nodes: 18 to 47%, which auto does not fold): set training.fold_ranks: false for the "
+                  "exact figure");
 }
 
 // MoE keys kept while the plan (a sweep axis, --set) makes them moot.
@@ -675,7 +684,9 @@ RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
     calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
     RunOutput out = run_any(cfg, options);
     refuse_saturated_times(cfg, out.results);
+    std::vector<std::string> notes_of_run = std::move(out.notes);
     out.notes = unused_key_notes(cfg);
+    out.notes.insert(out.notes.end(), notes_of_run.begin(), notes_of_run.end());
     if (!out.notes.empty()) {
       Json& notes = out.results.set("notes", Json::array());
       for (const std::string& n : out.notes) notes.push(n);

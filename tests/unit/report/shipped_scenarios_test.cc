@@ -51,6 +51,22 @@ std::vector<std::string> notes_of(const std::string& name, const std::vector<std
   return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
 }
 
+// fold_ranks auto leaves a plan whose TP groups span nodes unfolded; where every replica's graph
+// would pass the op limit it folds after all and says so (until 2026-12-06, the first day of
+// auto, it refused a key the scenario did not give, where the old default folded).
+TEST(UnusedKeyNotes, AutoFoldingPastTheOpLimitFoldsAndSaysSo) {
+  const std::vector<std::string> spanning = {"network.fidelity=flow", "parallelism.placement=dp-tp-cp-pp"};
+  std::vector<std::string> big = spanning;
+  big.push_back("training.global_batch=24576");  // 128 micro-batches: 1.18e7 ops unfolded
+  const RunOutput folded = run_scenario(
+      load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml", big));
+  ASSERT_EQ(folded.notes.size(), 1u);
+  EXPECT_NE(folded.notes[0].find("but their graph would hold 1.18e+07 ops, past the limit of 1e+07: folded instead"),
+            std::string::npos)
+      << folded.notes[0];
+  EXPECT_NE(folded.results.dump(2).find("\"folded\": true"), std::string::npos);
+}
+
 // A global batch that reads as tokens (sequences are meant) is noted (run silently as a step of
 // hours until 2026-12-06); the shipped batches are not.
 TEST(UnusedKeyNotes, ABatchOfBillionsOfTokensIsNoted) {
