@@ -75,7 +75,9 @@ class Simulation {
                                                               : t_ + wall_to_iteration_end(),
                    kCheckpointDue);
         }
-        if (!unfound_.empty()) consider(t_ + max(Time::zero(), unfound_.begin()->first - running_time_), kStragglerFound);
+        if (!unfound_.empty()) {
+          consider(t_ + max(Time::zero(), unfound_.begin()->first - running_time_), kStragglerFound);
+        }
       } else {
         consider(phase_end_, kPhaseEnd);
       }
@@ -152,14 +154,17 @@ class Simulation {
   // Wall time until the iteration under way ends, at the current speed (0 at an iteration's end
   // or without an iteration time). Rounded up, so that the progress made reaches the end: at a
   // degraded speed s that progress, rounded to the picosecond, is the iteration's rest plus at
-  // most 1 ps (s ceil(left / s) < left + s), which counts as the end at any later speed (since 2026-12-06: before,
-  // such an overshoot put a due checkpoint off by a whole iteration, and how often depended on
-  // how many unrelated events re-rounded the progress). Saturates at Time::max() (before, a wait
-  // past 106 days wrapped around to a negative time and the simulation never ended).
+  // most 1 ps (s ceil(left / s) < left + s) and the rounding below, which counts as the end at
+  // any later speed (since 2026-12-06: before, such an overshoot put a due checkpoint off by a
+  // whole iteration, and how often depended on how many unrelated events re-rounded the
+  // progress). Saturates at Time::max() (before, a wait past 106 days wrapped around to a
+  // negative time and the simulation never ended).
   Time wall_to_iteration_end() const {
     if (in_.iteration <= Time::zero()) return Time::zero();
     const int64_t into = pending_.as_ps() % in_.iteration.as_ps();
-    if (into <= 1) return Time::zero();
+    // The overshoot is 1 ps plus the double product's rounding, which grows with the rest of the
+    // iteration (about rest x 2^-53): past 2^51 ps (38 min) iterations, a few ps more.
+    if (into <= 1 + (in_.iteration.as_ps() >> 51)) return Time::zero();
     const double s = speed().first;
     const int64_t left = in_.iteration.as_ps() - into;
     if (s >= 1.0) return Time::ps(left);
@@ -359,7 +364,9 @@ class Simulation {
         ++run_.failures;
         // Below the detection threshold the slow host is never found: it stays for the window.
         add_degradation({degraded_speed,
-                         c.spec.slowdown >= in_.straggler_threshold ? running_time_ + in_.straggler_detection : Time::max(), k});
+                         c.spec.slowdown >= in_.straggler_threshold ? running_time_ + in_.straggler_detection
+                                                                    : Time::max(),
+                         k});
         return;
       case FailureKind::kPlanned:
         if (!running_) return;
