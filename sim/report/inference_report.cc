@@ -195,12 +195,13 @@ LoadWindow load_window(const engine::ServingResult& r) {
   w.window_s = (last - first).as_s();
   double asked = 0, made = 0;
   for (const engine::RequestOutcome& o : r.requests) {
-    if (o.rejected) continue;
     // The window holds the gaps between arrivals, one fewer than the requests: the last
     // arrival's tokens come after it (counting them overstated the offered load n / (n - 1)
-    // times, and three requests to an idle deployment read as falling behind).
+    // times, and three requests to an idle deployment read as falling behind). Rejected requests
+    // were offered too (left out until 2026-12-06: a deployment that rejected most of its load
+    // read as keeping up).
     if (o.arrival < last) asked += o.output;
-    if (!o.completed) continue;
+    if (o.rejected || !o.completed) continue;
     if (o.first_token <= last) made += 1;
     const double span = (o.finish - o.first_token).as_s();
     if (o.output > 1 && span > 0) {

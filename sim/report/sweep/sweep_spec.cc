@@ -370,12 +370,12 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
     }
     // MFU and HFU are fractions: {min: 40} (percent) would reject every candidate after the run
     // (accepted until 2026-12-06).
-    if (key == "mfu" || key == "hfu") {
+    if (key == "mfu" || key == "hfu" || key == "served_fraction") {
       const double over = std::max(limit.min.value_or(0.0), limit.max.value_or(0.0));
       if (over > 1) {
         char buf[200];
-        std::snprintf(buf, sizeof buf, "%s is a fraction of the peak, at most 1; got %.6g (for %.6g%%, write %.6g)",
-                      key.c_str(), over, over, over / 100);
+        std::snprintf(buf, sizeof buf, "%s is a fraction, at most 1; got %.6g (for %.6g%%, write %.6g)", key.c_str(),
+                      over, over, over / 100);
         errors.add(InputError{n.file, n.line, path, buf});
         continue;
       }
@@ -566,7 +566,8 @@ std::vector<std::string> output_metrics(ScenarioKind kind) {
 }
 
 Goal default_goal(const std::string& metric) {
-  static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "served_fraction"};
+  static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
+                                                "served_fraction"};
   for (const char* m : kHigherIsBetter) {
     if (metric == m) return Goal::kMaximize;
   }

@@ -62,8 +62,8 @@ std::string why_missing(const SweepSpec& spec, const StageResult& s, const std::
     return "no request decoded past its first token: every output is one token long, or none finished";
   }
   if (metric == "served_fraction") {
-    return "the requests arrive in a burst (their arrival window is under ten first tokens), so there is no "
-           "steady load to keep up with";
+    return "no steady load to measure: the requests arrive in a burst (their arrival window is under ten first "
+           "tokens), or none completed";
   }
   return "the run did not report it";
 }

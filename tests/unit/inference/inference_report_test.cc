@@ -30,6 +30,35 @@ TEST(Percentiles, NearestRank) {
   EXPECT_EQ(percentiles({}).count, 0);
 }
 
+// Rejected requests were offered too: a deployment that turns half its load away serves half
+// (until 2026-12-06 they were left out of the offered load, and it read as keeping up).
+TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
+  const ScenarioConfig cfg = clustersim::testing::serving();
+  engine::ServingResult r;
+  engine::PoolStats pool;
+  pool.gpus = 8;
+  pool.instances = 1;
+  r.pools = {pool};
+  // 20 requests of 11 tokens a second apart, each done within 0.2 s; every other one rejected.
+  for (int i = 0; i < 20; ++i) {
+    engine::RequestOutcome o;
+    o.arrival = Time::s(i);
+    o.output = 11;
+    if (i % 2 == 1) {
+      o.rejected = true;
+    } else {
+      o.first_token = o.arrival + Time::ms(10);
+      o.finish = o.arrival + Time::ms(200);
+      o.completed = true;
+    }
+    r.requests.push_back(o);
+  }
+  r.last_finish = Time::s(19);
+  const RunOutput out = inference_output(cfg, r);
+  // 19 s of window: 19 requests offered before the last (209 tokens), 10 of them served (110).
+  EXPECT_NEAR(out.metrics.at("served_fraction"), 110.0 / 209.0, 1e-9);
+}
+
 TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   const ScenarioConfig cfg = clustersim::testing::serving();
   engine::ServingResult r;

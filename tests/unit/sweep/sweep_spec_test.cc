@@ -324,11 +324,24 @@ TEST(SweepSpec, ContradictoryConstraintsAreRejectedAtLoad) {
   // A percentage where a fraction is meant would reject every candidate after the run (until
   // 2026-12-06).
   EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 40}}\n")
-                .find("constraints.mfu: mfu is a fraction of the peak, at most 1; got 40 (for 40%, write 0.4)"),
+                .find("constraints.mfu: mfu is a fraction, at most 1; got 40 (for 40%, write 0.4)"),
             std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {hfu: {max: 90}}\n").find("constraints.hfu"),
             std::string::npos);
   EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 0.4, max: 1}}\n"), "");
+  // served_fraction too (a serving base).
+  try {
+    sweep_spec_from_tree(parse_yaml_text("base: " + std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml\n"
+                                             "axes: {inference.rate_per_s: [50, 100]}\n"
+                                             "constraints: {served_fraction: {min: 95}}\n",
+                                         "test.yaml"),
+                         "test.yaml");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("constraints.served_fraction: served_fraction is a fraction, at most 1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // A fixed GPU count is an integer >= 1, as {min, max} are (before 2026-12-05 it was cast to int:
