@@ -112,8 +112,9 @@ std::string builtin_profile_names_text() {
 }
 
 std::string builtin_profile_suggestion(const std::string& name) {
-  // Compared without letter case or punctuation ("h100 sxm", "H100_SXM"), then as a prefix ("H100",
-  // "a100": the profiles it starts; since 2026-12-06, before by letter case alone).
+  // Compared without letter case or punctuation ("h100 sxm", "H100_SXM"), then with the part of a
+  // name before its first '-' ("H100", "a100": the profiles so named; not "H20" for H200-SXM, a
+  // different GPU; since 2026-12-06, before by letter case alone).
   const auto key = [](const std::string& s) {
     std::string k;
     for (const char c : ascii_lower(s)) {
@@ -126,7 +127,7 @@ std::string builtin_profile_suggestion(const std::string& name) {
   std::vector<std::string> starts;
   for (const std::string& n : builtin_profile_names()) {
     if (key(n) == want) return "; did you mean '" + n + "'?";
-    if (key(n).rfind(want, 0) == 0) starts.push_back("'" + n + "'");
+    if (key(n.substr(0, n.find('-'))) == want) starts.push_back("'" + n + "'");
   }
   if (starts.empty()) return "";
   std::string list;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cstdio>
 #include <string>
 
 #include "sim/core/map_reader.h"

@@ -444,13 +444,14 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
 
   std::ostringstream o;
   o << "scenario       " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
-  o << "job            " << cfg.cluster.gpus << (cfg.cluster.gpus == 1 ? " GPU" : " GPUs") << ", iteration " << to_string(iteration) << fmt(", MFU %.1f%%", 100 * mfu)
-    << "; " << fmt("%.1f", in.duration.as_s() / 86400) << " days x " << f.seeds << (f.seeds == 1 ? " seed\n" : " seeds\n");
+  o << "job            " << cfg.cluster.gpus << (cfg.cluster.gpus == 1 ? " GPU" : " GPUs") << ", iteration "
+    << to_string(iteration) << fmt(", MFU %.1f%%", 100 * mfu) << "; " << fmt("%.1f", in.duration.as_s() / 86400)
+    << " days x " << f.seeds << (f.seeds == 1 ? " seed\n" : " seeds\n");
   o << "iteration      " << (f.iteration_time ? "given (faults.iteration_time); " : "") << states.size()
     << (states.size() == 1 ? " cluster state" : " cluster states") << " timed at the " << to_string(times.fidelity)
     << " level" << (times.fidelity == IterationTimeFidelity::kFlow ? " (one simulation per state, each in its own process)" : "")
     << fmt(", %.2f s of simulation wall time\n", timing_wall_s);
-  o << "failures       MTBF " << (can_fail ? seconds_to_string(mtbf_s) + " (crashes and hangs)"
+  o << "failures       MTBF " << (can_fail ? fmt("%.4g h", mtbf_s / 3600) + " (crashes and hangs)"
                                          : std::string("none (no crash or hang component has a rate)"))
     << fmt("; %.1f interruptions of every kind, planned stops included", n.mean)
     << (has_ci ? fmt(" (95%% CI of the mean over seeds +-%.1f)\n", n.half_width) : std::string("\n"));

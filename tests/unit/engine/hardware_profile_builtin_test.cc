@@ -286,6 +286,8 @@ TEST(LoadHardwareProfile, NearNamesAreSuggested) {
   EXPECT_EQ(builtin_profile_suggestion("H100"), "; did you mean 'H100-SXM'?");
   EXPECT_EQ(builtin_profile_suggestion("a100"), "; did you mean 'A100-SXM4-40GB' or 'A100-SXM4-80GB'?");
   EXPECT_EQ(builtin_profile_suggestion("B200"), "");
+  EXPECT_EQ(builtin_profile_suggestion("H20"), "");  // another GPU, not a start of H200-SXM
+  EXPECT_EQ(builtin_profile_suggestion("A10"), "");
   EXPECT_EQ(builtin_profile_suggestion("-"), "");
 }
 

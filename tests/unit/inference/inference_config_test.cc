@@ -190,7 +190,8 @@ TEST(InferenceConfig, PoolShapeErrors) {
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.gpus=12"}); }),
                   "inference.pools.colocated.gpus: must be a multiple of the instance size (ep = 8); got 12"));
   const std::string no_ep = bad_input_of([] {
-    serving({"inference.pools.colocated.ep=null", "inference.pools.colocated.tp=4", "inference.pools.colocated.gpus=6"});
+    serving(
+        {"inference.pools.colocated.ep=null", "inference.pools.colocated.tp=4", "inference.pools.colocated.gpus=6"});
   });
   EXPECT_TRUE(has(no_ep, "inference.pools.colocated.gpus: must be a multiple of the instance size (tp = 4); got 6"))
       << no_ep;
