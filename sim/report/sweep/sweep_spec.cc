@@ -540,11 +540,13 @@ std::vector<std::string> objective_notes(const SweepSpec& spec) {
   std::vector<std::string> notes;
   for (const Axis& axis : spec.axes) {
     for (const char* key : {"training.precision", "cluster.gpu"}) {
-      bool varies = false;
+      std::set<std::string> values;  // the axis's values of `key`: a note only where they differ
       for (const AxisValue& v : axis.values) {
-        for (const auto& [path, value] : v.sets) varies = varies || path == key;
+        for (const auto& [path, value] : v.sets) {
+          if (path == key) values.insert(canonical_text(value));
+        }
       }
-      if (!varies) continue;
+      if (values.size() < 2) continue;
       notes.push_back("objective " + spec.objective + ": the axis over " + key + " changes the peak that " +
                       spec.objective + " is a fraction of (" +
                       (std::string(key) == "cluster.gpu" ? "each GPU's own" : "FP8 doubles it") +

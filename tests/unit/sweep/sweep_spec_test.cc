@@ -60,6 +60,7 @@ TEST(SweepSpec, AnMfuObjectiveOverPrecisionsOrGpusIsNoted) {
             1u);
   EXPECT_TRUE(objective_notes(spec_from("axes: {training.precision: [bf16, fp8]}\n")).empty());
   EXPECT_TRUE(objective_notes(spec_from("axes: {parallelism.tp: [1, 2]}\nobjective: mfu\n")).empty());
+  EXPECT_TRUE(objective_notes(spec_from("axes: {training.precision: [fp8]}\nobjective: mfu\n")).empty());
 }
 
 // A scenario given to `sweep` gets one error saying what it is (an unknown-key error per section
