@@ -98,7 +98,8 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
     RunOutput out = flow_training_output(cfg, hw, flow);
     // What fold_ranks auto did where TP groups span nodes (work::folds_replicas).
-    if (cfg.training.fold_ranks == FoldRanks::kAuto && work::groups_span_nodes(cfg, work::Dim::kTp)) {
+    if (cfg.training.fold_ranks == FoldRanks::kAuto && data_parallel_size(cfg) > 1 &&
+        work::groups_span_nodes(cfg, work::Dim::kTp)) {
       char buf[480];
       if (flow.auto_folded_ops > 0) {
         std::snprintf(buf, sizeof buf,
