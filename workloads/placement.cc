@@ -67,8 +67,7 @@ Placement placement_of(const ScenarioConfig& cfg) {
 }
 
 bool groups_span_nodes(const ScenarioConfig& cfg, Dim d) {
-  const Placement pl = placement_of(cfg);
-  return pl.size(d) > 1 && pl.ranks_per_node(d, cfg.cluster.gpus_per_node) < pl.size(d);
+  return placement_of(cfg).spans_nodes(d, cfg.cluster.gpus_per_node);
 }
 
 bool spans_nodes(const std::vector<int32_t>& line, int gpus_per_node) {

@@ -36,6 +36,10 @@ class Placement {
   // the group size does not divide the node, groups other than the first can straddle nodes the
   // first does not (dp 6 on 8-GPU nodes: the first inside node 0, the second over nodes 0 and 1).
   int ranks_per_node(Dim along, int gpus_per_node) const;
+  // Whether some group along `along` holds GPUs of more than one node (its traffic leaves the node).
+  bool spans_nodes(Dim along, int gpus_per_node) const {
+    return size(along) > 1 && ranks_per_node(along, gpus_per_node) < size(along);
+  }
 
  private:
   std::array<int, 4> size_{};
@@ -46,7 +50,8 @@ class Placement {
 // 1) and pp.
 Placement placement_of(const ScenarioConfig& cfg);
 
-// Whether the scenario's groups along `d` (its TP or CP groups, say) hold GPUs of more than one node.
+// Placement::spans_nodes of the scenario's placement: whether its groups along `d` (its TP or CP
+// groups, say) hold GPUs of more than one node.
 bool groups_span_nodes(const ScenarioConfig& cfg, Dim d);
 
 // Whether the GPUs of `line` (a group, ring or send pair, as GPU indices) sit on more than one node

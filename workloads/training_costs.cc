@@ -344,7 +344,7 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const Tra
   const int gpn = cfg.cluster.gpus_per_node;
   const auto leave = [&] {
     const Placement pl = placement_of(cfg);
-    return pl.ranks_per_node(Dim::kTp, gpn) < p.tp && pl.ranks_per_node(Dim::kCp, gpn) < p.cp;
+    return pl.spans_nodes(Dim::kTp, gpn) && pl.spans_nodes(Dim::kCp, gpn);
   };
   const bool one_nic = p.cp > 1 && p.tp > 1 && leave();
   const Time fwd_window = one_nic ? max(Time::zero(), lt.forward - cp_hidden_fwd) : lt.forward;

@@ -343,7 +343,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // TP groups across nodes: their routes' contention where they leave a node (every replica's and
   // stage's groups at once: ECMP collisions, placements that put DP first); else the tiers their
   // members cross, as a ring of tp GPUs.
-  const bool tp_routed = contention.routed && p.tp > 1 && !m.moe && pl.ranks_per_node(work::Dim::kTp, c.gpus_per_node) < p.tp;
+  const bool tp_routed = contention.routed && !m.moe && pl.spans_nodes(work::Dim::kTp, c.gpus_per_node);
   TrainingLinks tp_l = tp_routed ? work::links_at_contention(l, contention.tp)
                                  : work::links_for_ring(cfg, l, p.tp > 1 ? pl.gpu(1, 0, 0, 0) : 0, p.tp);
   // TP groups and CP rings of several stages through one NIC, and CP rings of several stages on
@@ -351,8 +351,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   const int nic_stages = stages_per_nic(cfg, pl);
   std::optional<Time> fill_tp;
   TrainingLinks fill_tp_l = tp_l, fill_cp_l = cp_l;  // the fill and drain's (staggered_links)
-  const bool tp_leaves = p.tp > 1 && pl.ranks_per_node(work::Dim::kTp, c.gpus_per_node) < p.tp;
-  const bool cp_leaves = p.cp > 1 && pl.ranks_per_node(work::Dim::kCp, c.gpus_per_node) < p.cp;
+  const bool tp_leaves = pl.spans_nodes(work::Dim::kTp, c.gpus_per_node);
+  const bool cp_leaves = pl.spans_nodes(work::Dim::kCp, c.gpus_per_node);
   const bool cp_routed = cp_leaves && p.pp > 1 && contention.routed &&
                          std::any_of(contention.stage_draws.begin(), contention.stage_draws.end(),
                                      [](const StageSlowdowns& d) { return d.cp_loads != nullptr; });
