@@ -129,10 +129,7 @@ std::string builtin_profile_suggestion(const std::string& name) {
     if (key(n) == want) return "; did you mean '" + n + "'?";
     if (key(n.substr(0, n.find('-'))) == want) starts.push_back("'" + n + "'");
   }
-  if (starts.empty()) return "";
-  std::string list;
-  for (size_t i = 0; i < starts.size(); ++i) list += (i == 0 ? "" : i + 1 == starts.size() ? " or " : ", ") + starts[i];
-  return "; did you mean " + list + "?";
+  return starts.empty() ? "" : "; did you mean " + joined_words(starts, " or ") + "?";
 }
 
 std::string builtin_profile_text(const std::string& name) {

@@ -66,8 +66,9 @@ std::vector<std::string> builtin_profile_names();
 // The same as a message lists them: "A100-SXM4-40GB, A100-SXM4-80GB, ...".
 std::string builtin_profile_names_text();
 
-// "; did you mean 'H100-SXM'?" for a built-in name given in other letter case ("h100-sxm"), else
-// empty.
+// "; did you mean 'H100-SXM'?" for a built-in name given in other letter case or punctuation
+// ("h100 sxm"), or for the part of names before their first '-' ("a100": both A100s, joined with
+// "or"); else empty.
 std::string builtin_profile_suggestion(const std::string& name);
 
 // The text of a built-in profile, or empty when there is none of that name.

@@ -368,8 +368,8 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
       errors.add(InputError{n.file, n.line, path, "expected {min: NUMBER} and/or {max: NUMBER}"});
       continue;
     }
-    // MFU and HFU are fractions: {min: 40} (percent) would reject every candidate after the run
-    // (accepted until 2026-12-06).
+    // MFU, HFU and served_fraction are fractions: {min: 40} (percent) would reject every candidate
+    // after the run (accepted until 2026-12-06).
     if (key == "mfu" || key == "hfu" || key == "served_fraction") {
       const double over = std::max(limit.min.value_or(0.0), limit.max.value_or(0.0));
       if (over > 1) {
