@@ -28,11 +28,21 @@ int edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// "08", "-010": YAML 1.1 tools (PyYAML among them) read a leading 0 as octal, YAML 1.2 as
+// decimal, so a scenario shared between tools could mean two numbers; neither is taken.
+bool leading_zero(const std::string& text) {
+  const size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  return text.size() > digits + 1 && text[digits] == '0' &&
+         std::isdigit(static_cast<unsigned char>(text[digits + 1]));
+}
+
 // A plain decimal, the whole text: from_chars takes an optional '-' and no '+', leading spaces or
-// hexadecimal, and anything left over (a trailing space, ".0" on an integer) refuses it. A '+'
-// was skipped here until 2026-12-05, so `tp: +8` and --set parallelism.tp=+4 passed as 8 and 4.
+// hexadecimal, and anything left over (a trailing space, ".0" on an integer) refuses it, as does a
+// leading zero (until 2026-12-06 `tp: 08` passed as 8). A '+' was skipped here until 2026-12-05,
+// so `tp: +8` and --set parallelism.tp=+4 passed as 8 and 4.
 template <typename T>
 std::optional<T> parse_number(const std::string& text) {
+  if (leading_zero(text)) return std::nullopt;
   T value{};
   const char* begin = text.data();
   const char* end = text.data() + text.size();
@@ -48,6 +58,7 @@ std::string plain_form_hint(const std::string& text) {
                                         std::isspace(static_cast<unsigned char>(text.back())));
   const size_t first = text.find_first_not_of(" \t");
   const bool plus = first != std::string::npos && text[first] == '+';
+  if (leading_zero(text)) return " (a plain decimal without leading zeros: YAML 1.1 tools read 010 as octal 8)";
   if (!padded && !plus) return "";
   return " (a plain decimal: no '+' sign, no spaces around the digits)";
 }

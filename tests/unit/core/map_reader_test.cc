@@ -90,6 +90,30 @@ TEST(MapReaderNumbers, SignAndSpacesInsideTheScalarAreRefused) {
   EXPECT_EQ(x, 0);
 }
 
+// A leading zero is refused: YAML 1.1 tools read 010 as octal 8, YAML 1.2 as 10 (`tp: 08` read as
+// 8 until 2026-12-06). A lone 0 and 0.5 are plain decimals.
+TEST(MapReaderNumbers, LeadingZerosAreRefused) {
+  Doc d("i: 08\nu: 010\nx: 00.5\nneg: -07\nzero: 0\nhalf: 0.5\n");
+  MapReader r = d.reader();
+  int i = 7, neg = 7, zero = 7;
+  uint64_t u = 7;
+  double x = 7, half = 7;
+  EXPECT_FALSE(r.read("i", i));
+  EXPECT_FALSE(r.read("u", u));
+  EXPECT_FALSE(r.read("x", x));
+  EXPECT_FALSE(r.read("neg", neg));
+  EXPECT_TRUE(r.read("zero", zero));
+  EXPECT_EQ(zero, 0);
+  EXPECT_TRUE(r.read("half", half));
+  EXPECT_DOUBLE_EQ(half, 0.5);
+  ASSERT_EQ(d.count(), 4u);
+  EXPECT_EQ(d.error(0).to_string(),
+            "m.yaml:1: sec.i: expected an integer (a plain decimal without leading zeros: YAML 1.1 tools read 010 as "
+            "octal 8), got '08'");
+  EXPECT_EQ(i, 7);
+  EXPECT_EQ(u, 7u);
+}
+
 // '-0' where no value below zero is allowed is refused, as a sign on a quantity is ('-0' read as 0
 // and -0.0 until 2026-12-05); where values below zero are allowed it is 0.
 TEST(MapReaderNumbers, MinusZeroOnlyWhereNegativesAreAllowed) {
