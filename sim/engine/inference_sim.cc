@@ -517,8 +517,13 @@ void ServingSimulation::start_kv_transfer(int r, int from, int to) {
     traced = static_cast<int>(trace_.kv.size());
     trace_.kv.push_back({r, from, to, clock_.now(), clock_.now(), total});
   }
-  auto arrived = [this, r, from, to, left, traced](Time) {
+  RequestOutcome& outcome = outcomes_[static_cast<size_t>(r)];
+  outcome.kv_moved = true;
+  outcome.kv_wait_for_room = clock_.now() - outcome.first_token;
+  const Time sent = clock_.now();
+  auto arrived = [this, r, from, to, left, traced, sent](Time) {
     if (--*left > 0) return;
+    outcomes_[static_cast<size_t>(r)].kv_transfer = clock_.now() - sent;
     if (traced >= 0) trace_.kv[static_cast<size_t>(traced)].arrived = clock_.now();
     release_kv(instances_[from], r, requests_[r].prompt);
     --instances_[to].incoming;

@@ -70,6 +70,11 @@ struct RequestOutcome {
   int output = 0;
   bool rejected = false;  // can never fit the KV cache of one replica
   bool completed = false;
+  // prefill_decode, requests whose KV cache moved: from the prefill's end until the decode side
+  // had room to reserve it and the transfer started, and from there until its last shard arrived
+  bool kv_moved = false;
+  Time kv_wait_for_room;
+  Time kv_transfer;
 };
 
 struct PoolStats {

@@ -221,12 +221,16 @@ LoadWindow load_window(const engine::ServingResult& r) {
 
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
   const InferenceConfig& in = *cfg.inference;
-  std::vector<double> ttft, tpot, e2e;
+  std::vector<double> ttft, tpot, e2e, kv_wait, kv_transfer;
   int64_t completed = 0, rejected = 0, tokens = 0, within = 0;
   for (const engine::RequestOutcome& o : r.requests) {
     if (o.rejected) {
       ++rejected;
       continue;
+    }
+    if (o.kv_moved) {
+      kv_wait.push_back(o.kv_wait_for_room.as_s());
+      kv_transfer.push_back(o.kv_transfer.as_s());
     }
     if (!o.completed) continue;
     ++completed;
@@ -337,6 +341,9 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   Json& kv = j.set("kv_transfers", Json::object());
   kv.set("count", r.kv_transfers);
   kv.set("bytes", r.kv_transfer_bytes.n);
+  const Percentiles kv_wait_p = percentiles(kv_wait), kv_transfer_p = percentiles(kv_transfer);
+  kv.set("transfer_s", stats_json(kv_transfer_p));
+  kv.set("wait_for_room_s", stats_json(kv_wait_p));
 
   std::ostringstream s;
   char line[256];
@@ -395,6 +402,13 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                   "              (over the %lld decode-only steps; %lld more also ran prefill and are not in it: "
                   "under load it describes the drain after the last arrival)\n",
                   static_cast<long long>(r.decode_steps), static_cast<long long>(r.mixed_steps));
+    s << line;
+  }
+  if (r.kv_transfers > 0) {
+    // Part of each request's time between its first and second token (TPOT), not of its TTFT.
+    std::snprintf(line, sizeof line, "  KV transfer %lld caches, %.2f GiB: mean %s, p99 %s; waited for decode room mean %s, p99 %s\n",
+                  static_cast<long long>(r.kv_transfers), r.kv_transfer_bytes.as_gib(), ms(kv_transfer_p.mean).c_str(),
+                  ms(kv_transfer_p.p99).c_str(), ms(kv_wait_p.mean).c_str(), ms(kv_wait_p.p99).c_str());
     s << line;
   }
   for (const engine::PoolStats& p : r.pools) {

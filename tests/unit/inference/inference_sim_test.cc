@@ -456,6 +456,30 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
   }
 }
 
+// Each moved KV cache reports how long it waited for decode room after its prefill and how long
+// its transfer took, as its trace span shows them; with room for one request per replica the
+// later ones wait. (Neither was reported before 2026-12-06.)
+TEST(ServingSim, AMovedKvCacheReportsItsWaitAndItsTransfer) {
+  const ServingResult r = simulate(serving({"inference.mode=prefill_decode", "inference.kv_cache_per_gpu=2MiB",
+                                            "inference.prompt_tokens={dist: fixed, mean: 300}",
+                                            "inference.output_tokens={dist: fixed, mean: 300}",
+                                            "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+  ASSERT_GT(r.trace.kv.size(), 50u);
+  int waited = 0;
+  for (const TracedKvTransfer& k : r.trace.kv) {
+    const RequestOutcome& o = r.requests[static_cast<size_t>(k.request)];
+    ASSERT_TRUE(o.kv_moved);
+    EXPECT_EQ(o.kv_transfer, k.arrived - k.sent) << k.request;
+    EXPECT_GT(o.kv_transfer, Time::zero()) << k.request;
+    EXPECT_EQ(o.kv_wait_for_room, k.sent - o.first_token) << k.request;
+    waited += o.kv_wait_for_room > Time::zero() ? 1 : 0;
+  }
+  EXPECT_GT(waited, 10);
+  int64_t moved = 0;
+  for (const RequestOutcome& o : r.requests) moved += o.kv_moved ? 1 : 0;
+  EXPECT_EQ(moved, r.kv_transfers);
+}
+
 // A prefilled request goes to a decode instance with room for its KV cache when the least loaded
 // one has none: a short request behind a long one that fills instance 0 decodes on instance 1 at
 // once (it queued behind the long one before, until that finished).
