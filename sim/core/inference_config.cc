@@ -277,6 +277,12 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
         fail(key + ".tp", "must divide model.heads (" + str(m.heads) + ") so that each rank holds whole "
                           "heads; got " + str(p.tp));
       }
+      // KV heads split over the ranks or replicated on groups of them, as vLLM requires (and the
+      // training plan's parallelism.tp): 6 KV heads over tp 4 passed until 2026-12-06.
+      if (p.tp > 1 && kv > 0 && kv % p.tp != 0 && p.tp % kv != 0) {
+        fail(key + ".tp", "must divide model.kv_heads (" + str(kv) + ") or be a multiple of it, so that each rank "
+                          "holds whole KV heads or a whole copy of one; got " + str(p.tp));
+      }
       if (p.tp > cfg.cluster.gpus_per_node) {
         fail(key + ".tp", "tensor parallelism stays inside a node: must not exceed cluster.gpus_per_node (" +
                               str(cfg.cluster.gpus_per_node) + ")");

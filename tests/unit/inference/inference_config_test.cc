@@ -148,6 +148,16 @@ TEST(InferenceConfig, ExpertTpMustSplitTheInstanceIntoGroupsOfWholeExperts) {
   EXPECT_TRUE(has(expert, "inference.pools.expert.expert_tp: the expert pool splits each expert over its tp GPUs")) << expert;
 }
 
+// A pool's tp splits the KV heads or replicates them on whole groups, as for training's tp
+// (6 KV heads over tp 4 passed until 2026-12-06; vLLM refuses it).
+TEST(InferenceConfig, PoolTpMustSplitOrReplicateWholeKvHeads) {
+  EXPECT_NO_THROW(serving({"model.hidden=1536", "model.heads=24", "model.kv_heads=6", "inference.pools.colocated.tp=2"}));
+  EXPECT_NO_THROW(serving({"model.hidden=1536", "model.heads=24", "model.kv_heads=2", "inference.pools.colocated.tp=8"}));
+  const std::string odd = bad_input_of([] { serving({"model.hidden=1536", "model.heads=24", "model.kv_heads=6", "inference.pools.colocated.tp=4"}); });
+  EXPECT_TRUE(has(odd, "serving.yaml: inference.pools.colocated.tp: must divide model.kv_heads (6) or be a multiple of it"))
+      << odd;
+}
+
 // inference.kv_cache_fraction: in (0, 1], and not beside kv_cache_per_gpu, which sets the cache
 // itself.
 TEST(InferenceConfig, KvCacheFractionIsAShareAndExcludesAnAbsoluteCache) {
