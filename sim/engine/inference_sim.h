@@ -64,7 +64,7 @@ double m2n_static_factor(const ServingSetup& setup, const topo::Fabric& fabric, 
 
 struct RequestOutcome {
   Time arrival;
-  Time first_token;
+  Time first_token;  // seen by the client: prefill_decode's once its KV cache is at the decode side
   Time finish;
   int prompt = 0;
   int output = 0;

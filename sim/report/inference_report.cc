@@ -405,7 +405,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   if (r.kv_transfers > 0) {
-    // Part of each request's time between its first and second token (TPOT), not of its TTFT.
+    // Both are part of each moved request's TTFT (its first token reaches the client from decode).
     std::snprintf(line, sizeof line, "  KV transfer %lld caches, %.2f GiB: mean %s, p99 %s; waited for decode room mean %s, p99 %s\n",
                   static_cast<long long>(r.kv_transfers), r.kv_transfer_bytes.as_gib(), ms(kv_transfer_p.mean).c_str(),
                   ms(kv_transfer_p.p99).c_str(), ms(kv_wait_p.mean).c_str(), ms(kv_wait_p.p99).c_str());

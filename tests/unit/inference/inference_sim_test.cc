@@ -458,7 +458,8 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
 
 // Each moved KV cache reports how long it waited for decode room after its prefill and how long
 // its transfer took, as its trace span shows them; with room for one request per replica the
-// later ones wait. (Neither was reported before 2026-12-06.)
+// later ones wait. The first token reaches the client when the cache has landed, after both
+// (neither was reported before 2026-12-06, and TTFT stopped at the prefill's end).
 TEST(ServingSim, AMovedKvCacheReportsItsWaitAndItsTransfer) {
   const ServingResult r = simulate(serving({"inference.mode=prefill_decode", "inference.kv_cache_per_gpu=2MiB",
                                             "inference.prompt_tokens={dist: fixed, mean: 300}",
@@ -471,13 +472,37 @@ TEST(ServingSim, AMovedKvCacheReportsItsWaitAndItsTransfer) {
     ASSERT_TRUE(o.kv_moved);
     EXPECT_EQ(o.kv_transfer, k.arrived - k.sent) << k.request;
     EXPECT_GT(o.kv_transfer, Time::zero()) << k.request;
-    EXPECT_EQ(o.kv_wait_for_room, k.sent - o.first_token) << k.request;
+    EXPECT_EQ(o.first_token, k.arrived) << k.request;
+    EXPECT_GE(o.kv_wait_for_room, Time::zero()) << k.request;
+    EXPECT_LE(o.kv_wait_for_room, k.sent - o.arrival) << k.request;
     waited += o.kv_wait_for_room > Time::zero() ? 1 : 0;
   }
   EXPECT_GT(waited, 10);
   int64_t moved = 0;
   for (const RequestOutcome& o : r.requests) moved += o.kv_moved ? 1 : 0;
   EXPECT_EQ(moved, r.kv_transfers);
+}
+
+// A slower network delays the first token of a disaggregated deployment by what it adds to the
+// KV transfers (TTFT did not move with the network before 2026-12-06).
+TEST(ServingSim, PrefillDecodeTtftCountsTheKvTransfer) {
+  const auto mean_ttft_and_transfer = [](const char* nic) {
+    const ServingResult r = run_serving(serving({"inference.mode=prefill_decode", std::string("cluster.nic_bandwidth=") + nic,
+                                                 "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+    double ttft = 0, transfer = 0;
+    int n = 0;
+    for (const RequestOutcome& o : r.requests) {
+      if (!o.kv_moved) continue;
+      ttft += (o.first_token - o.arrival).as_s();
+      transfer += o.kv_transfer.as_s();
+      ++n;
+    }
+    return std::pair{ttft / n, transfer / n};
+  };
+  const auto [fast_ttft, fast_transfer] = mean_ttft_and_transfer("400Gbps");
+  const auto [slow_ttft, slow_transfer] = mean_ttft_and_transfer("10Gbps");
+  ASSERT_GT(slow_transfer, fast_transfer * 4);
+  EXPECT_GT(slow_ttft - fast_ttft, 0.5 * (slow_transfer - fast_transfer));
 }
 
 // A prefilled request goes to a decode instance with room for its KV cache when the least loaded
