@@ -19,6 +19,19 @@ double bus_factor(CollectiveOp op, int n) {
   return 1.0;
 }
 
+// NCCL's all-to-all is one kernel of grouped sends and receives whose peers progress together:
+// up to 8 per p2p channel (NVIDIA/nccl#665: "at most 8 peers at once" per channel;
+// enqueue.cc's maxConcurrent = p2p channels / channels per peer x 8: 32 / 2 x 8 = 128), so the
+// network's latency is paid once per wave of that many peers, and each remote peer adds only the
+// proxy's posting of its requests and its warp's work. Per peer, measured: 1.4 us (2 nodes of 8
+// A100, 8 x HDR200 IB, NCCL 2.17.1: 1 KB all-to-all 29.84 us with 1 remote peer, 49.75 us with 15;
+// microsoft/mscclpp docs/performance-ndmv4.md), 0.2 us (H100 over IB, 16 to 128 ranks: 110 to
+// 132 us; perplexityai/pplx-kernels README), 0.65 us (GB200 NVLink, 8 to 64 ranks; NVIDIA/nccl
+// contrib/custom_algos/alltoall). 16 ranks on 2 nodes take about 30 us (H100, DeepEP#3; RTX
+// 6000D over Spectrum-X, NCCL 2.30), one network latency and not fifteen.
+constexpr int kAllToAllPeersInFlight = 128;
+constexpr Time kAllToAllPerPeer = Time::ps(1000000);  // 1 us
+
 int ring_steps(CollectiveOp op, int n) {
   switch (op) {
     case CollectiveOp::kAllReduce: return 2 * (n - 1);
@@ -51,8 +64,15 @@ Bandwidth ring_busbw(const GroupLinks& g) {
 Time ring_latency(CollectiveOp op, const GroupLinks& g) {
   if (g.ranks <= 1) return Time::zero();
   if (g.nodes() <= 1) return g.intra_alpha;
-  // All-to-all: point-to-point to every peer, n - 1 steps (unchanged).
-  if (op == CollectiveOp::kAllToAll) return static_cast<int64_t>(ring_steps(op, g.ranks)) * g.inter_alpha;
+  // All-to-all: the network's latency once per wave of peers in flight, and a small cost per
+  // peer (above). Until 2026-12-06 the peers paid it one after another, (n - 1) x inter_alpha:
+  // 465 us for 32 ranks at 15 us, where NCCL takes tens of microseconds, and serving at ep 32
+  // spent 53 ms of each decode step in all-to-all latency.
+  if (op == CollectiveOp::kAllToAll) {
+    const int peers = g.ranks - 1;
+    const int waves = (peers + kAllToAllPeersInFlight - 1) / kAllToAllPeersInFlight;
+    return static_cast<int64_t>(waves) * g.inter_alpha + static_cast<int64_t>(peers) * kAllToAllPerPeer;
+  }
   // NCCL's tuning model (src/graph/tuning.cc): of a ring's steps only those between nodes pay
   // the network's latency, 2(nodes - 1) for all-reduce and nodes - 1 for all-gather and
   // reduce-scatter, and the rest NVLink's. The profile has NVLink's as one intra-node

@@ -50,8 +50,11 @@ TEST(CollectiveTime, RingAllReduceAcrossNodes) {
   // 128 nodes x 8: 254 network steps, not 2,046, and 128 nodes' NVLink steps.
   EXPECT_EQ(ring_latency(CollectiveOp::kAllReduce, across(128, 8)), 254 * Time::us(5) + 128 * Time::us(10));
   EXPECT_EQ(ring_latency(CollectiveOp::kAllGather, across(128, 8)), 127 * Time::us(5) + 128 * Time::us(10));
-  // All-to-all keeps its n - 1 steps.
-  EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(2, 8)), 15 * Time::us(5));
+  // All-to-all: its 15 peers progress together, one network latency and 1 us per peer (15 x 5 us,
+  // one peer after another, until 2026-12-06); past 128 peers in flight a second wave.
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(2, 8)), Time::us(5) + 15 * Time::us(1));
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(16, 8)), Time::us(5) + 127 * Time::us(1));
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(32, 8)), 2 * Time::us(5) + 255 * Time::us(1));
 }
 
 TEST(CollectiveTime, OtherOpsUseTheirBusFactors) {
@@ -72,9 +75,9 @@ TEST(CollectiveTime, OtherOpsUseTheirBusFactors) {
 
 TEST(CollectiveTime, AllToAllAcrossNodesLeavesThroughItsOwnNic) {
   // 2 nodes x 8 ranks, 1.6 GB per rank: 8/16 of it goes to the other node over 25 GB/s (32 ms),
-  // 7/16 stays inside over 100 GB/s (7 ms); the slower one bounds: 32 ms, plus 15 x 5 us.
+  // 7/16 stays inside over 100 GB/s (7 ms); the slower one bounds: 32 ms, plus 5 us + 15 x 1 us.
   EXPECT_EQ(collective_time(CollectiveOp::kAllToAll, Bytes{1'600'000'000}, across(2, 8)),
-            Time::ms(32) + Time::us(75));
+            Time::ms(32) + Time::us(20));
 }
 
 TEST(CollectiveNicTime, TheBytesThatLeaveTheNodeOverItsMembersShares) {
