@@ -99,6 +99,7 @@ void read_inference(MapReader r, InferenceConfig& out) {
               {{"bf16", WeightPrecision::kBf16}, {"fp8", WeightPrecision::kFp8}});
   r.read("micro_batches", out.micro_batches, Need::kOptional, 1, 64);
   r.read("tpot_limit", out.tpot_limit);
+  r.read("ttft_limit", out.ttft_limit);
   if (r.has("moe")) read_moe(r.section("moe"), out.moe);
   MapReader pools = r.section("pools");
   const std::pair<const char*, std::optional<PoolConfig>*> roles[] = {

@@ -95,6 +95,7 @@ struct InferenceConfig {
   WeightPrecision weight_precision = WeightPrecision::kBf16;
   int micro_batches = 1;         // attention_ffn ping-pong micro-batches (m)
   Time tpot_limit = Time::zero();  // service objective for the sweep and goodput; 0 = none
+  Time ttft_limit = Time::zero();  // service objective for goodput (slo_attainment); 0 = none
   MoeServingConfig moe;
   // Pools by role; which are used depends on `mode`.
   std::optional<PoolConfig> colocated, prefill, decode, attention, expert;

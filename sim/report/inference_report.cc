@@ -222,7 +222,7 @@ LoadWindow load_window(const engine::ServingResult& r) {
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
   const InferenceConfig& in = *cfg.inference;
   std::vector<double> ttft, tpot, e2e, kv_wait, kv_transfer;
-  int64_t completed = 0, rejected = 0, tokens = 0, within = 0;
+  int64_t completed = 0, rejected = 0, tokens = 0, within = 0, met = 0;
   for (const engine::RequestOutcome& o : r.requests) {
     if (o.rejected) {
       ++rejected;
@@ -237,11 +237,15 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     tokens += o.output;
     ttft.push_back((o.first_token - o.arrival).as_s());
     e2e.push_back((o.finish - o.arrival).as_s());
+    bool meets = in.ttft_limit == Time::zero() || o.first_token - o.arrival <= in.ttft_limit;
     if (o.output > 1) {
       const Time t = Time::s((o.finish - o.first_token).as_s() / (o.output - 1));
       tpot.push_back(t.as_s());
-      if (in.tpot_limit == Time::zero() || t <= in.tpot_limit) ++within;
+      const bool in_tpot = in.tpot_limit == Time::zero() || t <= in.tpot_limit;
+      within += in_tpot ? 1 : 0;
+      meets = meets && in_tpot;
     }
+    met += meets ? 1 : 0;
   }
   if (!r.requests.empty() && rejected == static_cast<int64_t>(r.requests.size())) {
     // Nothing ran: a throughput of 0 over a duration of nothing would read as a result. (Poisson
@@ -306,7 +310,17 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("tpot_s", tpot.empty() ? Json() : stats_json(tpot_p));
   j.set("e2e_latency_s", stats_json(e2e_p));
   j.set("tpot_limit_s", in.tpot_limit.as_s());
-  j.set("tpot_within_limit_fraction", tpot.empty() ? Json() : Json(static_cast<double>(within) / tpot.size()));
+  // Without a limit there is no share to give (it read 1 until 2026-12-06).
+  j.set("tpot_within_limit_fraction", tpot.empty() || in.tpot_limit == Time::zero()
+                                          ? Json()
+                                          : Json(static_cast<double>(within) / tpot.size()));
+  // Goodput (DistServe's sense): requests that met every limit given, a rejected or unfinished
+  // request counting as missed, over all requests, and per second of the run.
+  const bool slo = in.ttft_limit > Time::zero() || in.tpot_limit > Time::zero();
+  const double attainment = r.requests.empty() ? 0.0 : static_cast<double>(met) / r.requests.size();
+  j.set("ttft_limit_s", in.ttft_limit.as_s());
+  j.set("slo_attainment", slo ? Json(attainment) : Json());
+  j.set("goodput_requests_per_s", slo && duration > 0 ? Json(met / duration) : Json());
   Json& step = j.set("decode_step", Json::object());
   const double n = static_cast<double>(std::max<int64_t>(1, r.decode_steps));
   step.set("count", r.decode_steps);
@@ -386,6 +400,15 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   s << "\n";
+  if (slo) {
+    std::string limits;
+    if (in.ttft_limit > Time::zero()) limits = "TTFT <= " + to_string(in.ttft_limit);
+    if (in.tpot_limit > Time::zero()) limits += (limits.empty() ? "TPOT <= " : " and TPOT <= ") + to_string(in.tpot_limit);
+    std::snprintf(line, sizeof line, "  goodput     %.3g requests/s within %s: %.1f%% of the %lld requests (rejected ones miss)\n",
+                  duration > 0 ? met / duration : 0.0, limits.c_str(), 100.0 * attainment,
+                  static_cast<long long>(r.requests.size()));
+    s << line;
+  }
   if (r.decode_steps > 0) {
     std::snprintf(line, sizeof line,
                   "  decode step mean %s at batch %.0f: attention %s, FFN %s, communication %s, idle %s\n",
@@ -453,6 +476,10 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   // What share of the offered load the deployment kept up with while requests arrived: a sweep
   // constraint {min: 0.95} leaves out deployments that fall behind (2026-12-06).
   if (load.window_s > 0 && load.offered > 0) out.metrics["served_fraction"] = load.steady / load.offered;
+  if (slo) {
+    out.metrics["slo_attainment"] = attainment;
+    if (duration > 0) out.metrics["goodput_requests_per_s"] = met / duration;
+  }
   return out;
 }
 

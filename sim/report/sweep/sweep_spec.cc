@@ -368,9 +368,9 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
       errors.add(InputError{n.file, n.line, path, "expected {min: NUMBER} and/or {max: NUMBER}"});
       continue;
     }
-    // MFU, HFU and served_fraction are fractions: {min: 40} (percent) would reject every candidate
-    // after the run (accepted until 2026-12-06).
-    if (key == "mfu" || key == "hfu" || key == "served_fraction") {
+    // MFU, HFU, served_fraction and slo_attainment are fractions: {min: 40} (percent) would reject
+    // every candidate after the run (accepted until 2026-12-06).
+    if (key == "mfu" || key == "hfu" || key == "served_fraction" || key == "slo_attainment") {
       const double over = std::max(limit.min.value_or(0.0), limit.max.value_or(0.0));
       if (over > 1) {
         char buf[200];
@@ -561,7 +561,7 @@ std::vector<std::string> output_metrics(ScenarioKind kind) {
   if (kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown", "gpus"};
   if (kind == ScenarioKind::kInference) {
     return {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
-            "rejected", "served_fraction", "gpus", "cost_per_mtoken"};
+            "rejected", "served_fraction", "slo_attainment", "goodput_requests_per_s", "gpus", "cost_per_mtoken"};
   }
   return {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "iteration_time_s",
           "memory_per_gpu_gib", "gpus", "cost_per_mtoken", "time_to_train_days"};
@@ -569,7 +569,7 @@ std::vector<std::string> output_metrics(ScenarioKind kind) {
 
 Goal default_goal(const std::string& metric) {
   static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
-                                                "served_fraction"};
+                                                "served_fraction", "slo_attainment", "goodput_requests_per_s"};
   for (const char* m : kHigherIsBetter) {
     if (metric == m) return Goal::kMaximize;
   }

@@ -61,6 +61,9 @@ std::string why_missing(const SweepSpec& spec, const StageResult& s, const std::
   if (metric == "tpot_p50_s" || metric == "tpot_p99_s") {
     return "no request decoded past its first token: every output is one token long, or none finished";
   }
+  if (metric == "slo_attainment" || metric == "goodput_requests_per_s") {
+    return "no service objective: set inference.ttft_limit and/or inference.tpot_limit in the base scenario";
+  }
   if (metric == "served_fraction") {
     return "no steady load to measure: the requests arrive in a burst (their arrival window is under ten first "
            "tokens), or none completed";

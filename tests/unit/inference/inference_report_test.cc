@@ -59,6 +59,52 @@ TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
   EXPECT_NEAR(out.metrics.at("served_fraction"), 110.0 / 209.0, 1e-9);
 }
 
+// Goodput: the requests that completed within every limit given, a rejected one counting as
+// missed, over all requests and per second; nothing without a limit (the TPOT share read 1 with
+// no limit, and left rejected requests out, until 2026-12-06).
+TEST(InferenceOutput, SloAttainmentCountsEveryLimitAndEveryRejectedRequest) {
+  engine::ServingResult r;
+  engine::PoolStats pool;
+  pool.gpus = 8;
+  pool.instances = 1;
+  r.pools = {pool};
+  // 10 requests a second apart: TTFT 50 ms and TPOT 10 ms, except request 1 (TTFT 300 ms),
+  // request 2 (TPOT 40 ms) and request 3 (rejected).
+  for (int i = 0; i < 10; ++i) {
+    engine::RequestOutcome o;
+    o.arrival = Time::s(i);
+    o.output = 11;
+    if (i == 3) {
+      o.rejected = true;
+    } else {
+      o.first_token = o.arrival + (i == 1 ? Time::ms(300) : Time::ms(50));
+      o.finish = o.first_token + (i == 2 ? Time::ms(400) : Time::ms(100));
+      o.completed = true;
+    }
+    r.requests.push_back(o);
+  }
+  r.last_finish = r.requests.back().finish;
+  const double duration = r.last_finish.as_s();
+  const auto run = [&r](const std::vector<std::string>& limits) {
+    return inference_output(clustersim::testing::serving(limits), r);
+  };
+  const RunOutput none = run({"inference.tpot_limit=null"});
+  EXPECT_EQ(none.metrics.count("slo_attainment"), 0u);
+  const std::string j = none.results.dump(0);
+  for (const char* key : {"\"slo_attainment\":null", "\"goodput_requests_per_s\":null", "\"tpot_within_limit_fraction\":null"}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
+  }
+  const RunOutput tpot = run({"inference.tpot_limit=20ms"});
+  EXPECT_DOUBLE_EQ(tpot.metrics.at("slo_attainment"), 8.0 / 10);  // request 2 misses, 3 is rejected
+  EXPECT_DOUBLE_EQ(tpot.metrics.at("goodput_requests_per_s"), 8.0 / duration);
+  const RunOutput both = run({"inference.tpot_limit=20ms", "inference.ttft_limit=100ms"});
+  EXPECT_DOUBLE_EQ(both.metrics.at("slo_attainment"), 7.0 / 10);
+  EXPECT_NE(both.summary.find("within TTFT <= 100 ms and TPOT <= 20 ms: 70.0% of the 10 requests"), std::string::npos)
+      << both.summary;
+  const RunOutput ttft = run({"inference.tpot_limit=null", "inference.ttft_limit=100ms"});
+  EXPECT_DOUBLE_EQ(ttft.metrics.at("slo_attainment"), 8.0 / 10);
+}
+
 TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   const ScenarioConfig cfg = clustersim::testing::serving();
   engine::ServingResult r;

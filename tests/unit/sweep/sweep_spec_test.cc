@@ -330,18 +330,20 @@ TEST(SweepSpec, ContradictoryConstraintsAreRejectedAtLoad) {
   EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {hfu: {max: 90}}\n").find("constraints.hfu"),
             std::string::npos);
   EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {mfu: {min: 0.4, max: 1}}\n"), "");
-  // served_fraction too (a serving base).
-  try {
-    sweep_spec_from_tree(parse_yaml_text("base: " + std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml\n"
-                                             "axes: {inference.rate_per_s: [50, 100]}\n"
-                                             "constraints: {served_fraction: {min: 95}}\n",
-                                         "test.yaml"),
-                         "test.yaml");
-    ADD_FAILURE() << "expected BadInput";
-  } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("constraints.served_fraction: served_fraction is a fraction, at most 1"),
-              std::string::npos)
-        << e.what();
+  // served_fraction and slo_attainment too (a serving base).
+  for (const std::string metric : {"served_fraction", "slo_attainment"}) {
+    try {
+      sweep_spec_from_tree(parse_yaml_text("base: " + std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-afd.yaml\n"
+                                               "axes: {inference.rate_per_s: [50, 100]}\n"
+                                               "constraints: {" + metric + ": {min: 95}}\n",
+                                           "test.yaml"),
+                           "test.yaml");
+      ADD_FAILURE() << "expected BadInput";
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("constraints." + metric + ": " + metric + " is a fraction, at most 1"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 
