@@ -72,6 +72,8 @@ struct TrafficResult {
   Bandwidth ideal_bandwidth;        // total_bytes / ideal_time
   // ring_allreduce only: nccl-tests' bus bandwidth, 2(n-1)/n x the buffer per rank / completion.
   std::optional<Bandwidth> bus_bandwidth;
+  // ring_allreduce only: the ring's step latency, in completion_time and ideal_time
+  Time step_latency;
   std::vector<LinkLoad> links;   // every link direction, by id
   std::vector<LinkLoad> top_links;  // most loaded: peak utilisation, then bytes (<= 10)
   std::vector<TierLoad> tiers;   // in tier order

@@ -150,6 +150,7 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   r.set("ideal_bandwidth_gbps", t.ideal_bandwidth.as_gbps());
   r.set("achieved_over_ideal", t.slowdown > 0 ? 1.0 / t.slowdown : 0.0);
   if (t.bus_bandwidth) r.set("bus_bandwidth_gbps", t.bus_bandwidth->as_gbps());
+  if (t.pattern == "ring_allreduce") r.set("step_latency_s", t.step_latency.as_s());
   r.set("tiers", tier_loads_json(t.tiers));
   r.set("top_links", link_loads_json(t.top_links));
   if (t.has_congestion) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/core/yaml_tree.h"
@@ -105,8 +106,9 @@ TEST(MakeTraffic, RingSplitsTheBufferOverTheRails) {
   EXPECT_EQ(out_of_node0, 7'750'000);  // the node's NICs together send 2(n-1)/n of the buffer
 }
 
-// The bus bandwidth nccl-tests would report: at line rate, the NICs' aggregate per node (8 x
-// 400 Gbps, 400 GB/s; nccl-tests shows 330-400 GB/s on such H100 nodes, NCCL docs, 2 to 4 nodes).
+// The bus bandwidth nccl-tests would report: the flows at line rate, the NICs' aggregate per node
+// (8 x 400 Gbps, 400 GB/s), and the ring's step latency (46 us on 2 nodes) on top: 385 GB/s
+// for 256 MiB (nccl-tests shows 330-400 GB/s on such H100 nodes, NCCL docs, 2 to 4 nodes).
 TEST(RunTraffic, RingBusBandwidthIsTheNodesNicRate) {
   ScenarioConfig cfg;
   cfg.cluster = cluster(16);
@@ -118,10 +120,36 @@ TEST(RunTraffic, RingBusBandwidthIsTheNodesNicRate) {
   cfg.traffic = t;
   const TrafficResult r = run_traffic(cfg);
   ASSERT_TRUE(r.bus_bandwidth.has_value());
-  EXPECT_NEAR(r.bus_bandwidth->bytes_per_s, 400e9, 0.01 * 400e9);
+  const double bytes = 2.0 * 15 / 16 * static_cast<double>(Bytes::mib(256).n);
+  EXPECT_NEAR(bytes / (r.completion_time - r.step_latency).as_s(), 400e9, 0.01 * 400e9);
+  EXPECT_NEAR(r.bus_bandwidth->bytes_per_s, bytes / r.completion_time.as_s(), 1e6);
+  EXPECT_NEAR(r.bus_bandwidth->bytes_per_s, 385e9, 1e9);
   t.pattern = TrafficPattern::kShift;
   cfg.traffic = t;
   EXPECT_FALSE(run_traffic(cfg).bus_bandwidth.has_value());
+}
+
+// A ring's dependent steps pay their latency on top of the flows (NCCL's tuning model, as the
+// training level charges it): 2(nodes - 1) network steps and each node's NVLink steps. A 1 KiB
+// ring over 16 nodes is latency alone; before 2026-12-06 it took one hop's 5.5 us.
+TEST(RunTraffic, RingPaysItsStepLatency) {
+  ScenarioConfig cfg;
+  cfg.cluster = cluster(128);
+  cfg.network.fidelity = Fidelity::kFlow;
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kRingAllReduce;
+  t.bytes_per_pair = Bytes{1024};
+  cfg.traffic = t;
+  const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, "");
+  const Time expected = 30 * hw.eff.network_collective_latency + 16 * hw.eff.nvlink_collective_latency;
+  const TrafficResult r = run_traffic(cfg);
+  EXPECT_EQ(r.step_latency, expected);
+  EXPECT_GT(r.completion_time, expected);
+  EXPECT_LT(r.completion_time, expected + Time::us(20));
+  EXPECT_GT(r.ideal_time, expected);
+  // Other patterns have no steps.
+  cfg.traffic->pattern = TrafficPattern::kShift;
+  EXPECT_EQ(run_traffic(cfg).step_latency, Time::zero());
 }
 
 TEST(MakeTraffic, IncastAndAllToAll) {
