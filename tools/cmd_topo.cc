@@ -67,9 +67,12 @@ int cmd_topo(const std::vector<std::string>& argv) {
     topo::write_link_list(fabric, std::cout);
     return 0;
   }
+  // The file is opened before anything is printed: an unwritable path is the only output (the
+  // whole summary came first, then the error, until 2026-12-06).
+  std::ofstream out;
+  if (!export_file.empty()) out = open_output(export_file, "--export");
   std::cout << topo::format_summary(fabric);
   if (!export_file.empty()) {
-    std::ofstream out = open_output(export_file, "--export");
     if (export_format == "dot") {
       topo::write_dot(fabric, out);
     } else {
