@@ -57,6 +57,9 @@ TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
   const RunOutput out = inference_output(cfg, r);
   // 19 s of window: 19 requests offered before the last (209 tokens), 10 of them served (110).
   EXPECT_NEAR(out.metrics.at("served_fraction"), 110.0 / 209.0, 1e-9);
+  // Nothing queued: the summary names the rejections, not a growing queue (until 2026-12-06).
+  EXPECT_EQ(out.summary.find("queues grow"), std::string::npos) << out.summary;
+  EXPECT_NE(out.summary.find("the rejected requests' tokens among what is missing"), std::string::npos) << out.summary;
 }
 
 // Goodput: the requests that completed within every limit given, a rejected one counting as
