@@ -401,10 +401,21 @@ std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, c
   return out;
 }
 
+namespace {
+
+// NCCL's all-to-all sends to another rail through PXN (network.pxn, NCCL's default).
+void through_pxn(const ScenarioConfig& cfg, std::vector<coll::FlowSpec>& flows) {
+  if (cfg.network.pxn) coll::route_through_pxn(flows, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node);
+}
+
+}  // namespace
+
 std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer) {
   const ExpertLayout lay = expert_layout(cfg, stage_of_layer(cfg, layer));
-  return all_domains_dispatch(layer_draw(cfg, lay, layer, 0), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training),
-                              cfg.cluster.gpus_per_node);
+  std::vector<coll::FlowSpec> flows = all_domains_dispatch(
+      layer_draw(cfg, lay, layer, 0), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
+  through_pxn(cfg, flows);
+  return flows;
 }
 
 double a2a_bytes_per_value(const TrainingConfig& t) { return t.comm_precision == CommPrecision::kFp8 ? 1.0 : 2.0; }
@@ -547,6 +558,9 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
   // Every expert domain of the stage dispatches at once; their flows decide what the tiers cost.
   c.dispatch_flows = all_domains_dispatch(r, lay, bytes_per_pair, cfg.cluster.gpus_per_node);
+  through_pxn(cfg, c.dispatch_flows);
+  std::vector<coll::FlowSpec> legs = xfers;  // domain 0's, as they cross NVLink and the NICs
+  through_pxn(cfg, legs);
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
@@ -554,7 +568,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const coll::GroupLinks eg = group_links(lay.ep, coll::fewest_members_per_node(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
   const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
-  const Time a2a = coll::alltoallv_time(xfers, eg, gpus_per_nic, c.dispatch_flows);
+  const Time a2a = coll::alltoallv_time(legs, eg, gpus_per_nic, c.dispatch_flows);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
   for (const coll::FlowSpec& f : xfers) sent[f.src] += f.bytes.as_double();

@@ -7,6 +7,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "topology/clos_shape.h"
+
 namespace clustersim::coll {
 namespace {
 
@@ -188,6 +190,38 @@ Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, in
   const double nic_rate = share * g.nic_per_gpu.bytes_per_s;
   for (const auto& [nic, v] : inter_load) worst = std::max(worst, std::max(v[0], v[1]) / nic_rate);
   return collective_latency(CollectiveOp::kAllToAll, Algorithm::kRing, g) + Time::s(worst);
+}
+
+void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node) {
+  const int per_node = std::max(1, gpus_per_node);
+  const int nics = std::max(1, nics_per_node);
+  const auto rail = [per_node, nics](int32_t gpu) { return topo::nic_of_gpu(gpu % per_node, per_node, nics); };
+  const auto key = [](int32_t a, int32_t b) { return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b); };
+  std::vector<FlowSpec> out;
+  out.reserve(flows.size());
+  std::unordered_map<uint64_t, size_t> inside;  // (src, dst) inside a node -> its flow in `out`
+  const auto add_inside = [&](int32_t src, int32_t dst, Bytes bytes) {
+    const auto [it, fresh] = inside.try_emplace(key(src, dst), out.size());
+    if (fresh) {
+      out.push_back({src, dst, bytes, false});
+    } else {
+      out[it->second].bytes += bytes;
+    }
+  };
+  for (const FlowSpec& f : flows) {
+    if (!f.inter_node) {
+      add_inside(f.src, f.dst, f.bytes);
+      continue;
+    }
+    if (rail(f.src) == rail(f.dst)) {
+      out.push_back(f);
+      continue;
+    }
+    const int32_t proxy = f.src / per_node * per_node + f.dst % per_node;
+    add_inside(f.src, proxy, f.bytes);
+    out.push_back({proxy, f.dst, f.bytes, true});
+  }
+  flows.swap(out);
 }
 
 Time collective_latency(CollectiveOp op, Algorithm algorithm, const GroupLinks& g) {

@@ -87,6 +87,16 @@ Time tree_allreduce_time(Bytes size, const GroupLinks& g);
 Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic = 1,
                     std::span<const FlowSpec> nic_traffic = {});
 
+// NCCL's PXN (NCCL_P2P_PXN_LEVEL 2, its default since NCCL 2.12) for point-to-point traffic
+// (all-to-all, MoE dispatch and combine): a send to a GPU of another node whose NIC is on a
+// different rail (another local NIC index, topo::nic_of_gpu) first crosses NVLink to the sending
+// node's GPU with the destination's local rank, whose NIC sends it on, so the bytes between nodes
+// stay on the destination's rail. Each such flow becomes those two legs in place, both running at
+// once (NCCL pipelines them through the intermediate GPU's buffer); an NVLink leg joins a flow of
+// the list with the same ends inside the node, if there is one. Flows already on one rail, and
+// flows inside a node, are kept as they are.
+void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node);
+
 // The latency (alpha) part of collective_time for `algorithm`: what a flow-level collective waits
 // besides its flows.
 Time collective_latency(CollectiveOp op, Algorithm algorithm, const GroupLinks& g);

@@ -74,6 +74,11 @@ struct NetworkConfig {
   Time nvlink_latency = Time::us(2.0);
   Routing routing = Routing::kEcmp;
   int qps_per_connection = 1;
+  // NCCL's PXN for all-to-all traffic (MoE dispatch and combine, serving's expert all-to-all, the
+  // all_to_all traffic pattern): a send to another rail goes over NVLink to the sender node's GPU
+  // on the destination's rail first (coll::route_through_pxn). NCCL's default; false is
+  // NCCL_PXN_DISABLE=1.
+  bool pxn = true;
   uint64_t ecmp_seed = 0;
   // Analytical level, ECMP: the routed slowdowns are the mean over this many hash draws (seeds
   // ecmp_seed, ecmp_seed + 1, ...) instead of the one draw of ecmp_seed.

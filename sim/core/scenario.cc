@@ -60,6 +60,7 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read_enum("routing", n.routing,
               {{"ecmp", Routing::kEcmp}, {"dmodk", Routing::kDmodK}, {"spray", Routing::kSpray}});
   r.read("qps_per_connection", n.qps_per_connection, Need::kOptional, 1, 256);
+  r.read("pxn", n.pxn);
   r.read("ecmp_seed", n.ecmp_seed);
   r.read("ecmp_draws", n.ecmp_draws, Need::kOptional, 1, 64);
   r.read_enum("solver", n.solver, {{"fluid", FlowSolver::kFluid}, {"lmm", FlowSolver::kLmm}});

@@ -148,11 +148,12 @@ std::vector<coll::FlowSpec> pool_tp_flows(const PoolPlan& p, Bytes size, int gpu
   return out;
 }
 
-std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpus_per_node) {
+std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, const ServingLinks& l) {
   std::vector<coll::FlowSpec> out;
   // The attention pool has no experts; the expert pool's tokens come by M2N, not an all-to-all.
   if (p.role == PoolRole::kAttention || p.role == PoolRole::kExpert || p.ep <= 1) return out;
-  pool_group_flows(p, p.ep, CollectiveOp::kAllToAll, size, gpus_per_node, out);
+  pool_group_flows(p, p.ep, CollectiveOp::kAllToAll, size, l.gpus_per_node, out);
+  if (l.pxn) coll::route_through_pxn(out, l.gpus_per_node, l.nics_per_node);
   return out;
 }
 
@@ -197,16 +198,17 @@ ServingLinks serving_links(const ScenarioConfig& cfg, const PoolPlan& p) {
   l.nvlink_busbw = p.hw.eff.nvlink_busbw * n.nvlink_bandwidth.value_or(p.hw.nvlink_bandwidth);
   const double share = static_cast<double>(c.nics_per_node) / c.gpus_per_node;
   l.nic_per_gpu = Bandwidth{c.nic_bandwidth.bytes_per_s * share * p.hw.eff.network_busbw};
+  l.gpus_per_node = c.gpus_per_node;
+  l.nics_per_node = c.nics_per_node;
+  l.pxn = n.pxn;
+  l.nic_line_rate = c.nic_bandwidth;
   const Bytes unit{1 << 20};
   l.tp_slowdown = serving_fabric_slowdown(cfg, pool_tp_flows(p, unit, c.gpus_per_node));
-  l.ep_slowdown = serving_fabric_slowdown(cfg, pool_ep_flows(p, unit, c.gpus_per_node));
+  l.ep_slowdown = serving_fabric_slowdown(cfg, pool_ep_flows(p, unit, l));
   l.tp_ranks_per_node = fewest_per_node(p, p.tp, c.gpus_per_node);
   l.ep_ranks_per_node = fewest_per_node(p, p.ep, c.gpus_per_node);
   l.nvlink_alpha = p.hw.eff.nvlink_collective_latency;
   l.net_alpha = p.hw.eff.network_collective_latency;
-  l.gpus_per_node = c.gpus_per_node;
-  l.nics_per_node = c.nics_per_node;
-  l.nic_line_rate = c.nic_bandwidth;
   return l;
 }
 

@@ -105,6 +105,7 @@ struct ServingLinks {
   Time net_alpha;          // per step across nodes
   int gpus_per_node = 8;
   int nics_per_node = 8;
+  bool pxn = true;          // network.pxn: the expert all-to-all's sends to other rails go by NVLink first
   Bandwidth nic_line_rate;  // one NIC at line rate (cluster.nic_bandwidth)
   // Fewest ranks of one TP group / one instance on a node, as the pool is placed (a pool need not
   // start on a node boundary, so an instance can straddle two nodes; a TP group that would is
@@ -127,7 +128,9 @@ coll::GroupLinks group_links_ep(int ranks, const ServingLinks& l);
 // expert all-to-alls (`size` per instance; none for the attention and expert pools), every group
 // and instance at once.
 std::vector<coll::FlowSpec> pool_tp_flows(const PoolPlan& p, Bytes size, int gpus_per_node);
-std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, int gpus_per_node);
+// The expert all-to-all of every instance of `p` at once (none for the attention_ffn pools), its
+// sends to other rails through PXN where `l.pxn` (coll::route_through_pxn).
+std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, const ServingLinks& l);
 // One layer's M2N (attention -> expert pool) and N2M back for `tokens` tokens of model `m`
 // (m2n_bytes, n2m_bytes), each spread evenly over the a x e pairs, as the M2N probe sends them:
 // at once, so that where both directions leave a ToR by the same uplinks (a rail-optimised ToR

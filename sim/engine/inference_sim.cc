@@ -677,7 +677,7 @@ void route_pool_links(ServingSetup& setup, const topo::Fabric& fabric, const net
     ServingLinks& l = setup.links[i];
     const int gpn = l.gpus_per_node;
     l.tp_slowdown = static_contention(fabric, routes, pool_tp_flows(setup.pools[i], unit, gpn)).contention;
-    l.ep_slowdown = static_contention(fabric, routes, pool_ep_flows(setup.pools[i], unit, gpn)).contention;
+    l.ep_slowdown = static_contention(fabric, routes, pool_ep_flows(setup.pools[i], unit, l)).contention;
   }
 }
 

@@ -86,7 +86,7 @@ std::ostream& operator<<(std::ostream& out, TimeUs v) {
 
 }  // namespace
 
-std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic) {
+std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic, bool pxn) {
   const int gpus = cluster.gpus;
   const int per_node = cluster.gpus_per_node;
   const int nodes = per_node > 0 ? gpus / per_node : 0;
@@ -128,14 +128,20 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
       for (const coll::FlowSpec& f : flows) out.push_back({f.src, f.dst, f.bytes});
       break;
     }
-    case TrafficPattern::kAllToAll:
-      out.reserve(static_cast<size_t>(gpus) * (gpus - 1));
+    case TrafficPattern::kAllToAll: {
+      // NCCL's all-to-all: sends to another rail go through PXN unless network.pxn is false.
+      std::vector<coll::FlowSpec> flows;
+      flows.reserve(static_cast<size_t>(gpus) * (gpus - 1));
       for (int i = 0; i < gpus; ++i) {
         for (int j = 0; j < gpus; ++j) {
-          if (i != j) out.push_back({i, j, bytes});
+          if (i != j) flows.push_back({i, j, bytes, i / per_node != j / per_node});
         }
       }
+      if (pxn) coll::route_through_pxn(flows, per_node, cluster.nics_per_node);
+      out.reserve(flows.size());
+      for (const coll::FlowSpec& f : flows) out.push_back({f.src, f.dst, f.bytes});
       break;
+    }
     case TrafficPattern::kIncast: {
       const int senders = traffic.incast_senders;
       if (senders < 1 || senders > gpus - 1) {
@@ -157,7 +163,7 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
 TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& options) {
   if (!cfg.traffic) throw BadInput(InputError{cfg.file, 0, "traffic", "the scenario has no traffic section"});
   const TrafficConfig& traffic = *cfg.traffic;
-  const std::vector<TrafficTransfer> transfers = make_traffic(cfg.cluster, traffic);
+  const std::vector<TrafficTransfer> transfers = make_traffic(cfg.cluster, traffic, cfg.network.pxn);
 
   // NVLink at the GPU profile's speed: before 2026-12-05 at H100's 450 GB/s whatever the GPU (a
   // 64 MiB NVLink transfer took 151.1 us on H800-SXM, 200 GB/s, instead of 337.5).

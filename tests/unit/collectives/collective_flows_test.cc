@@ -96,6 +96,48 @@ TEST(CollectiveFlows, AllToAllAndSendRecv) {
   EXPECT_TRUE(flows[0].inter_node);
 }
 
+// PXN: a send to another node's rail crosses NVLink to the sender node's GPU of the destination's
+// local rank, which sends it on its own rail; sends on one rail and inside a node stay. An
+// NVLink leg joins the flow inside the node with the same ends.
+TEST(CollectiveFlows, PxnKeepsTheBytesBetweenNodesOnTheDestinationsRail) {
+  // 2 nodes of 4 GPUs, 4 NICs: GPU 0 sends to GPU 5 (node 1, local 1), GPU 4 (local 0, its own
+  // rail) and GPU 1 (inside its node).
+  std::vector<FlowSpec> flows = {{0, 5, Bytes{100}, true}, {0, 4, Bytes{200}, true}, {0, 1, Bytes{300}, false}};
+  route_through_pxn(flows, 4, 4);
+  ASSERT_EQ(flows.size(), 3u);
+  // 0 -> 1 over NVLink (the leg, joined later by the direct 300), 1 -> 5 on rail 1, 0 -> 4 as it was.
+  EXPECT_EQ(flows[0].src, 0);
+  EXPECT_EQ(flows[0].dst, 1);
+  EXPECT_EQ(flows[0].bytes.n, 400);
+  EXPECT_FALSE(flows[0].inter_node);
+  EXPECT_EQ(flows[1].src, 1);
+  EXPECT_EQ(flows[1].dst, 5);
+  EXPECT_EQ(flows[1].bytes.n, 100);
+  EXPECT_TRUE(flows[1].inter_node);
+  EXPECT_EQ(flows[2].src, 0);
+  EXPECT_EQ(flows[2].dst, 4);
+  // Every byte between nodes leaves from a GPU of the destination's local rank.
+  std::vector<FlowSpec> a2a;
+  collective_flows(CollectiveOp::kAllToAll, Algorithm::kRing, Bytes{16'000}, iota(16, 0, 16), 8, a2a);
+  const double before = std::accumulate(a2a.begin(), a2a.end(), 0.0,
+                                        [](double s, const FlowSpec& f) { return s + (f.inter_node ? f.bytes.as_double() : 0); });
+  route_through_pxn(a2a, 8, 8);
+  double after = 0;
+  for (const FlowSpec& f : a2a) {
+    if (!f.inter_node) continue;
+    EXPECT_EQ(f.src % 8, f.dst % 8) << f.src << " -> " << f.dst;
+    after += f.bytes.as_double();
+  }
+  EXPECT_DOUBLE_EQ(after, before);
+  // Two GPUs per NIC (4 NICs for 8 GPUs): GPUs 0 and 1 share rail 0, so 0 -> 9 stays as it is.
+  std::vector<FlowSpec> shared = {{0, 9, Bytes{100}, true}, {0, 10, Bytes{100}, true}};
+  route_through_pxn(shared, 8, 4);
+  ASSERT_EQ(shared.size(), 3u);
+  EXPECT_EQ(shared[0].dst, 9);
+  EXPECT_EQ(shared[1].dst, 2);  // 0 -> 2 over NVLink, then 2 -> 10 on rail 1
+  EXPECT_EQ(shared[2].src, 2);
+}
+
 TEST(CollectiveFlows, DoubleBinaryTreeVolumes) {
   // 8 nodes x 1 rank: each tree carries size/2 up and down every edge; per tree 7 edges.
   std::vector<FlowSpec> flows;

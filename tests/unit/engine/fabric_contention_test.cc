@@ -368,7 +368,13 @@ TEST(FabricContention, MoeRoutesEachLayersDispatch) {
   // (1/40 of a NIC). A perfectly even all-to-all, s/16 per pair: each GPU sends s/2 over its NIC,
   // 7 of its 8 off-node flows to other rails; each rail's ToR sends 2 x 7 x s/16 = 7s/8 up 8 links
   // of 0.025 NIC each: 7/8 / (0.2 x 1/2) = 8.75. A routing draw is near even (uniform routing).
-  const std::vector<std::string> ep16{"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps"};
+  // Without PXN: with it (NCCL's default) the flows to other rails cross NVLink first and the
+  // bytes between the nodes stay on their rail's ToR, not slowed at all.
+  std::vector<std::string> ep16{"model.moe.experts=16", "parallelism.ep=16", "network.fabric_bandwidth=10Gbps"};
+  ScenarioConfig with_pxn = moe_test::load(moe_test::small_yaml(), ep16);
+  with_pxn.network.routing = Routing::kSpray;
+  for (const double a : fabric_contention(with_pxn).a2a) EXPECT_DOUBLE_EQ(a, 1.0);
+  ep16.push_back("network.pxn=false");
   ScenarioConfig cfg = moe_test::load(moe_test::small_yaml(), ep16);
   cfg.network.routing = Routing::kSpray;
   const FabricContention spray = fabric_contention(cfg);
@@ -399,7 +405,7 @@ TEST(FabricContention, SkewedDispatchOnSingleLinksMatchesTheFluidLevel) {
   // (what the analytical level charges) against the fluid flow level's completion of them.
   ScenarioConfig cfg = moe_test::load(moe_test::small_yaml(), {"model.moe.experts=16", "parallelism.ep=16",
                                                                "network.fabric_bandwidth=25Gbps", "model.moe.routing=zipf",
-                                                               "model.moe.zipf_s=1.2"});
+                                                               "model.moe.zipf_s=1.2", "network.pxn=false"});
   cfg.network.routing = Routing::kDmodK;
   const FabricContention routed = fabric_contention(cfg);
   const std::vector<coll::FlowSpec> flows = work::layer_dispatch_flows(cfg, 0);

@@ -115,8 +115,13 @@ TEST(ServingLinks, ExpertAllToAllAcrossNodesOnAHandComputedCase) {
   // through 8 links of 1/40 NIC = 0.2 NIC:
   //   block bound  7/8 / (0.2 x 1/2) = 8.75
   //   per-flow cap (ECMP, 1 QP): largest leaving flow s/16 over the busiest NIC's s/2, x 40 = 5
-  const ScenarioConfig cfg = testing::serving(
+  // Without PXN: with it (NCCL's default) those flows cross NVLink to the destination's rail first
+  // and the bytes between the nodes stay under each rail's ToR, not slowed at all.
+  const ScenarioConfig rails = testing::serving(
       {"network.switch_radix=16", "network.fabric_bandwidth=10Gbps", "inference.pools.colocated.ep=16"});
+  EXPECT_DOUBLE_EQ(serving_links(rails, tiny_pool(rails)).ep_slowdown, 1.0);
+  const ScenarioConfig cfg = testing::serving({"network.switch_radix=16", "network.fabric_bandwidth=10Gbps",
+                                               "inference.pools.colocated.ep=16", "network.pxn=false"});
   const ServingLinks l = serving_links(cfg, tiny_pool(cfg));
   EXPECT_NEAR(l.ep_slowdown, 8.75, 1e-9);
   EXPECT_DOUBLE_EQ(l.tp_slowdown, 1.0);  // tp 2 inside a node
@@ -126,7 +131,7 @@ TEST(ServingLinks, ExpertAllToAllAcrossNodesOnAHandComputedCase) {
   // flows per ToR over 8 uplinks collides, so the routed figure is at least the block bound.
   for (const char* routing : {"spray", "ecmp"}) {
     const ScenarioConfig r = testing::serving({"network.switch_radix=16", "network.fabric_bandwidth=10Gbps",
-                                               "inference.pools.colocated.ep=16",
+                                               "inference.pools.colocated.ep=16", "network.pxn=false",
                                                std::string("network.routing=") + routing});
     ServingSetup setup = make_serving_setup(r);
     const topo::Fabric fabric = topo::build_fabric(r.cluster, r.network, r.file);
