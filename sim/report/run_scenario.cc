@@ -17,6 +17,7 @@
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/flow_training.h"
 #include "sim/engine/network_bench.h"
+#include "sim/network/dcqcn/dcqcn_params.h"
 #include "sim/report/faults_report.h"
 #include "sim/report/inference_report.h"
 #include "sim/report/link_loads_json.h"
@@ -445,6 +446,32 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   if (!congestion && given_under(cfg, "network.dcqcn")) {
     notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
                     ": congestion control runs at flow+dcqcn and packet only");
+  }
+  // RED's kmax scaled to the fastest link above the PFC pause threshold of an empty switch: PFC
+  // pauses before marking reaches pmax, and the results are then sensitive to the parameters
+  // (scenarios/README.md, network.dcqcn.buffer; the run said nothing until 2026-12-06). Said
+  // where the scenario leaves those settings at their defaults, not where it chose them.
+  const DcqcnConfig& dc = cfg.network.dcqcn;
+  bool chosen = false;
+  for (const char* k : {"preset", "kmin", "kmax", "buffer", "dynamic_threshold", "scale_with_link_speed",
+                        "reference_bandwidth"}) {
+    chosen = chosen || cfg.given.count(std::string("network.dcqcn.") + k) > 0;
+  }
+  if (congestion && dc.pfc && !chosen) {
+    const Bandwidth fastest{std::max(cfg.cluster.nic_bandwidth.bytes_per_s,
+                                     cfg.network.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth).bytes_per_s)};
+    const double kmax = net::ecn_thresholds(dc, fastest).kmax;
+    const double pause = dc.dynamic_threshold * dc.buffer.as_double();
+    if (kmax > pause) {
+      char buf[520];
+      std::snprintf(buf, sizeof buf,
+                    "network.dcqcn: at %.0f Gbps kmax scales to %.3g MB, above the PFC pause threshold (dynamic_threshold "
+                    "x buffer: %.3g MB with the buffer empty): PFC pauses before RED marks at pmax. With such settings "
+                    "small incasts can run far from their ideal (8 to 1 x 4 MiB at 400 Gbps: 2.90x; 1.00x with buffer: "
+                    "64MB or preset: hpcc-simai): calibrate network.dcqcn to the switches and NICs studied",
+                    fastest.as_gbps(), kmax / 1e6, pause / 1e6);
+      notes.push_back(buf);
+    }
   }
   if (level == Fidelity::kFlowDcqcn && cfg.given.count("network.dcqcn.headroom")) {
     notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues take "

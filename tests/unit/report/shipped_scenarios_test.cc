@@ -51,6 +51,18 @@ std::vector<std::string> notes_of(const std::string& name, const std::vector<std
   return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
 }
 
+// DCQCN's default thresholds, scaled to 400 Gbps, put kmax (2 MB) above an empty switch's PFC
+// pause threshold (1.5 MB): a run on the defaults says so; one that chose its settings does not.
+TEST(UnusedKeyNotes, DcqcnDefaultsWhoseKmaxPassesThePauseThresholdAreNoted) {
+  const std::vector<std::string> defaults = notes_of("net-incast-32-dcqcn.yaml", {"network.dcqcn=null"});
+  ASSERT_EQ(defaults.size(), 1u);
+  EXPECT_NE(defaults[0].find("network.dcqcn: at 400 Gbps kmax scales to 2 MB, above the PFC pause threshold"),
+            std::string::npos)
+      << defaults[0];
+  EXPECT_TRUE(notes_of("net-incast-32-dcqcn.yaml").empty());  // preset: dcqcn-paper, chosen
+  EXPECT_TRUE(notes_of("net-incast-32-dcqcn.yaml", {"network.dcqcn=null", "cluster.nic_bandwidth=100Gbps"}).empty());
+}
+
 // fold_ranks auto leaves a plan whose TP groups span nodes unfolded; where every replica's graph
 // would pass the op limit it folds after all and says so (until 2026-12-06, the first day of
 // auto, it refused a key the scenario did not give, where the old default folded).
