@@ -302,7 +302,7 @@ std::optional<std::string> Fabric::apply_fault(const FabricFault& fault) {
            "' (links: nvlink:N, host:N, tor_agg:N, agg_core:N, optionally /up or /down; switches: "
            "tor:N, agg:POD.J, core:N, nvswitch:SERVER; nic:N; indices as listed by clustersim "
            "topo, this fabric has " +
-           std::to_string(shape_.tors) + " ToRs, " + std::to_string(shape_.pods) + " pods of " +
+           std::to_string(shape_.tors) + " ToRs, " + std::to_string(shape_.pods) + (shape_.pods == 1 ? " pod of " : " pods of ") +
            std::to_string(shape_.aggs_per_pod) + " aggs, " + std::to_string(shape_.cores) +
            " cores)";
   }
@@ -385,7 +385,8 @@ Fabric build_fabric(const ClusterConfig& cluster, const NetworkConfig& network,
   Fabric fabric(*shape, tiers, network.switch_latency);
   for (size_t i = 0; i < network.faults.size(); ++i) {
     if (auto problem = fabric.apply_fault(network.faults[i])) {
-      fail("network.faults[" + std::to_string(i) + "].element", *problem);
+      errors.add(InputError{scenario_file, network.faults[i].line,
+                            "network.faults[" + std::to_string(i) + "].element", *problem});
     }
   }
   errors.throw_if_any();

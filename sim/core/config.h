@@ -53,6 +53,7 @@ struct FabricFault {
   std::string element;
   double bandwidth_factor = 0.0;  // 0 = failed, [kMinDegradedFactor, 1) = degraded; 1 when only extra_latency is given
   Time extra_latency = Time::zero();
+  int line = 0;  // in the scenario file, for messages (0: not from a file)
 };
 
 // `network`: the fabric and how finely it is simulated.

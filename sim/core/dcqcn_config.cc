@@ -91,7 +91,10 @@ void validate_dcqcn(const ScenarioConfig& cfg, std::vector<InputError>& errors) 
   auto fail = [&](const std::string& key, const std::string& message) {
     errors.push_back(scenario_error(cfg, "network.dcqcn." + key, message));
   };
-  if (d.kmax < d.kmin) fail("kmax", "must be at least kmin (" + to_string(d.kmin) + "); got " + to_string(d.kmax));
+  // In bytes, as given in any unit (KiB here read as a mistake where KB was written).
+  if (d.kmax < d.kmin) {
+    fail("kmax", "must be at least kmin (" + std::to_string(d.kmin.n) + " B); got " + std::to_string(d.kmax.n) + " B");
+  }
   if (d.pmax <= 0) fail("pmax", "must be above 0 (marking probability at kmax)");
   if (d.reference_bandwidth.bytes_per_s <= 0) fail("reference_bandwidth", "must be above 0");
   if (d.g <= 0) fail("g", "must be above 0 (alpha gain, 1/256 in the paper)");

@@ -173,6 +173,22 @@ TEST(FabricFaults, OneElementSpeltTwoWaysIsRefused) {
   EXPECT_EQ(f.capacity(f.host_link(7, Direction::kUp)), gbps(100));
 }
 
+// An element the fabric lacks: the message names the fault's line in the file (none until
+// 2026-12-06) and counts one pod as one ("1 pods").
+TEST(FabricFaults, AnUnknownElementNamesItsLineAndTheFabricsCounts) {
+  NetworkConfig n = network(3, 8);
+  FabricFault f;
+  f.element = "agg:9.0";
+  f.line = 12;
+  n.faults = {f};
+  const std::vector<InputError> errors = build_errors(cluster(16, 4, 4), n);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 12);
+  EXPECT_EQ(errors[0].key_path, "network.faults[0].element");
+  EXPECT_NE(errors[0].message.find("no fabric element 'agg:9.0'"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[0].message.find("this fabric has 4 ToRs, 1 pod of"), std::string::npos) << errors[0].message;
+}
+
 TEST(FabricFaults, FailedSwitchTakesDownAllItsLinks) {
   const Fabric f = small_rail_fabric({{"agg:2.1", 0.0, {}}});
   const auto links = f.links_of(f.node(NodeKind::kAgg, 9));
