@@ -5,6 +5,9 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "calibration/compute_cost.h"
 #include "workloads/placement.h"
@@ -403,9 +406,24 @@ std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, c
 
 namespace {
 
-// NCCL's all-to-all sends to another rail through PXN (network.pxn, NCCL's default).
-void through_pxn(const ScenarioConfig& cfg, std::vector<coll::FlowSpec>& flows) {
-  if (cfg.network.pxn) coll::route_through_pxn(flows, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node);
+// NCCL's all-to-all sends to another rail through PXN (network.pxn, NCCL's default), relaying
+// only through the sender's own expert group (its expert-TP slice of its domain).
+void through_pxn(const ScenarioConfig& cfg, const ExpertLayout& lay, std::vector<coll::FlowSpec>& flows) {
+  if (!cfg.network.pxn) return;
+  std::unordered_map<int32_t, int> slice;  // GPU -> its expert group, edp_index x etp + etp_index
+  for (size_t k = 0; k < lay.stage_gpus.size(); ++k) {
+    const int at = static_cast<int>(k);
+    slice[lay.stage_gpus[k]] = at / (lay.ep * lay.etp) * lay.etp + at % lay.etp;
+  }
+  coll::route_through_pxn(flows, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node, [&slice](int32_t src, int32_t gpu) {
+    const auto it = slice.find(gpu);
+    return it != slice.end() && it->second == slice.at(src);
+  });
+}
+
+std::vector<coll::FlowSpec> swapped(std::vector<coll::FlowSpec> flows) {
+  for (coll::FlowSpec& f : flows) std::swap(f.src, f.dst);
+  return flows;
 }
 
 }  // namespace
@@ -414,7 +432,7 @@ std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int 
   const ExpertLayout lay = expert_layout(cfg, stage_of_layer(cfg, layer));
   std::vector<coll::FlowSpec> flows = all_domains_dispatch(
       layer_draw(cfg, lay, layer, 0), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
-  through_pxn(cfg, flows);
+  through_pxn(cfg, lay, flows);
   return flows;
 }
 
@@ -557,10 +575,24 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const double bytes_per_pair = m.hidden * a2a_bytes_per_value(cfg.training);
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
   // Every expert domain of the stage dispatches at once; their flows decide what the tiers cost.
-  c.dispatch_flows = all_domains_dispatch(r, lay, bytes_per_pair, cfg.cluster.gpus_per_node);
-  through_pxn(cfg, c.dispatch_flows);
+  const std::vector<coll::FlowSpec> payload = all_domains_dispatch(r, lay, bytes_per_pair, cfg.cluster.gpus_per_node);
+  double all_bytes = 0, leaving = 0;
+  for (const coll::FlowSpec& f : payload) {
+    all_bytes += f.bytes.as_double();
+    if (f.inter_node) leaving += f.bytes.as_double();
+  }
+  c.a2a_nic_share = all_bytes > 0 ? leaving / all_bytes : 0.0;
+  c.dispatch_flows = payload;
+  through_pxn(cfg, lay, c.dispatch_flows);
+  // The combine sends the experts' outputs back: PXN relays on the experts' side (a hot expert's
+  // outputs leave its node over every rail, where the dispatch to it arrives over its own).
+  std::vector<coll::FlowSpec> combine_wire = swapped(payload);
+  through_pxn(cfg, lay, combine_wire);
+  if (cfg.network.pxn) c.combine_flows = swapped(combine_wire);
   std::vector<coll::FlowSpec> legs = xfers;  // domain 0's, as they cross NVLink and the NICs
-  through_pxn(cfg, legs);
+  through_pxn(cfg, lay, legs);
+  std::vector<coll::FlowSpec> combine_legs = swapped(xfers);
+  through_pxn(cfg, lay, combine_legs);
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);
@@ -569,6 +601,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
                                           links_at_contention(l.base, slowdown));
   const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
   const Time a2a = coll::alltoallv_time(legs, eg, gpus_per_nic, c.dispatch_flows);
+  const Time a2a_back = coll::alltoallv_time(combine_legs, eg, gpus_per_nic, combine_wire);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0);
   for (const coll::FlowSpec& f : xfers) sent[f.src] += f.bytes.as_double();
@@ -584,7 +617,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     etp_lat = coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, tg_links);
   }
   c.dispatch = a2a + etp_coll;
-  c.combine = a2a + etp_coll;
+  c.combine = a2a_back + etp_coll;
   c.a2a_latency = a2a_lat + etp_lat;
   c.etp_bandwidth_time = etp_coll - etp_lat;
   // --- Experts of the busiest owner, whole and in chunks. Every micro-batch routes afresh: the

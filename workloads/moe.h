@@ -109,11 +109,15 @@ struct MoeLayerCost {
   double imbalance = 1.0;
   double dropped_fraction = 0;        // token-expert pairs the capacity factor drops / all pairs
   Bytes a2a_bytes_max_gpu;            // busiest GPU's dispatch send bytes
-  // For the flow level: the dispatch transfers of every expert domain of the stage (the combine
-  // is the same reversed), and the part of dispatch (= combine) that is not those transfers'
-  // bandwidth time: the all-to-all and expert-TP latencies, paid once per all-to-all however
-  // many chunks, and the expert-TP gather's bandwidth time, spread over the chunks.
+  // For the flow level: the dispatch transfers of every expert domain of the stage, as NCCL moves
+  // them (through PXN, network.pxn); the combine's, stored reversed (the flow level runs a
+  // combine's set reversed; empty: the dispatch's, as without PXN the combine is the dispatch
+  // reversed); and the part of dispatch (and combine) that is not those transfers' bandwidth
+  // time: the all-to-all and expert-TP latencies, paid once per all-to-all however many chunks,
+  // and the expert-TP gather's bandwidth time, spread over the chunks.
   std::vector<coll::FlowSpec> dispatch_flows;
+  std::vector<coll::FlowSpec> combine_flows;
+  double a2a_nic_share = 0;  // of the dispatch's payload bytes, the share that leaves its node
   Time a2a_latency;
   Time etp_bandwidth_time;
   // Forward + backward of the whole layer as the analytical level counts it.

@@ -394,16 +394,22 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const bool moe = m.moe.has_value();
   std::vector<int32_t> edp_set(static_cast<size_t>(pp), -1);
   std::vector<std::vector<int32_t>> a2a_set(static_cast<size_t>(pp));
+  std::vector<std::vector<int32_t>> combine_set(static_cast<size_t>(pp));  // run reversed
   if (moe) {
     for (int s = 0; s < pp; ++s) {
       const std::vector<std::vector<int32_t>> rings = expert_dp_rings(cfg, s);
       if (!rings.empty()) edp_set[s] = b.comm_set(rings);
       for (const MoeLayerCost& lc : c.moe_stages[s].costs) {
-        double total = 0;
-        for (const coll::FlowSpec& f : lc.dispatch_flows) total += f.bytes.as_double();
-        g.transfer_sets.push_back(lc.dispatch_flows);
-        g.transfer_set_bytes.push_back(bytes_of(total));
-        a2a_set[s].push_back(static_cast<int32_t>(g.transfer_sets.size() - 1));
+        const auto add_set = [&g](const std::vector<coll::FlowSpec>& flows) {
+          double total = 0;
+          for (const coll::FlowSpec& f : flows) total += f.bytes.as_double();
+          g.transfer_sets.push_back(flows);
+          g.transfer_set_bytes.push_back(bytes_of(total));
+          return static_cast<int32_t>(g.transfer_sets.size() - 1);
+        };
+        a2a_set[s].push_back(add_set(lc.dispatch_flows));
+        // Without PXN the combine is the dispatch reversed: the same set.
+        combine_set[s].push_back(lc.combine_flows.empty() ? a2a_set[s].back() : add_set(lc.combine_flows));
       }
     }
   }
@@ -658,6 +664,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
             }
             ++moe_seen;
             const int32_t ts = a2a_set[s][idx];
+            const int32_t tc = combine_set[s][idx];
             const int n = std::max(1, lc.chunks);
             auto block = [&](Time expert) {
               const int32_t before = last;
@@ -666,11 +673,13 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
                 // Each all-to-all pays its latency once (as moe_layer_cost): the dispatch before
                 // its first chunk can move, the combine when its last chunk completes.
                 const bool pays = reversed ? k == n - 1 : k == 0;
+                const Time closed = reversed ? lc.combine : lc.dispatch;
                 const Time fixed = (pays ? lc.a2a_latency : Time::zero()) +
-                                   (1.0 / n) * (carrier ? lc.etp_bandwidth_time : lc.dispatch - lc.a2a_latency);
-                const Bytes bytes = carrier ? bytes_of(g.transfer_set_bytes[ts].as_double() * sc.traffic / n) : Bytes{0};
+                                   (1.0 / n) * (carrier ? lc.etp_bandwidth_time : closed - lc.a2a_latency);
+                const int32_t set = reversed ? tc : ts;
+                const Bytes bytes = carrier ? bytes_of(g.transfer_set_bytes[set].as_double() * sc.traffic / n) : Bytes{0};
                 Op op = Builder::comm(OpRole::kEpComm, Stream::kTp, gi, CollectiveOp::kAllToAll, bytes, fixed, -1);
-                op.transfer_set = carrier ? ts : -1;
+                op.transfer_set = carrier ? set : -1;
                 op.reversed = reversed;
                 op.layer = layer;
                 op.microbatch = pass.microbatch;

@@ -22,8 +22,8 @@ double bus_factor(CollectiveOp op, int n) {
 // NCCL's all-to-all is one kernel of grouped sends and receives whose peers progress together:
 // up to 8 per p2p channel (NVIDIA/nccl#665: "at most 8 peers at once" per channel;
 // enqueue.cc's maxConcurrent = p2p channels / channels per peer x 8: 32 / 2 x 8 = 128), so the
-// network's latency is paid once per wave of that many peers, and each remote peer adds only the
-// proxy's posting of its requests and its warp's work. Per peer, measured: 1.4 us (2 nodes of 8
+// network's latency is paid once per wave of that many peers, and each peer adds only the proxy's
+// posting of its requests and its warp's work (charged for every peer, those inside the node too). Per peer, measured: 1.4 us (2 nodes of 8
 // A100, 8 x HDR200 IB, NCCL 2.17.1: 1 KB all-to-all 29.84 us with 1 remote peer, 49.75 us with 15;
 // microsoft/mscclpp docs/performance-ndmv4.md), 0.2 us (H100 over IB, 16 to 128 ranks: 110 to
 // 132 us; perplexityai/pplx-kernels README), 0.65 us (GB200 NVLink, 8 to 64 ranks; NVIDIA/nccl

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -192,10 +193,22 @@ Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, in
   return collective_latency(CollectiveOp::kAllToAll, Algorithm::kRing, g) + Time::s(worst);
 }
 
-void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node) {
+void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node,
+                       const std::function<bool(int32_t, int32_t)>& same_group) {
   const int per_node = std::max(1, gpus_per_node);
   const int nics = std::max(1, nics_per_node);
   const auto rail = [per_node, nics](int32_t gpu) { return topo::nic_of_gpu(gpu % per_node, per_node, nics); };
+  const auto member = [&same_group](int32_t src, int32_t gpu) { return !same_group || same_group(src, gpu); };
+  // The relay: a GPU of the sender's group on its node behind the destination's NIC, the
+  // destination's local rank first (-1: none, and the flow goes as it is).
+  const auto relay = [&](int32_t src, int32_t dst) {
+    const int32_t base = src / per_node * per_node;
+    if (member(src, base + dst % per_node)) return base + dst % per_node;
+    for (int l = 0; l < per_node; ++l) {
+      if (base + l != src && rail(base + l) == rail(dst) && member(src, base + l)) return base + l;
+    }
+    return -1;
+  };
   const auto key = [](int32_t a, int32_t b) { return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b); };
   std::vector<FlowSpec> out;
   out.reserve(flows.size());
@@ -213,11 +226,11 @@ void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics
       add_inside(f.src, f.dst, f.bytes);
       continue;
     }
-    if (rail(f.src) == rail(f.dst)) {
+    const int32_t proxy = rail(f.src) == rail(f.dst) ? -1 : relay(f.src, f.dst);
+    if (proxy < 0) {
       out.push_back(f);
       continue;
     }
-    const int32_t proxy = f.src / per_node * per_node + f.dst % per_node;
     add_inside(f.src, proxy, f.bytes);
     out.push_back({proxy, f.dst, f.bytes, true});
   }

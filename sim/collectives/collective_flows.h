@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -94,8 +95,12 @@ Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, in
 // stay on the destination's rail. Each such flow becomes those two legs in place, both running at
 // once (NCCL pipelines them through the intermediate GPU's buffer); an NVLink leg joins a flow of
 // the list with the same ends inside the node, if there is one. Flows already on one rail, and
-// flows inside a node, are kept as they are.
-void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node);
+// flows inside a node, are kept as they are, in their order. The relay is a GPU of the sender's
+// communicator (`same_group(src, gpu)`; none given: every GPU): the destination's local rank,
+// else another behind the destination's NIC, else none and the flow goes as it is (NCCL relays
+// only through its communicator's ranks).
+void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node,
+                       const std::function<bool(int32_t src, int32_t gpu)>& same_group = nullptr);
 
 // The latency (alpha) part of collective_time for `algorithm`: what a flow-level collective waits
 // besides its flows.

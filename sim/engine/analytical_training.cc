@@ -444,14 +444,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       stage_a2a_nic = Time::zero();
       for (const work::MoeLayerCost& lc : sc.costs) {
         if (!lc.moe) continue;
-        double all = 0.0, leaving = 0.0;
-        for (const coll::FlowSpec& f : lc.dispatch_flows) {
-          all += f.bytes.as_double();
-          if (f.inter_node) leaving += f.bytes.as_double();
-        }
-        // Forward and backward; full recomputation runs the forward's all-to-alls again.
+        // Forward and backward; full recomputation runs the forward's all-to-alls again. The
+        // share of the payload that leaves its node (PXN's NVLink relays are not NIC time).
         const double passes = cfg.training.recompute == Recompute::kFull ? 3.0 : 2.0;
-        if (all > 0.0) stage_a2a_nic += (passes * leaving / all) * (lc.dispatch + lc.combine);
+        stage_a2a_nic += (passes * lc.a2a_nic_share) * (lc.dispatch + lc.combine);
       }
       bwd_window = sc.backward;
       fwd_window = sc.forward;

@@ -153,7 +153,13 @@ std::vector<coll::FlowSpec> pool_ep_flows(const PoolPlan& p, Bytes size, const S
   // The attention pool has no experts; the expert pool's tokens come by M2N, not an all-to-all.
   if (p.role == PoolRole::kAttention || p.role == PoolRole::kExpert || p.ep <= 1) return out;
   pool_group_flows(p, p.ep, CollectiveOp::kAllToAll, size, l.gpus_per_node, out);
-  if (l.pxn) coll::route_through_pxn(out, l.gpus_per_node, l.nics_per_node);
+  // PXN relays only through the sender's own instance (a pool can start in the middle of a node,
+  // beside another pool's GPUs).
+  const auto instance = [&p](int32_t gpu) { return gpu < p.first_gpu || gpu >= p.first_gpu + p.gpus ? -1 : (gpu - p.first_gpu) / p.ep; };
+  if (l.pxn) {
+    coll::route_through_pxn(out, l.gpus_per_node, l.nics_per_node,
+                            [&instance](int32_t src, int32_t gpu) { return instance(gpu) >= 0 && instance(gpu) == instance(src); });
+  }
   return out;
 }
 

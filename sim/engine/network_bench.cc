@@ -86,7 +86,7 @@ std::ostream& operator<<(std::ostream& out, TimeUs v) {
 
 }  // namespace
 
-std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic, bool pxn) {
+std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic) {
   const int gpus = cluster.gpus;
   const int per_node = cluster.gpus_per_node;
   const int nodes = per_node > 0 ? gpus / per_node : 0;
@@ -128,20 +128,14 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
       for (const coll::FlowSpec& f : flows) out.push_back({f.src, f.dst, f.bytes});
       break;
     }
-    case TrafficPattern::kAllToAll: {
-      // NCCL's all-to-all: sends to another rail go through PXN unless network.pxn is false.
-      std::vector<coll::FlowSpec> flows;
-      flows.reserve(static_cast<size_t>(gpus) * (gpus - 1));
+    case TrafficPattern::kAllToAll:
+      out.reserve(static_cast<size_t>(gpus) * (gpus - 1));
       for (int i = 0; i < gpus; ++i) {
         for (int j = 0; j < gpus; ++j) {
-          if (i != j) flows.push_back({i, j, bytes, i / per_node != j / per_node});
+          if (i != j) out.push_back({i, j, bytes});
         }
       }
-      if (pxn) coll::route_through_pxn(flows, per_node, cluster.nics_per_node);
-      out.reserve(flows.size());
-      for (const coll::FlowSpec& f : flows) out.push_back({f.src, f.dst, f.bytes});
       break;
-    }
     case TrafficPattern::kIncast: {
       const int senders = traffic.incast_senders;
       if (senders < 1 || senders > gpus - 1) {
@@ -163,7 +157,21 @@ std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const Tr
 TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& options) {
   if (!cfg.traffic) throw BadInput(InputError{cfg.file, 0, "traffic", "the scenario has no traffic section"});
   const TrafficConfig& traffic = *cfg.traffic;
-  const std::vector<TrafficTransfer> transfers = make_traffic(cfg.cluster, traffic, cfg.network.pxn);
+  const std::vector<TrafficTransfer> pattern = make_traffic(cfg.cluster, traffic);
+  // NCCL's all-to-all moves the pattern's bytes through PXN (network.pxn): its sends to another
+  // rail cross NVLink to the rail's GPU first. The pattern's transfers and bytes are what is
+  // counted and reported; the relays are only load.
+  std::vector<TrafficTransfer> relayed;
+  if (traffic.pattern == TrafficPattern::kAllToAll && cfg.network.pxn) {
+    const int per_node = cfg.cluster.gpus_per_node;
+    std::vector<coll::FlowSpec> flows;
+    flows.reserve(pattern.size());
+    for (const TrafficTransfer& t : pattern) flows.push_back({t.src, t.dst, t.bytes, t.src / per_node != t.dst / per_node});
+    coll::route_through_pxn(flows, per_node, cfg.cluster.nics_per_node);
+    relayed.reserve(flows.size());
+    for (const coll::FlowSpec& f : flows) relayed.push_back({f.src, f.dst, f.bytes});
+  }
+  const std::vector<TrafficTransfer>& transfers = relayed.empty() ? pattern : relayed;
 
   // NVLink at the GPU profile's speed: before 2026-12-05 at H100's 450 GB/s whatever the GPU (a
   // 64 MiB NVLink transfer took 151.1 us on H800-SXM, 200 GB/s, instead of 337.5).
@@ -185,7 +193,8 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   r.routing = to_string(cfg.network.routing);
   r.gpus = cfg.cluster.gpus;
   r.qps_per_connection = cfg.network.qps_per_connection;
-  r.transfers = static_cast<int64_t>(transfers.size());
+  r.transfers = static_cast<int64_t>(pattern.size());
+  for (const TrafficTransfer& t : pattern) r.total_bytes += t.bytes;
 
   // The bound, from the same paths the run will use.
   std::vector<Bytes> endpoint_bytes(static_cast<size_t>(routes.link_count()));
@@ -199,7 +208,6 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   const double never = std::numeric_limits<double>::infinity();
   std::vector<double> link_latency(static_cast<size_t>(routes.link_count()), never);
   for (const TrafficTransfer& t : transfers) {
-    r.total_bytes += t.bytes;
     if (t.src == t.dst) continue;
     routes.paths(t.src, t.dst, paths);
     const int parts = static_cast<int>(paths.size());
@@ -277,7 +285,7 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
     r.top_links = most_loaded_links(fabric, usage, options.top_links);
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  r.incomplete_transfers = r.transfers - completed;
+  r.incomplete_transfers = static_cast<int64_t>(transfers.size()) - completed;
   r.completion_time = last - start;
   if (cfg.network.fidelity == Fidelity::kAnalytical) {
     // The analytical level times each transfer alone; traffic started together also queues on

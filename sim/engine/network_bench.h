@@ -37,13 +37,12 @@ struct TrafficTransfer {
 //                       GPUs per node, one channel per rail). NCCL pipelines the 2(n-1) steps over a
 //                       channel, so a ring edge is one long flow (Patarasuk & Yuan, JPDC 69(2),
 //                       2009, for the byte count).
-//   all_to_all          every GPU sends bytes_per_pair to every other GPU (with `pxn`, a send to
-//                       another node's rail over NVLink to the rail's GPU first)
+//   all_to_all          every GPU sends bytes_per_pair to every other GPU
 //   incast              incast_senders GPUs send bytes_per_pair each to GPU 0; senders are local
 //                       rank 0 of nodes 1, 2, ..., then local rank 1 of nodes 0, 1, ... when more
 // Throws BadInput (keys "traffic.*") for patterns the cluster cannot hold.
-// `pxn` (network.pxn): all_to_all's sends to another rail go through PXN (coll::route_through_pxn).
-std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic, bool pxn = true);
+// The pattern's transfers (run_traffic moves all_to_all's through PXN, network.pxn).
+std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic);
 
 // A permutation p of 0 .. n-1 (n >= 2; fewer has none: zeros come back) with no fixed point (p(i) != i), uniform over all such
 // derangements and the same for a seed on every standard library: Fisher-Yates shuffles drawn

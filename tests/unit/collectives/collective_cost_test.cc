@@ -54,6 +54,8 @@ TEST(CollectiveTime, RingAllReduceAcrossNodes) {
   // one peer after another, until 2026-12-06); past 128 peers in flight a second wave.
   EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(2, 8)), Time::us(5) + 15 * Time::us(1));
   EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(16, 8)), Time::us(5) + 127 * Time::us(1));
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(129, 1)), Time::us(5) + 128 * Time::us(1));  // 128 peers: one wave
+  EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(130, 1)), 2 * Time::us(5) + 129 * Time::us(1));
   EXPECT_EQ(ring_latency(CollectiveOp::kAllToAll, across(32, 8)), 2 * Time::us(5) + 255 * Time::us(1));
 }
 

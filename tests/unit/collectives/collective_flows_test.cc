@@ -136,6 +136,22 @@ TEST(CollectiveFlows, PxnKeepsTheBytesBetweenNodesOnTheDestinationsRail) {
   EXPECT_EQ(shared[0].dst, 9);
   EXPECT_EQ(shared[1].dst, 2);  // 0 -> 2 over NVLink, then 2 -> 10 on rail 1
   EXPECT_EQ(shared[2].src, 2);
+  // Only through the sender's communicator: GPU 1 is not in {0, 3, 5}, so 0 -> 5 goes as it is;
+  // sharing NIC 1 with GPU 2 (4 NICs for 8 GPUs), GPU 3 relays 0 -> 10.
+  const auto in_group = [](int32_t, int32_t gpu) { return gpu == 0 || gpu == 3 || gpu == 5 || gpu == 10; };
+  std::vector<FlowSpec> group = {{0, 9, Bytes{100}, true}, {0, 10, Bytes{100}, true}};
+  route_through_pxn(group, 8, 4, in_group);
+  ASSERT_EQ(group.size(), 3u);
+  EXPECT_EQ(group[0].dst, 9);  // rail 0 both: as it was
+  EXPECT_EQ(group[1].src, 0);
+  EXPECT_EQ(group[1].dst, 3);
+  EXPECT_EQ(group[2].src, 3);
+  EXPECT_EQ(group[2].dst, 10);
+  std::vector<FlowSpec> none = {{0, 13, Bytes{100}, true}};  // rail 2 (GPUs 4, 5): 5 is in the group
+  route_through_pxn(none, 8, 4, [](int32_t, int32_t gpu) { return gpu == 0 || gpu == 13; });
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].src, 0);
+  EXPECT_EQ(none[0].dst, 13);
 }
 
 TEST(CollectiveFlows, DoubleBinaryTreeVolumes) {

@@ -97,6 +97,29 @@ PoolPlan tiny_pool(const ScenarioConfig& cfg) {
   return p;
 }
 
+// PXN relays an instance's sends only through its own GPUs: a pool of one ep-16 instance starting
+// in the middle of a node (GPUs 4 to 19) never sends through GPUs 0 to 3 or 20 on, other pools'.
+TEST(ServingLinks, AnExpertAllToAllRelaysOnlyThroughItsOwnInstance) {
+  const ScenarioConfig cfg = testing::serving();
+  PoolPlan p = tiny_pool(cfg);
+  p.first_gpu = 4;
+  p.ep = 16;
+  ServingLinks l;
+  l.gpus_per_node = 8;
+  l.nics_per_node = 8;
+  const std::vector<coll::FlowSpec> flows = pool_ep_flows(p, Bytes{1 << 20}, l);
+  ASSERT_FALSE(flows.empty());
+  double total = 0;
+  for (const coll::FlowSpec& f : flows) {
+    EXPECT_TRUE(f.src >= 4 && f.src < 20 && f.dst >= 4 && f.dst < 20) << f.src << " -> " << f.dst;
+    total += f.bytes.as_double();
+  }
+  l.pxn = false;
+  double direct = 0;
+  for (const coll::FlowSpec& f : pool_ep_flows(p, Bytes{1 << 20}, l)) direct += f.bytes.as_double();
+  EXPECT_GT(total, direct);  // some sends do go through a relay of the instance
+}
+
 TEST(ServingLinks, OnlyTrafficThatLeavesANodeMeetsTheFabric) {
   // Instances of 8 GPUs on 8-GPU nodes: neither a 3:1 ToR nor 10 Gbps switch links slow them.
   for (const char* o : {"network.tor_oversubscription=3", "network.fabric_bandwidth=10Gbps"}) {

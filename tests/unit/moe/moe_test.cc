@@ -353,6 +353,29 @@ TEST(MoeAnalytical, AHotReceiversNicIsNotAlsoSlowedByTheUniformLinkContention) {
   EXPECT_LT(hot_a2a, 4.0 * uniform_a2a);
 }
 
+// Through PXN the combine relays on the experts' side: a hot expert's outputs leave its node over
+// every rail, where the dispatch to it arrives through its own NIC, so with ep 16 over two nodes
+// and one expert of 16 weighted 40 the combine is the faster; without PXN they are the same
+// all-to-all reversed. The payload's share leaving its node is the same either way.
+TEST(MoeAnalytical, ThroughPxnTheCombineOfAHotExpertLeavesOverEveryRail) {
+  std::vector<std::string> hot{"model.moe.experts=16", "parallelism.ep=16", "model.moe.routing=loads",
+                               "model.moe.loads=[40, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"};
+  const calib::HardwareProfile& hw = h800();
+  const auto layer = [&](const std::vector<std::string>& o) {
+    const ScenarioConfig cfg = load(small_yaml(), o);
+    return moe_layer_cost(cfg, hw, MoeLinks(training_links(cfg, hw)), 0);
+  };
+  const MoeLayerCost pxn = layer(hot);
+  hot.push_back("network.pxn=false");
+  const MoeLayerCost direct = layer(hot);
+  EXPECT_LT(pxn.combine, 0.8 * pxn.dispatch);
+  EXPECT_EQ(direct.combine, direct.dispatch);
+  EXPECT_FALSE(pxn.combine_flows.empty());
+  EXPECT_TRUE(direct.combine_flows.empty());
+  EXPECT_DOUBLE_EQ(pxn.a2a_nic_share, direct.a2a_nic_share);
+  EXPECT_GT(pxn.a2a_nic_share, 0.3);
+}
+
 TEST(MoeAnalytical, DataParallelRingsTakeTheirRanksPerNodeFromThePlacement) {
   // small_yaml: 16 GPUs on 2 nodes, tp 8, ep 8, pp 1, attention tp: the dense replicas (dp 2) sit
   // 8 apart, one per node. With tp 1 (dp 16): 8 per node. With pp 2 (dp 8) placed tp-cp-dp-pp,
