@@ -13,6 +13,9 @@
 namespace clustersim::topo {
 namespace {
 
+// "1 pod", "8 pods".
+std::string counted(int64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 constexpr std::array<const char*, kNodeKindCount> kNodeKindNames = {"gpu", "nvswitch", "nic",
                                                                     "tor", "agg",      "core"};
 constexpr std::array<const char*, kLinkTierCount> kLinkTierNames = {"nvlink", "host", "tor_agg",
@@ -302,9 +305,8 @@ std::optional<std::string> Fabric::apply_fault(const FabricFault& fault) {
            "' (links: nvlink:N, host:N, tor_agg:N, agg_core:N, optionally /up or /down; switches: "
            "tor:N, agg:POD.J, core:N, nvswitch:SERVER; nic:N; indices as listed by clustersim "
            "topo, this fabric has " +
-           std::to_string(shape_.tors) + " ToRs, " + std::to_string(shape_.pods) + (shape_.pods == 1 ? " pod of " : " pods of ") +
-           std::to_string(shape_.aggs_per_pod) + " aggs, " + std::to_string(shape_.cores) +
-           " cores)";
+           counted(shape_.tors, "ToR") + ", " + counted(shape_.pods, "pod") + " of " + counted(shape_.aggs_per_pod, "agg") +
+           ", " + counted(shape_.cores, "core") + ")";
   }
   // One element spelt two ways (host:0 and host:00) would compound its factors unseen.
   std::sort(links.begin(), links.end());

@@ -81,7 +81,8 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
         FabricFault f;
         const std::string path = r.key_path("faults") + "[" + std::to_string(i) + "]";
         read_fault(MapReader(&faults->seq[i], path, errors, faults), f);
-        f.line = faults->seq[i].line;
+        // A fault given by --set has no line in the file (the message names the file alone).
+        if (faults->seq[i].file.rfind("--set", 0) != 0) f.line = faults->seq[i].line;
         for (const FabricFault& earlier : n.faults) {
           if (!f.element.empty() && earlier.element == f.element) {
             // Two entries would compound (0.5 then 0.2 gives 0.1): one entry per element says it.
