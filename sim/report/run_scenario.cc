@@ -473,6 +473,14 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
       notes.push_back(buf);
     }
   }
+  // PXN routes all-to-all traffic only (added 2026-12-06).
+  const bool all_to_all = (cfg.traffic && cfg.traffic->pattern == TrafficPattern::kAllToAll) || cfg.model.moe ||
+                          (cfg.inference && cfg.inference->moe.experts > 0);
+  if (cfg.given.count("network.pxn") && !all_to_all) {
+    notes.push_back("network.pxn is not used: it routes all-to-all traffic (MoE dispatch and combine, serving's expert "
+                    "all-to-all, the all_to_all traffic pattern), and this scenario has none; rings stay on their rails "
+                    "anyway");
+  }
   if (level == Fidelity::kFlowDcqcn && cfg.given.count("network.dcqcn.headroom")) {
     notes.push_back("network.dcqcn.headroom is not used at network.fidelity flow+dcqcn: its fluid queues take "
                     "what arrives before a pause holds without a bound; the packet level uses it");

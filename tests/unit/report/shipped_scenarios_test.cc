@@ -51,6 +51,17 @@ std::vector<std::string> notes_of(const std::string& name, const std::vector<std
   return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
 }
 
+// network.pxn routes all-to-all traffic: given where there is none, it is noted unused.
+TEST(UnusedKeyNotes, PxnWithoutAllToAllTrafficIsNoted) {
+  const std::vector<std::string> ring = notes_of("net-ring-1k.yaml", {"network.pxn=false"});
+  ASSERT_EQ(ring.size(), 1u);
+  EXPECT_NE(ring[0].find("network.pxn is not used"), std::string::npos) << ring[0];
+  EXPECT_EQ(notes_of("megascale-175b-12288.yaml", {"network.pxn=false"}).size(), 1u);
+  EXPECT_TRUE(notes_of("net-alltoall-128.yaml", {"network.pxn=false"}).empty());
+  EXPECT_TRUE(notes_of("mixtral-8x7b-h100-256.yaml", {"network.pxn=false"}).empty());
+  EXPECT_TRUE(notes_of("infer-colocated.yaml", {"network.pxn=false"}).empty());
+}
+
 // DCQCN's default thresholds, scaled to 400 Gbps, put kmax (2 MB) above an empty switch's PFC
 // pause threshold (1.5 MB): a run on the defaults says so; one that chose its settings does not.
 TEST(UnusedKeyNotes, DcqcnDefaultsWhoseKmaxPassesThePauseThresholdAreNoted) {
