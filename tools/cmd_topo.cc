@@ -4,9 +4,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
+#include "sim/engine/scenario_nvlink.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 #include "tools/input_files.h"
@@ -55,14 +55,7 @@ int cmd_topo(const std::vector<std::string>& argv) {
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
   // Neither the scenario nor a file it names (its GPU profile) may be replaced by the export.
   if (!export_file.empty()) refuse_overwriting(export_file, scenario_input_files(cfg), "--export");
-  const calib::HardwareProfile hw = [&cfg] {
-    try {
-      return calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
-    } catch (const BadInput& e) {
-      throw in_scenario(cfg, e);  // the loader knows the key, not the scenario
-    }
-  }();
-  const topo::Fabric fabric = topo::build_fabric(cfg, hw.nvlink_bandwidth);
+  const topo::Fabric fabric = topo::build_fabric(cfg, engine::scenario_profile(cfg).nvlink_bandwidth);
   if (args.has("--list-links")) {
     topo::write_link_list(fabric, std::cout);
     return 0;

@@ -15,11 +15,9 @@
 #include <random>
 #include <sstream>
 
-#include "calibration/hardware_profile.h"
 #include "sim/collectives/collective_cost.h"
 #include "sim/collectives/collective_flows.h"
 #include "sim/core/error.h"
-#include "sim/core/scenario.h"
 #include "sim/engine/scenario_nvlink.h"
 #include "sim/engine/simgrid_clock.h"
 #include "sim/network/fabric_routes.h"
@@ -306,13 +304,9 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
     coll::GroupLinks g;
     g.ranks = cfg.cluster.gpus;
     g.ranks_per_node = cfg.cluster.gpus_per_node;
-    try {
-      const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
-      g.intra_alpha = hw.eff.nvlink_collective_latency;
-      g.inter_alpha = hw.eff.network_collective_latency;
-    } catch (const BadInput& e) {
-      throw in_scenario(cfg, e);
-    }
+    const calib::HardwareProfile hw = scenario_profile(cfg);
+    g.intra_alpha = hw.eff.nvlink_collective_latency;
+    g.inter_alpha = hw.eff.network_collective_latency;
     r.step_latency = coll::ring_latency(coll::CollectiveOp::kAllReduce, g);
     r.completion_time += r.step_latency;
     r.ideal_time += r.step_latency;
