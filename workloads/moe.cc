@@ -407,19 +407,31 @@ std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, c
 namespace {
 
 // NCCL's all-to-all sends to another rail through PXN (network.pxn, NCCL's default), relaying
-// only through the sender's own expert group (its expert-TP slice of its domain).
-void through_pxn(const ScenarioConfig& cfg, const ExpertLayout& lay, std::vector<coll::FlowSpec>& flows) {
-  if (!cfg.network.pxn) return;
-  std::unordered_map<int32_t, int> slice;  // GPU -> its expert group, edp_index x etp + etp_index
-  for (size_t k = 0; k < lay.stage_gpus.size(); ++k) {
-    const int at = static_cast<int>(k);
-    slice[lay.stage_gpus[k]] = at / (lay.ep * lay.etp) * lay.etp + at % lay.etp;
+// only through the sender's own expert group (its expert-TP slice of its domain). Built once per
+// layout, applied to each flow list; without PXN it leaves them as they are.
+class ThroughPxn {
+ public:
+  ThroughPxn(const ScenarioConfig& cfg, const ExpertLayout& lay)
+      : on_(cfg.network.pxn), gpus_per_node_(cfg.cluster.gpus_per_node), nics_per_node_(cfg.cluster.nics_per_node) {
+    if (!on_) return;
+    for (size_t k = 0; k < lay.stage_gpus.size(); ++k) {
+      const int at = static_cast<int>(k);
+      slice_[lay.stage_gpus[k]] = at / (lay.ep * lay.etp) * lay.etp + at % lay.etp;
+    }
   }
-  coll::route_through_pxn(flows, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node, [&slice](int32_t src, int32_t gpu) {
-    const auto it = slice.find(gpu);
-    return it != slice.end() && it->second == slice.at(src);
-  });
-}
+  void operator()(std::vector<coll::FlowSpec>& flows) const {
+    if (!on_) return;
+    coll::route_through_pxn(flows, gpus_per_node_, nics_per_node_, [this](int32_t src, int32_t gpu) {
+      const auto it = slice_.find(gpu);
+      return it != slice_.end() && it->second == slice_.at(src);
+    });
+  }
+
+ private:
+  bool on_;
+  int gpus_per_node_, nics_per_node_;
+  std::unordered_map<int32_t, int> slice_;  // GPU -> its expert group, edp_index x etp + etp_index
+};
 
 std::vector<coll::FlowSpec> swapped(std::vector<coll::FlowSpec> flows) {
   for (coll::FlowSpec& f : flows) std::swap(f.src, f.dst);
@@ -432,7 +444,7 @@ std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int 
   const ExpertLayout lay = expert_layout(cfg, stage_of_layer(cfg, layer));
   std::vector<coll::FlowSpec> flows = all_domains_dispatch(
       layer_draw(cfg, lay, layer, 0), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
-  through_pxn(cfg, lay, flows);
+  ThroughPxn(cfg, lay)(flows);
   return flows;
 }
 
@@ -582,17 +594,18 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     if (f.inter_node) leaving += f.bytes.as_double();
   }
   c.a2a_nic_share = all_bytes > 0 ? leaving / all_bytes : 0.0;
+  const ThroughPxn through_pxn(cfg, lay);
   c.dispatch_flows = payload;
-  through_pxn(cfg, lay, c.dispatch_flows);
+  through_pxn(c.dispatch_flows);
   // The combine sends the experts' outputs back: PXN relays on the experts' side (a hot expert's
   // outputs leave its node over every rail, where the dispatch to it arrives over its own).
   std::vector<coll::FlowSpec> combine_wire = swapped(payload);
-  through_pxn(cfg, lay, combine_wire);
+  through_pxn(combine_wire);
   if (cfg.network.pxn) c.combine_flows = swapped(combine_wire);
   std::vector<coll::FlowSpec> legs = xfers;  // domain 0's, as they cross NVLink and the NICs
-  through_pxn(cfg, lay, legs);
+  through_pxn(legs);
   std::vector<coll::FlowSpec> combine_legs = swapped(xfers);
-  through_pxn(cfg, lay, combine_legs);
+  through_pxn(combine_legs);
   std::vector<int32_t> ep_group;
   for (int d = 0; d < lay.ep; ++d) ep_group.push_back(lay.gpu(0, d, 0));
   double slowdown = fabric_slowdown(cfg, c.dispatch_flows);

@@ -318,9 +318,10 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   // request counting as missed, over all requests, and per second of the run.
   const bool slo = in.ttft_limit > Time::zero() || in.tpot_limit > Time::zero();
   const double attainment = r.requests.empty() ? 0.0 : static_cast<double>(met) / r.requests.size();
+  const double goodput = duration > 0 ? met / duration : 0.0;  // requests/s; none over no time
   j.set("ttft_limit_s", in.ttft_limit.as_s());
   j.set("slo_attainment", slo ? Json(attainment) : Json());
-  j.set("goodput_requests_per_s", slo && duration > 0 ? Json(met / duration) : Json());
+  j.set("goodput_requests_per_s", slo && duration > 0 ? Json(goodput) : Json());
   Json& step = j.set("decode_step", Json::object());
   const double n = static_cast<double>(std::max<int64_t>(1, r.decode_steps));
   step.set("count", r.decode_steps);
@@ -409,7 +410,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     if (in.ttft_limit > Time::zero()) limits = "TTFT <= " + to_string(in.ttft_limit);
     if (in.tpot_limit > Time::zero()) limits += (limits.empty() ? "TPOT <= " : " and TPOT <= ") + to_string(in.tpot_limit);
     std::snprintf(line, sizeof line, "  goodput     %.3g requests/s within %s: %.1f%% of the %lld requests (rejected ones miss)\n",
-                  duration > 0 ? met / duration : 0.0, limits.c_str(), 100.0 * attainment,
+                  goodput, limits.c_str(), 100.0 * attainment,
                   static_cast<long long>(r.requests.size()));
     s << line;
   }
@@ -482,7 +483,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   if (load.window_s > 0 && load.offered > 0) out.metrics["served_fraction"] = load.steady / load.offered;
   if (slo) {
     out.metrics["slo_attainment"] = attainment;
-    if (duration > 0) out.metrics["goodput_requests_per_s"] = met / duration;
+    if (duration > 0) out.metrics["goodput_requests_per_s"] = goodput;
   }
   return out;
 }
