@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -30,29 +31,39 @@ TEST(Percentiles, NearestRank) {
   EXPECT_EQ(percentiles({}).count, 0);
 }
 
-// Rejected requests were offered too: a deployment that turns half its load away serves half
-// (until 2026-12-06 they were left out of the offered load, and it read as keeping up).
-TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
-  const ScenarioConfig cfg = clustersim::testing::serving();
+// A hand-made run on one instance of 8 GPUs: `n` requests of 11 tokens a second apart, request i
+// rejected where `rejected(i)`, else its first token `ttft(i)` after its arrival and its last
+// `decode(i)` after that. last_finish is the caller's.
+engine::ServingResult paced_run(int n, const std::function<bool(int)>& rejected, const std::function<Time(int)>& ttft,
+                                const std::function<Time(int)>& decode) {
   engine::ServingResult r;
   engine::PoolStats pool;
   pool.gpus = 8;
   pool.instances = 1;
   r.pools = {pool};
-  // 20 requests of 11 tokens a second apart, each done within 0.2 s; every other one rejected.
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < n; ++i) {
     engine::RequestOutcome o;
     o.arrival = Time::s(i);
     o.output = 11;
-    if (i % 2 == 1) {
+    if (rejected(i)) {
       o.rejected = true;
     } else {
-      o.first_token = o.arrival + Time::ms(10);
-      o.finish = o.arrival + Time::ms(200);
+      o.first_token = o.arrival + ttft(i);
+      o.finish = o.first_token + decode(i);
       o.completed = true;
     }
     r.requests.push_back(o);
   }
+  return r;
+}
+
+// Rejected requests were offered too: a deployment that turns half its load away serves half
+// (until 2026-12-06 they were left out of the offered load, and it read as keeping up).
+TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
+  const ScenarioConfig cfg = clustersim::testing::serving();
+  // 20 requests of 11 tokens a second apart, each done within 0.2 s; every other one rejected.
+  engine::ServingResult r = paced_run(
+      20, [](int i) { return i % 2 == 1; }, [](int) { return Time::ms(10); }, [](int) { return Time::ms(190); });
   r.last_finish = Time::s(19);
   const RunOutput out = inference_output(cfg, r);
   // 19 s of window: 19 requests offered before the last (209 tokens), 10 of them served (110).
@@ -66,26 +77,11 @@ TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
 // missed, over all requests and per second; nothing without a limit (the TPOT share read 1 with
 // no limit, and left rejected requests out, until 2026-12-06).
 TEST(InferenceOutput, SloAttainmentCountsEveryLimitAndEveryRejectedRequest) {
-  engine::ServingResult r;
-  engine::PoolStats pool;
-  pool.gpus = 8;
-  pool.instances = 1;
-  r.pools = {pool};
   // 10 requests a second apart: TTFT 50 ms and TPOT 10 ms, except request 1 (TTFT 300 ms),
   // request 2 (TPOT 40 ms) and request 3 (rejected).
-  for (int i = 0; i < 10; ++i) {
-    engine::RequestOutcome o;
-    o.arrival = Time::s(i);
-    o.output = 11;
-    if (i == 3) {
-      o.rejected = true;
-    } else {
-      o.first_token = o.arrival + (i == 1 ? Time::ms(300) : Time::ms(50));
-      o.finish = o.first_token + (i == 2 ? Time::ms(400) : Time::ms(100));
-      o.completed = true;
-    }
-    r.requests.push_back(o);
-  }
+  engine::ServingResult r = paced_run(
+      10, [](int i) { return i == 3; }, [](int i) { return i == 1 ? Time::ms(300) : Time::ms(50); },
+      [](int i) { return i == 2 ? Time::ms(400) : Time::ms(100); });
   r.last_finish = r.requests.back().finish;
   const double duration = r.last_finish.as_s();
   const auto run = [&r](const std::vector<std::string>& limits) {
