@@ -254,6 +254,16 @@ TEST(CliRun, DirectoryIsNotAScenario) {
   EXPECT_CONTAINS(r.err, "is a directory");
 }
 
+// The keys added on 2026-12-06 refuse bad values with their path, exit 2.
+TEST(CliRun, PxnAndTtftLimitRefuseBadValues) {
+  const Result pxn = clustersim("run scenarios/net-alltoall-128.yaml --set network.pxn=maybe");
+  EXPECT_EQ(pxn.code, 2);
+  EXPECT_CONTAINS(pxn.err, "network.pxn: expected true or false, got 'maybe'");
+  const Result ttft = clustersim("run scenarios/infer-pd.yaml --set inference.ttft_limit=2");
+  EXPECT_EQ(ttft.code, 2);
+  EXPECT_CONTAINS(ttft.err, "inference.ttft_limit: expected a duration");
+}
+
 TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   // network.dcqcn below flow+dcqcn: the run goes ahead and says so, on stderr and in results.json.
   const Result r = clustersim("run scenarios/net-incast-32-dcqcn.yaml --set network.fidelity=flow --format json");
