@@ -505,10 +505,13 @@ void ServingSimulation::start_kv_transfer(int r, int from, int to) {
   const PoolPlan& src = setup_.pools[instances_[from].pool];
   const PoolPlan& dst = setup_.pools[instances_[to].pool];
   // The KV cache is sharded over the senders' and the receivers' TP ranks: max(tp) shards, GPU
-  // pairs cycling over both.
+  // pairs cycling over both. Each receiving rank gets the KV heads it holds: where the decode
+  // pool's tp exceeds kv_heads, tp / kv_heads ranks hold each head (as vLLM and SGLang replicate
+  // them) and each gets its own copy, so the bytes moved are the per-rank cache times its tp.
+  // (Until 2026-12-06 the cache was sent once whatever the receivers' replication.)
   const int shards = std::max(src.tp, dst.tp);
-  const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) *
-                               kv_bytes_per_token(setup_.model, 1).as_double());
+  const Bytes total = bytes_of(static_cast<double>(requests_[r].prompt) * dst.tp *
+                               kv_bytes_per_token(setup_.model, dst.tp).as_double());
   const int src_base = instances_[from].first_gpu + src.tp * replica_[static_cast<size_t>(r)];
   const int dst_base = instances_[to].first_gpu + dst.tp * kv_to_[static_cast<size_t>(r)];
   auto left = std::make_shared<int>(shards);

@@ -434,6 +434,20 @@ TEST(ServingSim, PrefillDecodeSendsEveryKvCache) {
   EXPECT_EQ(tight.pools[1].max_batch_seen, 4);
 }
 
+// Each decode rank receives the KV heads it holds: 4 KV heads over decode tp 8 put each head on
+// two ranks, which each get a copy, twice the bytes of decode tp 4 for the same requests.
+TEST(ServingSim, ReplicatedKvHeadsAreSentToEachRankHoldingThem) {
+  const auto pd = [](int decode_tp) {
+    return simulate(serving({"inference.mode=prefill_decode",
+                             "inference.pools={prefill: {gpus: 8, tp: 1, ep: 8}, decode: {gpus: 8, tp: " +
+                                 std::to_string(decode_tp) + ", ep: 8}}"}));
+  };
+  const ServingResult once = pd(4), twice = pd(8);
+  ASSERT_GT(once.kv_transfers, 0);
+  ASSERT_EQ(once.kv_transfers, twice.kv_transfers);
+  EXPECT_EQ(twice.kv_transfer_bytes.n, 2 * once.kv_transfer_bytes.n);
+}
+
 // The decode side reserves a request's KV cache before it is sent, and the prefill side holds it
 // until it arrives: at no time does a decode instance have more caches sent to it and unfinished
 // than it holds (600-token requests, 1,024 tokens per replica, 4 replicas per instance). Before
@@ -557,13 +571,13 @@ TEST(ServingSim, ConcurrentKvTransfersShareTheirNicAtBothLevels) {
   EXPECT_NEAR(span["analytical"] / span["flow"], 1.0, 0.1);
 }
 
-// A KV cache leaving one prefill GPU (tp 1) for 8 decode GPUs leaves through that GPU's NIC:
-// sharded 8 ways it is no faster, at the analytical level (each shard priced on an idle fabric:
+// A KV cache leaving one prefill GPU (tp 1) for 4 decode GPUs leaves through that GPU's NIC:
+// sharded 4 ways (one per KV head, none replicated) it is no faster, at the analytical level (each shard priced on an idle fabric:
 // before, 8 shards made it 8x faster than the NIC) as at the flow level.
 TEST(ServingSim, KvShardsFromOneGpuShareItsNic) {
   for (const char* fidelity : {"analytical", "flow"}) {
     std::vector<Time> took;
-    for (const char* decode_tp : {"1", "8"}) {
+    for (const char* decode_tp : {"1", "4"}) {
       const ScenarioConfig cfg = serving(
           {"inference.mode=prefill_decode", std::string("network.fidelity=") + fidelity,
            "inference.requests=4", "inference.rate_per_s=1", "inference.prompt_tokens={dist: fixed, mean: 1000}",
