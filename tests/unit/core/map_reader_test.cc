@@ -91,27 +91,36 @@ TEST(MapReaderNumbers, SignAndSpacesInsideTheScalarAreRefused) {
 }
 
 // A leading zero is refused: YAML 1.1 tools read 010 as octal 8, YAML 1.2 as 10 (`tp: 08` read as
-// 8 until 2026-12-06). A lone 0 and 0.5 are plain decimals.
+// 8 until 2026-12-06), also where a real is expected. A lone 0 and 0.5 are plain decimals, and so
+// is 00.5, which both read as one half (refused with the octal hint until 2026-12-06).
 TEST(MapReaderNumbers, LeadingZerosAreRefused) {
-  Doc d("i: 08\nu: 010\nx: 00.5\nneg: -07\nzero: 0\nhalf: 0.5\n");
+  Doc d("i: 08\nu: 010\nx: 00.5\nneg: -07\nzero: 0\nhalf: 0.5\nr: 010\ne: 01e1\n");
   MapReader r = d.reader();
   int i = 7, neg = 7, zero = 7;
   uint64_t u = 7;
-  double x = 7, half = 7;
+  double x = 7, half = 7, real = 7, e = 7;
   EXPECT_FALSE(r.read("i", i));
   EXPECT_FALSE(r.read("u", u));
-  EXPECT_FALSE(r.read("x", x));
+  EXPECT_TRUE(r.read("x", x));
+  EXPECT_DOUBLE_EQ(x, 0.5);
   EXPECT_FALSE(r.read("neg", neg));
   EXPECT_TRUE(r.read("zero", zero));
   EXPECT_EQ(zero, 0);
   EXPECT_TRUE(r.read("half", half));
   EXPECT_DOUBLE_EQ(half, 0.5);
+  EXPECT_FALSE(r.read("r", real));
+  EXPECT_TRUE(r.read("e", e));
+  EXPECT_DOUBLE_EQ(e, 10.0);
   ASSERT_EQ(d.count(), 4u);
   EXPECT_EQ(d.error(0).to_string(),
             "m.yaml:1: sec.i: expected an integer (a plain decimal without leading zeros: YAML 1.1 tools read 010 as "
             "octal 8), got '08'");
+  EXPECT_NE(d.error(3).to_string().find("sec.r: expected a number (a plain decimal without leading zeros"),
+            std::string::npos)
+      << d.error(3).to_string();
   EXPECT_EQ(i, 7);
   EXPECT_EQ(u, 7u);
+  EXPECT_EQ(real, 7.0);
 }
 
 // '-0' where no value below zero is allowed is refused, as a sign on a quantity is ('-0' read as 0
