@@ -409,9 +409,11 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     std::string limits;
     if (in.ttft_limit > Time::zero()) limits = "TTFT <= " + to_string(in.ttft_limit);
     if (in.tpot_limit > Time::zero()) limits += (limits.empty() ? "TPOT <= " : " and TPOT <= ") + to_string(in.tpot_limit);
-    std::snprintf(line, sizeof line, "  goodput     %.3g requests/s within %s: %.1f%% of the %lld requests (rejected ones miss)\n",
-                  goodput, limits.c_str(), 100.0 * attainment,
-                  static_cast<long long>(r.requests.size()));
+    // Over no time (results.json's null) there is no rate to print.
+    char rate[48] = "n/a (no time elapsed)";
+    if (duration > 0) std::snprintf(rate, sizeof rate, "%.3g requests/s", goodput);
+    std::snprintf(line, sizeof line, "  goodput     %s within %s: %.1f%% of the %lld requests (rejected ones miss)\n",
+                  rate, limits.c_str(), 100.0 * attainment, static_cast<long long>(r.requests.size()));
     s << line;
   }
   if (r.decode_steps > 0) {

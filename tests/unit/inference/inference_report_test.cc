@@ -102,6 +102,13 @@ TEST(InferenceOutput, SloAttainmentCountsEveryLimitAndEveryRejectedRequest) {
       << both.summary;
   const RunOutput ttft = run({"inference.tpot_limit=null", "inference.ttft_limit=100ms"});
   EXPECT_DOUBLE_EQ(ttft.metrics.at("slo_attainment"), 8.0 / 10);
+  // One request that arrives and finishes at once: no time, no rate, in the text as in the JSON
+  // (the text printed 0 requests/s until 2026-12-06).
+  engine::ServingResult instant = paced_run(
+      1, [](int) { return false; }, [](int) { return Time::zero(); }, [](int) { return Time::zero(); });
+  const RunOutput at_once = inference_output(clustersim::testing::serving({"inference.ttft_limit=100ms"}), instant);
+  EXPECT_NE(at_once.results.dump(0).find("\"goodput_requests_per_s\":null"), std::string::npos);
+  EXPECT_NE(at_once.summary.find("goodput     n/a (no time elapsed) within"), std::string::npos) << at_once.summary;
 }
 
 TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
