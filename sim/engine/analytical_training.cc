@@ -828,8 +828,13 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // half its rate until the shorter is done, so the gather takes
     //   gather + min(gather, reduction / vpp)
     // longer for each of the (mbs - 1) x vpp forward passes that follow a backward one, and the
-    // reduction has done that much by then. Returns the per-pass share; adds the waits.
+    // reduction has done that much by then. Returns the per-pass share; adds the waits. Without
+    // the reduction overlap (dp_grad_reduce: false) each reduction blocks the passes after it, so
+    // none runs beside a gather: set_backlog charges them all whole, and nothing is shared (until
+    // 2026-12-06 the waits were added too, ZeRO-3 with both overlaps off paid (mbs - 1) x vpp
+    // gathers twice: 8 GPUs, 4 micro-batches, 324 ms against the flow level's 280 ms).
     const auto shared_with_gather = [&](Time gather) {
+      if (!cfg.training.overlap.dp_grad_reduce) return Time::zero();
       const Time shared = min(gather, (1.0 / p.vpp) * per_micro_batch);
       gather_waits = ((mbs - 1) * p.vpp) * shared;
       for (Time& t : est.dp_start) t += gather_waits;

@@ -416,6 +416,22 @@ TEST(FlowTraining, ZeroTwoReducesEveryMicroBatchAsTheAnalyticalLevelPricesIt) {
   EXPECT_GT(flow, 2.0 * simulate_training(z1, a100(), quick()).estimate.iteration.as_s());
 }
 
+TEST(FlowTraining, ZeroThreeWithoutOverlapPaysEachGatherOnceAtBothLevels) {
+  // ZeRO-3 with both DP overlaps off: every pass waits for its gather and every micro-batch's
+  // reduction blocks the passes after it, so nothing shares the NIC. The analytical level also
+  // charged each reduction's share of the next gather (until 2026-12-06): 3.53 s against the flow
+  // level's 3.02 s on this plan (256 GPUs, pp 4, vpp 2, 8 micro-batches); now 3.02 s.
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  const ScenarioConfig cfg =
+      load_scenario(scenario, {"cluster.gpus=256", "parallelism.pp=4", "parallelism.vpp=2", "model.layers=16",
+                               "training.global_batch=64", "parallelism.zero_stage=3",
+                               "training.overlap.dp_grad_reduce=false", "training.overlap.dp_param_gather=false",
+                               "network.fidelity=flow"});
+  const double flow = simulate_training(cfg, a100(), quick()).estimate.iteration.as_s();
+  const double analytical = estimate_training(cfg, a100()).iteration.as_s();
+  EXPECT_NEAR(analytical / flow, 1.0, 0.03) << analytical << " s against " << flow << " s";
+}
+
 TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
   // Mixtral-style MoE on 8 GPUs, tp 8, ep 2: dp 1 but 4 expert replicas. ZeRO-3 shards the
   // experts over them and gathers a chunk's experts before each pass (before 2026-11-22 the
