@@ -63,9 +63,8 @@ std::vector<double> expert_weights(const MoeConfig& moe) {
   return w;
 }
 
-// Bytes per GEMM operand element (FP8 GEMMs read 1-byte operands) and per main-grad element.
+// Bytes per GEMM operand element (FP8 GEMMs read 1-byte operands).
 double operand_bytes(const TrainingConfig& t) { return t.precision == Precision::kFp8 ? 1.0 : kAct; }
-double main_grad_bytes(const TrainingConfig& t) { return t.fp32_grad_reduce ? 4.0 : 2.0; }
 
 // moe_gemm_time for the scenario's precision and gradient buffer.
 GemmPassTimes gemm_pass(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, int64_t m, int64_t n, int64_t k) {
@@ -450,14 +449,6 @@ std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int 
 
 double a2a_bytes_per_value(const TrainingConfig& t) { return t.comm_precision == CommPrecision::kFp8 ? 1.0 : 2.0; }
 
-double grad_bytes_per_value(const TrainingConfig& t) {
-  switch (t.comm_precision) {
-    case CommPrecision::kFp8: return 1.0;
-    case CommPrecision::kBf16: return 2.0;
-    case CommPrecision::kDefault: break;
-  }
-  return t.fp32_grad_reduce ? 4.0 : 2.0;
-}
 
 ScenarioConfig attention_view(const ScenarioConfig& cfg) {
   ScenarioConfig v = cfg;
@@ -786,7 +777,7 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const StageParams g = gpu_params(cfg);
   const double ddp = dense_dp(cfg), edp = expert_dp(cfg);
   const int zero = p.zero_stage;
-  const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  const double grad_bytes = main_grad_bytes(cfg.training);
   MemoryEstimate e;
   e.params_on_gpu = g.dense + g.expert;
   e.expert_params_on_gpu = g.expert;

@@ -81,9 +81,9 @@ std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, c
 // (route_tokens, stream = layer) in every expert domain of its stage.
 std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer);
 
-// Bytes per value of the all-to-all and of the gradient sync under training.comm_precision.
+// Bytes per value of the all-to-all under training.comm_precision (the gradient sync's:
+// grad_bytes_per_value, transformer.h).
 double a2a_bytes_per_value(const TrainingConfig& t);
-double grad_bytes_per_value(const TrainingConfig& t);
 
 // The scenario as attention computes it: with attention_parallel sp each GPU of the tp group
 // computes 1/tp of the attention with the whole weights (the shapes of cp x tp ranks, tp 1; the

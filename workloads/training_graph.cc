@@ -425,7 +425,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const Bytes pp_bytes = bytes_of(tokens * m.hidden * 2.0 / tp);
   const double chunk_params = c.params_on_gpu / vpp;
   const int buckets = std::max(1, static_cast<int>(std::ceil(chunk_params / std::max(1.0, c.bucket_params))));
-  const double grad_bytes = moe ? grad_bytes_per_value(cfg.training) : cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  const double grad_bytes = grad_bytes_per_value(cfg.training);
   const Bytes bucket_grads = bytes_of(chunk_params / buckets * grad_bytes);
   const Bytes bucket_weights = bytes_of(chunk_params / buckets * 2.0);
   const bool dp_overlap_reduce = ov.dp_grad_reduce;
@@ -925,8 +925,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     const auto& mb = mb_reduced[static_cast<size_t>(g.groups[gi].stage)];
     if (!mb.empty()) b.edge(mb.back().second, optimizer[gi]);
   }
+  // The tied-embedding gradient all-reduce, at the gradient sync's bytes per value (analytical_training.cc).
   if (pp > 1 && m.tied_embeddings) {
-    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / tp * 4.0);
+    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / tp * grad_bytes_per_value(cfg.training));
     for (int d = 0; d < ndp; ++d) {
       std::vector<std::vector<int32_t>> pairs;
       // The representative carries the pairs of every replica folded into it.

@@ -188,6 +188,17 @@ Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {
   return bytes_of(bytes);
 }
 
+double main_grad_bytes(const TrainingConfig& t) { return t.fp32_grad_reduce ? 4.0 : 2.0; }
+
+double grad_bytes_per_value(const TrainingConfig& t) {
+  switch (t.comm_precision) {
+    case CommPrecision::kFp8: return 1.0;
+    case CommPrecision::kBf16: return 2.0;
+    case CommPrecision::kDefault: break;
+  }
+  return main_grad_bytes(t);
+}
+
 void add_zero3_working_set(MemoryEstimate& e, double layer_params, double grad_bytes) {
   e.weights = e.weights + bytes_of(2.0 * layer_params * 2.0);
   e.gradients = e.gradients + bytes_of(layer_params * grad_bytes);
@@ -231,7 +242,7 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   MemoryEstimate e;
   e.params_on_gpu = params;
   const int zero = cfg.parallelism.zero_stage;
-  const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+  const double grad_bytes = main_grad_bytes(cfg.training);
   // Mixed-precision Adam: 16-bit weights, FP32 master copy + two moments (12 bytes/parameter).
   // ZeRO shards over the DP x CP ranks (gradient_sync_size).
   const double shards = x.dp * x.c;

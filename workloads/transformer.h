@@ -72,6 +72,13 @@ Bytes layer_elementwise_bytes(const ScenarioConfig& cfg);
 // and SwiGLU widths; see transformer.cc.
 Bytes activation_bytes_per_layer(const ScenarioConfig& cfg);
 
+// Bytes per value of the main gradient buffer the backward pass accumulates into: FP32 with
+// training.fp32_grad_reduce (Megatron-LM's accumulate_allreduce_grads_in_fp32), else BF16.
+double main_grad_bytes(const TrainingConfig& t);
+// Bytes per value the gradient syncs send (DP reduction, tied-embedding all-reduce):
+// training.comm_precision where given (MoE only), else the main gradient's.
+double grad_bytes_per_value(const TrainingConfig& t);
+
 // Memory per GPU on the most loaded pipeline stage.
 struct MemoryEstimate {
   Bytes weights;

@@ -546,9 +546,11 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   }
 
   // The tied-embedding gradient all-reduce between the first and last stage, after their
-  // reductions (breakdown.optimizer holds it).
+  // reductions (breakdown.optimizer holds it), on the main gradients as Megatron-LM's
+  // _allreduce_word_embedding_grads runs it: at the gradient sync's bytes per value (FP32 only
+  // with fp32_grad_reduce; it was FP32 always until 2026-12-06).
   if (p.pp > 1 && m.tied_embeddings) {
-    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * 4.0);
+    const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * work::grad_bytes_per_value(cfg.training));
     // Every replica's pairs at once, far apart in the fabric: routed like the DP rings. Only the
     // first and last stages' GPUs send, sharing their NICs among themselves.
     const double emb_scale =
@@ -596,7 +598,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   if (sync > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
     const int per_node = sync_per_node;
     const GroupLinks g = group_links(sync, per_node, dp_l);
-    const double grad_bytes = cfg.training.fp32_grad_reduce ? 4.0 : 2.0;
+    const double grad_bytes = work::grad_bytes_per_value(cfg.training);
     // MoE: dense and expert parameters over their own DP groups (moe_dp_times), at the given
     // slowdowns of their rings; the flow level's buckets and ZeRO-3 gathers cover the dense part.
     const auto moe_times = [&](double dense_c, double expert_c) -> std::optional<work::MoeDpTimes> {

@@ -432,6 +432,30 @@ TEST(FlowTraining, ZeroThreeWithoutOverlapPaysEachGatherOnceAtBothLevels) {
   EXPECT_NEAR(analytical / flow, 1.0, 0.03) << analytical << " s against " << flow << " s";
 }
 
+TEST(FlowTraining, TiedEmbeddingGradientsSyncAtTheMainGradientsPrecision) {
+  // Megatron-LM all-reduces the tied embedding's main gradients: FP32 only with
+  // fp32_grad_reduce, else 16-bit, half the bytes and about half the time at both levels (FP32
+  // always until 2026-12-06).
+  const auto at = [](bool fp32) {
+    ScenarioConfig cfg = plan(16, 2, 4, 1, 16);
+    cfg.model.tied_embeddings = true;
+    cfg.training.fp32_grad_reduce = fp32;
+    return cfg;
+  };
+  const auto sync_bytes = [](const ScenarioConfig& cfg) {
+    double bytes = 0;
+    for (const work::Op& op : work::build_training_graph(cfg, work::graph_costs(cfg, a100())).ops) {
+      bytes += op.role == work::OpRole::kEmbeddingSync ? op.bytes.as_double() : 0.0;
+    }
+    return bytes;
+  };
+  const ScenarioConfig fp32 = at(true), bf16 = at(false);
+  ASSERT_GT(sync_bytes(fp32), 0.0);
+  EXPECT_DOUBLE_EQ(sync_bytes(bf16), sync_bytes(fp32) / 2);
+  const Time a32 = estimate_training(fp32, a100()).embedding_sync, a16 = estimate_training(bf16, a100()).embedding_sync;
+  EXPECT_LT(a16.as_s(), 0.6 * a32.as_s());
+}
+
 TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
   // Mixtral-style MoE on 8 GPUs, tp 8, ep 2: dp 1 but 4 expert replicas. ZeRO-3 shards the
   // experts over them and gathers a chunk's experts before each pass (before 2026-11-22 the
