@@ -219,6 +219,7 @@ class Simulation {
   void need_host() {
     if (!in_.spare_hosts) return;
     ++need_hosts_;
+    ++run_.hosts_repaired;
     const Time back = t_ + in_.repair_time;
     repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
   }
@@ -338,6 +339,7 @@ class Simulation {
       const uint64_t id = awaiting_.begin()->second;
       if (in_.spare_hosts) {
         --available_;
+        ++run_.hosts_repaired;
         const Time back = t_ + in_.repair_time;
         repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
       }
@@ -536,6 +538,12 @@ const char* to_string(SweepEdge e) {
 
 Time checkpoint_interval_floor(Time iteration) { return max(iteration, Time::s(1)); }
 
+Time checkpoint_interval_taken(Time interval, Time iteration) {
+  if (iteration <= Time::zero() || interval <= Time::zero()) return interval;
+  const int64_t it = iteration.as_ps();
+  return Time::ps((interval.as_ps() + it - 1) / it * it);
+}
+
 IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points, int seeds,
                                         uint64_t seed) {
   assert(floor > Time::zero() && points >= 1 && seeds >= 1 && "bad checkpoint-interval sweep");
@@ -547,29 +555,43 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
   // Intervals past the window all mean no checkpoint in it (and past about 106 days would not
   // fit simulated time): the sweep stops at the window.
   const Time cap = max(floor, in.duration);
-  std::vector<double> logs;
-  // Mean ETTR at `interval` over the seeds (the same seeds for every interval).
-  const auto mean_ettr = [&](Time interval) {
+  // ETTR of each seed at `interval` (the same seeds for every interval).
+  const auto ettr_by_seed = [&](Time interval) {
     ReliabilityInputs trial = in;
     trial.checkpoint_interval = interval;
-    double sum = 0;
-    for (int k = 0; k < seeds; ++k) sum += simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration);
-    return sum / seeds;
+    std::vector<double> v;
+    v.reserve(static_cast<size_t>(seeds));
+    for (int k = 0; k < seeds; ++k) v.push_back(simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration));
+    return v;
   };
+  const auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (const double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  // The grid position of each interval tried (log s of the interval asked for: the steps stay
+  // even when whole iterations round them), and each interval's seeds' ETTR.
+  std::vector<double> logs;
+  std::vector<std::vector<double>> by_seed;
   // The floor and the window themselves at the ends: exp(log(x)) is not always x (30 days came
-  // back 1 ns short, so the window was never reached as such; before 2026-12-05).
+  // back 1 ns short, so the window was never reached as such; before 2026-12-05). Between them,
+  // the interval the run takes for it (whole iterations), never past the window.
   const auto clamp = [&](double log_s) {
     if (log_s >= std::log(cap.as_s())) return cap;
     if (log_s <= std::log(floor.as_s())) return floor;
-    return min(cap, max(floor, Time::s(std::exp(log_s))));
+    return min(cap, checkpoint_interval_taken(max(floor, Time::s(std::exp(log_s))), in.iteration));
+  };
+  const auto add = [&](size_t at, double log_s, Time interval) {
+    logs.insert(logs.begin() + static_cast<std::ptrdiff_t>(at), log_s);
+    out.intervals.insert(out.intervals.begin() + static_cast<std::ptrdiff_t>(at), interval);
+    by_seed.insert(by_seed.begin() + static_cast<std::ptrdiff_t>(at), ettr_by_seed(interval));
+    out.mean_ettr.insert(out.mean_ettr.begin() + static_cast<std::ptrdiff_t>(at), mean(by_seed[at]));
   };
   for (int i = 0; i < points; ++i) {
     const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);
     const Time interval = clamp(x);
     if (!out.intervals.empty() && interval == out.intervals.back()) continue;
-    logs.push_back(std::log(interval.as_s()));
-    out.intervals.push_back(interval);
-    out.mean_ettr.push_back(mean_ettr(interval));
+    add(out.intervals.size(), x, interval);
   }
   const auto best_index = [&] {
     return static_cast<size_t>(std::max_element(out.mean_ettr.begin(), out.mean_ettr.end()) - out.mean_ettr.begin());
@@ -586,42 +608,56 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
   const double step = points == 1 ? std::log(4.0) : (hi - lo) / (points - 1);
   if (has_failures(in)) {
     for (int extra = 0; extra < points - 1 && best_at_front() && out.intervals.front() > floor; ++extra) {
-      const Time interval = clamp(logs.front() - step);
+      const double x = logs.front() - step;
+      const Time interval = clamp(x);
       if (interval == out.intervals.front()) break;
-      logs.insert(logs.begin(), std::log(interval.as_s()));
-      out.intervals.insert(out.intervals.begin(), interval);
-      out.mean_ettr.insert(out.mean_ettr.begin(), mean_ettr(interval));
+      add(0, x, interval);
     }
     for (int extra = 0; extra < points - 1 && best_at_back() && out.intervals.back() < cap; ++extra) {
-      const Time interval = clamp(logs.back() + step);
+      const double x = logs.back() + step;
+      const Time interval = clamp(x);
       if (interval == out.intervals.back()) break;
-      logs.push_back(std::log(interval.as_s()));
-      out.intervals.push_back(interval);
-      out.mean_ettr.push_back(mean_ettr(interval));
+      add(out.intervals.size(), x, interval);
     }
   }
   // The first best; the last where it ties the first at the longest interval tried.
   size_t b = best_index();
   if (b > 0 && out.intervals.size() > 1 && best_at_back()) b = out.intervals.size() - 1;
-  out.best = out.intervals[b];
-  out.best_ettr = out.mean_ettr[b];
   if (b == 0 && out.intervals.size() > 1) {
-    out.best_at = out.best == floor ? SweepEdge::kFloor : SweepEdge::kSweepEnd;
+    out.best_at = out.intervals[b] == floor ? SweepEdge::kFloor : SweepEdge::kSweepEnd;
   } else if (b + 1 == out.intervals.size() && out.intervals.size() > 1) {
-    out.best_at = out.best == cap ? SweepEdge::kWindow : SweepEdge::kSweepEnd;
+    out.best_at = out.intervals[b] == cap ? SweepEdge::kWindow : SweepEdge::kSweepEnd;
   }
   if (b > 0 && b + 1 < out.intervals.size()) {
-    // Vertex of the parabola through three equally spaced points (in log interval); the first
-    // step is shorter when the grid starts on the floor, and then the formula does not hold.
-    const double h = logs[b + 1] - logs[b];
+    // Vertex of the parabola through the best point and its neighbours, in log of the
+    // intervals taken (x), which whole iterations can space unevenly:
+    //   x* = x1 - ((x1-x0)^2 (y1-y2) - (x1-x2)^2 (y1-y0)) / (2 ((x1-x0)(y1-y2) - (x1-x2)(y1-y0)))
+    // The whole-iteration intervals on either side of it are simulated (the grid's own where
+    // they are in it), and the best simulated interval is the optimum.
+    const double x0 = std::log(out.intervals[b - 1].as_s()), x1 = std::log(out.intervals[b].as_s()),
+                 x2 = std::log(out.intervals[b + 1].as_s());
     const double y0 = out.mean_ettr[b - 1], y1 = out.mean_ettr[b], y2 = out.mean_ettr[b + 1];
-    const double denom = y0 - 2 * y1 + y2;
-    if (denom < 0 && std::abs((logs[b] - logs[b - 1]) - h) < 1e-6 * h) {
-      const double shift = 0.5 * (y0 - y2) / denom;  // in grid steps, within (-0.5, 0.5)
-      out.best = max(floor, Time::s(std::exp(logs[b] + shift * h)));
-      out.best_ettr = y1 - 0.25 * (y0 - y2) * shift;  // the parabola at its vertex, with the interval
+    const double den = (x1 - x0) * (y1 - y2) - (x1 - x2) * (y1 - y0);
+    if (den > 0) {
+      const double vertex = x1 - ((x1 - x0) * (x1 - x0) * (y1 - y2) - (x1 - x2) * (x1 - x2) * (y1 - y0)) / (2 * den);
+      const Time at = min(out.intervals[b + 1], max(out.intervals[b - 1], Time::s(std::exp(vertex))));
+      const Time above = checkpoint_interval_taken(at, in.iteration);
+      const Time below = in.iteration > Time::zero() && above - in.iteration >= floor ? above - in.iteration : above;
+      for (const Time candidate : {below, above}) {
+        if (candidate <= out.intervals[b - 1] || candidate >= out.intervals[b + 1] ||
+            std::find(out.intervals.begin(), out.intervals.end(), candidate) != out.intervals.end()) {
+          continue;
+        }
+        const size_t pos = static_cast<size_t>(std::lower_bound(out.intervals.begin(), out.intervals.end(), candidate) -
+                                               out.intervals.begin());
+        add(pos, std::log(candidate.as_s()), candidate);
+      }
+      b = best_index();
     }
   }
+  out.best = out.intervals[b];
+  out.best_ettr = out.mean_ettr[b];
+  out.best_ettr_by_seed = by_seed[b];
   return out;
 }
 

@@ -70,6 +70,7 @@ struct ReliabilityRun {
   int checkpoints = 0;      // durable checkpoints
   Time max_lost_work;       // the largest single loss of progress
   Time downtime;            // sum of all recovery phases
+  int hosts_repaired = 0;   // hosts sent to repair (with spare_hosts; each away repair_time)
   double ettr(Time duration) const { return useful / duration; }
 };
 
@@ -100,6 +101,11 @@ struct MeanCi {
 };
 MeanCi mean_ci(const std::vector<double>& samples);
 
+// The interval at which checkpoints are taken when `interval` is asked for: due after that much
+// training, a checkpoint waits for the iteration under way to end, so it comes every whole number
+// of iterations, ceil(interval / iteration) of them (the interval itself without an iteration time).
+Time checkpoint_interval_taken(Time interval, Time iteration);
+
 // The shortest checkpoint interval the study simulates: one healthy iteration (a checkpoint cannot
 // come more often), and at least 1 s, so that a run's event count (about duration / interval)
 // stays bounded whatever the checkpoint cost.
@@ -107,11 +113,15 @@ Time checkpoint_interval_floor(Time iteration);
 
 // ETTR over `seeds` runs (seeds seed, seed + 1, ...) for each checkpoint interval in a geometric
 // grid from center / 4 to center x 4, every interval raised to `floor` (points that collapse onto
-// the floor are tried once) and cut at the window. When the job can fail and the best grid point
+// the floor are tried once) and cut at the window, each taken as the run takes it (a whole number
+// of iterations, checkpoint_interval_taken; the same interval taken twice is tried once). When the job can fail and the best grid point
 // is at the grid's end (not at the floor or the window), the grid goes on a step at a time that
-// way, up to points - 1 more steps (another factor 16), until the best is inside it. The optimum
-// is the vertex of a parabola through the best grid point and its equally spaced neighbours (in
-// log interval), never below `floor`; `best_at` says when it is an edge instead. The same seeds
+// way, up to points - 1 more steps (another factor 16), until the best is inside it. Inside, the
+// optimum is near the vertex of the parabola through the best grid point and its neighbours (in
+// log interval): the two whole-iteration intervals around the vertex are simulated too, and the
+// best interval simulated is the optimum, its ETTR a simulated one (until 2026-12-06 the vertex
+// and the parabola's value there were reported: with 100 s iterations an interval no run takes,
+// 236 s, and an ETTR above every simulated one). `best_at` says when it is an edge. The same seeds
 // for every interval (common random numbers: failure arrivals do not depend on the interval) keep
 // the curve smooth. Preconditions: floor > 0, points >= 1, seeds >= 1; a center below floor is raised.
 enum class SweepEdge {
@@ -126,6 +136,7 @@ struct IntervalSweep {
   std::vector<double> mean_ettr;
   Time best;
   double best_ettr = 0;
+  std::vector<double> best_ettr_by_seed;  // ETTR of each seed at `best`: paired with the run's seeds
   SweepEdge best_at = SweepEdge::kInterior;
 };
 IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points,

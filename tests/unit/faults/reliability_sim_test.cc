@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -283,6 +284,33 @@ TEST(Reliability, SweepGoesOnPastItsEdgeTowardsTheOptimum) {
   for (size_t i = 1; i < near.intervals.size(); ++i) EXPECT_GT(near.intervals[i], near.intervals[i - 1]);
   // Same inputs, same sweep.
   EXPECT_EQ(sweep_checkpoint_interval(in, Time::s(30), floor, 21, 4, 1).mean_ettr, near.mean_ettr);
+}
+
+// A checkpoint comes every whole number of iterations, so the sweep tries intervals as the run
+// takes them and reports an interval it simulated, with its simulated ETTR. With 100 s
+// iterations it reported 236 s (no run takes it: 300 s does) and the parabola's ETTR there,
+// above every simulated one, until 2026-12-06.
+TEST(Reliability, SweepTriesWholeIterationsAndReportsASimulatedOptimum) {
+  EXPECT_EQ(checkpoint_interval_taken(Time::s(236), Time::s(100)), Time::s(300));
+  EXPECT_EQ(checkpoint_interval_taken(Time::s(300), Time::s(100)), Time::s(300));
+  EXPECT_EQ(checkpoint_interval_taken(Time::s(236), Time::zero()), Time::s(236));
+  ReliabilityInputs in = inputs(Time::s(300), Time::s(5), Time::zero());
+  in.duration = Time::s(10 * 86400.0);
+  in.iteration = Time::s(100);
+  in.components = {crash_every(Time::s(3 * 3600.0))};
+  const int seeds = 6;
+  const IntervalSweep sweep = sweep_checkpoint_interval(in, Time::s(328), in.iteration, 21, seeds, 1);
+  ASSERT_EQ(sweep.best_at, SweepEdge::kInterior);
+  for (const Time t : sweep.intervals) EXPECT_EQ(t.as_ps() % in.iteration.as_ps(), 0) << t.as_s();
+  for (size_t i = 1; i < sweep.intervals.size(); ++i) EXPECT_GT(sweep.intervals[i], sweep.intervals[i - 1]);
+  const auto at = std::find(sweep.intervals.begin(), sweep.intervals.end(), sweep.best);
+  ASSERT_NE(at, sweep.intervals.end()) << sweep.best.as_s();
+  EXPECT_EQ(sweep.best_ettr, sweep.mean_ettr[static_cast<size_t>(at - sweep.intervals.begin())]);
+  EXPECT_EQ(sweep.best_ettr, *std::max_element(sweep.mean_ettr.begin(), sweep.mean_ettr.end()));
+  ASSERT_EQ(sweep.best_ettr_by_seed.size(), static_cast<size_t>(seeds));
+  double sum = 0;
+  for (const double e : sweep.best_ettr_by_seed) sum += e;
+  EXPECT_DOUBLE_EQ(sum / seeds, sweep.best_ettr);
 }
 
 TEST(Reliability, CheckpointsHoldWholeIterations) {
