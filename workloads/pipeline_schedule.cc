@@ -42,4 +42,56 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
 
 double bubble_microbatch_slots(int pp, int vpp) { return static_cast<double>(pp - 1) / vpp; }
 
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const std::vector<Time>& forward_send,
+                       const std::vector<Time>& backward_send) {
+  assert(chunks.size() == static_cast<size_t>(pp) * vpp && "one chunk time per virtual stage");
+  assert(m >= 1 && (vpp == 1 || m % pp == 0) && "interleaving needs micro-batches in multiples of pp");
+  assert((forward_send.empty() || forward_send.size() == chunks.size()) &&
+         (backward_send.empty() || backward_send.size() == chunks.size()) && "one send time per virtual stage");
+  const int virtual_stages = pp * vpp;
+  // End times of every (virtual stage, micro-batch) forward and backward; -1 ps = not yet run.
+  const Time kNotRun = Time::ps(-1);
+  std::vector<Time> fwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
+  std::vector<Time> bwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
+  std::vector<std::vector<work::PipelinePass>> schedule(pp);
+  for (int s = 0; s < pp; ++s) schedule[s] = work::pipeline_order(pp, vpp, m, s);
+  std::vector<size_t> next(pp, 0);
+  std::vector<Time> free_at(pp);
+  size_t remaining = 2 * static_cast<size_t>(virtual_stages) * m;
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < pp; ++s) {
+      // Run this device's ops in order for as long as their inputs are ready.
+      while (next[s] < schedule[s].size()) {
+        const work::PipelinePass& op = schedule[s][next[s]];
+        const int v = op.chunk * pp + s;
+        const size_t idx = static_cast<size_t>(v) * m + op.microbatch;
+        Time ready;
+        Time in_flight;  // the send carrying the input, after its producer ends
+        if (op.forward) {
+          if (v > 0) ready = fwd_end[idx - m];
+          if (v > 0 && !forward_send.empty()) in_flight = forward_send[static_cast<size_t>(v - 1)];
+        } else {
+          ready = v + 1 < virtual_stages ? bwd_end[idx + m] : fwd_end[idx];
+          if (v + 1 < virtual_stages && !backward_send.empty()) in_flight = backward_send[static_cast<size_t>(v + 1)];
+        }
+        if (ready == kNotRun) break;
+        ready += in_flight;
+        const ChunkTime& t = chunks[v];
+        const Time end = max(free_at[s], ready) + (op.forward ? t.forward : t.backward);
+        (op.forward ? fwd_end : bwd_end)[idx] = end;
+        free_at[s] = end;
+        ++next[s];
+        --remaining;
+        progressed = true;
+      }
+    }
+    assert(progressed && "the pipeline schedule deadlocked");
+    if (!progressed) break;
+  }
+  Time makespan;
+  for (Time t : free_at) makespan = max(makespan, t);
+  return makespan;
+}
+
 }  // namespace clustersim::work

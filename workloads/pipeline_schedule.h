@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "sim/core/units.h"
+
 namespace clustersim::work {
 
 // One pass of one micro-batch through one model chunk on one pipeline rank. The chunk's virtual
@@ -31,5 +33,33 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
 // Fill and drain of the pipeline in units of one micro-batch's forward + backward on a full stage
 // when communication is free and stages are equal: (pp - 1) / vpp (SC'21 sections 2.2.1-2.2.2).
 double bubble_microbatch_slots(int pp, int vpp);
+
+// Forward and backward time of one virtual pipeline stage (chunk) for one micro-batch.
+struct ChunkTime {
+  Time forward;
+  Time backward;
+};
+
+// Makespan of one pipeline replica's forward and backward passes: 1F1B when vpp = 1, Megatron-LM's
+// interleaved 1F1B otherwise (Narayanan et al., SC'21, section 2.2). `chunks[c * pp + s]` is chunk c
+// of physical stage s (virtual stage c * pp + s); each device runs its ops in the schedule's
+// fixed order, an op starting when its device is free and its input has arrived. Uniform chunks
+// give (m + (pp - 1) / vpp) x (per-stage f + b); with the last stage's chunks taking c' instead of
+// c (per-stage f + b over vpp), (m vpp - 1) c' + (pp - 1) c + c' (it paces every chunk slot). Plain
+// 1F1B with stage k slower by d = (f' + b') - (f + b) per micro-batch, d <= min(f, b), m >= pp:
+// (m + pp - 1)(f + b) + (m - (pp - 1 - k)) d (the pp - 1 - k warm-up micro-batches hide their extra
+// time in the wait for the first gradient). See the closed-form tests in
+// tests/unit/faults/straggler_model_test.cc.
+//
+// Point-to-point sends, where given, delay the input they carry without holding either device
+// (overlapped sends): forward_send[v] from virtual stage v's forward end to v + 1's input,
+// backward_send[v] from v's backward end to v - 1's (empty: free). In plain 1F1B with equal stages
+// and one send time c they lengthen the steady state's slots, not only the fill and drain: 2
+// stages, f 1 ms, b 2 ms, c 0.5 ms: slots alternate 3 and 4 ms, (m + 1)(f + b) + m c in all; 4
+// stages about 1.75 c a micro-batch (tests/unit/workloads/pipeline_schedule_test.cc).
+// Preconditions: chunks.size() == pp * vpp, micro_batches >= 1 (a multiple of pp when vpp > 1),
+// the send vectors empty or of size pp * vpp.
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches,
+                       const std::vector<Time>& forward_send = {}, const std::vector<Time>& backward_send = {});
 
 }  // namespace clustersim::work

@@ -14,6 +14,7 @@
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
 #include "sim/engine/analytical_training.h"
+#include "workloads/pipeline_schedule.h"
 #include "workloads/training_graph.h"
 
 namespace clustersim::engine {
@@ -22,24 +23,9 @@ namespace clustersim::engine {
 using TrainingLevel = std::function<TrainingEstimate(const ScenarioConfig&, const calib::HardwareProfile&)>;
 TrainingLevel analytical_level();
 
-// Forward and backward time of one virtual pipeline stage (chunk) for one micro-batch.
-struct ChunkTime {
-  Time forward;
-  Time backward;
-};
-
-// Makespan of one pipeline replica's forward and backward passes: 1F1B when vpp = 1, Megatron-LM's
-// interleaved 1F1B otherwise (Narayanan et al., SC'21, section 2.2). `chunks[c * pp + s]` is chunk c
-// of physical stage s (virtual stage c * pp + s); each device runs its ops in the schedule's
-// fixed order, an op starting when its device is free and its input has arrived. Point-to-point
-// time is not included. Uniform chunks give (m + (pp - 1) / vpp) x (per-stage f + b); with the
-// last stage's chunks taking c' instead of c (per-stage f + b over vpp), (m vpp - 1) c' + (pp - 1) c
-// + c' (it paces every chunk slot). Plain 1F1B with stage k slower by d = (f' + b') - (f + b) per
-// micro-batch, d <= min(f, b), m >= pp: (m + pp - 1)(f + b) + (m - (pp - 1 - k)) d (the pp - 1 - k
-// warm-up micro-batches hide their extra time in the wait for the first gradient). See the
-// closed-form tests in tests/unit/faults/straggler_model_test.cc.
-// Preconditions: chunks.size() == pp * vpp, micro_batches >= 1 (a multiple of pp when vpp > 1).
-Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches);
+// One chunk's forward and backward time, and one replica's 1F1B makespan: workloads/pipeline_schedule.h.
+using work::ChunkTime;
+using work::pipeline_makespan;
 
 // One layer's and the LM head's time for one micro-batch on one stage, as the training level
 // sees them, found by probing it: (one more layer per stage) - (as is) gives a layer's forward +

@@ -456,6 +456,26 @@ TEST(FlowTraining, TiedEmbeddingGradientsSyncAtTheMainGradientsPrecision) {
   EXPECT_LT(a16.as_s(), 0.6 * a32.as_s());
 }
 
+TEST(FlowTraining, OverlappedSendsOfPlainOneFOneBPaceItsSteadyStateAtBothLevels) {
+  // Plain 1F1B with overlapped sends: a stage's backward waits for a gradient sent after its
+  // forward's activation, every micro-batch, not only in the fill and drain. 4 stages, one GPU
+  // and one 25 Gbps NIC each, 64 micro-batches: the analytical level charged the fill and drain
+  // only until 2026-12-06 (0.3 s below the flow level); it now replays the schedule with the sends.
+  ScenarioConfig cfg = plan(4, 1, 4, 1, 64);
+  cfg.model.vocab = 128;  // equal stages: a large LM head's stage would pace, the others hiding the waits
+  cfg.cluster.gpus_per_node = 1;
+  cfg.cluster.nics_per_node = 1;
+  cfg.cluster.nic_bandwidth = gbps(25);
+  cfg.training.overlap.pp_p2p = true;
+  cfg = engine_test::validated(cfg);
+  const TrainingEstimate a = estimate_training(cfg, a100());
+  const double flow = simulate_training(cfg, a100(), quick()).estimate.iteration.as_s();
+  EXPECT_NEAR(a.iteration.as_s() / flow, 1.0, 0.03) << a.iteration.as_s() << " s against " << flow << " s";
+  // Far more than the 2 (pp - 1) sends of the fill and drain: about 1.75 sends a micro-batch.
+  const double one_send_s = static_cast<double>(cfg.model.seq_len) * cfg.model.hidden * 2.0 / (25e9 / 8);
+  EXPECT_GT(a.breakdown.pp_exposed.as_s(), 1.5 * a.micro_batches * one_send_s);
+}
+
 TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
   // Mixtral-style MoE on 8 GPUs, tp 8, ep 2: dp 1 but 4 expert replicas. ZeRO-3 shards the
   // experts over them and gathers a chunk's experts before each pass (before 2026-11-22 the
