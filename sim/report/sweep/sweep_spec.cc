@@ -360,12 +360,29 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
     limit.metric = key;
     limit.line = n.line;
     MapReader r(&n, path, errors);
-    double v = 0;
-    if (r.read("min", v)) limit.min = v;
-    if (r.read("max", v)) limit.max = v;
+    // A metric in seconds (`ttft_p99_s`) takes a duration with its unit (`{max: 50ms}`), as the
+    // scenario's limits do, or a plain number of seconds (until 2026-12-06 only the number, so
+    // `{max: 50}` meant for milliseconds passed as 50 s unremarked).
+    const auto ends_with = [&key](const std::string& tail) {
+      return key.size() > tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    const bool seconds = ends_with("_s") && !ends_with("_per_s");
+    for (const char* bound : {"min", "max"}) {
+      const YamlNode* b = n.is_map() ? n.find(bound) : nullptr;
+      std::optional<double>& into = std::string(bound) == "min" ? limit.min : limit.max;
+      double v = 0;
+      Time t;
+      if (seconds && b && b->is_scalar() && !plain_real(*b)) {
+        if (r.read(bound, t)) into = t.as_s();
+      } else if (r.read(bound, v)) {
+        into = v;
+      }
+    }
     r.finish();
     if (!n.is_map() || (!limit.min && !limit.max)) {
-      errors.add(InputError{n.file, n.line, path, "expected {min: NUMBER} and/or {max: NUMBER}"});
+      errors.add(InputError{n.file, n.line, path,
+                            seconds ? "expected {min: DURATION} and/or {max: DURATION} (50ms, 1.5s, or a number of seconds)"
+                                    : "expected {min: NUMBER} and/or {max: NUMBER}"});
       continue;
     }
     // MFU, HFU, served_fraction and slo_attainment are fractions: {min: 40} (percent) would reject

@@ -347,6 +347,24 @@ TEST(SweepSpec, ContradictoryConstraintsAreRejectedAtLoad) {
   }
 }
 
+// A metric in seconds takes a duration with its unit, as a scenario's limits do, or a plain number
+// of seconds (only the number until 2026-12-06: {max: 50} meant for milliseconds passed as 50 s).
+TEST(SweepSpec, LimitsInSecondsTakeUnits) {
+  const SweepSpec ms = spec_from("axes: {parallelism.tp: [1, 2]}\nconstraints: {iteration_time_s: {min: 500ms, max: 2min}}\n");
+  ASSERT_EQ(ms.limits.size(), 1u);
+  EXPECT_DOUBLE_EQ(*ms.limits[0].min, 0.5);
+  EXPECT_DOUBLE_EQ(*ms.limits[0].max, 120.0);
+  const SweepSpec plain = spec_from("axes: {parallelism.tp: [1, 2]}\nconstraints: {iteration_time_s: {max: 10}}\n");
+  EXPECT_DOUBLE_EQ(*plain.limits[0].max, 10.0);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {iteration_time_s: {max: 10 parsecs}}\n")
+                .find("constraints.iteration_time_s.max"),
+            std::string::npos);
+  // Only metrics in seconds: a rate with a unit is refused.
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {tokens_per_s: {min: 5ms}}\n")
+                .find("constraints.tokens_per_s.min"),
+            std::string::npos);
+}
+
 // A fixed GPU count is an integer >= 1, as {min, max} are (before 2026-12-05 it was cast to int:
 // 16.7 became 16, and 3e9 wrapped around to a wrong message).
 TEST(SweepSpec, AFixedGpuCountIsAWholeNumber) {
