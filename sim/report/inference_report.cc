@@ -45,14 +45,23 @@ Json stats_json(const Percentiles& p) {
 }
 
 // Milliseconds below 10 s ("227191.0 ms" read badly), seconds from there.
-std::string ms(double s) {
+// A latency in ms below 10 s, else in s; `scale` (default: the value itself) picks the unit, so a
+// line of statistics shares the unit of its largest (it read "mean 10.7 s, p50 8811.8 ms" until
+// 2026-12-06).
+std::string ms(double s, double scale = -1) {
   char buf[32];
-  if (s < 10) {
+  if ((scale < 0 ? s : scale) < 10) {
     std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
   } else {
     std::snprintf(buf, sizeof buf, "%.1f s", s);
   }
   return buf;
+}
+
+// "mean M, p50 P, p99 Q" in one unit.
+std::string latency_stats(const Percentiles& p) {
+  const double top = std::max({p.mean, p.p50, p.p99});
+  return "mean " + ms(p.mean, top) + ", p50 " + ms(p.p50, top) + ", p99 " + ms(p.p99, top);
 }
 
 // A rate in tokens/s: whole numbers from 100, three significant digits below (a low-load run's
@@ -374,12 +383,12 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                 static_cast<long long>(r.requests.size()), static_cast<long long>(completed),
                 static_cast<long long>(rejected));
   s << line;
-  std::snprintf(line, sizeof line, "  throughput  %s tokens/s, %s tokens/s per GPU over %.2f s\n", rate(tps).c_str(),
+  std::snprintf(line, sizeof line, "  throughput  %s output tokens/s, %s per GPU over %.2f s\n", rate(tps).c_str(),
                 rate(per_gpu).c_str(), duration);
   s << line;
   if (load.window_s > 0) {
     std::snprintf(line, sizeof line,
-                  "  steady      %s tokens/s produced while requests arrived (%.2f s), %s tokens/s offered%s\n",
+                  "  steady      %s output tokens/s produced while requests arrived (%.2f s), %s offered%s\n",
                   rate(load.steady).c_str(), load.window_s, rate(load.offered).c_str(),
                   // Rejected requests are offered and never served: with any, the gap need not be
                   // a queue (until 2026-12-06 it always said one grew).
@@ -389,15 +398,15 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   if (priced && price > 0) {
-    std::snprintf(line, sizeof line, "  cost        %.0f tokens per currency unit (all %d GPUs cost %.2f per hour)\n",
+    std::snprintf(line, sizeof line, "  cost        %.0f output tokens per currency unit (all %d GPUs cost %.2f per hour)\n",
                   tps * 3600.0 / price, gpus, price);
     s << line;
   }
-  s << "  TTFT        mean " << ms(ttft_p.mean) << ", p50 " << ms(ttft_p.p50) << ", p99 " << ms(ttft_p.p99) << "\n";
+  s << "  TTFT        " << latency_stats(ttft_p) << "\n";
   if (tpot.empty()) {
     s << "  TPOT        none (no completed request has a second output token)";
   } else {
-    s << "  TPOT        mean " << ms(tpot_p.mean) << ", p50 " << ms(tpot_p.p50) << ", p99 " << ms(tpot_p.p99);
+    s << "  TPOT        " << latency_stats(tpot_p);
   }
   if (in.tpot_limit > Time::zero() && !tpot.empty()) {
     std::snprintf(line, sizeof line, " (%.0f%% within %s)", 100.0 * within / std::max<size_t>(1, tpot.size()),
