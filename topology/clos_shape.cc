@@ -17,6 +17,18 @@ using internal::with_commas;
 
 constexpr int kMaxRadix = 4096;  // upper end of the search for a radix that fits
 
+// A tier's ports at down:up `ratio`: the radix split at the ratio, or (fewer_uplinks) half of it
+// down, as at 1:1, and down / ratio up; nullopt when they are not whole numbers.
+std::optional<PortSplit> tier_ports(int radix, double ratio, OversubscriptionBy by) {
+  if (by == OversubscriptionBy::kPortSplit) return split_ports(radix, ratio);
+  const auto even = split_ports(radix, 1.0);
+  if (!even || !std::isfinite(ratio) || ratio < 1.0) return std::nullopt;
+  const double up_exact = even->down / ratio;
+  const long up = std::lround(up_exact);
+  if (up < 1 || std::abs(static_cast<double>(up) - up_exact) > 1e-9 * radix) return std::nullopt;
+  return PortSplit{even->down, static_cast<int>(up)};
+}
+
 // Grouping and capacity for one radix (cluster size not yet applied); nullopt when the ratios
 // give fractional ports or the radix cannot hold one group per pod.
 std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c, const NetworkConfig& n) {
@@ -26,12 +38,12 @@ std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c, const
   s.radix = radix;
   s.gpus_per_node = c.gpus_per_node;
   s.nics_per_node = c.nics_per_node;
-  const auto tor = split_ports(radix, n.tor_oversubscription);
+  const auto tor = tier_ports(radix, n.tor_oversubscription, n.oversubscription_by);
   if (!tor) return std::nullopt;
   s.tor_down = tor->down;
   s.tor_up = tor->up;
   if (n.tiers == 3) {
-    const auto agg = split_ports(radix, n.agg_oversubscription);
+    const auto agg = tier_ports(radix, n.agg_oversubscription, n.oversubscription_by);
     if (!agg) return std::nullopt;
     s.agg_down = agg->down;
     s.agg_up = agg->up;
@@ -90,6 +102,36 @@ std::string ratio_problem(const char* name, int radix, double ratio, double othe
     }
   }
   if (!radices.empty()) msg += "; or keep " + short_decimal(ratio, 3) + ":1 with network.switch_radix " + radices;
+  // The same pods with fewer uplinks (a tapered fabric), where the ratio divides half the radix.
+  if (tier_ports(radix, ratio, OversubscriptionBy::kFewerUplinks)) {
+    msg += "; or network.oversubscription_by: fewer_uplinks (" + std::to_string(radix / 2) + ":" +
+           std::to_string(tier_ports(radix, ratio, OversubscriptionBy::kFewerUplinks)->up) +
+           ", the 1:1 pods with fewer uplinks)";
+  }
+  return msg;
+}
+
+// oversubscription_by: fewer_uplinks: half the radix down, down / ratio up, whole.
+std::string uplinks_problem(const char* name, int radix, double ratio) {
+  if (!(ratio >= 1.0) || !std::isfinite(ratio)) {
+    return std::string(name) + " must be a down:up port ratio >= 1; got " + short_decimal(ratio, 3);
+  }
+  if (radix % 2 != 0) {
+    return std::string(name) + " with oversubscription_by: fewer_uplinks keeps half the ports down, as at 1:1; radix " +
+           std::to_string(radix) + " is odd";
+  }
+  const int down = radix / 2;
+  std::string msg = std::string(name) + " " + short_decimal(ratio, 3) +
+                    " with oversubscription_by: fewer_uplinks keeps " + std::to_string(down) + " of radix " +
+                    std::to_string(radix) + "'s ports down (as at 1:1) and gives " + short_decimal(down / ratio) +
+                    " up; port counts must be whole numbers";
+  std::string options;
+  for (int up : {static_cast<int>(std::floor(down / ratio)), static_cast<int>(std::ceil(down / ratio))}) {
+    if (up < 1 || up > down || (!options.empty() && options.find(":" + std::to_string(up) + " ") != std::string::npos)) continue;
+    options += std::string(options.empty() ? "" : " or ") + std::to_string(down) + ":" + std::to_string(up) + " (" +
+               short_decimal(static_cast<double>(down) / up, 4) + ")";
+  }
+  if (!options.empty()) msg += "; nearest: " + options;
   return msg;
 }
 
@@ -140,14 +182,17 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   if (!radix_ok) {
     fail("network.switch_radix", "must be at least 2 ports; got " + std::to_string(n.switch_radix));
   }
-  if (radix_ok && !split_ports(n.switch_radix, n.tor_oversubscription)) {
+  const bool by_split = n.oversubscription_by == OversubscriptionBy::kPortSplit;
+  if (radix_ok && !tier_ports(n.switch_radix, n.tor_oversubscription, n.oversubscription_by)) {
     fail("network.tor_oversubscription",
-         ratio_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription,
-                       n.tiers == 3 ? n.agg_oversubscription : 0.0));
+         by_split ? ratio_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription,
+                                  n.tiers == 3 ? n.agg_oversubscription : 0.0)
+                  : uplinks_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription));
   }
-  if (n.tiers == 3 && radix_ok && !split_ports(n.switch_radix, n.agg_oversubscription)) {
+  if (n.tiers == 3 && radix_ok && !tier_ports(n.switch_radix, n.agg_oversubscription, n.oversubscription_by)) {
     fail("network.agg_oversubscription",
-         ratio_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription, n.tor_oversubscription));
+         by_split ? ratio_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription, n.tor_oversubscription)
+                  : uplinks_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription));
   }
   if (n.tiers == 2 && n.agg_oversubscription != 1.0) {
     fail("network.agg_oversubscription",
@@ -157,7 +202,7 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   errors.throw_if_any();
 
   // The radix must hold at least one group under one aggregation switch.
-  const auto tor = *split_ports(n.switch_radix, n.tor_oversubscription);
+  const auto tor = *tier_ports(n.switch_radix, n.tor_oversubscription, n.oversubscription_by);
   const std::string radix_text = "radix " + std::to_string(n.switch_radix);
   if (n.wiring == Wiring::kTorPerServer && tor.down < c.nics_per_node) {
     fail("network.switch_radix",
@@ -166,7 +211,7 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
     errors.throw_if_any();
   }
   const int agg_down =
-      n.tiers == 3 ? split_ports(n.switch_radix, n.agg_oversubscription)->down : n.switch_radix;
+      n.tiers == 3 ? tier_ports(n.switch_radix, n.agg_oversubscription, n.oversubscription_by)->down : n.switch_radix;
   const int tors_per_group = n.wiring == Wiring::kRailOptimized ? c.nics_per_node : 1;
   if (agg_down < tors_per_group) {
     fail("network.switch_radix", radix_text + " leaves " + std::to_string(agg_down) +

@@ -221,7 +221,7 @@ std::string format_summary(const Fabric& fabric) {
   // The split's ratio, and the cabled one where whole servers or groups leave down ports empty;
   // where the links down and up differ in speed (network.fabric_bandwidth), the ratio in
   // bandwidth too, which is what throttles (3:1 ports with uplinks twice the NICs' speed: 1.5:1).
-  const auto ratio = [](int down, int cabled, int up, LinkSpec below, LinkSpec above) {
+  const auto ratio = [&s](int down, int cabled, int up, LinkSpec below, LinkSpec above) {
     std::string r = short_decimal(static_cast<double>(down) / up) + ":1";
     if (cabled < down) {
       r = short_decimal(static_cast<double>(cabled) / up) + ":1 as cabled (" + std::to_string(cabled) + " of " +
@@ -232,6 +232,8 @@ std::string format_summary(const Fabric& fabric) {
            short_decimal(cabled * below.bandwidth.bytes_per_s / (up * above.bandwidth.bytes_per_s)) + ":1 in bandwidth (" +
            to_string(below.bandwidth) + " down, " + to_string(above.bandwidth) + " up)";
     }
+    // network.oversubscription_by: fewer_uplinks leaves ports of the radix uncabled.
+    if (down + up < s.radix) r += "; " + std::to_string(s.radix - down - up) + " ports unused (fewer uplinks)";
     return r;
   };
   const LinkSpec host = fabric.tier_spec(LinkTier::kHost), tor_agg = fabric.tier_spec(LinkTier::kTorAgg);

@@ -15,6 +15,10 @@ const char* to_string(Fidelity f) {
   return "?";
 }
 
+const char* to_string(OversubscriptionBy o) {
+  return o == OversubscriptionBy::kPortSplit ? "port_split" : "fewer_uplinks";
+}
+
 const char* to_string(Wiring w) {
   return w == Wiring::kRailOptimized ? "rail_optimized" : "tor_per_server";
 }

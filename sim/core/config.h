@@ -22,6 +22,10 @@ namespace clustersim {
 
 enum class Fidelity { kAnalytical, kFlow, kFlowDcqcn, kPacket };
 enum class Wiring { kRailOptimized, kTorPerServer };
+// How a tier's down:up ratio takes the switch's ports: split the radix at the ratio (more down
+// ports: bigger ToR groups and pods), or keep half of them down as at 1:1 (the same groups and
+// pods) and cable down / ratio of them up, the rest unused (a tapered fabric).
+enum class OversubscriptionBy { kPortSplit, kFewerUplinks };
 enum class Routing { kEcmp, kDmodK, kSpray };
 enum class FlowSolver { kFluid, kLmm };
 enum class Activation { kGelu, kSwiglu };
@@ -67,6 +71,7 @@ struct NetworkConfig {
   int switch_radix = 64;                      // ports per switch, every tier
   double tor_oversubscription = 1.0;          // ToR down:up port ratio, in [1, kMaxOversubscription]
   double agg_oversubscription = 1.0;          // aggregation down:up ratio, >= 1
+  OversubscriptionBy oversubscription_by = OversubscriptionBy::kPortSplit;
   std::optional<Bandwidth> fabric_bandwidth;  // switch-to-switch links; default = cluster.nic_bandwidth
   Time host_link_latency = Time::us(1.0);     // NIC to ToR, one way
   Time fabric_link_latency = Time::us(1.0);   // each switch-to-switch hop, one way
@@ -189,6 +194,7 @@ struct ScenarioConfig {
 // Names as written in scenarios, for messages and reports.
 const char* to_string(Fidelity f);
 const char* to_string(Wiring w);
+const char* to_string(OversubscriptionBy o);
 const char* to_string(Routing r);
 const char* to_string(FlowSolver s);
 const char* to_string(Activation a);

@@ -49,8 +49,13 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read_enum("wiring", n.wiring,
               {{"rail_optimized", Wiring::kRailOptimized}, {"tor_per_server", Wiring::kTorPerServer}});
   r.read("switch_radix", n.switch_radix, Need::kOptional, 4, 4096);
-  r.read_ratio("tor_oversubscription", n.tor_oversubscription, 1.0, kMaxOversubscription, n.switch_radix);
-  r.read_ratio("agg_oversubscription", n.agg_oversubscription, 1.0, kMaxOversubscription, n.switch_radix);
+  r.read_enum("oversubscription_by", n.oversubscription_by,
+              {{"port_split", OversubscriptionBy::kPortSplit}, {"fewer_uplinks", OversubscriptionBy::kFewerUplinks}});
+  // Port counts ("48:16") add up to the radix when the ratio splits it; with fewer uplinks the
+  // down ports are half the radix and the counts any whole pair at the ratio ("32:8").
+  const int ports = n.oversubscription_by == OversubscriptionBy::kPortSplit ? n.switch_radix : 0;
+  r.read_ratio("tor_oversubscription", n.tor_oversubscription, 1.0, kMaxOversubscription, ports);
+  r.read_ratio("agg_oversubscription", n.agg_oversubscription, 1.0, kMaxOversubscription, ports);
   r.read("fabric_bandwidth", n.fabric_bandwidth);
   r.read("host_link_latency", n.host_link_latency);
   r.read("fabric_link_latency", n.fabric_link_latency);

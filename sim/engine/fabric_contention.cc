@@ -500,6 +500,7 @@ std::string contention_key(const ScenarioConfig& cfg) {
                 p.placement.c_str(), cfg.model.tied_embeddings ? 1 : 0, moe ? 1 : 0, moe ? p.ep : 0, moe ? p.expert_tp : 0,
                 moe ? static_cast<int>(cfg.training.attention_parallel) : 0);
   std::string key = buf;
+  key += n.oversubscription_by == OversubscriptionBy::kPortSplit ? "|split" : "|uplinks";
   if (moe) {
     // The dispatch flows follow the routing draw of every layer (layer_dispatch_flows).
     const MoeConfig& r = *cfg.model.moe;

@@ -262,6 +262,27 @@ TEST(CliRun, PxnAndTtftLimitRefuseBadValues) {
   const Result ttft = clustersim("run scenarios/infer-pd.yaml --set inference.ttft_limit=2");
   EXPECT_EQ(ttft.code, 2);
   EXPECT_CONTAINS(ttft.err, "inference.ttft_limit: expected a duration");
+  const Result by = clustersim("run scenarios/net-alltoall-128.yaml --set network.oversubscription_by=sideways");
+  EXPECT_EQ(by.code, 2);
+  EXPECT_CONTAINS(by.err, "network.oversubscription_by");
+  EXPECT_CONTAINS(by.err, "fewer_uplinks");
+}
+
+// A tapered fabric (fewer uplinks, the same pods) costs more the more it is tapered: Llama-3-405B
+// on 16,384 GPUs placed as Megatron-LM places it, its pipeline and DP traffic crossing pods.
+TEST(CliRun, FewerUplinksCostMoreTheFewerTheyAre) {
+  double before = 0;
+  for (const char* ratio : {"1", "2", "4"}) {
+    const Result r = clustersim(std::string("run scenarios/llama3-405b/llama3-405b-16384.yaml --format json") +
+                                " --set parallelism.placement=tp-cp-dp-pp --set network.oversubscription_by=fewer_uplinks" +
+                                " --set network.agg_oversubscription=" + ratio);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const size_t at = r.out.find("\"iteration_time_s\": ");
+    ASSERT_NE(at, std::string::npos);
+    const double t = std::stod(r.out.substr(at + 20));
+    EXPECT_GT(t, before) << ratio;
+    before = t;
+  }
 }
 
 TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {

@@ -98,6 +98,38 @@ TEST(ClosShape, TorOversubscriptionShrinksUplinks) {
   EXPECT_EQ(s.aggs, 2);
 }
 
+// oversubscription_by: fewer_uplinks keeps the 1:1 down ports (the same groups and pods) and
+// cables down / ratio uplinks, where port_split grows the pods (added 2026-12-06).
+TEST(ClosShape, FewerUplinksKeepThePodsAndDropUplinks) {
+  NetworkConfig flat = network(3, 64, Wiring::kTorPerServer);
+  NetworkConfig tapered = network(3, 64, Wiring::kTorPerServer, 1.0, 4.0);
+  tapered.oversubscription_by = OversubscriptionBy::kFewerUplinks;
+  const ClosShape a = plan_clos(cluster(16384), flat), b = plan_clos(cluster(16384), tapered);
+  EXPECT_EQ(b.agg_down, 32);
+  EXPECT_EQ(b.agg_up, 8);
+  EXPECT_EQ(b.tors_per_pod, a.tors_per_pod);
+  EXPECT_EQ(b.pods, a.pods);
+  EXPECT_EQ(b.cores, a.cores / 4);
+  // Split at the ratio the pods grow: 51 ToRs a pod at 51:13.
+  const ClosShape split = plan_clos(cluster(16384), network(3, 64, Wiring::kTorPerServer, 1.0, 51.0 / 13.0));
+  EXPECT_EQ(split.tors_per_pod, 51);
+  // The ratio must take half the radix into whole ports: 32 / 3 is not whole; an odd radix has no half.
+  tapered.agg_oversubscription = 3.0;
+  const std::vector<InputError> e = plan_errors(cluster(16384), tapered);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].key_path, "network.agg_oversubscription");
+  EXPECT_NE(e[0].message.find("keeps 32 of radix 64's ports down (as at 1:1) and gives 10.67 up"), std::string::npos)
+      << e[0].message;
+  EXPECT_NE(e[0].message.find("32:10 (3.2) or 32:11"), std::string::npos) << e[0].message;
+  tapered.agg_oversubscription = 4.0;
+  tapered.switch_radix = 63;
+  EXPECT_NE(plan_errors(cluster(64), tapered)[0].message.find("radix 63 is odd"), std::string::npos);
+  // Where port_split cannot make the ratio, its error offers fewer_uplinks.
+  const std::vector<InputError> s4 = plan_errors(cluster(16384), network(3, 64, Wiring::kTorPerServer, 1.0, 4.0));
+  ASSERT_FALSE(s4.empty());
+  EXPECT_NE(s4[0].message.find("or network.oversubscription_by: fewer_uplinks (32:8"), std::string::npos) << s4[0].message;
+}
+
 TEST(ClosShape, TorPerServerGroupsServersOnOneTor) {
   // k = 16, 4 NICs per server: d_t = 8 -> 2 servers per ToR.
   const ClosShape s = plan_clos(cluster(64, 8, 4), network(2, 16, Wiring::kTorPerServer));
