@@ -94,4 +94,27 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
   return makespan;
 }
 
+Time plain_pipeline_send_delay(const std::vector<ChunkTime>& stages, int m, const std::vector<Time>& forward_send,
+                               const std::vector<Time>& backward_send) {
+  const int pp = static_cast<int>(stages.size());
+  assert(pp >= 1 && m >= 1 && forward_send.size() == stages.size() && backward_send.size() == stages.size() &&
+         "one slot and one send each way per stage");
+  const int replayed = std::min(m, 4 * pp);
+  const Time delay = pipeline_makespan(stages, pp, 1, replayed, forward_send, backward_send) -
+                     pipeline_makespan(stages, pp, 1, replayed);
+  if (m == replayed) return delay;
+  Time slowest;
+  double lambda_s = 0;
+  for (int a = 0; a < pp; ++a) {
+    slowest = max(slowest, stages[a].forward + stages[a].backward);
+    Time range;
+    for (int b = a; b < pp; ++b) {
+      range += stages[b].forward + stages[b].backward;
+      if (b > a) range += forward_send[b - 1] + backward_send[b];
+      lambda_s = std::max(lambda_s, range.as_s() / (b - a + 1));
+    }
+  }
+  return delay + Time::s(static_cast<double>(m - replayed) * std::max(0.0, lambda_s - slowest.as_s()));
+}
+
 }  // namespace clustersim::work

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -89,6 +90,38 @@ TEST(PipelineMakespan, OverlappedSendsPaceThePlainSteadyState) {
   const std::vector<Time> sends8(8, Time::us(500));
   const Time interleaved = pipeline_makespan(eight, 4, 2, 16, sends8, sends8) - pipeline_makespan(eight, 4, 2, 16);
   EXPECT_LT(interleaved, plain);
+}
+
+// The short replay plus the steady state's growth (the largest cycle mean) against the full
+// replay: 2 to 16 stages of uneven slots (0.5x to 1.5x, the last with a head), sends of 1% to
+// 300% of a slot, 256 micro-batches.
+TEST(PipelineMakespan, PlainSendDelayFollowsTheFullReplay) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (const int pp : {2, 3, 4, 8, 16}) {
+    for (int draw = 0; draw < 3; ++draw) {
+      for (const double c : {0.01, 0.05, 0.3, 1.0, 3.0}) {
+        std::vector<ChunkTime> stages(static_cast<size_t>(pp));
+        for (ChunkTime& t : stages) {
+          const double slot = draw == 0 ? 1.0 : u(rng);
+          t.forward = Time::ms(slot / 3);
+          t.backward = Time::ms(2 * slot / 3);
+        }
+        stages.back().forward += Time::us(100);
+        std::vector<Time> fwd(stages.size()), bwd(stages.size());
+        for (Time& t : fwd) t = Time::ms(draw == 0 ? c : c * u(rng));
+        for (Time& t : bwd) t = Time::ms(draw == 0 ? c : c * u(rng));
+        const int m = 256;
+        const Time plain = pipeline_makespan(stages, pp, 1, m);
+        const Time full = pipeline_makespan(stages, pp, 1, m, fwd, bwd) - plain;
+        const Time fast = plain_pipeline_send_delay(stages, m, fwd, bwd);
+        EXPECT_NEAR(fast.as_s(), full.as_s(), 0.003 * (plain + full).as_s()) << pp << " stages, sends " << c;
+        // At most 4 pp micro-batches the replay is the answer.
+        EXPECT_EQ(plain_pipeline_send_delay(stages, 4 * pp, fwd, bwd),
+                  pipeline_makespan(stages, pp, 1, 4 * pp, fwd, bwd) - pipeline_makespan(stages, pp, 1, 4 * pp));
+      }
+    }
+  }
 }
 
 TEST(Placement, MegatronOrderKeepsTpInsideANode) {
