@@ -644,7 +644,12 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   c.expert_fwd = whole.fwd;
   c.expert_bwd = whole.bwd;
   const Time lat = a2a_lat + etp_lat;
-  const Time bw = c.dispatch - lat;
+  // Each direction's bandwidth term on its own: the combine leaves a hot expert's GPU over every
+  // rail through PXN where the dispatch to it arrives through its one NIC (until 2026-12-06 the
+  // chunked pipeline priced the combine at the dispatch's: one hot expert per node, ep 16,
+  // 4 chunks, 5.77 ms exposed per layer where each at its own gives 3.6 ms).
+  const Time bw = max(Time::zero(), c.dispatch - lat);
+  const Time combine_bw = max(Time::zero(), c.combine - lat);
   c.moe_fwd = c.dispatch + c.expert_fwd + c.combine;
   c.moe_bwd = c.dispatch + c.expert_bwd + c.combine;
   c.chunks = 1;
@@ -652,9 +657,9 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     // COMET-style fine-grained overlap: the expert GEMMs run as one kernel whose tiles follow the
     // arriving chunks (no extra launches or smaller GEMMs), the all-to-all streams its chunks
     // after one latency. So one chunk is 1/n of each part, and the latencies are paid once.
-    const Time d = (1.0 / n) * bw;
-    const Time f = lat + lat + chunk_pipeline_time(d, (1.0 / n) * c.expert_fwd, d, n);
-    const Time b = lat + lat + chunk_pipeline_time(d, (1.0 / n) * c.expert_bwd, d, n);
+    const Time d = (1.0 / n) * bw, k = (1.0 / n) * combine_bw;
+    const Time f = lat + lat + chunk_pipeline_time(d, (1.0 / n) * c.expert_fwd, k, n);
+    const Time b = lat + lat + chunk_pipeline_time(d, (1.0 / n) * c.expert_bwd, k, n);
     if (f + b < c.moe_fwd + c.moe_bwd) {
       c.moe_fwd = f;
       c.moe_bwd = b;
@@ -819,7 +824,16 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   ScenarioConfig dense_layer = v;
   dense_layer.model.moe.reset();
   const double dense_act = activation_bytes_per_layer(dense_layer).as_double();
-  const double moe_share = static_cast<double>(moe_layer_count(m)) / m.layers;
+  // The first stage holds the most micro-batches in flight: the share of MoE layers among its own
+  // layers (until 2026-12-06 the model's: an interleaved plan with an MoE layer every other one,
+  // one layer per chunk, puts only MoE layers on stage 0 and read 20% low).
+  int stage_layers_count = 0, stage_moe_layers = 0;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    if (stage_of_layer(cfg, layer) != 0) continue;
+    ++stage_layers_count;
+    stage_moe_layers += is_moe_layer(m, layer) ? 1 : 0;
+  }
+  const double moe_share = static_cast<double>(stage_moe_layers) / std::max(1, stage_layers_count);
   const double per_layer = moe_share * (attn + moe_act) + (1.0 - moe_share) * dense_act;
   // pp micro-batches of layers / pp on the first stage (fewer when the pipeline has fewer), as
   // for a dense model (transformer.cc).

@@ -281,6 +281,22 @@ TEST(MoeMemory, TheBusiestOwnerHoldsItsPairsActivations) {
   EXPECT_EQ(skew.memory.weights, uniform.memory.weights);
 }
 
+// The first stage's activations count its own MoE layers: 4 layers, pp 2, vpp 2, one layer per
+// chunk puts layers 0 and 2 on stage 0, MoE layers whether every layer or every other one is MoE,
+// so the same activations (until 2026-12-06 the model's share of MoE layers: 20% less with every
+// other one).
+TEST(MoeMemory, TheFirstStageCountsItsOwnMoeLayers) {
+  const std::vector<std::string> plan = {"training.memory_check=false", "parallelism.tp=1", "parallelism.pp=2",
+                                         "parallelism.vpp=2", "parallelism.ep=8", "training.global_batch=16",
+                                         "training.attention_parallel=tp"};
+  std::vector<std::string> every = plan, other = plan;
+  every.push_back("model.moe.moe_layer_frequency=1");
+  other.push_back("model.moe.moe_layer_frequency=2");
+  const MemoryEstimate all = moe_memory_per_gpu(load(small_yaml(), every));
+  const MemoryEstimate half = moe_memory_per_gpu(load(small_yaml(), other));
+  EXPECT_EQ(half.activations, all.activations);
+}
+
 // Skewed routing with a shared NIC: the hot GPU uses the NIC its neighbours leave idle, as the
 // flow level finds (one 200 Gbps NIC per 8 H100s, 512 GPUs, zipf routing: 20.67 s analytical
 // against the flow level's 13.52 s before 2026-12-05; now 13.27 s). Against 8 NICs of 25 Gbps,
@@ -328,6 +344,25 @@ TEST(MoeAnalytical, DispatchAndCombineShareTheNetworkWhenChunked) {
     EXPECT_LE(chunk_pipeline_time((1.0 / c) * Time::ms(5), (1.0 / c) * Time::ms(2), (1.0 / c) * Time::ms(5), c),
               Time::ms(12) + Time::ps(c));
   }
+}
+
+TEST(MoeAnalytical, ChunksPriceTheCombineAtItsOwnBandwidth) {
+  // One hot expert on each of 2 nodes, ep 16: the dispatch to it arrives through its one NIC, the
+  // combine leaves over every rail (PXN). Chunked 4 ways, each direction at its own rate, as the
+  // flow level runs it: 2.166 s at both levels (the analytical level priced the combine at the
+  // dispatch's rate until 2026-12-06: 2.201 s, 5.77 ms exposed per layer where 3.58 ms is right).
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml";
+  ScenarioConfig cfg = load_scenario(
+      scenario, {"cluster.gpus=16", "parallelism.pp=1", "parallelism.tp=1", "model.layers=4", "training.global_batch=64",
+                 "model.moe.experts=16", "parallelism.ep=16", "model.moe.routing=loads",
+                 "model.moe.loads=[1,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0]", "training.overlap.a2a_chunks=4"});
+  const calib::HardwareProfile h100 = calib::load_hardware_profile("H100-SXM");
+  const Time analytical = engine::estimate_training(cfg, h100).iteration;
+  cfg.network.fidelity = Fidelity::kFlow;
+  engine::FlowTrainingOptions quick;
+  quick.use_simgrid = false;
+  const Time flow = engine::simulate_training(cfg, h100, quick).estimate.iteration;
+  EXPECT_NEAR(analytical / flow, 1.0, 0.003) << analytical.as_s() << " s against " << flow.as_s() << " s";
 }
 
 TEST(MoeAnalytical, AHotReceiversNicIsNotAlsoSlowedByTheUniformLinkContention) {
