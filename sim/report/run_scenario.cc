@@ -271,6 +271,15 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
                       "under attention_parallel: sp the dense layers have no TP collectives either");
     }
   }
+  // Megatron-LM sets the expert TP to the attention's when --expert-tensor-parallel-size is not
+  // given; here it defaults to 1 (whole experts), so a plan copied from a Megatron-LM command line
+  // runs another layout unless it says which (Mixtral 8x7B, tp 2, ep 8: 3.198 s with 1, 3.504 s
+  // with 2).
+  if (!cfg.inference && cfg.parallelism.tp > 1 && !cfg.given.count("parallelism.expert_tp")) {
+    notes.push_back("parallelism.expert_tp is 1 (the default: each expert whole on its GPU); Megatron-LM sets it to tp (" +
+                    std::to_string(cfg.parallelism.tp) +
+                    ") when --expert-tensor-parallel-size is not given: give parallelism.expert_tp to say which");
+  }
   if (m.routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
     notes.push_back(std::string("model.moe.zipf_s is used only with model.moe.routing: zipf (routing is ") +
                     to_string(m.routing) + ")");

@@ -62,6 +62,17 @@ TEST(UnusedKeyNotes, PxnWithoutAllToAllTrafficIsNoted) {
   EXPECT_TRUE(notes_of("infer-colocated.yaml", {"network.pxn=false"}).empty());
 }
 
+// Megatron-LM sets the expert TP to tp when not given; here the default is 1, so a training plan
+// with tp > 1 that does not say is noted (added 2026-12-06).
+TEST(UnusedKeyNotes, AnExpertTpLeftToItsDefaultUnderTensorParallelismIsNoted) {
+  const std::vector<std::string> omitted = notes_of("mixtral-8x7b-h100-256.yaml", {"parallelism.expert_tp=null"});
+  ASSERT_EQ(omitted.size(), 1u);
+  EXPECT_NE(omitted[0].find("parallelism.expert_tp is 1 (the default"), std::string::npos) << omitted[0];
+  EXPECT_NE(omitted[0].find("Megatron-LM sets it to tp (2)"), std::string::npos) << omitted[0];
+  EXPECT_TRUE(notes_of("mixtral-8x7b-h100-256.yaml").empty());
+  EXPECT_TRUE(notes_of("mixtral-8x7b-h100-256.yaml", {"parallelism.expert_tp=null", "parallelism.tp=1"}).empty());
+}
+
 // DCQCN's default thresholds, scaled to 400 Gbps, put kmax (2 MB) above an empty switch's PFC
 // pause threshold (1.5 MB): a run on the defaults says so; one that chose its settings does not.
 TEST(UnusedKeyNotes, DcqcnDefaultsWhoseKmaxPassesThePauseThresholdAreNoted) {
