@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/cli_args.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -148,9 +149,50 @@ void finish_output(std::ofstream& out, const std::filesystem::path& path, const 
 }
 
 void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag) {
-  std::ofstream out = open_output(path, flag);
-  out << text;
-  finish_output(out, path, flag);
+  // A regular file (or none yet) is written beside it and renamed into place, so that a run
+  // stopped while writing leaves the old file or the new one, never part of one (written in place
+  // until 2026-12-06); anything else (/dev/stdout, a pipe) is written as it is.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (st.type() != std::filesystem::file_type::not_found && st.type() != std::filesystem::file_type::regular) {
+    std::ofstream out = open_output(path, flag);
+    out << text;
+    finish_output(out, path, flag);
+    return;
+  }
+  std::filesystem::path part = path;
+  part += ".part";
+  try {
+    std::ofstream out = open_output(part, flag);
+    out << text;
+    finish_output(out, part, flag);
+  } catch (const BadInput&) {
+    std::filesystem::remove(part, ec);
+    // Said of the file asked for, not of the temporary one.
+    std::ofstream direct = open_output(path, flag);
+    direct << text;
+    finish_output(direct, path, flag);
+    return;
+  }
+  std::filesystem::rename(part, path, ec);
+  if (ec) {
+    std::filesystem::remove(part, ec);
+    throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: " + ec.message()});
+  }
+}
+
+int remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                         const std::vector<std::string>& keep, const std::vector<std::string>& inputs) {
+  int removed = 0;
+  for (const std::string& name : names) {
+    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
+    std::error_code ec;
+    const std::filesystem::path p = dir / name;
+    if (std::filesystem::status(p, ec).type() != std::filesystem::file_type::regular) continue;
+    if (std::any_of(inputs.begin(), inputs.end(), [&](const std::string& in) { return same_file(p, in); })) continue;
+    if (std::filesystem::remove(p, ec)) ++removed;
+  }
+  return removed;
 }
 
 ScenarioConfig load_scenario_with_flags(const std::string& path, const Args& args) {

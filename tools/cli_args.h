@@ -53,10 +53,18 @@ void refuse_overwriting(const std::filesystem::path& output, const std::vector<s
 
 // Output files named by a flag (--out's files, --export, -o): opened for writing, or BadInput
 // naming the path, the flag and why ("permission denied"); finish_output checks that everything
-// written reached the file; write_text_file does all three.
+// written reached the file; write_text_file does all three, for a regular file through a
+// temporary beside it renamed into place (PATH.part), so a stopped run leaves no part of a file.
 std::ofstream open_output(const std::filesystem::path& path, const std::string& flag);
 void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag);
 void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag);
+
+// Removes the regular files `names` in `dir` that are not in `keep`: what an earlier run of a
+// command wrote there and this one does not, which would otherwise sit beside this run's files
+// as if they were its own. A file that is one of `inputs` (what the run read) stays. Returns how
+// many it removed.
+int remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                         const std::vector<std::string>& keep, const std::vector<std::string>& inputs);
 
 // The scenario at `path` with the --set overrides and --fidelity's level (as network.fidelity)
 // applied; a --set of network.fidelity that names another level is a UsageError (which one was

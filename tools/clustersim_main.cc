@@ -124,10 +124,17 @@ int cmd_run(const std::vector<std::string>& argv) {
     const std::string results = out.results.dump(2);
     const std::vector<std::string> inputs = scenario_input_files(cfg);
     for (const auto& [name, text] : files) refuse_overwriting(dir / name, inputs, "--out");
+    std::vector<std::string> names;
     for (const auto& [name, text] : files) {
       write_text_file(dir / name, text ? *text : results, "--out");
       written.push_back((dir / name).string());
+      names.push_back(name);
     }
+    // What an earlier run wrote here and this one does not (a flow run's trace beside an
+    // analytical run's results) goes, so that the directory holds one run (until 2026-12-06 it
+    // stayed, and read as this run's). The scenario's own files are never removed.
+    remove_stale_outputs(dir, {"results.json", "links.csv", "trace.json", "report.html", "queues.csv", "rates.csv"},
+                         names, inputs);
   }
   if (format == "json") {
     std::cout << out.results.dump(2);

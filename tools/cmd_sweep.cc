@@ -129,6 +129,10 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     refuse_overwriting(dir / name, inputs, "--out");
   }
   options.log_path = (dir / "results.jsonl").string();
+  // The summary files of an earlier sweep in DIR go now and come back when this one ends, so that
+  // a sweep stopped or restarted here leaves no other sweep's ranking beside its log (until
+  // 2026-12-06 a restarted sweep killed early left the old sweep.json of 10 rows beside its 3).
+  if (root) remove_stale_outputs(dir, {"sweep.csv", "sweep.json", "sweep.html"}, {}, inputs);
   std::error_code ec;
   if (root && args.has("--resume") &&
       std::filesystem::status(options.log_path, ec).type() == std::filesystem::file_type::not_found) {
@@ -152,6 +156,19 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   // has failed: the axes or constraints exclude every candidate.
   if (const std::string why = sweep::no_valid_candidates(table); !why.empty()) {
     throw BadInput(InputError{spec.file, 0, "", why});
+  }
+  // A candidate whose worker crashed, or that met an internal error, is the simulator's failure,
+  // not the plan's: the sweep's ranking may lack it, so the sweep exits 1 (it exited 0 until
+  // 2026-12-06, and a nightly job saw a full ranking).
+  int64_t failed = 0;
+  for (const sweep::Row& row : table.rows) {
+    failed += row.analytical.status == sweep::kFailed || row.finer.status == sweep::kFailed ? 1 : 0;
+  }
+  if (failed > 0) {
+    std::cerr << "error: " << failed << (failed == 1 ? " candidate" : " candidates")
+              << " failed (a worker crashed or met an internal error; status 'failed' in sweep.json): the ranking may "
+                 "lack them\n";
+    return 1;
   }
   return 0;
 }

@@ -49,4 +49,16 @@ for edit in 's/"id": "/"id": "x/' 's/"mfu": [0-9.e-]*/"mfu": 99.0/'; do
   grep -q "edited/results.jsonl:$line: --resume: .*the log was edited or damaged" "$out/edited.txt" \
     || { cat "$out/edited.txt" >&2; fail "an edited log line ($edit): the message does not name line $line"; }
 done
-echo "ok: killed at $logged of 144, resumed to 144 rows identical to an uninterrupted run; edited lines refused"
+# A candidate whose worker failed makes the sweep exit 1 once its files are written (it exited 0
+# until 2026-12-06); a stale sweep.json of another sweep in the directory is gone while it runs.
+rm -rf "$out/failed" && cp -r "$out/full" "$out/failed"
+sed -i '2s/"status": "ok"/"status": "failed"/' "$out/failed/results.jsonl"
+"$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/failed" --resume > "$out/failed.txt" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || { cat "$out/failed.txt" >&2; fail "a failed candidate: expected exit 1, got $rc"; }
+grep -q "error: 1 candidate failed" "$out/failed.txt" || { cat "$out/failed.txt" >&2; fail "a failed candidate is not said"; }
+[ -e "$out/failed/sweep.json" ] || fail "a sweep with a failed candidate did not write sweep.json"
+rm -rf "$out/stale" && cp -r "$out/full" "$out/stale" && rm "$out/stale/results.jsonl"
+"$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/stale" --stop-after 5 >/dev/null 2>&1
+[ -e "$out/stale/sweep.json" ] && fail "a killed sweep left an earlier sweep's sweep.json beside its log"
+echo "ok: killed at $logged of 144, resumed to 144 rows identical to an uninterrupted run; edited lines refused; a failed candidate exits 1"

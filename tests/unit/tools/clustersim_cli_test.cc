@@ -148,6 +148,27 @@ TEST(CliRun, OutWritesResultsJson) {
   std::filesystem::remove_all(dir.parent_path());
 }
 
+// The directory holds one run: what an earlier run wrote there and this one does not goes (a
+// flow run's trace.json and report.html stayed beside an analytical run's results.json until
+// 2026-12-06), files of other names stay, and no temporary file is left behind.
+TEST(CliRun, OutHoldsOneRunsFiles) {
+  const std::filesystem::path dir = scratch("out-again");
+  const std::string run = "run scenarios/megatron-sc21/gpt-1p7b-32.yaml --out '" + dir.string() + "'";
+  ASSERT_EQ(clustersim(run + " --fidelity flow").code, 0);
+  ASSERT_TRUE(std::filesystem::exists(dir / "trace.json"));
+  { std::ofstream(dir / "notes.txt") << "mine"; }
+  const Result again = clustersim(run);
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "results.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "trace.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "report.html"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "notes.txt"));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_NE(e.path().extension(), ".part") << e.path();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliRun, SetOverridesAreValidated) {
   // 128 heads are not divisible by tp 3.
   const Result r = clustersim(std::string("run ") + kScenario + " --set parallelism.tp=3");
