@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibration/hardware_profile.h"
+#include "sim/core/build_info.h"
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/report/run_scenario.h"
@@ -22,7 +23,6 @@
 namespace clustersim::cli {
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
 
 constexpr const char* kTopUsage = R"(usage: clustersim <command> [options]
 
@@ -108,7 +108,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = require_format(args);
   const ScenarioConfig cfg = load_scenario_with_flags(args.positionals()[0], args);
-  const report::RunOutput out = report::run_scenario(cfg);
+  report::RunOutput out = report::run_scenario(cfg);
+  // The build that computed it: results.json matched to the build in a nightly job (added 2026-12-06).
+  out.results.set("clustersim", report::build_stamp());
   for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";
   std::vector<std::string> written;
   if (args.has("--out")) {
@@ -164,9 +166,15 @@ int cmd_validate(const std::vector<std::string>& argv) {
   const std::string path = args.positionals().empty() ? default_suite() : args.positionals()[0];
   const report::ValidationSuite suite = report::load_validation_suite(path);
   const report::ValidationResult result = report::run_validation(suite, args.values("--set"));
+  // A setting a case's run does not use is said, as run says it (validate dropped the notes until
+  // 2026-12-06, so a --set with no effect passed unremarked).
+  for (const report::ValidationRow& r : result.rows) {
+    for (const std::string& note : r.notes) std::cerr << "note: " << r.c.label << ": " << note << "\n";
+  }
   if (format == "json") {
     report::Json j = report::Json::object();
     j.set("suite", suite.name);
+    j.set("clustersim", report::build_stamp());
     j.set("mean_abs_rel_error", result.mean_abs_rel_error);
     j.set("max_abs_rel_error", result.max_abs_rel_error);
     j.set("budget_mean_abs_rel_error", suite.mean_abs_rel_error);
@@ -183,6 +191,10 @@ int cmd_validate(const std::vector<std::string>& argv) {
       row.set("source", r.c.source);
       row.set("predicted", r.predicted);
       row.set("rel_error", r.rel_error);
+      if (!r.notes.empty()) {
+        report::Json& notes = row.set("notes", report::Json::array());
+        for (const std::string& n : r.notes) notes.push(n);
+      }
       rows.push(row);
     }
     std::cout << j.dump(2);
@@ -223,7 +235,7 @@ int cmd_version(const std::vector<std::string>& argv) {
     return 0;
   }
   if (!args.positionals().empty()) throw UsageError{"takes no arguments, got '" + args.positionals()[0] + "'"};
-  std::cout << "clustersim " << kVersion << "\n";
+  std::cout << "clustersim " << clustersim_version() << " (build " << clustersim_build_id() << ")\n";
   return 0;
 }
 

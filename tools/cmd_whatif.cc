@@ -123,6 +123,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   }
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   const auto with_notes = [&notes](report::Json j) {
+    j.set("clustersim", report::build_stamp());
     if (notes.empty()) return j;
     report::Json& a = j.set("notes", report::Json::array());
     for (const std::string& n : notes) a.push(n);

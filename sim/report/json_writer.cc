@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/core/build_info.h"
+
 namespace clustersim::report {
 
 Json::Json(double v) : kind_(Kind::kNumber), number_(v) {}
@@ -111,7 +113,14 @@ void Json::write(std::string& out, int indent, int depth) const {
         break;
       }
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.10g", number_);
+      // A whole number below 2^53 (a count: parameters, FLOPs per token, bytes) exactly, as 10
+      // significant digits rounded it (1.747731333e+11 parameters until 2026-12-06); the rest to
+      // 10 significant digits.
+      if (number_ == std::trunc(number_) && std::fabs(number_) < 9007199254740992.0) {
+        std::snprintf(buf, sizeof buf, "%.0f", number_ == 0 ? 0.0 : number_);
+      } else {
+        std::snprintf(buf, sizeof buf, "%.10g", number_);
+      }
       out += buf;
       break;
     }
@@ -145,6 +154,13 @@ void Json::write(std::string& out, int indent, int depth) const {
       break;
     }
   }
+}
+
+Json build_stamp() {
+  Json j = Json::object();
+  j.set("version", clustersim_version());
+  j.set("build", clustersim_build_id());
+  return j;
 }
 
 }  // namespace clustersim::report

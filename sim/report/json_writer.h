@@ -53,4 +53,8 @@ class Json {
 // JSON string escaping (quotes included).
 std::string json_quote(const std::string& s);
 
+// {"version": "0.1.0", "build": "<commit>"}: the build that wrote a results file (the key
+// `clustersim` of results.json, sweep.json and validate's JSON; sim/core/build_info.h).
+Json build_stamp();
+
 }  // namespace clustersim::report

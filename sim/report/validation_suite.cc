@@ -92,6 +92,17 @@ ValidationSuite load_validation_suite(const std::string& path) {
       c.line = cases->seq[i].line;
       c.scenario = (dir / scenario).lexically_normal().string();
       if (c.label.empty()) c.label = std::filesystem::path(c.scenario).stem().string();
+      // A label and a metric name a row (a CI table keyed by them): two alike were taken until
+      // 2026-12-06.
+      for (size_t j = 0; j < s.cases.size(); ++j) {
+        if (s.cases[j].label != c.label || s.cases[j].metric != c.metric) continue;
+        errors.add(InputError{path, c.line, "cases[" + std::to_string(i) + "].label",
+                              "'" + c.label + "' is also the label of cases[" + std::to_string(j) + "] (line " +
+                                  std::to_string(s.cases[j].line) + "), with the same metric " + c.metric +
+                                  "; a label and a metric name a row: give each case its own label (a case "
+                                  "without one takes its scenario file's name)"});
+        break;
+      }
       std::error_code ec;
       if (!scenario.empty() && !std::filesystem::is_regular_file(c.scenario, ec)) {
         r.error("scenario", "no scenario file '" + c.scenario + "' (paths are relative to the suite file)");
@@ -219,6 +230,7 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
     }
     ValidationRow row;
     row.c = c;
+    row.notes = out.notes;
     row.predicted = it->second;
     row.rel_error = (row.predicted - c.reference) / c.reference;
     sum += std::fabs(row.rel_error);

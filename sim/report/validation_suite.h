@@ -35,6 +35,7 @@ struct ValidationRow {
   ValidationCase c;
   double predicted = 0;
   double rel_error = 0;   // (predicted - reference) / reference
+  std::vector<std::string> notes;  // the run's notes: settings it does not use (run_scenario)
 };
 
 struct ValidationResult {

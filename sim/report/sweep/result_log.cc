@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "calibration/hardware_profile.h"
+#include "sim/core/build_info.h"
 #include "sim/core/error.h"
 #include "sim/report/json_writer.h"
 #include "sim/report/sweep/internal/json_line.h"
@@ -20,9 +21,11 @@ using internal::exact_number;
 using internal::JsonValue;
 using report::json_quote;
 
+// The header names the build that wrote the log (since 2026-12-06): another build's predictions
+// may differ, so --resume refuses to mix them.
 std::string header_line(const std::string& fingerprint, int64_t candidates) {
   return "{\"sweep_log\": 1, \"fingerprint\": " + json_quote(fingerprint) +
-         ", \"candidates\": " + std::to_string(candidates) + "}";
+         ", \"candidates\": " + std::to_string(candidates) + ", \"build\": " + json_quote(clustersim_build_id()) + "}";
 }
 
 const JsonValue* member(const JsonValue& v, const char* key, JsonValue::Kind kind) {
@@ -172,6 +175,17 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
                                 "these results belong to a different sweep (the sweep file, its base "
                                 "scenario or a file they name, a GPU profile or a trace, changed since); "
                                 "use another --out or --restart"});
+    }
+    // A log written by another build holds that build's predictions: resuming would rank them
+    // beside this one's (a nightly sweep resumed after an upgrade did so until 2026-12-06). A log
+    // from before the header named its build is taken as it was.
+    if (const JsonValue* build = member(*header, "build", JsonValue::Kind::kString);
+        build && build->text != clustersim_build_id()) {
+      throw BadInput(InputError{path, 1, "--resume",
+                                "these results were computed by clustersim build " + build->text + " and this is build " +
+                                    clustersim_build_id() +
+                                    ", whose predictions may differ; resume with the build that wrote them, or use "
+                                    "another --out or --restart"});
     }
     // Whole lines are all the sweep's own; anything else was edited in or is damage (until
     // 2026-12-05 a record's id, its index's range, a second record and the header's count went

@@ -192,6 +192,7 @@ Json sweep_json_head(const CandidateSpace& space, const SweepTable& table, const
   const SweepSpec& spec = space.spec();
   Json j = Json::object();
   j.set("sweep", spec.name);
+  j.set("clustersim", report::build_stamp());
   j.set("base", spec.base_origin);
   j.set("objective", spec.objective);
   j.set("goal", spec.goal == Goal::kMaximize ? "max" : "min");

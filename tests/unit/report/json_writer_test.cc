@@ -49,6 +49,12 @@ TEST(JsonNumbers, IntegersAreExact) {
   EXPECT_EQ(Json(-7).dump(0), "-7");
   // 2^53 + 1 does not survive a double; as an integer it prints exactly.
   EXPECT_EQ(Json(int64_t{9007199254740993}).dump(0), "9007199254740993");
+  // A whole double below 2^53 (a count held as a double) prints every digit: 1.747731333e+11
+  // until 2026-12-06; past 2^53, and -0, as before.
+  EXPECT_EQ(Json(174773133312.0).dump(0), "174773133312");
+  EXPECT_EQ(Json(-1077386674176.0).dump(0), "-1077386674176");
+  EXPECT_EQ(Json(-0.0).dump(0), "0");
+  EXPECT_EQ(Json(1e20).dump(0), "1e+20");
 }
 
 TEST(JsonScalars, NullBoolString) {

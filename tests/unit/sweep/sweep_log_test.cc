@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/build_info.h"
 #include "sim/core/error.h"
 #include "sim/report/sweep/sweep_table.h"
 #include "tests/unit/scratch_dir.h"
@@ -191,6 +192,14 @@ TEST(ResultLog, ResumeRefusesRecordsTheSweepDidNotWrite) {
   EXPECT_NE(refusal(header, {sample(3), sample(4), again})
                 .find(":4: --resume: candidate 3's analytical stage has a result already, at line 2"),
             std::string::npos);
+  // Another build's log is refused, naming both builds; this build's is taken.
+  EXPECT_NE(refusal("{\"sweep_log\": 1, \"fingerprint\": \"fp1\", \"candidates\": 10, \"build\": \"0123abc\"}", {sample(0)})
+                .find(":1: --resume: these results were computed by clustersim build 0123abc and this is build "),
+            std::string::npos);
+  EXPECT_EQ(refusal("{\"sweep_log\": 1, \"fingerprint\": \"fp1\", \"candidates\": 10, \"build\": \"" +
+                        std::string(clustersim_build_id()) + "\"}",
+                    {sample(0)}),
+            "");
   EXPECT_NE(refusal("{\"sweep_log\": 1, \"fingerprint\": \"fp1\", \"candidates\": 48}", {sample(0)})
                 .find(":1: --resume: the header's candidate count is not this sweep's 10"),
             std::string::npos);

@@ -611,6 +611,25 @@ TEST(CliValidate, AZeroWorstRowBudgetIsABudget) {
   std::filesystem::remove(suite);
 }
 
+// A setting a case's run does not use is noted, on stderr and in the row (dropped until
+// 2026-12-06); two cases of one label are refused (both were taken).
+TEST(CliValidate, NotesAreSaidAndLabelsAreUnique) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  const std::string row = "  - {scenario: '" CLUSTERSIM_SOURCE_DIR "/scenarios/megascale-175b-12288.yaml', metric: mfu, "
+                          "reference: 0.552, source: MegaScale Table 2}\n";
+  std::ofstream(suite) << "name: notes\nbudget: {mean_abs_rel_error: 1}\ncases:\n" << row;
+  const Result json = clustersim("validate '" + suite.string() + "' --format json --set training.fold_ranks=true");
+  EXPECT_EQ(json.code, 0) << json.err;
+  EXPECT_CONTAINS(json.err, "note: megascale-175b-12288: training.fold_ranks");
+  EXPECT_CONTAINS(json.out, "\"notes\": [");
+  EXPECT_CONTAINS(json.out, "\"clustersim\": {");
+  std::ofstream(suite) << "name: twice\nbudget: {mean_abs_rel_error: 1}\ncases:\n" << row << row;
+  const Result twice = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_CONTAINS(twice.err, "cases[1].label: 'megascale-175b-12288' is also the label of cases[0]");
+  std::filesystem::remove(suite);
+}
+
 TEST(CliValidate, DefaultSuiteIsTheCiSuite) {
   // Whether the CI suite meets its budget is the validation_ci_suite test's business; here only
   // that it is found and run (exit 0 or 1, never a usage or input error).
@@ -696,7 +715,7 @@ TEST(CliValidate, ACasesOwnSetAndLabel) {
                           "     label: short-global-batch, set: [training.global_batch=3072]}\n"
                           "  - {scenario: '" << scenario << "', metric: iteration_time_s, reference: 1, source: x}\n"
                           "  - {scenario: '" << scenario << "', metric: iteration_time_s, reference: 1, source: x,\n"
-                          "     set: ['parallelism.tp=x']}\n";
+                          "     label: bad-tp, set: ['parallelism.tp=x']}\n";
   const Result bad = clustersim("validate '" + suite.string() + "'");
   EXPECT_EQ(bad.code, 2);
   EXPECT_CONTAINS(bad.err, "suite.yaml:9: cases[2].set[0]: parallelism.tp: expected an integer");
