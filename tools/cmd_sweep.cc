@@ -129,10 +129,14 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     refuse_overwriting(dir / name, inputs, "--out");
   }
   options.log_path = (dir / "results.jsonl").string();
-  // The summary files of an earlier sweep in DIR go now and come back when this one ends, so that
-  // a sweep stopped or restarted here leaves no other sweep's ranking beside its log (until
-  // 2026-12-06 a restarted sweep killed early left the old sweep.json of 10 rows beside its 3).
-  if (root) remove_stale_outputs(dir, {"sweep.csv", "sweep.json", "sweep.html"}, {}, inputs);
+  // The summary files of an earlier sweep in DIR go once the log is accepted and come back when
+  // this sweep ends, so that a sweep stopped or restarted here leaves no other sweep's ranking
+  // beside its log (until 2026-12-06 a restarted sweep killed early left the old sweep.json of 10
+  // rows beside its 3); a sweep refused at the log (no --resume, another sweep's log) removes
+  // nothing.
+  options.after_log_opened = [&dir, &inputs] {
+    remove_stale_outputs(dir, {"sweep.csv", "sweep.json", "sweep.html"}, {}, inputs);
+  };
   std::error_code ec;
   if (root && args.has("--resume") &&
       std::filesystem::status(options.log_path, ec).type() == std::filesystem::file_type::not_found) {

@@ -74,6 +74,7 @@ class Runner {
     if (rank_ == 0) {
       log_ = std::make_unique<ResultLog>(options_.log_path, spec_.fingerprint, space_.size(),
                                          [this](int64_t i) { return space_.id(i); }, options_.resume, options_.restart);
+      if (options_.after_log_opened) options_.after_log_opened();
       for (const Record& r : log_->previous()) {
         if (!r.retry) remember(r);  // a candidate whose worker was lost runs again
       }

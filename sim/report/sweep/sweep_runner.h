@@ -27,6 +27,10 @@ struct RunOptions {
   // Called on rank 0 after each record is appended, with the number appended by this run
   // (tests use it to interrupt a sweep).
   std::function<void(int64_t appended)> after_append;
+  // Called on rank 0 once the log at log_path is open and accepted (new, resumed or restarted),
+  // before any candidate runs: a refused sweep (an existing log without --resume, another
+  // sweep's or another build's) never reaches it.
+  std::function<void()> after_log_opened;
 };
 
 struct StageStats {

@@ -69,6 +69,16 @@ TEST(FaultsCli, AnIntervalIsTakenInWholeIterations) {
   EXPECT_EQ(std::fmod(json_number(j.out, "optimal_checkpoint_interval_s"), 100.0), 0.0) << j.out;
   const Result t = clustersim("run scenarios/faults-16k-30d.yaml" + set);
   EXPECT_TRUE(contains(t.out, "taken at the end of the iteration under way: every 300 s")) << t.out;
+  // An asynchronous write of 28.4 s between 15 s iterations: checkpoints 30 s apart, the sweep's
+  // shortest interval too (both read 28.4 s until 2026-12-06).
+  const std::string async = " --set faults.iteration_time=15s --set faults.checkpoint.write_bandwidth=200GBps"
+                            " --set faults.duration=2d --set faults.seeds=2";
+  const Result free = clustersim("run scenarios/faults-16k-30d.yaml --format json --set faults.checkpoint.blocking=0s"
+                                 " --set faults.checkpoint.interval=30min" + async);
+  ASSERT_EQ(free.code, 0) << free.out;
+  EXPECT_EQ(json_number(free.out, "optimal_checkpoint_interval_s"), 30.0) << free.out;
+  const Result every = clustersim("run scenarios/faults-16k-30d.yaml --format json --set faults.checkpoint.interval=15s" + async);
+  EXPECT_EQ(json_number(every.out, "effective_interval_s"), 30.0) << every.out;
 }
 
 // Catch-up per interruption is over every interruption of every seed: a 1-hour window, where

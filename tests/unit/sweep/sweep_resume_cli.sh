@@ -58,6 +58,11 @@ rc=$?
 [ "$rc" -eq 1 ] || { cat "$out/failed.txt" >&2; fail "a failed candidate: expected exit 1, got $rc"; }
 grep -q "error: 1 candidate failed" "$out/failed.txt" || { cat "$out/failed.txt" >&2; fail "a failed candidate is not said"; }
 [ -e "$out/failed/sweep.json" ] || fail "a sweep with a failed candidate did not write sweep.json"
+# A sweep refused at the log (another run into a finished sweep's directory without --resume)
+# removes nothing.
+"$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/full" >/dev/null 2>&1 \
+  && fail "a second run into a finished sweep's directory must be refused"
+[ -e "$out/full/sweep.json" ] || fail "a refused sweep removed the finished sweep's sweep.json"
 rm -rf "$out/stale" && cp -r "$out/full" "$out/stale" && rm "$out/stale/results.jsonl"
 "$bin" sweep "$data/small-sweep.yaml" -j 2 --top 0 --no-progress --out "$out/stale" --stop-after 5 >/dev/null 2>&1
 [ -e "$out/stale/sweep.json" ] && fail "a killed sweep left an earlier sweep's sweep.json beside its log"
