@@ -553,6 +553,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
           backward_send[i] = stages_apart(s, to(false)) ? send_time(s, false, false) : intra;
         }
         replayed = work::plain_pipeline_send_delay(stages, static_cast<int>(mbs), forward_send, backward_send);
+        est.pp_send_forward = forward_send;
+        est.pp_send_backward = backward_send;
       }
       // A stage runs its micro-batches no faster than its NIC sends their activations and
       // gradients on: those to another node at the NIC share. Where that outlasts the slowest

@@ -411,8 +411,14 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // replica is untouched but stages are uneven) one plain replica.
   const std::vector<CellFactor> unit(pp);
   const std::vector<Time> no_extra(pp);
+  // Plain 1F1B with overlapped sends waits for them in the steady state too, and the baseline
+  // estimate counts those waits: the replays wait for the same sends, so a slowed stage that hides
+  // them is not charged them twice (until 2026-12-06 the replays left them out).
+  const auto replay = [&](const std::vector<ChunkTime>& chunks) {
+    return pipeline_makespan(chunks, pp, vpp, m, est.pp_send_forward, est.pp_send_backward);
+  };
   const std::vector<ChunkTime> nominal_chunks = replica_chunks(cfg, lc, even, unit, no_extra);
-  const Time nominal = pipeline_makespan(nominal_chunks, pp, vpp, m);
+  const Time nominal = replay(nominal_chunks);
   Time nominal_stage;
   for (int s = 0; s < pp; ++s) nominal_stage = max(nominal_stage, stage_time(nominal_chunks, pp, s));
   out.critical.nominal_stage_time = nominal_stage;
@@ -425,7 +431,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   Time worst = sc.stage_layers.empty() && !sc.variation ? nominal : Time::zero();
   auto consider = [&](int r, const LayerCosts& costs, const std::vector<CellFactor>& f, const std::vector<Time>& extra) {
     const std::vector<ChunkTime> chunks = replica_chunks(cfg, costs, layers, f, extra);
-    const Time t = pipeline_makespan(chunks, pp, vpp, m);
+    const Time t = replay(chunks);
     if (t <= worst) return;
     worst = t;
     CriticalPath& cp = out.critical;
@@ -439,7 +445,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     Time reference;  // the replica with no stage slowed (its NICs and sequence length kept)
     for (int s = 0; s < pp; ++s) {
       if (f[s].hosts.empty()) continue;
-      if (cp.slow_stages.empty()) reference = pipeline_makespan(replica_chunks(cfg, costs, layers, plain, extra), pp, vpp, m);
+      if (cp.slow_stages.empty()) reference = replay(replica_chunks(cfg, costs, layers, plain, extra));
       std::vector<CellFactor> healed = f, only = plain;
       healed[s] = f[s].base();
       only[s] = f[s];
@@ -447,8 +453,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
       st.stage = s;
       st.hosts.assign(f[s].hosts.begin(), f[s].hosts.end());
       st.stage_time = stage_time(chunks, pp, s);
-      st.alone = pipeline_makespan(replica_chunks(cfg, costs, layers, only, extra), pp, vpp, m) - reference;
-      st.saved = t - pipeline_makespan(replica_chunks(cfg, costs, layers, healed, extra), pp, vpp, m);
+      st.alone = replay(replica_chunks(cfg, costs, layers, only, extra)) - reference;
+      st.saved = t - replay(replica_chunks(cfg, costs, layers, healed, extra));
       cp.slow_stages.push_back(st);
     }
     // Name the slowed stage that alone costs the most (ties: the one whose repair saves more, then
