@@ -162,18 +162,25 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
   }
   std::filesystem::path part = path;
   part += ".part";
-  try {
-    std::ofstream out = open_output(part, flag);
-    out << text;
-    finish_output(out, part, flag);
-  } catch (const BadInput&) {
-    std::filesystem::remove(part, ec);
-    // Said of the file asked for, not of the temporary one.
+  errno = 0;
+  std::ofstream out(part, std::ios::binary);
+  if (!out) {
+    // No temporary beside it (a directory that takes the file but no new name): in place, and
+    // said of the file asked for.
     std::ofstream direct = open_output(path, flag);
     direct << text;
     finish_output(direct, path, flag);
     return;
   }
+  out << text;
+  out.flush();
+  if (!out) {
+    // A failed write (a full disk) leaves the old file as it was.
+    const std::string why = io_reason();
+    std::filesystem::remove(part, ec);
+    throw BadInput(InputError{path.string(), 0, flag, "writing the file failed: " + why});
+  }
+  out.close();
   std::filesystem::rename(part, path, ec);
   if (ec) {
     std::filesystem::remove(part, ec);

@@ -87,7 +87,8 @@ options:
 constexpr const char* kVersionUsage = R"(usage: clustersim version
        clustersim --version
 
-Prints the version: clustersim VERSION.
+Prints the version and the source's git commit the binary was built from:
+clustersim VERSION (build COMMIT), as results files record them.
 
 options:
   -h, --help             this help

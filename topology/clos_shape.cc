@@ -35,6 +35,7 @@ std::optional<ClosShape> size_for_radix(int radix, const ClusterConfig& c, const
   ClosShape s;
   s.tiers = n.tiers;
   s.wiring = n.wiring;
+  s.oversubscription_by = n.oversubscription_by;
   s.radix = radix;
   s.gpus_per_node = c.gpus_per_node;
   s.nics_per_node = c.nics_per_node;

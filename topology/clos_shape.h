@@ -38,6 +38,7 @@ namespace clustersim::topo {
 struct ClosShape {
   int tiers = 3;
   Wiring wiring = Wiring::kRailOptimized;
+  OversubscriptionBy oversubscription_by = OversubscriptionBy::kPortSplit;
   int radix = 0;
 
   int gpus = 0;

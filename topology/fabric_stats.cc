@@ -201,7 +201,11 @@ std::string format_summary(const Fabric& fabric) {
   const bool two = s.tiers == 2;
   std::string out;
   out += "fabric: " + std::to_string(s.tiers) + "-tier Clos" + (two ? " (leaf/spine)" : "") + ", " +
-         to_string(s.wiring) + " wiring, switch radix " + std::to_string(s.radix) + "\n";
+         to_string(s.wiring) + " wiring, switch radix " + std::to_string(s.radix) +
+         (s.oversubscription_by == OversubscriptionBy::kFewerUplinks
+              ? std::string(", oversubscription_by ") + to_string(s.oversubscription_by)
+              : std::string()) +
+         "\n";
   out += "hosts: " + with_commas(s.gpus) + " GPUs in " + with_commas(s.servers) + " servers (" +
          std::to_string(s.gpus_per_node) + " GPUs, " + std::to_string(s.nics_per_node) +
          " NICs each); " + with_commas(s.nics) + " NICs at " +

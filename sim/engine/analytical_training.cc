@@ -572,9 +572,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   }
 
   // The tied-embedding gradient all-reduce between the first and last stage, after their
-  // reductions (breakdown.optimizer holds it), on the main gradients as Megatron-LM's
-  // _allreduce_word_embedding_grads runs it: at the gradient sync's bytes per value (FP32 only
-  // with fp32_grad_reduce; it was FP32 always until 2026-12-06).
+  // reductions (breakdown.optimizer holds it), at the gradient sync's bytes per value: the main
+  // gradients' as Megatron-LM's _allreduce_word_embedding_grads runs it (FP32 only with
+  // fp32_grad_reduce), or an MoE plan's training.comm_precision where given (FP32 always until
+  // 2026-12-06).
   if (p.pp > 1 && m.tied_embeddings) {
     const Bytes emb = bytes_of(static_cast<double>(m.vocab) * m.hidden / p.tp * work::grad_bytes_per_value(cfg.training));
     // Every replica's pairs at once, far apart in the fabric: routed like the DP rings. Only the

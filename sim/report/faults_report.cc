@@ -195,14 +195,12 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   return out;
 }
 
-// What the sweep's best is when it is an edge of the intervals tried (empty when a maximum lies
-// between two of them): an edge is no optimum, and the reader should know which one it is.
 // The hosts away at once that cover 99% of the time, for `mean` away on average: hosts sent to
 // repair as a Poisson stream, each away a repair time, are an M/G/infinity queue, whose occupancy
 // is Poisson with mean arrival rate x mean service time whatever the service time's distribution
 // (Palm's theorem; e.g. Kleinrock, Queueing Systems vol. 1, 1975). The smallest n with
-// P(X <= n) >= 0.99; past a mean of 500 (where exp(-mean) underflows) the normal approximation
-// mean + 2.326 sqrt(mean).
+// P(X <= n) >= 0.99, summing the pmf from exp(-mean) (it would underflow past a mean of about
+// 745); past a mean of 500 the normal approximation mean + 2.326 sqrt(mean), within a host there.
 int hosts_away_99(double mean) {
   if (mean <= 0) return 0;
   if (mean > 500) return static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean)));
@@ -228,6 +226,8 @@ std::string gain_words(const engine::MeanCi& gain, const std::vector<double>& by
   return words + (gain.mean - gain.half_width <= 0 ? ": within the seeds' noise" : "");
 }
 
+// What the sweep's best is when it is an edge of the intervals tried (empty when a maximum lies
+// between two of them): an edge is no optimum, and the reader should know which one it is.
 std::string sweep_edge_words(const engine::IntervalSweep& sweep, const engine::ReliabilityInputs& in, Time iteration) {
   switch (sweep.best_at) {
     case engine::SweepEdge::kInterior: return "";

@@ -52,8 +52,11 @@ std::string ms(double s, double scale = -1) {
   char buf[32];
   if ((scale < 0 ? s : scale) < 10) {
     std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
-  } else {
+  } else if (s >= 10 || s == 0) {
     std::snprintf(buf, sizeof buf, "%.1f s", s);
+  } else {
+    // A short figure beside a long one, in seconds, keeps its digits (40 ms read "0.0 s").
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
   }
   return buf;
 }

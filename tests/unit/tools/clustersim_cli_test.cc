@@ -304,6 +304,12 @@ TEST(CliRun, FewerUplinksCostMoreTheFewerTheyAre) {
     EXPECT_GT(t, before) << ratio;
     before = t;
   }
+  // topo says how the tier is oversubscribed and which ports stay empty.
+  const Result topo = clustersim("topo scenarios/llama3-405b/llama3-405b-16384.yaml --set network.oversubscription_by=fewer_uplinks"
+                                 " --set network.agg_oversubscription=4");
+  EXPECT_EQ(topo.code, 0) << topo.err;
+  EXPECT_CONTAINS(topo.out, "switch radix 64, oversubscription_by fewer_uplinks");
+  EXPECT_CONTAINS(topo.out, "32:8           4:1; 24 ports unused (fewer uplinks)");
 }
 
 TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
