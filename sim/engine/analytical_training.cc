@@ -261,7 +261,6 @@ Time staged_dp_exposed(const TrainingEstimate& est) {
   return staged_dp_exposed(est.dp_end, r.end, est.dp_start, r.start);
 }
 
-
 int64_t exposed_pipeline_transfers(const ScenarioConfig& cfg, int64_t micro_batches) {
   const ParallelismConfig& p = cfg.parallelism;
   const int64_t every = 2 * micro_batches * p.vpp;
@@ -538,7 +537,9 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // replays the schedule with and without the sends). Until 2026-12-06 only the fill and
       // drain were charged: pp 4, 64 micro-batches, one 100 Gbps NIC per stage, 698 ms against
       // the flow level's 825 ms. Interleaved, a device has other chunks' passes to run while one
-      // waits, and the fill and drain's charge stays (the levels agree there within 0.1%).
+      // waits, and the fill and drain's charge stays (the levels agree within 0.1% at 100 Gbps;
+      // where slow NICs make the sends pace the step the flow level reads up to 18% more: 2
+      // stages, vpp 2, 25 Gbps, a gap left).
       Time replayed;
       if (p.vpp == 1) {
         std::vector<work::ChunkTime> stages(static_cast<size_t>(p.pp));
