@@ -843,6 +843,20 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   if (p.vpp > 1) in_flight_layers *= 1.0 + (p.pp - 1.0) / (static_cast<double>(p.pp) * p.vpp);
   in_flight_layers = std::min(in_flight_layers, m_in_pipeline * stage_layers);
   double act = per_layer * in_flight_layers;
+  if (p.vpp == 1) {
+    // Plain 1F1B: stage s holds min(pp - s, m) micro-batches of its own layers, so a later stage
+    // with more MoE layers can hold more than the first (first_dense_layers on stage 0): the most
+    // any stage holds (until 2026-12-06 the first stage's alone).
+    std::vector<double> moe_count(static_cast<size_t>(p.pp)), dense_count(static_cast<size_t>(p.pp));
+    for (int layer = 0; layer < m.layers; ++layer) {
+      (is_moe_layer(m, layer) ? moe_count : dense_count)[static_cast<size_t>(stage_of_layer(cfg, layer))] += 1.0;
+    }
+    for (int s = 0; s < p.pp; ++s) {
+      const size_t i = static_cast<size_t>(s);
+      const double held = std::min<double>(p.pp - s, m_in_pipeline);
+      act = std::max(act, held * (moe_count[i] * (attn + moe_act) + dense_count[i] * dense_act));
+    }
+  }
   if (full) {
     // Recomputing a layer needs its full activations once more, as for a dense model
     // (transformer.cc): an MoE layer's attention block as kept without recomputation, its routed

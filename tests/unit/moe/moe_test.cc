@@ -295,6 +295,18 @@ TEST(MoeMemory, TheFirstStageCountsItsOwnMoeLayers) {
   const MemoryEstimate all = moe_memory_per_gpu(load(small_yaml(), every));
   const MemoryEstimate half = moe_memory_per_gpu(load(small_yaml(), other));
   EXPECT_EQ(half.activations, all.activations);
+  // Plain 1F1B, 8 layers on 2 stages, the first 4 dense and narrow: stage 1 holds one micro-batch
+  // of 4 MoE layers (skewed routing), stage 0 two of 4 dense ones, and stage 1 holds more, so the
+  // dense layers' width does not move the figure (it set it, the first stage's alone, until
+  // 2026-12-06).
+  const auto dense_first = [](int ffn) {
+    return moe_memory_per_gpu(load(small_yaml(), {"training.memory_check=false", "parallelism.tp=1", "parallelism.pp=2",
+                                                  "parallelism.ep=8", "training.global_batch=16", "model.layers=8",
+                                                  "model.moe.first_dense_layers=4", "model.moe.expert_ffn_hidden=2048",
+                                                  "model.moe.routing=zipf", "model.ffn_hidden=" + std::to_string(ffn),
+                                                  "training.attention_parallel=tp"}));
+  };
+  EXPECT_EQ(dense_first(256).activations, dense_first(512).activations);
 }
 
 // Skewed routing with a shared NIC: the hot GPU uses the NIC its neighbours leave idle, as the
