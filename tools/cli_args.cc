@@ -152,26 +152,23 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
   // A regular file (or none yet) is written beside it and renamed into place, so that a run
   // stopped while writing leaves the old file or the new one, never part of one (written in place
   // until 2026-12-06); anything else (/dev/stdout, a pipe) is written as it is.
+  const auto in_place = [&] {
+    std::ofstream direct = open_output(path, flag);
+    direct << text;
+    finish_output(direct, path, flag);
+  };
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (st.type() != std::filesystem::file_type::not_found && st.type() != std::filesystem::file_type::regular) {
-    std::ofstream out = open_output(path, flag);
-    out << text;
-    finish_output(out, path, flag);
-    return;
+    return in_place();
   }
   std::filesystem::path part = path;
   part += ".part";
   errno = 0;
   std::ofstream out(part, std::ios::binary);
-  if (!out) {
-    // No temporary beside it (a directory that takes the file but no new name): in place, and
-    // said of the file asked for.
-    std::ofstream direct = open_output(path, flag);
-    direct << text;
-    finish_output(direct, path, flag);
-    return;
-  }
+  // No temporary beside it (a directory that takes the file but no new name): in place, and said
+  // of the file asked for.
+  if (!out) return in_place();
   out << text;
   out.flush();
   if (!out) {
@@ -188,18 +185,16 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
   }
 }
 
-int remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
-                         const std::vector<std::string>& keep, const std::vector<std::string>& inputs) {
-  int removed = 0;
+void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                          const std::vector<std::string>& keep, const std::vector<std::string>& inputs) {
   for (const std::string& name : names) {
     if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
     std::error_code ec;
     const std::filesystem::path p = dir / name;
     if (std::filesystem::status(p, ec).type() != std::filesystem::file_type::regular) continue;
     if (std::any_of(inputs.begin(), inputs.end(), [&](const std::string& in) { return same_file(p, in); })) continue;
-    if (std::filesystem::remove(p, ec)) ++removed;
+    std::filesystem::remove(p, ec);
   }
-  return removed;
 }
 
 ScenarioConfig load_scenario_with_flags(const std::string& path, const Args& args) {

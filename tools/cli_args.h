@@ -61,10 +61,9 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
 
 // Removes the regular files `names` in `dir` that are not in `keep`: what an earlier run of a
 // command wrote there and this one does not, which would otherwise sit beside this run's files
-// as if they were its own. A file that is one of `inputs` (what the run read) stays. Returns how
-// many it removed.
-int remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
-                         const std::vector<std::string>& keep, const std::vector<std::string>& inputs);
+// as if they were its own. A file that is one of `inputs` (what the run read) stays.
+void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                          const std::vector<std::string>& keep, const std::vector<std::string>& inputs);
 
 // The scenario at `path` with the --set overrides and --fidelity's level (as network.fidelity)
 // applied; a --set of network.fidelity that names another level is a UsageError (which one was

@@ -23,7 +23,6 @@
 namespace clustersim::cli {
 namespace {
 
-
 constexpr const char* kTopUsage = R"(usage: clustersim <command> [options]
 
 Predicts how LLM training and serving perform on GPU clusters.

@@ -104,10 +104,9 @@ std::string ratio_problem(const char* name, int radix, double ratio, double othe
   }
   if (!radices.empty()) msg += "; or keep " + short_decimal(ratio, 3) + ":1 with network.switch_radix " + radices;
   // The same pods with fewer uplinks (a tapered fabric), where the ratio divides half the radix.
-  if (tier_ports(radix, ratio, OversubscriptionBy::kFewerUplinks)) {
-    msg += "; or network.oversubscription_by: fewer_uplinks (" + std::to_string(radix / 2) + ":" +
-           std::to_string(tier_ports(radix, ratio, OversubscriptionBy::kFewerUplinks)->up) +
-           ", the 1:1 pods with fewer uplinks)";
+  if (const auto tapered = tier_ports(radix, ratio, OversubscriptionBy::kFewerUplinks)) {
+    msg += "; or network.oversubscription_by: fewer_uplinks (" + std::to_string(tapered->down) + ":" +
+           std::to_string(tapered->up) + ", the 1:1 pods with fewer uplinks)";
   }
   return msg;
 }

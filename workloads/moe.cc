@@ -449,7 +449,6 @@ std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int 
 
 double a2a_bytes_per_value(const TrainingConfig& t) { return t.comm_precision == CommPrecision::kFp8 ? 1.0 : 2.0; }
 
-
 ScenarioConfig attention_view(const ScenarioConfig& cfg) {
   ScenarioConfig v = cfg;
   if (cfg.training.attention_parallel == AttentionParallel::kSp) {
@@ -824,16 +823,15 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   ScenarioConfig dense_layer = v;
   dense_layer.model.moe.reset();
   const double dense_act = activation_bytes_per_layer(dense_layer).as_double();
-  // The first stage holds the most micro-batches in flight: the share of MoE layers among its own
-  // layers (until 2026-12-06 the model's: an interleaved plan with an MoE layer every other one,
-  // one layer per chunk, puts only MoE layers on stage 0 and read 20% low).
-  int stage_layers_count = 0, stage_moe_layers = 0;
+  // Each stage's MoE and dense layers. The first stage holds the most micro-batches in flight:
+  // the share of MoE layers among its own layers (until 2026-12-06 the model's: an interleaved
+  // plan with an MoE layer every other one, one layer per chunk, puts only MoE layers on stage 0
+  // and read 20% low).
+  std::vector<double> moe_count(static_cast<size_t>(p.pp)), dense_count(static_cast<size_t>(p.pp));
   for (int layer = 0; layer < m.layers; ++layer) {
-    if (stage_of_layer(cfg, layer) != 0) continue;
-    ++stage_layers_count;
-    stage_moe_layers += is_moe_layer(m, layer) ? 1 : 0;
+    (is_moe_layer(m, layer) ? moe_count : dense_count)[static_cast<size_t>(stage_of_layer(cfg, layer))] += 1.0;
   }
-  const double moe_share = static_cast<double>(stage_moe_layers) / std::max(1, stage_layers_count);
+  const double moe_share = moe_count[0] / std::max(1.0, moe_count[0] + dense_count[0]);
   const double per_layer = moe_share * (attn + moe_act) + (1.0 - moe_share) * dense_act;
   // pp micro-batches of layers / pp on the first stage (fewer when the pipeline has fewer), as
   // for a dense model (transformer.cc).
@@ -847,10 +845,6 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
     // Plain 1F1B: stage s holds min(pp - s, m) micro-batches of its own layers, so a later stage
     // with more MoE layers can hold more than the first (first_dense_layers on stage 0): the most
     // any stage holds (until 2026-12-06 the first stage's alone).
-    std::vector<double> moe_count(static_cast<size_t>(p.pp)), dense_count(static_cast<size_t>(p.pp));
-    for (int layer = 0; layer < m.layers; ++layer) {
-      (is_moe_layer(m, layer) ? moe_count : dense_count)[static_cast<size_t>(stage_of_layer(cfg, layer))] += 1.0;
-    }
     for (int s = 0; s < p.pp; ++s) {
       const size_t i = static_cast<size_t>(s);
       const double held = std::min<double>(p.pp - s, m_in_pipeline);

@@ -567,11 +567,6 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
     for (int k = 0; k < seeds; ++k) v.push_back(simulate_reliability(trial, seed + static_cast<uint64_t>(k)).ettr(in.duration));
     return v;
   };
-  const auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (const double x : v) sum += x;
-    return sum / static_cast<double>(v.size());
-  };
   // The grid position of each interval tried (log s of the interval asked for: the steps stay
   // even when whole iterations round them), and each interval's seeds' ETTR.
   std::vector<double> logs;
@@ -588,7 +583,7 @@ IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center
     logs.insert(logs.begin() + static_cast<std::ptrdiff_t>(at), log_s);
     out.intervals.insert(out.intervals.begin() + static_cast<std::ptrdiff_t>(at), interval);
     by_seed.insert(by_seed.begin() + static_cast<std::ptrdiff_t>(at), ettr_by_seed(interval));
-    out.mean_ettr.insert(out.mean_ettr.begin() + static_cast<std::ptrdiff_t>(at), mean(by_seed[at]));
+    out.mean_ettr.insert(out.mean_ettr.begin() + static_cast<std::ptrdiff_t>(at), mean_ci(by_seed[at]).mean);
   };
   for (int i = 0; i < points; ++i) {
     const double x = points == 1 ? c : lo + (hi - lo) * i / (points - 1);

@@ -366,10 +366,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   // (it centred on the configured interval before 2026-12-05, and with interval 1h reported the
   // grid's edge, 900 s, where one iteration, 6.8 s, gave 3.8 points more ETTR). Without failures
   // there is no optimum: the configured interval.
-  // (Whole iterations: a checkpoint after an asynchronous write longer than an iteration still
-  // waits for the iteration under way to end.)
-  const Time floor = engine::checkpoint_interval_taken(max(engine::checkpoint_interval_floor(iteration), in.checkpoint_async),
-                                                       in.iteration);
+  // (The sweep takes the floor in whole iterations, as runs take it.)
+  const Time floor = max(engine::checkpoint_interval_floor(iteration), in.checkpoint_async);
   const bool can_fail = engine::has_failures(in);  // else MTBF, Young and Daly are sentinels: reported as none
   const bool free_checkpoint = in.checkpoint_blocking == Time::zero();
   const bool has_young = can_fail && !free_checkpoint;
@@ -551,11 +549,11 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const double waited = engine::mean_ci(lost[static_cast<int>(LossCause::kRepairWait)]).mean / in.duration.as_s();
   if (in.spare_hosts && waited >= 0.01) {
     const double per_day = static_cast<double>(hosts_repaired) / f.seeds / (in.duration.as_s() / 86400);
-    o << "spares         " << "the " + std::to_string(*in.spare_hosts) + " hot spares ran dry: the job waited "
+    const double away = per_day * in.repair_time.as_s() / 86400;
+    o << "spares         the " << *in.spare_hosts << " hot spares ran dry: the job waited "
       << fmt("%.1f%% of the window for repaired hosts; ", 100 * waited)
       << fmt("%.3g hosts went to repair a day, each away ", per_day) << to_string(in.repair_time)
-      << fmt(", so %.3g are away at once on average, ", per_day * in.repair_time.as_s() / 86400)
-      << hosts_away_99(per_day * in.repair_time.as_s() / 86400)
+      << fmt(", so %.3g are away at once on average, ", away) << hosts_away_99(away)
       << " or fewer 99% of the time: give at least that many spare_hosts, or a shorter repair_time\n";
   }
   o << "\n";
