@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace clustersim::work {
 
@@ -42,19 +43,163 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
 
 double bubble_microbatch_slots(int pp, int vpp) { return static_cast<double>(pp - 1) / vpp; }
 
-Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const std::vector<Time>& forward_send,
-                       const std::vector<Time>& backward_send) {
+namespace {
+
+using Schedule = std::vector<std::vector<PipelinePass>>;  // pipeline_order of each rank
+
+// Entry i of one of PipelineSends' vectors; 0 where it is empty (free).
+Time entry(const std::vector<Time>& v, int i) { return v.empty() ? Time::zero() : v[static_cast<size_t>(i)]; }
+
+Schedule schedule_of(int pp, int vpp, int m) {
+  Schedule schedule(static_cast<size_t>(pp));
+  for (int s = 0; s < pp; ++s) schedule[static_cast<size_t>(s)] = pipeline_order(pp, vpp, m, s);
+  return schedule;
+}
+
+// pipeline_makespan with sends that hold their device's NIC: a discrete-event replay. Each
+// device's sends leave in order the same way (forward behind forward, backward behind backward,
+// as the flow level chains them); the sends in flight share their sender's NIC and their
+// receiver's, each at 1 / (the most sends on either) of the NIC's rate (max-min fair where the
+// pipeline's sends are symmetric); a send's input reaches its pass its latency (send time less
+// NIC time) after its last byte leaves. At most pp passes and 2 pp sends (one per device and
+// direction) are under way at once, so the next event is found by a scan.
+Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const Schedule& schedule,
+                         const PipelineSends& sends, std::vector<Time>* finished) {
+  const int vs = pp * vpp;
+  const Time kNotRun = Time::ps(-1);
+  // Input arrival per (virtual stage, micro-batch, direction): 0 forward, 1 backward.
+  const auto slot = [&](int v, int mb, bool forward) { return (static_cast<size_t>(v) * m + mb) * 2 + (forward ? 0 : 1); };
+  std::vector<Time> input(static_cast<size_t>(vs) * m * 2, kNotRun);
+  for (int mb = 0; mb < m; ++mb) input[slot(0, mb, true)] = Time::zero();
+  std::vector<size_t> next(pp, 0);
+  std::vector<Time> pass_end(pp, Time::max());  // of the pass under way (max: idle)
+  Time makespan;
+
+  // A send, waiting or under way on line q = 2 x device + (0 forward, 1 backward).
+  struct Send {
+    int dst = 0;
+    size_t to = 0;         // the input slot it carries
+    Time latency = {};     // after its last byte
+    double left_ps = 0;    // NIC time left at the full rate
+  };
+  const size_t lines = 2 * static_cast<size_t>(pp);
+  std::vector<std::vector<Send>> waiting(lines);
+  std::vector<size_t> head(lines, 0);         // the line's send under way (or next) in `waiting`
+  std::vector<Time> send_end(lines, Time::max());  // of the send under way (max: none)
+  std::vector<double> rate(lines, 0);
+  std::vector<Time> since(lines);
+  std::vector<int> out_of(pp, 0), into(pp, 0);  // sends under way by sender and receiver
+
+  // Brings a send under way up to now at its old share and reschedules it at its new one.
+  const auto reshare_line = [&](size_t q, Time now) {
+    if (send_end[q] == Time::max()) return;
+    Send& sd = waiting[q][head[q]];
+    const double r = 1.0 / std::max(out_of[q / 2], into[static_cast<size_t>(sd.dst)]);
+    if (r == rate[q]) return;
+    sd.left_ps = std::max(0.0, sd.left_ps - static_cast<double>((now - since[q]).as_ps()) * rate[q]);
+    since[q] = now;
+    rate[q] = r;
+    send_end[q] = now + Time::ps(static_cast<int64_t>(std::ceil(sd.left_ps / r)));
+  };
+  // After a send from `src` to `dst` starts or ends: the sends sharing either NIC with it (those
+  // from src, the forward one from the device before dst and the backward one from the device after).
+  const auto reshare = [&](int src, int dst, Time now) {
+    const size_t from = 2 * static_cast<size_t>(src);
+    reshare_line(from, now);
+    reshare_line(from + 1, now);
+    reshare_line(2 * static_cast<size_t>((dst + pp - 1) % pp), now);
+    reshare_line(2 * static_cast<size_t>((dst + 1) % pp) + 1, now);
+  };
+  const auto start_send = [&](size_t q, Time now) {
+    const int dst = waiting[q][head[q]].dst;
+    ++out_of[q / 2];
+    ++into[static_cast<size_t>(dst)];
+    send_end[q] = now;  // under way from now; reshare sets its end
+    since[q] = now;
+    rate[q] = 0;
+    reshare(static_cast<int>(q / 2), dst, now);
+  };
+  const auto try_start = [&](int s, Time now) {
+    if (pass_end[s] != Time::max() || next[s] == schedule[s].size()) return;
+    const PipelinePass& op = schedule[s][next[s]];
+    const Time ready = input[slot(op.chunk * pp + s, op.microbatch, op.forward)];
+    if (ready == kNotRun) return;
+    const ChunkTime& c = chunks[static_cast<size_t>(op.chunk * pp + s)];
+    pass_end[s] = max(now, ready) + (op.forward ? c.forward : c.backward);
+  };
+  // An input that reaches its pass at `t` (now or later): its device starts it then if idle.
+  const auto arrive = [&](size_t to, Time t, Time now) {
+    input[to] = t;
+    try_start(static_cast<int>((to / 2 / static_cast<size_t>(m)) % static_cast<size_t>(pp)), now);
+  };
+  for (int s = 0; s < pp; ++s) try_start(s, Time::zero());
+
+  while (true) {
+    // The next event: a pass's end or a send's last byte (passes first at a tie).
+    Time now = Time::max();
+    int device = -1;
+    size_t line = lines;
+    for (int s = 0; s < pp; ++s) {
+      if (pass_end[s] < now) now = pass_end[s], device = s;
+    }
+    for (size_t q = 0; q < lines; ++q) {
+      if (send_end[q] < now) now = send_end[q], device = -1, line = q;
+    }
+    if (now == Time::max()) break;
+    if (device >= 0) {
+      const int s = device;
+      const PipelinePass op = schedule[s][next[s]++];
+      pass_end[s] = Time::max();
+      makespan = max(makespan, now);
+      const int v = op.chunk * pp + s;
+      if (finished && !op.forward && v == 0) (*finished)[static_cast<size_t>(op.microbatch)] = now;
+      if (op.forward && v + 1 == vs) {
+        input[slot(v, op.microbatch, false)] = now;  // the last stage's backward takes its own output
+      } else if (op.forward || v > 0) {
+        const int to_v = op.forward ? v + 1 : v - 1;
+        const size_t to = slot(to_v, op.microbatch, op.forward);
+        const Time send = entry(op.forward ? sends.forward : sends.backward, v);
+        const Time nic = entry(op.forward ? sends.forward_nic : sends.backward_nic, v);
+        if (nic > Time::zero()) {
+          const size_t q = 2 * static_cast<size_t>(s) + (op.forward ? 0 : 1);
+          waiting[q].push_back({to_v % pp, to, send - nic, static_cast<double>(nic.as_ps())});
+          if (head[q] + 1 == waiting[q].size()) start_send(q, now);
+        } else {
+          arrive(to, now + send, now);
+        }
+      }
+      try_start(s, now);
+    } else {
+      const size_t q = line;
+      const Send done = waiting[q][head[q]++];
+      send_end[q] = Time::max();
+      --out_of[q / 2];
+      --into[static_cast<size_t>(done.dst)];
+      reshare(static_cast<int>(q / 2), done.dst, now);
+      arrive(done.to, now + done.latency, now);
+      if (head[q] < waiting[q].size()) start_send(q, now);  // the next send the same way leaves now
+    }
+  }
+  return makespan;
+}
+
+// pipeline_makespan, and where `finished` is given, when each micro-batch's last pass (virtual
+// stage 0's backward) ends.
+Time replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const Schedule& schedule, const PipelineSends& sends,
+            std::vector<Time>* finished) {
+  if (finished) finished->assign(static_cast<size_t>(m), Time::zero());
   assert(chunks.size() == static_cast<size_t>(pp) * vpp && "one chunk time per virtual stage");
   assert(m >= 1 && (vpp == 1 || m % pp == 0) && "interleaving needs micro-batches in multiples of pp");
-  assert((forward_send.empty() || forward_send.size() == chunks.size()) &&
-         (backward_send.empty() || backward_send.size() == chunks.size()) && "one send time per virtual stage");
+  [[maybe_unused]] const auto sized = [&](const std::vector<Time>& v) { return v.empty() || v.size() == chunks.size(); };
+  assert(sized(sends.forward) && sized(sends.backward) && sized(sends.forward_nic) && sized(sends.backward_nic) &&
+         "one send time per virtual stage");
+  if (!sends.forward_nic.empty() || !sends.backward_nic.empty()) return shared_nic_makespan(chunks, pp, vpp, m, schedule, sends, finished);
   const int virtual_stages = pp * vpp;
-  // End times of every (virtual stage, micro-batch) forward and backward; -1 ps = not yet run.
+  // When every (virtual stage, micro-batch) forward's and backward's output reaches the pass that
+  // takes it (its end where sends are free); -1 ps = not yet run.
   const Time kNotRun = Time::ps(-1);
-  std::vector<Time> fwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
-  std::vector<Time> bwd_end(static_cast<size_t>(virtual_stages) * m, kNotRun);
-  std::vector<std::vector<work::PipelinePass>> schedule(pp);
-  for (int s = 0; s < pp; ++s) schedule[s] = work::pipeline_order(pp, vpp, m, s);
+  std::vector<Time> fwd_out(static_cast<size_t>(virtual_stages) * m, kNotRun);
+  std::vector<Time> bwd_out(static_cast<size_t>(virtual_stages) * m, kNotRun);
   std::vector<size_t> next(pp, 0);
   std::vector<Time> free_at(pp);
   size_t remaining = 2 * static_cast<size_t>(virtual_stages) * m;
@@ -67,20 +212,20 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
         const int v = op.chunk * pp + s;
         const size_t idx = static_cast<size_t>(v) * m + op.microbatch;
         Time ready;
-        Time in_flight;  // the send carrying the input, after its producer ends
         if (op.forward) {
-          if (v > 0) ready = fwd_end[idx - m];
-          if (v > 0 && !forward_send.empty()) in_flight = forward_send[static_cast<size_t>(v - 1)];
+          if (v > 0) ready = fwd_out[idx - m];
         } else {
-          ready = v + 1 < virtual_stages ? bwd_end[idx + m] : fwd_end[idx];
-          if (v + 1 < virtual_stages && !backward_send.empty()) in_flight = backward_send[static_cast<size_t>(v + 1)];
+          ready = v + 1 < virtual_stages ? bwd_out[idx + m] : fwd_out[idx];
         }
         if (ready == kNotRun) break;
-        ready += in_flight;
         const ChunkTime& t = chunks[v];
         const Time end = max(free_at[s], ready) + (op.forward ? t.forward : t.backward);
-        (op.forward ? fwd_end : bwd_end)[idx] = end;
         free_at[s] = end;
+        // The output's send, if it goes to another virtual stage, delays it by the send's time.
+        const bool sends_on = op.forward ? v + 1 < virtual_stages : v > 0;
+        const Time out = sends_on ? end + entry(op.forward ? sends.forward : sends.backward, v) : end;
+        (op.forward ? fwd_out : bwd_out)[idx] = out;
+        if (finished && !op.forward && v == 0) (*finished)[static_cast<size_t>(op.microbatch)] = end;
         ++next[s];
         --remaining;
         progressed = true;
@@ -94,27 +239,62 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
   return makespan;
 }
 
-Time plain_pipeline_send_delay(const std::vector<ChunkTime>& stages, int m, const std::vector<Time>& forward_send,
-                               const std::vector<Time>& backward_send) {
-  const int pp = static_cast<int>(stages.size());
-  assert(pp >= 1 && m >= 1 && forward_send.size() == stages.size() && backward_send.size() == stages.size() &&
-         "one slot and one send each way per stage");
-  const int replayed = std::min(m, 4 * pp);
-  const Time delay = pipeline_makespan(stages, pp, 1, replayed, forward_send, backward_send) -
-                     pipeline_makespan(stages, pp, 1, replayed);
-  if (m == replayed) return delay;
-  Time slowest;
-  double lambda_s = 0;
-  for (int a = 0; a < pp; ++a) {
-    slowest = max(slowest, stages[a].forward + stages[a].backward);
-    Time range;
-    for (int b = a; b < pp; ++b) {
-      range += stages[b].forward + stages[b].backward;
-      if (b > a) range += forward_send[b - 1] + backward_send[b];
-      lambda_s = std::max(lambda_s, range.as_s() / (b - a + 1));
+// Rounds of pp micro-batches that pipeline_send_delay replays.
+constexpr int kReplayRounds = 8;
+// The NICs' busy share below which sends are replayed side by side (sends_to_replay).
+constexpr double kSharedNicBusy = 0.25;
+
+// Each device's NIC time per micro-batch, the most out or in (no device sends or takes in a
+// micro-batch's activations and gradients faster than its NIC moves them), and the slowest
+// device's passes per micro-batch (the steady state's pace without sends), over all devices.
+std::pair<Time, Time> nic_and_compute_pace(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
+  const int vs = pp * vpp;
+  Time nic_pace, compute_pace;
+  for (int d = 0; d < pp; ++d) {
+    Time out, in, passes;
+    for (int v = d; v < vs; v += pp) {
+      passes += chunks[static_cast<size_t>(v)].forward + chunks[static_cast<size_t>(v)].backward;
+      if (v + 1 < vs) out += entry(sends.forward_nic, v), in += entry(sends.backward_nic, v + 1);
+      if (v > 0) out += entry(sends.backward_nic, v), in += entry(sends.forward_nic, v - 1);
     }
+    nic_pace = max(nic_pace, max(out, in));
+    compute_pace = max(compute_pace, passes);
   }
-  return delay + Time::s(static_cast<double>(m - replayed) * std::max(0.0, lambda_s - slowest.as_s()));
+  return {nic_pace, compute_pace};
+}
+
+}  // namespace
+
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
+  return replay(chunks, pp, vpp, m, schedule_of(pp, vpp, m), sends, nullptr);
+}
+
+PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
+  const auto [nic_pace, compute_pace] = nic_and_compute_pace(chunks, pp, vpp, sends);
+  if (nic_pace >= kSharedNicBusy * compute_pace) return sends;
+  return {.forward = sends.forward, .backward = sends.backward};
+}
+
+Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
+  [[maybe_unused]] const auto sized = [&](const std::vector<Time>& v) { return v.size() == chunks.size(); };
+  assert(pp >= 1 && vpp >= 1 && m >= 1 && (vpp == 1 || m % pp == 0) && chunks.size() == static_cast<size_t>(pp) * vpp &&
+         sized(sends.forward) && sized(sends.backward) && "one chunk time and one send each way per virtual stage");
+  // The replay of the first micro-batches, with the sends and without, and each one's pace in its
+  // steady state: how fast micro-batches finish between a quarter and three quarters of the way
+  // (past the fill; the drain's finish faster).
+  const int replayed = std::min(m, kReplayRounds * pp);
+  const Schedule schedule = schedule_of(pp, vpp, replayed);
+  std::vector<Time> with_sends, without;
+  const Time head = replay(chunks, pp, vpp, replayed, schedule, sends_to_replay(chunks, pp, vpp, sends), &with_sends) -
+                    replay(chunks, pp, vpp, replayed, schedule, {}, &without);
+  if (m == replayed) return head;
+  const size_t from = static_cast<size_t>(replayed / 4), to = static_cast<size_t>(3 * replayed / 4);
+  const double per = 1.0 / static_cast<double>(to - from);
+  const Time pace_with = per * (with_sends[to] - with_sends[from]), pace_without = per * (without[to] - without[from]);
+  // Where the NICs pace the steady state, the replay may not have reached it yet.
+  const Time nic_pace = nic_and_compute_pace(chunks, pp, vpp, sends).first;
+  const Time growth = max(Time::zero(), max(pace_with, nic_pace) - pace_without);
+  return head + static_cast<double>(m - replayed) * growth;
 }
 
 }  // namespace clustersim::work

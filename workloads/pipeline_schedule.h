@@ -51,30 +51,47 @@ struct ChunkTime {
 // time in the wait for the first gradient). See the closed-form tests in
 // tests/unit/faults/straggler_model_test.cc.
 //
-// Point-to-point sends, where given, delay the input they carry without holding either device
-// (overlapped sends): forward_send[v] from virtual stage v's forward end to v + 1's input,
-// backward_send[v] from v's backward end to v - 1's (empty: free). In plain 1F1B with equal stages
+// Point-to-point sends (overlapped: they hold neither device, and delay the input they carry),
+// per virtual stage v, each vector empty where free or of size pp * vpp:
+//   forward[v], backward[v]: from v's forward end to v + 1's input, from v's backward end to
+//     v - 1's input;
+//   forward_nic[v], backward_nic[v]: how long that send holds its device's NIC (its bytes at the
+//     NIC's rate; 0 on NVLink). A device's NIC sends one at a time in the order its passes end, a
+//     send leaving when the one before it is through: a stage whose sends take longer than its
+//     passes runs at the sends' pace. Empty: sends run side by side.
+struct PipelineSends {
+  std::vector<Time> forward = {}, backward = {};
+  std::vector<Time> forward_nic = {}, backward_nic = {};
+};
+
+// With sends (PipelineSends): in plain 1F1B with equal stages
 // and one send time c they lengthen the steady state's slots, not only the fill and drain: 2
 // stages, f 1 ms, b 2 ms, c 0.5 ms: slots alternate 3 and 4 ms, (m + 1)(f + b) + m c in all; k
 // equal stages 2 (k - 1) / k sends a micro-batch, 1.5 for 4 (tests/unit/workloads/pipeline_schedule_test.cc).
 // Preconditions: chunks.size() == pp * vpp, micro_batches >= 1 (a multiple of pp when vpp > 1),
-// the send vectors empty or of size pp * vpp.
-Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches,
-                       const std::vector<Time>& forward_send = {}, const std::vector<Time>& backward_send = {});
+// the send vectors as PipelineSends says.
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches, const PipelineSends& sends = {});
 
-// What overlapped sends add to a plain 1F1B pipeline's makespan (vpp 1): pipeline_makespan with
-// the sends less without, replayed for at most 4 pp micro-batches; past them each micro-batch
-// adds the steady state's growth, the largest cycle mean of the schedule's max-plus system less
-// the slowest stage's slot:
-//   lambda = max over stage ranges [a, b] of (sum of t_s over a..b + the sends across its
-//            boundaries, forward and backward) / (b - a + 1)
-// (a micro-batch's activation runs down the range and its gradient back while each stage holds
-// one forward and one backward per micro-batch: b - a + 1 micro-batch slots; a one-stage range is
-// the stage alone). Against the full replay of 256 micro-batches on 2 to 16 stages of uneven
-// times and sends of 1% to 300% of a slot: within 0.3% of the makespan (0.15% measured)
-// (tests/unit/workloads/pipeline_schedule_test.cc). The replay of m micro-batches costs 4 m pp
-// passes; this at most 16 pp^2 and O(pp^2).
-Time plain_pipeline_send_delay(const std::vector<ChunkTime>& stages, int micro_batches, const std::vector<Time>& forward_send,
-                               const std::vector<Time>& backward_send);
+// The sends as pipeline_send_delay replays them: `sends`, or where every device's NIC is busy
+// less than a quarter of its passes' time per micro-batch (out or in), the sends side by side
+// (forward and backward alone, the NIC times dropped): two sends then seldom share a NIC, and
+// the replay sharing NICs costs about 8 times as much. Replays that are to agree with
+// pipeline_send_delay (the straggler model's) take these.
+PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends);
+
+// What overlapped sends add to a pipeline's makespan: pipeline_makespan with the sends
+// (sends_to_replay) less without, replayed for at most 8 pp micro-batches; past them each
+// micro-batch adds the steady state's growth, measured on the replay: how much faster micro-batches
+// finish between a quarter and three quarters of the way through without the sends than with
+// them (at least what the busiest NIC's time per micro-batch exceeds the slowest device's
+// passes). Against the full replay of 256 micro-batches on 2 to 16 stages (2 to 8 interleaved, 2
+// or 3 chunks each) of uneven chunk times, sends of 1% to 300% of a stage's slot side by side or
+// sharing their NICs: mean 0.1% (side by side) and 0.3% (sharing) of the makespan, worst 3% and
+// 7% where sends as long as a slot share the NICs of 3-stage plain pipelines, whose steady state
+// wanders (tests/unit/workloads/pipeline_schedule_test.cc). Before 2026-12-06 plain 1F1B took
+// the growth from the schedule's largest cycle mean (exact for sends side by side, blind to
+// shared NICs) and interleaved plans replayed nothing.
+// Preconditions as pipeline_makespan's, forward and backward of size pp * vpp.
+Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches, const PipelineSends& sends);
 
 }  // namespace clustersim::work

@@ -531,32 +531,37 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // the flow level).
       const Time one = (1.0 / (2.0 * (p.pp * p.vpp - 1))) * all_sends;
       const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
-      // In plain 1F1B the steady state waits too: a stage alternates a forward and a backward,
-      // and its backward waits for a gradient that left a send after its forward's activation
-      // did (two stages: each micro-batch's slot grows by a send; work::plain_pipeline_send_delay
-      // replays the schedule with and without the sends). Until 2026-12-06 only the fill and
-      // drain were charged: pp 4, 64 micro-batches, one 100 Gbps NIC per stage, 698 ms against
-      // the flow level's 825 ms. Interleaved, a device has other chunks' passes to run while one
-      // waits, and the fill and drain's charge stays (the levels agree within 0.1% at 100 Gbps;
-      // where slow NICs make the sends pace the step the flow level reads up to 18% more: 2
-      // stages, vpp 2, 25 Gbps, a gap left).
-      Time replayed;
-      if (p.vpp == 1) {
-        std::vector<work::ChunkTime> stages(static_cast<size_t>(p.pp));
-        std::vector<Time> forward_send(stages.size()), backward_send(stages.size());
-        const double fwd_share = lt.forward / (lt.forward + lt.backward);
-        for (int s = 0; s < p.pp; ++s) {
-          const size_t i = static_cast<size_t>(s);
-          stages[i].forward = fwd_share * stage_slots[i];
-          stages[i].backward = stage_slots[i] - stages[i].forward;
-          const auto to = [&](bool forward) { return (s + (forward ? 1 : p.pp - 1)) % p.pp; };
-          forward_send[i] = stages_apart(s, to(true)) ? send_time(s, true, false) : intra;
-          backward_send[i] = stages_apart(s, to(false)) ? send_time(s, false, false) : intra;
-        }
-        replayed = work::plain_pipeline_send_delay(stages, static_cast<int>(mbs), forward_send, backward_send);
-        est.pp_send_forward = forward_send;
-        est.pp_send_backward = backward_send;
+      // The steady state waits for sends too: in plain 1F1B a stage's backward waits for a
+      // gradient that left a send after its forward's activation did; interleaved, a chunk's
+      // input crosses the ring of stages vpp times, and a device's forward and backward sends
+      // share its NIC (and its neighbours'). work::pipeline_send_delay replays the schedule with
+      // each virtual stage's chunk (c x pp + s: chunk c of stage s, its stage's slot over vpp, the
+      // LM head on the last stage's last chunk) and its sends to the next and the one before
+      // (on NVLink within a node; to another node holding the NIC for its bytes at the NIC share)
+      // and without. Until 2026-12-06 plain 1F1B replayed sends side by side, and interleaved
+      // plans charged the fill and drain alone: 2 stages, vpp 2, one 25 Gbps NIC each, 0.794 s
+      // against the flow level's 1.025 s (now 1.025 s).
+      const size_t virtual_stages = static_cast<size_t>(p.pp) * p.vpp;
+      std::vector<work::ChunkTime> chunks(virtual_stages);
+      work::PipelineSends sends_of;
+      for (std::vector<Time>* v : {&sends_of.forward, &sends_of.backward, &sends_of.forward_nic, &sends_of.backward_nic})
+        v->resize(virtual_stages);
+      const double fwd_share = lt.forward / (lt.forward + lt.backward);
+      for (size_t v = 0; v < virtual_stages; ++v) {
+        const int s = static_cast<int>(v % static_cast<size_t>(p.pp));
+        const bool last = v + 1 == virtual_stages;  // the LM head's chunk
+        const Time stage_head = s + 1 == p.pp ? head : Time::zero();
+        const Time slot = (1.0 / p.vpp) * (stage_slots[static_cast<size_t>(s)] - stage_head) + (last ? stage_head : Time::zero());
+        chunks[v].forward = fwd_share * slot;
+        chunks[v].backward = slot - chunks[v].forward;
+        const int next = (s + 1) % p.pp, before = (s + p.pp - 1) % p.pp;
+        sends_of.forward[v] = stages_apart(s, next) ? send_time(s, true, false) : intra;
+        sends_of.backward[v] = stages_apart(s, before) ? send_time(s, false, false) : intra;
+        sends_of.forward_nic[v] = stages_apart(s, next) ? send_time(s, true, true) : Time::zero();
+        sends_of.backward_nic[v] = stages_apart(s, before) ? send_time(s, false, true) : Time::zero();
       }
+      const Time replayed = work::pipeline_send_delay(chunks, p.pp, p.vpp, static_cast<int>(mbs), sends_of);
+      est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, sends_of);
       // A stage runs its micro-batches no faster than its NIC sends their activations and
       // gradients on: those to another node at the NIC share. Where that outlasts the slowest
       // stage's micro-batch, the steady state is paced by the sends (before 2026-12-05 only the

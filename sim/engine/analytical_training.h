@@ -14,6 +14,7 @@
 #include "sim/core/units.h"
 #include "sim/engine/fabric_contention.h"
 #include "workloads/moe.h"
+#include "workloads/pipeline_schedule.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::engine {
@@ -91,10 +92,11 @@ struct TrainingEstimate {
   // beyond the fill and drain transfers, where the busiest stage's NIC share takes longer to send
   // a micro-batch's activations and gradients than the slowest stage computes it (0 otherwise).
   Time pp_send_paced;
-  // Plain 1F1B (vpp 1) with overlapped sends: each stage's send time to the next stage and to the
-  // one before, as work::plain_pipeline_send_delay took them (empty otherwise), so that replays of
-  // the schedule (the straggler model) wait for them as this estimate does.
-  std::vector<Time> pp_send_forward, pp_send_backward;
+  // With overlapped sends (overlap.pp_p2p, pp > 1): each virtual stage's sends to the next and the
+  // one before as work::pipeline_send_delay replayed them (work::sends_to_replay; empty
+  // otherwise), so that replays of the schedule (the straggler model) wait for them as this
+  // estimate does.
+  work::PipelineSends pp_sends;
   Time embedding_sync;  // the tied-embedding all-reduce of the first and last stage (0 without)
 };
 
