@@ -8,6 +8,11 @@ flow. A search for where the closed forms and the detailed simulation part ways 
 smaller plans around scenarios/megatron-sc21/gpt-7p5b-128.yaml that also place DP first and share
 one NIC per node (scenarios/README.md, fold_ranks). With --moe it draws mixture-of-experts plans
 around scenarios/mixtral-8x7b-h100-256.yaml instead (analytical against flow, as the default mode).
+With --sends it draws pipelines whose overlapped sends are long beside their compute (small models
+of hidden 2048 on H100s, one GPU or one NIC per node, 25 to 400 Gbps) around
+scenarios/megascale-table2/megascale-175b-256-b768.yaml: the plans where the analytical level's
+replay of the pipeline sends decides the step (docs/results.md, "Interleaved pipelines replay
+their sends").
 
 Each plan varies the cluster size, tp, pp, vpp, cp, global batch, ZeRO stage, recomputation,
 wiring, ToR oversubscription, queue pairs, rank placement and NICs per node; plans the scenario
@@ -29,6 +34,7 @@ Example (about 10 s per plan on 2 cores, most of it the flow level):
   tools/compare_levels.py --clustersim build/tools/clustersim --seed 1 --plans 25
   tools/compare_levels.py --folding --seed 1 --plans 25      (about 2 s per plan)
   tools/compare_levels.py --moe --seed 1 --plans 15          (about 2-3 s per plan, none over ~20 s)
+  tools/compare_levels.py --sends --seed 1 --plans 40        (about 1 s per plan)
 """
 import argparse
 import json
@@ -95,6 +101,26 @@ def draw_folding(rng):
         f"network.ecmp_seed={rng.randint(1, 100)}",
         "training.memory_check=false",
         "network.fidelity=flow",
+    ]
+
+
+def draw_sends(rng):
+    """A pipeline of 8 to 24 layers of hidden 2048 on H100s whose sends are long beside its chunks
+    (one GPU per node, or 8 sharing one NIC or a NIC each), overlapped (the base scenario's
+    overlap.pp_p2p), or None where the sizes do not divide."""
+    layers, gpn = rng.choice([8, 16, 24]), rng.choice([1, 8])
+    tp = rng.choice([t for t in (1, 2, 8) if t <= gpn])
+    pp, vpp, dp = rng.choice([2, 4, 8]), rng.choice([1, 2, 3]), rng.choice([1, 2, 4])
+    gpus = tp * pp * dp
+    if layers % (pp * vpp) or gpus % gpn:
+        return None
+    return [
+        f"model.layers={layers}", "model.hidden=2048", "model.heads=16", "cluster.gpu=H100-SXM",
+        f"cluster.gpus={gpus}", f"cluster.gpus_per_node={gpn}", f"cluster.nics_per_node={rng.choice([1, gpn])}",
+        f"cluster.nic_bandwidth={rng.choice([25, 50, 100, 200, 400])}Gbps",
+        f"parallelism.tp={tp}", f"parallelism.pp={pp}", f"parallelism.vpp={vpp}",
+        f"parallelism.sequence_parallel={'true' if tp > 1 else 'false'}",
+        f"training.global_batch={dp * pp * rng.choice([4, 8])}",
     ]
 
 
@@ -183,17 +209,21 @@ def main():
     ap.add_argument("--max-error", type=float, default=None, help="exit 1 when a plan's |error| exceeds this (percent)")
     ap.add_argument("--folding", action="store_true", help="compare folded flow-level runs with unfolded ones")
     ap.add_argument("--moe", action="store_true", help="draw MoE plans around scenarios/mixtral-8x7b-h100-256.yaml")
+    ap.add_argument("--sends", action="store_true",
+                    help="draw send-bound pipelines around scenarios/megascale-table2/megascale-175b-256-b768.yaml")
     ap.add_argument("--moe-max-flows", type=float, default=6e6,
                     help="--moe: draw again a plan whose step carries more all-to-all flows than this")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds a flow run may take before the plan is skipped (--moe: 60)")
     args = ap.parse_args()
-    if args.folding and args.moe:
-        ap.error("--folding and --moe are separate modes")
+    if args.folding + args.moe + args.sends > 1:
+        ap.error("--folding, --moe and --sends are separate modes")
     if args.folding and args.scenario == ap.get_default("scenario"):
         args.scenario = "scenarios/megatron-sc21/gpt-7p5b-128.yaml"
     if args.moe and args.scenario == ap.get_default("scenario"):
         args.scenario = "scenarios/mixtral-8x7b-h100-256.yaml"
+    if args.sends and args.scenario == ap.get_default("scenario"):
+        args.scenario = "scenarios/megascale-table2/megascale-175b-256-b768.yaml"
     if args.moe and args.timeout is None:
         args.timeout = 60.0
     names = ("folded", "unfolded") if args.folding else ("analytical", "flow")
@@ -209,6 +239,11 @@ def main():
             sys.exit(f"compare_levels: only {len(errors)} of {draws} drawn plans were valid for {args.scenario}")
         if args.moe:
             overrides = draw_moe(rng, args.moe_max_flows)
+        elif args.sends:
+            overrides = draw_sends(rng)
+            if overrides is None:
+                draws -= 1  # sizes that do not divide are not plans the loader refused
+                continue
         else:
             overrides = draw_folding(rng) if args.folding else draw(rng)
         second = ["training.fold_ranks=false"] if args.folding else ["network.fidelity=flow"]
