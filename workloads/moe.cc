@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "calibration/compute_cost.h"
+#include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
 #include "workloads/training_graph.h"
 
@@ -823,34 +824,18 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   ScenarioConfig dense_layer = v;
   dense_layer.model.moe.reset();
   const double dense_act = activation_bytes_per_layer(dense_layer).as_double();
-  // Each stage's MoE and dense layers. The first stage holds the most micro-batches in flight:
-  // the share of MoE layers among its own layers (until 2026-12-06 the model's: an interleaved
-  // plan with an MoE layer every other one, one layer per chunk, puts only MoE layers on stage 0
-  // and read 20% low).
-  std::vector<double> moe_count(static_cast<size_t>(p.pp)), dense_count(static_cast<size_t>(p.pp));
+  // What one micro-batch's forward of each chunk keeps (its MoE and dense layers'), and the most
+  // any stage holds at once as its passes run (work::peak_held). Until 2026-12-06 the first
+  // stage's in-flight micro-batches at a share of MoE layers (the model's, then its own stage's),
+  // and plain 1F1B's later stages apart: an interleaved plan whose first chunks are dense
+  // (first_dense_layers) holds more MoE layers on a later stage or chunk.
+  const int per_chunk = std::max(1, m.layers / (p.pp * p.vpp));
+  std::vector<double> chunk_held(static_cast<size_t>(p.pp) * p.vpp, 0.0);
   for (int layer = 0; layer < m.layers; ++layer) {
-    (is_moe_layer(m, layer) ? moe_count : dense_count)[static_cast<size_t>(stage_of_layer(cfg, layer))] += 1.0;
+    const size_t chunk = std::min(chunk_held.size() - 1, static_cast<size_t>(layer / per_chunk));
+    chunk_held[chunk] += is_moe_layer(m, layer) ? attn + moe_act : dense_act;
   }
-  const double moe_share = moe_count[0] / std::max(1.0, moe_count[0] + dense_count[0]);
-  const double per_layer = moe_share * (attn + moe_act) + (1.0 - moe_share) * dense_act;
-  // pp micro-batches of layers / pp on the first stage (fewer when the pipeline has fewer), as
-  // for a dense model (transformer.cc).
-  const double m_in_pipeline = micro_batches_per_iteration(cfg);
-  const double stage_layers = static_cast<double>(m.layers) / p.pp;
-  double in_flight_layers = std::min<double>(p.pp, m_in_pipeline) * stage_layers;
-  if (p.vpp > 1) in_flight_layers *= 1.0 + (p.pp - 1.0) / (static_cast<double>(p.pp) * p.vpp);
-  in_flight_layers = std::min(in_flight_layers, m_in_pipeline * stage_layers);
-  double act = per_layer * in_flight_layers;
-  if (p.vpp == 1) {
-    // Plain 1F1B: stage s holds min(pp - s, m) micro-batches of its own layers, so a later stage
-    // with more MoE layers can hold more than the first (first_dense_layers on stage 0): the most
-    // any stage holds (until 2026-12-06 the first stage's alone).
-    for (int s = 0; s < p.pp; ++s) {
-      const size_t i = static_cast<size_t>(s);
-      const double held = std::min<double>(p.pp - s, m_in_pipeline);
-      act = std::max(act, held * (moe_count[i] * (attn + moe_act) + dense_count[i] * dense_act));
-    }
-  }
+  double act = work::peak_held(chunk_held, p.pp, p.vpp, static_cast<int>(micro_batches_per_iteration(cfg)));
   if (full) {
     // Recomputing a layer needs its full activations once more, as for a dense model
     // (transformer.cc): an MoE layer's attention block as kept without recomputation, its routed
@@ -862,7 +847,7 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
       return activation_bytes_per_layer(c).as_double();
     };
     double layer = whole(a) + experts_act;
-    if (moe_share < 1.0) layer = std::max(layer, whole(dense_layer));
+    if (moe_layer_count(m) < m.layers) layer = std::max(layer, whole(dense_layer));
     act += layer;
   }
   // Logits of the last stage (16-bit) and their FP32 copy for the loss: b s / cp tokens x vocab /

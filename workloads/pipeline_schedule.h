@@ -34,6 +34,16 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
 // when communication is free and stages are equal: (pp - 1) / vpp (SC'21 sections 2.2.1-2.2.2).
 double bubble_microbatch_slots(int pp, int vpp);
 
+// The most any pipeline rank holds at once of what a forward pass keeps until its backward (its
+// activations): `held[c * pp + s]` is what one micro-batch's forward of chunk c on rank s keeps;
+// each rank's passes run in pipeline_order, a forward adding its chunk's, a backward releasing
+// it. Uniform chunks give Megatron-LM's first-stage count, min(pp, m) micro-batches of a stage's
+// layers, times 1 + (pp - 1) / (pp vpp) interleaved (Korthikanti et al., MLSys'23, section 4.2.3):
+// rank 0 warms up with 2 (pp - 1) + (vpp - 1) pp forwards and holds one more. Micro-batches past
+// 4 pp repeat the steady state's pattern and are not replayed. Preconditions as pipeline_order's,
+// held.size() == pp * vpp.
+double peak_held(const std::vector<double>& held, int pp, int vpp, int micro_batches);
+
 // Forward and backward time of one virtual pipeline stage (chunk) for one micro-batch.
 struct ChunkTime {
   Time forward;

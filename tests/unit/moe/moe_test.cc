@@ -307,6 +307,19 @@ TEST(MoeMemory, TheFirstStageCountsItsOwnMoeLayers) {
                                                   "training.attention_parallel=tp"}));
   };
   EXPECT_EQ(dense_first(256).activations, dense_first(512).activations);
+  // Interleaved (vpp 2), 8 layers, the first 2 dense: chunk 0 of stage 0 is dense, the other three
+  // chunks MoE. With 4 micro-batches stage 0 holds at most 3 of its dense chunk and 2 of its MoE
+  // one, or 4 and 1, stage 1 three MoE chunks (tests/unit/workloads/pipeline_schedule_test.cc,
+  // PeakHeldFollowsTheScheduleOrder): stage 1 holds more, and the dense layers' width does not
+  // move the figure (until 2026-12-06 stage 0's 10 layers at its half share of MoE layers set it).
+  const auto interleaved = [](int ffn) {
+    return moe_memory_per_gpu(load(small_yaml(), {"training.memory_check=false", "parallelism.tp=1", "parallelism.pp=2",
+                                                  "parallelism.vpp=2", "parallelism.ep=8", "training.global_batch=32",
+                                                  "model.layers=8", "model.moe.first_dense_layers=2",
+                                                  "model.moe.expert_ffn_hidden=2048", "model.moe.routing=zipf",
+                                                  "model.ffn_hidden=" + std::to_string(ffn), "training.attention_parallel=tp"}));
+  };
+  EXPECT_EQ(interleaved(256).activations, interleaved(512).activations);
 }
 
 // Skewed routing with a shared NIC: the hot GPU uses the NIC its neighbours leave idle, as the

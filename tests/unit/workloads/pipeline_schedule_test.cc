@@ -196,6 +196,28 @@ TEST(PipelineMakespan, LightlyLoadedNicsReplaySendsSideBySide) {
   EXPECT_EQ(sends_to_replay(chunks, 2, 2, {heavy, heavy, heavy, heavy}).forward_nic, heavy);
 }
 
+// What ranks hold from a forward to its backward: uniform chunks give Megatron-LM's count (pp
+// micro-batches of a stage's layers on the first stage, times 1 + (pp - 1) / (pp vpp) when
+// interleaved; with no more micro-batches than stages, all of them); uneven chunks the
+// schedule's own peak (hand-checked below).
+TEST(PipelineOrder, PeakHeldFollowsTheScheduleOrder) {
+  for (const auto& [pp, vpp] : {std::pair{1, 1}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {8, 3}}) {
+    const std::vector<double> one(static_cast<size_t>(pp * vpp), 1.0 / vpp);  // a stage's layers: 1
+    const double interleaved = vpp > 1 ? 1.0 + (pp - 1.0) / (pp * vpp) : 1.0;
+    EXPECT_DOUBLE_EQ(peak_held(one, pp, vpp, 8 * pp), pp * interleaved) << pp << " x " << vpp;
+    EXPECT_DOUBLE_EQ(peak_held(one, pp, vpp, pp), pp) << pp << " x " << vpp;  // every forward first
+  }
+  EXPECT_DOUBLE_EQ(peak_held(std::vector<double>(4, 1.0), 4, 1, 2), 2.0);
+  // pp 2, vpp 2, 4 micro-batches (F1.0: micro-batch 1's forward of chunk 0): rank 0 runs F0.0
+  // F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 ..., so it holds at most 4 of its chunk 0 (after
+  // F3.0) and 2 of its chunk 1; rank 1 runs F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 ..., 3
+  // of its chunk 0 and 1 of its chunk 1.
+  EXPECT_DOUBLE_EQ(peak_held({1.0, 0.0, 0.0, 0.0}, 2, 2, 4), 4.0);
+  EXPECT_DOUBLE_EQ(peak_held({0.0, 0.0, 1.0, 0.0}, 2, 2, 4), 2.0);
+  EXPECT_DOUBLE_EQ(peak_held({0.0, 1.0, 0.0, 0.0}, 2, 2, 4), 3.0);
+  EXPECT_DOUBLE_EQ(peak_held({0.0, 0.0, 0.0, 1.0}, 2, 2, 4), 1.0);
+}
+
 TEST(Placement, MegatronOrderKeepsTpInsideANode) {
   const Placement p("tp-cp-dp-pp", 8, 1, 4, 2);
   EXPECT_EQ(p.gpu(3, 0, 0, 0), 3);
