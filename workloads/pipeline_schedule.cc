@@ -88,6 +88,9 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
   for (int mb = 0; mb < m; ++mb) input[slot(0, mb, true)] = Time::zero();
   std::vector<size_t> next(pp, 0);
   std::vector<Time> pass_end(pp, Time::max());  // of the pass under way (max: idle)
+  // Blocking sends: the device waits for its send (held) and, once the send's last byte has
+  // left, for its latency (pass_end then marks the release, not a pass's end).
+  std::vector<bool> held(pp, false), releasing(pp, false);
   Time makespan;
 
   // A send, waiting or under way on line q = 2 x device + (0 forward, 1 backward).
@@ -96,6 +99,11 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
     size_t to = 0;         // the input slot it carries
     Time latency = {};     // after its last byte
     double left_ps = 0;    // NIC time left at the full rate
+  };
+  // Holds device s until `until` (a blocking send's delivery).
+  const auto hold_until = [&](int s, Time until) {
+    pass_end[s] = until;
+    releasing[s] = true;
   };
   const size_t lines = 2 * static_cast<size_t>(pp);
   std::vector<std::vector<Send>> waiting(lines);
@@ -135,7 +143,7 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
     reshare(static_cast<int>(q / 2), dst, now);
   };
   const auto try_start = [&](int s, Time now) {
-    if (pass_end[s] != Time::max() || next[s] == schedule[s].size()) return;
+    if (pass_end[s] != Time::max() || held[s] || next[s] == schedule[s].size()) return;
     const PipelinePass& op = schedule[s][next[s]];
     const Time ready = input[slot(op.chunk * pp + s, op.microbatch, op.forward)];
     if (ready == kNotRun) return;
@@ -161,7 +169,11 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
       if (send_end[q] < now) now = send_end[q], device = -1, line = q;
     }
     if (now == Time::max()) break;
-    if (device >= 0) {
+    if (device >= 0 && releasing[device]) {
+      releasing[device] = false;
+      pass_end[device] = Time::max();
+      try_start(device, now);
+    } else if (device >= 0) {
       const int s = device;
       const PipelinePass op = schedule[s][next[s]++];
       pass_end[s] = Time::max();
@@ -179,8 +191,10 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
           const size_t q = 2 * static_cast<size_t>(s) + (op.forward ? 0 : 1);
           waiting[q].push_back({to_v % pp, to, send - nic, static_cast<double>(nic.as_ps())});
           if (head[q] + 1 == waiting[q].size()) start_send(q, now);
+          held[s] = sends.blocking;
         } else {
           arrive(to, now + send, now);
+          if (sends.blocking && send > Time::zero()) hold_until(s, now + send);
         }
       }
       try_start(s, now);
@@ -192,6 +206,10 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
       --into[static_cast<size_t>(done.dst)];
       reshare(static_cast<int>(q / 2), done.dst, now);
       arrive(done.to, now + done.latency, now);
+      if (held[q / 2]) {
+        held[q / 2] = false;
+        hold_until(static_cast<int>(q / 2), now + done.latency);
+      }
       if (head[q] < waiting[q].size()) start_send(q, now);  // the next send the same way leaves now
     }
   }
@@ -235,10 +253,11 @@ Time replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const 
         if (ready == kNotRun) break;
         const ChunkTime& t = chunks[v];
         const Time end = max(free_at[s], ready) + (op.forward ? t.forward : t.backward);
-        free_at[s] = end;
-        // The output's send, if it goes to another virtual stage, delays it by the send's time.
+        // The output's send, if it goes to another virtual stage, delays it by the send's time
+        // (and holds the device as long where it blocks).
         const bool sends_on = op.forward ? v + 1 < virtual_stages : v > 0;
         const Time out = sends_on ? end + entry(op.forward ? sends.forward : sends.backward, v) : end;
+        free_at[s] = sends.blocking ? out : end;
         (op.forward ? fwd_out : bwd_out)[idx] = out;
         if (finished && !op.forward && v == 0) (*finished)[static_cast<size_t>(op.microbatch)] = end;
         ++next[s];
@@ -287,7 +306,7 @@ Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, in
 PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
   const auto [nic_pace, compute_pace] = nic_and_compute_pace(chunks, pp, vpp, sends);
   if (nic_pace >= kSharedNicBusy * compute_pace) return sends;
-  return {.forward = sends.forward, .backward = sends.backward};
+  return {.forward = sends.forward, .backward = sends.backward, .blocking = sends.blocking};
 }
 
 Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {

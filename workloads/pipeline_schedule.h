@@ -61,17 +61,20 @@ struct ChunkTime {
 // time in the wait for the first gradient). See the closed-form tests in
 // tests/unit/faults/straggler_model_test.cc.
 //
-// Point-to-point sends (overlapped: they hold neither device, and delay the input they carry),
-// per virtual stage v, each vector empty where free or of size pp * vpp:
+// Point-to-point sends (overlapped unless `blocking`: they hold neither device, and delay the input
+// they carry), per virtual stage v, each vector empty where free or of size pp * vpp:
 //   forward[v], backward[v]: from v's forward end to v + 1's input, from v's backward end to
 //     v - 1's input;
 //   forward_nic[v], backward_nic[v]: how long that send holds its device's NIC (its bytes at the
 //     NIC's rate; 0 on NVLink). A device's NIC sends one at a time in the order its passes end, a
 //     send leaving when the one before it is through: a stage whose sends take longer than its
 //     passes runs at the sends' pace. Empty: sends run side by side.
+//   blocking: each send holds its device until it is delivered, as without overlap.pp_p2p
+//     (Megatron-LM's batched isend/irecv and wait): the device's next pass starts after it.
 struct PipelineSends {
   std::vector<Time> forward = {}, backward = {};
   std::vector<Time> forward_nic = {}, backward_nic = {};
+  bool blocking = false;
 };
 
 // With sends (PipelineSends): in plain 1F1B with equal stages

@@ -504,62 +504,56 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       const int bwd = s > 0 ? p.vpp : p.vpp - 1;
       return fwd * cost((s + 1) % p.pp, true) + bwd * cost((s + p.pp - 1) % p.pp, false);
     };
-    // Without overlap a stage waits for its own sends (Megatron's batched isend/irecv and wait),
-    // so its slot is T_s = t_s + S_s, and as in the bubble above the stage p of the longest T
-    // paces the step:
-    //   step = m T_p + (sum of the other stages' T) / vpp
-    // of which the sends are what exceeds m x mb + others / vpp:
-    //   pp_exposed = m (T_p - mb) + (mb - t_p + sum over s != p of S_s) / vpp
-    // (before 2026-12-05 every stage paid the mean over the boundaries, 2 m vpp x `one`: with
-    // stages sharing nodes the one whose sends all leave the node paces, and a 16-GPU plan of 8
-    // stages on 2 nodes came out 20% below the flow level's 0.174 s).
-    std::vector<Time> sends(static_cast<size_t>(p.pp));
-    size_t pacer = 0;
-    for (int s = 0; s < p.pp; ++s) {
-      const size_t i = static_cast<size_t>(s);
-      sends[i] = stage_sends(s, false, intra);
-      if (stage_slots[i] + sends[i] > stage_slots[pacer] + sends[pacer]) pacer = i;
+    // Each virtual stage's chunk (c x pp + s: chunk c of stage s, its stage's slot over vpp, the
+    // LM head on the last stage's last chunk) and its sends to the next and the one before (on
+    // NVLink within a node; to another node holding the NIC for its bytes at the NIC share).
+    const size_t virtual_stages = static_cast<size_t>(p.pp) * p.vpp;
+    std::vector<work::ChunkTime> chunks(virtual_stages);
+    work::PipelineSends sends_of;
+    for (std::vector<Time>* v : {&sends_of.forward, &sends_of.backward, &sends_of.forward_nic, &sends_of.backward_nic})
+      v->resize(virtual_stages);
+    const double fwd_share = lt.forward / (lt.forward + lt.backward);
+    for (size_t v = 0; v < virtual_stages; ++v) {
+      const int s = static_cast<int>(v % static_cast<size_t>(p.pp));
+      const bool last = v + 1 == virtual_stages;  // the LM head's chunk
+      const Time stage_head = s + 1 == p.pp ? head : Time::zero();
+      const Time slot = (1.0 / p.vpp) * (stage_slots[static_cast<size_t>(s)] - stage_head) + (last ? stage_head : Time::zero());
+      chunks[v].forward = fwd_share * slot;
+      chunks[v].backward = slot - chunks[v].forward;
+      const int next = (s + 1) % p.pp, before = (s + p.pp - 1) % p.pp;
+      sends_of.forward[v] = stages_apart(s, next) ? send_time(s, true, false) : intra;
+      sends_of.backward[v] = stages_apart(s, before) ? send_time(s, false, false) : intra;
+      sends_of.forward_nic[v] = stages_apart(s, next) ? send_time(s, true, true) : Time::zero();
+      sends_of.backward_nic[v] = stages_apart(s, before) ? send_time(s, false, true) : Time::zero();
     }
-    Time all_sends;
-    for (const Time t : sends) all_sends += t;
-    b.pp_exposed = mbs * (stage_slots[pacer] + sends[pacer] - mb) + (1.0 / p.vpp) * (mb - stage_slots[pacer] + all_sends - sends[pacer]);
+    // Without overlap a stage waits for its own sends (Megatron's batched isend/irecv and wait):
+    // the schedule replayed with each send holding its device until delivered, the sends sharing
+    // the NICs. Until 2026-12-06 a closed form, each stage's slot its compute and its own sends and
+    // the slowest such slot pacing the step (m T_p + the other stages' T / vpp): the same within
+    // 0.05% on the shipped Megatron-LM plans, but blind to the sends' chain down the pipeline and
+    // to a NIC taking two sends at once: pp 8, tp 8, one 25 Gbps NIC per node, 0.8 ms of compute
+    // against 2.8 ms sends per micro-batch, 0.37 s of sends against the flow level's 0.54 s (now
+    // 0.56 s).
+    sends_of.blocking = true;
+    b.pp_exposed = work::pipeline_send_delay(chunks, p.pp, p.vpp, static_cast<int>(mbs), sends_of);
+    sends_of.blocking = false;
     if (cfg.training.overlap.pp_p2p) {
       // The fill and drain wait for their transfers, each at the mean over the pp vpp - 1 stage
       // boundaries a micro-batch crosses each way (on NVLink where a placement puts the stages
       // on one node; routed, at their stage's slowdown: before 2026-12-05 at the NIC share, and
       // a send-paced pipeline through one NIC per node on a 3:1 ECMP fabric came out 14% below
       // the flow level).
+      Time all_sends;  // one micro-batch's sends, every boundary each way
+      for (int s = 0; s < p.pp; ++s) all_sends += stage_sends(s, false, intra);
       const Time one = (1.0 / (2.0 * (p.pp * p.vpp - 1))) * all_sends;
       const int64_t waited_for = exposed_pipeline_transfers(cfg, mbs);
       // The steady state waits for sends too: in plain 1F1B a stage's backward waits for a
       // gradient that left a send after its forward's activation did; interleaved, a chunk's
       // input crosses the ring of stages vpp times, and a device's forward and backward sends
       // share its NIC (and its neighbours'). work::pipeline_send_delay replays the schedule with
-      // each virtual stage's chunk (c x pp + s: chunk c of stage s, its stage's slot over vpp, the
-      // LM head on the last stage's last chunk) and its sends to the next and the one before
-      // (on NVLink within a node; to another node holding the NIC for its bytes at the NIC share)
-      // and without. Until 2026-12-06 plain 1F1B replayed sends side by side, and interleaved
+      // the chunks and sends above and without. Until 2026-12-06 plain 1F1B replayed sends side by side, and interleaved
       // plans charged the fill and drain alone: 2 stages, vpp 2, one 25 Gbps NIC each, 0.794 s
       // against the flow level's 1.025 s (now 1.025 s).
-      const size_t virtual_stages = static_cast<size_t>(p.pp) * p.vpp;
-      std::vector<work::ChunkTime> chunks(virtual_stages);
-      work::PipelineSends sends_of;
-      for (std::vector<Time>* v : {&sends_of.forward, &sends_of.backward, &sends_of.forward_nic, &sends_of.backward_nic})
-        v->resize(virtual_stages);
-      const double fwd_share = lt.forward / (lt.forward + lt.backward);
-      for (size_t v = 0; v < virtual_stages; ++v) {
-        const int s = static_cast<int>(v % static_cast<size_t>(p.pp));
-        const bool last = v + 1 == virtual_stages;  // the LM head's chunk
-        const Time stage_head = s + 1 == p.pp ? head : Time::zero();
-        const Time slot = (1.0 / p.vpp) * (stage_slots[static_cast<size_t>(s)] - stage_head) + (last ? stage_head : Time::zero());
-        chunks[v].forward = fwd_share * slot;
-        chunks[v].backward = slot - chunks[v].forward;
-        const int next = (s + 1) % p.pp, before = (s + p.pp - 1) % p.pp;
-        sends_of.forward[v] = stages_apart(s, next) ? send_time(s, true, false) : intra;
-        sends_of.backward[v] = stages_apart(s, before) ? send_time(s, false, false) : intra;
-        sends_of.forward_nic[v] = stages_apart(s, next) ? send_time(s, true, true) : Time::zero();
-        sends_of.backward_nic[v] = stages_apart(s, before) ? send_time(s, false, true) : Time::zero();
-      }
       const Time replayed = work::pipeline_send_delay(chunks, p.pp, p.vpp, static_cast<int>(mbs), sends_of);
       est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, sends_of);
       // A stage runs its micro-batches no faster than its NIC sends their activations and
@@ -572,7 +566,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       Time nic_busy;
       for (int s = 0; s < p.pp; ++s) nic_busy = max(nic_busy, stage_sends(s, true, Time::zero()));
       const Time send_paced = mbs * max(Time::zero(), nic_busy - mb);
-      b.pp_exposed = min(b.pp_exposed, max(replayed, waited_for * one + send_paced));  // never more than without
+      b.pp_exposed = min(b.pp_exposed, max(replayed, waited_for * one + send_paced));  // never more than without overlap
       est.pp_send_paced = max(Time::zero(), b.pp_exposed - waited_for * one);
     }
   }

@@ -499,6 +499,27 @@ TEST(FlowTraining, OverlappedSendsOfAnInterleavedPipelineShareTheNicAtBothLevels
   EXPECT_FALSE(a.pp_sends.forward_nic.empty());
 }
 
+TEST(FlowTraining, BlockingSendsOfALongPipelineWaitDownTheChainAtBothLevels) {
+  // Without overlap each send holds its stage until delivered, and a stage's next pass waits for
+  // its neighbour's blocked send in turn, the two sends into a stage sharing its NIC. 8 stages,
+  // vpp 2, one GPU and one 25 Gbps NIC each, 64 micro-batches: the analytical level's closed form
+  // (each stage's slot its compute and its own sends) read 15% below the flow level until
+  // 2026-12-06; it now replays the schedule with blocking sends.
+  ScenarioConfig cfg = engine_test::gpt_1p3b(8, 1, 8, 64, 2);
+  cfg.model.layers = 16;
+  cfg.cluster.gpus_per_node = 1;
+  cfg.cluster.nics_per_node = 1;
+  cfg.cluster.nic_bandwidth = gbps(25);
+  cfg.network.fidelity = Fidelity::kFlow;
+  cfg.network.tiers = 2;
+  cfg.network.switch_radix = 16;
+  cfg.training.overlap.pp_p2p = false;
+  cfg = engine_test::validated(cfg);
+  const double analytical = estimate_training(cfg, a100()).iteration.as_s();
+  const double flow = simulate_training(cfg, a100(), quick()).estimate.iteration.as_s();
+  EXPECT_NEAR(analytical / flow, 1.0, 0.03) << analytical << " s against " << flow << " s";
+}
+
 TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
   // Mixtral-style MoE on 8 GPUs, tp 8, ep 2: dp 1 but 4 expert replicas. ZeRO-3 shards the
   // experts over them and gathers a chunk's experts before each pass (before 2026-11-22 the
