@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <set>
 #include <string>
 
 #include "sim/core/map_reader.h"
@@ -210,6 +211,19 @@ void read_faults(MapReader r, FaultsConfig& out) {
                          "off, or the fields to change");
         }
         if (!target) {
+          // A name a built-in one's but for case or an edit per 4 characters (gpu_hmb3, Nic,
+          // softwar; not psu beside cpu) is taken for a misspelling unless the component says
+          // what it is counted per: gpu_hmb3 with rate_per_day: 0 ran as a new component beside
+          // an untouched gpu_hbm3 (until 2026-12-06).
+          std::set<std::string> builtin_names;
+          for (size_t i = 0; i < builtin; ++i) builtin_names.insert(out.components[i].name);
+          const std::string near = closest_name(name, builtin_names);
+          const bool misspelt = !near.empty() && (ascii_lower(near) == ascii_lower(name) ||
+                                                  edit_distance(name, near) <= static_cast<int>(name.size()) / 4);
+          if (misspelt && !(node.is_map() && node.find("unit"))) {
+            cr.error(name, "is not a built-in component; did you mean '" + near +
+                               "'? (a new component of a name this close says its unit: gpu, host, nic or job)");
+          }
           out.components.push_back(FailureComponent{});
           target = &out.components.back();
           target->name = name;

@@ -14,19 +14,6 @@
 namespace clustersim {
 namespace {
 
-// Levenshtein distance, for "did you mean" suggestions on unknown keys.
-int edit_distance(const std::string& a, const std::string& b) {
-  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 // "08", "-010": YAML 1.1 tools (PyYAML among them) read a leading 0 as octal, YAML 1.2 as
 // decimal, so a scenario shared between tools could mean two numbers; neither is taken. A real
@@ -67,6 +54,40 @@ std::string plain_form_hint(const std::string& text) {
 }
 
 }  // namespace
+
+int edit_distance(const std::string& a, const std::string& b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest_name(const std::string& name, const std::set<std::string>& known) {
+  std::string best;
+  int best_distance = 3;  // suggest only close matches
+  // Of names as close, the one sharing the longest start: 'tpp' suggests 'tp', not 'pp' (which it
+  // did until 2026-12-06, as the first in name order).
+  const auto shared_start = [&name](const std::string& k) {
+    size_t n = 0;
+    while (n < name.size() && n < k.size() && name[n] == k[n]) ++n;
+    return n;
+  };
+  for (const std::string& k : known) {
+    // Case differences count as nothing: 'TP' suggests 'tp'.
+    const int d = ascii_lower(name) == ascii_lower(k) ? 0 : edit_distance(name, k);
+    if (d < best_distance || (d == best_distance && !best.empty() && shared_start(k) > shared_start(best))) {
+      best_distance = d;
+      best = k;
+    }
+  }
+  return best;
+}
 
 std::optional<double> plain_real(const YamlNode& n) {
   if (!n.is_scalar()) return std::nullopt;
@@ -363,23 +384,7 @@ void MapReader::finish() {
   for (const auto& [key, value] : node_->map) {
     if (known_.count(key)) continue;
     std::string message = "unknown key";
-    std::string best;
-    int best_distance = 3;  // suggest only close matches
-    // Of keys as close, the one sharing the longest start: 'tpp' suggests 'tp', not 'pp' (which it
-    // did until 2026-12-06, as the first in name order).
-    const auto shared_start = [&key](const std::string& k) {
-      size_t n = 0;
-      while (n < key.size() && n < k.size() && key[n] == k[n]) ++n;
-      return n;
-    };
-    for (const std::string& k : known_) {
-      // Case differences count as nothing: 'TP' suggests 'tp'.
-      const int d = ascii_lower(key) == ascii_lower(k) ? 0 : edit_distance(key, k);
-      if (d < best_distance || (d == best_distance && !best.empty() && shared_start(k) > shared_start(best))) {
-        best_distance = d;
-        best = k;
-      }
-    }
+    const std::string best = closest_name(key, known_);
     if (!best.empty()) {
       message += "; did you mean '" + best + "'?";
     } else if (!known_.empty()) {

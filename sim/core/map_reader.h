@@ -27,6 +27,12 @@ std::optional<long long> plain_integer(const YamlNode& n);
 // the switch's ports and the range).
 std::optional<double> plain_ratio(const YamlNode& n);
 
+// Levenshtein distance: single-character insertions, deletions and substitutions from a to b.
+int edit_distance(const std::string& a, const std::string& b);
+// The name in `known` closest to `name` for a "did you mean" hint: within 2 edits, or differing
+// only in case (of names as close, the one sharing the longest start); empty where none is.
+std::string closest_name(const std::string& name, const std::set<std::string>& known);
+
 class MapReader {
  public:
   // `node` may be nullptr (an absent section: every key reads as absent). `path` is the key path

@@ -70,12 +70,12 @@ int stage_host(const ScenarioConfig& cfg, int stage) {
   return pl.gpu(0, 0, 0, stage) / cfg.cluster.gpus_per_node;
 }
 
-// The 95% interval of a quantity that cannot be negative (a count, a time); null over one seed,
-// where there is none (Student t needs two samples).
-Json ci_pair(const engine::MeanCi& c, bool defined) {
+// The 95% interval of the mean, its low end clamped at 0 for a quantity that cannot be negative
+// (a count, a time); null over one seed, where there is none (Student t needs two samples).
+Json ci_pair(const engine::MeanCi& c, bool defined, bool non_negative = true) {
   if (!defined) return Json();
   Json a = Json::array();
-  a.push(std::max(0.0, c.mean - c.half_width));
+  a.push(non_negative ? std::max(0.0, c.mean - c.half_width) : c.mean - c.half_width);
   a.push(c.mean + c.half_width);
   return a;
 }
@@ -488,7 +488,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   }
   const engine::MeanCi gain = gain_by_seed.empty() ? engine::MeanCi{} : engine::mean_ci(gain_by_seed);
   r.set("ettr_gain_at_optimal_interval", gain_by_seed.empty() ? Json() : Json(gain.mean));
-  r.set("ettr_gain_at_optimal_interval_ci95", gain_by_seed.empty() ? Json() : ci_pair(gain, has_ci));
+  // A gain can be negative: the summary's interval, not clamped (it was clamped at 0 until 2026-12-06).
+  r.set("ettr_gain_at_optimal_interval_ci95", gain_by_seed.empty() ? Json() : ci_pair(gain, has_ci, false));
   r.set("young_daly_interval_s", has_young ? Json(young_s) : Json());
   r.set("daly_interval_s", has_young ? Json(daly_s) : Json());
   Json& sw = r.set("checkpoint_sweep", Json::array());

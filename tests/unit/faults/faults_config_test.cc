@@ -171,6 +171,23 @@ std::string error_text(const std::string& extra) {
   return "";
 }
 
+// A new component named a built-in one's but for case or an edit per 4 characters is refused as a
+// misspelling (gpu_hmb3 with rate_per_day: 0 ran beside an untouched gpu_hbm3 until 2026-12-06),
+// unless it says what it is counted per; a short name a letter from a built-in one (psu, cpu) is
+// a component of its own.
+TEST(FaultsConfig, AMisspeltBuiltInComponentIsRefused) {
+  const std::string typo = error_text("faults: {components: {gpu_hmb3: {rate_per_day: 0}}}\n");
+  EXPECT_NE(typo.find("faults.components.gpu_hmb3: is not a built-in component; did you mean 'gpu_hbm3'?"), std::string::npos)
+      << typo;
+  EXPECT_NE(error_text("faults: {components: {NIC: {rate_per_day: 0}}}\n").find("did you mean 'nic'?"), std::string::npos);
+  EXPECT_NE(error_text("faults: {components: {sofware_bug: {rate_per_day: 0}}}\n").find("did you mean 'software_bug'?"),
+            std::string::npos);
+  const ScenarioConfig meant = load("faults: {components: {gpu_hmb3: {unit: gpu, rate_per_day: 0.001}}}\n");
+  EXPECT_EQ(meant.faults->components.back().name, "gpu_hmb3");
+  EXPECT_TRUE(error_text("faults: {components: {psu: {unit: host, rate_per_day: 0.001}}}\n").empty());
+  EXPECT_TRUE(error_text("faults: {components: {psu: {rate_per_day: 0.001}}}\n").empty());
+}
+
 // The reliability simulation decides by kind whether a failure takes a host (planned: never;
 // degrade: always) and only a degrade component has a phase; given anyway, they are errors.
 TEST(FaultsConfig, KeysTheKindDecidesAreErrors) {
