@@ -120,7 +120,7 @@ def draw_sends(rng):
         f"cluster.nic_bandwidth={rng.choice([25, 50, 100, 200, 400])}Gbps",
         f"parallelism.tp={tp}", f"parallelism.pp={pp}", f"parallelism.vpp={vpp}",
         f"parallelism.sequence_parallel={'true' if tp > 1 else 'false'}",
-        f"training.global_batch={dp * pp * rng.choice([4, 8])}",
+        f"training.global_batch={dp * pp * rng.choice([4, 8, 16, 32])}",
     ]
 
 

@@ -309,6 +309,9 @@ Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfi
   Json& links = r.set("links", Json::object());
   links.set("tiers", tier_loads_json(flow.tiers));
   links.set("top_links", link_loads_json(flow.top_links));
+  // Every link direction degraded or failed (network.faults, stragglers.nics) with its load, so a
+  // run shows its faults applied, and whether this job's traffic crossed them (since 2026-12-06).
+  links.set("degraded", link_loads_json(flow.degraded_links));
   return r;
 }
 
@@ -364,6 +367,26 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
                   b.dp_exposed.as_s(), b.optimizer.as_s(), extra.c_str(),
                   static_cast<int>(i) == flow.critical_group ? "  <- critical" : "");
     o << line;
+  }
+  if (!flow.degraded_links.empty()) {
+    // The faults as applied (network.faults, stragglers.nics), and a word where this job sends
+    // nothing across a degraded one (failed ones carry nothing: the routes avoid them).
+    size_t failed = 0, idle = 0;
+    for (const engine::LinkLoad& l : flow.degraded_links) {
+      if (l.capacity.bytes_per_s <= 0) ++failed;
+      else if (l.bytes.n == 0) ++idle;
+    }
+    o << "\ndegraded     " << flow.degraded_links.size() << " link direction" << (flow.degraded_links.size() == 1 ? "" : "s")
+      << " (network.faults, stragglers.nics; links.degraded in results.json):";
+    for (size_t i = 0; i < flow.degraded_links.size() && i < 8; ++i) {
+      const engine::LinkLoad& l = flow.degraded_links[i];
+      o << (i ? ", " : " ") << l.name << " " << fmt("%.0f Gbps", l.capacity.as_gbps()) << " " << to_string(l.bytes)
+        << fmt(" peak %.0f%%", 100 * l.peak_utilisation);
+    }
+    if (flow.degraded_links.size() > 8) o << ", ...";
+    o << "\n";
+    if (failed > 0) o << "             " << failed << " failed: the routes avoid them (what that costs shows on the links beside them)\n";
+    if (idle > 0) o << "             " << idle << " degraded but carrying none of this job's traffic\n";
   }
   if (!flow.tiers.empty()) {
     o << "\nfabric load  (tier: used link directions, bytes, peak utilisation mean / max"
