@@ -476,45 +476,40 @@ TEST(FlowTraining, OverlappedSendsOfPlainOneFOneBPaceItsSteadyStateAtBothLevels)
   EXPECT_GT(a.breakdown.pp_exposed.as_s(), 1.5 * a.micro_batches * one_send_s);
 }
 
-TEST(FlowTraining, OverlappedSendsOfAnInterleavedPipelineShareTheNicAtBothLevels) {
-  // Interleaved, each device sends activations and gradients both ways around the ring of stages,
-  // and a forward and a backward send in flight at once share the NIC. 2 stages, vpp 2, one GPU
-  // and one 25 Gbps NIC each, 64 micro-batches: the analytical level charged the fill and drain
-  // only until 2026-12-06 (22% below the flow level); it now replays the schedule with the sends
-  // sharing the NICs, the LM head on the last chunk.
-  ScenarioConfig cfg = engine_test::gpt_1p3b(2, 1, 2, 64, 2);
-  cfg.model.layers = 8;
+// A pipeline of `pp` stages of one GPU and one 25 Gbps NIC each, `layers` layers of GPT-1.3B's,
+// 64 micro-batches: sends long beside the chunks.
+ScenarioConfig one_gpu_per_stage(int pp, int vpp, int layers, bool overlapped) {
+  ScenarioConfig cfg = engine_test::gpt_1p3b(pp, 1, pp, 64, vpp);
+  cfg.model.layers = layers;
   cfg.cluster.gpus_per_node = 1;
   cfg.cluster.nics_per_node = 1;
   cfg.cluster.nic_bandwidth = gbps(25);
   cfg.network.fidelity = Fidelity::kFlow;
   cfg.network.tiers = 2;
   cfg.network.switch_radix = 16;
-  cfg.training.overlap.pp_p2p = true;
-  cfg = engine_test::validated(cfg);
+  cfg.training.overlap.pp_p2p = overlapped;
+  return engine_test::validated(cfg);
+}
+
+TEST(FlowTraining, OverlappedSendsOfAnInterleavedPipelineShareTheNicAtBothLevels) {
+  // Interleaved, each device sends activations and gradients both ways around the ring of stages,
+  // and a forward and a backward send in flight at once share the NIC. 2 stages, vpp 2: the
+  // analytical level charged the fill and drain only until 2026-12-06 (22% below the flow level);
+  // it now replays the schedule with the sends sharing the NICs, the LM head on the last chunk.
+  const ScenarioConfig cfg = one_gpu_per_stage(2, 2, 8, true);
   const TrainingEstimate a = estimate_training(cfg, a100());
   const double flow = simulate_training(cfg, a100(), quick()).estimate.iteration.as_s();
   EXPECT_NEAR(a.iteration.as_s() / flow, 1.0, 0.01) << a.iteration.as_s() << " s against " << flow << " s";
-  // Sharing matters here: the replay with the sends side by side is well below.
+  // The sends keep the NICs busy past the band where the replay still puts them side by side.
   EXPECT_FALSE(a.pp_sends.forward_nic.empty());
 }
 
 TEST(FlowTraining, BlockingSendsOfALongPipelineWaitDownTheChainAtBothLevels) {
   // Without overlap each send holds its stage until delivered, and a stage's next pass waits for
   // its neighbour's blocked send in turn, the two sends into a stage sharing its NIC. 8 stages,
-  // vpp 2, one GPU and one 25 Gbps NIC each, 64 micro-batches: the analytical level's closed form
-  // (each stage's slot its compute and its own sends) read 15% below the flow level until
-  // 2026-12-06; it now replays the schedule with blocking sends.
-  ScenarioConfig cfg = engine_test::gpt_1p3b(8, 1, 8, 64, 2);
-  cfg.model.layers = 16;
-  cfg.cluster.gpus_per_node = 1;
-  cfg.cluster.nics_per_node = 1;
-  cfg.cluster.nic_bandwidth = gbps(25);
-  cfg.network.fidelity = Fidelity::kFlow;
-  cfg.network.tiers = 2;
-  cfg.network.switch_radix = 16;
-  cfg.training.overlap.pp_p2p = false;
-  cfg = engine_test::validated(cfg);
+  // vpp 2: the analytical level's closed form (each stage's slot its compute and its own sends)
+  // read 15% below the flow level until 2026-12-06; it now replays the schedule with blocking sends.
+  const ScenarioConfig cfg = one_gpu_per_stage(8, 2, 16, false);
   const double analytical = estimate_training(cfg, a100()).iteration.as_s();
   const double flow = simulate_training(cfg, a100(), quick()).estimate.iteration.as_s();
   EXPECT_NEAR(analytical / flow, 1.0, 0.03) << analytical << " s against " << flow << " s";
