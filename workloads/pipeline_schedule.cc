@@ -324,17 +324,21 @@ PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int 
   return busy >= 0.5 * (kSideBySideBelow + kSharedAbove) ? sends : side_by_side(sends);
 }
 
-Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
-  [[maybe_unused]] const auto sized = [&](const std::vector<Time>& v) { return v.size() == chunks.size(); };
+std::vector<Time> pipeline_send_delays(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m,
+                                       const std::vector<PipelineSends>& variants) {
   assert(pp >= 1 && vpp >= 1 && m >= 1 && (vpp == 1 || m % pp == 0) && chunks.size() == static_cast<size_t>(pp) * vpp &&
-         sized(sends.forward) && sized(sends.backward) && "one chunk time and one send each way per virtual stage");
-  for (size_t v = 0; v < chunks.size(); ++v) {
-    assert(entry(sends.forward_nic, static_cast<int>(v)) <= sends.forward[v] &&
-           entry(sends.backward_nic, static_cast<int>(v)) <= sends.backward[v] && "a send holds its NIC at most its own time");
+         "one chunk time per virtual stage");
+  for ([[maybe_unused]] const PipelineSends& sends : variants) {
+    assert(sends.forward.size() == chunks.size() && sends.backward.size() == chunks.size() &&
+           "one send each way per virtual stage");
+    for (size_t v = 0; v < chunks.size(); ++v) {
+      assert(entry(sends.forward_nic, static_cast<int>(v)) <= sends.forward[v] &&
+             entry(sends.backward_nic, static_cast<int>(v)) <= sends.backward[v] && "a send holds its NIC at most its own time");
+    }
   }
   // The replay of the first micro-batches, with the sends and without, and each one's pace in its
   // steady state: how fast micro-batches finish between a quarter and three quarters of the way
-  // (past the fill; the drain's finish faster).
+  // (past the fill; the drain's finish faster). The replay without sends serves every variant.
   const int replayed = std::min(m, kReplayRounds * pp);
   const Schedule schedule = schedule_of(pp, vpp, replayed);
   std::vector<Time> without;
@@ -342,22 +346,34 @@ Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
   const size_t from = static_cast<size_t>(replayed / 4), to = static_cast<size_t>(3 * replayed / 4);
   const double per = m == replayed ? 0.0 : 1.0 / static_cast<double>(to - from);
   const Time pace_without = per * (without[to] - without[from]);
-  // Where the NICs pace the steady state, the replay may not have reached it yet.
-  const Time nic_pace = nic_and_compute_pace(chunks, pp, vpp, sends).first;
-  const auto delay = [&](const PipelineSends& as) {
-    std::vector<Time> with_sends;
-    const Time head = replay(chunks, pp, vpp, replayed, schedule, as, &with_sends) - plain;
-    if (m == replayed) return head;
-    const Time pace_with = per * (with_sends[to] - with_sends[from]);
-    return head + static_cast<double>(m - replayed) * max(Time::zero(), max(pace_with, nic_pace) - pace_without);
-  };
-  // Blended across the band, so that a little more compute or a little less NIC never jumps the
-  // step from one replay to the other (a single threshold made a GPU 1% faster 1.3% slower).
-  const double busy = nic_busy_share(chunks, pp, vpp, sends);
-  if (busy <= kSideBySideBelow || (sends.forward_nic.empty() && sends.backward_nic.empty())) return delay(side_by_side(sends));
-  if (busy >= kSharedAbove) return delay(sends);
-  const double w = (busy - kSideBySideBelow) / (kSharedAbove - kSideBySideBelow);
-  return (1.0 - w) * delay(side_by_side(sends)) + w * delay(sends);
+  std::vector<Time> out;
+  for (const PipelineSends& sends : variants) {
+    // Where the NICs pace the steady state, the replay may not have reached it yet.
+    const Time nic_pace = nic_and_compute_pace(chunks, pp, vpp, sends).first;
+    const auto delay = [&](const PipelineSends& as) {
+      std::vector<Time> with_sends;
+      const Time head = replay(chunks, pp, vpp, replayed, schedule, as, &with_sends) - plain;
+      if (m == replayed) return head;
+      const Time pace_with = per * (with_sends[to] - with_sends[from]);
+      return head + static_cast<double>(m - replayed) * max(Time::zero(), max(pace_with, nic_pace) - pace_without);
+    };
+    // Blended across the band, so that a little more compute or a little less NIC never jumps the
+    // step from one replay to the other (a single threshold made a GPU 1% faster 1.3% slower).
+    const double busy = nic_busy_share(chunks, pp, vpp, sends);
+    if (busy <= kSideBySideBelow || (sends.forward_nic.empty() && sends.backward_nic.empty())) {
+      out.push_back(delay(side_by_side(sends)));
+    } else if (busy >= kSharedAbove) {
+      out.push_back(delay(sends));
+    } else {
+      const double w = (busy - kSideBySideBelow) / (kSharedAbove - kSideBySideBelow);
+      out.push_back((1.0 - w) * delay(side_by_side(sends)) + w * delay(sends));
+    }
+  }
+  return out;
+}
+
+Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
+  return pipeline_send_delays(chunks, pp, vpp, m, {sends}).front();
 }
 
 }  // namespace clustersim::work

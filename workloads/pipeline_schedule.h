@@ -106,5 +106,9 @@ PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int 
 // shared NICs) and interleaved plans replayed nothing.
 // Preconditions as pipeline_makespan's, forward and backward of size pp * vpp.
 Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches, const PipelineSends& sends);
+// pipeline_send_delay for several sets of sends over the same chunks (the replay without sends
+// serves them all): one delay per entry of `variants`, in order.
+std::vector<Time> pipeline_send_delays(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches,
+                                       const std::vector<PipelineSends>& variants);
 
 }  // namespace clustersim::work

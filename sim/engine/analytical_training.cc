@@ -540,9 +540,13 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // to a NIC taking two sends at once: pp 8, tp 8, one 25 Gbps NIC per node, 0.8 ms of compute
     // against 2.8 ms sends per micro-batch, 0.37 s of sends against the flow level's 0.54 s (now
     // 0.56 s).
-    sends_of.blocking = true;
-    b.pp_exposed = work::pipeline_send_delay(chunks, p.pp, p.vpp, static_cast<int>(mbs), sends_of);
-    sends_of.blocking = false;
+    work::PipelineSends blocking = sends_of;
+    blocking.blocking = true;
+    const bool overlapped = cfg.training.overlap.pp_p2p;
+    const std::vector<Time> delays = work::pipeline_send_delays(
+        chunks, p.pp, p.vpp, static_cast<int>(mbs),
+        overlapped ? std::vector<work::PipelineSends>{blocking, sends_of} : std::vector<work::PipelineSends>{blocking});
+    b.pp_exposed = delays.front();
     if (cfg.training.overlap.pp_p2p) {
       // The fill and drain wait for their transfers, each at the mean over the pp vpp - 1 stage
       // boundaries a micro-batch crosses each way (on NVLink where a placement puts the stages
@@ -560,7 +564,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // the chunks and sends above and without. Until 2026-12-06 plain 1F1B replayed sends side by side, and interleaved
       // plans charged the fill and drain alone: 2 stages, vpp 2, one 25 Gbps NIC each, 0.794 s
       // against the flow level's 1.025 s (now 1.025 s).
-      const Time replayed = work::pipeline_send_delay(chunks, p.pp, p.vpp, static_cast<int>(mbs), sends_of);
+      const Time replayed = delays.back();
       est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, sends_of);
       // A stage runs its micro-batches no faster than its NIC sends their activations and
       // gradients on: those to another node at the NIC share. Where that outlasts the slowest
