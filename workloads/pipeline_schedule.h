@@ -65,10 +65,12 @@ struct ChunkTime {
 // they carry), per virtual stage v, each vector empty where free or of size pp * vpp:
 //   forward[v], backward[v]: from v's forward end to v + 1's input, from v's backward end to
 //     v - 1's input;
-//   forward_nic[v], backward_nic[v]: how long that send holds its device's NIC (its bytes at the
-//     NIC's rate; 0 on NVLink). A device's NIC sends one at a time in the order its passes end, a
-//     send leaving when the one before it is through: a stage whose sends take longer than its
-//     passes runs at the sends' pace. Empty: sends run side by side.
+//   forward_nic[v], backward_nic[v]: how long that send holds its device's NIC at the NIC's full
+//     rate (its bytes; 0 on NVLink), at most the send's own time (the rest is latency). A
+//     device's forward sends leave one after another in the order its passes end, its backward
+//     sends likewise, and the sends in flight share the sender's NIC and the receiver's, each at
+//     1 / (the most sends on either) of the rate: a stage whose sends take longer than its passes
+//     runs at the sends' pace. Empty: sends run side by side, each in its own time.
 //   blocking: each send holds its device until it is delivered, as without overlap.pp_p2p
 //     (Megatron-LM's batched isend/irecv and wait): the device's next pass starts after it.
 struct PipelineSends {
@@ -85,25 +87,28 @@ struct PipelineSends {
 // the send vectors as PipelineSends says.
 Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches, const PipelineSends& sends = {});
 
-// The sends as pipeline_send_delay replays them: `sends`, or where every device's NIC is busy
-// less than a quarter of its passes' time per micro-batch (out or in), the sends side by side
-// (forward and backward alone, the NIC times dropped): two sends then seldom share a NIC, and
-// the replay sharing NICs costs about 8 times as much. Replays that are to agree with
-// pipeline_send_delay (the straggler model's) take these.
+// The sends as a single replay should take them to agree with pipeline_send_delay (the straggler
+// model's): `sends`, or where the busiest NIC's sends per micro-batch (out or in) take less than
+// a quarter of the slowest device's passes, the sends side by side (forward and backward alone,
+// the NIC times dropped): two sends then seldom share a NIC, and the replay sharing NICs costs
+// about 8 times as much. (pipeline_send_delay itself blends the two from 15% to 35%.)
 PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends);
 
-// What overlapped sends add to a pipeline's makespan: pipeline_makespan with the sends
-// (sends_to_replay) less without, replayed for at most 8 pp micro-batches; past them each
-// micro-batch adds the steady state's growth, measured on the replay: how much faster micro-batches
-// finish between a quarter and three quarters of the way through without the sends than with
-// them (at least what the busiest NIC's time per micro-batch exceeds the slowest device's
-// passes). Against the full replay of 256 micro-batches on 2 to 16 stages (2 to 8 interleaved, 2
-// or 3 chunks each) of uneven chunk times, sends of 1% to 300% of a stage's slot side by side or
-// sharing their NICs: mean 0.1% (side by side) and 0.3% (sharing) of the makespan, worst 3% and
-// 7% where sends as long as a slot share the NICs of 3-stage plain pipelines, whose steady state
-// wanders (tests/unit/workloads/pipeline_schedule_test.cc). Before 2026-12-06 plain 1F1B took
-// the growth from the schedule's largest cycle mean (exact for sends side by side, blind to
-// shared NICs) and interleaved plans replayed nothing.
+// What sends add to a pipeline's makespan (overlapped, or blocking): pipeline_makespan with the
+// sends less without, replayed for at most 8 pp micro-batches; past them each micro-batch adds
+// the steady state's growth, measured on the replay: how much faster micro-batches finish
+// between a quarter and three quarters of the way through without the sends than with them (at
+// least what the busiest NIC's time per micro-batch exceeds the slowest device's passes). Where
+// the busiest NIC's sends per micro-batch take under 15% of the slowest device's passes the
+// sends are replayed side by side, over 35% sharing NICs, and between the two are blended
+// linearly (no jump at a threshold). Against the full replay of 256 micro-batches with the same
+// sends, on 2 to 16 stages (2 to 8 interleaved, 2 or 3 chunks each) of uneven chunk times, sends
+// of 1% to 300% of a stage's slot side by side or holding NICs, overlapped or blocking: mean
+// about 0.1% (side by side) and 0.2% (holding NICs) of the makespan, worst 3% and 7% where
+// overlapped sends as long as a slot share the NICs of 3-stage plain pipelines, whose steady
+// state wanders (tests/unit/workloads/pipeline_schedule_test.cc). Before 2026-12-06 plain 1F1B
+// took the growth from the schedule's largest cycle mean (exact for sends side by side, blind to
+// shared NICs), interleaved plans replayed nothing and blocking sends were priced in closed form.
 // Preconditions as pipeline_makespan's, forward and backward of size pp * vpp.
 Time pipeline_send_delay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches, const PipelineSends& sends);
 // pipeline_send_delay for several sets of sends over the same chunks (the replay without sends

@@ -547,7 +547,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         chunks, p.pp, p.vpp, static_cast<int>(mbs),
         overlapped ? std::vector<work::PipelineSends>{blocking, sends_of} : std::vector<work::PipelineSends>{blocking});
     b.pp_exposed = delays.front();
-    if (cfg.training.overlap.pp_p2p) {
+    if (overlapped) {
       // The fill and drain wait for their transfers, each at the mean over the pp vpp - 1 stage
       // boundaries a micro-batch crosses each way (on NVLink where a placement puts the stages
       // on one node; routed, at their stage's slowdown: before 2026-12-05 at the NIC share, and
@@ -560,10 +560,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // The steady state waits for sends too: in plain 1F1B a stage's backward waits for a
       // gradient that left a send after its forward's activation did; interleaved, a chunk's
       // input crosses the ring of stages vpp times, and a device's forward and backward sends
-      // share its NIC (and its neighbours'). work::pipeline_send_delay replays the schedule with
-      // the chunks and sends above and without. Until 2026-12-06 plain 1F1B replayed sends side by side, and interleaved
-      // plans charged the fill and drain alone: 2 stages, vpp 2, one 25 Gbps NIC each, 0.794 s
-      // against the flow level's 1.025 s (now 1.025 s).
+      // share its NIC (and its neighbours'). The replay above with the chunks and the sends (the
+      // second of `delays`). Until 2026-12-06 plain 1F1B replayed sends side by side, and
+      // interleaved plans charged the fill and drain alone: 2 stages, vpp 2, one 25 Gbps NIC each,
+      // 0.794 s against the flow level's 1.025 s (now 1.025 s).
       const Time replayed = delays.back();
       est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, sends_of);
       // A stage runs its micro-batches no faster than its NIC sends their activations and
