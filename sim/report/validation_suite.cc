@@ -50,6 +50,14 @@ ValidationSuite load_validation_suite(const std::string& path) {
                               std::string("a validation suite is a mapping with name, budget and cases; this file holds ") +
                                   root.kind_name()});
   }
+  // A scenario given where a suite belongs: one error that says so, as `sweep` says it (until
+  // 2026-12-06 an error per missing key and per scenario section, eight for a training scenario).
+  if (!root.find("cases") && !root.find("budget") && (root.find("cluster") || root.find("model"))) {
+    throw BadInput(InputError{path, 0, "",
+                              "this is a scenario (it has 'cluster' or 'model'), not a validation suite: run it with "
+                              "'clustersim run', or list it as a case of a suite (name, budget, cases: "
+                              "scenarios/validation/*.yaml)"});
+  }
   ErrorList errors;
   ValidationSuite s;
   s.file = path;

@@ -664,6 +664,15 @@ TEST(CliValidate, ASuiteThatIsNoMappingIsOneError) {
   std::filesystem::remove(suite);
 }
 
+// A scenario given where a suite belongs is said once, as sweep says it (until 2026-12-06 eight
+// errors, one per missing key and scenario section).
+TEST(CliValidate, AScenarioIsNotASuite) {
+  const Result r = clustersim("validate scenarios/megascale-175b-12288.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "this is a scenario (it has 'cluster' or 'model'), not a validation suite");
+  EXPECT_FALSE(contains(r.err, "unknown key")) << r.err;
+}
+
 TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
   const Result set = clustersim("validate tests/data/suites/cli_bad_case.yaml");
   EXPECT_EQ(set.code, 2) << set.out;
