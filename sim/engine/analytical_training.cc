@@ -547,6 +547,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         chunks, p.pp, p.vpp, static_cast<int>(mbs),
         overlapped ? std::vector<work::PipelineSends>{blocking, sends_of} : std::vector<work::PipelineSends>{blocking});
     b.pp_exposed = delays.front();
+    if (!overlapped) est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, blocking);  // the straggler model's
     if (overlapped) {
       // The fill and drain wait for their transfers, each at the mean over the pp vpp - 1 stage
       // boundaries a micro-batch crosses each way (on NVLink where a placement puts the stages

@@ -92,10 +92,10 @@ struct TrainingEstimate {
   // beyond the fill and drain transfers, where the busiest stage's NIC share takes longer to send
   // a micro-batch's activations and gradients than the slowest stage computes it (0 otherwise).
   Time pp_send_paced;
-  // With overlapped sends (overlap.pp_p2p, pp > 1): each virtual stage's sends to the next and the
-  // one before as work::pipeline_send_delay replayed them (work::sends_to_replay; empty
-  // otherwise), so that replays of the schedule (the straggler model) wait for them as this
-  // estimate does.
+  // With pp > 1: each virtual stage's sends to the next and the one before as
+  // work::pipeline_send_delays replayed them (work::sends_to_replay; blocking without
+  // overlap.pp_p2p; empty with one stage), so that replays of the schedule (the straggler model)
+  // wait for them as this estimate does (since 2026-12-06 also without overlap).
   work::PipelineSends pp_sends;
   Time embedding_sync;  // the tied-embedding all-reduce of the first and last stage (0 without)
 };
