@@ -9,7 +9,8 @@ smaller plans around scenarios/megatron-sc21/gpt-7p5b-128.yaml that also place D
 one NIC per node (scenarios/README.md, fold_ranks). With --moe it draws mixture-of-experts plans
 around scenarios/mixtral-8x7b-h100-256.yaml instead (analytical against flow, as the default mode).
 With --sends it draws pipelines whose overlapped sends are long beside their compute (small models
-of hidden 2048 on H100s, one GPU or one NIC per node, 25 to 400 Gbps) around
+of hidden 2048 on H100s, one GPU or one NIC per node, 25 to 400 Gbps, 4 to 32 micro-batches per
+stage) around
 scenarios/megascale-table2/megascale-175b-256-b768.yaml: the plans where the analytical level's
 replay of the pipeline sends decides the step (docs/results.md, "Interleaved pipelines replay
 their sends").

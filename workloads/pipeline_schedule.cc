@@ -299,17 +299,9 @@ std::pair<Time, Time> nic_and_compute_pace(const std::vector<ChunkTime>& chunks,
   return {nic_pace, compute_pace};
 }
 
-}  // namespace
-
-Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
-  return replay(chunks, pp, vpp, m, schedule_of(pp, vpp, m), sends, nullptr);
-}
-
-namespace {
-
-// The busiest NIC's share of the slowest device's pass time per micro-batch.
-double nic_busy_share(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
-  const auto [nic_pace, compute_pace] = nic_and_compute_pace(chunks, pp, vpp, sends);
+// The busiest NIC's share of the slowest device's pass time per micro-batch, from
+// nic_and_compute_pace's two paces.
+double busy_share(Time nic_pace, Time compute_pace) {
   return compute_pace > Time::zero() ? nic_pace / compute_pace : (nic_pace > Time::zero() ? 1.0 : 0.0);
 }
 
@@ -319,9 +311,13 @@ PipelineSends side_by_side(const PipelineSends& sends) {
 
 }  // namespace
 
+Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
+  return replay(chunks, pp, vpp, m, schedule_of(pp, vpp, m), sends, nullptr);
+}
+
 PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
-  const double busy = nic_busy_share(chunks, pp, vpp, sends);
-  return busy >= 0.5 * (kSideBySideBelow + kSharedAbove) ? sends : side_by_side(sends);
+  const auto [nic_pace, compute_pace] = nic_and_compute_pace(chunks, pp, vpp, sends);
+  return busy_share(nic_pace, compute_pace) >= 0.5 * (kSideBySideBelow + kSharedAbove) ? sends : side_by_side(sends);
 }
 
 std::vector<Time> pipeline_send_delays(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m,
@@ -349,7 +345,7 @@ std::vector<Time> pipeline_send_delays(const std::vector<ChunkTime>& chunks, int
   std::vector<Time> out;
   for (const PipelineSends& sends : variants) {
     // Where the NICs pace the steady state, the replay may not have reached it yet.
-    const Time nic_pace = nic_and_compute_pace(chunks, pp, vpp, sends).first;
+    const auto [nic_pace, compute_pace] = nic_and_compute_pace(chunks, pp, vpp, sends);
     const auto delay = [&](const PipelineSends& as) {
       std::vector<Time> with_sends;
       const Time head = replay(chunks, pp, vpp, replayed, schedule, as, &with_sends) - plain;
@@ -359,7 +355,7 @@ std::vector<Time> pipeline_send_delays(const std::vector<ChunkTime>& chunks, int
     };
     // Blended across the band, so that a little more compute or a little less NIC never jumps the
     // step from one replay to the other (a single threshold made a GPU 1% faster 1.3% slower).
-    const double busy = nic_busy_share(chunks, pp, vpp, sends);
+    const double busy = busy_share(nic_pace, compute_pace);
     if (busy <= kSideBySideBelow || (sends.forward_nic.empty() && sends.backward_nic.empty())) {
       out.push_back(delay(side_by_side(sends)));
     } else if (busy >= kSharedAbove) {

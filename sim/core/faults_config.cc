@@ -193,6 +193,8 @@ void read_faults(MapReader r, FaultsConfig& out) {
     } else {
       MapReader cr = r.section("components");
       const size_t builtin = out.components.size();
+      std::set<std::string> builtin_names;
+      for (const FailureComponent& c : out.components) builtin_names.insert(c.name);
       for (const auto& [name, node] : comps->map) {
         if (name.empty()) {
           // '' ran as a component named after nothing, a "" key in the JSON's per-component
@@ -215,8 +217,6 @@ void read_faults(MapReader r, FaultsConfig& out) {
           // softwar; not psu beside cpu) is taken for a misspelling unless the component says
           // what it is counted per: gpu_hmb3 with rate_per_day: 0 ran as a new component beside
           // an untouched gpu_hbm3 (until 2026-12-06).
-          std::set<std::string> builtin_names;
-          for (size_t i = 0; i < builtin; ++i) builtin_names.insert(out.components[i].name);
           const std::string near = closest_name(name, builtin_names);
           const bool misspelt = !near.empty() && (ascii_lower(near) == ascii_lower(name) ||
                                                   edit_distance(name, near) <= static_cast<int>(name.size()) / 4);

@@ -547,7 +547,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         chunks, p.pp, p.vpp, static_cast<int>(mbs),
         overlapped ? std::vector<work::PipelineSends>{blocking, sends_of} : std::vector<work::PipelineSends>{blocking});
     b.pp_exposed = delays.front();
-    if (!overlapped) est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, blocking);  // the straggler model's
+    est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, overlapped ? sends_of : blocking);  // the straggler model's
     if (overlapped) {
       // The fill and drain wait for their transfers, each at the mean over the pp vpp - 1 stage
       // boundaries a micro-batch crosses each way (on NVLink where a placement puts the stages
@@ -566,7 +566,6 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       // interleaved plans charged the fill and drain alone: 2 stages, vpp 2, one 25 Gbps NIC each,
       // 0.794 s against the flow level's 1.025 s (now 1.025 s).
       const Time replayed = delays.back();
-      est.pp_sends = work::sends_to_replay(chunks, p.pp, p.vpp, sends_of);
       // A stage runs its micro-batches no faster than its NIC sends their activations and
       // gradients on: those to another node at the NIC share. Where that outlasts the slowest
       // stage's micro-batch, the steady state is paced by the sends (before 2026-12-05 only the
