@@ -250,6 +250,13 @@ TEST(FaultsCli, CheckpointWritesAreNeverLost) {
   EXPECT_TRUE(contains(slow.out, "a checkpoint starts only when the previous one is written: every ")) << slow.out;
 }
 
+// A misspelt built-in component on the command line: exit 2 with the key and the name meant.
+TEST(FaultsCli, AMisspeltComponentIsBadInput) {
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.components.gpu_hmb3.rate_per_day=0");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "faults.components.gpu_hmb3: is not a built-in component; did you mean 'gpu_hbm3'?")) << r.err;
+}
+
 TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
   // 5,682 GB every 331.9 s (Young's 333.7 s in whole iterations, 49 of 6.774 s; 335.6 s, 49 of
   // 6.848 s, before the straggler replays waited for the pipeline sends on 2026-12-06): 16.9 GB/s
