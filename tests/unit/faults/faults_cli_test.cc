@@ -254,7 +254,7 @@ TEST(FaultsCli, CheckpointWritesAreNeverLost) {
 TEST(FaultsCli, AMisspeltComponentIsBadInput) {
   const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.components.gpu_hmb3.rate_per_day=0");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r.err, "faults.components.gpu_hmb3: is not a built-in component; did you mean 'gpu_hbm3'?")) << r.err;
+  EXPECT_TRUE(contains(r.out, "faults.components.gpu_hmb3: is not a built-in component; did you mean 'gpu_hbm3'?")) << r.out;
 }
 
 TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
