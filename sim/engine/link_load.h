@@ -38,8 +38,9 @@ LinkLoad link_load(const topo::Fabric& fabric, const std::vector<net::LinkUsage>
 // Tiers in tier order, leaving out tiers the fabric does not have.
 std::vector<TierLoad> tier_loads(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage);
 
-// The `count` most loaded link directions that carried bytes: by peak utilisation, then bytes,
-// then link id (a total order, so reports are deterministic).
+// The `count` most loaded link directions that carried bytes: by peak utilisation (to 1e-6), then
+// by the time their bytes take at line rate, then link id (a total order, so reports are
+// deterministic).
 std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
                                         int count);
 
