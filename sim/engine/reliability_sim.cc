@@ -503,6 +503,16 @@ double mean_time_between_failures_s(const ReliabilityInputs& in) {
 
 bool has_failures(const ReliabilityInputs& in) { return stopping_rate_per_s(in) > 0; }
 
+double hosts_to_repair_per_s(const ReliabilityInputs& in) {
+  double rate = 0;
+  for (const JobComponent& c : in.components) {
+    const bool crash = c.spec.kind == FailureKind::kCrash || c.spec.kind == FailureKind::kHang;
+    const bool found = c.spec.kind == FailureKind::kDegrade && c.spec.slowdown >= in.straggler_threshold;
+    if ((crash && c.spec.replace_host) || found) rate += c.rate_per_s;
+  }
+  return rate;
+}
+
 double young_interval_s(Time cost, double mtbf_s) { return std::sqrt(2.0 * cost.as_s() * mtbf_s); }
 
 double daly_interval_s(Time cost, double mtbf_s) {

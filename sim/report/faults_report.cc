@@ -546,14 +546,17 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   o << "catch-up       " << fmt("%.1f min per interruption", catch_up_sum_s * per_stop / 60)
     << " (downtime + lost work)\n";
   // A pool of spares that runs dry stops the job until hosts come back: say so, with the queue's
-  // size (hosts sent to repair a day x repair_time are away at once on average).
+  // size at the rates the job needs hosts (hosts to repair a day x repair_time are away at once on
+  // average). Not the hosts the run sent: a dry pool holds that down (engine::hosts_to_repair_per_s).
   const double waited = engine::mean_ci(lost[static_cast<int>(LossCause::kRepairWait)]).mean / in.duration.as_s();
   if (in.spare_hosts && waited >= 0.01) {
-    const double per_day = static_cast<double>(hosts_repaired) / f.seeds / (in.duration.as_s() / 86400);
+    const double sent_per_day = static_cast<double>(hosts_repaired) / f.seeds / (in.duration.as_s() / 86400);
+    const double per_day = engine::hosts_to_repair_per_s(in) * 86400;
     const double away = per_day * in.repair_time.as_s() / 86400;
     o << "spares         the " << *in.spare_hosts << " hot spares ran dry: the job waited "
       << fmt("%.1f%% of the window for repaired hosts; ", 100 * waited)
-      << fmt("%.3g hosts went to repair a day, each away ", per_day) << to_string(in.repair_time)
+      << fmt("its failures need %.3g hosts repaired a day", per_day)
+      << fmt(" (the run sent %.3g a day: a dry pool swaps fewer), each away ", sent_per_day) << to_string(in.repair_time)
       << fmt(", so %.3g are away at once on average, ", away) << hosts_away_99(away)
       << " or fewer 99% of the time: give at least that many spare_hosts, or a shorter repair_time\n";
   }
