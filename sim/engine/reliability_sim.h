@@ -129,7 +129,9 @@ Time checkpoint_interval_floor(Time iteration);
 // log interval): the two whole-iteration intervals around the vertex are simulated too, and the
 // best interval simulated is the optimum, its ETTR a simulated one (until 2026-12-06 the vertex
 // and the parabola's value there were reported: with 100 s iterations an interval no run takes,
-// 236 s, and an ETTR above every simulated one). `best_at` says when it is an edge. The same seeds
+// 236 s, and an ETTR above every simulated one). The run's own interval (in.checkpoint_interval,
+// as the run takes it) is simulated too, and is the optimum where it beats them all, so the best
+// is never worse than the run (since 2026-12-06). `best_at` says when it is an edge. The same seeds
 // for every interval (common random numbers: failure arrivals do not depend on the interval) keep
 // the curve smooth. Preconditions: floor > 0, points >= 1, seeds >= 1; a center below floor is raised.
 enum class SweepEdge {
