@@ -250,6 +250,15 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     for (size_t i = 0; i < inert.size(); ++i) w.cause += (i == 0 ? " (" : "; ") + inert[i];
     w.cause += ")";
   }
+  // Sources that slow nothing, or make the step faster (listed stage layers that balance the LM
+  // head better than the even split): no cause to name, and the cause says so (it was empty,
+  // 2026-12-06 review).
+  if (w.cause.empty() && w.all.iteration < w.all.baseline) {
+    w.cause = "none: the sources make the iteration faster, " + to_string(w.all.baseline) + " -> " +
+              to_string(w.all.iteration) + " (" + mfu_points(w.all.mfu - w.all.baseline_mfu) + " gained)";
+  } else if (w.cause.empty() && w.all.iteration == w.all.baseline) {
+    w.cause = "none: nothing is slowed";
+  }
   if (draws > 1) w.draws = placement_draws(cfg, hw, level, draws);
   return w;
 }

@@ -231,6 +231,17 @@ TEST(FaultsCli, AShortWindowWithoutSlowHostsRuns) {
   EXPECT_TRUE(contains(r.out, "ETTR")) << r.out;
 }
 
+// Listed stage layers that balance the LM head better than the even split make the step faster:
+// the cause says so (it was empty until 2026-12-06).
+TEST(FaultsCli, WhatIfSaysWhenTheSourcesMakeTheStepFaster) {
+  const Result t = clustersim("whatif scenarios/faults-16k-30d.yaml");
+  ASSERT_EQ(t.code, 0) << t.out;
+  EXPECT_TRUE(contains(t.out, "cause      none: the sources make the iteration faster")) << t.out;
+  const Result j = clustersim("whatif scenarios/faults-16k-30d.yaml --format json");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_TRUE(contains(j.out, "\"cause\": \"none: the sources make the iteration faster")) << j.out;
+}
+
 // Slow hosts that slow nothing (a fraction of 0, a slowdown of 1): whatif notes it as run does,
 // names it in the critical path and the cause, and draws no placements of nothing (until
 // 2026-12-05: no note, "hidden by the last stage's LM-head slack", cause "", 100 draws).
