@@ -430,8 +430,10 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   r.set("checkpoints", engine::mean_ci(checkpoints).mean);
   r.set("mtbf_s", can_fail ? Json(mtbf_s) : Json());
   const double per_stop = 1.0 / static_cast<double>(std::max<int64_t>(1, stops_total));
-  r.set("mean_downtime_per_interruption_s", downtime_sum_s * per_stop);
-  r.set("mean_catch_up_s", catch_up_sum_s * per_stop);
+  // Means over no interruption are undefined: null (they read 0 before 2026-12-06).
+  const auto per_interruption = [&](double sum_s) { return stops_total > 0 ? Json(sum_s * per_stop) : Json(); };
+  r.set("mean_downtime_per_interruption_s", per_interruption(downtime_sum_s));
+  r.set("mean_catch_up_s", per_interruption(catch_up_sum_s));
   r.set("hosts_repaired", static_cast<double>(hosts_repaired) / f.seeds);
   r.set("max_lost_work_s", *std::max_element(max_lost.begin(), max_lost.end()));
   Json& tl = r.set("time_lost_s", Json::object());
@@ -543,8 +545,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
                      fmt("; single windows %.2f", 100 * *ettr_min) + fmt(" to %.2f%%)\n", 100 * *ettr_max)
                : std::string("  (one seed: no confidence interval; faults.seeds >= 2 gives one)\n"));
   o << "goodput        " << fmt("%.4g tokens/s", e.mean * tokens_per_s) << fmt("; effective MFU %.1f%%\n", 100 * e.mean * mfu);
-  o << "catch-up       " << fmt("%.1f min per interruption", catch_up_sum_s * per_stop / 60)
-    << " (downtime + lost work)\n";
+  o << "catch-up       "
+    << (stops_total > 0 ? fmt("%.1f min per interruption (downtime + lost work)\n", catch_up_sum_s * per_stop / 60)
+                        : std::string("none: no interruption in any window\n"));
   // A pool of spares that runs dry stops the job until hosts come back: say so, with the queue's
   // size at the rates the job needs hosts (hosts to repair a day x repair_time are away at once on
   // average). Not the hosts the run sent: a dry pool holds that down (engine::hosts_to_repair_per_s).

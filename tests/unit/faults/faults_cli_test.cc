@@ -92,11 +92,28 @@ TEST(FaultsCli, CatchUpIsPooledOverEveryInterruption) {
   for (int seed = 1; seed <= 8; ++seed) {
     const Result one = clustersim(run + " --set faults.seeds=1 --set faults.seed=" + std::to_string(seed));
     ASSERT_EQ(one.code, 0) << one.out;
-    catch_up_s += json_number(one.out, "mean_catch_up_s") * json_number(one.out, "interruptions");
-    stops += json_number(one.out, "interruptions");
+    const double n = json_number(one.out, "interruptions");
+    // A seed without interruptions has no mean (null, since 2026-12-06; it read 0).
+    if (n == 0) {
+      EXPECT_TRUE(contains(one.out, "\"mean_catch_up_s\": null")) << one.out;
+      continue;
+    }
+    catch_up_s += json_number(one.out, "mean_catch_up_s") * n;
+    stops += n;
   }
   ASSERT_GT(stops, 0);
   EXPECT_NEAR(json_number(all.out, "mean_catch_up_s"), catch_up_s / stops, 1e-6 * catch_up_s / stops);
+}
+
+// Means per interruption over none are null, and the summary says there was none (they read 0,
+// "catch-up 0.0 min per interruption", until 2026-12-06).
+TEST(FaultsCli, NoInterruptionHasNoMeanPerInterruption) {
+  const std::string run = "run scenarios/faults-16k-30d.yaml --set faults.rate_scale=0 --set faults.checkpoint.interval=1h";
+  const Result j = clustersim(run + " --format json");
+  ASSERT_EQ(j.code, 0) << j.out;
+  EXPECT_TRUE(contains(j.out, "\"mean_catch_up_s\": null")) << j.out;
+  EXPECT_TRUE(contains(j.out, "\"mean_downtime_per_interruption_s\": null")) << j.out;
+  EXPECT_TRUE(contains(clustersim(run).out, "catch-up       none: no interruption in any window"));
 }
 
 // A pool of spares that runs dry gets a line with the hosts away at once: 5.9 hosts a day away
