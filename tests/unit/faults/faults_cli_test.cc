@@ -168,6 +168,10 @@ TEST(FaultsCli, StudiesTooLargeToSimulateAreRefusedUpFront) {
   const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=1000000");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, "faults.rate_scale: the job would see about 2.59e+08 failures")) << r.out;
+  // One component's rate set too high: its key is named, not rate_scale (until 2026-12-06).
+  const Result one = clustersim("run scenarios/faults-16k-30d.yaml --set faults.components.faulty_gpu.rate_per_day=1e6");
+  EXPECT_EQ(one.code, 2) << one.out;
+  EXPECT_TRUE(contains(one.out, "yaml: faults.components.faulty_gpu.rate_per_day: the job would see about 4.92e+11")) << one.out;
   const Result many = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=10000");
   EXPECT_EQ(many.code, 2) << many.out;
   EXPECT_TRUE(contains(many.out, "faults.seeds: 2.28e+09 failures to simulate (2.59e+06 per window x 20 seeds x 44 windows"))
