@@ -222,7 +222,7 @@ TEST(ReliabilityLevels, ASlowHostCountsTenFailuresInTheWorkBudget) {
     check_failure_budget(load(slow));
     ADD_FAILURE() << "expected BadInput";
   } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("faults.rate_scale: the job would see about 2e+06 failures"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("faults.components.slow_host.rate_per_day: the job would see about 2e+06 failures"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("2e+06 of them slow hosts (degrade components), which cost about 10 failures' "
                                          "work each: 2e+07 in all"),
