@@ -183,13 +183,24 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
     fail("network.switch_radix", "must be at least 2 ports; got " + std::to_string(n.switch_radix));
   }
   const bool by_split = n.oversubscription_by == OversubscriptionBy::kPortSplit;
-  if (radix_ok && !tier_ports(n.switch_radix, n.tor_oversubscription, n.oversubscription_by)) {
+  // An odd radix at 1:1 everywhere is the radix's problem, not the ratios' (the scenario may not
+  // write them: both were blamed, with no line, until 2026-12-06).
+  const bool odd_at_one = radix_ok && n.switch_radix % 2 == 1 && n.tor_oversubscription == 1.0 &&
+                          (n.tiers != 3 || n.agg_oversubscription == 1.0);
+  if (odd_at_one) {
+    fail("network.switch_radix",
+         "must be even for 1:1 switches (half the ports down, half up); got " + std::to_string(n.switch_radix) + ": use " +
+             std::to_string(n.switch_radix - 1) + " or " + std::to_string(n.switch_radix + 1) +
+             ", or give network.tor_oversubscription" + (n.tiers == 3 ? " and agg_oversubscription" : "") +
+             " as port counts (\"" + std::to_string(n.switch_radix / 2 + 1) + ":" + std::to_string(n.switch_radix / 2) + "\")");
+  }
+  if (radix_ok && !odd_at_one && !tier_ports(n.switch_radix, n.tor_oversubscription, n.oversubscription_by)) {
     fail("network.tor_oversubscription",
          by_split ? ratio_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription,
                                   n.tiers == 3 ? n.agg_oversubscription : 0.0)
                   : uplinks_problem("tor_oversubscription", n.switch_radix, n.tor_oversubscription));
   }
-  if (n.tiers == 3 && radix_ok && !tier_ports(n.switch_radix, n.agg_oversubscription, n.oversubscription_by)) {
+  if (n.tiers == 3 && radix_ok && !odd_at_one && !tier_ports(n.switch_radix, n.agg_oversubscription, n.oversubscription_by)) {
     fail("network.agg_oversubscription",
          by_split ? ratio_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription, n.tor_oversubscription)
                   : uplinks_problem("agg_oversubscription", n.switch_radix, n.agg_oversubscription));

@@ -174,6 +174,17 @@ TEST(ClosShapeErrors, OfferedSplitsAreValidRatios) {
   EXPECT_NE(steep[0].message.find("127:2"), std::string::npos) << steep[0].message;
 }
 
+// An odd radix at 1:1 is blamed on the radix, once (until 2026-12-06 on both ratio keys, which a
+// scenario may not write, so the error had no line).
+TEST(ClosShapeErrors, AnOddRadixAtOneToOneNamesTheRadix) {
+  for (int tiers : {2, 3}) {
+    const auto errors = plan_errors(cluster(64), network(tiers, 7));
+    ASSERT_EQ(errors.size(), 1u) << tiers;
+    EXPECT_EQ(errors[0].key_path, "network.switch_radix");
+    EXPECT_NE(errors[0].message.find("got 7: use 6 or 8"), std::string::npos) << errors[0].message;
+  }
+}
+
 // A ratio the radix cannot split also names the nearest radices that keep it (before 2026-12-05
 // only other ratios were offered: 2:1 at radix 64 is 43:21 or 42:22, which ECMP treats unlike).
 TEST(ClosShapeErrors, OfferedRadicesKeepTheRatio) {
