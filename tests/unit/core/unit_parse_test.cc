@@ -54,12 +54,20 @@ TEST(ParseBytes, EverySuffix) {
   EXPECT_EQ(*parse_bytes("64MiB"), Bytes::mib(64));
   EXPECT_EQ(*parse_bytes("80GiB"), Bytes::gib(80));
   EXPECT_EQ(parse_bytes("1TiB")->n, int64_t{1} << 40);
+  EXPECT_EQ(parse_bytes("3PB")->n, 3'000'000'000'000'000);
+  EXPECT_EQ(parse_bytes("2PiB")->n, int64_t{1} << 51);
   EXPECT_EQ(*parse_bytes("80 GiB"), Bytes::gib(80));
 }
 
-TEST(ParseBytes, FractionalBytesRoundToNearest) {
-  EXPECT_EQ(parse_bytes("1.5B")->n, 2);
-  EXPECT_EQ(parse_bytes("0.4B")->n, 0);
+// A size is whole bytes: one the rounding would change by more than 0.1% is refused (until
+// 2026-12-06 1.5B was 2 B, and a 32-sender incast moved 64 B for the 48 written); past that the
+// nearest byte (0.3KiB = 307.2 B, 1.1GiB).
+TEST(ParseBytes, WholeBytesOnly) {
+  EXPECT_FALSE(parse_bytes("1.5B"));
+  EXPECT_FALSE(parse_bytes("0.4B"));
+  EXPECT_EQ(parse_bytes("0.3KiB")->n, 307);
+  EXPECT_EQ(parse_bytes("1.1GiB")->n, 1'181'116'006);
+  EXPECT_EQ(parse_bytes("2.0B")->n, 2);
 }
 
 TEST(ParseBytes, Rejects) {
