@@ -584,7 +584,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   o << "\ncheckpoint interval  "
     << (can_fail ? "best " + to_string(sweep.best) + fmt(" (ETTR %.2f%%", 100 * sweep.best_ettr) + gain_words(gain, gain_by_seed, has_ci) + ")"
                  : std::string("no optimum (longer is always better without failures)"))
-    << (has_young ? fmt("; Young %.4g s", young_s) + fmt(", Daly %.4g s", daly_s)
+    << (has_young ? "; Young " + seconds_to_string(young_s) + ", Daly " + seconds_to_string(daly_s)
         : can_fail ? std::string("; Young and Daly not defined (no blocking cost)")
                    : std::string())
     << (can_fail ? sweep_edge_words(sweep, in, iteration) : std::string()) << "\n";
