@@ -646,6 +646,33 @@ TEST(ServingSim, AttentionFfnUsesBothPools) {
             r.decode_step_sum.total);
 }
 
+// Ping-pong micro-batches split each attention replica's own sequences: with 8 replicas of 8
+// sequences each, a micro-batch of m = 4 holds 2 of every replica's, and its attention runs 2
+// sequences, not 8. Until 2026-12-06 the step's list was dealt in turn over the micro-batches, and
+// admission deals requests over the replicas in turn too: micro-batch 0 held all of replicas 0
+// and 4's, and each micro-batch took as long as the whole step's attention at m = 1.
+TEST(ServingSim, PingPongMicroBatchesSplitEachReplicasSequences) {
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 64; ++i) reqs.push_back({i, Time::zero(), 256, 32});
+  std::map<int, Time> attention;  // the longest attention span of a decode step, by m
+  for (int m : {1, 4}) {
+    const ScenarioConfig cfg = serving({"inference.mode=attention_ffn", "inference.micro_batches=" + std::to_string(m),
+                                        "inference.pools={attention: {gpus: 8, tp: 1}, expert: {gpus: 8}}",
+                                        "inference.prompt_tokens={dist: fixed, mean: 256}",
+                                        "inference.output_tokens={dist: fixed, mean: 32}"});
+    const ServingResult r = simulate(cfg, reqs);
+    expect_no_request_lost(r);
+    for (const TracedStep& st : r.trace.steps) {
+      if (st.decode_seqs != 64) continue;
+      for (const StepSpan& sp : st.detail) {
+        if (sp.part == StepPart::kAttention) attention[m] = max(attention[m], sp.end - sp.start);
+      }
+    }
+    ASSERT_GT(attention[m], Time::zero()) << m;
+  }
+  EXPECT_LT(attention[4], attention[1]);
+}
+
 TEST(ServingSetup, TensorParallelGroupsStayInsideANode) {
   // tp 4 on 6-GPU nodes: the second group would run on GPUs 4-7, across nodes 0 and 1.
   const std::string msg = bad_input_of([] {
