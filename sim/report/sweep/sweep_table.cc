@@ -96,36 +96,41 @@ void finish_stage(const SweepSpec& spec, StageResult& s) {
     if (priced) m["cost_per_mtoken"] = per_hour / 3600.0 / tokens->second * 1e6;
     if (spec.train_tokens > 0) m["time_to_train_days"] = spec.train_tokens / tokens->second / 86400.0;
   }
+  // Every constraint the candidate misses, not only the first (since 2026-12-06: an 8-GPU BF16
+  // 70B serving plan named its TTFT alone, where it also missed TPOT, served_fraction and the SLO).
+  std::vector<std::string> missed;
   char buf[160];
   if (spec.gpus_min && gpus < *spec.gpus_min) {
     std::snprintf(buf, sizeof buf, "gpus %g below the constraint's minimum %d", gpus, *spec.gpus_min);
-    s.status = kRejected;
-    s.reason = buf;
+    missed.push_back(buf);
   } else if (spec.gpus_max && gpus > *spec.gpus_max) {
     std::snprintf(buf, sizeof buf, "gpus %g above the constraint's maximum %d", gpus, *spec.gpus_max);
-    s.status = kRejected;
-    s.reason = buf;
+    missed.push_back(buf);
   }
   for (const MetricLimit& l : spec.limits) {
-    if (s.status != kOk) break;
     const auto it = m.find(l.metric);
     if (it == m.end() || !std::isfinite(it->second)) {
       // A missing metric never meets a constraint (2026-12-05: it counted as met, so an unpriced
-      // GPU passed a cost limit); an error, as for a missing objective.
+      // GPU passed a cost limit); an error, as for a missing objective, unless a constraint
+      // checked before it already rejects the candidate.
+      if (!missed.empty()) break;
       s.status = kError;
       s.reason = "the constraint on " + l.metric + " cannot be checked: the candidate does not produce " +
                  l.metric + " (" + (it == m.end() ? why_missing(spec, s, l.metric) : "its value is not finite") + ")";
-      break;
+      return;
     }
     if (l.min && it->second < *l.min) {
       std::snprintf(buf, sizeof buf, "%s %.6g below the constraint's minimum %.6g", l.metric.c_str(), it->second, *l.min);
-      s.status = kRejected;
-      s.reason = buf;
+      missed.push_back(buf);
     } else if (l.max && it->second > *l.max) {
       std::snprintf(buf, sizeof buf, "%s %.6g above the constraint's maximum %.6g", l.metric.c_str(), it->second, *l.max);
-      s.status = kRejected;
-      s.reason = buf;
+      missed.push_back(buf);
     }
+  }
+  if (!missed.empty()) {
+    s.status = kRejected;
+    s.reason = missed.front();
+    for (size_t i = 1; i < missed.size(); ++i) s.reason += "; " + missed[i];
   }
   if (s.status != kOk) return;
   const auto obj = m.find(spec.objective);
@@ -194,8 +199,10 @@ std::string shown_reason(const SweepTable& table, const std::string& cls) {
 std::string reason_class(const std::string& status, const std::string& reason) {
   std::string out = status + ": ";
   // The first problem only, numbers masked; digits inside names stay ("A100-SXM4-80GB", "1F1B",
-  // "stage3"): a run of digits touching a letter, or after a '-' or '_' that follows one.
-  const std::string first = reason.substr(0, reason.find("; "));
+  // "stage3"): a run of digits touching a letter, or after a '-' or '_' that follows one. A
+  // rejection keeps every constraint it misses (each "; "-separated), so candidates that miss
+  // more are a class of their own (since 2026-12-06, when rejections began to list them all).
+  const std::string first = status == kRejected ? reason : reason.substr(0, reason.find("; "));
   const auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   for (size_t i = 0; i < first.size();) {
@@ -215,6 +222,11 @@ std::string reason_class(const std::string& status, const std::string& reason) {
                          (joined && i > 1 && alnum(first[i - 2]));
     out += in_name ? first.substr(i, end - i) : "#";
     i = end;
+  }
+  if (status == kRejected) {  // "ttft_p99_s # above maximum #; ...": short enough for four
+    for (size_t at = out.find(" the constraint's "); at != std::string::npos; at = out.find(" the constraint's ", at)) {
+      out.replace(at, 18, " ");
+    }
   }
   if (out.size() > 160) out = out.substr(0, 157) + "...";
   return out;

@@ -406,6 +406,25 @@ TEST(SweepRunner, PlansKeptThatOverflowHbmRunAtTheFinerStage) {
   EXPECT_TRUE(big.finer.objective.has_value());
 }
 
+// A rejected candidate names every constraint it misses, and its reason class keeps them all
+// (until 2026-12-06 the first only: an 8-GPU BF16 70B plan read as missing its TTFT alone).
+TEST(SweepTable, ARejectionListsEveryConstraintMissed) {
+  SweepSpec spec;
+  spec.objective = "tokens_per_s";
+  spec.limits.push_back(MetricLimit{"ttft_p99_s", std::nullopt, 1.0});
+  spec.limits.push_back(MetricLimit{"tpot_p99_s", std::nullopt, 0.05});
+  spec.limits.push_back(MetricLimit{"served_fraction", 0.95, std::nullopt});
+  StageResult s;
+  s.ran = true;
+  s.status = kOk;
+  s.metrics = {{"tokens_per_s", 3000}, {"gpus", 8}, {"ttft_p99_s", 57.3}, {"tpot_p99_s", 0.02}, {"served_fraction", 0.46}};
+  finish_stage(spec, s);
+  EXPECT_EQ(s.status, kRejected);
+  EXPECT_EQ(s.reason,
+            "ttft_p99_s 57.3 above the constraint's maximum 1; served_fraction 0.46 below the constraint's minimum 0.95");
+  EXPECT_EQ(reason_class(s.status, s.reason), "rejected: ttft_p99_s # above maximum #; served_fraction # below minimum #");
+}
+
 // A constraint on a metric the candidate does not produce is never met: the candidate is an
 // error saying which metric and why (before 2026-12-05 it counted as met).
 TEST(SweepTable, AConstraintOnAMissingMetricIsNeverMet) {
