@@ -282,7 +282,7 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
   if (free.n <= 0) {
     throw BadInput(InputError{"", 0, key,
                               "the pool is too small for the model: " + gib(p.weights_per_gpu) +
-                                  " of weights per GPU plus " + gib(workspace) + " of activation workspace, but a " +
+                                  " of weights per GPU plus " + gib(workspace) + " of activation workspace, but one " +
                                   p.hw.name + " has " + gib(usable) + " usable; spread the model over more GPUs (" +
                                   (p.role == PoolRole::kExpert ? std::string("gpus") : std::string("tp / ep")) + ")"});
   }
