@@ -111,13 +111,18 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
   std::vector<Time> send_end(lines, Time::max());  // of the send under way (max: none)
   std::vector<double> rate(lines, 0);
   std::vector<Time> since(lines);
-  std::vector<int> out_of(pp, 0), into(pp, 0);  // sends under way by sender and receiver
+  // Sends under way out of and into each NIC (sends.nic: devices sharing one; else one each).
+  const bool shared_nics = !sends.nic.empty();
+  const auto nic_id = [&](int device) { return static_cast<size_t>(shared_nics ? sends.nic[static_cast<size_t>(device)] : device); };
+  size_t nics = static_cast<size_t>(pp);
+  for (int d = 0; d < pp; ++d) nics = std::max(nics, nic_id(d) + 1);
+  std::vector<int> out_of(nics, 0), into(nics, 0);
 
   // Brings a send under way up to now at its old share and reschedules it at its new one.
   const auto reshare_line = [&](size_t q, Time now) {
     if (send_end[q] == Time::max()) return;
     Send& sd = waiting[q][head[q]];
-    const double r = 1.0 / std::max(out_of[q / 2], into[static_cast<size_t>(sd.dst)]);
+    const double r = 1.0 / std::max(out_of[nic_id(static_cast<int>(q / 2))], into[nic_id(sd.dst)]);
     if (r == rate[q]) return;
     sd.left_ps = std::max(0.0, sd.left_ps - static_cast<double>((now - since[q]).as_ps()) * rate[q]);
     since[q] = now;
@@ -125,8 +130,13 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
     send_end[q] = now + Time::ps(static_cast<int64_t>(std::ceil(sd.left_ps / r)));
   };
   // After a send from `src` to `dst` starts or ends: the sends sharing either NIC with it (those
-  // from src, the forward one from the device before dst and the backward one from the device after).
+  // from src, the forward one from the device before dst and the backward one from the device
+  // after; with devices sharing NICs, every send under way).
   const auto reshare = [&](int src, int dst, Time now) {
+    if (shared_nics) {
+      for (size_t q = 0; q < lines; ++q) reshare_line(q, now);
+      return;
+    }
     const size_t from = 2 * static_cast<size_t>(src);
     reshare_line(from, now);
     reshare_line(from + 1, now);
@@ -135,8 +145,8 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
   };
   const auto start_send = [&](size_t q, Time now) {
     const int dst = waiting[q][head[q]].dst;
-    ++out_of[q / 2];
-    ++into[static_cast<size_t>(dst)];
+    ++out_of[nic_id(static_cast<int>(q / 2))];
+    ++into[nic_id(dst)];
     send_end[q] = now;  // under way from now; reshare sets its end
     since[q] = now;
     rate[q] = 0;
@@ -202,8 +212,8 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
       const size_t q = line;
       const Send done = waiting[q][head[q]++];
       send_end[q] = Time::max();
-      --out_of[q / 2];
-      --into[static_cast<size_t>(done.dst)];
+      --out_of[nic_id(static_cast<int>(q / 2))];
+      --into[nic_id(done.dst)];
       reshare(static_cast<int>(q / 2), done.dst, now);
       arrive(done.to, now + done.latency, now);
       if (held[q / 2]) {
@@ -226,6 +236,7 @@ Time replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const 
   [[maybe_unused]] const auto sized = [&](const std::vector<Time>& v) { return v.empty() || v.size() == chunks.size(); };
   assert(sized(sends.forward) && sized(sends.backward) && sized(sends.forward_nic) && sized(sends.backward_nic) &&
          "one send time per virtual stage");
+  assert((sends.nic.empty() || sends.nic.size() == static_cast<size_t>(pp)) && "one NIC per device");
   if (!sends.forward_nic.empty() || !sends.backward_nic.empty()) return shared_nic_makespan(chunks, pp, vpp, m, schedule, sends, finished);
   const int virtual_stages = pp * vpp;
   // When every (virtual stage, micro-batch) forward's and backward's output reaches the pass that
@@ -285,17 +296,23 @@ constexpr double kSideBySideBelow = 0.15, kSharedAbove = 0.35;
 // device's passes per micro-batch (the steady state's pace without sends), over all devices.
 std::pair<Time, Time> nic_and_compute_pace(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
   const int vs = pp * vpp;
-  Time nic_pace, compute_pace;
+  // Out and in per NIC: the devices sharing one (sends.nic) add up.
+  const auto nic = [&](int d) { return sends.nic.empty() ? d : sends.nic[static_cast<size_t>(d)]; };
+  std::vector<Time> out, in;
+  Time compute_pace;
   for (int d = 0; d < pp; ++d) {
-    Time out, in, passes;
+    const size_t n = static_cast<size_t>(nic(d));
+    if (n >= out.size()) out.resize(n + 1), in.resize(n + 1);
+    Time passes;
     for (int v = d; v < vs; v += pp) {
       passes += chunks[static_cast<size_t>(v)].forward + chunks[static_cast<size_t>(v)].backward;
-      if (v + 1 < vs) out += entry(sends.forward_nic, v), in += entry(sends.backward_nic, v + 1);
-      if (v > 0) out += entry(sends.backward_nic, v), in += entry(sends.forward_nic, v - 1);
+      if (v + 1 < vs) out[n] += entry(sends.forward_nic, v), in[n] += entry(sends.backward_nic, v + 1);
+      if (v > 0) out[n] += entry(sends.backward_nic, v), in[n] += entry(sends.forward_nic, v - 1);
     }
-    nic_pace = max(nic_pace, max(out, in));
     compute_pace = max(compute_pace, passes);
   }
+  Time nic_pace;
+  for (size_t n = 0; n < out.size(); ++n) nic_pace = max(nic_pace, max(out[n], in[n]));
   return {nic_pace, compute_pace};
 }
 
@@ -306,7 +323,7 @@ double busy_share(Time nic_pace, Time compute_pace) {
 }
 
 PipelineSends side_by_side(const PipelineSends& sends) {
-  return {.forward = sends.forward, .backward = sends.backward, .blocking = sends.blocking};
+  return {.forward = sends.forward, .backward = sends.backward, .blocking = sends.blocking, .nic = {}};
 }
 
 }  // namespace

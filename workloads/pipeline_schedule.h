@@ -73,10 +73,15 @@ struct ChunkTime {
 //     runs at the sends' pace. Empty: sends run side by side, each in its own time.
 //   blocking: each send holds its device until it is delivered, as without overlap.pp_p2p
 //     (Megatron-LM's batched isend/irecv and wait): the device's next pass starts after it.
+//   nic: per device (physical stage), the NIC its sends leave and arrive by; devices with the
+//     same entry share one NIC (stages on one node behind one NIC), and "the sends on either"
+//     above count every send in flight through that NIC, from or to any of its devices. Empty:
+//     each device its own NIC.
 struct PipelineSends {
   std::vector<Time> forward = {}, backward = {};
   std::vector<Time> forward_nic = {}, backward_nic = {};
   bool blocking = false;
+  std::vector<int> nic = {};
 };
 
 // With sends (PipelineSends): in plain 1F1B with equal stages

@@ -536,6 +536,23 @@ TEST(FlowTraining, OverlappedSendsSharingNicsCanOutlastBlockingOnesAtBothLevels)
   EXPECT_GT(a_on, a_off);
 }
 
+TEST(FlowTraining, StagesBehindOneNicShareItAtBothLevels) {
+  // tp 2, pp 8 on 8-GPU nodes with one 25 Gbps NIC: each node holds two stages of both replicas,
+  // and its last stage's forward sends and its first stage's backward sends leave by the one
+  // NIC at once. The analytical level gave each stage a NIC of its own until 2026-12-06: 33%
+  // below the flow level, faster than the node's sends take at line rate.
+  ScenarioConfig cfg = engine_test::gpt_1p3b(32, 2, 8, 256);
+  cfg.cluster.gpus_per_node = 8;
+  cfg.cluster.nics_per_node = 1;
+  cfg.cluster.nic_bandwidth = gbps(25);
+  cfg.parallelism.sequence_parallel = true;
+  cfg.training.overlap.pp_p2p = true;
+  cfg = engine_test::validated(cfg);
+  const double analytical = estimate_training(cfg, a100()).iteration.as_s();
+  const double flow = simulate_training(cfg, a100(), quick()).estimate.iteration.as_s();
+  EXPECT_NEAR(analytical / flow, 1.0, 0.03) << analytical << " s against " << flow << " s";
+}
+
 TEST(FlowTraining, ZeroThreeGathersExpertsPerPassEvenWithoutDenseReplicas) {
   // Mixtral-style MoE on 8 GPUs, tp 8, ep 2: dp 1 but 4 expert replicas. ZeRO-3 shards the
   // experts over them and gathers a chunk's experts before each pass (before 2026-11-22 the

@@ -154,6 +154,27 @@ TEST(PipelineMakespan, ForwardAndBackwardSendsShareTheNic) {
             Time::ms(143));
 }
 
+// Devices behind one NIC share it: stages 1 and 2 on one node (their send to each other on
+// NVLink, free), the node's forward sends from stage 2 and backward sends from stage 1 leave by
+// the same NIC. Per micro-batch that NIC carries 2 sends of 2 ms against 0.3 ms of passes, so
+// the steady state runs at 4 ms a micro-batch; with a NIC each (before 2026-12-06) at about 2.3.
+TEST(PipelineMakespan, DevicesBehindOneNicShareIt) {
+  const std::vector<ChunkTime> chunks(4, ChunkTime{Time::us(100), Time::us(200)});
+  const Time h = Time::ms(2);
+  PipelineSends sends{.forward = {h, Time::zero(), h, h}, .backward = {h, h, Time::zero(), h},
+                      .forward_nic = {h, Time::zero(), h, h}, .backward_nic = {h, h, Time::zero(), h}};
+  const int m = 64;
+  const Time own = pipeline_makespan(chunks, 4, 1, m, sends);
+  sends.nic = {0, 1, 1, 2};
+  const Time shared = pipeline_makespan(chunks, 4, 1, m, sends);
+  EXPECT_GE(shared, m * (2 * h));
+  EXPECT_LT(shared, 1.05 * ((m + 4) * (2 * h)));  // 274 ms against 256
+  EXPECT_LT(own, 0.6 * shared);                    // 154 ms
+  // The short replay and its extrapolation see the shared NIC too.
+  EXPECT_NEAR(pipeline_send_delay(chunks, 4, 1, m, sends).as_s(), (shared - pipeline_makespan(chunks, 4, 1, m)).as_s(),
+              0.02 * shared.as_s());
+}
+
 // The short replay plus the steady state's growth against the full replay with the same sends
 // (sharing NICs where they hold them): 2 to 16 stages (2 to 8 interleaved, 2 or 3 chunks each) of
 // uneven slots (0.5x to 1.5x, the last with a head), sends of 1% to 300% of a slot side by side
