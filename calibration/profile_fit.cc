@@ -149,8 +149,29 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     e.attention_fused = efficiency(a->flops_per_s, base.bf16.per_s, "fused attention rate", "TFLOP/s", 1e12);
     p.sources["efficiency.attention_fused"] = "fitted: fused attention forward, " + from;
   }
+  // A bandwidth fitted from sizes the fixed cost dominates is that cost's, not the link's: a
+  // probe run with a small --max-bytes fitted 104 GB/s of HBM from 4-16 KiB copies (0.02 of the
+  // datasheet, inside the 1% band) and an NVLink bus bandwidth of 0.17 from all-reduces up to
+  // 1 MiB, each with fit errors under 1% (2026-12-06 review). The largest size must take at least
+  // 9 times the fixed cost at the datasheet rate (the bandwidth then 90% of its time, or more).
+  const auto bandwidth_bound = [&](const char* series, double bytes, double datasheet_bytes_per_s, double fixed_s,
+                                   const char* unit_words) {
+    const double fixed = std::max(fixed_s, 1e-6);
+    if (bytes / datasheet_bytes_per_s >= 9 * fixed) return;
+    double needed = 1024;
+    while (needed / datasheet_bytes_per_s < 9 * fixed) needed *= 2;
+    throw BadInput(InputError{r.source_list(), 0, "",
+                              std::string("the ") + series + " series reaches " + fmt(bytes / 1048576) + " MiB" +
+                                  unit_words + ", which takes " + fmt(bytes / datasheet_bytes_per_s * 1e6) + " us at " +
+                                  base.name + "'s datasheet rate against a fixed cost of " + fmt(fixed * 1e6) +
+                                  " us: its fitted bandwidth would be the fixed cost's. Run the probe with a larger "
+                                  "--max-bytes (this series needs sizes to at least " + fmt(needed / 1048576) +
+                                  " MiB; the default is 1GiB)"});
+  };
   if (const MemoryModel* mm = r.memory_model(MemoryOpKind::kCopy)) {
     ++used;
+    bandwidth_bound("device copy", static_cast<double>(mm->max_bytes), base.hbm_bandwidth.bytes_per_s, mm->launch_s,
+                    " (bytes read and written)");
     e.hbm = efficiency(mm->bw_bytes_per_s, base.hbm_bandwidth.bytes_per_s, "device copy bandwidth", "GB/s", 1e9);
     p.sources["efficiency.hbm"] = "fitted: " + fmt(mm->bw_bytes_per_s / 1e9) + " GB/s device copy, " + from;
   }
@@ -158,6 +179,9 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   // 2026-12-05 only up to the first file's GPU count, and only NCCL's auto choice).
   if (const CollectiveModel* c = r.nvlink_all_reduce()) {
     ++used;
+    bandwidth_bound(model_name(*c).c_str(), static_cast<double>(c->segments.back().max_bytes) *
+                                                bus_bandwidth_factor(c->op, c->ranks),
+                    base.nvlink_bandwidth.bytes_per_s, c->segments.front().alpha_s, " of bus bytes");
     e.nvlink_busbw = efficiency(c->large_message_busbw_bytes_per_s(), base.nvlink_bandwidth.bytes_per_s,
                                 "all-reduce bus bandwidth", "GB/s", 1e9);
     e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);

@@ -2,6 +2,7 @@
 // Fits launch cost and achieved bandwidth of a memory-bound kernel.
 #include "calibration/fit/memory_fit.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -32,6 +33,7 @@ MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
   fit.model.launch_s = theta[0];
   fit.model.bw_bytes_per_s = theta[1] > 0 ? 1.0 / theta[1] : std::numeric_limits<double>::infinity();
   for (const MemoryPoint& p : points) {
+    fit.model.max_bytes = std::max(fit.model.max_bytes, p.bytes);
     fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s,
                           fit.model.predict_s(p.bytes)});
   }

@@ -16,6 +16,7 @@ struct MemoryModel {
   MemoryOpKind op = MemoryOpKind::kCopy;
   double launch_s = 0;
   double bw_bytes_per_s = 0;
+  int64_t max_bytes = 0;  // the largest size fitted (read + written)
 
   double predict_s(int64_t bytes) const;
 };

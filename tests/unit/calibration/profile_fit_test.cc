@@ -241,6 +241,25 @@ TEST(ProfileFit, RatesJustAboveTheDatasheetAreWrittenAsMeasured) {
   EXPECT_TRUE(has(refusal([&] { fitted_profile(over, base); }), "expected 1% to 105%"));
 }
 
+// A bandwidth fitted from sizes the fixed cost dominates is refused, naming the series and the
+// --max-bytes to run with: a probe stopped at small sizes fitted 104 GB/s of HBM and an NVLink
+// bus bandwidth of 0.17, each with fit errors under 1% (until 2026-12-06).
+TEST(ProfileFit, BandwidthsNeedSizesWhereTheBandwidthDominates) {
+  const CalibrationResult full = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
+  const HardwareProfile base = load_hardware_profile("H100-SXM");
+  EXPECT_NO_THROW(fitted_profile(full, base));
+  CalibrationResult small_copies = full;
+  for (MemoryFit& f : small_copies.memory) f.model.max_bytes = 16 << 20;  // at 3.35 TB/s: 5 us
+  const std::string copy = refusal([&] { fitted_profile(small_copies, base); });
+  EXPECT_TRUE(has(copy, "the device copy series reaches 16 MiB")) << copy;
+  EXPECT_TRUE(has(copy, "--max-bytes")) << copy;
+  CalibrationResult small_collectives = full;
+  for (CollectiveFit& f : small_collectives.collectives) f.model.segments.back().max_bytes = 1 << 20;
+  const std::string nvlink = refusal([&] { fitted_profile(small_collectives, base); });
+  EXPECT_TRUE(has(nvlink, "all_reduce x8")) << nvlink;
+  EXPECT_TRUE(has(nvlink, "series reaches 1.75 MiB of bus bytes")) << nvlink;
+}
+
 // Fitting again with a fitted profile as --base describes the new fit once.
 TEST(ProfileFit, RefittingReplacesTheFitDescription) {
   const CalibrationResult r = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
