@@ -256,4 +256,28 @@ std::vector<std::string> fitted_not_written(const CalibrationResult& r) {
   return out;
 }
 
+std::vector<FitErrorRow> as_written_errors(const CalibrationResult& r, const HardwareProfile& p) {
+  std::vector<FitErrorRow> rows;
+  const auto row = [&](const std::string& model, const std::vector<FitPoint>& fitted, auto&& predict) {
+    std::vector<FitPoint> points = fitted;
+    for (FitPoint& pt : points) pt.predicted_s = predict(static_cast<double>(pt.bytes));
+    rows.push_back({model + " as written", fit_error(points)});
+  };
+  for (const MemoryFit& f : r.memory) {
+    if (f.model.op != MemoryOpKind::kCopy || p.eff.hbm <= 0) continue;
+    const double bw = p.eff.hbm * p.hbm_bandwidth.bytes_per_s;
+    row("memory copy", f.points, [&](double bytes) { return p.eff.kernel_launch.as_s() + bytes / bw; });
+  }
+  if (const CollectiveModel* c = r.nvlink_all_reduce(); c && p.eff.nvlink_busbw > 0) {
+    const double busbw = p.eff.nvlink_busbw * p.nvlink_bandwidth.bytes_per_s;
+    const double factor = bus_bandwidth_factor(c->op, c->ranks);
+    for (const CollectiveFit& f : r.collectives) {
+      if (&f.model != c) continue;
+      row(model_name(*c), f.points,
+          [&](double bytes) { return p.eff.nvlink_collective_latency.as_s() + factor * bytes / busbw; });
+    }
+  }
+  return rows;
+}
+
 }  // namespace clustersim::calib

@@ -108,6 +108,17 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
                               "why); run the full probe (kernels_probe/README.md)"});
   }
 
+  // What the written profile makes of the points its simplified formulas cover (the fit table
+  // above judges the fits). Shown, not gated: the misses are at the small sizes, where the one
+  // launch cost every kernel pays, or the one alpha-beta line, departs from the fit, and the
+  // simulator's kernels and collectives are mostly large.
+  for (const calib::FitErrorRow& row : calib::as_written_errors(result, fitted)) {
+    std::printf("as the profile times them: %s, median %.1f%%, worst %.1f%% over %d points%s\n", row.model.c_str(),
+                100 * row.error.median_rel, 100 * row.error.worst_rel, row.error.points,
+                row.error.median_rel > max_median ? " (over --max-median-error: its small sizes are off; the fit is above)" : "");
+  }
+  std::fflush(stdout);
+
   // A model the points do not follow would write confident nonsense into the profile.
   std::vector<InputError> poor;
   for (const calib::FitErrorRow& row : result.errors) {

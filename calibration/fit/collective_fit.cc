@@ -147,8 +147,7 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
   std::reverse(ranges.begin(), ranges.end());
   for (const auto& [b, e] : ranges) fit.model.segments.push_back(fit_segment(sorted, b, e, true));
   for (const CollectivePoint& p : sorted) {
-    fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s,
-                          fit.model.predict_s(p.bytes)});
+    fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s, fit.model.predict_s(p.bytes), p.bytes});
   }
   fit.error = fit_error(fit.points);
   return fit;

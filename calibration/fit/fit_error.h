@@ -2,6 +2,7 @@
 // How well a fitted cost model reproduces the points it was fitted on: relative errors per point.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@ struct FitPoint {
   std::string label;     // the shape or size, e.g. "m=4096 n=8192 k=8192"
   double measured_s = 0;
   double predicted_s = 0;
+  int64_t bytes = 0;     // memory and collective points: the size (0 for the others)
   // |predicted - measured| / measured.
   double relative_error() const;
 };

@@ -34,8 +34,7 @@ MemoryFit fit_memory(const std::vector<MemoryPoint>& points) {
   fit.model.bw_bytes_per_s = theta[1] > 0 ? 1.0 / theta[1] : std::numeric_limits<double>::infinity();
   for (const MemoryPoint& p : points) {
     fit.model.max_bytes = std::max(fit.model.max_bytes, p.bytes);
-    fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s,
-                          fit.model.predict_s(p.bytes)});
+    fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s, fit.model.predict_s(p.bytes), p.bytes});
   }
   fit.error = fit_error(fit.points);
   return fit;
