@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/moe_config.h"
 
+#include <cstdio>
+
 #include <optional>
 #include <string>
 
@@ -120,6 +122,25 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const MoeConfig& m = *cfg.model.moe;
   if (m.top_k > m.experts) {
     fail("model.moe.top_k", "must not exceed model.moe.experts (" + str(m.experts) + "); got " + str(m.top_k));
+  } else if (p.tp > 0 && p.cp > 0) {
+    // The routing draws (workloads/moe.cc: 4 per MoE layer, every token of a micro-batch on every
+    // GPU of an expert domain picking top_k experts without repeats, by rejection) cost about
+    // 7.5 ns per pair and retry, and the retries grow as top_k nears the experts: a bound up
+    // front, rather than a run of hours (4,096 experts, top_k 4,096: still running after 2
+    // minutes, 2026-12-06 review; top_k 1,024 took 21 s). DeepSeek-V3's plan draws about 5e8.
+    const double pairs = 4.0 * cfg.model.layers * p.ep * p.expert_tp *
+                         (static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.tp * p.cp)) * m.top_k;
+    const double retries = 1.0 + static_cast<double>(m.top_k) / (m.experts - m.top_k + 1);
+    constexpr double kMaxRoutingWork = 4e9;
+    if (pairs * retries > kMaxRoutingWork) {
+      char about[32];
+      std::snprintf(about, sizeof about, "%.3g", pairs);
+      fail("model.moe.top_k", std::string("drawing the routing would take minutes: about ") + about +
+                                  " token-expert pairs (4 draws x " + str(cfg.model.layers) + " layers x ep " +
+                                  str(p.ep) + " x expert_tp " + str(p.expert_tp) + " x a micro-batch's tokens per GPU x top_k " +
+                                  str(m.top_k) + "), each retried about " + format_number(retries) +
+                                  " times as top_k nears the experts; at most 4e9 pair draws and retries: lower top_k, ep or the micro-batch");
+    }
   }
   if (m.first_dense_layers >= cfg.model.layers) {
     fail("model.moe.first_dense_layers", "leaves no MoE layer: must be below model.layers (" +

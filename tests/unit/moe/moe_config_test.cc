@@ -92,6 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"model.moe.experts=null"}, "model.moe.experts", ""},
         BadCase{{"model.moe.experts=0"}, "model.moe.experts", ""},
         BadCase{{"model.moe.top_k=9"}, "model.moe.top_k", "must not exceed"},
+        // Routing draws that would run for hours are refused up front (until 2026-12-06 4,096 experts
+        // at top_k 4,096 ran on past 2 minutes).
+        BadCase{{"model.moe.experts=4096", "model.moe.top_k=4096", "model.seq_len=65536", "model.layers=64"},
+                "model.moe.top_k", "drawing the routing would take minutes"},
         BadCase{{"model.moe.routing=random"}, "model.moe.routing", "uniform"},
         BadCase{{"model.moe.routing=loads"}, "model.moe.loads", "one weight per expert"},
         BadCase{{"model.moe.routing=loads", "model.moe.loads=[1, 2]"}, "model.moe.loads", "one weight per expert"},
