@@ -127,7 +127,7 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     // GPU of an expert domain picking top_k experts without repeats, by rejection) cost about
     // 7.5 ns per pair and retry, and the retries grow as top_k nears the experts: a bound up
     // front, rather than a run of hours (4,096 experts, top_k 4,096: still running after 2
-    // minutes, 2026-12-06 review; top_k 1,024 took 21 s). DeepSeek-V3's plan draws about 5e8.
+    // minutes, 2026-12-06 review; top_k 1,024 took 21 s). A DeepSeek-V3-like plan draws about 5e8.
     const double pairs = 4.0 * cfg.model.layers * p.ep * p.expert_tp *
                          (static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.tp * p.cp)) * m.top_k;
     const double retries = 1.0 + static_cast<double>(m.top_k) / (m.experts - m.top_k + 1);
