@@ -41,8 +41,14 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
          json_quote(flow.group_names[g]) + "}}");
     emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"sort_index\":" + pid + "}}");
     for (int t = 0; t < work::kStreamCount; ++t) {
+      // MoE all-to-alls run on the TP stream (category "ep"): its lane says so (it read "tp" alone
+      // until 2026-12-06).
+      const auto stream = static_cast<work::Stream>(t);
+      const std::string name = stream == work::Stream::kTp && !flow.estimate.moe_layers.empty()
+                                   ? std::string("tp, ep")
+                                   : std::string(work::to_string(stream));
       emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(t) +
-           ",\"args\":{\"name\":\"" + work::to_string(static_cast<work::Stream>(t)) + "\"}}");
+           ",\"args\":{\"name\":\"" + name + "\"}}");
     }
   }
   // MoE: each layer's exposed all-to-all time per micro-batch on the critical rank group, as

@@ -17,6 +17,7 @@
 #include "sim/core/scenario.h"
 #include "sim/engine/analytical_training.h"
 #include "sim/engine/flow_training.h"
+#include "sim/report/trace_writer.h"
 #include "sim/report/training_report.h"
 #include "tests/unit/moe/moe_test_util.h"
 
@@ -578,6 +579,20 @@ TEST(MoeReport, DenseResultsHaveNoMoeKeys) {
   const std::string json = report::training_results(cfg, h800(), engine::estimate_training(cfg, h800())).dump();
   EXPECT_EQ(json.find("ep_exposed"), std::string::npos);
   EXPECT_EQ(json.find("\"moe\""), std::string::npos);
+}
+
+// An MoE run's all-to-alls (category "ep") run on the TP stream: its trace lane is named
+// "tp, ep" (it read "tp" until 2026-12-06).
+TEST(MoeFlow, TheTraceNamesTheLaneTheAllToAllsRunOn) {
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml";
+  ScenarioConfig cfg = load_scenario(scenario, {"cluster.gpus=16", "parallelism.pp=1", "parallelism.tp=1", "model.layers=2",
+                                                "training.global_batch=16", "parallelism.ep=8"});
+  cfg.network.fidelity = Fidelity::kFlow;
+  engine::FlowTrainingOptions quick;
+  quick.use_simgrid = false;
+  const std::string trace = report::write_trace_json(engine::simulate_training(cfg, calib::load_hardware_profile("H100-SXM"), quick));
+  EXPECT_NE(trace.find("\"name\":\"tp, ep\""), std::string::npos);
+  EXPECT_NE(trace.find("\"cat\":\"ep\""), std::string::npos);
 }
 
 }  // namespace
