@@ -108,7 +108,7 @@ struct MoeLayerCost {
   Time moe_fwd, moe_bwd;              // dispatch + experts + combine with the chosen chunking
   double imbalance = 1.0;
   double dropped_fraction = 0;        // token-expert pairs the capacity factor drops / all pairs
-  Bytes a2a_bytes_max_gpu;            // busiest GPU's dispatch send bytes
+  Bytes a2a_bytes_max_gpu;            // busiest GPU's dispatch bytes, sent or received
   // For the flow level: the dispatch transfers of every expert domain of the stage, as NCCL moves
   // them (through PXN, network.pxn); the combine's, stored reversed (the flow level runs a
   // combine's set reversed; empty: the dispatch's, as without PXN the combine is the dispatch
