@@ -1068,7 +1068,16 @@ std::vector<InputError> plan_misfit(const ScenarioConfig& cfg, const work::Memor
                 mem.optimizer.as_gib(), mem.activations.as_gib(), hw.name.c_str(), usable.as_gib(),
                 hw.hbm_capacity.as_gib(), hw.memory_reserved.as_gib());
   const auto it = cfg.lines.find("parallelism");
-  return {InputError{cfg.file, it == cfg.lines.end() ? 0 : it->second, "parallelism", buf}};
+  std::string message = buf;
+  // Skewed routing puts a hot expert's tokens on one GPU: its activations may be what does not
+  // fit (2026-12-06 review: 92 GiB of them under zipf on 32 experts, and the message named only
+  // the plan's knobs).
+  if (cfg.model.moe && cfg.model.moe->routing != MoeRouting::kUniform) {
+    message += "; the activations are the busiest expert owner's under model.moe.routing " +
+               std::string(cfg.model.moe->routing == MoeRouting::kZipf ? "zipf" : "loads") +
+               ": a model.moe.capacity_factor (e.g. 1.25) caps its tokens";
+  }
+  return {InputError{cfg.file, it == cfg.lines.end() ? 0 : it->second, "parallelism", message}};
 }
 
 }  // namespace

@@ -595,5 +595,16 @@ TEST(MoeFlow, TheTraceNamesTheLaneTheAllToAllsRunOn) {
   EXPECT_NE(trace.find("\"cat\":\"ep\""), std::string::npos);
 }
 
+// A plan that does not fit because a hot expert's tokens land on one GPU says so, and names
+// the knob that caps them (until 2026-12-06 only the plan's: tp/pp, ZeRO, recomputation).
+TEST(MoeMemory, AMisfitUnderSkewedRoutingNamesTheCapacityFactor) {
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml";
+  const ScenarioConfig cfg =
+      load_scenario(scenario, {"model.moe.experts=32", "parallelism.ep=32", "model.moe.routing=zipf"});
+  const std::vector<InputError> errors = engine::memory_misfit(cfg, calib::load_hardware_profile("H100-SXM"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("model.moe.capacity_factor"), std::string::npos) << errors[0].message;
+}
+
 }  // namespace
 }  // namespace clustersim::work
