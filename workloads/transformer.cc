@@ -154,12 +154,16 @@ Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
     // (arXiv:2402.15627) section 3.3 fuses them as one of its "efficient operators".
     norms_and_activation *= 2.0;
   }
+  // Without dropout (training.dropout: false, Llama-style) no attention dropout runs (charged
+  // whatever the setting until 2026-12-06). The bias-residual-adds' mask writes are still charged
+  // (a quarter of their 4 e_h: 0.14% of Llama 3 405B's step).
+  const double dropout = cfg.training.dropout ? 1.0 : 0.0;
   double elements = norms_and_activation + 2 * 4 * e_h;
   if (!cfg.training.flash_attention) {
     // Scale-mask-softmax (one fused kernel since Megatron-LM SC'21 section 4.2: r + w) and
     // attention dropout (r + w + mask) over b (a/t) s s.
     const double scores = score_matrix_elements(x);
-    elements += 2.0 * scores + 3.0 * scores;
+    elements += 2.0 * scores + 3.0 * dropout * scores;
   }
   return bytes_of(elements * kAct);
 }
@@ -184,7 +188,8 @@ Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {
   const double whole = (cfg.training.dropout ? 10.0 : 8.0) * sbh;
   double bytes = split / x.t + whole / sp;
   const bool keep_scores = !cfg.training.flash_attention && cfg.training.recompute == Recompute::kNone;
-  if (keep_scores) bytes += 5.0 * x.a * (x.s / x.c) * x.s * x.b / x.t;
+  // The softmax output (2 a s^2 b), and with attention dropout its mask and output (3 a s^2 b).
+  if (keep_scores) bytes += (cfg.training.dropout ? 5.0 : 2.0) * x.a * (x.s / x.c) * x.s * x.b / x.t;
   return bytes_of(bytes);
 }
 

@@ -238,6 +238,23 @@ TEST(ActivationBytes, KorthikantiTable2) {
   EXPECT_NEAR(activation_bytes_per_layer(cfg).as_double(), 2 * s * b * h / t, 1.0);
 }
 
+// Without dropout no attention dropout runs: of the unfused scores' 5 a s^2 b bytes the softmax
+// output's 2 stay, and its traffic (r + w + mask, 3 elements a score) goes; the hidden masks'
+// 2 s b h go from memory. Until 2026-12-06 the traffic was charged whatever training.dropout said.
+TEST(ActivationBytes, WithoutDropoutNoAttentionDropout) {
+  const double s = 2048, b = 1, h = 2048, a = 16, t = 4;
+  ScenarioConfig cfg = scenario(gpt(8, 2048, 16), 4, 1, 1, 4);
+  cfg.training.flash_attention = false;
+  cfg.parallelism.tp = 4;
+  cfg.parallelism.sequence_parallel = true;
+  const double with = activation_bytes_per_layer(cfg).as_double();
+  const double traffic = layer_elementwise_bytes(cfg).as_double();
+  cfg.training.dropout = false;
+  EXPECT_NEAR(with - activation_bytes_per_layer(cfg).as_double(), 2 * s * b * h / t + 3 * a * s * s * b / t, 1.0);
+  const double scores = a / t * s * s * b;
+  EXPECT_NEAR(traffic - layer_elementwise_bytes(cfg).as_double(), 3 * scores * 2, 1.0);
+}
+
 // GPT 7.5B-like on 64 GPUs, tp 2, pp 2 -> dp 16.
 ScenarioConfig zero_case(int stage) {
   ScenarioConfig cfg = scenario(gpt(36, 4096, 32), 64, 2, 2, 64);
