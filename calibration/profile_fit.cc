@@ -117,12 +117,10 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                              : d == DType::kFp32 ? std::max(base.fp32.per_s, base.tf32.per_s)
                                                  : base.fp8.per_s;
     const std::string what = std::string(to_string(d)) + " GEMM peak";
-    if (datasheet <= 0) {
-      throw BadInput(InputError{r.source_list(), 0, "",
-                                "the probe holds " + std::string(to_string(d)) + " GEMMs, which " + base.name +
-                                    " has no datasheet peak for: the probe measured another GPU (pick the base "
-                                    "profile with --base)"});
-    }
+    // A base without that type's peak (a custom profile that leaves fp8 out) has nothing to check
+    // it against: not written either way. Refused until 2026-12-06, blaming the probe, and the
+    // probe measures FP8 on every GPU that has it, so such a base could never be used.
+    if (datasheet <= 0) continue;
     (void)efficiency(f.model.peak_flops_per_s, datasheet, what.c_str(), "TFLOP/s", 1e12);
   }
   if (const AttentionModel* a = r.attention_model(Direction::kForward, false)) {

@@ -282,6 +282,18 @@ TEST(ProfileFit, AsWrittenErrorsJudgeTheProfilesFormulas) {
   EXPECT_NEAR(p.eff.hbm * p.hbm_bandwidth.bytes_per_s, copy->bw_bytes_per_s, 1e-6 * copy->bw_bytes_per_s);
 }
 
+// A base profile without an FP8 peak (a custom one) takes a probe that measured FP8 GEMMs: they
+// are not written either way, and there is nothing to check them against (refused until
+// 2026-12-06, blaming the probe, which measures FP8 wherever the GPU has it).
+TEST(ProfileFit, ABaseWithoutAnFp8PeakTakesAProbeWithFp8Gemms) {
+  const CalibrationResult r = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
+  ASSERT_NE(r.gemm_model(DType::kFp8E4m3), nullptr);
+  HardwareProfile base = load_hardware_profile("H100-SXM");
+  base.fp8 = FlopRate{0};
+  const HardwareProfile p = fitted_profile(r, base);
+  EXPECT_EQ(p.fp8.per_s, 0.0);
+}
+
 // Fitting again with a fitted profile as --base describes the new fit once.
 TEST(ProfileFit, RefittingReplacesTheFitDescription) {
   const CalibrationResult r = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
