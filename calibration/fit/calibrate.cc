@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -260,6 +261,23 @@ std::vector<std::string> wild_point_notes(const CalibrationResult& result) {
     std::snprintf(line, sizeof line, "the %s model misses its worst point by %.0f%%; check that measurement",
                   row.model.c_str(), 100 * row.error.worst_rel);
     out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> thin_fit_notes(const CalibrationResult& result) {
+  std::vector<std::string> out;
+  if (result.machine.command_line.find("--quick") != std::string::npos) {
+    out.push_back("the probe ran with --quick (a few shapes and sizes, a smoke test): fit a profile from a full run");
+  }
+  for (const GemmFit& f : result.gemm) {
+    std::set<std::string> shapes;
+    for (const FitPoint& p : f.points) shapes.insert(p.label);
+    if (shapes.size() >= kGemmThinShapes) continue;
+    out.push_back("the gemm " + std::string(to_string(f.model.dtype)) + " model is fitted from " +
+                  std::to_string(shapes.size()) + " shapes: its launch cost, peak and cost per wave and its tile fit so " +
+                  "few almost exactly, and may miss other shapes widely; a full probe run measures " +
+                  std::to_string(kGemmThinShapes) + " or more");
   }
   return out;
 }
