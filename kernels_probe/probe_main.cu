@@ -97,10 +97,6 @@ int main(int argc, char** argv) {
     std::cout << kProbeUsage;
     return 0;
   }
-  if (options.quick) {
-    options.reps = std::min(options.reps, 5);
-    options.warmup = std::min(options.warmup, 2);
-  }
 
   std::string why;
   const int devices = usable_device_count(why);

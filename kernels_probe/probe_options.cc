@@ -2,8 +2,12 @@
 // Parses clustersim-probe's command line.
 #include "kernels_probe/probe_options.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace clustersim::kernels_probe {
 namespace {
@@ -34,12 +38,15 @@ uint64_t parse_byte_size(std::string_view text) {
   else if (unit == "MiB") scale = uint64_t{1} << 20;
   else if (unit == "GiB") scale = uint64_t{1} << 30;
   else return 0;
+  // At most 2^50 bytes in all (the product wrapped until 2026-12-06: 1099511627777GiB was 1 GiB).
+  if (value > (uint64_t{1} << 50) / scale) return 0;
   return value * scale;
 }
 
 bool parse_probe_options(int argc, const char* const* argv, ProbeOptions& out, std::string& error,
                          bool& help) {
   help = false;
+  bool reps_given = false, warmup_given = false;
   for (int i = 0; i < argc; ++i) {
     if (i > 0) out.command_line += ' ';
     out.command_line += argv[i];
@@ -93,12 +100,14 @@ bool parse_probe_options(int argc, const char* const* argv, ProbeOptions& out, s
         error = "--reps: expected a whole number >= 1";
         return false;
       }
+      reps_given = true;
     } else if (arg == "--warmup") {
       if (!need_value()) return false;
       if (!parse_int(argv[++i], 0, out.warmup)) {
         error = "--warmup: expected a whole number >= 0";
         return false;
       }
+      warmup_given = true;
     } else {
       error = "unknown argument '" + arg + "'";
       return false;
@@ -107,6 +116,21 @@ bool parse_probe_options(int argc, const char* const* argv, ProbeOptions& out, s
   if (out.output.empty()) {
     error = "-o FILE.pb is required";
     return false;
+  }
+  const std::filesystem::path dir = std::filesystem::path(out.output).parent_path();
+  const std::filesystem::path where = dir.empty() ? std::filesystem::path(".") : dir;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(where, ec) || ::access(where.c_str(), W_OK) != 0) {
+    error = "-o " + out.output + ": its directory '" + where.string() + "' does not exist or is not writable";
+    return false;
+  }
+  if (std::filesystem::is_directory(out.output, ec)) {
+    error = "-o " + out.output + ": is a directory; name a file such as " + (std::filesystem::path(out.output) / "probe.pb").string();
+    return false;
+  }
+  if (out.quick) {
+    if (!reps_given) out.reps = 5;
+    if (!warmup_given) out.warmup = 2;
   }
   return true;
 }

@@ -52,6 +52,26 @@ TEST(ProbeOptions, RejectsBadCommandLines) {
   EXPECT_NE(error.find("needs a value"), std::string::npos);
 }
 
+// --quick lowers --reps and --warmup only where they are not given (until 2026-12-06 it capped
+// given values too); an output whose directory is missing is refused before any measurement;
+// a size past 2^50 bytes is refused (it wrapped to 1 GiB).
+TEST(ProbeOptions, QuickKeepsGivenValuesAndTheOutputIsCheckedFirst) {
+  ProbeOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"-o", "x.pb", "--quick"}, o, error)) << error;
+  EXPECT_EQ(o.reps, 5);
+  EXPECT_EQ(o.warmup, 2);
+  ProbeOptions given;
+  ASSERT_TRUE(parse({"-o", "x.pb", "--reps", "50", "--quick", "--warmup", "9"}, given, error)) << error;
+  EXPECT_EQ(given.reps, 50);
+  EXPECT_EQ(given.warmup, 9);
+  ProbeOptions missing;
+  EXPECT_FALSE(parse({"-o", "no-such-directory-here/x.pb"}, missing, error));
+  EXPECT_NE(error.find("does not exist or is not writable"), std::string::npos) << error;
+  EXPECT_EQ(parse_byte_size("1099511627777GiB"), 0u);
+  EXPECT_EQ(parse_byte_size("1048576GiB"), uint64_t{1} << 50);
+}
+
 TEST(ByteSize, ParsesBinaryUnits) {
   EXPECT_EQ(parse_byte_size("1GiB"), uint64_t{1} << 30);
   EXPECT_EQ(parse_byte_size("64KiB"), uint64_t{64} << 10);
