@@ -104,7 +104,9 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     e.gemm_k_half = static_cast<int>(std::lround(k_half));
     e.kernel_launch = Time::s(g->launch_s);
     p.sources["efficiency.gemm_max"] = "fitted: " + fmt(g->peak_flops_per_s / 1e12) + " TFLOP/s bf16 GEMM peak, " + from;
-    p.sources["efficiency.gemm_tile"] = "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
+    p.sources["efficiency.gemm_tile_m"] = p.sources["efficiency.gemm_tile_n"] =
+        "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
+    p.sources["efficiency.gemm_k_half"] = "fitted: " + fmt(g->wave_overhead_s * 1e6) + " us per wave, " + from;
     p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
   }
   // GEMMs of other types: a profile takes its GEMM efficiency from bf16 alone (the peak of each
@@ -276,6 +278,20 @@ std::vector<FitErrorRow> as_written_errors(const CalibrationResult& r, const Har
     }
   }
   return rows;
+}
+
+std::vector<std::string> kept_from_base(const CalibrationResult& r) {
+  std::vector<std::string> out;
+  if (!r.gemm_model(DType::kBf16)) {
+    out.push_back("gemm_max, gemm_tile_m, gemm_tile_n, gemm_k_half, kernel_launch (no bf16 GEMM series fitted)");
+  }
+  if (!r.attention_model(Direction::kForward, false)) out.push_back("attention_unfused (no bf16 unfused attention chain fitted)");
+  if (!r.attention_model(Direction::kForward, true)) out.push_back("attention_fused (no bf16 fused attention forward fitted)");
+  if (!r.memory_model(MemoryOpKind::kCopy)) out.push_back("hbm (no device copy series fitted)");
+  if (!r.nvlink_all_reduce()) {
+    out.push_back("nvlink_busbw, nvlink_collective_latency (no all-reduce on one node over 2 or more GPUs fitted)");
+  }
+  return out;
 }
 
 }  // namespace clustersim::calib

@@ -26,6 +26,11 @@ HardwareProfile fitted_profile(const CalibrationResult& result, const HardwarePr
 // HBM efficiency comes from the copy fit ...)"). Empty when every fit is written.
 std::vector<std::string> fitted_not_written(const CalibrationResult& result);
 
+// The efficiencies fitted_profile leaves at the base's because no series measured them, one line
+// per group, with why ("hbm (no device copy series fitted)"). Until 2026-12-06 a series absent
+// from the probe files left its values unnamed (a series with too few points was named).
+std::vector<std::string> kept_from_base(const CalibrationResult& result);
+
 // How the written profile `fitted` times the points of the fits it simplifies, one row each,
 // named "<model> as written": the device copy at the profile's kernel_launch (the bf16 GEMM
 // fit's launch cost, which every kernel pays) and its HBM rate, and the NVLink all-reduce as one

@@ -94,6 +94,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::cout << calib::format_error_table(result);
   for (const std::string& u : result.unfitted) std::cout << "not fitted (the base profile's values stay): " << u << "\n";
   for (const std::string& line : calib::fitted_not_written(result)) std::cout << "fitted, not written: " << line << "\n";
+  for (const std::string& line : calib::kept_from_base(result)) std::cout << "kept from the base profile: " << line << "\n";
   for (const std::string& note : calib::wild_point_notes(result)) std::cout << "note: " << note << "\n";
   for (const std::string& note : calib::thin_fit_notes(result)) std::cout << "note: " << note << "\n";
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);

@@ -309,6 +309,25 @@ TEST(ProfileFit, ThinFitsAreNoted) {
   EXPECT_TRUE(has(notes[1], "is fitted from 4 shapes")) << notes[1];
 }
 
+// What no series measured stays the base's and is named (a probe without fused attention, on one
+// GPU); every fitted value has a source line under its own key (gemm_tile_m and _n, gemm_k_half:
+// until 2026-12-06 one "efficiency.gemm_tile" line, a key no profile has, and no gemm_k_half).
+TEST(ProfileFit, KeptValuesAndSourcesAreNamed) {
+  SyntheticTruth t = compute_only_truth();
+  t.attention.erase(std::remove_if(t.attention.begin(), t.attention.end(), [](const auto& a) { return a.fused; }),
+                    t.attention.end());
+  const CalibrationResult r = calibrate({make_synthetic_probe(t, 1)});
+  const std::vector<std::string> kept = kept_from_base(r);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_TRUE(has(kept[0], "attention_fused")) << kept[0];
+  EXPECT_TRUE(has(kept[1], "nvlink_busbw")) << kept[1];
+  const HardwareProfile p = fitted_profile(r, load_hardware_profile("H100-SXM"));
+  for (const char* key : {"efficiency.gemm_tile_m", "efficiency.gemm_tile_n", "efficiency.gemm_k_half"}) {
+    EXPECT_TRUE(p.sources.count(key)) << key;
+  }
+  EXPECT_FALSE(p.sources.count("efficiency.gemm_tile"));
+}
+
 // Fitting again with a fitted profile as --base describes the new fit once.
 TEST(ProfileFit, RefittingReplacesTheFitDescription) {
   const CalibrationResult r = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
