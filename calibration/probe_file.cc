@@ -2,6 +2,8 @@
 // Probe file reader and writer: the only code that sees the generated protobuf classes.
 #include "calibration/probe_file.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -161,6 +163,17 @@ void read_header(const pb::Header& h, ProbeHeader& out, Checker& check) {
   check.positive("header.cuda_runtime_version", out.cuda_runtime_version, "CUDA runtime version");
   check.non_empty("header.date", out.date, "date of the run");
   check.non_empty("header.host", out.host, "host name");
+  // These go into a fitted profile's name and description: one line of text each (a date with a
+  // newline ended up inside the written name until 2026-12-06).
+  const auto one_line = [&](const char* field, const std::string& v) {
+    if (std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      check.fail(field, "must be one line of text (it has a control character such as a newline)");
+    }
+  };
+  one_line("header.gpu_model", out.gpu_model);
+  one_line("header.date", out.date);
+  one_line("header.driver_version", out.driver_version);
+  one_line("header.host", out.host);
 }
 
 void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& check) {

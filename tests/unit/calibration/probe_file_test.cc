@@ -274,6 +274,15 @@ TEST(ProbeFile, ListsEveryMissingHeaderFieldWithItsPath) {
   }
 }
 
+// Header text that goes into a fitted profile's name is one line (a date with a newline ended up
+// inside the written name until 2026-12-06).
+TEST(ProbeFile, HeaderTextIsOneLine) {
+  ProbeData d = sample_probe();
+  d.header.date = "2025-03-01\nyesterday";
+  const std::string msg = rejection(serialize_probe_data(d));
+  EXPECT_NE(msg.find("header.date: must be one line of text"), std::string::npos) << msg;
+}
+
 // Header counts are read as the file holds them (unsigned): 4294967295 GPUs was reported as -1.
 TEST(ProbeFile, HeaderCountsAreReportedAsWritten) {
   clustersim::probe::ProbeFile f;
