@@ -53,7 +53,12 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   const std::string from = std::string(r.synthetic ? "SYNTHETIC probe data" : "probe") + " " + m.date + " on " +
                            std::to_string(m.gpu_count) + "x " + m.gpu_model + " (driver " + m.driver_version +
                            ", CUDA " + version(m.cuda_runtime_version) + ", NCCL " + version(m.nccl_version) +
-                           ", cuBLAS " + version(m.cublas_version) + ")";
+                           ", cuBLAS " + version(m.cublas_version) + ")" +
+                           // Several files fitted together: the first one's header, and how many more
+                           // (named in probe_files; until 2026-12-06 only the first was cited).
+                           (r.sources.size() > 1 ? " and " + std::to_string(r.sources.size() - 1) + " more probe file" +
+                                                       (r.sources.size() > 2 ? "s" : "") + " (probe_files)"
+                                                 : std::string());
   // A fitted profile given as --base describes its own fit: the new one replaces it.
   const std::string base_description = base.description.substr(0, base.description.find("; fitted by clustersim calibrate"));
   p.description = base_description + "; fitted by clustersim calibrate from " + from;

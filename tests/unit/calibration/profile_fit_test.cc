@@ -336,6 +336,16 @@ TEST(ProfileFit, RefittingReplacesTheFitDescription) {
   EXPECT_EQ(twice.description, once.description);
 }
 
+// Several probe files fitted together: the description cites the first and counts the rest (it
+// cited the first alone until 2026-12-06).
+TEST(ProfileFit, SeveralProbeFilesAreCounted) {
+  CalibrationResult r = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
+  r.sources = {"a.pb", "b.pb", "c.pb"};
+  const HardwareProfile p = fitted_profile(r, load_hardware_profile("H100-SXM"));
+  EXPECT_TRUE(has(p.description, "and 2 more probe files (probe_files)")) << p.description;
+  EXPECT_EQ(p.probe_files.size(), 3u);
+}
+
 // A collective over more ranks than the header's hosts hold is a mislabelled file: refused once,
 // naming the first record (an 8-rank series under gpu_count 1 was later "nothing to fit").
 TEST(ProfileFit, ProbeFileRefusesCollectivesWiderThanItsHosts) {
