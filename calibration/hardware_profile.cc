@@ -312,7 +312,9 @@ std::string format_hardware_profile(const HardwareProfile& p) {
   };
   auto time = [](Time t) { return std::to_string(t.as_ps()) + "ps"; };
   auto bytes = [](Bytes b) {
-    return b.n % (int64_t{1} << 30) == 0 ? std::to_string(b.n >> 30) + "GiB" : std::to_string(b.n) + "B";
+    if (b.n % (int64_t{1} << 30) == 0) return std::to_string(b.n >> 30) + "GiB";
+    if (b.n % (int64_t{1} << 20) == 0) return std::to_string(b.n >> 20) + "MiB";  // H200's 143771MiB
+    return std::to_string(b.n) + "B";
   };
   o << "# clustersim hardware profile. Units are written out; docs/profiles.md describes every key.\n";
   o << "name: " << quoted(p.name) << "\n";
