@@ -50,7 +50,10 @@ refuses to run under mpirun with a clear message.
 The candidate count is printed on stderr before the first run; a sweep whose results would
 not fit in the memory available (up to 6 KiB per candidate) is refused before it starts.
 Exit codes: 0 ok, 2 bad sweep file or usage, no valid candidate (the reasons are counted) or
-too many candidates for the memory, 1 internal error.
+too many candidates for the memory, 1 an internal error, or, once the files are written, a
+candidate that failed (its worker crashed or met an internal error; --resume runs it again).
+sweep.html and the summary carry the run's timings; sweep.json and sweep.csv are the same from
+run to run.
 )";
 
 namespace {
