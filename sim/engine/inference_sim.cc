@@ -242,10 +242,13 @@ StepTiming ServingSimulation::cost(const Instance& in, const StepLoad& total, co
   // (m = 4 on 8 replicas: micro-batch 0 all of replicas 0 and 4's sequences) and each paid the
   // busiest replica's full attention: infer-afd.yaml's output rate went 11.3k, 17.4k, 19.9k,
   // 13.6k tokens/s for m = 1 to 4, and m = 8 fell below m = 1 (2026-12-06 review).
+  // Replica k starts at micro-batch k mod m, so replicas with fewer sequences than m fill the
+  // micro-batches evenly between them (all starting at 0, 8 replicas of one sequence each put all
+  // 8 in the first of 8 micro-batches).
   std::vector<int> dealt(replicas, 0);
   const auto micro_of = [&](int r) {
     const size_t rep = static_cast<size_t>(replica_[static_cast<size_t>(r)]);
-    return std::pair{static_cast<size_t>(dealt[rep]++ % m), rep};
+    return std::pair{(static_cast<size_t>(dealt[rep]++) + rep) % static_cast<size_t>(m), rep};
   };
   for (int r : decode) {
     const auto [i, rep] = micro_of(r);

@@ -673,6 +673,30 @@ TEST(ServingSim, PingPongMicroBatchesSplitEachReplicasSequences) {
   EXPECT_LT(attention[4], attention[1]);
 }
 
+// Replicas with fewer sequences than micro-batches fill them evenly: 8 replicas of one sequence
+// each and m = 8 give one sequence to every micro-batch, not all 8 to the first.
+TEST(ServingSim, PingPongMicroBatchesSpreadFewSequencesEvenly) {
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 8; ++i) reqs.push_back({i, Time::zero(), 256, 16});
+  const ScenarioConfig cfg = serving({"inference.mode=attention_ffn", "inference.micro_batches=8",
+                                      "inference.pools={attention: {gpus: 8, tp: 1}, expert: {gpus: 8}}",
+                                      "inference.prompt_tokens={dist: fixed, mean: 256}",
+                                      "inference.output_tokens={dist: fixed, mean: 16}"});
+  const ServingResult r = simulate(cfg, reqs);
+  expect_no_request_lost(r);
+  bool seen = false;
+  for (const TracedStep& st : r.trace.steps) {
+    if (st.decode_seqs != 8 || st.detail.empty()) continue;
+    std::set<int> micro_batches;  // those with an FFN span: a micro-batch with tokens
+    for (const StepSpan& sp : st.detail) {
+      if (sp.part == StepPart::kFfn) micro_batches.insert(sp.micro_batch);
+    }
+    EXPECT_EQ(micro_batches.size(), 8u);
+    seen = true;
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(ServingSetup, TensorParallelGroupsStayInsideANode) {
   // tp 4 on 6-GPU nodes: the second group would run on GPUs 4-7, across nodes 0 and 1.
   const std::string msg = bad_input_of([] {
