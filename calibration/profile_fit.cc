@@ -186,7 +186,8 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     ++used;
     bandwidth_bound(model_name(*c).c_str(), static_cast<double>(c->segments.back().max_bytes) *
                                                 bus_bandwidth_factor(c->op, c->ranks),
-                    base.nvlink_bandwidth.bytes_per_s, c->segments.front().alpha_s, " of bus bytes");
+                    base.nvlink_bandwidth.bytes_per_s,
+                    std::max(c->segments.front().alpha_s, c->segments.back().alpha_s), " of bus bytes");
     e.nvlink_busbw = efficiency(c->large_message_busbw_bytes_per_s(), base.nvlink_bandwidth.bytes_per_s,
                                 "all-reduce bus bandwidth", "GB/s", 1e9);
     e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/core/moe_config.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include <optional>
@@ -125,21 +126,31 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   } else if (p.tp > 0 && p.cp > 0) {
     // The routing draws (workloads/moe.cc: 4 per MoE layer, every token of a micro-batch on every
     // GPU of an expert domain picking top_k experts without repeats, by rejection) cost about
-    // 7.5 ns per pair and retry, and the retries grow as top_k nears the experts: a bound up
+    // 8 ns per draw, and the draws grow as top_k nears the experts: a bound up
     // front, rather than a run of hours (4,096 experts, top_k 4,096: still running after 2
     // minutes, 2026-12-06 review; top_k 1,024 took 21 s). A DeepSeek-V3-like plan draws about 5e8.
     const double pairs = 4.0 * cfg.model.layers * p.ep * p.expert_tp *
                          (static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.tp * p.cp)) * m.top_k;
-    const double retries = 1.0 + static_cast<double>(m.top_k) / (m.experts - m.top_k + 1);
+    // Per pair, the draws of its pick (the j-th of a token's picks finds a free expert with
+    // chance r = (experts - j) / experts, up to 16 tries) plus, when all 16 miss, the fallback's
+    // pass over the experts; averaged over the token's picks (uniform weights).
+    double per_token = 0;
+    for (int j = 0; j < m.top_k; ++j) {
+      const double r = static_cast<double>(m.experts - j) / m.experts;
+      const double miss16 = std::pow(1.0 - r, 16);
+      per_token += (1.0 - miss16) / r + miss16 * m.experts;
+    }
+    const double retries = per_token / m.top_k;
     constexpr double kMaxRoutingWork = 4e9;
     if (pairs * retries > kMaxRoutingWork) {
-      char about[32];
+      char about[32], draws[32];
       std::snprintf(about, sizeof about, "%.3g", pairs);
+      std::snprintf(draws, sizeof draws, "%.3g", retries);
       fail("model.moe.top_k", std::string("drawing the routing would take minutes: about ") + about +
                                   " token-expert pairs (4 draws x " + str(cfg.model.layers) + " layers x ep " +
                                   str(p.ep) + " x expert_tp " + str(p.expert_tp) + " x a micro-batch's tokens per GPU x top_k " +
-                                  str(m.top_k) + "), each retried about " + format_number(retries) +
-                                  " times as top_k nears the experts; at most 4e9 pair draws and retries: lower top_k, ep or the micro-batch");
+                                  str(m.top_k) + "), each drawn about " + draws +
+                                  " times as top_k nears the experts; at most 4e9 draws: lower top_k, ep or the micro-batch");
     }
   }
   if (m.first_dense_layers >= cfg.model.layers) {

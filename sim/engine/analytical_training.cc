@@ -532,7 +532,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       sends_of.forward_nic[v] = stages_apart(s, next) ? min(nic_hold, sends_of.forward[v]) : Time::zero();
       sends_of.backward_nic[v] = stages_apart(s, before) ? min(nic_hold, sends_of.backward[v]) : Time::zero();
     }
-    // Stages behind one NIC (two stages a node on one NIC, replica 0's first TP rank's) share it:
+    // Stages behind one NIC (two stages a node on one NIC, replica 0's first TP rank's; a stage
+    // whose TP ranks span NICs, as tp 2 on 6 GPUs and 4 NICs a node, is taken at its first's) share it:
     // the replay counts every send through it. Each stage's hold is at its own senders' share, so
     // a node's forward sends from its last stage and backward sends from its first, in flight at
     // once, split the NIC. Until 2026-12-06 each stage had a NIC of its own: tp 2, pp 8, 8 GPUs
@@ -1075,7 +1076,8 @@ std::vector<InputError> plan_misfit(const ScenarioConfig& cfg, const work::Memor
   if (cfg.model.moe && cfg.model.moe->routing != MoeRouting::kUniform) {
     message += "; the activations are the busiest expert owner's under model.moe.routing " +
                std::string(cfg.model.moe->routing == MoeRouting::kZipf ? "zipf" : "loads") +
-               ": a model.moe.capacity_factor (e.g. 1.25) caps its tokens";
+               (cfg.model.moe->capacity_factor > 0 ? ": a lower model.moe.capacity_factor (at least 1) caps its tokens"
+                                                   : ": a model.moe.capacity_factor (e.g. 1.25) caps its tokens");
   }
   return {InputError{cfg.file, it == cfg.lines.end() ? 0 : it->second, "parallelism", message}};
 }

@@ -41,7 +41,7 @@ struct MoeLayerReport {
   Time a2a_exposed;         // what the chunked overlap leaves on the line
   Time expert_compute;      // busiest GPU's expert GEMMs, forward + backward
   int chunks = 1;           // chunk count chosen
-  Bytes a2a_bytes_max_gpu;  // busiest GPU's dispatch send bytes
+  Bytes a2a_bytes_max_gpu;  // busiest GPU's dispatch bytes, sent or received
 };
 // The report of MoE layer `layer` from its cost, with `exposed` as what the level left unhidden
 // (the analytical overlap formula, or the flow level's measured wait).
