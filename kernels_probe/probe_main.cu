@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
     std::cout << kProbeUsage;
     return 0;
   }
+  if (const std::string problem = output_path_problem(options.output); !problem.empty()) {
+    std::cerr << "clustersim-probe: " << problem << "\n";
+    return kExitUsage;
+  }
 
   std::string why;
   const int devices = usable_device_count(why);

@@ -117,22 +117,24 @@ bool parse_probe_options(int argc, const char* const* argv, ProbeOptions& out, s
     error = "-o FILE.pb is required";
     return false;
   }
-  const std::filesystem::path dir = std::filesystem::path(out.output).parent_path();
-  const std::filesystem::path where = dir.empty() ? std::filesystem::path(".") : dir;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(where, ec) || ::access(where.c_str(), W_OK) != 0) {
-    error = "-o " + out.output + ": its directory '" + where.string() + "' does not exist or is not writable";
-    return false;
-  }
-  if (std::filesystem::is_directory(out.output, ec)) {
-    error = "-o " + out.output + ": is a directory; name a file such as " + (std::filesystem::path(out.output) / "probe.pb").string();
-    return false;
-  }
   if (out.quick) {
     if (!reps_given) out.reps = 5;
     if (!warmup_given) out.warmup = 2;
   }
   return true;
+}
+
+std::string output_path_problem(const std::string& output) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(output, ec)) {
+    return "-o " + output + ": is a directory; name a file such as " + (std::filesystem::path(output) / "probe.pb").string();
+  }
+  const std::filesystem::path dir = std::filesystem::path(output).parent_path();
+  const std::filesystem::path where = dir.empty() ? std::filesystem::path(".") : dir;
+  if (!std::filesystem::is_directory(where, ec) || ::access(where.c_str(), W_OK) != 0) {
+    return "-o " + output + ": its directory '" + where.string() + "' does not exist or is not writable";
+  }
+  return "";
 }
 
 }  // namespace clustersim::kernels_probe

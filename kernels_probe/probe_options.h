@@ -45,9 +45,13 @@ uint64_t parse_byte_size(std::string_view text);
 
 // Parses argv. On a bad command line returns false with a message in `error`; `help` is set when
 // -h/--help was given. --quick lowers --reps and --warmup to 5 and 2 unless they are given
-// (until 2026-12-06 it capped given values too: --reps 50 --quick ran 5). The output's directory
-// must exist and be writable (checked here, before any measurement: a typo cost the run).
+// (until 2026-12-06 it capped given values too: --reps 50 --quick ran 5).
 bool parse_probe_options(int argc, const char* const* argv, ProbeOptions& out, std::string& error,
                          bool& help);
+
+// Why `output` cannot be written (a directory, or its directory missing or not writable), or ""
+// when it can: the probe checks it before any measurement (a typo found after the first part,
+// with exit 1, cost the run until 2026-12-06).
+std::string output_path_problem(const std::string& output);
 
 }  // namespace clustersim::kernels_probe
