@@ -185,9 +185,14 @@ ClosShape plan_clos(const ClusterConfig& c, const NetworkConfig& n, const std::s
   const bool by_split = n.oversubscription_by == OversubscriptionBy::kPortSplit;
   // An odd radix at 1:1 everywhere is the radix's problem, not the ratios' (the scenario may not
   // write them: both were blamed, with no line, until 2026-12-06).
-  const bool odd_at_one = radix_ok && n.switch_radix % 2 == 1 && n.tor_oversubscription == 1.0 &&
-                          (n.tiers != 3 || n.agg_oversubscription == 1.0);
-  if (odd_at_one) {
+  // So is an odd radix under fewer_uplinks, which keeps half the ports down whatever the ratio.
+  const bool odd_at_one = radix_ok && n.switch_radix % 2 == 1 &&
+                          (!by_split || (n.tor_oversubscription == 1.0 && (n.tiers != 3 || n.agg_oversubscription == 1.0)));
+  if (odd_at_one && !by_split) {
+    fail("network.switch_radix", "must be even with network.oversubscription_by: fewer_uplinks (half the ports down, "
+                                 "as at 1:1); got " + std::to_string(n.switch_radix) + ": use " +
+                                     std::to_string(n.switch_radix - 1) + " or " + std::to_string(n.switch_radix + 1));
+  } else if (odd_at_one) {
     fail("network.switch_radix",
          "must be even for 1:1 switches (half the ports down, half up); got " + std::to_string(n.switch_radix) + ": use " +
              std::to_string(n.switch_radix - 1) + " or " + std::to_string(n.switch_radix + 1) +
