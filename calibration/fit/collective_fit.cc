@@ -91,12 +91,19 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
   const size_t n = sorted.size();
   const size_t min_pts = static_cast<size_t>(std::max(2, options.min_points_per_segment));
 
+  // Segments start and end only between sizes: repeated measurements of one size (probe files
+  // fitted together) stay in one segment, and the search is over the distinct sizes (over every
+  // point until 2026-12-06: cubic in the points, 54 s for a file of 57,050 repeated records).
+  std::vector<bool> edge(n + 1, false);
+  edge[0] = edge[n] = true;
+  for (size_t i = 1; i < n; ++i) edge[i] = sorted[i].bytes != sorted[i - 1].bytes;
   // sse[b][e]: squared relative residuals of one segment over sorted[b, e) (plain least squares,
   // which is what the information criterion assumes).
   std::vector<std::vector<double>> sse(n + 1, std::vector<double>(n + 1, kInf));
   for (size_t b = 0; b < n; ++b) {
+    if (!edge[b]) continue;
     for (size_t e = b + min_pts; e <= n; ++e) {
-      sse[b][e] = segment_sse(sorted, b, e, fit_segment(sorted, b, e, /*robust=*/false));
+      if (edge[e]) sse[b][e] = segment_sse(sorted, b, e, fit_segment(sorted, b, e, /*robust=*/false));
     }
   }
   if (n < min_pts) sse[0][n] = segment_sse(sorted, 0, n, fit_segment(sorted, 0, n, false));

@@ -241,6 +241,29 @@ TEST(CollectiveFit, OneSegmentForAStraightLine) {
   EXPECT_LT(fit.error.worst_rel, 1e-6);
 }
 
+// Repeated measurements of one size (probe files fitted together) stay in one segment: segments
+// start and end between sizes (since 2026-12-06, when the split search went over the distinct
+// sizes, not every point).
+TEST(CollectiveFit, RepeatedSizesStayInOneSegment) {
+  std::vector<CollectivePoint> points;
+  for (int copy = 0; copy < 3; ++copy) {
+    for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 2) {
+      CollectivePoint p;
+      p.ranks = 8;
+      p.bytes = b;
+      const double alpha = b < (int64_t{1} << 18) ? 8e-6 : 30e-6;  // a protocol switch at 256 KiB
+      p.timing.median_s = (alpha + static_cast<double>(b) / 150e9) * (1.0 + 0.003 * (copy - 1));
+      points.push_back(p);
+    }
+  }
+  const CollectiveFit fit = fit_collective(points);
+  ASSERT_GE(fit.model.segments.size(), 2u);
+  for (size_t i = 1; i < fit.model.segments.size(); ++i) {
+    EXPECT_LT(fit.model.segments[i - 1].max_bytes, fit.model.segments[i].min_bytes);
+  }
+  EXPECT_LT(fit.error.median_rel, 0.01);
+}
+
 TEST(Fitters, NeedEnoughPoints) {
   EXPECT_EQ(fit_gemm({}, 132).error.points, 0);
   EXPECT_EQ(fit_memory({}).error.points, 0);
