@@ -65,6 +65,11 @@ using Schedule = std::vector<std::vector<PipelinePass>>;  // pipeline_order of e
 // Entry i of one of PipelineSends' vectors; 0 where it is empty (free).
 Time entry(const std::vector<Time>& v, int i) { return v.empty() ? Time::zero() : v[static_cast<size_t>(i)]; }
 
+// The NIC of `device` (PipelineSends::nic; each device its own where it is empty).
+size_t nic_of(const PipelineSends& sends, int device) {
+  return static_cast<size_t>(sends.nic.empty() ? device : sends.nic[static_cast<size_t>(device)]);
+}
+
 Schedule schedule_of(int pp, int vpp, int m) {
   Schedule schedule(static_cast<size_t>(pp));
   for (int s = 0; s < pp; ++s) schedule[static_cast<size_t>(s)] = pipeline_order(pp, vpp, m, s);
@@ -112,8 +117,7 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
   std::vector<double> rate(lines, 0);
   std::vector<Time> since(lines);
   // Sends under way out of and into each NIC (sends.nic: devices sharing one; else one each).
-  const bool shared_nics = !sends.nic.empty();
-  const auto nic_id = [&](int device) { return static_cast<size_t>(shared_nics ? sends.nic[static_cast<size_t>(device)] : device); };
+  const auto nic_id = [&](int device) { return nic_of(sends, device); };
   size_t nics = static_cast<size_t>(pp);
   for (int d = 0; d < pp; ++d) nics = std::max(nics, nic_id(d) + 1);
   std::vector<int> out_of(nics, 0), into(nics, 0);
@@ -129,19 +133,11 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
     rate[q] = r;
     send_end[q] = now + Time::ps(static_cast<int64_t>(std::ceil(sd.left_ps / r)));
   };
-  // After a send from `src` to `dst` starts or ends: the sends sharing either NIC with it (those
-  // from src, the forward one from the device before dst and the backward one from the device
-  // after; with devices sharing NICs, every send under way).
-  const auto reshare = [&](int src, int dst, Time now) {
-    if (shared_nics) {
-      for (size_t q = 0; q < lines; ++q) reshare_line(q, now);
-      return;
-    }
-    const size_t from = 2 * static_cast<size_t>(src);
-    reshare_line(from, now);
-    reshare_line(from + 1, now);
-    reshare_line(2 * static_cast<size_t>((dst + pp - 1) % pp), now);
-    reshare_line(2 * static_cast<size_t>((dst + 1) % pp) + 1, now);
+  // After a send starts or ends: every send under way takes its share again (those on NICs whose
+  // counts did not change keep their rate, and reshare_line leaves them as they are). A scan, as
+  // the next event's is.
+  const auto reshare = [&](Time now) {
+    for (size_t q = 0; q < lines; ++q) reshare_line(q, now);
   };
   const auto start_send = [&](size_t q, Time now) {
     const int dst = waiting[q][head[q]].dst;
@@ -150,7 +146,7 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
     send_end[q] = now;  // under way from now; reshare sets its end
     since[q] = now;
     rate[q] = 0;
-    reshare(static_cast<int>(q / 2), dst, now);
+    reshare(now);
   };
   const auto try_start = [&](int s, Time now) {
     if (pass_end[s] != Time::max() || held[s] || next[s] == schedule[s].size()) return;
@@ -214,7 +210,7 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
       send_end[q] = Time::max();
       --out_of[nic_id(static_cast<int>(q / 2))];
       --into[nic_id(done.dst)];
-      reshare(static_cast<int>(q / 2), done.dst, now);
+      reshare(now);
       arrive(done.to, now + done.latency, now);
       if (held[q / 2]) {
         held[q / 2] = false;
@@ -297,11 +293,10 @@ constexpr double kSideBySideBelow = 0.15, kSharedAbove = 0.35;
 std::pair<Time, Time> nic_and_compute_pace(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {
   const int vs = pp * vpp;
   // Out and in per NIC: the devices sharing one (sends.nic) add up.
-  const auto nic = [&](int d) { return sends.nic.empty() ? d : sends.nic[static_cast<size_t>(d)]; };
   std::vector<Time> out, in;
   Time compute_pace;
   for (int d = 0; d < pp; ++d) {
-    const size_t n = static_cast<size_t>(nic(d));
+    const size_t n = nic_of(sends, d);
     if (n >= out.size()) out.resize(n + 1), in.resize(n + 1);
     Time passes;
     for (int v = d; v < vs; v += pp) {
