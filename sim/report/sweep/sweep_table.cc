@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace clustersim::sweep {
 namespace {
@@ -224,9 +225,8 @@ std::string reason_class(const std::string& status, const std::string& reason) {
     i = end;
   }
   if (status == kRejected) {  // "ttft_p99_s # above maximum #; ...": short enough for four
-    for (size_t at = out.find(" the constraint's "); at != std::string::npos; at = out.find(" the constraint's ", at)) {
-      out.replace(at, 18, " ");
-    }
+    constexpr std::string_view kPhrase = " the constraint's ";
+    for (size_t at = out.find(kPhrase); at != std::string::npos; at = out.find(kPhrase, at)) out.replace(at, kPhrase.size(), " ");
   }
   if (out.size() > 160) out = out.substr(0, 157) + "...";
   return out;
