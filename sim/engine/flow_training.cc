@@ -254,12 +254,18 @@ std::vector<net::RateSample> keep_first_rates(const std::vector<net::RateSample>
   return take_quota(samples, series_quota(ranked, rows, max_rows), flow_of);
 }
 
+ScenarioConfig without_network_faults(const ScenarioConfig& cfg) {
+  ScenarioConfig out = cfg;
+  out.network.faults.clear();
+  return out;
+}
+
 FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                      const FlowTrainingOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   FlowTrainingResult r;
-  r.analytical = estimate_training(cfg, hw);
-  r.estimate = r.analytical;
+  r.estimate = estimate_training(cfg, hw);
+  r.analytical = cfg.network.faults.empty() ? r.estimate : estimate_training(without_network_faults(cfg), hw);
   r.estimate.breakdown = {};
   r.estimate.gather_slack = Time::zero();  // the analytical level's; the graph paces itself
 

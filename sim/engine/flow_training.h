@@ -69,7 +69,10 @@ struct TrainingCongestion {
 
 struct FlowTrainingResult {
   TrainingEstimate estimate;    // breakdown = the critical rank group's
-  TrainingEstimate analytical;  // the same scenario at the analytical level, for comparison
+  // The same scenario at the analytical level, for comparison: without network.faults, which
+  // that level refuses (its routed collectives would price a degraded NIC and miss a degraded
+  // NVLink; until 2026-12-06 it came with them, a figure no analytical run gives).
+  TrainingEstimate analytical;
   bool folded = true;
   // training.fold_ranks auto folded a plan it leaves unfolded (TP groups across nodes) because
   // every replica's graph would hold this many ops, past kMaxGraphOps; 0 otherwise.
@@ -107,6 +110,10 @@ struct FlowTrainingOptions {
   // (the what-if's variants, the reliability study's cluster states).
   std::vector<int> unfold_replicas;
 };
+
+// The scenario without its network.faults: what the analytical level, which refuses them, is
+// compared on (FlowTrainingResult::analytical, report::analytical_peer).
+ScenarioConfig without_network_faults(const ScenarioConfig& cfg);
 
 // Runs one iteration of a validated training scenario at the flow level, with its `stragglers`
 // (compute factors per rank group, uneven stages, degraded NICs as fabric faults; with folding,

@@ -108,7 +108,10 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
   // the breakdown, the closed form's, without them (the paragraph says so; the bars' labels are
   // 120 px). Both were unlabelled before 2026-12-05.
   const bool straggled = !cfg.stragglers.empty();
-  const std::string peer_label = !straggled ? "" : peer.with_stragglers ? " (same stragglers)" : " (without stragglers)";
+  const std::string stragglers_label = !straggled ? "" : peer.with_stragglers ? "same stragglers" : "without stragglers";
+  const std::string faults_label = peer.without_faults ? "without network faults" : "";
+  const std::string both = stragglers_label + (stragglers_label.empty() || faults_label.empty() ? "" : ", ") + faults_label;
+  const std::string peer_label = both.empty() ? "" : " (" + both + ")";
   o << "<table><tr><th>iteration</th><th>tokens/s</th><th>MFU</th><th>analytical iteration" << peer_label
     << "</th><th>analytical MFU" << peer_label << "</th></tr><tr><td>"
     << html_escape(to_string(est.iteration)) << "</td><td>" << format_number("%.4g", est.tokens_per_s) << "</td><td>"
@@ -116,7 +119,8 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
     << format_number("%.1f%%", 100 * peer.mfu) << "</td></tr></table>\n";
 
   o << "<h2>Where the time goes</h2>\n<p>Critical rank group (" << html_escape(flow.groups.empty() ? "" : flow.groups[flow.critical_group].name)
-    << ") at the flow level, and the analytical level" << (straggled ? " without stragglers" : "") << ":</p>\n";
+    << ") at the flow level, and the analytical level" << (straggled ? " without stragglers" : "")
+    << (peer.without_faults ? (straggled ? " or network faults" : " without network faults") : "") << ":</p>\n";
   std::vector<std::pair<std::string, engine::TrainingBreakdown>> headline = {{"flow", est.breakdown},
                                                                              {"analytical", flow.analytical.breakdown}};
   o << stacked_bars(headline, max(est.iteration, flow.analytical.iteration)) << "\n";

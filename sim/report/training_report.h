@@ -45,11 +45,15 @@ Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfi
 // The analytical level's iteration and MFU that a flow-level run is compared with: of the same
 // scenario, its stragglers included (the straggler model's replay, milliseconds to a second
 // beside the flow simulation; `with_stragglers`), else the closed form without them
-// (FlowTrainingResult::analytical): no stragglers, or a replay past kMaxPassesPerReplay.
+// (FlowTrainingResult::analytical): no stragglers, or a replay past kMaxPassesPerReplay. Always
+// without network.faults (`without_faults`), which the analytical level refuses: its routed
+// collectives would see a degraded NIC or fabric link and miss a degraded NVLink, a figure no
+// analytical run gives.
 struct AnalyticalPeer {
   Time iteration;
   double mfu = 0;
   bool with_stragglers = false;
+  bool without_faults = false;
 };
 AnalyticalPeer analytical_peer(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                                const engine::FlowTrainingResult& flow);

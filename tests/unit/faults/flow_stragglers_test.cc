@@ -103,6 +103,34 @@ TEST(FlowStragglers, TheAnalyticalFigureBesideHasTheSameStragglers) {
   EXPECT_EQ(clean.summary.find("stragglers"), std::string::npos) << clean.summary;
 }
 
+// Network faults are the flow level's alone (the analytical level refuses them): the figure beside
+// is the analytical level without them, and says so. Before 2026-12-06 it priced them on its
+// routed collectives only, so a degraded NVLink read as a disagreement between the levels (64
+// H100s, tp 2 pp 2, nvlink:0/up at 0.1: "flow / analytical 1.594"; host:0/up at 0.1, priced,
+// 1.007), a figure no analytical run gives.
+TEST(FlowStragglers, TheAnalyticalFigureBesideIsWithoutNetworkFaults) {
+  const ScenarioConfig clean_cfg = load("");
+  const FlowTrainingResult clean = run(clean_cfg);
+  for (const char* element : {"nvlink:0/up", "host:0/up"}) {
+    SCOPED_TRACE(element);
+    ScenarioConfig cfg = clean_cfg;
+    FabricFault fault;
+    fault.element = element;
+    fault.bandwidth_factor = 0.1;
+    cfg.network.faults.push_back(fault);
+    const FlowTrainingResult faulted = run(cfg);
+    ASSERT_GT(faulted.estimate.iteration, 1.02 * clean.estimate.iteration);  // the fault costs the flow level
+    EXPECT_EQ(faulted.analytical.iteration, clean.analytical.iteration);
+    const report::RunOutput out = report::flow_training_output(cfg, a100(), faulted);
+    EXPECT_NE(out.summary.find("analytical   " + to_string(clean.analytical.iteration) +
+                               " per iteration without the network faults"),
+              std::string::npos)
+        << out.summary;
+    EXPECT_NE(out.summary.find("(flow with faults / analytical without "), std::string::npos) << out.summary;
+    EXPECT_NE(out.report_html.find("<th>analytical iteration (without network faults)</th>"), std::string::npos);
+  }
+}
+
 // Plain 1F1B with overlapped sends over slow NICs: the steady state waits for the sends, the
 // baseline counts the waits, and a slowed stage hides part of them, so the straggler model
 // replays the schedule with the sends. 2 stages of one H100 and one 25 Gbps NIC, GPU 0 1.3x
