@@ -166,7 +166,11 @@ int ServingSimulation::reservable_replica(const Instance& in, int64_t need) {
 
 bool ServingSimulation::has_room(int inst, int64_t need) const {
   const Instance& in = instances_[inst];
-  return in.kv_pending.empty() && reservable_replica(in, need) >= 0;
+  return in.kv_pending.empty() && has_slot(in) && reservable_replica(in, need) >= 0;
+}
+
+bool ServingSimulation::has_slot(const Instance& in) const {
+  return static_cast<int64_t>(in.running.size() + in.waiting.size()) + in.kv_in_flight < setup_.in.max_batch;
 }
 
 int ServingSimulation::pick(int pool, int64_t need) const {
@@ -480,23 +484,29 @@ void ServingSimulation::end_step(int idx, StepTiming) {
 }
 
 void ServingSimulation::send_kv(int r, int from, int to) {
-  // The decode side reserves the request's whole KV cache (prompt and output) before the transfer
-  // starts, on the replica with the fewest tokens that has room; with none, the request queues
-  // there (in order) and the prefill side keeps holding its KV cache, so a full decode pool holds
-  // back prefill. (Before 2026-12-04 a sent KV cache was held by neither side until decode
-  // admitted it: 100 requests' caches, 3.8x what the deployment holds, were in flight at once.)
+  // The decode side reserves the request's whole KV cache (prompt and output) and a batch slot
+  // before the transfer starts, on the replica with the fewest tokens that has room; with none,
+  // the request queues there (in order) and the prefill side keeps holding its KV cache, so a
+  // full decode pool holds back prefill. A decode engine pulls a cache when it schedules the
+  // request, so the wait for a slot is TTFT's, as the wait for KV room is. (Before 2026-12-04 a
+  // sent KV cache was held by neither side until decode admitted it: 100 requests' caches, 3.8x
+  // what the deployment holds, were in flight at once. Until 2026-12-06 the batch slot was not
+  // reserved: with max_batch 4 a request's cache landed, its first token was stamped, and it
+  // waited 13 s for a slot inside TPOT, 70.6 ms against a 6.2 ms step, where the same limit set
+  // by KV memory read 6.2 ms.)
   Instance& dest = instances_[to];
   if (!dest.kv_pending.empty()) {
     dest.kv_pending.emplace_back(r, from);
     return;
   }
   const int64_t need = int64_t{requests_[r].prompt} + requests_[r].output;
-  const int home = reservable_replica(dest, need);
+  const int home = has_slot(dest) ? reservable_replica(dest, need) : -1;
   if (home < 0) {
     dest.kv_pending.emplace_back(r, from);
     return;
   }
   dest.kv_used[static_cast<size_t>(home)] += need;
+  ++dest.kv_in_flight;
   kv_to_[static_cast<size_t>(r)] = home;
   start_kv_transfer(r, from, to);
 }
@@ -550,6 +560,7 @@ void ServingSimulation::start_kv_transfer(int r, int from, int to) {
     if (traced >= 0) trace_.kv[static_cast<size_t>(traced)].arrived = clock_.now();
     release_kv(instances_[from], r, requests_[r].prompt);
     --instances_[to].incoming;
+    --instances_[to].kv_in_flight;
     instances_[to].waiting.push_back(r);
     start_soon(to);
     try_start(from);

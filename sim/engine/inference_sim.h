@@ -142,6 +142,7 @@ class ServingSimulation {
     std::vector<int> step_prefill;   // requests prefilling in this step
     std::vector<int64_t> step_chunk;  // and the prompt tokens each processes in it
     int incoming = 0;  // decode: requests whose KV is on its way or queued for room (kv_pending)
+    int kv_in_flight = 0;  // decode: requests whose KV is on its way (room and a batch slot reserved)
     bool busy = false;
     bool start_due = false;  // a try_start is scheduled at the current time (start_soon)
   };
@@ -165,6 +166,9 @@ class ServingSimulation {
   // now, with nothing queued ahead at that instance.
   static int reservable_replica(const Instance& in, int64_t need);
   bool has_room(int inst, int64_t need) const;
+  // Whether a decode instance has a batch slot (max_batch) for one more request: those running,
+  // landed and on their way hold one each.
+  bool has_slot(const Instance& in) const;
   int64_t context(int r) const;
 
   const ServingSetup& setup_;
