@@ -326,7 +326,8 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("tpot_within_limit_fraction", tpot.empty() || in.tpot_limit == Time::zero()
                                           ? Json()
                                           : Json(static_cast<double>(within) / tpot.size()));
-  // Goodput (DistServe's sense): requests that met every limit given, a rejected or unfinished
+  // Goodput (requests meeting their SLOs per second of this run; DistServe calls goodput the
+  // highest rate at which attainment holds a target): requests that met every limit given, a rejected or unfinished
   // request counting as missed, over all requests, and per second of the run.
   const bool slo = in.ttft_limit > Time::zero() || in.tpot_limit > Time::zero();
   const double attainment = r.requests.empty() ? 0.0 : static_cast<double>(met) / r.requests.size();
