@@ -844,7 +844,14 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
     const size_t chunk = std::min(chunk_held.size() - 1, static_cast<size_t>(layer / per_chunk));
     chunk_held[chunk] += is_moe_layer(m, layer) ? attn + moe_act : dense_act;
   }
-  double act = work::peak_held(chunk_held, p.pp, p.vpp, static_cast<int>(micro_batches_per_iteration(cfg)));
+  // Logits of the last stage (16-bit) and their FP32 copy for the loss: b s / cp tokens x vocab /
+  // tp per GPU, as head_time splits the vocabulary over the tp group; under sp the same count
+  // (s / (cp tp) tokens each, the whole vocabulary). Before 2026-12-05 the sp view's tp of 1 with
+  // the plan's cp divided them by nothing: the whole sequence's logits on every GPU (the 352B
+  // MegaScale-MoE plan, tp 8 under sp: 29.59 GiB of activations, now 26.96). On the last stage
+  // alone (until 2026-12-06 on top of the most loaded stage's layers, as for a dense model).
+  const double logits = static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.vocab / p.tp * (kAct + 4.0);
+  double act = work::peak_held(chunk_held, p.pp, p.vpp, static_cast<int>(micro_batches_per_iteration(cfg)), logits);
   if (full) {
     // Recomputing a layer needs its full activations once more, as for a dense model
     // (transformer.cc): an MoE layer's attention block as kept without recomputation, its routed
@@ -859,12 +866,6 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
     if (moe_layer_count(m) < m.layers) layer = std::max(layer, whole(dense_layer));
     act += layer;
   }
-  // Logits of the last stage (16-bit) and their FP32 copy for the loss: b s / cp tokens x vocab /
-  // tp per GPU, as head_time splits the vocabulary over the tp group; under sp the same count
-  // (s / (cp tp) tokens each, the whole vocabulary). Before 2026-12-05 the sp view's tp of 1 with
-  // the plan's cp divided them by nothing: the whole sequence's logits on every GPU (the 352B
-  // MegaScale-MoE plan, tp 8 under sp: 29.59 GiB of activations, now 26.96).
-  act += static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.vocab / p.tp * (kAct + 4.0);
   e.activations = bytes_of(act);
   return e;
 }

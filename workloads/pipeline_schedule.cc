@@ -43,16 +43,17 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
 
 double bubble_microbatch_slots(int pp, int vpp) { return static_cast<double>(pp - 1) / vpp; }
 
-double peak_held(const std::vector<double>& held, int pp, int vpp, int m) {
+double peak_held(const std::vector<double>& held, int pp, int vpp, int m, double last_stage_extra) {
   assert(held.size() == static_cast<size_t>(pp) * vpp && "one value per virtual stage");
   const int replayed = std::min(m, 4 * pp);
   double peak = 0;
   for (int s = 0; s < pp; ++s) {
+    const double extra = s == pp - 1 ? last_stage_extra : 0.0;
     double now = 0;
     for (const PipelinePass& op : pipeline_order(pp, vpp, replayed, s)) {
       const double v = held[static_cast<size_t>(op.chunk * pp + s)];
       now += op.forward ? v : -v;
-      peak = std::max(peak, now);
+      peak = std::max(peak, now + extra);
     }
   }
   return peak;

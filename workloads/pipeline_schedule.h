@@ -40,9 +40,9 @@ double bubble_microbatch_slots(int pp, int vpp);
 // it. Uniform chunks give Megatron-LM's first-stage count, min(pp, m) micro-batches of a stage's
 // layers, times 1 + (pp - 1) / (pp vpp) interleaved (Korthikanti et al., MLSys'23, section 4.2.3):
 // rank 0 warms up with 2 (pp - 1) + (vpp - 1) pp forwards and holds one more. Micro-batches past
-// 4 pp repeat the steady state's pattern and are not replayed. Preconditions as pipeline_order's,
-// held.size() == pp * vpp.
-double peak_held(const std::vector<double>& held, int pp, int vpp, int micro_batches);
+// 4 pp repeat the steady state's pattern and are not replayed. `last_stage_extra` is added to the
+// last rank's peak (its LM head's logits). Preconditions as pipeline_order's, held.size() == pp * vpp.
+double peak_held(const std::vector<double>& held, int pp, int vpp, int micro_batches, double last_stage_extra = 0.0);
 
 // Forward and backward time of one virtual pipeline stage (chunk) for one micro-batch.
 struct ChunkTime {

@@ -262,24 +262,27 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   // more than m of them: min(pp - s, m), and interleaved at most every micro-batch's forward on
   // the stage (m x its layers; Megatron-LM's warm-up is capped at m x vpp chunks). Until
   // 2026-12-05 pp were counted whatever m (a 175B plan of one micro-batch: 77 GiB, not 10).
+  // The logits (16-bit) and their FP32 copy for the loss are the last stage's alone: until
+  // 2026-12-06 they were added to the most loaded stage's layers, the first's (6.7B, tp 4 pp 2:
+  // 2.27 GiB where the first stage holds 2.125 GiB).
   const double m_in_pipeline = micro_batches_per_iteration(cfg);
-  double in_flight_layers = 0.0;
+  const double interleave = x.vpp > 1 ? 1.0 + (x.p - 1.0) / (x.p * x.vpp) : 1.0;
   double stage_layers = 0.0;
+  for (int s = 0; s < pp; ++s) stage_layers = std::max(stage_layers, layers_of(s));
+  const double per_layer = activation_bytes_per_layer(cfg).as_double();
+  const double logits = x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
+  double act = 0.0;
   for (int s = 0; s < pp; ++s) {
-    in_flight_layers = std::max(in_flight_layers, std::min(x.p - s, m_in_pipeline) * layers_of(s));
-    stage_layers = std::max(stage_layers, layers_of(s));
+    const double in_flight_layers =
+        std::min(std::min(x.p - s, m_in_pipeline) * layers_of(s) * interleave, m_in_pipeline * stage_layers);
+    act = std::max(act, per_layer * in_flight_layers + (s == pp - 1 ? logits : 0.0));
   }
-  if (x.vpp > 1) in_flight_layers *= 1.0 + (x.p - 1.0) / (x.p * x.vpp);
-  in_flight_layers = std::min(in_flight_layers, m_in_pipeline * stage_layers);
-  double act = activation_bytes_per_layer(cfg).as_double() * in_flight_layers;
   if (cfg.training.recompute == Recompute::kFull) {
     // Recomputing a layer needs its full activations once more.
     ScenarioConfig no_rc = cfg;
     no_rc.training.recompute = Recompute::kNone;
     act += activation_bytes_per_layer(no_rc).as_double();
   }
-  // Logits of the last stage (16-bit) and their FP32 copy for the loss.
-  act += x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
   e.activations = bytes_of(act);
   return e;
 }

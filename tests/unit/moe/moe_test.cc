@@ -312,13 +312,16 @@ TEST(MoeMemory, TheBusiestOwnerHoldsItsPairsActivations) {
 TEST(MoeMemory, TheFirstStageCountsItsOwnMoeLayers) {
   const std::vector<std::string> plan = {"training.memory_check=false", "parallelism.tp=1", "parallelism.pp=2",
                                          "parallelism.vpp=2", "parallelism.ep=8", "training.global_batch=16",
-                                         "training.attention_parallel=tp"};
+                                         "training.attention_parallel=tp", "model.vocab=128"};
   std::vector<std::string> every = plan, other = plan;
   every.push_back("model.moe.moe_layer_frequency=1");
   other.push_back("model.moe.moe_layer_frequency=2");
   const MemoryEstimate all = moe_memory_per_gpu(load(small_yaml(), every));
   const MemoryEstimate half = moe_memory_per_gpu(load(small_yaml(), other));
-  EXPECT_EQ(half.activations, all.activations);
+  // Equal but for the last stage's logits (a small vocabulary: 2,048 tokens x 128 x 6 bytes), which
+  // sit beside stage 1's layers when those are MoE too and it holds as much as stage 0.
+  EXPECT_GE(all.activations.as_double(), half.activations.as_double());
+  EXPECT_LE(all.activations.as_double() - half.activations.as_double(), 2048.0 * 128 * 6);
   // Plain 1F1B, 8 layers on 2 stages, the first 4 dense and narrow: stage 1 holds one micro-batch
   // of 4 MoE layers (skewed routing), stage 0 two of 4 dense ones, and stage 1 holds more, so the
   // dense layers' width does not move the figure (it set it, the first stage's alone, until
