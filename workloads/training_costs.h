@@ -135,9 +135,20 @@ Time tp_collectives_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, 
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& cp, const LayerTimes& lt);
 
 // One pass of K and V around the CP ring of one layer and micro-batch over `l` (an all-gather of
-// cp x cp_kv_bytes); a layer runs three (the forward's, the backward's K/V and their gradients').
-// 0 when cp is 1.
+// cp x cp_kv_bytes); a layer runs cp_rings_per_layer of them. 0 when cp is 1.
 Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l);
+
+// Whether the backward pass re-runs the attention core's forward: full recomputation, or
+// selective (Korthikanti et al. 2022 recompute the core attention); with context parallelism its
+// K/V ring runs again with it.
+bool recomputes_attention(const TrainingConfig& t);
+
+// CP ring passes of one layer and micro-batch: the forward's K and V, the backward's K, V and
+// their gradients (two), and the recomputed forward's where recomputes_attention. Until
+// 2026-12-06 three whatever the recomputation (2 A100s, cp 2, 8k tokens, full recompute: 14% short).
+double cp_rings_per_layer(const TrainingConfig& t);
+// Of them, in the backward pass (with the recomputed forward's).
+double cp_backward_rings(const TrainingConfig& t);
 
 // The time one CP ring pass keeps a member's NIC share busy (coll::collective_nic_time).
 Time cp_ring_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l);

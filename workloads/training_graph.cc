@@ -723,9 +723,11 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           if (!pass.forward && i == last_bwd[pass.chunk]) expert_ready[gi][static_cast<size_t>(pass.chunk)] = barrier;
         } else if (cp > 1) {
           // The K/V ring runs beside the attention core (forward: one ring; backward: K/V and
-          // their gradients, against 2.5x the forward attention).
+          // their gradients, against 2.5x the forward attention, and the recomputed forward's
+          // ring beside its attention where it is recomputed: work::cp_backward_rings).
           const Time attention = scaled(share * sc.forward, c.attention_fwd_chunk);
-          const Time window = pass.forward ? attention : 2.5 * attention;
+          const double again = recomputes_attention(cfg.training) ? 1.0 : 0.0;
+          const Time window = pass.forward ? attention : (2.5 + again) * attention;
           const Time att = min(window, dur);
           if (split_for_dp && buckets > 1) {
             // Buckets become ready as backward walks through the chunk's parameters; the last
@@ -736,7 +738,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           } else {
             paced_compute(dur - att);
           }
-          const double rings = share * layers_chunk * (pass.forward ? 1.0 : 2.0);
+          const double rings = share * layers_chunk * (pass.forward ? 1.0 : cp_backward_rings(cfg.training));
           Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kAllGather,
                                 bytes_of(rings * cp_ring * sc.traffic), rings * c.cp_latency_per_ring, cp_set[gi]);
           op.microbatch = pass.microbatch;

@@ -139,6 +139,20 @@ AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {
   return a;
 }
 
+namespace {
+
+// Elements the unfused attention's kernels over the score matrix read and write, forward:
+// scale-mask-softmax (one fused kernel since Megatron-LM SC'21 section 4.2: r + w) and attention
+// dropout (r + w + mask) over b (a/t) s s. None with flash attention.
+double score_elementwise_elements(const ScenarioConfig& cfg) {
+  if (cfg.training.flash_attention) return 0.0;
+  const double dropout = cfg.training.dropout ? 1.0 : 0.0;
+  const double scores = score_matrix_elements(dims(cfg));
+  return 2.0 * scores + 3.0 * dropout * scores;
+}
+
+}  // namespace
+
 Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
   const Dims x = dims(cfg);
   const double tokens = x.b * x.s / x.c;
@@ -157,15 +171,12 @@ Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
   // Without dropout (training.dropout: false, Llama-style) no attention dropout runs (charged
   // whatever the setting until 2026-12-06). The bias-residual-adds' mask writes are still charged
   // (a quarter of their 4 e_h: 0.14% of Llama 3 405B's step).
-  const double dropout = cfg.training.dropout ? 1.0 : 0.0;
-  double elements = norms_and_activation + 2 * 4 * e_h;
-  if (!cfg.training.flash_attention) {
-    // Scale-mask-softmax (one fused kernel since Megatron-LM SC'21 section 4.2: r + w) and
-    // attention dropout (r + w + mask) over b (a/t) s s.
-    const double scores = score_matrix_elements(x);
-    elements += 2.0 * scores + 3.0 * dropout * scores;
-  }
+  const double elements = norms_and_activation + 2 * 4 * e_h + score_elementwise_elements(cfg);
   return bytes_of(elements * kAct);
+}
+
+Bytes attention_score_elementwise_bytes(const ScenarioConfig& cfg) {
+  return bytes_of(score_elementwise_elements(cfg) * kAct);
 }
 
 Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {

@@ -66,6 +66,10 @@ AttentionFlops layer_attention_flops(const ScenarioConfig& cfg);
 // Bytes moved by the memory-bound kernels (norms, activations, dropout, residual adds, softmax
 // when unfused) of one layer, one micro-batch, one TP rank, forward. Backward moves about twice.
 Bytes layer_elementwise_bytes(const ScenarioConfig& cfg);
+// Of them, the unfused attention's over the score matrix (scale-mask-softmax and attention
+// dropout; 0 with flash attention): what selective recomputation runs again with the attention
+// core's matmuls.
+Bytes attention_score_elementwise_bytes(const ScenarioConfig& cfg);
 
 // Activation bytes stored per layer per micro-batch on one GPU (Korthikanti et al. 2022,
 // "Reducing Activation Recomputation in Large Transformer Models", Table 2), generalised to GQA

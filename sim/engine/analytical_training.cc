@@ -95,7 +95,7 @@ StaggeredLinks staggered_links(const ScenarioConfig& cfg, const StaggeredLinks& 
   double d = 1.0, d_cp = 1.0;
   for (int i = 0; i < 100; ++i) {
     share(d, d_cp);
-    const Time rings = cp_leaves ? layers * 3.0 * work::cp_ring_time(cfg, out.cp) : Time::zero();
+    const Time rings = cp_leaves ? layers * work::cp_rings_per_layer(cfg.training) * work::cp_ring_time(cfg, out.cp) : Time::zero();
     const Time busy =
         rings + (tp_leaves ? layers * work::tp_collectives_time(cfg, out.tp, collectives, Time::zero(), Time::zero()) : Time::zero());
     const Time slot = layers * (lt.forward + lt.backward + work::layer_tp_time(cfg, out.tp, out.cp, lt));
@@ -132,12 +132,12 @@ double cp_fabric_slowdown(const FabricContention& c, int pp, double beside) {
 
 // The time one micro-batch's passes over `layers` layers keep a GPU's NIC share busy with its TP
 // groups' and CP rings' traffic, hidden or not, at the share's own rate (none where they stay on
-// NVLink): per layer the TP collectives and three CP ring passes (K and V forward; K, V and
-// their gradients backward, as work::layer_tp_time prices them).
+// NVLink): per layer the TP collectives and the CP ring passes (work::cp_rings_per_layer, as
+// work::layer_tp_time prices them).
 Time stage_tp_cp_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, double layers) {
   const TrainingLinks own = work::links_at_contention(l, 1.0);
   return layers * (work::tp_collectives_nic_time(cfg, own, work::tp_layer_traffic(cfg).collectives) +
-                   3.0 * work::cp_ring_nic_time(cfg, own));
+                   work::cp_rings_per_layer(cfg.training) * work::cp_ring_nic_time(cfg, own));
 }
 
 // ZeRO-3's per-pass parameter gathers, overlapped: one stage's stream of them (2 m vpp passes),
@@ -182,7 +182,7 @@ std::pair<Time, Time> rings_beside_gathers(const ScenarioConfig& cfg, const Trai
   const Time slot_beside = layers * work::layer_tp_time(cfg, slot.tp, beside(slot.cp), lt);
   const Time fill_alone = layers * work::layer_tp_time(cfg, fill.tp, fill.cp, lt);
   const Time fill_beside = layers * work::layer_tp_time(cfg, fill.tp, beside(fill.cp), lt);
-  const Time rings_nic = micro_batches * layers * 3.0 * work::cp_ring_nic_time(cfg, own);
+  const Time rings_nic = micro_batches * layers * work::cp_rings_per_layer(cfg.training) * work::cp_ring_nic_time(cfg, own);
   double f = 0.0;
   for (int i = 0; i < 100; ++i) {
     const Time tp = (1.0 - f) * slot_alone + f * slot_beside;
