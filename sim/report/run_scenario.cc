@@ -47,6 +47,7 @@ Json congestion_json(const net::CongestionCounters& c, Time max_queue_delay) {
   cc.set("retransmits", c.retransmits);
   cc.set("packets", c.packets);
   cc.set("events", c.events);
+  cc.set("fast_forwarded_s", c.fast_forwarded.as_s());
   cc.set("max_queue_delay_s", max_queue_delay.as_s());
   return cc;
 }

@@ -23,6 +23,9 @@ struct CongestionCounters {
   int64_t retransmits = 0;  // packets sent again after go-back-N
   int64_t events = 0;       // events processed (packet level) or flow-steps (flow+dcqcn)
   int64_t steps = 0;        // fluid integration steps (flow+dcqcn)
+  // flow+dcqcn: simulated time jumped over once every hot flow's rate had settled, the counters
+  // above carried on at the settled rates (no queue or rate samples inside the jumps); 0 elsewhere.
+  Time fast_forwarded;
 };
 
 // Queue of one egress port at one instant. Ports are sampled every sample_interval while

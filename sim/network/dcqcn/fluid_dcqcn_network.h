@@ -86,6 +86,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
 
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
+  static constexpr int kSettledWindows = 4;  // settled windows in a row before a fast-forward
   static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
   static constexpr double kDrainedBytes = 1.0;       // an ingress counter at or below this is empty
   static constexpr double kByteRounding = 0.5;       // a flow this close to its size has arrived
@@ -173,6 +174,20 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   double next_sample_ = 0;
   double marks_ = 0;
   double drops_ = 0;
+  // The congestion counters (marks, drops, CNPs, PFC pauses and resumes) when the hot flows'
+  // rates last started to settle (settle_start), and their rates over the settled run that
+  // started a fast-forward: the jump adds them at those rates (materialize), as the settled
+  // oscillation goes on.
+  struct Tally {
+    double marks = 0, drops = 0, cnps = 0, pauses = 0, resumes = 0;
+  };
+  Tally tally() const;
+  void settle_start(double t);
+  int settled_windows_ = 0;  // windows in a row whose flows' means held within kSettleTolerance
+  double settled_from_ = 0;
+  Tally settled_tally_;
+  Tally ff_per_s_;
+  double fast_forwarded_ = 0;  // s jumped over in all
   std::vector<int64_t> switch_used_;
   std::vector<uint8_t> congested_;  // by link, as of its last step: queue, pause or overload
   std::vector<double> ingress_share_;

@@ -81,6 +81,29 @@ TEST(FluidDcqcnNetwork, IncastKeepsTheBottleneckBusyAndMarks) {
   EXPECT_GT(last.as_us(), 32e6 / kLine * 1e6);  // never faster than the bottleneck
 }
 
+// A fast-forward over settled flows carries the congestion counters on at the rates of the
+// settled run before it: a 2-to-1 incast four times as long counts about four times the CNPs and
+// cuts. Until 2026-12-06 the counters stopped over the jumps (8 to 1 x 256 MiB at 40G: 288 CNPs
+// where the run without jumps and the packet level count about 8,000).
+TEST(FluidDcqcnNetwork, CountersGoOnThroughAFastForward) {
+  auto incast = [](int64_t bytes) {
+    auto [cluster, network] = small_clos(3, Fidelity::kFlowDcqcn);
+    cluster.nic_bandwidth = gbps(40);
+    Bed bed(cluster, network);
+    for (int k = 1; k <= 2; ++k) bed.net->send(k * 8, 0, Bytes{bytes}, [](Time) {});
+    bed.clock.run();
+    return bed.trace().counters;
+  };
+  const CongestionCounters short_run = incast(256'000'000), long_run = incast(1'024'000'000);
+  std::printf("fluid incast 2 at 40G: CNPs %lld / %lld, cuts %lld / %lld, jumped %.3f / %.3f s\n",
+              static_cast<long long>(short_run.cnps), static_cast<long long>(long_run.cnps),
+              static_cast<long long>(short_run.cuts), static_cast<long long>(long_run.cuts),
+              short_run.fast_forwarded.as_s(), long_run.fast_forwarded.as_s());
+  ASSERT_GT(long_run.fast_forwarded.as_s(), 0.5 * 2 * 1.024e9 / 5e9);  // most of it jumped
+  EXPECT_NEAR(static_cast<double>(long_run.cnps) / short_run.cnps, 4.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(long_run.cuts) / short_run.cuts, 4.0, 1.0);
+}
+
 TEST(FluidDcqcnNetwork, SameSendsSameTimes) {
   auto once = [] {
     auto [cluster, network] = small_clos(5, Fidelity::kFlowDcqcn);
