@@ -75,6 +75,24 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                                   "slice). Write a profile for it ('clustersim profiles " + base.name +
                                   "' prints one to copy; set sm_count and its datasheet peaks) and pass it with --base"});
   }
+  // Nor does a base of another memory size describe the probed GPU: its capacity and bandwidth
+  // would be written into the profile (an H100's probe over H200-SXM gave an "H200" of 141 GB
+  // whose timings were an H100's, 2026-12-06 review). The driver reports a little less than the
+  // datasheet; 10% apart is another part.
+  if (m.memory_bytes > 0 && base.hbm_capacity.n > 0) {
+    const double ratio = static_cast<double>(m.memory_bytes) / base.hbm_capacity.as_double();
+    if (ratio < 1.0 / kMemoryMatch || ratio > kMemoryMatch) {
+      throw BadInput(InputError{r.source_list(), 0, "header.memory_bytes",
+                                "the probed GPU (" + m.gpu_model + ") has " + fmt(static_cast<double>(m.memory_bytes) / (1 << 30)) +
+                                    " GiB of memory, the base profile " + base.name + " " +
+                                    fmt(base.hbm_capacity.as_double() / (1 << 30)) +
+                                    " GiB: another GPU. Pass the profile of the GPU probed with --base (" +
+                                    (builtin_profile_for_device(m.gpu_model).empty()
+                                         ? std::string("none built in matches it: write one, 'clustersim profiles H100-SXM' prints one to copy")
+                                         : builtin_profile_for_device(m.gpu_model) + " matches its name") +
+                                    ")"});
+    }
+  }
   // A fitted rate over the base's datasheet rate. Above it by more than measurement noise and
   // boost clocks (5%), or under 1% of it, the probe did not measure this GPU (another model, a
   // wrong --base) or its timings are broken: refused, not clamped into a profile that looks

@@ -77,6 +77,21 @@ TEST(ProfileFit, RefusesABaseWithAnotherSmCount) {
   EXPECT_EQ(fitted_profile(r, pcie).sm_count, 114);
 }
 
+// A base of another memory size is another GPU, though the SM count matches (H100 and H200: 132
+// SMs): its capacity and bandwidth would go into the profile under the probe's timings (an H100's
+// probe over H200-SXM wrote an "H200" of 141 GB, 2026-12-06 review). The driver's figure a little
+// under the datasheet's fits.
+TEST(ProfileFit, RefusesABaseWithAnotherMemorySize) {
+  SyntheticTruth t = compute_only_truth();  // an H100 80GB's header: 80 GiB
+  const CalibrationResult r = calibrate({make_synthetic_probe(t, 1)});
+  const std::string why = refusal([&] { fitted_profile(r, load_hardware_profile("H200-SXM")); });
+  EXPECT_TRUE(has(why, "header.memory_bytes")) << why;
+  EXPECT_TRUE(has(why, "H100-SXM matches its name")) << why;
+  EXPECT_NO_THROW(fitted_profile(r, load_hardware_profile("H100-SXM")));
+  t.header.memory_bytes = 85'520'809'984;  // an H100 80GB's totalGlobalMem (79.6 GiB)
+  EXPECT_NO_THROW(fitted_profile(calibrate({make_synthetic_probe(t, 1)}), load_hardware_profile("H100-SXM")));
+}
+
 // NVLink comes from the one-node all-reduce over the most ranks in any file, whatever the file
 // order and the first file's GPU count (a 1-GPU file first kept the base's values).
 TEST(ProfileFit, NvlinkFromTheWidestOneNodeAllReduceInAnyFile) {
