@@ -59,20 +59,46 @@ FluidDcqcnNetwork::~FluidDcqcnNetwork() {
 
 TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
   const Time now = clock_.now();
+  ++sent_;
+  const TransferId id = transfers_.open(std::move(done), 0);
   if (src == dst) {
-    const TransferId id = transfers_.open(std::move(done), 0);
     transfers_.complete_at(clock_, id, now);
     return id;
   }
+  routes_.paths(src, dst, scratch_paths_);
+  if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
+  // The fluid has no propagation between hops: its bytes enter every link of the path at once.
+  // They enter when the first of them reaches the path's last link, so a far or late sender's
+  // bytes meet the others' in the queues when they would (until 2026-12-06 at the send: a sender
+  // behind 2 ms of extra latency queued against the others from the start, and they were cut to
+  // the minimum rate for 2 ms where the packet level leaves them at line rate).
+  Time upstream = Time::max();
+  for (const Path& path : scratch_paths_) {
+    if (!path.links.empty()) upstream = min(upstream, path.latency - fabric_.links[path.links.back()].delay);
+  }
+  if (upstream == Time::max() || upstream <= Time::zero()) {
+    start_parts(id, src, dst, size, Time::zero());
+  } else {
+    clock_.at(now + upstream, [this, id, src, dst, size, upstream] { start_parts(id, src, dst, size, upstream); });
+  }
+  return id;
+}
+
+void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, Bytes size, Time upstream) {
+  const Time now = clock_.now();
   if (ff_) materialize(std::max(now_, now.as_s()));
   if (hot_.empty() && !hot_dirty_) now_ = std::max(now_, now.as_s());
   routes_.paths(src, dst, scratch_paths_);
-  if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   const int parts = static_cast<int>(scratch_paths_.size());
+  // A CNP goes back from the receiver and the sender's cut reaches the queues after its bytes'
+  // way there: the round trip, forward and reverse path latencies. (Until 2026-12-06 the forward
+  // latency alone, half the loop's delay on a symmetric fabric.)
+  std::vector<Path> reverse;
+  routes_.paths(dst, src, reverse);
+  const Time back = reverse.empty() ? Time::zero() : reverse.front().latency;
   int pending = 0;
   Time latency = Time::zero();
   const double start = std::max(now_, now.as_s());
-  const TransferId id = transfers_.open(std::move(done), 0);
   for (int k = 0; k < parts; ++k) {
     const Path& path = scratch_paths_[k];
     latency = max(latency, path.latency);
@@ -105,7 +131,8 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
     fl.links = path.links;
     fl.hops.assign(fl.links.size(), Hop{});
     fl.size = share.as_double();
-    fl.latency = path.latency.as_s();
+    fl.latency = (path.latency - upstream).as_s();
+    fl.feedback = (path.latency + back).as_s();
     fl.line = line;
     if (traced_selection_ == TracedFlows::kFirstStarted && fl.serial < static_cast<uint64_t>(config_.traced_flows)) {
       fl.trace = static_cast<int32_t>(fl.serial);
@@ -120,12 +147,11 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
   }
   flows_created_ += pending;
   if (pending == 0) {
-    transfers_.complete_at(clock_, id, now + latency);
-    return id;
+    transfers_.complete_at(clock_, id, now + latency - upstream);
+    return;
   }
   if (next_sample_ < now_) next_sample_ = now_;
   arm(now_);
-  return id;
 }
 
 void FluidDcqcnNetwork::arm(double t) {
@@ -307,7 +333,7 @@ void FluidDcqcnNetwork::sample(double t) {
 }
 
 void FluidDcqcnNetwork::trace_flows(TracedFlows which) {
-  if (flows_created_ > 0) throw std::logic_error("trace_flows after the first send");
+  if (sent_ > 0) throw std::logic_error("trace_flows after the first send");
   traced_selection_ = which;
   cut_traces_left_ = which == TracedFlows::kFirstCut ? config_.traced_flows : 0;
 }

@@ -35,7 +35,10 @@ namespace clustersim::net {
 // CNP times are random as the packet level's are. Using the mean instead (a CNP once one marked
 // packet is expected) sends it late while the queue builds and cuts flows of equal paths in
 // lock-step, which empties the queue and leaves the link under-used (an ECMP collision of four
-// flows: 16% faster than the packet level). The CNP reaches the sender after the path latency.
+// flows: 16% faster than the packet level). The CNP's delay is the round trip, forward and
+// reverse path latencies: the fluid has no propagation between hops, so a flow's bytes enter
+// every link of its path at once, when they would reach its last link, and a sender's cut
+// reaches the queues at once.
 // Marks travel with the bytes: with mark_on = enqueue, a byte leaving a queue carries the RED
 // probability the queue had when it joined (found from the link's cumulative arrivals and
 // departures, FIFO), so feedback lags by the queueing delay as at the packet level; with
@@ -104,6 +107,9 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
     LinkIndex ingress;  // the path's link before this one (h > 0)
   };
 
+  // send's sub-flows, entering the fluid `upstream` after the send (their bytes' way to the
+  // path's last link).
+  void start_parts(TransferId id, GpuId src, GpuId dst, Bytes size, Time upstream);
   void run();
   void step(double t, double dt);
   void arm(double t);
@@ -162,6 +168,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   bool hot_dirty_ = false;
   internal::TransferBook transfers_;
   int64_t flows_created_ = 0;
+  int64_t sent_ = 0;  // send calls (their flows enter the fluid later: start_parts)
 
   double now_ = 0;  // s, time stepped so far
   TimerId timer_ = 0;

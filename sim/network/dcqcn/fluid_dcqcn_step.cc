@@ -193,7 +193,7 @@ void FluidDcqcnNetwork::step(double t, double dt) {
         fl.hazard = 0;
         fl.cnp_threshold = exponential_draw(seed_, fl.serial, ++fl.draws);
         fl.last_cnp = end;
-        fl.cnp_due.push_back(end + fl.latency);
+        fl.cnp_due.push_back(end + fl.feedback);
         ++trace_.counters.cnps;
       }
     }

@@ -104,6 +104,24 @@ TEST(FluidDcqcnNetwork, CountersGoOnThroughAFastForward) {
   EXPECT_NEAR(static_cast<double>(long_run.cuts) / short_run.cuts, 4.0, 1.0);
 }
 
+// A sender behind 2 ms of extra latency: its bytes reach the shared port 2 ms after the send, so
+// the other flow, 0.8 ms alone on the port, finishes alone at line rate, as at the packet level.
+// Until 2026-12-06 the fluid's bytes met in the queues from the send on: both were cut, and the
+// near flow was held at the minimum rate while the far one's CNPs took its 2 ms to come back.
+TEST(FluidDcqcnNetwork, AFarSendersBytesMeetTheOthersWhenTheyArrive) {
+  auto [cluster, network] = small_clos(3, Fidelity::kFlowDcqcn);
+  network.faults.push_back({"host:16/up", 1.0, Time::ms(2)});
+  Bed bed(cluster, network);
+  Time near = Time::zero(), far = Time::zero();
+  bed.net->send(8, 0, Bytes{40'000'000}, [&](Time t) { near = t; });
+  bed.net->send(16, 0, Bytes{40'000'000}, [&](Time t) { far = t; });
+  bed.clock.run();
+  const double alone = 40e6 / kLine;  // 0.8 ms
+  EXPECT_NEAR(near.as_s(), alone, 0.02 * alone) << near.as_s() << " s";
+  EXPECT_NEAR(far.as_s(), 2e-3 + alone, 0.02 * (2e-3 + alone)) << far.as_s() << " s";
+  EXPECT_EQ(bed.trace().counters.cnps, 0);
+}
+
 TEST(FluidDcqcnNetwork, SameSendsSameTimes) {
   auto once = [] {
     auto [cluster, network] = small_clos(5, Fidelity::kFlowDcqcn);

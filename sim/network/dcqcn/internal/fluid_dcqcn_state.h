@@ -78,7 +78,8 @@ struct FluidDcqcnNetwork::Flow {
   std::vector<Hop> hops;    // by position along the path
   double step_marked = 0;  // marked bytes delivered in the current step
   double size = 0, sent = 0, delivered = 0;
-  double latency = 0;  // s
+  double latency = 0;  // s: from entering the fluid (its path's last link) to the receiver
+  double feedback = 0;  // s: a CNP's delay, mark to the sender's cut reaching the queues (RTT)
   double line = 0;
   DcqcnRate rp;
   double last_cnp = -internal::kInf;
