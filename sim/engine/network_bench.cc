@@ -82,6 +82,69 @@ std::ostream& operator<<(std::ostream& out, TimeUs v) {
   return out;
 }
 
+
+// What a set of transfers puts on each link over `routes`' paths, for the bounds: the bytes on
+// every link, the bytes through each endpoint (NIC or NVLink) link, each link's shortest path
+// latency, and the longest time a sub-flow alone would take on a non-blocking fabric.
+struct RouteLoads {
+  std::vector<double> link_bytes;    // by link
+  std::vector<Bytes> endpoint_bytes;  // by link: first and last links of the paths
+  std::vector<double> link_latency;  // s, by link: the shortest latency of the paths crossing it
+  double alone_s = 0;
+};
+
+RouteLoads route_loads(const net::RouteSource& routes, const std::vector<TrafficTransfer>& transfers) {
+  RouteLoads out;
+  const auto links = static_cast<size_t>(routes.link_count());
+  out.link_bytes.assign(links, 0.0);
+  out.endpoint_bytes.assign(links, Bytes{});
+  // Per link, the shortest path latency of the traffic crossing it: its last byte still travels at
+  // least that after the link has carried every byte, so bytes / capacity + that bounds the run
+  // (before 2026-12-04 the shortest latency of any path in the run: an NVLink pair's 2 us under a
+  // fabric link whose flows each cross 8.5 us put the analytical level 28% under that bound).
+  out.link_latency.assign(links, std::numeric_limits<double>::infinity());
+  std::vector<net::Path> paths;
+  for (const TrafficTransfer& t : transfers) {
+    if (t.src == t.dst) continue;
+    routes.paths(t.src, t.dst, paths);
+    const int parts = static_cast<int>(paths.size());
+    for (int k = 0; k < parts; ++k) {
+      const net::Path& p = paths[k];
+      if (p.links.empty()) continue;
+      const Bytes share = net::share_of(t.bytes, parts, k);
+      // A sub-flow alone on a non-blocking fabric: its rate is at most capacity / share on its
+      // endpoints' links (the first and the last of its path). The fabric's own links are left
+      // out, as oversubscription is, so the bound does not depend on the routing: before
+      // 2026-12-06 a path's slower switch links entered it, and switch links at a quarter of the
+      // NICs' speed gave D-mod-k's shift 1.00x (its single paths bound the ideal too) where
+      // spraying the same fabric gave 3.99x and a 3:1 port taper 2.99x.
+      double bottleneck = std::numeric_limits<double>::infinity();
+      for (const size_t i : {size_t{0}, p.links.size() - 1}) {
+        bottleneck = std::min(bottleneck, routes.capacity(p.links[i]).bytes_per_s / p.share(i));
+      }
+      for (const net::LinkIndex l : p.links) out.link_latency[l] = std::min(out.link_latency[l], p.latency.as_s());
+      if (bottleneck > 0) out.alone_s = std::max(out.alone_s, p.latency.as_s() + share.as_double() / bottleneck);
+      out.endpoint_bytes[p.links.front()] += share;
+      out.endpoint_bytes[p.links.back()] += share;
+      for (size_t i = 0; i < p.links.size(); ++i) out.link_bytes[p.links[i]] += share.as_double() * p.share(i);
+    }
+  }
+  return out;
+}
+
+// The bound no schedule beats on a non-blocking fabric: each sub-flow alone, and each endpoint
+// link's bytes over its capacity plus its shortest path latency.
+Time ideal_time(const net::RouteSource& routes, const RouteLoads& loads) {
+  double endpoint_s = 0;
+  for (net::LinkIndex l = 0; l < routes.link_count(); ++l) {
+    const double capacity = routes.capacity(l).bytes_per_s;
+    if (loads.endpoint_bytes[l].n > 0 && capacity > 0) {
+      endpoint_s = std::max(endpoint_s, loads.endpoint_bytes[l].as_double() / capacity + loads.link_latency[l]);
+    }
+  }
+  return Time::s(std::max(loads.alone_s, endpoint_s));
+}
+
 }  // namespace
 
 std::vector<TrafficTransfer> make_traffic(const ClusterConfig& cluster, const TrafficConfig& traffic) {
@@ -194,50 +257,22 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   r.transfers = static_cast<int64_t>(pattern.size());
   for (const TrafficTransfer& t : pattern) r.total_bytes += t.bytes;
 
-  // The bound, from the same paths the run will use.
-  std::vector<Bytes> endpoint_bytes(static_cast<size_t>(routes.link_count()));
-  std::vector<double> link_bytes(static_cast<size_t>(routes.link_count()), 0.0);  // every link, for the static bound
-  std::vector<net::Path> paths;
-  double alone_s = 0;
-  // Per link, the shortest path latency of the traffic crossing it: its last byte still travels at
-  // least that after the link has carried every byte, so bytes / capacity + that bounds the run
-  // (before 2026-12-04 the shortest latency of any path in the run: an NVLink pair's 2 us under a
-  // fabric link whose flows each cross 8.5 us put the analytical level 28% under that bound).
-  const double never = std::numeric_limits<double>::infinity();
-  std::vector<double> link_latency(static_cast<size_t>(routes.link_count()), never);
-  for (const TrafficTransfer& t : transfers) {
-    if (t.src == t.dst) continue;
-    routes.paths(t.src, t.dst, paths);
-    const int parts = static_cast<int>(paths.size());
-    for (int k = 0; k < parts; ++k) {
-      const net::Path& p = paths[k];
-      if (p.links.empty()) continue;
-      const Bytes share = net::share_of(t.bytes, parts, k);
-      // A sub-flow alone on a non-blocking fabric: its rate is at most capacity / share on its
-      // endpoints' links (the first and the last of its path). The fabric's own links are left
-      // out, as oversubscription is, so the bound does not depend on the routing: before
-      // 2026-12-06 a path's slower switch links entered it, and switch links at a quarter of the
-      // NICs' speed gave D-mod-k's shift 1.00x (its single paths bound the ideal too) where
-      // spraying the same fabric gave 3.99x and a 3:1 port taper 2.99x.
-      double bottleneck = std::numeric_limits<double>::infinity();
-      for (const size_t i : {size_t{0}, p.links.size() - 1}) {
-        bottleneck = std::min(bottleneck, routes.capacity(p.links[i]).bytes_per_s / p.share(i));
-      }
-      for (const net::LinkIndex l : p.links) link_latency[l] = std::min(link_latency[l], p.latency.as_s());
-      if (bottleneck > 0) alone_s = std::max(alone_s, p.latency.as_s() + share.as_double() / bottleneck);
-      endpoint_bytes[p.links.front()] += share;
-      endpoint_bytes[p.links.back()] += share;
-      for (size_t i = 0; i < p.links.size(); ++i) link_bytes[p.links[i]] += share.as_double() * p.share(i);
-    }
+  // The bound, from the same paths the run will use; with network.faults, from the healthy
+  // fabric's, so that a degraded NIC or endpoint link shows in the slowdown as a degraded switch
+  // link does (until 2026-12-06 the faulted endpoints' capacities and latencies were the bound's:
+  // a NIC at 1e-6 of its rate read 1.00x).
+  const RouteLoads loads = route_loads(routes, transfers);
+  if (cfg.network.faults.empty()) {
+    r.ideal_time = ideal_time(routes, loads);
+  } else {
+    NetworkConfig healthy_network = cfg.network;
+    healthy_network.faults.clear();
+    const topo::Fabric healthy = topo::build_fabric(cfg.cluster, healthy_network, cfg.file, scenario_nvlink_bandwidth(cfg));
+    const net::FabricRoutes healthy_routes(healthy, topo::routing_options(healthy_network));
+    r.ideal_time = ideal_time(healthy_routes, route_loads(healthy_routes, transfers));
   }
-  double endpoint_s = 0;
-  for (net::LinkIndex l = 0; l < routes.link_count(); ++l) {
-    const double capacity = routes.capacity(l).bytes_per_s;
-    if (endpoint_bytes[l].n > 0 && capacity > 0) {
-      endpoint_s = std::max(endpoint_s, endpoint_bytes[l].as_double() / capacity + link_latency[l]);
-    }
-  }
-  r.ideal_time = Time::s(std::max(alone_s, endpoint_s));
+  const std::vector<double>& link_bytes = loads.link_bytes;
+  const std::vector<double>& link_latency = loads.link_latency;
 
   // The run.
   if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");

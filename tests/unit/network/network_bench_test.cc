@@ -177,6 +177,27 @@ TEST(RunTraffic, AllToAllThroughPxnStaysOnItsRails) {
   EXPECT_LT(pxn.completion_time, direct.completion_time);
 }
 
+// The ideal is the healthy fabric's: a degraded NIC or endpoint link shows in the slowdown, as a
+// degraded switch link does (until 2026-12-06 the faulted endpoint was the bound's: a NIC at half
+// its rate read 1.00x on an incast into it).
+TEST(RunTraffic, TheIdealIsTheHealthyFabrics) {
+  ScenarioConfig cfg;
+  cfg.cluster = cluster(128);
+  cfg.network.fidelity = Fidelity::kFlow;
+  cfg.network.switch_radix = 16;
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kIncast;
+  t.incast_senders = 4;
+  t.bytes_per_pair = Bytes::mib(16);
+  cfg.traffic = t;
+  const TrafficResult healthy = run_traffic(cfg);
+  cfg.network.faults.push_back({"host:0", 0.5, Time::zero()});
+  const TrafficResult degraded = run_traffic(cfg);
+  EXPECT_EQ(degraded.ideal_time, healthy.ideal_time);
+  EXPECT_NEAR(degraded.completion_time / healthy.completion_time, 2.0, 0.05);
+  EXPECT_NEAR(degraded.slowdown, 2.0 * healthy.slowdown, 0.1);
+}
+
 // The ideal is the non-blocking fabric's, whatever the routing: switch links at a quarter of the
 // NICs' speed show in every routing's slowdown (D-mod-k's shift read 1.00x until 2026-12-06,
 // its single paths' slow links being counted in its ideal, where spraying read 3.99x).
