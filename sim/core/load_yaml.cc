@@ -339,6 +339,28 @@ void apply_override(YamlNode& root, const std::string& assignment) {
     // become the default.
     throw BadInput(InputError{"--set", 0, path, "has no value; write " + path + "=null to remove the key (its default applies)"});
   }
+  // The text after '=' is the value: YAML would drop a comment ('#' at the start or after a blank,
+  // outside quotes) and fold a line break, and the run would take what is left without a word
+  // (until 2026-12-06 'model.name=GPT #2' ran as GPT, and 'parallelism.tp=4 #x' as 4).
+  // (A line break around the value stays in it, as a space does, for the readers to refuse.)
+  const size_t lead = value.find_first_not_of(kBlanks), tail = value.find_last_not_of(kBlanks);
+  if (value.substr(lead, tail - lead + 1).find_first_of("\r\n") != std::string::npos) {
+    throw BadInput(InputError{"--set", 0, path, "the value holds a line break, which YAML would fold; give it on one line"});
+  }
+  char quote = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '#' && i > lead && (value[i - 1] == ' ' || value[i - 1] == '\t')) {
+      // (A value that is all comment holds none: refused below as such.)
+      throw BadInput(InputError{"--set", 0, path,
+                                "the value holds a YAML comment ('#' after a blank), which would be dropped: remove "
+                                "it, or quote the value to keep the '#' (" + path + "='\"a #b\"')"});
+    }
+  }
   YamlNode parsed = parse(value, "--set " + path);
   if (parsed.is_null()) {
     // Only YAML's own null words remove the key: an anchor or tag with nothing after it ('x=&a',

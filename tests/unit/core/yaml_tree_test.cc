@@ -234,6 +234,22 @@ TEST(ApplyOverride, LineBreaksAroundAValueStayInItAsSpacesDo) {
   ASSERT_NE(root.find("parallelism")->find("tp"), nullptr);
 }
 
+// The text after '=' is the value: a YAML comment or a line break inside it would be dropped or
+// folded, and is refused ('model.name=GPT #2' ran as GPT, 'name=x<newline>y' as "x y", and
+// 'parallelism.tp=4 #x' as 4, until 2026-12-06). Quoted, or without a blank before it, '#' stays.
+TEST(ApplyOverride, ACommentOrALineBreakInsideTheValueIsRefused) {
+  YamlNode root = parse_yaml_text("model:\n  name: a\nparallelism:\n  tp: 8\n", "s.yaml");
+  for (const char* bad : {"model.name=GPT #2", "parallelism.tp=4 #x", "model.name=x\ny"}) {
+    const InputError e = only_error([&] { apply_override(root, bad); });
+    EXPECT_EQ(e.file, "--set") << bad;
+    EXPECT_TRUE(contains(e.message, "comment") || contains(e.message, "line break")) << bad << ": " << e.message;
+  }
+  apply_override(root, "model.name=\"GPT #2\"");
+  EXPECT_EQ(root.find("model")->find("name")->scalar, "GPT #2");
+  apply_override(root, "model.name=GPT#2");
+  EXPECT_EQ(root.find("model")->find("name")->scalar, "GPT#2");
+}
+
 TEST(ApplyOverride, RejectsBadAssignments) {
   YamlNode root = parse_yaml_text("cluster:\n  gpus: 8\n", "s.yaml");
   const InputError no_eq = only_error([&] { apply_override(root, "cluster.gpus"); });
