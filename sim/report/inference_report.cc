@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/report/inference_html.h"
+#include "sim/report/internal/trace_lanes.h"
 
 namespace clustersim::report {
 namespace {
@@ -109,13 +112,36 @@ std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::
     first = false;
     out += event;
   };
+  // KV transfers in flight together overlap on their instance's kv tracks without nesting: each
+  // gets a lane where it fits ("kv send 2"; until 2026-12-06 they overlapped on one lane).
+  std::vector<internal::LaneSpan> kv_spans;
+  kv_spans.reserve(2 * t.kv.size());
+  for (const engine::TracedKvTransfer& kv : t.kv) {
+    kv_spans.push_back({kv.from_instance, kKvSend, kv.sent, kv.arrived});
+    kv_spans.push_back({kv.to_instance, kKvRecv, kv.sent, kv.arrived});
+  }
+  const std::vector<int> kv_lanes = internal::pack_lanes(kv_spans);
+  std::map<std::pair<int64_t, int>, int> lanes_used;  // (pid, track): lanes
+  for (size_t i = 0; i < kv_spans.size(); ++i) {
+    int& used = lanes_used[{kv_spans[i].process, kv_spans[i].track}];
+    used = std::max(used, kv_lanes[i] + 1);
+  }
+  const bool moves_kv = cfg.inference->mode == ServingMode::kPrefillDecode;
   auto meta = [&](int pid, const std::string& name) {
     const std::string p = std::to_string(pid);
     emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + p + ",\"tid\":0,\"args\":{\"name\":" + json_quote(name) + "}}");
     emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + p + ",\"tid\":0,\"args\":{\"sort_index\":" + p + "}}");
-    for (int k = 0; k < kTrackCount; ++k) {
-      emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + p + ",\"tid\":" + std::to_string(k) +
-           ",\"args\":{\"name\":\"" + kTrackNames[k] + "\"}}");
+    // The kv tracks only where caches move (prefill_decode; declared empty elsewhere until 2026-12-06).
+    for (int k = 0; k < (moves_kv ? kTrackCount : kKvSend); ++k) {
+      const auto it = lanes_used.find({pid, k});
+      const int lanes = it == lanes_used.end() ? 1 : it->second;
+      for (int lane = 0; lane < lanes; ++lane) {
+        const std::string tid = std::to_string(internal::lane_tid(k, lane, kTrackCount));
+        emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + p + ",\"tid\":" + tid + ",\"args\":{\"name\":\"" +
+             kTrackNames[k] + (lane > 0 ? " " + std::to_string(lane + 1) : std::string()) + "\"}}");
+        emit("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" + p + ",\"tid\":" + tid +
+             ",\"args\":{\"sort_index\":" + std::to_string(k * 1000 + lane) + "}}");
+      }
     }
   };
   auto span = [&](int pid, int tid, const std::string& name, const char* cat, Time start, Time end,
@@ -160,16 +186,19 @@ std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::
     }
   }
   int64_t flow_id = 0;
-  for (const engine::TracedKvTransfer& kv : t.kv) {
+  for (size_t i = 0; i < t.kv.size(); ++i) {
+    const engine::TracedKvTransfer& kv = t.kv[i];
+    const int send_tid = internal::lane_tid(kKvSend, kv_lanes[2 * i], kTrackCount);
+    const int recv_tid = internal::lane_tid(kKvRecv, kv_lanes[2 * i + 1], kTrackCount);
     const std::string name = "KV r" + std::to_string(kv.request);
     const std::string args = "{\"request\":" + std::to_string(kv.request) + ",\"bytes\":" + std::to_string(kv.bytes.n) + "}";
-    span(kv.from_instance, kKvSend, name, "kv", kv.sent, kv.arrived, args);
-    span(kv.to_instance, kKvRecv, name, "kv", kv.sent, kv.arrived, args);
+    span(kv.from_instance, send_tid, name, "kv", kv.sent, kv.arrived, args);
+    span(kv.to_instance, recv_tid, name, "kv", kv.sent, kv.arrived, args);
     const std::string id = std::to_string(++flow_id);
     emit("{\"ph\":\"s\",\"name\":\"kv\",\"cat\":\"kv\",\"id\":" + id + ",\"pid\":" + std::to_string(kv.from_instance) +
-         ",\"tid\":" + std::to_string(kKvSend) + ",\"ts\":" + us(kv.sent) + "}");
+         ",\"tid\":" + std::to_string(send_tid) + ",\"ts\":" + us(kv.sent) + "}");
     emit("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"kv\",\"cat\":\"kv\",\"id\":" + id + ",\"pid\":" +
-         std::to_string(kv.to_instance) + ",\"tid\":" + std::to_string(kKvRecv) + ",\"ts\":" + us(kv.sent) + "}");
+         std::to_string(kv.to_instance) + ",\"tid\":" + std::to_string(recv_tid) + ",\"ts\":" + us(kv.sent) + "}");
   }
   out += "\n]}\n";
   return out;

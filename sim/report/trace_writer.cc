@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/trace_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "sim/report/internal/trace_lanes.h"
 #include "sim/report/json_writer.h"
 
 namespace clustersim::report {
@@ -34,6 +37,29 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
   };
   std::vector<bool> shown(flow.group_names.size(), false);
   for (const engine::TraceSpan& s : flow.spans) shown[s.group] = true;
+  // Each span on its group's stream, and each pipeline send's receive on the peer's: their lanes
+  // (a send and a receive in flight together overlap on the pp stream without nesting, and
+  // Perfetto dropped one of them until 2026-12-06).
+  const auto mirrored = [&](const engine::TraceSpan& s) {
+    return s.role == work::OpRole::kPpSend && s.peer_group >= 0 && s.peer_group < static_cast<int32_t>(shown.size()) &&
+           shown[s.peer_group];
+  };
+  std::vector<internal::LaneSpan> placed;
+  placed.reserve(flow.spans.size() * 2);
+  for (const engine::TraceSpan& s : flow.spans) {
+    const int track = static_cast<int>(s.stream);
+    placed.push_back({s.group, track, s.start, s.end});
+    if (mirrored(s)) placed.push_back({s.peer_group, track, s.start, s.end});
+  }
+  const std::vector<int> lanes = internal::pack_lanes(placed);
+  std::vector<std::vector<int>> lanes_used(flow.group_names.size(), std::vector<int>(work::kStreamCount, 1));
+  for (size_t i = 0; i < placed.size(); ++i) {
+    int& used = lanes_used[static_cast<size_t>(placed[i].process)][static_cast<size_t>(placed[i].track)];
+    used = std::max(used, lanes[i] + 1);
+  }
+  const auto tid_of = [&](size_t i) {
+    return std::to_string(internal::lane_tid(placed[i].track, lanes[i], work::kStreamCount));
+  };
   for (size_t g = 0; g < flow.group_names.size(); ++g) {
     if (!shown[g]) continue;
     const std::string pid = std::to_string(g);
@@ -47,8 +73,13 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
       const std::string name = stream == work::Stream::kTp && !flow.estimate.moe_layers.empty()
                                    ? std::string("tp, ep")
                                    : std::string(work::to_string(stream));
-      emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(t) +
-           ",\"args\":{\"name\":\"" + name + "\"}}");
+      for (int lane = 0; lane < lanes_used[g][static_cast<size_t>(t)]; ++lane) {
+        const int tid = internal::lane_tid(t, lane, work::kStreamCount);
+        emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(tid) +
+             ",\"args\":{\"name\":\"" + name + (lane > 0 ? " " + std::to_string(lane + 1) : std::string()) + "\"}}");
+        emit("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" + pid + ",\"tid\":" + std::to_string(tid) +
+             ",\"args\":{\"sort_index\":" + std::to_string(t * 1000 + lane) + "}}");
+      }
     }
   }
   // MoE: each layer's exposed all-to-all time per micro-batch on the critical rank group, as
@@ -60,9 +91,10 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
          ",\"chunks\":" + std::to_string(l.chunks) + "}}");
   }
   int64_t flow_id = 0;
+  size_t at = 0;  // into `placed`, in step with the spans
   for (const engine::TraceSpan& s : flow.spans) {
     const std::string pid = std::to_string(s.group);
-    const std::string tid = std::to_string(static_cast<int>(s.stream));
+    const std::string tid = tid_of(at++);
     const std::string ts = us(s.start);
     const std::string dur = us(s.end - s.start);
     std::string args = "{";
@@ -72,16 +104,16 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
     args += "}";
     emit("{\"ph\":\"X\",\"name\":" + json_quote(span_name(s)) + ",\"cat\":\"" + engine::breakdown_kind(s.role) +
          "\",\"pid\":" + pid + ",\"tid\":" + tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
-    if (s.role == work::OpRole::kPpSend && s.peer_group >= 0 && s.peer_group < static_cast<int32_t>(shown.size()) &&
-        shown[s.peer_group]) {
+    if (mirrored(s)) {
       const std::string peer = std::to_string(s.peer_group);
+      const std::string peer_tid = tid_of(at++);
       const std::string id = std::to_string(++flow_id);
       emit("{\"ph\":\"X\",\"name\":" + json_quote("recv" + span_name(s).substr(7)) + ",\"cat\":\"pp\",\"pid\":" + peer +
-           ",\"tid\":" + tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
+           ",\"tid\":" + peer_tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
       emit("{\"ph\":\"s\",\"name\":\"p2p\",\"cat\":\"pp\",\"id\":" + id + ",\"pid\":" + pid + ",\"tid\":" + tid +
            ",\"ts\":" + ts + "}");
       emit("{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"p2p\",\"cat\":\"pp\",\"id\":" + id + ",\"pid\":" + peer +
-           ",\"tid\":" + tid + ",\"ts\":" + ts + "}");
+           ",\"tid\":" + peer_tid + ",\"ts\":" + ts + "}");
     }
   }
   out += "\n]}\n";
