@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/network/dcqcn/internal/fluid_dcqcn_state.h"
+#include "topology/fabric_router.h"
 
 namespace clustersim::net {
 
@@ -88,14 +89,21 @@ void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, Bytes s
   const Time now = clock_.now();
   if (ff_) materialize(std::max(now_, now.as_s()));
   if (hot_.empty() && !hot_dirty_) now_ = std::max(now_, now.as_s());
-  routes_.paths(src, dst, scratch_paths_);
-  const int parts = static_cast<int>(scratch_paths_.size());
   // A CNP goes back from the receiver and the sender's cut reaches the queues after its bytes'
   // way there: the round trip, forward and reverse path latencies. (Until 2026-12-06 the forward
   // latency alone, half the loop's delay on a symmetric fabric.)
-  std::vector<Path> reverse;
-  routes_.paths(dst, src, reverse);
-  const Time back = reverse.empty() ? Time::zero() : reverse.front().latency;
+  // Where faults leave no way back (a failed link on the reverse route only), the forward
+  // latency stands in: the run sends nothing that way, and must not be refused for it.
+  Time back = Time::zero();
+  bool routed_back = false;
+  try {
+    routes_.paths(dst, src, reverse_paths_);
+    routed_back = !reverse_paths_.empty();
+    if (routed_back) back = reverse_paths_.front().latency;
+  } catch (const topo::NoRoute&) {
+  }
+  routes_.paths(src, dst, scratch_paths_);
+  const int parts = static_cast<int>(scratch_paths_.size());
   int pending = 0;
   Time latency = Time::zero();
   const double start = std::max(now_, now.as_s());
@@ -132,7 +140,7 @@ void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, Bytes s
     fl.hops.assign(fl.links.size(), Hop{});
     fl.size = share.as_double();
     fl.latency = (path.latency - upstream).as_s();
-    fl.feedback = (path.latency + back).as_s();
+    fl.feedback = (path.latency + (routed_back ? back : path.latency)).as_s();
     fl.line = line;
     if (traced_selection_ == TracedFlows::kFirstStarted && fl.serial < static_cast<uint64_t>(config_.traced_flows)) {
       fl.trace = static_cast<int32_t>(fl.serial);
@@ -202,9 +210,16 @@ void FluidDcqcnNetwork::run() {
 }
 
 FluidDcqcnNetwork::Tally FluidDcqcnNetwork::tally() const {
+  // Rate cuts: the finished flows' and the hot ones' own counts (a settled run keeps one hot set:
+  // a flow turning hot or cold, or finishing, starts it over).
+  double cuts = static_cast<double>(trace_.counters.cuts);
+  for (const uint32_t f : hot_) {
+    if (flows_[f]->active) cuts += static_cast<double>(flows_[f]->rp.cuts());
+  }
   return Tally{marks_,
                drops_,
                static_cast<double>(trace_.counters.cnps),
+               cuts,
                static_cast<double>(trace_.counters.pauses),
                static_cast<double>(trace_.counters.resumes)};
 }
@@ -242,10 +257,14 @@ void FluidDcqcnNetwork::fast_forward_check(double t) {
   const double to = std::min(horizon - 2 * window_, kTimeLimit);
   if (to - t < 2 * window_) return;
   const Tally now = tally();
+  // Enough CNPs in the settled run to take their rate from (about 10% at 100; a few windows of a
+  // 2-to-1 incast hold a dozen, and their rate read 31% off), or none at all.
+  const double cnps = now.cnps - settled_tally_.cnps;
+  if (cnps > 0 && cnps < kMinSettledCnps) return;
   const double settled = t - settled_from_;
-  ff_per_s_ = Tally{(now.marks - settled_tally_.marks) / settled, (now.drops - settled_tally_.drops) / settled,
-                    (now.cnps - settled_tally_.cnps) / settled, (now.pauses - settled_tally_.pauses) / settled,
-                    (now.resumes - settled_tally_.resumes) / settled};
+  ff_per_s_ = Tally{(now.marks - settled_tally_.marks) / settled,   (now.drops - settled_tally_.drops) / settled,
+                    (now.cnps - settled_tally_.cnps) / settled,     (now.cuts - settled_tally_.cuts) / settled,
+                    (now.pauses - settled_tally_.pauses) / settled, (now.resumes - settled_tally_.resumes) / settled};
   ff_ = true;
   ff_from_ = t;
   ff_to_ = to;
@@ -262,17 +281,22 @@ void FluidDcqcnNetwork::materialize(double t) {
   ff_ = false;
   const double jump = std::max(0.0, t - ff_from_);
   const Time by = Time::s(jump);
-  // The settled run's marks, drops, CNPs and PFC frames go on through the jump at its rates, and
-  // a rate cut with each CNP (until 2026-12-06 none were counted over it: an 8-to-1 incast of
-  // 256 MiB each at 40G counted 1,960 marks and 288 CNPs where the packet level counts 55,127 and
-  // 8,188).
-  const auto whole = [jump](double per_s) { return static_cast<int64_t>(std::llround(per_s * jump)); };
+  // The settled run's marks, drops, CNPs, rate cuts and PFC frames go on through the jump at its
+  // rates (until 2026-12-06 none were counted over it: an 8-to-1 incast of 256 MiB each at 40G
+  // counted 1,960 marks and 288 CNPs where the packet level counts 55,127 and 8,188). Whole
+  // counts carry their fractions to the next jump, so rare events (PFC frames) are not lost.
+  const auto whole = [jump](double per_s, double& carry) {
+    const double n = per_s * jump + carry;
+    const double counted = std::floor(n);
+    carry = n - counted;
+    return static_cast<int64_t>(counted);
+  };
   marks_ += ff_per_s_.marks * jump;
   drops_ += ff_per_s_.drops * jump;
-  trace_.counters.cnps += whole(ff_per_s_.cnps);
-  trace_.counters.cuts += whole(ff_per_s_.cnps);
-  trace_.counters.pauses += whole(ff_per_s_.pauses);
-  trace_.counters.resumes += whole(ff_per_s_.resumes);
+  trace_.counters.cnps += whole(ff_per_s_.cnps, ff_carry_.cnps);
+  trace_.counters.cuts += whole(ff_per_s_.cuts, ff_carry_.cuts);
+  trace_.counters.pauses += whole(ff_per_s_.pauses, ff_carry_.pauses);
+  trace_.counters.resumes += whole(ff_per_s_.resumes, ff_carry_.resumes);
   fast_forwarded_ += jump;
   trace_.counters.fast_forwarded = Time::s(fast_forwarded_);
   for (const uint32_t f : hot_) {

@@ -63,9 +63,14 @@ namespace clustersim::net {
 // byte counter), which turns the flows of a link it overloads hot. While hot flows exist, every
 // `window` the mean delivered rate of each is compared with its previous window (a flow whose
 // link gained or lost a flow starts over); when none moved by more than 2% of its own rate, the
-// state is a periodic steady state and time jumps to shortly before the next hot completion at
-// the window's mean rates (timer phases and queues carried over); a cold event on a hot flow's
-// link ends the jump there. A transfer completes at the last byte's delivery plus its latency.
+// state is a periodic steady state once that has held for kSettledWindows windows in a row, and
+// time jumps to shortly before the next hot completion at the window's mean rates (timer phases
+// and queues carried over; the congestion counters go on at the settled run's rates, and no
+// queue or rate samples are taken inside the jump); a cold event on a hot flow's link ends the
+// jump there. A transfer completes at the last byte's delivery plus the rest of its path's latency
+// (its bytes entered the fluid when they would reach its last link). Where a path's shared queue
+// lies before a link of extra latency, the flow reaches it as late as its last link: a
+// simplification for uneven paths.
 class FluidDcqcnNetwork final : public Network, public CongestionObservable {
  public:
   // `routes` and `clock` must outlive the network; `fabric` describes the same links.
@@ -90,6 +95,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
   static constexpr int kSettledWindows = 4;  // settled windows in a row before a fast-forward
+  static constexpr double kMinSettledCnps = 100;  // CNPs a settled run holds before it (or none)
   static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
   static constexpr double kDrainedBytes = 1.0;       // an ingress counter at or below this is empty
   static constexpr double kByteRounding = 0.5;       // a flow this close to its size has arrived
@@ -181,13 +187,14 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   double next_sample_ = 0;
   double marks_ = 0;
   double drops_ = 0;
-  // The congestion counters (marks, drops, CNPs, PFC pauses and resumes) when the hot flows'
-  // rates last started to settle (settle_start), and their rates over the settled run that
+  // The congestion counters (marks, drops, CNPs, rate cuts, PFC pauses and resumes) when the hot
+  // flows' rates last started to settle (settle_start), and their rates over the settled run that
   // started a fast-forward: the jump adds them at those rates (materialize), as the settled
-  // oscillation goes on.
+  // oscillation goes on; ff_carry_ holds the fractions of whole counts not yet added.
   struct Tally {
-    double marks = 0, drops = 0, cnps = 0, pauses = 0, resumes = 0;
+    double marks = 0, drops = 0, cnps = 0, cuts = 0, pauses = 0, resumes = 0;
   };
+  Tally ff_carry_;
   Tally tally() const;
   void settle_start(double t);
   int settled_windows_ = 0;  // windows in a row whose flows' means held within kSettleTolerance
@@ -204,6 +211,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   int64_t step_index_ = 0;            // steps taken, indexes the marking history
   mutable CongestionTrace trace_;
   std::vector<Path> scratch_paths_;
+  std::vector<Path> reverse_paths_;  // start_parts: the way a CNP goes back
 };
 
 }  // namespace clustersim::net
