@@ -68,10 +68,11 @@ int stages_per_nic(const ScenarioConfig& cfg, const work::Placement& pl) {
 // divided by 1 + (k - 1) beside d; on the fabric the CP rings meet the other stages' rings weighted
 // by beside d_cp (cp_fabric_slowdown), where
 //
-//   d    = layers x (3 x CP ring pass + TP collectives) / slot,  slot = layers x (forward + backward + exposed TP/CP)
-//   d_cp = layers x 3 x CP ring pass / slot
+//   d    = layers x (r x CP ring pass + TP collectives) / slot,  slot = layers x (forward + backward + exposed TP/CP)
+//   d_cp = layers x r x CP ring pass / slot
 //
-// (three ring passes per layer: the forward's K and V, the backward's and their gradients'; the
+// (r = work::cp_rings_per_layer ring passes per layer: the forward's K and V, the backward's and
+// their gradients', and the recomputed forward's where the attention core is recomputed; the
 // TP collectives whole, hidden or not), iterated from d = 1 down to its fixed point (the map rises
 // with d). With `cp_fabric`, closed.cp is the CP rings' NIC share, uncontended.
 struct StaggeredLinks {

@@ -463,6 +463,25 @@ TEST(MoeAnalytical, ThroughPxnTheCombineOfAHotExpertLeavesOverEveryRail) {
   EXPECT_GT(pxn.a2a_nic_share, 0.3);
 }
 
+// Selective recomputation re-runs an MoE layer's attention core as a dense layer's: its matmuls
+// and, unfused, its softmax and dropout over the score matrix (the matmuls alone until
+// 2026-12-06, where dense layers re-ran all of it: Mixtral unfused, 4.141 s with or without it).
+TEST(MoeAnalytical, SelectiveRecomputationRerunsTheSoftmaxAndDropout) {
+  const calib::HardwareProfile& hw = h800();
+  const auto attention_bwd = [&](const char* recompute, const char* flash) {
+    const ScenarioConfig cfg =
+        load(small_yaml(), {std::string("training.recompute=") + recompute, std::string("training.flash_attention=") + flash});
+    return moe_layer_cost(cfg, hw, MoeLinks(training_links(cfg, hw)), 0).attention_bwd;
+  };
+  const Time unfused = attention_bwd("selective", "false") - attention_bwd("none", "false");
+  const Time fused = attention_bwd("selective", "true") - attention_bwd("none", "true");
+  const ScenarioConfig unfused_cfg = load(small_yaml(), {"training.flash_attention=false"});
+  ASSERT_GT(work::attention_score_elementwise_bytes(unfused_cfg).n, 0);
+  EXPECT_GT(unfused.as_s(), fused.as_s());
+  // Beyond the matmuls: at least the score kernels' bytes at the HBM rate.
+  EXPECT_GT(unfused.as_s(), calib::memory_time(work::attention_score_elementwise_bytes(unfused_cfg), hw).as_s());
+}
+
 TEST(MoeAnalytical, DataParallelRingsTakeTheirRanksPerNodeFromThePlacement) {
   // small_yaml: 16 GPUs on 2 nodes, tp 8, ep 8, pp 1, attention tp: the dense replicas (dp 2) sit
   // 8 apart, one per node. With tp 1 (dp 16): 8 per node. With pp 2 (dp 8) placed tp-cp-dp-pp,
