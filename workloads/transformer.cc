@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "workloads/moe.h"
+#include "workloads/pipeline_schedule.h"
 
 namespace clustersim::work {
 namespace {
@@ -275,19 +276,18 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   // 2026-12-05 pp were counted whatever m (a 175B plan of one micro-batch: 77 GiB, not 10).
   // The logits (16-bit) and their FP32 copy for the loss are the last stage's alone: until
   // 2026-12-06 they were added to the most loaded stage's layers, the first's (6.7B, tp 4 pp 2:
-  // 2.27 GiB where the first stage holds 2.125 GiB).
-  const double m_in_pipeline = micro_batches_per_iteration(cfg);
-  const double interleave = x.vpp > 1 ? 1.0 + (x.p - 1.0) / (x.p * x.vpp) : 1.0;
-  double stage_layers = 0.0;
-  for (int s = 0; s < pp; ++s) stage_layers = std::max(stage_layers, layers_of(s));
+  // 2.27 GiB where the first stage holds 2.125 GiB). What each stage holds as its passes run in
+  // the schedule's order (work::peak_held, as for MoE models: an interleaved last stage holds
+  // more chunks than plain 1F1B's one micro-batch, and the logits beside them), each chunk its
+  // stage's layers over vpp.
+  const int vpp = static_cast<int>(x.vpp);
+  std::vector<double> chunk_held(static_cast<size_t>(pp) * vpp);
   const double per_layer = activation_bytes_per_layer(cfg).as_double();
-  const double logits = x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
-  double act = 0.0;
-  for (int s = 0; s < pp; ++s) {
-    const double in_flight_layers =
-        std::min(std::min(x.p - s, m_in_pipeline) * layers_of(s) * interleave, m_in_pipeline * stage_layers);
-    act = std::max(act, per_layer * in_flight_layers + (s == pp - 1 ? logits : 0.0));
+  for (int c = 0; c < vpp; ++c) {
+    for (int s = 0; s < pp; ++s) chunk_held[static_cast<size_t>(c * pp + s)] = per_layer * layers_of(s) / vpp;
   }
+  const double logits = x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
+  double act = peak_held(chunk_held, pp, vpp, static_cast<int>(micro_batches_per_iteration(cfg)), logits);
   if (cfg.training.recompute == Recompute::kFull) {
     // Recomputing a layer needs its full activations once more.
     ScenarioConfig no_rc = cfg;
