@@ -18,7 +18,8 @@ namespace clustersim::calib {
 inline constexpr double kMinFittedEfficiency = 0.01;
 inline constexpr double kMaxFittedEfficiency = 1.05;
 // How far apart (as a ratio) a probe's reported memory and a base profile's capacity may be and
-// still describe one GPU: the driver reports a little under the datasheet.
+// still describe one GPU: the driver's total and a profile's figure can differ a little (a
+// datasheet's GB, or another driver's reserve).
 inline constexpr double kMemoryMatch = 1.10;
 // The largest gemm_k_half a profile takes (an inner-loop length; fitted ones are hundreds).
 inline constexpr int kMaxGemmKHalf = 1 << 20;

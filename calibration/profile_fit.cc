@@ -77,8 +77,8 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   }
   // Nor does a base of another memory size describe the probed GPU: its capacity and bandwidth
   // would be written into the profile (an H100's probe over H200-SXM gave an "H200" of 141 GB
-  // whose timings were an H100's, 2026-12-06 review). The driver reports a little less than the
-  // datasheet; 10% apart is another part.
+  // whose timings were an H100's, 2026-12-06 review). The driver's total and a profile's figure can
+  // differ a little; 10% apart is another part.
   if (m.memory_bytes > 0 && base.hbm_capacity.n > 0) {
     const double ratio = static_cast<double>(m.memory_bytes) / base.hbm_capacity.as_double();
     if (ratio < 1.0 / kMemoryMatch || ratio > kMemoryMatch) {

@@ -339,6 +339,8 @@ double cp_backward_rings(const TrainingConfig& t) { return recomputes_attention(
 
 double cp_rings_per_layer(const TrainingConfig& t) { return 1.0 + cp_backward_rings(t); }
 
+double cp_backward_window(const TrainingConfig& t) { return recomputes_attention(t) ? 3.5 : 2.5; }
+
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& l, const LayerTimes& lt) {
   const ParallelismConfig& p = cfg.parallelism;
   // Context parallelism: K and V of every chunk pass around the CP ring (forward; the backward
@@ -348,10 +350,9 @@ Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const Tra
   Time cp_hidden_fwd, cp_hidden_bwd, cp_exposed;
   if (p.cp > 1) {
     const Time ring = cp_ring_time(cfg, l);
-    const double again = recomputes_attention(cfg.training) ? 1.0 : 0.0;
     const Time bwd_rings = cp_backward_rings(cfg.training) * ring;
     cp_hidden_fwd = min(ring, lt.attention_fwd);
-    cp_hidden_bwd = min(bwd_rings, (2.5 + again) * lt.attention_fwd);
+    cp_hidden_bwd = min(bwd_rings, cp_backward_window(cfg.training) * lt.attention_fwd);
     cp_exposed = (ring - cp_hidden_fwd) + (bwd_rings - cp_hidden_bwd);
   }
   // Where both the TP groups and the CP rings leave the node they send through the same NICs:

@@ -149,6 +149,9 @@ bool recomputes_attention(const TrainingConfig& t);
 double cp_rings_per_layer(const TrainingConfig& t);
 // Of them, in the backward pass (with the recomputed forward's).
 double cp_backward_rings(const TrainingConfig& t);
+// The attention compute the backward's rings run beside, in forward attention cores: 2.5 (its
+// backward) and the recomputed forward's where recomputes_attention.
+double cp_backward_window(const TrainingConfig& t);
 
 // The time one CP ring pass keeps a member's NIC share busy (coll::collective_nic_time).
 Time cp_ring_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l);

@@ -726,8 +726,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           // their gradients, against 2.5x the forward attention, and the recomputed forward's
           // ring beside its attention where it is recomputed: work::cp_backward_rings).
           const Time attention = scaled(share * sc.forward, c.attention_fwd_chunk);
-          const double again = recomputes_attention(cfg.training) ? 1.0 : 0.0;
-          const Time window = pass.forward ? attention : (2.5 + again) * attention;
+          const Time window = pass.forward ? attention : cp_backward_window(cfg.training) * attention;
           const Time att = min(window, dur);
           if (split_for_dp && buckets > 1) {
             // Buckets become ready as backward walks through the chunk's parameters; the last
