@@ -37,12 +37,13 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
   };
   std::vector<bool> shown(flow.group_names.size(), false);
   for (const engine::TraceSpan& s : flow.spans) shown[s.group] = true;
-  // Each span on its group's stream, and each pipeline send's receive on the peer's: their lanes
-  // (a send and a receive in flight together overlap on the pp stream without nesting, and
-  // Perfetto dropped one of them until 2026-12-06).
+  // Each span on its group's stream, and each pipeline send's receive and the tied embedding's
+  // all-reduce on the peer's (the last stage's share of it was missing until 2026-12-06, a gap on
+  // every lane there): their lanes (a send and a receive in flight together overlap on the pp
+  // stream without nesting, and Perfetto dropped one of them until 2026-12-06).
   const auto mirrored = [&](const engine::TraceSpan& s) {
-    return s.role == work::OpRole::kPpSend && s.peer_group >= 0 && s.peer_group < static_cast<int32_t>(shown.size()) &&
-           shown[s.peer_group];
+    return (s.role == work::OpRole::kPpSend || s.role == work::OpRole::kEmbeddingSync) && s.peer_group >= 0 &&
+           s.peer_group < static_cast<int32_t>(shown.size()) && shown[s.peer_group] && s.peer_group != s.group;
   };
   std::vector<internal::LaneSpan> placed;
   placed.reserve(flow.spans.size() * 2);
@@ -104,7 +105,11 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
     args += "}";
     emit("{\"ph\":\"X\",\"name\":" + json_quote(span_name(s)) + ",\"cat\":\"" + engine::breakdown_kind(s.role) +
          "\",\"pid\":" + pid + ",\"tid\":" + tid + ",\"ts\":" + ts + ",\"dur\":" + dur + ",\"args\":" + args + "}");
-    if (mirrored(s)) {
+    if (mirrored(s) && s.role == work::OpRole::kEmbeddingSync) {
+      emit("{\"ph\":\"X\",\"name\":" + json_quote(span_name(s)) + ",\"cat\":\"" + engine::breakdown_kind(s.role) +
+           "\",\"pid\":" + std::to_string(s.peer_group) + ",\"tid\":" + tid_of(at++) + ",\"ts\":" + ts +
+           ",\"dur\":" + dur + ",\"args\":" + args + "}");
+    } else if (mirrored(s)) {
       const std::string peer = std::to_string(s.peer_group);
       const std::string peer_tid = tid_of(at++);
       const std::string id = std::to_string(++flow_id);

@@ -723,7 +723,7 @@ TEST(FlowTraining, TraceSpansOnOneThreadNestOrAreDisjoint) {
   const FlowTrainingResult r = simulate_training(cfg, a100(), quick());
   const YamlNode doc = parse_yaml_text(report::write_trace_json(r), "trace.json");
   std::map<std::string, std::vector<std::pair<double, double>>> threads;
-  std::set<std::string> named, lanes_beyond;
+  std::set<std::string> named, lanes_beyond, embedding_sync;
   for (const YamlNode& e : doc.find("traceEvents")->seq) {
     const std::string key = e.find("pid")->scalar + "/" + e.find("tid")->scalar;
     const std::string ph = e.find("ph")->scalar;
@@ -734,12 +734,16 @@ TEST(FlowTraining, TraceSpansOnOneThreadNestOrAreDisjoint) {
     if (ph == "X") {
       const double ts = std::stod(e.find("ts")->scalar), dur = std::stod(e.find("dur")->scalar);
       threads[key].push_back({ts, ts + dur});
+      if (e.find("name")->scalar == "embedding_sync") embedding_sync.insert(e.find("pid")->scalar);
     }
     if (ph == "s" || ph == "f") {
       EXPECT_TRUE(threads.count(key)) << "an arrow on " << key << " before any span";
     }
   }
   EXPECT_FALSE(lanes_beyond.empty());  // the case has overlapping sends and receives
+  // The tied embedding's all-reduce shows on both of its ends, the first stage and the last (on
+  // the first alone until 2026-12-06).
+  EXPECT_EQ(embedding_sync.size(), 2u);
   for (auto& [key, spans] : threads) {
     EXPECT_TRUE(named.count(key)) << key;
     std::sort(spans.begin(), spans.end());
