@@ -41,6 +41,13 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
   return out;
 }
 
+int chunks_in_flight(int pp, int vpp, int m, int rank) {
+  if (vpp == 1) return std::min(pp - rank, m);
+  const int total = m * vpp;
+  if (m == pp) return total;
+  return std::min(total, 2 * (pp - rank - 1) + (vpp - 1) * pp + 1);
+}
+
 double bubble_microbatch_slots(int pp, int vpp) { return static_cast<double>(pp - 1) / vpp; }
 
 double peak_held(const std::vector<double>& held, int pp, int vpp, int m, double last_stage_extra) {

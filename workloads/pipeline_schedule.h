@@ -34,6 +34,12 @@ std::vector<PipelinePass> pipeline_order(int pp, int vpp, int microbatches, int 
 // when communication is free and stages are equal: (pp - 1) / vpp (SC'21 sections 2.2.1-2.2.2).
 double bubble_microbatch_slots(int pp, int vpp);
 
+// The most forward chunks rank `rank` holds at once (run, backward not yet run) in pipeline_order:
+// plain 1F1B min(pp - rank, m); interleaved its warm-up and one more, 2 (pp - rank - 1) +
+// (vpp - 1) pp + 1, or all m vpp when m = pp, never more than m vpp. What peak_held replays, in
+// closed form, for a rank whose chunks all hold the same.
+int chunks_in_flight(int pp, int vpp, int micro_batches, int rank);
+
 // The most any pipeline rank holds at once of what a forward pass keeps until its backward (its
 // activations): `held[c * pp + s]` is what one micro-batch's forward of chunk c on rank s keeps;
 // each rank's passes run in pipeline_order, a forward adding its chunk's, a backward releasing

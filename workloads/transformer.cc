@@ -277,17 +277,18 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   // The logits (16-bit) and their FP32 copy for the loss are the last stage's alone: until
   // 2026-12-06 they were added to the most loaded stage's layers, the first's (6.7B, tp 4 pp 2:
   // 2.27 GiB where the first stage holds 2.125 GiB). What each stage holds as its passes run in
-  // the schedule's order (work::peak_held, as for MoE models: an interleaved last stage holds
-  // more chunks than plain 1F1B's one micro-batch, and the logits beside them), each chunk its
-  // stage's layers over vpp.
+  // the schedule's order (chunks_in_flight, peak_held's count for equal chunks, as MoE models
+  // replay it: an interleaved last stage holds more chunks than plain 1F1B's one micro-batch, and
+  // the logits beside them), each chunk its stage's layers over vpp.
   const int vpp = static_cast<int>(x.vpp);
-  std::vector<double> chunk_held(static_cast<size_t>(pp) * vpp);
+  const int m_in_pipeline = static_cast<int>(micro_batches_per_iteration(cfg));
   const double per_layer = activation_bytes_per_layer(cfg).as_double();
-  for (int c = 0; c < vpp; ++c) {
-    for (int s = 0; s < pp; ++s) chunk_held[static_cast<size_t>(c * pp + s)] = per_layer * layers_of(s) / vpp;
-  }
   const double logits = x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
-  double act = peak_held(chunk_held, pp, vpp, static_cast<int>(micro_batches_per_iteration(cfg)), logits);
+  double act = 0.0;
+  for (int s = 0; s < pp; ++s) {
+    const double held = chunks_in_flight(pp, vpp, m_in_pipeline, s) * per_layer * layers_of(s) / vpp;
+    act = std::max(act, held + (s == pp - 1 ? logits : 0.0));
+  }
   if (cfg.training.recompute == Recompute::kFull) {
     // Recomputing a layer needs its full activations once more.
     ScenarioConfig no_rc = cfg;

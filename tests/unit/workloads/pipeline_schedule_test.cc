@@ -298,5 +298,24 @@ TEST(Placement, RejectsOrdersWithoutEveryDimension) {
   EXPECT_THROW(Placement("tp-tp-dp-pp", 1, 1, 1, 1), std::invalid_argument);
 }
 
+// chunks_in_flight is peak_held's count for a rank whose chunks all hold the same, over every
+// shape (plain and interleaved, m from 1 to past 4 pp).
+TEST(PipelineSchedule, ChunksInFlightIsTheReplaysCount) {
+  for (int pp = 1; pp <= 9; ++pp) {
+    for (int vpp = 1; vpp <= 4; ++vpp) {
+      if (vpp > 1 && pp == 1) continue;
+      for (int m = 1; m <= 5 * pp + 3; ++m) {
+        if (vpp > 1 && m % pp != 0) continue;
+        for (int rank = 0; rank < pp; ++rank) {
+          std::vector<double> held(static_cast<size_t>(pp) * vpp, 0.0);
+          for (int c = 0; c < vpp; ++c) held[static_cast<size_t>(c * pp + rank)] = 1.0;
+          EXPECT_EQ(chunks_in_flight(pp, vpp, m, rank), static_cast<int>(peak_held(held, pp, vpp, m)))
+              << "pp " << pp << " vpp " << vpp << " m " << m << " rank " << rank;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::work
