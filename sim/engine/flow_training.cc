@@ -107,18 +107,7 @@ void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>
     const int nic = std::stoi(f.element.substr(4));
     for (const topo::Direction d : {topo::Direction::kUp, topo::Direction::kDown}) nic_of[fabric.host_link(nic, d)] = f.element;
   }
-  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
-    const topo::LinkSpec& built = fabric.tier_spec(fabric.link_tier(l));
-    if (fabric.capacity(l).bytes_per_s >= built.bandwidth.bytes_per_s && fabric.latency(l) <= built.latency) continue;
-    LinkLoad load = link_load(fabric, usage, l);
-    const auto nic = nic_of.find(l);
-    if (nic != nic_of.end()) {
-      load.name += " (" + nic->second + ")";
-    } else if (fabric.is_failed(l)) {
-      load.name += " (failed)";
-    }
-    r.degraded_links.push_back(load);
-  }
+  r.degraded_links = degraded_links(fabric, usage, nic_of);
   r.tiers = tier_loads(fabric, usage);
   r.top_links = most_loaded_links(fabric, usage, 10);
 }

@@ -60,4 +60,22 @@ std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::v
   return out;
 }
 
+std::vector<LinkLoad> degraded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                                     const std::unordered_map<net::LinkIndex, std::string>& nic_names) {
+  std::vector<LinkLoad> out;
+  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+    const topo::LinkSpec& built = fabric.tier_spec(fabric.link_tier(l));
+    if (fabric.capacity(l).bytes_per_s >= built.bandwidth.bytes_per_s && fabric.latency(l) <= built.latency) continue;
+    LinkLoad load = link_load(fabric, usage, l);
+    const auto nic = nic_names.find(l);
+    if (nic != nic_names.end()) {
+      load.name += " (" + nic->second + ")";
+    } else if (fabric.is_failed(l)) {
+      load.name += " (failed)";
+    }
+    out.push_back(load);
+  }
+  return out;
+}
+
 }  // namespace clustersim::engine

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/units.h"
@@ -43,5 +44,11 @@ std::vector<TierLoad> tier_loads(const topo::Fabric& fabric, const std::vector<n
 // deterministic).
 std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
                                         int count);
+
+// Every link direction slower or later than its tier was built (network.faults, and degraded
+// NICs' host links), or failed, with its load: a name in `nic_names` (by link) is appended to its
+// link's name ("host:3/up (nic:3)"), a failed one gets " (failed)".
+std::vector<LinkLoad> degraded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                                     const std::unordered_map<net::LinkIndex, std::string>& nic_names = {});
 
 }  // namespace clustersim::engine

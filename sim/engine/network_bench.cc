@@ -316,6 +316,7 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
     for (size_t l = 0; l < usage.size(); ++l) r.links.push_back(link_load(fabric, usage, static_cast<net::LinkIndex>(l)));
     r.tiers = tier_loads(fabric, usage);
     r.top_links = most_loaded_links(fabric, usage, options.top_links);
+    r.degraded_links = degraded_links(fabric, usage);
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   r.incomplete_transfers = static_cast<int64_t>(transfers.size()) - completed;
@@ -440,6 +441,19 @@ std::string format_traffic_report(const TrafficResult& r) {
       o << "    " << std::left << std::setw(24) << link.name << std::right << std::setprecision(2)
         << std::setw(6) << link.peak_utilisation << "  " << to_string(link.bytes) << "\n";
     }
+  }
+  if (!r.degraded_links.empty()) {
+    // The faults as applied, with what crossed them (until 2026-12-06 a traffic run reported its
+    // faults nowhere but links.csv, and ECMP rehashing around a failed link could read as a gain).
+    o << "  degraded    " << r.degraded_links.size() << " link direction" << (r.degraded_links.size() == 1 ? "" : "s")
+      << " (network.faults; degraded_links in results.json):";
+    for (size_t i = 0; i < r.degraded_links.size() && i < 8; ++i) {
+      const LinkLoad& l = r.degraded_links[i];
+      o << (i ? ", " : " ") << l.name << " " << std::setprecision(0) << l.capacity.as_gbps() << " Gbps "
+        << to_string(l.bytes);
+    }
+    if (r.degraded_links.size() > 8) o << ", ...";
+    o << "\n";
   }
   return o.str();
 }

@@ -77,6 +77,7 @@ struct TrafficResult {
   Time step_latency;
   std::vector<LinkLoad> links;   // every link direction, by id
   std::vector<LinkLoad> top_links;  // most loaded: peak utilisation, then bytes (<= 10)
+  std::vector<LinkLoad> degraded_links;  // network.faults as applied, with their load (degraded_links)
   std::vector<TierLoad> tiers;   // in tier order
   double wall_seconds = 0;          // run time of the simulation itself
   int64_t solver_events = 0;        // rate recomputations (fluid solver only)

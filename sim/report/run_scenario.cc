@@ -155,6 +155,7 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   if (t.pattern == "ring_allreduce") r.set("step_latency_s", t.step_latency.as_s());
   r.set("tiers", tier_loads_json(t.tiers));
   r.set("top_links", link_loads_json(t.top_links));
+  r.set("degraded_links", link_loads_json(t.degraded_links));
   if (t.has_congestion) {
     Json& cc = r.set("congestion", congestion_json(t.congestion, t.max_queue_delay));
     cc.set("wall_seconds", t.wall_seconds);

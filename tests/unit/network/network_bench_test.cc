@@ -196,6 +196,11 @@ TEST(RunTraffic, TheIdealIsTheHealthyFabrics) {
   EXPECT_EQ(degraded.ideal_time, healthy.ideal_time);
   EXPECT_NEAR(degraded.completion_time / healthy.completion_time, 2.0, 0.05);
   EXPECT_NEAR(degraded.slowdown, 2.0 * healthy.slowdown, 0.1);
+  // The faults as applied, with their load (reported nowhere but links.csv until 2026-12-06).
+  EXPECT_TRUE(healthy.degraded_links.empty());
+  ASSERT_EQ(degraded.degraded_links.size(), 2u);  // both directions of host:0
+  EXPECT_NEAR(degraded.degraded_links[0].capacity.as_gbps(), 200.0, 1e-9);
+  EXPECT_NE(format_traffic_report(degraded).find("degraded    2 link directions"), std::string::npos);
 }
 
 // The ideal is the non-blocking fabric's, whatever the routing: switch links at a quarter of the
