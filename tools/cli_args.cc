@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "sim/core/error.h"
@@ -197,8 +198,20 @@ void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<st
   }
 }
 
+void refuse_repeated_sets(const std::vector<std::string>& overrides) {
+  // One key set twice: the last would win without a word (until 2026-12-06), where --fidelity
+  // beside a --set of network.fidelity that disagrees is refused.
+  std::map<std::string, std::string> seen;
+  for (const std::string& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    const auto [it, fresh] = seen.emplace(key, o);
+    if (!fresh) throw UsageError{"--set " + it->second + " and --set " + o + " set one key; give it once"};
+  }
+}
+
 ScenarioConfig load_scenario_with_flags(const std::string& path, const Args& args) {
   std::vector<std::string> overrides = args.values("--set");
+  refuse_repeated_sets(overrides);
   if (!args.has("--fidelity")) return load_scenario(path, overrides);
   const std::string key = "network.fidelity=";
   for (const std::string& o : overrides) {

@@ -52,6 +52,7 @@ int cmd_topo(const std::vector<std::string>& argv) {
   } else if (args.positionals().size() != 1) {
     throw UsageError{"expected exactly one scenario file"};
   }
+  refuse_repeated_sets(args.values("--set"));
   const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
   // Neither the scenario nor a file it names (its GPU profile) may be replaced by the export.
   if (!export_file.empty()) refuse_overwriting(export_file, scenario_input_files(cfg), "--export");

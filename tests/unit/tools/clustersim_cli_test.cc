@@ -436,6 +436,12 @@ TEST(CliUsage, BadFlagValuesExitTwo) {
   const Result twice = clustersim(std::string("run ") + kScenario + " --format json --format text");
   EXPECT_EQ(twice.code, 2);
   EXPECT_CONTAINS(twice.err, "--format given more than once");
+  // One key set twice: the last won without a word until 2026-12-06.
+  const Result same_key =
+      clustersim(std::string("run ") + kScenario + " --set parallelism.tp=1 --set parallelism.tp=2");
+  EXPECT_EQ(same_key.code, 2);
+  EXPECT_CONTAINS(same_key.err, "--set parallelism.tp=1 and --set parallelism.tp=2 set one key; give it once");
+  EXPECT_EQ(clustersim(std::string("topo ") + kScenario + " --set network.tiers=2 --set network.tiers=3").code, 2);
 }
 
 TEST(CliUsage, UnknownCommandAndNoCommandExitTwo) {
