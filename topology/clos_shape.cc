@@ -76,9 +76,11 @@ std::string ratio_problem(const char* name, int radix, double ratio, double othe
     return std::string(name) + " must be a down:up port ratio >= 1; got " + short_decimal(ratio, 3);
   }
   const double up = radix / (1.0 + ratio);
-  std::string msg = std::string(name) + " " + short_decimal(ratio, 3) + " with radix " +
-                    std::to_string(radix) + " gives " + short_decimal(radix - up) + " down and " +
-                    short_decimal(up) + " up ports; port counts must be whole numbers";
+  // As many places as show the ratio and the ports as given (1.0000001 read "1", and its 32 down
+  // and 32 up ports looked whole, until 2026-12-06).
+  std::string msg = std::string(name) + " " + short_decimal(ratio, 9) + " with radix " +
+                    std::to_string(radix) + " gives " + short_decimal(radix - up, 6) + " down and " +
+                    short_decimal(up, 6) + " up ports; port counts must be whole numbers";
   std::string options, first;
   for (int u : {static_cast<int>(std::floor(up)), static_cast<int>(std::ceil(up))}) {
     // Only splits a scenario may give: at least as many ports down as up, at most 64:1.
