@@ -271,7 +271,8 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
                      "expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv");
       }
       check.count(path + ".collective.ranks", c.ranks(), "rank count", kMaxRanks);
-      if (c.nodes() > kMaxRanks) check.count(path + ".collective.nodes", c.nodes(), "node count", kMaxRanks);
+      // 0 is proto3's unset and reads as 1 (one node); above the largest cluster, refused.
+      if (c.nodes() > kMaxRanks) check.count(path + ".collective.nodes", c.nodes(), "node count (0, unset, reads as 1)", kMaxRanks);
       check.count(path + ".collective.bytes", c.bytes(), "bytes", kMaxBytes);
       if (p.dtype == DType::kUnspecified) check.fail(path + ".collective.dtype", "data type is missing");
       out.collectives.push_back(std::move(p));
