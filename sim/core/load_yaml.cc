@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -260,7 +261,20 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
     return convert(docs[0], origin, "", budget);
   } catch (const YAML::Exception& e) {
     // yaml-cpp says only "bad file" when it stops at its nesting limit (about 500 levels).
-    const std::string why = e.msg == "bad file" ? "nested deeper than the reader allows (about 500 levels)" : e.msg;
+    std::string why = e.msg == "bad file" ? "nested deeper than the reader allows (about 500 levels)" : e.msg;
+    // A tab in the indentation is the usual cause of yaml-cpp's bare "illegal map value" and the
+    // like: say so where the failing line, or the one before it, starts with one.
+    if (e.mark.line >= 0) {
+      std::istringstream lines(text);
+      std::string line;
+      for (int n = 0; std::getline(lines, line) && n <= e.mark.line; ++n) {
+        if (n + 1 >= e.mark.line && line.find_first_not_of(' ') != std::string::npos &&
+            line[line.find_first_not_of(' ')] == '\t') {
+          why += " (line " + std::to_string(n + 1) + " is indented with a tab: YAML indents with spaces)";
+          break;
+        }
+      }
+    }
     throw BadInput(InputError{origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "not valid YAML: " + why});
   }
 }
