@@ -214,8 +214,13 @@ bool MapReader::read(const std::string& key, int& out, Need need, int min, int m
   } else if (max != INT32_MAX) {
     range += " <= " + std::to_string(max);
   }
-  if (v && (*v > INT32_MAX || *v < INT32_MIN)) {
-    // Past what the field holds (the bound the message named was not the one that refused it).
+  // Past what the field holds, or past what a 64-bit integer holds: the bound the message named was
+  // not the one that refused it ('18446744073709551616' read "expected an integer >= 1" until
+  // 2026-12-06).
+  const std::string& t = n->scalar;
+  const size_t lead = !t.empty() && t.front() == '-' ? 1 : 0;
+  const bool too_long = t.size() > lead + 18 && t[lead] != '0' && t.find_first_not_of("0123456789", lead) == std::string::npos;
+  if ((v && (*v > INT32_MAX || *v < INT32_MIN)) || (!v && too_long)) {
     range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   }
   // No minus sign where no value below zero is allowed, not even on 0 ('-0' read as 0 until
@@ -247,8 +252,11 @@ bool MapReader::read(const std::string& key, double& out, Need need, double min,
   // -0 where no value below zero is allowed would be stored, and printed, as -0.
   if (!v || !std::isfinite(*v) || *v < min || *v > max || (min >= 0 && std::signbit(*v))) {
     std::string range = "a number";
+    // The upper bound too where it is the one the value passed (1e308 read "expected a number >=
+    // 1" until 2026-12-06).
+    const bool above = v && std::isfinite(*v) && *v > max;
     if (min > -1e300) range += " >= " + format_number(min);
-    if (max < 1e300) range += (min > -1e300 ? " and <= " : " <= ") + format_number(max);
+    if (max < 1e300 || above) range += (min > -1e300 ? " and <= " : " <= ") + format_number(max);
     fail(key, *n, range + plain_form_hint(n->scalar));
     return false;
   }

@@ -513,6 +513,10 @@ TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
   const Result big = clustersim(std::string("run ") + kScenario + " --set training.global_batch=2147483648");
   EXPECT_EQ(big.code, 2);
   EXPECT_CONTAINS(big.err, "training.global_batch: expected an integer in [1, 2147483647]");
+  // Past 64 bits too ("expected an integer >= 1" until 2026-12-06, a bound the value meets).
+  const Result huge = clustersim(std::string("run ") + kScenario + " --set training.global_batch=18446744073709551616");
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_CONTAINS(huge.err, "training.global_batch: expected an integer in [1, 2147483647]");
   // cluster.gpu that is empty, a directory or a probe file: the key and what to do.
   const Result empty = clustersim(std::string("run ") + kScenario + " --set 'cluster.gpu=\"\"'");
   EXPECT_EQ(empty.code, 2);
