@@ -201,11 +201,15 @@ void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<st
 void refuse_repeated_sets(const std::vector<std::string>& overrides) {
   // One key set twice: the last would win without a word (until 2026-12-06), where --fidelity
   // beside a --set of network.fidelity that disagrees is refused.
+  // A key and one inside it ('parallelism={tp: 4}' beside 'parallelism.tp=8') set one value too.
   std::map<std::string, std::string> seen;
   for (const std::string& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
-    const auto [it, fresh] = seen.emplace(key, o);
-    if (!fresh) throw UsageError{"--set " + it->second + " and --set " + o + " set one key; give it once"};
+    for (const auto& [other, given] : seen) {
+      const bool inside = key.rfind(other + ".", 0) == 0 || other.rfind(key + ".", 0) == 0;
+      if (other == key || inside) throw UsageError{"--set " + given + " and --set " + o + " set one key; give it once"};
+    }
+    seen.emplace(key, o);
   }
 }
 

@@ -68,9 +68,9 @@ void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<st
 // The scenario at `path` with the --set overrides and --fidelity's level (as network.fidelity)
 // applied; a --set of network.fidelity that names another level is a UsageError (which one was
 // meant is a guess), and a level no scenario takes is said of --fidelity, not of --set.
-// A usage error where two --set values name one key.
-void refuse_repeated_sets(const std::vector<std::string>& overrides);
-
 ScenarioConfig load_scenario_with_flags(const std::string& path, const Args& args);
+
+// A usage error where two --set values set one key, or a key and one inside it.
+void refuse_repeated_sets(const std::vector<std::string>& overrides);
 
 }  // namespace clustersim::cli

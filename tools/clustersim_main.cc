@@ -165,6 +165,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
   const std::string format = require_format(args);
   const std::string path = args.positionals().empty() ? default_suite() : args.positionals()[0];
   const report::ValidationSuite suite = report::load_validation_suite(path);
+  cli::refuse_repeated_sets(args.values("--set"));
   const report::ValidationResult result = report::run_validation(suite, args.values("--set"));
   // A setting a case's run does not use is said, as run says it (validate dropped the notes until
   // 2026-12-06, so a --set with no effect passed unremarked).

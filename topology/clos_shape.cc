@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "sim/core/error.h"
@@ -78,9 +79,13 @@ std::string ratio_problem(const char* name, int radix, double ratio, double othe
   const double up = radix / (1.0 + ratio);
   // As many places as show the ratio and the ports as given (1.0000001 read "1", and its 32 down
   // and 32 up ports looked whole, until 2026-12-06).
-  std::string msg = std::string(name) + " " + short_decimal(ratio, 9) + " with radix " +
-                    std::to_string(radix) + " gives " + short_decimal(radix - up, 6) + " down and " +
-                    short_decimal(up, 6) + " up ports; port counts must be whole numbers";
+  const auto digits = [](double v, int n) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.*g", n, v);
+    return std::string(buf);
+  };
+  std::string msg = std::string(name) + " " + digits(ratio, 15) + " with radix " + std::to_string(radix) + " gives " +
+                    digits(radix - up, 10) + " down and " + digits(up, 10) + " up ports; port counts must be whole numbers";
   std::string options, first;
   for (int u : {static_cast<int>(std::floor(up)), static_cast<int>(std::ceil(up))}) {
     // Only splits a scenario may give: at least as many ports down as up, at most 64:1.

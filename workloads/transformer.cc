@@ -269,11 +269,13 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   if (zero >= 3 && shards > 1) add_zero3_working_set(e, pc.per_layer / x.t, grad_bytes);
 
   // 1F1B keeps up to pp - s micro-batches in flight on stage s, each holding that stage's layers:
-  // l layers' worth on the first stage of an even split; interleaving raises it by
-  // (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3). A pipeline of m micro-batches never holds
-  // more than m of them: min(pp - s, m), and interleaved at most every micro-batch's forward on
-  // the stage (m x its layers; Megatron-LM's warm-up is capped at m x vpp chunks). Until
-  // 2026-12-05 pp were counted whatever m (a 175B plan of one micro-batch: 77 GiB, not 10).
+  // l layers' worth on the first stage of an even split; interleaving raises the first stage's by
+  // (1 + (pp-1)/(pp vpp)) (Korthikanti et al. 4.2.3), and a later stage s holds 2 (pp - s - 1) +
+  // (vpp - 1) pp + 1 chunks (Megatron-LM's warm-up and one more: chunks_in_flight, above the
+  // formula's count for s > 0). A pipeline of m micro-batches never holds more than m of them:
+  // min(pp - s, m), and interleaved at most every micro-batch's forward on the stage (m vpp
+  // chunks). Until 2026-12-05 pp were counted whatever m (a 175B plan of one micro-batch: 77 GiB,
+  // not 10); until 2026-12-06 every stage at the first stage's factor.
   // The logits (16-bit) and their FP32 copy for the loss are the last stage's alone: until
   // 2026-12-06 they were added to the most loaded stage's layers, the first's (6.7B, tp 4 pp 2:
   // 2.27 GiB where the first stage holds 2.125 GiB). What each stage holds as its passes run in

@@ -361,12 +361,25 @@ void apply_override(YamlNode& root, const std::string& assignment) {
   if (value.substr(lead, tail - lead + 1).find_first_of("\r\n") != std::string::npos) {
     throw BadInput(InputError{"--set", 0, path, "the value holds a line break, which YAML would fold; give it on one line"});
   }
+  // A quote opens a scalar only at its start (the value's, or after '[', '{', ',' or ':' and
+  // blanks): "it's #2" is a plain scalar whose comment YAML would drop. Inside double quotes a
+  // backslash escapes the next character; inside single quotes '' is one quote.
   char quote = 0;
+  const auto opens_scalar = [&value, lead](size_t i) {
+    if (i == lead) return true;
+    size_t j = i;
+    while (j > 0 && (value[j - 1] == ' ' || value[j - 1] == '\t')) --j;
+    return j > 0 && std::string_view("[{,:").find(value[j - 1]) != std::string_view::npos;
+  };
   for (size_t i = 0; i < value.size(); ++i) {
     const char c = value[i];
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
+    if (quote == '"') {
+      if (c == '\\') ++i;
+      else if (c == '"') quote = 0;
+    } else if (quote == '\'') {
+      if (c == '\'' && i + 1 < value.size() && value[i + 1] == '\'') ++i;
+      else if (c == '\'') quote = 0;
+    } else if ((c == '\'' || c == '"') && opens_scalar(i)) {
       quote = c;
     } else if (c == '#' && i > lead && (value[i - 1] == ' ' || value[i - 1] == '\t')) {
       // (A value that is all comment holds none: refused below as such.)

@@ -65,7 +65,10 @@ std::vector<LinkLoad> degraded_links(const topo::Fabric& fabric, const std::vect
   std::vector<LinkLoad> out;
   for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
     const topo::LinkSpec& built = fabric.tier_spec(fabric.link_tier(l));
-    if (fabric.capacity(l).bytes_per_s >= built.bandwidth.bytes_per_s && fabric.latency(l) <= built.latency) continue;
+    // Against the link as built (a GPU's own NVLink speed where it has one), not its tier's.
+    if (fabric.capacity(l).bytes_per_s >= fabric.built_capacity(l).bytes_per_s && fabric.latency(l) <= built.latency) {
+      continue;
+    }
     LinkLoad load = link_load(fabric, usage, l);
     const auto nic = nic_names.find(l);
     if (nic != nic_names.end()) {

@@ -6,6 +6,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cassert>
 #include <chrono>
 #include <cmath>
@@ -449,8 +450,10 @@ std::string format_traffic_report(const TrafficResult& r) {
       << " (network.faults; degraded_links in results.json):";
     for (size_t i = 0; i < r.degraded_links.size() && i < 8; ++i) {
       const LinkLoad& l = r.degraded_links[i];
-      o << (i ? ", " : " ") << l.name << " " << std::setprecision(0) << l.capacity.as_gbps() << " Gbps "
-        << to_string(l.bytes);
+      // A working link never reads 0 Gbps: below 1, three significant digits.
+      char gbps[32];
+      std::snprintf(gbps, sizeof gbps, l.capacity.as_gbps() >= 1 ? "%.0f" : "%.3g", l.capacity.as_gbps());
+      o << (i ? ", " : " ") << l.name << " " << gbps << " Gbps " << to_string(l.bytes);
     }
     if (r.degraded_links.size() > 8) o << ", ...";
     o << "\n";

@@ -210,11 +210,11 @@ void FluidDcqcnNetwork::run() {
 }
 
 FluidDcqcnNetwork::Tally FluidDcqcnNetwork::tally() const {
-  // Rate cuts: the finished flows' and the hot ones' own counts (a settled run keeps one hot set:
-  // a flow turning hot or cold, or finishing, starts it over).
+  // Rate cuts: the finished flows' (counted at their finish) and every active flow's own, hot or
+  // cold, so that a flow turning cold or finishing moves none in or out of the sum.
   double cuts = static_cast<double>(trace_.counters.cuts);
-  for (const uint32_t f : hot_) {
-    if (flows_[f]->active) cuts += static_cast<double>(flows_[f]->rp.cuts());
+  for (const auto& fl : flows_) {
+    if (fl && fl->active) cuts += static_cast<double>(fl->rp.cuts());
   }
   return Tally{marks_,
                drops_,

@@ -63,11 +63,13 @@ namespace clustersim::net {
 // byte counter), which turns the flows of a link it overloads hot. While hot flows exist, every
 // `window` the mean delivered rate of each is compared with its previous window (a flow whose
 // link gained or lost a flow starts over); when none moved by more than 2% of its own rate, the
-// state is a periodic steady state once that has held for kSettledWindows windows in a row, and
+// state is a periodic steady state once that has held for kSettledWindows windows in a row with
+// kMinSettledCnps CNPs among them (or none: fewer make their rate too uncertain to carry), and
 // time jumps to shortly before the next hot completion at the window's mean rates (timer phases
 // and queues carried over; the congestion counters go on at the settled run's rates, and no
 // queue or rate samples are taken inside the jump); a cold event on a hot flow's link ends the
-// jump there. A transfer completes at the last byte's delivery plus the rest of its path's latency
+// jump there. A CNP's delay is routed back from the receiver; where faults leave no way back the
+// forward latency stands in. A transfer completes at the last byte's delivery plus the rest of its path's latency
 // (its bytes entered the fluid when they would reach its last link). Where a path's shared queue
 // lies before a link of extra latency, the flow reaches it as late as its last link: a
 // simplification for uneven paths.

@@ -241,7 +241,7 @@ TEST(ApplyOverride, LineBreaksAroundAValueStayInItAsSpacesDo) {
 // 'parallelism.tp=4 #x' as 4, until 2026-12-06). Quoted, or without a blank before it, '#' stays.
 TEST(ApplyOverride, ACommentOrALineBreakInsideTheValueIsRefused) {
   YamlNode root = parse_yaml_text("model:\n  name: a\nparallelism:\n  tp: 8\n", "s.yaml");
-  for (const char* bad : {"model.name=GPT #2", "parallelism.tp=4 #x", "model.name=x\ny"}) {
+  for (const char* bad : {"model.name=GPT #2", "parallelism.tp=4 #x", "model.name=x\ny", "model.name=it's #2"}) {
     const InputError e = only_error([&] { apply_override(root, bad); });
     EXPECT_EQ(e.file, "--set") << bad;
     EXPECT_TRUE(contains(e.message, "comment") || contains(e.message, "line break")) << bad << ": " << e.message;
@@ -250,6 +250,11 @@ TEST(ApplyOverride, ACommentOrALineBreakInsideTheValueIsRefused) {
   EXPECT_EQ(root.find("model")->find("name")->scalar, "GPT #2");
   apply_override(root, "model.name=GPT#2");
   EXPECT_EQ(root.find("model")->find("name")->scalar, "GPT#2");
+  // Escaped and doubled quotes stay inside their scalar.
+  apply_override(root, "model.name=\"a\\\" #b\"");
+  EXPECT_EQ(root.find("model")->find("name")->scalar, "a\" #b");
+  apply_override(root, "model.name='it''s #2'");
+  EXPECT_EQ(root.find("model")->find("name")->scalar, "it's #2");
 }
 
 TEST(ApplyOverride, RejectsBadAssignments) {

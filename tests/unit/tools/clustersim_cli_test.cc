@@ -442,6 +442,14 @@ TEST(CliUsage, BadFlagValuesExitTwo) {
   EXPECT_EQ(same_key.code, 2);
   EXPECT_CONTAINS(same_key.err, "--set parallelism.tp=1 and --set parallelism.tp=2 set one key; give it once");
   EXPECT_EQ(clustersim(std::string("topo ") + kScenario + " --set network.tiers=2 --set network.tiers=3").code, 2);
+  EXPECT_EQ(clustersim("validate tests/data/suites/cli_pass.yaml --set training.global_batch=512 --set "
+                       "training.global_batch=256").code,
+            2);
+  // A key and one inside it set one value too.
+  const Result inside =
+      clustersim(std::string("run ") + kScenario + " --set parallelism.tp=8 --set 'parallelism={tp: 4, pp: 4}'");
+  EXPECT_EQ(inside.code, 2);
+  EXPECT_CONTAINS(inside.err, "set one key; give it once");
 }
 
 TEST(CliUsage, UnknownCommandAndNoCommandExitTwo) {
