@@ -448,6 +448,17 @@ TEST(ServingSim, ReplicatedKvHeadsAreSentToEachRankHoldingThem) {
   EXPECT_EQ(twice.kv_transfer_bytes.n, 2 * once.kv_transfer_bytes.n);
 }
 
+// The requests whose KV caches the decode instance of `k` holds when `k` is sent: sent to it by
+// then and not finished (k's own included).
+int held_at_send(const ServingResult& r, const TracedKvTransfer& k) {
+  int held = 0;
+  for (const TracedKvTransfer& o : r.trace.kv) {
+    const Time finish = r.requests[static_cast<size_t>(o.request)].finish;
+    if (o.to_instance == k.to_instance && o.sent <= k.sent && finish > k.sent) ++held;
+  }
+  return held;
+}
+
 // The decode side reserves a request's KV cache before it is sent, and the prefill side holds it
 // until it arrives: at no time does a decode instance have more caches sent to it and unfinished
 // than it holds (600-token requests, 1,024 tokens per replica, 4 replicas per instance). Before
@@ -460,14 +471,7 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
                                             "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
   expect_no_request_lost(r);
   ASSERT_GT(r.trace.kv.size(), 50u);
-  for (const TracedKvTransfer& k : r.trace.kv) {
-    int held = 0;
-    for (const TracedKvTransfer& o : r.trace.kv) {
-      const Time finish = r.requests[static_cast<size_t>(o.request)].finish;
-      if (o.to_instance == k.to_instance && o.sent <= k.sent && finish > k.sent) ++held;
-    }
-    EXPECT_LE(held, 4) << "request " << k.request;
-  }
+  for (const TracedKvTransfer& k : r.trace.kv) EXPECT_LE(held_at_send(r, k), 4) << "request " << k.request;
 }
 
 // A decode instance takes a KV cache only with a batch slot for it (max_batch), as it takes one only
@@ -484,12 +488,7 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWithABatchSlot) {
   ASSERT_GT(r.trace.kv.size(), 50u);
   int waited = 0;
   for (const TracedKvTransfer& k : r.trace.kv) {
-    int held = 0;
-    for (const TracedKvTransfer& o : r.trace.kv) {
-      const Time finish = r.requests[static_cast<size_t>(o.request)].finish;
-      if (o.to_instance == k.to_instance && o.sent <= k.sent && finish > k.sent) ++held;
-    }
-    EXPECT_LE(held, 2) << "request " << k.request;
+    EXPECT_LE(held_at_send(r, k), 2) << "request " << k.request;
     waited += r.requests[static_cast<size_t>(k.request)].kv_wait_for_room > Time::zero() ? 1 : 0;
   }
   EXPECT_GT(waited, 10);
