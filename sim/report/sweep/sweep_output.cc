@@ -45,12 +45,6 @@ std::string pad(const std::string& s, size_t w, bool right = true) {
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
 
-std::string with_commas(int64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
-
 // A fixed-width table of ranked rows: axis values, then metrics.
 std::string ranked_table(const CandidateSpace& space, const SweepTable& table, const std::vector<int64_t>& rows,
                          const std::vector<std::string>& metrics) {
@@ -359,6 +353,12 @@ std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, 
     out += ranking_change_text(space, table);
   }
   return out;
+}
+
+std::string with_commas(int64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
 }
 
 }  // namespace clustersim::sweep
