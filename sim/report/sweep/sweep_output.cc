@@ -135,8 +135,10 @@ std::vector<std::string> metric_columns(const SweepSpec& spec) {
     std::vector<std::string> m = {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p99_s", "tpot_p99_s", "rejected",
                                   "served_fraction"};
     if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_per_mtoken");
-    // The service-objective metrics where the sweep ranks or constrains by them.
-    for (const char* slo : {"slo_attainment", "goodput_requests_per_s"}) {
+    // The service-objective metrics and the medians where the sweep ranks or constrains by them
+    // (sweep.json and results.jsonl hold every metric; the medians' columns were missing here
+    // even where the sweep ranked by them until 2026-12-06).
+    for (const char* slo : {"slo_attainment", "goodput_requests_per_s", "ttft_p50_s", "tpot_p50_s"}) {
       const bool limited = std::any_of(spec.limits.begin(), spec.limits.end(),
                                        [slo](const MetricLimit& l) { return l.metric == slo; });
       if (spec.objective == slo || limited) m.push_back(slo);

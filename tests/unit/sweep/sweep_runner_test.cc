@@ -306,6 +306,21 @@ TEST(SweepRunner, ResumeWithASmallerTopKeepsThatManyFinerRows) {
   EXPECT_EQ(finer_rows(one), 1);
 }
 
+// A serving sweep's tables carry the medians where it ranks or constrains by them, as they carry
+// slo_attainment (sweep.csv left ttft_p50_s out even where the sweep ranked by it, until
+// 2026-12-06).
+TEST(SweepOutput, ServingMediansAreColumnsWhereTheSweepUsesThem) {
+  const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-pd.yaml";
+  const auto columns = [&](const std::string& rest) {
+    const std::string body = "base: " + base + "\naxes: {inference.requests: [300]}\nflow_stage: {top_k: 0}\n" + rest;
+    return metric_columns(sweep_spec_from_tree(parse_yaml_text(body, "test.yaml"), "test.yaml"));
+  };
+  const auto has = [](const std::vector<std::string>& m, const char* c) { return std::find(m.begin(), m.end(), c) != m.end(); };
+  EXPECT_FALSE(has(columns("objective: tokens_per_s\n"), "ttft_p50_s"));
+  EXPECT_TRUE(has(columns("objective: {metric: ttft_p50_s, goal: min}\n"), "ttft_p50_s"));
+  EXPECT_TRUE(has(columns("objective: tokens_per_s\nconstraints: {tpot_p50_s: {max: 50ms}}\n"), "tpot_p50_s"));
+}
+
 // A serving candidate's pools are priced by their own GPU types (before 2026-12-04 every GPU at
 // cluster.gpu's price, and a price for the attention pool's H200 was refused as unused).
 TEST(SweepTable, ServingPoolsArePricedByTheirOwnGpus) {
