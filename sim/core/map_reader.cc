@@ -199,7 +199,16 @@ const YamlNode* MapReader::scalar(const std::string& key, Need need) {
 }
 
 void MapReader::fail(const std::string& key, const YamlNode& n, const std::string& expected) {
-  errors_.add(InputError{n.file, n.line, key_path(key), "expected " + expected + ", got '" + n.scalar + "'"});
+  // Line breaks and tabs in the value shown as escapes ('8\r' from a --set printed as '8', the
+  // carriage return moving the cursor, until 2026-12-06).
+  std::string shown;
+  for (const char c : n.scalar) {
+    if (c == '\r') shown += "\\r";
+    else if (c == '\n') shown += "\\n";
+    else if (c == '\t') shown += "\\t";
+    else shown += c;
+  }
+  errors_.add(InputError{n.file, n.line, key_path(key), "expected " + expected + ", got '" + shown + "'"});
 }
 
 bool MapReader::read(const std::string& key, int& out, Need need, int min, int max) {

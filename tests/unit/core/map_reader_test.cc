@@ -93,6 +93,19 @@ TEST(MapReaderNumbers, SignAndSpacesInsideTheScalarAreRefused) {
 // A leading zero is refused: YAML 1.1 tools read 010 as octal 8, YAML 1.2 as 10 (`tp: 08` read as
 // 8 until 2026-12-06), also where a real is expected. A lone 0 and 0.5 are plain decimals, and so
 // is 00.5, which both read as one half (refused with the octal hint until 2026-12-06).
+// A refused value with a carriage return, line break or tab shows it escaped (a --set of
+// 'tp=8<CR>' printed as '8', the return moving the cursor, until 2026-12-06).
+TEST(MapReaderNumbers, ControlCharactersInARefusedValueAreShownEscaped) {
+  Doc d("i: \"8\\r\"\nj: \"4\\t\"\n");
+  MapReader r = d.reader();
+  int i = 7, j = 7;
+  EXPECT_FALSE(r.read("i", i));
+  EXPECT_FALSE(r.read("j", j));
+  ASSERT_EQ(d.count(), 2u);
+  EXPECT_NE(d.error(0).to_string().find("got '8\\r'"), std::string::npos) << d.error(0).to_string();
+  EXPECT_NE(d.error(1).to_string().find("got '4\\t'"), std::string::npos) << d.error(1).to_string();
+}
+
 TEST(MapReaderNumbers, LeadingZerosAreRefused) {
   Doc d("i: 08\nu: 010\nx: 00.5\nneg: -07\nzero: 0\nhalf: 0.5\nr: 010\ne: 01e1\n");
   MapReader r = d.reader();
