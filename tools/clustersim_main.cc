@@ -57,7 +57,7 @@ options:
                          training at flow and above trace.json and report.html (flow+dcqcn
                          and packet add queues.csv and rates.csv); traffic links.csv and
                          report.html (congestion levels add queues.csv, rates.csv); serving
-                         trace.json and report.html
+                         trace.json, report.html and requests.csv
   -h, --help             this help
 )";
 
@@ -135,7 +135,8 @@ int cmd_run(const std::vector<std::string>& argv) {
     // What an earlier run wrote here and this one does not (a flow run's trace beside an
     // analytical run's results) goes, so that the directory holds one run (until 2026-12-06 it
     // stayed, and read as this run's). The scenario's own files are never removed.
-    remove_stale_outputs(dir, {"results.json", "links.csv", "trace.json", "report.html", "queues.csv", "rates.csv"},
+    remove_stale_outputs(dir, {"results.json", "links.csv", "trace.json", "report.html", "queues.csv", "rates.csv",
+                               "requests.csv"},
                          names, inputs);
   }
   if (format == "json") {

@@ -260,6 +260,30 @@ LoadWindow load_window(const engine::ServingResult& r) {
 
 }  // namespace
 
+std::string requests_csv(const engine::ServingResult& r) {
+  std::string out =
+      "request,prompt_tokens,output_tokens,status,arrival_s,ttft_s,tpot_s,e2e_s,kv_wait_for_room_s,kv_transfer_s\n";
+  char line[320];
+  const size_t rows = std::min(r.requests.size(), kMaxRequestRows);
+  for (size_t i = 0; i < rows; ++i) {
+    const engine::RequestOutcome& o = r.requests[i];
+    const char* status = o.rejected ? "rejected" : o.completed ? "completed" : "unfinished";
+    const auto seconds = [](bool has, Time t) {
+      char buf[32] = "";
+      if (has) std::snprintf(buf, sizeof buf, "%.9g", t.as_s());
+      return std::string(buf);
+    };
+    const bool done = o.completed;
+    const Time tpot = done && o.output > 1 ? Time::s((o.finish - o.first_token).as_s() / (o.output - 1)) : Time::zero();
+    std::snprintf(line, sizeof line, "%zu,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", i, o.prompt, o.output, status,
+                  seconds(true, o.arrival).c_str(), seconds(done, o.first_token - o.arrival).c_str(),
+                  seconds(done && o.output > 1, tpot).c_str(), seconds(done, o.finish - o.arrival).c_str(),
+                  seconds(o.kv_moved, o.kv_wait_for_room).c_str(), seconds(o.kv_moved, o.kv_transfer).c_str());
+    out += line;
+  }
+  return out;
+}
+
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
   const InferenceConfig& in = *cfg.inference;
   std::vector<double> ttft, tpot, e2e, kv_wait, kv_transfer;
@@ -513,6 +537,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   figures.tpot_s = tpot;
   out.report_html = write_inference_html(cfg, r, figures);
   out.trace_json = write_inference_trace_json(cfg, r);
+  out.extra_files.emplace_back("requests.csv", requests_csv(r));
   out.metrics = {{"tokens_per_s", tps},
                  {"tokens_per_s_per_gpu", per_gpu},
                  {"ttft_p50_s", ttft_p.p50},

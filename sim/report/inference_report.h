@@ -20,9 +20,16 @@ struct Percentiles {
 };
 Percentiles percentiles(std::vector<double> values);
 
-// Builds results (kind "inference"), the summary, the metrics map, trace.json and report.html
-// from a finished run.
+// Builds results (kind "inference"), the summary, the metrics map, trace.json, report.html and
+// requests.csv from a finished run.
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r);
+
+// requests.csv: one row per request, in arrival order, at most kMaxRequestRows (the first):
+// request, prompt_tokens, output_tokens, status (completed, rejected, unfinished), arrival_s
+// (from the start of serving), ttft_s, tpot_s (one output token: empty), e2e_s, and for a KV
+// cache moved to a decode instance kv_wait_for_room_s and kv_transfer_s (else empty).
+inline constexpr size_t kMaxRequestRows = 1'000'000;
+std::string requests_csv(const engine::ServingResult& r);
 
 // trace.json of a serving run in the Chrome trace event format (ui.perfetto.dev, chrome://tracing),
 // from r.trace (bounded by engine::ServingTraceLimits). One process per instance (attention_ffn:

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <map>
 #include <set>
 #include <string>
@@ -118,6 +119,35 @@ TEST(InferenceTrace, PrefillDecodeHasStepTracksAndKvFlowArrows) {
   EXPECT_EQ(e.by_track.at("1/1"), 3);
   EXPECT_EQ(e.by_track.at("1/2"), 3);
   EXPECT_TRUE(has(out.trace_json, "\"attention (all layers)\""));
+}
+
+// requests.csv: a row per request, whose TTFTs give results.json's percentiles back (a serving
+// run had no per-request output until 2026-12-06).
+TEST(InferenceTrace, RequestsCsvHasARowPerRequestThatGivesThePercentilesBack) {
+  const ScenarioConfig cfg = serving(kPd);
+  const engine::ServingResult r = simulate(cfg);
+  const RunOutput out = inference_output(cfg, r);
+  const auto it = std::find_if(out.extra_files.begin(), out.extra_files.end(),
+                               [](const auto& f) { return f.first == "requests.csv"; });
+  ASSERT_NE(it, out.extra_files.end());
+  std::istringstream csv(it->second);
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "request,prompt_tokens,output_tokens,status,arrival_s,ttft_s,tpot_s,e2e_s,kv_wait_for_room_s,kv_transfer_s");
+  std::vector<double> ttft;
+  size_t rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    if (f.size() > 5 && !f[5].empty()) ttft.push_back(std::stod(f[5]));
+  }
+  EXPECT_EQ(rows, r.requests.size());
+  ASSERT_FALSE(ttft.empty());
+  const Percentiles p = percentiles(ttft);
+  EXPECT_NEAR(p.p50, out.metrics.at("ttft_p50_s"), 1e-8);
+  EXPECT_NEAR(p.p99, out.metrics.at("ttft_p99_s"), 1e-8);
 }
 
 TEST(InferenceTrace, AttentionFfnDrawsThePingPongOfTheLargestDecodeSteps) {
