@@ -230,7 +230,6 @@ void FluidDcqcnNetwork::finish(uint32_t f, double when) {
   hot_dirty_ = true;
   finished_slots_.push_back(f);
   if (fl.trace >= 0) std::erase(traced_, f);
-  trace_.counters.cuts += fl.rp.cuts();
   const Bytes size = bytes_of(fl.size);
   for (const LinkIndex l : fl.links) {
     Link& k = links_[l];

@@ -210,16 +210,11 @@ void FluidDcqcnNetwork::run() {
 }
 
 FluidDcqcnNetwork::Tally FluidDcqcnNetwork::tally() const {
-  // Rate cuts: the finished flows' (counted at their finish) and every active flow's own, hot or
-  // cold, so that a flow turning cold or finishing moves none in or out of the sum.
-  double cuts = static_cast<double>(trace_.counters.cuts);
-  for (const auto& fl : flows_) {
-    if (fl && fl->active) cuts += static_cast<double>(fl->rp.cuts());
-  }
+  // Every counter as it stands (rate cuts are counted as the CNPs reach their senders, in step).
   return Tally{marks_,
                drops_,
                static_cast<double>(trace_.counters.cnps),
-               cuts,
+               static_cast<double>(trace_.counters.cuts),
                static_cast<double>(trace_.counters.pauses),
                static_cast<double>(trace_.counters.resumes)};
 }

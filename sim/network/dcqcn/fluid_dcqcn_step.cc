@@ -21,11 +21,13 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   for (const uint32_t f : hot_) {
     Flow& fl = *flows_[f];
     size_t used = 0;
+    const int64_t cuts_before = fl.rp.cuts();
     while (used < fl.cnp_due.size() && fl.cnp_due[used] <= t) {
       fl.rp.advance(Time::s(fl.cnp_due[used]));
       fl.rp.on_cnp(Time::s(fl.cnp_due[used]));
       ++used;
     }
+    trace_.counters.cuts += fl.rp.cuts() - cuts_before;  // counted as they happen (a flow's only cuts)
     if (used > 0) fl.cnp_due.erase(fl.cnp_due.begin(), fl.cnp_due.begin() + static_cast<std::ptrdiff_t>(used));
     fl.rp.advance(Time::s(t));
     if (cut_traces_left_ > 0 && fl.trace < 0 && fl.rp.cuts() > 0) start_trace(f, t);
