@@ -121,11 +121,7 @@ std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::
     kv_spans.push_back({kv.to_instance, kKvRecv, kv.sent, kv.arrived});
   }
   const std::vector<int> kv_lanes = internal::pack_lanes(kv_spans);
-  std::map<std::pair<int64_t, int>, int> lanes_used;  // (pid, track): lanes
-  for (size_t i = 0; i < kv_spans.size(); ++i) {
-    int& used = lanes_used[{kv_spans[i].process, kv_spans[i].track}];
-    used = std::max(used, kv_lanes[i] + 1);
-  }
+  const internal::LaneCounts lanes_used(kv_spans, kv_lanes);
   const bool moves_kv = cfg.inference->mode == ServingMode::kPrefillDecode;
   auto meta = [&](int pid, const std::string& name) {
     const std::string p = std::to_string(pid);
@@ -133,15 +129,7 @@ std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::
     emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + p + ",\"tid\":0,\"args\":{\"sort_index\":" + p + "}}");
     // The kv tracks only where caches move (prefill_decode; declared empty elsewhere until 2026-12-06).
     for (int k = 0; k < (moves_kv ? kTrackCount : kKvSend); ++k) {
-      const auto it = lanes_used.find({pid, k});
-      const int lanes = it == lanes_used.end() ? 1 : it->second;
-      for (int lane = 0; lane < lanes; ++lane) {
-        const std::string tid = std::to_string(internal::lane_tid(k, lane, kTrackCount));
-        emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + p + ",\"tid\":" + tid + ",\"args\":{\"name\":\"" +
-             kTrackNames[k] + (lane > 0 ? " " + std::to_string(lane + 1) : std::string()) + "\"}}");
-        emit("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" + p + ",\"tid\":" + tid +
-             ",\"args\":{\"sort_index\":" + std::to_string(k * 1000 + lane) + "}}");
-      }
+      for (const std::string& e : internal::lane_metadata(pid, k, lanes_used.of(pid, k), kTrackCount, kTrackNames[k])) emit(e);
     }
   };
   auto span = [&](int pid, int tid, const std::string& name, const char* cat, Time start, Time end,

@@ -29,4 +29,29 @@ std::vector<int> pack_lanes(const std::vector<LaneSpan>& spans) {
   return lane;
 }
 
+LaneCounts::LaneCounts(const std::vector<LaneSpan>& spans, const std::vector<int>& lanes) {
+  for (size_t i = 0; i < spans.size(); ++i) {
+    int& n = count_[{spans[i].process, spans[i].track}];
+    n = std::max(n, lanes[i] + 1);
+  }
+}
+
+int LaneCounts::of(int64_t process, int track) const {
+  const auto it = count_.find({process, track});
+  return it == count_.end() ? 1 : it->second;
+}
+
+std::vector<std::string> lane_metadata(int64_t pid, int track, int lanes, int tracks, const std::string& name) {
+  std::vector<std::string> out;
+  const std::string p = std::to_string(pid);
+  for (int lane = 0; lane < lanes; ++lane) {
+    const std::string tid = std::to_string(lane_tid(track, lane, tracks));
+    out.push_back("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + p + ",\"tid\":" + tid + ",\"args\":{\"name\":\"" +
+                  name + (lane > 0 ? " " + std::to_string(lane + 1) : std::string()) + "\"}}");
+    out.push_back("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" + p + ",\"tid\":" + tid +
+                  ",\"args\":{\"sort_index\":" + std::to_string(track * 1000 + lane) + "}}");
+  }
+  return out;
+}
+
 }  // namespace clustersim::report::internal

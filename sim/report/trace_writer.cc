@@ -53,11 +53,7 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
     if (mirrored(s)) placed.push_back({s.peer_group, track, s.start, s.end});
   }
   const std::vector<int> lanes = internal::pack_lanes(placed);
-  std::vector<std::vector<int>> lanes_used(flow.group_names.size(), std::vector<int>(work::kStreamCount, 1));
-  for (size_t i = 0; i < placed.size(); ++i) {
-    int& used = lanes_used[static_cast<size_t>(placed[i].process)][static_cast<size_t>(placed[i].track)];
-    used = std::max(used, lanes[i] + 1);
-  }
+  const internal::LaneCounts lanes_used(placed, lanes);
   const auto tid_of = [&](size_t i) {
     return std::to_string(internal::lane_tid(placed[i].track, lanes[i], work::kStreamCount));
   };
@@ -74,12 +70,9 @@ std::string write_trace_json(const engine::FlowTrainingResult& flow) {
       const std::string name = stream == work::Stream::kTp && !flow.estimate.moe_layers.empty()
                                    ? std::string("tp, ep")
                                    : std::string(work::to_string(stream));
-      for (int lane = 0; lane < lanes_used[g][static_cast<size_t>(t)]; ++lane) {
-        const int tid = internal::lane_tid(t, lane, work::kStreamCount);
-        emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid + ",\"tid\":" + std::to_string(tid) +
-             ",\"args\":{\"name\":\"" + name + (lane > 0 ? " " + std::to_string(lane + 1) : std::string()) + "\"}}");
-        emit("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" + pid + ",\"tid\":" + std::to_string(tid) +
-             ",\"args\":{\"sort_index\":" + std::to_string(t * 1000 + lane) + "}}");
+      const auto pid_g = static_cast<int64_t>(g);
+      for (const std::string& e : internal::lane_metadata(pid_g, t, lanes_used.of(pid_g, t), work::kStreamCount, name)) {
+        emit(e);
       }
     }
   }
