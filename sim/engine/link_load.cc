@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace clustersim::engine {
 
@@ -78,6 +79,22 @@ std::vector<LinkLoad> degraded_links(const topo::Fabric& fabric, const std::vect
     }
     out.push_back(load);
   }
+  return out;
+}
+
+std::string degraded_list(const std::vector<LinkLoad>& links, bool with_peak) {
+  std::string out;
+  char buf[64];
+  for (size_t i = 0; i < links.size() && i < 8; ++i) {
+    const LinkLoad& l = links[i];
+    std::snprintf(buf, sizeof buf, l.capacity.as_gbps() >= 1 ? "%.0f" : "%.3g", l.capacity.as_gbps());
+    out += (i ? ", " : " ") + l.name + " " + buf + " Gbps " + to_string(l.bytes);
+    if (with_peak) {
+      std::snprintf(buf, sizeof buf, " peak %.0f%%", 100 * l.peak_utilisation);
+      out += buf;
+    }
+  }
+  if (links.size() > 8) out += ", ...";
   return out;
 }
 

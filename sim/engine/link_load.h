@@ -51,4 +51,10 @@ std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::v
 std::vector<LinkLoad> degraded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
                                      const std::unordered_map<net::LinkIndex, std::string>& nic_names = {});
 
+// The first 8 of `links` in words, each "NAME CAPACITY Gbps BYTES" (with " peak P%" where
+// `with_peak`; a working link below 1 Gbps in three significant digits, so only a failed one reads
+// 0), after a space and separated by ", ", and ", ..." where there are more: the summaries'
+// degraded lines.
+std::string degraded_list(const std::vector<LinkLoad>& links, bool with_peak);
+
 }  // namespace clustersim::engine

@@ -447,16 +447,7 @@ std::string format_traffic_report(const TrafficResult& r) {
     // The faults as applied, with what crossed them (until 2026-12-06 a traffic run reported its
     // faults nowhere but links.csv, and ECMP rehashing around a failed link could read as a gain).
     o << "  degraded    " << r.degraded_links.size() << " link direction" << (r.degraded_links.size() == 1 ? "" : "s")
-      << " (network.faults; degraded_links in results.json):";
-    for (size_t i = 0; i < r.degraded_links.size() && i < 8; ++i) {
-      const LinkLoad& l = r.degraded_links[i];
-      // A working link never reads 0 Gbps: below 1, three significant digits.
-      char gbps[32];
-      std::snprintf(gbps, sizeof gbps, l.capacity.as_gbps() >= 1 ? "%.0f" : "%.3g", l.capacity.as_gbps());
-      o << (i ? ", " : " ") << l.name << " " << gbps << " Gbps " << to_string(l.bytes);
-    }
-    if (r.degraded_links.size() > 8) o << ", ...";
-    o << "\n";
+      << " (network.faults; degraded_links in results.json):" << degraded_list(r.degraded_links, false) << "\n";
   }
   return o.str();
 }

@@ -386,14 +386,8 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
       else if (l.bytes.n == 0) ++idle;
     }
     o << "\ndegraded     " << flow.degraded_links.size() << " link direction" << (flow.degraded_links.size() == 1 ? "" : "s")
-      << " (network.faults, stragglers.nics; links.degraded in results.json):";
-    for (size_t i = 0; i < flow.degraded_links.size() && i < 8; ++i) {
-      const engine::LinkLoad& l = flow.degraded_links[i];
-      o << (i ? ", " : " ") << l.name << " " << fmt("%.0f Gbps", l.capacity.as_gbps()) << " " << to_string(l.bytes)
-        << fmt(" peak %.0f%%", 100 * l.peak_utilisation);
-    }
-    if (flow.degraded_links.size() > 8) o << ", ...";
-    o << "\n";
+      << " (network.faults, stragglers.nics; links.degraded in results.json):"
+      << engine::degraded_list(flow.degraded_links, true) << "\n";
     if (failed > 0) o << "             " << failed << " failed: the routes avoid them (what that costs shows on the links beside them)\n";
     if (idle > 0) o << "             " << idle << " degraded but carrying none of this job's traffic\n";
   }
