@@ -82,14 +82,15 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   if (m.memory_bytes > 0 && base.hbm_capacity.n > 0) {
     const double ratio = static_cast<double>(m.memory_bytes) / base.hbm_capacity.as_double();
     if (ratio < 1.0 / kMemoryMatch || ratio > kMemoryMatch) {
+      const std::string builtin = builtin_profile_for_device(m.gpu_model);
       throw BadInput(InputError{r.source_list(), 0, "header.memory_bytes",
                                 "the probed GPU (" + m.gpu_model + ") has " + fmt(static_cast<double>(m.memory_bytes) / (1 << 30)) +
                                     " GiB of memory, the base profile " + base.name + " " +
                                     fmt(base.hbm_capacity.as_double() / (1 << 30)) +
                                     " GiB: another GPU. Pass the profile of the GPU probed with --base (" +
-                                    (builtin_profile_for_device(m.gpu_model).empty()
+                                    (builtin.empty()
                                          ? std::string("none built in matches it: write one, 'clustersim profiles H100-SXM' prints one to copy")
-                                         : builtin_profile_for_device(m.gpu_model) + " matches its name") +
+                                         : builtin + " matches its name") +
                                     ")"});
     }
   }

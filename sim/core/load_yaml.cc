@@ -268,8 +268,8 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
       std::istringstream lines(text);
       std::string line;
       for (int n = 0; std::getline(lines, line) && n <= e.mark.line; ++n) {
-        if (n + 1 >= e.mark.line && line.find_first_not_of(' ') != std::string::npos &&
-            line[line.find_first_not_of(' ')] == '\t') {
+        const size_t indent = line.find_first_not_of(' ');
+        if (n + 1 >= e.mark.line && indent != std::string::npos && line[indent] == '\t') {
           why += " (line " + std::to_string(n + 1) + " is indented with a tab: YAML indents with spaces)";
           break;
         }
