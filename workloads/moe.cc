@@ -680,11 +680,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     c.expert_bwd += c.expert_fwd;
     c.moe_bwd += c.moe_fwd;
   } else if (cfg.training.recompute == Recompute::kSelective) {
-    // The attention core again: its matmuls and, unfused, its softmax and dropout (as a dense
-    // layer's, training_costs.cc layer_times; the matmuls alone until 2026-12-06).
-    c.attention_bwd += core_fwd;
-    const Bytes scores = attention_score_elementwise_bytes(a);
-    if (scores.n > 0) c.attention_bwd += calib::memory_time(scores, hw);
+    c.attention_bwd += selective_recompute_time(a, hw, core_fwd);  // the attention core again
   }
   return c;
 }

@@ -248,14 +248,7 @@ LayerTimes layer_times(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   t.backward = gemm_bwd + att_bwd + elem_bwd;
   t.attention_fwd = att_fwd;
   if (cfg.training.recompute == Recompute::kFull) t.backward += t.forward;
-  // Selective recomputation re-runs the attention core: its matmuls and, unfused, the softmax and
-  // dropout over the score matrix (Korthikanti et al. 2022, section 5; until 2026-12-06 the
-  // matmuls alone: 8 layers of h 4096, s 4096 on 8 A100s, +0.26 ms a layer where about 0.64 is due).
-  if (cfg.training.recompute == Recompute::kSelective) {
-    t.backward += att_fwd;
-    const Bytes scores = attention_score_elementwise_bytes(cfg);
-    if (scores.n > 0) t.backward += calib::memory_time(scores, hw);
-  }
+  if (cfg.training.recompute == Recompute::kSelective) t.backward += selective_recompute_time(cfg, hw, att_fwd);
   return t;
 }
 
@@ -340,6 +333,11 @@ double cp_backward_rings(const TrainingConfig& t) { return recomputes_attention(
 double cp_rings_per_layer(const TrainingConfig& t) { return 1.0 + cp_backward_rings(t); }
 
 double cp_backward_window(const TrainingConfig& t) { return recomputes_attention(t) ? 3.5 : 2.5; }
+
+Time selective_recompute_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, Time core_fwd) {
+  const Bytes scores = attention_score_elementwise_bytes(cfg);
+  return scores.n > 0 ? core_fwd + calib::memory_time(scores, hw) : core_fwd;
+}
 
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& l, const LayerTimes& lt) {
   const ParallelismConfig& p = cfg.parallelism;

@@ -153,6 +153,12 @@ double cp_backward_rings(const TrainingConfig& t);
 // backward) and the recomputed forward's where recomputes_attention.
 double cp_backward_window(const TrainingConfig& t);
 
+// What selective recomputation adds to a layer's backward: the attention core's forward again,
+// its matmuls (`core_fwd`) and, unfused, the softmax and dropout over the score matrix of `cfg`'s
+// view (Korthikanti et al. 2022, section 5; the matmuls alone until 2026-12-06: 8 layers of
+// h 4096, s 4096 on 8 A100s, +0.26 ms a layer where about 0.64 is due). Dense and MoE layers.
+Time selective_recompute_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, Time core_fwd);
+
 // The time one CP ring pass keeps a member's NIC share busy (coll::collective_nic_time).
 Time cp_ring_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l);
 
