@@ -448,6 +448,14 @@ TEST(ServingSim, ReplicatedKvHeadsAreSentToEachRankHoldingThem) {
   EXPECT_EQ(twice.kv_transfer_bytes.n, 2 * once.kv_transfer_bytes.n);
 }
 
+// Prefill/decode on 8 + 8 GPUs (tp 2, ep 8) with fixed 300-token prompts, and `extra` overrides.
+ServingResult simulate_pd(std::vector<std::string> extra) {
+  std::vector<std::string> o = {"inference.mode=prefill_decode", "inference.prompt_tokens={dist: fixed, mean: 300}",
+                                "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return simulate(serving(o));
+}
+
 // The requests whose KV caches the decode instance of `k` holds when `k` is sent: sent to it by
 // then and not finished (k's own included).
 int held_at_send(const ServingResult& r, const TracedKvTransfer& k) {
@@ -465,10 +473,7 @@ int held_at_send(const ServingResult& r, const TracedKvTransfer& k) {
 // 2026-12-04 a sent cache was held by neither side until decode admitted it: every prefilled
 // request's cache was in flight at once, and TTFT ignored a full decode pool.
 TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
-  const ServingResult r = simulate(serving({"inference.mode=prefill_decode", "inference.kv_cache_per_gpu=2MiB",
-                                            "inference.prompt_tokens={dist: fixed, mean: 300}",
-                                            "inference.output_tokens={dist: fixed, mean: 300}",
-                                            "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+  const ServingResult r = simulate_pd({"inference.kv_cache_per_gpu=2MiB", "inference.output_tokens={dist: fixed, mean: 300}"});
   expect_no_request_lost(r);
   ASSERT_GT(r.trace.kv.size(), 50u);
   for (const TracedKvTransfer& k : r.trace.kv) EXPECT_LE(held_at_send(r, k), 4) << "request " << k.request;
@@ -480,10 +485,7 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWhereThereIsRoom) {
 // waited for a slot inside TPOT: Llama 3.1 8B, 8 + 8 H100s, max_batch 4 read TPOT 70.6 ms against
 // a 6.2 ms step and TTFT 61 ms, where the same limit set by KV memory read 6.2 ms and 13 s.
 TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWithABatchSlot) {
-  const ServingResult r = simulate(serving({"inference.mode=prefill_decode", "inference.max_batch=2",
-                                            "inference.prompt_tokens={dist: fixed, mean: 300}",
-                                            "inference.output_tokens={dist: fixed, mean: 30}",
-                                            "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"}));
+  const ServingResult r = simulate_pd({"inference.max_batch=2", "inference.output_tokens={dist: fixed, mean: 30}"});
   expect_no_request_lost(r);
   ASSERT_GT(r.trace.kv.size(), 50u);
   int waited = 0;
