@@ -17,6 +17,18 @@ std::string format(const char* fmt, double v, const char* unit) {
 
 }  // namespace
 
+std::string with_commas(int64_t v) {
+  const bool negative = v < 0;
+  const std::string digits = std::to_string(negative ? -v : v);
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out += ',';
+    out += digits[static_cast<size_t>(i)];
+  }
+  return negative ? "-" + out : out;
+}
+
 std::string format_number(double v) {
   char buf[64];
   if (std::fabs(v) < 9e15 && v == std::floor(v)) {

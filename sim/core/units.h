@@ -135,6 +135,9 @@ inline Time compute_time(Flops f, FlopRate rate) {
 // significant digits (0.5, 1e-09); for messages and labels.
 std::string format_number(double v);
 
+// A whole number with thousands separators: 131072 -> "131,072"; a negative one keeps its sign.
+std::string with_commas(int64_t v);
+
 // Human-readable forms with units ("1.25 s", "400 Gbps", "80.0 GiB", "312 TFLOP/s").
 std::string to_string(Time t);
 // Seconds as to_string(Time) writes them, for spans past simulated time's range (106 days).

@@ -10,18 +10,8 @@
 
 namespace clustersim::topo::internal {
 
-// 131072 -> "131,072"; negative numbers keep their sign.
-inline std::string with_commas(int64_t v) {
-  const bool negative = v < 0;
-  std::string digits = std::to_string(negative ? -v : v);
-  std::string out;
-  const int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    if (i > 0 && (n - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return negative ? "-" + out : out;
-}
+// 131072 -> "131,072" (sim/core/units.h).
+using clustersim::with_commas;
 
 // A decimal with at most `digits` places and no trailing zeros: 1.5 -> "1.5", 3.0 -> "3".
 inline std::string short_decimal(double v, int digits = 2) {

@@ -357,10 +357,4 @@ std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, 
   return out;
 }
 
-std::string with_commas(int64_t n) {
-  std::string s = std::to_string(n);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
-
 }  // namespace clustersim::sweep

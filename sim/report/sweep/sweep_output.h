@@ -37,7 +37,4 @@ std::string sweep_html(const CandidateSpace& space, const SweepTable& table, con
 // The rows of the stage-change table: every candidate run at the finer level, by finer rank.
 std::string ranking_change_text(const CandidateSpace& space, const SweepTable& table);
 
-// A count with thousands separators: 52920 -> "52,920".
-std::string with_commas(int64_t n);
-
 }  // namespace clustersim::sweep
