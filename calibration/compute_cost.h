@@ -34,7 +34,7 @@ enum class AttentionKernel { kUnfused, kFlash1, kFlash2 };
 // about 2x faster, 50-73% of peak on A100 against 25-40%); the unfused chain runs its GEMMs at
 // attention_unfused x peak, or, with the profile's attention_score_bytes (_backward when
 // `backward`), at the larger of that and their score-matrix traffic (a roofline):
-//   t = 3 launches + max(flops / (peak x attention_unfused), score_elements x bytes / (HBM x hbm))
+//   t = 3 launches (5 backward) + max(flops / (peak x attention_unfused), score_elements x bytes / (HBM x hbm))
 // `score_elements` = batch x heads x query rows x key columns on the GPU (b (a/t) (s/c) s). The
 // softmax between the GEMMs is a memory-bound kernel of its own (workloads' elementwise bytes).
 Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw,

@@ -21,6 +21,10 @@ inline constexpr double kMaxFittedEfficiency = 1.05;
 // still describe one GPU: the driver's total and a profile's figure can differ a little (a
 // datasheet's GB, or another driver's reserve).
 inline constexpr double kMemoryMatch = 1.10;
+// The least share of the smallest measured time a fitted fixed cost (the GEMMs' launch cost, the
+// NVLink all-reduce's latency) must take for `clustersim calibrate` to write it: smaller, it lies
+// within the slopes' noise and the base's value is kept (profile_fit.cc, fixed_cost_seen).
+inline constexpr double kFixedCostShare = 0.1;
 // The largest gemm_k_half a profile takes (an inner-loop length; fitted ones are hundreds).
 inline constexpr int kMaxGemmKHalf = 1 << 20;
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,50 @@ std::string fmt(double v) {
 std::string version(uint32_t v) {
   if (v == 0) return "none";
   return std::to_string(v);
+}
+
+// A fixed cost shows in the data only where it is a fair share of a measured time; under
+// kFixedCostShare of the smallest point's it is lost in the slopes' noise (2026-12-06 review: a
+// GEMM series without its shapes under 60 MiB fitted a launch cost of 0, 3.3 us with them; an
+// all-reduce measured at 512 MiB and 1 GiB alone a latency of 222 us, 12 us measured at 1 KiB).
+bool fixed_cost_seen(double fixed_s, const std::vector<FitPoint>& points) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const FitPoint& pt : points) smallest = std::min(smallest, pt.measured_s);
+  return fixed_s > 0 && fixed_s >= kFixedCostShare * smallest;
+}
+
+const GemmFit* bf16_gemm_fit(const CalibrationResult& r) {
+  for (const GemmFit& f : r.gemm) {
+    if (f.model.dtype == DType::kBf16) return &f;
+  }
+  return nullptr;
+}
+
+const CollectiveFit* nvlink_fit(const CalibrationResult& r) {
+  const CollectiveModel* c = r.nvlink_all_reduce();
+  for (const CollectiveFit& f : r.collectives) {
+    if (&f.model == c) return &f;
+  }
+  return nullptr;
+}
+
+bool launch_seen(const CalibrationResult& r) {
+  const GemmFit* g = bf16_gemm_fit(r);
+  return g && fixed_cost_seen(g->model.launch_s, g->points);
+}
+
+bool nvlink_latency_seen(const CalibrationResult& r) {
+  const CollectiveFit* c = nvlink_fit(r);
+  return c && fixed_cost_seen(c->model.segments.front().alpha_s, c->points);
+}
+
+// Why a fitted fixed cost is not written, for kept_from_base.
+std::string unseen_fixed_cost(const char* what, double fixed_s, const std::vector<FitPoint>& points) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const FitPoint& pt : points) smallest = std::min(smallest, pt.measured_s);
+  return std::string("the fit puts ") + what + " at " + fmt(fixed_s * 1e6) + " us, under " +
+         fmt(100 * kFixedCostShare) + "% of the fastest measured point's " + fmt(smallest * 1e6) +
+         " us: the data do not show it; probe smaller sizes";
 }
 
 }  // namespace
@@ -126,12 +171,12 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                                     std::to_string(kMaxGemmKHalf) + ": check the probe's GEMM timings"});
     }
     e.gemm_k_half = static_cast<int>(std::lround(k_half));
-    e.kernel_launch = Time::s(g->launch_s);
+    if (launch_seen(r)) e.kernel_launch = Time::s(g->launch_s);
     p.sources["efficiency.gemm_max"] = "fitted: " + fmt(g->peak_flops_per_s / 1e12) + " TFLOP/s bf16 GEMM peak, " + from;
     p.sources["efficiency.gemm_tile_m"] = p.sources["efficiency.gemm_tile_n"] =
         "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
     p.sources["efficiency.gemm_k_half"] = "fitted: " + fmt(g->wave_overhead_s * 1e6) + " us per wave, " + from;
-    p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
+    if (launch_seen(r)) p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
   }
   // GEMMs of other types: a profile takes its GEMM efficiency from bf16 alone (the peak of each
   // type is its datasheet's), so they are not written; still refused out of range, as broken
@@ -178,23 +223,26 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   // datasheet, inside the 1% band) and an NVLink bus bandwidth of 0.17 from all-reduces up to
   // 1 MiB, each with fit errors under 1% (2026-12-06 review). The largest size must take at least
   // 9 times the fixed cost at the datasheet rate (the bandwidth then 90% of its time, or more).
-  const auto bandwidth_bound = [&](const char* series, double bytes, double datasheet_bytes_per_s, double fixed_s,
-                                   const char* unit_words) {
+  // `counted` is the bytes the bound counts per byte of the probe's size (bus bytes for an
+  // all-reduce): the size named is the probe's --max-bytes (in bus bytes until 2026-12-06, 1.75x
+  // too small for 8 GPUs).
+  const auto bandwidth_bound = [&](const char* series, double bytes, double counted, double datasheet_bytes_per_s,
+                                   double fixed_s, const char* unit_words) {
     const double fixed = std::max(fixed_s, 1e-6);
-    if (bytes / datasheet_bytes_per_s >= 9 * fixed) return;
+    if (bytes * counted / datasheet_bytes_per_s >= 9 * fixed) return;
     double needed = 1024;
-    while (needed / datasheet_bytes_per_s < 9 * fixed) needed *= 2;
+    while (needed * counted / datasheet_bytes_per_s < 9 * fixed) needed *= 2;
     throw BadInput(InputError{r.source_list(), 0, "",
-                              std::string("the ") + series + " series reaches " + fmt(bytes / 1048576) + " MiB" +
-                                  unit_words + ", which takes " + fmt(bytes / datasheet_bytes_per_s * 1e6) + " us at " +
+                              std::string("the ") + series + " series reaches " + fmt(bytes * counted / 1048576) +
+                                  " MiB" + unit_words + ", which takes " + fmt(bytes * counted / datasheet_bytes_per_s * 1e6) +
+                                  " us at " +
                                   base.name + "'s datasheet rate against a fixed cost of " + fmt(fixed * 1e6) +
-                                  " us: its fitted bandwidth would be the fixed cost's. Run the probe with a larger "
-                                  "--max-bytes (this series needs sizes to at least " + fmt(needed / 1048576) +
-                                  " MiB; the default is 1GiB)"});
+                                  " us: its fitted bandwidth would be the fixed cost's. Run the probe with "
+                                  "--max-bytes " + fmt(needed / 1048576) + "MiB or more (the default is 1GiB)"});
   };
   if (const MemoryModel* mm = r.memory_model(MemoryOpKind::kCopy)) {
     ++used;
-    bandwidth_bound("device copy", static_cast<double>(mm->max_bytes), base.hbm_bandwidth.bytes_per_s, mm->launch_s,
+    bandwidth_bound("device copy", static_cast<double>(mm->max_bytes), 1.0, base.hbm_bandwidth.bytes_per_s, mm->launch_s,
                     " (bytes read and written)");
     e.hbm = efficiency(mm->bw_bytes_per_s, base.hbm_bandwidth.bytes_per_s, "device copy bandwidth", "GB/s", 1e9);
     p.sources["efficiency.hbm"] = "fitted: " + fmt(mm->bw_bytes_per_s / 1e9) + " GB/s device copy, " + from;
@@ -203,18 +251,19 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   // 2026-12-05 only up to the first file's GPU count, and only NCCL's auto choice).
   if (const CollectiveModel* c = r.nvlink_all_reduce()) {
     ++used;
-    bandwidth_bound(model_name(*c).c_str(), static_cast<double>(c->segments.back().max_bytes) *
-                                                bus_bandwidth_factor(c->op, c->ranks),
-                    base.nvlink_bandwidth.bytes_per_s,
+    bandwidth_bound(model_name(*c).c_str(), static_cast<double>(c->segments.back().max_bytes),
+                    bus_bandwidth_factor(c->op, c->ranks), base.nvlink_bandwidth.bytes_per_s,
                     std::max(c->segments.front().alpha_s, c->segments.back().alpha_s), " of bus bytes");
     e.nvlink_busbw = efficiency(c->large_message_busbw_bytes_per_s(), base.nvlink_bandwidth.bytes_per_s,
                                 "all-reduce bus bandwidth", "GB/s", 1e9);
-    e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);
+    if (nvlink_latency_seen(r)) e.nvlink_collective_latency = Time::s(c->segments.front().alpha_s);
     const std::string on = std::to_string(c->ranks) + " GPUs" +
                            (c->algorithm == "auto" && c->protocol == "auto" ? "" : ", NCCL " + c->algorithm + "/" + c->protocol);
     p.sources["efficiency.nvlink_busbw"] =
         "fitted: all-reduce on " + on + ", " + fmt(c->large_message_busbw_bytes_per_s() / 1e9) + " GB/s busbw, " + from;
-    p.sources["efficiency.nvlink_collective_latency"] = "fitted: all-reduce alpha on " + on + ", " + from;
+    if (nvlink_latency_seen(r)) {
+      p.sources["efficiency.nvlink_collective_latency"] = "fitted: all-reduce alpha on " + on + ", " + from;
+    }
   }
   if (models_used) *models_used = used;
   return p;
@@ -309,12 +358,22 @@ std::vector<std::string> kept_from_base(const CalibrationResult& r) {
   std::vector<std::string> out;
   if (!r.gemm_model(DType::kBf16)) {
     out.push_back("gemm_max, gemm_tile_m, gemm_tile_n, gemm_k_half, kernel_launch (no bf16 GEMM series fitted)");
+  } else if (!launch_seen(r)) {
+    const GemmFit* g = bf16_gemm_fit(r);
+    out.push_back("kernel_launch (" + unseen_fixed_cost("the bf16 GEMMs' launch cost", g->model.launch_s, g->points) +
+                  ", or GEMMs under 60 MiB)");
   }
   if (!r.attention_model(Direction::kForward, false)) out.push_back("attention_unfused (no bf16 unfused attention chain fitted)");
   if (!r.attention_model(Direction::kForward, true)) out.push_back("attention_fused (no bf16 fused attention forward fitted)");
   if (!r.memory_model(MemoryOpKind::kCopy)) out.push_back("hbm (no device copy series fitted)");
   if (!r.nvlink_all_reduce()) {
     out.push_back("nvlink_busbw, nvlink_collective_latency (no all-reduce on one node over 2 or more GPUs fitted)");
+  } else if (!nvlink_latency_seen(r)) {
+    const CollectiveFit* c = nvlink_fit(r);
+    out.push_back("nvlink_collective_latency (" +
+                  unseen_fixed_cost(("the " + model_name(c->model) + " latency").c_str(),
+                                    c->model.segments.front().alpha_s, c->points) +
+                  ", down to a few KiB)");
   }
   return out;
 }

@@ -53,8 +53,9 @@ echo "NCCL_HOME=${NCCL_HOME:-} LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
 probe=${PROBE:-}
 if [ -z "$probe" ] || [ ! -x "$probe" ] || ldd "$probe" 2>&1 | grep -q "not found"; then
+  # For the GPUs of this machine (sm_90 alone until 2026-12-06: no kernel an A100 could run).
   echo "building the probe here"
-  cmake -S "$here" -B /tmp/build-probe -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  cmake -S "$here" -B /tmp/build-probe -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
     ${NCCL_HOME:+-DNCCL_HOME=$NCCL_HOME} >/dev/null && cmake --build /tmp/build-probe -j "$(nproc)" >/dev/null || exit 4
   probe=/tmp/build-probe/clustersim-probe
 fi

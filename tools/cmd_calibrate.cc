@@ -62,6 +62,17 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       }
     }
     probes.push_back(calib::read_probe_file(files[i]));
+    // A copy of a file is the same run: its header names the date to the second, the host and
+    // the command (until 2026-12-06 a copy under another name was fitted twice over).
+    const calib::ProbeHeader& h = probes.back().header;
+    for (size_t k = 0; k < i; ++k) {
+      const calib::ProbeHeader& o = probes[k].header;
+      if (!h.date.empty() && h.date == o.date && h.host == o.host && h.command_line == o.command_line &&
+          h.gpu_model == o.gpu_model) {
+        throw UsageError{"probe file '" + files[i] + "' holds the run of '" + files[k] + "' again (date " + h.date +
+                         ", host " + h.host + ", same command line): its measurements would count twice"};
+      }
+    }
   }
   const calib::CalibrationResult result = calib::calibrate(probes);
 

@@ -142,16 +142,18 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
   // them and still no fit, every candidate model came out non-physical (a time of zero, or
   // shuffled timings, give no finite positive rate): that is bad data, not too little.
   std::vector<InputError> unfittable;
-  const auto not_fitted = [&](const std::string& model, size_t points, size_t shapes, size_t needs) {
+  // `noun`: what a distinct point is, "shape" (GEMMs, attention) or "size" (memory, collectives).
+  const auto not_fitted = [&](const std::string& model, size_t points, size_t shapes, size_t needs,
+                              const std::string& noun = "shape") {
     std::string what = std::to_string(points) + (points == 1 ? " point" : " points");
-    if (shapes != points) what += " of " + std::to_string(shapes) + (shapes == 1 ? " shape" : " shapes");
+    if (shapes != points) what += " of " + std::to_string(shapes) + " " + noun + (shapes == 1 ? "" : "s");
     if (shapes >= needs) {
       unfittable.push_back(InputError{result.source_list(), 0, "",
                                       model + ": " + what + " fit no model (no candidate gives a finite, positive rate "
                                       "and cost); check the probe's timings"});
       return;
     }
-    result.unfitted.push_back(model + ": " + what + ", needs at least " + std::to_string(needs) + " shapes");
+    result.unfitted.push_back(model + ": " + what + ", needs at least " + std::to_string(needs) + " " + noun + "s");
   };
   for (const auto& [dtype, points] : gemm) {
     GemmFit fit = fit_gemm(points, result.machine.sm_count);
@@ -167,7 +169,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     if (fit.error.points > 0) {
       result.memory.push_back(std::move(fit));
     } else {
-      not_fitted("memory " + std::string(to_string(op)), points.size(), memory_shapes(points), kMemoryMinPoints);
+      not_fitted("memory " + std::string(to_string(op)), points.size(), memory_shapes(points), kMemoryMinPoints, "size");
     }
   }
   // The unfused chain as the simulator times it, once the GEMM and copy rates it uses are known.
@@ -200,7 +202,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     if (fit.error.points == 0) {
       const auto& [op, ranks, algorithm, protocol, nodes] = key;
       not_fitted(collective_name(op, ranks, algorithm, protocol, nodes), points.size(), collective_sizes(points),
-                 kCollectiveMinPoints);
+                 kCollectiveMinPoints, "size");
       continue;
     }
     add_row(result, model_name(fit.model), fit.points);
@@ -322,9 +324,12 @@ std::string format_parameters(const CalibrationResult& result) {
   for (const CollectiveFit& f : result.collectives) {
     os << model_name(f.model) << ":";
     for (const AlphaBetaSegment& s : f.model.segments) {
-      std::snprintf(line, sizeof line, " [%lld..%lld B: alpha %.2f us, %.2f GB/s]",
+      // nccl-tests' two figures: the size over the time (algbw) and the bus bandwidth (until
+      // 2026-12-06 the algbw alone, unlabelled, which reads as a slow link beside busbw figures).
+      std::snprintf(line, sizeof line, " [%lld..%lld B: alpha %.2f us, algbw %.2f GB/s, busbw %.2f GB/s]",
                     static_cast<long long>(s.min_bytes), static_cast<long long>(s.max_bytes),
-                    s.alpha_s * 1e6, s.bandwidth_bytes_per_s() * 1e-9);
+                    s.alpha_s * 1e6, s.bandwidth_bytes_per_s() * 1e-9,
+                    s.bandwidth_bytes_per_s() * bus_bandwidth_factor(f.model.op, f.model.ranks) * 1e-9);
       os << line;
     }
     os << "\n";

@@ -103,7 +103,13 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
   for (size_t b = 0; b < n; ++b) {
     if (!edge[b]) continue;
     for (size_t e = b + min_pts; e <= n; ++e) {
-      if (edge[e]) sse[b][e] = segment_sse(sorted, b, e, fit_segment(sorted, b, e, /*robust=*/false));
+      if (!edge[e]) continue;
+      const AlphaBetaSegment s = fit_segment(sorted, b, e, /*robust=*/false);
+      // A piece whose time does not grow with size has no bandwidth: a split that makes one is
+      // fitting a wild point (the 1 GiB all-reduce timed 5x too fast split off a segment of
+      // "inf GB/s", 2026-12-06 review), not a protocol switch.
+      if (s.beta_s_per_byte <= 0 && !(b == 0 && e == n)) continue;
+      sse[b][e] = segment_sse(sorted, b, e, s);
     }
   }
   if (n < min_pts) sse[0][n] = segment_sse(sorted, 0, n, fit_segment(sorted, 0, n, false));

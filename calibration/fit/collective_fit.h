@@ -61,7 +61,10 @@ struct CollectiveFit {
 };
 
 // Points a collective fit needs.
-inline constexpr size_t kCollectiveMinPoints = 2;  // distinct sizes (collective_sizes)
+// Distinct sizes (collective_sizes): three, so that a line through them can miss one and the error
+// means something (two fitted exactly, 0.00%, and two large sizes gave a 222 us latency for 12 us,
+// 2026-12-06 review). A segment needs as many (CollectiveFitOptions::min_points_per_segment).
+inline constexpr size_t kCollectiveMinPoints = 3;
 
 // Distinct sizes (bytes) among `points`: what the segments regress on.
 size_t collective_sizes(const std::vector<CollectivePoint>& points);

@@ -66,20 +66,37 @@ std::vector<double> fit_nonneg_relative(const std::vector<std::vector<double>>& 
       a(i, j) = rows[static_cast<size_t>(i)][static_cast<size_t>(j)] / y[static_cast<size_t>(i)];
     }
   }
-  Eigen::VectorXd weights = Eigen::VectorXd::Ones(n);
-  Eigen::VectorXd theta = solve_nonneg(a, weights);
-  if (options.robust) {
+  // keep(i) is 1 for the rows in the fit, 0 for the rows trimmed as wild.
+  const auto fit = [&](const Eigen::VectorXd& keep) {
+    Eigen::VectorXd theta = solve_nonneg(a, keep);
+    if (!options.robust) return theta;
     // IRLS for the L1 norm: weight 1/|r| (floored so exact fits stay finite) converges towards
     // the least-absolute-deviation solution.
     constexpr double kFloor = 1e-4;
     for (int it = 0; it < options.iterations; ++it) {
       const Eigen::VectorXd r = (a * theta).array() - 1.0;
-      weights = 1.0 / r.array().abs().max(kFloor);
+      const Eigen::VectorXd weights = keep.array() / r.array().abs().max(kFloor);
       const Eigen::VectorXd next = solve_nonneg(a, weights);
       const double change = (next - theta).norm() / std::max(theta.norm(), 1e-300);
       theta = next;
       if (change < 1e-9) break;
     }
+    return theta;
+  };
+  Eigen::VectorXd keep = Eigen::VectorXd::Ones(n);
+  Eigen::VectorXd theta = fit(keep);
+  if (options.robust && options.trim_factor > 1) {
+    // a * theta is predicted over measured for each row.
+    const Eigen::VectorXd ratio = a * theta;
+    Eigen::Index wild = 0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!(ratio(i) * options.trim_factor >= 1 && ratio(i) <= options.trim_factor)) {
+        keep(i) = 0;
+        ++wild;
+      }
+    }
+    const auto allowed = static_cast<Eigen::Index>(options.trim_max_share * static_cast<double>(n));
+    if (wild > 0 && wild <= std::max<Eigen::Index>(allowed, 1) && n - wild >= p + 2) theta = fit(keep);
   }
   return std::vector<double>(theta.data(), theta.data() + theta.size());
 }

@@ -79,6 +79,26 @@ TEST(LeastSquares, RobustFitIgnoresAnOutlier) {
   EXPECT_NEAR(theta[1], 3.0, 0.01);
 }
 
+// A point timed far too fast weighs as much as its error in relative terms, and IRLS does not
+// tame it: it is left out of the fit (2026-12-06 review: one GEMM timed 100x too fast moved the
+// fitted launch cost from 3.94 us to 0).
+TEST(LeastSquares, LeavesOutAPointFarTooFast) {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (double x = 1; x <= 200; x += 1) {
+    rows.push_back({1.0, x});
+    y.push_back(4.0 + 3.0 * x);
+  }
+  y[2] /= 100;
+  const std::vector<double> theta = fit_nonneg_relative(rows, y);
+  EXPECT_NEAR(theta[0], 4.0, 0.05);
+  EXPECT_NEAR(theta[1], 3.0, 0.01);
+  // More wild rows than trim_max_share: the model, not the points, is in doubt; all stay in.
+  for (size_t i = 10; i < 40; ++i) y[i] /= 100;
+  const std::vector<double> kept = fit_nonneg_relative(rows, y);
+  EXPECT_GT(std::abs(kept[0] - 4.0), 0.5);
+}
+
 TEST(GemmFit, RecoversPeakTileLaunchAndWaveCost) {
   for (const GemmModel& want : truth().gemm) {
     std::vector<GemmPoint> points;
@@ -262,6 +282,25 @@ TEST(CollectiveFit, RepeatedSizesStayInOneSegment) {
     EXPECT_LT(fit.model.segments[i - 1].max_bytes, fit.model.segments[i].min_bytes);
   }
   EXPECT_LT(fit.error.median_rel, 0.01);
+}
+
+// Two sizes fit a line exactly (0.00%) and say nothing of the model: three are needed. A wild
+// point does not split off a segment whose time does not grow with the size ("inf GB/s").
+TEST(CollectiveFit, NeedsThreeSizesAndNoFlatSegments) {
+  std::vector<CollectivePoint> points;
+  for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 2) {
+    CollectivePoint p;
+    p.ranks = 8;
+    p.bytes = b;
+    p.timing.median_s = 12e-6 + static_cast<double>(b) / 200e9;
+    points.push_back(p);
+  }
+  const std::vector<CollectivePoint> two(points.end() - 2, points.end());
+  EXPECT_EQ(fit_collective(two).error.points, 0);
+  EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 3, points.end())).error.points, 3);
+  points.back().timing.median_s *= 0.2;  // the 1 GiB point 5x too fast
+  const CollectiveFit fit = fit_collective(points);
+  for (const AlphaBetaSegment& s : fit.model.segments) EXPECT_GT(s.beta_s_per_byte, 0) << s.min_bytes;
 }
 
 TEST(Fitters, NeedEnoughPoints) {

@@ -948,6 +948,15 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   EXPECT_EQ(hard.code, 2);
   EXPECT_CONTAINS(hard.err, "its measurements would count twice");
   std::filesystem::remove(linked);
+  // And as a copy: the headers name the same run.
+  const std::filesystem::path copied = scratch("copied.pb");
+  std::filesystem::copy_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/synthetic-h100.pb", copied,
+                             std::filesystem::copy_options::overwrite_existing);
+  const Result copy = clustersim("calibrate calibration/data/synthetic-h100.pb '" + copied.string() + "' -o '" +
+                                 out.string() + "'");
+  EXPECT_EQ(copy.code, 2);
+  EXPECT_CONTAINS(copy.err, "holds the run of 'calibration/data/synthetic-h100.pb' again (date 2025-01-01T00:00:00Z");
+  std::filesystem::remove(copied);
   // Fitting again on a profile this probe already fitted is a real fit (same values, same sources).
   ASSERT_EQ(clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'").code, 0);
   const std::filesystem::path again = scratch("again.yaml");
