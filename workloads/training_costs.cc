@@ -229,8 +229,9 @@ LayerTimes layer_times(const ScenarioConfig& cfg, const calib::HardwareProfile& 
   Time gemm_fwd, gemm_bwd;
   for (const GemmShape& g : layer_gemms(cfg)) {
     gemm_fwd += calib::gemm_time(g.m, g.n, g.k, prec, hw);
-    // Backward: input gradient (m x n)(n x k) and weight gradient (k x m)(m x n).
-    gemm_bwd += calib::gemm_time(g.m, g.k, g.n, prec, hw) + calib::gemm_time(g.k, g.n, g.m, prec, hw);
+    const BackwardGemms b = backward_gemms(g);
+    gemm_bwd += calib::gemm_time(b.data_grad.m, b.data_grad.n, b.data_grad.k, prec, hw) +
+                calib::gemm_time(b.weight_grad.m, b.weight_grad.n, b.weight_grad.k, prec, hw);
   }
   const AttentionFlops att = layer_attention_flops(cfg);
   const bool fused = cfg.training.flash_attention;
@@ -258,9 +259,11 @@ Time head_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const auto tokens = static_cast<int64_t>(static_cast<double>(p.micro_batch) * m.seq_len / p.cp);
   const int64_t v = (m.vocab + p.tp - 1) / p.tp;
   const Precision prec = cfg.training.precision;
-  const Time gemm = calib::gemm_time(tokens, v, m.hidden, prec, hw) +
-                    calib::gemm_time(tokens, m.hidden, v, prec, hw) +
-                    calib::gemm_time(m.hidden, v, tokens, prec, hw);
+  const GemmShape logits{"lm_head", tokens, v, m.hidden};
+  const BackwardGemms b = backward_gemms(logits);
+  const Time gemm = calib::gemm_time(logits.m, logits.n, logits.k, prec, hw) +
+                    calib::gemm_time(b.data_grad.m, b.data_grad.n, b.data_grad.k, prec, hw) +
+                    calib::gemm_time(b.weight_grad.m, b.weight_grad.n, b.weight_grad.k, prec, hw);
   // Cross-entropy in FP32 over the logits: read, softmax, write gradient.
   const Time loss = calib::memory_time(bytes_of(static_cast<double>(tokens) * v * (2.0 + 4.0 + 4.0 + 2.0)), hw);
   return gemm + loss;

@@ -122,6 +122,10 @@ std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg) {
   return g;
 }
 
+BackwardGemms backward_gemms(const GemmShape& fwd) {
+  return {{fwd.name + " dgrad", fwd.m, fwd.k, fwd.n}, {fwd.name + " wgrad", fwd.n, fwd.k, fwd.m}};
+}
+
 AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {
   const Dims x = dims(cfg);
   const double span = attention_span(cfg.model);

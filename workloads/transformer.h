@@ -52,6 +52,17 @@ struct GemmShape {
 // rank holds seq_len / cp tokens). Backward runs two GEMMs of the same size for each.
 std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg);
 
+// The two backward GEMMs of forward GEMM `fwd` (m tokens, n outputs, k inputs), as the probe
+// times them (kernels_probe/probe_shapes.cc): the input gradient (m x n)(n x k), m x k x n, and
+// the weight gradient in the weight's own out x in layout, (n x m)(m x k), n x k x m. Until
+// 2026-12-06 the weight gradient was timed as k x n x m, its transpose, which a fitted tile of
+// unequal sides quantises differently (an LM head's: 6.10 against 6.20 ms).
+struct BackwardGemms {
+  GemmShape data_grad;
+  GemmShape weight_grad;
+};
+BackwardGemms backward_gemms(const GemmShape& fwd);
+
 // Attention-core FLOPs (QK^T and AV) of one layer, one micro-batch, one TP rank, forward.
 //   counted:  4 b s_q s_att (h/tp)        -- for MFU
 //   executed: what the kernel does: causal fused kernels skip masked blocks (about half),
