@@ -777,12 +777,22 @@ int expert_dp(const ScenarioConfig& cfg) {
 // `loads` routing the same owner is hot in every layer (the weights do not change with the
 // layer), 1.98x on the 352B plan, which the mean hid (17 GiB; 2026-12-05 audit). Under uniform
 // routing the hot owner changes from layer to layer and one layer's 1.03x errs on the safe side.
-// One draw, not one per layer: a draw per layer made an MoE sweep 50% slower.
+// One draw, not one per layer: a draw per layer made an MoE sweep 50% slower. Over the mean of
+// the pairs routed, dropped ones included (the mean the caller multiplies by): the busiest owner's
+// kept pairs over the kept mean counted the dropped pairs once more (capacity_factor 1 under zipf
+// s = 3 on the Mixtral plan: 2.30x for at most 1x, 32.4 GiB of activations for 16.4; until
+// 2026-12-06).
 double busiest_owner_load(const ScenarioConfig& cfg) {
   for (int layer = 0; layer < cfg.model.layers; ++layer) {
-    if (is_moe_layer(cfg.model, layer)) {
-      return layer_draw(cfg, expert_layout(cfg, stage_of_layer(cfg, layer)), layer, 0).imbalance();
+    if (!is_moe_layer(cfg.model, layer)) continue;
+    const RoutingMatrix r = layer_draw(cfg, expert_layout(cfg, stage_of_layer(cfg, layer)), layer, 0);
+    double kept = 0, busiest = 0;
+    for (int o = 0; o < r.owners; ++o) {
+      kept += r.owner_pairs(o);
+      busiest = std::max(busiest, r.owner_pairs(o));
     }
+    const double routed = kept + r.dropped;
+    return routed > 0 ? busiest / (routed / r.owners) : 1.0;
   }
   return 1.0;
 }

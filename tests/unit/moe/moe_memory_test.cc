@@ -48,6 +48,19 @@ TEST(MoeMemory, FullRecomputeHoldsOneWholeLayer) {
   EXPECT_NEAR(full, 4 * input + whole_layer + logits, 4.0);
 }
 
+// With a capacity factor, no expert keeps more than ceil(cf x mean) pairs: under zipf routing
+// at capacity_factor 1 the busiest owner holds about the mean, not its kept pairs' 2.3x over the
+// kept mean times the mean routed (which counted the dropped pairs: 32.4 GiB of activations on
+// the Mixtral plan for at most 16.4; until 2026-12-06).
+TEST(MoeMemory, DroppedPairsHoldNoActivations) {
+  const double uniform = memory({}).activations.as_double();
+  const double skewed = memory({"model.moe.routing=zipf", "model.moe.zipf_s=3"}).activations.as_double();
+  const double capped =
+      memory({"model.moe.routing=zipf", "model.moe.zipf_s=3", "model.moe.capacity_factor=1"}).activations.as_double();
+  EXPECT_GT(skewed, 1.5 * uniform);
+  EXPECT_LE(capped, 1.01 * uniform);
+}
+
 // ZeRO-3 gathers, beside the shards, two layers' 16-bit weights and one layer's gradients of what
 // its groups shard (FP32 gradients, 4 bytes a value), and only that: the dense share of a layer (params / layers, pp 1) when dense
 // DP > 1, an MoE layer's experts on the GPU when expert DP > 1. Before 2026-12-05 both whenever
