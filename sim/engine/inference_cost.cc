@@ -369,7 +369,13 @@ Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib
   // (1 x 6,144 x 768) took 16 us against 7 us to read its weights, and more TP made attention
   // slower (assumption, 2026-12-04: cuBLAS picks such kernels for skinny shapes; probe data for
   // m < 128 would fit it).
-  const int64_t tile_m = std::min<int64_t>(e.gemm_tile_m, std::max<int64_t>(16, ceil_div(m, 16) * 16));
+  // Past one tile the rows split into as few blocks as the fitted tile allows, each as tall as
+  // its share rounded up to 16 (129 rows: two tiles of 80, not two of 128; until 2026-12-06 the
+  // fitted tile's, so one row past 128 halved the tile's use: an expert's 129 tokens took
+  // 95 us for 72 at 128, and a decode step of batch 516 was 15% slower than one of 512).
+  const int64_t tallest = std::max<int64_t>(16, ceil_div(e.gemm_tile_m, 16) * 16);
+  const int64_t row_blocks = ceil_div(m, tallest);
+  const int64_t tile_m = std::max<int64_t>(16, ceil_div(ceil_div(m, row_blocks), 16) * 16);
   const int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, e.gemm_tile_n) * count;
   // Slices of K so that the tiles fill the SMs.
   const int64_t split = std::clamp<int64_t>(sms / std::max<int64_t>(1, tiles), 1, std::max<int64_t>(1, k / 128));
@@ -536,8 +542,13 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       // Each token goes once to every GPU of its experts' groups (etp GPUs each), and each
       // returns its 1 / etp of the group's summed output: the M2N's and N2M's bytes for this
       // GPU's tokens.
-      exchange = coll::collective_time(CollectiveOp::kAllToAll, m2n_bytes(m, per_gpu, groups, etp), ep_links) +
-                 coll::collective_time(CollectiveOp::kAllToAll, n2m_bytes(m, per_gpu, groups), ep_links);
+      // The busiest group's GPUs receive the dispatch and send the combine busiest_group_skew
+      // times the mean: their NICs pace both all-to-alls (until 2026-12-06 charged at the mean).
+      const double skew = busiest_group_skew(m, groups);
+      exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(skew * m2n_bytes(m, per_gpu, groups, etp).as_double()),
+                                       ep_links) +
+                 coll::collective_time(CollectiveOp::kAllToAll, bytes_of(skew * n2m_bytes(m, per_gpu, groups).as_double()),
+                                       ep_links);
       if (etp > 1) {
         // The etp GPUs reduce-scatter their partial outputs, one per token the group holds
         // experts of, before the combine (an all-reduce until 2026-12-05; top_k per token until
@@ -580,13 +591,20 @@ Bytes n2m_bytes(const ServingModel& m, int64_t tokens, int groups) {
   return bytes_of(static_cast<double>(tokens) * hit * m.hidden * ServingModel::kBf16Bytes);
 }
 
+double busiest_group_skew(const ServingModel& m, int groups) {
+  if (!m.is_moe() || groups <= 1) return 1.0;
+  const double local = static_cast<double>(m.moe.experts) / groups;
+  const double skew = (local - 1.0 + m.moe.load_imbalance) / local;
+  return std::clamp(skew, 1.0, groups / expert_groups_hit(m.moe.experts, groups, m.moe.top_k));
+}
+
 Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,
-                   double contention) {
+                   double contention, double send_skew, double recv_skew) {
   assert(senders > 0 && receivers > 0 && "an exchange needs GPUs on both sides");
   if (total.n <= 0) return Time::zero();
   const double bytes = total.as_double();
-  const Time out = Time::s(bytes / senders / send.nic_per_gpu.bytes_per_s);
-  const Time in = Time::s(bytes / receivers / recv.nic_per_gpu.bytes_per_s);
+  const Time out = Time::s(send_skew * bytes / senders / send.nic_per_gpu.bytes_per_s);
+  const Time in = Time::s(recv_skew * bytes / receivers / recv.nic_per_gpu.bytes_per_s);
   return send.net_alpha + contention * max(out, in);
 }
 
@@ -682,8 +700,9 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
     c.attention.push_back(moe_attn);
     c.dense.push_back(attn + dense_mlp_time(m, a.hw, r.tokens(), m.ffn_hidden, a.tp) + tp_ar);
     const int64_t tokens = load.tokens();
-    c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, groups, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor));
-    c.n2m.push_back(exchange_time(n2m_bytes(m, tokens, groups), e.gpus, a.gpus, el, al, plan.m2n_factor));
+    const double skew = busiest_group_skew(m, groups);
+    c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, groups, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor, 1.0, skew));
+    c.n2m.push_back(exchange_time(n2m_bytes(m, tokens, groups), e.gpus, a.gpus, el, al, plan.m2n_factor, skew, 1.0));
     // The expert TP group sums its partial outputs; each rank keeps the 1/etp it sends back (N2M).
     const double group_tokens = static_cast<double>(tokens) * expert_groups_hit(m.moe.experts, groups, m.moe.top_k) / groups;
     const Time etp_rs = e.tp > 1 ? coll::collective_time(CollectiveOp::kReduceScatter,

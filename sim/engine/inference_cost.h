@@ -257,13 +257,26 @@ double expert_groups_hit(int experts, int groups, int top_k);
 Bytes m2n_bytes(const ServingModel& m, int64_t tokens, int groups, int etp);
 Bytes n2m_bytes(const ServingModel& m, int64_t tokens, int groups);
 
+// The busiest expert group's share of an exchange over the mean group's: it holds the busiest
+// expert (moe.load_imbalance x the mean) beside its other experts at the mean, as
+// expert_layer_time charges it, (L - 1 + load_imbalance) / L with L experts a group, and it
+// receives a token once however many of its experts the token picks, so at most every token:
+// groups / expert_groups_hit. 1 when balanced. It divides neither side's bytes: the busiest
+// group's GPUs receive the M2N (and send the N2M) that many times the mean (until 2026-12-06
+// every group at the mean: load_imbalance 4 slowed the experts and left the exchange at 52.8 ms
+// where the hot group's NICs take 2.8x that).
+double busiest_group_skew(const ServingModel& m, int groups);
+
 // Time of one exchange of `total` bytes from `senders` GPUs to `receivers` GPUs on other nodes,
 // every sender to every receiver, spread evenly (alpha-beta, each GPU limited by its NIC share):
-//   t = net_alpha + contention x max(total / senders / send.nic_per_gpu, total / receivers / recv.nic_per_gpu)
+//   t = net_alpha + contention x max(send_skew x total / senders / send.nic_per_gpu,
+//                                    recv_skew x total / receivers / recv.nic_per_gpu)
 // `contention` (>= 1) is what the fabric adds beyond every GPU's NIC share (ECMP collisions, shared
 // links): the M2N fabric factor measured by probe_m2n_exchange; 1 = a non-blocking fabric.
+// `send_skew` / `recv_skew`: the busiest sender's / receiver's bytes over the mean
+// (busiest_group_skew on the expert side).
 Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,
-                   double contention = 1.0);
+                   double contention = 1.0, double send_skew = 1.0, double recv_skew = 1.0);
 
 // Per micro-batch, per layer costs of an attention/FFN disaggregated step.
 struct PingPongCosts {

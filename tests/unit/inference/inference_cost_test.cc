@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include <set>
 #include <vector>
 
@@ -85,6 +87,20 @@ TEST(GemmRoofline, SplitKNeverSlowerThanOneSlice) {
               max(calib::gemm_time(m, 1024, 6144, Precision::kBf16, hw),
                   calib::memory_time(bytes_of(2.0 * (1024.0 * 6144 + m * 6144.0 + m * 1024.0)), hw)));
   }
+}
+
+// One row past the fitted tile no longer doubles a skinny GEMM's compute: the rows split into
+// blocks as tall as their share (129 rows ran as two 128-row tiles until 2026-12-06: an H800
+// expert's up-projection, 16,384 x 6,144, took 2x the compute time at 129 tokens as at 128, and a
+// decode step of batch 516 was 15% slower than one of 512). Wave quantisation still steps where
+// the tiles outgrow the SMs (256 -> 257 rows: 128 tiles, then 192 on 132 SMs), as measured GEMMs do.
+TEST(GemmRoofline, NoTileCliffOneRowPastATile) {
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
+  const auto compute = [&](int64_t m) { return split_k_gemm_time(m, 16384, 6144, Precision::kBf16, hw).as_s(); };
+  // Until 2026-12-06: 1.46x and 1.49x; now what the waves add, 1.30x at most.
+  EXPECT_LE(compute(129), 1.35 * compute(128));
+  EXPECT_LE(compute(520), 1.35 * compute(512));
+  EXPECT_LE(compute(1028), 1.35 * compute(1024));
 }
 
 // The colocated pool of tiny-serving (2 instances of ep 8, tp 2 attention replicas) at GPU 0.
@@ -415,6 +431,31 @@ TEST(ExpertCost, TheHotExpertLoadsItsGroupBesideAverageOnes) {
   EXPECT_EQ(expert_layer_time(m, hw, 1024, 1, 8), priced(352, 8, 8));
   // Two experts a group: (1 + 4) x 256 / 2 = 640 each.
   EXPECT_EQ(expert_layer_time(m, hw, 1024, 4, 1), priced(640, 2, 1));
+}
+
+// The group holding the hot expert receives the dispatch (and sends the combine) as many times the
+// mean group's as its experts' load says, and at most every token once: 8 experts, top_k 2, one a
+// group (hit = 2 of 8 groups a token): load 4 gives 4x, load 8 would give 8x but a group receives
+// a token once, so 8 / 2 = 4x. Until 2026-12-06 the
+// exchange ran at the mean whatever the load.
+TEST(ExpertCost, TheHotGroupPacesTheExchange) {
+  ServingModel m = serving_model(testing::serving());  // 8 experts, top_k 2
+  EXPECT_DOUBLE_EQ(busiest_group_skew(m, 8), 1.0);
+  m.moe.load_imbalance = 4.0;
+  EXPECT_DOUBLE_EQ(busiest_group_skew(m, 8), 4.0);
+  // Two experts a group: (1 + 4) / 2 = 2.5x the pairs, but every token already visits the hot
+  // expert, so the group receives each token once: 4 groups / hit 4 (1 - C(6,2)/C(8,2)) = 2.15x.
+  EXPECT_NEAR(busiest_group_skew(m, 4), 4.0 / (4.0 * (1.0 - 15.0 / 28.0)), 1e-12);
+  EXPECT_DOUBLE_EQ(busiest_group_skew(m, 1), 1.0);
+  m.moe.load_imbalance = 8.0;
+  EXPECT_NEAR(busiest_group_skew(m, 8), 4.0, 1e-12);
+  ServingLinks l;
+  l.nic_per_gpu = gbytes_per_s(1);
+  const Bytes total{8'000'000};
+  // 8 senders and 8 receivers: 1 ms each at the mean; the hot receiver takes 4 ms.
+  EXPECT_NEAR(exchange_time(total, 8, 8, l, l).as_s(), 1e-3, 1e-9);
+  EXPECT_NEAR(exchange_time(total, 8, 8, l, l, 1.0, 1.0, 4.0).as_s(), 4e-3, 1e-9);
+  EXPECT_NEAR(exchange_time(total, 8, 8, l, l, 1.0, 4.0, 1.0).as_s(), 4e-3, 1e-9);
 }
 
 // An all-to-all to experts sliced over expert_tp GPUs sends each token once to every GPU of its
