@@ -690,7 +690,14 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
                                              bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
                                              group_links(a.tp, al));
     const Time attn = attention_layer_time(m, a.hw, r, a.tp) + tp_ar;
-    Time moe_attn = attn +
+    // The N2M returns each token's output to one rank of its attention replica; every rank of the
+    // TP group needs the whole hidden state for the next layer, so the group all-gathers it over
+    // NVLink (not charged until 2026-12-06, where the dispatch side charged its expert-TP copies).
+    const Time n2m_gather = a.tp > 1 ? coll::collective_time(CollectiveOp::kAllGather,
+                                                             bytes_of(static_cast<double>(r.tokens()) * m.hidden * w),
+                                                             group_links(a.tp, al))
+                                     : Time::zero();
+    Time moe_attn = attn + n2m_gather +
                     gemm_roofline(r.tokens(), m.moe.experts, m.hidden, ServingModel::kBf16Bytes, Precision::kBf16,
                                   a.hw) +  // router
                     permute_time(m, a.hw, ceil_div(r.tokens(), a.tp));

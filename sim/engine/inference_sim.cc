@@ -128,6 +128,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
   kv_to_.assign(requests_.size(), -1);
   outcomes_.resize(requests_.size());
   for (size_t r = 0; r < requests_.size(); ++r) {
+    last_arrival_ = max(last_arrival_, requests_[r].arrival);
     outcomes_[r].arrival = requests_[r].arrival;
     outcomes_[r].prompt = requests_[r].prompt;
     outcomes_[r].output = requests_[r].output;
@@ -404,8 +405,7 @@ void ServingSimulation::try_start(int idx) {
     ps.compute_busy += t.attention_busy;
     stats_.pools[1].compute_busy += t.ffn_busy;
     stats_.pools[1].stepping += t.total;
-    ++stats_.pools[1].steps;
-    stats_.pools[1].max_batch_seen = std::max<int>(stats_.pools[1].max_batch_seen, static_cast<int>(load.seqs()));
+    ++stats_.pools[1].steps;  // the expert pool holds no sequences: its max_batch_seen stays 0
   } else {
     ps.compute_busy += t.attention_busy + t.ffn_busy;
   }
@@ -419,6 +419,7 @@ void ServingSimulation::try_start(int idx) {
     stats_.decode_step_sum.attention_busy += t.attention_busy;
     stats_.decode_step_sum.ffn_busy += t.ffn_busy;
     ++stats_.decode_steps;
+    if (clock_.now() > last_arrival_) ++stats_.drain_decode_steps;
     stats_.decode_step_seqs += load.decode_seqs;
   }
   clock_.at(clock_.now() + t.total, [this, idx, t] { end_step(idx, t); });

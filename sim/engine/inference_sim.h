@@ -42,8 +42,8 @@ struct ServingSetup {
 ServingSetup make_serving_setup(const ScenarioConfig& cfg);
 
 // Each pool's GPUs' NVLink on `fabric` at network.nvlink_bandwidth, else the pool's own profile's
-// (pools.<role>.gpu may differ): a transfer between two pools sharing a node runs at the slower
-// GPU's speed. GPUs outside every pool keep theirs (no serving traffic reaches them).
+// (pools.<role>.gpu may differ; pools of two kinds never share a node, validate_inference). GPUs
+// outside every pool keep theirs (no serving traffic reaches them).
 void set_pool_nvlink(const NetworkConfig& network, const std::vector<PoolPlan>& pools, topo::Fabric& fabric);
 
 // The pools' TP and expert all-to-all slowdowns (setup.links[i].tp_slowdown, ep_slowdown) from
@@ -107,6 +107,7 @@ struct ServingResult {
   int64_t decode_steps = 0;
   int64_t decode_step_seqs = 0;  // sum of batch sizes over those steps
   int64_t mixed_steps = 0;       // steps that decoded and also ran prefill (not in decode_step_sum)
+  int64_t drain_decode_steps = 0;  // of decode_steps, those that started after the last arrival
   int64_t kv_transfers = 0;  // one per request moved to a decode instance (its TP shards together)
   Bytes kv_transfer_bytes;
   int micro_batches = 1;
@@ -173,6 +174,7 @@ class ServingSimulation {
 
   const ServingSetup& setup_;
   std::vector<ServingRequest> requests_;
+  Time last_arrival_;  // the latest request's arrival: steps after it are the drain
   Clock& clock_;
   net::Network* network_;
   double m2n_factor_;

@@ -121,6 +121,22 @@ TEST(InferenceConfig, MoeDispatchIsReadAndRefusedWhereItCannotApply) {
 // pools.<role>.expert_tp splits the instance's ep GPUs into ep / expert_tp groups of whole
 // experts: it must divide ep, the groups must divide the experts, and only the pools holding an
 // instance's experts take it.
+// Pools of two GPU kinds may not share a node (pools sit on consecutive GPUs in the order
+// colocated, prefill, decode, attention, expert): accepted until 2026-12-06.
+TEST(InferenceConfig, PoolsOfTwoGpuKindsDoNotShareANode) {
+  const std::vector<std::string> afd = {"inference.mode=attention_ffn", "cluster.gpus=32",
+                                        "inference.pools={attention: {gpus: 4, tp: 2, gpu: H200-SXM}, expert: {gpus: 8}}"};
+  const std::string mixed = bad_input_of([&] { serving(afd); });
+  EXPECT_TRUE(has(mixed, "inference.pools.expert.gpu: pool expert (")) << mixed;
+  EXPECT_TRUE(has(mixed, "would start on GPU 4, on a node of pool attention (H200-SXM): a node holds one kind of GPU")) << mixed;
+  std::vector<std::string> aligned = afd;
+  aligned.back() = "inference.pools={attention: {gpus: 8, tp: 2, gpu: H200-SXM}, expert: {gpus: 8}}";
+  EXPECT_NO_THROW(serving(aligned));
+  std::vector<std::string> same = afd;
+  same.back() = "inference.pools={attention: {gpus: 4, tp: 2}, expert: {gpus: 8}}";
+  EXPECT_NO_THROW(serving(same));
+}
+
 TEST(InferenceConfig, ExpertTpMustSplitTheInstanceIntoGroupsOfWholeExperts) {
   EXPECT_EQ(serving().inference->colocated->expert_tp, 0);  // the default rule applies
   EXPECT_EQ(serving({"inference.pools.colocated.expert_tp=8"}).inference->colocated->expert_tp, 8);
@@ -138,6 +154,13 @@ TEST(InferenceConfig, ExpertTpMustSplitTheInstanceIntoGroupsOfWholeExperts) {
     serving({"inference.moe=null", "inference.pools.colocated.expert_tp=2"});
   });
   EXPECT_TRUE(has(dense, "inference.pools.colocated.expert_tp: splits the experts, but the model has none")) << dense;
+  // Nor does ep wider than tp mean anything for a dense model (one instance of ep / tp replicas
+  // sharing a batch: accepted until 2026-12-06).
+  const std::string dense_ep = bad_input_of([] {
+    serving({"inference.moe=null", "inference.pools.colocated.ep=8", "inference.pools.colocated.tp=1"});
+  });
+  EXPECT_TRUE(has(dense_ep, "inference.pools.colocated.ep: groups GPUs around experts, but the model has none")) << dense_ep;
+  EXPECT_NO_THROW(serving({"inference.moe=null", "inference.pools.colocated.ep=2", "inference.pools.colocated.tp=2"}));
   const std::string attention = bad_input_of([] {
     serving({"inference.mode=attention_ffn", "inference.pools={attention: {gpus: 8, tp: 2, expert_tp: 2}, expert: {gpus: 8}}"});
   });

@@ -728,6 +728,39 @@ TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
   EXPECT_EQ(s.ffn_busy, ffn);
 }
 
+// The N2M returns a token's output to one rank of its TP-2 attention replica, which all-gathers
+// it over NVLink for the next layer: the attention side's MoE layer pays that gather, the tokens'
+// hidden states at the NVLink rate (not charged until 2026-12-06).
+TEST(PingPong, TpAttentionGathersTheReturnedOutputs) {
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  PoolPlan a, e;
+  a.role = PoolRole::kAttention;
+  a.hw = e.hw = calib::load_hardware_profile("H100-SXM");
+  a.gpus = 8;
+  a.tp = 2;
+  a.attention_replicas = 4;
+  e.role = PoolRole::kExpert;
+  e.gpus = 8;
+  e.tp = 1;
+  ServingLinks links = serving_links(cfg, a);
+  StepLoad load;
+  for (int i = 0; i < 64; ++i) load.add_decode(700);
+  const AfdPlan plan{&a, &e, 1, 1.0};
+  const Time with = afd_costs(m, plan, links, links, {load}).attention[0];
+  ServingLinks instant = links;
+  instant.nvlink_busbw = Bandwidth{1e30};
+  instant.nvlink_alpha = Time::zero();
+  const Time without = afd_costs(m, plan, instant, links, {load}).attention[0];
+  // 16 tokens a replica x hidden x 2 bytes over the pair: an all-gather and the attention's
+  // all-reduce of the same bytes, the all-gather half the all-reduce's bus traffic.
+  const double bytes = 16.0 * m.hidden * 2;
+  const Time gather = coll::collective_time(coll::CollectiveOp::kAllGather, bytes_of(bytes), group_links(2, links));
+  const Time reduce = coll::collective_time(coll::CollectiveOp::kAllReduce, bytes_of(bytes), group_links(2, links));
+  EXPECT_GT(gather, Time::zero());
+  EXPECT_EQ(with - without, gather + reduce);
+}
+
 TEST(PingPong, MicroBatchesOverlapAttentionWithExperts) {
   // Same work split in 2: attention of one micro-batch runs while the other is in the experts.
   const int layers = 20;
