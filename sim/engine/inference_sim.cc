@@ -405,7 +405,9 @@ void ServingSimulation::try_start(int idx) {
     ps.compute_busy += t.attention_busy;
     stats_.pools[1].compute_busy += t.ffn_busy;
     stats_.pools[1].stepping += t.total;
-    ++stats_.pools[1].steps;  // the expert pool holds no sequences: its max_batch_seen stays 0
+    ++stats_.pools[1].steps;
+    // The batch the expert pool serves (it holds no sequences of its own; the report says so).
+    stats_.pools[1].max_batch_seen = std::max<int>(stats_.pools[1].max_batch_seen, static_cast<int>(load.seqs()));
   } else {
     ps.compute_busy += t.attention_busy + t.ffn_busy;
   }

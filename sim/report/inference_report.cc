@@ -523,8 +523,12 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                   "max batch %s\n",
                   engine::to_string(p.role), p.gpus, p.gpu.c_str(), span > 0 ? 100 * p.compute_busy.as_s() / span : 0.0,
                   span > 0 ? 100 * p.stepping.as_s() / span : 0.0, p.weights_per_gpu.as_gib(),
-                  // An FFN pool of attention/FFN disaggregation holds no sequences of its own.
-                  p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen).c_str() : "- (holds no sequences)");
+                  // An FFN pool of attention/FFN disaggregation holds no sequences of its own: its
+                  // figure is the attention pool's batch it served (unlabelled until 2026-12-06).
+                  (p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen) +
+                                              (p.role == engine::PoolRole::kExpert ? " (served; holds none)" : "")
+                                        : std::string("- (holds no sequences)"))
+                      .c_str());
     s << line;
   }
   if (in.moe.experts > 0) {
