@@ -221,6 +221,29 @@ TEST(InferenceReport, NoDecodeOnlyStepGivesNullMeansNotAZeroStep) {
   EXPECT_NE(out.summary.find("no decode-only step"), std::string::npos) << out.summary;
 }
 
+// Requests that live long against the arrival window keep up when each is served as fast as the
+// first: the offered side counts what they would produce within the window at the quickest first
+// token and the median TPOT, as the produced side counts theirs. Until 2026-12-06 it counted their
+// whole outputs, and 200 requests a second apart, each decoding for 100 s, read 0.75 of the
+// offered load, "falling behind". A queue that grows (each first token 0.5 s later than the one
+// before) still reads as one.
+TEST(InferenceOutput, LongLivedRequestsThatKeepUpServeTheOfferedLoad) {
+  const ScenarioConfig cfg = clustersim::testing::serving();
+  engine::ServingResult r = paced_run(
+      200, [](int) { return false; }, [](int) { return Time::ms(10); }, [](int) { return Time::s(100); });
+  r.last_finish = Time::s(300);
+  const RunOutput kept = inference_output(cfg, r);
+  EXPECT_NEAR(kept.metrics.at("served_fraction"), 1.0, 1e-9);
+  EXPECT_EQ(kept.summary.find("falling behind"), std::string::npos) << kept.summary;
+  engine::ServingResult queued = paced_run(
+      200, [](int) { return false; }, [](int i) { return Time::ms(10 + 500 * i); },
+      [](int) { return Time::s(100); });
+  queued.last_finish = Time::s(400);
+  const RunOutput behind = inference_output(cfg, queued);
+  EXPECT_LT(behind.metrics.at("served_fraction"), 0.8);
+  EXPECT_NE(behind.summary.find("falling behind, queues grow"), std::string::npos) << behind.summary;
+}
+
 TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFallsBehind) {
   // tokens_per_s counts the drain after the last arrival; steady_tokens_per_s only the arrival
   // window: about the offered rate under a light load, well under it when overloaded.
