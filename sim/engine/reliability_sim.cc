@@ -193,6 +193,7 @@ class Simulation {
   }
 
   void commit() {
+    has_checkpoint_ = true;
     run_.useful += in_flight_;
     in_flight_ = Time::zero();
     async_end_.reset();
@@ -224,7 +225,10 @@ class Simulation {
     repairs_.insert(std::upper_bound(repairs_.begin(), repairs_.end(), back), back);
   }
 
-  // Crash or hang: work since the last durable checkpoint is gone; detect, diagnose, restart.
+  // Crash or hang: work since the last durable checkpoint is gone; detect, diagnose, restart,
+  // and load that checkpoint, where there is one: before the first, the job starts afresh (until
+  // 2026-12-06 every restart loaded one: with a 15.8 h load and no checkpoint ever written the
+  // load took 95.6% of the window).
   void stop_crash(int who, bool hang) {
     lose_work(who);
     stop(who);
@@ -232,8 +236,8 @@ class Simulation {
     phases_ = {{LossCause::kDetection, hang ? in_.hang_detection : in_.detection},
                {LossCause::kDiagnosis, in_.diagnosis},
                {LossCause::kReschedule, in_.reschedule},
-               {LossCause::kCommInit, in_.comm_init},
-               {LossCause::kCheckpointLoad, in_.checkpoint_load}};
+               {LossCause::kCommInit, in_.comm_init}};
+    if (has_checkpoint_) phases_.push_back({LossCause::kCheckpointLoad, in_.checkpoint_load});
     next_phase();
   }
 
@@ -431,6 +435,7 @@ class Simulation {
   Time phase_end_;
   int cause_component_ = 0;
   bool committing_ = false;
+  bool has_checkpoint_ = false;  // a checkpoint has been written (committed) in the window
   // Spare pool (only when spare_hosts is set).
   int available_ = 0;
   int need_hosts_ = 0;

@@ -326,6 +326,23 @@ void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
     notes.push_back("faults.recovery.repair_time is not used: without faults.recovery.spare_hosts the spares are "
                     "unlimited and the job never waits for a repair");
   }
+  // Keys only some failure kinds read, given while no component of that kind has a rate (notes
+  // since 2026-12-06; the keys above had them, these did not).
+  const auto any = [&](FailureKind kind) {
+    if (cfg.faults->rate_scale <= 0) return false;
+    return std::any_of(cfg.faults->components.begin(), cfg.faults->components.end(),
+                       [&](const FailureComponent& comp) { return comp.kind == kind && comp.rate_per_day > 0; });
+  };
+  if (cfg.given.count("faults.recovery.hang_detection") && !any(FailureKind::kHang)) {
+    notes.push_back("faults.recovery.hang_detection is not used: no component of kind hang has a rate");
+  }
+  if (cfg.given.count("faults.recovery.straggler_detection") && !any(FailureKind::kDegrade)) {
+    notes.push_back("faults.recovery.straggler_detection is not used: no component of kind degrade has a rate");
+  }
+  if (cfg.given.count("faults.sweep_points") && !any(FailureKind::kCrash) && !any(FailureKind::kHang)) {
+    notes.push_back("faults.sweep_points is not used: with no crash or hang the job never loses work, so no "
+                    "checkpoint interval is swept");
+  }
   if (cfg.given.count("faults.recovery.comm_init_at_gpus") && r.comm_init_scaling == CommInitScaling::kConstant) {
     notes.push_back("faults.recovery.comm_init_at_gpus is not used: with comm_init_scaling: constant, comm_init is "
                     "the same at every job size (linear scales it from comm_init_at_gpus GPUs)");

@@ -53,6 +53,21 @@ TEST(FaultsCli, OneSeedHasNoConfidenceInterval) {
   EXPECT_TRUE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2").out, "95% CI"));
 }
 
+// Keys that only some failure kinds read are named when nothing of that kind can happen, and an
+// asynchronous stall no shorter than the whole write is named as such (2026-12-06 review).
+TEST(FaultsCli, KeysNoFailureReadsAreNamed) {
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2 --set faults.rate_scale=0 --set faults.checkpoint.interval=1h "
+                              "--set faults.sweep_points=51 --set faults.recovery.straggler_detection=5min");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string all = r.out + r.err;
+  EXPECT_TRUE(contains(all, "faults.recovery.hang_detection is not used: no component of kind hang has a rate")) << all;
+  EXPECT_TRUE(contains(all, "faults.recovery.straggler_detection is not used")) << all;
+  EXPECT_TRUE(contains(all, "faults.sweep_points is not used")) << all;
+  EXPECT_TRUE(contains(all, "note: the asynchronous stall, 5 s, is no shorter than the whole write")) << all;
+  const Result sync = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2 --set faults.checkpoint.blocking=1s");
+  EXPECT_FALSE(contains(sync.out + sync.err, "is no shorter than the whole write")) << sync.out;
+}
+
 double json_number(const std::string& out, const std::string& key) {
   std::smatch m;
   if (!std::regex_search(out, m, std::regex("\"" + key + "\": ([-0-9.e+]+)"))) return std::nan("");
@@ -68,7 +83,7 @@ TEST(FaultsCli, AnIntervalIsTakenInWholeIterations) {
   EXPECT_EQ(json_number(j.out, "effective_interval_s"), 300.0) << j.out;
   EXPECT_EQ(std::fmod(json_number(j.out, "optimal_checkpoint_interval_s"), 100.0), 0.0) << j.out;
   const Result t = clustersim("run scenarios/faults-16k-30d.yaml" + set);
-  EXPECT_TRUE(contains(t.out, "taken at the end of the iteration under way: every 300 s")) << t.out;
+  EXPECT_TRUE(contains(t.out, "taken at the end of the iteration under way: every 300.000 s")) << t.out;
   // An asynchronous write of 28.4 s between 15 s iterations: checkpoints 30 s apart, the sweep's
   // shortest interval too (both read 28.4 s until 2026-12-06).
   const std::string async = " --set faults.iteration_time=15s --set faults.checkpoint.write_bandwidth=200GBps"

@@ -79,6 +79,27 @@ TEST(Reliability, EverySecondIsAccountedFor) {
   }
 }
 
+// A restart loads the last checkpoint, and before the first there is none: the job starts
+// afresh (until 2026-12-06 every restart loaded one, and a job whose checkpoint never got
+// written spent most of its window "loading" it).
+TEST(Reliability, NoCheckpointNoLoad) {
+  // Checkpoints every 2 days in a 1-day window: none is ever written.
+  ReliabilityInputs never = inputs(Time::s(2 * 86400.0), Time::s(10), Time::zero());
+  never.checkpoint_load = Time::s(3600);
+  never.components = {crash_every(Time::s(3 * 3600.0))};
+  const ReliabilityRun r = simulate_reliability(never, 1);
+  EXPECT_GT(r.interruptions, 3);
+  EXPECT_EQ(r.checkpoints, 0);
+  EXPECT_EQ(r.lost[static_cast<int>(LossCause::kCheckpointLoad)], Time::zero());
+  EXPECT_EQ(total(r), never.duration);
+  // Once one is written, each later crash loads it.
+  ReliabilityInputs hourly = never;
+  hourly.checkpoint_interval = Time::s(1800);
+  const ReliabilityRun h = simulate_reliability(hourly, 1);
+  EXPECT_GT(h.checkpoints, 0);
+  EXPECT_GT(h.lost[static_cast<int>(LossCause::kCheckpointLoad)], Time::zero());
+}
+
 TEST(Reliability, LostWorkNeverExceedsOneInterval) {
   // Synchronous checkpoints: at most the training since the last checkpoint, one interval.
   ReliabilityInputs sync = inputs(Time::s(1200), Time::s(20), Time::zero());
