@@ -164,7 +164,11 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   const Placement pl = placement_of(cfg);
   const coll::GroupLinks g = group_links(n, pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
   const Time lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, g);
-  const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv * head_dim) * kAct);
+  // With fewer KV heads than ranks each rank still needs the KV head of its query heads: a KV
+  // head goes to n / kv ranks, as if there were n (until 2026-12-06 the kv heads were split like
+  // the queries, and MQA over tp 8 moved an eighth of its K/V: 0.46 MB for 3.7 a pass).
+  const double kv_sent = std::max(kv, static_cast<double>(n));
+  const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv_sent * head_dim) * kAct);
   const Time qkv = collective_time(CollectiveOp::kAllToAll, qkv_bytes, g);
   const Time out = collective_time(CollectiveOp::kAllToAll, bytes_of(tokens * m.hidden * kAct), g);
   const int c = cfg.training.overlap.a2a_chunks;

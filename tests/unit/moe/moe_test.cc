@@ -220,6 +220,16 @@ TEST(MoeAnalytical, BreakdownAddsUpAndReportsLayers) {
   EXPECT_GT(b.ep_exposed, Time::zero());
 }
 
+// Ulysses (attention_parallel sp) over tp 8 with fewer KV heads than ranks: each rank still gets
+// the KV head of its query heads, so the exchange moves as much as with 8 KV heads; until
+// 2026-12-06 MQA (1 head) moved an eighth of the K/V, and its attention communication read less.
+TEST(MoeAnalytical, FewerKvHeadsThanUlyssesRanksAreReplicated) {
+  const Time two = run({"model.kv_heads=2"}).breakdown.tp_exposed;
+  EXPECT_EQ(run({"model.kv_heads=1"}).breakdown.tp_exposed, two);
+  EXPECT_EQ(run({"model.kv_heads=8"}).breakdown.tp_exposed, two);
+  EXPECT_GT(run({"model.kv_heads=8", "model.heads=16"}).breakdown.tp_exposed, Time::zero());
+}
+
 TEST(MoeAnalytical, SkewedRoutingIsSlowerThanUniform) {
   const Time uniform = run({}).iteration;
   for (const char* s : {"0.8", "1.2", "2"}) {
