@@ -190,7 +190,12 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
                                  (m.moe && !cfg.stragglers.stage_layers.empty()
                                       ? "; stragglers.stage_layers splits a dense model's layers unevenly, not an "
                                         "MoE model's (its layers are placed whole, with their experts)"
-                                      : ""));
+                                  : m.moe ? ""
+                                          // The documented way to run an uneven plan, named since
+                                          // 2026-12-06 (Llama 3 405B's 126 layers over 16 stages).
+                                          : "; or list each stage's layers in stragglers.stage_layers (pp entries, "
+                                            "summing to model.layers: Llama 3 405B runs 126 layers as 7, 8, ..., 8, "
+                                            "7 over 16 stages)"));
   }
   if (p.vpp > 1 && p.pp == 1) {
     c.fail("parallelism.vpp", "virtual stages need pipeline parallelism (pp > 1)");

@@ -391,6 +391,8 @@ TEST(ScenarioErrors, PlanMustDivideLayers) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].key_path, "parallelism.pp");
   EXPECT_TRUE(contains(errors[0].message, "model.layers (3)"));
+  // A dense model's way out is named (2026-12-06).
+  EXPECT_TRUE(contains(errors[0].message, "or list each stage's layers in stragglers.stage_layers")) << errors[0].message;
 }
 
 TEST(ScenarioErrors, GqaKvHeadsMustDivideHeads) {

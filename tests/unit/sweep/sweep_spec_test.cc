@@ -178,6 +178,23 @@ TEST(SweepSpec, AMissingBaseIsTheOnlyError) {
   }
 }
 
+// A limit in GiB takes a size with its unit, as one in seconds takes a duration (until 2026-12-06
+// "40GiB" was refused as not a number).
+TEST(SweepSpec, AGibLimitTakesASize) {
+  const SweepSpec s = spec_from("axes: {parallelism.tp: [1]}\nconstraints: {memory_per_gpu_gib: {max: 40GiB}}\n");
+  ASSERT_EQ(s.limits.size(), 1u);
+  EXPECT_DOUBLE_EQ(*s.limits[0].max, 40.0);
+  EXPECT_DOUBLE_EQ(*spec_from("axes: {parallelism.tp: [1]}\nconstraints: {memory_per_gpu_gib: {max: 512MiB}}\n")
+                        .limits[0]
+                        .max,
+                   0.5);
+  EXPECT_DOUBLE_EQ(*spec_from("axes: {parallelism.tp: [1]}\nconstraints: {memory_per_gpu_gib: {max: 40}}\n").limits[0].max,
+                   40.0);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nconstraints: {memory_per_gpu_gib: {max: 40parsecs}}\n")
+                .find("constraints.memory_per_gpu_gib.max"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axis: {parallelism.tp: [1]}\n").find("did you mean 'axes'"), std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: []}\n").find("axes.parallelism.tp: the axis is empty"), std::string::npos);
