@@ -206,6 +206,28 @@ TEST(CandidateEvaluator, AxesTheScreenCannotSeeAreNoted) {
   EXPECT_TRUE(analytical_notes(CandidateSpace(spec_from("axes:\n  network.routing: [ecmp, dmodk]\n"))).empty());
 }
 
+// Ties in the objective go to the faster plan: under objective gpus every plan of one size ties,
+// and the first in candidate order ranked first whatever its throughput (until 2026-12-06).
+TEST(SweepRunner, TiesGoToTheHigherThroughput) {
+  const SweepSpec spec = spec_from("axes:\n  parallelism.tp: [4, 2, 1]\nobjective: {metric: gpus, goal: min}\n");
+  const CandidateSpace space(spec);
+  RunOptions o;
+  o.jobs = 1;
+  o.top_k = 0;
+  const ScratchDir dir("clustersim_sweep_ties");
+  ASSERT_TRUE(dir.ok());
+  o.log_path = dir.file("results.jsonl");
+  const SweepRun run = run_sweep(spec, o);
+  const SweepTable t = build_table(space, run.records);
+  ASSERT_EQ(t.ranking.size(), 3u);
+  for (size_t i = 1; i < t.ranking.size(); ++i) {
+    EXPECT_EQ(*t.rows[t.ranking[i]].analytical.objective, *t.rows[t.ranking[0]].analytical.objective);
+    EXPECT_GE(t.rows[t.ranking[i - 1]].analytical.metrics.at("tokens_per_s"),
+              t.rows[t.ranking[i]].analytical.metrics.at("tokens_per_s"));
+  }
+  EXPECT_NE(t.ranking[0], 0);  // tp 4, first in candidate order, is not the fastest of these
+}
+
 TEST(SweepRunner, InterruptedSweepResumesToOneRowPerCandidate) {
   const SweepSpec spec = spec_from(kAxes);
   const CandidateSpace space(spec);
