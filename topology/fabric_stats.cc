@@ -262,10 +262,13 @@ std::string format_summary(const Fabric& fabric) {
     // Every agg keeps its uplinks, one to each core of its plane: the cores are those of a full
     // fabric, each using one port per built pod. The cables are real; fewer, fuller cores carry them.
     const int64_t uplinks = int64_t{s.aggs} * s.agg_up;
+    // With the total those cores give (the total alone read as the switches to buy: 4,608 where
+    // 640 carry the fabric; since 2026-12-06).
+    const int64_t fewest = (uplinks + s.radix - 1) / s.radix;
     out += "  (core tier sized for " + std::to_string(s.max_pods) + " pods, " + std::to_string(s.pods) +
-           " built: its " + with_commas(uplinks) + " agg_core links would fit " +
-           with_commas((uplinks + s.radix - 1) / s.radix) + " cores of " + std::to_string(s.radix) +
-           " ports; the count above is not a bill of materials)\n";
+           " built: its " + with_commas(uplinks) + " agg_core links would fit " + with_commas(fewest) + " cores of " +
+           std::to_string(s.radix) + " ports, " + with_commas(int64_t{s.tors} + s.aggs + fewest) +
+           " switches in all; the counts above are the simulated fabric's, not a bill of materials)\n";
   }
 
   out += "links (full duplex)   count  bandwidth     latency\n";

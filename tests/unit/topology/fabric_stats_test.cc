@@ -97,6 +97,8 @@ TEST(FabricSummary, RatioAsCabledAndCoresOfAPartFabric) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("each up to 1 group = 8 ToRs"), std::string::npos) << s;
+  // With the fabric's switch count at those cores: 64 ToRs + 64 aggs + 16 (since 2026-12-06).
+  EXPECT_NE(s.find("16 cores of 16 ports, 144 switches in all"), std::string::npos) << s;
 }
 
 // Uplinks faster than the NICs: the ports' ratio and the bandwidth's (3:1 ports, 800 Gbps up
