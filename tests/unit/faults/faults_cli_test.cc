@@ -68,6 +68,18 @@ TEST(FaultsCli, KeysNoFailureReadsAreNamed) {
   EXPECT_FALSE(contains(sync.out + sync.err, "is no shorter than the whole write")) << sync.out;
 }
 
+// Components counted per job (Llama 3's planned maintenance, dependencies) dominate a small job's
+// interruptions whatever its size: said (2026-12-06), and not on the 16,384-GPU job they came from.
+TEST(FaultsCli, PerJobRatesOnASmallJobAreNamed) {
+  const Result small = clustersim(
+      "run scenarios/faults-16k-30d.yaml --set faults.seeds=2 --set cluster.gpus=8 --set parallelism.pp=1 "
+      "--set parallelism.vpp=1 --set stragglers=null --set model.layers=2 --set training.global_batch=8");
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_TRUE(contains(small.out, "of the interruptions come from components counted per job")) << small.out;
+  const Result large = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2");
+  EXPECT_FALSE(contains(large.out, "counted per job")) << large.out;
+}
+
 double json_number(const std::string& out, const std::string& key) {
   std::smatch m;
   if (!std::regex_search(out, m, std::regex("\"" + key + "\": ([-0-9.e+]+)"))) return std::nan("");
