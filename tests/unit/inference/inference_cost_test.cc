@@ -697,10 +697,8 @@ TEST(PingPong, OneMicroBatchNoNetworkIsAttentionPlusFfn) {
   EXPECT_EQ(s.idle, Time::zero());
 }
 
-TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
-  // The whole chain: afd_costs from shapes, with a network that costs nothing.
-  const ScenarioConfig cfg = testing::serving();
-  const ServingModel m = serving_model(cfg);
+// An attention pool of 8 H100s at tp 2 (4 replicas) beside an expert pool of 8 at tp 1.
+std::pair<PoolPlan, PoolPlan> afd_pools() {
   PoolPlan a, e;
   a.role = PoolRole::kAttention;
   a.hw = e.hw = calib::load_hardware_profile("H100-SXM");
@@ -710,13 +708,27 @@ TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
   e.role = PoolRole::kExpert;
   e.gpus = 8;
   e.tp = 1;
+  return {a, e};
+}
+
+// `seqs` sequences decoding at `context` tokens each.
+StepLoad decoding(int seqs, int64_t context) {
+  StepLoad load;
+  for (int i = 0; i < seqs; ++i) load.add_decode(context);
+  return load;
+}
+
+TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
+  // The whole chain: afd_costs from shapes, with a network that costs nothing.
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  const auto [a, e] = afd_pools();
   ServingLinks free = serving_links(cfg, a);
   free.net_alpha = Time::zero();
   free.nic_per_gpu = Bandwidth{1e30};
   free.nvlink_alpha = Time::zero();
   free.nvlink_busbw = Bandwidth{1e30};
-  StepLoad load;
-  for (int i = 0; i < 64; ++i) load.add_decode(700);
+  const StepLoad load = decoding(64, 700);
   const AfdPlan plan{&a, &e, 1, 1.0};
   const PingPongCosts c = afd_costs(m, plan, free, free, {load});
   ASSERT_EQ(c.m2n[0], Time::zero());
@@ -734,18 +746,9 @@ TEST(PingPong, DisaggregatedStepWithZeroNetworkCostEqualsAttentionPlusFfn) {
 TEST(PingPong, TpAttentionGathersTheReturnedOutputs) {
   const ScenarioConfig cfg = testing::serving();
   const ServingModel m = serving_model(cfg);
-  PoolPlan a, e;
-  a.role = PoolRole::kAttention;
-  a.hw = e.hw = calib::load_hardware_profile("H100-SXM");
-  a.gpus = 8;
-  a.tp = 2;
-  a.attention_replicas = 4;
-  e.role = PoolRole::kExpert;
-  e.gpus = 8;
-  e.tp = 1;
+  const auto [a, e] = afd_pools();
   ServingLinks links = serving_links(cfg, a);
-  StepLoad load;
-  for (int i = 0; i < 64; ++i) load.add_decode(700);
+  const StepLoad load = decoding(64, 700);
   const AfdPlan plan{&a, &e, 1, 1.0};
   const Time with = afd_costs(m, plan, links, links, {load}).attention[0];
   ServingLinks instant = links;
