@@ -62,13 +62,20 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       }
     }
     probes.push_back(calib::read_probe_file(files[i]));
-    // A copy of a file is the same run: its header names the date to the second, the host and
-    // the command (until 2026-12-06 a copy under another name was fitted twice over).
-    const calib::ProbeHeader& h = probes.back().header;
+    // A copy of a file is the same run: its header names the date to the second, the host, the
+    // command and the GPUs, and it holds as many measurements of each kind (until 2026-12-06 a
+    // copy under another name was fitted twice over). Synthetic files share a fixed date and host:
+    // their command line (seed) and GPU count tell them apart.
+    const calib::ProbeData& d = probes.back();
+    const calib::ProbeHeader& h = d.header;
+    const auto same_counts = [&](const calib::ProbeData& o) {
+      return d.gemm.size() == o.gemm.size() && d.attention.size() == o.attention.size() &&
+             d.memory.size() == o.memory.size() && d.collectives.size() == o.collectives.size();
+    };
     for (size_t k = 0; k < i; ++k) {
       const calib::ProbeHeader& o = probes[k].header;
       if (!h.date.empty() && h.date == o.date && h.host == o.host && h.command_line == o.command_line &&
-          h.gpu_model == o.gpu_model) {
+          h.gpu_model == o.gpu_model && h.gpu_count == o.gpu_count && same_counts(probes[k])) {
         throw UsageError{"probe file '" + files[i] + "' holds the run of '" + files[k] + "' again (date " + h.date +
                          ", host " + h.host + ", same command line): its measurements would count twice"};
       }

@@ -97,13 +97,18 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
   std::vector<bool> edge(n + 1, false);
   edge[0] = edge[n] = true;
   for (size_t i = 1; i < n; ++i) edge[i] = sorted[i].bytes != sorted[i - 1].bytes;
+  // sizes_before[i]: distinct sizes among sorted[0, i). A segment needs min_pts distinct sizes,
+  // not points: two runs fitted together hold every size twice, and a 4-point segment of 2 sizes
+  // fitted them exactly (until 2026-12-06).
+  std::vector<size_t> sizes_before(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) sizes_before[i + 1] = sizes_before[i] + (edge[i] ? 1 : 0);
   // sse[b][e]: squared relative residuals of one segment over sorted[b, e) (plain least squares,
   // which is what the information criterion assumes).
   std::vector<std::vector<double>> sse(n + 1, std::vector<double>(n + 1, kInf));
   for (size_t b = 0; b < n; ++b) {
     if (!edge[b]) continue;
     for (size_t e = b + min_pts; e <= n; ++e) {
-      if (!edge[e]) continue;
+      if (!edge[e] || sizes_before[e] - sizes_before[b] < min_pts) continue;
       const AlphaBetaSegment s = fit_segment(sorted, b, e, /*robust=*/false);
       // A piece whose time does not grow with size has no bandwidth: a split that makes one is
       // fitting a wild point (the 1 GiB all-reduce timed 5x too fast split off a segment of
@@ -158,7 +163,13 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
     e = b;
   }
   std::reverse(ranges.begin(), ranges.end());
-  for (const auto& [b, e] : ranges) fit.model.segments.push_back(fit_segment(sorted, b, e, true));
+  for (const auto& [b, e] : ranges) {
+    // The robust refit may leave out points; where that leaves a flat piece (no bandwidth), the
+    // plain fit the search chose stands.
+    AlphaBetaSegment s = fit_segment(sorted, b, e, true);
+    if (s.beta_s_per_byte <= 0) s = fit_segment(sorted, b, e, false);
+    fit.model.segments.push_back(s);
+  }
   for (const CollectivePoint& p : sorted) {
     fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s, fit.model.predict_s(p.bytes), p.bytes});
   }

@@ -47,7 +47,7 @@ struct CollectiveModel {
 
 struct CollectiveFitOptions {
   int max_segments = 3;
-  int min_points_per_segment = 3;
+  int min_points_per_segment = 3;  // distinct sizes
   // Multiplies the information criterion's parameter penalty. Above 1 because the split points
   // are searched for, which buys more freedom than BIC's count of parameters assumes; 2 keeps
   // percent-level noise from splitting a straight line.
@@ -61,10 +61,11 @@ struct CollectiveFit {
 };
 
 // Points a collective fit needs.
-// Distinct sizes (collective_sizes): three, so that a line through them can miss one and the error
-// means something (two fitted exactly, 0.00%, and two large sizes gave a 222 us latency for 12 us,
-// 2026-12-06 review). A segment needs as many (CollectiveFitOptions::min_points_per_segment).
-inline constexpr size_t kCollectiveMinPoints = 3;
+// Distinct sizes (collective_sizes): five, so that a line through them misses at least three and
+// the median error means something (two sizes fitted exactly, 0.00%, and gave a 222 us latency for
+// 12 us; three passed the median gate at 0.00% with a worst of 53%; 2026-12-06 reviews). The
+// probe measures 21 (11 with --quick). A segment needs min_points_per_segment distinct sizes.
+inline constexpr size_t kCollectiveMinPoints = 5;
 
 // Distinct sizes (bytes) among `points`: what the segments regress on.
 size_t collective_sizes(const std::vector<CollectivePoint>& points);

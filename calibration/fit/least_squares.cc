@@ -96,7 +96,15 @@ std::vector<double> fit_nonneg_relative(const std::vector<std::vector<double>>& 
       }
     }
     const auto allowed = static_cast<Eigen::Index>(options.trim_max_share * static_cast<double>(n));
-    if (wild > 0 && wild <= std::max<Eigen::Index>(allowed, 1) && n - wild >= p + 2) theta = fit(keep);
+    if (wild > 0 && wild <= allowed && n - wild >= p + 2) {
+      // Kept only where it fits the rows it kept better than the first fit did (the first fit,
+      // pulled by the wild rows, decided which they are).
+      const Eigen::VectorXd refit = fit(keep);
+      const auto kept_error = [&](const Eigen::VectorXd& t) {
+        return (keep.array() * ((a * t).array() - 1.0).abs()).sum();
+      };
+      if (kept_error(refit) < kept_error(theta)) theta = refit;
+    }
   }
   return std::vector<double>(theta.data(), theta.data() + theta.size());
 }

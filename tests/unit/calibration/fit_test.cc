@@ -284,7 +284,7 @@ TEST(CollectiveFit, RepeatedSizesStayInOneSegment) {
   EXPECT_LT(fit.error.median_rel, 0.01);
 }
 
-// Two sizes fit a line exactly (0.00%) and say nothing of the model: three are needed. A wild
+// Two sizes fit a line exactly (0.00%) and say nothing of the model: five are needed. A wild
 // point does not split off a segment whose time does not grow with the size ("inf GB/s").
 TEST(CollectiveFit, NeedsThreeSizesAndNoFlatSegments) {
   std::vector<CollectivePoint> points;
@@ -297,7 +297,12 @@ TEST(CollectiveFit, NeedsThreeSizesAndNoFlatSegments) {
   }
   const std::vector<CollectivePoint> two(points.end() - 2, points.end());
   EXPECT_EQ(fit_collective(two).error.points, 0);
-  EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 3, points.end())).error.points, 3);
+  EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 4, points.end())).error.points, 0);
+  EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 5, points.end())).error.points, 5);
+  // Two runs of the same 5 sizes: 10 points, but no segment of fewer than 3 sizes.
+  std::vector<CollectivePoint> twice(points.end() - 5, points.end());
+  twice.insert(twice.end(), points.end() - 5, points.end());
+  for (const AlphaBetaSegment& s : fit_collective(twice).model.segments) EXPECT_GE(s.max_bytes, 4 * s.min_bytes);
   points.back().timing.median_s *= 0.2;  // the 1 GiB point 5x too fast
   const CollectiveFit fit = fit_collective(points);
   for (const AlphaBetaSegment& s : fit.model.segments) EXPECT_GT(s.beta_s_per_byte, 0) << s.min_bytes;

@@ -267,7 +267,14 @@ TEST(ProfileFit, BandwidthsNeedSizesWhereTheBandwidthDominates) {
   for (MemoryFit& f : small_copies.memory) f.model.max_bytes = 16 << 20;  // at 3.35 TB/s: 5 us
   const std::string copy = refusal([&] { fitted_profile(small_copies, base); });
   EXPECT_TRUE(has(copy, "the device copy series reaches 16 MiB")) << copy;
-  EXPECT_TRUE(has(copy, "--max-bytes")) << copy;
+  EXPECT_TRUE(has(copy, "Run the probe with --max-bytes 128MiB or more")) << copy;
+  // A fixed cost no size the GPU holds outweighs is named as suspect (a 65536MiB size was
+  // suggested for a 1 ms copy launch until 2026-12-06; 10 ms needs 512 GiB).
+  CalibrationResult slow_launch = small_copies;
+  for (MemoryFit& f : slow_launch.memory) f.model.launch_s = 1e-2;
+  const std::string broken = refusal([&] { fitted_profile(slow_launch, base); });
+  EXPECT_TRUE(has(broken, "No size the GPU holds makes the bandwidth dominate (it would take --max-bytes 512GiB)"))
+      << broken;
   CalibrationResult small_collectives = full;
   for (CollectiveFit& f : small_collectives.collectives) f.model.segments.back().max_bytes = 1 << 20;
   const std::string nvlink = refusal([&] { fitted_profile(small_collectives, base); });
@@ -302,10 +309,19 @@ TEST(ProfileFit, FixedCostsTheDataDoNotShowStayTheBases) {
   EXPECT_EQ(source(kept, "efficiency.kernel_launch"), source(base, "efficiency.kernel_launch"));
   EXPECT_NE(source(fitted, "efficiency.kernel_launch"), source(base, "efficiency.kernel_launch"));
   EXPECT_EQ(kept.eff.gemm_max, fitted.eff.gemm_max);
+  // The unfused chain, fitted beside that launch cost, stays the base's too.
+  EXPECT_NE(fitted.eff.attention_unfused, base.eff.attention_unfused);
+  EXPECT_EQ(kept.eff.attention_unfused, base.eff.attention_unfused);
+  EXPECT_EQ(kept.eff.attention_score_bytes, base.eff.attention_score_bytes);
   std::string lines;
   for (const std::string& l : kept_from_base(unseen)) lines += l + "\n";
   EXPECT_TRUE(has(lines, "kernel_launch (the fit puts the bf16 GEMMs' launch cost at 0 us, under 10% of the fastest")) << lines;
   EXPECT_TRUE(has(lines, "nvlink_collective_latency (the fit puts the all_reduce x8 auto/auto latency at")) << lines;
+  EXPECT_TRUE(has(lines, "attention_unfused, attention_score_bytes, attention_score_bytes_backward (the chain")) << lines;
+  // A point timed 100x too fast does not lower the bar: the fastest point the fit follows counts.
+  CalibrationResult wild = full;
+  for (GemmFit& f : wild.gemm) f.points.front().measured_s = f.points.front().predicted_s / 100;
+  EXPECT_EQ(fitted_profile(wild, base).eff.kernel_launch, fitted.eff.kernel_launch);
 }
 
 // The written profile times copies at the one launch cost every kernel pays (the GEMM fit's)
