@@ -197,12 +197,13 @@ GemmPassTimes moe_gemm_time(int64_t m, int64_t n, int64_t k, Precision precision
   GemmPassTimes t;
   // Forward C = A B: read A (m x k) and B (k x n), write C (m x n).
   t.fwd = roof(m, n, k, operand_bytes * (md * kd + kd * nd) + kAct * md * nd);
+  const BackwardGemms back = backward_gemms({"", m, n, k});
   // Input gradient dA = dC B^T: read dC and B, write dA (m x k).
-  t.bwd = roof(m, k, n, operand_bytes * (md * nd + nd * kd) + kAct * md * kd);
+  t.bwd = roof(back.data_grad.m, back.data_grad.n, back.data_grad.k, operand_bytes * (md * nd + nd * kd) + kAct * md * kd);
   // Weight gradient dB += A^T dC: read A and dC, read and write the main grad (k x n), timed in
   // the probe's orientation (backward_gemms: n x k x m).
-  const GemmShape wgrad = backward_gemms({"", m, n, k}).weight_grad;
-  t.bwd += roof(wgrad.m, wgrad.n, wgrad.k, operand_bytes * (kd * md + md * nd) + 2.0 * grad_bytes * kd * nd);
+  t.bwd += roof(back.weight_grad.m, back.weight_grad.n, back.weight_grad.k,
+                operand_bytes * (kd * md + md * nd) + 2.0 * grad_bytes * kd * nd);
   return t;
 }
 

@@ -360,6 +360,7 @@ StepLoad StepLoad::share(int replicas) const {
 }
 
 Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib::HardwareProfile& hw, int64_t count) {
+  if (m <= 0 || n <= 0 || k <= 0 || count <= 0) return Time::zero();
   const calib::Efficiencies& e = hw.eff;
   const int64_t sms = std::max(1, hw.sm_count);
   // A skinny GEMM (decode: a few rows per step) runs a kernel whose tiles are only as tall as its
@@ -369,27 +370,33 @@ Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib
   // (1 x 6,144 x 768) took 16 us against 7 us to read its weights, and more TP made attention
   // slower (assumption, 2026-12-04: cuBLAS picks such kernels for skinny shapes; probe data for
   // m < 128 would fit it).
-  // Past one tile the rows split into as few blocks as the fitted tile allows, each as tall as
-  // its share rounded up to 16 (129 rows: two tiles of 80, not two of 128; until 2026-12-06 the
-  // fitted tile's, so one row past 128 halved the tile's use: an expert's 129 tokens took
-  // 95 us for 72 at 128, and a decode step of batch 516 was 15% slower than one of 512).
-  const int64_t tallest = std::max<int64_t>(16, ceil_div(e.gemm_tile_m, 16) * 16);
-  const int64_t row_blocks = ceil_div(m, tallest);
-  const int64_t tile_m = std::max<int64_t>(16, ceil_div(ceil_div(m, row_blocks), 16) * 16);
-  const int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, e.gemm_tile_n) * count;
-  // Slices of K so that the tiles fill the SMs.
-  const int64_t split = std::clamp<int64_t>(sms / std::max<int64_t>(1, tiles), 1, std::max<int64_t>(1, k / 128));
-  const int64_t ks = ceil_div(k, split);
-  const int64_t all = tiles * split;
-  const int64_t waves = ceil_div(all, sms);
-  const double wave = static_cast<double>(all) / static_cast<double>(waves * sms);
-  const double tile = (static_cast<double>(m) * static_cast<double>(n)) /
-                      (static_cast<double>(ceil_div(m, tile_m) * tile_m) *
-                       static_cast<double>(ceil_div(n, e.gemm_tile_n) * e.gemm_tile_n));
-  const double inner = static_cast<double>(ks) / static_cast<double>(ks + e.gemm_k_half);
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
-                       static_cast<double>(count);
-  return e.kernel_launch + Time::s(flops / (hw.peak(p).per_s * e.gemm_max * wave * tile * inner));
+  // The time at tile height `tile_m`.
+  const auto at = [&](int64_t tile_m) {
+    const int64_t tiles = ceil_div(m, tile_m) * ceil_div(n, e.gemm_tile_n) * count;
+    // Slices of K so that the tiles fill the SMs.
+    const int64_t split = std::clamp<int64_t>(sms / std::max<int64_t>(1, tiles), 1, std::max<int64_t>(1, k / 128));
+    const int64_t ks = ceil_div(k, split);
+    const int64_t all = tiles * split;
+    const int64_t waves = ceil_div(all, sms);
+    const double wave = static_cast<double>(all) / static_cast<double>(waves * sms);
+    const double tile = (static_cast<double>(m) * static_cast<double>(n)) /
+                        (static_cast<double>(ceil_div(m, tile_m) * tile_m) *
+                         static_cast<double>(ceil_div(n, e.gemm_tile_n) * e.gemm_tile_n));
+    const double inner = static_cast<double>(ks) / static_cast<double>(ks + e.gemm_k_half);
+    const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                         static_cast<double>(count);
+    return e.kernel_launch + Time::s(flops / (hw.peak(p).per_s * e.gemm_max * wave * tile * inner));
+  };
+  const int64_t fitted = std::max<int64_t>(16, e.gemm_tile_m);
+  if (m <= fitted) return at(std::min(fitted, std::max<int64_t>(16, ceil_div(m, 16) * 16)));
+  // Past one tile, the fastest of the tile heights 64, 128, ... up to the fitted tile (Hopper's
+  // wgmma computes 64 rows a warpgroup; a library picks among such kernels by shape). Until
+  // 2026-12-06 the fitted tile's alone: never faster, and 320 rows ran as three 128-row tiles.
+  // One row past a tile still steps where padding and waves both bind (129 rows on 64 column
+  // tiles: 1.46x the time at 128, either height), as measured GEMMs do.
+  Time best = at(fitted);
+  for (int64_t t = 64; t < fitted; t += 64) best = min(best, at(t));
+  return best;
 }
 
 Time gemm_roofline(int64_t m, int64_t n, int64_t k, double w, Precision p, const calib::HardwareProfile& hw,
@@ -553,8 +560,8 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
         // The etp GPUs reduce-scatter their partial outputs, one per token the group holds
         // experts of, before the combine (an all-reduce until 2026-12-05; top_k per token until
         // then too).
-        const double group_pairs = static_cast<double>(tokens) * expert_groups_hit(m.moe.experts, groups, m.moe.top_k) / groups;
-        exchange += coll::collective_time(CollectiveOp::kReduceScatter, bytes_of(group_pairs * m.hidden * w),
+        exchange += coll::collective_time(CollectiveOp::kReduceScatter,
+                                          bytes_of(busiest_group_tokens(m, tokens, groups) * m.hidden * w),
                                           group_links_ep(etp, l));
       }
     }
@@ -596,6 +603,11 @@ double busiest_group_skew(const ServingModel& m, int groups) {
   const double local = static_cast<double>(m.moe.experts) / groups;
   const double skew = (local - 1.0 + m.moe.load_imbalance) / local;
   return std::clamp(skew, 1.0, groups / expert_groups_hit(m.moe.experts, groups, m.moe.top_k));
+}
+
+double busiest_group_tokens(const ServingModel& m, int64_t tokens, int groups) {
+  return static_cast<double>(tokens) * expert_groups_hit(m.moe.experts, groups, m.moe.top_k) / groups *
+         busiest_group_skew(m, groups);
 }
 
 Time exchange_time(Bytes total, int senders, int receivers, const ServingLinks& send, const ServingLinks& recv,
@@ -711,7 +723,7 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
     c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, groups, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor, 1.0, skew));
     c.n2m.push_back(exchange_time(n2m_bytes(m, tokens, groups), e.gpus, a.gpus, el, al, plan.m2n_factor, skew, 1.0));
     // The expert TP group sums its partial outputs; each rank keeps the 1/etp it sends back (N2M).
-    const double group_tokens = static_cast<double>(tokens) * expert_groups_hit(m.moe.experts, groups, m.moe.top_k) / groups;
+    const double group_tokens = busiest_group_tokens(m, tokens, groups);
     const Time etp_rs = e.tp > 1 ? coll::collective_time(CollectiveOp::kReduceScatter,
                                                            bytes_of(group_tokens * m.hidden * w), group_links(e.tp, el))
                                  : Time::zero();

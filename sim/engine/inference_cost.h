@@ -266,6 +266,10 @@ Bytes n2m_bytes(const ServingModel& m, int64_t tokens, int groups);
 // every group at the mean: load_imbalance 4 slowed the experts and left the exchange at 52.8 ms
 // where the hot group's NICs take 2.8x that).
 double busiest_group_skew(const ServingModel& m, int groups);
+// Tokens the busiest expert group receives from `tokens` (the mean group's, tokens x
+// expert_groups_hit / groups, times busiest_group_skew): what its expert-TP ranks reduce-scatter
+// (at the mean group's until 2026-12-06, while its compute and exchange took the skew).
+double busiest_group_tokens(const ServingModel& m, int64_t tokens, int groups);
 
 // Time of one exchange of `total` bytes from `senders` GPUs to `receivers` GPUs on other nodes,
 // every sender to every receiver, spread evenly (alpha-beta, each GPU limited by its NIC share):
