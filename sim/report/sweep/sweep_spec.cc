@@ -403,6 +403,16 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
         continue;
       }
     }
+    // Every output is zero or more: a negative bound is a slip (`{max: -1}` ran every candidate
+    // and rejected them all, accepted until 2026-12-06, where -1GiB or -1s was refused).
+    if ((limit.min && *limit.min < 0) || (limit.max && *limit.max < 0)) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%s is never negative; got %s %.6g", key.c_str(),
+                    limit.min && *limit.min < 0 ? "min" : "max",
+                    limit.min && *limit.min < 0 ? *limit.min : *limit.max);
+      errors.add(InputError{n.file, n.line, path, buf});
+      continue;
+    }
     if (limit.min && limit.max && *limit.min > *limit.max) {
       char buf[160];
       std::snprintf(buf, sizeof buf, "min %.6g is above max %.6g: no candidate can satisfy it", *limit.min, *limit.max);

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <optional>
+#include <limits>
 #include <string_view>
 
 namespace clustersim::sweep {
@@ -21,17 +21,19 @@ std::vector<int64_t> rank_rows(const SweepSpec& spec, std::vector<Row>& rows, St
     if ((rows[i].*stage).objective) order.push_back(static_cast<int64_t>(i));
   }
   const bool maximise = spec.goal == Goal::kMaximize;
+  // A row without the metric ranks as the slowest (a total order: comparing only rows that have
+  // it would not be one).
   const auto throughput = [&](int64_t i) {
     const auto& m = (rows[static_cast<size_t>(i)].*stage).metrics;
     const auto it = m.find("tokens_per_s");
-    return it == m.end() ? std::optional<double>() : std::optional<double>(it->second);
+    return it == m.end() ? -std::numeric_limits<double>::infinity() : it->second;
   };
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     const double x = *(rows[a].*stage).objective;
     const double y = *(rows[b].*stage).objective;
     if (x != y) return maximise ? x > y : x < y;
-    const std::optional<double> ta = throughput(a), tb = throughput(b);
-    if (ta && tb && *ta != *tb) return *ta > *tb;
+    const double ta = throughput(a), tb = throughput(b);
+    if (ta != tb) return ta > tb;
     return a < b;
   });
   for (size_t r = 0; r < order.size(); ++r) (rows[order[r]].*stage).rank = static_cast<int>(r + 1);

@@ -193,6 +193,11 @@ TEST(SweepSpec, AGibLimitTakesASize) {
   EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nconstraints: {memory_per_gpu_gib: {max: 40parsecs}}\n")
                 .find("constraints.memory_per_gpu_gib.max"),
             std::string::npos);
+  // No output is negative: a negative bound is refused, with a unit or without (2026-12-06).
+  const std::string negative = error_text("axes: {parallelism.tp: [1]}\nconstraints: {memory_per_gpu_gib: {max: -1}}\n");
+  EXPECT_NE(negative.find("memory_per_gpu_gib is never negative; got max -1"), std::string::npos) << negative;
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nconstraints: {mfu: {min: -0.5}}\n").find("never negative"),
+            std::string::npos);
 }
 
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
