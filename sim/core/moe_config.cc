@@ -126,7 +126,7 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const MoeConfig& m = *cfg.model.moe;
   if (m.top_k > m.experts) {
     fail("model.moe.top_k", "must not exceed model.moe.experts (" + str(m.experts) + "); got " + str(m.top_k));
-  } else if (p.tp > 0 && p.cp > 0) {
+  } else if (p.tp > 0 && p.cp > 0 && m.top_k < m.experts) {  // top_k = experts draws nothing (route_tokens)
     // The routing draws (workloads/moe.cc: 4 per MoE layer, every token of a micro-batch on every
     // GPU of an expert domain picking top_k experts without repeats, by rejection) cost about
     // 8 ns per draw, and the draws grow as top_k nears the experts: a bound up

@@ -94,6 +94,21 @@ TEST(Routing, ConservesPairsAndIsDeterministic) {
   EXPECT_LT(a.imbalance(), 1.15);  // uniform: sampling noise only
 }
 
+// With top_k = experts every token visits every expert whatever the weights: the same counts as
+// uniform routing, drawn or not (skewed routing drew them at great cost until 2026-12-06).
+TEST(Routing, EveryExpertPickedWhenTopKIsAll) {
+  MoeConfig moe;
+  moe.experts = 16;
+  moe.top_k = 16;
+  const RoutingMatrix uniform = route_tokens(moe, 4, 1, 100, 0);
+  moe.routing = MoeRouting::kZipf;
+  moe.zipf_s = 10;
+  const RoutingMatrix skewed = route_tokens(moe, 4, 1, 100, 0);
+  EXPECT_EQ(uniform.pairs, skewed.pairs);
+  for (const double e : skewed.expert_pairs) EXPECT_DOUBLE_EQ(e, 4 * 100.0);
+  EXPECT_DOUBLE_EQ(skewed.imbalance(), 1.0);
+}
+
 // Each layer (stream) draws its own routing: the busiest owner moves from layer to layer. Until
 // 2026-12-06 stream L's draws were stream 0's shifted by L, so every layer routed alike: the same
 // owner busiest in all 8 and the imbalances equal to 4 digits (Mixtral, seed 0: 1.0396, 1.0393, ...).
