@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "sim/core/error.h"
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
 #include "sim/core/units.h"
@@ -374,7 +375,8 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
       const PoolConfig& q = **previous->pool;
       const std::string& kind = p.gpu.empty() ? cfg.cluster.gpu : p.gpu;
       const std::string& other = q.gpu.empty() ? cfg.cluster.gpu : q.gpu;
-      if (kind != other) {
+      // Spelled alike up to case, one GPU (a misspelt name's own error then comes first).
+      if (ascii_lower(kind) != ascii_lower(other)) {
         fail(std::string("inference.pools.") + role.name + ".gpu",
              std::string("pool ") + role.name + " (" + kind + ") would start on GPU " + str(static_cast<int>(start)) +
                  ", on a node of pool " + previous->name + " (" + other + "): a node holds one kind of GPU; make "

@@ -244,6 +244,31 @@ TEST(InferenceOutput, LongLivedRequestsThatKeepUpServeTheOfferedLoad) {
   EXPECT_NE(behind.summary.find("falling behind, queues grow"), std::string::npos) << behind.summary;
 }
 
+// Arrivals that end within one request's life (first token and decode) are a burst: no steady
+// state to measure (21 requests a millisecond apart, each decoding for 40 ms, read as falling
+// behind until 2026-12-06).
+TEST(InferenceOutput, ArrivalsWithinOneRequestsLifeAreABurst) {
+  const ScenarioConfig cfg = clustersim::testing::serving();
+  engine::ServingResult r;
+  engine::PoolStats pool;
+  pool.gpus = 8;
+  pool.instances = 1;
+  r.pools = {pool};
+  for (int i = 0; i <= 20; ++i) {
+    engine::RequestOutcome o;
+    o.arrival = Time::ms(i);
+    o.output = 11;
+    o.first_token = o.arrival + Time::ms(1);
+    o.finish = o.first_token + Time::ms(40);
+    o.completed = true;
+    r.requests.push_back(o);
+  }
+  r.last_finish = Time::ms(61);
+  const RunOutput out = inference_output(cfg, r);
+  EXPECT_FALSE(out.metrics.count("served_fraction"));
+  EXPECT_EQ(out.summary.find("falling behind"), std::string::npos) << out.summary;
+}
+
 TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFallsBehind) {
   // tokens_per_s counts the drain after the last arrival; steady_tokens_per_s only the arrival
   // window: about the offered rate under a light load, well under it when overloaded.
