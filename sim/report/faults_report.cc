@@ -72,11 +72,13 @@ int stage_host(const ScenarioConfig& cfg, int stage) {
 
 // The 95% interval of the mean, its low end clamped at 0 for a quantity that cannot be negative
 // (a count, a time); null over one seed, where there is none (Student t needs two samples).
-Json ci_pair(const engine::MeanCi& c, bool defined, bool non_negative = true) {
+// `cap`: the most the quantity can be (the CI's upper end stops there).
+Json ci_pair(const engine::MeanCi& c, bool defined, bool non_negative = true,
+             double cap = std::numeric_limits<double>::infinity()) {
   if (!defined) return Json();
   Json a = Json::array();
   a.push(non_negative ? std::max(0.0, c.mean - c.half_width) : c.mean - c.half_width);
-  a.push(c.mean + c.half_width);
+  a.push(std::min(cap, c.mean + c.half_width));
   return a;
 }
 
@@ -218,14 +220,18 @@ int hosts_away_99(double mean) {
 // seeds' noise" when the 95% CI of the mean gain reaches 0 (a best found among many intervals
 // tried is a little optimistic: read it as an upper bound).
 // `same`: the best is this run's own interval (a tie with another read as it until 2026-12-06).
-std::string gain_words(const engine::MeanCi& gain, const std::vector<double>& by_seed, bool has_ci, bool same) {
+// `cap`: the largest gain possible, 1 - this run's mean ETTR (the CI's upper end stops there: it
+// read +107 points of a possible 86 until 2026-12-06).
+std::string gain_words(const engine::MeanCi& gain, const std::vector<double>& by_seed, bool has_ci, bool same,
+                       double cap) {
   if (by_seed.empty()) return "";
   if (gain.mean == 0 && (!has_ci || gain.half_width == 0)) {
     return same ? ", this run's interval" : ", the same as this run's interval";
   }
   std::string words = fmt(", %+.2f points over this run's interval", 100 * gain.mean);
   if (!has_ci) return words + ", one seed";
-  words += fmt(", 95%% CI %+.2f", 100 * (gain.mean - gain.half_width)) + fmt(" to %+.2f", 100 * (gain.mean + gain.half_width));
+  words += fmt(", 95%% CI %+.2f", 100 * (gain.mean - gain.half_width)) +
+           fmt(" to %+.2f", 100 * std::min(cap, gain.mean + gain.half_width));
   return words + (gain.mean - gain.half_width <= 0 ? ": within the seeds' noise" : "");
 }
 
@@ -502,7 +508,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const engine::MeanCi gain = gain_by_seed.empty() ? engine::MeanCi{} : engine::mean_ci(gain_by_seed);
   r.set("ettr_gain_at_optimal_interval", gain_by_seed.empty() ? Json() : Json(gain.mean));
   // A gain can be negative: the summary's interval, not clamped (it was clamped at 0 until 2026-12-06).
-  r.set("ettr_gain_at_optimal_interval_ci95", gain_by_seed.empty() ? Json() : ci_pair(gain, has_ci, false));
+  r.set("ettr_gain_at_optimal_interval_ci95", gain_by_seed.empty() ? Json() : ci_pair(gain, has_ci, false, 1.0 - e.mean));
   r.set("young_daly_interval_s", has_young ? Json(young_s) : Json());
   r.set("daly_interval_s", has_young ? Json(daly_s) : Json());
   Json& sw = r.set("checkpoint_sweep", Json::array());
@@ -541,7 +547,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
       all += c.rate_per_s;
       if (c.spec.unit == FailureUnit::kJob) job += c.rate_per_s;
     }
-    if (all > 0 && job > 0.5 * all) {
+    if (all > 0 && job > 0.5 * all && n.mean >= 1) {
       o << fmt("note           %.3g%% of the interruptions come from components counted per job (unit: job), ", 100 * job / all)
         << "whatever the job's size" << (f.llama3_rates ? " (Llama 3's, measured on 16,384 GPUs)" : "")
         << ": scale them to this job with faults.components.NAME.rate_per_day\n";
@@ -613,7 +619,8 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   o << "\ncheckpoint interval  "
     << (can_fail ? "best " + to_string(sweep.best) + fmt(" (ETTR %.2f%%", 100 * sweep.best_ettr) + gain_words(gain, gain_by_seed, has_ci,
                                                                            sweep.best == in.checkpoint_interval ||
-                                                                               sweep.best == taken_interval) +
+                                                                               sweep.best == taken_interval,
+                                                                           1.0 - e.mean) +
                          ")"
                  : std::string("no optimum (longer is always better without failures)"))
     << (has_young ? "; Young " + seconds_to_string(young_s) + ", Daly " + seconds_to_string(daly_s)
