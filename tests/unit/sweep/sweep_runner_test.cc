@@ -64,7 +64,7 @@ TEST(CandidateEvaluator, AnErrorAboutAnotherFileNamesIt) {
       "  cluster: {gpu: H100-SXM, gpus: 16, gpus_per_node: 8}\n"
       "  model: {layers: 4, hidden: 1024, heads: 16, kv_heads: 4, ffn_hidden: 2048, seq_len: 2048, vocab: 32000,\n"
       "          activation: swiglu, tied_embeddings: false, learned_positions: false}\n"
-      "  inference: {mode: colocated, trace: sub/no_such_trace.csv, pools: {colocated: {gpus: 16, tp: 2, ep: 8}}}\n"
+      "  inference: {mode: colocated, trace: sub/no_such_trace.csv, pools: {colocated: {gpus: 16, tp: 2}}}\n"
       "axes: {inference.max_batch: [32]}\n";
   const ScratchDir dir("clustersim_sweep_trace");  // holds no sub/ directory
   ASSERT_TRUE(dir.ok());
