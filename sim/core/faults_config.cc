@@ -16,7 +16,9 @@ namespace {
 // Llama 3 Herd of Models, Table 5 (interruptions in a 54-day snapshot of 405B pre-training on
 // 16,384 GPUs) and section 3.3.4 (47 planned of 466 in all). Kinds and units are our reading:
 // GPU parts per GPU; host parts per host (2,048); NICs per NIC; the fabric and software per GPU
-// (both grow with the job); external dependencies per job.
+// (both grow with the job); external dependencies per job. The counts (419 unexpected in all)
+// are taken as printed; the table's faulty-GPU row prints 148 beside 30.1%, which would be 126 of
+// 419 (its percentages give a GPU share of 58.7%, its counts 64%).
 constexpr double kLlama3Days = 54.0;
 constexpr double kLlama3Gpus = 16384.0;
 constexpr double kLlama3Hosts = 2048.0;

@@ -539,7 +539,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     << (has_ci ? fmt(" (95%% CI of the mean over seeds +-%.1f)\n", n.half_width) : std::string("\n"));
   // Llama 3's job-level rows (planned maintenance, dependencies, ...) count per job whatever its
   // size: where they make most of the interruptions, a small job reads as failing like a 16,384-GPU
-  // one (an 8-GPU job: 97.8% of its crash rate and 26 planned stops a month; said since 2026-12-06).
+  // one (an 8-GPU job: 99.7% of its interruptions, 26 planned stops a month; said since 2026-12-06).
   {
     double job = 0, all = 0;
     for (const engine::JobComponent& c : in.components) {
