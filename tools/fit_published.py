@@ -9,7 +9,9 @@ error over all their rows. Prints the grid's best points and writes the best pro
 `sources:` line per fitted key naming the suites and the error reached.
 
 The calibration suites must be held out of the validation suites that judge the result
-(for the A100: calibrate on MegaScale Fig. 9 and Table 3, validate on ci.yaml / ci-flow.yaml).
+(for the A100: calibrate on MegaScale Fig. 9 and Table 3, validate on ci.yaml / ci-flow.yaml;
+Table 3's last step is also ci.yaml's megascale-175b-256-b768 row, so leave it out of a refit:
+the A100 profile's source gives the figures).
 
 Example (what produced calibration/profiles/A100-SXM4-80GB.yaml's fitted values):
   tools/fit_published.py --clustersim build/tools/clustersim \\
