@@ -75,8 +75,12 @@ bool nvlink_latency_seen(const CalibrationResult& r) {
 
 // Why a fitted fixed cost is not written, for kept_from_base.
 std::string unseen_fixed_cost(const char* what, double fixed_s, const std::vector<FitPoint>& points) {
+  const double fastest = fastest_followed(points);
+  if (!std::isfinite(fastest)) {
+    return std::string("the fit follows none of its points within 2x, so its ") + what + " means nothing";
+  }
   return std::string("the fit puts ") + what + " at " + fmt(fixed_s * 1e6) + " us, under " +
-         fmt(100 * kFixedCostShare) + "% of the fastest measured point's " + fmt(fastest_followed(points) * 1e6) +
+         fmt(100 * kFixedCostShare) + "% of the fastest point it follows, " + fmt(fastest * 1e6) +
          " us: the data do not show it; probe smaller sizes";
 }
 
@@ -251,7 +255,8 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                                                                  : fmt(needed / 1048576) + "MiB";
     const double memory = static_cast<double>(r.machine.memory_bytes);
     const std::string advice =
-        memory > 0 && needed > memory / 2
+        // The probe's copy needs twice the size and stops at 0.9 of the free memory.
+        memory > 0 && 2 * needed > 0.9 * memory
             ? " No size the GPU holds makes the bandwidth dominate (it would take --max-bytes " + size +
                   "): the fixed cost looks wrong; check the probe's timings of the small sizes"
             : " Run the probe with --max-bytes " + size + " or more (the default is 1GiB)";

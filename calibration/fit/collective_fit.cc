@@ -117,7 +117,7 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
       sse[b][e] = segment_sse(sorted, b, e, s);
     }
   }
-  if (n < min_pts) sse[0][n] = segment_sse(sorted, 0, n, fit_segment(sorted, 0, n, false));
+  if (sizes_before[n] < min_pts) sse[0][n] = segment_sse(sorted, 0, n, fit_segment(sorted, 0, n, false));
 
   // best[k][e]: lowest total SSE covering sorted[0, e) with k segments; cut[k][e] its last start.
   const size_t max_k = static_cast<size_t>(std::max(1, options.max_segments));

@@ -86,24 +86,23 @@ std::vector<double> fit_nonneg_relative(const std::vector<std::vector<double>>& 
   Eigen::VectorXd keep = Eigen::VectorXd::Ones(n);
   Eigen::VectorXd theta = fit(keep);
   if (options.robust && options.trim_factor > 1) {
-    // a * theta is predicted over measured for each row.
-    const Eigen::VectorXd ratio = a * theta;
-    Eigen::Index wild = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (!(ratio(i) * options.trim_factor >= 1 && ratio(i) <= options.trim_factor)) {
-        keep(i) = 0;
-        ++wild;
-      }
-    }
+    // Leave out the rows the fit misses by more than trim_factor and fit again, until the rows
+    // left out are those the last fit misses so (the first fit, pulled by them, may also miss
+    // rows it would follow without them; a refit brings those back). At most a few rounds.
     const auto allowed = static_cast<Eigen::Index>(options.trim_max_share * static_cast<double>(n));
-    if (wild > 0 && wild <= allowed && n - wild >= p + 2) {
-      // Kept only where it fits the rows it kept better than the first fit did (the first fit,
-      // pulled by the wild rows, decided which they are).
-      const Eigen::VectorXd refit = fit(keep);
-      const auto kept_error = [&](const Eigen::VectorXd& t) {
-        return (keep.array() * ((a * t).array() - 1.0).abs()).sum();
-      };
-      if (kept_error(refit) < kept_error(theta)) theta = refit;
+    for (int round = 0; round < 5; ++round) {
+      const Eigen::VectorXd ratio = a * theta;  // predicted over measured
+      Eigen::VectorXd next = Eigen::VectorXd::Ones(n);
+      Eigen::Index wild = 0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        if (!(ratio(i) * options.trim_factor >= 1 && ratio(i) <= options.trim_factor)) {
+          next(i) = 0;
+          ++wild;
+        }
+      }
+      if (next == keep || wild > allowed || n - wild < p + 2) break;
+      keep = next;
+      theta = fit(keep);
     }
   }
   return std::vector<double>(theta.data(), theta.data() + theta.size());

@@ -13,8 +13,8 @@ struct RelativeFitOptions {
   int iterations = 30;
   // Robust fits only: rows the fit predicts more than this factor off their target (too fast or
   // too slow) are left out and the fit is redone without them, when they are at most
-  // trim_max_share of the rows (none of a series under 10 rows) and p + 2 rows remain; the refit
-  // is kept where it fits the rows it kept better. A point timed 100x too fast weighs 100x in
+  // trim_max_share of the rows (none of a series under 10 rows) and p + 2 rows remain; again
+  // until the rows left out are those the last fit misses so (at most 5 rounds). A point timed 100x too fast weighs 100x in
   // relative terms and IRLS does not tame it (one such GEMM moved the fitted launch cost from
   // 3.94 us to 0, 2026-12-06 review). Their errors still count where callers report them.
   double trim_factor = 2.0;

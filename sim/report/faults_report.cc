@@ -547,7 +547,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
       all += c.rate_per_s;
       if (c.spec.unit == FailureUnit::kJob) job += c.rate_per_s;
     }
-    if (all > 0 && job > 0.5 * all && n.mean >= 1) {
+    if (all > 0 && job > 0.5 * all && n.mean > 0) {
       o << fmt("note           %.3g%% of the interruptions come from components counted per job (unit: job), ", 100 * job / all)
         << "whatever the job's size" << (f.llama3_rates ? " (Llama 3's, measured on 16,384 GPUs)" : "")
         << ": scale them to this job with faults.components.NAME.rate_per_day\n";

@@ -220,11 +220,11 @@ LoadWindow load_window(const engine::ServingResult& r) {
   // matters (before 2026-12-04, under a tenth of the run was a burst: 30 s of arrivals drained
   // over 469 s reported nothing).
   Time quickest = Time::max();
-  std::vector<double> tpots, lives;
+  std::vector<double> tpots, outputs;
   for (const engine::RequestOutcome& o : r.requests) {
     if (!o.completed) continue;
     quickest = min(quickest, o.first_token - o.arrival);
-    lives.push_back((o.finish - o.first_token).as_s());  // its decode; the quickest first token added below
+    outputs.push_back(static_cast<double>(o.output));
     if (o.output > 1) tpots.push_back((o.finish - o.first_token).as_s() / static_cast<double>(o.output - 1));
   }
   const auto median = [](std::vector<double>& v) {
@@ -232,11 +232,14 @@ LoadWindow load_window(const engine::ServingResult& r) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
-  // Nor is a window shorter than a request's life without queueing (the quickest first token and
-  // the median decode; a queue's wait would make an overloaded run read as a burst): 101 requests
-  // within 20 ms, each done in 42 ms, read as falling behind until 2026-12-06.
+  // Nor is a window shorter than a request's life on an idle deployment: the quickest first token
+  // and the median output at the quickest TPOT (a loaded batch's slower decode, or a queue's wait,
+  // would make an overloaded run read as a burst): 21 requests a millisecond apart, each decoding
+  // for 40 ms, read as falling behind until 2026-12-06.
+  const double fastest_tpot = tpots.empty() ? 0.0 : *std::min_element(tpots.begin(), tpots.end());
+  const double idle_life = quickest == Time::max() ? 0.0 : quickest.as_s() + std::max(0.0, median(outputs) - 1) * fastest_tpot;
   if (quickest == Time::max() || last <= first || last - first < 10.0 * quickest ||
-      (last - first).as_s() < quickest.as_s() + median(lives)) {
+      (last - first).as_s() < idle_life) {
     return w;
   }
   w.window_s = (last - first).as_s();

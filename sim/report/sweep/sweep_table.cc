@@ -80,7 +80,7 @@ std::string why_missing(const SweepSpec& spec, const StageResult& s, const std::
   }
   if (metric == "served_fraction") {
     return "no steady load to measure: the requests arrive in a burst (their arrival window is under ten first "
-           "tokens), or none completed";
+           "tokens, or under one request's life on an idle deployment), or none completed";
   }
   return "the run did not report it";
 }

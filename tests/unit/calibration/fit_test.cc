@@ -286,7 +286,7 @@ TEST(CollectiveFit, RepeatedSizesStayInOneSegment) {
 
 // Two sizes fit a line exactly (0.00%) and say nothing of the model: five are needed. A wild
 // point does not split off a segment whose time does not grow with the size ("inf GB/s").
-TEST(CollectiveFit, NeedsThreeSizesAndNoFlatSegments) {
+TEST(CollectiveFit, NeedsFiveSizesAndNoFlatSegments) {
   std::vector<CollectivePoint> points;
   for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 2) {
     CollectivePoint p;
@@ -299,9 +299,16 @@ TEST(CollectiveFit, NeedsThreeSizesAndNoFlatSegments) {
   EXPECT_EQ(fit_collective(two).error.points, 0);
   EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 4, points.end())).error.points, 0);
   EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 5, points.end())).error.points, 5);
-  // Two runs of the same 5 sizes: 10 points, but no segment of fewer than 3 sizes.
-  std::vector<CollectivePoint> twice(points.end() - 5, points.end());
-  twice.insert(twice.end(), points.end() - 5, points.end());
+  // Two runs of 21 sizes whose two largest follow another line (a protocol switch): 4 points of 2
+  // sizes would fit it exactly, but a segment needs 3 sizes (until 2026-12-06, 3 points).
+  std::vector<CollectivePoint> twice;
+  for (int copy = 0; copy < 2; ++copy) {
+    for (CollectivePoint p : points) {
+      if (p.bytes >= (int64_t{1} << 29)) p.timing.median_s = 400e-6 + static_cast<double>(p.bytes) / 100e9;
+      p.timing.median_s *= 1.0 + 0.002 * copy;
+      twice.push_back(p);
+    }
+  }
   for (const AlphaBetaSegment& s : fit_collective(twice).model.segments) EXPECT_GE(s.max_bytes, 4 * s.min_bytes);
   points.back().timing.median_s *= 0.2;  // the 1 GiB point 5x too fast
   const CollectiveFit fit = fit_collective(points);

@@ -94,8 +94,8 @@ TEST(Routing, ConservesPairsAndIsDeterministic) {
   EXPECT_LT(a.imbalance(), 1.15);  // uniform: sampling noise only
 }
 
-// With top_k = experts every token visits every expert whatever the weights: the same counts as
-// uniform routing, drawn or not (skewed routing drew them at great cost until 2026-12-06).
+// With top_k = experts every token visits every expert whatever the weights: the counts the draws
+// gave (skewed routing drew them at great cost until 2026-12-06; now nothing is drawn).
 TEST(Routing, EveryExpertPickedWhenTopKIsAll) {
   MoeConfig moe;
   moe.experts = 16;
