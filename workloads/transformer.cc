@@ -123,7 +123,8 @@ std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg) {
 }
 
 BackwardGemms backward_gemms(const GemmShape& fwd) {
-  return {{fwd.name + " dgrad", fwd.m, fwd.k, fwd.n}, {fwd.name + " wgrad", fwd.n, fwd.k, fwd.m}};
+  // Unnamed: this runs for every GEMM of every candidate of a sweep, and no caller reads a name.
+  return {{{}, fwd.m, fwd.k, fwd.n}, {{}, fwd.n, fwd.k, fwd.m}};
 }
 
 AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {

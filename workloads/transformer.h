@@ -57,7 +57,7 @@ std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg);
 // the weight gradient in the weight's own out x in layout, (n x m)(m x k), n x k x m. Until
 // 2026-12-06 the weight gradient was timed as k x n x m, its transpose, which a fitted tile of
 // unequal sides quantises differently (an LM head's: 6.10 against 6.20 ms).
-struct BackwardGemms {
+struct BackwardGemms {  // shapes only (names empty)
   GemmShape data_grad;
   GemmShape weight_grad;
 };
