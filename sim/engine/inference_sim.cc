@@ -620,6 +620,9 @@ ServingResult ServingSimulation::result() const {
     if (!any || o.arrival < r.first_arrival) r.first_arrival = o.arrival;
     any = true;
     if (o.completed) r.last_finish = max(r.last_finish, o.finish);
+    // A request turned away ends at its arrival: the run lasts at least that long (a rejected
+    // last arrival left the run shorter than its arrival window until 2026-12-06).
+    if (o.rejected) r.last_finish = max(r.last_finish, o.arrival);
   }
   return r;
 }

@@ -657,6 +657,19 @@ TEST(ServingSim, KvShardsSharingANicTakeTheirOwnSlowFabricLinks) {
   EXPECT_NEAR(took["analytical"] / took["flow"], 1.0, 0.1);
 }
 
+// The run lasts until its last event, a rejection included: a rejected last arrival left
+// duration_s shorter than the arrival window until 2026-12-06.
+TEST(ServingSim, ARejectedLastArrivalEndsTheRun) {
+  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=1MiB", "inference.prompt_tokens={dist: fixed, mean: 30}",
+                                      "inference.output_tokens={dist: fixed, mean: 20}"});
+  // The cache holds 512 tokens a replica: the second request's 1,000-token prompt never fits.
+  std::vector<ServingRequest> requests = {{0, Time::s(0), 30, 20}, {1, Time::s(5), 1000, 20}};
+  const ServingResult r = simulate(cfg, requests);
+  ASSERT_TRUE(r.requests[0].completed);
+  ASSERT_TRUE(r.requests[1].rejected);
+  EXPECT_GE(r.last_finish, Time::s(5));
+}
+
 TEST(ServingSim, AttentionFfnUsesBothPools) {
   const ScenarioConfig cfg = serving({"inference.mode=attention_ffn", "inference.micro_batches=3",
                                       "inference.pools={attention: {gpus: 8, tp: 2}, expert: {gpus: 8}}"});
