@@ -47,21 +47,17 @@ struct SplitMix {
 };
 
 std::vector<double> expert_weights(const MoeConfig& moe) {
-  std::vector<double> w(static_cast<size_t>(moe.experts), 1.0);
-  if (moe.routing == MoeRouting::kLoads) {
-    // Relative to the largest: the ratios are what routes, and their sum must not overflow
-    // (loads of 1e308 each summed to infinity and crashed the draw).
-    assert(moe.loads.size() == w.size() && "validate_moe gives one weight per expert");
-    const double largest = *std::max_element(moe.loads.begin(), moe.loads.end());
-    for (size_t e = 0; e < w.size(); ++e) w[e] = moe.loads[e] / largest;
-  } else if (moe.routing == MoeRouting::kZipf) {
-    // Which expert is hot is part of the draw: a seeded permutation assigns the ranks.
-    std::vector<int> order(static_cast<size_t>(moe.experts));
-    for (int i = 0; i < moe.experts; ++i) order[i] = i;
-    SplitMix rng{moe.seed ^ 0x5a17f00dULL};
-    for (int i = moe.experts - 1; i > 0; --i) std::swap(order[i], order[rng.next() % static_cast<uint64_t>(i + 1)]);
-    for (int r = 0; r < moe.experts; ++r) w[order[r]] = 1.0 / std::pow(r + 1.0, moe.zipf_s);
-  }
+  assert((moe.routing != MoeRouting::kLoads || moe.loads.size() == static_cast<size_t>(moe.experts)) &&
+         "validate_moe gives one weight per expert");
+  const std::vector<double> by_rank = routing_weights(moe);
+  if (moe.routing != MoeRouting::kZipf) return by_rank;
+  // Which expert is hot is part of the draw: a seeded permutation assigns the ranks.
+  std::vector<int> order(static_cast<size_t>(moe.experts));
+  for (int i = 0; i < moe.experts; ++i) order[i] = i;
+  SplitMix rng{moe.seed ^ 0x5a17f00dULL};
+  for (int i = moe.experts - 1; i > 0; --i) std::swap(order[i], order[rng.next() % static_cast<uint64_t>(i + 1)]);
+  std::vector<double> w(by_rank.size());
+  for (int r = 0; r < moe.experts; ++r) w[order[r]] = by_rank[static_cast<size_t>(r)];
   return w;
 }
 
@@ -279,14 +275,19 @@ double RoutingMatrix::owner_pairs(int owner) const {
   return sum;
 }
 
-double RoutingMatrix::imbalance() const {
-  double total = 0, busiest = 0;
+RoutingMatrix::OwnerTotals RoutingMatrix::owner_totals() const {
+  OwnerTotals t;
   for (int o = 0; o < owners; ++o) {
     const double v = owner_pairs(o);
-    total += v;
-    busiest = std::max(busiest, v);
+    t.kept += v;
+    t.busiest = std::max(t.busiest, v);
   }
-  return total > 0 ? busiest / (total / owners) : 1.0;
+  return t;
+}
+
+double RoutingMatrix::imbalance() const {
+  const OwnerTotals t = owner_totals();
+  return t.kept > 0 ? t.busiest / (t.kept / owners) : 1.0;
 }
 
 RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens_per_gpu, uint64_t stream) {
@@ -798,13 +799,9 @@ double busiest_owner_load(const ScenarioConfig& cfg) {
   for (int layer = 0; layer < cfg.model.layers; ++layer) {
     if (!is_moe_layer(cfg.model, layer)) continue;
     const RoutingMatrix r = layer_draw(cfg, expert_layout(cfg, stage_of_layer(cfg, layer)), layer, 0);
-    double kept = 0, busiest = 0;
-    for (int o = 0; o < r.owners; ++o) {
-      kept += r.owner_pairs(o);
-      busiest = std::max(busiest, r.owner_pairs(o));
-    }
-    const double routed = kept + r.dropped;
-    return routed > 0 ? busiest / (routed / r.owners) : 1.0;
+    const RoutingMatrix::OwnerTotals t = r.owner_totals();
+    const double routed = t.kept + r.dropped;
+    return routed > 0 ? t.busiest / (routed / r.owners) : 1.0;
   }
   return 1.0;
 }

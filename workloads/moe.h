@@ -64,6 +64,12 @@ struct RoutingMatrix {
   std::vector<double> expert_pairs;   // per expert, after drops
   double dropped = 0;                 // pairs dropped by the capacity factor
   double owner_pairs(int owner) const;
+  // The busiest owner's pairs and every owner's together, after drops.
+  struct OwnerTotals {
+    double busiest = 0;
+    double kept = 0;
+  };
+  OwnerTotals owner_totals() const;
   // Busiest owner's pairs / mean owner pairs (1 = balanced).
   double imbalance() const;
 };

@@ -84,6 +84,19 @@ void read_moe(MapReader r, MoeConfig& m) {
   r.finish();
 }
 
+std::vector<double> routing_weights(const MoeConfig& m) {
+  std::vector<double> w(static_cast<size_t>(std::max(0, m.experts)), 1.0);
+  if (m.routing == MoeRouting::kZipf) {
+    for (size_t r = 0; r < w.size(); ++r) w[r] = 1.0 / std::pow(static_cast<double>(r) + 1.0, m.zipf_s);
+  } else if (m.routing == MoeRouting::kLoads && m.loads.size() == w.size() && !w.empty()) {
+    // Relative to the largest: the ratios are what routes, and their sum must not overflow
+    // (loads of 1e308 each summed to infinity and crashed the draw).
+    const double largest = *std::max_element(m.loads.begin(), m.loads.end());
+    for (size_t e = 0; e < w.size(); ++e) w[e] = largest > 0 ? m.loads[e] / largest : 1.0;
+  }
+  return w;
+}
+
 void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const ParallelismConfig& p = cfg.parallelism;
   const TrainingConfig& t = cfg.training;
@@ -141,13 +154,7 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     // experts' (what a skewed draw takes first; (experts - j) / experts under uniform routing):
     // until 2026-12-06 the uniform figure for every routing, and 256 experts, top_k 128 under
     // zipf s = 10 ran for minutes (about 200 s) where uniform routing takes 5.
-    std::vector<double> w(static_cast<size_t>(m.experts), 1.0);
-    if (m.routing == MoeRouting::kZipf) {
-      for (int e = 0; e < m.experts; ++e) w[static_cast<size_t>(e)] = 1.0 / std::pow(e + 1.0, m.zipf_s);
-    } else if (m.routing == MoeRouting::kLoads && m.loads.size() == w.size()) {
-      const double largest = *std::max_element(m.loads.begin(), m.loads.end());
-      for (size_t e = 0; e < w.size(); ++e) w[e] = largest > 0 ? m.loads[e] / largest : 1.0;
-    }
+    std::vector<double> w = routing_weights(m);
     std::sort(w.begin(), w.end(), std::greater<>());
     double total = 0;
     for (const double x : w) total += x;

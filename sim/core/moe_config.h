@@ -52,6 +52,13 @@ const char* to_string(MoeRouting r);
 const char* to_string(CommPrecision p);
 const char* to_string(AttentionParallel a);
 
+// The routing weights of `m`'s experts, relative: 1 each under uniform routing; the loads over the
+// largest, expert by expert, under `loads` (uniform when they do not give one weight per expert);
+// under zipf 1 / (rank + 1)^zipf_s by rank, heaviest first (which expert holds which rank is the
+// routing draw's: workloads' expert_weights permutes them). One formula for the draws and for
+// validate_moe's bound on their cost.
+std::vector<double> routing_weights(const MoeConfig& m);
+
 // Reads the `model.moe` mapping strictly (unknown keys are errors). Called by the loader.
 void read_moe(MapReader r, MoeConfig& out);
 
