@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "calibration/fit/least_squares.h"
 #include "sim/core/error.h"
 
 namespace clustersim::calib {
@@ -28,13 +29,15 @@ std::string version(uint32_t v) {
   return std::to_string(v);
 }
 
-// The fastest measured time among the points the fit follows (within 2x of its prediction: a
-// point timed 100x too fast, left out of the fit, would lower the bar 100x); infinity with none.
+// The fastest measured time among the points the fit follows (predicted within the fits' trim
+// factor, 2x: a point timed 100x too fast, left out of the fit, would lower the bar 100x);
+// infinity with none.
 double fastest_followed(const std::vector<FitPoint>& points) {
+  const double factor = RelativeFitOptions{}.trim_factor;
   double fastest = std::numeric_limits<double>::infinity();
   for (const FitPoint& pt : points) {
     const double ratio = pt.measured_s > 0 ? pt.predicted_s / pt.measured_s : 0.0;
-    if (ratio >= 0.5 && ratio <= 2.0) fastest = std::min(fastest, pt.measured_s);
+    if (ratio * factor >= 1 && ratio <= factor) fastest = std::min(fastest, pt.measured_s);
   }
   return fastest;
 }
@@ -48,13 +51,6 @@ bool fixed_cost_seen(double fixed_s, const std::vector<FitPoint>& points) {
   return fixed_s > 0 && std::isfinite(fastest) && fixed_s >= kFixedCostShare * fastest;
 }
 
-const GemmFit* bf16_gemm_fit(const CalibrationResult& r) {
-  for (const GemmFit& f : r.gemm) {
-    if (f.model.dtype == DType::kBf16) return &f;
-  }
-  return nullptr;
-}
-
 const CollectiveFit* nvlink_fit(const CalibrationResult& r) {
   const CollectiveModel* c = r.nvlink_all_reduce();
   for (const CollectiveFit& f : r.collectives) {
@@ -64,7 +60,7 @@ const CollectiveFit* nvlink_fit(const CalibrationResult& r) {
 }
 
 bool launch_seen(const CalibrationResult& r) {
-  const GemmFit* g = bf16_gemm_fit(r);
+  const GemmFit* g = r.gemm_fit(DType::kBf16);
   return g && fixed_cost_seen(g->model.launch_s, g->points);
 }
 
@@ -389,7 +385,7 @@ std::vector<std::string> kept_from_base(const CalibrationResult& r) {
   if (!r.gemm_model(DType::kBf16)) {
     out.push_back("gemm_max, gemm_tile_m, gemm_tile_n, gemm_k_half, kernel_launch (no bf16 GEMM series fitted)");
   } else if (!launch_seen(r)) {
-    const GemmFit* g = bf16_gemm_fit(r);
+    const GemmFit* g = r.gemm_fit(DType::kBf16);
     out.push_back("kernel_launch (" + unseen_fixed_cost("the bf16 GEMMs' launch cost", g->model.launch_s, g->points) +
                   ", or GEMMs under 60 MiB)");
   }

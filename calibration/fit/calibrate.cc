@@ -41,11 +41,16 @@ std::string model_name(const CollectiveModel& m) {
   return collective_name(m.op, m.ranks, m.algorithm, m.protocol, m.nodes);
 }
 
-const GemmModel* CalibrationResult::gemm_model(DType dtype) const {
+const GemmFit* CalibrationResult::gemm_fit(DType dtype) const {
   for (const GemmFit& f : gemm) {
-    if (f.model.dtype == dtype) return &f.model;
+    if (f.model.dtype == dtype) return &f;
   }
   return nullptr;
+}
+
+const GemmModel* CalibrationResult::gemm_model(DType dtype) const {
+  const GemmFit* f = gemm_fit(dtype);
+  return f ? &f->model : nullptr;
 }
 
 const AttentionModel* CalibrationResult::attention_model(Direction direction, bool fused,

@@ -58,6 +58,7 @@ struct CalibrationResult {
   std::vector<std::string> unfitted;
 
   // Lookups; nullptr when the probe files had no data for that model.
+  const GemmFit* gemm_fit(DType dtype) const;  // the model with its points
   const GemmModel* gemm_model(DType dtype) const;
   const AttentionModel* attention_model(Direction direction, bool fused,
                                         DType dtype = DType::kBf16) const;
