@@ -66,13 +66,22 @@ TEST(LeastSquares, KeepsParametersNonNegative) {
   EXPECT_GT(theta[1], 1.5);
 }
 
-TEST(LeastSquares, RobustFitIgnoresAnOutlier) {
+// Rows {1, x} for x = 1 .. n and their targets a + b x: a line to fit.
+struct Line {
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
-  for (double x = 1; x <= 20; x += 1) {
-    rows.push_back({1.0, x});
-    y.push_back(1.0 + 3.0 * x);
+};
+Line line(int n, double a, double b) {
+  Line l;
+  for (int x = 1; x <= n; ++x) {
+    l.rows.push_back({1.0, static_cast<double>(x)});
+    l.y.push_back(a + b * x);
   }
+  return l;
+}
+
+TEST(LeastSquares, RobustFitIgnoresAnOutlier) {
+  auto [rows, y] = line(20, 1.0, 3.0);
   y[7] *= 3;  // one sample hit by, say, a clock dip
   const std::vector<double> theta = fit_nonneg_relative(rows, y);
   EXPECT_NEAR(theta[0], 1.0, 0.05);
@@ -83,12 +92,7 @@ TEST(LeastSquares, RobustFitIgnoresAnOutlier) {
 // tame it: it is left out of the fit (2026-12-06 review: one GEMM timed 100x too fast moved the
 // fitted launch cost from 3.94 us to 0).
 TEST(LeastSquares, LeavesOutAPointFarTooFast) {
-  std::vector<std::vector<double>> rows;
-  std::vector<double> y;
-  for (double x = 1; x <= 200; x += 1) {
-    rows.push_back({1.0, x});
-    y.push_back(4.0 + 3.0 * x);
-  }
+  auto [rows, y] = line(200, 4.0, 3.0);
   y[2] /= 100;
   const std::vector<double> theta = fit_nonneg_relative(rows, y);
   EXPECT_NEAR(theta[0], 4.0, 0.05);
@@ -246,15 +250,22 @@ TEST(CollectiveModel, BusBandwidthOfAllReduce) {
   EXPECT_NEAR(m.predict_s(1 << 20), 20e-6 + (1 << 20) / 200e9, 1e-15);
 }
 
-TEST(CollectiveFit, OneSegmentForAStraightLine) {
+// A collective on `ranks` GPUs timed exactly on the line alpha + bytes / bandwidth, at every
+// power of two from 1 KiB to 1 GiB.
+std::vector<CollectivePoint> line_points(int ranks, double alpha_s, double bytes_per_s) {
   std::vector<CollectivePoint> points;
   for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 2) {
     CollectivePoint p;
-    p.ranks = 4;
+    p.ranks = ranks;
     p.bytes = b;
-    p.timing.median_s = 10e-6 + static_cast<double>(b) / 100e9;
+    p.timing.median_s = alpha_s + static_cast<double>(b) / bytes_per_s;
     points.push_back(p);
   }
+  return points;
+}
+
+TEST(CollectiveFit, OneSegmentForAStraightLine) {
+  const std::vector<CollectivePoint> points = line_points(4, 10e-6, 100e9);
   const CollectiveFit fit = fit_collective(points);
   ASSERT_EQ(fit.model.segments.size(), 1u);
   EXPECT_NEAR(fit.model.segments[0].alpha_s, 10e-6, 1e-9);
@@ -287,14 +298,7 @@ TEST(CollectiveFit, RepeatedSizesStayInOneSegment) {
 // Two sizes fit a line exactly (0.00%) and say nothing of the model: five are needed. A wild
 // point does not split off a segment whose time does not grow with the size ("inf GB/s").
 TEST(CollectiveFit, NeedsFiveSizesAndNoFlatSegments) {
-  std::vector<CollectivePoint> points;
-  for (int64_t b = 1024; b <= (int64_t{1} << 30); b *= 2) {
-    CollectivePoint p;
-    p.ranks = 8;
-    p.bytes = b;
-    p.timing.median_s = 12e-6 + static_cast<double>(b) / 200e9;
-    points.push_back(p);
-  }
+  std::vector<CollectivePoint> points = line_points(8, 12e-6, 200e9);
   const std::vector<CollectivePoint> two(points.end() - 2, points.end());
   EXPECT_EQ(fit_collective(two).error.points, 0);
   EXPECT_EQ(fit_collective(std::vector<CollectivePoint>(points.end() - 4, points.end())).error.points, 0);

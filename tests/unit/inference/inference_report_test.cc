@@ -31,11 +31,11 @@ TEST(Percentiles, NearestRank) {
   EXPECT_EQ(percentiles({}).count, 0);
 }
 
-// A hand-made run on one instance of 8 GPUs: `n` requests of 11 tokens a second apart, request i
+// A hand-made run on one instance of 8 GPUs: `n` requests of 11 tokens `gap` apart, request i
 // rejected where `rejected(i)`, else its first token `ttft(i)` after its arrival and its last
 // `decode(i)` after that. last_finish is the caller's.
 engine::ServingResult paced_run(int n, const std::function<bool(int)>& rejected, const std::function<Time(int)>& ttft,
-                                const std::function<Time(int)>& decode) {
+                                const std::function<Time(int)>& decode, Time gap = Time::s(1)) {
   engine::ServingResult r;
   engine::PoolStats pool;
   pool.gpus = 8;
@@ -43,7 +43,7 @@ engine::ServingResult paced_run(int n, const std::function<bool(int)>& rejected,
   r.pools = {pool};
   for (int i = 0; i < n; ++i) {
     engine::RequestOutcome o;
-    o.arrival = Time::s(i);
+    o.arrival = i * gap;
     o.output = 11;
     if (rejected(i)) {
       o.rejected = true;
@@ -249,20 +249,8 @@ TEST(InferenceOutput, LongLivedRequestsThatKeepUpServeTheOfferedLoad) {
 // behind until 2026-12-06).
 TEST(InferenceOutput, ArrivalsWithinOneRequestsLifeAreABurst) {
   const ScenarioConfig cfg = clustersim::testing::serving();
-  engine::ServingResult r;
-  engine::PoolStats pool;
-  pool.gpus = 8;
-  pool.instances = 1;
-  r.pools = {pool};
-  for (int i = 0; i <= 20; ++i) {
-    engine::RequestOutcome o;
-    o.arrival = Time::ms(i);
-    o.output = 11;
-    o.first_token = o.arrival + Time::ms(1);
-    o.finish = o.first_token + Time::ms(40);
-    o.completed = true;
-    r.requests.push_back(o);
-  }
+  engine::ServingResult r = paced_run(
+      21, [](int) { return false; }, [](int) { return Time::ms(1); }, [](int) { return Time::ms(40); }, Time::ms(1));
   r.last_finish = Time::ms(61);
   const RunOutput out = inference_output(cfg, r);
   EXPECT_FALSE(out.metrics.count("served_fraction"));
