@@ -9,15 +9,16 @@ error over all their rows. Prints the grid's best points and writes the best pro
 `sources:` line per fitted key naming the suites and the error reached.
 
 The calibration suites must be held out of the validation suites that judge the result
-(for the A100: calibrate on MegaScale Fig. 9 and Table 3, validate on ci.yaml / ci-flow.yaml;
-Table 3's last step is also ci.yaml's megascale-175b-256-b768 row, so leave it out of a refit:
-the A100 profile's source gives the figures).
+(for the A100: calibrate on MegaScale Fig. 9 and Table 3, validate on ci.yaml / ci-flow.yaml).
+A calibration row that is the same run as a validation row goes out with --leave-out LABEL: Table
+3's last step (8-larger-batch, 256 GPUs, batch 768) is the run ci.yaml's megascale-175b-256-b768
+row validates.
 
 Example (what produced calibration/profiles/A100-SXM4-80GB.yaml's fitted values):
   tools/fit_published.py --clustersim build/tools/clustersim \\
       --profile calibration/profiles/A100-SXM4-80GB.yaml \\
       --suite scenarios/validation/fig9.yaml --suite scenarios/megascale-ablation/table3.yaml \\
-      --grid efficiency.gemm_max=0.68:0.73:0.005 -o /tmp/A100-fitted.yaml
+      --leave-out 8-larger-batch --grid efficiency.gemm_max=0.62:0.73:0.005 -o /tmp/A100-fitted.yaml
 and the Hopper profiles' (H100-SXM.yaml, copied into H800-SXM.yaml and H200-SXM.yaml):
   tools/fit_published.py --clustersim build/tools/clustersim \\
       --profile calibration/profiles/H100-SXM.yaml --suite scenarios/validation/llama3.yaml \\
@@ -66,8 +67,8 @@ def set_source(profile_text, key, text):
     return new
 
 
-def score(clustersim, suites, profile_path):
-    errors, rows = [], []
+def score(clustersim, suites, profile_path, leave_out):
+    errors, rows, left = [], [], set()
     for suite in suites:
         out = subprocess.run([clustersim, "validate", suite, "--format", "json", "--set", f"cluster.gpu={profile_path}"],
                              capture_output=True, text=True)
@@ -75,8 +76,17 @@ def score(clustersim, suites, profile_path):
             raise SystemExit(f"fit_published: clustersim validate {suite} failed:\n{out.stderr}")
         result = json.loads(out.stdout)
         for row in result["rows"]:
+            if row["label"] in leave_out:
+                left.add(row["label"])
+                continue
             errors.append(abs(row["rel_error"]))
             rows.append(row)
+    missing = sorted(set(leave_out) - left)
+    if missing:
+        raise SystemExit(f"fit_published: --leave-out {', '.join(missing)}: no such row in "
+                         f"{', '.join(suites)} (rows are named by their scenario file's stem, e.g. 8-larger-batch)")
+    if not errors:
+        raise SystemExit("fit_published: every row is left out; nothing to fit")
     return sum(errors) / len(errors), max(errors), rows
 
 
@@ -87,6 +97,9 @@ def main():
     ap.add_argument("--suite", action="append", required=True, help="calibration suite (repeatable)")
     ap.add_argument("--grid", action="append", type=parse_grid, required=True, help="section.key=LOW:HIGH:STEP")
     ap.add_argument("-o", "--output", required=True, help="where to write the best profile")
+    ap.add_argument("--leave-out", action="append", default=[], metavar="LABEL",
+                    help="a calibration row (its label, the scenario file's stem) not to score, e.g. a run that a "
+                         "validation suite also holds (repeatable)")
     ap.add_argument("--tie", type=float, default=0.05,
                     help="points whose mean error is within this many percentage points of the lowest count as "
                          "equally good; among them the lowest worst-row error wins (default 0.05)")
@@ -107,7 +120,7 @@ def main():
                 text = set_key(text, k, v)
             with open(path, "w") as f:
                 f.write(text)
-            mean, worst, _ = score(args.clustersim, args.suite, path)
+            mean, worst, _ = score(args.clustersim, args.suite, path, args.leave_out)
             results.append((mean, worst, values))
             print("  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.3%}  worst {worst:.2%}",
                   file=sys.stderr)
@@ -116,7 +129,8 @@ def main():
     lowest = min(r[0] for r in results)
     tied = sorted((r for r in results if r[0] <= lowest + args.tie / 100.0), key=lambda r: (r[1], r[0]))
     results.sort()
-    print("best points (mean |relative error| over %s):" % ", ".join(args.suite))
+    print("best points (mean |relative error| over %s%s):" % (", ".join(args.suite),
+          "; left out: " + ", ".join(args.leave_out) if args.leave_out else ""))
     for mean, worst, values in results[:5]:
         print("  " + "  ".join(f"{k}={v}" for k, v in zip(keys, values)) + f"   mean {mean:.2%}  worst {worst:.2%}")
     mean, worst, values = tied[0]
@@ -125,6 +139,8 @@ def main():
               + "  ".join(f"{k}={v}" for k, v in zip(keys, values)))
     text = base
     suites = ", ".join(os.path.basename(s) for s in args.suite)
+    if args.leave_out:
+        suites += " less " + ", ".join(args.leave_out)
     for k, v in zip(keys, values):
         text = set_key(text, k, v)
         text = set_source(text, k, f"fitted to published runs ({suites}) by tools/fit_published.py: "
