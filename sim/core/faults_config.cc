@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -383,6 +384,17 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   }
 }
 
+Bandwidth job_nic_bandwidth(const ScenarioConfig& cfg) {
+  const double hosts = std::ceil(static_cast<double>(cfg.cluster.gpus) / cfg.cluster.gpus_per_node);
+  return (hosts * cfg.cluster.nics_per_node) * cfg.cluster.nic_bandwidth;
+}
+
+Bandwidth storage_bandwidth(const ScenarioConfig& cfg, Bandwidth storage) {
+  if (cfg.cluster.gpus_per_node <= 0 || cfg.cluster.nics_per_node <= 0) return storage;  // refused elsewhere
+  const Bandwidth nics = job_nic_bandwidth(cfg);
+  return nics.bytes_per_s > 0 && nics.bytes_per_s < storage.bytes_per_s ? nics : storage;
+}
+
 void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vector<InputError>& errors) {
   if (!cfg.faults || cfg.cluster.gpus <= 0) return;
   const FaultsConfig& f = *cfg.faults;
@@ -398,11 +410,12 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   };
   const double bytes = static_cast<double>(size.n);
   const std::string of = "the " + std::to_string(size.n) + "-byte checkpoint";
-  const double write_s = bytes / ck.write_bandwidth.bytes_per_s;
+  const double write_s = bytes / storage_bandwidth(cfg, ck.write_bandwidth).bytes_per_s;
   check(write_s, "checkpoint.write_bandwidth", "writing " + of);
   // Without read_bandwidth the load takes as long as the write, checked above.
   if (!f.recovery.checkpoint_load && ck.read_bandwidth) {
-    check(bytes / ck.read_bandwidth->bytes_per_s, "checkpoint.read_bandwidth", "reading " + of + " back");
+    check(bytes / storage_bandwidth(cfg, *ck.read_bandwidth).bytes_per_s, "checkpoint.read_bandwidth",
+          "reading " + of + " back");
   }
   if (ck.blocking) return;  // checked by validate_faults
   const int64_t shard = size.n / cfg.cluster.gpus;

@@ -111,8 +111,15 @@ void read_faults(MapReader r, FaultsConfig& out);
 // With faults.checkpoint.size given, includes validate_checkpoint_times.
 void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors);
 
+// What a checkpoint moves to or from storage at: `storage` (checkpoint.write_bandwidth or
+// read_bandwidth, the storage system's aggregate), but no more than the job's NICs carry together,
+// job_nic_bandwidth: hosts (gpus / gpus_per_node, rounded up) x nics_per_node x nic_bandwidth.
+// Since 2026-12-06; before, an 8-GPU job wrote at the 2 TB/s default, 10x what its NICs carry.
+Bandwidth job_nic_bandwidth(const ScenarioConfig& cfg);
+Bandwidth storage_bandwidth(const ScenarioConfig& cfg, Bandwidth storage);
+
 // Checks the checkpoint times that follow from `size` (the whole job's checkpoint: the key, or
-// the size derived from the model): the write, the load and the blocking stage must each fit in
+// the size derived from the model, at storage_bandwidth): the write, the load and the blocking stage must each fit in
 // faults.duration, and a zero-cost checkpoint needs faults.checkpoint.interval (Young/Daly are
 // zero then). Computed in double seconds, so an absurd bandwidth cannot overflow Time.
 void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vector<InputError>& errors);

@@ -203,6 +203,11 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
 // (Palm's theorem; e.g. Kleinrock, Queueing Systems vol. 1, 1975). The smallest n with
 // P(X <= n) >= 0.99, summing the pmf from exp(-mean) (it would underflow past a mean of about
 // 745); past a mean of 500 the normal approximation mean + 2.326 sqrt(mean), within a host there.
+// A storage rate in bytes: "25.6 TB/s", "200 GB/s".
+std::string bytes_rate_words(Bandwidth b) {
+  return b.bytes_per_s >= 1e12 ? fmt("%.3g TB/s", b.bytes_per_s / 1e12) : fmt("%.3g GB/s", b.bytes_per_s / 1e9);
+}
+
 int hosts_away_99(double mean) {
   if (mean <= 0) return 0;
   if (mean > 500) return static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean)));
@@ -488,6 +493,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   // before, per interval alone, 1.5% high on faults-16k-30d.yaml and 7x with a blocking hour).
   const double write_rate = checkpoint_bytes / (effective_interval + in.checkpoint_blocking).as_s();
   ck.set("mean_write_rate_bytes_per_s", write_rate);
+  ck.set("write_bandwidth_bytes_per_s", storage_bandwidth(cfg, f.checkpoint.write_bandwidth).bytes_per_s);
   Json& rc = r.set("recovery", Json::object());
   rc.set("detection_s", in.detection.as_s());
   rc.set("hang_detection_s", in.hang_detection.as_s());
@@ -566,6 +572,11 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
             ? "; taken at the end of the iteration under way: every " + fmt("%.3f s", taken_interval.as_s())
             : std::string())
     << "\n               " << fmt("%.4g GB each", checkpoint_bytes / 1e9) << fmt(", written at %.3g GB/s on average", write_rate / 1e9)
+    // The job's NICs carry less than storage takes: the write goes at their rate (since 2026-12-06).
+    << (job_nic_bandwidth(cfg).bytes_per_s < f.checkpoint.write_bandwidth.bytes_per_s
+            ? " (each write at " + bytes_rate_words(job_nic_bandwidth(cfg)) + ", what the job's NICs carry together, below " +
+                  "write_bandwidth's " + bytes_rate_words(f.checkpoint.write_bandwidth) + ")"
+            : std::string())
     // What the computed blocking time is: an asynchronous checkpoint stalls for its snapshot
     // only, a synchronous one for its whole write (the sync case said "copy to host memory" of
     // its whole write until 2026-12-05).
@@ -756,7 +767,7 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   if (std::vector<InputError> errors; validate_checkpoint_times(cfg, size, errors), !errors.empty()) {
     throw BadInput(errors);
   }
-  const Time write = serialization_time(size, ck.write_bandwidth);
+  const Time write = serialization_time(size, storage_bandwidth(cfg, ck.write_bandwidth));
   if (ck.async) {
     const Bytes shard{size.n / cfg.cluster.gpus};
     in.checkpoint_blocking = ck.blocking.value_or(serialization_time(shard, ck.snapshot_bandwidth));
@@ -773,7 +784,8 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     in.checkpoint_blocking = ck.blocking.value_or(write);
   }
   const RecoveryConfig& rc = f.recovery;
-  in.checkpoint_load = rc.checkpoint_load.value_or(serialization_time(size, ck.read_bandwidth.value_or(ck.write_bandwidth)));
+  in.checkpoint_load =
+      rc.checkpoint_load.value_or(serialization_time(size, storage_bandwidth(cfg, ck.read_bandwidth.value_or(ck.write_bandwidth))));
   in.detection = rc.detection;
   in.hang_detection = rc.hang_detection;
   in.diagnosis = rc.diagnosis;

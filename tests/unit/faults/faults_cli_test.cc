@@ -368,6 +368,29 @@ TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
   EXPECT_FALSE(contains(sync.out, "copy to host memory")) << sync.out;
 }
 
+// A checkpoint leaves the hosts through their NICs: storage faster than the job's NICs together
+// (2,048 hosts x one 100 Gbps NIC = 25.6 TB/s here) writes and reads at their rate, and the summary
+// says so (until 2026-12-06 an 8-GPU job wrote at the 2 TB/s default, 10x its NICs).
+TEST(FaultsCli, CheckpointsMoveNoFasterThanTheJobsNics) {
+  const std::string nic = " --set cluster.nics_per_node=1 --set cluster.nic_bandwidth=100Gbps";
+  const Result fast = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.write_bandwidth=100TBps "
+                                 "--set faults.checkpoint.blocking=null --format json" + nic);
+  ASSERT_EQ(fast.code, 0) << fast.out;
+  const double nics = 2048 * 100e9 / 8;
+  EXPECT_DOUBLE_EQ(json_number(fast.out, "write_bandwidth_bytes_per_s"), nics) << fast.out;
+  const double size = json_number(fast.out, "size_bytes");
+  EXPECT_NEAR(json_number(fast.out, "async_s"), size / nics, 1e-9 * size / nics) << fast.out;
+  EXPECT_NEAR(json_number(fast.out, "load_s"), size / nics, 1e-9 * size / nics) << fast.out;
+  const Result text = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.write_bandwidth=100TBps" + nic);
+  EXPECT_TRUE(contains(text.out, "(each write at 25.6 TB/s, what the job's NICs carry together, below "
+                                 "write_bandwidth's 100 TB/s)"))
+      << text.out;
+  // Storage slower than the NICs keeps its own rate, without the note.
+  const Result usual = clustersim("run scenarios/faults-16k-30d.yaml --format json");
+  EXPECT_DOUBLE_EQ(json_number(usual.out, "write_bandwidth_bytes_per_s"), 2e12) << usual.out;
+  EXPECT_FALSE(contains(clustersim("run scenarios/faults-16k-30d.yaml").out, "what the job's NICs carry")) << usual.out;
+}
+
 TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {
   // Two seeds give a wide interval: goodput's and effective MFU's are ETTR's (clamped to [0, 1])
   // times the rate, and counts and times do not go below zero.
