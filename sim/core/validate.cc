@@ -235,7 +235,8 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     c.fail("training.step_stall", "must be between 0 and 1h per iteration; got " + to_string(cfg.training.step_stall));
   }
   if (m.attention_window > m.seq_len) {
-    c.fail("model.attention_window", "must not exceed model.seq_len (" + str(m.seq_len) + ")");
+    c.fail("model.attention_window",
+           "must not exceed model.seq_len (" + str(m.seq_len) + "); 0 is full causal attention");
   }
   return c.take();
 }

@@ -526,7 +526,7 @@ TEST(AnalyticalTraining, AGatherPacedStepIsNeverSlowerWithLessCompute) {
                                      "network.tor_oversubscription=3", "parallelism.placement=pp-tp-cp-dp",
                                      "cluster.nics_per_node=2", "cluster.nic_bandwidth=400Gbps",
                                      "network.switch_radix=128", "training.flash_attention=false",
-                                     "training.memory_check=false"};
+                                     "training.memory_check=false", "model.attention_window=0"};
   const auto with = [&](const std::string& more) {
     std::vector<std::string> o = shared;
     o.push_back(more);

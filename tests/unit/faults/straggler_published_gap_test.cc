@@ -9,7 +9,7 @@
 //
 // Why it fails, printed below: the simulated cost has two modes. The last of the 8 stages also runs
 // the LM head (about 3.5% more work), so it paces the pipeline; a host 10% slower in forward is
-// 3.4% slower per micro-batch, which costs about 1.6-1.8 points when it holds the last stage and stays
+// 3.4% slower per micro-batch, which costs about 1.4-1.5 points when it holds the last stage and stays
 // inside the head's slack elsewhere (0.3-0.6 points: fill, drain and waits between chunks). With 8
 // slow hosts of 1,536, 1 - (7/8)^8 = 66% of placements put one on the last stage. The paper names
 // neither the job, the placement, nor whether 0.7% is points or relative, so nothing is fitted to it.
