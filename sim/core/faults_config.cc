@@ -389,10 +389,19 @@ Bandwidth job_nic_bandwidth(const ScenarioConfig& cfg) {
   return (hosts * cfg.cluster.nics_per_node) * cfg.cluster.nic_bandwidth;
 }
 
-Bandwidth storage_bandwidth(const ScenarioConfig& cfg, Bandwidth storage) {
+Bandwidth checkpoint_bandwidth(const ScenarioConfig& cfg, Bandwidth storage) {
   if (cfg.cluster.gpus_per_node <= 0 || cfg.cluster.nics_per_node <= 0) return storage;  // refused elsewhere
   const Bandwidth nics = job_nic_bandwidth(cfg);
   return nics.bytes_per_s > 0 && nics.bytes_per_s < storage.bytes_per_s ? nics : storage;
+}
+
+std::string checkpoint_rate_words(const ScenarioConfig& cfg, Bandwidth storage, const std::string& key) {
+  const Bandwidth rate = checkpoint_bandwidth(cfg, storage);
+  if (rate.bytes_per_s >= storage.bytes_per_s) return key + "'s " + bytes_rate_string(storage);
+  const int64_t hosts = (static_cast<int64_t>(cfg.cluster.gpus) + cfg.cluster.gpus_per_node - 1) / cfg.cluster.gpus_per_node;
+  return "the job's NICs' " + bytes_rate_string(rate) + " (" + std::to_string(hosts) + " hosts x " +
+         str(cfg.cluster.nics_per_node) + " x " + to_string(cfg.cluster.nic_bandwidth) + "), below " + key + "'s " +
+         bytes_rate_string(storage);
 }
 
 void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vector<InputError>& errors) {
@@ -410,12 +419,23 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   };
   const double bytes = static_cast<double>(size.n);
   const std::string of = "the " + std::to_string(size.n) + "-byte checkpoint";
-  const double write_s = bytes / storage_bandwidth(cfg, ck.write_bandwidth).bytes_per_s;
-  check(write_s, "checkpoint.write_bandwidth", "writing " + of);
-  // Without read_bandwidth the load takes as long as the write, checked above.
-  if (!f.recovery.checkpoint_load && ck.read_bandwidth) {
-    check(bytes / storage_bandwidth(cfg, *ck.read_bandwidth).bytes_per_s, "checkpoint.read_bandwidth",
-          "reading " + of + " back");
+  // Where the job's NICs set the rate, the error names them: a faster store changes nothing.
+  auto check_rate = [&](Bandwidth storage, const std::string& key, const std::string& what) {
+    const Bandwidth rate = checkpoint_bandwidth(cfg, storage);
+    const double secs = bytes / rate.bytes_per_s;
+    if (secs >= 0 && secs <= window_s) return;
+    const bool nics = rate.bytes_per_s < storage.bytes_per_s;
+    errors.push_back(scenario_error(cfg, nics ? "cluster.nic_bandwidth" : "faults.checkpoint." + key,
+                                    what + " at " + checkpoint_rate_words(cfg, storage, key) + " takes " +
+                                        seconds_to_string(secs) + ", longer than faults.duration (" +
+                                        to_string(f.duration) + ")"));
+  };
+  check_rate(ck.write_bandwidth, "write_bandwidth", "writing " + of);
+  // Without read_bandwidth the load takes as long as the write, checked above; so does a read
+  // the NICs slow to the write's rate.
+  if (!f.recovery.checkpoint_load && ck.read_bandwidth &&
+      checkpoint_bandwidth(cfg, *ck.read_bandwidth).bytes_per_s != checkpoint_bandwidth(cfg, ck.write_bandwidth).bytes_per_s) {
+    check_rate(*ck.read_bandwidth, "read_bandwidth", "reading " + of + " back");
   }
   if (ck.blocking) return;  // checked by validate_faults
   const int64_t shard = size.n / cfg.cluster.gpus;

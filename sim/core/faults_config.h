@@ -113,13 +113,19 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
 
 // What a checkpoint moves to or from storage at: `storage` (checkpoint.write_bandwidth or
 // read_bandwidth, the storage system's aggregate), but no more than the job's NICs carry together,
-// job_nic_bandwidth: hosts (gpus / gpus_per_node, rounded up) x nics_per_node x nic_bandwidth.
-// Since 2026-12-06; before, an 8-GPU job wrote at the 2 TB/s default, 10x what its NICs carry.
+// job_nic_bandwidth: hosts (gpus / gpus_per_node, rounded up) x nics_per_node x nic_bandwidth, the
+// NICs the scenario gives (a separate front-end network is not modelled). Since 2026-12-06;
+// before, an 8-GPU job on the default 8 x 400 Gbps wrote at the 2 TB/s default, 5x its NICs' rate.
 Bandwidth job_nic_bandwidth(const ScenarioConfig& cfg);
-Bandwidth storage_bandwidth(const ScenarioConfig& cfg, Bandwidth storage);
+Bandwidth checkpoint_bandwidth(const ScenarioConfig& cfg, Bandwidth storage);
+
+// That rate in words for messages, naming what sets it: "write_bandwidth's 2 TB/s", or "the
+// job's NICs' 25.6 TB/s (2048 hosts x 1 x 100 Gbps), below read_bandwidth's 100 TB/s" (`key`
+// names the storage key).
+std::string checkpoint_rate_words(const ScenarioConfig& cfg, Bandwidth storage, const std::string& key);
 
 // Checks the checkpoint times that follow from `size` (the whole job's checkpoint: the key, or
-// the size derived from the model, at storage_bandwidth): the write, the load and the blocking stage must each fit in
+// the size derived from the model, at checkpoint_bandwidth): the write, the load and the blocking stage must each fit in
 // faults.duration, and a zero-cost checkpoint needs faults.checkpoint.interval (Young/Daly are
 // zero then). Computed in double seconds, so an absurd bandwidth cannot overflow Time.
 void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vector<InputError>& errors);

@@ -63,6 +63,13 @@ std::string to_string(Bytes b) {
 
 std::string to_string(Bandwidth bw) { return format("%.4g", bw.as_gbps(), "Gbps"); }
 
+std::string bytes_rate_string(Bandwidth bw) {
+  const double b = bw.bytes_per_s;
+  if (std::abs(b) >= 1e12) return format("%.4g", b / 1e12, "TB/s");
+  if (std::abs(b) >= 1e9) return format("%.4g", b / 1e9, "GB/s");
+  return format("%.4g", b / 1e6, "MB/s");
+}
+
 std::string to_string(FlopRate r) { return format("%.4g", r.as_tflops(), "TFLOP/s"); }
 
 }  // namespace clustersim

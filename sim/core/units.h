@@ -144,6 +144,8 @@ std::string to_string(Time t);
 std::string seconds_to_string(double s);
 std::string to_string(Bytes b);
 std::string to_string(Bandwidth bw);
+// A rate in bytes per second, as storage is quoted: "25.6 TB/s", "999.7 GB/s", "125 MB/s".
+std::string bytes_rate_string(Bandwidth bw);
 std::string to_string(FlopRate r);
 
 }  // namespace clustersim

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -555,8 +555,13 @@ Time checkpoint_interval_floor(Time iteration) { return max(iteration, Time::s(1
 
 Time checkpoint_interval_taken(Time interval, Time iteration) {
   if (iteration <= Time::zero() || interval <= Time::zero()) return interval;
+  // Whole iterations, rounded up, without forming interval + iteration (which passed int64's
+  // picoseconds, about 106 days, for an iteration over 53 days in a 90-day window: a negative
+  // interval, until 2026-12-06); past int64 the result saturates.
   const int64_t it = iteration.as_ps();
-  return Time::ps((interval.as_ps() + it - 1) / it * it);
+  const int64_t whole = interval.as_ps() / it + (interval.as_ps() % it != 0 ? 1 : 0);
+  const int64_t most = std::numeric_limits<int64_t>::max();
+  return Time::ps(whole > most / it ? most : whole * it);
 }
 
 IntervalSweep sweep_checkpoint_interval(const ReliabilityInputs& in, Time center, Time floor, int points, int seeds,

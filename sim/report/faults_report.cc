@@ -197,17 +197,29 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   return out;
 }
 
+// Where the job's NICs carry less than storage: " (each write at the job's NICs' ..., below
+// write_bandwidth's ...; each load at ...)", naming what sets each rate; empty otherwise.
+std::string nic_bound_words(const ScenarioConfig& cfg) {
+  const CheckpointConfig& ck = cfg.faults->checkpoint;
+  const Bandwidth read = ck.read_bandwidth.value_or(ck.write_bandwidth);
+  const std::string read_key = ck.read_bandwidth ? "read_bandwidth" : "write_bandwidth";
+  const bool write_bound = checkpoint_bandwidth(cfg, ck.write_bandwidth).bytes_per_s < ck.write_bandwidth.bytes_per_s;
+  const bool read_bound = !cfg.faults->recovery.checkpoint_load && checkpoint_bandwidth(cfg, read).bytes_per_s < read.bytes_per_s;
+  if (write_bound && read_bound && !ck.read_bandwidth) {
+    return " (each write and load at " + checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth") + ")";
+  }
+  std::string out;
+  if (write_bound) out += "each write at " + checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth");
+  if (read_bound) out += (out.empty() ? "" : "; ") + std::string("each load at ") + checkpoint_rate_words(cfg, read, read_key);
+  return out.empty() ? out : " (" + out + ")";
+}
+
 // The hosts away at once that cover 99% of the time, for `mean` away on average: hosts sent to
 // repair as a Poisson stream, each away a repair time, are an M/G/infinity queue, whose occupancy
 // is Poisson with mean arrival rate x mean service time whatever the service time's distribution
 // (Palm's theorem; e.g. Kleinrock, Queueing Systems vol. 1, 1975). The smallest n with
 // P(X <= n) >= 0.99, summing the pmf from exp(-mean) (it would underflow past a mean of about
 // 745); past a mean of 500 the normal approximation mean + 2.326 sqrt(mean), within a host there.
-// A storage rate in bytes: "25.6 TB/s", "200 GB/s".
-std::string bytes_rate_words(Bandwidth b) {
-  return b.bytes_per_s >= 1e12 ? fmt("%.3g TB/s", b.bytes_per_s / 1e12) : fmt("%.3g GB/s", b.bytes_per_s / 1e9);
-}
-
 int hosts_away_99(double mean) {
   if (mean <= 0) return 0;
   if (mean > 500) return static_cast<int>(std::ceil(mean + 2.326 * std::sqrt(mean)));
@@ -301,7 +313,10 @@ void check_failure_budget(const ScenarioConfig& cfg) {
   }
   // The run's window and the sweep's intervals: sweep_points, up to sweep_points - 1 more where
   // the best lies at the grid's end, and the 2 whole-iteration intervals around its optimum.
-  const double windows = static_cast<double>(f.seeds) * (sweeps ? 2.0 * f.sweep_points + 2.0 : 1.0);
+  // Without crashes or hangs the sweep still runs its grid around the configured interval, with
+  // whatever else fails (counted as the run alone until 2026-12-06).
+  const double per_seed = sweeps ? 2.0 * f.sweep_points + 2.0 : 1.0 + f.sweep_points;
+  const double windows = static_cast<double>(f.seeds) * per_seed;
   if (work_per_window * windows > kMaxTotal) {
     throw BadInput(scenario_error(
         cfg, "faults.seeds",
@@ -311,7 +326,8 @@ void check_failure_budget(const ScenarioConfig& cfg) {
             (sweeps ? " x " + std::to_string(2 * f.sweep_points + 2) + " windows: the run, " +
                           std::to_string(f.sweep_points) + " sweep_points, up to " + std::to_string(f.sweep_points - 1) +
                           " more where the best lies at the sweep's end and 2 around the optimum"
-                    : std::string()) +
+                    : " x " + std::to_string(1 + f.sweep_points) + " windows: the run and " +
+                          std::to_string(f.sweep_points) + " sweep_points") +
             "); at most 1e9: lower seeds, sweep_points or rate_scale"));
   }
 }
@@ -493,7 +509,13 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   // before, per interval alone, 1.5% high on faults-16k-30d.yaml and 7x with a blocking hour).
   const double write_rate = checkpoint_bytes / (effective_interval + in.checkpoint_blocking).as_s();
   ck.set("mean_write_rate_bytes_per_s", write_rate);
-  ck.set("write_bandwidth_bytes_per_s", storage_bandwidth(cfg, f.checkpoint.write_bandwidth).bytes_per_s);
+  // The rates the writes and loads go at: the storage keys', or the job's NICs' where those carry
+  // less (since 2026-12-06); a given recovery.checkpoint_load reads nothing.
+  const Bandwidth read_storage = f.checkpoint.read_bandwidth.value_or(f.checkpoint.write_bandwidth);
+  ck.set("effective_write_bandwidth_bytes_per_s", checkpoint_bandwidth(cfg, f.checkpoint.write_bandwidth).bytes_per_s);
+  ck.set("effective_read_bandwidth_bytes_per_s", f.recovery.checkpoint_load
+                                                     ? Json()
+                                                     : Json(checkpoint_bandwidth(cfg, read_storage).bytes_per_s));
   Json& rc = r.set("recovery", Json::object());
   rc.set("detection_s", in.detection.as_s());
   rc.set("hang_detection_s", in.hang_detection.as_s());
@@ -572,28 +594,34 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
             ? "; taken at the end of the iteration under way: every " + fmt("%.3f s", taken_interval.as_s())
             : std::string())
     << "\n               " << fmt("%.4g GB each", checkpoint_bytes / 1e9) << fmt(", written at %.3g GB/s on average", write_rate / 1e9)
-    // The job's NICs carry less than storage takes: the write goes at their rate (since 2026-12-06).
-    << (job_nic_bandwidth(cfg).bytes_per_s < f.checkpoint.write_bandwidth.bytes_per_s
-            ? " (each write at " + bytes_rate_words(job_nic_bandwidth(cfg)) + ", what the job's NICs carry together, below " +
-                  "write_bandwidth's " + bytes_rate_words(f.checkpoint.write_bandwidth) + ")"
-            : std::string())
+    // The job's NICs carry less than storage takes: writes and loads go at their rate (since
+    // 2026-12-06).
+    << nic_bound_words(cfg)
     // What the computed blocking time is: an asynchronous checkpoint stalls for its snapshot
     // only, a synchronous one for its whole write (the sync case said "copy to host memory" of
     // its whole write until 2026-12-05).
     << (f.checkpoint.blocking ? std::string()
         : f.checkpoint.async  ? " (blocking: the shard's copy to host memory only; checkpoint.blocking gives your "
                                 "system's stall, coordination and metadata included)"
-                              : " (blocking: the whole synchronous write, size / write bandwidth; checkpoint.blocking "
+                              : " (blocking: the whole synchronous write, size / the write rate; checkpoint.blocking "
                                 "gives your system's stall, coordination and metadata included)")
     // An asynchronous stall no shorter than the whole write: the premise of going asynchronous
     // does not hold at these settings (faults-16k-30d.yaml's assumed 5 s against 2.84 s at 2 TB/s;
     // said since 2026-12-06).
     << (f.checkpoint.async && in.checkpoint_blocking >= in.checkpoint_async && in.checkpoint_async > Time::zero()
             ? "\n               note: the asynchronous stall, " + to_string(in.checkpoint_blocking) +
-                  ", is no shorter than the whole write at write_bandwidth, " + to_string(in.checkpoint_async) +
+                  ", is no shorter than the whole write, " + to_string(in.checkpoint_async) + " at " +
+                  checkpoint_rate_words(cfg, f.checkpoint.write_bandwidth, "write_bandwidth") +
                   " (the transfer alone, coordination not counted): async: false would stall that long"
             : std::string())
     << "\n\n";
+  // Checkpoint writes share the NICs with the training traffic, which is not charged for them:
+  // say so when they take a tenth of what the NICs carry or more (since 2026-12-06).
+  if (const double share = write_rate / job_nic_bandwidth(cfg).bytes_per_s; share >= 0.1) {
+    o << fmt("note           checkpoint writes take %.0f%% of the job's NIC bandwidth on average ", 100 * share)
+      << "(" << bytes_rate_string(Bandwidth{write_rate}) << " of " << bytes_rate_string(job_nic_bandwidth(cfg))
+      << "), which the training step's time does not include: a longer interval, or a faster network\n\n";
+  }
   o << "ETTR           " << fmt("%.2f%%", 100 * e.mean)
     << (has_ci ? fmt("  (95%% CI of the mean over seeds %.2f", 100 * ettr_low) + fmt(" to %.2f%%", 100 * ettr_high) +
                      fmt("; single windows %.2f", 100 * *ettr_min) + fmt(" to %.2f%%)\n", 100 * *ettr_max)
@@ -610,10 +638,16 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     const double sent_per_day = static_cast<double>(hosts_repaired) / f.seeds / (in.duration.as_s() / 86400);
     const double per_day = engine::hosts_to_repair_per_s(in) * 86400;
     const double away = per_day * in.repair_time.as_s() / 86400;
-    o << "spares         the " << *in.spare_hosts << " hot spares ran dry: the job waited "
-      << fmt("%.1f%% of the window for repaired hosts; ", 100 * waited)
+    o << "spares         "
+      << (*in.spare_hosts == 0 ? std::string("with no hot spares")
+                               : "the " + std::to_string(*in.spare_hosts) +
+                                     (*in.spare_hosts == 1 ? " hot spare ran dry" : " hot spares ran dry"))
+      << ": the job waited " << fmt("%.1f%% of the window for repaired hosts; ", 100 * waited)
       << fmt("its failures need %.3g hosts repaired a day", per_day)
-      << fmt(" (the run sent %.3g a day: a dry pool swaps fewer), each away ", sent_per_day) << to_string(in.repair_time)
+      // A dry pool holds the swaps down; a short window's luck can send more than the rate needs.
+      << (sent_per_day < per_day ? fmt(" (the run sent %.3g a day: a dry pool swaps fewer)", sent_per_day)
+                                 : fmt(" (the run sent %.3g a day)", sent_per_day))
+      << ", each away " << to_string(in.repair_time)
       << fmt(", so %.3g are away at once on average, ", away) << hosts_away_99(away)
       << " or fewer 99% of the time: give at least that many spare_hosts, or a shorter repair_time\n";
   }
@@ -767,7 +801,7 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   if (std::vector<InputError> errors; validate_checkpoint_times(cfg, size, errors), !errors.empty()) {
     throw BadInput(errors);
   }
-  const Time write = serialization_time(size, storage_bandwidth(cfg, ck.write_bandwidth));
+  const Time write = serialization_time(size, checkpoint_bandwidth(cfg, ck.write_bandwidth));
   if (ck.async) {
     const Bytes shard{size.n / cfg.cluster.gpus};
     in.checkpoint_blocking = ck.blocking.value_or(serialization_time(shard, ck.snapshot_bandwidth));
@@ -777,15 +811,16 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     if (ck.blocking && *ck.blocking < write) {
       throw BadInput(scenario_error(
           cfg, "faults.checkpoint.blocking",
-          "a synchronous checkpoint (async: false) blocks for its whole write, size / write_bandwidth = " +
-              to_string(write) + "; " + to_string(*ck.blocking) +
+          "a synchronous checkpoint (async: false) blocks for its whole write, its size at " +
+              checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth") + ", " + to_string(write) + "; " +
+              to_string(*ck.blocking) +
               " is shorter: remove blocking, or set async: true for a snapshot followed by a background write"));
     }
     in.checkpoint_blocking = ck.blocking.value_or(write);
   }
   const RecoveryConfig& rc = f.recovery;
   in.checkpoint_load =
-      rc.checkpoint_load.value_or(serialization_time(size, storage_bandwidth(cfg, ck.read_bandwidth.value_or(ck.write_bandwidth))));
+      rc.checkpoint_load.value_or(serialization_time(size, checkpoint_bandwidth(cfg, ck.read_bandwidth.value_or(ck.write_bandwidth))));
   in.detection = rc.detection;
   in.hang_detection = rc.hang_detection;
   in.diagnosis = rc.diagnosis;
@@ -797,6 +832,14 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   in.straggler_detection = rc.straggler_detection;
   in.straggler_threshold = rc.straggler_threshold;
   in.iteration = f.iteration_time.value_or(healthy);
+  // No step of a simulated iteration longer than the window ends in it (a given one is refused
+  // when the file is read; a simulated one ran on to an ETTR near 0 until 2026-12-06).
+  if (!f.iteration_time && healthy > f.duration) {
+    throw BadInput(scenario_error(cfg, "faults.duration",
+                                  "the simulated iteration, " + to_string(healthy) + ", is longer than the window (" +
+                                      to_string(f.duration) + "): no step would end in it; lengthen the window, or give "
+                                      "faults.iteration_time"));
+  }
   // A derived interval is never shorter than one iteration (nor than 1 s); nor may a configured one be.
   const Time floor = engine::checkpoint_interval_floor(in.iteration);
   if (ck.interval && *ck.interval < floor) {
