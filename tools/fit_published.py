@@ -83,10 +83,13 @@ def score(clustersim, suites, profile_path, leave_out):
             rows.append(row)
     missing = sorted(set(leave_out) - left)
     if missing:
-        raise SystemExit(f"fit_published: --leave-out {', '.join(missing)}: no such row in "
-                         f"{', '.join(suites)} (rows are named by their scenario file's stem, e.g. 8-larger-batch)")
+        # Bad input: exit 2, as argparse's errors do.
+        print(f"fit_published: --leave-out {', '.join(missing)}: no such row in {', '.join(suites)} (a row's label "
+              f"is the case's `label:`, else its scenario file's stem, e.g. 8-larger-batch)", file=sys.stderr)
+        sys.exit(2)
     if not errors:
-        raise SystemExit("fit_published: every row is left out; nothing to fit")
+        print("fit_published: every row is left out; nothing to fit", file=sys.stderr)
+        sys.exit(2)
     return sum(errors) / len(errors), max(errors), rows
 
 
@@ -98,12 +101,13 @@ def main():
     ap.add_argument("--grid", action="append", type=parse_grid, required=True, help="section.key=LOW:HIGH:STEP")
     ap.add_argument("-o", "--output", required=True, help="where to write the best profile")
     ap.add_argument("--leave-out", action="append", default=[], metavar="LABEL",
-                    help="a calibration row (its label, the scenario file's stem) not to score, e.g. a run that a "
+                    help="a calibration row (its label: the case's `label:`, else its scenario file's stem) not to score, e.g. a run that a "
                          "validation suite also holds (repeatable)")
     ap.add_argument("--tie", type=float, default=0.05,
                     help="points whose mean error is within this many percentage points of the lowest count as "
                          "equally good; among them the lowest worst-row error wins (default 0.05)")
     args = ap.parse_args()
+    args.leave_out = sorted(set(args.leave_out))
     if args.tie < 0:
         ap.error(f"--tie {args.tie}: expected 0 or more percentage points")
     for path, what in [(args.profile, "--profile"), (args.clustersim, "--clustersim")] + [(s, "--suite") for s in args.suite]:
