@@ -164,7 +164,13 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << "cluster      " << cfg.cluster.gpus << " x " << hw.name << " (" << cfg.cluster.gpus_per_node
     << " per node, " << cfg.cluster.nics_per_node << " x " << to_string(cfg.cluster.nic_bandwidth) << " NICs)\n";
   o << "model        " << (cfg.model.name.empty() ? "" : cfg.model.name + ", ")
-    << parameter_count(work::count_params(cfg.model).total) << " parameters\n";
+    << parameter_count(work::count_params(cfg.model).total) << " parameters"
+    // A sliding window changes both the time and the FLOPs MFU counts: shown (since 2026-12-06).
+    << (cfg.model.attention_window > 0 && cfg.model.attention_window < cfg.model.seq_len
+            ? "; sliding-window attention over " + std::to_string(cfg.model.attention_window) + " of " +
+                  std::to_string(cfg.model.seq_len) + " tokens"
+            : std::string())
+    << "\n";
   o << "plan         tp " << p.tp << ", pp " << p.pp << ", vpp " << p.vpp << ", cp " << p.cp << ", dp " << est.dp
     << "; micro-batch " << p.micro_batch << " x " << est.micro_batches << " per pipeline; ZeRO-" << p.zero_stage
     << "; recompute " << to_string(cfg.training.recompute) << "\n";

@@ -267,6 +267,10 @@ TEST(InferenceConfig, ModelKeysTheServingModelIgnoresAreErrors) {
   const std::string window = bad_input_of([] { serving({"model.attention_window=512"}); });
   EXPECT_TRUE(has(window, "model.attention_window: the serving cost model prices full causal attention")) << window;
   EXPECT_EQ(bad_input_of([] { serving({"model.attention_window=0"}); }), "");
+  // A window of the whole sequence is full attention (refused until 2026-12-06).
+  const ScenarioConfig full = serving();
+  const std::string whole = "model.attention_window=" + std::to_string(full.model.seq_len);
+  EXPECT_EQ(bad_input_of([&] { serving({whole}); }), "");
   EXPECT_EQ(bad_input_of([] { serving_without("model.learned_positions"); }), "");  // default true, not given
 }
 

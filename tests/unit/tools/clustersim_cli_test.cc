@@ -391,6 +391,17 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   EXPECT_EQ(at_level.out.find("\"notes\""), std::string::npos);
 }
 
+// A sliding window changes the FLOPs MFU counts: the summary's model line shows it (since
+// 2026-12-06), and says nothing of one as long as the sequence.
+TEST(CliRun, TheSummaryShowsASlidingWindow) {
+  const Result r = clustersim("run scenarios/megascale-175b-12288.yaml");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "parameters; sliding-window attention over 1280 of 2048 tokens\n");
+  const Result full = clustersim("run scenarios/megascale-175b-12288.yaml --set model.attention_window=2048");
+  ASSERT_EQ(full.code, 0) << full.err;
+  EXPECT_FALSE(contains(full.out, "sliding-window")) << full.out;
+}
+
 TEST(CliRun, StragglerListFractionOrCountNamesTheMapping) {
   // The fuzzing pass of 2026-12-05: both named stragglers.<x>.list, which neither gives.
   const Result gpus = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.gpus.slowdown=1.5");
