@@ -400,6 +400,10 @@ TEST(CliRun, TheSummaryShowsASlidingWindow) {
   const Result full = clustersim("run scenarios/megascale-175b-12288.yaml --set model.attention_window=2048");
   ASSERT_EQ(full.code, 0) << full.err;
   EXPECT_FALSE(contains(full.out, "sliding-window")) << full.out;
+  // Past the sequence: refused, saying what full attention is.
+  const Result over = clustersim("run scenarios/megascale-175b-12288.yaml --set model.seq_len=1024");
+  EXPECT_EQ(over.code, 2) << over.err;
+  EXPECT_CONTAINS(over.err, "model.attention_window: must not exceed model.seq_len (1024); 0 is full causal attention");
 }
 
 TEST(CliRun, StragglerListFractionOrCountNamesTheMapping) {
