@@ -30,22 +30,43 @@ mean error is within --tie percentage points of the lowest are ranked by their w
 import argparse
 import itertools
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
+MAX_POINTS = 1000  # grid points, over all --grid options together
+
+
+def bad_input(message):
+    """Exits 2, as argparse's own errors do (the house rule for bad input)."""
+    print(f"fit_published: {message}", file=sys.stderr)
+    sys.exit(2)
+
 
 def parse_grid(text):
-    m = re.fullmatch(r"([a-z_]+\.[a-z_]+)=([0-9.]+):([0-9.]+):([0-9.]+)", text)
+    expected = f"--grid {text!r}: expected section.key=LOW:HIGH:STEP, e.g. efficiency.gemm_max=0.6:0.8:0.01"
+    m = re.fullmatch(r"([a-z0-9_]+\.[a-z0-9_]+)=([0-9.]+):([0-9.]+):([0-9.]+)", text)
     if not m:
-        raise argparse.ArgumentTypeError(f"--grid {text!r}: expected section.key=LOW:HIGH:STEP, e.g. efficiency.gemm_max=0.6:0.8:0.01")
-    key, lo, hi, step = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
+        raise argparse.ArgumentTypeError(expected)
+    try:
+        key, lo, hi, step = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
+    except ValueError:
+        raise argparse.ArgumentTypeError(expected) from None
     if step <= 0 or hi < lo:
         raise argparse.ArgumentTypeError(f"--grid {text!r}: need LOW <= HIGH and STEP > 0")
-    n = int(round((hi - lo) / step)) + 1
-    return key, [round(lo + i * step, 6) for i in range(n)]
+    # Points from LOW up to HIGH, never past it (a step that does not divide the range stops short).
+    n = int(math.floor((hi - lo) / step + 1e-9)) + 1
+    if n > MAX_POINTS:
+        raise argparse.ArgumentTypeError(f"--grid {text!r}: {n} points; at most {MAX_POINTS} (a larger STEP)")
+    # Whole numbers stay whole (gemm_tile_m, gemm_k_half are integers in a profile).
+    whole = all(float(x).is_integer() for x in (lo, step))
+    values = [int(round(lo + i * step)) if whole else round(lo + i * step, 6) for i in range(n)]
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError(f"--grid {text!r}: STEP below the 6 decimals values are written with")
+    return key, values
 
 
 def set_key(profile_text, key, value):
@@ -55,7 +76,7 @@ def set_key(profile_text, key, value):
     pattern = re.compile(rf"(^{section}:\n(?:[ ]+.*\n)*?[ ]+{name}:)[ ]*[^\n#]*", re.MULTILINE)
     new, count = pattern.subn(rf"\g<1> {value}", profile_text, count=1)
     if count != 1:
-        raise SystemExit(f"fit_published: {key} not found in the profile")
+        bad_input(f"--grid {key}: no such key in the --profile file")
     return new
 
 
@@ -74,8 +95,15 @@ def score(clustersim, suites, profile_path, leave_out):
         out = subprocess.run([clustersim, "validate", suite, "--format", "json", "--set", f"cluster.gpu={profile_path}"],
                              capture_output=True, text=True)
         if out.returncode not in (0, 1):
-            raise SystemExit(f"fit_published: clustersim validate {suite} failed:\n{out.stderr}")
-        result = json.loads(out.stdout)
+            # The grid point's profile is a copy of --profile with the --grid values set; exit 2 when
+            # clustersim found the input bad (a value out of the profile's range), as it does.
+            print(f"fit_published: clustersim validate {suite} failed with the grid point's profile (a copy of "
+                  f"--profile with the --grid values):\n{out.stderr}", file=sys.stderr)
+            sys.exit(2 if out.returncode == 2 else 1)
+        try:
+            result = json.loads(out.stdout)
+        except json.JSONDecodeError:
+            bad_input(f"--clustersim {clustersim}: `validate --format json` printed no JSON: is it clustersim?")
         for row in result["rows"]:
             if row["label"] in leave_out:
                 left.add(row["label"])
@@ -109,11 +137,22 @@ def main():
                          "equally good; among them the lowest worst-row error wins (default 0.05)")
     args = ap.parse_args()
     args.leave_out = sorted(set(args.leave_out))
-    if args.tie < 0:
+    if not (args.tie >= 0 and math.isfinite(args.tie)):
         ap.error(f"--tie {args.tie}: expected 0 or more percentage points")
     for path, what in [(args.profile, "--profile"), (args.clustersim, "--clustersim")] + [(s, "--suite") for s in args.suite]:
         if not os.path.isfile(path):
             ap.error(f"{what} {path}: no such file")
+    if not os.access(args.clustersim, os.X_OK):
+        ap.error(f"--clustersim {args.clustersim}: not executable")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if os.path.isdir(args.output) or not os.path.isdir(out_dir):
+        ap.error(f"-o {args.output}: expected a file path in an existing directory")
+    grid_keys = [k for k, _ in args.grid]
+    if len(set(grid_keys)) != len(grid_keys):
+        ap.error("--grid: a key is given twice (" + ", ".join(sorted({k for k in grid_keys if grid_keys.count(k) > 1})) + ")")
+    points = math.prod(len(v) for _, v in args.grid)
+    if points > MAX_POINTS:
+        ap.error(f"--grid: {points} points over all keys; at most {MAX_POINTS}")
     base = open(args.profile).read()
     keys = [k for k, _ in args.grid]
     results = []

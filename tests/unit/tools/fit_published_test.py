@@ -40,6 +40,16 @@ check("(ci.yaml less megascale-175b-256-b768)" in written, f"sources name it: {w
 bad, _ = fit("--leave-out", "no-such-row")
 check(bad.returncode == 2, f"unknown label exits 2, got {bad.returncode}")
 check("--leave-out no-such-row: no such row" in bad.stderr, f"message: {bad.stderr}")
+# A grid stops at HIGH (0.612 was tried and could be written until 2026-12-06) and whole-number
+# keys stay whole (64.0 was refused by the profile loader).
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "fitted.yaml")
+    r = subprocess.run([sys.executable, script, "--clustersim", clustersim, "--profile", profile, "--suite", suite,
+                        "--grid", "efficiency.gemm_max=0.6:0.61:0.006", "--grid", "efficiency.gemm_tile_m=64:64:64",
+                        "-o", out], capture_output=True, text=True, cwd=source)
+    check(r.returncode == 0, f"grid run: {r.returncode} {r.stderr}")
+    check("0.612" not in r.stderr and "gemm_max=0.606" in r.stderr, f"grid past HIGH: {r.stderr}")
+    check("gemm_tile_m=64 " in r.stderr and "64.0" not in r.stderr, f"integer key: {r.stderr}")
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)
