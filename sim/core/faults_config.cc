@@ -384,9 +384,17 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
   }
 }
 
+namespace {
+
+// Hosts of the job: gpus / gpus_per_node, rounded up (validate refuses a remainder).
+int64_t job_hosts(const ScenarioConfig& cfg) {
+  return (static_cast<int64_t>(cfg.cluster.gpus) + cfg.cluster.gpus_per_node - 1) / cfg.cluster.gpus_per_node;
+}
+
+}  // namespace
+
 Bandwidth job_nic_bandwidth(const ScenarioConfig& cfg) {
-  const double hosts = std::ceil(static_cast<double>(cfg.cluster.gpus) / cfg.cluster.gpus_per_node);
-  return (hosts * cfg.cluster.nics_per_node) * cfg.cluster.nic_bandwidth;
+  return static_cast<double>(job_hosts(cfg) * cfg.cluster.nics_per_node) * cfg.cluster.nic_bandwidth;
 }
 
 Bandwidth checkpoint_bandwidth(const ScenarioConfig& cfg, Bandwidth storage) {
@@ -398,8 +406,7 @@ Bandwidth checkpoint_bandwidth(const ScenarioConfig& cfg, Bandwidth storage) {
 std::string checkpoint_rate_words(const ScenarioConfig& cfg, Bandwidth storage, const std::string& key) {
   const Bandwidth rate = checkpoint_bandwidth(cfg, storage);
   if (rate.bytes_per_s >= storage.bytes_per_s) return key + "'s " + bytes_rate_string(storage);
-  const int64_t hosts = (static_cast<int64_t>(cfg.cluster.gpus) + cfg.cluster.gpus_per_node - 1) / cfg.cluster.gpus_per_node;
-  return "the job's NICs' " + bytes_rate_string(rate) + " (" + std::to_string(hosts) + " hosts x " +
+  return "the job's NICs' " + bytes_rate_string(rate) + " (" + std::to_string(job_hosts(cfg)) + " hosts x " +
          str(cfg.cluster.nics_per_node) + " x " + to_string(cfg.cluster.nic_bandwidth) + "), below " + key + "'s " +
          bytes_rate_string(storage);
 }
@@ -412,7 +419,7 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   // NaN-safe: a zero or negative bandwidth gives inf or a negative time, both rejected.
   auto check = [&](double secs, const std::string& key, const std::string& what) {
     if (!(secs >= 0 && secs <= window_s)) {
-      errors.push_back(scenario_error(cfg, "faults." + key,
+      errors.push_back(scenario_error(cfg, key,
                                       what + " takes " + seconds_to_string(secs) + ", longer than faults.duration (" +
                                           to_string(f.duration) + ")"));
     }
@@ -422,13 +429,9 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   // Where the job's NICs set the rate, the error names them: a faster store changes nothing.
   auto check_rate = [&](Bandwidth storage, const std::string& key, const std::string& what) {
     const Bandwidth rate = checkpoint_bandwidth(cfg, storage);
-    const double secs = bytes / rate.bytes_per_s;
-    if (secs >= 0 && secs <= window_s) return;
     const bool nics = rate.bytes_per_s < storage.bytes_per_s;
-    errors.push_back(scenario_error(cfg, nics ? "cluster.nic_bandwidth" : "faults.checkpoint." + key,
-                                    what + " at " + checkpoint_rate_words(cfg, storage, key) + " takes " +
-                                        seconds_to_string(secs) + ", longer than faults.duration (" +
-                                        to_string(f.duration) + ")"));
+    check(bytes / rate.bytes_per_s, nics ? "cluster.nic_bandwidth" : "faults.checkpoint." + key,
+          what + " at " + checkpoint_rate_words(cfg, storage, key) + ",");
   };
   check_rate(ck.write_bandwidth, "write_bandwidth", "writing " + of);
   // Without read_bandwidth the load takes as long as the write, checked above; so does a read
@@ -440,7 +443,7 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   if (ck.blocking) return;  // checked by validate_faults
   const int64_t shard = size.n / cfg.cluster.gpus;
   if (ck.async) {
-    check(static_cast<double>(shard) / ck.snapshot_bandwidth.bytes_per_s, "checkpoint.snapshot_bandwidth",
+    check(static_cast<double>(shard) / ck.snapshot_bandwidth.bytes_per_s, "faults.checkpoint.snapshot_bandwidth",
           "snapshotting a " + std::to_string(shard) + "-byte shard");
   }
   if (ck.async && shard == 0 && !ck.interval) {

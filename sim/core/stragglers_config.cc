@@ -211,8 +211,8 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
   const long long dp = model_ranks > 0 ? gpus / model_ranks : 0;
   // With no whole replica (the plan's own error says why: tp x pp x cp above the GPUs) there is
   // nothing to check here; a default the user never wrote was named until 2026-12-06.
-  if (dp < 1) {
-  } else if (s.sequence_imbalance.replicas > dp) {
+  if (dp < 1) return;
+  if (s.sequence_imbalance.replicas > dp) {
     errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
                                     "there are only " + str(dp) + " DP replicas; got " + str(s.sequence_imbalance.replicas)));
   } else if (s.sequence_imbalance.max_over_mean > 1.0 &&

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -278,7 +279,7 @@ void check_failure_budget(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   double per_s = 0;
   double slow_per_s = 0;  // degrade components' arrivals
-  bool sweeps = false;    // crashes or hangs: the checkpoint interval is swept
+  bool sweeps = false;    // crashes or hangs: the checkpoint interval is swept (else the run's interval alone)
   for (const FailureComponent& c : f.components) {
     const double rate = job_rate_per_s(cfg, c);
     per_s += rate;
@@ -313,9 +314,10 @@ void check_failure_budget(const ScenarioConfig& cfg) {
   }
   // The run's window and the sweep's intervals: sweep_points, up to sweep_points - 1 more where
   // the best lies at the grid's end, and the 2 whole-iteration intervals around its optimum.
-  // Without crashes or hangs the sweep still runs its grid around the configured interval, with
-  // whatever else fails (counted as the run alone until 2026-12-06).
-  const double per_seed = sweeps ? 2.0 * f.sweep_points + 2.0 : 1.0 + f.sweep_points;
+  // Without crashes or hangs the sweep is the configured interval alone: the run and it.
+  // With them: the grid, up to sweep_points - 1 more steps, 2 around the optimum and the run's own
+  // interval where the grid misses it, besides the run.
+  const double per_seed = sweeps ? 2.0 * f.sweep_points + 3.0 : 2.0;
   const double windows = static_cast<double>(f.seeds) * per_seed;
   if (work_per_window * windows > kMaxTotal) {
     throw BadInput(scenario_error(
@@ -323,11 +325,10 @@ void check_failure_budget(const ScenarioConfig& cfg) {
         fmt("%.3g failures to simulate ", work_per_window * windows) +
             fmt("(%.3g per window", work_per_window) + (slow_per_window > 0 ? fmt(", a slow host counting %g", kSlowHostCost) : std::string()) +
             " x " + std::to_string(f.seeds) + " seeds" +
-            (sweeps ? " x " + std::to_string(2 * f.sweep_points + 2) + " windows: the run, " +
+            (sweeps ? " x " + std::to_string(2 * f.sweep_points + 3) + " windows: the run, " +
                           std::to_string(f.sweep_points) + " sweep_points, up to " + std::to_string(f.sweep_points - 1) +
-                          " more where the best lies at the sweep's end and 2 around the optimum"
-                    : " x " + std::to_string(1 + f.sweep_points) + " windows: the run and " +
-                          std::to_string(f.sweep_points) + " sweep_points") +
+                          " more where the best lies at the sweep's end, 2 around the optimum and the run's own interval"
+                    : std::string(" x 2 windows: the run and its interval's entry in checkpoint_sweep")) +
             "); at most 1e9: lower seeds, sweep_points or rate_scale"));
   }
 }
@@ -410,8 +411,11 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const bool free_checkpoint = in.checkpoint_blocking == Time::zero();
   const bool has_young = can_fail && !free_checkpoint;
   const Time center = has_young ? Time::s(std::min(young_s, in.duration.as_s())) : can_fail ? floor : in.checkpoint_interval;
+  // Without crashes or hangs no interval is swept (a longer one is always better, and the note
+  // says sweep_points is not used): the configured interval alone (a grid of sweep_points ran,
+  // unreported, until 2026-12-06).
   const engine::IntervalSweep sweep =
-      engine::sweep_checkpoint_interval(in, center, floor, f.sweep_points, f.seeds, f.seed);
+      engine::sweep_checkpoint_interval(in, center, floor, can_fail ? f.sweep_points : 1, f.seeds, f.seed);
   const engine::MeanCi e = engine::mean_ci(ettr);
   // ETTR lies in [0, 1]; so does the interval reported for it.
   const double ettr_low = std::max(0.0, e.mean - e.half_width), ettr_high = std::min(1.0, e.mean + e.half_width);
@@ -837,8 +841,9 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   if (!f.iteration_time && healthy > f.duration) {
     throw BadInput(scenario_error(cfg, "faults.duration",
                                   "the simulated iteration, " + to_string(healthy) + ", is longer than the window (" +
-                                      to_string(f.duration) + "): no step would end in it; lengthen the window, or give "
-                                      "faults.iteration_time"));
+                                      to_string(f.duration) + "): no step would end in it; the plan's step is too slow "
+                                      "for its GPUs and network (model, parallelism, cluster.nic_bandwidth), or give "
+                                      "faults.iteration_time to study a measured step"));
   }
   // A derived interval is never shorter than one iteration (nor than 1 s); nor may a configured one be.
   const Time floor = engine::checkpoint_interval_floor(in.iteration);
@@ -864,6 +869,18 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
   const double iterations = std::max(1.0, std::round(young_s / in.iteration.as_s()));
   in.checkpoint_interval =
       ck.interval.value_or(max(max(floor, in.checkpoint_async), min(in.duration, Time::s(iterations * in.iteration.as_s()))));
+  // Taken in whole iterations, an interval may pass the window (no checkpoint in it, as asked), but
+  // not simulated time's range, about 106 days (a run of iterations of weeks; until 2026-12-06 a
+  // generic "would take over 107 days ... lower model.layers" after simulating every seed).
+  const double taken_s = std::ceil(in.checkpoint_interval.as_s() / in.iteration.as_s()) * in.iteration.as_s();
+  if (taken_s > Time::ps(std::numeric_limits<int64_t>::max()).as_s()) {
+    const std::string key = ck.interval ? "faults.checkpoint.interval" : "faults.iteration_time";
+    throw BadInput(scenario_error(cfg, key,
+                                  "taken at the end of the iteration under way (" + to_string(in.iteration) + " each), the " +
+                                      (ck.interval ? "" : "derived ") + "checkpoint interval, " +
+                                      to_string(in.checkpoint_interval) + ", comes to " + seconds_to_string(taken_s) +
+                                      ", past the 106 days simulated time holds: a shorter interval or iteration"));
+  }
   return in;
 }
 

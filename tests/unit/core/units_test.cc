@@ -94,6 +94,12 @@ TEST(Bandwidth, BitsAndBytes) {
   EXPECT_DOUBLE_EQ((0.5 * gbps(400)).bytes_per_s, 25e9);
 }
 
+TEST(Bandwidth, StorageRatesReadInBytes) {
+  EXPECT_EQ(bytes_rate_string(gbytes_per_s(25600)), "25.6 TB/s");
+  EXPECT_EQ(bytes_rate_string(gbytes_per_s(999.7)), "999.7 GB/s");  // "1e+03 GB/s" with 3 digits
+  EXPECT_EQ(bytes_rate_string(gbps(1)), "125 MB/s");
+}
+
 TEST(SerializationTime, HandExamples) {
   // 1 MB / 100 GB/s = 1e6 / 1e11 s = 10 us.
   EXPECT_EQ(serialization_time(Bytes{1'000'000}, gbytes_per_s(100)), Time::us(10));

@@ -154,6 +154,11 @@ TEST(FaultsCli, ASparePoolThatRunsDrySaysHowManyWouldDo) {
   EXPECT_GT(json_number(enough.out, "hosts_repaired"), 150.0) << enough.out;
   EXPECT_LT(json_number(enough.out, "repair_wait"), 0.01 * 30 * 86400) << enough.out;
   EXPECT_FALSE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.recovery.spare_hosts=28").out, "ran dry"));
+  // One spare and none read as such ("the 0 hot spares ran dry" until 2026-12-06).
+  EXPECT_TRUE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.recovery.spare_hosts=1").out,
+                       "spares         the 1 hot spare ran dry: the job waited"));
+  EXPECT_TRUE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.recovery.spare_hosts=0").out,
+                       "spares         with no hot spares: the job waited"));
 }
 
 // Slow hosts are found only while the job runs, and wait for a spare: a dry pool sends fewer
@@ -201,7 +206,7 @@ TEST(FaultsCli, StudiesTooLargeToSimulateAreRefusedUpFront) {
   EXPECT_TRUE(contains(one.out, "yaml: faults.components.faulty_gpu.rate_per_day: the job would see about 4.92e+11")) << one.out;
   const Result many = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=10000");
   EXPECT_EQ(many.code, 2) << many.out;
-  EXPECT_TRUE(contains(many.out, "faults.seeds: 2.28e+09 failures to simulate (2.59e+06 per window x 20 seeds x 44 windows"))
+  EXPECT_TRUE(contains(many.out, "faults.seeds: 2.33e+09 failures to simulate (2.59e+06 per window x 20 seeds x 45 windows"))
       << many.out;
 }
 
@@ -336,6 +341,14 @@ TEST(FaultsCli, CheckpointWritesAreNeverLost) {
 }
 
 // A misspelt built-in component on the command line: exit 2 with the key and the name meant.
+// A plan with no whole replica gets its own error, not one about a straggler key's default
+// ("stragglers.sequence_imbalance.replicas: there are only 0 DP replicas" until 2026-12-06).
+TEST(FaultsCli, APlanWithoutAReplicaIsNotBlamedOnStragglerDefaults) {
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set cluster.gpus=8");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_FALSE(contains(r.out, "sequence_imbalance")) << r.out;
+}
+
 TEST(FaultsCli, AMisspeltComponentIsBadInput) {
   const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.components.gpu_hmb3.rate_per_day=0");
   EXPECT_EQ(r.code, 2) << r.out;
@@ -407,7 +420,7 @@ TEST(FaultsCli, MessagesNameTheNicsWhenTheySetTheRate) {
   const Result slow = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.size=1PB" + nic);
   EXPECT_EQ(slow.code, 2) << slow.out;
   EXPECT_TRUE(contains(slow.out, "cluster.nic_bandwidth: writing the 1000000000000000-byte checkpoint at the job's "
-                                 "NICs' 256 MB/s (2048 hosts x 1 x 0.001 Gbps), below write_bandwidth's 2 TB/s takes "))
+                                 "NICs' 256 MB/s (2048 hosts x 1 x 0.001 Gbps), below write_bandwidth's 2 TB/s, takes "))
       << slow.out;
   const Result sync = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.async=false "
                                  "--set cluster.nics_per_node=1 --set cluster.nic_bandwidth=1Gbps");
@@ -426,7 +439,8 @@ TEST(FaultsCli, CheckpointTrafficOnTheNicsIsNoted) {
                                  "--set cluster.nic_bandwidth=1Gbps");
   ASSERT_EQ(busy.code, 0) << busy.out;
   EXPECT_TRUE(contains(busy.out, "of the job's NIC bandwidth on average")) << busy.out;
-  EXPECT_FALSE(contains(clustersim("run scenarios/faults-16k-30d.yaml").out, "of the job's NIC bandwidth")) << busy.out;
+  const Result usual = clustersim("run scenarios/faults-16k-30d.yaml");
+  EXPECT_FALSE(contains(usual.out, "of the job's NIC bandwidth")) << usual.out;
 }
 
 // An interval past int64's picoseconds once rounded up to whole iterations stays positive, and a
@@ -443,6 +457,28 @@ TEST(FaultsCli, LongIterationsKeepTheirIntervals) {
   EXPECT_EQ(slow.code, 2) << slow.out;
   EXPECT_TRUE(contains(slow.out, "faults.duration: the simulated iteration, ")) << slow.out;
   EXPECT_TRUE(contains(slow.out, "is longer than the window (30 d)")) << slow.out;
+  // A given interval that whole iterations take past simulated time's range: refused, naming the
+  // interval (a generic "would take over 107 days ... lower model.layers" until 2026-12-06).
+  const Result past = clustersim("run scenarios/faults-16k-30d.yaml --set faults.duration=90d "
+                                 "--set faults.iteration_time=54d --set faults.checkpoint.interval=55d");
+  EXPECT_EQ(past.code, 2) << past.out;
+  EXPECT_TRUE(contains(past.out, "faults.checkpoint.interval: taken at the end of the iteration under way (54 d each), "
+                                 "the checkpoint interval, 55 d, comes to 108 d, past the 106 days simulated time holds"))
+      << past.out;
+}
+
+// Without a crash or hang rate nothing is swept: the run's interval alone (a grid of sweep_points
+// ran unreported until 2026-12-06, while a note said sweep_points is not used).
+TEST(FaultsCli, WithoutCrashesNoIntervalIsSwept) {
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=0 "
+                              "--set faults.checkpoint.interval=10min --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t at = r.out.find("\"checkpoint_sweep\"");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string sweep = r.out.substr(at, r.out.find(']', at) - at);
+  size_t entries = 0;
+  for (size_t p = sweep.find("interval_s"); p != std::string::npos; p = sweep.find("interval_s", p + 1)) ++entries;
+  EXPECT_EQ(entries, 1u) << sweep;
 }
 
 TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {

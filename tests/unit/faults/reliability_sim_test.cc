@@ -315,6 +315,11 @@ TEST(Reliability, SweepTriesWholeIterationsAndReportsASimulatedOptimum) {
   EXPECT_EQ(checkpoint_interval_taken(Time::s(236), Time::s(100)), Time::s(300));
   EXPECT_EQ(checkpoint_interval_taken(Time::s(300), Time::s(100)), Time::s(300));
   EXPECT_EQ(checkpoint_interval_taken(Time::s(236), Time::zero()), Time::s(236));
+  // Past int64's picoseconds (about 106 days) it saturates: 55 d in 54 d iterations came out
+  // negative until 2026-12-06.
+  const Time day = Time::s(86400);
+  EXPECT_EQ(checkpoint_interval_taken(60 * day, 60 * day), 60 * day);
+  EXPECT_GT(checkpoint_interval_taken(55 * day, 54 * day), 106 * day);
   ReliabilityInputs in = inputs(Time::s(300), Time::s(5), Time::zero());
   in.duration = Time::s(10 * 86400.0);
   in.iteration = Time::s(100);
