@@ -147,11 +147,14 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     fail("model.learned_positions", "the serving cost model has no position-embedding table (rotary positions, "
                                     "no parameters); set it to false or remove it");
   }
-  // A window of the whole sequence or more is full attention (refused until 2026-12-06).
-  if (cfg.given.count("model.attention_window") && m.attention_window > 0 && m.attention_window < m.seq_len) {
+  // A window of the whole sequence is full attention (refused until 2026-12-06); one past it is
+  // refused as training refuses it.
+  if (m.attention_window > m.seq_len) {
+    fail("model.attention_window", "must not exceed model.seq_len (" + str(m.seq_len) + "); 0 is full causal attention");
+  } else if (cfg.given.count("model.attention_window") && m.attention_window > 0 && m.attention_window < m.seq_len) {
     fail("model.attention_window", "the serving cost model prices full causal attention (decode reads the whole "
                                    "KV cache); sliding-window attention is not modelled for serving: remove it, or set it to 0 or "
-                                   "model.seq_len");
+                                   "model.seq_len (" + str(m.seq_len) + ")");
   }
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
   if (m.head_dim == 0 && m.heads > 0 && m.hidden % m.heads != 0) {

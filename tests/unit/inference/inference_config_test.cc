@@ -271,6 +271,8 @@ TEST(InferenceConfig, ModelKeysTheServingModelIgnoresAreErrors) {
   const ScenarioConfig full = serving();
   const std::string whole = "model.attention_window=" + std::to_string(full.model.seq_len);
   EXPECT_EQ(bad_input_of([&] { serving({whole}); }), "");
+  const std::string past = "model.attention_window=" + std::to_string(full.model.seq_len + 1);
+  EXPECT_TRUE(has(bad_input_of([&] { serving({past}); }), "model.attention_window: must not exceed model.seq_len"));
   EXPECT_EQ(bad_input_of([] { serving_without("model.learned_positions"); }), "");  // default true, not given
 }
 
