@@ -198,8 +198,8 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   return out;
 }
 
-// Where the job's NICs carry less than storage: " (each write at the job's NICs' ..., below
-// write_bandwidth's ...; each load at ...)", naming what sets each rate; empty otherwise.
+// Where the job's NICs carry less than storage: "each write at the job's NICs' ..., below
+// write_bandwidth's ...; each load at ...", naming what sets each rate; empty otherwise.
 std::string nic_bound_words(const ScenarioConfig& cfg) {
   const CheckpointConfig& ck = cfg.faults->checkpoint;
   const Bandwidth read = ck.read_bandwidth.value_or(ck.write_bandwidth);
@@ -207,12 +207,12 @@ std::string nic_bound_words(const ScenarioConfig& cfg) {
   const bool write_bound = checkpoint_bandwidth(cfg, ck.write_bandwidth).bytes_per_s < ck.write_bandwidth.bytes_per_s;
   const bool read_bound = !cfg.faults->recovery.checkpoint_load && checkpoint_bandwidth(cfg, read).bytes_per_s < read.bytes_per_s;
   if (write_bound && read_bound && !ck.read_bandwidth) {
-    return " (each write and load at " + checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth") + ")";
+    return "each write and load at " + checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth");
   }
   std::string out;
   if (write_bound) out += "each write at " + checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth");
   if (read_bound) out += (out.empty() ? "" : "; ") + std::string("each load at ") + checkpoint_rate_words(cfg, read, read_key);
-  return out.empty() ? out : " (" + out + ")";
+  return out;
 }
 
 // The hosts away at once that cover 99% of the time, for `mean` away on average: hosts sent to
@@ -598,9 +598,6 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
             ? "; taken at the end of the iteration under way: every " + fmt("%.3f s", taken_interval.as_s())
             : std::string())
     << "\n               " << fmt("%.4g GB each", checkpoint_bytes / 1e9) << fmt(", written at %.3g GB/s on average", write_rate / 1e9)
-    // The job's NICs carry less than storage takes: writes and loads go at their rate (since
-    // 2026-12-06).
-    << nic_bound_words(cfg)
     // What the computed blocking time is: an asynchronous checkpoint stalls for its snapshot
     // only, a synchronous one for its whole write (the sync case said "copy to host memory" of
     // its whole write until 2026-12-05).
@@ -618,6 +615,9 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
                   checkpoint_rate_words(cfg, f.checkpoint.write_bandwidth, "write_bandwidth") +
                   " (the transfer alone, coordination not counted): async: false would stall that long"
             : std::string())
+    // The job's NICs carry less than storage takes: writes and loads go at their rate (since
+    // 2026-12-06), on a line of its own.
+    << (nic_bound_words(cfg).empty() ? std::string() : "\n               " + nic_bound_words(cfg))
     << "\n\n";
   // Checkpoint writes share the NICs with the training traffic, which is not charged for them:
   // say so when they take a tenth of what the NICs carry or more (since 2026-12-06).

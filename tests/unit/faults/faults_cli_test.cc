@@ -397,13 +397,13 @@ TEST(FaultsCli, CheckpointsMoveNoFasterThanTheJobsNics) {
   EXPECT_NEAR(json_number(fast.out, "async_s"), size / nics, 1e-9 * size / nics) << fast.out;
   EXPECT_NEAR(json_number(fast.out, "load_s"), size / nics, 1e-9 * size / nics) << fast.out;
   const Result text = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.write_bandwidth=100TBps" + nic);
-  EXPECT_TRUE(contains(text.out, "(each write and load at the job's NICs' 25.6 TB/s (2048 hosts x 1 x 100 Gbps), below "
-                                 "write_bandwidth's 100 TB/s)"))
+  EXPECT_TRUE(contains(text.out, "\n               each write and load at the job's NICs' 25.6 TB/s (2048 hosts x 1 x "
+                                 "100 Gbps), below write_bandwidth's 100 TB/s\n"))
       << text.out;
   // A read above the NICs' rate beside a write below it: the load alone goes at the NICs' rate.
   const Result read = clustersim("run scenarios/faults-16k-30d.yaml --set faults.checkpoint.read_bandwidth=100TBps" + nic);
-  EXPECT_TRUE(contains(read.out, "(each load at the job's NICs' 25.6 TB/s (2048 hosts x 1 x 100 Gbps), below "
-                                 "read_bandwidth's 100 TB/s)"))
+  EXPECT_TRUE(contains(read.out, "\n               each load at the job's NICs' 25.6 TB/s (2048 hosts x 1 x 100 Gbps), "
+                                 "below read_bandwidth's 100 TB/s\n"))
       << read.out;
   EXPECT_FALSE(contains(read.out, "each write at")) << read.out;
   // Storage slower than the NICs keeps its own rate, without the note.
