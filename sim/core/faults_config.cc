@@ -402,10 +402,13 @@ Bandwidth checkpoint_bandwidth(const ScenarioConfig& cfg, Bandwidth storage) {
   return nics.bytes_per_s > 0 && nics.bytes_per_s < storage.bytes_per_s ? nics : storage;
 }
 
+bool checkpoint_nic_bound(const ScenarioConfig& cfg, Bandwidth storage) {
+  return checkpoint_bandwidth(cfg, storage).bytes_per_s < storage.bytes_per_s;
+}
+
 std::string checkpoint_rate_words(const ScenarioConfig& cfg, Bandwidth storage, const std::string& key) {
-  const Bandwidth rate = checkpoint_bandwidth(cfg, storage);
-  if (rate.bytes_per_s >= storage.bytes_per_s) return key + "'s " + bytes_rate_string(storage);
-  return "the job's NICs' " + bytes_rate_string(rate) + " (" + std::to_string(job_hosts(cfg)) + " hosts x " +
+  if (!checkpoint_nic_bound(cfg, storage)) return key + "'s " + bytes_rate_string(storage);
+  return "the job's NICs' " + bytes_rate_string(checkpoint_bandwidth(cfg, storage)) + " (" + std::to_string(job_hosts(cfg)) + " hosts x " +
          str(cfg.cluster.nics_per_node) + " x " + to_string(cfg.cluster.nic_bandwidth) + "), below " + key + "'s " +
          bytes_rate_string(storage);
 }
@@ -427,9 +430,8 @@ void validate_checkpoint_times(const ScenarioConfig& cfg, Bytes size, std::vecto
   const std::string of = "the " + std::to_string(size.n) + "-byte checkpoint";
   // Where the job's NICs set the rate, the error names them: a faster store changes nothing.
   auto check_rate = [&](Bandwidth storage, const std::string& key, const std::string& what) {
-    const Bandwidth rate = checkpoint_bandwidth(cfg, storage);
-    const bool nics = rate.bytes_per_s < storage.bytes_per_s;
-    check(bytes / rate.bytes_per_s, nics ? "cluster.nic_bandwidth" : "faults.checkpoint." + key,
+    check(bytes / checkpoint_bandwidth(cfg, storage).bytes_per_s,
+          checkpoint_nic_bound(cfg, storage) ? "cluster.nic_bandwidth" : "faults.checkpoint." + key,
           what + " at " + checkpoint_rate_words(cfg, storage, key) + ",");
   };
   check_rate(ck.write_bandwidth, "write_bandwidth", "writing " + of);

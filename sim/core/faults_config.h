@@ -118,6 +118,8 @@ void validate_faults(const ScenarioConfig& cfg, std::vector<InputError>& errors)
 // before, an 8-GPU job on the default 8 x 400 Gbps wrote at the 2 TB/s default, 5x its NICs' rate.
 Bandwidth job_nic_bandwidth(const ScenarioConfig& cfg);
 Bandwidth checkpoint_bandwidth(const ScenarioConfig& cfg, Bandwidth storage);
+// Whether the job's NICs, not `storage`, set that rate.
+bool checkpoint_nic_bound(const ScenarioConfig& cfg, Bandwidth storage);
 
 // That rate in words for messages, naming what sets it: "write_bandwidth's 2 TB/s", or "the
 // job's NICs' 25.6 TB/s (2048 hosts x 1 x 100 Gbps), below read_bandwidth's 100 TB/s" (`key`

@@ -204,8 +204,8 @@ std::string nic_bound_words(const ScenarioConfig& cfg) {
   const CheckpointConfig& ck = cfg.faults->checkpoint;
   const Bandwidth read = ck.read_bandwidth.value_or(ck.write_bandwidth);
   const std::string read_key = ck.read_bandwidth ? "read_bandwidth" : "write_bandwidth";
-  const bool write_bound = checkpoint_bandwidth(cfg, ck.write_bandwidth).bytes_per_s < ck.write_bandwidth.bytes_per_s;
-  const bool read_bound = !cfg.faults->recovery.checkpoint_load && checkpoint_bandwidth(cfg, read).bytes_per_s < read.bytes_per_s;
+  const bool write_bound = checkpoint_nic_bound(cfg, ck.write_bandwidth);
+  const bool read_bound = !cfg.faults->recovery.checkpoint_load && checkpoint_nic_bound(cfg, read);
   if (write_bound && read_bound && !ck.read_bandwidth) {
     return "each write and load at " + checkpoint_rate_words(cfg, ck.write_bandwidth, "write_bandwidth");
   }
@@ -585,6 +585,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
         << ": scale them to this job with faults.components.NAME.rate_per_day\n";
     }
   }
+  const std::string nic_words = nic_bound_words(cfg);
   o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
@@ -617,13 +618,14 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
             : std::string())
     // The job's NICs carry less than storage takes: writes and loads go at their rate (since
     // 2026-12-06), on a line of its own.
-    << (nic_bound_words(cfg).empty() ? std::string() : "\n               " + nic_bound_words(cfg))
+    << (nic_words.empty() ? std::string() : "\n               " + nic_words)
     << "\n\n";
   // Checkpoint writes share the NICs with the training traffic, which is not charged for them:
   // say so when they take a tenth of what the NICs carry or more (since 2026-12-06).
-  if (const double share = write_rate / job_nic_bandwidth(cfg).bytes_per_s; share >= 0.1) {
+  const Bandwidth nics = job_nic_bandwidth(cfg);
+  if (const double share = write_rate / nics.bytes_per_s; share >= 0.1) {
     o << fmt("note           checkpoint writes take %.0f%% of the job's NIC bandwidth on average ", 100 * share)
-      << "(" << bytes_rate_string(Bandwidth{write_rate}) << " of " << bytes_rate_string(job_nic_bandwidth(cfg))
+      << "(" << bytes_rate_string(Bandwidth{write_rate}) << " of " << bytes_rate_string(nics)
       << "), which the training step's time does not include: a longer interval, or a faster network\n\n";
   }
   o << "ETTR           " << fmt("%.2f%%", 100 * e.mean)
