@@ -225,7 +225,9 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
       }
     }
   }
-  if (const AttentionModel* a = r.attention_model(Direction::kForward, true)) {
+  // Fitted beside the GEMM fit's launch cost, as the chain is: written only where the profile
+  // takes that launch cost.
+  if (const AttentionModel* a = r.attention_model(Direction::kForward, true); a && launch_seen(r)) {
     ++used;
     e.attention_fused = efficiency(a->flops_per_s, base.bf16.per_s, "fused attention rate", "TFLOP/s", 1e12);
     p.sources["efficiency.attention_fused"] = "fitted: fused attention forward, " + from;
@@ -311,9 +313,10 @@ std::vector<std::string> fitted_not_written(const CalibrationResult& r) {
   const AttentionModel* chain_fwd = r.attention_model(Direction::kForward, false);
   for (const AttentionFit& f : r.attention) {
     const AttentionModel& a = f.model;
-    if (a.dtype == DType::kBf16 && !a.fused && !launch_seen(r)) {
-      add(model_name(a), "the unfused chain is fitted beside the GEMM launch cost, which the data do not show and "
-                         "the profile keeps from the base (see kept from the base profile)");
+    if (a.dtype == DType::kBf16 && !launch_seen(r) && (!a.fused || a.direction == Direction::kForward)) {
+      add(model_name(a), std::string(a.fused ? "the fused kernel" : "the unfused chain") +
+                             " is fitted beside the GEMM launch cost, which the data do not show and the profile "
+                             "keeps from the base (see kept from the base profile)");
     } else if (a.dtype != DType::kBf16) {
       add(model_name(a), "a profile's attention efficiencies come from the bf16 fits; the other types run at them "
                          "against their datasheet peak");
@@ -395,7 +398,11 @@ std::vector<std::string> kept_from_base(const CalibrationResult& r) {
     out.push_back("attention_unfused, attention_score_bytes, attention_score_bytes_backward (the chain was fitted "
                   "beside the GEMM launch cost the profile does not take)");
   }
-  if (!r.attention_model(Direction::kForward, true)) out.push_back("attention_fused (no bf16 fused attention forward fitted)");
+  if (!r.attention_model(Direction::kForward, true)) {
+    out.push_back("attention_fused (no bf16 fused attention forward fitted)");
+  } else if (!launch_seen(r)) {
+    out.push_back("attention_fused (the fused kernel was fitted beside the GEMM launch cost the profile does not take)");
+  }
   if (!r.memory_model(MemoryOpKind::kCopy)) out.push_back("hbm (no device copy series fitted)");
   if (!r.nvlink_all_reduce()) {
     out.push_back("nvlink_busbw, nvlink_collective_latency (no all-reduce on one node over 2 or more GPUs fitted)");

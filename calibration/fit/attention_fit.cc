@@ -105,6 +105,25 @@ AttentionFit fit_unfused_chain(const std::vector<AttentionPoint>& points, double
   return finish(points, m);
 }
 
+AttentionFit fit_fused_attention(const std::vector<AttentionPoint>& points, double launch_s) {
+  if (attention_shapes(points) < kAttentionMinPoints) return {};
+  AttentionModel m;
+  m.direction = points.front().direction;
+  m.fused = true;
+  m.dtype = points.front().dtype;
+  m.launch_s = launch_s;
+  double num = 0, den = 0;
+  for (const AttentionPoint& p : points) {
+    const double t = p.timing.median_s;
+    const double a = attention_flops(p) / t;
+    num += a * (1.0 - launch_s / t);
+    den += a * a;
+  }
+  const double inv_rate = den > 0 ? num / den : 0;
+  m.flops_per_s = inv_rate > 0 ? 1.0 / inv_rate : std::numeric_limits<double>::infinity();
+  return finish(points, m);
+}
+
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points) {
   if (attention_shapes(points) < kAttentionMinPoints) return {};
   std::vector<std::vector<double>> rows;

@@ -55,6 +55,16 @@ size_t attention_shapes(const std::vector<AttentionPoint>& points);
 // fit (error.points == 0) otherwise.
 AttentionFit fit_attention(const std::vector<AttentionPoint>& points);
 
+// A fused kernel's points (one direction and dtype) as the simulator times them
+// (calib::attention_time): one launch of `launch_s` (the GEMM fit's, which the profile's
+// kernel_launch takes) plus FLOPs at one rate, the free parameter, fitted by relative least squares
+// in closed form: with a_i = F_i / t_i, 1 / rate = sum a_i (1 - launch_s / t_i) / sum a_i^2. Since
+// 2026-12-06; before, fit_attention's three terms, whose launch (84 us on FlashAttention-2 forward
+// on an H200) and score-element terms the profile dropped: the table read 0.57% while the written
+// profile timed the same kernels 13-32% fast. A rate that comes out infinite (kernels shorter than
+// a launch) is left for the profile's range check to refuse. Needs kAttentionMinPoints.
+AttentionFit fit_fused_attention(const std::vector<AttentionPoint>& points, double launch_s);
+
 // The softmax between the chain's GEMMs reads and writes each 16-bit score element once going
 // forward (2 + 2 bytes), twice that backward, as workloads' layer_elementwise_bytes charges it.
 inline constexpr double kSoftmaxBytesPerScoreElement = 4.0;

@@ -192,8 +192,16 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
                                        "the chain as its GEMMs or its score-matrix traffic); give their probe file too");
       continue;
     }
-    AttentionFit fit = chain ? fit_unfused_chain(points, bf16_gemm->launch_s, bf16_gemm->peak_flops_per_s, copy->bw_bytes_per_s)
-                             : fit_attention(points);
+    // A fused kernel is timed as one launch plus its FLOPs at one rate: fitted so, beside the GEMM
+    // fit's launch cost (fit_fused_attention).
+    if (fused && !bf16_gemm) {
+      result.unfitted.push_back(name + ": needs the bf16 GEMM series in the same run (the simulator times a fused "
+                                       "kernel as one launch, the GEMM fit's, plus its FLOPs); give its probe file too");
+      continue;
+    }
+    AttentionFit fit = chain   ? fit_unfused_chain(points, bf16_gemm->launch_s, bf16_gemm->peak_flops_per_s, copy->bw_bytes_per_s)
+                       : fused ? fit_fused_attention(points, bf16_gemm->launch_s)
+                               : fit_attention(points);
     if (fit.error.points == 0) {
       not_fitted(name, points.size(), attention_shapes(points), kAttentionMinPoints);
       continue;
