@@ -29,11 +29,27 @@ std::string num(double v) {
   return buf;
 }
 
+// A YAML double-quoted scalar that reads back as `s`: control characters escaped (since
+// 2026-12-06; a name with one, which the loader takes, was written raw and the written profile
+// refused, and a newline in a description read back as a space).
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", u);
+      out += esc;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }

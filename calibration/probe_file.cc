@@ -160,6 +160,9 @@ void read_header(const pb::Header& h, ProbeHeader& out, Checker& check) {
   check.count("header.gpu_count", h.gpu_count(), "GPU count", 65536);
   check.count("header.sm_count", h.sm_count(), "SM count", 65536);
   check.count("header.compute_capability", h.compute_capability(), "compute capability", 1000);
+  // The fit checks it against the base profile's memory (another GPU's timings otherwise pass as
+  // this one's): required since 2026-12-06, when a file without it skipped that check.
+  check.count("header.memory_bytes", h.memory_bytes(), "GPU memory in bytes", uint64_t{1} << 50);
   check.positive("header.cuda_runtime_version", out.cuda_runtime_version, "CUDA runtime version");
   check.non_empty("header.date", out.date, "date of the run");
   check.non_empty("header.host", out.host, "host name");

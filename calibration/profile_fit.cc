@@ -115,8 +115,11 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   // A fitted profile given as --base describes its own fit: the new one replaces it.
   const std::string base_description = base.description.substr(0, base.description.find("; fitted by clustersim calibrate"));
   p.description = base_description + "; fitted by clustersim calibrate from " + from;
-  // Not the built-in's name: results name the profile, and a fitted one gives other numbers.
-  if (p.name.find("(fitted") == std::string::npos) p.name = base.name + " (fitted " + m.date.substr(0, 10) + ")";
+  // Not the built-in's name: results name the profile, and a fitted one gives other numbers. A
+  // fitted base's "(fitted DATE)" gives way to this probe's date (since 2026-12-06: it was kept,
+  // and a refit from a 2027 probe over a 2026 fit was named after the 2026 one).
+  const std::string base_name = base.name.substr(0, base.name.rfind(" (fitted "));
+  p.name = base_name + " (fitted " + m.date.substr(0, 10) + ")";
   Efficiencies& e = p.eff;
   // The GEMM fit counts waves over the probe's SMs; a profile with another SM count would time
   // every GEMM with other waves (an H100 PCIe's 114 SMs against H100-SXM's 132: 11% off at the

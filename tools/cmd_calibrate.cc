@@ -169,7 +169,9 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     throw BadInput(errors);
   }
   write_text_file(output, text, "-o");
-  std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << output << ")\n";
+  // A relative cluster.gpu is read beside the scenario file, so the hint gives the full path.
+  std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << std::filesystem::absolute(output).string()
+            << ")\n";
   return 0;
 }
 

@@ -434,6 +434,12 @@ TEST(ProfileFit, RefittingReplacesTheFitDescription) {
   const HardwareProfile once = fitted_profile(r, load_hardware_profile("H100-SXM"));
   const HardwareProfile twice = fitted_profile(r, once);
   EXPECT_EQ(twice.description, once.description);
+  EXPECT_EQ(once.name, "H100-SXM (fitted 2025-01-01)");
+  EXPECT_EQ(twice.name, once.name);
+  // A later probe over a fitted base: its own date (the first fit's was kept until 2026-12-06).
+  CalibrationResult later = r;
+  later.machine.date = "2027-01-15T10:00:00Z";
+  EXPECT_EQ(fitted_profile(later, once).name, "H100-SXM (fitted 2027-01-15)");
 }
 
 // Several probe files fitted together: the description cites the first and counts the rest (it

@@ -149,6 +149,19 @@ TEST(FormatHardwareProfile, RoundTripsRoundNumbers) {
   EXPECT_EQ(format_hardware_profile(back), text);
 }
 
+// Control characters the loader takes come back as they went (2026-12-06 QA: a name with byte
+// 0x01 was written raw and the written profile refused; a newline in the description read back
+// as a space).
+TEST(FormatHardwareProfile, RoundTripsControlCharacters) {
+  HardwareProfile p = parse_hardware_profile(kProfile, "p.yaml");
+  p.name = std::string("H1 \x01 tab\there");
+  p.description = "two\nlines and a \x7f";
+  const std::string text = format_hardware_profile(p);
+  const HardwareProfile back = parse_hardware_profile(text, "formatted");
+  EXPECT_EQ(back.name, p.name);
+  EXPECT_EQ(back.description, p.description);
+}
+
 TEST(FormatHardwareProfile, RoundTripsEveryBuiltinProfile) {
   for (const std::string& name : builtin_profile_names()) {
     SCOPED_TRACE(name);
