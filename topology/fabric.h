@@ -130,6 +130,8 @@ class Fabric {
   // (nothing applied) when the element does not exist or the values are out of range.
   std::optional<std::string> apply_fault(const FabricFault& fault);
   const std::vector<AppliedFault>& faults() const { return faults_; }
+  // The link directions each applied fault changed (sorted), in the order of faults().
+  const std::vector<std::vector<LinkId>>& fault_links() const { return fault_links_; }
   bool has_failures() const { return failed_directions_ > 0; }
   int failed_directions() const { return failed_directions_; }
 

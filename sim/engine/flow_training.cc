@@ -276,11 +276,21 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       f.auto_folded_ops = expected_ops;
       return f;
     }
+    // Every replica unfolded for a fault above the hosts, past the limit: folded after all.
+    if (expected_ops > kMaxGraphOps && stragglers.fabric_faults_unfold) {
+      ScenarioConfig folded = cfg;
+      folded.training.fold_ranks = FoldRanks::kFold;
+      FlowTrainingResult f = simulate_training(folded, hw, options);
+      f.fabric_faults_folded_ops = expected_ops;
+      return f;
+    }
     check_graph_ops(cfg, expected_ops);
   }
   const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph, expected_ops);
   check_graph_ops(cfg, static_cast<int64_t>(graph.ops.size()));
   r.folded = graph.folded;
+  r.fabric_faults_unfolded = stragglers.fabric_faults_unfold;
+  if (stragglers.fabric_faults_folded) r.fabric_faults_folded_ops = -1;
   r.slow_hosts = stragglers.slow_hosts;
   r.slow_gpus = stragglers.slow_gpus;
   r.unfolded_replicas = graph.folded ? static_cast<int>(graph.replicas.size()) - 1 : 0;

@@ -77,6 +77,12 @@ struct FlowTrainingResult {
   // training.fold_ranks auto folded a plan it leaves unfolded (TP groups across nodes) because
   // every replica's graph would hold this many ops, past kMaxGraphOps; 0 otherwise.
   int64_t auto_folded_ops = 0;
+  // network.faults above the hosts (a ToR's uplinks or higher; FlowStragglers): every replica was
+  // simulated for them (fabric_faults_unfolded), or the run stayed folded and may miss other
+  // replicas' flows across them (fabric_faults_folded_ops: under fold_ranks auto, the ops every
+  // replica's graph would have held, past kMaxGraphOps; -1 under fold_ranks true).
+  bool fabric_faults_unfolded = false;
+  int64_t fabric_faults_folded_ops = 0;
   int critical_group = 0;       // index into groups
   std::vector<RankGroupTiming> groups;
   std::vector<std::string> group_names;  // every simulated rank group, by index

@@ -13,6 +13,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "topology/clos_shape.h"
+#include "topology/fabric.h"
 #include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
 #include "workloads/training_costs.h"
@@ -579,7 +580,66 @@ void check_replay_work(const ScenarioConfig& cfg, const std::string& key, int ru
   throw BadInput(scenario_error(cfg, key, buf));
 }
 
+namespace {
+
+// The straggler sources alone (stragglers.*), without network.faults.
+FlowStragglers flow_stragglers_only(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
+
+// network.faults against folding (FlowStragglers): a folded run simulates the representative
+// replica's flows inside nodes and, between nodes, the pipeline, TP and CP flows that meet its own,
+// so a fault elsewhere went unseen (2026-12-06 QA: an NVLink of replica 25 at 5% of its speed left
+// the 175B plan on 256 GPUs at its healthy 35.81 s, 42.72 s unfolded, and the link was said to
+// carry none of the job's traffic). The replicas behind a faulted NVLink, NVSwitch, NIC or host
+// link run on their own; a fault on a ToR's uplinks or above unfolds every replica under
+// fold_ranks auto.
+void add_network_fault_replicas(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, FlowStragglers& out) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const int dp = data_parallel_size(cfg);
+  if (cfg.network.faults.empty() || dp <= 1 || !work::folds_replicas(cfg)) return;
+  const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
+  const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, hw.nvlink_bandwidth);
+  const int gpn = cfg.cluster.gpus_per_node;
+  std::set<int> replicas;
+  bool above_hosts = false;
+  for (const std::vector<topo::LinkId>& links : fabric.fault_links()) {
+    for (const topo::LinkId l : links) {
+      const int64_t cable = fabric.cable_index(l);
+      switch (fabric.link_tier(l)) {
+        case topo::LinkTier::kNvlink: replicas.insert(pl.coord(static_cast<int>(cable), work::Dim::kDp)); break;
+        case topo::LinkTier::kHost: {
+          const int nic = static_cast<int>(cable);
+          const int server = fabric.server_of_nic(nic);
+          for (int g = server * gpn; g < (server + 1) * gpn && g < cfg.cluster.gpus; ++g) {
+            if (fabric.nic_of_gpu(g) == nic) replicas.insert(pl.coord(g, work::Dim::kDp));
+          }
+          break;
+        }
+        default: above_hosts = true;
+      }
+    }
+  }
+  if (above_hosts && cfg.training.fold_ranks == FoldRanks::kAuto) {
+    out.fabric_faults_unfold = true;
+    for (int r = 0; r < dp; ++r) replicas.insert(r);
+  } else if (above_hosts) {
+    out.fabric_faults_folded = true;
+  }
+  for (const int r : replicas) {
+    out.graph.replicas.try_emplace(r, std::vector<work::GroupScaling>(static_cast<size_t>(p.pp)));
+  }
+}
+
+}  // namespace
+
 FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  FlowStragglers out = flow_stragglers_only(cfg, hw);
+  add_network_fault_replicas(cfg, hw, out);
+  return out;
+}
+
+namespace {
+
+FlowStragglers flow_stragglers_only(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const StragglersConfig& sc = cfg.stragglers;
   const ParallelismConfig& p = cfg.parallelism;
   const int dp = data_parallel_size(cfg);
@@ -646,6 +706,8 @@ FlowStragglers flow_stragglers(const ScenarioConfig& cfg, const calib::HardwareP
   }
   return out;
 }
+
+}  // namespace
 
 std::vector<double> speed_factors(const ScenarioConfig& cfg) {
   std::vector<double> out(static_cast<size_t>(std::max(0, cfg.cluster.gpus)), 1.0);

@@ -163,7 +163,15 @@ StragglersConfig without_units(const ScenarioConfig& cfg, const std::string& sou
 // fabric faults (capacity x bandwidth_factor, + extra_latency), and the replicas behind them are
 // listed with unit factors so that folding keeps their own pipeline sends.
 struct FlowStragglers {
+  // Replicas listed with unit factors run on their own besides the folded representative: those
+  // behind a degraded NIC (stragglers.nics) or a faulted NVLink, NVSwitch, NIC or host link
+  // (network.faults); with training.fold_ranks auto, every replica where a network.faults entry
+  // touches a ToR's uplinks or a link above (fabric_faults_unfold), since a folded run carries only
+  // the pipeline, TP and CP flows between nodes that meet the representative's. Under fold_ranks
+  // true those faults leave the run folded, and fabric_faults_folded says so.
   work::GraphStragglers graph;
+  bool fabric_faults_unfold = false;
+  bool fabric_faults_folded = false;
   std::vector<FabricFault> faults;
   std::vector<int> slow_hosts;
   std::vector<int> slow_gpus;

@@ -116,6 +116,24 @@ RunOutput run_training(const ScenarioConfig& cfg) {
                             "training.fold_ranks: true for the faster approximation");
       }
     }
+    // network.faults above the hosts against folding (engine::FlowStragglers).
+    if (flow.fabric_faults_unfolded) {
+      out.notes.push_back("network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP or "
+                          "CP flows between nodes, so every DP replica is simulated (training.fold_ranks auto; a "
+                          "folded run carries only those that meet one representative replica's)");
+    } else if (flow.fabric_faults_folded_ops != 0) {
+      char why[160];
+      if (flow.fabric_faults_folded_ops > 0) {
+        std::snprintf(why, sizeof why, "every replica's graph would hold %.3g ops, past the limit of %.0e",
+                      static_cast<double>(flow.fabric_faults_folded_ops), static_cast<double>(engine::kMaxGraphOps));
+      } else {
+        std::snprintf(why, sizeof why, "training.fold_ranks: true; auto or false simulates every replica");
+      }
+      out.notes.push_back("network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP "
+                          "or CP flows between nodes, but this run is folded (" + std::string(why) +
+                          "): it carries only those that meet one representative replica's, so the iteration may "
+                          "read fast where other replicas' flows cross the faulted links");
+    }
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
     if (!cfg.stragglers.empty()) add_flow_stragglers(cfg, flow, out);
     return out;

@@ -29,6 +29,7 @@
 #include "topology/fabric.h"
 #include "topology/fabric_router.h"
 #include "workloads/moe.h"
+#include "workloads/placement.h"
 
 namespace clustersim::engine {
 namespace {
@@ -967,6 +968,44 @@ TEST(FlowTrainingMoe, TraceAndResultsCarryPerLayerExposedAllToAll) {
   EXPECT_NE(trace.find("\"a2a_exposed_us\""), std::string::npos);
   ASSERT_FALSE(r.estimate.moe_layers.empty());
   for (const MoeLayerReport& l : r.estimate.moe_layers) EXPECT_GT(l.a2a_exposed, Time::zero());
+}
+
+// network.faults against folding: a folded run simulates one representative replica inside nodes,
+// so a fault behind another replica went unseen (2026-12-06 QA: an NVLink of replica 25 at 5%
+// left a 256-GPU plan at its healthy iteration, and the link was said to carry nothing). The
+// replica behind a faulted NVLink or NIC runs on its own; a fault above the hosts unfolds every
+// replica under fold_ranks auto, and says so where the run stays folded.
+TEST(FlowTraining, NetworkFaultsOutsideTheRepresentativeAreSimulated) {
+  ScenarioConfig cfg = plan(32, 4, 2, 1, 64);
+  const int dp = data_parallel_size(cfg);
+  ASSERT_EQ(dp, 4);
+  const work::Placement pl(cfg.parallelism.placement, cfg.parallelism.tp, cfg.parallelism.cp, dp, cfg.parallelism.pp);
+  int gpu = 0;
+  while (pl.coord(gpu, work::Dim::kDp) != dp - 1) ++gpu;
+  const Time healthy = simulate_training(cfg, a100(), quick()).estimate.iteration;
+  for (const std::string& element : {"nvlink:" + std::to_string(gpu), "nic:" + std::to_string(gpu)}) {
+    SCOPED_TRACE(element);
+    ScenarioConfig faulted = cfg;
+    faulted.network.faults = {FabricFault{element, 0.05, Time::zero(), 0}};
+    const FlowTrainingResult folded = simulate_training(faulted, a100(), quick());
+    faulted.training.fold_ranks = FoldRanks::kUnfold;
+    const FlowTrainingResult unfolded = simulate_training(faulted, a100(), quick());
+    EXPECT_TRUE(folded.folded);
+    EXPECT_EQ(folded.unfolded_replicas, 1);
+    EXPECT_GT(folded.estimate.iteration.as_s(), 1.05 * healthy.as_s());
+    EXPECT_NEAR(folded.estimate.iteration.as_s(), unfolded.estimate.iteration.as_s(),
+                0.02 * unfolded.estimate.iteration.as_s());
+  }
+  ScenarioConfig uplink = cfg;
+  uplink.network.faults = {FabricFault{"tor_agg:0", 0.5, Time::zero(), 0}};
+  const FlowTrainingResult all = simulate_training(uplink, a100(), quick());
+  EXPECT_TRUE(all.fabric_faults_unfolded);
+  EXPECT_FALSE(all.folded);
+  uplink.training.fold_ranks = FoldRanks::kFold;
+  const FlowTrainingResult kept = simulate_training(uplink, a100(), quick());
+  EXPECT_TRUE(kept.folded);
+  EXPECT_EQ(kept.fabric_faults_folded_ops, -1);
+  EXPECT_FALSE(kept.fabric_faults_unfolded);
 }
 
 }  // namespace
