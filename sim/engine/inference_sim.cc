@@ -779,14 +779,24 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
   const double n = static_cast<double>(std::max<size_t>(1, requests.size()));
   const int64_t mean_context = std::llround(context / n), mean_prompt = std::llround(prompt / n);
   std::vector<size_t> pools;
+  // A decoding instance holds at most what its KV cache reserves for whole requests (since
+  // 2026-12-06; max_batch alone was counted, and a 600 MB cache that held one 8,100-token request
+  // let 30,000 of them through, 2.4e8 steps, minutes of wall time, that max_batch 1 refused).
+  const double need = static_cast<double>(mean_prompt) + (n > 0 ? 2.0 * (context / n - prompt / n) : 0.0);
+  w.batch_cap = setup.in.max_batch;
   for (size_t i = 0; i < setup.pools.size(); ++i) {
     const PoolPlan& p = setup.pools[i];
     if (p.role == PoolRole::kPrefill || p.role == PoolRole::kExpert) continue;
     w.decoders += p.instances;
     pools.push_back(i);
+    const double holds = static_cast<double>(p.kv_tokens_per_replica) * std::max(1, p.attention_replicas) / std::max(1.0, need);
+    if (p.kv_tokens_per_replica > 0 && holds < w.batch_cap) {
+      w.batch_cap = std::max(1.0, holds);
+      w.kv_bound = true;
+    }
   }
   const double decoders = std::max(1, w.decoders);
-  w.full_batch_steps = w.tokens / (static_cast<double>(setup.in.max_batch) * decoders);
+  w.full_batch_steps = w.tokens / (w.batch_cap * decoders);
   // Little's law, solved by iteration from one sequence a step: a step of b sequences (and, where
   // the pool prefills, its share of the prompts) takes step(b); requests then decode for
   // busy(step(b)) seconds, in busy / step(b) steps, which hold tokens / steps sequences each. From
@@ -794,7 +804,7 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
   // step a token), at high load the steps are the span over the step time at its batch.
   double batch = 1, prompts = 0;  // per step of an instance
   for (int k = 0; k < 16 && !pools.empty(); ++k) {
-    const int b = static_cast<int>(std::llround(std::clamp(batch, 1.0, static_cast<double>(setup.in.max_batch))));
+    const int b = static_cast<int>(std::llround(std::clamp(batch, 1.0, w.batch_cap)));
     w.batch = b;
     w.step = Time::zero();
     for (const size_t i : pools) {
@@ -824,6 +834,19 @@ namespace {
 // 2026-12-05 on infer-afd, 48,616 steps: 22 us a step with 3 micro-batches, 52 with 16, 79 with 64).
 double step_wall_weight(const InferenceConfig& in) {
   return in.mode == ServingMode::kAttentionFfn ? 10.0 * (1.0 + in.micro_batches / 16.0) : 1.0;
+}
+
+// The batch limit in the messages: "max_batch 640", or "a batch of at most 1.13, what the KV cache
+// holds of whole requests (max_batch 640)".
+std::string batch_words(const DecodeWork& w, int max_batch) {
+  char buf[160];
+  if (w.kv_bound) {
+    std::snprintf(buf, sizeof buf, "a batch of at most %.3g, what the KV cache holds of whole requests (max_batch %d)",
+                  w.batch_cap, max_batch);
+  } else {
+    std::snprintf(buf, sizeof buf, "max_batch %d", max_batch);
+  }
+  return buf;
 }
 
 // What the message adds where steps weigh more than colocated ones.
@@ -879,10 +902,12 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
   if (w.full_batch_steps >= w.sparse_steps) {
     std::snprintf(buf, sizeof buf,
                   "the requests need at least %.3g decode steps an instance (%.3g output tokens after the first over "
-                  "max_batch %d x %d decoding instances), %.3g in all; at most %.0e in all are simulated (each takes "
-                  "about 2 us of wall time): %s, or raise max_batch",
-                  w.steps, w.tokens, setup.in.max_batch, std::max(1, w.decoders), all_steps / weight, kMaxDecodeSteps,
-                  trace ? "shorten the trace" : "lower inference.requests or the output lengths");
+                  "%s x %d decoding instances), %.3g in all; at most %.0e in all are simulated (each takes "
+                  "about 2 us of wall time): %s, or raise %s",
+                  w.steps, w.tokens, batch_words(w, setup.in.max_batch).c_str(), std::max(1, w.decoders),
+                  all_steps / weight, kMaxDecodeSteps,
+                  trace ? "shorten the trace" : "lower inference.requests or the output lengths",
+                  w.kv_bound ? "the KV cache (inference.kv_cache_fraction or kv_cache_per_gpu)" : "max_batch");
   } else {
     double first = requests.empty() ? 0 : requests.front().arrival.as_s(), last = first;
     for (const ServingRequest& r : requests) {
@@ -891,10 +916,11 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
     }
     std::snprintf(buf, sizeof buf,
                   "the requests need about %.3g decode steps an instance: at this load a step decodes about %d "
-                  "sequence%s (max_batch %d) in about %.3g ms, while some request decodes, %.3g s of the %.3g s of "
+                  "sequence%s (%s) in about %.3g ms, while some request decodes, %.3g s of the %.3g s of "
                   "arrivals (%.3g output tokens after the first, %d decoding instance%s: %.3g steps in all); at most "
                   "%.0e in all are simulated (each takes about 2 us of wall time): %s",
-                  w.steps, w.batch, w.batch > 1 ? "s" : "", setup.in.max_batch, 1e3 * w.step.as_s(), w.busy_s, last - first, w.tokens,
+                  w.steps, w.batch, w.batch > 1 ? "s" : "", batch_words(w, setup.in.max_batch).c_str(),
+                  1e3 * w.step.as_s(), w.busy_s, last - first, w.tokens,
                   std::max(1, w.decoders), w.decoders > 1 ? "s" : "", all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths, or raise rate_per_s");
   }

@@ -230,7 +230,11 @@ struct DecodeWork {
   int batch = 1;                // sequences a step decodes, about
   Time step;                    // a step of `batch` sequences (and its share of the prompts)
   double busy_s = 0;
-  double full_batch_steps = 0;  // tokens / (max_batch x decoders)
+  // The most sequences an instance decodes at once: max_batch, or fewer where its KV cache holds
+  // fewer whole requests (each reserves prompt + output at admission; at the mean lengths).
+  double batch_cap = 1;
+  bool kv_bound = false;        // the KV cache, not max_batch, sets batch_cap
+  double full_batch_steps = 0;  // tokens / (batch_cap x decoders)
   double sparse_steps = 0;      // min(tokens / decoders, busy_s / step)
   double steps = 0;             // the larger: per instance
 };

@@ -210,6 +210,35 @@ TEST(ServingWork, AtLowLoadEveryTokenIsAStep) {
   EXPECT_NO_THROW(check_serving_work(cfg, setup, dense));
 }
 
+// A decoding instance holds no more sequences than its KV cache reserves whole requests for (2026-12-06
+// QA: max_batch alone was counted, and a cache that held one request let through a run of 2.4e8
+// steps that max_batch 1 refused). kServing with 2 MiB of KV per GPU: 1,024 tokens a replica, 4
+// replicas an instance; requests of 24 + 1,000 tokens: 4 sequences an instance, not max_batch 64.
+TEST(ServingWork, TheKvCacheCapsTheBatchItCounts) {
+  const ScenarioConfig cfg = serving({"inference.kv_cache_per_gpu=2MiB", "inference.max_batch=64"});
+  const ServingSetup setup = make_serving_setup(cfg);
+  std::vector<ServingRequest> burst = spaced_requests(900'000, 0.0);
+  for (ServingRequest& r : burst) r.prompt = 24;
+  const DecodeWork w = decode_work(setup, burst);
+  EXPECT_TRUE(w.kv_bound);
+  EXPECT_DOUBLE_EQ(w.batch_cap, 4.0);
+  EXPECT_LE(w.batch, 4);
+  EXPECT_DOUBLE_EQ(w.full_batch_steps, 900'000 * 999 / 8.0);
+  try {
+    check_serving_work(cfg, setup, burst);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("over a batch of at most 4, what the KV cache holds of whole requests "
+                                         "(max_batch 64) x 2 decoding instances"),
+              std::string::npos)
+        << e.what();
+  }
+  // Without the small cache max_batch sets the count, as before.
+  const DecodeWork roomy = decode_work(make_serving_setup(serving({"inference.max_batch=64"})), burst);
+  EXPECT_FALSE(roomy.kv_bound);
+  EXPECT_DOUBLE_EQ(roomy.batch_cap, 64.0);
+}
+
 TEST(ServingWork, PromptsCountTheirPrefillSteps) {
   // A replica prefills at most max_prefill_tokens a step (kServing: 4 attention replicas an
   // instance): 1,000 requests of 64 prompt tokens at one token a step take 16,000 steps between
