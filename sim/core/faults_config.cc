@@ -93,8 +93,9 @@ void read_component(MapReader r, FailureComponent& c) {
   r.finish();
 }
 
-// `key:` with nothing under it reads as null, which a MapReader takes for an absent section: the
-// defaults ran unasked (until 2026-12-05). A key written with no value is an error (scenarios/README.md).
+// `components:` with nothing under it reads as null: the defaults ran unasked (until 2026-12-05).
+// A key written with no value is an error (scenarios/README.md); sections read through
+// MapReader::section are refused there.
 void refuse_empty(MapReader& r, const std::string& key) {
   if (const YamlNode* n = r.child(key); n && n->is_null()) {
     r.error(key, "has no value; give its keys, or remove it for the defaults");
@@ -188,7 +189,7 @@ void read_faults(MapReader r, FaultsConfig& out) {
   r.read_enum("rates", out.llama3_rates, {{"llama3", true}, {"none", false}});
   r.read("rate_scale", out.rate_scale, Need::kOptional, 0.0, 1e6);
   out.components = out.llama3_rates ? llama3_components() : std::vector<FailureComponent>{};
-  for (const char* section : {"components", "checkpoint", "recovery"}) refuse_empty(r, section);
+  refuse_empty(r, "components");  // checkpoint and recovery: MapReader::section refuses them empty
   if (const YamlNode* comps = r.child("components"); comps && !comps->is_null()) {
     if (!comps->is_map()) {
       r.error("components", "expected a mapping of component name to {unit, rate_per_day, kind, ...}");
@@ -232,6 +233,10 @@ void read_faults(MapReader r, FaultsConfig& out) {
           if (!node.is_map() || !node.find("rate_per_day")) {
             cr.error(name, "a new component needs rate_per_day (failures per unit per day)");
           }
+        }
+        if (node.is_null()) {  // refused above, with what it means for this component
+          cr.child(name);
+          continue;
         }
         read_component(cr.section(name), *target);
       }

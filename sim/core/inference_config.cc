@@ -88,8 +88,15 @@ void read_inference(MapReader r, InferenceConfig& out) {
   r.read("chunked_prefill", out.chunked_prefill);
   Bytes kv;
   if (r.read("kv_cache_per_gpu", kv)) out.kv_cache_per_gpu = kv;
-  if (r.read("kv_cache_fraction", out.kv_cache_fraction, Need::kOptional, 0.0, 1.0) && out.kv_cache_fraction <= 0) {
-    r.error("kv_cache_fraction", "must be above 0 (a KV cache of nothing serves no request) and at most 1");
+  // One message for both ends of (0, 1] (the reader's said ">= 0" for 1.01, where 0 is refused:
+  // until 2026-12-06).
+  if (double fraction = 0; r.read("kv_cache_fraction", fraction)) {
+    if (fraction > 0 && fraction <= 1) {
+      out.kv_cache_fraction = fraction;
+    } else {
+      r.error("kv_cache_fraction", "expected a number above 0 and at most 1 (a KV cache of nothing serves no "
+                                   "request), got " + format_number(fraction));
+    }
   }
   if (out.kv_cache_per_gpu && r.has("kv_cache_fraction")) {
     r.error("kv_cache_fraction", "applies to the memory left after the weights; kv_cache_per_gpu sets the cache "

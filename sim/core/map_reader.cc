@@ -153,6 +153,12 @@ const YamlNode* MapReader::child(const std::string& key) {
 
 MapReader MapReader::section(const std::string& key) {
   const YamlNode* n = child(key);
+  // `network:` with nothing under it reads as null: refused as a leaf key written so is (since
+  // 2026-12-06; before, taken as absent, and `dcqcn:` alone as present with every default).
+  if (n && n->is_null()) {
+    errors_.add(InputError{n->file, n->line, key_path(key),
+                           "has no value; give its keys ({} for every default), or remove it"});
+  }
   // An absent section's errors (its required keys) point at the enclosing mapping.
   MapReader r(n, key_path(key), errors_, node_);
   if (!n && !node_) {

@@ -78,7 +78,10 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   }
   r.read("rate_tolerance", n.rate_tolerance, Need::kOptional, 0.0, 0.1);
   read_dcqcn(r.section("dcqcn"), n.dcqcn);
-  if (const YamlNode* faults = r.child("faults"); faults && !faults->is_null()) {
+  if (const YamlNode* faults = r.child("faults"); faults && faults->is_null()) {
+    r.error("faults", "has no value; give a list of {element, bandwidth_factor, extra_latency} ([] for none), or "
+                      "remove it");
+  } else if (faults) {
     if (!faults->is_seq()) {
       r.error("faults", "expected a list of {element, bandwidth_factor, extra_latency}");
     } else {

@@ -371,7 +371,9 @@ void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
   const InferenceConfig& in = *cfg.inference;
   if (!in.trace.empty()) {
     std::vector<std::string> unused;
-    for (const char* key : {"inference.requests", "inference.rate_per_s", "inference.prompt_tokens", "inference.output_tokens"}) {
+    // inference.seed draws the arrivals and lengths alone (since 2026-12-06 named here).
+    for (const char* key : {"inference.requests", "inference.rate_per_s", "inference.prompt_tokens", "inference.output_tokens",
+                            "inference.seed"}) {
       if (given_under(cfg, key)) unused.push_back(key);
     }
     if (!unused.empty()) {

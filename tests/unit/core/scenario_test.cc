@@ -150,6 +150,21 @@ TEST(ScenarioErrors, TypoInAKeySuggestsTheKey) {
             "dir/s.yaml:16: parallelism.micro_bach: unknown key; did you mean 'micro_batch'?");
 }
 
+// A section or list written with no value is refused as a leaf key so written is (2026-12-06 QA:
+// `network:` or `network.faults:` alone ran every default, `network.dcqcn:` alone counted as
+// present); `{}` asks for the defaults.
+TEST(ScenarioErrors, ASectionWithNoValueIsRefused) {
+  for (const auto& [extra, key] : {std::pair{"network:\n", "network"},
+                                   std::pair{"network:\n  dcqcn:\n", "network.dcqcn"},
+                                   std::pair{"network:\n  fidelity: flow\n  faults:\n", "network.faults"}}) {
+    const InputError e = error_at(errors_of(std::string(kTiny) + extra), key);
+    EXPECT_TRUE(contains(e.message, "has no value")) << e.message;
+    EXPECT_GT(e.line, 0) << key;
+  }
+  EXPECT_NO_THROW(load_text(std::string(kTiny) + "network: {}\n"));
+  EXPECT_NO_THROW(load_text(std::string(kTiny) + "network: {fidelity: flow, faults: []}\n"));
+}
+
 TEST(ScenarioErrors, TypoInASectionName) {
   const auto errors = errors_of(tiny_with({{"training:\n", "trainng:\n"}}));
   const InputError e = error_at(errors, "trainng");

@@ -186,7 +186,8 @@ TEST(InferenceConfig, PoolTpMustSplitOrReplicateWholeKvHeads) {
 TEST(InferenceConfig, KvCacheFractionIsAShareAndExcludesAnAbsoluteCache) {
   EXPECT_EQ(serving().inference->kv_cache_fraction, 1.0);
   EXPECT_EQ(serving({"inference.kv_cache_fraction=0.9"}).inference->kv_cache_fraction, 0.9);
-  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_fraction=0"}); }), "inference.kv_cache_fraction: must be above 0"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_fraction=0"}); }), "inference.kv_cache_fraction: expected a number above 0 and at most 1"));
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_fraction=1.01"}); }), "inference.kv_cache_fraction: expected a number above 0 and at most 1"));
   EXPECT_TRUE(has(bad_input_of([] { serving({"inference.kv_cache_fraction=1.5"}); }), "inference.kv_cache_fraction"));
   const std::string both = bad_input_of([] { serving({"inference.kv_cache_fraction=0.9", "inference.kv_cache_per_gpu=10GiB"}); });
   EXPECT_TRUE(has(both, "give one of the two")) << both;

@@ -117,7 +117,7 @@ TEST(CliRun, AnErrorAfterOverridesNamesThem) {
 TEST(CliRun, BadServingKeysAndAnOpenQuoteExitTwo) {
   const std::pair<const char*, const char*> cases[] = {
       {"inference.pools.colocated.expert_tp=3", "inference.pools.colocated.expert_tp: must divide"},
-      {"inference.kv_cache_fraction=0", "inference.kv_cache_fraction: must be above 0"},
+      {"inference.kv_cache_fraction=0", "inference.kv_cache_fraction: expected a number above 0 and at most 1"},
       {"inference.moe.dispatch=broadcast", "inference.moe.dispatch: expected one of all_to_all, all_gather"},
       {"name='", "name:1: opens a quoted value (') that never closes"},
   };
