@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim-synthetic-probe: writes a synthetic probe file (.pb + .txt) and prints its fit errors.
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -18,6 +20,23 @@ constexpr const char* kUsage =
     "Writes FILE.pb and FILE.txt: probe data generated from known H100-like models with seeded\n"
     "noise (marked synthetic in the file), then fits them and prints the fit-error table.\n";
 
+// The whole of `text` as a number in [lo, hi], or nothing: "1.5" or "-1" for --seed, "nan" or
+// "1e308" for --noise were taken (as 1, 2^64 - 1, the default noise and a file of NaN timings)
+// until 2026-12-06.
+template <typename T>
+bool parse_in(const std::string& text, T lo, T hi, T& out) {
+  T v{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end || text.empty()) return false;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(v)) return false;
+  }
+  if (v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,20 +54,26 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    try {
-      if (arg == "-o") out = value();
-      else if (arg == "--seed") seed = std::stoull(value());
-      else if (arg == "--gpus") gpus = std::stoi(value());
-      else if (arg == "--noise") noise = std::stod(value());
-      else if (arg == "-h" || arg == "--help") {
-        std::cout << kUsage;
-        return 0;
-      } else {
-        std::cerr << "clustersim-synthetic-probe: unknown argument '" << arg << "'\n" << kUsage;
-        return 2;
-      }
-    } catch (const std::exception&) {
-      std::cerr << "clustersim-synthetic-probe: bad number for " << arg << "\n";
+    const auto bad = [&](const std::string& v, const char* expected) {
+      std::cerr << "clustersim-synthetic-probe: " << arg << " " << v << ": expected " << expected << "\n";
+      return 2;
+    };
+    if (arg == "-o") {
+      out = value();
+    } else if (arg == "--seed") {
+      const std::string v = value();
+      if (!parse_in<uint64_t>(v, 0, UINT64_MAX, seed)) return bad(v, "a whole number from 0 to 2^64 - 1");
+    } else if (arg == "--gpus") {
+      const std::string v = value();
+      if (!parse_in<int>(v, 1, 1024, gpus)) return bad(v, "a whole number of GPUs from 1 to 1024");
+    } else if (arg == "--noise") {
+      const std::string v = value();
+      if (!parse_in<double>(v, 0.0, 1.0, noise)) return bad(v, "a relative noise from 0 to 1 (0.02 is 2%)");
+    } else if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      return 0;
+    } else {
+      std::cerr << "clustersim-synthetic-probe: unknown argument '" << arg << "'\n" << kUsage;
       return 2;
     }
   }

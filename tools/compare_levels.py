@@ -38,6 +38,7 @@ Example (about 10 s per plan on 2 cores, most of it the flow level):
   tools/compare_levels.py --sends --seed 1 --plans 40        (about 1 s per plan)
 """
 import argparse
+import os
 import json
 import random
 import statistics
@@ -230,6 +231,16 @@ def main():
     names = ("folded", "unfolded") if args.folding else ("analytical", "flow")
     if args.plans < 1:
         ap.error("--plans must be at least 1")
+    # A missing binary or scenario, or one clustersim refuses as it stands, is bad input (exit 2),
+    # not a traceback or "no valid plans" (until 2026-12-06).
+    if not (os.path.isfile(args.clustersim) and os.access(args.clustersim, os.X_OK)):
+        ap.error(f"--clustersim {args.clustersim}: no such executable (build it, or run from the repository root)")
+    if not os.path.isfile(args.scenario):
+        ap.error(f"--scenario {args.scenario}: no such file")
+    base = subprocess.run([args.clustersim, "run", args.scenario, "--format", "json"], capture_output=True, text=True)
+    if base.returncode == 2:
+        sys.stderr.write(base.stderr)
+        ap.error(f"--scenario {args.scenario}: clustersim refuses it as it stands (above)")
     rng = random.Random(args.seed)
     errors = []
     failures = []

@@ -71,22 +71,31 @@ def parse_grid(text):
 
 def set_key(profile_text, key, value):
     """Replaces `key: ...` inside its top-level section of the profile (YAML kept as text so that
-    comments and sources survive)."""
+    comments and sources survive: a trailing comment keeps the spaces before its `#`, without which
+    YAML reads it as part of the value)."""
     section, name = key.split(".")
-    pattern = re.compile(rf"(^{section}:\n(?:[ ]+.*\n)*?[ ]+{name}:)[ ]*[^\n#]*", re.MULTILINE)
-    new, count = pattern.subn(rf"\g<1> {value}", profile_text, count=1)
+    pattern = re.compile(rf"(^{section}:\n(?:[ ]+.*\n)*?[ ]+{name}:)[ ]*[^\n#]*?([ ]+#[^\n]*)?$", re.MULTILINE)
+    new, count = pattern.subn(lambda m: f"{m.group(1)} {value}{m.group(2) or ''}", profile_text, count=1)
     if count != 1:
         bad_input(f"--grid {key}: no such key in the --profile file")
     return new
 
 
 def set_source(profile_text, key, text):
+    """Sets `key`'s line in the profile's top-level `sources:` section: replaced where it is, else
+    added at the section's end, and the section added at the file's end where the profile has none
+    (appended to the file's last section, such a line was read as a key of that section)."""
     pattern = re.compile(rf"^(  {re.escape(key)}:)[^\n]*$", re.MULTILINE)
-    line = rf'\g<1> "{text}"'
-    new, count = pattern.subn(line, profile_text, count=1)
-    if count == 0:
-        new = profile_text.rstrip("\n") + f'\n  {key}: "{text}"\n'
-    return new
+    line = f'  {key}: "{text}"'
+    new, count = pattern.subn(lambda m: line, profile_text, count=1)
+    if count:
+        return new
+    section = re.search(r"^sources:[ ]*(#[^\n]*)?\n((?:[ ]+[^\n]*\n|[ ]*\n)*)", profile_text, re.MULTILINE)
+    if section is None:
+        return profile_text.rstrip("\n") + f"\nsources:\n{line}\n"
+    end = section.end(2)
+    body = profile_text[:end].rstrip("\n") + "\n"
+    return body + line + "\n" + profile_text[end:]
 
 
 def score(clustersim, suites, profile_path, leave_out):

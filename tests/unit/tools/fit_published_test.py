@@ -50,6 +50,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0, f"grid run: {r.returncode} {r.stderr}")
     check("0.612" not in r.stderr and "gemm_max=0.606" in r.stderr, f"grid past HIGH: {r.stderr}")
     check("gemm_tile_m=64 " in r.stderr and "64.0" not in r.stderr, f"integer key: {r.stderr}")
+# A profile whose key has a trailing comment, and one without a sources section, are written so
+# that they load (2026-12-06 QA: the comment lost the spaces before its '#' and became part of the
+# value; a source line went into the file's last section, efficiency.efficiency.gemm_max).
+with tempfile.TemporaryDirectory() as tmp:
+    text = open(profile).read()
+    commented = text.replace("  gemm_max: 0.65\n", "  gemm_max: 0.65  # tuned by hand\n")
+    bare = text[:text.index("sources:")]
+    for name, body in [("commented", commented), ("bare", bare)]:
+        src, out = os.path.join(tmp, name + ".yaml"), os.path.join(tmp, name + "-fitted.yaml")
+        open(src, "w").write(body)
+        r = subprocess.run([sys.executable, script, "--clustersim", clustersim, "--profile", src, "--suite", suite,
+                            "--grid", "efficiency.gemm_max=0.64:0.64:0.01", "-o", out], capture_output=True, text=True,
+                           cwd=source)
+        check(r.returncode == 0, f"{name}: {r.returncode} {r.stderr}")
+        run = subprocess.run([clustersim, "run", os.path.join(source, "scenarios", "megascale-175b-12288.yaml"),
+                              "--set", f"cluster.gpu={out}"], capture_output=True, text=True)
+        check(run.returncode == 0, f"{name}: the written profile loads: {run.stderr}")
+        written = open(out).read() if os.path.exists(out) else ""
+        check("gemm_max: 0.64" in written, f"{name}: value written: {written[:600]}")
+        check(name != "commented" or "0.64  # tuned by hand" in written, f"comment kept: {written[:600]}")
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)
