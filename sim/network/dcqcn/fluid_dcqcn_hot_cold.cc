@@ -166,6 +166,7 @@ void FluidDcqcnNetwork::cold_events(double upto) {
     fl.cold_since = t;
     fl.rp.on_bytes(sent);
     fl.rp.advance(Time::s(t));
+    count_cuts(fl);
     const double rate = fl.rp.rate();
     const double step = rate - fl.cold_rate;
     fl.cold_rate = rate;

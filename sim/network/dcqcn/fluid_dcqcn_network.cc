@@ -260,6 +260,11 @@ void FluidDcqcnNetwork::fast_forward_check(double t) {
   ff_per_s_ = Tally{(now.marks - settled_tally_.marks) / settled,   (now.drops - settled_tally_.drops) / settled,
                     (now.cnps - settled_tally_.cnps) / settled,     (now.cuts - settled_tally_.cuts) / settled,
                     (now.pauses - settled_tally_.pauses) / settled, (now.resumes - settled_tally_.resumes) / settled};
+  // A cut answers a CNP and a resume a pause: a window that starts between the two counts one
+  // without the other, and extrapolated over a jump that made more cuts than CNPs and more resumes
+  // than pauses (until 2026-12-06: 27,265 cuts of 27,219 CNPs, 82,570 resumes of 81,999 pauses).
+  ff_per_s_.cuts = std::min(ff_per_s_.cuts, ff_per_s_.cnps);
+  ff_per_s_.resumes = std::min(ff_per_s_.resumes, ff_per_s_.pauses);
   ff_ = true;
   ff_from_ = t;
   ff_to_ = to;
@@ -292,6 +297,9 @@ void FluidDcqcnNetwork::materialize(double t) {
   trace_.counters.cuts += whole(ff_per_s_.cuts, ff_carry_.cuts);
   trace_.counters.pauses += whole(ff_per_s_.pauses, ff_carry_.pauses);
   trace_.counters.resumes += whole(ff_per_s_.resumes, ff_carry_.resumes);
+  // The carries round each count on its own: no more cuts than CNPs, resumes than pauses.
+  trace_.counters.cuts = std::min(trace_.counters.cuts, trace_.counters.cnps);
+  trace_.counters.resumes = std::min(trace_.counters.resumes, trace_.counters.pauses);
   fast_forwarded_ += jump;
   trace_.counters.fast_forwarded = Time::s(fast_forwarded_);
   for (const uint32_t f : hot_) {
@@ -343,7 +351,10 @@ void FluidDcqcnNetwork::sample(double t) {
   for (const uint32_t f : traced_) {
     Flow& fl = *flows_[f];
     // A cold flow's DCQCN state moves at its own events (cold_events), not here.
-    if (fl.hot) fl.rp.advance(now);
+    if (fl.hot) {
+      fl.rp.advance(now);
+      count_cuts(fl);
+    }
     trace_.rates.push_back({now, fl.trace, fl.src, fl.dst, fl.hot ? fl.rp.rate() : fl.cold_rate, fl.rp.target()});
   }
   // Series past kMaxSeriesRows are thinned and sampled half as often from then on.

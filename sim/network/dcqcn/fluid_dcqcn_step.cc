@@ -13,6 +13,11 @@ using internal::PfcState;
 using internal::exponential_draw;
 using internal::kInf;
 
+void FluidDcqcnNetwork::count_cuts(Flow& fl) {
+  trace_.counters.cuts += fl.rp.cuts() - fl.cuts_counted;
+  fl.cuts_counted = fl.rp.cuts();
+}
+
 void FluidDcqcnNetwork::step(double t, double dt) {
   const double mtu = config_.mtu.as_double();
   trace_.counters.steps += 1;
@@ -21,15 +26,14 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   for (const uint32_t f : hot_) {
     Flow& fl = *flows_[f];
     size_t used = 0;
-    const int64_t cuts_before = fl.rp.cuts();
     while (used < fl.cnp_due.size() && fl.cnp_due[used] <= t) {
       fl.rp.advance(Time::s(fl.cnp_due[used]));
       fl.rp.on_cnp(Time::s(fl.cnp_due[used]));
       ++used;
     }
-    trace_.counters.cuts += fl.rp.cuts() - cuts_before;  // counted as they happen (a flow's only cuts)
     if (used > 0) fl.cnp_due.erase(fl.cnp_due.begin(), fl.cnp_due.begin() + static_cast<std::ptrdiff_t>(used));
     fl.rp.advance(Time::s(t));
+    count_cuts(fl);
     if (cut_traces_left_ > 0 && fl.trace < 0 && fl.rp.cuts() > 0) start_trace(f, t);
     const double left = fl.size - fl.sent;
     fl.hops[0].in = fl.sent < fl.size ? std::min(fl.rp.rate(), left / dt) : 0.0;

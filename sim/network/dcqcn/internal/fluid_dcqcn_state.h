@@ -82,6 +82,7 @@ struct FluidDcqcnNetwork::Flow {
   double feedback = 0;  // s: a CNP's delay, mark to the sender's cut reaching the queues (RTT)
   double line = 0;
   DcqcnRate rp;
+  int64_t cuts_counted = 0;  // rp's cuts already in the counters (FluidDcqcnNetwork::count_cuts)
   double last_cnp = -internal::kInf;
   double hazard = 0;         // since the CNP interval last passed: sum over packets of -ln(1 - p_mark)
   double cnp_threshold = 0;  // Exp(1) draw: the first marked packet arrives when hazard reaches it
