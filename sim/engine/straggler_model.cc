@@ -189,11 +189,18 @@ LayerCosts probe_layer_costs(const ScenarioConfig& cfg, const calib::HardwarePro
     const Time compute = Time::ps(est.breakdown.compute.as_ps() / std::max(1, est.micro_batches));
     return Split{compute, est.microbatch_stage_time - compute};
   };
-  auto diff = [](Split a, Split b) { return Split{a.compute - b.compute, a.comm - b.comm}; };
+  // One more layer per virtual stage (pp x vpp in all), so that the probe plan stays one the
+  // estimate takes: pp more layers under vpp > 1 left pp x vpp not dividing them, an MoE plan's
+  // stage then held no more layers, and its layer costs came out 0 (2026-12-06 QA: Mixtral with
+  // vpp 2 priced a slow host off the last stage, and stage_layers, at nothing).
+  const int extra = cfg.parallelism.vpp;
+  auto diff = [extra](Split a, Split b) {
+    return Split{Time::ps((a.compute - b.compute).as_ps() / extra), Time::ps((a.comm - b.comm).as_ps() / extra)};
+  };
   const Split base = mb(0, std::nullopt);
-  const Split layer = diff(mb(1, std::nullopt), base);
-  const Split full = diff(mb(1, Recompute::kFull), mb(0, Recompute::kFull));
-  const Split none = diff(mb(1, Recompute::kNone), mb(0, Recompute::kNone));
+  const Split layer = diff(mb(extra, std::nullopt), base);
+  const Split full = diff(mb(extra, Recompute::kFull), mb(0, Recompute::kFull));
+  const Split none = diff(mb(extra, Recompute::kNone), mb(0, Recompute::kNone));
   LayerCosts lc;
   lc.layer_forward = full.compute - none.compute;
   lc.layer_backward = layer.compute - lc.layer_forward;

@@ -223,6 +223,28 @@ TEST(StragglerModel, LayerCostsAddUpToTheStage) {
   EXPECT_GT(lc.layer_backward_comm, Time::zero());
 }
 
+// The layer-cost probe adds a layer per virtual stage, so that its plan stays one the estimate
+// takes: with vpp 2 it added pp layers, pp x vpp no longer divided them, an MoE stage then held no
+// more layers than before, and every layer cost came out 0 (2026-12-06 QA: on Mixtral a slow
+// host off the last stage, and stage_layers, cost nothing at the analytical level).
+TEST(StragglerModel, InterleavedMoeLayersHaveTheirCost) {
+  const char* const moe =
+      "cluster: {gpu: H100-SXM, gpus: 64, gpus_per_node: 8}\n"
+      "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 2048, vocab: 32000,\n"
+      "        moe: {experts: 8, top_k: 2, expert_ffn_hidden: 14336}}\n"
+      "parallelism: {tp: 8, pp: 2, vpp: 2, ep: 2}\n"
+      "training: {global_batch: 32}\n";
+  const ScenarioConfig cfg = parse(moe);
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const LayerCosts lc = probe_layer_costs(cfg, hw, analytical_level());
+  EXPECT_GT(lc.layer_forward, Time::zero());
+  EXPECT_GT(lc.layer_backward, lc.layer_forward);
+  const StragglerImpact first = impact_of(parse(std::string(moe) + "stragglers: {hosts: {list: [0], slowdown: 1.5}}\n"));
+  EXPECT_GT(first.iteration.as_s(), 1.2 * first.baseline.as_s());
+  const StragglerImpact uneven = impact_of(parse(std::string(moe) + "stragglers: {stage_layers: [2, 6]}\n"));
+  EXPECT_GT(uneven.iteration.as_s(), 1.2 * uneven.baseline.as_s());
+}
+
 TEST(StragglerModel, ASlowHostStretchesComputeNotCommunication) {
   // Without TP overlap the exposed TP collectives are a large share of a stage; a host twice as
   // slow doubles the last stage's compute and leaves its communication alone.
