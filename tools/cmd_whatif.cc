@@ -47,7 +47,7 @@ options:
                          highest (1 to 10,000; default: 100 at the analytical level when slow
                          hosts or GPUs or the GPU speeds are drawn, which takes milliseconds;
                          otherwise 1, the scenario's seed alone; more than 1 where nothing is
-                         drawn is refused). At the analytical level the variants and draws
+                         drawn, or nothing drawn slows, is refused). At the analytical level the variants and draws
                          replay the pipeline schedule, 2 x micro-batches x pp x vpp passes a
                          replay: past 5e9 passes in all (about a minute), or 1e8 in one
                          replay, the run is refused with its figures
@@ -109,6 +109,20 @@ int cmd_whatif(const std::vector<std::string>& argv) {
     throw UsageError{"--draws " + std::to_string(draws) +
                      ": the scenario's stragglers place nothing at random (no stragglers.hosts or gpus by fraction "
                      "or count, no variation), so every draw would be the same; leave --draws out"};
+  }
+  // Drawn hosts or GPUs that slow nothing: none at all (count or fraction 0), or, at the analytical
+  // level, none slower (slowdown 1); the flow level's folding still follows where those land.
+  // Until 2026-12-06 such draws ran and reported 0.00 +- 0.00.
+  const StragglersConfig& sc = cfg.stragglers;
+  const auto places = [](const std::optional<ComputeStraggler>& c) {
+    return c && c->list.empty() && (c->count > 0 || c->fraction > 0);
+  };
+  const bool varies = sc.variation.has_value() || (flow ? places(sc.hosts) || places(sc.gpus) : sc.drawn_slow());
+  if (draws > 1 && !varies) {
+    throw UsageError{"--draws " + std::to_string(draws) +
+                     ": the scenario's drawn stragglers slow nothing (a count or fraction of 0" +
+                     std::string(flow ? "" : ", or a slowdown of 1") +
+                     "), so every draw would be the same; leave --draws out"};
   }
   if (!flow && args.has("--jobs")) {
     std::cerr << "note: --jobs sets the flow level's worker processes; the analytical level runs in this one\n";

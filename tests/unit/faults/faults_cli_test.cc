@@ -541,6 +541,14 @@ TEST(FaultsCli, WhatIfRefusesWhatItCannotCompare) {
                                    "--set 'stragglers.hosts={list: [3, 17], slowdown: 1.1}'");
   EXPECT_EQ(listed.code, 2);
   EXPECT_TRUE(contains(listed.out, "place nothing at random")) << listed.out;
+  // Drawn but slowing nothing: none drawn, or (analytical) none slower; ran to 0.00 +- 0.00 until
+  // 2026-12-06.
+  for (const char* inert : {"{count: 0, slowdown: 1.1}", "{fraction: 0.005, slowdown: 1}"}) {
+    const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 3 --set 'stragglers.hosts=" +
+                                std::string(inert) + "'");
+    EXPECT_EQ(r.code, 2) << inert << r.out;
+    EXPECT_TRUE(contains(r.out, "drawn stragglers slow nothing")) << r.out;
+  }
   const Result both = clustersim("whatif scenarios/stragglers-175b-12288.yaml --fidelity analytical --set network.fidelity=flow");
   EXPECT_EQ(both.code, 2);
   EXPECT_TRUE(contains(both.out, "disagree; give one")) << both.out;
