@@ -76,7 +76,11 @@ long long Args::integer(const std::string& flag, long long fallback, long long m
   // Decimal digits, with a minus sign where a value below zero is allowed ('-0' passed as 0):
   // strtoll also takes leading spaces and a plus sign.
   const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || (text[0] == '-' && min < 0));
-  if (!plain || *end != '\0' || errno == ERANGE || v < min || v > max) {
+  // A leading zero ("08") is refused as the scenario reader refuses it (README; taken as 8 until
+  // 2026-12-06).
+  const size_t digits = text[0] == '-' ? 1 : 0;
+  const bool leading_zero = text.size() > digits + 1 && text[digits] == '0';
+  if (!plain || leading_zero || *end != '\0' || errno == ERANGE || v < min || v > max) {
     throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
                      "], got '" + text + "'"};
   }

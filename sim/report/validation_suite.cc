@@ -21,7 +21,11 @@ namespace {
 void read_overrides(MapReader& r, const std::string& prefix, const std::string& path, ErrorList& errors,
                     std::vector<std::string>& out, std::vector<int>& lines) {
   const YamlNode* set = r.child("set");
-  if (!set || set->is_null()) return;
+  if (!set) return;
+  if (set->is_null()) {
+    r.error("set", "has no value; give a list of key.path=value overrides, or remove it");
+    return;
+  }
   if (!set->is_seq()) {
     r.error("set", "expected a list of key.path=value overrides");
     return;
@@ -34,6 +38,17 @@ void read_overrides(MapReader& r, const std::string& prefix, const std::string& 
                                           : std::string("expected key.path=value, got a mapping or list "
                                                         "(write '- parallelism.tp=4', not '- parallelism.tp: 4')")});
     } else {
+      // One key twice in a list: the later won without a word (until 2026-12-06), where --set
+      // refuses it.
+      const std::string key = o.scalar.substr(0, o.scalar.find('='));
+      for (size_t k = 0; k < out.size(); ++k) {
+        const std::string other = out[k].substr(0, out[k].find('='));
+        if (path_within(key, other) || path_within(other, key)) {
+          errors.add(InputError{path, o.line, prefix + "set[" + std::to_string(i) + "]",
+                                "'" + o.scalar + "' and '" + out[k] + "' set one key; give it once"});
+          break;
+        }
+      }
       out.push_back(o.scalar);
       lines.push_back(o.line);
     }

@@ -81,7 +81,9 @@ std::string ranked_table(const CandidateSpace& space, const SweepTable& table, c
 }
 
 // Empty unless the best `k` stop inside a tie: the candidates ranked k and k+1 have the same
-// objective, so which of them was re-run follows candidate order alone.
+// objective, so which of them was re-run follows the tie-break (sweep_table.cc: the higher
+// tokens_per_s where both have it, then candidate order; until 2026-12-06 the note said
+// candidate order alone).
 std::string tie_at_cut(const SweepTable& table, size_t k) {
   if (k == 0 || k >= table.ranking.size()) return "";
   const Row& last = table.rows[static_cast<size_t>(table.ranking[k - 1])];
@@ -94,7 +96,10 @@ std::string tie_at_cut(const SweepTable& table, size_t k) {
   }
   return "the best " + std::to_string(k) + " stop inside a tie: " + std::to_string(tied) +
          " candidates share the objective " + number(*last.analytical.objective) +
-         " (ties go by candidate order); a larger --top re-runs them all";
+         (last.analytical.metrics.contains("tokens_per_s") && next.analytical.metrics.contains("tokens_per_s")
+              ? " (ties go by the higher tokens/s, then candidate order)"
+              : " (ties go by candidate order)") +
+         "; a larger --top re-runs them all";
 }
 
 }  // namespace

@@ -757,6 +757,19 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       top.error("set", "expected a mapping of scenario key -> value");
     } else {
       for (const auto& [key, v] : set->map) flatten(v, key, fixed);
+      // One key given twice, dotted and nested (training.global_batch and training: {global_batch}):
+      // the later won without a word (until 2026-12-06).
+      for (size_t i = 0; i < fixed.size(); ++i) {
+        for (size_t j = i + 1; j < fixed.size(); ++j) {
+          const std::string& a = fixed[i].first;
+          const std::string& b = fixed[j].first;
+          if (!path_within(a, b) && !path_within(b, a)) continue;
+          errors.add(InputError{fixed[j].second.file, fixed[j].second.line, "set." + b,
+                                a == b ? "is given twice (as a dotted path and inside a mapping): give each key once"
+                                       : "sets " + (a.size() >= b.size() ? a : b) + ", which set." + a +
+                                             " sets too: one would override the other; give each key once"});
+        }
+      }
       if (spec.base.is_map()) {
         for (const auto& [path, v] : fixed) {
           // A removal (null) of a key the base does not give is a typo when the key does not exist

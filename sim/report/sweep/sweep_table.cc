@@ -230,6 +230,16 @@ std::string reason_class(const std::string& status, const std::string& reason) {
             (first[end] == '.' && end + 1 < first.size() && std::isdigit(static_cast<unsigned char>(first[end + 1]))))) {
       ++end;
     }
+    // An exponent belongs to the number ("3.54457e+06"): taken for a letter it kept the number
+    // as part of a name, and every candidate was a class of its own (until 2026-12-06).
+    const auto digit_at = [&](size_t k) { return k < first.size() && std::isdigit(static_cast<unsigned char>(first[k])) != 0; };
+    if (end < first.size() && (first[end] == 'e' || first[end] == 'E')) {
+      const size_t sign = end + 1 < first.size() && (first[end + 1] == '+' || first[end + 1] == '-') ? end + 2 : end + 1;
+      if (digit_at(sign)) {
+        end = sign;
+        while (digit_at(end)) ++end;
+      }
+    }
     const char before = i > 0 ? first[i - 1] : ' ';
     const bool joined = before == '-' || before == '_';
     const bool in_name = alpha(before) || (end < first.size() && alpha(first[end])) ||

@@ -237,6 +237,10 @@ TEST(SweepTable, ReasonsCountOnceWhateverTheNumbers) {
             "error: cluster.gpu: A100-SXM4-80GB lacks fp8");
   EXPECT_EQ(reason_class("invalid", "parallelism.vpp: interleaved 1F1B needs pp > 2, got 1 on stage3"),
             "invalid: parallelism.vpp: interleaved 1F1B needs pp > #, got # on stage3");
+  // Numbers in e-notation are masked whole (each candidate was a class of its own until 2026-12-06).
+  EXPECT_EQ(reason_class("rejected", "tokens_per_s 3.54457e+06 below minimum 4e+06"),
+            "rejected: tokens_per_s # below minimum #");
+  EXPECT_EQ(reason_class("rejected", "ttft_p99_s 2.5E-3 above maximum 1e-3"), "rejected: ttft_p99_s # above maximum #");
 }
 
 // A class that only one candidate has shows that candidate's reason, numbers and all (before

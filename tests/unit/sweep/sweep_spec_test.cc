@@ -155,6 +155,15 @@ TEST(SweepSpec, AnUnknownAxisKeyIsSaidOnceWithTheOtherMistakes) {
   EXPECT_NE(text.find("'tokens_per_sec' is not an output"), std::string::npos) << text;
 }
 
+// One key given twice in `set`, dotted and nested: the later won without a word until 2026-12-06.
+TEST(SweepSpec, SetGivesEachKeyOnce) {
+  const std::string text =
+      error_text("set: {training.global_batch: 1024, training: {global_batch: 2048}}\naxes: {parallelism.tp: [1, 2]}\n");
+  EXPECT_NE(text.find("set.training.global_batch: is given twice"), std::string::npos) << text;
+  const std::string nested = error_text("set: {training: {global_batch: 8}, training.global_batch: 16}\naxes: {parallelism.tp: [1, 2]}\n");
+  EXPECT_NE(nested.find("is given twice"), std::string::npos) << nested;
+}
+
 // A base that does not load leaves the kind of run unknown: its error alone, not "tpot_p99_s is
 // not an output of training scenarios" for a serving base that failed.
 TEST(SweepSpec, ABaseThatDoesNotLoadIsTheOnlyError) {

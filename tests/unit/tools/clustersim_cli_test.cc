@@ -529,7 +529,7 @@ TEST(CliUsage, HelpGivesTheRangesOfNumericFlags) {
 
 // Since 2026-12-04 (fuzz audit): numbers in flags are plain decimals; messages name what failed.
 TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
-  for (const char* jobs : {"' 4'", "+4", "0x4"}) {
+  for (const char* jobs : {"' 4'", "+4", "0x4", "04"}) {  // 04: taken as 4 until 2026-12-06
     const Result r = clustersim("sweep scenarios/sweep-175b.yaml --out '" + scratch("out").string() + "' --jobs " + jobs);
     EXPECT_EQ(r.code, 2) << jobs;
     EXPECT_CONTAINS(r.err, "--jobs needs a whole number in [1, 1024]");
@@ -744,6 +744,14 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   EXPECT_CONTAINS(r.err, "cases[0].scenario: no scenario file");
   // A utilisation is a fraction of the peak: 55.2 (a percentage, or 1e30) is refused.
   EXPECT_CONTAINS(r.err, "cases[1].reference: expected a number >= 1e-12 and <= 1, got '55.2'");
+  // One key twice in a list, and a list written with no value: the later won, and no list was
+  // read, without a word (until 2026-12-06).
+  std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset: [parallelism.tp=8, parallelism.tp=4]\ncases:\n"
+                          "  - {scenario: no_such.yaml, metric: mfu, reference: 0.5, source: none, set:}\n";
+  const Result twice = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_CONTAINS(twice.err, "suite.yaml:3: set[1]: 'parallelism.tp=4' and 'parallelism.tp=8' set one key; give it once");
+  EXPECT_CONTAINS(twice.err, "cases[0].set: has no value");
   std::filesystem::remove(suite);
 }
 
