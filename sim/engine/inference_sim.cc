@@ -528,6 +528,8 @@ void ServingSimulation::send_pending_kv(int to) {
 }
 
 void ServingSimulation::start_kv_transfer(int r, int from, int to) {
+  // Past the bound no more are sent: the run ends soon after, and run_serving refuses it.
+  if (stats_.kv_flow_work_exceeded) return;
   const PoolPlan& src = setup_.pools[instances_[from].pool];
   const PoolPlan& dst = setup_.pools[instances_[to].pool];
   // The KV cache is sharded over the senders' and the receivers' TP ranks: max(tp) shards, GPU
@@ -591,7 +593,22 @@ void ServingSimulation::start_kv_transfer(int r, int from, int to) {
       continue;
     }
     const int a = src_of(s), b = dst_of(s);
-    if (shared || !across(s) || sl.nic_line_rate.bytes_per_s <= 0) {
+    if (shared) {
+      // Each flow event reprices the flows in flight: the work grows with the shards sent times
+      // those in flight, which grow without bound where the NICs cannot carry the KV caches.
+      stats_.kv_flow_work += static_cast<double>(kv_shards_in_flight_);
+      if (stats_.kv_flow_work > kv_flow_work_limit_ && !stats_.kv_flow_work_exceeded) {
+        stats_.kv_flow_work_exceeded = true;
+        stats_.kv_shards_in_flight = kv_shards_in_flight_;
+      }
+      ++kv_shards_in_flight_;
+      network_->send(a, b, part, [this, arrived](Time t) {
+        --kv_shards_in_flight_;
+        arrived(t);
+      });
+      continue;
+    }
+    if (!across(s) || sl.nic_line_rate.bytes_per_s <= 0) {
       network_->send(a, b, part, arrived);
       continue;
     }
@@ -927,7 +944,7 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
   throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf + weight_note(weight)));
 }
 
-ServingResult run_serving(const ScenarioConfig& cfg) {
+ServingResult run_serving(const ScenarioConfig& cfg, double kv_flow_work_limit) {
   ServingSetup setup = make_serving_setup(cfg);
   std::vector<ServingRequest> requests = [&] {
     try {
@@ -967,10 +984,25 @@ ServingResult run_serving(const ScenarioConfig& cfg) {
   const Time offset = clock.now();
   for (ServingRequest& r : requests) r.arrival += offset;
   ServingSimulation sim(setup, std::move(requests), clock, network.get(), factor);
+  sim.set_kv_flow_work_limit(kv_flow_work_limit);
   sim.start();
   ensure_simgrid_platform();
   engine->run();
   ServingResult result = sim.result();
+  if (result.kv_flow_work_exceeded) {
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "the KV transfers outrun the network: at the %s level every flow event reprices the flows in "
+                  "flight, and after %lld of the %zu requests' transfers (%lld shards in flight then) the sum over "
+                  "the shards sent of those in flight passed %.0e, about 3 minutes of wall time, where the rest would "
+                  "take longer still (it grows with the requests times the transfers queued): lower %s, raise "
+                  "cluster.nic_bandwidth, or screen at network.fidelity: analytical, which queues each NIC's "
+                  "transfers in closed form",
+                  to_string(cfg.network.fidelity), static_cast<long long>(result.kv_transfers), result.requests.size(),
+                  static_cast<long long>(result.kv_shards_in_flight), kv_flow_work_limit,
+                  setup.in.trace.empty() ? "inference.requests" : "the trace's requests");
+    throw BadInput(scenario_error(cfg, setup.in.trace.empty() ? "inference.requests" : "inference.trace", buf));
+  }
   for (RequestOutcome& o : result.requests) {
     o.arrival -= offset;
     if (o.completed) {

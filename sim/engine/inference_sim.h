@@ -110,11 +110,25 @@ struct ServingResult {
   int64_t drain_decode_steps = 0;  // of decode_steps, those that started after the last arrival
   int64_t kv_transfers = 0;  // one per request moved to a decode instance (its TP shards together)
   Bytes kv_transfer_bytes;
+  // At the levels that share bandwidth: the sum, over the KV shards sent, of the shards already in
+  // flight when each went out (kMaxKvFlowWork), and whether it passed the bound, after which no
+  // more were sent and the run is refused.
+  double kv_flow_work = 0;
+  bool kv_flow_work_exceeded = false;
+  int64_t kv_shards_in_flight = 0;  // when kv_flow_work passed the bound
   int micro_batches = 1;
   double m2n_factor = 1.0;  // fabric contention on M2N/N2M, see probe_m2n_exchange (attention_ffn)
   M2nProbe m2n_probe;       // the measurement behind m2n_factor (zero times outside attention_ffn)
   ServingTrace trace;       // bounded by ServingTraceLimits; for trace.json
 };
+
+// prefill_decode at a level that shares bandwidth: each KV shard's flow events reprice the flows in
+// flight, so the wall time follows the sum, over the shards sent, of those in flight when each
+// goes out (about 3e-8 s a unit on a 2-core machine in 2026-12: infer-pd on 10 Gbps NICs, 10,000
+// requests, 6.0e8 units in 18 s). Where the NICs cannot carry the caches the transfers queue and
+// that sum grows with the square of the requests (30,000 took 105 s, a million would take hours);
+// past this bound, about 3 minutes, no more are sent and the run is refused (since 2026-12-06).
+inline constexpr double kMaxKvFlowWork = 5e9;
 
 // Runs the requests through the deployment of `setup` on `clock`. `network` carries the KV
 // transfers of prefill_decode (may be null for the other modes). `m2n_factor` scales the
@@ -126,6 +140,8 @@ class ServingSimulation {
                     net::Network* network, double m2n_factor = 1.0, ServingTraceLimits limits = {});
   void start();
   ServingResult result() const;
+  // The bound on ServingResult::kv_flow_work past which no more KV caches are sent (tests lower it).
+  void set_kv_flow_work_limit(double limit) { kv_flow_work_limit_ = limit; }
 
  private:
   struct Instance {
@@ -190,6 +206,8 @@ class ServingSimulation {
   // The analytical level's NICs (it prices a send as if alone): when each NIC's send and receive
   // sides are free of the KV transfers queued on them, by NIC index.
   std::map<int64_t, Time> nic_send_free_, nic_receive_free_;
+  int64_t kv_shards_in_flight_ = 0;  // over a network that shares bandwidth
+  double kv_flow_work_limit_ = kMaxKvFlowWork;
   std::vector<int> traced_steps_;  // per instance
   std::vector<size_t> detailed_;   // indices into trace_.steps of the steps with detail
 };
@@ -247,11 +265,12 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
 // inference.trace), as the reliability study's event bound does (10 million requests of 4,000
 // tokens at max_batch 1 ran for hours before).
 inline constexpr double kMaxDecodeSteps = 2e8;
+
 void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests);
 
 // Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn,
 // probe_m2n_exchange), runs every request to completion and returns the result. Uses the process's
-// s4u::Engine.
-ServingResult run_serving(const ScenarioConfig& cfg);
+// s4u::Engine. Throws BadInput where the KV transfers pass `kv_flow_work_limit` (kMaxKvFlowWork).
+ServingResult run_serving(const ScenarioConfig& cfg, double kv_flow_work_limit = kMaxKvFlowWork);
 
 }  // namespace clustersim::engine

@@ -552,6 +552,27 @@ TEST(ServingSim, AMovedKvCacheReportsItsWaitAndItsTransfer) {
   EXPECT_EQ(moved, r.kv_transfers);
 }
 
+// At a level that shares bandwidth each KV shard's flow events reprice those in flight: where
+// the NICs cannot carry the caches the sum grows with the square of the requests, and past the
+// bound no more are sent and the run is refused with the figures (2026-12-06 QA: infer-pd on 10
+// Gbps NICs took 105 s for 30,000 requests, a million would have run for hours).
+TEST(ServingSim, KvTransfersPastTheFlowWorkBoundAreRefused) {
+  const ScenarioConfig cfg = serving({"inference.mode=prefill_decode", "cluster.nic_bandwidth=10Gbps", "network.fidelity=flow",
+                                      "inference.pools={prefill: {gpus: 8, tp: 2, ep: 8}, decode: {gpus: 8, tp: 2, ep: 8}}"});
+  const ServingResult r = run_serving(cfg);
+  EXPECT_FALSE(r.kv_flow_work_exceeded);
+  EXPECT_GT(r.kv_flow_work, 0);
+  const double limit = r.kv_flow_work / 4;
+  try {
+    run_serving(cfg, limit);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("inference.requests: the KV transfers outrun the network: at the flow level"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A slower network delays the first token of a disaggregated deployment by what it adds to the
 // KV transfers (TTFT did not move with the network before 2026-12-06).
 TEST(ServingSim, PrefillDecodeTtftCountsTheKvTransfer) {
