@@ -823,7 +823,8 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   e.weights = shard(2.0, 3);
   e.gradients = shard(grad_bytes, 2);
   e.optimizer = shard(12.0, 1);
-  // ZeRO-3 gathers per layer what its group shards: the largest layer, an MoE one, holds a layer's
+  // ZeRO-3 gathers per layer what its group shards (and from ZeRO-2 reduce-scatters its gradients
+  // so): the largest layer, an MoE one, holds a layer's
   // share of the dense parameters when dense DP > 1 and its experts on this GPU when expert DP > 1
   // (a group of 1 keeps its parameters whole, nothing to gather). Before 2026-12-05 both shares
   // whenever either group sharded (16 H100s, pp 2, ep 8 over a stage's 8 GPUs, so expert DP 1;
@@ -831,7 +832,7 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const double moe_layers = std::max(1, moe_layer_count(m));
   const double gathered =
       (ddp > 1 ? g.dense * p.pp / m.layers : 0.0) + (edp > 1 ? g.expert * p.pp / moe_layers : 0.0);
-  if (zero >= 3 && gathered > 0) add_zero3_working_set(e, gathered, grad_bytes);
+  if (gathered > 0) add_zero_working_set(e, zero, gathered, grad_bytes);
 
   // Activations: the attention block as the dense model keeps it (MLP width 1), plus per MoE
   // layer the pairs an owner holds (dispatched input h, up projection, activation output, the

@@ -221,9 +221,9 @@ double grad_bytes_per_value(const TrainingConfig& t) {
   return main_grad_bytes(t);
 }
 
-void add_zero3_working_set(MemoryEstimate& e, double layer_params, double grad_bytes) {
-  e.weights = e.weights + bytes_of(2.0 * layer_params * 2.0);
-  e.gradients = e.gradients + bytes_of(layer_params * grad_bytes);
+void add_zero_working_set(MemoryEstimate& e, int zero_stage, double layer_params, double grad_bytes) {
+  if (zero_stage >= 3) e.weights = e.weights + bytes_of(2.0 * layer_params * 2.0);
+  if (zero_stage >= 2) e.gradients = e.gradients + bytes_of(layer_params * grad_bytes);
 }
 
 MemoryEstimate most_loaded_memory_per_gpu(const ScenarioConfig& cfg) {
@@ -271,7 +271,7 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   e.weights = bytes_of(params * 2.0 / (zero >= 3 ? shards : 1.0));
   e.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? shards : 1.0));
   e.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? shards : 1.0));
-  if (zero >= 3 && shards > 1) add_zero3_working_set(e, pc.per_layer / x.t, grad_bytes);
+  if (shards > 1) add_zero_working_set(e, zero, pc.per_layer / x.t, grad_bytes);
 
   // 1F1B keeps up to pp - s micro-batches in flight on stage s, each holding that stage's layers:
   // l layers' worth on the first stage of an even split; interleaving raises the first stage's by

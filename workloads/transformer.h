@@ -111,11 +111,14 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);
 // optimizer state. What runs report and check.
 MemoryEstimate most_loaded_memory_per_gpu(const ScenarioConfig& cfg);
 
-// ZeRO-3's working set beside its shards: the 16-bit weights of the layer computing and of the
-// next, prefetched, gathered whole, and the layer's gradients before they are reduce-scattered.
-// FSDP and DeepSpeed gather per module (a transformer layer); the time model gathers a chunk per
-// pass in one collective, the same bytes. `layer_params` is one layer's parameters on the GPU
-// (after TP and EP); `grad_bytes` per gradient value.
-void add_zero3_working_set(MemoryEstimate& e, double layer_params, double grad_bytes);
+// The working set of sharded gradients and weights beside their shards: from ZeRO-2, the layer's
+// gradients whole before they are reduce-scattered (stage 2 reduces every micro-batch's as stage
+// 3 does; since 2026-12-06, when a ZeRO-2 plan read less memory than the same plan at ZeRO-3, 37.4
+// against 37.8 GiB on the 352B MoE plan), and at ZeRO-3 the 16-bit weights of the layer computing
+// and of the next, prefetched, gathered whole. FSDP and DeepSpeed gather per module (a
+// transformer layer); the time model gathers a chunk per pass in one collective, the same bytes.
+// `layer_params` is one layer's parameters on the GPU (after TP and EP); `grad_bytes` per
+// gradient value. Nothing below stage 2.
+void add_zero_working_set(MemoryEstimate& e, int zero_stage, double layer_params, double grad_bytes);
 
 }  // namespace clustersim::work
