@@ -21,6 +21,7 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& wi
     const std::string& a = argv[i];
     if (a.size() < 2 || a[0] != '-' ) {
       positionals_.push_back(a);
+      positional_at_.push_back(i);
       continue;
     }
     std::string flag = a;
@@ -42,6 +43,7 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& wi
         }
         value = argv[++i];
       }
+      value_at_[flag] = i;
       // An empty value ("--base ''") is no value: taken as absent it would run with the default.
       if (value.empty()) throw UsageError{flag + " needs a value, got ''"};
       auto& slot = values_[flag];
@@ -51,6 +53,15 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& wi
       throw UsageError{"unknown option " + flag};
     }
   }
+}
+
+int Args::positional_after(const std::string& flag) const {
+  const auto it = value_at_.find(flag);
+  if (it == value_at_.end()) return -1;
+  for (size_t p = 0; p < positional_at_.size(); ++p) {
+    if (positional_at_[p] == it->second + 1) return static_cast<int>(p);
+  }
+  return -1;
 }
 
 bool Args::has(const std::string& flag) const {

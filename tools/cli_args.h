@@ -35,11 +35,16 @@ class Args {
   // The same for a real number.
   double number(const std::string& flag, double fallback, double min, double max) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
+  // The index into positionals() of the one given right after `flag`'s value ("--export dot FILE":
+  // FILE), or -1 when none is.
+  int positional_after(const std::string& flag) const;
 
  private:
   std::map<std::string, std::vector<std::string>> values_;
+  std::map<std::string, size_t> value_at_;  // argv index of each flag's (last) value
   std::set<std::string> switches_seen_;
   std::vector<std::string> positionals_;
+  std::vector<size_t> positional_at_;  // argv index of each positional
 };
 
 // Whether two paths name one file: through links (hard or symbolic) where both exist, else by

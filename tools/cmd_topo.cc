@@ -39,6 +39,7 @@ int cmd_topo(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() < 1) throw UsageError{"expected a scenario file"};
   std::string export_format, export_file;
+  size_t scenario_index = 0;
   if (args.has("--export")) {
     // "--export dot FILE": the file arrives as the second positional.
     export_format = args.value("--export");
@@ -46,14 +47,19 @@ int cmd_topo(const std::vector<std::string>& argv) {
       throw UsageError{"--export takes dot or graphml, got '" + export_format + "'"};
     }
     if (args.positionals().size() != 2) throw UsageError{"--export needs a FORMAT and a FILE"};
-    export_file = args.positionals()[1];
+    // FILE is the word right after FORMAT, wherever the scenario stands (until 2026-12-06 the
+    // second positional: "--export graphml a.yaml b.yaml" wrote over b.yaml, the scenario).
+    const int at = args.positional_after("--export");
+    if (at < 0) throw UsageError{"--export FORMAT FILE: give the file right after the format"};
+    export_file = args.positionals()[static_cast<size_t>(at)];
+    scenario_index = at == 0 ? 1 : 0;
     if (export_file.empty()) throw UsageError{"--export needs a FILE, got ''"};
     if (args.has("--list-links")) throw UsageError{"--list-links prints the links, --export writes the graph; give one"};
   } else if (args.positionals().size() != 1) {
     throw UsageError{"expected exactly one scenario file"};
   }
   refuse_repeated_sets(args.values("--set"));
-  const ScenarioConfig cfg = load_scenario(args.positionals()[0], args.values("--set"));
+  const ScenarioConfig cfg = load_scenario(args.positionals()[scenario_index], args.values("--set"));
   // Neither the scenario nor a file it names (its GPU profile) may be replaced by the export.
   if (!export_file.empty()) refuse_overwriting(export_file, scenario_input_files(cfg), "--export");
   const topo::Fabric fabric = topo::build_fabric(cfg, engine::scenario_profile(cfg).nvlink_bandwidth);

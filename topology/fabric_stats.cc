@@ -210,11 +210,13 @@ std::string format_summary(const Fabric& fabric) {
          std::to_string(s.gpus_per_node) + " GPUs, " + std::to_string(s.nics_per_node) +
          " NICs each); " + with_commas(s.nics) + " NICs at " +
          to_string(fabric.tier_spec(LinkTier::kHost).bandwidth) + "\n";
+  // What a group holds at most (a cluster of fewer servers fills one partly: "up to", as for pods;
+  // until 2026-12-06 it read as the servers the group has).
   const std::string group = s.wiring == Wiring::kRailOptimized
-                                ? std::to_string(s.servers_per_group) + " servers on " +
+                                ? "up to " + std::to_string(s.servers_per_group) + " servers on " +
                                       std::to_string(s.tors_per_group) + " rail ToRs"
-                                : std::to_string(s.servers_per_group) + (s.servers_per_group == 1 ? " server" : " servers") +
-                                      " on 1 ToR";
+                                : "up to " + std::to_string(s.servers_per_group) +
+                                      (s.servers_per_group == 1 ? " server" : " servers") + " on 1 ToR";
   out += "groups: " + with_commas(s.groups) + " (" + group + "); pods: " + with_commas(s.pods) +
          (two ? "" : " of at most " + std::to_string(s.max_pods)) + ", each up to " +
          std::to_string(s.groups_per_pod) + (s.groups_per_pod == 1 ? " group = " : " groups = ") + std::to_string(s.tors_per_pod) +

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -25,14 +27,14 @@ inline std::string short_decimal(double v, int digits = 2) {
   return s;
 }
 
-// As short_decimal with `digits` places from 1 up, and `digits` significant digits below 1 (%g:
-// 0.0004 -> "0.0004", 4e-07 -> "4e-07"), so a positive value never prints as "0": a link degraded
-// by a factor of 1e-6 still shows its capacity. 0 prints "0".
+// As short_decimal with `digits` places from 1 up, and `digits` significant digits below 1, in
+// plain decimals (0.0004 -> "0.0004", 4e-07 -> "0.0000004"), so a positive value never prints as
+// "0": a link degraded by a factor of 1e-6 still shows its capacity. 0 prints "0". No exponent
+// (since 2026-12-06: "5e-05" in a DOT export was a syntax error to Graphviz).
 inline std::string nonzero_decimal(double v, int digits = 3) {
   if (v == 0 || v >= 1 || v <= -1) return short_decimal(v, digits);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
+  const int places = digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  return short_decimal(v, std::min(places, 40));
 }
 
 // An aggregate rate in the largest fitting decimal unit: "400 Gbps", "51.2 Tbps", "3.28 Pbps".

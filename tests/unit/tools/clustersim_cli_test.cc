@@ -577,6 +577,15 @@ TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_CONTAINS(unwritable.err, "cannot write the file: no such file or directory");
   EXPECT_EQ(unwritable.out, "");  // not the summary first (until 2026-12-06)
+  // FILE is the word after FORMAT wherever the scenario stands (until 2026-12-06 the second
+  // positional: with --export first, the output path was read as the scenario, or a scenario
+  // given second was overwritten).
+  const std::string dot = scratch("before.dot").string();
+  const Result before = clustersim("topo --export dot '" + dot + "' scenarios/net-ring-1k.yaml");
+  EXPECT_EQ(before.code, 0) << before.err;
+  EXPECT_CONTAINS(before.out, "wrote " + dot + " (dot)");
+  EXPECT_TRUE(std::filesystem::exists(dot));
+  std::filesystem::remove(dot);
 }
 
 // README: a number not a plain decimal (`+4`, ` 4`) is refused, exit 2, in --set values as in

@@ -205,8 +205,11 @@ TEST(FabricGraph, SmallCapacitiesNeverReadAsZero) {
   EXPECT_NE(csv.str().find("host:7/up,host,nic:7,tor:3,0,"), std::string::npos) << line_with(csv.str(), "host:7/up");
   EXPECT_NE(line_with(dot.str(), "name=\"host:5\"").find("up_gbps=0.0004,down_gbps=400,"), std::string::npos)
       << line_with(dot.str(), "name=\"host:5\"");
+  // No exponent, which Graphviz cannot parse unquoted (50 Gbps x 1e-6 read "5e-05" until 2026-12-06).
+  EXPECT_EQ(internal::nonzero_decimal(5e-5), "0.00005");
+  EXPECT_EQ(internal::nonzero_decimal(4.56e-7), "0.000000456");
   const std::string summary = format_summary(f);
-  EXPECT_NE(summary.find("host:5/up: bandwidth x1e-06 on 1 link direction"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("host:5/up: bandwidth x0.000001 on 1 link direction"), std::string::npos) << summary;
   EXPECT_NE(summary.find("host:6: bandwidth x0.0004 on 2 link directions"), std::string::npos) << summary;
   EXPECT_NE(summary.find("host:7: bandwidth x0 on 2 link directions"), std::string::npos) << summary;
 }
