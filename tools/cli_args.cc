@@ -93,7 +93,7 @@ long long Args::integer(const std::string& flag, long long fallback, long long m
   const bool leading_zero = text.size() > digits + 1 && text[digits] == '0';
   if (!plain || leading_zero || *end != '\0' || errno == ERANGE || v < min || v > max) {
     throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-                     "], got '" + text + "'"};
+                     "], got '" + text + "'" + (leading_zero ? " (a plain decimal: no leading zero)" : "")};
   }
   return v;
 }

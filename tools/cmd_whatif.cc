@@ -110,19 +110,13 @@ int cmd_whatif(const std::vector<std::string>& argv) {
                      ": the scenario's stragglers place nothing at random (no stragglers.hosts or gpus by fraction "
                      "or count, no variation), so every draw would be the same; leave --draws out"};
   }
-  // Drawn hosts or GPUs that slow nothing: none at all (count or fraction 0), or, at the analytical
-  // level, none slower (slowdown 1); the flow level's folding still follows where those land.
-  // Until 2026-12-06 such draws ran and reported 0.00 +- 0.00.
-  const StragglersConfig& sc = cfg.stragglers;
-  const auto places = [](const std::optional<ComputeStraggler>& c) {
-    return c && c->list.empty() && (c->count > 0 || c->fraction > 0);
-  };
-  const bool varies = sc.variation.has_value() || (flow ? places(sc.hosts) || places(sc.gpus) : sc.drawn_slow());
-  if (draws > 1 && !varies) {
+  // Drawn hosts or GPUs that slow nothing (a count or fraction of 0, or a slowdown of 1): every
+  // draw is the same at either level, since replicas that slow nothing stay folded (until
+  // 2026-12-06 such draws ran and reported 0.00 +- 0.00).
+  if (draws > 1 && !cfg.stragglers.drawn_slow()) {
     throw UsageError{"--draws " + std::to_string(draws) +
-                     ": the scenario's drawn stragglers slow nothing (a count or fraction of 0" +
-                     std::string(flow ? "" : ", or a slowdown of 1") +
-                     "), so every draw would be the same; leave --draws out"};
+                     ": the scenario's drawn stragglers slow nothing (a count or fraction of 0, or a slowdown of 1), "
+                     "so every draw would be the same; leave --draws out"};
   }
   if (!flow && args.has("--jobs")) {
     std::cerr << "note: --jobs sets the flow level's worker processes; the analytical level runs in this one\n";

@@ -50,6 +50,9 @@ class TimedOut(Exception):
     pass
 
 
+LAST_ERROR = [""]  # clustersim's message for the last plan it refused
+
+
 def iteration_time(clustersim, scenario, overrides, timeout=None):
     cmd = [clustersim, "run", scenario, "--format", "json"]
     for o in overrides:
@@ -59,6 +62,7 @@ def iteration_time(clustersim, scenario, overrides, timeout=None):
     except subprocess.TimeoutExpired:
         raise TimedOut()
     if r.returncode != 0:
+        LAST_ERROR[0] = r.stderr.strip()
         return None
     return json.loads(r.stdout)["iteration_time_s"]
 
@@ -231,16 +235,12 @@ def main():
     names = ("folded", "unfolded") if args.folding else ("analytical", "flow")
     if args.plans < 1:
         ap.error("--plans must be at least 1")
-    # A missing binary or scenario, or one clustersim refuses as it stands, is bad input (exit 2),
-    # not a traceback or "no valid plans" (until 2026-12-06).
+    # A missing binary or scenario is bad input (exit 2), not a traceback (until 2026-12-06).
     if not (os.path.isfile(args.clustersim) and os.access(args.clustersim, os.X_OK)):
         ap.error(f"--clustersim {args.clustersim}: no such executable (build it, or run from the repository root)")
     if not os.path.isfile(args.scenario):
         ap.error(f"--scenario {args.scenario}: no such file")
-    base = subprocess.run([args.clustersim, "run", args.scenario, "--format", "json"], capture_output=True, text=True)
-    if base.returncode == 2:
-        sys.stderr.write(base.stderr)
-        ap.error(f"--scenario {args.scenario}: clustersim refuses it as it stands (above)")
+
     rng = random.Random(args.seed)
     errors = []
     failures = []
@@ -248,6 +248,11 @@ def main():
     while len(errors) < args.plans:
         draws += 1
         if draws > 20 * args.plans:
+            # None valid: the scenario itself (or a file it names) is likely what clustersim refuses.
+            if not errors:
+                print(f"compare_levels: none of {draws} drawn plans ran on {args.scenario}; clustersim's last "
+                      f"message:\n{LAST_ERROR[0]}", file=sys.stderr)
+                sys.exit(2)
             sys.exit(f"compare_levels: only {len(errors)} of {draws} drawn plans were valid for {args.scenario}")
         if args.moe:
             overrides = draw_moe(rng, args.moe_max_flows)

@@ -90,12 +90,16 @@ def set_source(profile_text, key, text):
     new, count = pattern.subn(lambda m: line, profile_text, count=1)
     if count:
         return new
+    if re.search(r"^sources:[ ]*[^ \n#]", profile_text, re.MULTILINE):
+        bad_input("--profile: its sources section is written inline (sources: {...}); write it as a block, "
+                  "one key a line, as `clustersim profiles NAME` prints it")
     section = re.search(r"^sources:[ ]*(#[^\n]*)?\n((?:[ ]+[^\n]*\n|[ ]*\n)*)", profile_text, re.MULTILINE)
     if section is None:
         return profile_text.rstrip("\n") + f"\nsources:\n{line}\n"
-    end = section.end(2)
-    body = profile_text[:end].rstrip("\n") + "\n"
-    return body + line + "\n" + profile_text[end:]
+    # After the block's last line, before any blank lines that end it.
+    kept = section.group(2).rstrip("\n \t")
+    end = section.start(2) + (len(kept) + 1 if kept else 0)
+    return profile_text[:end] + line + "\n" + profile_text[end:]
 
 
 def score(clustersim, suites, profile_path, leave_out):

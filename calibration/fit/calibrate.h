@@ -37,7 +37,8 @@ struct FitErrorRow {
 //                       rate), and attention_score_bytes(_backward) = that fit's score_bytes
 //   attention_fused   = attention_model(kForward, true)->flops_per_s / hw.bf16, when a fused kernel
 //                       was measured beside bf16 GEMMs: fitted as the simulator times it, one launch
-//                       (the GEMM fit's) plus its FLOPs at that rate (fit_fused_attention)
+//                       (the GEMM fit's) plus its FLOPs at that rate (fit_fused_attention); written
+//                       only where the profile takes that launch cost (as attention_unfused)
 //   hbm               = memory_model(kCopy)->bw_bytes_per_s / hw.hbm_bandwidth
 //   nvlink_busbw      = nvlink_all_reduce()->large_message_busbw_bytes_per_s() / hw.nvlink_bandwidth
 //   nvlink_collective_latency = nvlink_all_reduce()->segments.front().alpha_s

@@ -155,16 +155,15 @@ MapReader MapReader::section(const std::string& key) {
   const YamlNode* n = child(key);
   // `network:` with nothing under it reads as null: refused as a leaf key written so is (since
   // 2026-12-06; before, taken as absent, and `dcqcn:` alone as present with every default).
-  if (n && n->is_null()) {
-    errors_.add(InputError{n->file, n->line, key_path(key),
-                           "has no value; give its keys ({} for every default), or remove it"});
-  }
+  const bool empty = n && n->is_null();
+  if (empty) errors_.add(InputError{n->file, n->line, key_path(key), "has no value; give its keys under it"});
   // An absent section's errors (its required keys) point at the enclosing mapping.
   MapReader r(n, key_path(key), errors_, node_);
   if (!n && !node_) {
     r.origin_file_ = origin_file_;
     r.origin_line_ = origin_line_;
   }
+  r.not_a_map_ = r.not_a_map_ || empty;  // said once: not again as each of its required keys
   return r;
 }
 

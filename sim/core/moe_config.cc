@@ -59,7 +59,9 @@ void read_moe(MapReader r, MoeConfig& m) {
               {{"uniform", MoeRouting::kUniform}, {"zipf", MoeRouting::kZipf}, {"loads", MoeRouting::kLoads}});
   r.read("zipf_s", m.zipf_s, Need::kOptional, 0.0, 10.0);
   r.read("seed", m.seed);
-  if (const YamlNode* loads = r.child("loads"); loads && !loads->is_null()) {
+  if (const YamlNode* loads = r.child("loads"); loads && loads->is_null()) {
+    r.error("loads", "has no value; give one weight per expert, or remove the key");  // ignored until 2026-12-06
+  } else if (loads) {
     if (!loads->is_seq()) {
       r.error("loads", "expected a list of non-negative weights, one per expert");
     } else if (loads->seq.empty()) {

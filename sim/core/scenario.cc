@@ -120,7 +120,8 @@ void read_model(MapReader r, ModelConfig& m) {
   r.read("tied_embeddings", m.tied_embeddings);
   r.read("learned_positions", m.learned_positions);
   r.read("attention_window", m.attention_window, Need::kOptional, 0, 1 << 24);
-  if (const YamlNode* moe = r.child("moe"); moe && !moe->is_null()) read_moe(r.section("moe"), m.moe.emplace());
+  // `moe:` with no value is refused by section() (ran as a dense model until 2026-12-06).
+  if (r.child("moe")) read_moe(r.section("moe"), m.moe.emplace());
   r.finish();
 }
 

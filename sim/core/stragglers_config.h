@@ -90,8 +90,8 @@ struct StragglersConfig {
   // the what-if then reports it over draws.
   bool drawn() const { return units_drawn() || variation.has_value(); }
   // drawn(), less slow hosts or GPUs that slow nothing (inert_reason): what the default placement
-  // draws of run and whatif price (100 draws of nothing until 2026-12-05). Their placement still
-  // moves which replicas the flow level unfolds, so an explicit --draws takes them.
+  // draws of run and whatif price (100 draws of nothing until 2026-12-05), and what an explicit
+  // --draws needs (since 2026-12-06; replicas that slow nothing stay folded at the flow level).
   bool drawn_slow() const {
     auto random = [](const std::optional<ComputeStraggler>& c) { return c && c->list.empty() && !c->inert_reason(); };
     return random(hosts) || random(gpus) || variation.has_value();

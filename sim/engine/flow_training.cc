@@ -243,6 +243,17 @@ std::vector<net::RateSample> keep_first_rates(const std::vector<net::RateSample>
   return take_quota(samples, series_quota(ranked, rows, max_rows), flow_of);
 }
 
+bool unfold_for_fabric_faults(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, int64_t* ops) {
+  if (ops) *ops = 0;
+  const FlowStragglers st = flow_stragglers(cfg, hw);
+  if (!st.fabric_faults_unfold) return false;
+  ScenarioConfig unfolded = cfg;
+  unfolded.training.fold_ranks = FoldRanks::kUnfold;
+  const int64_t n = work::training_graph_ops(unfolded, work::graph_costs(unfolded, hw), flow_stragglers(unfolded, hw).graph);
+  if (ops) *ops = n;
+  return n <= kMaxGraphOps;
+}
+
 ScenarioConfig without_network_faults(const ScenarioConfig& cfg) {
   ScenarioConfig out = cfg;
   out.network.faults.clear();
@@ -260,6 +271,18 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
 
   const work::GraphCosts costs = options.costs ? *options.costs : work::graph_costs(cfg, hw);
   FlowStragglers stragglers = flow_stragglers(cfg, hw);
+  // Faults above the hosts under fold_ranks auto: every replica, where that graph fits.
+  if (stragglers.fabric_faults_unfold) {
+    int64_t unfolded_ops = 0;
+    if (unfold_for_fabric_faults(cfg, hw, &unfolded_ops)) {
+      ScenarioConfig unfolded = cfg;
+      unfolded.training.fold_ranks = FoldRanks::kUnfold;
+      FlowTrainingResult f = simulate_training(unfolded, hw, options);
+      f.fabric_faults_unfolded = true;
+      return f;
+    }
+    r.fabric_faults_folded_ops = unfolded_ops;
+  }
   for (const int replica : options.unfold_replicas) {
     stragglers.graph.replicas.try_emplace(replica, std::vector<work::GroupScaling>(static_cast<size_t>(cfg.parallelism.pp)));
   }
@@ -276,20 +299,11 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       f.auto_folded_ops = expected_ops;
       return f;
     }
-    // Every replica unfolded for a fault above the hosts, past the limit: folded after all.
-    if (expected_ops > kMaxGraphOps && stragglers.fabric_faults_unfold) {
-      ScenarioConfig folded = cfg;
-      folded.training.fold_ranks = FoldRanks::kFold;
-      FlowTrainingResult f = simulate_training(folded, hw, options);
-      f.fabric_faults_folded_ops = expected_ops;
-      return f;
-    }
     check_graph_ops(cfg, expected_ops);
   }
   const work::TrainingGraph graph = work::build_training_graph(cfg, costs, stragglers.graph, expected_ops);
   check_graph_ops(cfg, static_cast<int64_t>(graph.ops.size()));
   r.folded = graph.folded;
-  r.fabric_faults_unfolded = stragglers.fabric_faults_unfold;
   if (stragglers.fabric_faults_folded) r.fabric_faults_folded_ops = -1;
   r.slow_hosts = stragglers.slow_hosts;
   r.slow_gpus = stragglers.slow_gpus;

@@ -138,6 +138,13 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
 inline constexpr int64_t kMaxGraphOps = 10'000'000;
 void check_graph_ops(const ScenarioConfig& cfg, int64_t ops);
 
+// Whether network.faults above the hosts call for every DP replica to be simulated
+// (FlowStragglers::fabric_faults_unfold) and that graph stays within kMaxGraphOps: simulate_training
+// then runs unfolded, and the what-if unfolds every variant alike (its straggler-free baseline
+// too); past the limit all stay folded, with a note. `ops`, where given, gets the unfolded
+// graph's size (0 where nothing asks for it).
+bool unfold_for_fabric_faults(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, int64_t* ops = nullptr);
+
 // The queue series of the links with the largest sampled queue (ties: lower link index), whole
 // series each, for as many links as fit in `max_rows`; the first link is cut to `max_rows` when
 // it alone does not fit. Samples keep their time order.

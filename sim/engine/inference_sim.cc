@@ -799,14 +799,16 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
   // A decoding instance holds at most what its KV cache reserves for whole requests (since
   // 2026-12-06; max_batch alone was counted, and a 600 MB cache that held one 8,100-token request
   // let 30,000 of them through, 2.4e8 steps, minutes of wall time, that max_batch 1 refused).
-  const double need = static_cast<double>(mean_prompt) + (n > 0 ? 2.0 * (context / n - prompt / n) : 0.0);
+  const double need = prompt / n + 2.0 * (context - prompt) / n;  // mean prompt + mean output
   w.batch_cap = setup.in.max_batch;
   for (size_t i = 0; i < setup.pools.size(); ++i) {
     const PoolPlan& p = setup.pools[i];
     if (p.role == PoolRole::kPrefill || p.role == PoolRole::kExpert) continue;
     w.decoders += p.instances;
     pools.push_back(i);
-    const double holds = static_cast<double>(p.kv_tokens_per_replica) * std::max(1, p.attention_replicas) / std::max(1.0, need);
+    // A request's KV lives on one attention replica: whole requests a replica holds, times replicas.
+    const double holds = std::floor(static_cast<double>(p.kv_tokens_per_replica) / std::max(1.0, need)) *
+                         std::max(1, p.attention_replicas);
     if (p.kv_tokens_per_replica > 0 && holds < w.batch_cap) {
       w.batch_cap = std::max(1.0, holds);
       w.kv_bound = true;
@@ -864,6 +866,14 @@ std::string batch_words(const DecodeWork& w, int max_batch) {
     std::snprintf(buf, sizeof buf, "max_batch %d", max_batch);
   }
   return buf;
+}
+
+// What gives the KV cache more room, in the refusal's "raise ..." (kv_cache_fraction only where it
+// is below its maximum, 1).
+std::string kv_room_words(const InferenceConfig& in) {
+  if (in.kv_cache_per_gpu) return "inference.kv_cache_per_gpu (up to what the weights leave), or use more GPUs an instance";
+  if (in.kv_cache_fraction < 1.0) return "inference.kv_cache_fraction";
+  return "the KV cache's room: more GPUs an instance (tp), GPUs with more memory, or shorter requests";
 }
 
 // What the message adds where steps weigh more than colocated ones.
@@ -924,7 +934,7 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
                   w.steps, w.tokens, batch_words(w, setup.in.max_batch).c_str(), std::max(1, w.decoders),
                   all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths",
-                  w.kv_bound ? "the KV cache (inference.kv_cache_fraction or kv_cache_per_gpu)" : "max_batch");
+                  w.kv_bound ? kv_room_words(setup.in).c_str() : "max_batch");
   } else {
     double first = requests.empty() ? 0 : requests.front().arrival.as_s(), last = first;
     for (const ServingRequest& r : requests) {

@@ -597,8 +597,8 @@ FlowStragglers flow_stragglers_only(const ScenarioConfig& cfg, const calib::Hard
 // so a fault elsewhere went unseen (2026-12-06 QA: an NVLink of replica 25 at 5% of its speed left
 // the 175B plan on 256 GPUs at its healthy 35.81 s, 42.72 s unfolded, and the link was said to
 // carry none of the job's traffic). The replicas behind a faulted NVLink, NVSwitch, NIC or host
-// link run on their own; a fault on a ToR's uplinks or above unfolds every replica under
-// fold_ranks auto.
+// link run on their own; a fault on a ToR's uplinks or above asks for every replica under
+// fold_ranks auto (fabric_faults_unfold).
 void add_network_fault_replicas(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, FlowStragglers& out) {
   const ParallelismConfig& p = cfg.parallelism;
   const int dp = data_parallel_size(cfg);
@@ -625,9 +625,10 @@ void add_network_fault_replicas(const ScenarioConfig& cfg, const calib::Hardware
       }
     }
   }
+  // Unfolding every replica is simulate_training's (unfold_for_fabric_faults), which folds after
+  // all past the graph's limit.
   if (above_hosts && cfg.training.fold_ranks == FoldRanks::kAuto) {
     out.fabric_faults_unfold = true;
-    for (int r = 0; r < dp; ++r) replicas.insert(r);
   } else if (above_hosts) {
     out.fabric_faults_folded = true;
   }

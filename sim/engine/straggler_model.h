@@ -165,10 +165,10 @@ StragglersConfig without_units(const ScenarioConfig& cfg, const std::string& sou
 struct FlowStragglers {
   // Replicas listed with unit factors run on their own besides the folded representative: those
   // behind a degraded NIC (stragglers.nics) or a faulted NVLink, NVSwitch, NIC or host link
-  // (network.faults); with training.fold_ranks auto, every replica where a network.faults entry
-  // touches a ToR's uplinks or a link above (fabric_faults_unfold), since a folded run carries only
-  // the pipeline, TP and CP flows between nodes that meet the representative's. Under fold_ranks
-  // true those faults leave the run folded, and fabric_faults_folded says so.
+  // (network.faults). Where a network.faults entry touches a ToR's uplinks or a link above, a
+  // folded run carries only the pipeline, TP and CP flows between nodes that meet the
+  // representative's: under training.fold_ranks auto fabric_faults_unfold asks for every replica
+  // (engine::unfold_for_fabric_faults), under true fabric_faults_folded says the run stays folded.
   work::GraphStragglers graph;
   bool fabric_faults_unfold = false;
   bool fabric_faults_folded = false;

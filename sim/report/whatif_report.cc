@@ -429,6 +429,16 @@ const FlowVariant* baseline_of(const std::vector<FlowVariant>& variants, const F
 
 std::vector<int> replicas_to_unfold(const std::vector<const ScenarioConfig*>& configs, const calib::HardwareProfile& hw) {
   std::set<int> replicas;
+  // A fault above the hosts unfolds a variant whole (engine::unfold_for_fabric_faults): then every
+  // variant, the straggler-free baseline too, so that folding moves none against another (until
+  // 2026-12-06 the baseline was given every replica by name and refused past the graph's limit).
+  for (const ScenarioConfig* c : configs) {
+    if (engine::unfold_for_fabric_faults(*c, hw)) {
+      std::vector<int> all(static_cast<size_t>(data_parallel_size(*c)));
+      for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+      return all;
+    }
+  }
   for (const ScenarioConfig* c : configs) {
     if (!work::folds_replicas(*c)) continue;  // every replica runs on its own anyway
     for (const auto& [replica, scaling] : engine::flow_stragglers(*c, hw).graph.replicas) replicas.insert(replica);

@@ -84,7 +84,7 @@ std::string ranked_table(const CandidateSpace& space, const SweepTable& table, c
 // objective, so which of them was re-run follows the tie-break (sweep_table.cc: the higher
 // tokens_per_s where both have it, then candidate order; until 2026-12-06 the note said
 // candidate order alone).
-std::string tie_at_cut(const SweepTable& table, size_t k) {
+std::string tie_at_cut(const SweepSpec& spec, const SweepTable& table, size_t k) {
   if (k == 0 || k >= table.ranking.size()) return "";
   const Row& last = table.rows[static_cast<size_t>(table.ranking[k - 1])];
   const Row& next = table.rows[static_cast<size_t>(table.ranking[k])];
@@ -96,7 +96,8 @@ std::string tie_at_cut(const SweepTable& table, size_t k) {
   }
   return "the best " + std::to_string(k) + " stop inside a tie: " + std::to_string(tied) +
          " candidates share the objective " + number(*last.analytical.objective) +
-         (last.analytical.metrics.contains("tokens_per_s") && next.analytical.metrics.contains("tokens_per_s")
+         (spec.objective != "tokens_per_s" && last.analytical.metrics.contains("tokens_per_s") &&
+                  next.analytical.metrics.contains("tokens_per_s")
               ? " (ties go by the higher tokens/s, then candidate order)"
               : " (ties go by candidate order)") +
          "; a larger --top re-runs them all";
@@ -354,7 +355,7 @@ std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, 
       if (r.finer.ran && r.finer.status != kOk) ++reasons[reason_class(r.finer.status, r.finer.reason)];
     }
     for (const auto& [k, v] : reasons) out += "  not ranked: " + std::to_string(v) + " x " + k + "\n";
-    if (const std::string tie = tie_at_cut(table, static_cast<size_t>(run.finer.candidates)); !tie.empty()) {
+    if (const std::string tie = tie_at_cut(spec, table, static_cast<size_t>(run.finer.candidates)); !tie.empty()) {
       out += "  note: " + tie + "\n";
     }
     out += ranking_change_text(space, table);

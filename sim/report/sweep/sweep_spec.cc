@@ -306,7 +306,11 @@ void check_gpu_value(const YamlNode& value, const std::string& where, const std:
 }
 
 void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
-  if (!c || c->is_null()) return;
+  if (!c) return;
+  if (c->is_null()) {  // ignored until 2026-12-06
+    errors.add(InputError{c->file, c->line, "constraints", "has no value; give a mapping of metric -> {min, max}, or remove it"});
+    return;
+  }
   if (!c->is_map()) {
     errors.add(InputError{c->file, c->line, "constraints", "expected a mapping"});
     return;
@@ -454,7 +458,11 @@ void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
 constexpr double kMaxPricePerGpuHour = 1e9;
 
 void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
-  if (!p || p->is_null()) return;
+  if (!p) return;
+  if (p->is_null()) {  // ignored until 2026-12-06
+    errors.add(InputError{p->file, p->line, "price_per_gpu_hour", "has no value; give a mapping GPU -> price per GPU-hour, or remove it"});
+    return;
+  }
   if (!p->is_map()) {
     errors.add(InputError{p->file, p->line, "price_per_gpu_hour", "expected a mapping GPU -> price per GPU-hour"});
     return;
@@ -752,7 +760,9 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
 
   // Fixed overrides of the base.
   std::vector<std::pair<std::string, YamlNode>> fixed;
-  if (const YamlNode* set = top.child("set"); set && !set->is_null()) {
+  if (const YamlNode* set = top.child("set"); set && set->is_null()) {
+    top.error("set", "has no value; give a mapping of scenario key -> value, or remove it");  // ignored until 2026-12-06
+  } else if (set) {
     if (!set->is_map()) {
       top.error("set", "expected a mapping of scenario key -> value");
     } else {

@@ -481,15 +481,13 @@ TEST(MapReaderNull, AnAbsentSectionsErrorsNameTheFile) {
   int layers = 0, batch = 0;
   top.section("model").read("layers", layers, Need::kRequired);
   top.section("training").read("global_batch", batch, Need::kRequired);
-  ASSERT_EQ(d.count(), 3u);
+  // Said once, not again as each of its required keys.
+  ASSERT_EQ(d.count(), 2u);
   EXPECT_EQ(d.error(0).key_path, "model");
   EXPECT_TRUE(contains(d.error(0).message, "has no value")) << d.error(0).message;
   EXPECT_EQ(d.error(0).line, 2);
-  EXPECT_EQ(d.error(1).key_path, "model.layers");
+  EXPECT_EQ(d.error(1).key_path, "training.global_batch");
   EXPECT_EQ(d.error(1).file, "m.yaml");
-  EXPECT_EQ(d.error(1).line, 2);
-  EXPECT_EQ(d.error(2).key_path, "training.global_batch");
-  EXPECT_EQ(d.error(2).file, "m.yaml");
 }
 
 TEST(MapReaderMessages, BoundsPrintShortAndCaseSuggests) {

@@ -161,6 +161,9 @@ TEST(ScenarioErrors, ASectionWithNoValueIsRefused) {
     EXPECT_TRUE(contains(e.message, "has no value")) << e.message;
     EXPECT_GT(e.line, 0) << key;
   }
+  // `moe:` alone ran as a dense model, and `loads:` alone was ignored.
+  const InputError moe = error_at(errors_of(tiny_with({{"  vocab: 32000\n", "  vocab: 32000\n  moe:\n"}})), "model.moe");
+  EXPECT_TRUE(contains(moe.message, "has no value")) << moe.message;
   EXPECT_NO_THROW(load_text(std::string(kTiny) + "network: {}\n"));
   EXPECT_NO_THROW(load_text(std::string(kTiny) + "network: {fidelity: flow, faults: []}\n"));
 }

@@ -554,6 +554,17 @@ TEST(FaultsCli, WhatIfRefusesWhatItCannotCompare) {
   EXPECT_TRUE(contains(both.out, "disagree; give one")) << both.out;
 }
 
+// A fault above the hosts unfolds every replica where the graph fits, and every variant alike;
+// past the limit all stay folded. Until 2026-12-06 the baseline was handed every replica by name
+// and refused past the limit, and both variants failed.
+TEST(FaultsCli, WhatIfWithAnUplinkFaultOnALargePlanRuns) {
+  const Result r = clustersim("whatif scenarios/megascale-175b-12288.yaml --set network.fidelity=flow "
+                              "--set training.global_batch=24576 --set 'network.faults=[{element: \"tor_agg:0\", "
+                              "bandwidth_factor: 0.5}]'");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(contains(r.out, "failed")) << r.out;
+}
+
 TEST(FaultsCli, WhatIfNamesTheSlowHosts) {
   const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml");
   EXPECT_EQ(r.code, 0) << r.out;

@@ -233,6 +233,13 @@ TEST(ServingWork, TheKvCacheCapsTheBatchItCounts) {
               std::string::npos)
         << e.what();
   }
+  // Whole requests a replica: 1,024 tokens hold one of 600 (not 1.7), four an instance.
+  std::vector<ServingRequest> mid = spaced_requests(10, 0.0);
+  for (ServingRequest& r : mid) {
+    r.prompt = 100;
+    r.output = 500;
+  }
+  EXPECT_DOUBLE_EQ(decode_work(setup, mid).batch_cap, 4.0);
   // Without the small cache max_batch sets the count, as before.
   const DecodeWork roomy = decode_work(make_serving_setup(serving({"inference.max_batch=64"})), burst);
   EXPECT_FALSE(roomy.kv_bound);
