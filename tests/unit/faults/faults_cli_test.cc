@@ -697,14 +697,16 @@ TEST(FaultsCli, FlowWhatIfBaselineUnfoldsWhatTheVariantsDo) {
                          "training: {global_batch: 512, recompute: selective, parallel_block: false, memory_check: false,\n"
                          "  overlap: {dp_grad_reduce: false, dp_param_gather: false, tp_comm: true, pp_p2p: false}}\n"
                          "stragglers: {seed: 48, gpus: {fraction: 0.1, slowdown: 1.0, phase: forward}}\n";
-  const Result r = clustersim("whatif " + path + " --format json --draws 2");
+  // (--draws 2 redrew them until 2026-12-06; draws of stragglers that slow nothing are refused.)
+  const Result r = clustersim("whatif " + path + " --format json");
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::regex lost("\"variant\": \"(all|all, seed 49)\",[^}]*?\"mfu_lost\": ([-0-9.e]+)");
+  const std::regex lost("\"variant\": \"(all)\",[^}]*?\"mfu_lost\": ([-0-9.e]+)");
   int checked = 0;
   for (std::sregex_iterator it(r.out.begin(), r.out.end(), lost), end; it != end; ++it, ++checked) {
     EXPECT_EQ(std::stod((*it)[2]), 0.0) << (*it)[1];
   }
-  EXPECT_EQ(checked, 2) << r.out;
+  EXPECT_EQ(checked, 1) << r.out;
+  EXPECT_EQ(clustersim("whatif " + path + " --draws 2").code, 2);
 }
 
 // Host 2's uplink at a quarter of its rate (network.faults) and, with `slow_host`, host 5 50% slower.
