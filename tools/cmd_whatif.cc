@@ -138,6 +138,11 @@ int cmd_whatif(const std::vector<std::string>& argv) {
     return j;
   };
   if (flow) {
+    // As `run` says it: network.faults above the hosts, every variant unfolded or all folded.
+    if (const std::string note = report::fabric_faults_folding_note(cfg, hw); !note.empty()) {
+      notes.push_back(note);
+      std::cerr << "note: " << note << "\n";
+    }
     // One detailed simulation per variant, each in a forked child (SimGrid: one per process).
     const auto variants = report::flow_whatif_variants(cfg, draws);
     const std::vector<report::FlowVariant> results =

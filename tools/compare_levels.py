@@ -249,8 +249,8 @@ def main():
         draws += 1
         if draws > 20 * args.plans:
             # None valid: the scenario itself (or a file it names) is likely what clustersim refuses.
-            if not errors:
-                print(f"compare_levels: none of {draws} drawn plans ran on {args.scenario}; clustersim's last "
+            if not errors and not failures:
+                print(f"compare_levels: none of {draws - 1} drawn plans ran on {args.scenario}; clustersim's last "
                       f"message:\n{LAST_ERROR[0]}", file=sys.stderr)
                 sys.exit(2)
             sys.exit(f"compare_levels: only {len(errors)} of {draws} drawn plans were valid for {args.scenario}")

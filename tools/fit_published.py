@@ -97,8 +97,8 @@ def set_source(profile_text, key, text):
     if section is None:
         return profile_text.rstrip("\n") + f"\nsources:\n{line}\n"
     # After the block's last line, before any blank lines that end it.
-    kept = section.group(2).rstrip("\n \t")
-    end = section.start(2) + (len(kept) + 1 if kept else 0)
+    kept = re.sub(r"(?:^[ \t]*\n)+\Z", "", section.group(2), flags=re.MULTILINE)  # less the blank lines ending it
+    end = section.start(2) + len(kept)
     return profile_text[:end] + line + "\n" + profile_text[end:]
 
 

@@ -297,6 +297,8 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
       folded.training.fold_ranks = FoldRanks::kFold;
       FlowTrainingResult f = simulate_training(folded, hw, options);
       f.auto_folded_ops = expected_ops;
+      // Folded by auto, not by the user: the fault note gives the op count, not fold_ranks: true.
+      if (f.fabric_faults_folded_ops == -1) f.fabric_faults_folded_ops = expected_ops;
       return f;
     }
     check_graph_ops(cfg, expected_ops);

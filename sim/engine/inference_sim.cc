@@ -6,6 +6,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <limits>
 #include <cassert>
 #include <cmath>
 #include <map>
@@ -786,10 +787,13 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
   DecodeWork w;
   double context = 0, prompt = 0;
   std::vector<std::pair<double, int>> decoding;
+  double least_need = std::numeric_limits<double>::infinity(), most_need = 0;
   for (const ServingRequest& r : requests) {
     w.tokens += std::max(0, r.output - 1);
     context += r.prompt + 0.5 * r.output;
     prompt += r.prompt;
+    least_need = std::min(least_need, static_cast<double>(r.prompt) + r.output);
+    most_need = std::max(most_need, static_cast<double>(r.prompt) + r.output);
     if (r.output > 1) decoding.emplace_back(r.arrival.as_s(), r.output - 1);
   }
   std::sort(decoding.begin(), decoding.end());
@@ -806,9 +810,11 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
     if (p.role == PoolRole::kPrefill || p.role == PoolRole::kExpert) continue;
     w.decoders += p.instances;
     pools.push_back(i);
-    // A request's KV lives on one attention replica: whole requests a replica holds, times replicas.
-    const double holds = std::floor(static_cast<double>(p.kv_tokens_per_replica) / std::max(1.0, need)) *
-                         std::max(1, p.attention_replicas);
+    // A request's KV lives on one attention replica: whole requests a replica holds, times replicas,
+    // where every request has the same length; with mixed lengths the mean's ratio unrounded, as
+    // short requests share a replica (the bound stays a lower bound on the steps).
+    const double per_replica = static_cast<double>(p.kv_tokens_per_replica) / std::max(1.0, need);
+    const double holds = (least_need == most_need ? std::floor(per_replica) : per_replica) * std::max(1, p.attention_replicas);
     if (p.kv_tokens_per_replica > 0 && holds < w.batch_cap) {
       w.batch_cap = std::max(1.0, holds);
       w.kv_bound = true;
@@ -873,7 +879,7 @@ std::string batch_words(const DecodeWork& w, int max_batch) {
 std::string kv_room_words(const InferenceConfig& in) {
   if (in.kv_cache_per_gpu) return "inference.kv_cache_per_gpu (up to what the weights leave), or use more GPUs an instance";
   if (in.kv_cache_fraction < 1.0) return "inference.kv_cache_fraction";
-  return "the KV cache's room: more GPUs an instance (tp), GPUs with more memory, or shorter requests";
+  return "the KV cache's room (more GPUs an instance, tp, or GPUs with more memory)";
 }
 
 // What the message adds where steps weigh more than colocated ones.

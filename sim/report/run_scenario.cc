@@ -117,22 +117,9 @@ RunOutput run_training(const ScenarioConfig& cfg) {
       }
     }
     // network.faults above the hosts against folding (engine::FlowStragglers).
-    if (flow.fabric_faults_unfolded) {
-      out.notes.push_back("network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP or "
-                          "CP flows between nodes, so every DP replica is simulated (training.fold_ranks auto; a "
-                          "folded run carries only those that meet one representative replica's)");
-    } else if (flow.fabric_faults_folded_ops != 0) {
-      char why[160];
-      if (flow.fabric_faults_folded_ops > 0) {
-        std::snprintf(why, sizeof why, "every replica's graph would hold %.3g ops, past the limit of %.0e",
-                      static_cast<double>(flow.fabric_faults_folded_ops), static_cast<double>(engine::kMaxGraphOps));
-      } else {
-        std::snprintf(why, sizeof why, "training.fold_ranks: true; auto or false simulates every replica");
-      }
-      out.notes.push_back("network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP "
-                          "or CP flows between nodes, but this run is folded (" + std::string(why) +
-                          "): it carries only those that meet one representative replica's, so the iteration may "
-                          "read fast where other replicas' flows cross the faulted links");
+    if (const std::string note = fabric_faults_note(flow.fabric_faults_unfolded, flow.fabric_faults_folded_ops);
+        !note.empty()) {
+      out.notes.push_back(note);
     }
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
     if (!cfg.stragglers.empty()) add_flow_stragglers(cfg, flow, out);
@@ -266,6 +253,8 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   // past the op limit it folds after all).
   if (data_parallel_size(cfg) < 2 || !work::folds_replicas(cfg)) return;
   if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
+  // A fault above the hosts has the run simulate every replica where the graph fits: not folded.
+  if (!cfg.network.faults.empty() && engine::unfold_for_fabric_faults(cfg, training_profile(cfg))) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
                   "replicas' flows in step with replica 0's, and can come out fast where the unfolded replicas meet "
                   "each other's flows out of step (CP across nodes: 0.3% on Llama 3 405B's 16,384 GPUs with cp 2; "
@@ -465,6 +454,34 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
 }
 
 }  // namespace
+
+std::string fabric_faults_note(bool unfolded, int64_t folded_ops) {
+  if (unfolded) {
+    return "network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP or CP flows "
+           "between nodes, so every DP replica is simulated (training.fold_ranks auto; a folded run carries only "
+           "those that meet one representative replica's)";
+  }
+  if (folded_ops == 0) return "";
+  char why[160];
+  if (folded_ops > 0) {
+    std::snprintf(why, sizeof why, "every replica's graph would hold %.3g ops, past the limit of %.0e",
+                  static_cast<double>(folded_ops), static_cast<double>(engine::kMaxGraphOps));
+  } else {
+    std::snprintf(why, sizeof why, "training.fold_ranks: true; auto or false simulates every replica");
+  }
+  return "network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP or CP flows "
+         "between nodes, but this run is folded (" + std::string(why) +
+         "): it carries only those that meet one representative replica's, so the iteration may read fast where "
+         "other replicas' flows cross the faulted links";
+}
+
+std::string fabric_faults_folding_note(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
+  if (cfg.network.faults.empty() || cfg.network.fidelity != Fidelity::kFlow) return "";
+  int64_t ops = 0;
+  if (engine::unfold_for_fabric_faults(cfg, hw, &ops)) return fabric_faults_note(true, 0);
+  if (ops > 0) return fabric_faults_note(false, ops);
+  return engine::flow_stragglers(cfg, hw).fabric_faults_folded ? fabric_faults_note(false, -1) : "";
+}
 
 void require_flow_for_network_faults(const ScenarioConfig& cfg) {
   if (cfg.network.faults.empty() || cfg.traffic) return;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
 #include "sim/report/json_writer.h"
 
@@ -29,6 +30,13 @@ struct RunOutput {
 // analytical level (a training step, a reliability study's faults.iteration_time_fidelity, or a
 // serving run; traffic runs take them at every level).
 void require_flow_for_network_faults(const ScenarioConfig& cfg);
+
+// The note on network.faults above the hosts against folding (engine::FlowStragglers): every
+// replica simulated (`unfolded`), or folded anyway (`folded_ops`: the unfolded graph's ops past
+// the limit, or -1 under training.fold_ranks: true); empty when neither applies. `run` takes its
+// inputs from the flow result, `whatif` from fabric_faults_folding (whose variants fold alike).
+std::string fabric_faults_note(bool unfolded, int64_t folded_ops);
+std::string fabric_faults_folding_note(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 // The keys `cfg` gives that the level it runs at does not use, one sentence each (empty when
 // every given key counts): network.dcqcn below flow+dcqcn, for instance.

@@ -96,7 +96,10 @@ std::string tie_at_cut(const SweepSpec& spec, const SweepTable& table, size_t k)
   }
   return "the best " + std::to_string(k) + " stop inside a tie: " + std::to_string(tied) +
          " candidates share the objective " + number(*last.analytical.objective) +
-         (spec.objective != "tokens_per_s" && last.analytical.metrics.contains("tokens_per_s") &&
+         // rank_rows breaks exact ties only; objectives within rounding keep their own order.
+         (*last.analytical.objective != *next.analytical.objective
+              ? " (their order follows differences within rounding)"
+          : spec.objective != "tokens_per_s" && last.analytical.metrics.contains("tokens_per_s") &&
                   next.analytical.metrics.contains("tokens_per_s")
               ? " (ties go by the higher tokens/s, then candidate order)"
               : " (ties go by candidate order)") +

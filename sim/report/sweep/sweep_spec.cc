@@ -442,7 +442,9 @@ void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
     r.read("train_tokens", spec.train_tokens, Need::kOptional, 1.0);
     r.finish();
     line = o->line;
-  } else if (o && !o->is_null()) {
+  } else if (o && o->is_null()) {  // took the default until 2026-12-06, as set: and the others did
+    errors.add(InputError{file, o->line, "objective", "has no value; give a metric name or {metric, goal}, or remove it"});
+  } else if (o) {
     errors.add(InputError{file, o->line, "objective", "expected a metric name or {metric, goal, train_tokens}"});
   }
   const std::vector<std::string> outputs = output_metrics(spec.kind);

@@ -563,6 +563,18 @@ TEST(FaultsCli, WhatIfWithAnUplinkFaultOnALargePlanRuns) {
                               "bandwidth_factor: 0.5}]'");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_FALSE(contains(r.out, "failed")) << r.out;
+  EXPECT_TRUE(contains(r.out, "but this run is folded (every replica's graph would hold")) << r.out;
+  // Where the graph fits, the baseline and the faulted variant simulate the same replicas: all.
+  const Result fits = clustersim("whatif scenarios/megascale-table2/megascale-175b-256-b768.yaml --fidelity flow "
+                                 "--format json --set 'network.faults=[{element: tor:0, bandwidth_factor: 0.1}]'");
+  ASSERT_EQ(fits.code, 0) << fits.out;
+  const std::regex groups("\"variant\": \"(baseline|all)\",[^}]*?\"rank_groups_simulated\": ([0-9]+)");
+  int seen = 0;
+  for (std::sregex_iterator it(fits.out.begin(), fits.out.end(), groups), end; it != end; ++it, ++seen) {
+    EXPECT_EQ((*it)[2], "32") << (*it)[1];
+  }
+  EXPECT_EQ(seen, 2) << fits.out;
+  EXPECT_TRUE(contains(fits.out, "so every DP replica is simulated")) << fits.out;
 }
 
 TEST(FaultsCli, WhatIfNamesTheSlowHosts) {

@@ -240,6 +240,10 @@ TEST(ServingWork, TheKvCacheCapsTheBatchItCounts) {
     r.output = 500;
   }
   EXPECT_DOUBLE_EQ(decode_work(setup, mid).batch_cap, 4.0);
+  // Mixed lengths share a replica where short: the mean's ratio unrounded (mean 600: 4 x 1024/600).
+  for (size_t i = 0; i < mid.size(); i += 2) mid[i].output = 100;  // 200 tokens
+  for (size_t i = 1; i < mid.size(); i += 2) mid[i].output = 900;  // 1,000 tokens
+  EXPECT_NEAR(decode_work(setup, mid).batch_cap, 4.0 * 1024 / 600, 1e-9);
   // Without the small cache max_batch sets the count, as before.
   const DecodeWork roomy = decode_work(make_serving_setup(serving({"inference.max_batch=64"})), burst);
   EXPECT_FALSE(roomy.kv_bound);
