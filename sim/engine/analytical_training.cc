@@ -651,6 +651,17 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double bwd_share = lt.backward / (lt.forward + lt.backward);
     bwd_free = bwd_share * free;
     fwd_free = (1.0 - bwd_share) * free;
+  } else if (m.moe && p.zero_stage < 3 && stage_a2a_nic > Time::zero()) {
+    // MoE whose all-to-alls leave the node: the passes (their compute and exposed TP and expert
+    // time) less what the all-to-alls keep on the NIC, split as the windows are (since
+    // 2026-12-06; before, the compute alone, and with experts across nodes on 2 NICs a node the
+    // reductions and the all-to-alls each had the whole NIC: Mixtral-like on 64 GPUs, ep 16, read
+    // the same step at top_k 1 to 6, 24% under the flow level at top_k 4, below the NIC's bytes).
+    const Time pass = bwd_window + fwd_window;
+    const Time free = max(Time::zero(), pass + stage_tp + stage_ep - stage_a2a_nic);
+    const double bwd_share = pass > Time::zero() ? bwd_window / pass : 0.5;
+    bwd_free = bwd_share * free;
+    fwd_free = (1.0 - bwd_share) * free;
   }
   if (sync > 1 || m.moe) {  // MoE: expert and sp replicas sync even when dp is 1
     const int per_node = sync_per_node;
