@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "calibration/compute_cost.h"
+#include "topology/clos_shape.h"
 #include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
 #include "workloads/training_graph.h"
@@ -599,12 +600,6 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const std::vector<coll::FlowSpec> xfers = dispatch_transfers(r, lay, 0, bytes_per_pair, cfg.cluster.gpus_per_node);
   // Every expert domain of the stage dispatches at once; their flows decide what the tiers cost.
   const std::vector<coll::FlowSpec> payload = all_domains_dispatch(r, lay, bytes_per_pair, cfg.cluster.gpus_per_node);
-  double all_bytes = 0, leaving = 0;
-  for (const coll::FlowSpec& f : payload) {
-    all_bytes += f.bytes.as_double();
-    if (f.inter_node) leaving += f.bytes.as_double();
-  }
-  c.a2a_nic_share = all_bytes > 0 ? leaving / all_bytes : 0.0;
   const ThroughPxn through_pxn(cfg, lay);
   c.dispatch_flows = payload;
   through_pxn(c.dispatch_flows);
@@ -613,6 +608,19 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   std::vector<coll::FlowSpec> combine_wire = swapped(payload);
   through_pxn(combine_wire);
   if (cfg.network.pxn) c.combine_flows = swapped(combine_wire);
+  const auto nic_time = [&cfg](const std::vector<coll::FlowSpec>& flows) {
+    std::unordered_map<int64_t, std::pair<double, double>> load;  // NIC -> bytes sent, received
+    for (const coll::FlowSpec& f : flows) {
+      if (!f.inter_node) continue;
+      load[topo::nic_of_gpu(f.src, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node)].first += f.bytes.as_double();
+      load[topo::nic_of_gpu(f.dst, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node)].second += f.bytes.as_double();
+    }
+    double most = 0;
+    for (const auto& [nic, v] : load) most = std::max({most, v.first, v.second});
+    return cfg.cluster.nic_bandwidth.bytes_per_s > 0 ? Time::s(most / cfg.cluster.nic_bandwidth.bytes_per_s) : Time::zero();
+  };
+  c.dispatch_nic = nic_time(c.dispatch_flows);
+  c.combine_nic = nic_time(combine_wire);
   std::vector<coll::FlowSpec> legs = xfers;  // domain 0's, as they cross NVLink and the NICs
   through_pxn(legs);
   std::vector<coll::FlowSpec> combine_legs = swapped(xfers);

@@ -123,7 +123,11 @@ struct MoeLayerCost {
   // and the expert-TP gather's bandwidth time, spread over the chunks.
   std::vector<coll::FlowSpec> dispatch_flows;
   std::vector<coll::FlowSpec> combine_flows;
-  double a2a_nic_share = 0;  // of the dispatch's payload bytes, the share that leaves its node
+  // What one dispatch (combine) keeps on the NICs: the busiest NIC's bytes between nodes, sent or
+  // received, of every expert domain of the stage at once and through PXN, at the NIC's line rate
+  // (since 2026-12-06; before, the all-to-all's time times the share of its bytes leaving the
+  // node, which undercounted where the NICs bound it).
+  Time dispatch_nic, combine_nic;
   Time a2a_latency;
   Time etp_bandwidth_time;
   // Forward + backward of the whole layer as the analytical level counts it.

@@ -447,9 +447,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       for (const work::MoeLayerCost& lc : sc.costs) {
         if (!lc.moe) continue;
         // Forward and backward; full recomputation runs the forward's all-to-alls again. The
-        // share of the payload that leaves its node (PXN's NVLink relays are not NIC time).
+        // busiest NIC's bytes between nodes at its line rate (PXN's NVLink relays are not NIC
+        // time; since 2026-12-06, before the all-to-all's time times its share of bytes leaving).
         const double passes = cfg.training.recompute == Recompute::kFull ? 3.0 : 2.0;
-        stage_a2a_nic += (passes * lc.a2a_nic_share) * (lc.dispatch + lc.combine);
+        stage_a2a_nic += passes * (lc.dispatch_nic + lc.combine_nic);
       }
       bwd_window = sc.backward;
       fwd_window = sc.forward;

@@ -468,7 +468,8 @@ TEST(MoeAnalytical, AHotReceiversNicIsNotAlsoSlowedByTheUniformLinkContention) {
 // Through PXN the combine relays on the experts' side: a hot expert's outputs leave its node over
 // every rail, where the dispatch to it arrives through its own NIC, so with ep 16 over two nodes
 // and one expert of 16 weighted 40 the combine is the faster; without PXN they are the same
-// all-to-all reversed. The payload's share leaving its node is the same either way.
+// all-to-all reversed. The NICs carry the same bytes between nodes either way, the hot expert's
+// outputs spread over every rail with PXN: its busiest NIC carries less of the combine.
 TEST(MoeAnalytical, ThroughPxnTheCombineOfAHotExpertLeavesOverEveryRail) {
   std::vector<std::string> hot{"model.moe.experts=16", "parallelism.ep=16", "model.moe.routing=loads",
                                "model.moe.loads=[40, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"};
@@ -484,8 +485,9 @@ TEST(MoeAnalytical, ThroughPxnTheCombineOfAHotExpertLeavesOverEveryRail) {
   EXPECT_EQ(direct.combine, direct.dispatch);
   EXPECT_FALSE(pxn.combine_flows.empty());
   EXPECT_TRUE(direct.combine_flows.empty());
-  EXPECT_DOUBLE_EQ(pxn.a2a_nic_share, direct.a2a_nic_share);
-  EXPECT_GT(pxn.a2a_nic_share, 0.3);
+  EXPECT_GT(pxn.dispatch_nic, Time::zero());
+  EXPECT_EQ(direct.combine_nic, direct.dispatch_nic);
+  EXPECT_LT(pxn.combine_nic, direct.combine_nic);
 }
 
 // Selective recomputation re-runs an MoE layer's attention core as a dense layer's: its matmuls
@@ -656,7 +658,7 @@ TEST(MoeMemory, AMisfitUnderSkewedRoutingNamesTheCapacityFactor) {
 // Experts across nodes on 2 NICs a node: the all-to-alls hold the NIC the gradient reductions
 // overlap on, so more experts a token cost more time (2026-12-06 QA: the step read 1.1449 s at
 // top_k 1, 2 and 4, the reductions' exposure falling by exactly what the all-to-alls added, where
-// the flow level grows 1.23 -> 1.51 s; now 1.169 -> 1.239 s, the rest of the gap a known one).
+// the flow level grows 1.23 -> 1.51 s; now 1.206 -> 1.389 s).
 TEST(MoeAnalytical, AllToAllsAcrossNodesShareTheNicWithTheReductions) {
   const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml";
   std::vector<double> steps;
@@ -667,8 +669,8 @@ TEST(MoeAnalytical, AllToAllsAcrossNodesShareTheNicWithTheReductions) {
                    "training.overlap.a2a_chunks=4", std::string("model.moe.top_k=") + k});
     steps.push_back(engine::estimate_training(cfg, calib::load_hardware_profile(cfg.cluster.gpu)).iteration.as_s());
   }
-  EXPECT_GT(steps[1], steps[0] * 1.01);
-  EXPECT_GT(steps[2], steps[1] * 1.02);
+  EXPECT_GT(steps[1], steps[0] * 1.03);
+  EXPECT_GT(steps[2], steps[1] * 1.05);
 }
 
 }  // namespace
