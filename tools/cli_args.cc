@@ -12,6 +12,7 @@
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
+#include "sim/core/yaml_tree.h"
 
 namespace clustersim::cli {
 
@@ -221,8 +222,7 @@ void refuse_repeated_sets(const std::vector<std::string>& overrides) {
   for (const std::string& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
     for (const auto& [other, given] : seen) {
-      const bool inside = key.rfind(other + ".", 0) == 0 || other.rfind(key + ".", 0) == 0;
-      if (other == key || inside) throw UsageError{"--set " + given + " and --set " + o + " set one key; give it once"};
+      if (paths_overlap(key, other)) throw UsageError{"--set " + given + " and --set " + o + " set one key; give it once"};
     }
     seen.emplace(key, o);
   }

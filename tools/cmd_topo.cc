@@ -41,7 +41,6 @@ int cmd_topo(const std::vector<std::string>& argv) {
   std::string export_format, export_file;
   size_t scenario_index = 0;
   if (args.has("--export")) {
-    // "--export dot FILE": the file arrives as the second positional.
     export_format = args.value("--export");
     if (export_format != "dot" && export_format != "graphml") {
       throw UsageError{"--export takes dot or graphml, got '" + export_format + "'"};

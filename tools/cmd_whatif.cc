@@ -47,10 +47,10 @@ options:
                          highest (1 to 10,000; default: 100 at the analytical level when slow
                          hosts or GPUs or the GPU speeds are drawn, which takes milliseconds;
                          otherwise 1, the scenario's seed alone; more than 1 where nothing is
-                         drawn, or nothing drawn slows, is refused). At the analytical level the variants and draws
-                         replay the pipeline schedule, 2 x micro-batches x pp x vpp passes a
-                         replay: past 5e9 passes in all (about a minute), or 1e8 in one
-                         replay, the run is refused with its figures
+                         drawn, or nothing drawn slows, is refused). At the analytical level
+                         the variants and draws replay the pipeline schedule, 2 x micro-batches
+                         x pp x vpp passes a replay: past 5e9 passes in all (about a minute),
+                         or 1e8 in one replay, the run is refused with its figures
   --format text|json     table (default) or one JSON object on stdout
   --out DIR              also write DIR/whatif.json
   -h, --help             this help

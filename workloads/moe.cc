@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "calibration/compute_cost.h"
-#include "topology/clos_shape.h"
 #include "workloads/pipeline_schedule.h"
 #include "workloads/placement.h"
 #include "workloads/training_graph.h"
@@ -608,16 +607,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   std::vector<coll::FlowSpec> combine_wire = swapped(payload);
   through_pxn(combine_wire);
   if (cfg.network.pxn) c.combine_flows = swapped(combine_wire);
-  const auto nic_time = [&cfg](const std::vector<coll::FlowSpec>& flows) {
-    std::unordered_map<int64_t, std::pair<double, double>> load;  // NIC -> bytes sent, received
-    for (const coll::FlowSpec& f : flows) {
-      if (!f.inter_node) continue;
-      load[topo::nic_of_gpu(f.src, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node)].first += f.bytes.as_double();
-      load[topo::nic_of_gpu(f.dst, cfg.cluster.gpus_per_node, cfg.cluster.nics_per_node)].second += f.bytes.as_double();
-    }
-    double most = 0;
-    for (const auto& [nic, v] : load) most = std::max({most, v.first, v.second});
-    return cfg.cluster.nic_bandwidth.bytes_per_s > 0 ? Time::s(most / cfg.cluster.nic_bandwidth.bytes_per_s) : Time::zero();
+  const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
+  const auto nic_time = [&cfg, gpus_per_nic](const std::vector<coll::FlowSpec>& flows) {
+    const double rate = cfg.cluster.nic_bandwidth.bytes_per_s;
+    return rate > 0 ? Time::s(coll::busiest_nic_bytes(flows, gpus_per_nic) / rate) : Time::zero();
   };
   c.dispatch_nic = nic_time(c.dispatch_flows);
   c.combine_nic = nic_time(combine_wire);
@@ -631,7 +624,6 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   if (static_cast<size_t>(layer) < l.a2a.size()) slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(layer)]);
   const coll::GroupLinks eg = group_links(lay.ep, coll::fewest_members_per_node(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
-  const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
   const Time a2a = coll::alltoallv_time(legs, eg, gpus_per_nic, c.dispatch_flows);
   const Time a2a_back = coll::alltoallv_time(combine_legs, eg, gpus_per_nic, combine_wire);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);

@@ -175,22 +175,30 @@ Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, in
   // share its rate, whichever of them sends: a hot GPU under skewed routing has the whole NIC
   // while its neighbours send little (before 2026-12-05 each GPU had a fixed 1/share of it, and
   // a plan with one 200 Gbps NIC per 8 GPUs came out 53% slower than the flow level).
-  std::map<int32_t, std::array<double, 2>> intra_load, inter_load;
+  std::map<int32_t, std::array<double, 2>> intra_load;
   for (const FlowSpec& f : transfers) {
     if (f.inter_node) continue;
     intra_load[f.src][0] += f.bytes.as_double();
     intra_load[f.dst][1] += f.bytes.as_double();
   }
-  for (const FlowSpec& f : on_nics) {
-    if (!f.inter_node) continue;
-    inter_load[f.src / share][0] += f.bytes.as_double();
-    inter_load[f.dst / share][1] += f.bytes.as_double();
-  }
   double worst = 0;
   for (const auto& [gpu, v] : intra_load) worst = std::max(worst, std::max(v[0], v[1]) / g.intra_busbw.bytes_per_s);
   const double nic_rate = share * g.nic_per_gpu.bytes_per_s;
-  for (const auto& [nic, v] : inter_load) worst = std::max(worst, std::max(v[0], v[1]) / nic_rate);
+  worst = std::max(worst, busiest_nic_bytes(on_nics, share) / nic_rate);
   return collective_latency(CollectiveOp::kAllToAll, Algorithm::kRing, g) + Time::s(worst);
+}
+
+double busiest_nic_bytes(std::span<const FlowSpec> flows, int gpus_per_nic) {
+  const int share = std::max(1, gpus_per_nic);
+  std::map<int32_t, std::array<double, 2>> load;  // NIC -> bytes sent, received
+  for (const FlowSpec& f : flows) {
+    if (!f.inter_node) continue;
+    load[f.src / share][0] += f.bytes.as_double();
+    load[f.dst / share][1] += f.bytes.as_double();
+  }
+  double most = 0;
+  for (const auto& [nic, v] : load) most = std::max({most, v[0], v[1]});
+  return most;
 }
 
 void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node,

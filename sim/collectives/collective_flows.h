@@ -88,6 +88,10 @@ Time tree_allreduce_time(Bytes size, const GroupLinks& g);
 Time alltoallv_time(std::span<const FlowSpec> transfers, const GroupLinks& g, int gpus_per_nic = 1,
                     std::span<const FlowSpec> nic_traffic = {});
 
+// The busiest NIC's bytes between nodes among `flows`, sent or received (the larger direction),
+// with GPU i on NIC i / gpus_per_nic as alltoallv_time counts them.
+double busiest_nic_bytes(std::span<const FlowSpec> flows, int gpus_per_nic);
+
 // NCCL's PXN (NCCL_P2P_PXN_LEVEL 2, its default since NCCL 2.12) for point-to-point traffic
 // (all-to-all, MoE dispatch and combine): a send to a GPU of another node whose NIC is on a
 // different rail (another local NIC index, topo::nic_of_gpu) first crosses NVLink to the sending

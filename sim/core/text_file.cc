@@ -6,21 +6,22 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 
 #include "sim/core/error.h"
 
 namespace clustersim {
 
-namespace {
-
-// A pipe (process substitution, a named FIFO): opened without waiting for a writer, then read
-// blocking; a FIFO nobody writes to reads as empty at once instead of blocking the run (until
-// 2026-12-06 `--set cluster.gpu=FIFO` with no writer hung).
-std::string read_pipe(const std::string& path, size_t max_bytes, const std::string& what) {
+std::string read_text_file(const std::string& path, size_t max_bytes, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw BadInput(InputError{path, 0, "", "is a directory; expected " + what});
+  const auto fail = [&](const std::string& why) { return BadInput(InputError{path, 0, "", why + "; expected " + what}); };
+  // Opened without waiting for a writer, then read blocking: a named pipe nobody writes to reads
+  // as empty at once instead of blocking the run (until 2026-12-06 `--set cluster.gpu=FIFO` hung);
+  // process substitution's pipe, a regular file or a device read as before.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
-  if (fd < 0) throw BadInput(InputError{path, 0, "", "is not a readable file (cannot open it); expected " + what});
+  if (fd < 0) throw fail("is not a readable file (cannot open it)");
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // In chunks up to the limit: a device or pipe has no size to check first.
   std::string text;
   char chunk[1 << 16];
   for (;;) {
@@ -28,37 +29,16 @@ std::string read_pipe(const std::string& path, size_t max_bytes, const std::stri
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       ::close(fd);
-      throw BadInput(InputError{path, 0, "", "cannot be read; expected " + what});
+      throw fail("cannot be read");
     }
     if (n == 0) break;
     text.append(chunk, static_cast<size_t>(n));
     if (text.size() > max_bytes) {
       ::close(fd);
-      throw BadInput(InputError{path, 0, "", "is larger than " + std::to_string(max_bytes >> 20) + " MiB; expected " + what});
+      throw fail("is larger than " + std::to_string(max_bytes >> 20) + " MiB");
     }
   }
   ::close(fd);
-  return text;
-}
-
-}  // namespace
-
-std::string read_text_file(const std::string& path, size_t max_bytes, const std::string& what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw BadInput(InputError{path, 0, "", "is a directory; expected " + what});
-  if (std::filesystem::is_fifo(path, ec)) return read_pipe(path, max_bytes, what);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(InputError{path, 0, "", "is not a readable file (cannot open it); expected " + what});
-  // In chunks up to the limit: a device or pipe has no size to check first.
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-    if (text.size() > max_bytes) {
-      throw BadInput(InputError{path, 0, "", "is larger than " + std::to_string(max_bytes >> 20) + " MiB; expected " + what});
-    }
-  }
-  if (in.bad()) throw BadInput(InputError{path, 0, "", "cannot be read; expected " + what});
   return text;
 }
 

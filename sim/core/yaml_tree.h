@@ -69,4 +69,8 @@ inline bool path_within(const std::string& a, const std::string& b) {
   return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '.');
 }
 
+// Whether setting key paths `a` and `b` sets one value: the same key, or one inside the other
+// ("parallelism" and "parallelism.tp").
+inline bool paths_overlap(const std::string& a, const std::string& b) { return path_within(a, b) || path_within(b, a); }
+
 }  // namespace clustersim

@@ -636,8 +636,13 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // windows were the compute alone: where TP stays on NVLink that ignored the exposed TP time,
   // and where it leaves the node it ignored that the TP traffic hidden under the compute holds
   // the NIC, so a faster GPU, whose shorter passes hide less TP, exposed more reduction: +1.2%
-  // at twice the FLOP rate on MegaScale's 768-GPU plan placed DP first.) MoE, and ZeRO-3, whose
-  // per-pass gathers hold the NIC through the passes (below): the compute.
+  // at twice the FLOP rate on MegaScale's 768-GPU plan placed DP first.) MoE alike where its
+  // all-to-alls leave the node, less what they keep on the NIC, with its exposed expert time (since
+  // 2026-12-06; before, the compute alone, and with experts across nodes on 2 NICs a node the
+  // reductions and the all-to-alls each had the whole NIC: Mixtral-like on 64 GPUs, ep 16, read the
+  // same step at top_k 1 to 6, 24% under the flow level at top_k 4, below the NIC's bytes); MoE
+  // inside a node, and ZeRO-3, whose per-pass gathers hold the NIC through the passes (below):
+  // the compute.
   Time bwd_free = bwd_window;
   Time fwd_free = fwd_window;
   // The room of the per-micro-batch reductions (ZeRO-2/3, below): in 1F1B's steady state every
@@ -645,22 +650,15 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   // free for that cycle less what its own TP groups and CP rings (MoE: its all-to-alls) keep on it.
   // stage_nic: what a dense stage's TP groups and CP rings keep its NIC share busy per micro-batch.
   const Time stage_nic = m.moe ? Time::zero() : stage_tp_cp_nic_time(cfg, l, layers_per_stage);
-  const Time micro_batch_free = max(Time::zero(), mb - (m.moe ? stage_a2a_nic : stage_nic));
+  const Time nic_busy = m.moe ? stage_a2a_nic : stage_nic;
+  const Time micro_batch_free = max(Time::zero(), mb - nic_busy);
   const double forward_share = lt.forward / (lt.forward + lt.backward);
-  if (!m.moe && p.zero_stage < 3) {
-    const Time free = max(Time::zero(), bwd_window + fwd_window + stage_tp - stage_nic);
-    const double bwd_share = lt.backward / (lt.forward + lt.backward);
-    bwd_free = bwd_share * free;
-    fwd_free = (1.0 - bwd_share) * free;
-  } else if (m.moe && p.zero_stage < 3 && stage_a2a_nic > Time::zero()) {
-    // MoE whose all-to-alls leave the node: the passes (their compute and exposed TP and expert
-    // time) less what the all-to-alls keep on the NIC, split as the windows are (since
-    // 2026-12-06; before, the compute alone, and with experts across nodes on 2 NICs a node the
-    // reductions and the all-to-alls each had the whole NIC: Mixtral-like on 64 GPUs, ep 16, read
-    // the same step at top_k 1 to 6, 24% under the flow level at top_k 4, below the NIC's bytes).
+  if (p.zero_stage < 3 && (!m.moe || nic_busy > Time::zero())) {
     const Time pass = bwd_window + fwd_window;
-    const Time free = max(Time::zero(), pass + stage_tp + stage_ep - stage_a2a_nic);
-    const double bwd_share = pass > Time::zero() ? bwd_window / pass : 0.5;
+    const Time free = max(Time::zero(), pass + stage_tp + stage_ep - nic_busy);  // stage_ep: 0 for dense
+    const double bwd_share = !m.moe             ? lt.backward / (lt.forward + lt.backward)
+                             : pass > Time::zero() ? bwd_window / pass
+                                                   : 0.5;
     bwd_free = bwd_share * free;
     fwd_free = (1.0 - bwd_share) * free;
   }

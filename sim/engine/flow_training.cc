@@ -243,15 +243,27 @@ std::vector<net::RateSample> keep_first_rates(const std::vector<net::RateSample>
   return take_quota(samples, series_quota(ranked, rows, max_rows), flow_of);
 }
 
+namespace {
+
+ScenarioConfig with_fold_ranks(const ScenarioConfig& cfg, FoldRanks fold) {
+  ScenarioConfig out = cfg;
+  out.training.fold_ranks = fold;
+  return out;
+}
+
+// The ops of `cfg`'s graph with every replica simulated (graph costs do not depend on folding).
+int64_t unfolded_graph_ops(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const work::GraphCosts& costs) {
+  const ScenarioConfig unfolded = with_fold_ranks(cfg, FoldRanks::kUnfold);
+  return work::training_graph_ops(unfolded, costs, flow_stragglers(unfolded, hw).graph);
+}
+
+}  // namespace
+
 bool unfold_for_fabric_faults(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, int64_t* ops) {
-  if (ops) *ops = 0;
-  const FlowStragglers st = flow_stragglers(cfg, hw);
-  if (!st.fabric_faults_unfold) return false;
-  ScenarioConfig unfolded = cfg;
-  unfolded.training.fold_ranks = FoldRanks::kUnfold;
-  const int64_t n = work::training_graph_ops(unfolded, work::graph_costs(unfolded, hw), flow_stragglers(unfolded, hw).graph);
+  const int64_t n =
+      flow_stragglers(cfg, hw).fabric_faults_unfold ? unfolded_graph_ops(cfg, hw, work::graph_costs(cfg, hw)) : 0;
   if (ops) *ops = n;
-  return n <= kMaxGraphOps;
+  return n > 0 && n <= kMaxGraphOps;
 }
 
 ScenarioConfig without_network_faults(const ScenarioConfig& cfg) {
@@ -271,13 +283,12 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
 
   const work::GraphCosts costs = options.costs ? *options.costs : work::graph_costs(cfg, hw);
   FlowStragglers stragglers = flow_stragglers(cfg, hw);
-  // Faults above the hosts under fold_ranks auto: every replica, where that graph fits.
+  // Faults above the hosts under fold_ranks auto: every replica, where that graph fits
+  // (unfold_for_fabric_faults, from the stragglers and costs at hand).
   if (stragglers.fabric_faults_unfold) {
-    int64_t unfolded_ops = 0;
-    if (unfold_for_fabric_faults(cfg, hw, &unfolded_ops)) {
-      ScenarioConfig unfolded = cfg;
-      unfolded.training.fold_ranks = FoldRanks::kUnfold;
-      FlowTrainingResult f = simulate_training(unfolded, hw, options);
+    const int64_t unfolded_ops = unfolded_graph_ops(cfg, hw, costs);
+    if (unfolded_ops <= kMaxGraphOps) {
+      FlowTrainingResult f = simulate_training(with_fold_ranks(cfg, FoldRanks::kUnfold), hw, options);
       f.fabric_faults_unfolded = true;
       return f;
     }
@@ -293,9 +304,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     // fold_ranks auto leaves a plan whose TP groups span nodes unfolded, for exactness; where that
     // is past the limit it folds after all, and says so, rather than refuse a key not given.
     if (expected_ops > kMaxGraphOps && cfg.training.fold_ranks == FoldRanks::kAuto && !work::folds_replicas(cfg)) {
-      ScenarioConfig folded = cfg;
-      folded.training.fold_ranks = FoldRanks::kFold;
-      FlowTrainingResult f = simulate_training(folded, hw, options);
+      FlowTrainingResult f = simulate_training(with_fold_ranks(cfg, FoldRanks::kFold), hw, options);
       f.auto_folded_ops = expected_ops;
       // Folded by auto, not by the user: the fault note gives the op count, not fold_ranks: true.
       if (f.fabric_faults_folded_ops == -1) f.fabric_faults_folded_ops = expected_ops;

@@ -6,9 +6,9 @@
 #include <xbt/log.h>
 
 #include <algorithm>
-#include <limits>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -1006,6 +1006,7 @@ ServingResult run_serving(const ScenarioConfig& cfg, double kv_flow_work_limit) 
   engine->run();
   ServingResult result = sim.result();
   if (result.kv_flow_work_exceeded) {
+    const bool trace = !setup.in.trace.empty();
     char buf[640];
     std::snprintf(buf, sizeof buf,
                   "the KV transfers outrun the network: at the %s level every flow event reprices the flows in "
@@ -1016,8 +1017,8 @@ ServingResult run_serving(const ScenarioConfig& cfg, double kv_flow_work_limit) 
                   "transfers in closed form",
                   to_string(cfg.network.fidelity), static_cast<long long>(result.kv_transfers), result.requests.size(),
                   static_cast<long long>(result.kv_shards_in_flight), kv_flow_work_limit,
-                  setup.in.trace.empty() ? "inference.requests" : "the trace's requests");
-    throw BadInput(scenario_error(cfg, setup.in.trace.empty() ? "inference.requests" : "inference.trace", buf));
+                  trace ? "the trace's requests" : "inference.requests");
+    throw BadInput(scenario_error(cfg, trace ? "inference.trace" : "inference.requests", buf));
   }
   for (RequestOutcome& o : result.requests) {
     o.arrival -= offset;

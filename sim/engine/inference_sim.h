@@ -249,7 +249,8 @@ struct DecodeWork {
   Time step;                    // a step of `batch` sequences (and its share of the prompts)
   double busy_s = 0;
   // The most sequences an instance decodes at once: max_batch, or fewer where its KV cache holds
-  // fewer whole requests (each reserves prompt + output at admission; at the mean lengths).
+  // fewer requests (each reserves prompt + output at admission on one attention replica: whole
+  // requests a replica where every request has one length, the mean's ratio otherwise).
   double batch_cap = 1;
   bool kv_bound = false;        // the KV cache, not max_batch, sets batch_cap
   double full_batch_steps = 0;  // tokens / (batch_cap x decoders)
@@ -265,7 +266,6 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
 // inference.trace), as the reliability study's event bound does (10 million requests of 4,000
 // tokens at max_batch 1 ran for hours before).
 inline constexpr double kMaxDecodeSteps = 2e8;
-
 void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, const std::vector<ServingRequest>& requests);
 
 // Builds fabric, network and clock for the scenario, measures the M2N factor (attention_ffn,

@@ -477,9 +477,9 @@ std::string fabric_faults_note(bool unfolded, int64_t folded_ops) {
 
 std::string fabric_faults_folding_note(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   if (cfg.network.faults.empty() || cfg.network.fidelity != Fidelity::kFlow) return "";
-  int64_t ops = 0;
-  if (engine::unfold_for_fabric_faults(cfg, hw, &ops)) return fabric_faults_note(true, 0);
-  if (ops > 0) return fabric_faults_note(false, ops);
+  int64_t ops = 0;  // 0 where no fault above the hosts asks for every replica
+  const bool unfolded = engine::unfold_for_fabric_faults(cfg, hw, &ops);
+  if (unfolded || ops > 0) return fabric_faults_note(unfolded, ops);
   return engine::flow_stragglers(cfg, hw).fabric_faults_folded ? fabric_faults_note(false, -1) : "";
 }
 

@@ -43,7 +43,7 @@ void read_overrides(MapReader& r, const std::string& prefix, const std::string& 
       const std::string key = o.scalar.substr(0, o.scalar.find('='));
       for (size_t k = 0; k < out.size(); ++k) {
         const std::string other = out[k].substr(0, out[k].find('='));
-        if (path_within(key, other) || path_within(other, key)) {
+        if (paths_overlap(key, other)) {
           errors.add(InputError{path, o.line, prefix + "set[" + std::to_string(i) + "]",
                                 "'" + o.scalar + "' and '" + out[k] + "' set one key; give it once"});
           break;
@@ -153,7 +153,7 @@ int override_of(const InputError& err, const std::vector<std::string>& overrides
   if (!err.file.starts_with("--set")) return -1;
   for (size_t k = overrides.size(); k-- > 0;) {
     const std::string key = overrides[k].substr(0, overrides[k].find('='));
-    if (err.file == "--set " + key || (!err.key_path.empty() && (path_within(err.key_path, key) || path_within(key, err.key_path)))) {
+    if (err.file == "--set " + key || (!err.key_path.empty() && paths_overlap(err.key_path, key))) {
       return static_cast<int>(k);
     }
   }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -435,7 +436,7 @@ std::vector<int> replicas_to_unfold(const std::vector<const ScenarioConfig*>& co
   for (const ScenarioConfig* c : configs) {
     if (engine::unfold_for_fabric_faults(*c, hw)) {
       std::vector<int> all(static_cast<size_t>(data_parallel_size(*c)));
-      for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+      std::iota(all.begin(), all.end(), 0);
       return all;
     }
   }

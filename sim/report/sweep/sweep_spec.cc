@@ -221,7 +221,7 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
       std::string shared;
       for (const std::string& pi : paths[i]) {
         for (const std::string& pj : paths[j]) {
-          if (shared.empty() && (path_within(pi, pj) || path_within(pj, pi))) shared = pi.size() >= pj.size() ? pi : pj;
+          if (shared.empty() && paths_overlap(pi, pj)) shared = pi.size() >= pj.size() ? pi : pj;
         }
       }
       if (!shared.empty()) {
@@ -775,7 +775,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
         for (size_t j = i + 1; j < fixed.size(); ++j) {
           const std::string& a = fixed[i].first;
           const std::string& b = fixed[j].first;
-          if (!path_within(a, b) && !path_within(b, a)) continue;
+          if (!paths_overlap(a, b)) continue;
           errors.add(InputError{fixed[j].second.file, fixed[j].second.line, "set." + b,
                                 a == b ? "is given twice (as a dotted path and inside a mapping): give each key once"
                                        : "sets " + (a.size() >= b.size() ? a : b) + ", which set." + a +
@@ -803,7 +803,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   for (const auto& [path, v] : fixed) {
     for (const Axis& a : spec.axes) {
       for (const std::string& p : axis_paths(a)) {
-        if (!path_within(path, p) && !path_within(p, path)) continue;
+        if (!paths_overlap(path, p)) continue;
         errors.add(InputError{v.file, v.line, "set." + path,
                               "axes." + a.key + " sets " + (p.size() >= path.size() ? p : path) +
                                   " too: the axis would override it in every candidate; give the key in set or "
