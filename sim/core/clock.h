@@ -21,6 +21,10 @@ class Clock {
   virtual TimerId at(Time when, std::function<void()> action) = 0;
   // Cancels a pending action; cancelling one that already ran or was cancelled does nothing.
   virtual void cancel(TimerId id) = 0;
+  // The earliest pending action's time, Time::max() when none is pending. A model that steps
+  // time on its own (the flow+dcqcn fluid) stops there, so that what the action sends joins it
+  // at its time.
+  virtual Time next_due() const = 0;
 };
 
 }  // namespace clustersim

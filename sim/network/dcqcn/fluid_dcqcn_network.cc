@@ -187,6 +187,12 @@ void FluidDcqcnNetwork::run() {
   }
   now_ = std::max(now_, clock_now);
   for (int i = 0; i < kStepsPerTimer; ++i) {
+    // Another action due by this step's start (a computation's end, a transfer's completion) may
+    // send: it runs first, so its flows join at the step they start in. Until 2026-12-07 up to
+    // kStepsPerTimer steps ran ahead of the clock and a send made meanwhile waited for them: an
+    // uncongested all-to-all over 16 GPUs, 256 KiB a pair, read 52.94 us against the flow
+    // level's 44.44 us at 1 us steps (44.94 now), an 8-to-1 incast 25.97 us against 23.47 (23.97).
+    if (i > 0 && clock_.next_due() <= at_or_after(now_, clock_.now())) break;
     if (!pfc_links_.empty()) pfc_events(now_);
     if (hot_dirty_) rebuild_hot();
     if (hot_.empty()) break;

@@ -94,7 +94,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   enum class TracedFlows { kFirstStarted, kFirstCut };
   void trace_flows(TracedFlows which);
 
-  static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing
+  static constexpr int kStepsPerTimer = 16;  // steps per Clock timer firing, at most (none past another action)
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
   static constexpr int kSettledWindows = 4;  // settled windows in a row before a fast-forward
   static constexpr double kMinSettledCnps = 100;  // CNPs a settled run holds before it (or none)

@@ -155,6 +155,23 @@ TEST(FluidDcqcnNetwork, AFarSendersBytesMeetTheOthersWhenTheyArrive) {
   EXPECT_EQ(bed.trace().counters.cnps, 0);
 }
 
+// A send made while the fluid is being stepped (here an incast keeps it hot) joins it at its time:
+// a 1 MiB transfer that shares no link with the incast ends at its send plus latency and line
+// rate, within a step. Until 2026-12-07 the fluid ran up to 16 steps ahead of the clock and the
+// send waited for them (12 us late here).
+TEST(FluidDcqcnNetwork, ASendWhileSteppingJoinsAtItsTime) {
+  auto [cluster, network] = small_clos(3, Fidelity::kFlowDcqcn);
+  Bed bed(cluster, network);
+  for (const GpuId src : {8, 16}) bed.net->send(src, 0, Bytes::mib(4), [](Time) {});
+  const Time at = Time::ns(5'300);
+  Time done = Time::max();
+  bed.clock.at(at, [&] { bed.net->send(9, 1, Bytes::mib(1), [&](Time t) { done = t; }); });
+  bed.clock.run();
+  const double alone_us = at.as_us() + 2.5 + Bytes::mib(1).as_double() / kLine * 1e6;
+  EXPECT_NEAR(done.as_us(), alone_us, network.dcqcn.fluid_step.as_us()) << done.as_us() << " us";
+  EXPECT_GT(bed.trace().counters.steps, 0);
+}
+
 // A CNP's way back is routed only to time it: where a fault fails the reverse direction alone, the
 // forward latency stands in and the transfer runs (it was refused as "no path" for a direction
 // the run never sends, in review of 2026-12-06).

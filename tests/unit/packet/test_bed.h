@@ -35,6 +35,7 @@ class QueueClock final : public Clock {
       }
     }
   }
+  Time next_due() const override { return queue_.empty() ? Time::max() : Time::ps(queue_.begin()->first.first); }
   void run() {
     while (!queue_.empty()) {
       auto node = queue_.extract(queue_.begin());
