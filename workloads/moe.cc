@@ -535,10 +535,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   fwd += core_fwd;
   bwd += core_bwd;
   c.part_attention_core = core_fwd + core_bwd;
-  const double tokens_view = static_cast<double>(a.parallelism.micro_batch) * m.seq_len / a.parallelism.cp;
-  const double e_f = tokens_view * dense_ffn(m) / a.parallelism.tp * (swiglu(m) ? 2.0 : 1.0);
-  const double mlp_elem = 2.0 * e_f * kAct * (cfg.training.fused_kernels ? 1.0 : 2.0);
-  const Bytes elem = bytes_of(std::max(0.0, layer_elementwise_bytes(a).as_double() - mlp_elem));
+  const Bytes elem = Bytes{std::max<int64_t>(0, layer_elementwise_bytes(a).n - mlp_activation_bytes(a).n)};
   const Time elem_fwd = calib::memory_time(elem, hw), elem_bwd = calib::memory_time(Bytes{2 * elem.n}, hw);
   fwd += elem_fwd;
   bwd += elem_bwd;
@@ -608,8 +605,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   through_pxn(combine_wire);
   if (cfg.network.pxn) c.combine_flows = swapped(combine_wire);
   const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
-  const auto nic_time = [&cfg, gpus_per_nic](const std::vector<coll::FlowSpec>& flows) {
-    const double rate = cfg.cluster.nic_bandwidth.bytes_per_s;
+  const auto nic_time = [&cfg, &hw, gpus_per_nic](const std::vector<coll::FlowSpec>& flows) {
+    // At the NIC's achieved rate, as the rings' NIC time it is set against (at line rate until
+    // 2026-12-07: about 5% short beside them).
+    const double rate = cfg.cluster.nic_bandwidth.bytes_per_s * hw.eff.network_busbw;
     return rate > 0 ? Time::s(coll::busiest_nic_bytes(flows, gpus_per_nic) / rate) : Time::zero();
   };
   c.dispatch_nic = nic_time(c.dispatch_flows);

@@ -105,6 +105,10 @@ FlopCount iteration_flops(const ScenarioConfig& cfg) {
     extra_per_token = m.layers * 4.0 * attention_span(m) * m.hidden;
   }
   out.hardware = Flops{out.model.n + tokens * extra_per_token};
+  // Per token, 3 x 4 h x (counted span - mean executed span) fewer attention FLOPs a layer.
+  const double s = m.seq_len, span = attention_span(m);
+  const double causal_span = span < s ? span - span * span / (2.0 * s) : (s + 1.0) / 2.0;
+  out.model_causal = Flops{out.model.n - tokens * 3.0 * m.layers * 4.0 * m.hidden * (span - causal_span)};
   return out;
 }
 
@@ -159,26 +163,31 @@ double score_elementwise_elements(const ScenarioConfig& cfg) {
 
 }  // namespace
 
+Bytes mlp_activation_bytes(const ScenarioConfig& cfg) {
+  const Dims x = dims(cfg);
+  const double e_f = x.b * x.s / x.c * x.f / x.t;
+  // Reads the up projection (gate and up under SwiGLU) and writes f wide: 3 e_f under SwiGLU (4
+  // until 2026-12-07, as if it wrote 2f: 0.23% of Llama 3 405B's step), 2 e_f under GeLU.
+  // LayerNorm and GeLU as fine-grained kernels each make their own pass: MegaScale
+  // (arXiv:2402.15627) section 3.3 fuses them as one of its "efficient operators".
+  const double unfused = cfg.training.fused_kernels ? 1.0 : 2.0;
+  return bytes_of(((x.swiglu ? 2.0 : 1.0) + 1.0) * e_f * unfused * kAct);
+}
+
 Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {
   const Dims x = dims(cfg);
   const double tokens = x.b * x.s / x.c;
   // Activations of width h: sharded by TP under sequence parallelism, else replicated.
   const double e_h = tokens * x.h / (cfg.parallelism.sequence_parallel ? x.t : 1.0);
-  const double e_f = tokens * x.f / x.t * (x.swiglu ? 2.0 : 1.0);
-  // Each kernel reads and writes its operands once (element counts): 2 norms (r + w), 2
-  // bias-dropout-residual-add (r 2, w 1, mask w; fused since Megatron-LM SC'21 section 4.2),
-  // activation (r + w).
-  double norms_and_activation = 2 * 2 * e_h + 2 * e_f;
-  if (!cfg.training.fused_kernels) {
-    // LayerNorm and GeLU as fine-grained kernels, each making its own pass: MegaScale
-    // (arXiv:2402.15627) section 3.3 fuses them as one of its "efficient operators".
-    norms_and_activation *= 2.0;
-  }
+  // Each kernel reads and writes its operands once (element counts): 2 norms (r + w), twice as
+  // much unfused (as the activation), 2 bias-dropout-residual-add (r 2, w 1, mask w; fused since
+  // Megatron-LM SC'21 section 4.2), and the MLP activation (mlp_activation_bytes).
+  const double norms = 2 * 2 * e_h * (cfg.training.fused_kernels ? 1.0 : 2.0);
   // Without dropout (training.dropout: false, Llama-style) no attention dropout runs (charged
   // whatever the setting until 2026-12-06). The bias-residual-adds' mask writes are still charged
   // (a quarter of their 4 e_h: 0.14% of Llama 3 405B's step).
-  const double elements = norms_and_activation + 2 * 4 * e_h + score_elementwise_elements(cfg);
-  return bytes_of(elements * kAct);
+  const double elements = norms + 2 * 4 * e_h + score_elementwise_elements(cfg);
+  return Bytes{bytes_of(elements * kAct).n + mlp_activation_bytes(cfg).n};
 }
 
 Bytes attention_score_elementwise_bytes(const ScenarioConfig& cfg) {

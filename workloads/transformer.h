@@ -35,9 +35,13 @@ ParamCount count_params(const ModelConfig& m);
 //             giving 96 B s l h^2 (1 + s/6h + V/16lh) (SC'21 eq. 3); selective adds the
 //             attention core.
 // MFU = model / (time x GPUs x peak); HFU uses hardware.
+// model_causal: model with attention counted over the causal triangle it executes, (s + 1)/2 keys
+// per query (sliding window: s w - w^2/2 pairs per sequence), as MegaScale-MoE counts
+// (arXiv:2505.11432 section 6.1): at 8K tokens about 4% under model, at 1M tokens half.
 struct FlopCount {
   Flops model;
   Flops hardware;
+  Flops model_causal;
 };
 FlopCount iteration_flops(const ScenarioConfig& cfg);
 // Model FLOPs per trained token (the factor tokens/s turns into MFU).
@@ -77,6 +81,9 @@ AttentionFlops layer_attention_flops(const ScenarioConfig& cfg);
 // Bytes moved by the memory-bound kernels (norms, activations, dropout, residual adds, softmax
 // when unfused) of one layer, one micro-batch, one TP rank, forward. Backward moves about twice.
 Bytes layer_elementwise_bytes(const ScenarioConfig& cfg);
+// Of them, the MLP activation kernel's (GeLU: read f, write f; SwiGLU: read gate and up, 2f,
+// write f; f per token per TP rank), twice as much when unfused (training.fused_kernels: false).
+Bytes mlp_activation_bytes(const ScenarioConfig& cfg);
 // Of them, the unfused attention's over the score matrix (scale-mask-softmax and attention
 // dropout; 0 with flash attention): what selective recomputation runs again with the attention
 // core's matmuls.

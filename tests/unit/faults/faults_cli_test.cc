@@ -356,14 +356,15 @@ TEST(FaultsCli, AMisspeltComponentIsBadInput) {
 }
 
 TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
-  // 5,682 GB every 331.9 s (Young's 333.7 s in whole iterations, 49 of 6.774 s; 335.6 s, 49 of
+  // 5,682 GB every 331.2 s (Young's 333.7 s in whole iterations, 49 of 6.758 s; 331.9 s, 49 of
+  // 6.774 s, before the SwiGLU activation read 3f, not 4f, on 2026-12-07; 335.6 s, 49 of
   // 6.848 s, before the straggler replays waited for the pipeline sends on 2026-12-06): 16.9 GB/s
   // (17 GB/s, every 333.7 s, before 2026-12-05). With the blocking time computed from the snapshot alone the
   // summary says what it leaves out (Young/Daly then picks seconds-long intervals).
   const Result given = clustersim("run scenarios/faults-16k-30d.yaml --format json");
   EXPECT_TRUE(contains(given.out, "\"mean_write_rate_bytes_per_s\":")) << given.out;
   const Result text = clustersim("run scenarios/faults-16k-30d.yaml");
-  EXPECT_TRUE(contains(text.out, "checkpoint     every 331.9 s, blocking 5 s")) << text.out;
+  EXPECT_TRUE(contains(text.out, "checkpoint     every 331.2 s, blocking 5 s")) << text.out;
   // 5,682 GB per 336.9 s cycle: the interval's training and the 5 s stall (17.1 GB/s, per
   // interval alone; per 340.6 s, 16.7 GB/s, before 2026-12-06's straggler replays); a blocking
   // hour every 10 minutes writes 5,682 GB per 4,200 s.

@@ -155,6 +155,41 @@ TEST(IterationFlops, SlidingWindowCountsTheWindow) {
   EXPECT_NEAR((model_flops_per_token(full) - model_flops_per_token(windowed)) / (3 * l * 4 * (s - w) * h), 1.0, 1e-12);
 }
 
+// The causal count takes attention over the triangle flash attention runs: per token and layer,
+// 3 x the forward's executed attention FLOPs per query token, (s + 1)/2 keys (window w < s:
+// w - w^2/2s), where the model count takes s (or w).
+TEST(IterationFlops, CausalCountsTheAttentionFlashRuns) {
+  for (const int window : {0, 512}) {
+    ScenarioConfig cfg = scenario(gpt(24, 2304, 24), 8, 1, 1, 512);
+    cfg.model.attention_window = window;
+    cfg.training.flash_attention = true;
+    const double B = 512, s = 2048, l = 24, h = 2304;
+    const double span = window > 0 ? window : s;
+    const FlopCount f = iteration_flops(cfg);
+    const double executed_per_token = layer_attention_flops(cfg).executed.n / s;  // tp 1, micro-batch 1
+    const double counted_per_token = 4 * span * h;
+    EXPECT_NEAR((f.model.n - f.model_causal.n) / (B * s * 3 * l * (counted_per_token - executed_per_token)), 1.0,
+                1e-9)
+        << window;
+    EXPECT_LT(f.model_causal.n, f.model.n);
+  }
+}
+
+// The MLP activation reads the up projection and writes f wide: 3 f elements a token under
+// SwiGLU (gate and up in), 2 f under GeLU; unfused twice. Until 2026-12-07 SwiGLU was charged 4 f.
+TEST(ElementwiseBytes, MlpActivationReadsTheUpProjectionAndWritesF) {
+  const ScenarioConfig swiglu = scenario(llama(80, 8192, 64, 8, 28672), 8, 8, 1, 1);
+  const double tokens = 4096, f = 28672.0 / 8, bytes = 2;
+  EXPECT_NEAR(mlp_activation_bytes(swiglu).as_double(), 3 * tokens * f * bytes, 1.0);
+  ScenarioConfig unfused = swiglu;
+  unfused.training.fused_kernels = false;
+  EXPECT_NEAR(mlp_activation_bytes(unfused).as_double(), 2 * 3 * tokens * f * bytes, 1.0);
+  const ScenarioConfig gelu = scenario(gpt(24, 2304, 24), 8, 1, 1, 8);
+  EXPECT_NEAR(mlp_activation_bytes(gelu).as_double(), 2 * 2048 * 4 * 2304 * bytes, 1.0);
+  // Part of the layer's memory-bound traffic.
+  EXPECT_GT(layer_elementwise_bytes(swiglu).n, mlp_activation_bytes(swiglu).n);
+}
+
 TEST(LayerGemms, GqaSwigluShapesSumToTheGemmParameters) {
   // Llama-2-70B on tp 8, micro-batch 1, s 4096: per TP rank
   //   qkv           4096 x (8192 + 2 x 8 x 128)/8 = 1280    x 8192
