@@ -28,8 +28,8 @@ namespace clustersim::engine {
 const char* const kMfuDefinition =
     "MFU = model FLOPs per iteration / (iteration time x GPUs x dense peak of the training "
     "precision); model FLOPs = 3 x forward (no recomputation), attention counted over the whole "
-    "score matrix (or the sliding window) as in Megatron-LM (SC'21 eq. 3) and PaLM. HFU adds "
-    "recomputation.";
+    "score matrix (or the sliding window) as in Megatron-LM (SC'21 eq. 3 without its "
+    "recomputed forward) and PaLM. HFU adds recomputation.";
 
 const char* const kMoeMfuNote =
     "MoE: model FLOPs count the active parameters only (attention, router, top_k routed and the "

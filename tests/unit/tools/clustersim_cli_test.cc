@@ -406,6 +406,22 @@ TEST(CliRun, TheSummaryShowsASlidingWindow) {
   EXPECT_CONTAINS(over.err, "model.attention_window: must not exceed model.seq_len (1024); 0 is full causal attention");
 }
 
+// MFU counts attention over the whole score matrix; at long sequences the summary also gives it
+// counted causally (mfu_causal, always in the JSON), where the convention can pass what runs.
+TEST(CliRun, LongSequencesShowTheCausalMfu) {
+  const Result r = clustersim(
+      "run scenarios/megascale-175b-12288.yaml --set model.seq_len=65536 --set model.attention_window=0 "
+      "--set parallelism.cp=8 --set training.global_batch=1536 --set cluster.gpus=98304");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "counting causal attention as it runs (half the score matrix), MFU ");
+  const Result base = clustersim(std::string("run ") + kScenario);
+  ASSERT_EQ(base.code, 0) << base.err;
+  EXPECT_FALSE(contains(base.out, "counting causal attention")) << base.out;
+  const Result json = clustersim(std::string("run ") + kScenario + " --format json");
+  EXPECT_CONTAINS(json.out, "\"mfu_causal\": 0.5");
+  EXPECT_CONTAINS(json.out, "\"model_causal_per_iteration\": ");
+}
+
 TEST(CliRun, StragglerListFractionOrCountNamesTheMapping) {
   // The fuzzing pass of 2026-12-05: both named stragglers.<x>.list, which neither gives.
   const Result gpus = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.gpus.slowdown=1.5");
