@@ -98,7 +98,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   static constexpr double kSettleTolerance = 0.02;  // of the flow's window mean, between windows
   static constexpr int kSettledWindows = 4;  // settled windows in a row before a fast-forward
   static constexpr double kMinSettledCnps = 100;  // CNPs a settled run holds before it (or none)
-  static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link
+  static constexpr int kMarkHistory = 1024;     // steps of RED probability kept per marking link, at least
+  static constexpr int kMaxMarkHistory = 1 << 22;  // steps, at most (a queue's drain over 4 million steps)
   static constexpr double kDrainedBytes = 1.0;       // an ingress counter at or below this is empty
   static constexpr double kByteRounding = 0.5;       // a flow this close to its size has arrived
   static constexpr double kClockResolution = 1e-12;  // s, one picosecond
@@ -146,6 +147,9 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   void pfc_events(double t);
   void pfc_counters(double t, double dt);
   double enqueue_probability(Link& k) const;
+  // After a step: the link's RED probability and arrivals into its history ring, grown to cover
+  // the queue's drain time.
+  void record_mark_history(Link& k, double dt);
 
   const RouteSource& routes_;
   PacketFabric fabric_;

@@ -118,15 +118,7 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     // or hot, drops) cannot leave the two counters out of step.
     k.arrived += arrival * dt;
     k.departed = k.arrived - q;
-    if (k.marks && (k.p > 0 || !k.p_history.empty())) {
-      if (k.p_history.empty()) {
-        k.p_history.assign(kMarkHistory, 0.0f);
-        k.a_history.assign(kMarkHistory, 0.0);
-      }
-      const auto slot = static_cast<size_t>(step_index_ % kMarkHistory);
-      k.p_history[slot] = static_cast<float>(k.p);
-      k.a_history[slot] = k.arrived;
-    }
+    if (k.marks && (k.p > 0 || !k.p_history.empty())) record_mark_history(k, dt);
     if (k.capacity > 0) k.peak = std::max(k.peak, (out_total / dt + k.cold_load) / k.capacity);
     LinkCongestion& lc = trace_.links[l];
     lc.max_queue_bytes = std::max(lc.max_queue_bytes, static_cast<int64_t>(q));
@@ -258,16 +250,46 @@ void FluidDcqcnNetwork::step(double t, double dt) {
   ++step_index_;
 }
 
+void FluidDcqcnNetwork::record_mark_history(Link& k, double dt) {
+  // The ring holds at least the steps a byte joining now waits in the queue (twice its drain time
+  // at the link's rate, for pauses and cold load), so a departing byte finds the step it joined
+  // in. Until 2026-12-07 it held 1,024 steps whatever the step: 10 us at 10 ns steps, under the
+  // queueing delay of a congested port, and the incast below read 2.24 ms at 10 ns and 20 ns
+  // steps against 3.45 ms at 50 ns to 1 us and 3.44-3.53 at the packet level (4 senders x 16 MiB).
+  const double drain = k.capacity > 0 ? 2.0 * k.q / k.capacity / dt : 0.0;
+  const auto need = static_cast<size_t>(std::min(drain, static_cast<double>(kMaxMarkHistory))) + 2;
+  const size_t size = k.p_history.size();
+  if (size < need) {
+    // Grow, keeping each kept step at its new slot; older steps read as joined before any byte
+    // still queued (arrivals 0), as a fresh ring's do.
+    const size_t grown = std::max({need, std::min<size_t>(2 * size, kMaxMarkHistory), static_cast<size_t>(kMarkHistory)});
+    std::vector<float> p(grown, 0.0f);
+    std::vector<double> a(grown, 0.0);
+    for (int64_t st = std::max<int64_t>(0, step_index_ - static_cast<int64_t>(size)); size > 0 && st < step_index_;
+         ++st) {
+      p[static_cast<size_t>(st) % grown] = k.p_history[static_cast<size_t>(st) % size];
+      a[static_cast<size_t>(st) % grown] = k.a_history[static_cast<size_t>(st) % size];
+    }
+    k.p_history = std::move(p);
+    k.a_history = std::move(a);
+  }
+  const auto slot = static_cast<size_t>(step_index_) % k.p_history.size();
+  k.p_history[slot] = static_cast<float>(k.p);
+  k.a_history[slot] = k.arrived;
+}
+
 double FluidDcqcnNetwork::enqueue_probability(Link& k) const {
   // FIFO: the byte at the head of the queue is byte number `departed` of the link; it joined in
   // the earliest step s whose cumulative arrivals exceed that, and saw the queue as it was after
-  // step s - 1. The entry of step s is at s % kMarkHistory; the last one written is step_index_ - 1.
+  // step s - 1. The entry of step s is at s % the ring's size; the last one written is
+  // step_index_ - 1.
   if (k.p_history.empty() || step_index_ == 0) return k.p;
-  const auto at = [](int64_t step) { return static_cast<size_t>(step % kMarkHistory); };
+  const auto ring = static_cast<int64_t>(k.p_history.size());
+  const auto at = [ring](int64_t step) { return static_cast<size_t>(step % ring); };
   const auto joined_after = [&](int64_t step) { return k.a_history[at(step)] > k.departed; };
   int64_t hi = step_index_ - 1;  // arrivals up to hi exceed `departed`, or the byte joins now
   if (!joined_after(hi)) return k.p;
-  int64_t lo = std::max<int64_t>(0, step_index_ - kMarkHistory + 1);
+  int64_t lo = std::max<int64_t>(0, step_index_ - ring + 1);
   if (joined_after(lo)) return k.p_history[at(lo)];
   // `departed` only grows, so the answer moves forward: walk on from the last one a few steps
   // (a steady queue moves it by about one per step), else bisect.

@@ -172,6 +172,26 @@ TEST(FluidDcqcnNetwork, ASendWhileSteppingJoinsAtItsTime) {
   EXPECT_GT(bed.trace().counters.steps, 0);
 }
 
+// With enqueue marking a byte leaving a queue carries the RED probability of the step it joined
+// in, so the history must outlast the queueing delay whatever the step: an incast's completion
+// does not move as the step shrinks. Until 2026-12-07 the history held 1,024 steps, 10 us at
+// 10 ns steps, and 4 x 16 MiB into one port read 2.24 ms at 10 ns against 3.45 ms at 1 us (and
+// the packet level).
+TEST(FluidDcqcnNetwork, FineStepsMarkAsTheQueueWas) {
+  auto incast = [](Time step) {
+    auto [cluster, network] = small_clos(5, Fidelity::kFlowDcqcn);
+    network.dcqcn.fluid_step = step;
+    Bed bed(cluster, network);
+    Time last = Time::zero();
+    for (int k = 1; k <= 4; ++k) bed.net->send(k * 8, 0, Bytes::mib(4), [&last](Time t) { last = max(last, t); });
+    bed.clock.run();
+    EXPECT_GT(bed.trace().counters.cnps, 0);
+    return last.as_us();
+  };
+  const double coarse = incast(Time::ns(200));
+  EXPECT_NEAR(incast(Time::ns(10)), coarse, 0.03 * coarse);
+}
+
 // A CNP's way back is routed only to time it: where a fault fails the reverse direction alone, the
 // forward latency stands in and the transfer runs (it was refused as "no path" for a direction
 // the run never sends, in review of 2026-12-06).

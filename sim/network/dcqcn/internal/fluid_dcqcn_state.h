@@ -122,7 +122,7 @@ struct alignas(64) FluidDcqcnNetwork::Link {
   internal::PfcState pfc = internal::PfcState::kOn;
   int32_t node = 0;
   std::vector<HotHop> hot_hops;  // the listed hot flows' hops on this link
-  std::vector<float> p_history;      // RED probability after each step (ring of kMarkHistory), lazily
+  std::vector<float> p_history;      // RED probability after each step (a ring of at least kMarkHistory steps, record_mark_history), lazily
   std::vector<double> a_history;     // `arrived` after each step, same ring
   int64_t mark_cursor = 0;           // step found by the last enqueue_probability
   EcnThresholds ecn;
