@@ -22,7 +22,7 @@ void read_overrides(MapReader& r, const std::string& prefix, const std::string& 
                     std::vector<std::string>& out, std::vector<int>& lines) {
   const YamlNode* set = r.child("set");
   if (!set) return;
-  if (set->is_null()) {
+  if (set->is_null() || (set->is_seq() && set->seq.empty())) {  // [] accepted as a no-op until 2026-12-07
     r.error("set", "has no value; give a list of key.path=value overrides, or remove it");
     return;
   }

@@ -307,7 +307,7 @@ void check_gpu_value(const YamlNode& value, const std::string& where, const std:
 
 void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
   if (!c) return;
-  if (c->is_null()) {  // ignored until 2026-12-06
+  if (c->is_null() || (c->is_map() && c->map.empty())) {  // ignored until 2026-12-06 (2026-12-07: {})
     errors.add(InputError{c->file, c->line, "constraints", "has no value; give a mapping of metric -> {min, max}, or remove it"});
     return;
   }
@@ -461,7 +461,7 @@ constexpr double kMaxPricePerGpuHour = 1e9;
 
 void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
   if (!p) return;
-  if (p->is_null()) {  // ignored until 2026-12-06
+  if (p->is_null() || (p->is_map() && p->map.empty())) {  // ignored until 2026-12-06 (2026-12-07: {})
     errors.add(InputError{p->file, p->line, "price_per_gpu_hour", "has no value; give a mapping GPU -> price per GPU-hour, or remove it"});
     return;
   }
@@ -762,8 +762,9 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
 
   // Fixed overrides of the base.
   std::vector<std::pair<std::string, YamlNode>> fixed;
-  if (const YamlNode* set = top.child("set"); set && set->is_null()) {
-    top.error("set", "has no value; give a mapping of scenario key -> value, or remove it");  // ignored until 2026-12-06
+  if (const YamlNode* set = top.child("set"); set && (set->is_null() || (set->is_map() && set->map.empty()))) {
+    // Ignored until 2026-12-06 (null) and 2026-12-07 (an empty mapping, {}).
+    top.error("set", "has no value; give a mapping of scenario key -> value, or remove it");
   } else if (set) {
     if (!set->is_map()) {
       top.error("set", "expected a mapping of scenario key -> value");

@@ -115,6 +115,20 @@ TEST(SweepSpec, EmptyNameIsRefused) {
   EXPECT_NE(error_text("axes: {name: ['', b]}\n").find("is empty; expected the scenario's name"), std::string::npos);
 }
 
+// A section written with no entries ({}) sets nothing: refused as one with no value is (it was
+// accepted as a no-op until 2026-12-07).
+TEST(SweepSpec, EmptySectionsAreRefused) {
+  for (const auto& [body, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"axes: {parallelism.tp: [1, 2]}\nset: {}\n", "set: has no value"},
+           {"axes: {parallelism.tp: [1, 2]}\nset:\n", "set: has no value"},
+           {"axes: {parallelism.tp: [1, 2]}\nconstraints: {}\n", "constraints: has no value"},
+           {"axes: {parallelism.tp: [1, 2]}\nprice_per_gpu_hour: {}\n", "price_per_gpu_hour: has no value"}}) {
+    const std::string text = error_text(body);
+    EXPECT_NE(text.find(message), std::string::npos) << body << ": " << text;
+  }
+}
+
 // network.fidelity is each stage's own: as an axis every value ran at the analytical level under
 // its label (a 'packet' row was the 'flow' row), and in `set` it was overridden (until 2026-12-05).
 TEST(SweepSpec, TheLevelIsTheStagesNotAnAxisOrASetting) {

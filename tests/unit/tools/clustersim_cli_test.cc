@@ -777,6 +777,12 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   EXPECT_EQ(twice.code, 2);
   EXPECT_CONTAINS(twice.err, "suite.yaml:3: set[1]: 'parallelism.tp=4' and 'parallelism.tp=8' set one key; give it once");
   EXPECT_CONTAINS(twice.err, "cases[0].set: has no value");
+  // An empty list sets nothing either (accepted until 2026-12-07).
+  std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset: []\ncases:\n"
+                          "  - {scenario: no_such.yaml, metric: mfu, reference: 0.5, source: none}\n";
+  const Result empty = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_CONTAINS(empty.err, "suite.yaml:3: set: has no value");
   std::filesystem::remove(suite);
 }
 
