@@ -192,6 +192,20 @@ TEST(FluidDcqcnNetwork, FineStepsMarkAsTheQueueWas) {
   EXPECT_NEAR(incast(Time::ns(10)), coarse, 0.03 * coarse);
 }
 
+// A CNP answers a marked packet: through a link at 0.3% of its rate a flow delivers a packet
+// every few steps, and its CNPs stay under the marks. Until 2026-12-07 a step's fraction of a
+// packet, all marked, sent a CNP (22,043 CNPs for 7,168 marks on a 7-to-1 incast).
+TEST(FluidDcqcnNetwork, CnpsNeedWholeMarkedPackets) {
+  auto [cluster, network] = small_clos(5, Fidelity::kFlowDcqcn);
+  network.faults.push_back({"host:0/down", 0.003, Time::zero()});
+  Bed bed(cluster, network);
+  for (int k = 1; k <= 4; ++k) bed.net->send(k * 8, 0, Bytes::kib(256), [](Time) {});
+  bed.clock.run();
+  const auto& c = bed.trace().counters;
+  EXPECT_GT(c.cnps, 0);
+  EXPECT_LE(c.cnps, c.ecn_marks) << c.cnps << " CNPs, " << c.ecn_marks << " marks";
+}
+
 // A CNP's way back is routed only to time it: where a fault fails the reverse direction alone, the
 // forward latency stands in and the transfer runs (it was refused as "no path" for a direction
 // the run never sends, in review of 2026-12-06).

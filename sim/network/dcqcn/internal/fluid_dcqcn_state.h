@@ -85,6 +85,7 @@ struct FluidDcqcnNetwork::Flow {
   int64_t cuts_counted = 0;  // rp's cuts already in the counters (FluidDcqcnNetwork::count_cuts)
   double last_cnp = -internal::kInf;
   double hazard = 0;         // since the CNP interval last passed: sum over packets of -ln(1 - p_mark)
+  double packet_credit = 0;  // packets delivered toward the next whole one, which the hazard counts
   double cnp_threshold = 0;  // Exp(1) draw: the first marked packet arrives when hazard reaches it
   uint32_t draws = 0;
   double step_out = 0;       // bytes delivered in the current step
