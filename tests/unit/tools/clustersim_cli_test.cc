@@ -422,6 +422,18 @@ TEST(CliRun, LongSequencesShowTheCausalMfu) {
   EXPECT_CONTAINS(json.out, "\"model_causal_per_iteration\": ");
 }
 
+// A flow+dcqcn step above 1us is noted: there short congested transfers can read their ideal
+// (a 32-to-1 incast of 1 MiB at 8us: 1.00x, where 1us and the packet level give about 2.3x).
+TEST(CliRun, ACoarseFluidStepIsNoted) {
+  const std::string run = "run scenarios/net-incast-32-dcqcn.yaml --set traffic.bytes_per_pair=1MiB";
+  const Result coarse = clustersim(run + " --set network.dcqcn.fluid_step=8us");
+  ASSERT_EQ(coarse.code, 0) << coarse.err;
+  EXPECT_CONTAINS(coarse.err, "network.dcqcn.fluid_step 8 us is above 1us");
+  const Result fine = clustersim(run);
+  ASSERT_EQ(fine.code, 0) << fine.err;
+  EXPECT_FALSE(contains(fine.err, "fluid_step")) << fine.err;
+}
+
 TEST(CliRun, StragglerListFractionOrCountNamesTheMapping) {
   // The fuzzing pass of 2026-12-05: both named stragglers.<x>.list, which neither gives.
   const Result gpus = clustersim("run scenarios/stragglers-175b-12288.yaml --set stragglers.gpus.slowdown=1.5");
