@@ -335,6 +335,31 @@ void check_failure_budget(const ScenarioConfig& cfg) {
 
 namespace {
 
+// Checkpoints are events too: 90 days at 1 s intervals hold 7.8 million a window, and 10,000 seeds
+// of that passed the failure budget and ran for about an hour (QA, 2026-12-07). Counted as the
+// run takes its interval, and the sweep's windows at a quarter of the grid's centre (the grid's
+// usual shortest; never under the floor).
+void check_checkpoint_budget(const ScenarioConfig& cfg, const engine::ReliabilityInputs& in, Time floor, Time center) {
+  const FaultsConfig& f = *cfg.faults;
+  constexpr double kMaxCheckpoints = 1e9;
+  const double window = in.duration.as_s();
+  const Time run = engine::checkpoint_interval_taken(in.checkpoint_interval, in.iteration);
+  const double per_run = run > Time::zero() ? window / run.as_s() : 0.0;
+  const bool can_fail = engine::has_failures(in);
+  const double sweep_windows = can_fail ? 2.0 * f.sweep_points + 2.0 : 1.0;
+  const double shortest = std::max(floor.as_s(), center.as_s() / 4);
+  const double per_sweep = shortest > 0 ? window / shortest : 0.0;
+  const double total = static_cast<double>(f.seeds) * (per_run + sweep_windows * per_sweep);
+  if (total <= kMaxCheckpoints) return;
+  const bool run_heavy = per_run >= sweep_windows * per_sweep;
+  throw BadInput(scenario_error(
+      cfg, run_heavy && cfg.given.count("faults.checkpoint.interval") ? "faults.checkpoint.interval" : "faults.seeds",
+      fmt("about %.3g checkpoints to simulate (", total) + fmt("%.3g a window at ", per_run) + to_string(run) +
+          fmt(" intervals, %.3g in each of ", per_sweep) + fmt("%.0f", sweep_windows) + " checkpoint_sweep windows, x " +
+          std::to_string(f.seeds) + " seeds); at most 1e9: lengthen checkpoint.interval, or lower seeds, duration or "
+          "sweep_points"));
+}
+
 RunOutput run_faults(const ScenarioConfig& cfg) {
   const FaultsConfig& f = *cfg.faults;
   check_failure_budget(cfg);
@@ -368,6 +393,23 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const double tokens_per_iteration = static_cast<double>(cfg.training.global_batch) * cfg.model.seq_len;
   const double tokens_per_s = tokens_per_iteration / iteration.as_s();
   const engine::ReliabilityInputs in = reliability_inputs(cfg, states, times);
+  const double mtbf_s = engine::mean_time_between_failures_s(in);
+  const double young_s = engine::young_interval_s(in.checkpoint_blocking, mtbf_s);
+  const double daly_s = engine::daly_interval_s(in.checkpoint_blocking, mtbf_s);
+  // Centred on Young's optimum when the checkpoint costs anything. A checkpoint starts only once
+  // the previous asynchronous write is done, so intervals below the write are the write: the
+  // sweep starts there (or at one iteration). With a zero blocking cost Young and Daly are zero,
+  // not defined: a checkpoint then costs only the floor's wait, so the sweep centres on the floor
+  // (it centred on the configured interval before 2026-12-05, and with interval 1h reported the
+  // grid's edge, 900 s, where one iteration, 6.8 s, gave 3.8 points more ETTR). Without failures
+  // there is no optimum: the configured interval.
+  // (The sweep takes the floor in whole iterations, as runs take it.)
+  const Time floor = max(engine::checkpoint_interval_floor(iteration), in.checkpoint_async);
+  const bool can_fail = engine::has_failures(in);  // else MTBF, Young and Daly are sentinels: reported as none
+  const bool free_checkpoint = in.checkpoint_blocking == Time::zero();
+  const bool has_young = can_fail && !free_checkpoint;
+  const Time center = has_young ? Time::s(std::min(young_s, in.duration.as_s())) : can_fail ? floor : in.checkpoint_interval;
+  check_checkpoint_budget(cfg, in, floor, center);
 
   std::vector<double> ettr, interruptions, failures, checkpoints, max_lost;
   // Downtime and catch-up (downtime + lost work) per interruption: over every interruption of
@@ -395,22 +437,6 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
       stops_by[i].push_back(r.interruptions_by_component[i]);
     }
   }
-  const double mtbf_s = engine::mean_time_between_failures_s(in);
-  const double young_s = engine::young_interval_s(in.checkpoint_blocking, mtbf_s);
-  const double daly_s = engine::daly_interval_s(in.checkpoint_blocking, mtbf_s);
-  // Centred on Young's optimum when the checkpoint costs anything. A checkpoint starts only once
-  // the previous asynchronous write is done, so intervals below the write are the write: the
-  // sweep starts there (or at one iteration). With a zero blocking cost Young and Daly are zero,
-  // not defined: a checkpoint then costs only the floor's wait, so the sweep centres on the floor
-  // (it centred on the configured interval before 2026-12-05, and with interval 1h reported the
-  // grid's edge, 900 s, where one iteration, 6.8 s, gave 3.8 points more ETTR). Without failures
-  // there is no optimum: the configured interval.
-  // (The sweep takes the floor in whole iterations, as runs take it.)
-  const Time floor = max(engine::checkpoint_interval_floor(iteration), in.checkpoint_async);
-  const bool can_fail = engine::has_failures(in);  // else MTBF, Young and Daly are sentinels: reported as none
-  const bool free_checkpoint = in.checkpoint_blocking == Time::zero();
-  const bool has_young = can_fail && !free_checkpoint;
-  const Time center = has_young ? Time::s(std::min(young_s, in.duration.as_s())) : can_fail ? floor : in.checkpoint_interval;
   // Without crashes or hangs no interval is swept (a longer one is always better, and the note
   // says sweep_points is not used): the configured interval alone (a grid of sweep_points ran,
   // unreported, until 2026-12-06).

@@ -482,6 +482,20 @@ TEST(FaultsCli, WithoutCrashesNoIntervalIsSwept) {
   EXPECT_EQ(entries, 1u) << sweep;
 }
 
+// Checkpoints count toward what a study may simulate, as failures do: 10,000 seeds of 90 days
+// checkpointed every iteration ran for about an hour (QA, 2026-12-07); refused up front, naming
+// the figures. Fewer seeds run.
+TEST(FaultsCli, TooManyCheckpointsAreRefused) {
+  const std::string run = "run scenarios/faults-16k-30d.yaml --set faults.duration=90d --set faults.checkpoint.interval=7s";
+  const Result many = clustersim(run + " --set faults.seeds=10000");
+  EXPECT_EQ(many.code, 2) << many.out;
+  EXPECT_TRUE(contains(many.out, "faults.seeds: about ")) << many.out;
+  EXPECT_TRUE(contains(many.out, "checkpoints to simulate (")) << many.out;
+  EXPECT_TRUE(contains(many.out, "at most 1e9: lengthen checkpoint.interval, or lower seeds, duration or sweep_points")) << many.out;
+  const Result few = clustersim(run + " --set faults.seeds=2 --set faults.sweep_points=3");
+  EXPECT_EQ(few.code, 0) << few.out;
+}
+
 TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {
   // Two seeds give a wide interval: goodput's and effective MFU's are ETTR's (clamped to [0, 1])
   // times the rate, and counts and times do not go below zero.
