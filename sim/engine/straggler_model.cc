@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <set>
@@ -355,6 +356,8 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // switch links keep their speed, so a ring the fabric already holds below the degraded rate
   // (oversubscription, ECMP collisions) loses nothing more.
   std::map<int, std::vector<Time>> p2p_extra;  // replica -> per-stage extra time per chunk pass
+  std::optional<std::pair<int, int>> nic_cell;  // (replica, stage) of the first GPU behind a degraded NIC
+  int nic_host = -1;
   if (sc.nics) {
     assert(b.nic_degraded && "straggler_base prices the degraded NICs");
     const TrainingEstimate& deg = *b.nic_degraded;
@@ -371,6 +374,10 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
       for (int g = h * gpn; g < (h + 1) * gpn; ++g) {
         if (!behind_degraded_nic(cfg, g)) continue;
         const auto [r, s] = cell_of(pl, g);
+        if (!nic_cell) {
+          nic_cell = std::pair{r, s};
+          nic_host = h;
+        }
         dp_end[static_cast<size_t>(s)] = scaled_by_layers(s, deg_end[static_cast<size_t>(s)]);
         dp_start[static_cast<size_t>(s)] = scaled_by_layers(s, deg_start[static_cast<size_t>(s)]);
         paced = max(paced, heaviest * deg.dp_paced);
@@ -508,6 +515,17 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     int plain = 0;
     while (replicas.count(plain)) ++plain;
     consider(plain, lc, unit, no_extra);
+  }
+  // Degraded NICs that slow the step through its collectives alone (no replica's pipeline is
+  // slower): the cell behind the first of them is the critical one, as the cause names it (until
+  // 2026-12-07 replica and stage read -1 while the step doubled; QA).
+  if (out.critical.replica < 0 && nic_cell && out.communication_delta > Time::zero()) {
+    CriticalPath& cp = out.critical;
+    cp.replica = nic_cell->first;
+    cp.stage = nic_cell->second;
+    cp.hosts = {nic_host};
+    cp.stage_time = stage_time(nominal_chunks, pp, cp.stage);
+    cp.by_nics = true;
   }
   out.pipeline_delta = worst - nominal;
   // Where ZeRO-3's per-pass gathers pace the step, a slower pipeline first fills their slack, and

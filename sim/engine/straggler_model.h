@@ -64,6 +64,7 @@ struct CriticalPath {
   Time nominal_stage_time;          // the slowest stage's, without stragglers (the last: LM head)
   std::vector<SlowStage> slow_stages;  // every slowed stage of that replica, by stage
   std::vector<std::string> links;   // degraded NICs, and the groups whose collectives they slow
+  bool by_nics = false;             // named for its degraded NICs: its collectives slow the step, not its pipeline
 };
 
 struct StragglerImpact {

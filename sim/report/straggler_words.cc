@@ -56,6 +56,8 @@ std::string critical_words(const ScenarioConfig& cfg, const std::string& source,
                  "waits between chunks) by ",
                  -100.0 * over) +
              ms(named->alone);
+    } else if (c.by_nics) {
+      out += ": its pipeline runs at nominal speed; its degraded NICs slow its collectives and sends";
     } else {
       out += ": the replica's bottleneck stage";
     }

@@ -496,6 +496,18 @@ TEST(FaultsCli, TooManyCheckpointsAreRefused) {
   EXPECT_EQ(few.code, 0) << few.out;
 }
 
+// A host whose NICs alone slow the step (its pipeline no slower) is the critical path's cell:
+// replica and stage read -1 until 2026-12-07 while the step doubled and the cause named them (QA).
+TEST(FaultsCli, DegradedNicsNameTheirCell) {
+  const Result r = clustersim(
+      "run scenarios/stragglers-175b-12288.yaml --format json --set stragglers.hosts=null "
+      "--set 'stragglers.nics={hosts: [0], bandwidth_factor: 0.1}'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"replica\": 0,")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"stage\": 0,")) << r.out;
+  EXPECT_TRUE(contains(r.out, "its pipeline runs at nominal speed; its degraded NICs slow its collectives")) << r.out;
+}
+
 TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {
   // Two seeds give a wide interval: goodput's and effective MFU's are ETTR's (clamped to [0, 1])
   // times the rate, and counts and times do not go below zero.
