@@ -220,6 +220,13 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
   for (size_t i = 0; i < suite.cases.size(); ++i) {
     try {
       configs.push_back(load_scenario(suite.cases[i].scenario, overrides_of(i)));
+      // A reliability study reports ETTR and goodput over days, not a training step's metrics
+      // (until 2026-12-07 it ran, and then "does not report" the metric it did print; QA).
+      if (configs.back().faults) {
+        errors.add(case_error(suite, i, "scenario has a faults section: validate compares a training or serving "
+                                        "run's metrics, not a reliability study's; add 'faults=null' to the case's "
+                                        "set to compare the training run"));
+      }
     } catch (const BadInput& e) {
       add_case_errors(i, e);
     }

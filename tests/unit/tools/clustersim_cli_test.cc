@@ -798,6 +798,23 @@ TEST(CliValidate, SuiteEntriesAreCheckedWhenTheSuiteLoads) {
   std::filesystem::remove(suite);
 }
 
+// A reliability study is refused as a case, saying how to compare its training run (it ran, and
+// then said the run did not report the mfu it printed, until 2026-12-07).
+TEST(CliValidate, AFaultsScenarioIsRefusedAsACase) {
+  const std::filesystem::path suite = std::filesystem::temp_directory_path() / "clustersim_faults_suite.yaml";
+  std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\ncases:\n"
+                          "  - {scenario: faults-16k-30d.yaml, metric: mfu, reference: 0.4, source: none}\n";
+  std::filesystem::copy_file(std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "scenarios/faults-16k-30d.yaml",
+                             suite.parent_path() / "faults-16k-30d.yaml",
+                             std::filesystem::copy_options::overwrite_existing);
+  const Result r = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "cases[0]: scenario has a faults section");
+  EXPECT_CONTAINS(r.err, "add 'faults=null' to the case's set");
+  std::filesystem::remove(suite);
+  std::filesystem::remove(suite.parent_path() / "faults-16k-30d.yaml");
+}
+
 // A mistake in the suite's own `set` is said once, at the entry's line, as the entry's; it was
 // said once per case as a --set's until 2026-12-05. A --set's stays the command line's.
 TEST(CliValidate, ASuiteSetEntryIsNamedAsTheSuites) {
