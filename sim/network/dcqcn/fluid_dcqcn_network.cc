@@ -140,6 +140,7 @@ void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, Bytes s
     fl.hops.assign(fl.links.size(), Hop{});
     fl.size = share.as_double();
     fl.latency = (path.latency - upstream).as_s();
+    fl.head_start = std::max(0.0, start - now.as_s());
     fl.feedback = (path.latency + (routed_back ? back : path.latency)).as_s();
     fl.line = line;
     if (traced_selection_ == TracedFlows::kFirstStarted && fl.serial < static_cast<uint64_t>(config_.traced_flows)) {

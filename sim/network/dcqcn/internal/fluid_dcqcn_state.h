@@ -79,6 +79,9 @@ struct FluidDcqcnNetwork::Flow {
   double step_marked = 0;  // marked bytes delivered in the current step
   double size = 0, sent = 0, delivered = 0;
   double latency = 0;  // s: from entering the fluid (its path's last link) to the receiver
+  // s: how long after its bytes' entry the flow joined the fluid (the next step start, when it
+  // entered inside a step); a flow that meets no congestion in its first step takes it back.
+  double head_start = 0;
   double feedback = 0;  // s: a CNP's delay, mark to the sender's cut reaching the queues (RTT)
   double line = 0;
   DcqcnRate rp;
