@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "tests/unit/run_cli.h"
@@ -553,6 +555,21 @@ TEST(CliUsage, HelpGivesTheRangesOfNumericFlags) {
   EXPECT_CONTAINS(sweep.out, "(0 to 100,000; default: flow_stage.top_k");
   const Result calibrate = clustersim("calibrate --help");
   EXPECT_CONTAINS(calibrate.out, "in percent (0 to 1000,\n                            default 25)");
+}
+
+// More workers than CPUs is noted: each is a process with its own memory, which the sweep's
+// memory estimate leaves out, and runs no faster (QA, 2026-12-07: -j 1024 on 2 CPUs, 6.3 GB).
+TEST(CliSweep, MoreWorkersThanCpusAreNoted) {
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  const std::string jobs = std::to_string(std::min(1024u, cpus + 1));
+  const Result r = clustersim("sweep tests/unit/sweep/data/small-sweep.yaml --top 0 --no-progress -j " + jobs +
+                              " --out '" + scratch("many").string() + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.err, "note: -j " + jobs + " starts " + jobs + " worker processes on ");
+  const Result one = clustersim("sweep tests/unit/sweep/data/small-sweep.yaml --top 0 --no-progress -j 1 --out '" +
+                                scratch("one").string() + "'");
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_FALSE(contains(one.err, "worker processes")) << one.err;
 }
 
 // Since 2026-12-04 (fuzz audit): numbers in flags are plain decimals; messages name what failed.
