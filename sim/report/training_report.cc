@@ -199,7 +199,8 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   // Where the convention counts far more than causal attention runs (long sequences), the MFU it
   // gives can pass what the GPU can execute: say what it reads counted causally.
   if (causal_mfu(est, head.mfu) < kCausalNoteBelow * head.mfu) {
-    o << "             counting causal attention as it runs (half the score matrix), MFU "
+    o << "             " << (head.mfu > 1.0 ? "MFU passes 100% as the convention counts attention FLOPs causal attention never runs; " : "")
+      << "counting causal attention as it runs (half the score matrix), MFU "
       << fmt("%.1f%%", 100 * causal_mfu(est, head.mfu)) << " (mfu_causal)\n";
   }
   if (cfg.model.moe) o << "             " << engine::kMoeMfuNote << "\n";
