@@ -118,7 +118,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     // and ran no faster than -j 2).
     const unsigned cpus = std::thread::hardware_concurrency();
     if (cpus > 0 && options.jobs > static_cast<int>(cpus)) {
-      std::cerr << "note: -j " << options.jobs << " starts " << options.jobs << " worker processes on " << cpus
+      std::cerr << "note: -j " << options.jobs << " runs up to " << options.jobs << " worker processes on " << cpus
                 << " CPUs: each holds its own memory (a few MiB each), and more workers than CPUs run no "
                    "faster; -j "
                 << cpus << " is enough\n";

@@ -347,7 +347,8 @@ void check_checkpoint_budget(const ScenarioConfig& cfg, const engine::Reliabilit
   const double per_run = run > Time::zero() ? window / run.as_s() : 0.0;
   const bool can_fail = engine::has_failures(in);
   const double sweep_windows = can_fail ? 2.0 * f.sweep_points + 2.0 : 1.0;
-  const double shortest = std::max(floor.as_s(), center.as_s() / 4);
+  // Without failures the sweep runs the configured interval alone (the centre).
+  const double shortest = can_fail ? std::max(floor.as_s(), center.as_s() / 4) : center.as_s();
   const double per_sweep = shortest > 0 ? window / shortest : 0.0;
   const double total = static_cast<double>(f.seeds) * (per_run + sweep_windows * per_sweep);
   if (total <= kMaxCheckpoints) return;

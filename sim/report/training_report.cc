@@ -200,7 +200,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   // gives can pass what the GPU can execute: say what it reads counted causally.
   if (causal_mfu(est, head.mfu) < kCausalNoteBelow * head.mfu) {
     o << "             " << (head.mfu > 1.0 ? "MFU passes 100% as the convention counts attention FLOPs causal attention never runs; " : "")
-      << "counting causal attention as it runs (half the score matrix), MFU "
+      << "counting attention over its causal triangle (about half the score matrix), MFU "
       << fmt("%.1f%%", 100 * causal_mfu(est, head.mfu)) << " (mfu_causal)\n";
   }
   if (cfg.model.moe) o << "             " << engine::kMoeMfuNote << "\n";

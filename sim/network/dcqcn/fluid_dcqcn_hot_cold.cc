@@ -235,6 +235,7 @@ void FluidDcqcnNetwork::finish(uint32_t f, double when) {
   for (const LinkIndex l : fl.links) {
     Link& k = links_[l];
     k.bytes += size;
+    k.freed_at = std::max(k.freed_at, when - fl.latency);
     const auto it = std::find(k.flows.begin(), k.flows.end(), f);
     if (it != k.flows.end()) {
       *it = k.flows.back();

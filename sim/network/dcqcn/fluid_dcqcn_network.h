@@ -150,6 +150,9 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   // After a step: the link's RED probability and arrivals into its history ring, grown to cover
   // the queue's drain time.
   void record_mark_history(Link& k, double dt);
+  // The part of a late-joining flow's wait (Flow::head_start) that it takes back where its first
+  // step meets no congestion: none of it while a link of its path still carried another flow.
+  double head_start_credit(const Flow& fl, double step_start) const;
 
   const RouteSource& routes_;
   PacketFabric fabric_;

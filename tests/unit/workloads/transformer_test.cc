@@ -186,8 +186,14 @@ TEST(ElementwiseBytes, MlpActivationReadsTheUpProjectionAndWritesF) {
   EXPECT_NEAR(mlp_activation_bytes(unfused).as_double(), 2 * 3 * tokens * f * bytes, 1.0);
   const ScenarioConfig gelu = scenario(gpt(24, 2304, 24), 8, 1, 1, 8);
   EXPECT_NEAR(mlp_activation_bytes(gelu).as_double(), 2 * 2048 * 4 * 2304 * bytes, 1.0);
-  // Part of the layer's memory-bound traffic.
-  EXPECT_GT(layer_elementwise_bytes(swiglu).n, mlp_activation_bytes(swiglu).n);
+  // Part of the layer's memory-bound traffic, once: the rest is the norms (2 x (r + w)) and the
+  // bias-dropout-residual-adds (4 elements each) of width h, sequence parallel or not (flash
+  // attention: no score-matrix kernels).
+  ScenarioConfig flash = swiglu;
+  flash.training.flash_attention = true;
+  const double e_h = tokens * 8192 / (flash.parallelism.sequence_parallel ? 8.0 : 1.0);
+  EXPECT_NEAR(layer_elementwise_bytes(flash).as_double() - mlp_activation_bytes(flash).as_double(),
+              (2 * 2 * e_h + 2 * 4 * e_h) * bytes, 1.0);
 }
 
 TEST(LayerGemms, GqaSwigluShapesSumToTheGemmParameters) {

@@ -137,6 +137,7 @@ struct alignas(64) FluidDcqcnNetwork::Link {
   int32_t hot_pos = -1;  // index in hot_levels_[order] while hot_hops is not empty
   double pfc_due = 0;    // s, when the XOFF or XON in flight takes hold upstream
   double pfc_delay = 0;  // s, link delay + one MTU at the link's speed
+  double freed_at = 0;   // s, when a flow last left this link (its last byte through): head_start's bound
   std::vector<uint32_t> flows;  // active flows crossing the link
   Bytes bytes;
 };
