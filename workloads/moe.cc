@@ -116,7 +116,7 @@ ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwarePr
     t.fwd += g_up.fwd + g_down.fwd;
     t.bwd += g_up.bwd + g_down.bwd;
     // Activation: read the up projection, write its f-wide output.
-    const Bytes act = bytes_of(static_cast<double>(n) * static_cast<double>(up + f) * kAct);
+    const Bytes act = activation_kernel_bytes(static_cast<double>(n), static_cast<double>(up), static_cast<double>(f), kAct);
     t.fwd += calib::memory_time(act, hw);
     t.bwd += calib::memory_time(Bytes{2 * act.n}, hw);
   }
@@ -558,7 +558,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
     const GemmPassTimes s_up = gemm_pass(cfg, hw, tg, up, m.hidden);
     const GemmPassTimes s_down = gemm_pass(cfg, hw, tg, m.hidden, fs);
     // Their activation kernel as the routed experts' (read the up projection, write fs wide).
-    const Bytes act = bytes_of(tokens_gpu * static_cast<double>(up + fs) * kAct);
+    const Bytes act = activation_kernel_bytes(tokens_gpu, static_cast<double>(up), static_cast<double>(fs), kAct);
     const Time act_fwd = calib::memory_time(act, hw), act_bwd = calib::memory_time(Bytes{2 * act.n}, hw);
     shared_fwd = s_up.fwd + s_down.fwd + act_fwd;
     shared_bwd = s_up.bwd + s_down.bwd + act_bwd;

@@ -163,15 +163,19 @@ double score_elementwise_elements(const ScenarioConfig& cfg) {
 
 }  // namespace
 
+Bytes activation_kernel_bytes(double rows, double up, double f, double element_bytes) {
+  return bytes_of(rows * (up + f) * element_bytes);
+}
+
 Bytes mlp_activation_bytes(const ScenarioConfig& cfg) {
   const Dims x = dims(cfg);
-  const double e_f = x.b * x.s / x.c * x.f / x.t;
-  // Reads the up projection (gate and up under SwiGLU) and writes f wide: 3 e_f under SwiGLU (4
-  // until 2026-12-07, as if it wrote 2f: 0.23% of Llama 3 405B's step), 2 e_f under GeLU.
+  const double f = x.f / x.t;
+  // Reads the up projection (gate and up under SwiGLU) and writes f wide: 3 f a token under
+  // SwiGLU (4 until 2026-12-07, as if it wrote 2f: 0.23% of Llama 3 405B's step), 2 f under GeLU.
   // LayerNorm and GeLU as fine-grained kernels each make their own pass: MegaScale
   // (arXiv:2402.15627) section 3.3 fuses them as one of its "efficient operators".
   const double unfused = cfg.training.fused_kernels ? 1.0 : 2.0;
-  return bytes_of(((x.swiglu ? 2.0 : 1.0) + 1.0) * e_f * unfused * kAct);
+  return activation_kernel_bytes(x.b * x.s / x.c, (x.swiglu ? 2.0 : 1.0) * f, f, unfused * kAct);
 }
 
 Bytes layer_elementwise_bytes(const ScenarioConfig& cfg) {

@@ -84,6 +84,10 @@ Bytes layer_elementwise_bytes(const ScenarioConfig& cfg);
 // Of them, the MLP activation kernel's (GeLU: read f, write f; SwiGLU: read gate and up, 2f,
 // write f; f per token per TP rank), twice as much when unfused (training.fused_kernels: false).
 Bytes mlp_activation_bytes(const ScenarioConfig& cfg);
+// The same kernel for `rows` tokens of any MLP (routed and shared experts, serving): it reads the
+// up projection, `up` wide (2f under SwiGLU, f under GeLU), and writes `f` wide, `element_bytes`
+// an element.
+Bytes activation_kernel_bytes(double rows, double up, double f, double element_bytes);
 // Of them, the unfused attention's over the score matrix (scale-mask-softmax and attention
 // dropout; 0 with flash attention): what selective recomputation runs again with the attention
 // core's matmuls.

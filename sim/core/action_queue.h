@@ -55,6 +55,8 @@ class ActionQueue {
 
   bool empty() const { return heap_.empty(); }
   size_t size() const { return live_; }  // actions pending
+  // The earliest pending action's time, Time::max() when none is pending (Clock::next_due).
+  Time next_due() const { return heap_.empty() ? Time::max() : Time::ps(heap_.front().t_ps); }
   // The earliest pending action's time; the queue must not be empty.
   int64_t next_time() const {
     assert(!heap_.empty());

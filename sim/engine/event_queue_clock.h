@@ -21,7 +21,7 @@ class EventQueueClock final : public Clock {
     return queue_.push(std::max(when.as_ps(), now_.as_ps()), std::move(action));
   }
   void cancel(TimerId id) override { queue_.cancel(id); }
-  Time next_due() const override { return queue_.empty() ? Time::max() : Time::ps(queue_.next_time()); }
+  Time next_due() const override { return queue_.next_due(); }
   // Runs every action until none is left.
   void run() {
     while (!queue_.empty()) {

@@ -10,6 +10,7 @@
 #include "calibration/compute_cost.h"
 #include "sim/core/error.h"
 #include "workloads/training_costs.h"
+#include "workloads/transformer.h"
 
 namespace clustersim::engine {
 namespace {
@@ -433,7 +434,8 @@ Time dense_mlp_time(const ServingModel& m, const calib::HardwareProfile& hw, int
   // The activation kernel between the projections as expert_layer_time's and the training
   // model's (left out until 2026-12-07: a 2,048-token prefill chunk of Llama 3.3 70B at tp 1 read
   // 352 MB fewer a layer, about 5% of its MLP).
-  const Bytes act = bytes_of(static_cast<double>(tokens) * static_cast<double>(up + f) * ServingModel::kBf16Bytes);
+  const Bytes act = work::activation_kernel_bytes(static_cast<double>(tokens), static_cast<double>(up),
+                                                  static_cast<double>(f), ServingModel::kBf16Bytes);
   return gemm_roofline(tokens, up, m.hidden, m.weight_bytes, m.precision, hw) + calib::memory_time(act, hw) +
          gemm_roofline(tokens, m.hidden, f, m.weight_bytes, m.precision, hw);
 }
@@ -458,7 +460,8 @@ Time expert_layer_time(const ServingModel& m, const calib::HardwareProfile& hw, 
   // kernel between them: read the up projection (bf16), write its f-wide output, as the training
   // model prices it (workloads/moe.cc, owner_expert_time).
   const double pairs = static_cast<double>(t_e) * static_cast<double>(count);
-  const Bytes act = bytes_of(pairs * static_cast<double>(up + f) * ServingModel::kBf16Bytes);
+  const Bytes act = work::activation_kernel_bytes(pairs, static_cast<double>(up), static_cast<double>(f),
+                                                  ServingModel::kBf16Bytes);
   return gemm_roofline(t_e, up, m.hidden, m.weight_bytes, m.precision, hw, count) + calib::memory_time(act, hw) +
          gemm_roofline(t_e, m.hidden, f, m.weight_bytes, m.precision, hw, count);
 }

@@ -31,7 +31,7 @@ class SimGridClock final : public Clock {
   // `when` earlier than now() runs at now().
   TimerId at(Time when, std::function<void()> action) override;
   void cancel(TimerId id) override;
-  Time next_due() const override { return queue_.empty() ? Time::max() : Time::ps(queue_.next_time()); }
+  Time next_due() const override { return queue_.next_due(); }
 
   // Actions scheduled and not yet run or cancelled.
   size_t pending() const { return queue_.size(); }

@@ -339,13 +339,13 @@ namespace {
 // of that passed the failure budget and ran for about an hour (QA, 2026-12-07). Counted as the
 // run takes its interval, and the sweep's windows at a quarter of the grid's centre (the grid's
 // usual shortest; never under the floor).
-void check_checkpoint_budget(const ScenarioConfig& cfg, const engine::ReliabilityInputs& in, Time floor, Time center) {
+void check_checkpoint_budget(const ScenarioConfig& cfg, const engine::ReliabilityInputs& in, bool can_fail, Time floor,
+                             Time center) {
   const FaultsConfig& f = *cfg.faults;
   constexpr double kMaxCheckpoints = 1e9;
   const double window = in.duration.as_s();
   const Time run = engine::checkpoint_interval_taken(in.checkpoint_interval, in.iteration);
   const double per_run = run > Time::zero() ? window / run.as_s() : 0.0;
-  const bool can_fail = engine::has_failures(in);
   const double sweep_windows = can_fail ? 2.0 * f.sweep_points + 2.0 : 1.0;
   // Without failures the sweep runs the configured interval alone (the centre).
   const double shortest = can_fail ? std::max(floor.as_s(), center.as_s() / 4) : center.as_s();
@@ -410,7 +410,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const bool free_checkpoint = in.checkpoint_blocking == Time::zero();
   const bool has_young = can_fail && !free_checkpoint;
   const Time center = has_young ? Time::s(std::min(young_s, in.duration.as_s())) : can_fail ? floor : in.checkpoint_interval;
-  check_checkpoint_budget(cfg, in, floor, center);
+  check_checkpoint_budget(cfg, in, can_fail, floor, center);
 
   std::vector<double> ettr, interruptions, failures, checkpoints, max_lost;
   // Downtime and catch-up (downtime + lost work) per interruption: over every interruption of

@@ -198,10 +198,10 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << "             " << engine::kMfuDefinition << "\n";
   // Where the convention counts far more than causal attention runs (long sequences), the MFU it
   // gives can pass what the GPU can execute: say what it reads counted causally.
-  if (causal_mfu(est, head.mfu) < kCausalNoteBelow * head.mfu) {
+  if (const double causal = causal_mfu(est, head.mfu); causal < kCausalNoteBelow * head.mfu) {
     o << "             " << (head.mfu > 1.0 ? "MFU passes 100% as the convention counts attention FLOPs causal attention never runs; " : "")
       << "counting attention over its causal triangle (about half the score matrix), MFU "
-      << fmt("%.1f%%", 100 * causal_mfu(est, head.mfu)) << " (mfu_causal)\n";
+      << fmt("%.1f%%", 100 * causal) << " (mfu_causal)\n";
   }
   if (cfg.model.moe) o << "             " << engine::kMoeMfuNote << "\n";
   o << (slowed ? "\nwhere the time goes (without stragglers)\n" : "\nwhere the time goes\n");

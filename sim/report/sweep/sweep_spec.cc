@@ -305,9 +305,13 @@ void check_gpu_value(const YamlNode& value, const std::string& where, const std:
   }
 }
 
+// A section written with no value, or as {}: it sets nothing (both ignored until 2026-12-06 and
+// 2026-12-07).
+bool no_entries(const YamlNode& n) { return n.is_null() || (n.is_map() && n.map.empty()); }
+
 void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
   if (!c) return;
-  if (c->is_null() || (c->is_map() && c->map.empty())) {  // ignored until 2026-12-06 (2026-12-07: {})
+  if (no_entries(*c)) {
     errors.add(InputError{c->file, c->line, "constraints", "has no value; give a mapping of metric -> {min, max}, or remove it"});
     return;
   }
@@ -461,7 +465,7 @@ constexpr double kMaxPricePerGpuHour = 1e9;
 
 void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
   if (!p) return;
-  if (p->is_null() || (p->is_map() && p->map.empty())) {  // ignored until 2026-12-06 (2026-12-07: {})
+  if (no_entries(*p)) {
     errors.add(InputError{p->file, p->line, "price_per_gpu_hour", "has no value; give a mapping GPU -> price per GPU-hour, or remove it"});
     return;
   }
@@ -762,8 +766,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
 
   // Fixed overrides of the base.
   std::vector<std::pair<std::string, YamlNode>> fixed;
-  if (const YamlNode* set = top.child("set"); set && (set->is_null() || (set->is_map() && set->map.empty()))) {
-    // Ignored until 2026-12-06 (null) and 2026-12-07 (an empty mapping, {}).
+  if (const YamlNode* set = top.child("set"); set && no_entries(*set)) {
     top.error("set", "has no value; give a mapping of scenario key -> value, or remove it");
   } else if (set) {
     if (!set->is_map()) {
