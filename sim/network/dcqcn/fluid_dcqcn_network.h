@@ -211,6 +211,12 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
   Tally ff_carry_;
   Tally tally() const;
   void settle_start(double t);
+  // A hot flow's CNPs and rate cuts a second over a fast-forward, from the marked packets a second
+  // it received over the settled run.
+  struct Rates {
+    double cnps = 0, cuts = 0;
+  };
+  Rates settled_cnp_rate(double marked_per_s) const;
   int settled_windows_ = 0;  // windows in a row whose flows' means held within kSettleTolerance
   double settled_from_ = 0;
   Tally settled_tally_;

@@ -183,6 +183,7 @@ void FluidDcqcnNetwork::step(double t, double dt) {
     fl.step_marked = 0;
     fl.step_out = 0;
     marks_ += marked;
+    fl.settled_marks += marked;
     if (end - fl.last_cnp >= interval && packets > 0 && fraction > 0) {
       // Each packet arrives marked with probability `fraction`, independently; the CNP goes out
       // with the first marked one, so its time is where the hazard reaches an Exp(1) draw. Only

@@ -208,6 +208,30 @@ TEST(FluidDcqcnNetwork, CnpsNeedWholeMarkedPackets) {
   EXPECT_LE(c.cnps, c.ecn_marks) << c.cnps << " CNPs, " << c.ecn_marks << " marks";
 }
 
+// Over a fast-forward the CNPs go on at the rate the marked packets allow: through a link at
+// 1e-3 or 1e-4 of its rate each flow's marked packets arrive further apart than the CNP interval,
+// so about every one is answered, as at the packet level (524,286 CNPs for 524,494 marks on the
+// 32-to-1 incast at 1e-3 and 1e-4). Until 2026-12-07 the jump took the CNPs' rate from a settled
+// run of a few windows: none at 1e-4 (5,155 CNPs for 524,288 marks), and at 1e-3, stopping as
+// that count reached 100, more CNPs than marks (556,196).
+TEST(FluidDcqcnNetwork, CnpsOverAFastForwardAnswerTheMarkedPackets) {
+  for (const double factor : {1e-3, 1e-4}) {
+    auto [cluster, network] = small_clos(5, Fidelity::kFlowDcqcn);
+    network.faults.push_back({"host:0/down", factor, Time::zero()});
+    Bed bed(cluster, network);
+    for (int k = 1; k <= 4; ++k) bed.net->send(k * 8, 0, Bytes::mib(16), [](Time) {});
+    bed.clock.run();
+    const auto& c = bed.trace().counters;
+    std::printf("link at %g: %lld marks, %lld CNPs, %lld cuts, %.3f s jumped\n", factor,
+                static_cast<long long>(c.ecn_marks), static_cast<long long>(c.cnps),
+                static_cast<long long>(c.cuts), c.fast_forwarded.as_s());
+    EXPECT_GT(c.fast_forwarded.as_s(), 0.0) << factor;
+    EXPECT_LE(c.cnps, c.ecn_marks) << factor;
+    EXPECT_GT(static_cast<double>(c.cnps), 0.8 * static_cast<double>(c.ecn_marks)) << factor;
+    EXPECT_EQ(c.cuts, c.cnps) << factor;
+  }
+}
+
 // A CNP's way back is routed only to time it: where a fault fails the reverse direction alone, the
 // forward latency stands in and the transfer runs (it was refused as "no path" for a direction
 // the run never sends, in review of 2026-12-06).

@@ -108,6 +108,9 @@ struct FluidDcqcnNetwork::Flow {
   // Delivered in the current fast-forward window (counted from window_from when the flow turned
   // hot inside it); the previous full window's mean rate, -1 when there is none to compare.
   double window_bytes = 0, window_from = 0, prev_mean = -1, mean = 0;
+  // Marked packets delivered since the settled run began (settle_start): the flow's CNP rate over
+  // a fast-forward (FluidDcqcnNetwork::settled_cnp_rate).
+  double settled_marks = 0;
   uint64_t serial = 0;  // creation order: the draws' stream (and the trace index of kFirstStarted)
   int32_t trace = -1;
 };
