@@ -551,11 +551,21 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       // GPU's tokens.
       // The busiest group's GPUs receive the dispatch and send the combine busiest_group_skew
       // times the mean: their NICs pace both all-to-alls (until 2026-12-06 charged at the mean).
+      // The busiest replica's GPUs send the dispatch and receive the combine for its tokens, a
+      // 1 / tp share each: where the replicas' loads differ (a long prompt on one of them), they
+      // pace the all-to-alls where the busiest group does not (until 2026-12-07 every GPU was
+      // charged the mean: one 3,000-token prompt on one of 8 replicas, its GPU sending the
+      // whole prompt, was charged an eighth of it, TTFT 27% short). The replica is the one with
+      // the longest attention (busiest_replica), which holds the most tokens but where a few
+      // long contexts outweigh many short ones.
       const double skew = busiest_group_skew(m, groups);
-      exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(skew * m2n_bytes(m, per_gpu, groups, etp).as_double()),
-                                       ep_links) +
-                 coll::collective_time(CollectiveOp::kAllToAll, bytes_of(skew * n2m_bytes(m, per_gpu, groups).as_double()),
-                                       ep_links);
+      const int64_t busiest_sender = std::max(per_gpu, ceil_div(r.tokens(), p.tp));
+      const double m2n = std::max(skew * m2n_bytes(m, per_gpu, groups, etp).as_double(),
+                                  m2n_bytes(m, busiest_sender, groups, etp).as_double());
+      const double n2m = std::max(skew * n2m_bytes(m, per_gpu, groups).as_double(),
+                                  n2m_bytes(m, busiest_sender, groups).as_double());
+      exchange = coll::collective_time(CollectiveOp::kAllToAll, bytes_of(m2n), ep_links) +
+                 coll::collective_time(CollectiveOp::kAllToAll, bytes_of(n2m), ep_links);
       if (etp > 1) {
         // The etp GPUs reduce-scatter their partial outputs, one per token the group holds
         // experts of, before the combine (an all-reduce until 2026-12-05; top_k per token until
@@ -720,8 +730,16 @@ PingPongCosts afd_costs(const ServingModel& m, const AfdPlan& plan, const Servin
     c.dense.push_back(attn + dense_mlp_time(m, a.hw, r.tokens(), m.ffn_hidden, a.tp) + tp_ar);
     const int64_t tokens = load.tokens();
     const double skew = busiest_group_skew(m, groups);
-    c.m2n.push_back(exchange_time(m2n_bytes(m, tokens, groups, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor, 1.0, skew));
-    c.n2m.push_back(exchange_time(n2m_bytes(m, tokens, groups), e.gpus, a.gpus, el, al, plan.m2n_factor, skew, 1.0));
+    // The busiest attention replica's GPUs send its tokens and receive their outputs: against the
+    // mean, its share of the micro-batch's tokens times the replicas (until 2026-12-07 1, the
+    // mean: one 3,000-token prompt on one tp-2 replica of 8 was charged 1/16 of the exchange on
+    // each NIC where its two NICs carry it all, TTFT half of it).
+    const double replica_skew =
+        tokens > 0 ? std::max(1.0, static_cast<double>(r.tokens()) * replicas / static_cast<double>(tokens)) : 1.0;
+    c.m2n.push_back(
+        exchange_time(m2n_bytes(m, tokens, groups, e.tp), a.gpus, e.gpus, al, el, plan.m2n_factor, replica_skew, skew));
+    c.n2m.push_back(
+        exchange_time(n2m_bytes(m, tokens, groups), e.gpus, a.gpus, el, al, plan.m2n_factor, skew, replica_skew));
     // The expert TP group sums its partial outputs; each rank keeps the 1/etp it sends back (N2M).
     const double group_tokens = busiest_group_tokens(m, tokens, groups);
     const Time etp_rs = e.tp > 1 ? coll::collective_time(CollectiveOp::kReduceScatter,

@@ -550,6 +550,40 @@ TEST(StepLoad, TheBusiestReplicaIsTheSlowestAttentionAndPacesTheStep) {
   EXPECT_EQ(busiest_replica(m, p, std::vector<StepLoad>(3)).tokens(), 0);
 }
 
+// With attention data-parallel, a prompt lives on one replica: its GPU sends the prompt's tokens
+// to their experts and receives their outputs, and paces both all-to-alls where the others send
+// little. One 3,000-token prompt on replica 0 of 8 (tp 1): the exchange is the whole prompt's
+// from one GPU, not an eighth of it (until 2026-12-07 every GPU was charged the mean: TTFT of
+// such a prompt 27% short, review 2026-12-07).
+TEST(ServingModel, ThePromptsReplicaPacesTheExpertAllToAll) {
+  const ScenarioConfig cfg = testing::serving({"inference.moe.dispatch=all_to_all"});
+  const ServingModel m = serving_model(cfg);
+  const PoolPlan p = h100_pool(1, 8, 8);
+  const ServingLinks l = serving_links(cfg, p);
+  StepLoad prompt;
+  prompt.add_prefill(3000);
+  const StepTiming alone = colocated_step(m, p, l, prompt, prompt);  // the replica holding it
+  // The same tokens as 8 prompts of 375, one a replica: each GPU sends its own.
+  StepLoad even, one;
+  for (int i = 0; i < 8; ++i) even.add_prefill(375);
+  one.add_prefill(375);
+  const StepTiming spread = colocated_step(m, p, l, even, one);
+  const coll::GroupLinks ep = group_links_ep(8, l);
+  const Time tp_ar = coll::collective_time(coll::CollectiveOp::kAllReduce, bytes_of(3000.0 * m.hidden * 2),
+                                           group_links(1, l));
+  const Time exchange = coll::collective_time(coll::CollectiveOp::kAllToAll, m2n_bytes(m, 3000, 8, 1), ep) +
+                        coll::collective_time(coll::CollectiveOp::kAllToAll, n2m_bytes(m, 3000, 8), ep);
+  EXPECT_EQ(alone.communication, m.layers * tp_ar + m.moe_layers() * exchange);
+  const double hot = busiest_group_skew(m, 8);
+  const Time even_exchange =
+      coll::collective_time(coll::CollectiveOp::kAllToAll, bytes_of(hot * m2n_bytes(m, 375, 8, 1).as_double()), ep) +
+      coll::collective_time(coll::CollectiveOp::kAllToAll, bytes_of(hot * n2m_bytes(m, 375, 8).as_double()), ep);
+  const Time even_tp_ar = coll::collective_time(coll::CollectiveOp::kAllReduce, bytes_of(375.0 * m.hidden * 2),
+                                                group_links(1, l));
+  EXPECT_EQ(spread.communication, m.layers * even_tp_ar + m.moe_layers() * even_exchange);
+  EXPECT_GT(exchange, even_exchange);
+}
+
 TEST(ExpertCost, FewTokensHitFewExperts) {
   const ServingModel m = serving_model(testing::serving());
   const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
@@ -758,6 +792,31 @@ TEST(PingPong, TpAttentionGathersTheReturnedOutputs) {
   const Time reduce = coll::collective_time(coll::CollectiveOp::kAllReduce, bytes_of(bytes), group_links(2, links));
   EXPECT_GT(gather, Time::zero());
   EXPECT_EQ(with - without, gather + reduce);
+}
+
+// As ServingModel.ThePromptsReplicaPacesTheExpertAllToAll, in the attention/FFN split: the prompt's tp-2 replica (of 4) sends the M2N for all its
+// tokens over its two NICs and receives their N2M, 4x the mean on each (until 2026-12-07 at the
+// mean, 1/8 of the exchange a GPU).
+TEST(PingPong, ThePromptsReplicaPacesTheM2nAndN2m) {
+  const ScenarioConfig cfg = testing::serving();
+  const ServingModel m = serving_model(cfg);
+  const auto [a, e] = afd_pools();
+  const ServingLinks links = serving_links(cfg, a);
+  StepLoad prompt;
+  prompt.add_prefill(3000);
+  const AfdPlan plan{&a, &e, 1, 1.0};
+  const std::vector<StepLoad> busiest{prompt};
+  const PingPongCosts c = afd_costs(m, plan, links, links, {prompt}, busiest);
+  const double hot = busiest_group_skew(m, 8);
+  EXPECT_EQ(c.m2n[0], exchange_time(m2n_bytes(m, 3000, 8, 1), 8, 8, links, links, 1.0, 4.0, hot));
+  EXPECT_EQ(c.n2m[0], exchange_time(n2m_bytes(m, 3000, 8), 8, 8, links, links, 1.0, hot, 4.0));
+  // Spread evenly, every replica's GPUs send the mean.
+  EXPECT_LE(afd_costs(m, plan, links, links, {prompt}, std::vector<StepLoad>{prompt.share(4)}).m2n[0], c.m2n[0]);
+  StepLoad quarter;
+  quarter.add_prefill(750);
+  EXPECT_EQ(afd_costs(m, plan, links, links, {prompt}, std::vector<StepLoad>{quarter}).m2n[0],
+            exchange_time(m2n_bytes(m, 3000, 8, 1), 8, 8, links, links, 1.0, 1.0, hot));
+  EXPECT_GT(c.m2n[0], exchange_time(m2n_bytes(m, 3000, 8, 1), 8, 8, links, links, 1.0, 1.0, hot));
 }
 
 TEST(PingPong, MicroBatchesOverlapAttentionWithExperts) {
