@@ -4,8 +4,10 @@
 
 #include <algorithm>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -549,10 +551,16 @@ std::string serialize_probe_data(const ProbeData& data) {
 }
 
 void write_probe_file(const ProbeData& data, const std::filesystem::path& file) {
+  errno = 0;
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   const std::string bytes = serialize_probe_data(data);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("cannot write probe file " + file.string());
+  out.flush();
+  if (!out) {
+    // Why, where the system says (a missing directory, a directory, a full disk).
+    throw std::runtime_error("cannot write probe file " + file.string() +
+                             (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
+  }
 }
 
 std::string format_probe_summary(const ProbeData& data) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim-synthetic-probe: writes a synthetic probe file (.pb + .txt) and prints its fit errors.
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -81,17 +83,37 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
+  // The file is binary protobuf with a .txt summary beside it: a name of another kind (a profile's
+  // .yaml) would be overwritten with it (QA 2026-12-07).
+  if (!out.ends_with(".pb")) {
+    std::cerr << "clustersim-synthetic-probe: -o needs a probe file name ending in .pb, got '" << out << "'\n";
+    return 2;
+  }
+  ProbeData data;
   try {
     SyntheticTruth truth = synthetic_h100_truth(gpus);
     if (noise >= 0) truth.model_noise = noise;
-    const ProbeData data = make_synthetic_probe(truth, seed);
+    data = make_synthetic_probe(truth, seed);
+  } catch (const std::exception& e) {
+    std::cerr << "clustersim-synthetic-probe: " << e.what() << "\n";
+    return 1;
+  }
+  // Where the files cannot be written is the caller's input: exit 2, with the system's reason.
+  const std::string txt = out.substr(0, out.size() - 3) + ".txt";
+  try {
     write_probe_file(data, out);
-    std::string txt = out;
-    if (txt.size() > 3 && txt.ends_with(".pb")) txt.resize(txt.size() - 3);
-    txt += ".txt";
+    errno = 0;
     std::ofstream summary(txt);
     summary << format_probe_summary(data);
-    if (!summary) throw std::runtime_error("cannot write " + txt);
+    summary.flush();
+    if (!summary) {
+      throw std::runtime_error("cannot write " + txt + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "clustersim-synthetic-probe: -o: " << e.what() << "\n";
+    return 2;
+  }
+  try {
     std::cout << "wrote " << out << " (" << data.measurement_count() << " measurements) and "
               << txt << "\n\n";
     const CalibrationResult result = calibrate({read_probe_file(out)});

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
 #include "sim/core/yaml_tree.h"
 
@@ -110,7 +111,7 @@ double Args::number(const std::string& flag, double fallback, double min, double
   const bool plain = !text.empty() &&
                      (std::isdigit(static_cast<unsigned char>(text[0])) || (text[0] == '-' && min < 0) ||
                       text[0] == '.') &&
-                     text.find_first_of("xX") == std::string::npos;
+                     text.find_first_of("xX") == std::string::npos && !leading_zero(text);
   if (!plain || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
     std::ostringstream range;
     range << "[" << min << ", " << max << "]";

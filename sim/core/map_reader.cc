@@ -15,17 +15,6 @@ namespace clustersim {
 namespace {
 
 
-// "08", "-010": YAML 1.1 tools (PyYAML among them) read a leading 0 as octal, YAML 1.2 as
-// decimal, so a scenario shared between tools could mean two numbers; neither is taken. A real
-// such as "00.05" or "01e3" reads the same in both (YAML 1.1's octal has digits only): taken
-// (until 2026-12-06 it was refused with the octal hint).
-bool leading_zero(const std::string& text) {
-  const size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-  return text.size() > digits + 1 && text[digits] == '0' &&
-         std::isdigit(static_cast<unsigned char>(text[digits + 1])) &&
-         text.find_first_of(".eE", digits) == std::string::npos;
-}
-
 // A plain decimal, the whole text: from_chars takes an optional '-' and no '+', leading spaces or
 // hexadecimal, and anything left over (a trailing space, ".0" on an integer) refuses it, as does a
 // leading zero (until 2026-12-06 `tp: 08` passed as 8). A '+' was skipped here until 2026-12-05,
@@ -54,6 +43,17 @@ std::string plain_form_hint(const std::string& text) {
 }
 
 }  // namespace
+
+// "08", "-010": YAML 1.1 tools (PyYAML among them) read a leading 0 as octal, YAML 1.2 as
+// decimal, so a scenario shared between tools could mean two numbers; neither is taken. A real
+// such as "00.05" or "01e3" reads the same in both (YAML 1.1's octal has digits only): taken
+// (until 2026-12-06 it was refused with the octal hint).
+bool leading_zero(const std::string& text) {
+  const size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  return text.size() > digits + 1 && text[digits] == '0' &&
+         std::isdigit(static_cast<unsigned char>(text[digits + 1])) &&
+         text.find_first_of(".eE", digits) == std::string::npos;
+}
 
 int edit_distance(const std::string& a, const std::string& b) {
   std::vector<int> prev(b.size() + 1), cur(b.size() + 1);

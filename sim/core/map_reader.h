@@ -27,6 +27,10 @@ std::optional<long long> plain_integer(const YamlNode& n);
 // the switch's ports and the range).
 std::optional<double> plain_ratio(const YamlNode& n);
 
+// An integer written with a leading zero ("08", "-010"), which YAML 1.1 tools read as octal:
+// refused wherever a number is read (scenario files, --set and command-line flags).
+bool leading_zero(const std::string& text);
+
 // Levenshtein distance: single-character insertions, deletions and substitutions from a to b.
 int edit_distance(const std::string& a, const std::string& b);
 // The name in `known` closest to `name` for a "did you mean" hint: within 2 edits, or differing
