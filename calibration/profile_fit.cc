@@ -144,8 +144,9 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
                                     " GiB of memory, the base profile " + base.name + " " +
                                     fmt(base.hbm_capacity.as_double() / (1 << 30)) +
                                     " GiB: another GPU. Pass the profile of the GPU probed with --base (" +
-                                    (builtin.empty()
-                                         ? std::string("none built in matches it: write one, 'clustersim profiles H100-SXM' prints one to copy")
+                                    (builtin.empty() || builtin == base.name
+                                         ? std::string("none built in has that memory: write one, 'clustersim profiles ") +
+                                               base.name + "' prints one to copy; set hbm_capacity and its datasheet peaks"
                                          : builtin + " matches its name") +
                                     ")"});
     }
@@ -301,13 +302,9 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
 // only the GEMMs of other types and the collectives across nodes; attention of other types,
 // elementwise and layernorm kernels and the other collectives were printed in the table alone
 // (the synthetic H100 probe: 21 of its 26 fitted models not written, 1 of them named).
-std::vector<std::string> fitted_not_written(const CalibrationResult& r) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;  // in the order met
-  const auto add = [&](const std::string& model, const std::string& reason) {
-    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.first == reason; });
-    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {reason, {}});
-    it->second.push_back(model);
-  };
+std::vector<std::pair<std::string, std::string>> not_written_models(const CalibrationResult& r) {
+  std::vector<std::pair<std::string, std::string>> out;  // model, why
+  const auto add = [&](const std::string& model, const std::string& reason) { out.emplace_back(model, reason); };
   for (const GemmFit& f : r.gemm) {
     if (f.model.dtype == DType::kBf16) continue;
     add("gemm " + std::string(to_string(f.model.dtype)),
@@ -352,6 +349,16 @@ std::vector<std::string> fitted_not_written(const CalibrationResult& r) {
       add(model_name(c), "a profile's NVLink values come from an all-reduce on one node over 2 or more GPUs, and "
                          "none was fitted");
     }
+  }
+  return out;
+}
+
+std::vector<std::string> fitted_not_written(const CalibrationResult& r) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;  // in the order met
+  for (const auto& [model, reason] : not_written_models(r)) {
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.first == reason; });
+    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {reason, {}});
+    it->second.push_back(model);
   }
   std::vector<std::string> out;
   for (const auto& [reason, models] : by_reason) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibration/fit/calibrate.h"
@@ -25,6 +26,8 @@ HardwareProfile fitted_profile(const CalibrationResult& result, const HardwarePr
 // table names them, then why in parentheses ("memory elementwise, memory layernorm (a profile's
 // HBM efficiency comes from the copy fit ...)"). Empty when every fit is written.
 std::vector<std::string> fitted_not_written(const CalibrationResult& result);
+// The same, one (model, why) pair per model.
+std::vector<std::pair<std::string, std::string>> not_written_models(const CalibrationResult& result);
 
 // The efficiencies fitted_profile leaves at the base's because no series measured them, one line
 // per group, with why ("hbm (no device copy series fitted)"). Until 2026-12-06 a series absent

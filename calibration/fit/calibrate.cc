@@ -260,11 +260,20 @@ std::string format_error_table(const CalibrationResult& result) {
   std::snprintf(line, sizeof line, "%-36s %7s %11s %10s\n", "model", "points", "median_err",
                 "worst_err");
   os << line;
+  // Percentages past a million in exponent form: a point timed 1e-300 s printed 300 digits,
+  // which overran the line and ran two rows together (QA 2026-12-07).
+  const auto percent = [](double fraction) {
+    char cell[32];
+    const double pct = 100 * fraction;
+    std::snprintf(cell, sizeof cell, pct < 1e6 ? "%.2f%%" : "%.2e%%", pct);
+    return std::string(cell);
+  };
   for (const FitErrorRow& row : result.errors) {
-    std::snprintf(line, sizeof line, "%-36s %7d %10.2f%% %9.2f%%\n", row.model.c_str(),
-                  row.error.points, 100 * row.error.median_rel, 100 * row.error.worst_rel);
+    std::snprintf(line, sizeof line, "%-36s %7d %11s %10s\n", row.model.c_str(), row.error.points,
+                  percent(row.error.median_rel).c_str(), percent(row.error.worst_rel).c_str());
     os << line;
   }
+  os << "(errors: |model - measured| / measured time, over each model's points)\n";
   return os.str();
 }
 
@@ -272,9 +281,15 @@ std::vector<std::string> wild_point_notes(const CalibrationResult& result) {
   std::vector<std::string> out;
   for (const FitErrorRow& row : result.errors) {
     if (row.model.find("(all)") != std::string::npos || row.error.worst_rel <= 0.5) continue;
-    char line[256];
-    std::snprintf(line, sizeof line, "the %s model misses its worst point by %.0f%%; check that measurement",
-                  row.model.c_str(), 100 * row.error.worst_rel);
+    // Named, with both times: a point timed far too slow reads under 100% (|model - measured| /
+    // measured), one far too fast thousands of percent (until 2026-12-07 the note named neither).
+    const FitPoint& w = row.error.worst;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "the %s model misses its worst point, %s, by %.0f%% (measured %.4g us, the model %.4g us); "
+                  "check that measurement",
+                  row.model.c_str(), w.label.c_str(), 100 * row.error.worst_rel, 1e6 * w.measured_s,
+                  1e6 * w.predicted_s);
     out.push_back(line);
   }
   return out;

@@ -28,7 +28,9 @@ FitError fit_error(const std::vector<FitPoint>& points) {
   std::vector<double> errors;
   errors.reserve(points.size());
   for (const FitPoint& p : points) errors.push_back(p.relative_error());
-  out.worst_rel = *std::max_element(errors.begin(), errors.end());
+  const auto worst = std::max_element(errors.begin(), errors.end());
+  out.worst_rel = *worst;
+  out.worst = points[static_cast<size_t>(worst - errors.begin())];
   out.median_rel = median(std::move(errors));
   return out;
 }

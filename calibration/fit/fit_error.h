@@ -24,6 +24,7 @@ struct FitError {
   int points = 0;
   double median_rel = 0;
   double worst_rel = 0;
+  FitPoint worst;  // the point missed by worst_rel (its label, measured and predicted times)
 };
 
 FitError fit_error(const std::vector<FitPoint>& points);
