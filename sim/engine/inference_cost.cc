@@ -29,6 +29,12 @@ std::string gib(Bytes b) {
   return buf;
 }
 
+std::string fmt_fraction(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", f);
+  return buf;
+}
+
 // Length of the union of intervals (sorted by start inside).
 Time union_length(std::vector<std::pair<Time, Time>> v) {
   std::sort(v.begin(), v.end());
@@ -281,11 +287,18 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
                               : bytes_of(static_cast<double>(in.max_prefill_tokens) * m.hidden * 2.0 * kWorkspaceBuffers);
   const Bytes free = usable - p.weights_per_gpu - workspace;
   if (free.n <= 0) {
+    // The workspace is per GPU, whatever tp: where it outweighs the weights, more GPUs do not
+    // help much (the message said they would until 2026-12-07, QA: 122 GiB of workspace).
+    const bool workspace_bound = workspace.as_double() >= p.weights_per_gpu.as_double();
+    const std::string remedy =
+        workspace_bound ? "lower inference.max_prefill_tokens (" + std::to_string(in.max_prefill_tokens) +
+                              ": the workspace holds that many tokens' activations on every GPU, whatever tp)"
+                        : "spread the model over more GPUs (" +
+                              (p.role == PoolRole::kExpert ? std::string("gpus") : std::string("tp / ep")) + ")";
     throw BadInput(InputError{"", 0, key,
                               "the pool is too small for the model: " + gib(p.weights_per_gpu) +
                                   " of weights per GPU plus " + gib(workspace) + " of activation workspace, but one " +
-                                  p.hw.name + " has " + gib(usable) + " usable; spread the model over more GPUs (" +
-                                  (p.role == PoolRole::kExpert ? std::string("gpus") : std::string("tp / ep")) + ")"});
+                                  p.hw.name + " has " + gib(usable) + " usable; " + remedy});
   }
   if (p.role == PoolRole::kExpert) return;
   p.kv_budget_per_gpu = bytes_of(free.as_double() * in.kv_cache_fraction);
@@ -311,9 +324,11 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
   // for a single token serves none of them.
   const int64_t need = in.trace.empty() ? longest : 1;
   if (p.kv_tokens_per_replica < need) {
-    const std::string remedy = in.kv_cache_per_gpu ? "raise inference.kv_cache_per_gpu (" +
-                                                         to_string(*in.kv_cache_per_gpu) + " per GPU), give"
-                                                   : "give";
+    const std::string remedy =
+        in.kv_cache_per_gpu ? "raise inference.kv_cache_per_gpu (" + to_string(*in.kv_cache_per_gpu) + " per GPU), give"
+        : in.kv_cache_fraction < 1.0
+            ? "raise inference.kv_cache_fraction (" + fmt_fraction(in.kv_cache_fraction) + " of the memory left), give"
+            : "give";
     const std::string needs = in.trace.empty() ? " tokens per replica but one request can need " + std::to_string(need)
                                                : " tokens per replica: no request of the trace fits";
     throw BadInput(InputError{"", 0, key,

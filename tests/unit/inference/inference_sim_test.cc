@@ -838,6 +838,17 @@ TEST(ServingSetup, PoolTooSmallForTheModelIsAClearError) {
                                 "inference.pools.colocated.ep=1"}));
   });
   EXPECT_NE(msg.find("inference.pools.colocated: the pool is too small for the model"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("spread the model over more GPUs (tp / ep)"), std::string::npos) << msg;
+  // A workspace larger than the weights is the prefill budget's, on every GPU whatever tp: that
+  // key is the remedy (more GPUs were advised until 2026-12-07).
+  const std::string workspace =
+      bad_input_of([] { make_serving_setup(serving({"inference.max_prefill_tokens=40000000"})); });
+  EXPECT_NE(workspace.find("lower inference.max_prefill_tokens (40000000"), std::string::npos) << workspace;
+  // A cache shrunk by kv_cache_fraction names it (it was not named until 2026-12-07).
+  const std::string fraction =
+      bad_input_of([] { make_serving_setup(serving({"inference.kv_cache_fraction=0.000001"})); });
+  EXPECT_NE(fraction.find("raise inference.kv_cache_fraction (1e-06 of the memory left)"), std::string::npos)
+      << fraction;
   EXPECT_NE(bad_input_of([] { make_serving_setup(serving({"inference.kv_cache_per_gpu=500GiB"})); })
                 .find("inference.kv_cache_per_gpu: asks for"),
             std::string::npos);
