@@ -326,7 +326,18 @@ std::string format_hardware_profile(const HardwareProfile& p) {
     const auto back = parse_bandwidth(scaled);
     return back && back->bytes_per_s == b.bytes_per_s ? scaled : num(b.bytes_per_s) + "Bps";
   };
-  auto time = [](Time t) { return std::to_string(t.as_ps()) + "ps"; };
+  // Microseconds, with as many decimals as the picoseconds need (3.936682us, 8us), where they read
+  // back exactly (until 2026-12-07 always picoseconds: kernel_launch: 3936682ps).
+  auto time = [](Time t) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(t.as_ps()) / 1e6);
+    std::string us = buf;
+    us.erase(us.find_last_not_of('0') + 1);
+    if (us.back() == '.') us.pop_back();
+    us += "us";
+    const auto back = parse_time(us);
+    return back && back->as_ps() == t.as_ps() ? us : std::to_string(t.as_ps()) + "ps";
+  };
   auto bytes = [](Bytes b) {
     if (b.n % (int64_t{1} << 30) == 0) return std::to_string(b.n >> 30) + "GiB";
     if (b.n % (int64_t{1} << 20) == 0) return std::to_string(b.n >> 20) + "MiB";  // H200's 143771MiB

@@ -162,6 +162,18 @@ TEST(FormatHardwareProfile, RoundTripsControlCharacters) {
   EXPECT_EQ(back.description, p.description);
 }
 
+// Times are written in microseconds with the decimals their picoseconds need, and read back
+// exactly (until 2026-12-07 in picoseconds: kernel_launch: 3936682ps; QA).
+TEST(FormatHardwareProfile, WritesTimesInMicroseconds) {
+  HardwareProfile p = parse_hardware_profile(kProfile, "p.yaml");
+  p.eff.kernel_launch = Time::ps(3'936'682);
+  p.eff.nvlink_collective_latency = Time::us(8);
+  const std::string text = format_hardware_profile(p);
+  EXPECT_NE(text.find("kernel_launch: 3.936682us"), std::string::npos) << text;
+  EXPECT_NE(text.find("nvlink_collective_latency: 8us"), std::string::npos) << text;
+  expect_same(parse_hardware_profile(text, "formatted"), p);
+}
+
 TEST(FormatHardwareProfile, RoundTripsEveryBuiltinProfile) {
   for (const std::string& name : builtin_profile_names()) {
     SCOPED_TRACE(name);
