@@ -73,8 +73,7 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
   r.read("network_busbw", e.network_busbw, need, kMinFittedEfficiency, kMaxFittedEfficiency);
   r.read("nvlink_collective_latency", e.nvlink_collective_latency, need);
   r.read("network_collective_latency", e.network_collective_latency, need);
-  // Launch and collective latencies are microseconds; a millisecond is already far off any GPU.
-  const Time limit = Time::ms(1);
+  const Time limit = kMaxFixedCost;
   for (const auto& [key, t] : {std::pair{"kernel_launch", e.kernel_launch},
                                std::pair{"nvlink_collective_latency", e.nvlink_collective_latency},
                                std::pair{"network_collective_latency", e.network_collective_latency}}) {

@@ -25,6 +25,9 @@ inline constexpr double kMemoryMatch = 1.10;
 // NVLink all-reduce's latency) must take for `clustersim calibrate` to write it: smaller, it lies
 // within the slopes' noise and the base's value is kept (profile_fit.cc, fixed_cost_seen).
 inline constexpr double kFixedCostShare = 0.1;
+// The largest launch or collective latency a profile takes: microseconds on real GPUs, so a
+// millisecond is already far off any.
+inline constexpr Time kMaxFixedCost = Time::ps(1'000'000'000);  // 1 ms
 // The largest gemm_k_half a profile takes (an inner-loop length; fitted ones are hundreds).
 inline constexpr int kMaxGemmKHalf = 1 << 20;
 
