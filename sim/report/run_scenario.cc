@@ -252,9 +252,23 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   // A run auto leaves unfolded (TP groups across nodes) says what auto did itself (run_training:
   // past the op limit it folds after all).
   if (data_parallel_size(cfg) < 2 || !work::folds_replicas(cfg)) return;
-  if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
   // A fault above the hosts has the run simulate every replica where the graph fits: not folded.
   if (!cfg.network.faults.empty() && engine::unfold_for_fabric_faults(cfg, training_profile(cfg))) return;
+  // A tapered tier: the folded representative meets every replica's sends between nodes at once
+  // on it, where unfolded replicas drift out of step (QA 2026-12-07: the 8:1 spine's cost).
+  const double taper = std::max(cfg.network.tor_oversubscription, cfg.network.agg_oversubscription);
+  if (taper > 1) {
+    char buf[640];
+    std::snprintf(buf, sizeof buf,
+                  "training.fold_ranks: the fabric is oversubscribed (network.tor_oversubscription %g, "
+                  "agg_oversubscription %g); folded, every replica's sends between nodes start in step with "
+                  "replica 0's on the tapered tier, which can overstate what the taper costs (Llama 3 405B on "
+                  "16,384 GPUs with PP outermost over an 8:1 spine: 8.82 s folded, 7.03 s unfolded; its own "
+                  "plan, DP outermost: 6.81 and 6.86 s): set training.fold_ranks: false for the exact figure",
+                  cfg.network.tor_oversubscription, cfg.network.agg_oversubscription);
+    notes.push_back(buf);
+  }
+  if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
                   "replicas' flows in step with replica 0's, and can come out fast where the unfolded replicas meet "
                   "each other's flows out of step (CP across nodes: 0.3% on Llama 3 405B's 16,384 GPUs with cp 2; "
