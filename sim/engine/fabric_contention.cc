@@ -408,7 +408,10 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
     if (l->contention > worst->contention) worst = l;
   }
   // The pipeline sends, set by set: each stage's forward and backward sends at the slowdown of
-  // their set (mean_flow_slowdowns).
+  // their set (mean_flow_slowdowns). Their busiest link is a candidate for the one named (until
+  // 2026-12-07 it was not: PP outermost over an 8:1 spine named a ToR uplink of 4 sub-flows while
+  // its pipeline sends met 8 and more on the spine; QA).
+  std::vector<StaticLoad> pp_loads;
   if (std::any_of(sets.pp_sends.begin(), sets.pp_sends.end(), [](const PipelineSends& set) { return !set.flows.empty(); })) {
     out.pp_forward.assign(static_cast<size_t>(pp), 1.0);
     out.pp_backward.assign(static_cast<size_t>(pp), 1.0);
@@ -418,7 +421,11 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
       const std::vector<double> slowdown = mean_flow_slowdowns(fabric, routes, set.flows, set.stage, pp);
       std::vector<double>& into = i % 2 == 0 ? out.pp_forward : out.pp_backward;
       for (size_t s = i / 2; s < into.size(); s += 2) into[s] = slowdown[s];
+      pp_loads.push_back(static_contention(fabric, routes, set.flows));
     }
+  }
+  for (const StaticLoad& l : pp_loads) {
+    if (l.contention > worst->contention) worst = &l;
   }
   std::vector<StaticLoad> a2a;
   if (a2a_leaves_node(sets, cfg.cluster.gpus_per_node)) {
