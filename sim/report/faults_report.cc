@@ -16,6 +16,7 @@
 #include "sim/engine/flow_training.h"
 #include "sim/report/internal/html_text.h"
 #include "sim/report/internal/straggler_words.h"
+#include "sim/report/run_scenario.h"
 #include "sim/report/training_report.h"
 #include "sim/report/whatif_report.h"
 #include "topology/fabric.h"
@@ -89,6 +90,7 @@ Json ci_pair(const engine::MeanCi& c, bool defined, bool non_negative = true,
 RunOutput run_straggled_flow(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
   const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw);
   RunOutput out = flow_training_output(cfg, hw, flow);
+  add_flow_fold_notes(cfg, flow, out);
   add_flow_stragglers(cfg, flow, out);
   return out;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibration/hardware_profile.h"
+#include "sim/engine/flow_training.h"
 #include "sim/core/config.h"
 #include "sim/report/json_writer.h"
 
@@ -36,6 +37,9 @@ void require_flow_for_network_faults(const ScenarioConfig& cfg);
 // the limit, or -1 under training.fold_ranks: true); empty when neither applies. `run` takes its
 // inputs from the flow result, `whatif` from fabric_faults_folding (whose variants fold alike).
 std::string fabric_faults_note(bool unfolded, int64_t folded_ops);
+// Adds to `out` the notes on what folding did in a flow-level training run: TP groups across
+// nodes under fold_ranks auto, and network.faults above the hosts (fabric_faults_note).
+void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingResult& flow, RunOutput& out);
 std::string fabric_faults_folding_note(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 // The keys `cfg` gives that the level it runs at does not use, one sentence each (empty when

@@ -581,6 +581,16 @@ TEST(FaultsCli, WhatIfRefusesWhatItCannotCompare) {
   EXPECT_TRUE(contains(both.out, "disagree; give one")) << both.out;
 }
 
+// `run` says a fault above the hosts unfolded the run with a stragglers section too, as the
+// shipped Llama 3 scenarios have (until 2026-12-07 that path dropped the note; QA).
+TEST(FaultsCli, RunWithStragglersSaysAFaultUnfoldedIt) {
+  const Result r = clustersim("run scenarios/megascale-table2/megascale-175b-256-b768.yaml --fidelity flow "
+                              "--set 'network.faults=[{element: tor:0, bandwidth_factor: 0.1}]' "
+                              "--set 'stragglers.stage_layers=[12,12,12,12,12,12,12,12]'");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "so every DP replica is simulated")) << r.out;
+}
+
 // A fault above the hosts unfolds every replica where the graph fits, and every variant alike;
 // past the limit all stay folded. Until 2026-12-06 the baseline was handed every replica by name
 // and refused past the limit, and both variants failed.
