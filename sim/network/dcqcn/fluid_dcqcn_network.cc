@@ -259,8 +259,10 @@ void FluidDcqcnNetwork::fast_forward_check(double t) {
   const double to = std::min(horizon - 2 * window_, kTimeLimit);
   if (to - t < 2 * window_) return;
   const Tally now = tally();
-  // Enough CNPs in the settled run to take their rate from (about 10% at 100; a few windows of a
-  // 2-to-1 incast hold a dozen, and their rate read 31% off), or none at all.
+  // Enough CNPs in the settled run (or none at all) that it spans many cut cycles of its flows, so
+  // their window means stand for the oscillation the jump carries on (a few windows of a 2-to-1
+  // incast hold a dozen, and the rates taken from them read 31% off). The CNPs and cuts over the
+  // jump come from the marks (settled_cnp_rate), not from this count.
   const double cnps = now.cnps - settled_tally_.cnps;
   if (cnps > 0 && cnps < kMinSettledCnps) return;
   const double settled = t - settled_from_;
@@ -292,16 +294,22 @@ FluidDcqcnNetwork::Rates FluidDcqcnNetwork::settled_cnp_rate(double marked_per_s
   // A receiver sends a CNP with the first marked packet once cnp_interval (tau) has passed since
   // its last one (step()), so with marked packets arriving at lambda a second the CNPs form a
   // renewal process of mean gap tau + 1/lambda (DCQCN's notification point, Zhu et al.,
-  // SIGCOMM 2015, section 3.1): rate 1 / (tau + 1/lambda). Each CNP cuts the sender's rate; with a
-  // decrease interval d, at most one cut per d, made where the interval saw a CNP: for CNPs at c a
-  // second, taken as Poisson, (1 - exp(-c d)) / d. Counting the settled run's CNPs instead (until
-  // 2026-12-07) read 0 where a flow sends a marked packet every few windows (a link at 1e-4 of
-  // its rate: 5,155 CNPs for 524,288 marks, the packet level 524,286) and, stopping as the count
-  // reached kMinSettledCnps, over-read (at 1e-3: 556,196 CNPs for 524,288 marks).
+  // SIGCOMM 2015, section 3.1): rate 1 / (tau + 1/lambda). Counting the settled run's CNPs instead
+  // (until 2026-12-07) read 0 where a flow sends a marked packet every few windows (a link at 1e-4
+  // of its rate: 5,155 CNPs for 524,288 marks, the packet level 524,286) and, stopping as the
+  // count reached kMinSettledCnps, over-read (at 1e-3: 556,196 CNPs for 524,288 marks).
+  // Each CNP cuts the sender's rate, at most once per rate_decrease_interval d (DcqcnRate: a CNP
+  // inside d holds one cut back to its end). With d <= tau every CNP is at least d after the last
+  // cut, so cuts = CNPs. With d > tau a cut at 0 is followed by one at d where a CNP came by then,
+  // else at the next CNP, an exponential wait past d (memoryless): cycle d + exp(-lambda (d - tau))
+  // / lambda (review 2026-12-07: (1 - exp(-c d)) / d, taking CNPs as Poisson, read 7-17% low).
   if (marked_per_s <= 0) return {};
-  const double cnps = 1.0 / (config_.cnp_interval.as_s() + 1.0 / marked_per_s);
+  const double tau = config_.cnp_interval.as_s();
+  const double cnps = 1.0 / (tau + 1.0 / marked_per_s);
   const double d = config_.rate_decrease_interval.as_s();
-  return {cnps, d > 0 ? -std::expm1(-cnps * d) / d : cnps};
+  if (d <= tau) return {cnps, cnps};
+  const double cycle = d + std::exp(-marked_per_s * (d - tau)) / marked_per_s;
+  return {cnps, std::min(cnps, 1.0 / cycle)};
 }
 
 void FluidDcqcnNetwork::materialize(double t) {
