@@ -91,11 +91,10 @@ long long Args::integer(const std::string& flag, long long fallback, long long m
   const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || (text[0] == '-' && min < 0));
   // A leading zero ("08") is refused as the scenario reader refuses it (README; taken as 8 until
   // 2026-12-06).
-  const size_t digits = text[0] == '-' ? 1 : 0;
-  const bool leading_zero = text.size() > digits + 1 && text[digits] == '0';
-  if (!plain || leading_zero || *end != '\0' || errno == ERANGE || v < min || v > max) {
+  const bool octal = plain && leading_zero(text);
+  if (!plain || octal || *end != '\0' || errno == ERANGE || v < min || v > max) {
     throw UsageError{flag + " needs a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-                     "], got '" + text + "'" + (leading_zero ? " (a plain decimal: no leading zero)" : "")};
+                     "], got '" + text + "'" + (octal ? " (a plain decimal: no leading zero)" : "")};
   }
   return v;
 }
@@ -111,11 +110,13 @@ double Args::number(const std::string& flag, double fallback, double min, double
   const bool plain = !text.empty() &&
                      (std::isdigit(static_cast<unsigned char>(text[0])) || (text[0] == '-' && min < 0) ||
                       text[0] == '.') &&
-                     text.find_first_of("xX") == std::string::npos && !leading_zero(text);
-  if (!plain || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
+                     text.find_first_of("xX") == std::string::npos;
+  const bool octal = plain && leading_zero(text);
+  if (!plain || octal || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < min || v > max) {
     std::ostringstream range;
     range << "[" << min << ", " << max << "]";
-    throw UsageError{flag + " needs a number in " + range.str() + ", got '" + text + "'"};
+    throw UsageError{flag + " needs a number in " + range.str() + ", got '" + text + "'" +
+                     (octal ? " (a plain decimal: no leading zero)" : "")};
   }
   return v;
 }

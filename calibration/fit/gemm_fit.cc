@@ -47,7 +47,13 @@ double useful_rate(const GemmPoint& p) {
 // wild-point note. The relative fit weighs a point by 1 / its time, so one timed 300x too fast
 // pulled every tile's fit to it and chose a wrong tile (QA 2026-12-07: 128x64 for 128x256, the
 // launch cost to 0); the fit's own trimming handles points up to about 100x off.
+// As the fit's own trimming (RelativeFitOptions), only in a series of 10 points or more, and at
+// most a tenth of them: where more stand out, the series (mostly small shapes, say) is in doubt,
+// not the points, and all are fitted (review 2026-12-07: with a few shapes the 90th percentile
+// is near the median, and a genuine plateau shape could be dropped).
 std::vector<GemmPoint> plausible_points(const std::vector<GemmPoint>& points) {
+  constexpr size_t kMinPoints = 10;
+  if (points.size() < kMinPoints) return points;
   std::vector<double> rates;
   for (const GemmPoint& p : points) rates.push_back(useful_rate(p));
   std::sort(rates.begin(), rates.end());
@@ -56,7 +62,7 @@ std::vector<GemmPoint> plausible_points(const std::vector<GemmPoint>& points) {
   for (const GemmPoint& p : points) {
     if (useful_rate(p) <= 2 * p90) out.push_back(p);
   }
-  return out;
+  return (points.size() - out.size()) * 10 <= points.size() ? out : points;
 }
 
 // The model fitted on `use` (plausible_points), its points all of `points`.

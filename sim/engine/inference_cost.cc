@@ -29,12 +29,6 @@ std::string gib(Bytes b) {
   return buf;
 }
 
-std::string fmt_fraction(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", f);
-  return buf;
-}
-
 // Length of the union of intervals (sorted by start inside).
 Time union_length(std::vector<std::pair<Time, Time>> v) {
   std::sort(v.begin(), v.end());
@@ -327,7 +321,7 @@ void size_pool_memory(const ServingModel& m, const InferenceConfig& in, const st
     const std::string remedy =
         in.kv_cache_per_gpu ? "raise inference.kv_cache_per_gpu (" + to_string(*in.kv_cache_per_gpu) + " per GPU), give"
         : in.kv_cache_fraction < 1.0
-            ? "raise inference.kv_cache_fraction (" + fmt_fraction(in.kv_cache_fraction) + " of the memory left), give"
+            ? "raise inference.kv_cache_fraction (" + format_number(in.kv_cache_fraction) + " of the memory left), give"
             : "give";
     const std::string needs = in.trace.empty() ? " tokens per replica but one request can need " + std::to_string(need)
                                                : " tokens per replica: no request of the trace fits";
@@ -570,7 +564,7 @@ StepTiming colocated_step(const ServingModel& m, const PoolPlan& p, const Servin
       // 1 / tp share each: where the replicas' loads differ (a long prompt on one of them), they
       // pace the all-to-alls where the busiest group does not (until 2026-12-07 every GPU was
       // charged the mean: one 3,000-token prompt on one of 8 replicas, its GPU sending the
-      // whole prompt, was charged an eighth of it, TTFT 27% short). The replica is the one with
+      // whole prompt, was charged an eighth of it, TTFT 21% short). The replica is the one with
       // the longest attention (busiest_replica), which holds the most tokens but where a few
       // long contexts outweigh many short ones.
       const double skew = busiest_group_skew(m, groups);

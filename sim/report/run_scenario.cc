@@ -224,8 +224,9 @@ void solver_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   }
 }
 
-// A flow-level run whose TP or CP groups span nodes: folded, other replicas' flows there meet
-// this replica's in step, where the unfolded run has them out of step (work::folds_replicas).
+// A folded flow-level run whose TP or CP groups span nodes, or over a tapered tier: folded, other
+// replicas' flows there meet this replica's in step, where the unfolded run has them out of step
+// (work::folds_replicas).
 void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (runs == Fidelity::kAnalytical || cfg.traffic || cfg.inference) return;
   // A run auto leaves unfolded (TP groups across nodes) says what auto did itself (run_training:

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "calibration/hardware_profile.h"
-#include "sim/engine/flow_training.h"
 #include "sim/core/config.h"
 #include "sim/report/json_writer.h"
+
+namespace clustersim::engine {
+struct FlowTrainingResult;
+}  // namespace clustersim::engine
 
 namespace clustersim::report {
 

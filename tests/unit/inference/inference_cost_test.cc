@@ -554,7 +554,7 @@ TEST(StepLoad, TheBusiestReplicaIsTheSlowestAttentionAndPacesTheStep) {
 // to their experts and receives their outputs, and paces both all-to-alls where the others send
 // little. One 3,000-token prompt on replica 0 of 8 (tp 1): the exchange is the whole prompt's
 // from one GPU, not an eighth of it (until 2026-12-07 every GPU was charged the mean: TTFT of
-// such a prompt 27% short, review 2026-12-07).
+// such a prompt 21% short, review 2026-12-07).
 TEST(ServingModel, ThePromptsReplicaPacesTheExpertAllToAll) {
   const ScenarioConfig cfg = testing::serving({"inference.moe.dispatch=all_to_all"});
   const ServingModel m = serving_model(cfg);
