@@ -162,8 +162,12 @@ void read_range(const std::string& key, const YamlNode& n, Axis& axis, ErrorList
   }
 }
 
+// A section written with no value, or as {}: it sets nothing (set, constraints and prices: both
+// ignored until 2026-12-06 and 2026-12-07; axes: refused as missing).
+bool no_entries(const YamlNode& n) { return n.is_null() || (n.is_map() && n.map.empty()); }
+
 void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, ErrorList& errors) {
-  if (!axes || axes->is_null() || (axes->is_map() && axes->map.empty())) {
+  if (!axes || no_entries(*axes)) {
     errors.add(InputError{file, axes ? axes->line : 0, "axes",
                           "required: at least one axis, e.g. axes: {parallelism.tp: [1, 2, 4, 8]}"});
     return;
@@ -304,10 +308,6 @@ void check_gpu_value(const YamlNode& value, const std::string& where, const std:
     }
   }
 }
-
-// A section written with no value, or as {}: it sets nothing (both ignored until 2026-12-06 and
-// 2026-12-07).
-bool no_entries(const YamlNode& n) { return n.is_null() || (n.is_map() && n.map.empty()); }
 
 void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
   if (!c) return;
