@@ -41,36 +41,41 @@ double useful_rate(const GemmPoint& p) {
   return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / p.timing.median_s;
 }
 
-// The points a fit may follow: a GEMM whose useful FLOP rate is over twice the 90th percentile of
+// Which points a fit follows: a GEMM whose useful FLOP rate is over twice the 90th percentile of
 // the points' cannot be that shape on this GPU (the largest shapes run at its plateau): it was
 // timed wrong (a clock glitch, a mislabelled shape). Such points stay in the error table and the
 // wild-point note. The relative fit weighs a point by 1 / its time, so one timed 300x too fast
 // pulled every tile's fit to it and chose a wrong tile (QA 2026-12-07: 128x64 for 128x256, the
-// launch cost to 0); the fit's own trimming handles points up to about 100x off.
-// As the fit's own trimming (RelativeFitOptions), only in a series of 10 points or more, and at
-// most a tenth of them: where more stand out, the series (mostly small shapes, say) is in doubt,
-// not the points, and all are fitted (review 2026-12-07: with a few shapes the 90th percentile
-// is near the median, and a genuine plateau shape could be dropped).
-std::vector<GemmPoint> plausible_points(const std::vector<GemmPoint>& points) {
+// launch cost to 0); the fit's own trimming handles points up to about 100x off. As that trimming
+// (RelativeFitOptions), only in a series of 10 points or more, and at most a tenth of them: where
+// more stand out, the series (mostly small shapes, say) is in doubt, not the points, and all are
+// fitted (review 2026-12-07: with a few shapes the 90th percentile is near the median, and a
+// genuine plateau shape could be dropped).
+std::vector<bool> plausible_points(const std::vector<GemmPoint>& points) {
   constexpr size_t kMinPoints = 10;
-  if (points.size() < kMinPoints) return points;
+  std::vector<bool> fitted(points.size(), true);
+  if (points.size() < kMinPoints) return fitted;
   std::vector<double> rates;
   for (const GemmPoint& p : points) rates.push_back(useful_rate(p));
   std::sort(rates.begin(), rates.end());
   const double p90 = rates[static_cast<size_t>(0.9 * static_cast<double>(rates.size() - 1))];
-  std::vector<GemmPoint> out;
-  for (const GemmPoint& p : points) {
-    if (useful_rate(p) <= 2 * p90) out.push_back(p);
+  size_t left_out = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    fitted[i] = useful_rate(points[i]) <= 2 * p90;
+    left_out += fitted[i] ? 0 : 1;
   }
-  return (points.size() - out.size()) * 10 <= points.size() ? out : points;
+  if (left_out * 10 > points.size()) fitted.assign(points.size(), true);
+  return fitted;
 }
 
-// The model fitted on `use` (plausible_points), its points all of `points`.
-GemmFit fit_with_tile(const std::vector<GemmPoint>& use, const std::vector<GemmPoint>& points, int sm_count,
+// The model fitted on the points `fitted` marks (plausible_points), its points all of them.
+GemmFit fit_with_tile(const std::vector<GemmPoint>& points, const std::vector<bool>& fitted, int sm_count,
                       GemmTile tile) {
   std::vector<std::vector<double>> rows;
   std::vector<double> y;
-  for (const GemmPoint& p : use) {
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!fitted[i]) continue;
+    const GemmPoint& p = points[i];
     const Quantised q = quantise(p.m, p.n, p.k, tile, sm_count);
     rows.push_back({1.0, q.padded_flops, q.waves});
     y.push_back(p.timing.median_s);
@@ -113,18 +118,22 @@ size_t gemm_shapes(const std::vector<GemmPoint>& points) {
 
 GemmFit fit_gemm(const std::vector<GemmPoint>& points, int sm_count, const GemmFitOptions& options) {
   if (gemm_shapes(points) < kGemmMinPoints || sm_count <= 0) return {};
-  const std::vector<GemmPoint> use = plausible_points(points);
-  if (gemm_shapes(use) < kGemmMinPoints) return {};
+  const std::vector<bool> fitted = plausible_points(points);
+  std::vector<GemmPoint> kept;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (fitted[i]) kept.push_back(points[i]);
+  }
+  if (gemm_shapes(kept) < kGemmMinPoints) return {};
   // Tiles are compared on the mean relative error over the points fitted: it uses every one, where
   // the median would let noise decide between tiles that quantise most shapes alike.
   GemmFit best;
   double best_mean = std::numeric_limits<double>::infinity();
   for (GemmTile tile : options.candidate_tiles) {
-    GemmFit fit = fit_with_tile(use, points, sm_count, tile);
+    GemmFit fit = fit_with_tile(points, fitted, sm_count, tile);
     if (!std::isfinite(fit.model.peak_flops_per_s)) continue;
     double mean = 0;
-    for (const GemmPoint& p : use) mean += std::abs(fit.model.predict_s(p.m, p.n, p.k) - p.timing.median_s) / p.timing.median_s;
-    mean /= static_cast<double>(use.size());
+    for (size_t i = 0; i < fit.points.size(); ++i) mean += fitted[i] ? fit.points[i].relative_error() : 0.0;
+    mean /= static_cast<double>(kept.size());
     if (mean < best_mean) {
       best_mean = mean;
       best = std::move(fit);
