@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -558,8 +557,7 @@ void write_probe_file(const ProbeData& data, const std::filesystem::path& file) 
   out.flush();
   if (!out) {
     // Why, where the system says (a missing directory, a directory, a full disk).
-    throw std::runtime_error("cannot write probe file " + file.string() +
-                             (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
+    throw std::runtime_error("cannot write probe file " + file.string() + ": " + io_reason());
   }
 }
 

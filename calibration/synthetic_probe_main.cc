@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -14,6 +13,7 @@
 #include "calibration/fit/calibrate.h"
 #include "calibration/probe_file.h"
 #include "calibration/synthetic_probe.h"
+#include "sim/core/error.h"
 
 namespace {
 
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     summary << format_probe_summary(data);
     summary.flush();
     if (!summary) {
-      throw std::runtime_error("cannot write " + txt + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+      throw std::runtime_error("cannot write " + txt + ": " + clustersim::io_reason());
     }
   } catch (const std::exception& e) {
     std::cerr << "clustersim-synthetic-probe: -o: " << e.what() << "\n";

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -142,18 +141,6 @@ void refuse_overwriting(const std::filesystem::path& output, const std::vector<s
     }
   }
 }
-
-namespace {
-
-// Why the last file operation failed, from errno; "unknown reason" when errno says nothing (a
-// stream may fail without setting it).
-std::string io_reason() {
-  std::string why = errno != 0 ? std::strerror(errno) : "unknown reason";
-  if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
-  return why;
-}
-
-}  // namespace
 
 std::ofstream open_output(const std::filesystem::path& path, const std::string& flag) {
   errno = 0;

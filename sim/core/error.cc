@@ -2,6 +2,8 @@
 #include "sim/core/error.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 
 namespace clustersim {
 namespace {
@@ -45,6 +47,12 @@ BadInput::BadInput(std::vector<InputError> errors)
 
 void ErrorList::throw_if_any() const {
   if (!errors_.empty()) throw BadInput(errors_);
+}
+
+std::string io_reason() {
+  std::string why = errno != 0 ? std::strerror(errno) : "unknown reason";
+  if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+  return why;
 }
 
 }  // namespace clustersim

@@ -52,4 +52,9 @@ class ErrorList {
   std::vector<InputError> errors_;
 };
 
+// Why the last file operation failed, from errno, in lower case ("no such file or directory");
+// "unknown reason" when errno says nothing (a stream may fail without setting it). Clear errno
+// before the operation.
+std::string io_reason();
+
 }  // namespace clustersim
