@@ -169,6 +169,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   write("sweep.html", sweep::sweep_html(space, table, run));
   std::cout << sweep::sweep_summary(space, table, run);
   for (const std::string& note : sweep::analytical_notes(space)) std::cerr << "note: analytical screen: " << note << "\n";
+  if (const std::string note = sweep::folding_mix_note(table); !note.empty()) std::cerr << "note: " << note << "\n";
   std::cout << "\nwrote " << (dir / "sweep.csv").string() << ", sweep.json, sweep.html (log: results.jsonl)\n";
   // The files are written (they list every skipped candidate), but a sweep that ranks nothing
   // has failed: the axes or constraints exclude every candidate.

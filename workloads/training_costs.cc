@@ -69,6 +69,49 @@ std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const Scenario
   return out;
 }
 
+}  // namespace
+
+bool replica_lines_cross_taper(const ScenarioConfig& cfg) {
+  const int dp = data_parallel_size(cfg);
+  if (dp < 2) return false;
+  const ParallelismConfig& p = cfg.parallelism;
+  if (p.pp < 2 && p.cp < 2) return false;
+  topo::ClosShape shape;
+  try {
+    shape = topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
+  } catch (const BadInput&) {
+    return false;  // the run that builds the fabric says what is wrong with it
+  }
+  const double nics_per_gpu = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
+  // The smallest tapered block (a tapered ToR tier's groups lie inside any pod).
+  int64_t block = 0;
+  for (const TierBlocks& t : tier_blocks(shape, cfg)) {
+    if (t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9)) {
+      block = t.gpus;
+      break;
+    }
+  }
+  if (block == 0) return false;
+  const Placement pl = placement_of(cfg);
+  // Interleaved stages send from the last stage to the first too (chunk v to chunk v + 1).
+  const int pairs = p.vpp > 1 ? p.pp : p.pp - 1;
+  for (int r = 0; r < dp; ++r) {
+    for (int ci = 0; ci < p.cp; ++ci) {
+      for (int t = 0; t < p.tp; ++t) {
+        for (int s = 0; s < pairs; ++s) {
+          if (pl.gpu(t, ci, r, s) / block != pl.gpu(t, ci, r, (s + 1) % p.pp) / block) return true;
+        }
+        for (int s = 0; s < p.pp && ci > 0; ++s) {
+          if (pl.gpu(t, ci, r, s) / block != pl.gpu(t, 0, r, s) / block) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+namespace {
+
 // Per-flow routing (ECMP, D-mod-k) puts each flow's queue pairs on single switch-to-switch links:
 // a flow of `flow` bytes that leaves its ToR runs at most at qps fabric links' rate, while the
 // busiest GPU moves `busiest` bytes at its NIC share (share x nic):

@@ -52,6 +52,13 @@ TrainingLinks training_links(const ScenarioConfig& cfg, const calib::HardwarePro
 TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, int64_t stride, int64_t members,
                              int64_t starts = 1, double nic_scale = 1.0);
 
+// Whether a pipeline send or CP ring of some DP replica leaves a ToR group or pod whose uplinks
+// carry less than its GPUs' NICs (a tapered tier: oversubscription, or fabric links slower than
+// the NICs): folded, every replica's such sends meet on those uplinks in step, which overstates
+// what the taper costs (work::folds_replicas). False with fewer than 2 DP replicas, and where
+// the fabric cannot be built (the run that builds it says why).
+bool replica_lines_cross_taper(const ScenarioConfig& cfg);
+
 // How many times its NIC share (nics_per_node / gpus_per_node of the node's NICs) a GPU gets for
 // traffic that only the GPUs `sends(g)` put across nodes at once: the GPUs behind a NIC over the
 // most of them behind one NIC that send (pipeline sends of a node holding several stages, of

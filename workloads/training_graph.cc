@@ -265,7 +265,7 @@ bool folds_replicas(const ScenarioConfig& cfg) {
     case FoldRanks::kUnfold: return false;
     case FoldRanks::kAuto: break;
   }
-  return !groups_span_nodes(cfg, Dim::kTp);
+  return !groups_span_nodes(cfg, Dim::kTp) && !replica_lines_cross_taper(cfg);
 }
 
 std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragglers& st, bool& folded) {

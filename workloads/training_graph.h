@@ -215,7 +215,11 @@ std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragg
 // simulates every replica there (since 2026-12-06; before, it folded unless told not to).
 // CP groups across nodes alone keep folding: Llama 3 405B on 16,384 GPUs with cp 2 (each CP group
 // over two nodes) is 0.3% fast folded (6.483 against 6.501 s), in 2.1 s against 41 s; as cp 1, as
-// shipped, 0.7% (6.824 against 6.873 s).
+// shipped, 0.7% (6.824 against 6.873 s). Nor does auto fold where pipeline sends or CP rings cross
+// a tapered tier (replica_lines_cross_taper, since 2026-12-07): folded, every replica's sends meet
+// the representative's there at once, where unfolded ones drift apart. Llama 3 405B placed PP
+// outermost over an agg tier tapered 8:1 came out 25% slow folded (8.818 against 7.033 s; 2:1 7%,
+// 7.353 against 6.871 s), its own plan (DP outermost, each pipeline inside a pod) stays folded.
 bool folds_replicas(const ScenarioConfig& cfg);
 int simulated_replica_count(const ScenarioConfig& cfg, const GraphStragglers& stragglers = {});
 

@@ -24,6 +24,7 @@
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
 #include "workloads/placement.h"
+#include "workloads/training_costs.h"
 #include "topology/clos_shape.h"
 #include "topology/fabric_router.h"
 
@@ -234,19 +235,15 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (data_parallel_size(cfg) < 2 || !work::folds_replicas(cfg)) return;
   // A fault above the hosts has the run simulate every replica where the graph fits: not folded.
   if (!cfg.network.faults.empty() && engine::unfold_for_fabric_faults(cfg, training_profile(cfg))) return;
-  // A tapered tier: the folded representative meets every replica's sends between nodes at once
-  // on it, where unfolded replicas drift out of step (QA 2026-12-07: the 8:1 spine's cost).
-  const double taper = std::max(cfg.network.tor_oversubscription, cfg.network.agg_oversubscription);
-  if (taper > 1) {
-    char buf[640];
-    std::snprintf(buf, sizeof buf,
-                  "training.fold_ranks: the fabric is oversubscribed (network.tor_oversubscription %g, "
-                  "agg_oversubscription %g); folded, every replica's sends between nodes start in step with "
-                  "replica 0's on the tapered tier, which can overstate what the taper costs (Llama 3 405B on "
-                  "16,384 GPUs with PP outermost over an 8:1 spine: 8.82 s folded, 7.03 s unfolded; its own "
-                  "plan, DP outermost: 6.81 and 6.86 s): set training.fold_ranks: false for the exact figure",
-                  cfg.network.tor_oversubscription, cfg.network.agg_oversubscription);
-    notes.push_back(buf);
+  // Pipeline sends or CP rings across a tapered tier, folded by fold_ranks: true (auto simulates
+  // every replica there): the representative meets every replica's sends at once on the tapered
+  // uplinks, where unfolded replicas drift out of step (QA 2026-12-07: the 8:1 spine's cost).
+  if (work::replica_lines_cross_taper(cfg)) {
+    notes.push_back("training.fold_ranks: pipeline sends or CP rings cross a tapered tier (network."
+                    "tor_oversubscription, agg_oversubscription or fabric_bandwidth); folded, every replica's sends "
+                    "there start in step with replica 0's, which overstates what the taper costs (Llama 3 405B on "
+                    "16,384 GPUs, PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded); auto simulates every "
+                    "replica here: set training.fold_ranks: auto or false for the exact figure");
   }
   if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
@@ -453,22 +450,30 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
 // scenario with a stragglers section, as the shipped Llama 3 ones have, dropped these notes:
 // QA, a fault above the hosts unfolded the run and nothing said so).
 void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingResult& flow, RunOutput& out) {
-  // What fold_ranks auto did where TP groups span nodes (work::folds_replicas).
-  if (cfg.training.fold_ranks == FoldRanks::kAuto && data_parallel_size(cfg) > 1 &&
-      work::groups_span_nodes(cfg, work::Dim::kTp)) {
-    if (flow.auto_folded_ops > 0) {
-      char buf[480];
+  // What fold_ranks auto did where TP groups span nodes, or pipeline sends or CP rings cross a
+  // tapered tier (work::folds_replicas).
+  if (cfg.training.fold_ranks == FoldRanks::kAuto && data_parallel_size(cfg) > 1) {
+    const bool tp = work::groups_span_nodes(cfg, work::Dim::kTp);
+    const bool taper = !tp && work::replica_lines_cross_taper(cfg);
+    const char* why = tp ? "TP groups span nodes in this placement"
+                         : "pipeline sends or CP rings cross a tapered tier in this placement";
+    const char* miss = tp ? "18 to 47% fast" : "up to 25% slow (Llama 3 405B, PP outermost, an 8:1 spine)";
+    char buf[560];
+    if (!tp && !taper) {
+      buf[0] = '\0';
+    } else if (flow.auto_folded_ops > 0) {
       std::snprintf(buf, sizeof buf,
-                    "training.fold_ranks: TP groups span nodes in this placement, where auto simulates every DP "
-                    "replica, but their graph would hold %.3g ops, past the limit of %.0e: folded instead, and "
-                    "folded such plans came out 18 to 47%% fast (raise parallelism.micro_batch for fewer ops)",
-                    static_cast<double>(flow.auto_folded_ops), static_cast<double>(engine::kMaxGraphOps));
-      out.notes.push_back(buf);
+                    "training.fold_ranks: %s, where auto simulates every DP replica, but their graph would hold "
+                    "%.3g ops, past the limit of %.0e: folded instead, and folded such plans came out %s (raise "
+                    "parallelism.micro_batch for fewer ops)",
+                    why, static_cast<double>(flow.auto_folded_ops), static_cast<double>(engine::kMaxGraphOps), miss);
     } else {
-      out.notes.push_back("training.fold_ranks: TP groups span nodes in this placement, so every DP replica is "
-                          "simulated (auto): folded, in step, such plans came out 18 to 47% fast; set "
-                          "training.fold_ranks: true for the faster approximation");
+      std::snprintf(buf, sizeof buf,
+                    "training.fold_ranks: %s, so every DP replica is simulated (auto): folded, in step, such plans "
+                    "came out %s; set training.fold_ranks: true for the faster approximation",
+                    why, miss);
     }
+    if (buf[0] != '\0') out.notes.push_back(buf);
   }
   // network.faults above the hosts against folding (engine::FlowStragglers).
   if (const std::string note = fabric_faults_note(flow.fabric_faults_unfolded, flow.fabric_faults_folded_ops);

@@ -41,7 +41,8 @@ void require_flow_for_network_faults(const ScenarioConfig& cfg);
 // inputs from the flow result, `whatif` from fabric_faults_folding (whose variants fold alike).
 std::string fabric_faults_note(bool unfolded, int64_t folded_ops);
 // Adds to `out` the notes on what folding did in a flow-level training run: TP groups across
-// nodes under fold_ranks auto, and network.faults above the hosts (fabric_faults_note).
+// nodes or pipeline sends across a tapered tier under fold_ranks auto, and network.faults above
+// the hosts (fabric_faults_note).
 void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingResult& flow, RunOutput& out);
 std::string fabric_faults_folding_note(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 

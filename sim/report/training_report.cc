@@ -447,6 +447,9 @@ RunOutput flow_training_output(const ScenarioConfig& cfg, const calib::HardwareP
   out.trace_json = write_trace_json(flow);
   out.report_html = write_html_report(cfg, hw, flow, peer);
   out.metrics = training_metrics(flow.estimate);
+  // 1 where one representative replica stood for the rest (training.fold_ranks): a sweep notes
+  // finalists simulated both ways (sweep::folding_mix_note).
+  out.metrics["folded"] = flow.folded ? 1.0 : 0.0;
   return out;
 }
 

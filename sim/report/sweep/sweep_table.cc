@@ -200,6 +200,22 @@ std::string no_valid_candidates(const SweepTable& table) {
   return out;
 }
 
+std::string folding_mix_note(const SweepTable& table) {
+  int64_t folded = 0, unfolded = 0;
+  for (const Row& row : table.rows) {
+    const auto it = row.finer.metrics.find("folded");
+    if (!row.finer.ran || row.finer.status != kOk || it == row.finer.metrics.end()) continue;
+    ++(it->second > 0 ? folded : unfolded);
+  }
+  if (folded == 0 || unfolded == 0) return "";
+  return "the flow stage simulated " + std::to_string(folded) + " finalist" + (folded == 1 ? "" : "s") +
+         " folded (one representative DP replica) and " + std::to_string(unfolded) +
+         " unfolded (training.fold_ranks auto unfolds TP groups across nodes and pipeline sends across a tapered "
+         "tier): folded figures can be a few percent off (Llama 3 405B, PP outermost, 1:1 spine: 7.10 s folded, 6.86 s "
+         "unfolded), so close calls between the two kinds are not decided; set training.fold_ranks: false in the "
+         "sweep's set: to simulate every finalist alike (`folded` in sweep.json says which ran how)";
+}
+
 std::string shown_reason(const SweepTable& table, const std::string& cls) {
   // A class of one candidate is that candidate's reason: nothing to group, so the numbers show.
   const auto count = table.reason_counts.find(cls);

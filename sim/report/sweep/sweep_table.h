@@ -51,6 +51,12 @@ void finish_stage(const SweepSpec& spec, StageResult& s);
 // candidates is valid: 3 x invalid: ...; 2 x rejected: ..." (most frequent reason first).
 std::string no_valid_candidates(const SweepTable& table);
 
+// Empty unless the finer stage simulated some finalists folded (one representative DP replica,
+// metric `folded` 1) and others unfolded, as training.fold_ranks auto does by placement and fabric:
+// then a note that their figures differ in kind (folded ones ran a few percent off: Llama 3 405B,
+// PP outermost, 1:1 spine, 7.101 s folded against 6.863 s unfolded) and how to compare alike.
+std::string folding_mix_note(const SweepTable& table);
+
 // A reason with its numbers masked, so that the same cause counts once ("tp: must divide # ...").
 std::string reason_class(const std::string& status, const std::string& reason);
 

@@ -836,6 +836,35 @@ TEST(FlowTrainingKeys, AutoFoldingUnfoldsWhereTpGroupsSpanNodes) {
             "training.fold_ranks");
 }
 
+// Nor does auto fold where pipeline sends cross a tapered tier (since 2026-12-07): folded, every
+// replica's sends meet the representative's on the tapered uplinks at once, where unfolded ones
+// drift apart (Llama 3 405B, PP outermost, 8:1 spine: 8.818 s folded, 7.033 s unfolded). 64 GPUs
+// on 8 single-NIC servers, 4 under each ToR: stage 0 under ToR 0, stage 1 under ToR 1 when PP is
+// outermost; DP outermost keeps each pipeline under one ToR.
+TEST(FlowTrainingKeys, AutoFoldingUnfoldsWherePipelineSendsCrossATaperedTier) {
+  const auto read = [](const std::string& network, const std::string& parallelism, const std::string& fold = "") {
+    return scenario_from_tree(
+        parse_yaml_text("cluster: {gpus: 64, gpu: A100-SXM4-80GB, nics_per_node: 1}\n"
+                        "network: {fidelity: flow, tiers: 2, switch_radix: 8" + network + "}\n"
+                        "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024, vocab: 32000}\n"
+                        "parallelism: {tp: 8, " + parallelism + "}\n"
+                        "training: {global_batch: 64" + fold + "}\n",
+                        "taper.yaml"),
+        "taper.yaml");
+  };
+  const std::string tapered = ", tor_oversubscription: 4, oversubscription_by: fewer_uplinks";
+  const std::string pp_outermost = "pp: 2, placement: tp-cp-dp-pp";
+  EXPECT_TRUE(work::replica_lines_cross_taper(read(tapered, pp_outermost)));
+  EXPECT_FALSE(work::folds_replicas(read(tapered, pp_outermost)));
+  // Fabric links at a quarter of the NICs' rate taper the ToR's uplinks as well.
+  EXPECT_FALSE(work::folds_replicas(read(", fabric_bandwidth: 100Gbps", pp_outermost)));
+  EXPECT_TRUE(work::folds_replicas(read("", pp_outermost)));                        // 1:1
+  EXPECT_FALSE(work::replica_lines_cross_taper(read(tapered, "pp: 2, placement: tp-cp-pp-dp")));
+  EXPECT_TRUE(work::folds_replicas(read(tapered, "pp: 2, placement: tp-cp-pp-dp")));  // pipelines under a ToR
+  EXPECT_TRUE(work::folds_replicas(read(tapered, "pp: 1, placement: tp-cp-dp-pp")));  // no pipeline
+  EXPECT_TRUE(work::folds_replicas(read(tapered, pp_outermost, ", fold_ranks: true")));  // true folds
+}
+
 }  // namespace
 }  // namespace clustersim::engine
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,26 @@ TEST(SweepTable, AReasonOfOneCandidateShowsItsNumbers) {
   EXPECT_NE(no_valid_candidates(t).find("1 x invalid: parallelism.pp: must divide model.layers (80); got 3"),
             std::string::npos)
       << no_valid_candidates(t);
+}
+
+// The flow stage's finalists simulated some folded and some not (fold_ranks auto): a note; all
+// alike, or a finalist that did not run, none.
+TEST(SweepTable, FinalistsFoldedAndUnfoldedAreNoted) {
+  const auto row = [](bool ran, const std::string& status, std::optional<double> folded) {
+    Row r;
+    r.finer.ran = ran;
+    r.finer.status = status;
+    if (folded) r.finer.metrics["folded"] = *folded;
+    return r;
+  };
+  SweepTable t;
+  t.rows = {row(true, kOk, 1.0), row(true, kOk, 1.0), row(false, "", std::nullopt), row(true, kError, 0.0)};
+  EXPECT_EQ(folding_mix_note(t), "");
+  t.rows.push_back(row(true, kOk, 0.0));
+  const std::string note = folding_mix_note(t);
+  EXPECT_NE(note.find("simulated 2 finalists folded (one representative DP replica) and 1 unfolded"), std::string::npos)
+      << note;
+  EXPECT_NE(note.find("training.fold_ranks: false"), std::string::npos) << note;
 }
 
 }  // namespace
