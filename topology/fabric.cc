@@ -14,7 +14,9 @@ namespace clustersim::topo {
 namespace {
 
 // "1 pod", "8 pods".
-std::string counted(int64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+std::string counted(int64_t n, const char* noun, const char* plural = nullptr) {
+  return std::to_string(n) + " " + (n == 1 ? noun : plural ? std::string(plural) : std::string(noun) + "s");
+}
 
 constexpr std::array<const char*, kNodeKindCount> kNodeKindNames = {"gpu", "nvswitch", "nic",
                                                                     "tor", "agg",      "core"};
@@ -301,6 +303,14 @@ std::optional<std::string> Fabric::apply_fault(const FabricFault& fault) {
   } else if ((sw = parse_node(fault.element)) && node_kind(*sw) != NodeKind::kGpu) {
     links = links_of(*sw);
   } else {
+    // A 2-tier fabric's spines are its one pod's aggs (agg:0.J), and it has no cores.
+    if (shape_.tiers == 2) {
+      return "no fabric element '" + fault.element +
+             "' (links: nvlink:N, host:N, tor_agg:N (leaf to spine), optionally /up or /down; switches: tor:N "
+             "(leaves), agg:0.J (spines), nvswitch:SERVER; nic:N; indices as listed by clustersim topo, this "
+             "2-tier fabric has " +
+             counted(shape_.tors, "leaf", "leaves") + " and " + counted(shape_.aggs_per_pod, "spine") + ")";
+    }
     return "no fabric element '" + fault.element +
            "' (links: nvlink:N, host:N, tor_agg:N, agg_core:N, optionally /up or /down; switches: "
            "tor:N, agg:POD.J, core:N, nvswitch:SERVER; nic:N; indices as listed by clustersim "
@@ -330,6 +340,25 @@ std::optional<std::string> Fabric::apply_fault(const FabricFault& fault) {
                                  static_cast<int>(links.size())});
   fault_links_.push_back(std::move(links));
   return std::nullopt;
+}
+
+std::string Fabric::failed_by(const std::vector<LinkId>& links) const {
+  std::vector<std::string> names;
+  for (size_t j = 0; j < faults_.size(); ++j) {
+    if (faults_[j].bandwidth_factor > 0) continue;
+    const std::vector<LinkId>& mine = fault_links_[j];  // sorted
+    if (std::any_of(links.begin(), links.end(), [&](LinkId l) { return std::binary_search(mine.begin(), mine.end(), l); })) {
+      names.push_back(faults_[j].element);
+    }
+  }
+  if (names.empty()) return "";
+  constexpr size_t kNamed = 3;
+  std::string out = " (failed by ";
+  for (size_t i = 0; i < std::min(names.size(), kNamed); ++i) {
+    out += (i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ")) + names[i];
+  }
+  if (names.size() > kNamed) out += " and " + std::to_string(names.size() - kNamed) + " more";
+  return out + ")";
 }
 
 Fabric build_fabric(const ClusterConfig& cluster, const NetworkConfig& network,

@@ -133,6 +133,10 @@ class Fabric {
   // The link directions each applied fault changed (sorted), in the order of faults().
   const std::vector<std::vector<LinkId>>& fault_links() const { return fault_links_; }
   bool has_failures() const { return failed_directions_ > 0; }
+  // The applied faults that failed any of `links`, for messages: " (failed by nic:0)", " (failed
+  // by tor_agg:0, tor_agg:1, tor_agg:2 and 5 more)" (their elements as written, in the order
+  // applied); empty when none did.
+  std::string failed_by(const std::vector<LinkId>& links) const;
   int failed_directions() const { return failed_directions_; }
 
   // Every link direction of a switch or host node (both directions of each cable), in cable order.

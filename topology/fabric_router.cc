@@ -2,8 +2,11 @@
 // Clos routing by index arithmetic: uplink choice per tier, fault-aware usable sets, spraying.
 #include "topology/fabric_router.h"
 
+#include <algorithm>
 #include <cassert>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace clustersim::topo {
 namespace {
@@ -68,8 +71,8 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
     return NoRoute("no route from nic:" + std::to_string(src) + " to nic:" + std::to_string(dst) +
                    ": " + why);
   };
-  if (f.is_failed(first)) throw cut(f.link_name(first) + " is failed");
-  if (f.is_failed(last)) throw cut(f.link_name(last) + " is failed");
+  if (f.is_failed(first)) throw cut(f.link_name(first) + " is failed" + f.failed_by({first}));
+  if (f.is_failed(last)) throw cut(f.link_name(last) + " is failed" + f.failed_by({last}));
   const int ts = f.tor_of_nic(src);
   const int td = f.tor_of_nic(dst);
   const int ps = f.pod_of_tor(ts);
@@ -81,6 +84,19 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
     return "tor:" + std::to_string(ts) + " (pod " + std::to_string(ps) +
            ") and tor:" + std::to_string(td) + " (pod " + std::to_string(pd) + ")";
   };
+  // Why no path leaves ts or enters td: a ToR whose every link to the tier above is failed is named
+  // as such (with the faults that did it) rather than every path through it (QA 2026-12-07).
+  auto cut_at_tor = [&](const std::string& paths) -> NoRoute {
+    for (const auto& [tor, d] : {std::pair{ts, kUp}, std::pair{td, kDown}}) {
+      std::vector<LinkId> links;
+      for (int v = 0; v < s.tor_up; ++v) links.push_back(f.tor_agg_link(tor, v, d));
+      if (std::all_of(links.begin(), links.end(), [&](LinkId l) { return f.is_failed(l); })) {
+        return cut(std::string(d == kUp ? "every uplink of tor:" : "every downlink into tor:") + std::to_string(tor) +
+                   " is failed" + f.failed_by(links));
+      }
+    }
+    return cut("every " + paths + " path between " + between() + " is failed");
+  };
   if (ts != td && ps == pd) {
     const uint64_t key = choice_key(0, src, dst, port);
     int j = static_cast<int>(key % static_cast<uint64_t>(s.tor_up));
@@ -89,7 +105,7 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
         return !f.is_failed(f.tor_agg_link(ts, v, kUp)) &&
                !f.is_failed(f.tor_agg_link(td, v, kDown));
       });
-      if (j < 0) throw cut("every aggregation path between " + between() + " is failed");
+      if (j < 0) throw cut_at_tor(s.tiers == 2 ? "spine" : "aggregation");
     }
     path.push(f.tor_agg_link(ts, j, kUp));
     path.push(f.tor_agg_link(td, j, kDown));
@@ -113,7 +129,7 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
         }
         return false;
       });
-      if (j < 0) throw cut("every core path between " + between() + " is failed");
+      if (j < 0) throw cut_at_tor("core");
       m = pick_usable(s.agg_up, key_m, [&](int v) { return core_ok(j, v); });
     }
     const int agg_s = f.agg_of(ps, j);
@@ -140,7 +156,7 @@ Path FabricRouter::route(GpuId src, GpuId dst, uint32_t port) const {
     for (LinkId l : path.links()) {
       if (f.is_failed(l)) {
         throw NoRoute("no route from gpu:" + std::to_string(src) +
-                      " to gpu:" + std::to_string(dst) + ": " + f.link_name(l) + " is failed");
+                      " to gpu:" + std::to_string(dst) + ": " + f.link_name(l) + " is failed" + f.failed_by({l}));
       }
     }
     path.latency = path_latency(path, 0);

@@ -13,6 +13,7 @@ namespace clustersim::topo {
 namespace {
 
 using internal::aggregate_bandwidth;
+using internal::faulted_bandwidth;
 using internal::short_decimal;
 using internal::with_commas;
 
@@ -294,10 +295,11 @@ std::string format_summary(const Fabric& fabric) {
   // and receiving (down); one figure when both agree.
   std::string injection_faulted;
   if (faulted && st.sending_with_faults == st.receiving_with_faults) {
-    injection_faulted = " as built; " + aggregate_bandwidth(st.sending_with_faults) + " with the faults, each direction";
+    injection_faulted = " as built; " + faulted_bandwidth(st.sending_with_faults, st.injection) +
+                        " with the faults, each direction";
   } else if (faulted) {
-    injection_faulted = " as built; with the faults " + aggregate_bandwidth(st.sending_with_faults) + " sending, " +
-                        aggregate_bandwidth(st.receiving_with_faults) + " receiving";
+    injection_faulted = " as built; with the faults " + faulted_bandwidth(st.sending_with_faults, st.injection) +
+                        " sending, " + faulted_bandwidth(st.receiving_with_faults, st.injection) + " receiving";
   }
   out += "injection bandwidth: " + aggregate_bandwidth(st.injection) + injection_faulted + "\n";
   // The tiers whose links the cut takes, largest share first ("set by the tor_agg tier" when one).
@@ -320,11 +322,12 @@ std::string format_summary(const Fabric& fabric) {
   // With faults, an upper bound per direction (narrowest_cut); one figure when both agree.
   std::string bisection_faulted;
   if (faulted && st.bisection_forward_with_faults == st.bisection_backward_with_faults) {
-    bisection_faulted = "; with the faults at most " + aggregate_bandwidth(st.bisection_forward_with_faults) +
+    bisection_faulted = "; with the faults at most " + faulted_bandwidth(st.bisection_forward_with_faults, st.bisection) +
                         " each direction (the same halves over the capacity the faults leave)";
   } else if (faulted) {
-    bisection_faulted = "; with the faults at most " + aggregate_bandwidth(st.bisection_forward_with_faults) +
-                        " from the first half to the last, " + aggregate_bandwidth(st.bisection_backward_with_faults) +
+    bisection_faulted = "; with the faults at most " + faulted_bandwidth(st.bisection_forward_with_faults, st.bisection) +
+                        " from the first half to the last, " +
+                        faulted_bandwidth(st.bisection_backward_with_faults, st.bisection) +
                         " from the last to the first (the same halves over the capacity the faults leave in each direction)";
   }
   if (s.servers < 2) {

@@ -431,8 +431,10 @@ std::string format_traffic_report(const TrafficResult& r) {
   // The analytical level runs each transfer at its alone rate: its utilisation is offered load
   // (above 1 where the flow level would share), not what the links carried.
   const bool offered = r.fidelity == std::string(to_string(Fidelity::kAnalytical));
-  o << "  per tier          links    used        bytes   peak util (mean / max)" << (offered ? ", offered load" : "")
-    << "\n";
+  // Link directions, as results.json's tiers[].links counts them (clustersim topo counts cables);
+  // bytes are summed over both directions, so each byte between two nodes counts on its way up and down.
+  o << "  per tier      link dirs    used        bytes   peak util (mean / max)" << (offered ? ", offered load" : "")
+    << " (directions; bytes summed over them)\n";
   for (const TierLoad& s : r.tiers) {
     o << "    " << std::left << std::setw(10) << s.tier << std::right << std::setw(11) << s.links
       << std::setw(8) << s.used_links << std::setw(13) << to_string(s.bytes) << std::setprecision(2)
@@ -448,8 +450,13 @@ std::string format_traffic_report(const TrafficResult& r) {
   if (!r.degraded_links.empty()) {
     // The faults as applied, with what crossed them (until 2026-12-06 a traffic run reported its
     // faults nowhere but links.csv, and ECMP rehashing around a failed link could read as a gain).
-    o << "  degraded    " << r.degraded_links.size() << " link direction" << (r.degraded_links.size() == 1 ? "" : "s")
-      << " (network.faults; degraded_links in results.json):" << degraded_list(r.degraded_links, false) << "\n";
+    // Failed and degraded apart, as clustersim topo counts them (until 2026-12-07 all read "degraded").
+    const auto failed = std::count_if(r.degraded_links.begin(), r.degraded_links.end(),
+                                      [](const LinkLoad& l) { return l.capacity.bytes_per_s <= 0; });
+    o << "  faulted     " << r.degraded_links.size() << " link direction" << (r.degraded_links.size() == 1 ? "" : "s")
+      << " (" << failed << " failed, " << r.degraded_links.size() - failed
+      << " degraded; network.faults; degraded_links in results.json):" << degraded_list(r.degraded_links, false)
+      << "\n";
   }
   return o.str();
 }

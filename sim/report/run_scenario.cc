@@ -482,6 +482,12 @@ void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingRe
   }
 }
 
+std::string no_path_words(const std::string& why) {
+  return "the faults leave no path: " + why +
+         "; every pair of GPUs the run sends between needs one: lift one of those faults, or give it a "
+         "bandwidth_factor above 0 (a degraded link)";
+}
+
 std::string fabric_faults_note(bool unfolded, int64_t folded_ops) {
   if (unfolded) {
     return "network.faults: a fault on a ToR's uplinks or above can slow any replica's pipeline, TP or CP flows "
@@ -840,8 +846,7 @@ RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
     throw in_scenario(cfg, e);
   } catch (const topo::NoRoute& e) {
     // Faults that cut GPUs off from each other are a property of the input.
-    throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults",
-                              std::string("the faults leave no path: ") + e.what()});
+    throw BadInput(InputError{cfg.file, line_of(cfg, "network.faults"), "network.faults", no_path_words(e.what())});
   }
 }
 

@@ -40,6 +40,9 @@ void require_flow_for_network_faults(const ScenarioConfig& cfg);
 // the limit, or -1 under training.fold_ranks: true); empty when neither applies. `run` takes its
 // inputs from the flow result, `whatif` from fabric_faults_folding (whose variants fold alike).
 std::string fabric_faults_note(bool unfolded, int64_t folded_ops);
+// The message for network.faults that cut GPUs the run sends between off from each other (`why`:
+// topo::NoRoute's, which names the failed links and the faults that failed them), with the remedy.
+std::string no_path_words(const std::string& why);
 // Adds to `out` the notes on what folding did in a flow-level training run: TP groups across
 // nodes or pipeline sends across a tapered tier under fold_ranks auto, and network.faults above
 // the hosts (fabric_faults_note).

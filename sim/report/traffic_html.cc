@@ -110,8 +110,8 @@ std::string write_traffic_html(const engine::TrafficResult& r) {
     << r.incomplete_transfers << " incomplete transfers; simulated in " << format_number("%.2f", r.wall_seconds)
     << " s.</p></section>";
 
-  o << "<section id='tiers'><h2>Load per tier</h2><table><tr><th>tier</th><th>links</th><th>used</th>"
-       "<th>GB</th><th>mean peak util.</th><th>max peak util.</th></tr>";
+  o << "<section id='tiers'><h2>Load per tier</h2><table><tr><th>tier</th><th>link directions</th><th>used</th>"
+       "<th>GB (both directions)</th><th>mean peak util.</th><th>max peak util.</th></tr>";
   std::vector<std::pair<std::string, double>> tier_bars;
   for (const engine::TierLoad& t : r.tiers) {
     o << "<tr><td>" << html_escape(t.tier) << "</td><td>" << t.links << "</td><td>" << t.used_links << "</td><td>"

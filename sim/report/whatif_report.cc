@@ -548,7 +548,7 @@ std::vector<FlowVariant> run_flow_variants(const std::vector<std::pair<std::stri
           return failed(e.what(), true);
         } catch (const topo::NoRoute& e) {
           // Faults that cut GPUs off from each other are a property of the input, as in `run`.
-          return failed(std::string("network.faults: the faults leave no path: ") + e.what(), true);
+          return failed("network.faults: " + no_path_words(e.what()), true);
         } catch (const std::exception& e) {
           return failed(e.what(), false);
         }

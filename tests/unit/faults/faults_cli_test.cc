@@ -835,7 +835,12 @@ TEST(FaultsCli, WhatIfRefusesWhatRunRefuses) {
   const Result r = clustersim("whatif " + cut);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_TRUE(contains(r.out, "error: variant 'all' failed: network.faults: the faults leave no path")) << r.out;
-  EXPECT_EQ(clustersim("run " + cut).code, 2);
+  const Result run = clustersim("run " + cut);
+  EXPECT_EQ(run.code, 2);
+  // The cut names the fault that made it and the remedy (since 2026-12-07).
+  EXPECT_TRUE(contains(run.out, "host:0/up is failed (failed by host:0/up); every pair of GPUs the run sends between "
+                                "needs one: lift one of those faults, or give it a bandwidth_factor above 0"))
+      << run.out;
   // Times at the limit of simulated time are an overflow, not a result, at both levels of the
   // what-if as in `run` (a NIC 50 days away: the what-if printed 9.2e6 s).
   const TempScenario far_scenario = small_scenario("", "stragglers: {nics: {hosts: [1], extra_latency: 50d}}\n");

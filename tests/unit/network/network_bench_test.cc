@@ -200,7 +200,7 @@ TEST(RunTraffic, TheIdealIsTheHealthyFabrics) {
   EXPECT_TRUE(healthy.degraded_links.empty());
   ASSERT_EQ(degraded.degraded_links.size(), 2u);  // both directions of host:0
   EXPECT_NEAR(degraded.degraded_links[0].capacity.as_gbps(), 200.0, 1e-9);
-  EXPECT_NE(format_traffic_report(degraded).find("degraded    2 link directions"), std::string::npos);
+  EXPECT_NE(format_traffic_report(degraded).find("faulted     2 link directions (0 failed, 2 degraded;"), std::string::npos);
 }
 
 // The ideal is the non-blocking fabric's, whatever the routing: switch links at a quarter of the

@@ -125,7 +125,7 @@ TEST(FabricGraph, OneDirectionFaultsBoundEachDirectionsMaxFlow) {
   EXPECT_NEAR(st.bisection_forward_with_faults.as_gbps(), 6000, 1e-6);
   EXPECT_NEAR(st.bisection_backward_with_faults.as_gbps(), 6000, 1e-6);
   EXPECT_NEAR(st.bisection_with_faults.as_gbps(), 6000, 1e-6);
-  EXPECT_NE(format_summary(f).find("with the faults at most 6 Tbps each direction"), std::string::npos)
+  EXPECT_NE(format_summary(f).find("with the faults at most 6 Tbps (93.8% of as built) each direction"), std::string::npos)
       << format_summary(f);
   // Faults on one direction of single cables, anywhere: each direction's figure bounds its flow.
   int checked = 0;

@@ -203,20 +203,55 @@ TEST(FabricRouter, NoRouteSaysWhy) {
     router.route(5, 100, 0);
     FAIL() << "expected NoRoute";
   } catch (const NoRoute& e) {
-    EXPECT_NE(std::string(e.what()).find("host:5/up is failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host:5/up is failed (failed by host:5)"), std::string::npos) << e.what();
   }
-  // Pod 1 (GPUs 16..31) lost all its aggs: cut off from every other pod and ToR.
+  // Pod 1 (GPUs 16..31) lost all its aggs: cut off from every other pod and ToR. The message names
+  // the ToR left without uplinks and the faults that did it (until 2026-12-07 "every core path
+  // between tor:4 (pod 1) and ...", which blamed the healthy core).
   try {
     router.route(16, 100, 0);
     FAIL() << "expected NoRoute";
   } catch (const NoRoute& e) {
-    EXPECT_NE(std::string(e.what()).find("every core path between tor:4 (pod 1)"),
+    EXPECT_NE(std::string(e.what()).find("every uplink of tor:4 is failed (failed by agg:1.0, agg:1.1, agg:1.2 and "
+                                         "1 more)"),
               std::string::npos)
         << e.what();
+  }
+  try {
+    router.route(100, 16, 0);
+    FAIL() << "expected NoRoute";
+  } catch (const NoRoute& e) {
+    EXPECT_NE(std::string(e.what()).find("every downlink into tor:4 is failed"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(router.has_route(16, 17 + 4));  // same pod, other rail ToR: needs an agg
   EXPECT_TRUE(router.has_route(16, 20));       // same rail ToR: no agg needed
   EXPECT_TRUE(router.has_route(16, 17));       // same server: NVLink
+}
+
+// Paths cut where no ToR lost all its links name the tier the paths cross: in 2 tiers the
+// spines, not an aggregation tier (QA 2026-12-07).
+TEST(FabricRouter, NoRouteNamesTheTierItsPathsCross) {
+  // Radix 8: 4 uplinks per leaf. Leaf 0 loses its uplinks to spines 0 and 1, leaf 1 its downlinks
+  // from spines 2 and 3: no spine joins them, though each leaf keeps two links.
+  NetworkConfig n = network(2, 8);
+  n.faults = {{"tor_agg:0/up", 0.0, {}}, {"tor_agg:1/up", 0.0, {}}, {"tor_agg:6/down", 0.0, {}},
+              {"tor_agg:7/down", 0.0, {}}};
+  const Fabric f = build_fabric(cluster(32, 4, 4), n);
+  ASSERT_EQ(f.shape().tor_up, 4);
+  const FabricRouter router(f, ecmp(0));
+  int to = -1;  // a GPU under leaf 1 on another server
+  for (int gpu = 0; gpu < f.gpus() && to < 0; ++gpu) {
+    if (f.tor_of_nic(f.nic_of_gpu(gpu)) == 1 && f.server_of_gpu(gpu) != f.server_of_gpu(0)) to = gpu;
+  }
+  ASSERT_GE(to, 0);
+  try {
+    router.route(0, to, 0);
+    FAIL() << "expected NoRoute";
+  } catch (const NoRoute& e) {
+    EXPECT_NE(std::string(e.what()).find("every spine path between tor:0 (pod 0) and tor:1 (pod 0) is failed"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Total share per (tier, direction) of a sprayed route; each should be 1.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/topology/topology_test_configs.h"
+#include "topology/internal/text.h"
 
 namespace clustersim::topo {
 namespace {
@@ -77,13 +78,26 @@ TEST(FabricStats, InjectionWithFaultsPerDirection) {
   EXPECT_DOUBLE_EQ(st.receiving_with_faults.as_gbps(), 31 * 400.0);
   EXPECT_DOUBLE_EQ(st.injection_with_faults.as_gbps(), 30.5 * 400);
   const std::string s = format_summary(f);
-  EXPECT_NE(s.find("injection bandwidth: 12.8 Tbps as built; with the faults 12.2 Tbps sending, 12.4 Tbps receiving\n"),
+  EXPECT_NE(s.find("injection bandwidth: 12.8 Tbps as built; with the faults 12.2 Tbps (95.3% of as built) sending, 12.4 Tbps "
+                   "(96.9% of as built) receiving\n"),
             std::string::npos)
       << s;
   n.faults = {{"host:0/up", 0.0, {}}, {"host:1/down", 0.0, {}}};
   EXPECT_NE(format_summary(build_fabric(cluster(128, 8, 2), n))
-                .find("injection bandwidth: 12.8 Tbps as built; 12.4 Tbps with the faults, each direction\n"),
+                .find("injection bandwidth: 12.8 Tbps as built; 12.4 Tbps (96.9% of as built) with the faults, each "
+                      "direction\n"),
             std::string::npos);
+}
+
+// A figure the faults left reads differently from the as-built one wherever they differ, with
+// its share (QA 2026-12-07: one failed host link of 16,384 GPUs left "3.28 Pbps" both ways).
+TEST(FabricSummary, AFaultedFigureNeverReadsAsBuilt) {
+  using internal::faulted_bandwidth;
+  EXPECT_EQ(faulted_bandwidth(gbps(3276400), gbps(3276800)), "3.276 Pbps (99.99% of as built)");
+  EXPECT_EQ(faulted_bandwidth(gbps(204796), gbps(204800)), "204.796 Tbps (99.998% of as built)");
+  EXPECT_EQ(faulted_bandwidth(gbps(6000), gbps(6400)), "6 Tbps (93.8% of as built)");
+  EXPECT_EQ(faulted_bandwidth(gbps(6400), gbps(6400)), "6.4 Tbps");
+  EXPECT_EQ(faulted_bandwidth(gbps(0), gbps(6400)), "0 Gbps (0% of as built)");
 }
 
 TEST(FabricSummary, RatioAsCabledAndCoresOfAPartFabric) {

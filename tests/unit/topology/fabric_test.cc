@@ -189,6 +189,19 @@ TEST(FabricFaults, AnUnknownElementNamesItsLineAndTheFabricsCounts) {
   EXPECT_NE(errors[0].message.find("this fabric has 4 ToRs, 1 pod of"), std::string::npos) << errors[0].message;
 }
 
+// In 2 tiers the help names leaves and spines (agg:0.J) and no core tier (QA 2026-12-07: it
+// offered core:N and agg_core:N, which a leaf/spine fabric lacks, and never the spines' spelling).
+TEST(FabricFaults, AnUnknownElementOfALeafSpineFabricNamesItsSpines) {
+  NetworkConfig n = network(2, 8);
+  n.faults = {{"spine:0", 0.0, {}}};
+  const std::vector<InputError> errors = build_errors(cluster(16, 4, 4), n);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("agg:0.J (spines)"), std::string::npos) << errors[0].message;
+  EXPECT_NE(errors[0].message.find("this 2-tier fabric has 4 leaves and 4 spines"), std::string::npos)
+      << errors[0].message;
+  EXPECT_EQ(errors[0].message.find("core"), std::string::npos) << errors[0].message;
+}
+
 TEST(FabricFaults, FailedSwitchTakesDownAllItsLinks) {
   const Fabric f = small_rail_fabric({{"agg:2.1", 0.0, {}}});
   const auto links = f.links_of(f.node(NodeKind::kAgg, 9));
