@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -56,6 +57,22 @@ constexpr uint64_t kMaxRanks = uint64_t{1} << 20;
 constexpr uint64_t kMaxLaunchesPerSample = uint64_t{1} << 20;
 
 // Collects problems with their field paths; stops adding after kMaxErrors.
+// Whether `date` opens with a calendar date as ISO 8601 writes it (YYYY-MM-DD, what the probe's
+// utc_now_iso8601 writes before its time), alone or followed by a time ('T' or ' ' and more): a
+// fitted profile's name takes its first 10 characters, "(fitted 2026-12-04)".
+bool iso_dated(const std::string& date) {
+  if (date.size() < 10 || date[4] != '-' || date[7] != '-') return false;
+  for (const int i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (!std::isdigit(static_cast<unsigned char>(date[static_cast<size_t>(i)]))) return false;
+  }
+  if (date.size() > 10 && date[10] != 'T' && date[10] != ' ') return false;
+  const int year = std::stoi(date.substr(0, 4)), month = std::stoi(date.substr(5, 2)), day = std::stoi(date.substr(8, 2));
+  if (month < 1 || month > 12 || day < 1) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
 class Checker {
  public:
   explicit Checker(std::string source) : source_(std::move(source)) {}
@@ -166,6 +183,10 @@ void read_header(const pb::Header& h, ProbeHeader& out, Checker& check) {
   check.count("header.memory_bytes", h.memory_bytes(), "GPU memory in bytes", uint64_t{1} << 50);
   check.positive("header.cuda_runtime_version", out.cuda_runtime_version, "CUDA runtime version");
   check.non_empty("header.date", out.date, "date of the run");
+  if (!out.date.empty() && !iso_dated(out.date)) {
+    check.fail("header.date", "must be an ISO 8601 date, YYYY-MM-DD, alone or with a time (2026-12-04T10:00:00Z); got '" +
+                                  out.date.substr(0, 40) + (out.date.size() > 40 ? "...'" : "'"));
+  }
   check.non_empty("header.host", out.host, "host name");
   // These go into a fitted profile's name and description: one line of text each (a date with a
   // newline ended up inside the written name until 2026-12-06).

@@ -285,6 +285,23 @@ TEST(ProbeFile, HeaderTextIsOneLine) {
   EXPECT_NE(msg.find("header.date: must be one line of text"), std::string::npos) << msg;
 }
 
+// The date opens with a calendar date (a fitted profile's name takes its first 10 characters:
+// "(fitted yesterday)" until 2026-12-07); a time may follow.
+TEST(ProbeFile, HeaderDateIsAnIsoDate) {
+  for (const char* bad : {"yesterday", "2026-13-01", "2026-02-30", "2025-02-29T00:00:00Z", "26-12-04", "2026/12/04",
+                          "2026-12-04x"}) {
+    ProbeData d = sample_probe();
+    d.header.date = bad;
+    const std::string msg = rejection(serialize_probe_data(d));
+    EXPECT_NE(msg.find("header.date: must be an ISO 8601 date, YYYY-MM-DD"), std::string::npos) << bad << ": " << msg;
+  }
+  for (const char* good : {"2026-12-04", "2026-12-04T10:00:00Z", "2024-02-29 10:00", "2025-01-01T00:00:00Z"}) {
+    ProbeData d = sample_probe();
+    d.header.date = good;
+    EXPECT_EQ(parse_probe_data(serialize_probe_data(d), "test.pb").header.date, good);
+  }
+}
+
 // Header counts are read as the file holds them (unsigned): 4294967295 GPUs was reported as -1.
 TEST(ProbeFile, HeaderCountsAreReportedAsWritten) {
   clustersim::probe::ProbeFile f;
