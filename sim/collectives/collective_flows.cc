@@ -155,11 +155,23 @@ void collective_flows(CollectiveOp op, Algorithm algorithm, Bytes size, std::spa
   }
 }
 
+int tree_send_shares(int nodes) {
+  // Per node position: its sends in the heap-numbered tree (one to its parent unless the root, one
+  // to each child) plus those in the mirrored tree, where position p is node nodes - 1 - p.
+  const auto sends = [nodes](int pos) {
+    const int children = std::max(0, std::min(2, nodes - (2 * pos + 1)));
+    return (pos > 0 ? 1 : 0) + children;
+  };
+  int most = 0;
+  for (int n = 0; n < nodes; ++n) most = std::max(most, sends(n) + sends(nodes - 1 - n));
+  return most;
+}
+
 Time tree_allreduce_time(Bytes size, const GroupLinks& g) {
   if (g.ranks <= 1 || size.n <= 0) return Time::zero();
   if (g.nodes() <= 1) return collective_time(CollectiveOp::kAllReduce, size, g);
   const int k = std::min(g.ranks, g.ranks_per_node);
-  const double inter = 2.0 * size.as_double() / (k * g.nic_per_gpu.bytes_per_s);
+  const double inter = tree_send_shares(g.nodes()) * size.as_double() / (2.0 * k * g.nic_per_gpu.bytes_per_s);
   const double intra = k > 1 ? 2.0 * (k - 1) / k * size.as_double() / g.intra_busbw.bytes_per_s : 0.0;
   return collective_latency(CollectiveOp::kAllReduce, Algorithm::kTree, g) + Time::s(std::max(inter, intra));
 }

@@ -70,11 +70,18 @@ int fewest_members_per_node(std::span<const int32_t> gpus, int gpus_per_node);
 int ring_members_per_node(std::span<const int32_t> gpus, int gpus_per_node);
 
 // Closed-form time of the double binary tree all-reduce (no contention):
-//   t = intra_alpha + 2 ceil(log2 nodes) x inter_alpha + max(2 size / (k nic), 2 (k-1)/k size / intra)
-// with k = ranks_per_node; the bandwidth term is the largest per-GPU send volume of the flows
-// above (an interior node sends 3 shares of size/2k in one tree and 1 in the other) over its link.
-// One node: the ring's collective_time.
+//   t = intra_alpha + 2 ceil(log2 nodes) x inter_alpha + max(s size / (2 k nic), 2 (k-1)/k size / intra)
+// with k = ranks_per_node and s = tree_send_shares(nodes): the bandwidth term is the largest
+// per-GPU send volume of the flows above, s shares of size / 2k, over its link. One node: the
+// ring's collective_time. (Not used by the models: every all-reduce runs as a ring.)
 Time tree_allreduce_time(Bytes size, const GroupLinks& g);
+// The most shares of size / 2k any node sends (and receives) in the double binary tree of
+// collective_flows over `nodes` nodes: its sends in the heap-numbered tree (to its parent and its
+// children) plus the mirrored one's. 2 nodes: 2 (each the root of one tree and the leaf of the
+// other); 3 and 4: 3; 5 and more: 4 (interior with two children in one tree and a leaf, or
+// interior in both, in the other). Until 2026-12-07 the closed form took 4 for every count, 2x the
+// flows' volume on 2 nodes.
+int tree_send_shares(int nodes);
 
 // Closed-form time of an uneven all-to-all given as its transfers (src, dst, bytes; MoE dispatch
 // and combine): every GPU sends and receives its own bytes at once, so the slowest direction of

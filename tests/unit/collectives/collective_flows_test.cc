@@ -166,6 +166,37 @@ TEST(CollectiveFlows, DoubleBinaryTreeVolumes) {
   for (const auto& [gpu, bytes] : volumes(flows).inter) EXPECT_LE(bytes, 2'000'000.0) << gpu;
 }
 
+// The closed form's bandwidth term is the busiest GPU's send volume between nodes in the flows,
+// for every node count (until 2026-12-07 it took 2 size / k throughout: twice the flows' volume on
+// 2 nodes, 4/3 on 3 and 4).
+TEST(CollectiveFlows, TreeClosedFormSendsWhatTheBusiestGpuOfTheFlowsSends) {
+  const double size = 1'000'000;
+  for (const int k : {1, 4}) {
+    for (int nodes = 2; nodes <= 33; ++nodes) {
+      std::vector<int32_t> gpus;
+      for (int n = 0; n < nodes; ++n) {
+        for (int i = 0; i < k; ++i) gpus.push_back(n * 8 + i);
+      }
+      std::vector<FlowSpec> flows;
+      collective_flows(CollectiveOp::kAllReduce, Algorithm::kTree, Bytes{static_cast<int64_t>(size)}, gpus, 8, flows);
+      double busiest = 0;
+      for (const auto& [gpu, bytes] : volumes(flows).inter) busiest = std::max(busiest, bytes);
+      EXPECT_DOUBLE_EQ(tree_send_shares(nodes) * size / (2.0 * k), busiest) << nodes << " nodes, k " << k;
+      GroupLinks g;
+      g.ranks = nodes * k;
+      g.ranks_per_node = k;
+      g.intra_busbw = gbytes_per_s(1e6);  // the NIC term decides
+      g.nic_per_gpu = gbytes_per_s(1);
+      const Time latency = collective_latency(CollectiveOp::kAllReduce, Algorithm::kTree, g);
+      EXPECT_NEAR((tree_allreduce_time(Bytes{static_cast<int64_t>(size)}, g) - latency).as_s(), busiest / 1e9, 1e-9)
+          << nodes << " nodes, k " << k;
+    }
+  }
+  EXPECT_EQ(tree_send_shares(2), 2);
+  EXPECT_EQ(tree_send_shares(4), 3);
+  EXPECT_EQ(tree_send_shares(16), 4);
+}
+
 TEST(CollectiveFlows, TreeClosedFormUsesLogSteps) {
   GroupLinks g;
   g.ranks = 16;
