@@ -76,6 +76,10 @@ void read_component(MapReader r, FailureComponent& c) {
               {{"gpu", FailureUnit::kGpu}, {"host", FailureUnit::kHost}, {"nic", FailureUnit::kNic},
                {"job", FailureUnit::kJob}});
   r.read("rate_per_day", c.rate_per_day, Need::kOptional, 0.0, 1e6);
+  // As rate_scale: 1e-320 made the job's rate subnormal and its MTBF infinite (QA 2026-12-07).
+  if (c.rate_per_day > 0 && c.rate_per_day < 1e-12) {
+    r.error("rate_per_day", "must be 0 (never) or at least 1e-12 a unit and day; got " + format_number(c.rate_per_day));
+  }
   r.read_enum("kind", c.kind,
               {{"crash", FailureKind::kCrash}, {"hang", FailureKind::kHang},
                {"planned", FailureKind::kPlanned}, {"degrade", FailureKind::kDegrade}});

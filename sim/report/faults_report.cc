@@ -616,7 +616,13 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
     }
   }
   const std::string nic_words = nic_bound_words(cfg);
-  o << "recovery       detect " << to_string(in.detection) << ", diagnose " << to_string(in.diagnosis) << ", reschedule "
+  o << "recovery       detect " << to_string(in.detection)
+    << (std::any_of(in.components.begin(), in.components.end(),
+                    [](const engine::JobComponent& c) { return c.spec.kind == FailureKind::kHang && c.rate_per_s > 0; })
+            ? ", hang detect " + to_string(in.hang_detection)
+            : std::string())
+    << ", diagnose "
+    << to_string(in.diagnosis) << ", reschedule "
     << to_string(in.reschedule) << ", comm init " << to_string(in.comm_init) << ", load " << to_string(in.checkpoint_load)
     << "\ncheckpoint     every " << to_string(in.checkpoint_interval) << ", blocking " << to_string(in.checkpoint_blocking)
     << ", async " << to_string(in.checkpoint_async)
@@ -888,8 +894,10 @@ engine::ReliabilityInputs reliability_inputs(const ScenarioConfig& cfg, const st
     // Without crashes or hangs the MTBF is infinite: checkpointing less is always better, and
     // Young/Daly (sqrt(2 x cost x MTBF)) has no optimum to derive the interval from.
     throw BadInput(scenario_error(cfg, "faults.checkpoint.interval",
-                                  "no crash or hang component has a rate, so there is no Young/Daly optimum to "
-                                  "derive the interval from; set it"));
+                                  std::string(cfg.faults->rate_scale <= 0
+                                                  ? "faults.rate_scale is 0, so nothing fails"
+                                                  : "no crash or hang component has a rate") +
+                                      ", and there is no Young/Daly optimum to derive the interval from; set it"));
   }
   // Derived: Young's, but never below one iteration, nor below the asynchronous write (a
   // checkpoint starts only when the previous one is written).

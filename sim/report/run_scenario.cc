@@ -337,6 +337,18 @@ void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (cfg.given.count("faults.recovery.straggler_detection") && !any(FailureKind::kDegrade)) {
     notes.push_back("faults.recovery.straggler_detection is not used: no component of kind degrade has a rate");
   }
+  if (cfg.given.count("faults.recovery.straggler_threshold") && !any(FailureKind::kDegrade)) {
+    notes.push_back("faults.recovery.straggler_threshold is not used: no component of kind degrade has a rate");
+  }
+  // Degraded hosts slower than the threshold are found; none is where every degrade component is
+  // below it (since 2026-12-07).
+  if (cfg.given.count("faults.recovery.straggler_detection") && any(FailureKind::kDegrade) &&
+      std::none_of(cfg.faults->components.begin(), cfg.faults->components.end(), [&](const FailureComponent& comp) {
+        return comp.kind == FailureKind::kDegrade && comp.rate_per_day > 0 && comp.slowdown >= r.straggler_threshold;
+      })) {
+    notes.push_back("faults.recovery.straggler_detection is not used: every degrade component's slowdown is below "
+                    "faults.recovery.straggler_threshold, so no slow host is ever found");
+  }
   if (cfg.given.count("faults.sweep_points") && !any(FailureKind::kCrash) && !any(FailureKind::kHang)) {
     notes.push_back("faults.sweep_points is not used: with no crash or hang the job never loses work, so no "
                     "checkpoint interval is swept");

@@ -50,6 +50,8 @@ TEST(FaultsCli, OneSeedHasNoConfidenceInterval) {
   const Result t = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=1");
   EXPECT_TRUE(contains(t.out, "one seed: no confidence interval")) << t.out;
   EXPECT_FALSE(contains(t.out, "95% CI")) << t.out;
+  // The hangs' watchdog timeout is shown beside the heartbeat's (only in JSON until 2026-12-07).
+  EXPECT_TRUE(contains(t.out, "recovery       detect 30 s, hang detect 120 s, diagnose")) << t.out;
   EXPECT_TRUE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2").out, "95% CI"));
 }
 
@@ -64,6 +66,15 @@ TEST(FaultsCli, KeysNoFailureReadsAreNamed) {
   EXPECT_TRUE(contains(all, "faults.recovery.straggler_detection is not used")) << all;
   EXPECT_TRUE(contains(all, "faults.sweep_points is not used")) << all;
   EXPECT_TRUE(contains(all, "note: the asynchronous stall, 5 s, is no shorter than the whole write")) << all;
+  // straggler_threshold as straggler_detection; and detection where no degrade component reaches
+  // the threshold (since 2026-12-07, QA).
+  const Result threshold = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2 --set faults.rate_scale=0 "
+                                      "--set faults.checkpoint.interval=1h --set faults.recovery.straggler_threshold=1.2");
+  EXPECT_TRUE(contains(threshold.out + threshold.err, "faults.recovery.straggler_threshold is not used")) << threshold.err;
+  const Result unseen = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2 "
+                                   "--set faults.recovery.straggler_threshold=9 --set faults.recovery.straggler_detection=2h "
+                                   "--set 'faults.components.slow={unit: host, kind: degrade, rate_per_day: 0.001, slowdown: 1.1}'");
+  EXPECT_TRUE(contains(unseen.out + unseen.err, "every degrade component's slowdown is below")) << unseen.err;
   const Result sync = clustersim("run scenarios/faults-16k-30d.yaml --set faults.seeds=2 --set faults.checkpoint.blocking=1s");
   EXPECT_FALSE(contains(sync.out + sync.err, "is no shorter than the whole write")) << sync.out;
 }
@@ -216,6 +227,17 @@ TEST(FaultsCli, WithoutFailuresTheIntervalIsGivenAndMtbfIsNone) {
   const Result none = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none");
   EXPECT_EQ(none.code, 2) << none.out;
   EXPECT_TRUE(contains(none.out, "faults.checkpoint.interval: no crash or hang component has a rate")) << none.out;
+  // rate_scale 0 is named as the cause (until 2026-12-07 "no crash or hang component has a rate",
+  // beside eighteen that had; QA).
+  const Result scaled = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=0");
+  EXPECT_EQ(scaled.code, 2) << scaled.out;
+  EXPECT_TRUE(contains(scaled.out, "faults.checkpoint.interval: faults.rate_scale is 0, so nothing fails")) << scaled.out;
+  // A rate so small that the job's rate underflows is refused as rate_scale's is (it printed
+  // "Young inf d" and an optimum interval beside a null MTBF).
+  const Result tiny = clustersim("run scenarios/faults-16k-30d.yaml --set faults.components.faulty_gpu.rate_per_day=1e-320");
+  EXPECT_EQ(tiny.code, 2) << tiny.out;
+  EXPECT_TRUE(contains(tiny.out, "faults.components.faulty_gpu.rate_per_day: must be 0 (never) or at least 1e-12"))
+      << tiny.out;
   const Result given =
       clustersim("run scenarios/faults-16k-30d.yaml --set faults.rates=none --set faults.checkpoint.interval=1h --format json");
   ASSERT_EQ(given.code, 0) << given.out;

@@ -145,6 +145,27 @@ TEST(Reliability, SameSeedSameRun) {
   EXPECT_NE(a.useful, simulate_reliability(in, 43).useful);
 }
 
+// A crash during a hang's watchdog wait is seen by the heartbeat within `detection`: the hang's
+// detection then ends early (until 2026-12-07 the full watchdog ran on, QA). Hangs every 12 h
+// under a 2 h watchdog beside crashes every hour: a hang's detection averages
+// 1 h x (1 - e^-2) + 30 s ~ 3,140 s, not 7,200 s.
+TEST(Reliability, ACrashCutsAHangsWatchdogWaitShort) {
+  ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
+  in.duration = Time::s(60 * 86400.0);
+  in.hang_detection = Time::s(7200);
+  JobComponent hang = crash_every(Time::s(12 * 3600.0));
+  hang.spec.name = "hang";
+  hang.spec.kind = FailureKind::kHang;
+  in.components = {crash_every(Time::s(3600)), hang};
+  const ReliabilityRun r = simulate_reliability(in, 3);
+  const int crashes = r.interruptions_by_component[0], hangs = r.interruptions_by_component[1];
+  ASSERT_GT(hangs, 50);
+  const double per_hang_s =
+      (r.lost[static_cast<int>(LossCause::kDetection)] - static_cast<double>(crashes) * in.detection).as_s() / hangs;
+  EXPECT_NEAR(per_hang_s, 3600 * (1 - std::exp(-2.0)) + 30, 400);
+  EXPECT_EQ(total(r), in.duration);
+}
+
 TEST(Reliability, NoSpareMeansWaitingForRepair) {
   ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
   in.components = {crash_every(Time::s(4 * 3600.0), true)};
