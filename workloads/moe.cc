@@ -2,6 +2,7 @@
 #include "workloads/moe.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -912,9 +913,12 @@ MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l,
   for (int s = 0; s < p.pp; ++s) {
     const std::vector<int> per_chunk = moe_layers_per_chunk(cfg, s);
     t.expert_chunks = std::max(t.expert_chunks, static_cast<int>(std::count_if(per_chunk.begin(), per_chunk.end(), [](int n) { return n > 0; })));
+    t.expert_layers = std::max(t.expert_layers, std::accumulate(per_chunk.begin(), per_chunk.end(), 0));
   }
   const CollectiveOp reduce = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-  t.reduce = collective_time(reduce, bytes_of(g.dense * gb), dg) + collective_time(reduce, bytes_of(g.expert * gb), eg);
+  t.reduce_dense = collective_time(reduce, bytes_of(g.dense * gb), dg);
+  t.reduce_expert = collective_time(reduce, bytes_of(g.expert * gb), eg);
+  t.reduce = t.reduce_dense + t.reduce_expert;
   if (gathers_weights_each_step(p)) {
     const double wb = 2.0;  // 16-bit weights
     t.gather = collective_time(CollectiveOp::kAllGather, bytes_of(g.dense * wb), dg) +

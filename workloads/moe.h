@@ -211,7 +211,10 @@ struct MoeDpTimes {
   Time gather;
   double dense_params = 0;   // on one GPU
   double expert_params = 0;  // on one GPU
-  int expert_chunks = 1;     // chunks with MoE layers on the stage with the most: one expert collective each
+  int expert_chunks = 1;     // chunks with MoE layers on the stage with the most: one expert gather each
+  int expert_layers = 1;     // MoE layers on the stage with the most: one expert reduction each (flow graph)
+  Time reduce_dense;         // reduce's two parts: the dense parameters' and the experts'
+  Time reduce_expert;
   coll::GroupLinks dense_group;   // the dense parameters' replicas (dp, or dp x tp under sp attention)
   coll::GroupLinks expert_group;  // the expert parameters' replicas (expert dp)
 };

@@ -508,9 +508,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   // ZeRO-3 per-pass gathers, shared per stage: the first and last of each pass's.
   std::vector<std::vector<int32_t>> z3(static_cast<size_t>(pp)), z3_first(static_cast<size_t>(pp));
   std::vector<int32_t> z3_prev(static_cast<size_t>(pp), -1);
-  // MoE: per group and chunk, the start of the chunk's last backward pass (its expert gradients
-  // are complete through it).
-  std::vector<std::vector<int32_t>> expert_ready(ngroups, std::vector<int32_t>(static_cast<size_t>(vpp), -1));
+  // MoE: per group and chunk, the end of each MoE layer in the chunk's last backward pass, when
+  // that layer's expert gradients are complete (its expert reduction waits for it).
+  std::vector<std::vector<std::vector<int32_t>>> expert_ready(ngroups,
+                                                              std::vector<std::vector<int32_t>>(static_cast<size_t>(vpp)));
   // ZeRO-2/3: per stage, the reductions of the backward passes that are not a chunk's last, as
   // {pass index in the stage's order, the pass's last reduction op}, in pass order.
   const bool micro_batch_reduce = p.zero_stage >= 2 && mbs > 1;
@@ -645,13 +646,22 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           const bool carrier = d == 0;
           const std::vector<int32_t>& pieces = expert_piece[s][static_cast<size_t>(pass.chunk)];
           const bool first_forward = pass.forward && i == first_fwd[pass.chunk];
+          // The chunk's last backward pass completes its gradients layer by layer: each layer's
+          // end releases its expert gradients and its share of the dense ones (until 2026-12-07
+          // all were ready as the pass began, and reduced before backward had made them: QA, one
+          // micro-batch on 16 GPUs reduced the experts' 17 ms during the 20 ms backward).
+          const bool grads_out = !pass.forward && i == last_bwd[pass.chunk];
+          std::vector<int32_t> layer_end;
           size_t moe_seen = 0;
           for (int li = 0; li < per_chunk; ++li) {
             const size_t idx = static_cast<size_t>(pass.chunk * per_chunk + li);
             const MoeLayerCost& lc = msc.costs[idx];
             const int32_t layer = msc.layers[idx];
             add_compute(scaled(cf, pass.forward ? lc.attention_fwd : lc.attention_bwd));
-            if (!lc.moe) continue;
+            if (!lc.moe) {
+              if (grads_out) layer_end.push_back(last);
+              continue;
+            }
             if (first_forward && moe_seen < pieces.size()) {
               // The layer's experts gathered (expert_piece).
               Op wait = Builder::compute(OpRole::kBarrier, gi, Time::zero());
@@ -716,11 +726,23 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
             } else {
               block(lc.expert_bwd);
             }
+            if (grads_out) {
+              layer_end.push_back(last);
+              expert_ready[gi][static_cast<size_t>(pass.chunk)].push_back(last);
+            }
           }
           if (v == stages_v - 1) {
             add_compute(pass.forward ? scaled(sc.head_forward, c.head_forward) : scaled(sc.head_backward, c.head_backward));
           }
-          if (!pass.forward && i == last_bwd[pass.chunk]) expert_ready[gi][static_cast<size_t>(pass.chunk)] = barrier;
+          // Dense bucket j of the chunk (buckets over its layers in order) with the layer that
+          // completes it.
+          if (grads_out && dense_sync && !layer_end.empty()) {
+            std::vector<int32_t>& ready = reduce_ready[gi][pass.chunk];
+            for (int j = 0; j < buckets; ++j) {
+              const size_t at = static_cast<size_t>(std::ceil((j + 1.0) * static_cast<double>(layer_end.size()) / buckets)) - 1;
+              ready.push_back(layer_end[std::min(at, layer_end.size() - 1)]);
+            }
+          }
         } else if (cp > 1) {
           // The K/V ring runs beside the attention core (forward: one ring; backward: K/V and
           // their gradients, against 2.5x the forward attention, and the recomputed forward's
@@ -847,9 +869,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           // Without overlap the send blocks the stream (Megatron's batched isend/irecv + wait).
           if (!ov.pp_p2p) chain.push_back(id);
         }
-        if (split_for_dp == false && !pass.forward && i == last_bwd[pass.chunk] && dense_sync) {
-          // MoE: gradients become ready through the last backward pass (no bucket split).
-          reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), moe ? barrier : end);
+        if (split_for_dp == false && !pass.forward && i == last_bwd[pass.chunk] && dense_sync &&
+            reduce_ready[gi][pass.chunk].empty()) {
+          // Without the bucket split (no overlap, one replica): every bucket with the pass's end.
+          reduce_ready[gi][pass.chunk].assign(static_cast<size_t>(buckets), end);
         }
       }
       final_chain[gi] = chain;
@@ -892,25 +915,38 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       for (const auto& [pass_index, id] : mb_reduced[s]) {
         if (pass_index < last_bwd_pass[s][ch]) issued_before = id;
       }
-      for (int j = 0; dense_sync && j < buckets; ++j) {
-        Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op, bucket_grads,
-                              c.dp_latency_reduce, dp_set[s]);
-        op.chunk = ch;
-        const int32_t id = b.add(op);
-        b.edge(dp_prev[s], id);
-        b.edge(issued_before, id);
-        wait_for(id, [&](int32_t gi) { return reduce_ready[gi][ch][j]; });
-        dp_prev[s] = id;
+      // The chunk's dense buckets and (MoE) its expert gradients, one reduction per MoE layer, in
+      // the order backward completes them (the representative's ready ops are numbered in that
+      // order; dense models: the buckets in turn). Until 2026-12-07 an MoE chunk's experts went
+      // after its dense buckets, all ready as its last backward pass began.
+      struct Piece {
+        int32_t ready;  // the representative's op that completes the gradients
+        bool expert;
+        int index;      // bucket or MoE layer
+      };
+      const int32_t g0 = group_of(s, 0);
+      std::vector<Piece> pieces;
+      for (int j = 0; dense_sync && j < buckets; ++j) pieces.push_back({reduce_ready[g0][ch][j], false, j});
+      const std::vector<int32_t>& expert_layers = expert_ready[g0][static_cast<size_t>(ch)];
+      const double expert_bytes =
+          experts ? c.expert_params * grad_bytes * expert_share[s][ch] / std::max<size_t>(1, expert_layers.size()) : 0.0;
+      for (size_t k = 0; expert_bytes > 0 && k < expert_layers.size(); ++k) {
+        pieces.push_back({expert_layers[k], true, static_cast<int>(k)});
       }
-      if (experts && expert_share[s][ch] > 0) {
-        Op op = Builder::comm(OpRole::kDpReduce, Stream::kDp, group_of(s, 0), reduce_op,
-                              bytes_of(c.expert_params * grad_bytes * expert_share[s][ch]),
-                              c.edp_latency_reduce, edp_set[s]);
+      std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& x) { return a.ready < x.ready; });
+      for (const Piece& piece : pieces) {
+        Op op = piece.expert ? Builder::comm(OpRole::kDpReduce, Stream::kDp, g0, reduce_op, bytes_of(expert_bytes),
+                                             c.edp_latency_reduce, edp_set[s])
+                             : Builder::comm(OpRole::kDpReduce, Stream::kDp, g0, reduce_op, bucket_grads,
+                                             c.dp_latency_reduce, dp_set[s]);
         op.chunk = ch;
         const int32_t id = b.add(op);
         b.edge(dp_prev[s], id);
         b.edge(issued_before, id);
-        wait_for(id, [&](int32_t gi) { return expert_ready[gi][static_cast<size_t>(ch)]; });
+        wait_for(id, [&](int32_t gi) {
+          return piece.expert ? expert_ready[gi][static_cast<size_t>(ch)][static_cast<size_t>(piece.index)]
+                              : reduce_ready[gi][ch][static_cast<size_t>(piece.index)];
+        });
         dp_prev[s] = id;
       }
     }

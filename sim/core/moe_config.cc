@@ -111,6 +111,14 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
     fail("training.attention_parallel", "sp splits each sequence over the tp group: tp (" + str(p.tp) +
                                             ") must divide model.seq_len (" + str(cfg.model.seq_len) + ")");
   }
+  // An MoE layer routes each GPU's tokens, a sequence split over tp (sequence parallel) and cp:
+  // whole tokens per GPU (2047.5 were routed as 2047, and a sequence of 4 over 16 GPUs read as a
+  // step of 107 days until 2026-12-07; QA).
+  const bool sp_reported = t.attention_parallel == AttentionParallel::kSp && cfg.model.seq_len % p.tp != 0;
+  if (cfg.model.moe && !sp_reported && cfg.model.seq_len % (p.tp * p.cp) != 0) {
+    fail("model.seq_len", "an MoE layer routes each GPU's share of a sequence, split over tp x cp (" + str(p.tp) +
+                              " x " + str(p.cp) + "): it must divide model.seq_len (" + str(cfg.model.seq_len) + ")");
+  }
   // The MoE layer's token split over the tp group is sequence parallelism's: Megatron-LM refuses
   // MoE with tensor parallelism but without it (the all-to-all bytes were priced split by tp
   // either way until 2026-12-05).

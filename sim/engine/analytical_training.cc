@@ -682,7 +682,17 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const double bucket = work::dp_bucket_params(cfg, sync);
     const int64_t buckets_per_chunk =
         std::max<int64_t>(1, static_cast<int64_t>(std::ceil(synced / p.vpp / std::max(1.0, bucket))));
-    const double bucket_share = 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
+    // The part of the reduction that waits for the step's last backward work: its last bucket. An
+    // MoE chunk's last layer releases the last dense bucket and that layer's experts together (the
+    // flow level's graph), so its share is one dense bucket's and one MoE layer's expert part
+    // (since 2026-12-07; before, one dense bucket's share of both, the whole reduction where the
+    // dense parameters fill one bucket: 7.66 ms exposed on 16 GPUs, ep 8, where the graph shows 3.9).
+    const double bucket_share =
+        moe_dp && moe_dp->reduce > Time::zero()
+            ? std::min(1.0, ((1.0 / static_cast<double>(p.vpp * buckets_per_chunk)) * moe_dp->reduce_dense +
+                             (1.0 / std::max(1, moe_dp->expert_layers)) * moe_dp->reduce_expert) /
+                                moe_dp->reduce)
+            : 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
     // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights, over
@@ -695,15 +705,17 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const auto dp_times = [&](const GroupLinks& dg, const std::optional<work::MoeDpTimes>& md) {
       DpTimes t;
       if (md) {
-        // One collective per dense bucket of each chunk and one per chunk with MoE layers for its
-        // experts (as the flow level's graph runs them), each paying its ring's latency; the bytes once.
+        // One collective per dense bucket of each chunk, and for the experts one reduction per
+        // MoE layer (since 2026-12-07; before, one per chunk) and one gather per chunk with MoE
+        // layers (as the flow level's graph runs them), each paying its ring's latency; the bytes once.
         const int64_t dense_collectives = p.vpp * buckets_per_chunk;
-        const auto latencies = [&](CollectiveOp o) {
+        const auto latencies = [&](CollectiveOp o, int expert_collectives) {
           return (dense_collectives - 1) * coll::collective_latency(o, coll::Algorithm::kRing, md->dense_group) +
-                 (md->expert_chunks - 1) * coll::collective_latency(o, coll::Algorithm::kRing, md->expert_group);
+                 (expert_collectives - 1) * coll::collective_latency(o, coll::Algorithm::kRing, md->expert_group);
         };
-        t.reduce = md->reduce + latencies(op);
-        t.gather = md->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather) : Time::zero());
+        t.reduce = md->reduce + latencies(op, md->expert_layers);
+        t.gather = md->gather + (work::gathers_weights_each_step(p) ? latencies(CollectiveOp::kAllGather, md->expert_chunks)
+                                                                    : Time::zero());
         return t;
       }
       // One collective per bucket of each chunk, each paying the ring's latency (as the flow
@@ -953,10 +965,10 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         // ZeRO-3 reduces every micro-batch's gradients: mbs - 1 reductions beside the gathers,
         // then the last one's after the drain. The reductions run on their own stream, so only
         // their bytes queue with the gathers' (their ring latencies apart: vpp x buckets, and MoE
-        // one per chunk with experts).
+        // one per MoE layer).
         const Time red_latency =
             moe_dp ? (p.vpp * buckets_per_chunk) * coll::ring_latency(op, moe_dp->dense_group) +
-                         moe_dp->expert_chunks * coll::ring_latency(op, moe_dp->expert_group)
+                         moe_dp->expert_layers * coll::ring_latency(op, moe_dp->expert_group)
                    : (p.vpp * buckets_per_chunk) * coll::ring_latency(op, g);
         Time bound = passes * per_pass + (mbs - 1) * max(Time::zero(), red - red_latency) +
                      max(red, drain_to_first + (1.0 / p.vpp) * red);
@@ -1070,15 +1082,16 @@ std::vector<InputError> plan_misfit(const ScenarioConfig& cfg, const work::Memor
                                     const calib::HardwareProfile& hw) {
   const Bytes usable = hw.hbm_capacity - hw.memory_reserved;
   if (mem.total() <= usable) return {};
-  char buf[512];
+  char buf[640];
   std::snprintf(buf, sizeof buf,
                 "the plan needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "
                 "activations %.1f) but one %s has %.1f GiB usable (%.1f GiB HBM minus %.1f GiB "
-                "reserved); raise tp/pp, the ZeRO stage or recomputation, or lower micro_batch "
+                "reserved); raise tp/pp%s, the ZeRO stage or recomputation, or lower micro_batch "
                 "(training.memory_check: false runs it anyway)",
                 mem.total().as_gib(), mem.weights.as_gib(), mem.gradients.as_gib(),
                 mem.optimizer.as_gib(), mem.activations.as_gib(), hw.name.c_str(), usable.as_gib(),
-                hw.hbm_capacity.as_gib(), hw.memory_reserved.as_gib());
+                hw.hbm_capacity.as_gib(), hw.memory_reserved.as_gib(),
+                cfg.model.moe ? "/ep/expert_tp (the experts' weights split over ep x expert_tp)" : "");
   const auto it = cfg.lines.find("parallelism");
   std::string message = buf;
   // Skewed routing puts a hot expert's tokens on one GPU: its activations may be what does not

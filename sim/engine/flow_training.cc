@@ -452,8 +452,25 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
 
   // MoE: per layer of the critical group's stage, the all-to-all time its blocks left on the
   // line (block span less expert compute), per micro-batch, forward + backward, as measured.
+  // Where that stage holds no MoE layer (dense first layers), the stage whose group computes and
+  // exchanges longest among those that do (until 2026-12-07 the report was empty there; QA).
   if (!graph.moe_blocks.empty() && !r.groups.empty()) {
-    const RankGroupTiming& crit = r.groups[r.critical_group];
+    const auto has_moe = [&](int stage) {
+      const work::MoeStageCost& m = costs.moe_stages[static_cast<size_t>(stage)];
+      return std::any_of(m.costs.begin(), m.costs.end(), [](const work::MoeLayerCost& lc) { return lc.moe; });
+    };
+    size_t pick = r.critical_group;
+    if (!has_moe(r.groups[pick].stage)) {
+      Time longest = Time::zero();
+      for (size_t i = 0; i < r.groups.size(); ++i) {
+        const TrainingBreakdown& b = r.groups[i].breakdown;
+        if (has_moe(r.groups[i].stage) && b.compute + b.ep_exposed > longest) {
+          longest = b.compute + b.ep_exposed;
+          pick = i;
+        }
+      }
+    }
+    const RankGroupTiming& crit = r.groups[pick];
     std::map<int32_t, Time> exposed;
     int32_t crit_group = -1;
     for (size_t gi = 0; gi < graph.groups.size(); ++gi) {

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -23,6 +26,7 @@
 #include "sim/report/link_loads_json.h"
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
+#include "workloads/moe.h"
 #include "workloads/placement.h"
 #include "workloads/training_costs.h"
 #include "topology/clos_shape.h"
@@ -275,7 +279,9 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   // given; here it defaults to 1 (whole experts), so a plan copied from a Megatron-LM command line
   // runs another layout unless it says which (Mixtral 8x7B, tp 2, ep 8: 3.198 s with 1, 3.504 s
   // with 2).
-  if (!cfg.inference && cfg.parallelism.tp > 1 && !cfg.given.count("parallelism.expert_tp")) {
+  // (Not under attention_parallel: sp, MegaScale-MoE's layout, where Megatron-LM's default is moot.)
+  if (!cfg.inference && cfg.parallelism.tp > 1 && !cfg.given.count("parallelism.expert_tp") &&
+      cfg.training.attention_parallel != AttentionParallel::kSp) {
     notes.push_back("parallelism.expert_tp is 1 (the default: each expert whole on its GPU); Megatron-LM sets it to tp (" +
                     std::to_string(cfg.parallelism.tp) +
                     ") when --expert-tensor-parallel-size is not given: give parallelism.expert_tp to say which");
@@ -283,6 +289,39 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (m.routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
     notes.push_back(std::string("model.moe.zipf_s is used only with model.moe.routing: zipf (routing is ") +
                     to_string(m.routing) + ")");
+  }
+  if (cfg.inference) return;
+  if (cfg.given.count("training.overlap.a2a_chunks") && cfg.parallelism.ep * cfg.parallelism.expert_tp == 1) {
+    notes.push_back("training.overlap.a2a_chunks is not used: with ep 1 and expert_tp 1 there is no expert all-to-all "
+                    "to overlap");
+  }
+  // An expert domain (ep x expert_tp GPUs) over more nodes than its size needs: where ep x
+  // expert_tp does not divide gpus_per_node, some domains straddle a node boundary and their
+  // all-to-alls cross the NICs (24 GPUs, ep 3: domains 6-8 and 15-17, 1.93 ms a layer against
+  // 0.27 ms inside a node; QA 2026-12-07).
+  const int size = cfg.parallelism.ep * cfg.parallelism.expert_tp;
+  const int gpn = cfg.cluster.gpus_per_node;
+  if (size > 1 && gpn > 0 && (size % gpn != 0 && gpn % size != 0)) {
+    const work::ExpertLayout lay = work::expert_layout(cfg, 0);
+    const int needs = (size + gpn - 1) / gpn;
+    for (int k = 0; k < lay.edp; ++k) {
+      std::set<int32_t> nodes;
+      int32_t lo = INT32_MAX, hi = 0;
+      for (int j = 0; j < lay.ep; ++j) {
+        for (int i = 0; i < lay.etp; ++i) {
+          const int32_t g = lay.gpu(i, j, k);
+          nodes.insert(g / gpn);
+          lo = std::min(lo, g);
+          hi = std::max(hi, g);
+        }
+      }
+      if (static_cast<int>(nodes.size()) <= needs) continue;
+      notes.push_back("parallelism.ep: ep x expert_tp (" + std::to_string(size) + ") does not divide cluster.gpus_per_node (" +
+                      std::to_string(gpn) + "), so some expert domains straddle nodes (GPUs " + std::to_string(lo) + "-" +
+                      std::to_string(hi) + " over " + std::to_string(nodes.size()) +
+                      " nodes) and their all-to-alls cross the NICs; the slowest domain paces each layer");
+      break;
+    }
   }
 }
 

@@ -153,6 +153,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"training.comm_precision=fp4"}, "training.comm_precision", "bf16"},
         BadCase{{"training.overlap.a2a_chunks=0"}, "training.overlap.a2a_chunks", ""},
         BadCase{{"model.seq_len=2044"}, "training.attention_parallel", "must divide model.seq_len"},
+        // Under tp attention too each GPU routes whole tokens (a sequence of 4 over tp 8 read as a
+        // 107-day step until 2026-12-07).
+        BadCase{{"model.seq_len=2044", "training.attention_parallel=tp", "parallelism.sequence_parallel=true"},
+                "model.seq_len", "split over tp x cp (8 x 1): it must divide model.seq_len (2044)"},
         // MoE under TP without sequence parallelism (accepted until 2026-12-05, its tokens split by tp).
         BadCase{{"training.attention_parallel=tp", "parallelism.sequence_parallel=false"},
                 "parallelism.sequence_parallel", "needs sequence parallelism"},

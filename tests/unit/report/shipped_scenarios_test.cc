@@ -123,6 +123,33 @@ TEST(UnusedKeyNotes, AutoUnfoldingOverATaperedTierSaysSo) {
   EXPECT_TRUE(run_scenario(load_scenario(path, {"parallelism.placement=tp-cp-pp-dp"})).notes.empty());
 }
 
+// MoE layouts a run should name (QA 2026-12-07): expert domains that straddle nodes (ep x
+// expert_tp not dividing the node), a2a_chunks with no all-to-all, and the Megatron-LM expert_tp
+// note only where Megatron-LM's default applies (not under attention_parallel: sp).
+TEST(UnusedKeyNotes, MoeLayoutsTheRunShouldName) {
+  const testing::ScratchDir dir("moe-notes");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("moe.yaml");
+  std::ofstream(path) << "cluster: {gpu: H100-SXM, gpus: 24, gpus_per_node: 8}\n"
+                         "model: {layers: 4, hidden: 2048, heads: 16, kv_heads: 8, ffn_hidden: 8192, seq_len: 4096, "
+                         "vocab: 32000, moe: {experts: 6, top_k: 2}}\n"
+                         "parallelism: {tp: 1, ep: 3}\n"
+                         "training: {global_batch: 48}\n";
+  const std::vector<std::string> straddle = unused_key_notes(load_scenario(path));
+  ASSERT_EQ(straddle.size(), 1u);
+  EXPECT_NE(straddle[0].find("ep x expert_tp (3) does not divide cluster.gpus_per_node (8), so some expert domains "
+                             "straddle nodes (GPUs 6-8 over 2 nodes)"),
+            std::string::npos)
+      << straddle[0];
+  EXPECT_TRUE(unused_key_notes(load_scenario(path, {"model.moe.experts=8", "parallelism.ep=8"})).empty());
+  const std::vector<std::string> chunks = unused_key_notes(
+      load_scenario(path, {"model.moe.experts=8", "parallelism.ep=1", "training.overlap.a2a_chunks=4"}));
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_NE(chunks[0].find("training.overlap.a2a_chunks is not used"), std::string::npos) << chunks[0];
+  // sp attention (MegaScale-MoE's layout), expert_tp not given: no Megatron-LM note.
+  EXPECT_TRUE(notes_of("megascale-moe-352b-1440.yaml", {"parallelism.expert_tp=null"}).empty());
+}
+
 // A run folded by fold_ranks: true whose pipeline sends cross a tapered tier says the taper's cost
 // may be overstated (QA 2026-12-07: an 8:1 spine with PP outermost read 8.82 s folded, 7.03 s
 // unfolded, with no note); under auto such a run is not folded (its note comes with the run's
