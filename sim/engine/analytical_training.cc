@@ -885,7 +885,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // passes after it: mbs x reduction. (Before 2026-12-05 ZeRO-2 and -3 reduced once per step,
     // as stage 1, with a shard's memory.)
     const bool reduces_per_micro_batch = p.zero_stage >= 2 && mbs > 1;
-    const Time per_micro_batch = m.moe ? reduce : reduce_together;
+    // (MoE: the micro-batches' reductions are one expert collective per chunk, as the flow level's
+    // graph runs them; only the last, layer by layer, pays a latency per MoE layer.)
+    const Time per_micro_batch =
+        m.moe ? reduce - (moe_dp->expert_layers - moe_dp->expert_chunks) *
+                             coll::collective_latency(op, coll::Algorithm::kRing, moe_dp->expert_group)
+              : reduce_together;
     Time gather_waits;  // ZeRO-3 without the gather overlap: what the reductions add to the gathers
     const double backward_only = std::min((p.vpp - 1.0) * (p.pp - 1.0) / p.vpp, mbs - 1.0);
     const auto set_backlog = [&](Time free) {
