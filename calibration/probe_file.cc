@@ -56,7 +56,6 @@ constexpr uint64_t kMaxRanks = uint64_t{1} << 20;
 // Launches timed together in one sample: the probe times up to thousands; 2^20 is far beyond.
 constexpr uint64_t kMaxLaunchesPerSample = uint64_t{1} << 20;
 
-// Collects problems with their field paths; stops adding after kMaxErrors.
 // Whether `date` opens with a calendar date as ISO 8601 writes it (YYYY-MM-DD, what the probe's
 // utc_now_iso8601 writes before its time), alone or followed by a time ('T' or ' ' and more): a
 // fitted profile's name takes its first 10 characters, "(fitted 2026-12-04)".
@@ -65,7 +64,8 @@ bool iso_dated(const std::string& date) {
   for (const int i : {0, 1, 2, 3, 5, 6, 8, 9}) {
     if (!std::isdigit(static_cast<unsigned char>(date[static_cast<size_t>(i)]))) return false;
   }
-  if (date.size() > 10 && date[10] != 'T' && date[10] != ' ') return false;
+  // A time after the date: 'T' or ' ' and something after it.
+  if (date.size() > 10 && ((date[10] != 'T' && date[10] != ' ') || date.size() == 11)) return false;
   const int year = std::stoi(date.substr(0, 4)), month = std::stoi(date.substr(5, 2)), day = std::stoi(date.substr(8, 2));
   if (month < 1 || month > 12 || day < 1) return false;
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -73,6 +73,7 @@ bool iso_dated(const std::string& date) {
   return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
 }
 
+// Collects problems with their field paths; stops adding after kMaxErrors.
 class Checker {
  public:
   explicit Checker(std::string source) : source_(std::move(source)) {}
@@ -183,7 +184,9 @@ void read_header(const pb::Header& h, ProbeHeader& out, Checker& check) {
   check.count("header.memory_bytes", h.memory_bytes(), "GPU memory in bytes", uint64_t{1} << 50);
   check.positive("header.cuda_runtime_version", out.cuda_runtime_version, "CUDA runtime version");
   check.non_empty("header.date", out.date, "date of the run");
-  if (!out.date.empty() && !iso_dated(out.date)) {
+  const auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  // (A date with a control character is refused as one below, not echoed here.)
+  if (!out.date.empty() && std::none_of(out.date.begin(), out.date.end(), control) && !iso_dated(out.date)) {
     check.fail("header.date", "must be an ISO 8601 date, YYYY-MM-DD, alone or with a time (2026-12-04T10:00:00Z); got '" +
                                   out.date.substr(0, 40) + (out.date.size() > 40 ? "...'" : "'"));
   }
@@ -191,7 +194,7 @@ void read_header(const pb::Header& h, ProbeHeader& out, Checker& check) {
   // These go into a fitted profile's name and description: one line of text each (a date with a
   // newline ended up inside the written name until 2026-12-06).
   const auto one_line = [&](const char* field, const std::string& v) {
-    if (std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    if (std::any_of(v.begin(), v.end(), control)) {
       check.fail(field, "must be one line of text (it has a control character such as a newline)");
     }
   };

@@ -86,7 +86,10 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
   };
   // Why no path leaves ts or enters td: a ToR whose every link to the tier above is failed is named
   // as such (with the faults that did it) rather than every path through it (QA 2026-12-07).
+  // Else every path between them is cut, by the faults on the two ToRs' links and (across pods)
+  // their aggregation switches' core links.
   auto cut_at_tor = [&](const std::string& paths) -> NoRoute {
+    std::vector<LinkId> on_paths;
     for (const auto& [tor, d] : {std::pair{ts, kUp}, std::pair{td, kDown}}) {
       std::vector<LinkId> links;
       for (int v = 0; v < s.tor_up; ++v) links.push_back(f.tor_agg_link(tor, v, d));
@@ -94,8 +97,15 @@ Path FabricRouter::route_nics(NicId src, NicId dst, uint32_t port) const {
         return cut(std::string(d == kUp ? "every uplink of tor:" : "every downlink into tor:") + std::to_string(tor) +
                    " is failed" + f.failed_by(links));
       }
+      on_paths.insert(on_paths.end(), links.begin(), links.end());
     }
-    return cut("every " + paths + " path between " + between() + " is failed");
+    for (int v = 0; ps != pd && v < s.tor_up; ++v) {
+      for (int w = 0; w < s.agg_up; ++w) {
+        on_paths.push_back(f.agg_core_link(f.agg_of(ps, v), w, kUp));
+        on_paths.push_back(f.agg_core_link(f.agg_of(pd, v), w, kDown));
+      }
+    }
+    return cut("every " + paths + " path between " + between() + " is failed" + f.failed_by(on_paths));
   };
   if (ts != td && ps == pd) {
     const uint64_t key = choice_key(0, src, dst, port);

@@ -892,6 +892,26 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   return e;
 }
 
+std::optional<StraddlingDomain> straddling_expert_domain(const ScenarioConfig& cfg) {
+  const int size = cfg.parallelism.ep * cfg.parallelism.expert_tp;
+  const int gpn = cfg.cluster.gpus_per_node;
+  if (!cfg.model.moe || size <= 1 || gpn <= 0 || size % gpn == 0 || gpn % size == 0) return std::nullopt;
+  const ExpertLayout lay = expert_layout(cfg, 0);
+  const int needs = (size + gpn - 1) / gpn;
+  for (int k = 0; k < lay.edp; ++k) {
+    std::vector<int32_t> gpus;
+    for (int j = 0; j < lay.ep; ++j) {
+      for (int i = 0; i < lay.etp; ++i) gpus.push_back(lay.gpu(i, j, k));
+    }
+    const int nodes = static_cast<int>(coll::members_by_node(gpus, gpn).size());
+    if (nodes > needs) {
+      return StraddlingDomain{*std::min_element(gpus.begin(), gpus.end()), *std::max_element(gpus.begin(), gpus.end()),
+                              nodes};
+    }
+  }
+  return std::nullopt;
+}
+
 MoeDpTimes moe_dp_times(const ScenarioConfig& cfg, const TrainingLinks& dense_l, const TrainingLinks& expert_l) {
   const ParallelismConfig& p = cfg.parallelism;
   const StageParams g = gpu_params(cfg);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "calibration/hardware_profile.h"
@@ -50,6 +51,15 @@ struct ExpertLayout {
   }
 };
 ExpertLayout expert_layout(const ScenarioConfig& cfg, int stage);
+
+// An expert domain (ep x expert_tp GPUs of stage 0) over more nodes than its size needs, where
+// ep x expert_tp neither divides nor is a multiple of gpus_per_node: its all-to-alls cross the
+// NICs. The first such domain's lowest and highest GPU and its nodes; nullopt when none.
+struct StraddlingDomain {
+  int32_t first_gpu = 0, last_gpu = 0;
+  int nodes = 0;
+};
+std::optional<StraddlingDomain> straddling_expert_domain(const ScenarioConfig& cfg);
 
 // Token-expert pairs of one micro-batch in one expert domain (ep x etp GPUs sharing a copy of
 // the experts): sources are the domain's GPUs (index etp_index + etp x ep_index), each holding

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -56,6 +57,13 @@ double block_slowdown(double leaving, double busiest, const TierBlocks& t, doubl
   return std::max(1.0, leaving * share / (t.uplink_nics * busiest));
 }
 
+// The rail (the node's NIC, in order) GPU g's traffic leaves on: a node's GPUs share its
+// nics_per_node NICs in order, as the fabric wires them.
+int64_t rail_of(const ScenarioConfig& cfg, int64_t g) {
+  const int gpn = cfg.cluster.gpus_per_node;
+  return (g % gpn) * cfg.cluster.nics_per_node / gpn;
+}
+
 std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const ScenarioConfig& cfg) {
   const NetworkConfig& n = cfg.network;
   const Bandwidth fabric = n.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth);
@@ -84,14 +92,21 @@ bool replica_lines_cross_taper(const ScenarioConfig& cfg) {
   }
   const double nics_per_gpu = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
   // The smallest tapered block (a tapered ToR tier's groups lie inside any pod).
-  int64_t block = 0;
+  std::optional<TierBlocks> tapered;
   for (const TierBlocks& t : tier_blocks(shape, cfg)) {
     if (t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9)) {
-      block = t.gpus;
+      tapered = t;
       break;
     }
   }
-  if (block == 0) return false;
+  if (!tapered || tapered->gpus <= 0) return false;
+  const int64_t block = tapered->gpus;
+  const int gpn = cfg.cluster.gpus_per_node;
+  // A line between two GPUs leaves the block's uplinks when they sit in different blocks, or, at
+  // a rail-optimised ToR tier, on different nodes and rails (each rail has its own ToR).
+  const auto crosses = [&](int64_t a, int64_t b) {
+    return a / block != b / block || (tapered->rails > 1 && a / gpn != b / gpn && rail_of(cfg, a) != rail_of(cfg, b));
+  };
   const Placement pl = placement_of(cfg);
   // Interleaved stages send from the last stage to the first too (chunk v to chunk v + 1).
   const int pairs = p.vpp > 1 ? p.pp : p.pp - 1;
@@ -99,10 +114,10 @@ bool replica_lines_cross_taper(const ScenarioConfig& cfg) {
     for (int ci = 0; ci < p.cp; ++ci) {
       for (int t = 0; t < p.tp; ++t) {
         for (int s = 0; s < pairs; ++s) {
-          if (pl.gpu(t, ci, r, s) / block != pl.gpu(t, ci, r, (s + 1) % p.pp) / block) return true;
+          if (crosses(pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + 1) % p.pp))) return true;
         }
         for (int s = 0; s < p.pp && ci > 0; ++s) {
-          if (pl.gpu(t, ci, r, s) / block != pl.gpu(t, 0, r, s) / block) return true;
+          if (crosses(pl.gpu(t, ci, r, s), pl.gpu(t, ci - 1, r, s))) return true;
         }
       }
     }
@@ -145,9 +160,8 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   const std::vector<std::vector<int32_t>> nodes = coll::members_by_node(ring, gpn);
   const int64_t k = nodes.empty() ? 0 : static_cast<int64_t>(nodes.front().size());
   const bool uniform = coll::splits_evenly(nodes);
-  // Rails as the fabric wires them: a node's GPUs share its nics_per_node NICs in order.
-  const int npn = cfg.cluster.nics_per_node;
-  const auto rail = [gpn, npn](int64_t g) { return (g % gpn) * npn / gpn; };
+  // Rails as the fabric wires them (rail_of).
+  const auto rail = [&cfg](int64_t g) { return rail_of(cfg, g); };
   bool hops_rails = false;
   if (members > 1 && span > gpn) {
     if (uniform) {

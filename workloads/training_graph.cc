@@ -733,6 +733,13 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           }
           if (v == stages_v - 1) {
             add_compute(pass.forward ? scaled(sc.head_forward, c.head_forward) : scaled(sc.head_backward, c.head_backward));
+            // The head's backward runs here after the layers (its time, not its order): the last
+            // gradients wait for it, as a dense chunk's last bucket does.
+            if (grads_out && !layer_end.empty()) {
+              layer_end.back() = last;
+              std::vector<int32_t>& experts_out = expert_ready[gi][static_cast<size_t>(pass.chunk)];
+              if (!experts_out.empty()) experts_out.back() = last;
+            }
           }
           // Dense bucket j of the chunk (buckets over its layers in order) with the layer that
           // completes it.

@@ -115,7 +115,8 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   // whole tokens per GPU (2047.5 were routed as 2047, and a sequence of 4 over 16 GPUs read as a
   // step of 107 days until 2026-12-07; QA).
   const bool sp_reported = t.attention_parallel == AttentionParallel::kSp && cfg.model.seq_len % p.tp != 0;
-  if (cfg.model.moe && !sp_reported && cfg.model.seq_len % (p.tp * p.cp) != 0) {
+  const int64_t split = int64_t{p.tp} * p.cp;  // each up to 65536: their product overflows an int
+  if (cfg.model.moe && !sp_reported && split > 0 && cfg.model.seq_len % split != 0) {
     fail("model.seq_len", "an MoE layer routes each GPU's share of a sequence, split over tp x cp (" + str(p.tp) +
                               " x " + str(p.cp) + "): it must divide model.seq_len (" + str(cfg.model.seq_len) + ")");
   }

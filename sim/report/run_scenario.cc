@@ -4,11 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -299,29 +297,12 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   // expert_tp does not divide gpus_per_node, some domains straddle a node boundary and their
   // all-to-alls cross the NICs (24 GPUs, ep 3: domains 6-8 and 15-17, 1.93 ms a layer against
   // 0.27 ms inside a node; QA 2026-12-07).
-  const int size = cfg.parallelism.ep * cfg.parallelism.expert_tp;
-  const int gpn = cfg.cluster.gpus_per_node;
-  if (size > 1 && gpn > 0 && (size % gpn != 0 && gpn % size != 0)) {
-    const work::ExpertLayout lay = work::expert_layout(cfg, 0);
-    const int needs = (size + gpn - 1) / gpn;
-    for (int k = 0; k < lay.edp; ++k) {
-      std::set<int32_t> nodes;
-      int32_t lo = INT32_MAX, hi = 0;
-      for (int j = 0; j < lay.ep; ++j) {
-        for (int i = 0; i < lay.etp; ++i) {
-          const int32_t g = lay.gpu(i, j, k);
-          nodes.insert(g / gpn);
-          lo = std::min(lo, g);
-          hi = std::max(hi, g);
-        }
-      }
-      if (static_cast<int>(nodes.size()) <= needs) continue;
-      notes.push_back("parallelism.ep: ep x expert_tp (" + std::to_string(size) + ") does not divide cluster.gpus_per_node (" +
-                      std::to_string(gpn) + "), so some expert domains straddle nodes (GPUs " + std::to_string(lo) + "-" +
-                      std::to_string(hi) + " over " + std::to_string(nodes.size()) +
-                      " nodes) and their all-to-alls cross the NICs; the slowest domain paces each layer");
-      break;
-    }
+  if (const auto d = work::straddling_expert_domain(cfg)) {
+    notes.push_back("parallelism.ep: ep x expert_tp (" + std::to_string(cfg.parallelism.ep * cfg.parallelism.expert_tp) +
+                    ") does not divide cluster.gpus_per_node (" + std::to_string(cfg.cluster.gpus_per_node) +
+                    "), so some expert domains straddle nodes (GPUs " + std::to_string(d->first_gpu) + "-" +
+                    std::to_string(d->last_gpu) + " over " + std::to_string(d->nodes) +
+                    " nodes) and their all-to-alls cross the NICs; the slowest domain paces each layer");
   }
 }
 

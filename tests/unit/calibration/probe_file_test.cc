@@ -289,7 +289,7 @@ TEST(ProbeFile, HeaderTextIsOneLine) {
 // "(fitted yesterday)" until 2026-12-07); a time may follow.
 TEST(ProbeFile, HeaderDateIsAnIsoDate) {
   for (const char* bad : {"yesterday", "2026-13-01", "2026-02-30", "2025-02-29T00:00:00Z", "26-12-04", "2026/12/04",
-                          "2026-12-04x"}) {
+                          "2026-12-04x", "2026-12-04T"}) {
     ProbeData d = sample_probe();
     d.header.date = bad;
     const std::string msg = rejection(serialize_probe_data(d));

@@ -866,6 +866,28 @@ TEST(FlowTrainingKeys, AutoFoldingUnfoldsWherePipelineSendsCrossATaperedTier) {
   EXPECT_TRUE(work::folds_replicas(read(tapered, "pp: 2, placement: tp-cp-pp-dp")));  // pipelines under a ToR
   EXPECT_TRUE(work::folds_replicas(read(tapered, "pp: 1, placement: tp-cp-dp-pp")));  // no pipeline
   EXPECT_TRUE(work::folds_replicas(read(tapered, pp_outermost, ", fold_ranks: true")));  // true folds
+  // CP rings across the ToRs (cp stride 32: GPUs 0 and 32 under ToRs 0 and 1).
+  EXPECT_FALSE(work::folds_replicas(read(tapered, "pp: 1, cp: 2, placement: tp-dp-cp-pp")));
+  EXPECT_TRUE(work::folds_replicas(read(tapered, "pp: 1, cp: 2, placement: tp-cp-dp-pp")));  // cp under one ToR
+}
+
+// Rail-optimised, a pipeline send between nodes on different rails leaves its rail's ToR even
+// inside a ToR group (code review 2026-12-07): 64 GPUs, 8 NICs a node, 8 servers under each
+// group's 8 rail ToRs (radix 16, 4:1), tp 4 and PP next: GPU 4 sends to GPU 8, rail 4 to rail 0.
+TEST(FlowTrainingKeys, AutoFoldingUnfoldsWherePipelineSendsHopRailsOverATaperedTor) {
+  const auto read = [](const std::string& placement) {
+    return scenario_from_tree(
+        parse_yaml_text("cluster: {gpus: 64, gpu: A100-SXM4-80GB}\n"
+                        "network: {fidelity: flow, tiers: 2, switch_radix: 16, tor_oversubscription: 4, "
+                        "oversubscription_by: fewer_uplinks}\n"
+                        "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024, vocab: 32000}\n"
+                        "parallelism: {tp: 4, pp: 4, placement: " + placement + "}\n"
+                        "training: {global_batch: 64}\n",
+                        "rails.yaml"),
+        "rails.yaml");
+  };
+  EXPECT_FALSE(work::folds_replicas(read("tp-pp-cp-dp")));
+  EXPECT_TRUE(work::folds_replicas(read("tp-cp-dp-pp")));  // stride 16: the same rail, under one group
 }
 
 }  // namespace

@@ -157,6 +157,9 @@ INSTANTIATE_TEST_SUITE_P(
         // 107-day step until 2026-12-07).
         BadCase{{"model.seq_len=2044", "training.attention_parallel=tp", "parallelism.sequence_parallel=true"},
                 "model.seq_len", "split over tp x cp (8 x 1): it must divide model.seq_len (2044)"},
+        // tp x cp past an int: refused, not a division by zero (code review 2026-12-07).
+        BadCase{{"parallelism.tp=65536", "parallelism.cp=65536", "training.attention_parallel=tp"}, "model.seq_len",
+                "split over tp x cp (65536 x 65536)"},
         // MoE under TP without sequence parallelism (accepted until 2026-12-05, its tokens split by tp).
         BadCase{{"training.attention_parallel=tp", "parallelism.sequence_parallel=false"},
                 "parallelism.sequence_parallel", "needs sequence parallelism"},

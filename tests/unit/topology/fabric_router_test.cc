@@ -248,7 +248,8 @@ TEST(FabricRouter, NoRouteNamesTheTierItsPathsCross) {
     router.route(0, to, 0);
     FAIL() << "expected NoRoute";
   } catch (const NoRoute& e) {
-    EXPECT_NE(std::string(e.what()).find("every spine path between tor:0 (pod 0) and tor:1 (pod 0) is failed"),
+    EXPECT_NE(std::string(e.what()).find("every spine path between tor:0 (pod 0) and tor:1 (pod 0) is failed (failed by "
+                                         "tor_agg:0/up, tor_agg:1/up, tor_agg:6/down and 1 more)"),
               std::string::npos)
         << e.what();
   }
