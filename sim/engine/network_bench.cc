@@ -413,7 +413,8 @@ std::string format_traffic_report(const TrafficResult& r) {
     << std::setprecision(2) << "   slowdown " << r.slowdown << "x\n";
   o << "  bandwidth   " << to_string(r.achieved_bandwidth) << " achieved of "
     << to_string(r.ideal_bandwidth) << " ideal (" << std::setprecision(1)
-    << (r.slowdown > 0 ? 100.0 / r.slowdown : 0.0) << "%), " << to_string(r.total_bytes) << " moved\n";
+    << (r.slowdown > 0 ? 100.0 / r.slowdown : 0.0) << "%), " << to_string(r.total_bytes)
+    << " moved (every transfer's bytes, over NVLink inside a node too)\n";
   if (r.bus_bandwidth) {
     o << "  bus bw      " << std::setprecision(1) << r.bus_bandwidth->bytes_per_s * 1e-9
       << " GB/s per GPU (nccl-tests busbw: 2(n-1)/n x buffer / time; the time includes the ring's step latency, "
