@@ -629,9 +629,10 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   // The busiest GPU's dispatch bytes, sent or received: a hot expert's owner receives far more
   // than any GPU sends (zipf s = 10 on Mixtral: 117 MB in against 33.5 MB out; until 2026-12-06
-  // the sent bytes alone were reported).
+  // the sent bytes alone were reported), over every expert domain of the stage (domain 0's until
+  // 2026-12-07: a domain that straddles nodes can hold the busiest GPU).
   std::vector<double> sent(static_cast<size_t>(cfg.cluster.gpus), 0.0), received(sent.size(), 0.0);
-  for (const coll::FlowSpec& f : xfers) sent[f.src] += f.bytes.as_double(), received[f.dst] += f.bytes.as_double();
+  for (const coll::FlowSpec& f : payload) sent[f.src] += f.bytes.as_double(), received[f.dst] += f.bytes.as_double();
   c.a2a_bytes_max_gpu =
       bytes_of(std::max(*std::max_element(sent.begin(), sent.end()), *std::max_element(received.begin(), received.end())));
   // Expert TP: the pairs an owner received are gathered over its etp slices (and their outputs
