@@ -79,11 +79,14 @@ std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const Scenario
 
 }  // namespace
 
-bool replica_lines_cross_taper(const ScenarioConfig& cfg) {
+bool replica_lines_cross_taper(const ScenarioConfig& cfg) { return replica_lines_leave(cfg, {}); }
+
+bool replica_lines_leave(const ScenarioConfig& cfg, ReplicaLines which) {
   const int dp = data_parallel_size(cfg);
   if (dp < 2) return false;
   const ParallelismConfig& p = cfg.parallelism;
-  if (p.pp < 2 && p.cp < 2) return false;
+  const int cp = which.cp_rings ? p.cp : 1;
+  if (p.pp < 2 && cp < 2) return false;
   topo::ClosShape shape;
   try {
     shape = topo::plan_clos(cfg.cluster, cfg.network, cfg.file);
@@ -93,12 +96,14 @@ bool replica_lines_cross_taper(const ScenarioConfig& cfg) {
   const double nics_per_gpu = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
   // The smallest tapered block (a tapered ToR tier's groups lie inside any pod).
   std::optional<TierBlocks> tapered;
-  for (const TierBlocks& t : tier_blocks(shape, cfg)) {
+  const std::vector<TierBlocks> tiers = tier_blocks(shape, cfg);
+  for (const TierBlocks& t : tiers) {
     if (t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9)) {
       tapered = t;
       break;
     }
   }
+  if (!which.tapered_only) tapered = tiers.back();  // the top tier's blocks: pods, or the ToR groups of 2 tiers
   if (!tapered || tapered->gpus <= 0) return false;
   const int64_t block = tapered->gpus;
   const int gpn = cfg.cluster.gpus_per_node;
@@ -116,7 +121,7 @@ bool replica_lines_cross_taper(const ScenarioConfig& cfg) {
         for (int s = 0; s < pairs; ++s) {
           if (crosses(pl.gpu(t, ci, r, s), pl.gpu(t, ci, r, (s + 1) % p.pp))) return true;
         }
-        for (int s = 0; s < p.pp && ci > 0; ++s) {
+        for (int s = 0; s < p.pp && ci > 0 && cp > 1; ++s) {
           if (crosses(pl.gpu(t, ci, r, s), pl.gpu(t, ci - 1, r, s))) return true;
         }
       }

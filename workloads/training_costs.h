@@ -58,6 +58,15 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // what the taper costs (work::folds_replicas). False with fewer than 2 DP replicas, and where
 // the fabric cannot be built (the run that builds it says why).
 bool replica_lines_cross_taper(const ScenarioConfig& cfg);
+// Which lines and blocks replica_lines_leave looks at.
+struct ReplicaLines {
+  bool cp_rings = true;       // CP rings as well as pipeline sends
+  bool tapered_only = true;   // blocks under a tapered tier; else pods (3 tiers) or ToR groups (2 tiers)
+};
+// Whether such a line of some DP replica leaves such a block (replica_lines_cross_taper is
+// replica_lines_leave(cfg, {})); false with fewer than 2 DP replicas or where the fabric cannot
+// be built.
+bool replica_lines_leave(const ScenarioConfig& cfg, ReplicaLines which);
 
 // How many times its NIC share (nics_per_node / gpus_per_node of the node's NICs) a GPU gets for
 // traffic that only the GPUs `sends(g)` put across nodes at once: the GPUs behind a NIC over the

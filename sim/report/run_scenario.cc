@@ -182,13 +182,14 @@ bool given_under(const ScenarioConfig& cfg, const std::string& prefix) {
 // and TP groups placed across nodes.
 void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   // The analytical level prices every replica's pipeline sends over a tapered tier as if they
-  // ran at once, where replicas drift out of step (QA 2026-12-07).
-  if (work::replica_lines_cross_taper(cfg)) {
-    notes.push_back("pipeline sends or CP rings cross a tapered tier (network.tor_oversubscription, "
-                    "agg_oversubscription or fabric_bandwidth): the analytical level prices every replica's at once "
-                    "and overstates what the taper costs (Llama 3 405B on 16,384 GPUs, PP outermost: 8.030 s over "
-                    "an 8:1 spine, where the flow level, every replica simulated, gives 7.033 s; 2:1 6.998 against "
-                    "6.871 s): --fidelity flow for the figure");
+  // ran at once, where replicas drift out of step (QA 2026-12-07; CP rings, which run with every
+  // layer, it prices as the flow level finds them: +9.2% against +9.3% for a 4:1 spine).
+  if (work::replica_lines_leave(cfg, {.cp_rings = false})) {
+    notes.push_back("pipeline sends cross a tapered tier (network.tor_oversubscription, agg_oversubscription or "
+                    "fabric_bandwidth): the analytical level prices every replica's at once and overstates what the "
+                    "taper costs (Llama 3 405B on 16,384 GPUs, PP outermost: 8.030 s over an 8:1 spine, where the "
+                    "flow level, every replica simulated, gives 7.033 s; 2:1 6.998 against 6.871 s): the flow level "
+                    "gives the figure (--fidelity flow; in a sweep, keep such plans in flow_stage.top_k)");
   }
   if (cfg.training.fold_ranks != TrainingConfig{}.fold_ranks) {
     notes.push_back("training.fold_ranks chooses how the flow level simulates the replicas; the analytical level "
@@ -252,9 +253,21 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
   if (work::replica_lines_cross_taper(cfg)) {
     notes.push_back("training.fold_ranks: pipeline sends or CP rings cross a tapered tier (network."
                     "tor_oversubscription, agg_oversubscription or fabric_bandwidth); folded, every replica's sends "
-                    "there start in step with replica 0's, which overstates what the taper costs (Llama 3 405B on "
-                    "16,384 GPUs, PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded); auto simulates every "
-                    "replica here: set training.fold_ranks: auto or false for the exact figure");
+                    "there start in step with replica 0's, which can be off either way (Llama 3 405B on 16,384 GPUs, "
+                    "PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded; a 70B plan's CP rings over a 4:1 "
+                    "spine: 10.45 s folded, 11.44 s unfolded); auto simulates every replica here: set "
+                    "training.fold_ranks: auto or false for the exact figure");
+  } else if (work::replica_lines_leave(cfg, {.cp_rings = false, .tapered_only = false})) {
+    // Pipeline sends that leave their pods (ToR groups in 2 tiers) on a fabric not tapered there:
+    // folded, in step, they meet each other's ECMP collisions every time, a few percent slow,
+    // where a tapered fabric's run is simulated unfolded under auto, so a 1:1 fabric could read
+    // slower than a tapered one (QA 2026-12-07: 405B on 4,096 GPUs, 7.056 s folded at 1:1, 6.850
+    // s at 2:1; 0.4 to 3.5% slow on the plans measured, MegaScale 175B 0.6%).
+    notes.push_back("training.fold_ranks: pipeline sends leave their pods; folded, every replica's start in step "
+                    "with replica 0's and meet each other's ECMP collisions every time, which read 0.4 to 3.5% slow "
+                    "on the plans measured (Llama 3 405B on 16,384 GPUs, PP outermost: 7.101 s folded, 6.863 s "
+                    "unfolded), while auto simulates a tapered fabric's run unfolded: to compare fabrics, set "
+                    "training.fold_ranks: false");
   }
   if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
@@ -498,7 +511,9 @@ void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingRe
     const bool taper = !tp && work::replica_lines_cross_taper(cfg);
     const char* why = tp ? "TP groups span nodes in this placement"
                          : "pipeline sends or CP rings cross a tapered tier in this placement";
-    const char* miss = tp ? "18 to 47% fast" : "up to 25% slow (Llama 3 405B, PP outermost, an 8:1 spine)";
+    const char* miss = tp ? "18 to 47% fast"
+                          : "off either way (Llama 3 405B, PP outermost, an 8:1 spine: 25% slow; a 70B plan's CP rings "
+                            "over a 4:1 spine: 8.6% fast)";
     char buf[560];
     if (!tp && !taper) {
       buf[0] = '\0';

@@ -10,6 +10,7 @@
 #include "sim/engine/analytical_training.h"
 #include "sim/report/run_scenario.h"
 #include "topology/clos_shape.h"
+#include "workloads/training_costs.h"
 #include "workloads/transformer.h"
 
 namespace clustersim::sweep {
@@ -99,6 +100,9 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space) {
     try {
       const YamlNode tree = tree_at(space, i, "analytical");
       for (const std::string& note : report::unused_key_notes(scenario_from_tree(tree, space.spec().base_origin))) {
+        // training.fold_ranks is for the flow stage, which uses it (QA 2026-12-07: a sweep that set
+        // it was told the key is not used).
+        if (space.spec().flow_top_k > 0 && note.rfind("training.fold_ranks chooses how the flow level", 0) == 0) continue;
         if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
       }
     } catch (const BadInput&) {
@@ -175,6 +179,12 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     options.placement_draws = false;  // plans are compared by the seed's placement
     const report::RunOutput r = report::run_scenario(cfg, options);
     for (const auto& [k, v] : r.metrics) out.metrics[k] = v;
+    // Folded (training.fold_ranks: true) where pipeline sends or CP rings cross a tapered tier:
+    // the sweep says so (folding_mix_note), as run's note does for one run.
+    const auto folded = out.metrics.find("folded");
+    if (folded != out.metrics.end() && folded->second > 0 && work::replica_lines_cross_taper(cfg)) {
+      out.info[kFoldedOverTaperInfo] = "true";
+    }
   } catch (const BadInput& e) {
     out.status = kError;
     out.reason = join_errors(e, spec.base_origin);

@@ -27,6 +27,9 @@ inline constexpr const char* kRejected = "rejected";    // ran, but a constraint
 // this key as "COUNT NAME, COUNT NAME"; the sweep prices each type (cost_per_mtoken).
 inline constexpr const char* kGpuCountsInfo = "gpus_by_type";
 std::string gpu_counts_text(const std::map<std::string, int>& by_type);
+// A flow-stage training candidate simulated folded over a tapered tier its pipeline sends or CP
+// rings cross, in its `info` under this key ("true"); the sweep counts them (folding_mix_note).
+inline constexpr const char* kFoldedOverTaperInfo = "folded_over_taper";
 std::map<std::string, int> gpu_counts_from_text(const std::string& text);
 
 // What one run of one candidate gave. `metrics` are the raw outputs (derived ones such as cost

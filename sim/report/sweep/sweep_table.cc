@@ -201,19 +201,30 @@ std::string no_valid_candidates(const SweepTable& table) {
 }
 
 std::string folding_mix_note(const SweepTable& table) {
-  int64_t folded = 0, unfolded = 0;
+  int64_t folded = 0, unfolded = 0, over_taper = 0;
   for (const Row& row : table.rows) {
     const auto it = row.finer.metrics.find("folded");
     if (!row.finer.ran || row.finer.status != kOk || it == row.finer.metrics.end()) continue;
     ++(it->second > 0 ? folded : unfolded);
+    over_taper += row.finer.info.count(kFoldedOverTaperInfo) > 0 ? 1 : 0;
   }
-  if (folded == 0 || unfolded == 0) return "";
-  return "the flow stage simulated " + std::to_string(folded) + " finalist" + (folded == 1 ? "" : "s") +
-         " folded (one representative DP replica) and " + std::to_string(unfolded) +
-         " unfolded (training.fold_ranks auto unfolds TP groups across nodes and pipeline sends across a tapered "
-         "tier): folded figures can be a few percent off (Llama 3 405B, PP outermost, 1:1 spine: 7.10 s folded, 6.86 s "
-         "unfolded), so close calls between the two kinds are not decided; set training.fold_ranks: false in the "
-         "sweep's set: to simulate every finalist alike (`folded` in sweep.json says which ran how)";
+  std::string out;
+  if (folded > 0 && unfolded > 0) {
+    out = "the flow stage simulated " + std::to_string(folded) + " finalist" + (folded == 1 ? "" : "s") +
+          " folded (one representative DP replica) and " + std::to_string(unfolded) +
+          " unfolded (training.fold_ranks auto unfolds TP groups across nodes, and pipeline sends or CP rings across "
+          "a tapered tier): folded figures can be a few percent off (Llama 3 405B, PP outermost, 1:1 spine: 7.10 s "
+          "folded, 6.86 s unfolded), so close calls between the two kinds are not decided; set training.fold_ranks: "
+          "false in the sweep's set: to simulate every finalist alike (`folded` in sweep.json says which ran how)";
+  }
+  if (over_taper > 0) {
+    out += std::string(out.empty() ? "" : "; ") + "the flow stage simulated " + std::to_string(over_taper) +
+           " finalist" + (over_taper == 1 ? "" : "s") +
+           " folded whose pipeline sends or CP rings cross a tapered tier (training.fold_ranks: true), which can "
+           "be off either way (Llama 3 405B, PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded): set "
+           "training.fold_ranks: false for the figures";
+  }
+  return out;
 }
 
 std::string shown_reason(const SweepTable& table, const std::string& cls) {

@@ -227,8 +227,10 @@ TEST(UnusedKeyNotes, ARatioTheFabricCablesLowerIsNoted) {
 TEST(UnusedKeyNotes, EcmpDrawsAreAnAnalyticalEcmpSetting) {
   EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"network.ecmp_draws=4"}).empty());
   const std::vector<std::string> flow = notes_of("megascale-175b-12288.yaml", {"network.ecmp_draws=4", "network.fidelity=flow"});
-  ASSERT_EQ(flow.size(), 1u);
+  // (and, since 2026-12-07, that its pipeline sends leave their pods and run folded)
+  ASSERT_EQ(flow.size(), 2u);
   EXPECT_NE(flow[0].find("network.ecmp_draws is not used here"), std::string::npos) << flow[0];
+  EXPECT_NE(flow[1].find("training.fold_ranks: pipeline sends leave their pods"), std::string::npos) << flow[1];
   const std::vector<std::string> spray = notes_of("megascale-175b-12288.yaml", {"network.ecmp_draws=4", "network.routing=spray"});
   ASSERT_EQ(spray.size(), 1u);
   EXPECT_NE(spray[0].find("without network.routing: ecmp"), std::string::npos) << spray[0];

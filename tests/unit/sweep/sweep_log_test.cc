@@ -278,6 +278,14 @@ TEST(SweepTable, FinalistsFoldedAndUnfoldedAreNoted) {
   EXPECT_NE(note.find("simulated 2 finalists folded (one representative DP replica) and 1 unfolded"), std::string::npos)
       << note;
   EXPECT_NE(note.find("training.fold_ranks: false"), std::string::npos) << note;
+  // Folded over a taper its sends cross (fold_ranks: true): said even when all ran alike.
+  SweepTable all_folded;
+  all_folded.rows = {row(true, kOk, 1.0), row(true, kOk, 1.0)};
+  all_folded.rows[1].finer.info[kFoldedOverTaperInfo] = "true";
+  const std::string taper = folding_mix_note(all_folded);
+  EXPECT_NE(taper.find("simulated 1 finalist folded whose pipeline sends or CP rings cross a tapered tier"),
+            std::string::npos)
+      << taper;
 }
 
 }  // namespace
