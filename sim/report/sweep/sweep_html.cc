@@ -135,6 +135,11 @@ std::string sweep_html(const CandidateSpace& space, const SweepTable& table, con
                   "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}</style>"
                   "</head><body><h1>sweep " + esc(spec.name) + "</h1><p>" + esc(spec.description) + "</p>";
   h += "<h2>Summary</h2><pre>" + esc(sweep_summary(space, table, run)) + "</pre>";
+  if (!run.notes.empty()) {
+    h += "<h2>Notes</h2><ul>";
+    for (const std::string& n : run.notes) h += "<li>" + esc(n) + "</li>";
+    h += "</ul>";
+  }
 
   // Ranking table.
   const std::vector<std::string> metrics = metric_columns(spec);

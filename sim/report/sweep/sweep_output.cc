@@ -211,6 +211,10 @@ Json sweep_json_head(const CandidateSpace& space, const SweepTable& table, const
   for (const auto& [k, v] : table.status_counts) counts.set(k, static_cast<int64_t>(v));
   Json& reasons = j.set("skipped_reasons", Json::object());
   for (const auto& [k, v] : table.reason_counts) reasons.set(k, static_cast<int64_t>(v));
+  if (!run.notes.empty()) {
+    Json& notes = j.set("notes", Json::array());
+    for (const std::string& n : run.notes) notes.push(n);
+  }
   j.set("rows", Json::array());
   return j;
 }

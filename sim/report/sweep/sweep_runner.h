@@ -45,6 +45,10 @@ struct SweepRun {
   StageStats analytical;
   StageStats finer;
   int top_k = 0;
+  // What the sweep says beside its results (objective, analytical screen, flow-stage folding):
+  // printed as `note: ...` and kept in sweep.json's "notes" and sweep.html (since 2026-12-07;
+  // before, on stderr only).
+  std::vector<std::string> notes;
 };
 
 SweepRun run_sweep(const SweepSpec& spec, const RunOptions& options);

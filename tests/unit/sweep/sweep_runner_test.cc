@@ -405,7 +405,7 @@ TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
   const ScratchDir finer_dir("clustersim_sweep_finer");
   ASSERT_TRUE(finer_dir.ok());
   o.log_path = finer_dir.file("results.jsonl");
-  const SweepRun run = run_sweep(spec, o);
+  SweepRun run = run_sweep(spec, o);
   EXPECT_EQ(run.finer.candidates, 2);
   const SweepTable t = build_table(space, run.records);
   int finer = 0;
@@ -421,6 +421,13 @@ TEST(SweepRunner, SecondStageRunsTheBestKInChildProcesses) {
   EXPECT_NE(sweep_html(space, t, run).find("<svg"), std::string::npos);
   // sweep.json is written row by row (2026-12-05), as the whole tree dumps it.
   EXPECT_EQ(sweep_json_text(space, t, run), sweep_json(space, t, run).dump(1));
+  // The sweep's notes are kept in sweep.json and sweep.html (on stderr only until 2026-12-07).
+  EXPECT_EQ(sweep_json_text(space, t, run).find("\"notes\""), std::string::npos);
+  run.notes = {"analytical screen: a note"};
+  EXPECT_NE(sweep_json_text(space, t, run).find("\"notes\": [\n  \"analytical screen: a note\""), std::string::npos)
+      << sweep_json_text(space, t, run).substr(0, 600);
+  EXPECT_EQ(sweep_json_text(space, t, run), sweep_json(space, t, run).dump(1));
+  EXPECT_NE(sweep_html(space, t, run).find("<li>analytical screen: a note</li>"), std::string::npos);
 }
 
 // memory_fits: false keeps plans that overflow HBM at the finer stage too (before 2026-12-05 the
