@@ -471,8 +471,8 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
     if (cabled >= down || down <= up) return;
     notes.push_back(std::string("network.") + key + " gives " + std::to_string(down) + " down and " + std::to_string(up) +
                     " up ports, but " + why + " on " + std::to_string(cabled) + " of the " + std::to_string(down) +
-                    ": the tier runs at " + format_number(static_cast<double>(cabled) / up) +
-                    ":1 (clustersim topo shows the fabric)");
+                    ": the tier runs at " + std::to_string(cabled) + ":" + std::to_string(up) + " (" +
+                    format_number(std::round(100.0 * cabled / up) / 100.0) + ":1; clustersim topo shows the fabric)");
   };
   note("tor_oversubscription", s.tor_down, s.tor_down_cabled(), s.tor_up,
        "a ToR holds whole servers (" + std::to_string(s.servers_per_group) + " of " +

@@ -219,7 +219,7 @@ TEST(UnusedKeyNotes, ARatioTheFabricCablesLowerIsNoted) {
       notes_of("net-shift-1k.yaml", {"network.switch_radix=16", "network.agg_oversubscription=3", "network.tiers=3"});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("network.agg_oversubscription gives 12 down and 4 up ports"), std::string::npos) << notes[0];
-  EXPECT_NE(notes[0].find("the tier runs at 2:1"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("the tier runs at 8:4 (2:1;"), std::string::npos) << notes[0];
   // 1:1 split with spare uplinks changes nothing: no note.
   EXPECT_TRUE(notes_of("net-shift-1k.yaml", {"network.switch_radix=16", "network.tiers=3"}).empty());
 }
