@@ -47,6 +47,14 @@ TEST(ShippedScenarios, LoadAndGiveNoUnusedSettings) {
 }
 
 // The notes unused_key_notes gives for scenarios/NAME with `overrides` (--set style).
+// `text` written as scenario.yaml in `dir`: its path, or empty when the directory could not be made.
+std::string written(const testing::ScratchDir& dir, const std::string& text) {
+  if (!dir.ok()) return "";
+  const std::string path = dir.file("scenario.yaml");
+  std::ofstream(path) << text;
+  return path;
+}
+
 std::vector<std::string> notes_of(const std::string& name, const std::vector<std::string>& overrides = {}) {
   return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
 }
@@ -105,14 +113,13 @@ TEST(UnusedKeyNotes, AutoFoldingPastTheOpLimitFoldsAndSaysSo) {
 // 2026-12-07): 64 GPUs on 8 single-NIC servers, 4 under each ToR, PP outermost over a 4:1 ToR.
 TEST(UnusedKeyNotes, AutoUnfoldingOverATaperedTierSaysSo) {
   const testing::ScratchDir dir("taper");
-  ASSERT_TRUE(dir.ok());
-  const std::string path = dir.file("taper.yaml");
-  std::ofstream(path) << "cluster: {gpus: 64, gpu: A100-SXM4-80GB, nics_per_node: 1}\n"
-                         "network: {fidelity: flow, tiers: 2, switch_radix: 8, tor_oversubscription: 4, "
-                         "oversubscription_by: fewer_uplinks}\n"
-                         "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024, vocab: 32000}\n"
-                         "parallelism: {tp: 8, pp: 2}\n"
-                         "training: {global_batch: 64}\n";
+  const std::string path = written(dir, "cluster: {gpus: 64, gpu: A100-SXM4-80GB, nics_per_node: 1}\n"
+                                        "network: {fidelity: flow, tiers: 2, switch_radix: 8, tor_oversubscription: 4, "
+                                        "oversubscription_by: fewer_uplinks}\n"
+                                        "model: {layers: 8, hidden: 1024, heads: 8, seq_len: 1024, vocab: 32000}\n"
+                                        "parallelism: {tp: 8, pp: 2}\n"
+                                        "training: {global_batch: 64}\n");
+  ASSERT_FALSE(path.empty());
   const RunOutput unfolded = run_scenario(load_scenario(path));
   ASSERT_EQ(unfolded.notes.size(), 1u);
   EXPECT_NE(unfolded.notes[0].find("pipeline sends or CP rings cross a tapered tier in this placement, so every DP "
@@ -128,13 +135,12 @@ TEST(UnusedKeyNotes, AutoUnfoldingOverATaperedTierSaysSo) {
 // note only where Megatron-LM's default applies (not under attention_parallel: sp).
 TEST(UnusedKeyNotes, MoeLayoutsTheRunShouldName) {
   const testing::ScratchDir dir("moe-notes");
-  ASSERT_TRUE(dir.ok());
-  const std::string path = dir.file("moe.yaml");
-  std::ofstream(path) << "cluster: {gpu: H100-SXM, gpus: 24, gpus_per_node: 8}\n"
-                         "model: {layers: 4, hidden: 2048, heads: 16, kv_heads: 8, ffn_hidden: 8192, seq_len: 4096, "
-                         "vocab: 32000, moe: {experts: 6, top_k: 2}}\n"
-                         "parallelism: {tp: 1, ep: 3}\n"
-                         "training: {global_batch: 48}\n";
+  const std::string path = written(dir, "cluster: {gpu: H100-SXM, gpus: 24, gpus_per_node: 8}\n"
+                                        "model: {layers: 4, hidden: 2048, heads: 16, kv_heads: 8, ffn_hidden: 8192, "
+                                        "seq_len: 4096, vocab: 32000, moe: {experts: 6, top_k: 2}}\n"
+                                        "parallelism: {tp: 1, ep: 3}\n"
+                                        "training: {global_batch: 48}\n");
+  ASSERT_FALSE(path.empty());
   const std::vector<std::string> straddle = unused_key_notes(load_scenario(path));
   ASSERT_EQ(straddle.size(), 1u);
   EXPECT_NE(straddle[0].find("ep x expert_tp (3) does not divide cluster.gpus_per_node (8), so some expert domains "
