@@ -163,8 +163,10 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   const sweep::CandidateSpace space(spec);
   const sweep::SweepTable table = sweep::build_table(space, run.records);
   std::vector<sweep::Record>().swap(run.records);  // the table holds what the files need
-  // The notes go into sweep.json and sweep.html too, and are printed after the summary.
+  // The notes go into sweep.json and sweep.html too, and are printed after the summary (the
+  // objective's were printed at the start).
   run.notes = sweep::objective_notes(spec);
+  const size_t said = run.notes.size();
   for (const std::string& note : sweep::analytical_notes(space)) run.notes.push_back("analytical screen: " + note);
   if (const std::string note = sweep::folding_mix_note(table); !note.empty()) run.notes.push_back(note);
   const auto write = [&](const std::string& name, const std::string& text) { write_text_file(dir / name, text, "--out"); };
@@ -172,9 +174,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   write("sweep.json", sweep::sweep_json_text(space, table, run));
   write("sweep.html", sweep::sweep_html(space, table, run));
   std::cout << sweep::sweep_summary(space, table, run);
-  for (const std::string& note : run.notes) {
-    if (note.rfind("objective ", 0) != 0) std::cerr << "note: " << note << "\n";  // objective's: said at the start
-  }
+  for (size_t i = said; i < run.notes.size(); ++i) std::cerr << "note: " << run.notes[i] << "\n";
   std::cout << "\nwrote " << (dir / "sweep.csv").string() << ", sweep.json, sweep.html (log: results.jsonl)\n";
   // The files are written (they list every skipped candidate), but a sweep that ranks nothing
   // has failed: the axes or constraints exclude every candidate.

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -94,23 +93,21 @@ bool replica_lines_leave(const ScenarioConfig& cfg, ReplicaLines which) {
     return false;  // the run that builds the fabric says what is wrong with it
   }
   const double nics_per_gpu = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
-  // The smallest tapered block (a tapered ToR tier's groups lie inside any pod).
-  std::optional<TierBlocks> tapered;
+  // The blocks: the smallest tapered ones (a tapered ToR tier's groups lie inside any pod), or
+  // the top tier's (pods, or the ToR groups of 2 tiers).
   const std::vector<TierBlocks> tiers = tier_blocks(shape, cfg);
-  for (const TierBlocks& t : tiers) {
-    if (t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9)) {
-      tapered = t;
-      break;
-    }
-  }
-  if (!which.tapered_only) tapered = tiers.back();  // the top tier's blocks: pods, or the ToR groups of 2 tiers
-  if (!tapered || tapered->gpus <= 0) return false;
-  const int64_t block = tapered->gpus;
+  const auto tapered = [&](const TierBlocks& t) {
+    return t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9);
+  };
+  const auto it = which.tapered_only ? std::find_if(tiers.begin(), tiers.end(), tapered) : tiers.end() - 1;
+  if (it == tiers.end() || it->gpus <= 0) return false;
+  const TierBlocks& blocks = *it;
   const int gpn = cfg.cluster.gpus_per_node;
   // A line between two GPUs leaves the block's uplinks when they sit in different blocks, or, at
   // a rail-optimised ToR tier, on different nodes and rails (each rail has its own ToR).
   const auto crosses = [&](int64_t a, int64_t b) {
-    return a / block != b / block || (tapered->rails > 1 && a / gpn != b / gpn && rail_of(cfg, a) != rail_of(cfg, b));
+    return a / blocks.gpus != b / blocks.gpus ||
+           (blocks.rails > 1 && a / gpn != b / gpn && rail_of(cfg, a) != rail_of(cfg, b));
   };
   const Placement pl = placement_of(cfg);
   // Interleaved stages send from the last stage to the first too (chunk v to chunk v + 1).
@@ -165,16 +162,14 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
   const std::vector<std::vector<int32_t>> nodes = coll::members_by_node(ring, gpn);
   const int64_t k = nodes.empty() ? 0 : static_cast<int64_t>(nodes.front().size());
   const bool uniform = coll::splits_evenly(nodes);
-  // Rails as the fabric wires them (rail_of).
-  const auto rail = [&cfg](int64_t g) { return rail_of(cfg, g); };
   bool hops_rails = false;
   if (members > 1 && span > gpn) {
     if (uniform) {
-      for (int64_t c = 0; c < k; ++c) hops_rails = hops_rails || rail(c * stride) != rail(c * stride + k * stride);
+      for (int64_t c = 0; c < k; ++c) hops_rails = hops_rails || rail_of(cfg, c * stride) != rail_of(cfg, c * stride + k * stride);
     } else {
       for (int64_t i = 0; i + 1 < members; ++i) {
         const int64_t g = i * stride;
-        hops_rails = hops_rails || (g / gpn != (g + stride) / gpn && rail(g) != rail(g + stride));
+        hops_rails = hops_rails || (g / gpn != (g + stride) / gpn && rail_of(cfg, g) != rail_of(cfg, g + stride));
       }
     }
   }

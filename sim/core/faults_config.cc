@@ -117,17 +117,15 @@ bool uses_hang_detection(const FaultsConfig& f) {
                      [](const FailureComponent& c) { return c.kind == FailureKind::kHang && c.rate_per_day > 0; });
 }
 
-// Whether a slow host can come and be found (slowed by at least straggler_threshold, as the
-// reliability simulation decides): recovery.straggler_detection times only those.
+std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace
+
 bool uses_straggler_detection(const FaultsConfig& f) {
   return std::any_of(f.components.begin(), f.components.end(), [&](const FailureComponent& c) {
     return c.kind == FailureKind::kDegrade && c.rate_per_day > 0 && c.slowdown >= f.recovery.straggler_threshold;
   });
 }
-
-std::string str(long long v) { return std::to_string(v); }
-
-}  // namespace
 
 std::vector<FailureComponent> llama3_components() {
   std::vector<FailureComponent> out;

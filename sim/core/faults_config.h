@@ -104,6 +104,11 @@ const char* to_string(IterationTimeFidelity f);
 // given, else flow when network.fidelity is flow, else analytical.
 IterationTimeFidelity iteration_time_fidelity(const ScenarioConfig& cfg);
 
+// Whether a slow host can come and be found (a degrade component with a rate, slowed by at least
+// recovery.straggler_threshold, as the reliability simulation decides): recovery.straggler_detection
+// times only those.
+bool uses_straggler_detection(const FaultsConfig& f);
+
 // Reads the `faults` mapping strictly (unknown keys are errors). Called by the scenario loader.
 void read_faults(MapReader r, FaultsConfig& out);
 

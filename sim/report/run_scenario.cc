@@ -385,9 +385,7 @@ void checkpoint_notes(const ScenarioConfig& cfg, Notes& notes) {
   // Degraded hosts slower than the threshold are found; none is where every degrade component is
   // below it (since 2026-12-07).
   if (cfg.given.count("faults.recovery.straggler_detection") && any(FailureKind::kDegrade) &&
-      std::none_of(cfg.faults->components.begin(), cfg.faults->components.end(), [&](const FailureComponent& comp) {
-        return comp.kind == FailureKind::kDegrade && comp.rate_per_day > 0 && comp.slowdown >= r.straggler_threshold;
-      })) {
+      !uses_straggler_detection(*cfg.faults)) {
     notes.push_back("faults.recovery.straggler_detection is not used: every degrade component's slowdown is below "
                     "faults.recovery.straggler_threshold, so no slow host is ever found");
   }
@@ -506,18 +504,16 @@ void fabric_notes(const ScenarioConfig& cfg, Notes& notes) {
 void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingResult& flow, RunOutput& out) {
   // What fold_ranks auto did where TP groups span nodes, or pipeline sends or CP rings cross a
   // tapered tier (work::folds_replicas).
-  if (cfg.training.fold_ranks == FoldRanks::kAuto && data_parallel_size(cfg) > 1) {
-    const bool tp = work::groups_span_nodes(cfg, work::Dim::kTp);
-    const bool taper = !tp && work::replica_lines_cross_taper(cfg);
+  const bool tp = work::groups_span_nodes(cfg, work::Dim::kTp);
+  if (cfg.training.fold_ranks == FoldRanks::kAuto && data_parallel_size(cfg) > 1 &&
+      (tp || work::replica_lines_cross_taper(cfg))) {
     const char* why = tp ? "TP groups span nodes in this placement"
                          : "pipeline sends or CP rings cross a tapered tier in this placement";
     const char* miss = tp ? "18 to 47% fast"
                           : "off either way (Llama 3 405B, PP outermost, an 8:1 spine: 25% slow; a 70B plan's CP rings "
                             "over a 4:1 spine: 8.6% fast)";
     char buf[560];
-    if (!tp && !taper) {
-      buf[0] = '\0';
-    } else if (flow.auto_folded_ops > 0) {
+    if (flow.auto_folded_ops > 0) {
       std::snprintf(buf, sizeof buf,
                     "training.fold_ranks: %s, where auto simulates every DP replica, but their graph would hold "
                     "%.3g ops, past the limit of %.0e: folded instead, and folded such plans came out %s (raise "
@@ -529,7 +525,7 @@ void add_flow_fold_notes(const ScenarioConfig& cfg, const engine::FlowTrainingRe
                     "came out %s; set training.fold_ranks: true for the faster approximation",
                     why, miss);
     }
-    if (buf[0] != '\0') out.notes.push_back(buf);
+    out.notes.push_back(buf);
   }
   // network.faults above the hosts against folding (engine::FlowStragglers).
   if (const std::string note = fabric_faults_note(flow.fabric_faults_unfolded, flow.fabric_faults_folded_ops);

@@ -99,10 +99,11 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space) {
   for (const int64_t i : picks) {
     try {
       const YamlNode tree = tree_at(space, i, "analytical");
-      for (const std::string& note : report::unused_key_notes(scenario_from_tree(tree, space.spec().base_origin))) {
-        // training.fold_ranks is for the flow stage, which uses it (QA 2026-12-07: a sweep that set
-        // it was told the key is not used).
-        if (space.spec().flow_top_k > 0 && note.rfind("training.fold_ranks chooses how the flow level", 0) == 0) continue;
+      ScenarioConfig cfg = scenario_from_tree(tree, space.spec().base_origin);
+      // training.fold_ranks is for the flow stage, which uses it: not a key the screen leaves unused
+      // (QA 2026-12-07: a sweep that set it was told so).
+      if (space.spec().flow_top_k > 0) cfg.training.fold_ranks = TrainingConfig{}.fold_ranks;
+      for (const std::string& note : report::unused_key_notes(cfg)) {
         if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
       }
     } catch (const BadInput&) {
