@@ -461,6 +461,22 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
         if (lc.moe) est.moe_layers.push_back(moe_layer_report(sc.layers[i], lc, lc.ep_exposed()));
       }
     }
+    // Where the slowest stage holds no MoE layer (dense first layers, or the LM head's stage), the
+    // report shows the slowest stage that does, as the flow level does (empty until 2026-12-07).
+    if (est.moe_layers.empty()) {
+      const work::MoeStageCost* shown = nullptr;
+      for (const work::MoeStageCost& sc : stages) {
+        const bool has_moe = std::any_of(sc.costs.begin(), sc.costs.end(), [](const work::MoeLayerCost& lc) { return lc.moe; });
+        if (has_moe && (shown == nullptr || slot(sc) > slot(*shown))) shown = &sc;
+      }
+      if (shown != nullptr) {
+        est.critical_stage = shown->stage;
+        for (size_t i = 0; i < shown->layers.size(); ++i) {
+          const work::MoeLayerCost& lc = shown->costs[i];
+          if (lc.moe) est.moe_layers.push_back(moe_layer_report(shown->layers[i], lc, lc.ep_exposed()));
+        }
+      }
+    }
   }
   const Time mb = stage_compute + stage_tp + stage_ep;
   est.microbatch_stage_time = mb;

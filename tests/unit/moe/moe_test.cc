@@ -235,6 +235,16 @@ TEST(MoeAnalytical, BreakdownAddsUpAndReportsLayers) {
   EXPECT_GT(b.ep_exposed, Time::zero());
 }
 
+// Where the slowest stage is dense (two wide dense layers before narrow experts), the MoE report
+// shows the stage with MoE layers, as the flow level does (until 2026-12-07 it was empty).
+TEST(MoeAnalytical, TheMoeReportTakesAStageWithMoeLayers) {
+  const engine::TrainingEstimate e = run({"parallelism.pp=2", "model.moe.first_dense_layers=2",
+                                          "model.ffn_hidden=16384", "model.moe.expert_ffn_hidden=256"});
+  EXPECT_EQ(e.critical_stage, 1);
+  ASSERT_EQ(e.moe_layers.size(), 2u);
+  EXPECT_EQ(e.moe_layers[0].layer, 2);
+}
+
 // Ulysses (attention_parallel sp) over tp 8 with fewer KV heads than ranks: each rank still gets
 // the KV head of its query heads, so the exchange moves as much as with 8 KV heads; until
 // 2026-12-06 MQA (1 head) moved an eighth of the K/V, and its attention communication read less.
