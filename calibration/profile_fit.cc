@@ -138,16 +138,24 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   if (m.memory_bytes > 0 && base.hbm_capacity.n > 0) {
     const double ratio = static_cast<double>(m.memory_bytes) / base.hbm_capacity.as_double();
     if (ratio < 1.0 / kMemoryMatch || ratio > kMemoryMatch) {
-      const std::string builtin = builtin_profile_for_device(m.gpu_model);
+      // The built-ins of the probed GPU's memory (and SM count), to pass with --base; until
+      // 2026-12-07 the message said none had it where H100-SXM and H800-SXM both did (review).
+      std::string fits;
+      for (const std::string& name : builtin_profile_names()) {
+        const HardwareProfile b = load_hardware_profile(name);
+        const double r_b = static_cast<double>(m.memory_bytes) / b.hbm_capacity.as_double();
+        if (r_b < 1.0 / kMemoryMatch || r_b > kMemoryMatch || (m.sm_count > 0 && b.sm_count != m.sm_count)) continue;
+        fits += (fits.empty() ? "" : ", ") + name;
+      }
       throw BadInput(InputError{r.source_list(), 0, "header.memory_bytes",
                                 "the probed GPU (" + m.gpu_model + ") has " + fmt(static_cast<double>(m.memory_bytes) / (1 << 30)) +
                                     " GiB of memory, the base profile " + base.name + " " +
                                     fmt(base.hbm_capacity.as_double() / (1 << 30)) +
                                     " GiB: another GPU. Pass the profile of the GPU probed with --base (" +
-                                    (builtin.empty() || builtin == base.name
-                                         ? std::string("none built in has that memory: write one, 'clustersim profiles ") +
-                                               base.name + "' prints one to copy; set hbm_capacity and its datasheet peaks"
-                                         : builtin + " matches its name") +
+                                    (fits.empty() ? std::string("none built in has that memory and SM count: write one, "
+                                                                "'clustersim profiles ") +
+                                                        base.name + "' prints one to copy; set memory.capacity, sm_count and its datasheet peaks"
+                                                  : "built in with that memory and SM count: " + fits) +
                                     ")"});
     }
   }

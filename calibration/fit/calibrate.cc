@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "calibration/hardware_profile.h"
 #include "sim/core/error.h"
 
 namespace clustersim::calib {
@@ -123,6 +124,20 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
                                 "probe files must come from GPUs with one SM count: this one has " +
                                     std::to_string(p.header.sm_count) + ", " + probes.front().source + " " +
                                     std::to_string(result.machine.sm_count) + " (a MIG slice or another part)"});
+    }
+    // Nor one memory size: another size is another part of the same name (an 80 GiB file
+    // beside a 141 GiB one wrote an H200 profile from an H100's collectives when it came second,
+    // and was refused only when it came first, at the base's check; 2026-12-07 review).
+    const double memory = static_cast<double>(p.header.memory_bytes);
+    const double first_memory = static_cast<double>(result.machine.memory_bytes);
+    if (memory > 0 && first_memory > 0 && (memory > kMemoryMatch * first_memory || first_memory > kMemoryMatch * memory)) {
+      char sizes[96];
+      std::snprintf(sizes, sizeof sizes, "%.1f GiB, ", memory / (1 << 30));
+      std::string text = sizes;
+      std::snprintf(sizes, sizeof sizes, " %.1f GiB", first_memory / (1 << 30));
+      throw BadInput(InputError{p.source, 0, "header.memory_bytes",
+                                "probe files must come from GPUs of one memory size: this one has " + text +
+                                    probes.front().source + sizes + " (another part of the same name)"});
     }
     result.sources.push_back(p.source);
     result.synthetic = result.synthetic || p.header.synthetic;

@@ -101,6 +101,23 @@ TEST(Calibrate, RefusesFilesFromDifferentGpus) {
     EXPECT_EQ(e.errors().front().key_path, "header.sm_count");
     EXPECT_NE(std::string(e.what()).find("one SM count"), std::string::npos) << e.what();
   }
+  // Nor one memory size, in either order (until 2026-12-07 only the first file's met the base's
+  // check, so a second file of another size went into the fit).
+  ProbeData bigger = a;
+  bigger.header.memory_bytes = 141ull << 30;
+  bigger.source = "bigger.pb";
+  for (const auto& files : {std::vector<ProbeData>{a, bigger}, std::vector<ProbeData>{bigger, a}}) {
+    try {
+      calibrate(files);
+      FAIL() << "expected BadInput";
+    } catch (const BadInput& e) {
+      EXPECT_EQ(e.errors().front().key_path, "header.memory_bytes");
+      EXPECT_NE(std::string(e.what()).find("one memory size"), std::string::npos) << e.what();
+    }
+  }
+  ProbeData driver = a;  // the driver's total a little under another's: one GPU
+  driver.header.memory_bytes = 85'520'809'984;
+  EXPECT_NO_THROW(calibrate({a, driver}));
 }
 
 // The committed example (calibration/data/synthetic-h100.pb, made by clustersim-synthetic-probe

@@ -88,8 +88,19 @@ TEST(ProfileFit, RefusesABaseWithAnotherMemorySize) {
   const CalibrationResult r = calibrate({make_synthetic_probe(t, 1)});
   const std::string why = refusal([&] { fitted_profile(r, load_hardware_profile("H200-SXM")); });
   EXPECT_TRUE(has(why, "header.memory_bytes")) << why;
-  EXPECT_TRUE(has(why, "H100-SXM matches its name")) << why;
+  // The built-ins of that memory and SM count are named (until 2026-12-07 "H100-SXM matches its
+  // name", or where the name matched none, "none built in has that memory" though two did).
+  EXPECT_TRUE(has(why, "built in with that memory and SM count: H100-SXM, H800-SXM")) << why;
   EXPECT_NO_THROW(fitted_profile(r, load_hardware_profile("H100-SXM")));
+  t.header.gpu_model = "NVIDIA H200";
+  const std::string renamed = refusal([&] { fitted_profile(calibrate({make_synthetic_probe(t, 1)}), load_hardware_profile("H200-SXM")); });
+  EXPECT_TRUE(has(renamed, "H100-SXM, H800-SXM")) << renamed;
+  EXPECT_FALSE(has(renamed, "none built in")) << renamed;
+  t.header.memory_bytes = 50ull << 30;
+  const std::string none = refusal([&] { fitted_profile(calibrate({make_synthetic_probe(t, 1)}), load_hardware_profile("H200-SXM")); });
+  EXPECT_TRUE(has(none, "none built in has that memory and SM count")) << none;
+  EXPECT_TRUE(has(none, "memory.capacity")) << none;
+  t.header.gpu_model = "NVIDIA H100 80GB HBM3";
   t.header.memory_bytes = 85'520'809'984;  // an H100 80GB's totalGlobalMem (79.6 GiB)
   EXPECT_NO_THROW(fitted_profile(calibrate({make_synthetic_probe(t, 1)}), load_hardware_profile("H100-SXM")));
 }
