@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The clustersim command line: run, validate, topo, calibrate, profiles (sweep to come).
-// Exit codes: 0 success, 2 bad input or usage, 1 internal error.
+// Exit codes: 0 success, 2 bad input or usage, 1 internal error (and validate over budget, sweep
+// with a failed candidate).
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibration/hardware_profile.h"
@@ -37,7 +40,8 @@ commands:
   whatif SCENARIO.yaml  what each straggler source costs: slowdown, MFU lost, critical stages
   version, --version    print the version
 
-'clustersim <command> --help' describes each command. Exit codes: 0 ok, 2 bad input, 1 internal error.
+'clustersim <command> --help' describes each command. Exit codes: 0 ok, 2 bad input, 1 internal
+error, and 1 also for a validation suite over its budget and a sweep candidate that failed.
 )";
 
 constexpr const char* kRunUsage = R"(usage: clustersim run SCENARIO.yaml [options]
@@ -167,6 +171,14 @@ int cmd_validate(const std::vector<std::string>& argv) {
   const std::string path = args.positionals().empty() ? default_suite() : args.positionals()[0];
   const report::ValidationSuite suite = report::load_validation_suite(path);
   cli::refuse_repeated_sets(args.values("--set"));
+  // Budgets are fractions; one above 1 (more than 100%) is most likely a percentage (5 for 5%).
+  for (const auto& [key, budget] : {std::pair{"mean_abs_rel_error", std::optional<double>(suite.mean_abs_rel_error)},
+                                    std::pair{"max_abs_rel_error", suite.max_abs_rel_error}}) {
+    if (budget && *budget > 1) {
+      std::cerr << "note: " << path << ": budget." << key << " " << *budget << " allows errors of "
+                << 100 * *budget << "%: budgets are fractions (0.05 is 5%)\n";
+    }
+  }
   const report::ValidationResult result = report::run_validation(suite, args.values("--set"));
   // A setting a case's run does not use is said, as run says it (validate dropped the notes until
   // 2026-12-06, so a --set with no effect passed unremarked).
@@ -193,6 +205,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
       row.set("source", r.c.source);
       row.set("predicted", r.predicted);
       row.set("rel_error", r.rel_error);
+      row.set("over_max_budget", report::over_max_budget(suite, r));
       if (!r.notes.empty()) {
         report::Json& notes = row.set("notes", report::Json::array());
         for (const std::string& n : r.notes) notes.push(n);
@@ -338,8 +351,10 @@ int main(int argc, char** argv) {
     // Output that could not be written (a full disk, /dev/full) is a failed run, not a result.
     std::cout.flush();
     if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+      // Exit 2 whatever the command's own code: a failing suite's table lost to /dev/full
+      // exited 1, as a suite over budget whose table was read (until 2026-12-07; review).
       std::cerr << "error: writing to standard output failed\n";
-      return rc == 0 ? 2 : rc;
+      return 2;
     }
     return rc;
   } catch (const std::exception& e) {

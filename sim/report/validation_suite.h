@@ -55,6 +55,9 @@ ValidationSuite load_validation_suite(const std::string& path);
 // BadInput naming the suite file and case (the CLI's exit 2, not the budget's exit 1).
 ValidationResult run_validation(const ValidationSuite& suite, const std::vector<std::string>& extra_overrides = {});
 
+// Whether a row's |error| is above the suite's worst-row budget (false when it sets none).
+bool over_max_budget(const ValidationSuite& suite, const ValidationRow& row);
+
 // The table: case (label), metric, predicted, reference, error; then the budget line.
 std::string format_validation(const ValidationSuite& suite, const ValidationResult& result);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -732,6 +733,51 @@ TEST(CliValidate, AZeroWorstRowBudgetIsABudget) {
   std::filesystem::remove(suite);
 }
 
+// A row over the worst-row budget is marked, in the table and the JSON; a figure just over its
+// budget prints with the digits that show it (both read 0.86% at two decimals, 2026-12-07); a
+// budget above 1 is noted as a likely percentage; a failing suite whose table cannot be written
+// exits 2, as a passing one does (it exited 1, as if the table had been read).
+TEST(CliValidate, RowsOverBudgetAreMarkedAndFiguresShowTheMiss) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  const auto write = [&](const std::string& budget) {
+    std::ofstream(suite) << "name: t\nbudget: {" << budget << "}\ncases:\n"
+                            "  - {scenario: '" << scenario << "', metric: mfu, reference: 0.55, source: x}\n";
+  };
+  write("mean_abs_rel_error: 1");
+  const Result probe = clustersim("validate '" + suite.string() + "' --format json");
+  ASSERT_EQ(probe.code, 0) << probe.err;
+  const size_t at = probe.out.find("\"rel_error\": ");
+  ASSERT_NE(at, std::string::npos);
+  const double error = std::fabs(std::stod(probe.out.substr(at + 13)));
+  EXPECT_CONTAINS(probe.out, "\"over_max_budget\": false");
+  char budget[128];
+  std::snprintf(budget, sizeof budget, "mean_abs_rel_error: %.17g, max_abs_rel_error: %.17g", error * (1 - 1e-5),
+                error * (1 - 1e-5));
+  write(budget);
+  const Result text = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(text.code, 1) << text.err;
+  EXPECT_CONTAINS(text.out, "%  over the worst-row budget\n");
+  EXPECT_CONTAINS(text.out, "FAIL");
+  // "mean |error| A% (budget B%)": A printed above B.
+  const size_t mean = text.out.find("mean |error| "), open = text.out.find("(budget ", mean);
+  ASSERT_NE(open, std::string::npos);
+  const double shown = std::stod(text.out.substr(mean + 13)), shown_budget = std::stod(text.out.substr(open + 8));
+  EXPECT_GT(shown, shown_budget) << text.out;
+  const Result json = clustersim("validate '" + suite.string() + "' --format json");
+  EXPECT_CONTAINS(json.out, "\"over_max_budget\": true");
+  if (std::filesystem::exists("/dev/full")) {
+    const Result full = clustersim("validate '" + suite.string() + "' > /dev/full");
+    EXPECT_EQ(full.code, 2);
+    EXPECT_CONTAINS(full.err, "writing to standard output failed");
+  }
+  write("mean_abs_rel_error: 5");
+  const Result percent = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(percent.code, 0);
+  EXPECT_CONTAINS(percent.err, "budget.mean_abs_rel_error 5 allows errors of 500%: budgets are fractions (0.05 is 5%)");
+  std::filesystem::remove(suite);
+}
+
 // A setting a case's run does not use is noted, on stderr and in the row (dropped until
 // 2026-12-06); two cases of one label are refused (both were taken).
 TEST(CliValidate, NotesAreSaidAndLabelsAreUnique) {
@@ -863,6 +909,32 @@ TEST(CliValidate, ASuiteSetEntryIsNamedAsTheSuites) {
   const Result flag = clustersim("validate '" + suite.string() + "' --set network.ecmp_seed=x");
   EXPECT_EQ(flag.code, 2);
   EXPECT_CONTAINS(flag.err, "suite.yaml:7: cases[0]: --set: network.ecmp_seed: expected");
+  std::filesystem::remove(suite);
+}
+
+// A value an override gives that the scenario's checks then refuse (tp 3 does not divide a node)
+// is reported at the scenario's key, and says which entry gave it: the suite's `set`, the case's,
+// or --set (until 2026-12-07 the suite's read as the scenario's own value; review).
+TEST(CliValidate, ACheckAnOverrideFailsNamesTheOverride) {
+  const std::filesystem::path suite = scratch("suite.yaml");
+  const std::string scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml";
+  const auto write = [&](const std::string& suite_set, const std::string& case_set) {
+    std::ofstream(suite) << "name: t\nbudget: {mean_abs_rel_error: 1}\nset: [" << suite_set << "]\ncases:\n"
+                            "  - {scenario: '" << scenario << "', metric: mfu, reference: 0.5, source: x,\n"
+                            "     set: [" << case_set << "]}\n";
+  };
+  write("parallelism.tp=3", "network.ecmp_seed=2");
+  const Result from_suite = clustersim("validate '" + suite.string() + "' --set parallelism.pp=1");
+  EXPECT_EQ(from_suite.code, 2);
+  EXPECT_CONTAINS(from_suite.err, "parallelism.tp: must divide cluster.gpus_per_node (8); got 3 (the value is the suite's set[0], line 3)");
+  write("network.ecmp_seed=2", "parallelism.tp=3");
+  const Result from_case = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(from_case.code, 2);
+  EXPECT_CONTAINS(from_case.err, "(the value is cases[0].set[0], line 6)");
+  write("network.ecmp_seed=2", "network.ecmp_seed=3");
+  const Result from_flag = clustersim("validate '" + suite.string() + "' --set parallelism.tp=3");
+  EXPECT_EQ(from_flag.code, 2);
+  EXPECT_CONTAINS(from_flag.err, "(the value is --set parallelism.tp=3)");
   std::filesystem::remove(suite);
 }
 
