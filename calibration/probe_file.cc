@@ -446,6 +446,10 @@ ProbeData parse_probe_data(std::string_view bytes, const std::string& source) {
     return file.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
   }();
   if (!parsed) {
+    // The probe's readable summary beside its .pb (2026-12-07 review: it read as a corrupt file).
+    if (bytes.starts_with("clustersim probe summary")) {
+      fail("", "this is a probe's readable summary, not its data: pass the .pb file written beside it");
+    }
     fail("", "not a readable probe file (truncated, corrupt or not protobuf); expected a file "
              "written by clustersim-probe");
   }

@@ -224,6 +224,12 @@ int first_bad_character(const std::string& text, std::string& what) {
 YamlNode parse(const std::string& raw, const std::string& origin) {
   std::string bad;
   if (const int line = first_bad_character(raw, bad)) {
+    // A binary file (a probe's .pb given to validate, 2026-12-07 review) says what it looks like.
+    const bool probe = origin.ends_with(".pb");
+    if (probe || raw.find('\0') != std::string::npos) {
+      throw BadInput(InputError{origin, line, "", "holds " + bad + ": a binary file; expected UTF-8 text" +
+                                                      (probe ? std::string(" (probe data (.pb) is read by 'clustersim calibrate')") : "")});
+    }
     throw BadInput(InputError{origin, line, "", "holds " + bad + "; expected UTF-8 text"});
   }
   // yaml-cpp skips a UTF-8 byte order mark without counting it in its marks' positions, which

@@ -15,6 +15,11 @@
 namespace clustersim {
 namespace {
 
+// What a scenario holds, for the messages about a file that is none.
+constexpr const char* kSections =
+    "cluster, network and model, then parallelism and training (a training run), inference (serving) or traffic "
+    "(a network test; model not needed)";
+
 void read_cluster(MapReader r, ClusterConfig& c) {
   r.read("gpu", c.gpu);
   r.read("gpus", c.gpus, Need::kRequired, 1, kMaxGpus);
@@ -223,16 +228,20 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
   record_lines(root, "", cfg.lines, cfg.given);
   ErrorList errors;
   if (root.is_null()) {
-    throw BadInput(InputError{file, 0, "", "the scenario is empty; expected a mapping with sections "
-                                           "cluster, network, model, parallelism, training"});
+    throw BadInput(InputError{file, 0, "", "the scenario is empty; expected a mapping with sections " + std::string(kSections)});
   }
   // A list or a single value: one error (each section's required keys were reported missing
   // after it, ten lines of noise, until 2026-12-05).
   if (!root.is_map()) {
     throw BadInput(InputError{file, root.line, "",
-                              std::string("a scenario is a mapping with sections cluster, network, model, parallelism, "
-                                          "training; this file holds ") +
+                              std::string("a scenario is a mapping with sections ") + kSections + "; this file holds " +
                                   root.kind_name()});
+  }
+  // A GPU profile given as a scenario: one error that says so (16 lines of missing and unknown
+  // keys until 2026-12-07; review).
+  if (!root.find("cluster") && !root.find("model") && root.find("peak") && root.find("efficiency")) {
+    throw BadInput(InputError{file, 0, "", "this is a GPU profile (it has 'peak' and 'efficiency'), not a scenario: "
+                                           "use it in one with cluster.gpu: " + file});
   }
   // A sweep file or a validation suite given where a scenario belongs: one error that says so.
   if (root.is_map() && (root.find("axes") || root.find("cases"))) {

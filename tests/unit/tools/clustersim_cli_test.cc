@@ -834,6 +834,34 @@ TEST(CliValidate, AScenarioIsNotASuite) {
   EXPECT_FALSE(contains(r.err, "unknown key")) << r.err;
 }
 
+// Other files given in the wrong place say what they are in one line (2026-12-07 review: a
+// profile read as 10 to 16 lines of missing and unknown keys, a probe's .pb as a control
+// character, its readable summary as a corrupt probe file).
+TEST(CliUsage, AFileOfAnotherKindSaysWhatItIs) {
+  const std::filesystem::path profile = scratch("h100.yaml");
+  const Result printed = clustersim("profiles H100-SXM > '" + profile.string() + "'");
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  for (const std::string cmd : {"run", "validate"}) {
+    const Result r = clustersim(cmd + " '" + profile.string() + "'");
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_CONTAINS(r.err, "this is a GPU profile (it has 'peak' and 'efficiency'), not a");
+    EXPECT_FALSE(contains(r.err, "unknown key")) << r.err;
+  }
+  const Result pb = clustersim("validate calibration/data/synthetic-h100.pb");
+  EXPECT_EQ(pb.code, 2);
+  EXPECT_CONTAINS(pb.err, "a binary file; expected UTF-8 text (probe data (.pb) is read by 'clustersim calibrate')");
+  const Result summary = clustersim("calibrate calibration/data/synthetic-h100.txt -o '" + scratch("x.yaml").string() + "'");
+  EXPECT_EQ(summary.code, 2);
+  EXPECT_CONTAINS(summary.err, "this is a probe's readable summary, not its data: pass the .pb file");
+  const std::filesystem::path empty = scratch("empty.yaml");
+  std::ofstream(empty) << "";
+  const Result none = clustersim("run '" + empty.string() + "'");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_CONTAINS(none.err, "inference (serving) or traffic");
+  std::filesystem::remove(profile);
+  std::filesystem::remove(empty);
+}
+
 TEST(CliValidate, BadCasesAreBadInputNotAMissedBudget) {
   const Result set = clustersim("validate tests/data/suites/cli_bad_case.yaml");
   EXPECT_EQ(set.code, 2) << set.out;
