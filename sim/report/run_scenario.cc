@@ -22,6 +22,7 @@
 #include "sim/report/faults_report.h"
 #include "sim/report/inference_report.h"
 #include "sim/report/link_loads_json.h"
+#include "topology/fabric.h"
 #include "sim/report/training_report.h"
 #include "sim/report/traffic_html.h"
 #include "workloads/moe.h"
@@ -92,7 +93,16 @@ RunOutput run_training(const ScenarioConfig& cfg) {
       throw BadInput(errors);
     }
   }();
-  if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) throw BadInput(errors);
+  if (auto errors = engine::check_memory_fit(cfg, hw); !errors.empty()) {
+    // The fabric's own mistakes are said with it, not after the plan is fixed (an odd switch radix
+    // came only once the memory fitted until 2026-12-07; review).
+    try {
+      (void)topo::build_fabric(cfg, hw.nvlink_bandwidth);
+    } catch (const BadInput& e) {
+      errors.insert(errors.begin(), e.errors().begin(), e.errors().end());
+    }
+    throw BadInput(errors);
+  }
   // flow, flow+dcqcn and packet run the operation graph; only the network backend differs.
   if (cfg.network.fidelity != Fidelity::kAnalytical) {
     engine::FlowTrainingOptions options;
