@@ -27,7 +27,7 @@ DcqcnConfig dcqcn_preset(DcqcnPreset preset) {
   // secondary source): KMIN_MAP/KMAX_MAP 800/3200 KB and PMAX 0.2 at 400 Gbps, marking on
   // dequeue, RATE_DECREASE_INTERVAL 4 us, ALPHA_RESUME_INTERVAL 1 us, EWMA_GAIN 1/256,
   // RP_TIMER 900 us, FAST_RECOVERY_TIMES 1, RATE_AI 50 Mb/s, RATE_HAI 100 Mb/s, MIN_RATE
-  // 100 Mb/s, no byte counter, BUFFER_SIZE 32 MB, ingress dynamic threshold alpha 1/8, payload 1000 B.
+  // 100 Mb/s, CLAMP_TARGET_RATE 0 (since 2026-12-07), no byte counter, BUFFER_SIZE 32 MB, ingress dynamic threshold alpha 1/8, payload 1000 B.
   c.kmin = Bytes{800'000};
   c.kmax = Bytes{3'200'000};
   c.pmax = 0.2;
@@ -40,6 +40,7 @@ DcqcnConfig dcqcn_preset(DcqcnPreset preset) {
   c.fast_recovery_steps = 1;
   c.rate_ai = {50e6 / 8};
   c.rate_hai = {100e6 / 8};
+  c.clamp_target_rate = false;  // CLAMP_TARGET_RATE 0
   c.buffer = Bytes{32'000'000};
   c.mtu = Bytes{1000};
   c.resume_offset = Bytes{2000};
@@ -73,6 +74,7 @@ void read_dcqcn(MapReader r, DcqcnConfig& out) {
   r.read("rate_ai", out.rate_ai);
   r.read("rate_hai", out.rate_hai);
   r.read("min_rate", out.min_rate);
+  r.read("clamp_target_rate", out.clamp_target_rate);
   r.read("pfc", out.pfc);
   r.read("buffer", out.buffer);
   r.read("dynamic_threshold", out.dynamic_threshold, Need::kOptional, 0.0, 1e6);

@@ -52,6 +52,11 @@ struct DcqcnConfig {
   Bandwidth rate_ai = {40e6 / 8};             // additive step at reference_bandwidth (40 Mbps)
   Bandwidth rate_hai = {200e6 / 8};           // hyper step at reference_bandwidth (200 Mbps)
   Bandwidth min_rate = {100e6 / 8};           // floor of the current rate (100 Mbps)
+  // On a cut, set the target rate to the current rate (the paper's Rt = Rc) always (true), or
+  // only where a timer increase came since the last cut (false: HPCC's ns-3 RdmaHw
+  // CheckRateDecreaseMlx with ClampTargetRate off, as SimAI's configs run it, CLAMP_TARGET_RATE 0),
+  // so that CNPs in a row while a queue drains do not ratchet the target down with the rate.
+  bool clamp_target_rate = true;
 
   // Switch buffer and PFC (one lossless priority).
   bool pfc = true;

@@ -627,12 +627,17 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     const double kmax = net::ecn_thresholds(dc, fastest).kmax;
     const double pause = dc.dynamic_threshold * dc.buffer.as_double();
     if (kmax > pause) {
-      char buf[520];
+      // A larger buffer is no general remedy (2026-12-07 review: it was advised here, and it lets
+      // line-rate bursts pass kmax elsewhere).
+      char buf[900];
       std::snprintf(buf, sizeof buf,
                     "network.dcqcn: at %.0f Gbps kmax scales to %.3g MB, above the PFC pause threshold (dynamic_threshold "
-                    "x buffer: %.3g MB with the buffer empty): PFC pauses before RED marks at pmax. With such settings "
-                    "small incasts can run far from their ideal (8 to 1 x 4 MiB at 400 Gbps: 2.90x; 1.00x with buffer: "
-                    "64MB or preset: hpcc-simai): calibrate network.dcqcn to the switches and NICs studied",
+                    "x buffer: %.3g MB with the buffer empty): queues can sit where PFC pauses rather than where RED "
+                    "marks, and results then depend on buffer, kmin, kmax and the reaction point's settings (8 to 1 x 4 "
+                    "MiB at 400 Gbps: 2.90x its ideal, 1.00x at buffer: 64MB; but a larger buffer lets line-rate bursts "
+                    "pass kmax, where every packet is marked and each cnp_interval cuts the rate: 128 GPUs shifting 64 "
+                    "MiB through 400 to 200 Gbps links read 3.67x at 12MB, 6.67x at 64MB). Calibrate network.dcqcn to "
+                    "the switches and NICs studied, and compare with the flow level",
                     fastest.as_gbps(), kmax / 1e6, pause / 1e6);
       notes.push_back(buf);
     }

@@ -27,6 +27,7 @@ DcqcnParams dcqcn_params(const DcqcnConfig& config, Bandwidth line_rate) {
   p.min_rate = std::min(config.min_rate.bytes_per_s, p.line_rate);
   p.g = config.g;
   p.initial_alpha = config.initial_alpha;
+  p.clamp_target = config.clamp_target_rate;
   p.alpha_interval = config.alpha_update_interval;
   p.decrease_interval = config.rate_decrease_interval;
   p.increase_timer = config.rate_increase_timer;

@@ -33,6 +33,7 @@ struct DcqcnParams {
   double min_rate = 0;
   double g = 1.0 / 256;
   double initial_alpha = 1.0;
+  bool clamp_target = true;  // DcqcnConfig::clamp_target_rate
   Time alpha_interval = Time::us(55);
   Time decrease_interval = Time::zero();  // 0: cut on every CNP
   Time increase_timer = Time::us(55);

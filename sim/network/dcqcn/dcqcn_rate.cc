@@ -34,7 +34,11 @@ void DcqcnRate::on_cnp(Time now) {
 
 void DcqcnRate::cut(Time now) {
   const double a = alpha(now);
-  rt_ = rc_;
+  // Without the clamp the target stays where no timer increase came since the last cut (HPCC's
+  // CheckRateDecreaseMlx): CNPs in a row while a queue drains no longer pull it down with Rc
+  // (each set Rt = Rc until 2026-12-07, under every preset: 400G NICs into 200G links, one flow
+  // a link, read 3.67x the 400G ideal where max-min gives 1.99x; review).
+  if (params_->clamp_target || timer_count_ > 0) rt_ = rc_;
   rc_ = std::max(params_->min_rate, rc_ * (1.0 - a / 2.0));
   alpha_ = (1.0 - params_->g) * a + params_->g;
   alpha_since_ = now;

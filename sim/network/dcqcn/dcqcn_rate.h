@@ -12,7 +12,8 @@ namespace clustersim::net {
 
 // DCQCN reaction point (Zhu et al., SIGCOMM 2015, section 3.1; QCN's rate increase):
 //   cut (on a CNP):   Rt = Rc;  Rc = max(min_rate, Rc (1 - alpha/2));  alpha = (1-g) alpha + g;
-//                     timer and byte counters T = BC = 0
+//                     timer and byte counters T = BC = 0. Without clamp_target, Rt = Rc only
+//                     where T > 0 (a timer increase since the last cut; HPCC's ns-3 RdmaHw)
 //   alpha decay:      alpha = (1-g) alpha every alpha_interval without a cut
 //   increase event:   every increase_timer (T += 1) and every byte_counter bytes sent (BC += 1)
 //     fast recovery   max(T, BC) <= F:                Rc = (Rt + Rc) / 2

@@ -72,6 +72,32 @@ TEST(DcqcnRate, HpccStyleCutsAtMostOncePerDecreaseInterval) {
   EXPECT_EQ(r.cuts(), 2);
 }
 
+// Two CNPs before any timer increase: the paper's rule pulls the target down with the rate
+// (Rt = Rc at each cut), the HPCC rule (clamp_target_rate false, hpcc-simai's) keeps it, and
+// clamps again once a timer increase came. Until 2026-12-07 every preset clamped.
+TEST(DcqcnRate, TheTargetIsClampedOnlyAfterATimerIncreaseWithoutTheClamp) {
+  DcqcnConfig c = dcqcn_preset(DcqcnPreset::kDcqcnPaper);
+  EXPECT_TRUE(c.clamp_target_rate);
+  EXPECT_FALSE(dcqcn_preset(DcqcnPreset::kHpccSimai).clamp_target_rate);
+  const auto two_cuts = [](const DcqcnParams& p) {
+    DcqcnRate r(p, Time::zero());
+    r.on_cnp(Time::us(10));  // 50 -> 25 GB/s, Rt 50
+    r.on_cnp(Time::us(60));  // before the first increase at 65 us
+    return r;
+  };
+  const DcqcnRate clamped = two_cuts(dcqcn_params(c, gbps(400)));
+  EXPECT_DOUBLE_EQ(clamped.target(), 25e9);
+  c.clamp_target_rate = false;
+  const DcqcnParams p = dcqcn_params(c, gbps(400));
+  DcqcnRate kept = two_cuts(p);
+  EXPECT_DOUBLE_EQ(kept.target(), 50e9);
+  EXPECT_DOUBLE_EQ(kept.rate(), clamped.rate());  // the rate cuts alike
+  kept.advance(Time::us(115));                     // one timer increase (fast recovery)...
+  const double rate = kept.rate();
+  kept.on_cnp(Time::us(120));                      // ...then a cut clamps the target to the rate
+  EXPECT_DOUBLE_EQ(kept.target(), rate);
+}
+
 TEST(DcqcnRate, MinimumRateIsAFloor) {
   DcqcnParams p = paper_at_400g();
   p.min_rate = 20e9;
@@ -85,7 +111,9 @@ TEST(DcqcnRate, MinimumRateIsAFloor) {
 // F = 1, one event of fast recovery, one additive (R_AI), then hyper increase (R_HAI). Until
 // 2026-12-06 every event past F was additive, and hpcc-simai never used R_HAI.
 TEST(DcqcnRate, TimerAloneReachesHyperIncrease) {
-  const DcqcnParams p = dcqcn_params(dcqcn_preset(DcqcnPreset::kHpccSimai), gbps(400));
+  DcqcnConfig c = dcqcn_preset(DcqcnPreset::kHpccSimai);
+  c.clamp_target_rate = true;  // so that the second cut puts Rt below the line rate
+  const DcqcnParams p = dcqcn_params(c, gbps(400));
   ASSERT_EQ(p.byte_counter, 0);
   ASSERT_EQ(p.fast_recovery_steps, 1);
   DcqcnRate r(p, Time::zero());
