@@ -202,6 +202,17 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   }
   if (m.seq_len % p.cp != 0) {
     c.fail("parallelism.cp", "must divide model.seq_len (" + str(m.seq_len) + "); got " + str(p.cp));
+  } else if (p.cp > 1 && m.seq_len % (2 * static_cast<long long>(p.cp)) != 0) {
+    // Causal load balancing (Megatron-LM's context parallelism) cuts each sequence into 2 cp
+    // chunks, each rank taking one from each end (accepted until 2026-12-07; review).
+    c.fail("parallelism.cp", "2 x cp (" + str(2 * static_cast<long long>(p.cp)) + ") must divide model.seq_len (" +
+                                 str(m.seq_len) + "): the causal load balance gives each CP rank two of 2 x cp chunks");
+  } else if (p.sequence_parallel && p.tp > 1 && !m.moe && (m.seq_len / p.cp) % p.tp != 0) {
+    // Sequence parallelism splits each CP rank's tokens over the TP ranks (MoE: moe_config's check).
+    c.fail("model.seq_len", "with parallelism.sequence_parallel each CP rank's " + str(m.seq_len / p.cp) +
+                                " tokens split over tp " + str(p.tp) + ": tp x cp (" +
+                                str(static_cast<long long>(p.tp) * p.cp) + ") must divide model.seq_len (" +
+                                str(m.seq_len) + ")");
   }
   const long long model_ranks = static_cast<long long>(p.tp) * p.pp * p.cp;
   if (cl.gpus % model_ranks != 0) {

@@ -652,6 +652,12 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
                     "is brief beside them keep close (the default scenario within 0.1% at 4us). Check a "
                     "congested result at 1us");
   }
+  // Sequence parallelism splits what the TP group holds: nothing to split at tp 1 (review,
+  // 2026-12-07: it passed unremarked).
+  if (!cfg.inference && !cfg.traffic && cfg.parallelism.tp == 1 && cfg.given.count("parallelism.sequence_parallel")) {
+    notes.push_back("parallelism.sequence_parallel is not used at parallelism.tp 1: it splits the TP group's "
+                    "activations, and there is none");
+  }
   // PXN routes all-to-all traffic only (added 2026-12-06).
   const bool all_to_all = (cfg.traffic && cfg.traffic->pattern == TrafficPattern::kAllToAll) || cfg.model.moe ||
                           (cfg.inference && cfg.inference->moe.experts > 0);

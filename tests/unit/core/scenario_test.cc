@@ -413,6 +413,20 @@ TEST(ScenarioErrors, PlanMustDivideLayers) {
   EXPECT_TRUE(contains(errors[0].message, "or list each stage's layers in stragglers.stage_layers")) << errors[0].message;
 }
 
+// Sequence parallelism splits each CP rank's tokens over tp, and CP's causal load balance cuts a
+// sequence into 2 cp chunks: both must divide it (accepted until 2026-12-07; review: seq 8193 at
+// tp 8 ran).
+TEST(ScenarioErrors, TheSequenceMustSplitOverTpAndCp) {
+  const auto sp = errors_of(tiny_with({{"  seq_len: 2048\n", "  seq_len: 2047\n"}}));
+  EXPECT_TRUE(contains(error_at(sp, "model.seq_len").message, "tp x cp (2) must divide model.seq_len (2047)"));
+  EXPECT_NO_THROW(load_text(tiny_with({{"  seq_len: 2048\n", "  seq_len: 2047\n"}}), {"parallelism.sequence_parallel=false"}));
+  const auto cp = errors_of(kTiny, {"parallelism.cp=2", "model.seq_len=2046", "parallelism.tp=1", "cluster.gpus=8",
+                                    "training.global_batch=16"});
+  EXPECT_TRUE(contains(error_at(cp, "parallelism.cp").message, "2 x cp (4) must divide model.seq_len (2046)"));
+  EXPECT_NO_THROW(load_text(kTiny, {"parallelism.cp=2", "model.seq_len=2044", "parallelism.tp=1", "cluster.gpus=8",
+                                    "training.global_batch=16"}));
+}
+
 TEST(ScenarioErrors, GqaKvHeadsMustDivideHeads) {
   const auto errors = errors_of(tiny_with({{"  heads: 16\n", "  heads: 16\n  kv_heads: 3\n"}}));
   EXPECT_TRUE(contains(error_at(errors, "model.kv_heads").message, "must divide model.heads (16)"));
