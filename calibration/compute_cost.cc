@@ -30,8 +30,13 @@ Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const Hardw
                int64_t count) {
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
                        static_cast<double>(count);
-  const double rate = hw.peak(precision).per_s * hw.eff.gemm_max * gemm_shape_efficiency(m, n, k, hw);
+  const double rate = hw.peak(precision).per_s * gemm_efficiency(precision, hw) * gemm_shape_efficiency(m, n, k, hw);
   return hw.eff.kernel_launch + Time::s(flops / rate);
+}
+
+double gemm_efficiency(Precision precision, const HardwareProfile& hw) {
+  if (precision != Precision::kFp8) return hw.eff.gemm_max;
+  return hw.eff.gemm_max_fp8 > 0 ? hw.eff.gemm_max_fp8 : hw.eff.gemm_max;
 }
 
 Time attention_time(Flops executed, AttentionKernel kernel, Precision precision, const HardwareProfile& hw,

@@ -19,7 +19,13 @@ namespace clustersim::calib {
 // and returns wave * tile * inner, in (0, 1].
 double gemm_shape_efficiency(int64_t m, int64_t n, int64_t k, const HardwareProfile& hw);
 
-// t = launch + 2mnk / (peak(precision) * gemm_max * gemm_shape_efficiency), per GEMM; `count`
+// The fraction of the precision's peak a large, well-shaped GEMM reaches: gemm_max, and for FP8
+// gemm_max_fp8 where the profile gives one (a fitted profile does: the H200 probe measured 0.729
+// of the FP8 peak against 0.777 of BF16's, FP8 at 1.88x BF16's rate), else gemm_max (FP8 at the
+// datasheets' 2x; the built-in profiles, whose serving suite reads 6.74% so and 8.23% at 1.88x).
+double gemm_efficiency(Precision precision, const HardwareProfile& hw);
+
+// t = launch + 2mnk / (peak(precision) * gemm_efficiency(precision) * gemm_shape_efficiency), per GEMM; `count`
 // identical GEMMs (a batch) share one launch.
 Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const HardwareProfile& hw,
                int64_t count = 1);

@@ -59,6 +59,8 @@ void read_efficiencies(MapReader r, Efficiencies& e) {
   // profile to copy: `clustersim profiles H100-SXM`.
   const Need need = Need::kRequired;
   r.read("gemm_max", e.gemm_max, need, kMinFittedEfficiency, kMaxFittedEfficiency);
+  // Optional (added 2026-12-07): absent, FP8 GEMMs take gemm_max (docs/profiles.md).
+  r.read("gemm_max_fp8", e.gemm_max_fp8, Need::kOptional, kMinFittedEfficiency, kMaxFittedEfficiency);
   r.read("gemm_tile_m", e.gemm_tile_m, need, 1, 4096);
   r.read("gemm_tile_n", e.gemm_tile_n, need, 1, 4096);
   r.read("gemm_k_half", e.gemm_k_half, need, 0, kMaxGemmKHalf);
@@ -355,8 +357,9 @@ std::string format_hardware_profile(const HardwareProfile& p) {
   o << "sm_count: " << p.sm_count << "\n";
   const Efficiencies& e = p.eff;
   o << "efficiency:\n"
-    << "  gemm_max: " << num(e.gemm_max) << "\n"
-    << "  gemm_tile_m: " << e.gemm_tile_m << "\n"
+    << "  gemm_max: " << num(e.gemm_max) << "\n";
+  if (e.gemm_max_fp8 > 0) o << "  gemm_max_fp8: " << num(e.gemm_max_fp8) << "\n";
+  o << "  gemm_tile_m: " << e.gemm_tile_m << "\n"
     << "  gemm_tile_n: " << e.gemm_tile_n << "\n"
     << "  gemm_k_half: " << e.gemm_k_half << "\n"
     << "  kernel_launch: " << time(e.kernel_launch) << "\n"

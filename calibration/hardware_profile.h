@@ -35,6 +35,8 @@ inline constexpr int kMaxGemmKHalf = 1 << 20;
 // each enters a formula).
 struct Efficiencies {
   double gemm_max = 0.8;        // fraction of peak a large, well-shaped GEMM reaches
+  // The same for FP8 GEMMs, of the FP8 peak; 0: gemm_max (gemm_efficiency()).
+  double gemm_max_fp8 = 0;
   int gemm_tile_m = 128;        // output tile rows of the GEMM kernel (wave quantisation)
   int gemm_tile_n = 256;        // output tile columns
   int gemm_k_half = 64;         // inner dimension at which GEMM efficiency is halved

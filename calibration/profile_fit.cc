@@ -198,9 +198,10 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     p.sources["efficiency.gemm_k_half"] = "fitted: " + fmt(g->wave_overhead_s * 1e6) + " us per wave, " + from;
     if (launch_seen(r)) p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
   }
-  // GEMMs of other types: a profile takes its GEMM efficiency from bf16 alone (the peak of each
-  // type is its datasheet's), so they are not written; still refused out of range, as broken
-  // timings or another GPU. fp32 inputs may run on TF32 tensor cores: the larger of the two peaks.
+  // GEMMs of other types: a profile takes its GEMM efficiency from bf16 (the peak of each type is
+  // its datasheet's), and FP8's of its own (gemm_max_fp8, written since 2026-12-07); the others
+  // are not written, still refused out of range, as broken timings or another GPU. fp32 inputs
+  // may run on TF32 tensor cores: the larger of the two peaks.
   for (const GemmFit& f : r.gemm) {
     const DType d = f.model.dtype;
     if (d == DType::kBf16) continue;
@@ -212,7 +213,11 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     // it against: not written either way. Refused until 2026-12-06, blaming the probe, and the
     // probe measures FP8 on every GPU that has it, so such a base could never be used.
     if (datasheet <= 0) continue;
-    (void)efficiency(f.model.peak_flops_per_s, datasheet, what.c_str(), "TFLOP/s", 1e12);
+    const double x = efficiency(f.model.peak_flops_per_s, datasheet, what.c_str(), "TFLOP/s", 1e12);
+    if (d == DType::kFp8E4m3) {
+      e.gemm_max_fp8 = x;
+      p.sources["efficiency.gemm_max_fp8"] = "fitted: " + fmt(f.model.peak_flops_per_s / 1e12) + " TFLOP/s fp8 GEMM peak, " + from;
+    }
   }
   // The chain is fitted beside the GEMM fit's launch cost (fit_unfused_chain); where the profile
   // keeps the base's launch cost instead, the chain's values would pair with a launch cost the

@@ -399,7 +399,7 @@ Time split_k_gemm_time(int64_t m, int64_t n, int64_t k, Precision p, const calib
   const double inner = static_cast<double>(ks) / static_cast<double>(ks + e.gemm_k_half);
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
                        static_cast<double>(count);
-  return e.kernel_launch + Time::s(flops / (hw.peak(p).per_s * e.gemm_max * wave * tile * inner));
+  return e.kernel_launch + Time::s(flops / (hw.peak(p).per_s * calib::gemm_efficiency(p, hw) * wave * tile * inner));
 }
 
 Time gemm_roofline(int64_t m, int64_t n, int64_t k, double w, Precision p, const calib::HardwareProfile& hw,

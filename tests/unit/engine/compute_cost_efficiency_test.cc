@@ -90,6 +90,20 @@ TEST(GemmTime, LaunchPlusFlopsOverEffectiveRate) {
   EXPECT_EQ(gemm_time(kM, kN, 4032, Precision::kBf16, hw, 3).as_ps(), 4'000'000 + 132'875'551);
 }
 
+// FP8 runs at its own peak times gemm_max_fp8 where the profile gives it (a fitted profile does),
+// else gemm_max: twice BF16's rate on a datasheet of twice the peak (until 2026-12-07, always).
+TEST(GemmTime, Fp8TakesItsOwnEfficiency) {
+  HardwareProfile hw = round_gpu();
+  hw.fp8 = tflops(2000);
+  const auto flop_time = [&](Precision p) { return (gemm_time(kM, kN, 4032, p, hw) - hw.eff.kernel_launch).as_s(); };
+  EXPECT_NEAR(flop_time(Precision::kBf16) / flop_time(Precision::kFp8), 2.0, 1e-6);
+  hw.eff.gemm_max_fp8 = 0.6;  // 2000 x 0.6 = 1.5x BF16's 1000 x 0.8
+  EXPECT_NEAR(flop_time(Precision::kBf16) / flop_time(Precision::kFp8), 1.5, 1e-6);
+  EXPECT_EQ(gemm_efficiency(Precision::kBf16, hw), 0.8);
+  const HardwareProfile back = parse_hardware_profile(format_hardware_profile(hw), "fp8.yaml");
+  EXPECT_EQ(back.eff.gemm_max_fp8, 0.6);
+}
+
 TEST(GemmTime, UnsupportedPrecisionIsBadInput) {
   const HardwareProfile hw = round_gpu();  // fp8 left at zero
   EXPECT_THROW(gemm_time(kM, kN, 4032, Precision::kFp8, hw), BadInput);
