@@ -654,7 +654,8 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   }
   // Sequence parallelism splits what the TP group holds: nothing to split at tp 1 (review,
   // 2026-12-07: it passed unremarked).
-  if (!cfg.inference && !cfg.traffic && cfg.parallelism.tp == 1 && cfg.given.count("parallelism.sequence_parallel")) {
+  if (!cfg.inference && !cfg.traffic && cfg.parallelism.tp == 1 && cfg.parallelism.sequence_parallel &&
+      cfg.given.count("parallelism.sequence_parallel")) {
     notes.push_back("parallelism.sequence_parallel is not used at parallelism.tp 1: it splits the TP group's "
                     "activations, and there is none");
   }

@@ -70,6 +70,16 @@ TEST(UnusedKeyNotes, PxnWithoutAllToAllTrafficIsNoted) {
   EXPECT_TRUE(notes_of("infer-colocated.yaml", {"network.pxn=false"}).empty());
 }
 
+// Sequence parallelism asked for at tp 1 has nothing to split (noted since 2026-12-07); turned off
+// there, or given with tp above 1, nothing is said.
+TEST(UnusedKeyNotes, SequenceParallelismAtTpOneIsNoted) {
+  const std::vector<std::string> on = notes_of("megatron-sc21/gpt-1p7b-32.yaml", {"parallelism.sequence_parallel=true"});
+  ASSERT_EQ(on.size(), 1u);
+  EXPECT_NE(on[0].find("parallelism.sequence_parallel is not used at parallelism.tp 1"), std::string::npos) << on[0];
+  EXPECT_TRUE(notes_of("megatron-sc21/gpt-1p7b-32.yaml").empty());  // sequence_parallel: false
+  EXPECT_TRUE(notes_of("megascale-175b-12288.yaml", {"parallelism.sequence_parallel=true"}).empty());
+}
+
 // Megatron-LM sets the expert TP to tp when not given; here the default is 1, so a training plan
 // with tp > 1 that does not say is noted (added 2026-12-06).
 TEST(UnusedKeyNotes, AnExpertTpLeftToItsDefaultUnderTensorParallelismIsNoted) {
