@@ -73,6 +73,33 @@ TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
   EXPECT_NE(out.summary.find("the rejected requests' tokens among what is missing"), std::string::npos) << out.summary;
 }
 
+// A queue that grows: request i waits i x 100 ms more than the one before it (a deployment about
+// 10% short of its load). Served about 0.9 of the offered load: falling behind, with the first
+// tokens of the window's first and last quarter of arrivals (until 2026-12-07 only under 0.8 was
+// anything said). The arrivals' own demand is reported beside the deployment-paced offered load.
+TEST(InferenceOutput, AQueueThatGrowsIsFallingBehind) {
+  const ScenarioConfig cfg = clustersim::testing::serving();
+  engine::ServingResult r = paced_run(
+      40, [](int) { return false; }, [](int i) { return Time::ms(10 + 100 * i); }, [](int) { return Time::ms(190); });
+  r.last_finish = r.requests.back().finish;
+  const RunOutput out = inference_output(cfg, r);
+  const double served = out.metrics.at("served_fraction");
+  EXPECT_GT(served, 0.8);
+  EXPECT_LT(served, 0.95);
+  EXPECT_NE(out.summary.find("falling behind, queues grow (first token: mean "), std::string::npos) << out.summary;
+  const std::string j = out.results.dump(0);
+  EXPECT_NE(j.find("\"requested_tokens_per_s\":"), std::string::npos) << j;
+  // Requests 0-9 arrive in the window's first quarter (0..9.75 s), 30-39 in its last: TTFT means
+  // 0.46 s and 3.46 s.
+  EXPECT_NE(j.find("\"ttft_first_quarter_s\":0.46"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"ttft_last_quarter_s\":3.46"), std::string::npos) << j;
+  // Kept up (a constant first token): nothing said.
+  engine::ServingResult kept = paced_run(
+      40, [](int) { return false; }, [](int) { return Time::ms(10); }, [](int) { return Time::ms(190); });
+  kept.last_finish = kept.requests.back().finish;
+  EXPECT_EQ(inference_output(cfg, kept).summary.find("falling behind"), std::string::npos);
+}
+
 // Goodput: the requests that completed within every limit given, a rejected one counting as
 // missed, over all requests and per second; nothing without a limit (the TPOT share read 1 with
 // no limit, and left rejected requests out, until 2026-12-06).
