@@ -382,6 +382,11 @@ void ServingSimulation::try_start(int idx) {
     }
     if (!reserved) in.kv_used[h] += need;
     replica_[static_cast<size_t>(r)] = home;
+    RequestOutcome& outcome = outcomes_[static_cast<size_t>(r)];
+    if (prefills && !outcome.admitted) {
+      outcome.admitted = true;
+      outcome.prefill_start = clock_.now();
+    }
     in.waiting.pop_front();
   }
   StepLoad load;

@@ -70,6 +70,10 @@ struct RequestOutcome {
   int output = 0;
   bool rejected = false;  // can never fit the KV cache of one replica
   bool completed = false;
+  // When the step that takes its first prompt tokens began (admitted to a prefill: a batch slot,
+  // KV room and the replica's prefill budget); `admitted` false until then.
+  bool admitted = false;
+  Time prefill_start;
   // prefill_decode, requests whose KV cache moved: from the prefill's end until the decode side
   // had room to reserve it and the transfer started, and from there until its last shard arrived
   bool kv_moved = false;

@@ -298,7 +298,8 @@ LoadWindow load_window(const engine::ServingResult& r) {
 
 std::string requests_csv(const engine::ServingResult& r) {
   std::string out =
-      "request,prompt_tokens,output_tokens,status,arrival_s,ttft_s,tpot_s,e2e_s,kv_wait_for_room_s,kv_transfer_s\n";
+      "request,prompt_tokens,output_tokens,status,arrival_s,ttft_s,tpot_s,e2e_s,kv_wait_for_room_s,kv_transfer_s,"
+      "queued_s\n";
   char line[320];
   const size_t rows = std::min(r.requests.size(), kMaxRequestRows);
   for (size_t i = 0; i < rows; ++i) {
@@ -311,10 +312,11 @@ std::string requests_csv(const engine::ServingResult& r) {
     };
     const bool done = o.completed;
     const Time tpot = done && o.output > 1 ? Time::s((o.finish - o.first_token).as_s() / (o.output - 1)) : Time::zero();
-    std::snprintf(line, sizeof line, "%zu,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", i, o.prompt, o.output, status,
+    std::snprintf(line, sizeof line, "%zu,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", i, o.prompt, o.output, status,
                   seconds(true, o.arrival).c_str(), seconds(done, o.first_token - o.arrival).c_str(),
                   seconds(done && o.output > 1, tpot).c_str(), seconds(done, o.finish - o.arrival).c_str(),
-                  seconds(o.kv_moved, o.kv_wait_for_room).c_str(), seconds(o.kv_moved, o.kv_transfer).c_str());
+                  seconds(o.kv_moved, o.kv_wait_for_room).c_str(), seconds(o.kv_moved, o.kv_transfer).c_str(),
+                  seconds(o.admitted, o.prefill_start - o.arrival).c_str());
     out += line;
   }
   return out;
@@ -322,7 +324,7 @@ std::string requests_csv(const engine::ServingResult& r) {
 
 RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResult& r) {
   const InferenceConfig& in = *cfg.inference;
-  std::vector<double> ttft, tpot, e2e, kv_wait, kv_transfer;
+  std::vector<double> ttft, tpot, e2e, kv_wait, kv_transfer, queued;
   int64_t completed = 0, rejected = 0, tokens = 0, within = 0, met = 0;
   for (const engine::RequestOutcome& o : r.requests) {
     if (o.rejected) {
@@ -337,6 +339,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     ++completed;
     tokens += o.output;
     ttft.push_back((o.first_token - o.arrival).as_s());
+    if (o.admitted) queued.push_back((o.prefill_start - o.arrival).as_s());
     e2e.push_back((o.finish - o.arrival).as_s());
     bool meets = in.ttft_limit == Time::zero() || o.first_token - o.arrival <= in.ttft_limit;
     if (o.output > 1) {
@@ -356,7 +359,8 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                                   " requests needs more KV cache than one attention replica holds; give the pools "
                                   "more memory per replica (tp, kv_cache_per_gpu) or use shorter requests"});
   }
-  const Percentiles ttft_p = percentiles(ttft), tpot_p = percentiles(tpot), e2e_p = percentiles(e2e);
+  const Percentiles ttft_p = percentiles(ttft), tpot_p = percentiles(tpot), e2e_p = percentiles(e2e),
+                    queued_p = percentiles(queued);
   const double duration = (r.last_finish - r.first_arrival).as_s();
   int gpus = 0;
   double price = 0;
@@ -410,6 +414,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("ttft_last_quarter_s", load.window_s > 0 ? Json(load.ttft_last_quarter) : Json());
   if (priced && price > 0) j.set("tokens_per_cost_unit", tps * 3600.0 / price);
   j.set("ttft_s", stats_json(ttft_p));
+  j.set("ttft_queued_s", queued.empty() ? Json() : stats_json(queued_p));
   // TPOT needs a second token: with none, it is undefined (null), not zero.
   j.set("tpot_s", tpot.empty() ? Json() : stats_json(tpot_p));
   j.set("e2e_latency_s", stats_json(e2e_p));
@@ -514,6 +519,14 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     s << line;
   }
   s << "  TTFT        " << latency_stats(ttft_p) << "\n";
+  // The part of it spent waiting to be admitted (a batch slot, KV room, the prefill budget),
+  // before any prompt token is computed (since 2026-12-07; review: a PD run's 2 s mean TTFT had
+  // no split).
+  if (!queued.empty()) {
+    s << "    queued    " << latency_stats(queued_p)
+      << " (arrival to the step that takes its first prompt tokens; the rest of TTFT is prefill"
+      << (in.mode == ServingMode::kPrefillDecode ? " and the KV cache's move)" : ")") << "\n";
+  }
   if (tpot.empty()) {
     s << "  TPOT        none (no completed request has a second output token)";
   } else {

@@ -133,8 +133,10 @@ TEST(InferenceTrace, RequestsCsvHasARowPerRequestThatGivesThePercentilesBack) {
   std::istringstream csv(it->second);
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line, "request,prompt_tokens,output_tokens,status,arrival_s,ttft_s,tpot_s,e2e_s,kv_wait_for_room_s,kv_transfer_s");
-  std::vector<double> ttft;
+  EXPECT_EQ(line,
+            "request,prompt_tokens,output_tokens,status,arrival_s,ttft_s,tpot_s,e2e_s,kv_wait_for_room_s,kv_transfer_s,"
+            "queued_s");
+  std::vector<double> ttft, queued;
   size_t rows = 0;
   while (std::getline(csv, line)) {
     ++rows;
@@ -142,8 +144,19 @@ TEST(InferenceTrace, RequestsCsvHasARowPerRequestThatGivesThePercentilesBack) {
     std::stringstream fields(line);
     for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
     if (f.size() > 5 && !f[5].empty()) ttft.push_back(std::stod(f[5]));
+    // The wait to be admitted to a prefill (since 2026-12-07) is part of the first token's time:
+    // the rest is the prefill and the KV cache's move.
+    if (f.size() > 10 && !f[10].empty() && !f[5].empty()) {
+      queued.push_back(std::stod(f[10]));
+      EXPECT_GE(queued.back(), 0.0);
+      EXPECT_LT(queued.back(), std::stod(f[5])) << line;
+    }
   }
   EXPECT_EQ(rows, r.requests.size());
+  EXPECT_EQ(queued.size(), ttft.size());
+  const std::string j = out.results.dump(0);
+  EXPECT_NE(j.find("\"ttft_queued_s\":{\"mean\":"), std::string::npos);
+  EXPECT_NE(out.summary.find("    queued    mean "), std::string::npos) << out.summary;
   ASSERT_FALSE(ttft.empty());
   const Percentiles p = percentiles(ttft);
   EXPECT_NEAR(p.p50, out.metrics.at("ttft_p50_s"), 1e-8);
