@@ -80,6 +80,13 @@ struct StragglersConfig {
     return !hosts && !gpus && !nics && stage_layers.empty() &&
            sequence_imbalance.max_over_mean == 1.0 && !variation && added_hosts.empty();
   }
+  // Only an uneven layer split: the plan itself (Llama 3 405B's 7, 8, ..., 8, 7), not a straggler;
+  // the reports then compare it with the even split in those words.
+  bool only_stage_layers() const {
+    StragglersConfig rest = *this;
+    rest.stage_layers.clear();
+    return !stage_layers.empty() && rest.empty();
+  }
   // Whether some slow hosts or GPUs are drawn at random (`fraction` or `count`), not listed:
   // redrawing them moves them.
   bool units_drawn() const {

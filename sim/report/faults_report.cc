@@ -120,6 +120,12 @@ void add_flow_stragglers(const ScenarioConfig& cfg, const engine::FlowTrainingRe
   const std::string paced = flow_pacing_representative(flow);
   if (!paced.empty()) s.set("representative_paces", paced);
   const size_t slow_groups = flow.straggling_groups.size();
+  // An uneven layer split alone is the plan simulated, not a straggler (2026-12-07).
+  if (cfg.stragglers.only_stage_layers()) {
+    out.summary += "\nstage_layers the uneven split simulated (stragglers.stage_layers); 'clustersim whatif' compares it "
+                   "with the even split\n             " + flow_critical_words(flow) + "\n";
+    return;
+  }
   out.summary += "\nstragglers   " + std::to_string(slow_groups) + (slow_groups == 1 ? " rank group" : " rank groups") +
                  " with slow hosts or GPUs" +
                  (flow.folded ? ", " + std::to_string(flow.unfolded_replicas) + " replicas simulated on their own" : "") +
@@ -173,8 +179,11 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   out.summary = training_summary(cfg, hw, est, slowed);
   // Listed stage layers can balance better than the even split: then the run is faster.
   const bool faster = s.iteration < s.baseline;
-  out.summary += "\nstragglers   iteration " + to_string(s.iteration) +
-                 fmt(faster ? " (%.2f%% faster), " : " (%.2f%% slower), ", 100 * std::abs(s.slowdown() - 1)) +
+  // An uneven split alone is the plan: named as such (it read "stragglers" until 2026-12-07).
+  out.summary += std::string(cfg.stragglers.only_stage_layers() ? "\nstage_layers iteration " : "\nstragglers   iteration ") +
+                 to_string(s.iteration) +
+                 fmt(faster ? " (%.2f%% faster" : " (%.2f%% slower", 100 * std::abs(s.slowdown() - 1)) +
+                 (cfg.stragglers.only_stage_layers() ? " than the even split), " : "), ") +
                  fmt("MFU %.1f%%", 100 * s.mfu) +
                  fmt(faster ? " (%.2f points gained)\n" : " (%.2f points lost)\n", 100 * std::abs(s.baseline_mfu - s.mfu)) +
                  "             " + critical_words(cfg, "all", s) + "\n" +
