@@ -71,6 +71,12 @@ struct TrafficResult {
   double slowdown = 0;              // completion / ideal, >= 1
   Bandwidth achieved_bandwidth;     // total_bytes / completion_time (aggregate)
   Bandwidth ideal_bandwidth;        // total_bytes / ideal_time
+  // Per transfer, over the completed ones: the mean time from the start to its end, and the mean
+  // of its bytes over that time (set by the worst collision, the aggregate above hides how the
+  // typical transfer fared; ECMP literature's per-flow throughput). At the analytical level each
+  // transfer's time alone.
+  Time mean_transfer_time;
+  Bandwidth mean_transfer_rate;
   // ring_allreduce only: nccl-tests' bus bandwidth, 2(n-1)/n x the buffer per rank / completion.
   std::optional<Bandwidth> bus_bandwidth;
   // ring_allreduce only: the ring's step latency, in completion_time and ideal_time

@@ -146,6 +146,8 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   r.set("ideal_time_s", t.ideal_time.as_s());
   r.set("slowdown", t.slowdown);
   r.set("achieved_bandwidth_gbps", t.achieved_bandwidth.as_gbps());
+  r.set("mean_transfer_time_s", t.mean_transfer_time.as_s());
+  r.set("mean_transfer_gbps", t.mean_transfer_rate.as_gbps());
   r.set("ideal_bandwidth_gbps", t.ideal_bandwidth.as_gbps());
   r.set("achieved_over_ideal", t.slowdown > 0 ? 1.0 / t.slowdown : 0.0);
   if (t.bus_bandwidth) r.set("bus_bandwidth_gbps", t.bus_bandwidth->as_gbps());

@@ -227,6 +227,21 @@ TEST(RunTraffic, TheIdealDoesNotDependOnTheRouting) {
   EXPECT_NEAR(by[Routing::kDmodK].slowdown, 4.0, 0.1);
   EXPECT_NEAR(by[Routing::kSpray].slowdown, 4.0, 0.1);
   EXPECT_GE(by[Routing::kEcmp].slowdown, 4.0);
+  // Per transfer: under D-mod-k every transfer takes the whole time at a quarter of 400 Gbps; under
+  // ECMP the typical one ends before the last (since 2026-12-07).
+  const TrafficResult& even = by[Routing::kDmodK];
+  EXPECT_NEAR(even.mean_transfer_time / even.completion_time, 1.0, 0.01);
+  EXPECT_NEAR(even.mean_transfer_rate.as_gbps() * static_cast<double>(even.transfers) / even.achieved_bandwidth.as_gbps(), 1.0, 0.01);
+  EXPECT_LT(by[Routing::kEcmp].mean_transfer_time, by[Routing::kEcmp].completion_time);
+  // Spraying has no queue pairs: one flow a transfer, and reported so (the scenario's value was
+  // reported beside flows = transfers until 2026-12-07).
+  cfg.network.qps_per_connection = 4;
+  cfg.network.routing = Routing::kSpray;
+  const TrafficResult spray = run_traffic(cfg);
+  EXPECT_EQ(spray.qps_per_connection, 1);
+  EXPECT_EQ(spray.flows, spray.transfers);
+  cfg.network.routing = Routing::kEcmp;
+  EXPECT_EQ(run_traffic(cfg).qps_per_connection, 4);
 }
 
 TEST(MakeTraffic, IncastAndAllToAll) {
