@@ -461,9 +461,11 @@ void serving_notes(const ScenarioConfig& cfg, Notes& notes) {
     }
   }
   if (cfg.inference->mode == ServingMode::kColocated && cfg.network.fidelity != Fidelity::kAnalytical) {
-    notes.push_back(std::string("colocated serving sends nothing over the simulated fabric (its expert all-to-all "
-                                "is priced in closed form): network.fidelity ") +
-                    to_string(cfg.network.fidelity) + " gives the analytical level's numbers");
+    // A dense model has no all-to-all (the note named one until 2026-12-07; review).
+    notes.push_back(std::string("colocated serving sends nothing over the simulated fabric (its collectives, TP ") +
+                    (cfg.inference->moe.experts > 0 ? "and the expert all-to-all, " : "") +
+                    "are priced in closed form): network.fidelity " + to_string(cfg.network.fidelity) +
+                    " gives the analytical level's numbers; prefill_decode and attention_ffn send over it");
   }
 }
 

@@ -113,6 +113,28 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space) {
   return notes;
 }
 
+std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int top_k) {
+  if (top_k <= 0) return {};
+  // The first valid candidate's mode stands for the sweep's (a sweep over inference.mode mixes
+  // them: then said for those that are colocated).
+  bool colocated = false, other = false;
+  for (int64_t i = 0; i < std::min<int64_t>(space.size(), 1000); ++i) {
+    try {
+      const ScenarioConfig cfg = scenario_from_tree(tree_at(space, i, "analytical"), space.spec().base_origin);
+      if (!cfg.inference) return {};
+      (cfg.inference->mode == ServingMode::kColocated ? colocated : other) = true;
+    } catch (const BadInput&) {
+    }
+  }
+  if (!colocated) return {};
+  // (Review, 2026-12-07: the flow stage of a colocated serving sweep matched the screen to the
+  // digit without a word.)
+  return {std::string("flow stage: colocated serving sends nothing over the simulated fabric (its collectives are priced "
+                      "in closed form), so ") +
+          (other ? "its colocated finalists' " : "its finalists' ") +
+          "flow figures are the analytical level's; prefill_decode and attention_ffn deployments send over it"};
+}
+
 CandidateEvaluator::CandidateEvaluator(const CandidateSpace& space) : space_(space) {}
 
 const calib::HardwareProfile& CandidateEvaluator::profile(const std::string& gpu, const std::string& dir) {

@@ -206,6 +206,18 @@ TEST(CandidateEvaluator, AxesTheScreenCannotSeeAreNoted) {
   EXPECT_TRUE(analytical_notes(CandidateSpace(spec_from("axes:\n  network.routing: [ecmp, dmodk]\n"))).empty());
 }
 
+// A colocated serving sweep's flow stage reproduces the screen (its collectives are closed forms
+// at every level): said where the stage re-runs some (2026-12-07 review: it matched to the digit
+// without a word); a training sweep's says nothing.
+TEST(CandidateEvaluator, AColocatedServingFlowStageIsNoted) {
+  const SweepSpec serving = load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-8b.yaml");
+  const std::vector<std::string> notes = flow_stage_notes(CandidateSpace(serving), 1);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("flow figures are the analytical level's"), std::string::npos) << notes[0];
+  EXPECT_TRUE(flow_stage_notes(CandidateSpace(serving), 0).empty());
+  EXPECT_TRUE(flow_stage_notes(CandidateSpace(spec_from("axes:\n  parallelism.tp: [1, 2]\n")), 5).empty());
+}
+
 // Ties in the objective go to the faster plan: under objective gpus every plan of one size ties,
 // and the first in candidate order ranked first whatever its throughput (until 2026-12-06).
 TEST(SweepRunner, TiesGoToTheHigherThroughput) {
