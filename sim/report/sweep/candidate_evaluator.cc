@@ -113,8 +113,8 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space) {
   return notes;
 }
 
-std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int top_k) {
-  if (top_k <= 0) return {};
+std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int finalists) {
+  if (finalists <= 0) return {};
   // The first valid candidate's mode stands for the sweep's (a sweep over inference.mode mixes
   // them: then said for those that are colocated).
   bool colocated = false, other = false;

@@ -46,9 +46,9 @@ struct Outcome {
 // in practice), each once: keys the screen cannot see, such as a routing axis.
 std::vector<std::string> analytical_notes(const CandidateSpace& space);
 // What the flow stage adds, where it adds nothing: colocated serving candidates (their
-// collectives priced in closed form at every level). Empty where the flow stage re-runs none
-// (`top_k` 0).
-std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int top_k);
+// collectives priced in closed form at every level). Empty where the flow stage re-ran none
+// (`finalists` 0).
+std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int finalists);
 
 class CandidateEvaluator {
  public:

@@ -233,7 +233,7 @@ std::string shown_reason(const SweepTable& table, const std::string& cls) {
   const auto example = table.reason_example.find(cls);
   if (count == table.reason_counts.end() || count->second != 1 || example == table.reason_example.end()) return cls;
   std::string out = example->second;
-  if (out.size() > 160) out = out.substr(0, 157) + "...";
+  if (out.size() > 480) out = out.substr(0, 477) + "...";  // 160 until 2026-12-07: it cut a reason before its why (review)
   return out;
 }
 
@@ -278,7 +278,7 @@ std::string reason_class(const std::string& status, const std::string& reason) {
     constexpr std::string_view kPhrase = " the constraint's ";
     for (size_t at = out.find(kPhrase); at != std::string::npos; at = out.find(kPhrase, at)) out.replace(at, kPhrase.size(), " ");
   }
-  if (out.size() > 160) out = out.substr(0, 157) + "...";
+  if (out.size() > 480) out = out.substr(0, 477) + "...";  // 160 until 2026-12-07: it cut a reason before its why (review)
   return out;
 }
 
