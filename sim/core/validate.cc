@@ -75,7 +75,11 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   if (cl.nics_per_node > cl.gpus_per_node || cl.gpus_per_node % cl.nics_per_node != 0) {
     c.fail("cluster.nics_per_node", "must divide cluster.gpus_per_node (" + str(cl.gpus_per_node) +
                                         ") so that each NIC serves the same number of GPUs; got " +
-                                        str(cl.nics_per_node));
+                                        str(cl.nics_per_node) +
+                                        // Left to its default, say so (review, 2026-12-07: a
+                                        // 1-GPU node read as a value the user never wrote).
+                                        (cfg.given.count("cluster.nics_per_node") ? std::string()
+                                                                                  : " (the default): set cluster.nics_per_node"));
   }
   if (cfg.network.fidelity == Fidelity::kFlow && cfg.network.solver == FlowSolver::kLmm &&
       cfg.network.routing == Routing::kSpray) {

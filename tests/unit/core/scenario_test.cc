@@ -427,6 +427,16 @@ TEST(ScenarioErrors, TheSequenceMustSplitOverTpAndCp) {
                                     "training.global_batch=16"}));
 }
 
+// A default that does not fit is named as the default, with the key to set (review 2026-12-07).
+TEST(ScenarioErrors, ADefaultThatDoesNotFitIsNamedAsTheDefault) {
+  const auto defaulted = errors_of(kTiny, {"cluster.gpus_per_node=1", "cluster.gpus=4", "parallelism.tp=1",
+                                           "training.global_batch=4"});
+  const std::string m = error_at(defaulted, "cluster.nics_per_node").message;
+  EXPECT_TRUE(contains(m, "got 8 (the default): set cluster.nics_per_node")) << m;
+  const auto given = errors_of(kTiny, {"cluster.nics_per_node=3"});
+  EXPECT_FALSE(contains(error_at(given, "cluster.nics_per_node").message, "the default"));
+}
+
 TEST(ScenarioErrors, GqaKvHeadsMustDivideHeads) {
   const auto errors = errors_of(tiny_with({{"  heads: 16\n", "  heads: 16\n  kv_heads: 3\n"}}));
   EXPECT_TRUE(contains(error_at(errors, "model.kv_heads").message, "must divide model.heads (16)"));
