@@ -125,7 +125,10 @@ Timing read_timing(const pb::Timing& t, const std::string& path, Checker& check)
   check.positive(path + ".min_s", out.min_s, "minimum time");
   check.positive(path + ".max_s", out.max_s, "maximum time");
   if (out.min_s > out.median_s || out.median_s > out.max_s) {
-    check.fail(path, "expected min_s <= median_s <= max_s");
+    char got[160];
+    std::snprintf(got, sizeof got, "expected min_s <= median_s <= max_s; got %.9g, %.9g, %.9g", out.min_s, out.median_s,
+                  out.max_s);
+    check.fail(path, got);
   }
   if (out.repetitions <= 0) check.fail(path + ".repetitions", "must be at least 1");
   // The spread is the probe's own statistics over its samples: never negative, p10 <= p90. A

@@ -101,7 +101,9 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       std::vector<InputError> errors = e.errors();
       for (InputError& err : errors) {
         if (err.key_path == "cluster.gpu") err.key_path = "--base";
-        if (err.file.empty()) err.file = base_name;
+        // A name that is no file reads as the flag's, not as a file's ("nosuch: --base: ...").
+        std::error_code ec;
+        if (err.file.empty() && std::filesystem::exists(base_name, ec)) err.file = base_name;
       }
       throw BadInput(errors);
     }
@@ -194,7 +196,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   }
   write_text_file(output, text, "-o");
   // A relative cluster.gpu is read beside the scenario file, so the hint gives the full path.
-  std::cout << "\nwrote " << output << " (use it with cluster.gpu: " << std::filesystem::absolute(output).string()
+  std::cout << "\nwrote " << output << " (use it with cluster.gpu: "
+            << std::filesystem::absolute(output).lexically_normal().string()
             << ")\n";
   return 0;
 }

@@ -331,6 +331,22 @@ TEST(ProbeFile, RejectsNonPositiveTimingsWithTheRecordPath) {
   }
 }
 
+// Timings out of order say what they are (review, 2026-12-07: the message gave no values).
+TEST(ProbeFile, TimingsOutOfOrderShowTheirValues) {
+  ProbeData d = sample_probe();
+  d.memory[0].timing.min_s = 3e-6;
+  d.memory[0].timing.median_s = 2e-6;
+  d.memory[0].timing.max_s = 4e-6;
+  try {
+    parse_probe_data(serialize_probe_data(d), "test.pb");
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("measurements[3].timing: expected min_s <= median_s <= max_s; got 3e-06, 2e-06, 4e-06"),
+              std::string::npos) << msg;
+  }
+}
+
 // Every point names its data type, as GEMMs must (before 2026-12-05 attention, memory and
 // collective points without one were read, the attention ones fitted as a series of their own).
 TEST(ProbeFile, RejectsAMissingDataTypeWithTheRecordPath) {

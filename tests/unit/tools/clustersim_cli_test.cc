@@ -1155,6 +1155,21 @@ TEST(CliSweep, AMisspeltGpuInAnAxisIsRefusedAtLoad) {
   std::filesystem::remove_all(out);
 }
 
+// --base naming nothing reads as the flag's mistake, not a file's; the written profile's path is
+// shown normalised (review, 2026-12-07: "nosuch: --base: ..." and "pb/../calo/x.yaml").
+TEST(CliCalibrate, BaseAndOutputPathsReadCleanly) {
+  const Result r = clustersim("calibrate calibration/data/synthetic-h100.pb --base nosuch -o '" +
+                              scratch("x.yaml").string() + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_CONTAINS(r.err, "error: --base: 'nosuch' is neither a built-in profile");
+  const std::filesystem::path dir = scratch("calo");
+  std::filesystem::create_directories(dir / "sub");
+  const Result ok = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + (dir / "sub" / ".." / "x.yaml").string() + "'");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_CONTAINS(ok.out, "(use it with cluster.gpu: " + (dir / "x.yaml").lexically_normal().string());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliCalibrate, NothingToFitIsBadInput) {
   // A probe file with one GEMM timing fits nothing: refused, no profile written.
   const std::filesystem::path out = scratch("profile.yaml");
