@@ -218,6 +218,33 @@ void check_graph_ops(const ScenarioConfig& cfg, int64_t ops) {
   throw BadInput(scenario_error(cfg, unfolded ? "training.fold_ranks" : "training.global_batch", buf));
 }
 
+void check_packet_work(const ScenarioConfig& cfg, double bytes, const std::function<void(const std::string&)>& notice) {
+  // Every packet is an event at each hop: about 2.5 million packets a second of wall time on one
+  // core (GPT 3.6B's plan on 16 and 32 A100s: 4.8e7 and 8.3e7 packets in 18.6 and 37.9 s,
+  // 2026-12-07). A run said nothing before it ended, however long (review: 70B on 512 GPUs, 2.2e9
+  // packets, about 15 minutes, killed at 5 minutes without a word).
+  constexpr double kPacketsPerSecond = 2.5e6;
+  constexpr double kMostSeconds = 24 * 3600.0;
+  const double packets = bytes / cfg.network.dcqcn.mtu.as_double();
+  const double seconds = packets / kPacketsPerSecond;
+  char buf[480];
+  const auto words = [&](const char* head) {
+    std::snprintf(buf, sizeof buf,
+                  "%sthe packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %.2g %s of wall "
+                  "time at 2.5 million a second",
+                  head, packets, to_string(cfg.network.dcqcn.mtu).c_str(), bytes / 1e9,
+                  seconds >= 3600 ? seconds / 3600 : seconds >= 60 ? seconds / 60 : seconds,
+                  seconds >= 3600 ? "hours" : seconds >= 60 ? "minutes" : "seconds");
+    return std::string(buf);
+  };
+  if (seconds > kMostSeconds) {
+    throw BadInput(scenario_error(cfg, "network.fidelity",
+                                  words("") + "; at most a day's are run: use flow+dcqcn, the same congestion control "
+                                              "on fluid queues, or fewer GPUs or micro-batches"));
+  }
+  if (notice && seconds >= 60) notice(words("") + " (flow+dcqcn runs the same congestion control on fluid queues)");
+}
+
 std::vector<net::QueueSample> keep_largest_queues(const std::vector<net::QueueSample>& samples, int64_t max_rows) {
   const auto link_of = [](const net::QueueSample& q) { return q.link; };
   if (static_cast<int64_t>(samples.size()) <= max_rows) return samples;
@@ -384,6 +411,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     auto* fluid_dcqcn = dynamic_cast<net::FluidDcqcnNetwork*>(network.get());
     if (fluid_dcqcn != nullptr) fluid_dcqcn->trace_flows(net::FluidDcqcnNetwork::TracedFlows::kFirstCut);
     GraphExecutor exec(graph, *network, *clock, eo);
+    if (cfg.network.fidelity == Fidelity::kPacket) check_packet_work(cfg, exec.bytes_to_send(), options.notice);
     exec.start();
     if (engine != nullptr) {
       ensure_simgrid_platform();

@@ -109,6 +109,8 @@ struct FlowTrainingOptions {
   std::optional<work::GraphCosts> costs;  // override the cost model (tests)
   // Progress messages (about every second of wall time once a run is past two seconds).
   std::function<void(const std::string&)> progress;
+  // A line said before a long run starts (the packet level's estimate of its packets and time).
+  std::function<void(const std::string&)> notice;
   // Rows kept of each congestion series (queues, rates): 500,000 queue rows are about 17 MB of CSV.
   int64_t max_series_rows = 500'000;
   // DP replicas simulated on their own even where nothing slows them (when folded):
@@ -137,6 +139,11 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
 // graph once built.
 inline constexpr int64_t kMaxGraphOps = 10'000'000;
 void check_graph_ops(const ScenarioConfig& cfg, int64_t ops);
+
+// The packet level's work for `bytes` to move (every flow's, NVLink included): refused (BadInput,
+// with the figures) past a day of wall time at about 2.5 million packets a second; past a minute
+// said to `notice` before the run starts.
+void check_packet_work(const ScenarioConfig& cfg, double bytes, const std::function<void(const std::string&)>& notice);
 
 // Whether network.faults above the hosts call for every DP replica to be simulated
 // (FlowStragglers::fabric_faults_unfold) and that graph stays within kMaxGraphOps: simulate_training

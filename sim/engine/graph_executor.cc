@@ -34,6 +34,21 @@ void GraphExecutor::start() {
   for (const int32_t id : roots) begin(id);
 }
 
+double GraphExecutor::bytes_to_send() {
+  double total = 0;
+  for (const work::Op& op : graph_.ops) {
+    if (op.kind == work::OpKind::kCompute || op.bytes.n <= 0) continue;
+    if (op.transfer_set >= 0) {
+      total += op.bytes.as_double();
+      continue;
+    }
+    if (op.comm_set < 0) continue;
+    const double scale = op.bytes.as_double() / kUnitBytes;
+    for (const coll::FlowSpec& f : plan(op.comm_set, op.collective).flows) total += f.bytes.as_double() * scale;
+  }
+  return total;
+}
+
 const GraphExecutor::Plan& GraphExecutor::plan(int32_t set, coll::CollectiveOp c) {
   const auto key = std::pair{set, static_cast<int>(c)};
   auto it = plans_.find(key);

@@ -53,6 +53,9 @@ class GraphExecutor {
   std::vector<OpTiming> take_timings() { return std::move(timing_); }
   int64_t finished() const { return finished_; }
   int64_t flows() const { return flows_; }
+  // The bytes the graph's communication puts on the network (NVLink included; carried flows
+  // counted as start() would send them), before running it: what a packet-level run moves.
+  double bytes_to_send();
   Time origin() const { return origin_; }
 
  private:

@@ -109,6 +109,8 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     if (isatty(STDERR_FILENO)) {
       options.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s\033[K", line.c_str()); };
     }
+    // Said at once, before a long run (terminal or not).
+    options.notice = [](const std::string& line) { std::fprintf(stderr, "note: %s\n", line.c_str()); };
     const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw, options);
     if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
     RunOutput out = flow_training_output(cfg, hw, flow);

@@ -169,6 +169,28 @@ TEST(FlowTrainingSize, OpsOfManyReplicasAreCountedOnTwo) {
   }
 }
 
+// The packet level's work: said before a run of a minute or more, refused past a day, with the
+// figures (a 15-minute run said nothing until 2026-12-07; review).
+TEST(FlowTrainingSize, PacketWorkIsSaidAndBounded) {
+  ScenarioConfig cfg = plan(16, 2, 4, 1, 64);
+  cfg.network.fidelity = Fidelity::kPacket;
+  const double per_second = 2.5e6 * cfg.network.dcqcn.mtu.as_double();  // bytes a second of wall time
+  std::vector<std::string> said;
+  const auto notice = [&](const std::string& s) { said.push_back(s); };
+  check_packet_work(cfg, 30 * per_second, notice);
+  EXPECT_TRUE(said.empty());
+  check_packet_work(cfg, 900 * per_second, notice);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("about 15 minutes of wall time"), std::string::npos) << said[0];
+  try {
+    check_packet_work(cfg, 2 * 86400 * per_second, notice);
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("network.fidelity: the packet level moves about"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("about 48 hours"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FlowTrainingSize, AGraphPastTheBoundIsRefusedBeforeItIsBuilt) {
   // 1,000,000 micro-batches (the most the scenario checks allow): 4 stages x 2 passes with their
   // TP ops and sends, 3.0e7 ops, about 11 GB (1,000,000 micro-batches of a 64-GPU tp 8 pp 2 plan
