@@ -319,9 +319,11 @@ std::vector<std::pair<std::string, std::string>> not_written_models(const Calibr
   std::vector<std::pair<std::string, std::string>> out;  // model, why
   const auto add = [&](const std::string& model, const std::string& reason) { out.emplace_back(model, reason); };
   for (const GemmFit& f : r.gemm) {
-    if (f.model.dtype == DType::kBf16) continue;
+    // FP8's is written (gemm_max_fp8, since 2026-12-07), so gated like bf16's.
+    if (f.model.dtype == DType::kBf16 || f.model.dtype == DType::kFp8E4m3) continue;
     add("gemm " + std::string(to_string(f.model.dtype)),
-        "a profile's GEMM efficiency comes from the bf16 fit; the other types' peaks are their datasheet's");
+        "a profile's GEMM efficiency comes from the bf16 fit (fp8's from its own); the other types' peaks are their "
+        "datasheet's");
   }
   const AttentionModel* chain_fwd = r.attention_model(Direction::kForward, false);
   for (const AttentionFit& f : r.attention) {
@@ -426,6 +428,7 @@ std::vector<std::string> kept_from_base(const CalibrationResult& r) {
   } else if (!launch_seen(r)) {
     out.push_back("attention_fused (the fused kernel was fitted beside the GEMM launch cost the profile does not take)");
   }
+  if (!r.gemm_model(DType::kFp8E4m3)) out.push_back("gemm_max_fp8 (no fp8 GEMM series fitted)");
   if (!r.memory_model(MemoryOpKind::kCopy)) out.push_back("hbm (no device copy series fitted)");
   if (!r.nvlink_all_reduce()) {
     out.push_back("nvlink_busbw, nvlink_collective_latency (no all-reduce on one node over 2 or more GPUs fitted)");

@@ -25,8 +25,9 @@ struct FitErrorRow {
 //
 // Mapping onto a HardwareProfile's Efficiencies (calibration/hardware_profile.h), with `hw` the
 // datasheet peaks:
-//   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (the other types' fits, fp8
-//                       among them, are range-checked against their datasheet peak, not written)
+//   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (the other types' fits are
+//                       range-checked against their datasheet peak, and not written but fp8's:)
+//   gemm_max_fp8      = gemm_model(kFp8E4m3)->peak_flops_per_s / hw.fp8 (since 2026-12-07)
 //   gemm_tile_m/_n    = gemm_model(kBf16)->tile.m / .n
 //   gemm_k_half       = gemm_model(kBf16)->k_half()   (same per-wave cost, as compute_cost.h uses it)
 //   kernel_launch     = gemm_model(kBf16)->launch_s   (one launch cost for every kernel; the copy

@@ -1226,7 +1226,9 @@ TEST(CliCalibrate, NamesEveryFitItDoesNotWrite) {
   const std::filesystem::path out = scratch("named.yaml");
   const Result r = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_CONTAINS(r.out, "fitted, not written: gemm fp8_e4m3 (a profile's GEMM efficiency comes from the bf16 fit");
+  // FP8's GEMM fit is written (gemm_max_fp8, since 2026-12-07): not listed.
+  EXPECT_FALSE(contains(r.out, "fitted, not written: gemm fp8_e4m3")) << r.out;
+  EXPECT_CONTAINS(slurp(out.string()), "  gemm_max_fp8: ");
   EXPECT_CONTAINS(r.out, "fitted, not written: memory elementwise, memory layernorm (a profile's HBM efficiency");
   EXPECT_CONTAINS(r.out, "fitted, not written: all_reduce x1 auto/auto, all_gather x1 auto/auto, reduce_scatter x1 "
                          "auto/auto, all_to_all x1 auto/auto (one rank moves nothing between GPUs)");
@@ -1244,10 +1246,10 @@ TEST(CliCalibrate, PoorFitsAndOverwritingTheProbeAreRefused) {
   EXPECT_CONTAINS(poor.err, "the gemm bf16 model misses its 720 points by 1.4% (median), over the 0.5% allowed");
   EXPECT_CONTAINS(poor.err, "raise --max-median-error");
   EXPECT_FALSE(std::filesystem::exists(out));
-  // Models the profile takes nothing from are noted, not gated (until 2026-12-07 the fp8 GEMMs'
-  // fit refused the profile as the bf16 one does).
-  EXPECT_CONTAINS(poor.out, "note: the gemm fp8_e4m3 model (not written) misses its");
-  EXPECT_FALSE(contains(poor.err, "gemm fp8_e4m3")) << poor.err;
+  // The fp8 GEMMs' fit is written (gemm_max_fp8, since 2026-12-07), so gated as the bf16 one is
+  // (it was noted as not written, and its value written unchecked, between the two changes).
+  EXPECT_CONTAINS(poor.err, "the gemm fp8_e4m3 model misses its 720 points by ");
+  EXPECT_FALSE(contains(poor.out, "gemm fp8_e4m3 model (not written)")) << poor.out;
   for (const char* bad : {"abc", "-1", "nan", ""}) {
     const Result r = clustersim(std::string("calibrate calibration/data/synthetic-h100.pb --max-median-error '") + bad +
                                 "' -o '" + out.string() + "'");
