@@ -190,7 +190,9 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
                               size_t i) -> std::string {
     if (k < 0 && !err.file.starts_with("--set") && !err.key_path.empty()) {
       for (size_t j = overrides.size(); j-- > 0;) {
-        if (paths_overlap(err.key_path, overrides[j].substr(0, overrides[j].find('=')))) {
+        // The key itself or a section holding it: an error at a section (a memory misfit at
+        // `parallelism`) is not one override's under it (code review, 2026-12-07).
+        if (path_within(err.key_path, overrides[j].substr(0, overrides[j].find('=')))) {
           k = static_cast<int>(j);
           break;
         }

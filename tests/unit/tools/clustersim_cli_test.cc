@@ -972,6 +972,12 @@ TEST(CliValidate, ACheckAnOverrideFailsNamesTheOverride) {
   const Result from_flag = clustersim("validate '" + suite.string() + "' --set parallelism.tp=3");
   EXPECT_EQ(from_flag.code, 2);
   EXPECT_CONTAINS(from_flag.err, "(the value is --set parallelism.tp=3)");
+  // An error at a section (the memory misfit at `parallelism`) is no one override's under it.
+  write("parallelism.tp=2", "network.ecmp_seed=3");
+  const Result section = clustersim("validate '" + suite.string() + "' --set parallelism.zero_stage=1");
+  EXPECT_EQ(section.code, 2);
+  EXPECT_CONTAINS(section.err, "parallelism: the plan needs ");
+  EXPECT_FALSE(contains(section.err, "(the value is")) << section.err;
   std::filesystem::remove(suite);
 }
 
