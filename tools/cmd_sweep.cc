@@ -168,7 +168,11 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   run.notes = sweep::objective_notes(spec);
   const size_t said = run.notes.size();
   for (const std::string& note : sweep::analytical_notes(space)) run.notes.push_back("analytical screen: " + note);
-  for (const std::string& note : sweep::flow_stage_notes(space, static_cast<int>(run.finer.ran + run.finer.reused))) run.notes.push_back(note);
+  std::vector<int64_t> finalists;
+  for (const sweep::Row& row : table.rows) {
+    if (row.finer.ran) finalists.push_back(row.index);
+  }
+  for (const std::string& note : sweep::flow_stage_notes(space, finalists)) run.notes.push_back(note);
   if (const std::string note = sweep::folding_mix_note(table); !note.empty()) run.notes.push_back(note);
   const auto write = [&](const std::string& name, const std::string& text) { write_text_file(dir / name, text, "--out"); };
   write("sweep.csv", sweep::sweep_csv(space, table));

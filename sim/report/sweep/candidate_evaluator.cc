@@ -113,12 +113,11 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space) {
   return notes;
 }
 
-std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int finalists) {
-  if (finalists <= 0) return {};
-  // The first valid candidate's mode stands for the sweep's (a sweep over inference.mode mixes
-  // them: then said for those that are colocated).
+std::vector<std::string> flow_stage_notes(const CandidateSpace& space, const std::vector<int64_t>& finalists) {
+  // The finalists' modes (a sweep over inference.mode can mix them; code review 2026-12-07: a
+  // sample of the whole space named colocated finalists where every finalist disaggregated).
   bool colocated = false, other = false;
-  for (int64_t i = 0; i < std::min<int64_t>(space.size(), 1000); ++i) {
+  for (const int64_t i : finalists) {
     try {
       const ScenarioConfig cfg = scenario_from_tree(tree_at(space, i, "analytical"), space.spec().base_origin);
       if (!cfg.inference) return {};

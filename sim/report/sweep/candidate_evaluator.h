@@ -45,10 +45,10 @@ struct Outcome {
 // sample of the candidates (the first 1,000 and 1,000 evenly spread: every value of every axis
 // in practice), each once: keys the screen cannot see, such as a routing axis.
 std::vector<std::string> analytical_notes(const CandidateSpace& space);
-// What the flow stage adds, where it adds nothing: colocated serving candidates (their
-// collectives priced in closed form at every level). Empty where the flow stage re-ran none
-// (`finalists` 0).
-std::vector<std::string> flow_stage_notes(const CandidateSpace& space, int finalists);
+// What the flow stage adds, where it adds nothing: colocated serving candidates among the
+// `finalists` it re-ran (candidate indices; their collectives are priced in closed form at every
+// level). Empty where it re-ran none of them.
+std::vector<std::string> flow_stage_notes(const CandidateSpace& space, const std::vector<int64_t>& finalists);
 
 class CandidateEvaluator {
  public:

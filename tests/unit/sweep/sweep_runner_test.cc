@@ -211,11 +211,11 @@ TEST(CandidateEvaluator, AxesTheScreenCannotSeeAreNoted) {
 // without a word); a training sweep's says nothing.
 TEST(CandidateEvaluator, AColocatedServingFlowStageIsNoted) {
   const SweepSpec serving = load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-8b.yaml");
-  const std::vector<std::string> notes = flow_stage_notes(CandidateSpace(serving), 1);
+  const std::vector<std::string> notes = flow_stage_notes(CandidateSpace(serving), {0});
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("flow figures are the analytical level's"), std::string::npos) << notes[0];
-  EXPECT_TRUE(flow_stage_notes(CandidateSpace(serving), 0).empty());
-  EXPECT_TRUE(flow_stage_notes(CandidateSpace(spec_from("axes:\n  parallelism.tp: [1, 2]\n")), 5).empty());
+  EXPECT_TRUE(flow_stage_notes(CandidateSpace(serving), {}).empty());
+  EXPECT_TRUE(flow_stage_notes(CandidateSpace(spec_from("axes:\n  parallelism.tp: [1, 2]\n")), {0, 1}).empty());
 }
 
 // Ties in the objective go to the faster plan: under objective gpus every plan of one size ties,
