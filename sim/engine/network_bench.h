@@ -74,7 +74,8 @@ struct TrafficResult {
   // Per transfer, over the completed ones: the mean time from the start to its end, and the mean
   // of its bytes over that time (set by the worst collision, the aggregate above hides how the
   // typical transfer fared; ECMP literature's per-flow throughput). At the analytical level each
-  // transfer's time alone.
+  // transfer's time alone. Under PXN (all-to-all with network.pxn) the relay legs are averaged, not
+  // the pattern's transfers.
   Time mean_transfer_time;
   Bandwidth mean_transfer_rate;
   // ring_allreduce only: nccl-tests' bus bandwidth, 2(n-1)/n x the buffer per rank / completion.
