@@ -60,8 +60,8 @@ struct TrainingEstimate {
   int dp = 1;
   int micro_batches = 1;   // per pipeline per iteration
   Time microbatch_stage_time;  // forward + backward of one micro-batch on the slowest stage
-  std::vector<MoeLayerReport> moe_layers;  // MoE only: the slowest stage's MoE layers
-  int critical_stage = -1;                 // MoE only: the stage with the longest micro-batch
+  std::vector<MoeLayerReport> moe_layers;  // MoE only: critical_stage's MoE layers
+  int critical_stage = -1;                 // MoE only: the stage with the longest micro-batch, or the longest with MoE layers where it has none
   FabricContention contention;             // what the routes cost the DP rings (dense models)
   // ZeRO-3 whose per-pass gathers pace the step: how much longer the compute and bubble could run
   // before they, not the gathers, would pace it (0 otherwise). A slower pipeline (stragglers)

@@ -219,22 +219,22 @@ void check_graph_ops(const ScenarioConfig& cfg, int64_t ops) {
 }
 
 void check_packet_work(const ScenarioConfig& cfg, double bytes, const std::function<void(const std::string&)>& notice) {
-  // Every packet is an event at each hop: about 2.5 million packets a second of wall time on one
-  // core (GPT 3.6B's plan on 16 and 32 A100s: 4.8e7 and 8.3e7 packets in 18.6 and 37.9 s,
-  // 2026-12-07). A run said nothing before it ended, however long (review: 70B on 512 GPUs, 2.2e9
-  // packets, about 15 minutes, killed at 5 minutes without a word).
-  constexpr double kPacketsPerSecond = 2.5e6;
+  // Every packet is an event at each hop: about 3 million packets a second of wall time on one
+  // core (GPT 3.6B's plan on 16 and 32 A100s: 6.1e7 and 1.04e8 packets, on the wire after the
+  // links' efficiencies, in 18.7 and 38.0 s, 2026-12-07). A run said nothing before it ended,
+  // however long (review: 70B on 512 GPUs, about 15 minutes, killed at 5 without a word).
+  constexpr double kPacketsPerSecond = 3e6;
   constexpr double kMostSeconds = 24 * 3600.0;
   const double packets = bytes / cfg.network.dcqcn.mtu.as_double();
   const double seconds = packets / kPacketsPerSecond;
   char buf[480];
   const auto words = [&](const char* head) {
     std::snprintf(buf, sizeof buf,
-                  "%sthe packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %.2g %s of wall "
-                  "time at 2.5 million a second",
+                  "%sthe packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %.3g %s of wall "
+                  "time at 3 million a second",
                   head, packets, to_string(cfg.network.dcqcn.mtu).c_str(), bytes / 1e9,
-                  seconds >= 3600 ? seconds / 3600 : seconds >= 60 ? seconds / 60 : seconds,
-                  seconds >= 3600 ? "hours" : seconds >= 60 ? "minutes" : "seconds");
+                  seconds >= 86400 ? seconds / 86400 : seconds >= 3600 ? seconds / 3600 : seconds >= 60 ? seconds / 60 : seconds,
+                  seconds >= 86400 ? "days" : seconds >= 3600 ? "hours" : seconds >= 60 ? "minutes" : "seconds");
     return std::string(buf);
   };
   if (seconds > kMostSeconds) {

@@ -141,7 +141,7 @@ inline constexpr int64_t kMaxGraphOps = 10'000'000;
 void check_graph_ops(const ScenarioConfig& cfg, int64_t ops);
 
 // The packet level's work for `bytes` to move (every flow's, NVLink included): refused (BadInput,
-// with the figures) past a day of wall time at about 2.5 million packets a second; past a minute
+// with the figures) past a day of wall time at about 3 million packets a second; past a minute
 // said to `notice` before the run starts.
 void check_packet_work(const ScenarioConfig& cfg, double bytes, const std::function<void(const std::string&)>& notice);
 

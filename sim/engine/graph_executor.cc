@@ -35,16 +35,21 @@ void GraphExecutor::start() {
 }
 
 double GraphExecutor::bytes_to_send() {
+  // As issue() sends them: each flow's bytes over its link's efficiency.
+  const auto wire = [&](const coll::FlowSpec& f, double scale) {
+    return f.bytes.as_double() * scale / (f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency);
+  };
   double total = 0;
   for (const work::Op& op : graph_.ops) {
     if (op.kind == work::OpKind::kCompute || op.bytes.n <= 0) continue;
     if (op.transfer_set >= 0) {
-      total += op.bytes.as_double();
+      const double all = graph_.transfer_set_bytes[op.transfer_set].as_double();
+      if (all <= 0) continue;
+      for (const coll::FlowSpec& f : graph_.transfer_sets[op.transfer_set]) total += wire(f, op.bytes.as_double() / all);
       continue;
     }
     if (op.comm_set < 0) continue;
-    const double scale = op.bytes.as_double() / kUnitBytes;
-    for (const coll::FlowSpec& f : plan(op.comm_set, op.collective).flows) total += f.bytes.as_double() * scale;
+    for (const coll::FlowSpec& f : plan(op.comm_set, op.collective).flows) total += wire(f, op.bytes.as_double() / kUnitBytes);
   }
   return total;
 }

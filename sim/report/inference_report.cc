@@ -200,7 +200,7 @@ namespace {
 // request offered (rejected ones too: left out until 2026-12-06, and a deployment that rejected
 // most of its load read as keeping up). Unlike tokens_per_s over the whole run, the drain does not
 // count: a deployment that keeps up produces about what is offered, one that falls behind less
-// (shown as falling behind under 80% of it). Until 2026-12-06 the offered side counted each
+// (shown as falling behind under kKeepsUp, 95%, of it). Until 2026-12-06 the offered side counted each
 // arriving request's whole output, whose last tokens come after the window when the requests live
 // long: 7,000-token outputs at 14 ms a token over 200 s of arrivals read 0.76 of the offered load,
 // "falling behind", with no queue and every request within its SLO.
