@@ -847,8 +847,40 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   const std::string base_label = spec.base_origin.empty() ? file : spec.base_origin;
   bool base_loads = false;
   if (spec.base.is_map()) {
+    // The base with `set` may not load alone where the axes give what it needs (a global batch
+    // for the axes' GPU counts, the size of a pool an axis sizes): then the first candidates that
+    // load stand for it (until 2026-12-07 such a sweep was refused though its candidates ran;
+    // review). Its own errors are said where none does.
+    const auto first_loading = [&]() -> std::optional<ScenarioConfig> {
+      if (too_many) return std::nullopt;
+      const int64_t tries = std::min<int64_t>(static_cast<int64_t>(total), 256);
+      for (int64_t i = 0; i < tries; ++i) {
+        YamlNode tree = spec.base;
+        int64_t rest = i;
+        bool placed = true;
+        for (const Axis& a : spec.axes) {
+          const auto n = static_cast<int64_t>(a.values.size());
+          if (n == 0) return std::nullopt;
+          for (const auto& [path, value] : a.values[static_cast<size_t>(rest % n)].sets) placed = placed && set_path(tree, path, value);
+          rest /= n;
+        }
+        if (!placed) continue;
+        try {
+          return scenario_from_tree(tree, base_label);
+        } catch (const BadInput&) {
+        }
+      }
+      return std::nullopt;
+    };
     try {
-      const ScenarioConfig cfg = scenario_from_tree(spec.base, base_label);
+      std::optional<ScenarioConfig> loaded;
+      try {
+        loaded = scenario_from_tree(spec.base, base_label);
+      } catch (const BadInput&) {
+        loaded = first_loading();
+        if (!loaded) throw;
+      }
+      const ScenarioConfig& cfg = *loaded;
       spec.kind = cfg.inference ? ScenarioKind::kInference
                   : cfg.traffic ? ScenarioKind::kTraffic
                                 : ScenarioKind::kTraining;
@@ -874,7 +906,17 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       if (!unknown_in_set) {
         for (const InputError& err : e.errors()) {
           InputError copy = err;
-          copy.message = "the base scenario (with `set`) does not load: " + err.message;
+          copy.message = "the base scenario (with `set`) does not load, nor do the first candidates: " + err.message;
+          // A value `set` gives is reported at its line in the sweep file (it was reported at the
+          // base's path with the sweep file's line; review 2026-12-07).
+          for (const auto& [path, v] : fixed) {
+            if (!err.key_path.empty() && path_within(err.key_path, path)) {
+              copy.file = v.file;
+              copy.line = v.line;
+              copy.key_path = "set." + err.key_path;
+              break;
+            }
+          }
           errors.add(copy);
         }
       }

@@ -187,6 +187,26 @@ TEST(SweepSpec, ABaseThatDoesNotLoadIsTheOnlyError) {
   EXPECT_EQ(text.find("not an output"), std::string::npos) << text;
 }
 
+// A `set` the base cannot take alone but the candidates can (a global batch for the axes' GPU
+// counts) is a sweep, not a refusal; one no candidate takes is said at the sweep file's line, as
+// the `set` entry (until 2026-12-07 every such sweep was refused, at the base's path; review).
+TEST(SweepSpec, ASetTheCandidatesTakeLoads) {
+  const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/planning/llama3-70b-4096.yaml";
+  const auto spec_text = [&](const std::string& body) { return "name: t\nbase: '" + base + "'\n" + body; };
+  const auto load = [&](const std::string& text) {
+    return sweep_spec_from_tree(parse_yaml_text(text, "/tmp/sweep.yaml"), "/tmp/sweep.yaml");
+  };
+  EXPECT_NO_THROW(load(spec_text("set:\n  training.global_batch: 128\naxes:\n  cluster.gpus: [64, 128]\n")));
+  try {
+    load(spec_text("set:\n  cluster.gpus: 100\naxes:\n  parallelism.tp: [4, 8]\n"));
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("/tmp/sweep.yaml:4: set.cluster.gpus: the base scenario (with `set`) does not load"), std::string::npos)
+        << text;
+  }
+}
+
 TEST(SweepSpec, AMissingBaseIsTheOnlyError) {
   try {
     sweep_spec_from_tree(parse_yaml_text("base: missing.yaml\naxes: {parallelism.tp: [1, 2]}\n"
