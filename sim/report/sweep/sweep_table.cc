@@ -150,7 +150,10 @@ void finish_stage(const SweepSpec& spec, StageResult& s) {
   const auto obj = m.find(spec.objective);
   if (obj == m.end() || !std::isfinite(obj->second)) {
     s.status = kError;
-    s.reason = "the run did not produce the objective '" + spec.objective + "'";
+    // Why, as a constraint's reason says it (review, 2026-12-07: the bare fact, where a constraint
+    // on the same metric named the missing service objective).
+    s.reason = "the run did not produce the objective '" + spec.objective + "' (" +
+               (obj == m.end() ? why_missing(spec, s, spec.objective) : std::string("its value is not finite")) + ")";
     return;
   }
   s.objective = obj->second;

@@ -481,6 +481,20 @@ TEST(SweepTable, ARejectionListsEveryConstraintMissed) {
   EXPECT_EQ(reason_class(s.status, s.reason), "rejected: ttft_p99_s # above maximum #; served_fraction # below minimum #");
 }
 
+// A missing objective says why, as a constraint on it does (the bare fact until 2026-12-07).
+TEST(SweepTable, AMissingObjectiveSaysWhy) {
+  SweepSpec spec;
+  spec.objective = "slo_attainment";
+  StageResult s;
+  s.ran = true;
+  s.status = kOk;
+  s.metrics = {{"tokens_per_s", 3000}, {"gpus", 8}};
+  finish_stage(spec, s);
+  EXPECT_EQ(s.status, kError);
+  EXPECT_EQ(s.reason, "the run did not produce the objective 'slo_attainment' (no service objective: set "
+                      "inference.ttft_limit and/or inference.tpot_limit in the base scenario)");
+}
+
 // A constraint on a metric the candidate does not produce is never met: the candidate is an
 // error saying which metric and why (before 2026-12-05 it counted as met).
 TEST(SweepTable, AConstraintOnAMissingMetricIsNeverMet) {
