@@ -527,11 +527,44 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
     if (!known && !gpu.empty()) gpus.emplace_back(gpu, where);
   };
   bool uses_cluster_gpu = false;
-  for (const std::string& g : gpus_of_tree(spec.base, uses_cluster_gpu)) add(g, "the base");
   const auto touches_gpus = [](const std::string& path) {
     return path == "cluster" || path == "cluster.gpu" || path == "inference" || path.starts_with("inference.");
   };
+  // Exactly, where the axes that touch GPUs make few combinations: the GPUs of each combination
+  // applied to the base (a base GPU every combination replaces is no candidate's; until
+  // 2026-12-07 it was asked a price, and a price for it passed as used; review).
+  std::vector<size_t> gpu_axes;
+  double combinations = 1;
+  for (size_t i = 0; i < spec.axes.size(); ++i) {
+    const Axis& a = spec.axes[i];
+    const bool touches = std::any_of(a.values.begin(), a.values.end(), [&](const AxisValue& v) {
+      return std::any_of(v.sets.begin(), v.sets.end(), [&](const auto& s) { return touches_gpus(s.first); });
+    });
+    if (touches) {
+      gpu_axes.push_back(i);
+      combinations *= static_cast<double>(std::max<size_t>(1, a.values.size()));
+    }
+  }
+  if (combinations <= 4096) {
+    for (int64_t c = 0; c < static_cast<int64_t>(combinations); ++c) {
+      YamlNode tree = spec.base;
+      std::string where;
+      int64_t rest = c;
+      for (const size_t i : gpu_axes) {
+        const Axis& a = spec.axes[i];
+        const auto n = static_cast<int64_t>(a.values.size());
+        const AxisValue& v = a.values[static_cast<size_t>(rest % n)];
+        rest /= n;
+        for (const auto& [path, node] : v.sets) set_path(tree, path, node);
+        where += (where.empty() ? "" : ", ") + ("axes." + a.key + " value '" + v.label + "'");
+      }
+      for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, where.empty() ? "the base" : where);
+    }
+  } else {
+    for (const std::string& g : gpus_of_tree(spec.base, uses_cluster_gpu)) add(g, "the base");
+  }
   for (const Axis& a : spec.axes) {
+    if (combinations <= 4096) break;  // every combination counted above
     for (const AxisValue& v : a.values) {
       if (std::none_of(v.sets.begin(), v.sets.end(), [&](const auto& s) { return touches_gpus(s.first); })) continue;
       YamlNode tree = spec.base;
@@ -555,7 +588,7 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
     std::string used;
     for (const auto& [u, where] : gpus) used += (used.empty() ? "'" : ", '") + u + "'";
     errors.add(InputError{spec.file, 0, "price_per_gpu_hour." + g,
-                          "no candidate uses GPU '" + g + "' (cluster.gpu, or serving pools' gpu, of the base and the axes: " +
+                          "no candidate uses GPU '" + g + "' (cluster.gpu, or serving pools' gpu, as the axes leave them: " +
                               used + ")"});
   }
   if (!needs) return;

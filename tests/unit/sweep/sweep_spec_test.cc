@@ -207,6 +207,28 @@ TEST(SweepSpec, ASetTheCandidatesTakeLoads) {
   }
 }
 
+// Prices are asked for the GPUs the candidates run on: a base GPU every candidate replaces needs
+// none, and a price for it is a price no candidate uses (until 2026-12-07 it was asked one, and a
+// price for it passed; review).
+TEST(SweepSpec, PricesAreForTheGpusTheCandidatesUse) {
+  const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/planning/llama3-70b-4096.yaml";  // H100-SXM
+  const auto load = [&](const std::string& prices) {
+    return sweep_spec_from_tree(parse_yaml_text("name: t\nbase: '" + base + "'\naxes:\n  cluster.gpu: [H200-SXM]\n"
+                                                "  parallelism.tp: [4, 8]\nobjective: cost_per_mtoken\n"
+                                                "price_per_gpu_hour: {" + prices + "}\n",
+                                                "/tmp/sweep.yaml"),
+                                "/tmp/sweep.yaml");
+  };
+  EXPECT_NO_THROW(load("H200-SXM: 3.2"));
+  try {
+    load("H200-SXM: 3.2, H100-SXM: 2.5");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("price_per_gpu_hour.H100-SXM: no candidate uses GPU 'H100-SXM'"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SweepSpec, AMissingBaseIsTheOnlyError) {
   try {
     sweep_spec_from_tree(parse_yaml_text("base: missing.yaml\naxes: {parallelism.tp: [1, 2]}\n"
