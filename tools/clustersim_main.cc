@@ -2,6 +2,7 @@
 // The clustersim command line: run, validate, topo, calibrate, profiles (sweep to come).
 // Exit codes: 0 success, 2 bad input or usage, 1 internal error (and validate over budget, sweep
 // with a failed candidate).
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -182,8 +183,20 @@ int cmd_validate(const std::vector<std::string>& argv) {
   const report::ValidationResult result = report::run_validation(suite, args.values("--set"));
   // A setting a case's run does not use is said, as run says it (validate dropped the notes until
   // 2026-12-06, so a --set with no effect passed unremarked).
+  // Each note once, with the cases it concerns (ci-flow.yaml said one ten times until 2026-12-07).
+  std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // text -> labels, in order met
   for (const report::ValidationRow& r : result.rows) {
-    for (const std::string& note : r.notes) std::cerr << "note: " << r.c.label << ": " << note << "\n";
+    for (const std::string& note : r.notes) {
+      auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == note; });
+      if (it == notes.end()) it = notes.insert(notes.end(), {note, {}});
+      it->second.push_back(r.c.label);
+    }
+  }
+  for (const auto& [note, labels] : notes) {
+    std::string who;
+    for (size_t i = 0; i < labels.size() && i < 3; ++i) who += (i ? ", " : "") + labels[i];
+    if (labels.size() > 3) who += " and " + std::to_string(labels.size() - 3) + " more";
+    std::cerr << "note: " << who << ": " << note << "\n";
   }
   if (format == "json") {
     report::Json j = report::Json::object();

@@ -277,11 +277,12 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
     // where a tapered fabric's run is simulated unfolded under auto, so a 1:1 fabric could read
     // slower than a tapered one (QA 2026-12-07: 405B on 4,096 GPUs, 7.056 s folded at 1:1, 6.850
     // s at 2:1; 0.4 to 3.5% slow on the plans measured, MegaScale 175B 0.6%).
-    notes.push_back("training.fold_ranks: pipeline sends leave their pods; folded, every replica's start in step "
-                    "with replica 0's and meet each other's ECMP collisions every time, which read 0.4 to 3.5% slow "
-                    "on the plans measured (Llama 3 405B on 16,384 GPUs, PP outermost: 7.101 s folded, 6.863 s "
-                    "unfolded), while auto simulates a tapered fabric's run unfolded: to compare fabrics, set "
-                    "training.fold_ranks: false");
+    // (Grammar mended and this scenario's own cost named, 2026-12-07 review.)
+    notes.push_back("training.fold_ranks: pipeline sends leave their pods; folded, every replica's sends start in "
+                    "step with replica 0's and meet each other's ECMP collisions every time, so the step reads 0.4 "
+                    "to 3.5% slow on the plans measured (MegaScale 175B on 12,288 GPUs: 0.6%, 6.430 s folded, 6.393 s "
+                    "unfolded; Llama 3 405B on 16,384 GPUs, PP outermost: 3.5%), while auto simulates a tapered "
+                    "fabric's run unfolded: to compare fabrics, set training.fold_ranks: false");
   }
   if (!work::groups_span_nodes(cfg, work::Dim::kTp) && !work::groups_span_nodes(cfg, work::Dim::kCp)) return;
   notes.push_back("training.fold_ranks: TP or CP groups span nodes in this placement; a folded run starts the other "
