@@ -138,7 +138,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   for (const calib::FitErrorRow& row : calib::as_written_errors(result, fitted)) {
     std::printf("as the profile times them: %s, median %.1f%%, worst %.1f%% over %d points%s\n", row.model.c_str(),
                 100 * row.error.median_rel, 100 * row.error.worst_rel, row.error.points,
-                row.error.median_rel > max_median ? " (over --max-median-error: its small sizes are off; the fit is above)" : "");
+                row.error.median_rel > max_median ? " (over --max-median-error, not gated: this is how the profile times the points, its small sizes off; the fit above is what is judged)" : "");
   }
   std::fflush(stdout);
 

@@ -58,15 +58,17 @@ options:
 
 namespace {
 
-// `inputs`: the files the run read, which whatif.json must not replace.
-void write_out(const Args& args, const std::vector<std::string>& inputs, const report::Json& j) {
-  if (!args.has("--out")) return;
+// `inputs`: the files the run read, which whatif.json must not replace. Returns the text-format
+// line that says so ("wrote DIR/whatif.json", as run says what it wrote; since 2026-12-07), or "".
+std::string write_out(const Args& args, const std::vector<std::string>& inputs, const report::Json& j) {
+  if (!args.has("--out")) return "";
   const std::filesystem::path dir(args.value("--out"));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw BadInput(InputError{dir.string(), 0, "--out", "cannot create the directory: " + ec.message()});
   refuse_overwriting(dir / "whatif.json", inputs, "--out");
   write_text_file(dir / "whatif.json", j.dump(2), "--out");
+  return "\nwrote " + (dir / "whatif.json").string() + "\n";
 }
 
 }  // namespace
@@ -149,8 +151,8 @@ int cmd_whatif(const std::vector<std::string>& argv) {
         report::run_flow_variants(variants, hw, report::unfold_per_variant(variants, hw), jobs);
     const report::Json j = with_notes(report::whatif_flow_json(cfg, results));
     report::refuse_saturated_times(cfg, j);
-    write_out(args, scenario_input_files(cfg), j);
-    std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results));
+    const std::string wrote = write_out(args, scenario_input_files(cfg), j);
+    std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results) + wrote);
     // A variant that failed leaves the comparison incomplete: exit 2 when the input was at fault
     // (a fault that cuts every path, say), 1 when something else broke.
     bool internal = false, bad_input = false;
@@ -166,8 +168,8 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   const report::Json j = with_notes(report::whatif_json(cfg, w));
   report::refuse_saturated_times(cfg, j);
   const std::string text = report::whatif_table(cfg, w);
-  write_out(args, scenario_input_files(cfg), j);
-  std::cout << (format == "json" ? j.dump(2) : text);
+  const std::string wrote = write_out(args, scenario_input_files(cfg), j);
+  std::cout << (format == "json" ? j.dump(2) : text + wrote);
   return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -315,6 +317,18 @@ TEST(FaultsCli, WhatIfSaysWhenTheSourcesMakeTheStepFaster) {
   const Result j = clustersim("whatif scenarios/faults-16k-30d.yaml --format json");
   ASSERT_EQ(j.code, 0) << j.out;
   EXPECT_TRUE(contains(j.out, "\"cause\": \"none: the sources make the iteration faster")) << j.out;
+}
+
+// whatif --out says what it wrote, as run does (it said nothing until 2026-12-07); not in JSON.
+TEST(FaultsCli, WhatIfOutSaysWhatItWrote) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("whatif_out_" + std::to_string(::getpid()));
+  const Result r = clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 1 --out '" + dir.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\nwrote " + (dir / "whatif.json").string() + "\n")) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "whatif.json"));
+  const Result j = clustersim("whatif scenarios/stragglers-175b-12288.yaml --draws 1 --format json --out '" + dir.string() + "'");
+  EXPECT_FALSE(contains(j.out, "wrote ")) << j.out;
+  std::filesystem::remove_all(dir);
 }
 
 // An uneven layer split alone is the plan (Llama 3 405B's 7, 8, ..., 8, 7), compared with the even
