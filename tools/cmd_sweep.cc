@@ -109,7 +109,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   // could stop some ranks while the others wait for them in the sweep's collectives).
   std::string refusal;
   if (root) {
-    std::cerr << "sweep " << spec.name << ": " << with_commas(spec.candidate_count()) << " candidates, about "
+    std::cerr << "sweep " << spec.name << ": " << with_commas(spec.candidate_count()) << (spec.candidate_count() == 1 ? " candidate, about " : " candidates, about ")
               << (sweep::sweep_memory_estimate(spec.candidate_count()) >> 20) << " MiB of memory for their results\n";
     refusal = sweep::sweep_memory_refusal(spec.candidate_count(), available_memory_bytes());
     for (const std::string& note : sweep::objective_notes(spec)) std::cerr << "note: " << note << "\n";

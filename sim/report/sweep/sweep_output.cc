@@ -315,7 +315,7 @@ std::string ranking_change_text(const CandidateSpace& space, const SweepTable& t
 std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, const SweepRun& run) {
   const SweepSpec& spec = space.spec();
   char buf[256];
-  std::string out = "sweep " + spec.name + ": " + with_commas(space.size()) + " candidates from " + spec.base_origin + "\n";
+  std::string out = "sweep " + spec.name + ": " + with_commas(space.size()) + (space.size() == 1 ? " candidate from " : " candidates from ") + spec.base_origin + "\n";
   const double rate = run.analytical.seconds > 0 ? static_cast<double>(run.analytical.ran) / run.analytical.seconds : 0;
   std::snprintf(buf, sizeof buf, "  analytical stage: %s run in %.2f s (%.0f candidates/s), %s from the log\n",
                 with_commas(run.analytical.ran).c_str(), run.analytical.seconds, rate,
