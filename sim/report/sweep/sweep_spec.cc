@@ -166,7 +166,10 @@ void read_range(const std::string& key, const YamlNode& n, Axis& axis, ErrorList
 // ignored until 2026-12-06 and 2026-12-07; axes: refused as missing).
 bool no_entries(const YamlNode& n) { return n.is_null() || (n.is_map() && n.map.empty()); }
 
-void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, ErrorList& errors) {
+// `duplicates` gets the values given twice, for the caller to say where the key takes them (a
+// value the key refuses, `8.0` for an integer, is that mistake, not a duplicate of `8`).
+void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, ErrorList& errors,
+               std::vector<std::pair<std::string, InputError>>& duplicates) {
   if (!axes || no_entries(*axes)) {
     errors.add(InputError{file, axes ? axes->line : 0, "axes",
                           "required: at least one axis, e.g. axes: {parallelism.tp: [1, 2, 4, 8]}"});
@@ -208,9 +211,9 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
                                      : others.emplace(settings_of(a), i).first->second;
       if (first == i) continue;
       const AxisValue& b = axis.values[first];
-      errors.add(InputError{n.file, a.sets.empty() ? n.line : a.sets.front().second.line, "axes." + key,
-                            "the value " + a.label + (a.label == b.label ? "" : " (" + b.label + ")") +
-                                " is given twice; give each value once"});
+      duplicates.push_back({a.label, InputError{n.file, a.sets.empty() ? n.line : a.sets.front().second.line, "axes." + key,
+                                                "the value " + a.label + (a.label == b.label ? "" : " (" + b.label + ")") +
+                                                    " is given twice; give each value once"}});
     }
     if (!axis.values.empty()) spec.axes.push_back(std::move(axis));
   }
@@ -834,7 +837,8 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       }
     }
   }
-  read_axes(top.child("axes"), file, spec, errors);
+  std::vector<std::pair<std::string, InputError>> duplicates;
+  read_axes(top.child("axes"), file, spec, errors, duplicates);
   // A key `set` gives and an axis varies: the axis would override it in every candidate, as one
   // axis would another's (it did, without a word, until 2026-12-05).
   for (const auto& [path, v] : fixed) {
@@ -969,6 +973,16 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
         if (errors.size() > before + 5) break;  // the first few say enough
       }
     }
+    // A duplicate whose value the key refuses is that mistake alone (`[8, 4, 8.0]` on tp said both
+    // "8.0 (8) is given twice" and "expected an integer, got '8.0'" until 2026-12-07; review).
+    for (auto& [label, err] : duplicates) {
+      const std::string refused = "value '" + label + "': ";
+      const bool typed = std::any_of(errors.errors().begin(), errors.errors().end(), [&](const InputError& e) {
+        return e.key_path == err.key_path && e.message.starts_with(refused);
+      });
+      if (!typed) errors.add(std::move(err));
+    }
+    duplicates.clear();
     // The GPU an axis, `set` or the base names (cluster.gpu, or a serving pool's gpu) is resolved
     // now, where a candidate would have failed on it (the base's and the pools' since later on
     // 2026-12-05).
@@ -1045,6 +1059,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     }
   }
   if (base_loads && !too_many) check_prices(spec, errors);
+  for (auto& [label, err] : duplicates) errors.add(std::move(err));  // where the values were not checked
   errors.throw_if_any();
 
   std::string fp = canonical_text(spec.base);
