@@ -514,12 +514,14 @@ std::vector<std::string> gpus_of_tree(const YamlNode& tree, bool& uses_cluster_g
 }
 
 // Every GPU the sweep can use needs a price when the objective or a constraint is a cost.
-// The GPUs are read from the base and from the base with each axis value that touches cluster.gpu
-// or the inference section applied (2026-12-05: the scan of the base's pools alone missed a pool
-// an axis adds, which then ran on an unpriced cluster.gpu and passed a cost constraint, and named
-// a GPU '' for a pool whose gpu an axis sets to null). A combination of values from two axes can
-// still bring a GPU this misses: finish_stage then makes that candidate an error, never a pass.
-void check_prices(const SweepSpec& spec, ErrorList& errors) {
+// The GPUs are read from `base` (the base with `set`, or, where that loads only once the axes
+// apply, the first candidate that loads) with every combination of the values of the axes that set
+// GPUs (cluster.gpu, the serving mode or pools) applied, where they make at most 4,096; past that,
+// from the base and the base with each such value applied (2026-12-05: the scan of the base's
+// pools alone missed a pool an axis adds, which then ran on an unpriced cluster.gpu and passed a
+// cost constraint, and named a GPU '' for a pool whose gpu an axis sets to null). A combination
+// the fallback misses makes that candidate an error in finish_stage, never a pass.
+void check_prices(const SweepSpec& spec, const YamlNode& base, ErrorList& errors) {
   bool needs = spec.objective == "cost_per_mtoken";
   for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
   // Nothing to check without prices or a cost: no scenario read per GPU-touching axis value.
@@ -530,8 +532,11 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
     if (!known && !gpu.empty()) gpus.emplace_back(gpu, where);
   };
   bool uses_cluster_gpu = false;
+  // (Only the keys that place GPUs: an axis over the arrival rate counted until 2026-12-07, and
+  // pushed the combinations past the exact count; code review.)
   const auto touches_gpus = [](const std::string& path) {
-    return path == "cluster" || path == "cluster.gpu" || path == "inference" || path.starts_with("inference.");
+    return path == "cluster" || path == "cluster.gpu" || path == "inference" || path == "inference.mode" ||
+           path == "inference.pools" || path.starts_with("inference.pools.");
   };
   // Exactly, where the axes that touch GPUs make few combinations: the GPUs of each combination
   // applied to the base (a base GPU every combination replaces is no candidate's; until
@@ -550,7 +555,7 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
   }
   if (combinations <= 4096) {
     for (int64_t c = 0; c < static_cast<int64_t>(combinations); ++c) {
-      YamlNode tree = spec.base;
+      YamlNode tree = base;
       std::string where;
       int64_t rest = c;
       for (const size_t i : gpu_axes) {
@@ -564,13 +569,13 @@ void check_prices(const SweepSpec& spec, ErrorList& errors) {
       for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, where.empty() ? "the base" : where);
     }
   } else {
-    for (const std::string& g : gpus_of_tree(spec.base, uses_cluster_gpu)) add(g, "the base");
+    for (const std::string& g : gpus_of_tree(base, uses_cluster_gpu)) add(g, "the base");
   }
   for (const Axis& a : spec.axes) {
     if (combinations <= 4096) break;  // every combination counted above
     for (const AxisValue& v : a.values) {
       if (std::none_of(v.sets.begin(), v.sets.end(), [&](const auto& s) { return touches_gpus(s.first); })) continue;
-      YamlNode tree = spec.base;
+      YamlNode tree = base;
       for (const auto& [path, node] : v.sets) set_path(tree, path, node);
       for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, "axes." + a.key + " value '" + v.label + "'");
     }
@@ -883,19 +888,22 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   // The base decides the kind of run (and so which metrics exist); it must load on its own.
   const std::string base_label = spec.base_origin.empty() ? file : spec.base_origin;
   bool base_loads = false;
+  YamlNode loading_base = spec.base;  // the base, or the first candidate that loads where it does not
   if (spec.base.is_map()) {
     // The base with `set` may not load alone where the axes give what it needs (a global batch
     // for the axes' GPU counts, the size of a pool an axis sizes): then the first candidates that
     // load stand for it (until 2026-12-07 such a sweep was refused though its candidates ran;
     // review). Its own errors are said where none does.
+    // In candidate order (the last axis varies fastest, as CandidateSpace::choice; code review).
     const auto first_loading = [&]() -> std::optional<ScenarioConfig> {
-      if (too_many) return std::nullopt;
+      if (too_many || spec.axes.empty()) return std::nullopt;
       const int64_t tries = std::min<int64_t>(static_cast<int64_t>(total), 256);
       for (int64_t i = 0; i < tries; ++i) {
         YamlNode tree = spec.base;
         int64_t rest = i;
         bool placed = true;
-        for (const Axis& a : spec.axes) {
+        for (size_t k = spec.axes.size(); k-- > 0;) {
+          const Axis& a = spec.axes[k];
           const auto n = static_cast<int64_t>(a.values.size());
           if (n == 0) return std::nullopt;
           for (const auto& [path, value] : a.values[static_cast<size_t>(rest % n)].sets) placed = placed && set_path(tree, path, value);
@@ -903,7 +911,9 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
         }
         if (!placed) continue;
         try {
-          return scenario_from_tree(tree, base_label);
+          ScenarioConfig cfg = scenario_from_tree(tree, base_label);
+          loading_base = tree;
+          return cfg;
         } catch (const BadInput&) {
         }
       }
@@ -943,7 +953,8 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
       if (!unknown_in_set) {
         for (const InputError& err : e.errors()) {
           InputError copy = err;
-          copy.message = "the base scenario (with `set`) does not load, nor do the first candidates: " + err.message;
+          copy.message = std::string("the base scenario (with `set`) does not load") +
+                         (too_many || spec.axes.empty() ? "" : ", nor do the first candidates") + ": " + err.message;
           // A value `set` gives is reported at its line in the sweep file (it was reported at the
           // base's path with the sweep file's line; review 2026-12-07).
           for (const auto& [path, v] : fixed) {
@@ -1058,7 +1069,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
                                 spec.objective + ", train_tokens: 300e9})"});
     }
   }
-  if (base_loads && !too_many) check_prices(spec, errors);
+  if (base_loads && !too_many) check_prices(spec, loading_base, errors);
   for (auto& [label, err] : duplicates) errors.add(std::move(err));  // where the values were not checked
   errors.throw_if_any();
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -197,6 +199,22 @@ TEST(SweepSpec, ASetTheCandidatesTakeLoads) {
     return sweep_spec_from_tree(parse_yaml_text(text, "/tmp/sweep.yaml"), "/tmp/sweep.yaml");
   };
   EXPECT_NO_THROW(load(spec_text("set:\n  training.global_batch: 128\naxes:\n  cluster.gpus: [64, 128]\n")));
+  // A base that needs an axis's key: its GPUs (for prices) are read from the candidate that loads,
+  // and the candidates are tried in their own order, the last axis fastest (code review: the
+  // price check read no GPU, and 256 tries of the first axis missed candidate 1).
+  const std::filesystem::path no_gpus =
+      std::filesystem::temp_directory_path() / ("sweep_base_no_gpus_" + std::to_string(::getpid()) + ".yaml");
+  {
+    std::ifstream in(base);
+    std::ofstream out(no_gpus);
+    for (std::string line; std::getline(in, line);) {
+      if (line != "  gpus: 4096") out << line << "\n";
+    }
+  }
+  const auto on = [&](const std::string& body) { return "name: t\nbase: '" + no_gpus.string() + "'\n" + body; };
+  EXPECT_NO_THROW(load(on("axes:\n  cluster.gpus: [4096]\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {H100-SXM: 2.5}\n")));
+  EXPECT_NO_THROW(load(on("axes:\n  parallelism.micro_batch: {from: 1, to: 256}\n  cluster.gpus: [4095, 4096]\n")));
+  std::filesystem::remove(no_gpus);
   try {
     load(spec_text("set:\n  cluster.gpus: 100\naxes:\n  parallelism.tp: [4, 8]\n"));
     ADD_FAILURE() << "expected BadInput";
