@@ -315,12 +315,18 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
 // only the GEMMs of other types and the collectives across nodes; attention of other types,
 // elementwise and layernorm kernels and the other collectives were printed in the table alone
 // (the synthetic H100 probe: 21 of its 26 fitted models not written, 1 of them named).
-std::vector<std::pair<std::string, std::string>> not_written_models(const CalibrationResult& r) {
+std::vector<std::pair<std::string, std::string>> not_written_models(const CalibrationResult& r, const HardwareProfile* base) {
+  const bool fp8_written = base == nullptr || base->fp8.per_s > 0;  // as fitted_profile decides
   std::vector<std::pair<std::string, std::string>> out;  // model, why
   const auto add = [&](const std::string& model, const std::string& reason) { out.emplace_back(model, reason); };
   for (const GemmFit& f : r.gemm) {
-    // FP8's is written (gemm_max_fp8, since 2026-12-07), so gated like bf16's.
-    if (f.model.dtype == DType::kBf16 || f.model.dtype == DType::kFp8E4m3) continue;
+    // FP8's is written (gemm_max_fp8, since 2026-12-07) where the base has an fp8 peak, so gated
+    // like bf16's; over a base without one it is not (code review).
+    if (f.model.dtype == DType::kBf16 || (f.model.dtype == DType::kFp8E4m3 && fp8_written)) continue;
+    if (f.model.dtype == DType::kFp8E4m3) {
+      add("gemm " + std::string(to_string(f.model.dtype)), "the base profile has no fp8 peak to take gemm_max_fp8 against");
+      continue;
+    }
     add("gemm " + std::string(to_string(f.model.dtype)),
         "a profile's GEMM efficiency comes from the bf16 fit (fp8's from its own); the other types' peaks are their "
         "datasheet's");
@@ -368,9 +374,9 @@ std::vector<std::pair<std::string, std::string>> not_written_models(const Calibr
   return out;
 }
 
-std::vector<std::string> fitted_not_written(const CalibrationResult& r) {
+std::vector<std::string> fitted_not_written(const CalibrationResult& r, const HardwareProfile* base) {
   std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;  // in the order met
-  for (const auto& [model, reason] : not_written_models(r)) {
+  for (const auto& [model, reason] : not_written_models(r, base)) {
     auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& e) { return e.first == reason; });
     if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {reason, {}});
     it->second.push_back(model);
@@ -408,7 +414,7 @@ std::vector<FitErrorRow> as_written_errors(const CalibrationResult& r, const Har
   return rows;
 }
 
-std::vector<std::string> kept_from_base(const CalibrationResult& r) {
+std::vector<std::string> kept_from_base(const CalibrationResult& r, const HardwareProfile* base) {
   std::vector<std::string> out;
   if (!r.gemm_model(DType::kBf16)) {
     out.push_back("gemm_max, gemm_tile_m, gemm_tile_n, gemm_k_half, kernel_launch (no bf16 GEMM series fitted)");
@@ -428,7 +434,10 @@ std::vector<std::string> kept_from_base(const CalibrationResult& r) {
   } else if (!launch_seen(r)) {
     out.push_back("attention_fused (the fused kernel was fitted beside the GEMM launch cost the profile does not take)");
   }
-  if (!r.gemm_model(DType::kFp8E4m3)) out.push_back("gemm_max_fp8 (no fp8 GEMM series fitted)");
+  // (Not for a base without FP8, an A100's: nothing to keep; code review.)
+  if (!r.gemm_model(DType::kFp8E4m3) && (base == nullptr || base->fp8.per_s > 0)) {
+    out.push_back("gemm_max_fp8 (no fp8 GEMM series fitted)");
+  }
   if (!r.memory_model(MemoryOpKind::kCopy)) out.push_back("hbm (no device copy series fitted)");
   if (!r.nvlink_all_reduce()) {
     out.push_back("nvlink_busbw, nvlink_collective_latency (no all-reduce on one node over 2 or more GPUs fitted)");

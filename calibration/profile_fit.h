@@ -25,14 +25,17 @@ HardwareProfile fitted_profile(const CalibrationResult& result, const HardwarePr
 // The fitted models fitted_profile does not write, one line per reason: the models as the error
 // table names them, then why in parentheses ("memory elementwise, memory layernorm (a profile's
 // HBM efficiency comes from the copy fit ...)"). Empty when every fit is written.
-std::vector<std::string> fitted_not_written(const CalibrationResult& result);
+// `base`, where given: the profile fitted over (an fp8 fit is written only where it has an fp8
+// peak; without one, the fp8 GEMM fit is listed, and gemm_max_fp8 is not named as kept).
+std::vector<std::string> fitted_not_written(const CalibrationResult& result, const HardwareProfile* base = nullptr);
 // The same, one (model, why) pair per model.
-std::vector<std::pair<std::string, std::string>> not_written_models(const CalibrationResult& result);
+std::vector<std::pair<std::string, std::string>> not_written_models(const CalibrationResult& result,
+                                                                    const HardwareProfile* base = nullptr);
 
 // The efficiencies fitted_profile leaves at the base's because no series measured them, one line
 // per group, with why ("hbm (no device copy series fitted)"). Until 2026-12-06 a series absent
 // from the probe files left its values unnamed (a series with too few points was named).
-std::vector<std::string> kept_from_base(const CalibrationResult& result);
+std::vector<std::string> kept_from_base(const CalibrationResult& result, const HardwareProfile* base = nullptr);
 
 // How the written profile `fitted` times the points of the fits it simplifies, one row each,
 // named "<model> as written": the device copy at the profile's kernel_launch (the bf16 GEMM

@@ -114,8 +114,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
             << result.machine.date << "; base profile " << base_name << "\n\n";
   std::cout << calib::format_error_table(result);
   for (const std::string& u : result.unfitted) std::cout << "not fitted (the base profile's values stay): " << u << "\n";
-  for (const std::string& line : calib::fitted_not_written(result)) std::cout << "fitted, not written: " << line << "\n";
-  for (const std::string& line : calib::kept_from_base(result)) std::cout << "kept from the base profile: " << line << "\n";
+  for (const std::string& line : calib::fitted_not_written(result, &base)) std::cout << "fitted, not written: " << line << "\n";
+  for (const std::string& line : calib::kept_from_base(result, &base)) std::cout << "kept from the base profile: " << line << "\n";
   for (const std::string& note : calib::wild_point_notes(result)) std::cout << "note: " << note << "\n";
   for (const std::string& note : calib::thin_fit_notes(result)) std::cout << "note: " << note << "\n";
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
@@ -159,7 +159,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   // profile does not take values from are not gated: their misses are noted (until 2026-12-07 a
   // noisy send_recv series, fitted and not written, refused the whole profile).
   std::set<std::string> unwritten;
-  for (const auto& [model, why] : calib::not_written_models(result)) unwritten.insert(model);
+  for (const auto& [model, why] : calib::not_written_models(result, &base)) unwritten.insert(model);
   std::vector<InputError> poor;
   for (const calib::FitErrorRow& row : result.errors) {
     // The "(all)" rows pool a family's models; each model is judged on its own.

@@ -223,6 +223,32 @@ TEST(ProfileFit, EveryFitNotWrittenIsNamed) {
   EXPECT_EQ(listed.size(), 22u) << all;  // 28 fitted (2 GEMM, 3 attention, 3 memory, 20 collectives), 6 written
 }
 
+// Over a base without an fp8 peak the fp8 GEMM fit is not written, so it is listed (and not gated),
+// and a base without FP8 keeps no gemm_max_fp8 to name (code review, 2026-12-07).
+TEST(ProfileFit, AnFp8FitOverABaseWithoutFp8IsNotWritten) {
+  const CalibrationResult r = calibrate({make_synthetic_probe(synthetic_h100_truth(8), 1)});
+  HardwareProfile base = load_hardware_profile("H100-SXM");
+  base.fp8 = FlopRate{};
+  const auto listed = [](const std::vector<std::pair<std::string, std::string>>& v, const std::string& model) {
+    return std::any_of(v.begin(), v.end(), [&](const auto& m) { return m.first == model; });
+  };
+  EXPECT_TRUE(listed(not_written_models(r, &base), "gemm fp8_e4m3"));
+  EXPECT_EQ(fitted_profile(r, base).eff.gemm_max_fp8, 0.0);
+  const HardwareProfile h100 = load_hardware_profile("H100-SXM");
+  EXPECT_FALSE(listed(not_written_models(r, &h100), "gemm fp8_e4m3"));
+  SyntheticTruth bf16_only = compute_only_truth();
+  bf16_only.gemm.erase(std::remove_if(bf16_only.gemm.begin(), bf16_only.gemm.end(),
+                                      [](const GemmModel& g) { return g.dtype == DType::kFp8E4m3; }),
+                       bf16_only.gemm.end());
+  const CalibrationResult no_fp8 = calibrate({make_synthetic_probe(bf16_only, 1)});
+  const HardwareProfile a100 = load_hardware_profile("A100-SXM4-80GB");
+  const auto names = [](const std::vector<std::string>& v) {
+    return std::any_of(v.begin(), v.end(), [](const std::string& l) { return l.starts_with("gemm_max_fp8"); });
+  };
+  EXPECT_FALSE(names(kept_from_base(no_fp8, &a100)));
+  EXPECT_TRUE(names(kept_from_base(no_fp8, &h100)));
+}
+
 // The unfused chain is memory-bound at the probe's sizes: without the GEMM and copy series it
 // fitted thousands of TFLOP/s and was refused as "another GPU"; now it is left unfitted, saying why.
 TEST(ProfileFit, AttentionChainAloneIsNotFittedAndSaysWhy) {
