@@ -229,12 +229,18 @@ void check_packet_work(const ScenarioConfig& cfg, double bytes, const std::funct
   const double seconds = packets / kPacketsPerSecond;
   char buf[480];
   const auto words = [&](const char* head) {
+    const double in_unit = seconds >= 86400 ? seconds / 86400 : seconds >= 3600 ? seconds / 3600 : seconds >= 60 ? seconds / 60 : seconds;
+    char amount[32];
+    std::snprintf(amount, sizeof amount, "%.3g", in_unit);
+    const bool one = std::string(amount) == "1";  // "about 1 minute", not "1 minutes"
     std::snprintf(buf, sizeof buf,
-                  "%sthe packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %.3g %s of wall "
+                  "%sthe packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %s %s of wall "
                   "time at 3 million a second",
-                  head, packets, to_string(cfg.network.dcqcn.mtu).c_str(), bytes / 1e9,
-                  seconds >= 86400 ? seconds / 86400 : seconds >= 3600 ? seconds / 3600 : seconds >= 60 ? seconds / 60 : seconds,
-                  seconds >= 86400 ? "days" : seconds >= 3600 ? "hours" : seconds >= 60 ? "minutes" : "seconds");
+                  head, packets, to_string(cfg.network.dcqcn.mtu).c_str(), bytes / 1e9, amount,
+                  seconds >= 86400 ? (one ? "day" : "days")
+                  : seconds >= 3600 ? (one ? "hour" : "hours")
+                  : seconds >= 60   ? (one ? "minute" : "minutes")
+                                    : (one ? "second" : "seconds"));
     return std::string(buf);
   };
   if (seconds > kMostSeconds) {

@@ -174,8 +174,9 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
       throw BadInput(InputError{path, 1, "--resume",
                                 "these results belong to a different sweep (the sweep file's set, axes, "
                                 "constraints.memory_fits or flow_stage.fidelity, its base scenario or a file "
-                                "they name, a GPU profile or a trace, changed since; the objective, the other "
-                                "constraints and --top may change); use another --out or --restart"});
+                                "they name, a GPU profile or a trace, changed since; what only ranks may change: "
+                                "the objective and train_tokens, the other constraints, prices, --top, "
+                                "flow_stage.top_k and report); use another --out or --restart"});
     }
     // A log written by another build holds that build's predictions: resuming would rank them
     // beside this one's (a nightly sweep resumed after an upgrade did so until 2026-12-06). A log

@@ -196,7 +196,9 @@ std::string no_valid_candidates(const SweepTable& table) {
   std::vector<std::pair<int64_t, std::string>> reasons;
   for (const auto& [k, v] : table.reason_counts) reasons.emplace_back(-v, k);
   std::sort(reasons.begin(), reasons.end());
-  std::string out = "none of the " + std::to_string(table.rows.size()) + " candidates is valid (reasons grouped, numbers shown as #)";
+  std::string out = (table.rows.size() == 1 ? std::string("the one candidate is not valid")
+                                            : "none of the " + std::to_string(table.rows.size()) + " candidates is valid") +
+                    " (reasons grouped, numbers shown as #)";
   for (size_t i = 0; i < reasons.size(); ++i) {
     out += (i ? "; " : ": ") + std::to_string(-reasons[i].first) + " x " + shown_reason(table, reasons[i].second);
   }
