@@ -182,6 +182,9 @@ TEST(FlowTrainingSize, PacketWorkIsSaidAndBounded) {
   check_packet_work(cfg, 900 * per_second, notice);
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("about 15 minutes of wall time"), std::string::npos) << said[0];
+  check_packet_work(cfg, 60 * per_second, notice);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[1].find("about 1 minute of wall time"), std::string::npos) << said[1];
   try {
     check_packet_work(cfg, 2 * 86400 * per_second, notice);
     ADD_FAILURE() << "expected BadInput";
