@@ -477,8 +477,18 @@ TEST(SweepTable, ARejectionListsEveryConstraintMissed) {
   finish_stage(spec, s);
   EXPECT_EQ(s.status, kRejected);
   EXPECT_EQ(s.reason,
-            "ttft_p99_s 57.3 above the constraint's maximum 1; served_fraction 0.46 below the constraint's minimum 0.95");
-  EXPECT_EQ(reason_class(s.status, s.reason), "rejected: ttft_p99_s # above maximum #; served_fraction # below minimum #");
+            "ttft_p99_s 57.3 s above the constraint's maximum 1 s; served_fraction 0.46 below the constraint's minimum 0.95");
+  EXPECT_EQ(reason_class(s.status, s.reason), "rejected: ttft_p99_s # s above maximum # s; served_fraction # below minimum #");
+  // Times keep their unit (bare seconds until 2026-12-07).
+  SweepSpec tpot;
+  tpot.objective = "tokens_per_s";
+  tpot.limits.push_back(MetricLimit{"tpot_p99_s", std::nullopt, 0.05});
+  StageResult t;
+  t.ran = true;
+  t.status = kOk;
+  t.metrics = {{"tokens_per_s", 3000}, {"gpus", 8}, {"tpot_p99_s", 0.0631967}};
+  finish_stage(tpot, t);
+  EXPECT_EQ(t.reason, "tpot_p99_s 63.2 ms above the constraint's maximum 50 ms");
 }
 
 // A missing objective says why, as a constraint on it does (the bare fact until 2026-12-07).
