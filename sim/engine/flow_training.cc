@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
@@ -227,28 +228,25 @@ void check_packet_work(const ScenarioConfig& cfg, double bytes, const std::funct
   constexpr double kMostSeconds = 24 * 3600.0;
   const double packets = bytes / cfg.network.dcqcn.mtu.as_double();
   const double seconds = packets / kPacketsPerSecond;
+  const auto [per, unit] = seconds >= 86400 ? std::pair{86400.0, "day"}
+                          : seconds >= 3600  ? std::pair{3600.0, "hour"}
+                          : seconds >= 60    ? std::pair{60.0, "minute"}
+                                             : std::pair{1.0, "second"};
+  char amount[32];
+  std::snprintf(amount, sizeof amount, "%.3g", seconds / per);
   char buf[480];
-  const auto words = [&](const char* head) {
-    const double in_unit = seconds >= 86400 ? seconds / 86400 : seconds >= 3600 ? seconds / 3600 : seconds >= 60 ? seconds / 60 : seconds;
-    char amount[32];
-    std::snprintf(amount, sizeof amount, "%.3g", in_unit);
-    const bool one = std::string(amount) == "1";  // "about 1 minute", not "1 minutes"
-    std::snprintf(buf, sizeof buf,
-                  "%sthe packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %s %s of wall "
-                  "time at 3 million a second",
-                  head, packets, to_string(cfg.network.dcqcn.mtu).c_str(), bytes / 1e9, amount,
-                  seconds >= 86400 ? (one ? "day" : "days")
-                  : seconds >= 3600 ? (one ? "hour" : "hours")
-                  : seconds >= 60   ? (one ? "minute" : "minutes")
-                                    : (one ? "second" : "seconds"));
-    return std::string(buf);
-  };
+  std::snprintf(buf, sizeof buf,
+                "the packet level moves about %.2g packets of %s (%.3g GB, NVLink included), about %s %s%s of wall "
+                "time at 3 million a second",
+                packets, to_string(cfg.network.dcqcn.mtu).c_str(), bytes / 1e9, amount, unit,
+                std::string(amount) == "1" ? "" : "s");  // "about 1 minute", not "1 minutes"
+  const std::string words = buf;
   if (seconds > kMostSeconds) {
     throw BadInput(scenario_error(cfg, "network.fidelity",
-                                  words("") + "; at most a day's are run: use flow+dcqcn, the same congestion control "
-                                              "on fluid queues, or fewer GPUs or micro-batches"));
+                                  words + "; at most a day's are run: use flow+dcqcn, the same congestion control "
+                                          "on fluid queues, or fewer GPUs or micro-batches"));
   }
-  if (notice && seconds >= 60) notice(words("") + " (flow+dcqcn runs the same congestion control on fluid queues)");
+  if (notice && seconds >= 60) notice(words + " (flow+dcqcn runs the same congestion control on fluid queues)");
 }
 
 std::vector<net::QueueSample> keep_largest_queues(const std::vector<net::QueueSample>& samples, int64_t max_rows) {

@@ -34,22 +34,22 @@ void GraphExecutor::start() {
   for (const int32_t id : roots) begin(id);
 }
 
+double GraphExecutor::wire_bytes(const coll::FlowSpec& f, double scale) const {
+  return f.bytes.as_double() * scale / (f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency);
+}
+
 double GraphExecutor::bytes_to_send() {
-  // As issue() sends them: each flow's bytes over its link's efficiency.
-  const auto wire = [&](const coll::FlowSpec& f, double scale) {
-    return f.bytes.as_double() * scale / (f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency);
-  };
   double total = 0;
   for (const work::Op& op : graph_.ops) {
     if (op.kind == work::OpKind::kCompute || op.bytes.n <= 0) continue;
     if (op.transfer_set >= 0) {
       const double all = graph_.transfer_set_bytes[op.transfer_set].as_double();
       if (all <= 0) continue;
-      for (const coll::FlowSpec& f : graph_.transfer_sets[op.transfer_set]) total += wire(f, op.bytes.as_double() / all);
+      for (const coll::FlowSpec& f : graph_.transfer_sets[op.transfer_set]) total += wire_bytes(f, op.bytes.as_double() / all);
       continue;
     }
     if (op.comm_set < 0) continue;
-    for (const coll::FlowSpec& f : plan(op.comm_set, op.collective).flows) total += wire(f, op.bytes.as_double() / kUnitBytes);
+    for (const coll::FlowSpec& f : plan(op.comm_set, op.collective).flows) total += wire_bytes(f, op.bytes.as_double() / kUnitBytes);
   }
   return total;
 }
@@ -129,9 +129,8 @@ void GraphExecutor::issue(int32_t id) {
     const double scale = op.bytes.as_double() / total;
     pending_[id] = static_cast<int32_t>(flows.size());
     for (const coll::FlowSpec& f : flows) {
-      const double eff = f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency;
       ++flows_;
-      network_.send(op.reversed ? f.dst : f.src, op.reversed ? f.src : f.dst, bytes_of(f.bytes.as_double() * scale / eff),
+      network_.send(op.reversed ? f.dst : f.src, op.reversed ? f.src : f.dst, bytes_of(wire_bytes(f, scale)),
                     [this, id](Time) {
                       if (--pending_[id] == 0) finish(id);
                     });
@@ -152,8 +151,7 @@ void GraphExecutor::issue(int32_t id) {
   pending_[id] = static_cast<int32_t>(p.waited);
   for (size_t i = 0; i < p.flows.size(); ++i) {
     const coll::FlowSpec& f = p.flows[i];
-    const double eff = f.inter_node ? options_.network_efficiency : options_.nvlink_efficiency;
-    const Bytes wire = bytes_of(f.bytes.as_double() * scale / eff);
+    const Bytes wire = bytes_of(wire_bytes(f, scale));
     ++flows_;
     if (i < p.waited) {
       network_.send(f.src, f.dst, wire, [this, id](Time) {

@@ -69,6 +69,9 @@ class GraphExecutor {
     size_t waited = 0;
   };
   const Plan& plan(int32_t set, coll::CollectiveOp c);
+  // Bytes a flow of a plan or transfer set puts on the wire for an op `scale` times its size: over
+  // its link's efficiency (NVLink's or the network's), as issue() sends it.
+  double wire_bytes(const coll::FlowSpec& f, double scale) const;
 
   const work::TrainingGraph& graph_;
   net::Network& network_;
