@@ -513,6 +513,23 @@ std::vector<std::string> gpus_of_tree(const YamlNode& tree, bool& uses_cluster_g
   return gpus;
 }
 
+// Applies to `tree` the values of combination `c` of the axes `axes` (indices into spec.axes), the
+// first of them varying fastest, and appends each value's label to `where` when given. False where
+// a value's path crosses a key that is not a mapping.
+bool apply_combination(const SweepSpec& spec, const std::vector<size_t>& axes, int64_t c, YamlNode& tree,
+                       std::string* where = nullptr) {
+  bool placed = true;
+  for (const size_t i : axes) {
+    const Axis& a = spec.axes[i];
+    const auto n = static_cast<int64_t>(a.values.size());
+    const AxisValue& v = a.values[static_cast<size_t>(c % n)];
+    c /= n;
+    for (const auto& [path, node] : v.sets) placed = set_path(tree, path, node) && placed;
+    if (where) *where += (where->empty() ? "" : ", ") + ("axes." + a.key + " value '" + v.label + "'");
+  }
+  return placed;
+}
+
 // Every GPU the sweep can use needs a price when the objective or a constraint is a cost.
 // The GPUs are read from `base` (the base with `set`, or, where that loads only once the axes
 // apply, the first candidate that loads) with every combination of the values of the axes that set
@@ -557,27 +574,18 @@ void check_prices(const SweepSpec& spec, const YamlNode& base, ErrorList& errors
     for (int64_t c = 0; c < static_cast<int64_t>(combinations); ++c) {
       YamlNode tree = base;
       std::string where;
-      int64_t rest = c;
-      for (const size_t i : gpu_axes) {
-        const Axis& a = spec.axes[i];
-        const auto n = static_cast<int64_t>(a.values.size());
-        const AxisValue& v = a.values[static_cast<size_t>(rest % n)];
-        rest /= n;
-        for (const auto& [path, node] : v.sets) set_path(tree, path, node);
-        where += (where.empty() ? "" : ", ") + ("axes." + a.key + " value '" + v.label + "'");
-      }
+      apply_combination(spec, gpu_axes, c, tree, &where);
       for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, where.empty() ? "the base" : where);
     }
   } else {
     for (const std::string& g : gpus_of_tree(base, uses_cluster_gpu)) add(g, "the base");
-  }
-  for (const Axis& a : spec.axes) {
-    if (combinations <= 4096) break;  // every combination counted above
-    for (const AxisValue& v : a.values) {
-      if (std::none_of(v.sets.begin(), v.sets.end(), [&](const auto& s) { return touches_gpus(s.first); })) continue;
-      YamlNode tree = base;
-      for (const auto& [path, node] : v.sets) set_path(tree, path, node);
-      for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, "axes." + a.key + " value '" + v.label + "'");
+    for (const size_t i : gpu_axes) {
+      for (size_t k = 0; k < spec.axes[i].values.size(); ++k) {
+        YamlNode tree = base;
+        std::string where;
+        apply_combination(spec, {i}, static_cast<int64_t>(k), tree, &where);
+        for (const std::string& g : gpus_of_tree(tree, uses_cluster_gpu)) add(g, where);
+      }
     }
   }
   // Where any candidate runs on cluster.gpu, every value a cluster.gpu axis gives it is used.
@@ -897,19 +905,12 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     // In candidate order (the last axis varies fastest, as CandidateSpace::choice; code review).
     const auto first_loading = [&]() -> std::optional<ScenarioConfig> {
       if (too_many || spec.axes.empty()) return std::nullopt;
+      std::vector<size_t> last_first(spec.axes.size());  // the last axis varies fastest
+      for (size_t k = 0; k < last_first.size(); ++k) last_first[k] = last_first.size() - 1 - k;
       const int64_t tries = std::min<int64_t>(static_cast<int64_t>(total), 256);
       for (int64_t i = 0; i < tries; ++i) {
         YamlNode tree = spec.base;
-        int64_t rest = i;
-        bool placed = true;
-        for (size_t k = spec.axes.size(); k-- > 0;) {
-          const Axis& a = spec.axes[k];
-          const auto n = static_cast<int64_t>(a.values.size());
-          if (n == 0) return std::nullopt;
-          for (const auto& [path, value] : a.values[static_cast<size_t>(rest % n)].sets) placed = placed && set_path(tree, path, value);
-          rest /= n;
-        }
-        if (!placed) continue;
+        if (!apply_combination(spec, last_first, i, tree)) continue;
         try {
           ScenarioConfig cfg = scenario_from_tree(tree, base_label);
           loading_base = tree;
@@ -984,16 +985,6 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
         if (errors.size() > before + 5) break;  // the first few say enough
       }
     }
-    // A duplicate whose value the key refuses is that mistake alone (`[8, 4, 8.0]` on tp said both
-    // "8.0 (8) is given twice" and "expected an integer, got '8.0'" until 2026-12-07; review).
-    for (auto& [label, err] : duplicates) {
-      const std::string refused = "value '" + label + "': ";
-      const bool typed = std::any_of(errors.errors().begin(), errors.errors().end(), [&](const InputError& e) {
-        return e.key_path == err.key_path && e.message.starts_with(refused);
-      });
-      if (!typed) errors.add(std::move(err));
-    }
-    duplicates.clear();
     // The GPU an axis, `set` or the base names (cluster.gpu, or a serving pool's gpu) is resolved
     // now, where a candidate would have failed on it (the base's and the pools' since later on
     // 2026-12-05).
@@ -1070,7 +1061,16 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     }
   }
   if (base_loads && !too_many) check_prices(spec, loading_base, errors);
-  for (auto& [label, err] : duplicates) errors.add(std::move(err));  // where the values were not checked
+  // A duplicate whose value the key refuses (check_value above) is that mistake alone (`[8, 4, 8.0]`
+  // on tp said both "8.0 (8) is given twice" and "expected an integer, got '8.0'" until 2026-12-07;
+  // review).
+  for (auto& [label, err] : duplicates) {
+    const std::string refused = "value '" + label + "': ";
+    const bool typed = std::any_of(errors.errors().begin(), errors.errors().end(), [&](const InputError& e) {
+      return e.key_path == err.key_path && e.message.starts_with(refused);
+    });
+    if (!typed) errors.add(std::move(err));
+  }
   errors.throw_if_any();
 
   std::string fp = canonical_text(spec.base);
