@@ -21,6 +21,8 @@ inline constexpr double kMaxFittedEfficiency = 1.05;
 // still describe one GPU: the driver's total and a profile's figure can differ a little (a
 // datasheet's GB, or another driver's reserve).
 inline constexpr double kMemoryMatch = 1.10;
+// Whether two memory sizes (bytes, above 0) describe one GPU: each within kMemoryMatch of the other.
+inline bool same_memory_size(double a, double b) { return a <= kMemoryMatch * b && b <= kMemoryMatch * a; }
 // The least share of the smallest measured time a fitted fixed cost (the GEMMs' launch cost, the
 // NVLink all-reduce's latency) must take for `clustersim calibrate` to write it: smaller, it lies
 // within the slopes' noise and the base's value is kept (profile_fit.cc, fixed_cost_seen).

@@ -136,15 +136,16 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
   // whose timings were an H100's, 2026-12-06 review). The driver's total and a profile's figure can
   // differ a little; 10% apart is another part.
   if (m.memory_bytes > 0 && base.hbm_capacity.n > 0) {
-    const double ratio = static_cast<double>(m.memory_bytes) / base.hbm_capacity.as_double();
-    if (ratio < 1.0 / kMemoryMatch || ratio > kMemoryMatch) {
+    if (!same_memory_size(static_cast<double>(m.memory_bytes), base.hbm_capacity.as_double())) {
       // The built-ins of the probed GPU's memory (and SM count), to pass with --base; until
       // 2026-12-07 the message said none had it where H100-SXM and H800-SXM both did (review).
       std::string fits;
       for (const std::string& name : builtin_profile_names()) {
         const HardwareProfile b = load_hardware_profile(name);
-        const double r_b = static_cast<double>(m.memory_bytes) / b.hbm_capacity.as_double();
-        if (r_b < 1.0 / kMemoryMatch || r_b > kMemoryMatch || (m.sm_count > 0 && b.sm_count != m.sm_count)) continue;
+        if (!same_memory_size(static_cast<double>(m.memory_bytes), b.hbm_capacity.as_double()) ||
+            (m.sm_count > 0 && b.sm_count != m.sm_count)) {
+          continue;
+        }
         fits += (fits.empty() ? "" : ", ") + name;
       }
       throw BadInput(InputError{r.source_list(), 0, "header.memory_bytes",

@@ -130,7 +130,7 @@ CalibrationResult calibrate(const std::vector<ProbeData>& probes) {
     // and was refused only when it came first, at the base's check; 2026-12-07 review).
     const double memory = static_cast<double>(p.header.memory_bytes);
     const double first_memory = static_cast<double>(result.machine.memory_bytes);
-    if (memory > 0 && first_memory > 0 && (memory > kMemoryMatch * first_memory || first_memory > kMemoryMatch * memory)) {
+    if (memory > 0 && first_memory > 0 && !same_memory_size(memory, first_memory)) {
       char sizes[96];
       std::snprintf(sizes, sizeof sizes, "%.1f GiB, ", memory / (1 << 30));
       std::string text = sizes;
