@@ -237,12 +237,7 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
                               std::string("a scenario is a mapping with sections ") + kSections + "; this file holds " +
                                   root.kind_name()});
   }
-  // A GPU profile given as a scenario: one error that says so (16 lines of missing and unknown
-  // keys until 2026-12-07; review).
-  if (!root.find("cluster") && !root.find("model") && root.find("peak") && root.find("efficiency")) {
-    throw BadInput(InputError{file, 0, "", "this is a GPU profile (it has 'peak' and 'efficiency'), not a scenario: "
-                                           "use it in one with cluster.gpu: " + file});
-  }
+  refuse_gpu_profile(root, file, "scenario");
   // A sweep file or a validation suite given where a scenario belongs: one error that says so.
   if (root.is_map() && (root.find("axes") || root.find("cases"))) {
     const bool sweep = root.find("axes") != nullptr;
@@ -316,6 +311,15 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
   top.finish();
   errors.throw_if_any();
   return cfg;
+}
+
+void refuse_gpu_profile(const YamlNode& root, const std::string& path, const std::string& kind) {
+  for (const char* own : {"cluster", "model", "cases", "budget", "axes"}) {
+    if (root.find(own)) return;
+  }
+  if (!root.find("peak") || !root.find("efficiency")) return;
+  throw BadInput(InputError{path, 0, "", "this is a GPU profile (it has 'peak' and 'efficiency'), not a " + kind +
+                                             ": use it in a scenario with cluster.gpu: " + path});
 }
 
 ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file) {

@@ -24,6 +24,12 @@ ScenarioConfig scenario_from_tree(const YamlNode& root, const std::string& file)
 // not divide.
 ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file);
 
+// A GPU profile's mapping (`peak` and `efficiency`, none of a scenario's or a suite's own sections)
+// given at `path` where a `kind` ("scenario", "validation suite") belongs: throws BadInput saying
+// so in one line (each file read as the other kind listed its keys as missing and unknown until
+// 2026-12-07). Returns otherwise.
+void refuse_gpu_profile(const YamlNode& root, const std::string& path, const std::string& kind);
+
 // Whether `e`, from the reader, says a key is unknown; is_unknown_key_at: the key at `path` or a
 // section on its way.
 bool is_unknown_key(const InputError& e);

@@ -75,10 +75,7 @@ ValidationSuite load_validation_suite(const std::string& path) {
                               "'clustersim run', or list it as a case of a suite (name, budget, cases: "
                               "scenarios/validation/*.yaml)"});
   }
-  if (!root.find("cases") && !root.find("budget") && root.find("peak") && root.find("efficiency")) {
-    throw BadInput(InputError{path, 0, "", "this is a GPU profile (it has 'peak' and 'efficiency'), not a validation "
-                                           "suite: use it in a scenario with cluster.gpu: " + path});
-  }
+  refuse_gpu_profile(root, path, "validation suite");
   ErrorList errors;
   ValidationSuite s;
   s.file = path;
