@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/report/internal/html_text.h"
+#include "sim/report/internal/straggler_words.h"
 
 namespace clustersim::report {
 namespace {
@@ -109,11 +110,9 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
   // 120 px). Both were unlabelled before 2026-12-05.
   const bool straggled = !cfg.stragglers.empty();
   // An uneven layer split alone is the plan, named so (2026-12-07).
-  const bool layers_only = cfg.stragglers.only_stage_layers();
-  const std::string stragglers_label = !straggled                ? ""
-                                       : peer.with_stragglers ? (layers_only ? "same stage_layers" : "same stragglers")
-                                       : layers_only          ? "layers split evenly"
-                                                              : "without stragglers";
+  const std::string stragglers_label = !straggled             ? ""
+                                       : peer.with_stragglers ? "same " + std::string(internal::stragglers_name(cfg))
+                                                              : internal::baseline_words(cfg);
   const std::string faults_label = peer.without_faults ? "without network faults" : "";
   const std::string both = stragglers_label + (stragglers_label.empty() || faults_label.empty() ? "" : ", ") + faults_label;
   const std::string peer_label = both.empty() ? "" : " (" + both + ")";
@@ -125,7 +124,7 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
 
   o << "<h2>Where the time goes</h2>\n<p>Critical rank group (" << html_escape(flow.groups.empty() ? "" : flow.groups[flow.critical_group].name)
     << ") at the flow level, and the analytical level"
-    << (!straggled ? "" : layers_only ? " with the layers split evenly" : " without stragglers")
+    << (straggled ? " " + std::string(internal::baseline_words(cfg)) : std::string())
     << (peer.without_faults ? (straggled ? " or network faults" : " without network faults") : "") << ":</p>\n";
   std::vector<std::pair<std::string, engine::TrainingBreakdown>> headline = {{"flow", est.breakdown},
                                                                              {"analytical", flow.analytical.breakdown}};

@@ -25,6 +25,14 @@ std::string index_list(const std::vector<int>& v, size_t limit) {
   return out;
 }
 
+const char* baseline_words(const ScenarioConfig& cfg) {
+  return cfg.stragglers.only_stage_layers() ? "with the layers split evenly" : "without stragglers";
+}
+
+const char* stragglers_name(const ScenarioConfig& cfg) {
+  return cfg.stragglers.only_stage_layers() ? "stage_layers" : "stragglers";
+}
+
 std::string stage_words(const ScenarioConfig& cfg, int stage) {
   const int pp = cfg.parallelism.pp;
   return "stage " + std::to_string(stage) + " of " + std::to_string(pp) +

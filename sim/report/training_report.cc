@@ -11,6 +11,7 @@
 #include "sim/engine/straggler_model.h"
 #include "sim/report/html_report.h"
 #include "sim/report/internal/html_text.h"
+#include "sim/report/internal/straggler_words.h"
 #include "sim/report/link_loads_json.h"
 #include "sim/report/trace_writer.h"
 #include "workloads/moe.h"
@@ -189,8 +190,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   const SlowedHeadline head = slowed.value_or(SlowedHeadline{est.iteration, est.tokens_per_s, est.mfu, est.hfu});
   // An uneven layer split alone is the plan, compared with the even split (review, 2026-12-07: it
   // read as stragglers, beside a breakdown of the even split under that name).
-  const bool layers_only = cfg.stragglers.only_stage_layers();
-  const char* without = !slowed ? ")" : layers_only ? " with the layers split evenly)" : " without stragglers)";
+  const std::string without = slowed ? " " + std::string(internal::baseline_words(cfg)) + ")" : ")";
   o << "iteration    " << to_string(head.iteration)
     << (slowed ? "   (" + to_string(est.iteration) + without : std::string()) << "\n";
   o << "tokens/s     " << fmt("%.4g", head.tokens_per_s)
@@ -207,8 +207,8 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
       << fmt("%.1f%%", 100 * causal) << " (mfu_causal)\n";
   }
   if (cfg.model.moe) o << "             " << engine::kMoeMfuNote << "\n";
-  o << (!slowed        ? "\nwhere the time goes\n"
-        : layers_only ? "\nwhere the time goes (the layers split evenly, " + to_string(est.iteration) +
+  o << (!slowed                                 ? "\nwhere the time goes\n"
+        : cfg.stragglers.only_stage_layers() ? "\nwhere the time goes (the layers split evenly, " + to_string(est.iteration) +
                             "; stragglers.stage_layers' split is not broken down)\n"
                       : std::string("\nwhere the time goes (without stragglers)\n"));
   for (const auto& [name, t] : breakdown_parts(est.breakdown, cfg.model.moe.has_value())) {
@@ -381,11 +381,9 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
       << fmt("%.1f%%", 100 * peer.mfu) << " (" << flow_with << " / analytical" << (peer.without_faults ? " without " : " ")
       << fmt("%.3f", ratio) << ")\n";
   } else if (peer.with_stragglers) {
-    const bool layers_only = cfg.stragglers.only_stage_layers();
-    o << "analytical   " << to_string(peer.iteration) << " per iteration with the same "
-      << (layers_only ? "stage_layers" : "stragglers") << no_faults << ", MFU " << fmt("%.1f%%", 100 * peer.mfu) << " ("
-      << flow_with << " / analytical " << fmt("%.3f", ratio) << "); "
-      << (layers_only ? "with the layers split evenly " : "without stragglers ") << to_string(flow.analytical.iteration)
+    o << "analytical   " << to_string(peer.iteration) << " per iteration with the same " << internal::stragglers_name(cfg)
+      << no_faults << ", MFU " << fmt("%.1f%%", 100 * peer.mfu) << " (" << flow_with << " / analytical "
+      << fmt("%.3f", ratio) << "); " << internal::baseline_words(cfg) << " " << to_string(flow.analytical.iteration)
       << ", MFU "
       << fmt("%.1f%%", 100 * flow.analytical.mfu) << "\n";
   } else {

@@ -20,6 +20,11 @@ namespace clustersim::report::internal {
 Json index_array(const std::vector<int>& indices);
 // "3,17,40": the first `limit` indices, then ",... (N)".
 std::string index_list(const std::vector<int>& v, size_t limit = 12);
+// What a run with stragglers is compared with: "with the layers split evenly" where an uneven
+// stragglers.stage_layers is the only source (the plan itself, Llama 3's), else "without
+// stragglers"; and the source in "the same ...": "stage_layers" or "stragglers".
+const char* baseline_words(const ScenarioConfig& cfg);
+const char* stragglers_name(const ScenarioConfig& cfg);
 // "stage 7 of 8 (the last, which also runs the LM head)".
 std::string stage_words(const ScenarioConfig& cfg, int stage);
 // Why `source` ("hosts", "gpus", "nics", ..., "all") costs what it does: the replica and stage on
