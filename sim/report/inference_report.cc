@@ -493,8 +493,9 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   if (load.window_s > 0) {
     // "Offered" is what the requests would produce at this deployment's quickest first token and
     // median TPOT (it moves with the deployment); the arrivals' own demand is printed beside it.
+    const bool keeps_up = load.steady >= kKeepsUp * load.offered;
     char trend[200] = "";
-    if (load.ttft_first_quarter > 0 && load.ttft_last_quarter > 0) {
+    if (!keeps_up && load.ttft_first_quarter > 0 && load.ttft_last_quarter > 0) {
       const double top = std::max(load.ttft_first_quarter, load.ttft_last_quarter);
       std::snprintf(trend, sizeof trend, " (first token: mean %s for the first quarter of arrivals, %s for the last)",
                     ms(load.ttft_first_quarter, top).c_str(), ms(load.ttft_last_quarter, top).c_str());
@@ -507,10 +508,10 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                   load.offered > 0 ? 100.0 * load.steady / load.offered : 100.0, rate(load.offered).c_str(),
                   // Rejected requests are offered and never served: with any, the gap need not be
                   // a queue (until 2026-12-06 it always said one grew).
-                  load.steady >= kKeepsUp * load.offered ? ""
+                  keeps_up       ? ""
                   : rejected > 0 ? ": below it, the rejected requests' tokens among what is missing"
                                  : ": falling behind, queues grow",
-                  load.steady >= kKeepsUp * load.offered ? "" : trend);
+                  trend);
     s << line;
   }
   if (priced && price > 0) {
