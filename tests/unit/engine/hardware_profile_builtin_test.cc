@@ -257,6 +257,12 @@ TEST(ParseHardwareProfile, UnfusedChainScoreBytesAreOptionalAndBounded) {
             "efficiency.attention_score_bytes");
   EXPECT_EQ(only_error_key("  attention_unfused: 0.3\n", "  attention_unfused: 0.3\n  attention_score_bytes_backward: 1e9\n"),
             "efficiency.attention_score_bytes_backward");
+  // gemm_max_fp8 (added 2026-12-07): optional, in the efficiencies' range.
+  EXPECT_EQ(p.eff.gemm_max_fp8, 0.0);
+  EXPECT_EQ(only_error_key("  attention_unfused: 0.3\n", "  attention_unfused: 0.3\n  gemm_max_fp8: 1.5\n"),
+            "efficiency.gemm_max_fp8");
+  EXPECT_EQ(only_error_key("  attention_unfused: 0.3\n", "  attention_unfused: 0.3\n  gemm_max_fp8: fast\n"),
+            "efficiency.gemm_max_fp8");
 }
 
 TEST(ParseHardwareProfile, PeaksOutsideWhatAGpuCanDoAreRefused) {

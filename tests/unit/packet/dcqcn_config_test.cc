@@ -87,6 +87,7 @@ TEST(DcqcnConfig, BadInputsNameTheirKey) {
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {mtu: 32B}\n"), "network.dcqcn.mtu"));
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {buffer: 1KB}\n"), "network.dcqcn.buffer"));
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {pfc: maybe}\n"), "network.dcqcn.pfc"));
+  EXPECT_TRUE(has_error(errors_of("  dcqcn: {clamp_target_rate: sometimes}\n"), "network.dcqcn.clamp_target_rate"));
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {mark_on: both}\n"), "network.dcqcn.mark_on"));
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {fluid_step: 1ms}\n"), "network.dcqcn.fluid_step"));
   EXPECT_TRUE(has_error(errors_of("  dcqcn: {fast_recovery_steps: -1}\n"), "network.dcqcn.fast_recovery_steps"));
