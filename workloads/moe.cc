@@ -760,13 +760,19 @@ std::vector<StageParams> stage_params(const ScenarioConfig& cfg) {
   return out;
 }
 
-// The stage with the most parameters on one GPU.
-StageParams gpu_params(const ScenarioConfig& cfg) {
+// Each stage's parameters on one of its GPUs.
+std::vector<StageParams> gpu_params_by_stage(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
   const int tp_eff = cfg.training.attention_parallel == AttentionParallel::kSp ? 1 : p.tp;
+  std::vector<StageParams> out;
+  for (const StageParams& s : stage_params(cfg)) out.push_back({s.dense / tp_eff, s.expert / (p.ep * p.expert_tp)});
+  return out;
+}
+
+// The stage with the most parameters on one GPU.
+StageParams gpu_params(const ScenarioConfig& cfg) {
   StageParams best;
-  for (const StageParams& s : stage_params(cfg)) {
-    const StageParams g{s.dense / tp_eff, s.expert / (p.ep * p.expert_tp)};
+  for (const StageParams& g : gpu_params_by_stage(cfg)) {
     if (g.dense + g.expert > best.dense + best.expert) best = g;
   }
   return best;
@@ -810,30 +816,32 @@ double busiest_owner_load(const ScenarioConfig& cfg) {
 MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
-  const StageParams g = gpu_params(cfg);
   const double ddp = dense_dp(cfg), edp = expert_dp(cfg);
   const int zero = p.zero_stage;
   const double grad_bytes = main_grad_bytes(cfg.training);
-  MemoryEstimate e;
-  e.params_on_gpu = g.dense + g.expert;
-  e.expert_params_on_gpu = g.expert;
-  auto shard = [&](double bytes_per_param, int from_stage) {
-    const bool sharded = zero >= from_stage;
-    return bytes_of(bytes_per_param * (g.dense / (sharded ? ddp : 1.0) + g.expert / (sharded ? edp : 1.0)));
-  };
-  e.weights = shard(2.0, 3);
-  e.gradients = shard(grad_bytes, 2);
-  e.optimizer = shard(12.0, 1);
-  // ZeRO-3 gathers per layer what its group shards (and from ZeRO-2 reduce-scatters its gradients
-  // so): the largest layer, an MoE one, holds a layer's
-  // share of the dense parameters when dense DP > 1 and its experts on this GPU when expert DP > 1
-  // (a group of 1 keeps its parameters whole, nothing to gather). Before 2026-12-05 both shares
-  // whenever either group sharded (16 H100s, pp 2, ep 8 over a stage's 8 GPUs, so expert DP 1;
-  // 8 layers, h 2048, 8 experts top-2: weights 0.697 GiB, gradients 1.099; now 0.510 and 0.912).
-  const double moe_layers = std::max(1, moe_layer_count(m));
-  const double gathered =
-      (ddp > 1 ? g.dense * p.pp / m.layers : 0.0) + (edp > 1 ? g.expert * p.pp / moe_layers : 0.0);
-  if (gathered > 0) add_zero_working_set(e, zero, gathered, grad_bytes);
+  // Each stage's weights, gradients and optimizer state (its activations are added below).
+  std::vector<MemoryEstimate> stages;
+  for (const StageParams& g : gpu_params_by_stage(cfg)) {
+    MemoryEstimate e;
+    auto shard = [&](double bytes_per_param, int from_stage) {
+      const bool sharded = zero >= from_stage;
+      return bytes_of(bytes_per_param * (g.dense / (sharded ? ddp : 1.0) + g.expert / (sharded ? edp : 1.0)));
+    };
+    e.weights = shard(2.0, 3);
+    e.gradients = shard(grad_bytes, 2);
+    e.optimizer = shard(12.0, 1);
+    // ZeRO-3 gathers per layer what its group shards (and from ZeRO-2 reduce-scatters its
+    // gradients so): the largest layer, an MoE one, holds a layer's share of the dense parameters
+    // when dense DP > 1 and its experts on this GPU when expert DP > 1 (a group of 1 keeps its
+    // parameters whole, nothing to gather). Before 2026-12-05 both shares whenever either group
+    // sharded (16 H100s, pp 2, ep 8 over a stage's 8 GPUs, so expert DP 1; 8 layers, h 2048, 8
+    // experts top-2: weights 0.697 GiB, gradients 1.099; now 0.510 and 0.912).
+    const double moe_layers = std::max(1, moe_layer_count(m));
+    const double gathered =
+        (ddp > 1 ? g.dense * p.pp / m.layers : 0.0) + (edp > 1 ? g.expert * p.pp / moe_layers : 0.0);
+    if (gathered > 0) add_zero_working_set(e, zero, gathered, grad_bytes);
+    stages.push_back(e);
+  }
 
   // Activations: the attention block as the dense model keeps it (MLP width 1), plus per MoE
   // layer the pairs an owner holds (dispatched input h, up projection, activation output, the
@@ -874,7 +882,9 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   // MegaScale-MoE plan, tp 8 under sp: 29.59 GiB of activations, now 26.96). On the last stage
   // alone (until 2026-12-06 on top of the most loaded stage's layers, as for a dense model).
   const double logits = static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.vocab / p.tp * (kAct + 4.0);
-  double act = work::peak_held(chunk_held, p.pp, p.vpp, static_cast<int>(micro_batches_per_iteration(cfg)), logits);
+  const std::vector<double> held =
+      work::peak_held_by_rank(chunk_held, p.pp, p.vpp, static_cast<int>(micro_batches_per_iteration(cfg)), logits);
+  double recomputed = 0.0;
   if (full) {
     // Recomputing a layer needs its full activations once more, as for a dense model
     // (transformer.cc): an MoE layer's attention block as kept without recomputation, its routed
@@ -885,11 +895,24 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
       c.training.recompute = Recompute::kNone;
       return activation_bytes_per_layer(c).as_double();
     };
-    double layer = whole(a) + experts_act;
-    if (moe_layer_count(m) < m.layers) layer = std::max(layer, whole(dense_layer));
-    act += layer;
+    recomputed = whole(a) + experts_act;
+    if (moe_layer_count(m) < m.layers) recomputed = std::max(recomputed, whole(dense_layer));
   }
-  e.activations = bytes_of(act);
+  // The most loaded GPU: the stage whose parts add up to the most. Until 2026-12-07 the stage
+  // with the most parameters, sharded, beside the most activations of any stage: with
+  // first_dense_layers the first stage's wide dense layers could outweigh the next stage's
+  // experts before sharding and not after (16 H100s, pp 2, ep 8 so expert DP 1, 4 dense layers
+  // of ffn 57,344 then 4 of 192 experts at ZeRO-3: 28.6 GiB where the second stage holds 87).
+  MemoryEstimate e;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    MemoryEstimate st = stages[s];
+    st.activations = bytes_of(held[s] + recomputed);
+    if (s == 0 || st.total() > e.total()) e = st;
+  }
+  // The DP collectives' bytes: the stage with the most parameters (what the time model sends).
+  const StageParams g = gpu_params(cfg);
+  e.params_on_gpu = g.dense + g.expert;
+  e.expert_params_on_gpu = g.expert;
   return e;
 }
 

@@ -50,20 +50,25 @@ int chunks_in_flight(int pp, int vpp, int m, int rank) {
 
 double bubble_microbatch_slots(int pp, int vpp) { return static_cast<double>(pp - 1) / vpp; }
 
-double peak_held(const std::vector<double>& held, int pp, int vpp, int m, double last_stage_extra) {
+std::vector<double> peak_held_by_rank(const std::vector<double>& held, int pp, int vpp, int m, double last_stage_extra) {
   assert(held.size() == static_cast<size_t>(pp) * vpp && "one value per virtual stage");
   const int replayed = std::min(m, 4 * pp);
-  double peak = 0;
+  std::vector<double> peak(static_cast<size_t>(pp), 0.0);
   for (int s = 0; s < pp; ++s) {
     const double extra = s == pp - 1 ? last_stage_extra : 0.0;
     double now = 0;
     for (const PipelinePass& op : pipeline_order(pp, vpp, replayed, s)) {
       const double v = held[static_cast<size_t>(op.chunk * pp + s)];
       now += op.forward ? v : -v;
-      peak = std::max(peak, now + extra);
+      peak[static_cast<size_t>(s)] = std::max(peak[static_cast<size_t>(s)], now + extra);
     }
   }
   return peak;
+}
+
+double peak_held(const std::vector<double>& held, int pp, int vpp, int m, double last_stage_extra) {
+  const std::vector<double> by_rank = peak_held_by_rank(held, pp, vpp, m, last_stage_extra);
+  return *std::max_element(by_rank.begin(), by_rank.end());
 }
 
 namespace {

@@ -49,6 +49,10 @@ int chunks_in_flight(int pp, int vpp, int micro_batches, int rank);
 // 4 pp repeat the steady state's pattern and are not replayed. `last_stage_extra` is added to the
 // last rank's peak (its LM head's logits). Preconditions as pipeline_order's, held.size() == pp * vpp.
 double peak_held(const std::vector<double>& held, int pp, int vpp, int micro_batches, double last_stage_extra = 0.0);
+// The same, rank by rank: entry s is rank s's most held at once (the memory check adds each
+// stage's own weights and optimizer state to it).
+std::vector<double> peak_held_by_rank(const std::vector<double>& held, int pp, int vpp, int micro_batches,
+                                      double last_stage_extra = 0.0);
 
 // Forward and backward time of one virtual pipeline stage (chunk) for one micro-batch.
 struct ChunkTime {

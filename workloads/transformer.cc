@@ -257,34 +257,22 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   // last stage one layer fewer to make room for the embedding and the LM head).
   const std::vector<int>& listed = cfg.stragglers.stage_layers;
   auto layers_of = [&](int s) { return listed.empty() ? x.l / x.p : static_cast<double>(listed[s]); };
-  // The most loaded stage: its layers plus the embedding (first stage) or the LM head (last
+  // Each stage's parameters: its layers plus the embedding (first stage) or the LM head (last
   // stage; a tied head is a second copy there when pp > 1).
   const int pp = static_cast<int>(x.p);
   const double vocab_part = static_cast<double>(m.vocab) * x.h;
-  double params = 0.0;
-  if (pp == 1) {
-    params = layers_of(0) * pc.per_layer + pc.embedding + pc.lm_head + pc.final_norm;
-  } else {
-    for (int s = 0; s < pp; ++s) {
-      double p_s = layers_of(s) * pc.per_layer;
-      if (s == 0) p_s += pc.embedding;
-      if (s == pp - 1) p_s += vocab_part + pc.final_norm;
-      params = std::max(params, p_s);
-    }
-  }
-  params /= x.t;
+  const auto params_of = [&](int s) {
+    double p_s = layers_of(s) * pc.per_layer;
+    if (s == 0) p_s += pc.embedding;
+    if (s == pp - 1) p_s += (pp == 1 ? pc.lm_head : vocab_part) + pc.final_norm;
+    return p_s / x.t;
+  };
 
-  MemoryEstimate e;
-  e.params_on_gpu = params;
   const int zero = cfg.parallelism.zero_stage;
   const double grad_bytes = main_grad_bytes(cfg.training);
   // Mixed-precision Adam: 16-bit weights, FP32 master copy + two moments (12 bytes/parameter).
   // ZeRO shards over the DP x CP ranks (gradient_sync_size).
   const double shards = x.dp * x.c;
-  e.weights = bytes_of(params * 2.0 / (zero >= 3 ? shards : 1.0));
-  e.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? shards : 1.0));
-  e.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? shards : 1.0));
-  if (shards > 1) add_zero_working_set(e, zero, pc.per_layer / x.t, grad_bytes);
 
   // 1F1B keeps up to pp - s micro-batches in flight on stage s, each holding that stage's layers:
   // l layers' worth on the first stage of an even split; interleaving raises the first stage's by
@@ -304,18 +292,34 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   const int m_in_pipeline = static_cast<int>(micro_batches_per_iteration(cfg));
   const double per_layer = activation_bytes_per_layer(cfg).as_double();
   const double logits = x.b * x.s / x.c * x.v / x.t * (kAct + 4.0);
-  double act = 0.0;
-  for (int s = 0; s < pp; ++s) {
-    const double held = chunks_in_flight(pp, vpp, m_in_pipeline, s) * per_layer * layers_of(s) / vpp;
-    act = std::max(act, held + (s == pp - 1 ? logits : 0.0));
-  }
+  // Recomputing a layer needs its full activations once more.
+  double recomputed = 0.0;
   if (cfg.training.recompute == Recompute::kFull) {
-    // Recomputing a layer needs its full activations once more.
     ScenarioConfig no_rc = cfg;
     no_rc.training.recompute = Recompute::kNone;
-    act += activation_bytes_per_layer(no_rc).as_double();
+    recomputed = activation_bytes_per_layer(no_rc).as_double();
   }
-  e.activations = bytes_of(act);
+
+  // The most loaded GPU: the stage whose weights, gradients, optimizer state and activations add
+  // up to the most. Until 2026-12-07 the most parameters of any stage beside the most activations
+  // of any stage, which could be two stages (the first's embedding, the last's logits): an upper
+  // bound.
+  MemoryEstimate e;
+  double most_params = 0.0;
+  for (int s = 0; s < pp; ++s) {
+    const double params = params_of(s);
+    most_params = std::max(most_params, params);
+    MemoryEstimate st;
+    st.weights = bytes_of(params * 2.0 / (zero >= 3 ? shards : 1.0));
+    st.gradients = bytes_of(params * grad_bytes / (zero >= 2 ? shards : 1.0));
+    st.optimizer = bytes_of(params * 12.0 / (zero >= 1 ? shards : 1.0));
+    if (shards > 1) add_zero_working_set(st, zero, pc.per_layer / x.t, grad_bytes);
+    const double held = chunks_in_flight(pp, vpp, m_in_pipeline, s) * per_layer * layers_of(s) / vpp;
+    st.activations = bytes_of(held + (s == pp - 1 ? logits : 0.0) + recomputed);
+    if (s == 0 || st.total() > e.total()) e = st;
+  }
+  // The DP collectives' bytes: the stage with the most parameters (what the time model sends).
+  e.params_on_gpu = most_params;
   return e;
 }
 

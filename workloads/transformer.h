@@ -105,14 +105,14 @@ double main_grad_bytes(const TrainingConfig& t);
 // training.comm_precision where given (MoE only), else the main gradient's.
 double grad_bytes_per_value(const TrainingConfig& t);
 
-// Memory per GPU on the most loaded pipeline stage.
+// Memory per GPU on the most loaded pipeline stage (the one whose parts add up to the most).
 struct MemoryEstimate {
   Bytes weights;
   Bytes gradients;
   Bytes optimizer;
   Bytes activations;
   Bytes total() const { return weights + gradients + optimizer + activations; }
-  double params_on_gpu = 0;  // parameters held before ZeRO sharding
+  double params_on_gpu = 0;  // parameters held before ZeRO sharding, on the stage with the most
   double expert_params_on_gpu = 0;  // MoE: of params_on_gpu, the experts' (synced over expert DP)
 };
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);

@@ -88,5 +88,20 @@ TEST(MoeMemory, ZeroThreeGathersOnlyWhatIsSharded) {
   }
 }
 
+// The most loaded GPU is the stage whose parts add up to the most, not the stage with the most
+// parameters before sharding: two wide dense layers (ffn 262,144: 1.6B parameters, sharded over
+// dense DP 16 under sp) on the first stage, two MoE layers of 64 experts (expert ffn 16,384) on
+// the second, ep 8 over its 8 GPUs (expert DP 1: the experts whole). The second stage holds 8
+// experts x 3 x 1024 x 16384 x 2 layers = 805,306,368 expert parameters a GPU, 12 bytes each of
+// optimizer state at ZeRO-1. Until 2026-12-07 the first stage's count (1.2 GB) was reported.
+TEST(MoeMemory, MostLoadedStageIsTheOneWithTheMostMemory) {
+  const MemoryEstimate e = memory({"parallelism.pp=2", "parallelism.zero_stage=1", "model.ffn_hidden=262144",
+                                   "model.moe.experts=64", "model.moe.expert_ffn_hidden=16384",
+                                   "model.moe.first_dense_layers=2"});
+  const double experts = 8.0 * 3 * 1024 * 16384 * 2;
+  EXPECT_GE(e.optimizer.as_double(), 12.0 * experts);
+  EXPECT_LT(e.optimizer.as_double(), 12.0 * experts * 1.05);
+}
+
 }  // namespace
 }  // namespace clustersim::work

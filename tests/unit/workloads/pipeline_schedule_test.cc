@@ -281,6 +281,9 @@ TEST(PipelineOrder, PeakHeldFollowsTheScheduleOrder) {
   EXPECT_DOUBLE_EQ(peak_held({0.0, 0.0, 1.0, 0.0}, 2, 2, 4), 2.0);
   EXPECT_DOUBLE_EQ(peak_held({0.0, 1.0, 0.0, 0.0}, 2, 2, 4), 3.0);
   EXPECT_DOUBLE_EQ(peak_held({0.0, 0.0, 0.0, 1.0}, 2, 2, 4), 1.0);
+  // Rank by rank (the memory check's per-stage totals), chunk 0 worth 1 and chunk 1 worth 10: rank
+  // 0 holds 3 + 2 x 10 after F2.0, rank 1 2 + 10 after F0.1 (and F1.1), plus the last rank's extra.
+  EXPECT_EQ(peak_held_by_rank({1.0, 1.0, 10.0, 10.0}, 2, 2, 4, 0.5), (std::vector<double>{23.0, 12.5}));
 }
 
 TEST(Placement, MegatronOrderKeepsTpInsideANode) {
