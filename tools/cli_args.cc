@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -201,6 +202,21 @@ void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<st
     if (std::any_of(inputs.begin(), inputs.end(), [&](const std::string& in) { return same_file(p, in); })) continue;
     std::filesystem::remove(p, ec);
   }
+}
+
+std::vector<std::string> read_run_manifest(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::ifstream in(dir / kRunManifest);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.find('/') == std::string::npos && line != "." && line != "..") names.push_back(line);
+  }
+  return names;
+}
+
+void write_run_manifest(const std::filesystem::path& dir, const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) text += n + "\n";
+  write_text_file(dir / kRunManifest, text, "--out");
 }
 
 void refuse_repeated_sets(const std::vector<std::string>& overrides) {

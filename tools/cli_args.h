@@ -70,6 +70,14 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
 void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
                           const std::vector<std::string>& keep, const std::vector<std::string>& inputs);
 
+// `run --out DIR` records the files it wrote in DIR/.clustersim-run, one name a line, so that a
+// later run removes only what clustersim wrote (until 2026-12-07 any file of an output's name: a
+// user's report.html or a request trace called requests.csv in DIR went with it). Names other
+// than a run's outputs, or with a folder, are ignored when read.
+inline constexpr const char* kRunManifest = ".clustersim-run";
+std::vector<std::string> read_run_manifest(const std::filesystem::path& dir);
+void write_run_manifest(const std::filesystem::path& dir, const std::vector<std::string>& names);
+
 // The scenario at `path` with the --set overrides and --fidelity's level (as network.fidelity)
 // applied; a --set of network.fidelity that names another level is a UsageError (which one was
 // meant is a guess), and a level no scenario takes is said of --fidelity, not of --set.

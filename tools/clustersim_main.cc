@@ -112,10 +112,40 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() != 1) throw UsageError{"expected exactly one scenario file"};
   const std::string format = require_format(args);
-  const ScenarioConfig cfg = load_scenario_with_flags(args.positionals()[0], args);
-  report::RunOutput out = report::run_scenario(cfg);
+  // Every file a run may write in --out's DIR.
+  static const std::vector<std::string> kOutputs = {"results.json", "links.csv", "trace.json", "report.html",
+                                                    "queues.csv",   "rates.csv", "requests.csv"};
+  // The files the previous run wrote in DIR (its manifest), of those names.
+  const auto previous_outputs = [](const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const std::string& n : read_run_manifest(dir)) {
+      if (std::find(kOutputs.begin(), kOutputs.end(), n) != kOutputs.end()) names.push_back(n);
+    }
+    return names;
+  };
+  std::optional<ScenarioConfig> loaded;
+  report::RunOutput out;
+  try {
+    loaded = load_scenario_with_flags(args.positionals()[0], args);
+    out = report::run_scenario(*loaded);
+  } catch (...) {
+    // A run that fails leaves no earlier run's results in DIR to be read as its own (until
+    // 2026-12-07 a CI step that checked for results.json read the last good run's).
+    if (args.has("--out")) {
+      const std::filesystem::path dir(args.value("--out"));
+      std::vector<std::string> inputs = {args.positionals()[0]};
+      if (loaded) inputs = scenario_input_files(*loaded);
+      remove_stale_outputs(dir, previous_outputs(dir), {}, inputs);
+      std::error_code ec;
+      std::filesystem::remove(dir / kRunManifest, ec);
+    }
+    throw;
+  }
+  const ScenarioConfig& cfg = *loaded;
   // The build that computed it: results.json matched to the build in a nightly job (added 2026-12-06).
   out.results.set("clustersim", report::build_stamp());
+  // What it was computed from: the input files' digests and the flags (added 2026-12-07).
+  out.results.set("inputs", inputs_stamp(cfg, args.values("--set"), args.value("--fidelity", "")));
   for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";
   std::vector<std::string> written;
   if (args.has("--out")) {
@@ -139,10 +169,10 @@ int cmd_run(const std::vector<std::string>& argv) {
     }
     // What an earlier run wrote here and this one does not (a flow run's trace beside an
     // analytical run's results) goes, so that the directory holds one run (until 2026-12-06 it
-    // stayed, and read as this run's). The scenario's own files are never removed.
-    remove_stale_outputs(dir, {"results.json", "links.csv", "trace.json", "report.html", "queues.csv", "rates.csv",
-                               "requests.csv"},
-                         names, inputs);
+    // stayed, and read as this run's). Only what the manifest says clustersim wrote (since
+    // 2026-12-07), and never the scenario's own files.
+    remove_stale_outputs(dir, previous_outputs(dir), names, inputs);
+    write_run_manifest(dir, names);
   }
   if (format == "json") {
     std::cout << out.results.dump(2);
@@ -220,8 +250,8 @@ int cmd_validate(const std::vector<std::string>& argv) {
       row.set("rel_error", r.rel_error);
       row.set("over_max_budget", report::over_max_budget(suite, r));
       if (!r.notes.empty()) {
-        report::Json& notes = row.set("notes", report::Json::array());
-        for (const std::string& n : r.notes) notes.push(n);
+        report::Json& row_notes = row.set("notes", report::Json::array());
+        for (const std::string& n : r.notes) row_notes.push(n);
       }
       rows.push(row);
     }

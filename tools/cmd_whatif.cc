@@ -132,8 +132,9 @@ int cmd_whatif(const std::vector<std::string>& argv) {
                     "simulates the job's days with it)");
   }
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
-  const auto with_notes = [&notes](report::Json j) {
+  const auto with_notes = [&](report::Json j) {
     j.set("clustersim", report::build_stamp());
+    j.set("inputs", inputs_stamp(cfg, args.values("--set"), fidelity));
     if (notes.empty()) return j;
     report::Json& a = j.set("notes", report::Json::array());
     for (const std::string& n : notes) a.push(n);

@@ -6,6 +6,7 @@
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/config.h"
+#include "sim/core/digest.h"
 #include "sim/core/inference_config.h"
 #include "sim/core/yaml_tree.h"
 #include "sim/engine/serving_requests.h"
@@ -52,6 +53,21 @@ std::vector<std::string> scenario_input_files(const ScenarioConfig& cfg) {
     if (!cfg.inference->trace.empty()) out.push_back(engine::trace_file_path(cfg.inference->trace, dir));
   }
   return out;
+}
+
+report::Json inputs_stamp(const ScenarioConfig& cfg, const std::vector<std::string>& sets, const std::string& fidelity) {
+  report::Json j = report::Json::object();
+  report::Json& files = j.set("files", report::Json::array());
+  for (const std::string& f : scenario_input_files(cfg)) {
+    report::Json file = report::Json::object();
+    file.set("name", std::filesystem::path(f).filename().string());
+    file.set("digest", file_digest_hex(f));
+    files.push(file);
+  }
+  report::Json& set = j.set("set", report::Json::array());
+  for (const std::string& s : sets) set.push(s);
+  if (!fidelity.empty()) j.set("fidelity", fidelity);
+  return j;
 }
 
 std::vector<std::string> sweep_input_files(const sweep::SweepSpec& spec) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/json_writer.h"
+
 namespace clustersim {
 struct ScenarioConfig;
 namespace sweep {
@@ -21,6 +23,12 @@ namespace clustersim::cli {
 // (relative paths beside the scenario). A path may name no file yet; same_file compares it by
 // its spelling then.
 std::vector<std::string> scenario_input_files(const ScenarioConfig& cfg);
+
+// What results.json's `inputs` records, so that a results file says what it was computed from:
+// `files` (each of scenario_input_files as {name: the file's name without its folder, digest:
+// file_digest_hex of its bytes}), `set` (the --set overrides in the order given) and, when
+// given, `fidelity` (the --fidelity flag). The same from any directory.
+report::Json inputs_stamp(const ScenarioConfig& cfg, const std::vector<std::string>& sets, const std::string& fidelity);
 
 // The sweep file, its base scenario file, and the profile files and request traces that the base
 // and every axis value name, resolved beside the base as the candidates resolve them.

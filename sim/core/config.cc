@@ -2,8 +2,15 @@
 #include "sim/core/config.h"
 
 #include <cassert>
+#include <filesystem>
 
 namespace clustersim {
+
+std::string scenario_name(const ScenarioConfig& cfg) {
+  if (!cfg.name.empty()) return cfg.name;
+  const std::string stem = std::filesystem::path(cfg.file).stem().string();
+  return stem.empty() ? cfg.file : stem;
+}
 
 const char* to_string(Fidelity f) {
   switch (f) {

@@ -191,6 +191,11 @@ struct ScenarioConfig {
   StragglersConfig stragglers;               // slow GPUs/hosts/links/stages (empty: none)
 };
 
+// What reports call the scenario: its `name`, else its file's name without the folder and the
+// extension (`runs/x.yaml` -> `x`), the same from any directory and however the path is spelt
+// (until 2026-12-07 the path as typed: results.json differed between `./x.yaml` and `/abs/x.yaml`).
+std::string scenario_name(const ScenarioConfig& cfg);
+
 // Names as written in scenarios, for messages and reports.
 const char* to_string(Fidelity f);
 const char* to_string(Wiring w);

@@ -465,7 +465,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   Json& r = out.results;
   r = Json::object();
   r.set("kind", "faults");
-  r.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  r.set("scenario", scenario_name(cfg));
   r.set("gpus", cfg.cluster.gpus);
   r.set("days", in.duration.as_s() / 86400.0);
   r.set("seeds", f.seeds);
@@ -592,7 +592,7 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   if (!cfg.stragglers.empty()) r.set("stragglers", impact_json(cfg, "all", s));
 
   std::ostringstream o;
-  o << "scenario       " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
+  o << "scenario       " << scenario_name(cfg) << "\n";
   o << "job            " << cfg.cluster.gpus << (cfg.cluster.gpus == 1 ? " GPU" : " GPUs") << ", iteration "
     << to_string(iteration) << fmt(", MFU %.1f%%", 100 * mfu) << "; "
     << (in.duration >= Time::s(86400) ? fmt("%.1f days", in.duration.as_s() / 86400)

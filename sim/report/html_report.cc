@@ -95,7 +95,7 @@ std::string tier_bars(const std::vector<engine::TierLoad>& tiers) {
 std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                               const engine::FlowTrainingResult& flow, const AnalyticalPeer& peer) {
   const engine::TrainingEstimate& est = flow.estimate;
-  const std::string name = cfg.name.empty() ? cfg.file : cfg.name;
+  const std::string name = scenario_name(cfg);
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>clustersim: " << html_escape(name) << "</title>"
     << "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}"

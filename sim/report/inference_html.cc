@@ -137,7 +137,7 @@ std::string step_bar(const engine::ServingResult& r) {
 
 std::string write_inference_html(const ScenarioConfig& cfg, const engine::ServingResult& r, const ServingFigures& f) {
   const InferenceConfig& in = *cfg.inference;
-  const std::string name = cfg.name.empty() ? cfg.file : cfg.name;
+  const std::string name = scenario_name(cfg);
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>clustersim serving: " << html_escape(name)
     << "</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto}"

@@ -101,7 +101,7 @@ std::string write_inference_trace_json(const ScenarioConfig& cfg, const engine::
   const engine::ServingTrace& t = r.trace;
   const bool afd = cfg.inference->mode == ServingMode::kAttentionFfn;
   std::string out = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"scenario\":" +
-                    json_quote(cfg.name.empty() ? cfg.file : cfg.name) +
+                    json_quote(scenario_name(cfg)) +
                     ",\"steps_per_instance\":" + std::to_string(t.limits.steps_per_instance) +
                     ",\"detailed_decode_steps\":" + std::to_string(t.limits.detailed_decode_steps) +
                     ",\"kv_transfers\":" + std::to_string(t.limits.kv_transfers) + "},\"traceEvents\":[\n";
@@ -378,7 +378,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   Json& j = out.results;
   j = Json::object();
   j.set("kind", "inference");
-  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  j.set("scenario", scenario_name(cfg));
   j.set("mode", to_string(in.mode));
   j.set("fidelity", to_string(cfg.network.fidelity));
   j.set("gpus", gpus);
@@ -475,7 +475,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
 
   std::ostringstream s;
   char line[768];
-  s << "serving " << (cfg.name.empty() ? cfg.file : cfg.name) << ": mode " << to_string(in.mode) << ", " << gpus
+  s << "serving " << scenario_name(cfg) << ": mode " << to_string(in.mode) << ", " << gpus
     << " GPUs";
   if (in.mode == ServingMode::kAttentionFfn) s << ", m = " << r.micro_batches << " micro-batches";
   if (in.weight_precision == WeightPrecision::kFp8) s << ", fp8 weights";

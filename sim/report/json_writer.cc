@@ -2,6 +2,7 @@
 #include "sim/report/json_writer.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 
 #include "sim/core/build_info.h"
@@ -114,12 +115,16 @@ void Json::write(std::string& out, int indent, int depth) const {
       }
       char buf[32];
       // A whole number below 2^53 (a count: parameters, FLOPs per token, bytes) exactly, as 10
-      // significant digits rounded it (1.747731333e+11 parameters until 2026-12-06); the rest to
-      // 10 significant digits.
+      // significant digits rounded it (1.747731333e+11 parameters until 2026-12-06), with ".0" so
+      // that a key holds a JSON float on every run (until 2026-12-07 77 GiB read `77` and 77.5
+      // `77.5`: a schema inferred from one run, pandas' or BigQuery's, typed the key an integer);
+      // integer counts are Json(int). The rest to 10 significant digits.
       if (number_ == std::trunc(number_) && std::fabs(number_) < 9007199254740992.0) {
-        std::snprintf(buf, sizeof buf, "%.0f", number_ == 0 ? 0.0 : number_);
+        std::snprintf(buf, sizeof buf, "%.1f", number_ == 0 ? 0.0 : number_);
       } else {
         std::snprintf(buf, sizeof buf, "%.10g", number_);
+        // 1234567890.5 prints as 1234567890: still a float.
+        if (std::strpbrk(buf, ".e") == nullptr) std::strcat(buf, ".0");
       }
       out += buf;
       break;

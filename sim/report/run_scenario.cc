@@ -133,7 +133,7 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   Json& r = out.results;
   r = Json::object();
   r.set("kind", "traffic");
-  r.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  r.set("scenario", scenario_name(cfg));
   r.set("fidelity", t.fidelity);
   r.set("solver", t.solver);
   r.set("routing", t.routing);
@@ -159,7 +159,8 @@ RunOutput run_traffic(const ScenarioConfig& cfg) {
   r.set("degraded_links", link_loads_json(t.degraded_links));
   if (t.has_congestion) {
     Json& cc = r.set("congestion", congestion_json(t.congestion, t.max_queue_delay));
-    cc.set("wall_seconds", t.wall_seconds);
+    cc.set("wall_time_s", t.wall_seconds);   // as flow.wall_time_s (since 2026-12-07)
+    cc.set("wall_seconds", t.wall_seconds);  // the same, its name until 2026-12-07 (kept)
     std::ostringstream queues, rates;
     engine::write_queues_csv(t, queues);
     engine::write_rates_csv(t, rates);

@@ -2,6 +2,7 @@
 #include "sim/report/training_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <utility>
@@ -52,7 +53,7 @@ Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
   o.set("attention_parallel", to_string(cfg.training.attention_parallel));
   o.set("a2a_chunks", cfg.training.overlap.a2a_chunks);
   o.set("comm_precision", to_string(cfg.training.comm_precision));
-  o.set("active_parameters_per_token", work::moe_active_params(cfg.model));
+  o.set("active_parameters_per_token", static_cast<int64_t>(std::llround(work::moe_active_params(cfg.model))));
   o.set("mfu_note", engine::kMoeMfuNote);
   o.set("critical_stage", est.critical_stage);
   double worst = 1.0;
@@ -92,7 +93,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
                       const engine::TrainingEstimate& est) {
   Json r = Json::object();
   r.set("kind", "training");
-  r.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  r.set("scenario", scenario_name(cfg));
   r.set("fidelity", to_string(cfg.network.fidelity));
   r.set("gpu", hw.name);
   r.set("gpus", cfg.cluster.gpus);
@@ -127,7 +128,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   fl.set("model_causal_per_iteration", est.flops.model_causal.n);
   fl.set("model_per_token", work::model_flops_per_token(cfg.model));
   fl.set("achieved_tflops_per_gpu", est.mfu * hw.peak(cfg.training.precision).as_tflops());
-  r.set("parameters", work::count_params(cfg.model).total);
+  r.set("parameters", static_cast<int64_t>(std::llround(work::count_params(cfg.model).total)));  // a count: an integer
   Json& mem = r.set("memory_per_gpu_gib", Json::object());
   mem.set("weights", est.memory.weights.as_gib());
   mem.set("gradients", est.memory.gradients.as_gib());
@@ -172,7 +173,7 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
                              const engine::TrainingEstimate& est, const std::optional<SlowedHeadline>& slowed) {
   std::ostringstream o;
   const ParallelismConfig& p = cfg.parallelism;
-  o << "scenario     " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
+  o << "scenario     " << scenario_name(cfg) << "\n";
   o << "cluster      " << cfg.cluster.gpus << " x " << hw.name << " (" << cfg.cluster.gpus_per_node
     << " per node, " << cfg.cluster.nics_per_node << " x " << to_string(cfg.cluster.nic_bandwidth) << " NICs)\n";
   o << "model        " << (cfg.model.name.empty() ? "" : cfg.model.name + ", ")

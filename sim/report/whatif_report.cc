@@ -290,7 +290,8 @@ WhatIfDraws placement_draws(const ScenarioConfig& cfg, const calib::HardwareProf
 Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   Json j = Json::object();
   j.set("kind", "whatif");
-  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  j.set("fidelity", "analytical");  // the layout of `all`, `sources`, `stages` (since 2026-12-07)
+  j.set("scenario", scenario_name(cfg));
   j.set("all", impact_json(cfg, "all", w.all));
   Json& rows = j.set("sources", Json::array());
   for (const WhatIfRow& r : w.rows) {
@@ -319,7 +320,7 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
 
 std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   std::ostringstream o;
-  o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << "\n";
+  o << "scenario   " << scenario_name(cfg) << "\n";
   o << "baseline   iteration " << to_string(w.all.baseline) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * w.all.baseline_mfu);
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "source", "iteration", "slowdown", "MFU lost",
@@ -706,7 +707,7 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
   Json j = Json::object();
   j.set("kind", "whatif");
   j.set("fidelity", "flow");
-  j.set("scenario", cfg.name.empty() ? cfg.file : cfg.name);
+  j.set("scenario", scenario_name(cfg));
   Json& rows = j.set("variants", Json::array());
   for (const FlowVariant& v : variants) {
     const FlowVariant* base = baseline_of(variants, v);
@@ -740,7 +741,7 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
 
 std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowVariant>& variants) {
   std::ostringstream o;
-  o << "scenario   " << (cfg.name.empty() ? cfg.file : cfg.name) << " (flow level: one detailed simulation per variant)\n";
+  o << "scenario   " << scenario_name(cfg) << " (flow level: one detailed simulation per variant)\n";
   if (variants.empty()) return o.str();
   const FlowVariant& base = variants.front();
   if (!base.error.empty()) return o.str() + "baseline failed: " + base.error + "\n";

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace clustersim::sweep {
 namespace {
@@ -198,7 +200,9 @@ Json sweep_json_head(const CandidateSpace& space, const SweepTable& table, const
   Json j = Json::object();
   j.set("sweep", spec.name);
   j.set("clustersim", report::build_stamp());
-  j.set("base", spec.base_origin);
+  // As the sweep file writes it (until 2026-12-07 the path as resolved from the working
+  // directory, which differed with the directory the sweep ran from).
+  j.set("base", spec.base_written);
   j.set("objective", spec.objective);
   j.set("goal", spec.goal == Goal::kMaximize ? "max" : "min");
   j.set("candidates", static_cast<int64_t>(space.size()));
@@ -224,7 +228,17 @@ Json stage_json(const StageResult& s) {
   o.set("status", s.ran ? s.status : std::string("not_run"));
   if (!s.reason.empty()) o.set("reason", s.reason);
   Json& m = o.set("metrics", Json::object());
-  for (const auto& [k, v] : s.metrics) m.set(k, v);
+  // The plan's sizes and the 0/1 flags are whole numbers by nature: JSON integers (the other
+  // metrics are floats on every run, 77.0 as 77.5; since 2026-12-07).
+  static const std::set<std::string> kWhole = {"gpus", "tp", "pp", "vpp", "cp", "dp", "micro_batch", "zero_stage",
+                                               "memory_fits", "folded"};
+  for (const auto& [k, v] : s.metrics) {
+    if (kWhole.count(k) && v == std::trunc(v) && std::fabs(v) < 9e15) {
+      m.set(k, static_cast<int64_t>(v));
+    } else {
+      m.set(k, v);
+    }
+  }
   for (const auto& [k, v] : s.info) o.set(k, v);
   if (s.objective) o.set("objective", *s.objective);
   if (s.rank) o.set("rank", s.rank);

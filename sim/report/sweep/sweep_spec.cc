@@ -13,6 +13,7 @@
 #include <set>
 
 #include "calibration/hardware_profile.h"
+#include "sim/core/digest.h"
 #include "sim/core/error.h"
 #include "sim/core/map_reader.h"
 #include "sim/core/scenario.h"
@@ -716,39 +717,9 @@ std::string canonical_text(const YamlNode& n) {
   return "";
 }
 
-namespace {
-
-// FNV-1a: `n` more bytes into the hash `h` (start from kFnvBasis).
-constexpr uint64_t kFnvBasis = 14695981039346656037ull;
-uint64_t fnv1a(uint64_t h, const char* data, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 1099511628211ull;  // FNV prime
-  }
-  return h;
-}
-
-std::string hex16(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-}  // namespace
-
-std::string hash_hex(const std::string& text) { return hex16(fnv1a(kFnvBasis, text.data(), text.size())); }
+std::string hash_hex(const std::string& text) { return digest_hex(text); }
 
 namespace {
-
-// FNV-1a over a file's bytes, streamed; empty when it cannot be read.
-std::string hash_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  uint64_t h = kFnvBasis;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) h = fnv1a(h, buf, static_cast<size_t>(in.gcount()));
-  return hex16(h);
-}
 
 // The files a scenario names (a GPU profile in cluster.gpu or a pool's gpu, inference.trace),
 // as path=digest of their contents: a log resumed after one changed would rank results of two
@@ -764,7 +735,7 @@ void add_named_files(const YamlNode& n, const std::filesystem::path& dir, std::s
     if (p.is_relative()) p = dir / p;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(p, ec)) return;
-    if (const std::string digest = hash_file(p); !digest.empty()) fp += "|" + n.scalar + "=" + digest;
+    if (const std::string digest = file_digest_hex(p.string()); !digest.empty()) fp += "|" + n.scalar + "=" + digest;
   }
 }
 
@@ -800,6 +771,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     std::filesystem::path p(base->scalar);
     if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
     spec.base_origin = p.lexically_normal().string();
+    spec.base_written = base->scalar;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(spec.base_origin, ec)) {
       top.error("base", "no scenario file '" + spec.base_origin + "' (paths are relative to the sweep file)");
@@ -808,6 +780,7 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
     }
   } else if (base->is_map()) {
     spec.base_origin = file;
+    spec.base_written = "inline";
     spec.base = *base;
   } else {
     top.error("base", "expected a scenario file name or an inline scenario mapping");

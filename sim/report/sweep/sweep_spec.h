@@ -45,6 +45,9 @@ struct SweepSpec {
   std::string name;
   std::string description;
   std::string base_origin;  // the base scenario file, or the sweep file for an inline base
+  // The base as the sweep file writes it (relative to the sweep file), or "inline": what
+  // sweep.json records, the same from any directory.
+  std::string base_written;
   YamlNode base;            // the base scenario with `set` applied
   ScenarioKind kind = ScenarioKind::kTraining;
   std::vector<Axis> axes;   // file order; the last varies fastest
