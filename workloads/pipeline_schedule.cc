@@ -236,9 +236,10 @@ Time shared_nic_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, 
 }
 
 // pipeline_makespan, and where `finished` is given, when each micro-batch's last pass (virtual
-// stage 0's backward) ends.
+// stage 0's backward) ends; where `backward` is given (sends free only), each device's backward
+// passes (BackwardPasses::passes).
 Time replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const Schedule& schedule, const PipelineSends& sends,
-            std::vector<Time>* finished) {
+            std::vector<Time>* finished, std::vector<std::vector<BackwardPasses::Pass>>* backward = nullptr) {
   if (finished) finished->assign(static_cast<size_t>(m), Time::zero());
   assert(chunks.size() == static_cast<size_t>(pp) * vpp && "one chunk time per virtual stage");
   assert(m >= 1 && (vpp == 1 || m % pp == 0) && "interleaving needs micro-batches in multiples of pp");
@@ -246,8 +247,12 @@ Time replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const 
   assert(sized(sends.forward) && sized(sends.backward) && sized(sends.forward_nic) && sized(sends.backward_nic) &&
          "one send time per virtual stage");
   assert((sends.nic.empty() || sends.nic.size() == static_cast<size_t>(pp)) && "one NIC per device");
-  if (!sends.forward_nic.empty() || !sends.backward_nic.empty()) return shared_nic_makespan(chunks, pp, vpp, m, schedule, sends, finished);
+  if (!sends.forward_nic.empty() || !sends.backward_nic.empty()) {
+    assert(!backward && "backward passes are replayed without NIC-sharing sends");
+    return shared_nic_makespan(chunks, pp, vpp, m, schedule, sends, finished);
+  }
   const int virtual_stages = pp * vpp;
+  if (backward) backward->assign(static_cast<size_t>(pp), {});
   // When every (virtual stage, micro-batch) forward's and backward's output reaches the pass that
   // takes it (its end where sends are free); -1 ps = not yet run.
   const Time kNotRun = Time::ps(-1);
@@ -280,6 +285,9 @@ Time replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const 
         free_at[s] = sends.blocking ? out : end;
         (op.forward ? fwd_out : bwd_out)[idx] = out;
         if (finished && !op.forward && v == 0) (*finished)[static_cast<size_t>(op.microbatch)] = end;
+        if (backward && !op.forward) {
+          (*backward)[static_cast<size_t>(s)].push_back({end - t.backward, end, op.microbatch == m - 1});
+        }
         ++next[s];
         --remaining;
         progressed = true;
@@ -338,6 +346,14 @@ PipelineSends side_by_side(const PipelineSends& sends) {
 
 Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m, const PipelineSends& sends) {
   return replay(chunks, pp, vpp, m, schedule_of(pp, vpp, m), sends, nullptr);
+}
+
+BackwardPasses backward_passes(const std::vector<ChunkTime>& chunks, int pp, int vpp, int m) {
+  BackwardPasses out;
+  out.replayed = std::min(m, 4 * pp);
+  replay(chunks, pp, vpp, out.replayed, schedule_of(pp, vpp, out.replayed), PipelineSends{}, nullptr, &out.passes);
+  out.pace = nic_and_compute_pace(chunks, pp, vpp, PipelineSends{}).second;
+  return out;
 }
 
 PipelineSends sends_to_replay(const std::vector<ChunkTime>& chunks, int pp, int vpp, const PipelineSends& sends) {

@@ -102,6 +102,26 @@ struct PipelineSends {
 // the send vectors as PipelineSends says.
 Time pipeline_makespan(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches, const PipelineSends& sends = {});
 
+// When each device runs its backward passes (where ZeRO-2 and -3 reduce every micro-batch's
+// gradients, each chunk's as its backward pass ends, and the last micro-batch's bucket by bucket
+// as the pass runs): `passes[d]`, device d's
+// backward passes in the order it runs them, each's start and end (waits for inputs between
+// them), replayed without sends for the first `replayed` = min(m, 4 pp) micro-batches; past them
+// each micro-batch runs one steady-state cycle, `pace` (the slowest device's passes per
+// micro-batch), as in pipeline_send_delay. Plain 1F1B's backward passes come a cycle apart on
+// every stage; interleaved, the drain runs the warm-up's extra chunks' backward passes one after
+// another. Preconditions as pipeline_makespan's.
+struct BackwardPasses {
+  struct Pass {
+    Time start, end;
+    bool chunk_last = false;  // the chunk's last backward pass (the last micro-batch's)
+  };
+  std::vector<std::vector<Pass>> passes;
+  int replayed = 0;
+  Time pace;
+};
+BackwardPasses backward_passes(const std::vector<ChunkTime>& chunks, int pp, int vpp, int micro_batches);
+
 // The sends as a single replay should take them to agree with pipeline_send_delay (the straggler
 // model's): `sends`, or where the busiest NIC's sends per micro-batch (out or in) take less than
 // a quarter of the slowest device's passes, the sends side by side (forward and backward alone,
