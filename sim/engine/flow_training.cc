@@ -111,6 +111,7 @@ void collect_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>
   r.degraded_links = degraded_links(fabric, usage, nic_of);
   r.tiers = tier_loads(fabric, usage);
   r.top_links = most_loaded_links(fabric, usage, 10);
+  r.busiest_fabric_links = busiest_fabric_links(fabric, usage, 10);
 }
 
 // Rows each series may keep: whole series in `ranked` order while they fit in `max_rows`, the

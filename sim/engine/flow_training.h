@@ -89,6 +89,7 @@ struct FlowTrainingResult {
   std::vector<TraceSpan> spans;          // ops of the representative groups
   std::vector<TierLoad> tiers;
   std::vector<LinkLoad> top_links;       // most loaded by peak utilisation, then bytes (<= 10)
+  std::vector<LinkLoad> busiest_fabric_links;  // network links by time at line rate (<= 10)
   int64_t ops = 0;
   int64_t flows = 0;
   int64_t rank_groups = 0;               // simulated (pp with folding, pp x dp without)

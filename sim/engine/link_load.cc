@@ -61,6 +61,22 @@ std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::v
   return out;
 }
 
+std::vector<LinkLoad> busiest_fabric_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                                           int count) {
+  std::vector<net::LinkIndex> used;
+  for (size_t l = 0; l < usage.size(); ++l) {
+    const auto id = static_cast<net::LinkIndex>(l);
+    if (usage[l].bytes.n > 0 && fabric.link_tier(id) != topo::LinkTier::kNvlink) used.push_back(id);
+  }
+  const size_t top = std::min(used.size(), static_cast<size_t>(std::max(0, count)));
+  const auto busy_s = [&](net::LinkIndex l) { return usage[l].bytes.as_double() / fabric.capacity(l).bytes_per_s; };
+  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(),
+                    [&](net::LinkIndex a, net::LinkIndex b) { return busy_s(a) != busy_s(b) ? busy_s(a) > busy_s(b) : a < b; });
+  std::vector<LinkLoad> out;
+  for (size_t i = 0; i < top; ++i) out.push_back(link_load(fabric, usage, used[i]));
+  return out;
+}
+
 std::vector<LinkLoad> degraded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
                                      const std::unordered_map<net::LinkIndex, std::string>& nic_names) {
   std::vector<LinkLoad> out;

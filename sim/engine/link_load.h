@@ -45,6 +45,13 @@ std::vector<TierLoad> tier_loads(const topo::Fabric& fabric, const std::vector<n
 std::vector<LinkLoad> most_loaded_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
                                         int count);
 
+// The `count` network link directions (NIC to ToR and above: no NVLink) that carried the most
+// for their speed: by the time their bytes take at line rate (bytes over capacity), then link id.
+// Where NVLink links and most fabric links peak at utilisation 1, most_loaded_links names NVLink
+// ones and this the fabric's hot spots (since 2026-12-07).
+std::vector<LinkLoad> busiest_fabric_links(const topo::Fabric& fabric, const std::vector<net::LinkUsage>& usage,
+                                           int count);
+
 // Every link direction slower or later than its tier was built (network.faults, and degraded
 // NICs' host links), or failed, with its load: a name in `nic_names` (by link) is appended to its
 // link's name ("host:3/up (nic:3)"), a failed one gets " (failed)".

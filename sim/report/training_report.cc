@@ -340,6 +340,7 @@ Json flow_training_results(const ScenarioConfig& cfg, const calib::HardwareProfi
   Json& links = r.set("links", Json::object());
   links.set("tiers", tier_loads_json(flow.tiers));
   links.set("top_links", link_loads_json(flow.top_links));
+  links.set("busiest_fabric_links", link_loads_json(flow.busiest_fabric_links));
   // Every link direction degraded or failed (network.faults, stragglers.nics) with its load, so a
   // run shows its faults applied, and whether this job's traffic crossed them (since 2026-12-06).
   links.set("degraded", link_loads_json(flow.degraded_links));
@@ -434,6 +435,18 @@ std::string flow_training_summary(const ScenarioConfig& cfg, const calib::Hardwa
                     static_cast<long long>(t.used_links), static_cast<long long>(t.links), to_string(t.bytes).c_str(),
                     t.mean_peak_utilisation, t.max_peak_utilisation);
       o << line;
+    }
+  }
+  // Where most links peak at utilisation 1 the tiers do not say which fabric link is hot: the
+  // busiest by the time their bytes take at line rate, against the iteration (since 2026-12-07).
+  if (!flow.busiest_fabric_links.empty()) {
+    o << "busiest fabric links (time their bytes take at line rate, of the " << to_string(flow.estimate.iteration)
+      << " iteration; links.busiest_fabric_links):\n";
+    for (size_t i = 0; i < flow.busiest_fabric_links.size() && i < 3; ++i) {
+      const engine::LinkLoad& l = flow.busiest_fabric_links[i];
+      const Time busy = Time::s(l.bytes.as_double() / l.capacity.bytes_per_s);
+      o << "  " << l.name << "  " << to_string(busy) << fmt(" (%.0f%%)", 100 * (busy / flow.estimate.iteration)) << ", "
+        << to_string(l.bytes) << " at " << fmt("%.0f", l.capacity.as_gbps()) << " Gbps\n";
     }
   }
   return o.str();
