@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/cli_args.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -148,6 +150,20 @@ std::ofstream open_output(const std::filesystem::path& path, const std::string& 
   std::ofstream out(path, std::ios::binary);
   if (!out) throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: " + io_reason()});
   return out;
+}
+
+void check_output_path(const std::filesystem::path& path, const std::string& flag) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw BadInput(InputError{path.string(), 0, flag, "is a directory; expected a file to write"});
+  }
+  const std::filesystem::path dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: no directory " + dir.string()});
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: the directory " + dir.string() + " is not writable"});
+  }
 }
 
 void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag) {

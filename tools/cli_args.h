@@ -61,6 +61,10 @@ void refuse_overwriting(const std::filesystem::path& output, const std::vector<s
 // written reached the file; write_text_file does all three, for a regular file through a
 // temporary beside it renamed into place (PATH.part), so a stopped run leaves no part of a file.
 std::ofstream open_output(const std::filesystem::path& path, const std::string& flag);
+// Before the work that produces a file: BadInput when `path` is a directory or its directory does
+// not exist or cannot be written in (calibrate fitted and printed everything before saying so,
+// until 2026-12-07).
+void check_output_path(const std::filesystem::path& path, const std::string& flag);
 void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag);
 void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag);
 

@@ -50,6 +50,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::vector<std::string> inputs = args.positionals();
   if (args.has("--base")) inputs.push_back(args.value("--base"));  // a profile file, or a built-in name
   refuse_overwriting(output, inputs, "-o");
+  check_output_path(output, "-o");
   const double max_median = args.number("--max-median-error", 25.0, 0.0, 1000.0) / 100.0;
 
   std::vector<calib::ProbeData> probes;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,23 @@ void refuse_open_quote(const YAML::Node& n, const Budget& b, const std::string& 
                                 ") that never closes; close it on the same value, or remove the quote"});
 }
 
+// A control character other than tab and line feed in a value: the text itself holds none
+// (first_bad_character), so it came from a double-quoted escape ("\x1b[31m", "\a"), which went
+// out raw to the terminal and recoloured it (accepted until 2026-12-07).
+void refuse_escaped_control(const std::string& value, const std::string& origin, int line, const std::string& path) {
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    // C1 controls (U+0080..U+009F but NEL) too: U+009B starts a terminal escape sequence.
+    const auto next = i + 1 < value.size() ? static_cast<unsigned char>(value[i + 1]) : 0;
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f && next != 0x85)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "holds a control character (byte 0x%02x) from an escape in a double-quoted value; expected printable text", c);
+      throw BadInput(InputError{origin, line, path, buf});
+    }
+  }
+}
+
 YamlNode convert(const YAML::Node& in, const std::string& origin, const std::string& path, Budget& budget) {
   const int line = in.Mark().line >= 0 ? in.Mark().line + 1 : 0;
   if (budget.depth >= kMaxDepth) {
@@ -129,6 +147,7 @@ YamlNode convert(const YAML::Node& in, const std::string& origin, const std::str
     case YAML::NodeType::Scalar:
       out.kind = YamlNode::Kind::kScalar;
       out.scalar = in.Scalar();
+      refuse_escaped_control(out.scalar, origin, line, path);
       break;
     case YAML::NodeType::Sequence: {
       out.kind = YamlNode::Kind::kSeq;
@@ -221,6 +240,43 @@ int first_bad_character(const std::string& text, std::string& what) {
   return 0;
 }
 
+// Where the text's first line of content is indented and a later one is indented less: that
+// later line's number and a sentence with its indent and the first's; {0, ""} when the
+// indentation is consistent. yaml-cpp reads the less indented line as a second document or a stray value, and
+// said so ("holds more than one YAML document" for a file with no '---').
+std::pair<int, std::string> first_line_indent_mismatch(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  int first_indent = -1, first_line = 0;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    const size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos || line[indent] == '#') continue;
+    if (first_indent < 0) {
+      first_indent = static_cast<int>(indent);
+      first_line = n;
+      if (first_indent == 0) return {0, ""};
+      continue;
+    }
+    if (static_cast<int>(indent) < first_indent) {
+      return {n, "indented " + std::to_string(indent) + " spaces, less than the first key's " + std::to_string(first_indent) +
+                     " on line " + std::to_string(first_line) +
+                     ": the first key sets the top level's indentation, and every top-level key must line up with it "
+                     "(start the file's keys at the first column)"};
+    }
+  }
+  return {0, ""};
+}
+
+// Whether a line of the text starts or ends a YAML document ('---' or '...' at its start).
+bool has_document_marker(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.starts_with("---") || line.starts_with("...")) return true;
+  }
+  return false;
+}
+
 YamlNode parse(const std::string& raw, const std::string& origin) {
   std::string bad;
   if (const int line = first_bad_character(raw, bad)) {
@@ -254,8 +310,11 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
       // A second document ('---') would be dropped without a word.
       if (docs[i].IsNull()) continue;
       // Without a separator yaml-cpp starts a second document at text after a complete value
-      // ("'abc'x", as --set gives it).
-      const bool separated = text.find("---") != std::string::npos || text.find("...") != std::string::npos;
+      // ("'abc'x", as --set gives it), or at a line indented less than the first key.
+      if (const auto [at, mismatch] = first_line_indent_mismatch(text); at > 0) {
+        throw BadInput(InputError{origin, at, "", "not valid YAML: " + mismatch});
+      }
+      const bool separated = has_document_marker(text);
       throw BadInput(InputError{origin, docs[i].Mark().line >= 0 ? docs[i].Mark().line + 1 : 0, "",
                                 separated ? "holds more than one YAML document (a '---' starts one, a '...' ends one); expected one"
                                           : "holds text after a complete value (a quoted value must be the whole "
@@ -280,6 +339,9 @@ YamlNode parse(const std::string& raw, const std::string& origin) {
           break;
         }
       }
+    }
+    if (const auto [at, mismatch] = first_line_indent_mismatch(text); at > 0) {
+      throw BadInput(InputError{origin, at, "", "not valid YAML: " + mismatch});
     }
     throw BadInput(InputError{origin, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "not valid YAML: " + why});
   }

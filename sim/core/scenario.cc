@@ -62,11 +62,16 @@ void read_network(MapReader r, NetworkConfig& n, ErrorList& errors) {
   r.read_ratio("tor_oversubscription", n.tor_oversubscription, 1.0, kMaxOversubscription, ports);
   r.read_ratio("agg_oversubscription", n.agg_oversubscription, 1.0, kMaxOversubscription, ports);
   r.read("fabric_bandwidth", n.fabric_bandwidth);
-  r.read("host_link_latency", n.host_link_latency);
-  r.read("fabric_link_latency", n.fabric_link_latency);
-  r.read("switch_latency", n.switch_latency);
+  // Link and switch latencies are nanoseconds to microseconds: past a millisecond, a unit slip
+  // (`1d` ran, every transfer two days; accepted until 2026-12-07).
+  const auto read_latency = [&r](const char* key, Time& into) {
+    if (r.read(key, into) && into > Time::ms(1)) r.error(key, "expected at most 1ms (links and switches take nanoseconds to microseconds)");
+  };
+  read_latency("host_link_latency", n.host_link_latency);
+  read_latency("fabric_link_latency", n.fabric_link_latency);
+  read_latency("switch_latency", n.switch_latency);
   r.read("nvlink_bandwidth", n.nvlink_bandwidth);
-  r.read("nvlink_latency", n.nvlink_latency);
+  read_latency("nvlink_latency", n.nvlink_latency);
   r.read_enum("routing", n.routing,
               {{"ecmp", Routing::kEcmp}, {"dmodk", Routing::kDmodK}, {"spray", Routing::kSpray}});
   r.read("qps_per_connection", n.qps_per_connection, Need::kOptional, 1, 256);

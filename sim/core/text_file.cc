@@ -2,6 +2,7 @@
 #include "sim/core/text_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,7 +39,11 @@ std::string read_text_file(const std::string& path, size_t max_bytes, const std:
       throw fail("is larger than " + std::to_string(max_bytes >> 20) + " MiB");
     }
   }
+  // A named pipe nobody has written to yet reads as empty: say what it is rather than "empty".
+  struct stat st {};
+  const bool fifo = text.empty() && ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
   ::close(fd);
+  if (fifo) throw fail("is a named pipe with nothing written to it yet (it is read without waiting)");
   return text;
 }
 

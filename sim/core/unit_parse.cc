@@ -58,6 +58,9 @@ constexpr Suffix kFlopSuffixes[] = {{"FLOPS", 1}, {"GFLOPS", 1e9}, {"TFLOPS", 1e
 std::optional<Time> parse_time(std::string_view text) {
   const auto v = parse_scaled(text, kTimeSuffixes);
   if (!v || *v > 9.0e6) return std::nullopt;  // beyond Time's +-106 day range
+  // Below half a picosecond a duration would round to none: refused rather than read as 0
+  // (`0.0001ps` dropped a step stall without a word until 2026-12-07).
+  if (*v != 0 && std::abs(*v) < 0.5e-12) return std::nullopt;
   return Time::s(*v);
 }
 

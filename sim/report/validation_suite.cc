@@ -131,7 +131,11 @@ ValidationSuite load_validation_suite(const std::string& path) {
       }
       std::error_code ec;
       if (!scenario.empty() && !std::filesystem::is_regular_file(c.scenario, ec)) {
-        r.error("scenario", "no scenario file '" + c.scenario + "' (paths are relative to the suite file)");
+        const bool exists = std::filesystem::exists(c.scenario, ec);
+        const bool is_dir = exists && std::filesystem::is_directory(c.scenario, ec);
+        r.error("scenario", !exists ? "no scenario file '" + c.scenario + "' (paths are relative to the suite file)"
+                            : is_dir ? "'" + c.scenario + "' is a directory; expected a scenario file"
+                                    : "'" + c.scenario + "' is not a regular file (a device or a pipe); expected a scenario file");
       }
       s.cases.push_back(c);
     }

@@ -96,13 +96,14 @@ TEST(MapReaderNumbers, SignAndSpacesInsideTheScalarAreRefused) {
 // A refused value with a carriage return, line break or tab shows it escaped (a --set of
 // 'tp=8<CR>' printed as '8', the return moving the cursor, until 2026-12-06).
 TEST(MapReaderNumbers, ControlCharactersInARefusedValueAreShownEscaped) {
-  Doc d("i: \"8\\r\"\nj: \"4\\t\"\n");
+  // (A "\r" escape is refused as the file is read, since 2026-12-07: ParseYamlText tests.)
+  Doc d("i: \"8\\n\"\nj: \"4\\t\"\n");
   MapReader r = d.reader();
   int i = 7, j = 7;
   EXPECT_FALSE(r.read("i", i));
   EXPECT_FALSE(r.read("j", j));
   ASSERT_EQ(d.count(), 2u);
-  EXPECT_NE(d.error(0).to_string().find("got '8\\r'"), std::string::npos) << d.error(0).to_string();
+  EXPECT_NE(d.error(0).to_string().find("got '8\\n'"), std::string::npos) << d.error(0).to_string();
   EXPECT_NE(d.error(1).to_string().find("got '4\\t'"), std::string::npos) << d.error(1).to_string();
 }
 

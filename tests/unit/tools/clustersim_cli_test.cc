@@ -229,6 +229,28 @@ TEST(CliRun, ResultsNameTheirInputsTheSameFromAnyPath) {
   std::filesystem::remove_all(dir);
 }
 
+// Found by an adversarial review (2026-12-07): a latency of a day, a duration that rounds to no
+// picosecond, calibrate's unwritable -o (said only after the whole fit was printed) and a suite
+// case that is a device, each named and exit 2.
+TEST(CliUsage, UnitSlipsAndUnwritableOutputsAreSaidFirst) {
+  const Result day = clustersim("run scenarios/net-incast-32.yaml --set network.host_link_latency=1d");
+  EXPECT_EQ(day.code, 2);
+  EXPECT_CONTAINS(day.err, "network.host_link_latency: expected at most 1ms");
+  const Result tiny = clustersim(std::string("run ") + kScenario + " --set training.step_stall=0.0001ps");
+  EXPECT_EQ(tiny.code, 2);
+  EXPECT_CONTAINS(tiny.err, "at least 1ps unless 0");
+  const Result cal = clustersim("calibrate calibration/data/synthetic-h100.pb -o /nonexistent-dir/x.yaml");
+  EXPECT_EQ(cal.code, 2);
+  EXPECT_CONTAINS(cal.err, "no directory /nonexistent-dir");
+  EXPECT_TRUE(cal.out.empty()) << cal.out;
+  const std::filesystem::path suite = scratch("devnull-suite.yaml");
+  std::ofstream(suite) << "name: s\ncases:\n  - {scenario: /dev/null, metric: mfu, reference: 0.5, source: x}\n";
+  const Result dev = clustersim("validate '" + suite.string() + "'");
+  EXPECT_EQ(dev.code, 2);
+  EXPECT_CONTAINS(dev.err, "'/dev/null' is not a regular file");
+  std::filesystem::remove(suite);
+}
+
 TEST(CliRun, SetOverridesAreValidated) {
   // 128 heads are not divisible by tp 3.
   const Result r = clustersim(std::string("run ") + kScenario + " --set parallelism.tp=3");
