@@ -55,6 +55,7 @@ struct ReliabilityInputs {
   Time comm_init;
   Time checkpoint_load;
   std::optional<int> spare_hosts;  // absent: a replacement is always at hand
+  int job_hosts = 0;               // hosts the job runs on (0: not counted; host failures at full rate)
   Time repair_time;
   Time straggler_detection;
   double straggler_threshold = 1.0;  // degrade components with a smaller slowdown are never found

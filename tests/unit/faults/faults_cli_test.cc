@@ -28,6 +28,16 @@ Result clustersim(const std::string& args) {
 
 bool contains(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
+// Failures faster than a recovery: said, rather than an optimum interval and a spare count read
+// as advice (since 2026-12-07; QA).
+TEST(FaultsCli, FailuresFasterThanARecoveryAreSaid) {
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=10000 --set faults.duration=1d "
+                              "--set faults.seeds=2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "no progress    failures come every")) << r.out;
+  EXPECT_FALSE(contains(clustersim("run scenarios/faults-16k-30d.yaml").out, "no progress"));
+}
+
 TEST(FaultsCli, ThirtyDayJobReportsEttrAndIsReproducible) {
   const Result a = clustersim("run scenarios/faults-16k-30d.yaml --format json");
   ASSERT_EQ(a.code, 0) << a.out;

@@ -56,6 +56,24 @@ Time total(const ReliabilityRun& r) {
   return t;
 }
 
+// A dry pool sends no more hosts to repair than the hosts and spares can go: each is away
+// repair_time, so over the window at most (hosts + spares) x (window / repair_time + 1). 16
+// hosts failing 0.5 a day each, 4 spares, a 3-day repair, 30 days: at most 220 (until
+// 2026-12-07 the hosts a waiting job lacks kept failing, and 240 went; QA).
+TEST(Reliability, ADryPoolSendsNoMoreHostsToRepairThanExist) {
+  ReliabilityInputs in = inputs(Time::s(600), Time::s(5), Time::zero());
+  in.duration = Time::s(30 * 86400.0);
+  in.repair_time = Time::s(3 * 86400.0);
+  in.spare_hosts = 4;
+  in.job_hosts = 16;
+  in.components = {crash_every(Time::s(86400.0 / 8), true)};  // 16 hosts x 0.5 a day
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const ReliabilityRun r = simulate_reliability(in, seed);
+    EXPECT_LE(r.hosts_repaired, 20 * (10 + 1)) << seed;
+    EXPECT_GT(r.hosts_repaired, 0) << seed;
+  }
+}
+
 TEST(Reliability, WithoutFailuresEttrIsOneMinusCheckpointOverhead) {
   // 600 s of training then a 10 s stall: 141 whole cycles of 610 s fit in 86,400 s, and the
   // remaining 390 s is training. ETTR = 1 - 141 x 10 / 86,400.
