@@ -123,25 +123,25 @@ int cmd_run(const std::vector<std::string>& argv) {
     }
     return names;
   };
-  std::optional<ScenarioConfig> loaded;
-  report::RunOutput out;
+  // A run that fails, or is stopped, leaves no earlier run's results in DIR to be read as its
+  // own (until 2026-12-07 a CI step that checked for results.json read the last good run's): the
+  // files the manifest lists go before the run starts (the scenario's own files stay).
+  const auto clear_previous = [&](const std::vector<std::string>& inputs) {
+    if (!args.has("--out")) return;
+    const std::filesystem::path dir(args.value("--out"));
+    remove_stale_outputs(dir, previous_outputs(dir), {}, inputs);
+    std::error_code ec;
+    std::filesystem::remove(dir / kRunManifest, ec);
+  };
+  ScenarioConfig cfg;
   try {
-    loaded = load_scenario_with_flags(args.positionals()[0], args);
-    out = report::run_scenario(*loaded);
+    cfg = load_scenario_with_flags(args.positionals()[0], args);
   } catch (...) {
-    // A run that fails leaves no earlier run's results in DIR to be read as its own (until
-    // 2026-12-07 a CI step that checked for results.json read the last good run's).
-    if (args.has("--out")) {
-      const std::filesystem::path dir(args.value("--out"));
-      std::vector<std::string> inputs = {args.positionals()[0]};
-      if (loaded) inputs = scenario_input_files(*loaded);
-      remove_stale_outputs(dir, previous_outputs(dir), {}, inputs);
-      std::error_code ec;
-      std::filesystem::remove(dir / kRunManifest, ec);
-    }
+    clear_previous({args.positionals()[0]});
     throw;
   }
-  const ScenarioConfig& cfg = *loaded;
+  clear_previous(scenario_input_files(cfg));
+  report::RunOutput out = report::run_scenario(cfg);
   // The build that computed it: results.json matched to the build in a nightly job (added 2026-12-06).
   out.results.set("clustersim", report::build_stamp());
   // What it was computed from: the input files' digests and the flags (added 2026-12-07).
@@ -167,11 +167,10 @@ int cmd_run(const std::vector<std::string>& argv) {
       written.push_back((dir / name).string());
       names.push_back(name);
     }
-    // What an earlier run wrote here and this one does not (a flow run's trace beside an
-    // analytical run's results) goes, so that the directory holds one run (until 2026-12-06 it
-    // stayed, and read as this run's). Only what the manifest says clustersim wrote (since
-    // 2026-12-07), and never the scenario's own files.
-    remove_stale_outputs(dir, previous_outputs(dir), names, inputs);
+    // What an earlier run wrote here went before this one started (clear_previous; a flow
+    // run's trace beside an analytical run's results stayed until 2026-12-06, and read as this
+    // run's): only what the manifest says clustersim wrote (since 2026-12-07), never the
+    // scenario's own files. This run's list, for the next.
     write_run_manifest(dir, names);
   }
   if (format == "json") {

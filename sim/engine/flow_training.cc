@@ -206,12 +206,12 @@ void check_graph_ops(const ScenarioConfig& cfg, int64_t ops) {
   // Unfolded, every DP replica is simulated: folding is the first remedy.
   const int dp = data_parallel_size(cfg);
   const bool unfolded = !work::folds_replicas(cfg) && dp > 2;
-  char buf[640];
+  char buf[760];
   std::snprintf(buf, sizeof buf,
                 "the flow level's operation graph would hold %.3g ops (%d micro-batches x %d stages x %d virtual, "
                 "forward and backward, each with its TP, CP, pipeline and MoE ops, per rank group simulated%s); at "
-                "most %.0e are simulated (each holds about 370 bytes, %.2g GB in all, and takes about 3.5 us of wall "
-                "time): %sraise parallelism.micro_batch (fewer micro-batches per pipeline), or price it at "
+                "most %.0e are simulated (each holds up to about 370 bytes, %.2g GB in all, and takes 3 to 15 us of "
+                "wall time, more on larger fabrics: about 9 us at 12,288 GPUs unfolded, 13 us at 32,768): %sraise parallelism.micro_batch (fewer micro-batches per pipeline), or price it at "
                 "network.fidelity: analytical",
                 static_cast<double>(ops), micro_batches_per_iteration(cfg), p.pp, p.vpp,
                 unfolded ? (", every one of the " + std::to_string(dp) + " DP replicas' unfolded").c_str() : "",
@@ -391,8 +391,7 @@ FlowTrainingResult simulate_training(const ScenarioConfig& cfg, const calib::Har
     std::unique_ptr<Clock> clock;
     simgrid::s4u::Engine* engine = nullptr;
     if (options.use_simgrid) {
-      if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
-      engine = simgrid::s4u::Engine::get_instance();
+      engine = simgrid_engine();
       clock = std::make_unique<SimGridClock>();
     } else {
       if (cfg.network.solver == FlowSolver::kLmm) {

@@ -980,8 +980,7 @@ ServingResult run_serving(const ScenarioConfig& cfg, double kv_flow_work_limit) 
   topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, setup.pools.front().hw.nvlink_bandwidth);
   set_pool_nvlink(cfg.network, setup.pools, fabric);
   const net::FabricRoutes routes(fabric, topo::routing_options(cfg.network));
-  if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
-  simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
+  simgrid::s4u::Engine* engine = simgrid_engine();
   SimGridClock clock;
   std::unique_ptr<net::Network> network = net::make_network(cfg.network, routes, clock);
   route_pool_links(setup, fabric, routes);

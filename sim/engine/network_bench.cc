@@ -280,8 +280,7 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   const std::vector<double>& link_latency = loads.link_latency;
 
   // The run.
-  if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
-  simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
+  simgrid::s4u::Engine* engine = simgrid_engine();
   SimGridClock clock;
   const auto wall_start = std::chrono::steady_clock::now();
   const Time start = clock.now();

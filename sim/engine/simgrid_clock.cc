@@ -5,10 +5,12 @@
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <xbt/log.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <csignal>
 #include <stdexcept>
 
 namespace clustersim::engine {
@@ -18,6 +20,13 @@ namespace {
 int64_t engine_now_ps() { return std::llround(simgrid::s4u::Engine::get_clock() * 1e12); }
 
 }  // namespace
+
+simgrid::s4u::Engine* simgrid_engine() {
+  if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
+  simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
+  std::signal(SIGINT, SIG_DFL);
+  return engine;
+}
 
 SimGridClock::SimGridClock() {
   if (!simgrid::s4u::Engine::has_instance()) {

@@ -11,8 +11,18 @@
 namespace simgrid::kernel::timer {
 class Timer;
 }
+namespace simgrid::s4u {
+class Engine;
+}
 
 namespace clustersim::engine {
+
+// The process's s4u::Engine, created on first use with SimGrid's log at warnings only. SimGrid
+// catches Ctrl-C to print its actors' status and exit(1) from the handler, which ran the
+// process's destructors under a running simulation (a segmentation fault on a serving run, and
+// exit 1 without a word on a flow run; until 2026-12-07): Ctrl-C is given back its default, so
+// the process stops as any other does on SIGINT (the shell's 130).
+simgrid::s4u::Engine* simgrid_engine();
 
 // Actions are kept in our own queue ordered by (time, scheduling order) and one SimGrid kernel
 // timer is armed at the earliest of them, so same-time actions run in the order they were
