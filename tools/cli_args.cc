@@ -157,6 +157,13 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
   if (std::filesystem::is_directory(path, ec)) {
     throw BadInput(InputError{path.string(), 0, flag, "is a directory; expected a file to write"});
   }
+  // An existing file (or /dev/stdout) is written in place where its directory takes no new name.
+  if (std::filesystem::exists(path, ec)) {
+    if (::access(path.c_str(), W_OK) != 0) {
+      throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: permission denied"});
+    }
+    return;
+  }
   const std::filesystem::path dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   if (!std::filesystem::is_directory(dir, ec)) {
     throw BadInput(InputError{path.string(), 0, flag, "cannot write the file: no directory " + dir.string()});

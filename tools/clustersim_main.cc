@@ -162,16 +162,18 @@ int cmd_run(const std::vector<std::string>& argv) {
     const std::vector<std::string> inputs = scenario_input_files(cfg);
     for (const auto& [name, text] : files) refuse_overwriting(dir / name, inputs, "--out");
     std::vector<std::string> names;
+    for (const auto& [name, text] : files) names.push_back(name);
+    // Listed before they are written, so that a run stopped while writing leaves its files to
+    // the next run to clear.
+    write_run_manifest(dir, names);
     for (const auto& [name, text] : files) {
       write_text_file(dir / name, text ? *text : results, "--out");
       written.push_back((dir / name).string());
-      names.push_back(name);
     }
     // What an earlier run wrote here went before this one started (clear_previous; a flow
     // run's trace beside an analytical run's results stayed until 2026-12-06, and read as this
     // run's): only what the manifest says clustersim wrote (since 2026-12-07), never the
-    // scenario's own files. This run's list, for the next.
-    write_run_manifest(dir, names);
+    // scenario's own files.
   }
   if (format == "json") {
     std::cout << out.results.dump(2);

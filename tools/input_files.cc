@@ -61,7 +61,12 @@ report::Json inputs_stamp(const ScenarioConfig& cfg, const std::vector<std::stri
   for (const std::string& f : scenario_input_files(cfg)) {
     report::Json file = report::Json::object();
     file.set("name", std::filesystem::path(f).filename().string());
-    file.set("digest", file_digest_hex(f));
+    // A regular file's bytes; a pipe or device (process substitution, a FIFO) is not read again
+    // (a second open of a FIFO waits for a writer: the run hung) and has no digest.
+    std::error_code ec;
+    const bool regular = std::filesystem::is_regular_file(f, ec);
+    const std::string digest = regular ? file_digest_hex(f) : "";
+    file.set("digest", digest.empty() ? report::Json() : report::Json(digest));
     files.push(file);
   }
   report::Json& set = j.set("set", report::Json::array());

@@ -904,11 +904,14 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   // experts before sharding and not after (16 H100s, pp 2, ep 8 so expert DP 1, 4 dense layers
   // of ffn 57,344 then 4 of 192 experts at ZeRO-3: 28.6 GiB where the second stage holds 87).
   MemoryEstimate e;
+  Bytes most_optimizer;
   for (size_t s = 0; s < stages.size(); ++s) {
     MemoryEstimate st = stages[s];
     st.activations = bytes_of(held[s] + recomputed);
+    most_optimizer = std::max(most_optimizer, st.optimizer);
     if (s == 0 || st.total() > e.total()) e = st;
   }
+  e.most_optimizer = most_optimizer;
   // The DP collectives' bytes: the stage with the most parameters (what the time model sends).
   const StageParams g = gpu_params(cfg);
   e.params_on_gpu = g.dense + g.expert;

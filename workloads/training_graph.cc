@@ -167,7 +167,7 @@ GraphCosts graph_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& 
     const MoeDpTimes moe_dp = moe_dp_times(cfg, l, l);  // parameter counts only
     c.params_on_gpu = moe_dp.dense_params;
     c.expert_params = moe_dp.expert_params;
-    c.optimizer = calib::memory_time(bytes_of(memory_per_gpu(cfg).optimizer.as_double() / 12.0 * kAdamBytesPerParam), hw);
+    c.optimizer = calib::memory_time(bytes_of(memory_per_gpu(cfg).most_optimizer.as_double() / 12.0 * kAdamBytesPerParam), hw);
     const ExpertLayout lay = expert_layout(cfg, 0);
     const coll::GroupLinks eg = group_links(lay.edp, std::max(1, gpn / (lay.ep * lay.etp)), l);
     c.edp_latency_reduce = collective_latency(

@@ -305,7 +305,7 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
   // of any stage, which could be two stages (the first's embedding, the last's logits): an upper
   // bound.
   MemoryEstimate e;
-  double most_params = 0.0;
+  double most_params = 0.0, most_optimizer = 0.0;
   for (int s = 0; s < pp; ++s) {
     const double params = params_of(s);
     most_params = std::max(most_params, params);
@@ -316,10 +316,12 @@ MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg) {
     if (shards > 1) add_zero_working_set(st, zero, pc.per_layer / x.t, grad_bytes);
     const double held = chunks_in_flight(pp, vpp, m_in_pipeline, s) * per_layer * layers_of(s) / vpp;
     st.activations = bytes_of(held + (s == pp - 1 ? logits : 0.0) + recomputed);
+    most_optimizer = std::max(most_optimizer, st.optimizer.as_double());
     if (s == 0 || st.total() > e.total()) e = st;
   }
   // The DP collectives' bytes: the stage with the most parameters (what the time model sends).
   e.params_on_gpu = most_params;
+  e.most_optimizer = bytes_of(most_optimizer);
   return e;
 }
 

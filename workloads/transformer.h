@@ -113,6 +113,9 @@ struct MemoryEstimate {
   Bytes activations;
   Bytes total() const { return weights + gradients + optimizer + activations; }
   double params_on_gpu = 0;  // parameters held before ZeRO sharding, on the stage with the most
+  // The largest optimizer state of any stage (the optimizer step's time: every stage steps at
+  // once, the slowest paces it), which need not be the most loaded stage's.
+  Bytes most_optimizer;
   double expert_params_on_gpu = 0;  // MoE: of params_on_gpu, the experts' (synced over expert DP)
 };
 MemoryEstimate memory_per_gpu(const ScenarioConfig& cfg);

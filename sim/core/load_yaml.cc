@@ -251,6 +251,8 @@ std::pair<int, std::string> first_line_indent_mismatch(const std::string& text) 
   for (int n = 1; std::getline(lines, line); ++n) {
     const size_t indent = line.find_first_not_of(' ');
     if (indent == std::string::npos || line[indent] == '#') continue;
+    // Document markers and tab-indented lines are said by the other messages.
+    if (line.starts_with("---") || line.starts_with("...") || line[indent] == '\t') return {0, ""};
     if (first_indent < 0) {
       first_indent = static_cast<int>(indent);
       first_line = n;

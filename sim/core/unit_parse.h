@@ -21,7 +21,7 @@ std::optional<Bandwidth> parse_bandwidth(std::string_view text);
 std::optional<FlopRate> parse_flop_rate(std::string_view text);
 
 // One-line descriptions of the accepted forms, for error messages.
-inline constexpr const char* kTimeForm = "a duration such as 1.5us, 200ns, 3ms, 2s, 30min, 4h or 2d (at least 1ps unless 0, at most 104d)";
+inline constexpr const char* kTimeForm = "a duration such as 1.5us, 200ns, 3ms, 2s, 30min, 4h or 2d (0, or at least half a picosecond; at most 104d)";
 inline constexpr const char* kBytesForm = "a size such as 64MiB, 80GiB or 1.5GB (B, KB to PB, KiB to PiB; whole bytes)";
 inline constexpr const char* kBandwidthForm =
     "a bandwidth between 1Mbps and 1Pbps such as 400Gbps (bits/s) or 50GBps (bytes/s)";

@@ -499,7 +499,8 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
   };
 
   // When each stage runs its backward passes (the schedule replayed with the chunks below):
-  // where ZeRO-2 and -3 reduce every micro-batch's gradients. Empty with one stage.
+  // where ZeRO-2 and -3 reduce every micro-batch's gradients. Empty with one stage, below ZeRO-2
+  // or with one micro-batch.
   work::BackwardPasses backward_passes;
 
   // --- Pipeline point-to-point: each TP rank sends its 1/tp slice of the activation over its
@@ -892,12 +893,12 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // ZeRO-2 and ZeRO-3 hold a shard of the gradients only, so every micro-batch's gradients are
     // reduce-scattered after its backward pass, as DeepSpeed's ZeRO and PyTorch FSDP do under
     // gradient accumulation (ZeRO-0/1 accumulate them whole and reduce once per step). Between a
-    // stage's first and last backward pass lie mbs - 1 pipeline cycles, in the drain too (plain
-    // 1F1B: each stage's backward passes come at the pace of the stage after it, a forward pass
-    // apart), and its NIC is free in each for micro_batch_free. Interleaved, the drain runs the
-    // warm-up's extra forward chunks' backward passes without forwards between them: about
-    // (vpp - 1)(pp - 1) / vpp micro-batches' forward time less (MegaScale's 175B on 768 GPUs,
-    // ZeRO-2: 29.43 s against the flow level's 29.54 s; 29.07 s without it). All the reductions
+    // stage's first and last backward pass lie about mbs - 1 pipeline cycles (plain 1F1B: each
+    // stage's backward passes come at the pace of the stage after it, a forward pass apart; with
+    // one stage exactly), and its NIC is free in each for micro_batch_free; with several stages
+    // the span is the replayed schedule's (below: the interleaved drain runs the warm-up's extra
+    // chunks' backward passes without forwards between them; MegaScale's 175B on 768 GPUs,
+    // ZeRO-2: 29.30 s against the flow level's 29.54 s). All the reductions
     // must fit there or after the last backward pass, so the stage's reduction is exposed at least
     //   mbs x reduction - room
     // (what does not fit piles up, and the last micro-batch's reduction, whose buckets then queue
@@ -1134,7 +1135,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
 
   // --- Optimizer step over this rank's shard, and the tied-embedding gradient all-reduce.
   double shard = p.zero_stage >= 1 ? params / sync : params;
-  if (m.moe) shard = est.memory.optimizer.as_double() / 12.0;  // dense and expert shards differ
+  if (m.moe) shard = est.memory.most_optimizer.as_double() / 12.0;  // dense and expert shards differ; the largest stage's
   b.optimizer = calib::memory_time(bytes_of(shard * work::kAdamBytesPerParam), hw);
   b.optimizer += est.embedding_sync;
 
