@@ -2,6 +2,8 @@
 // SimGridClock: an ordered action queue behind a single SimGrid kernel timer.
 #include "sim/engine/simgrid_clock.h"
 
+#include <signal.h>
+
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/NetZone.hpp>
@@ -10,7 +12,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <csignal>
 #include <stdexcept>
 
 namespace clustersim::engine {
@@ -22,9 +23,13 @@ int64_t engine_now_ps() { return std::llround(simgrid::s4u::Engine::get_clock() 
 }  // namespace
 
 simgrid::s4u::Engine* simgrid_engine() {
-  if (!simgrid::s4u::Engine::has_instance()) xbt_log_control_set("root.thresh:warning");
+  if (simgrid::s4u::Engine::has_instance()) return simgrid::s4u::Engine::get_instance();
+  xbt_log_control_set("root.thresh:warning");
+  // SIGINT as it was before SimGrid took it (the default, or ignored under nohup).
+  struct sigaction before {};
+  ::sigaction(SIGINT, nullptr, &before);
   simgrid::s4u::Engine* engine = simgrid::s4u::Engine::get_instance();
-  std::signal(SIGINT, SIG_DFL);
+  ::sigaction(SIGINT, &before, nullptr);
   return engine;
 }
 

@@ -20,8 +20,8 @@ namespace clustersim::engine {
 // The process's s4u::Engine, created on first use with SimGrid's log at warnings only. SimGrid
 // catches Ctrl-C to print its actors' status and exit(1) from the handler, which ran the
 // process's destructors under a running simulation (a segmentation fault on a serving run, and
-// exit 1 without a word on a flow run; until 2026-12-07): Ctrl-C is given back its default, so
-// the process stops as any other does on SIGINT (the shell's 130).
+// exit 1 without a word on a flow run; until 2026-12-07): SIGINT gets back what it had before
+// (the default, so the process stops as any other does, the shell's 130; or ignored under nohup).
 simgrid::s4u::Engine* simgrid_engine();
 
 // Actions are kept in our own queue ordered by (time, scheduling order) and one SimGrid kernel
