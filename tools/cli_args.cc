@@ -216,9 +216,8 @@ void write_text_file(const std::filesystem::path& path, const std::string& text,
 }
 
 void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
-                          const std::vector<std::string>& keep, const std::vector<std::string>& inputs) {
+                          const std::vector<std::string>& inputs) {
   for (const std::string& name : names) {
-    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
     std::error_code ec;
     const std::filesystem::path p = dir / name;
     if (std::filesystem::status(p, ec).type() != std::filesystem::file_type::regular) continue;

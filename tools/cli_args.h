@@ -68,11 +68,11 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 void finish_output(std::ofstream& out, const std::filesystem::path& path, const std::string& flag);
 void write_text_file(const std::filesystem::path& path, const std::string& text, const std::string& flag);
 
-// Removes the regular files `names` in `dir` that are not in `keep`: what an earlier run of a
-// command wrote there and this one does not, which would otherwise sit beside this run's files
-// as if they were its own. A file that is one of `inputs` (what the run read) stays.
+// Removes the regular files `names` in `dir`: what an earlier run of a command wrote there, which
+// would otherwise sit beside this run's files as if they were its own. A file that is one of
+// `inputs` (what the run read) stays.
 void remove_stale_outputs(const std::filesystem::path& dir, const std::vector<std::string>& names,
-                          const std::vector<std::string>& keep, const std::vector<std::string>& inputs);
+                          const std::vector<std::string>& inputs);
 
 // `run --out DIR` records the files it wrote in DIR/.clustersim-run, one name a line, so that a
 // later run removes only what clustersim wrote (until 2026-12-07 any file of an output's name: a

@@ -129,7 +129,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   const auto clear_previous = [&](const std::vector<std::string>& inputs) {
     if (!args.has("--out")) return;
     const std::filesystem::path dir(args.value("--out"));
-    remove_stale_outputs(dir, previous_outputs(dir), {}, inputs);
+    remove_stale_outputs(dir, previous_outputs(dir), inputs);
     std::error_code ec;
     std::filesystem::remove(dir / kRunManifest, ec);
   };
@@ -140,12 +140,14 @@ int cmd_run(const std::vector<std::string>& argv) {
     clear_previous({args.positionals()[0]});
     throw;
   }
-  clear_previous(scenario_input_files(cfg));
+  // The files the run reads (scenario, profile, trace): its outputs never replace them.
+  const std::vector<std::string> inputs = scenario_input_files(cfg);
+  clear_previous(inputs);
   report::RunOutput out = report::run_scenario(cfg);
   // The build that computed it: results.json matched to the build in a nightly job (added 2026-12-06).
   out.results.set("clustersim", report::build_stamp());
   // What it was computed from: the input files' digests and the flags (added 2026-12-07).
-  out.results.set("inputs", inputs_stamp(cfg, args.values("--set"), args.value("--fidelity", "")));
+  out.results.set("inputs", inputs_stamp(inputs, args.values("--set"), args.value("--fidelity", "")));
   for (const std::string& note : out.notes) std::cerr << "note: " << note << "\n";
   std::vector<std::string> written;
   if (args.has("--out")) {
@@ -159,7 +161,6 @@ int cmd_run(const std::vector<std::string>& argv) {
     if (!out.trace_json.empty()) files.emplace_back("trace.json", &out.trace_json);
     if (!out.report_html.empty()) files.emplace_back("report.html", &out.report_html);
     const std::string results = out.results.dump(2);
-    const std::vector<std::string> inputs = scenario_input_files(cfg);
     for (const auto& [name, text] : files) refuse_overwriting(dir / name, inputs, "--out");
     std::vector<std::string> names;
     for (const auto& [name, text] : files) names.push_back(name);

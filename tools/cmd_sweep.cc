@@ -149,7 +149,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   // rows beside its 3); a sweep refused at the log (no --resume, another sweep's log) removes
   // nothing.
   options.after_log_opened = [&dir, &inputs] {
-    remove_stale_outputs(dir, {"sweep.csv", "sweep.json", "sweep.html"}, {}, inputs);
+    remove_stale_outputs(dir, {"sweep.csv", "sweep.json", "sweep.html"}, inputs);
   };
   std::error_code ec;
   if (root && args.has("--resume") &&

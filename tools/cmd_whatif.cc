@@ -132,9 +132,11 @@ int cmd_whatif(const std::vector<std::string>& argv) {
                     "simulates the job's days with it)");
   }
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
+  // The files the run reads: recorded in the JSON, and never replaced by whatif.json.
+  const std::vector<std::string> inputs = scenario_input_files(cfg);
   const auto with_notes = [&](report::Json j) {
     j.set("clustersim", report::build_stamp());
-    j.set("inputs", inputs_stamp(cfg, args.values("--set"), fidelity));
+    j.set("inputs", inputs_stamp(inputs, args.values("--set"), fidelity));
     if (notes.empty()) return j;
     report::Json& a = j.set("notes", report::Json::array());
     for (const std::string& n : notes) a.push(n);
@@ -152,7 +154,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
         report::run_flow_variants(variants, hw, report::unfold_per_variant(variants, hw), jobs);
     const report::Json j = with_notes(report::whatif_flow_json(cfg, results));
     report::refuse_saturated_times(cfg, j);
-    const std::string wrote = write_out(args, scenario_input_files(cfg), j);
+    const std::string wrote = write_out(args, inputs, j);
     std::cout << (format == "json" ? j.dump(2) : report::whatif_flow_table(cfg, results) + wrote);
     // A variant that failed leaves the comparison incomplete: exit 2 when the input was at fault
     // (a fault that cuts every path, say), 1 when something else broke.
@@ -169,7 +171,7 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   const report::Json j = with_notes(report::whatif_json(cfg, w));
   report::refuse_saturated_times(cfg, j);
   const std::string text = report::whatif_table(cfg, w);
-  const std::string wrote = write_out(args, scenario_input_files(cfg), j);
+  const std::string wrote = write_out(args, inputs, j);
   std::cout << (format == "json" ? j.dump(2) : text + wrote);
   return 0;
 }

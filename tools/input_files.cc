@@ -55,10 +55,11 @@ std::vector<std::string> scenario_input_files(const ScenarioConfig& cfg) {
   return out;
 }
 
-report::Json inputs_stamp(const ScenarioConfig& cfg, const std::vector<std::string>& sets, const std::string& fidelity) {
+report::Json inputs_stamp(const std::vector<std::string>& inputs, const std::vector<std::string>& sets,
+                          const std::string& fidelity) {
   report::Json j = report::Json::object();
   report::Json& files = j.set("files", report::Json::array());
-  for (const std::string& f : scenario_input_files(cfg)) {
+  for (const std::string& f : inputs) {
     report::Json file = report::Json::object();
     file.set("name", std::filesystem::path(f).filename().string());
     // A regular file's bytes; a pipe or device (process substitution, a FIFO) is not read again

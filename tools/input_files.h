@@ -25,10 +25,11 @@ namespace clustersim::cli {
 std::vector<std::string> scenario_input_files(const ScenarioConfig& cfg);
 
 // What results.json's `inputs` records, so that a results file says what it was computed from:
-// `files` (each of scenario_input_files as {name: the file's name without its folder, digest:
-// file_digest_hex of its bytes}), `set` (the --set overrides in the order given) and, when
-// given, `fidelity` (the --fidelity flag). The same from any directory.
-report::Json inputs_stamp(const ScenarioConfig& cfg, const std::vector<std::string>& sets, const std::string& fidelity);
+// `files` (each of `inputs`, scenario_input_files's list, as {name: the file's name without its
+// folder, digest: file_digest_hex of its bytes}), `set` (the --set overrides in the order given)
+// and, when given, `fidelity` (the --fidelity flag). The same from any directory.
+report::Json inputs_stamp(const std::vector<std::string>& inputs, const std::vector<std::string>& sets,
+                          const std::string& fidelity);
 
 // The sweep file, its base scenario file, and the profile files and request traces that the base
 // and every axis value name, resolved beside the base as the candidates resolve them.

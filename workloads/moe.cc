@@ -769,14 +769,17 @@ std::vector<StageParams> gpu_params_by_stage(const ScenarioConfig& cfg) {
   return out;
 }
 
-// The stage with the most parameters on one GPU.
-StageParams gpu_params(const ScenarioConfig& cfg) {
+// Of `stages`, the one with the most parameters.
+StageParams most_params(const std::vector<StageParams>& stages) {
   StageParams best;
-  for (const StageParams& g : gpu_params_by_stage(cfg)) {
+  for (const StageParams& g : stages) {
     if (g.dense + g.expert > best.dense + best.expert) best = g;
   }
   return best;
 }
+
+// The stage with the most parameters on one GPU.
+StageParams gpu_params(const ScenarioConfig& cfg) { return most_params(gpu_params_by_stage(cfg)); }
 
 // Data-parallel group sizes: the dense part's replicas (dp, and the tp group too under sp) and
 // the experts' (stage GPUs / (ep x expert_tp)).
@@ -820,8 +823,9 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   const int zero = p.zero_stage;
   const double grad_bytes = main_grad_bytes(cfg.training);
   // Each stage's weights, gradients and optimizer state (its activations are added below).
+  const std::vector<StageParams> by_stage = gpu_params_by_stage(cfg);
   std::vector<MemoryEstimate> stages;
-  for (const StageParams& g : gpu_params_by_stage(cfg)) {
+  for (const StageParams& g : by_stage) {
     MemoryEstimate e;
     auto shard = [&](double bytes_per_param, int from_stage) {
       const bool sharded = zero >= from_stage;
@@ -913,7 +917,7 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   }
   e.most_optimizer = most_optimizer;
   // The DP collectives' bytes: the stage with the most parameters (what the time model sends).
-  const StageParams g = gpu_params(cfg);
+  const StageParams g = most_params(by_stage);
   e.params_on_gpu = g.dense + g.expert;
   e.expert_params_on_gpu = g.expert;
   return e;

@@ -240,6 +240,9 @@ int first_bad_character(const std::string& text, std::string& what) {
   return 0;
 }
 
+// Whether `line` starts or ends a YAML document ('---' or '...' at its start).
+bool is_document_marker(const std::string& line) { return line.starts_with("---") || line.starts_with("..."); }
+
 // Where the text's first line of content is indented and a later one is indented less: that
 // later line's number and a sentence with its indent and the first's; {0, ""} when the
 // indentation is consistent. yaml-cpp reads the less indented line as a second document or a stray value, and
@@ -252,7 +255,7 @@ std::pair<int, std::string> first_line_indent_mismatch(const std::string& text) 
     const size_t indent = line.find_first_not_of(' ');
     if (indent == std::string::npos || line[indent] == '#') continue;
     // Document markers and tab-indented lines are said by the other messages.
-    if (line.starts_with("---") || line.starts_with("...") || line[indent] == '\t') return {0, ""};
+    if (is_document_marker(line) || line[indent] == '\t') return {0, ""};
     if (first_indent < 0) {
       first_indent = static_cast<int>(indent);
       first_line = n;
@@ -269,12 +272,12 @@ std::pair<int, std::string> first_line_indent_mismatch(const std::string& text) 
   return {0, ""};
 }
 
-// Whether a line of the text starts or ends a YAML document ('---' or '...' at its start).
+// Whether a line of the text is a document marker.
 bool has_document_marker(const std::string& text) {
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.starts_with("---") || line.starts_with("...")) return true;
+    if (is_document_marker(line)) return true;
   }
   return false;
 }

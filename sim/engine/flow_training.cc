@@ -3,7 +3,6 @@
 #include "sim/engine/flow_training.h"
 
 #include <simgrid/s4u/Engine.hpp>
-#include <xbt/log.h>
 
 #include <algorithm>
 #include <chrono>

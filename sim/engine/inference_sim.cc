@@ -3,7 +3,6 @@
 #include "sim/engine/inference_sim.h"
 
 #include <simgrid/s4u/Engine.hpp>
-#include <xbt/log.h>
 
 #include <algorithm>
 #include <cassert>

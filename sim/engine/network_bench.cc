@@ -3,7 +3,6 @@
 #include "sim/engine/network_bench.h"
 
 #include <simgrid/s4u/Engine.hpp>
-#include <xbt/log.h>
 
 #include <algorithm>
 #include <cstdio>
