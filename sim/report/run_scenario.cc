@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -33,6 +34,9 @@
 
 namespace clustersim::report {
 namespace {
+
+// How often a flow-level run without a terminal prints a progress line.
+constexpr std::chrono::seconds kHeartbeat{60};
 
 int line_of(const ScenarioConfig& cfg, const std::string& key) {
   const auto it = cfg.lines.find(key);
@@ -108,11 +112,19 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     engine::FlowTrainingOptions options;
     if (isatty(STDERR_FILENO)) {
       options.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s\033[K", line.c_str()); };
+    } else {
+      // Without a terminal (CI logs, nohup) a line a minute, so a long run shows it is alive
+      // (until 2026-12-07 such a run printed nothing until it ended).
+      options.progress = [next = std::chrono::steady_clock::now() + kHeartbeat](const std::string& line) mutable {
+        if (std::chrono::steady_clock::now() < next) return;
+        next = std::chrono::steady_clock::now() + kHeartbeat;
+        std::fprintf(stderr, "progress: %s\n", line.c_str());
+      };
     }
     // Said at once, before a long run (terminal or not).
     options.notice = [](const std::string& line) { std::fprintf(stderr, "note: %s\n", line.c_str()); };
     const engine::FlowTrainingResult flow = engine::simulate_training(cfg, hw, options);
-    if (options.progress && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
+    if (isatty(STDERR_FILENO) && flow.wall_seconds >= 2.0) std::fprintf(stderr, "\r\033[K");
     RunOutput out = flow_training_output(cfg, hw, flow);
     add_flow_fold_notes(cfg, flow, out);
     if (flow.congestion) add_training_congestion(*flow.congestion, out);
