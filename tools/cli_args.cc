@@ -35,6 +35,12 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& wi
       flag = a.substr(0, eq);
       value = a.substr(eq + 1);
       inline_value = true;
+    } else if (a[1] != '-' && a.size() > 2 && with_value.count(a.substr(0, 2))) {
+      // A short option with its value attached, as make and ctest take it: -j2 (refused as an
+      // unknown option until 2026-12-07).
+      flag = a.substr(0, 2);
+      value = a.substr(2);
+      inline_value = true;
     }
     if (switches.count(flag)) {
       if (inline_value) throw UsageError{flag + " takes no value"};

@@ -648,6 +648,18 @@ TEST(CliSweep, MoreWorkersThanCpusAreNoted) {
   EXPECT_FALSE(contains(one.err, "worker processes")) << one.err;
 }
 
+// A short option takes its value attached, as make and ctest do (-j2 was an unknown option until
+// 2026-12-07); a bad attached value says so as a separate one does.
+TEST(CliSweep, AShortOptionTakesItsValueAttached) {
+  const Result r = clustersim("sweep tests/unit/sweep/data/small-sweep.yaml --top 0 --no-progress -j1 --out '" +
+                              scratch("attached").string() + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const Result bad = clustersim("sweep tests/unit/sweep/data/small-sweep.yaml --top 0 -jx --out '" +
+                                scratch("attached_bad").string() + "'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_CONTAINS(bad.err, "-j needs a whole number in [1, 1024], got 'x'");
+}
+
 // Since 2026-12-04 (fuzz audit): numbers in flags are plain decimals; messages name what failed.
 TEST(CliUsage, FlagNumbersArePlainAndMessagesSayWhy) {
   for (const char* jobs : {"' 4'", "+4", "0x4", "04"}) {  // 04: taken as 4 until 2026-12-06
