@@ -156,7 +156,7 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   if (n <= 1) return Time::zero();
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / (p.cp * n);
   const double kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  const double head_dim = static_cast<double>(m.hidden) / m.heads;
+  const double d = head_dim(m);
   // The group's ranks per node as placed (a TP group across nodes exchanges over the NICs).
   const Placement pl = placement_of(cfg);
   const coll::GroupLinks g = group_links(n, pl.ranks_per_node(Dim::kTp, cfg.cluster.gpus_per_node), l);
@@ -165,9 +165,10 @@ Time ulysses_exposed(const ScenarioConfig& cfg, const TrainingLinks& l, Time qkv
   // head goes to n / kv ranks, as if there were n (until 2026-12-06 the kv heads were split like
   // the queries, and MQA over tp 8 moved an eighth of its K/V: 0.46 MB for 3.7 a pass).
   const double kv_sent = std::max(kv, static_cast<double>(n));
-  const Bytes qkv_bytes = bytes_of(tokens * (m.hidden + 2.0 * kv_sent * head_dim) * kAct);
+  // Queries, keys and values go out and the attention context (heads x d wide) comes back.
+  const Bytes qkv_bytes = bytes_of(tokens * (query_width(m) + 2.0 * kv_sent * d) * kAct);
   const Time qkv = collective_time(CollectiveOp::kAllToAll, qkv_bytes, g);
-  const Time out = collective_time(CollectiveOp::kAllToAll, bytes_of(tokens * m.hidden * kAct), g);
+  const Time out = collective_time(CollectiveOp::kAllToAll, bytes_of(tokens * query_width(m) * kAct), g);
   const int c = cfg.training.overlap.a2a_chunks;
   const Time pass = fused_a2a_exposed(qkv, lat, qkv_gemm, c) + fused_a2a_exposed(out, lat, out_gemm, c);
   return pass + pass;

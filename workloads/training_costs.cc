@@ -456,7 +456,7 @@ Bytes cp_kv_bytes(const ScenarioConfig& cfg) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
   // KV heads over the TP ranks, a replica of one on each where there are fewer (as the GEMMs).
   const double kv = std::max<double>(m.kv_heads > 0 ? m.kv_heads : m.heads, p.tp);
-  return bytes_of(tokens * 2.0 * kv * (static_cast<double>(m.hidden) / m.heads) * 2.0 / p.tp);
+  return bytes_of(tokens * 2.0 * kv * head_dim(m) * 2.0 / p.tp);
 }
 
 double dp_bucket_params(const ScenarioConfig& cfg, int dp) {

@@ -14,7 +14,7 @@ namespace {
 constexpr double kAct = 2.0;
 
 struct Dims {
-  double b, s, h, a, kv, d, f, l, v;  // kv: KV heads over the TP ranks (at least one a rank)
+  double b, s, h, a, kv, d, q, f, l, v;  // kv: KV heads over the TP ranks (at least one a rank); q = a d
   double t, p, vpp, c, dp;
   bool swiglu;
 };
@@ -30,7 +30,8 @@ Dims dims(const ScenarioConfig& cfg) {
   // KV heads over the TP ranks: with fewer KV heads than ranks each rank holds a replica of one
   // (validated: tp a multiple of kv_heads), not a fraction (until 2026-12-05 kv / tp each).
   x.kv = std::max<double>(m.kv_heads > 0 ? m.kv_heads : m.heads, p.tp);
-  x.d = static_cast<double>(m.hidden) / m.heads;
+  x.d = head_dim(m);
+  x.q = query_width(m);
   x.f = m.ffn_hidden > 0 ? m.ffn_hidden : 4.0 * m.hidden;
   x.l = m.layers;
   x.v = m.vocab;
@@ -48,10 +49,10 @@ double kv_heads(const ModelConfig& m) { return m.kv_heads > 0 ? m.kv_heads : m.h
 
 // GEMM parameters of one layer (weights only): QKV, output projection, MLP.
 double layer_gemm_params(const ModelConfig& m) {
-  const double h = m.hidden;
-  const double qkv_out = h + 2.0 * kv_heads(m) * (h / m.heads);
+  const double h = m.hidden, q = query_width(m);
+  const double qkv_out = q + 2.0 * kv_heads(m) * head_dim(m);
   const double mlp = (m.activation == Activation::kSwiglu ? 3.0 : 2.0) * h * ffn_hidden(m);
-  return h * qkv_out + h * h + mlp;
+  return h * qkv_out + q * h + mlp;
 }
 
 // Attention span per query token used for FLOP counting: whole sequence, or the window.
@@ -64,9 +65,14 @@ double score_matrix_elements(const Dims& x) { return x.b * (x.a / x.t) * (x.s / 
 
 }  // namespace
 
+double head_dim(const ModelConfig& m) {
+  return m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / std::max(1, m.heads);
+}
+double query_width(const ModelConfig& m) { return m.heads * head_dim(m); }
+
 ParamCount count_params(const ModelConfig& m) {
   const double h = m.hidden;
-  const double qkv_out = h + 2.0 * kv_heads(m) * (h / m.heads);
+  const double qkv_out = query_width(m) + 2.0 * kv_heads(m) * head_dim(m);
   ParamCount p;
   if (m.activation == Activation::kSwiglu) {
     // Llama style: no biases, RMSNorm weight only.
@@ -86,7 +92,7 @@ ParamCount count_params(const ModelConfig& m) {
 }
 
 double model_flops_per_token(const ModelConfig& m) {
-  double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden) +
+  double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * query_width(m)) +
                    2.0 * m.hidden * static_cast<double>(m.vocab);
   if (m.moe) forward += 2.0 * moe_extra_active_gemm_params(m);  // active parameters only
   return 3.0 * forward;
@@ -99,16 +105,16 @@ FlopCount iteration_flops(const ScenarioConfig& cfg) {
   out.model = Flops{tokens * model_flops_per_token(m)};
   double extra_per_token = 0;
   if (cfg.training.recompute == Recompute::kFull) {
-    extra_per_token = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * m.hidden) +
+    extra_per_token = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * query_width(m)) +
                       2.0 * moe_extra_active_gemm_params(m);
   } else if (cfg.training.recompute == Recompute::kSelective) {
-    extra_per_token = m.layers * 4.0 * attention_span(m) * m.hidden;
+    extra_per_token = m.layers * 4.0 * attention_span(m) * query_width(m);
   }
   out.hardware = Flops{out.model.n + tokens * extra_per_token};
-  // Per token, 3 x 4 h x (counted span - mean executed span) fewer attention FLOPs a layer.
+  // Per token, 3 x 4 q x (counted span - mean executed span) fewer attention FLOPs a layer.
   const double s = m.seq_len, span = attention_span(m);
   const double causal_span = span < s ? span - span * span / (2.0 * s) : (s + 1.0) / 2.0;
-  out.model_causal = Flops{out.model.n - tokens * 3.0 * m.layers * 4.0 * m.hidden * (span - causal_span)};
+  out.model_causal = Flops{out.model.n - tokens * 3.0 * m.layers * 4.0 * query_width(m) * (span - causal_span)};
   return out;
 }
 
@@ -116,11 +122,11 @@ std::vector<GemmShape> layer_gemms(const ScenarioConfig& cfg) {
   const Dims x = dims(cfg);
   const auto tokens = static_cast<int64_t>(x.b * x.s / x.c);
   const auto h = static_cast<int64_t>(x.h);
-  const auto qkv = static_cast<int64_t>((x.h + 2.0 * x.kv * x.d) / x.t);
+  const auto qkv = static_cast<int64_t>((x.q + 2.0 * x.kv * x.d) / x.t);
   const auto f_per_rank = static_cast<int64_t>(x.f / x.t);
   std::vector<GemmShape> g;
   g.push_back({"qkv", tokens, qkv, h});
-  g.push_back({"attention_out", tokens, h, static_cast<int64_t>(x.h / x.t)});
+  g.push_back({"attention_out", tokens, h, static_cast<int64_t>(x.q / x.t)});
   g.push_back({"mlp_up", tokens, (x.swiglu ? 2 : 1) * f_per_rank, h});
   g.push_back({"mlp_down", tokens, h, f_per_rank});
   return g;
@@ -136,15 +142,15 @@ AttentionFlops layer_attention_flops(const ScenarioConfig& cfg) {
   const double span = attention_span(cfg.model);
   const double q_tokens = x.b * x.s / x.c;
   AttentionFlops a;
-  a.counted = Flops{4.0 * q_tokens * span * x.h / x.t};
+  a.counted = Flops{4.0 * q_tokens * span * x.q / x.t};
   if (!cfg.training.flash_attention) {
-    a.executed = Flops{4.0 * q_tokens * x.s * x.h / x.t};  // the whole s x s matrix, masked after
+    a.executed = Flops{4.0 * q_tokens * x.s * x.q / x.t};  // the whole s x s matrix, masked after
     a.score_elements = score_matrix_elements(x);
   } else if (cfg.model.attention_window > 0 && span < x.s) {
     // Causal sliding window: each query sees up to `span` keys; the first `span` see fewer.
-    a.executed = Flops{4.0 * x.b / x.c * (x.s * span - span * span / 2.0) * x.h / x.t};
+    a.executed = Flops{4.0 * x.b / x.c * (x.s * span - span * span / 2.0) * x.q / x.t};
   } else {
-    a.executed = Flops{4.0 * q_tokens * (x.s + 1.0) / 2.0 * x.h / x.t};  // causal triangle
+    a.executed = Flops{4.0 * q_tokens * (x.s + 1.0) / 2.0 * x.q / x.t};  // causal triangle
   }
   return a;
 }
@@ -206,15 +212,17 @@ Bytes activation_bytes_per_layer(const ScenarioConfig& cfg) {
     return bytes_of(kAct * sbh / sp);  // only the layer input is kept
   }
   // Korthikanti et al. Table 2, per layer in bytes (16-bit activations, 1-byte dropout masks):
-  //   attention: 11 sbh + 5 a s^2 b  ->  2 sbh (norm out) + 2 sbh (Q) + 4 sbh kv/a (K, V)
-  //              + 2 sbh (context) + sbh (dropout mask), + softmax and its dropout: 5 a s^2 b
+  //   attention: 11 sbh + 5 a s^2 b  ->  2 sbh (norm out) + 2 sbq (Q) + 4 sb kv d (K, V)
+  //              + 2 sbq (context) + sbh (dropout mask), + softmax and its dropout: 5 a s^2 b
+  //              (q = a d, hidden unless model.head_dim says otherwise)
   //   MLP:       19 sbh              ->  2 sbh (input) + 4 s b f (two f-wide tensors) + sbh (mask)
   //   norms:     4 sbh
   // Of these, 10 sbh (norm inputs, the two dropout masks, inputs of the first GEMMs) stay whole
   // without sequence parallelism; the rest is split by TP. Flash attention or selective
   // recomputation drops the 5 a s^2 b term; training without dropout (Llama) the masks' 2 sbh.
   const double sbf = x.s / x.c * x.b * x.f;
-  const double split = (2.0 + 4.0 * x.kv / x.a + 2.0) * sbh + (x.swiglu ? 6.0 : 4.0) * sbf;
+  const double sbq = x.s / x.c * x.b * x.q, sbkv = x.s / x.c * x.b * x.kv * x.d;
+  const double split = 2.0 * sbq + 4.0 * sbkv + 2.0 * sbq + (x.swiglu ? 6.0 : 4.0) * sbf;
   const double whole = (cfg.training.dropout ? 10.0 : 8.0) * sbh;
   double bytes = split / x.t + whole / sp;
   const bool keep_scores = !cfg.training.flash_attention && cfg.training.recompute == Recompute::kNone;

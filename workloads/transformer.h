@@ -12,10 +12,16 @@
 
 namespace clustersim::work {
 
+// One attention head's width d: model.head_dim, else hidden / heads; and the query (and
+// attention context) width q = heads x d, which is hidden unless head_dim says otherwise (Qwen3-32B:
+// 64 heads of 128 on a hidden of 5,120, q = 8,192).
+double head_dim(const ModelConfig& m);
+double query_width(const ModelConfig& m);
+
 // Parameter counts (as doubles: 1e12-parameter models are routine).
-// Per layer (GPT, GELU, biases, LayerNorm with bias):
-//   QKV h(h + 2 kv d) + (h + 2 kv d), output h^2 + h, MLP 2hf + f + h, two LayerNorms 4h
-// which for kv = heads and f = 4h is 12h^2 + 13h (Narayanan et al., SC'21, eq. 2).
+// Per layer (GPT, GELU, biases, LayerNorm with bias), q = heads x d:
+//   QKV h(q + 2 kv d) + (q + 2 kv d), output q h + h, MLP 2hf + f + h, two LayerNorms 4h
+// which for kv = heads, q = h and f = 4h is 12h^2 + 13h (Narayanan et al., SC'21, eq. 2).
 // SwiGLU (Llama) models: MLP 3hf, RMSNorm h each, no biases.
 struct ParamCount {
   double per_layer = 0;
@@ -28,7 +34,7 @@ ParamCount count_params(const ModelConfig& m);
 
 // FLOPs of one training iteration over the whole cluster.
 //   model:    3 x forward (forward + backward, no recomputation). Forward per sequence:
-//             sum over layers of 2 s (GEMM parameters) + 4 s s_att h, plus the LM head 2 s h V,
+//             sum over layers of 2 s (GEMM parameters) + 4 s s_att q, plus the LM head 2 s h V,
 //             with s_att = s (Megatron-LM / PaLM convention: the whole score matrix is counted)
 //             or the sliding window. For GPT shapes this is 72 B s l h^2 (1 + s/6h + V/12lh).
 //   hardware: model plus recomputation: full recompute adds one forward of every layer,
@@ -68,7 +74,7 @@ struct BackwardGemms {  // shapes only (names empty)
 BackwardGemms backward_gemms(const GemmShape& fwd);
 
 // Attention-core FLOPs (QK^T and AV) of one layer, one micro-batch, one TP rank, forward.
-//   counted:  4 b s_q s_att (h/tp)        -- for MFU
+//   counted:  4 b s_q s_att (q/tp)        -- for MFU
 //   executed: what the kernel does: causal fused kernels skip masked blocks (about half),
 //             the unfused chain computes the whole matrix.
 struct AttentionFlops {

@@ -146,15 +146,11 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   const ModelConfig& m = cfg.model;
   const ParallelismConfig& p = cfg.parallelism;
   const int kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  if (m.hidden % m.heads != 0) {
-    c.fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) + "); got " + str(m.hidden));
-  }
-  // Training's cost model sizes every head as hidden / heads; a model whose heads are wider or
-  // narrower (Qwen3's 64 heads of 128 on a hidden of 4,096) is served only.
-  if (m.head_dim > 0 && m.head_dim * m.heads != m.hidden) {
-    c.fail("model.head_dim", "training sizes each head as model.hidden / model.heads (" +
-                                 str(m.heads > 0 ? m.hidden / m.heads : 0) + "); a different head_dim (" +
-                                 str(m.head_dim) + ") is read by serving scenarios only: remove it");
+  // Heads of hidden / heads unless model.head_dim sizes them (since 2026-12-07 in training too:
+  // before, training refused a head_dim whose heads did not make up the hidden size, as Qwen3's).
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    c.fail("model.hidden", "must be divisible by model.heads (" + str(m.heads) +
+                               ") unless model.head_dim is given; got " + str(m.hidden));
   }
   if (kv > m.heads || m.heads % kv != 0) {
     c.fail("model.kv_heads", "must divide model.heads (" + str(m.heads) + "); got " + str(kv));

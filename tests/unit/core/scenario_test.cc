@@ -450,12 +450,13 @@ TEST(ScenarioErrors, ANameWithALineBreakIsRefused) {
   EXPECT_TRUE(contains(error_at(block, "model.name").message, "has a line break")) << block.size();
 }
 
-// model.head_dim is for serving models whose heads are not hidden / heads wide; training sizes
-// heads as hidden / heads and refuses another value (accepts the same one).
-TEST(ScenarioErrors, TrainingRefusesAHeadDimOtherThanHiddenOverHeads) {
-  const auto errors = errors_of(tiny_with({{"  heads: 16\n", "  heads: 16\n  head_dim: 128\n"}}));
-  EXPECT_TRUE(contains(error_at(errors, "model.head_dim").message, "read by serving scenarios only")) << errors.size();
-  EXPECT_NO_THROW(load_text(tiny_with({{"  heads: 16\n", "  heads: 16\n  head_dim: 64\n"}})));
+// model.head_dim sizes heads that are not hidden / heads wide, in training too since 2026-12-07
+// (refused before); without it the hidden size must split into the heads.
+TEST(ScenarioErrors, AHiddenSizeThatDoesNotSplitIntoHeadsNeedsAHeadDim) {
+  EXPECT_EQ(load_text(tiny_with({{"  heads: 16\n", "  heads: 16\n  head_dim: 128\n"}})).model.head_dim, 128);
+  const auto errors = errors_of(tiny_with({{"  hidden: 1024\n", "  hidden: 1000\n"}}));
+  EXPECT_TRUE(contains(error_at(errors, "model.hidden").message, "unless model.head_dim is given")) << errors.size();
+  EXPECT_NO_THROW(load_text(tiny_with({{"  hidden: 1024\n", "  hidden: 1000\n"}, {"  heads: 16\n", "  heads: 16\n  head_dim: 64\n"}})));
 }
 
 TEST(ScenarioErrors, SeveralReadErrorsAtOnce) {

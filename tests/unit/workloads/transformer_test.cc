@@ -222,6 +222,33 @@ TEST(LayerGemms, GqaSwigluShapesSumToTheGemmParameters) {
   EXPECT_DOUBLE_EQ(weights, 855'638'016.0);
 }
 
+// Heads wider than hidden / heads (model.head_dim; training refused them until 2026-12-07).
+// Qwen3-32B (Hugging Face config.json): l 64, h 5120, 64 heads of 128 (q = 8192), 8 KV heads,
+// f 25600, V 151936, untied head:
+//   QKV h (q + 2 x 8 x 128) = 5120 x 10240 = 52,428,800; output q h = 41,943,040;
+//   MLP 3hf = 393,216,000; norms 2h = 10,240 -> layer 487,598,080
+//   total = 64 x 487,598,080 + 2 x 151936 x 5120 + 5120 = 32,762,106,880: the model card's 32.8B
+//   (its per-head q and k RMSNorms, 256 a layer, left out).
+TEST(CountParams, WideHeadsCountTheirOwnWidth) {
+  ModelConfig m = llama(64, 5120, 64, 8, 25600, 151936, 4096);
+  m.head_dim = 128;
+  const ParamCount p = count_params(m);
+  EXPECT_DOUBLE_EQ(p.per_layer, 487'598'080.0);
+  EXPECT_DOUBLE_EQ(p.total, 32'762'106'880.0);
+  // Attention's core per token and layer: 4 s q, not 4 s h.
+  ModelConfig narrow = m;
+  narrow.head_dim = 0;  // 80-wide heads, q = h
+  const double core_gap = model_flops_per_token(m) - model_flops_per_token(narrow);
+  const double gemm_gap = 3.0 * 64 * 2.0 * (count_params(m).per_layer - count_params(narrow).per_layer);
+  EXPECT_NEAR(core_gap - gemm_gap, 3.0 * 64 * 4.0 * 4096 * (8192 - 5120), 1e-3 * core_gap);
+  // The GEMMs on tp 8: qkv (q + 2 kv d) / 8 = 1280 columns, the output projection 8192 / 8 rows.
+  const ScenarioConfig cfg = scenario(m, 8, 8, 1, 1);
+  const std::vector<GemmShape> g = layer_gemms(cfg);
+  EXPECT_EQ(g[0].n, 1280);
+  EXPECT_EQ(g[1].k, 1024);
+  EXPECT_EQ(g[1].n, 5120);
+}
+
 TEST(LayerGemms, FewerKvHeadsThanTpRanksAreReplicated) {
   // One KV head (multi-query) over tp 8: each rank computes the head's K and V whole, a replica,
   // not an eighth of it: QKV columns h / 8 + 2 d (until 2026-12-05 (h + 2 d) / 8).
