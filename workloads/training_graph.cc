@@ -426,8 +426,13 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const double chunk_params = c.params_on_gpu / vpp;
   const int buckets = std::max(1, static_cast<int>(std::ceil(chunk_params / std::max(1.0, c.bucket_params))));
   const double grad_bytes = grad_bytes_per_value(cfg.training);
-  const Bytes bucket_grads = bytes_of(chunk_params / buckets * grad_bytes);
-  const Bytes bucket_weights = bytes_of(chunk_params / buckets * 2.0);
+  // The first stage's first chunk holds the input embedding in its last bucket (reduced last,
+  // gathered first): that bucket at least the embedding's share, the others even over the rest.
+  const double embedding_share = embedding_bucket_share(cfg, chunk_params, buckets);
+  const auto bucket_params = [&](int s, int ch, bool embedding_bucket) {
+    if (s != 0 || ch != 0 || buckets <= 1) return chunk_params / buckets;
+    return embedding_bucket ? embedding_share * chunk_params : (1.0 - embedding_share) * chunk_params / (buckets - 1);
+  };
   const bool dp_overlap_reduce = ov.dp_grad_reduce;
   const bool gather_at_start = dense_sync && gathers_weights_each_step(p) && ov.dp_param_gather;
   const CollectiveOp reduce_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
@@ -459,9 +464,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     }
   }
   // Stage s's gathers: one dense bucket, and a `share` of the expert parameters over their group.
-  const auto dense_gather = [&](int s) {
-    return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather, bucket_weights,
-                         c.dp_latency_gather, dp_set[s]);
+  const auto dense_gather = [&](int s, int ch, int j) {
+    return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
+                         bytes_of(bucket_params(s, ch, j == 0) * 2.0), c.dp_latency_gather, dp_set[s]);
   };
   const auto expert_gather = [&](int s, double share) {
     return Builder::comm(OpRole::kDpGather, Stream::kDp, group_of(s, 0), CollectiveOp::kAllGather,
@@ -476,7 +481,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         dp_prev[s] = id;
         if (first_gather[s][ch] < 0) first_gather[s][ch] = id;
       };
-      for (int j = 0; gather_at_start && j < buckets; ++j) chain(dense_gather(s));
+      for (int j = 0; gather_at_start && j < buckets; ++j) chain(dense_gather(s, ch, j));
       if (experts_at_start && edp_set[s] >= 0 && expert_share[s][ch] > 0) {
         // Megatron-LM's forward pre-hook waits for the bucket that holds a module's parameters,
         // so the first forward's layers use their experts as they arrive and the pass ends no
@@ -952,7 +957,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       for (const Piece& piece : pieces) {
         Op op = piece.expert ? Builder::comm(OpRole::kDpReduce, Stream::kDp, g0, reduce_op, bytes_of(expert_bytes),
                                              c.edp_latency_reduce, edp_set[s])
-                             : Builder::comm(OpRole::kDpReduce, Stream::kDp, g0, reduce_op, bucket_grads,
+                             : Builder::comm(OpRole::kDpReduce, Stream::kDp, g0, reduce_op,
+                                             bytes_of(bucket_params(s, ch, piece.index == buckets - 1) * grad_bytes),
                                              c.dp_latency_reduce, dp_set[s]);
         op.chunk = ch;
         const int32_t id = b.add(op);
@@ -1022,7 +1028,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
       };
       for (int ch = 0; dense_sync && ch < vpp; ++ch) {
         for (int j = 0; j < buckets; ++j) {
-          Op op = dense_gather(s);
+          Op op = dense_gather(s, ch, j);
           op.chunk = ch;
           chain(op);
         }

@@ -91,6 +91,12 @@ ParamCount count_params(const ModelConfig& m) {
   return p;
 }
 
+double embedding_bucket_share(const ScenarioConfig& cfg, double chunk_params, int64_t buckets) {
+  if (buckets <= 1 || chunk_params <= 0) return 1.0;
+  const double embedding = count_params(cfg.model).embedding / cfg.parallelism.tp;
+  return std::clamp(embedding / chunk_params, 1.0 / static_cast<double>(buckets), 1.0);
+}
+
 double model_flops_per_token(const ModelConfig& m) {
   double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * query_width(m)) +
                    2.0 * m.hidden * static_cast<double>(m.vocab);

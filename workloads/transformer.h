@@ -32,6 +32,16 @@ struct ParamCount {
 };
 ParamCount count_params(const ModelConfig& m);
 
+// The share of a chunk's gradient reduction (or parameter gather) in its last (first) bucket, for
+// the chunk that holds the input embedding (the first stage's first): Megatron-LM buckets the
+// parameters in reverse order, so the embedding, the first module forward and the last gradient
+// backward, closes the last bucket (a tied one has its own), ready only once backward ends and
+// gathered first for the forward. `chunk_params` and `buckets` as the level splits the chunk;
+// at least 1 / buckets, at most 1. Until 2026-12-07 every bucket was an even share, and a small
+// model's large embedding reduced under its layers' backward (QA: 525M embedding parameters among
+// 740M, 10% of the step).
+double embedding_bucket_share(const ScenarioConfig& cfg, double chunk_params, int64_t buckets);
+
 // FLOPs of one training iteration over the whole cluster.
 //   model:    3 x forward (forward + backward, no recomputation). Forward per sequence:
 //             sum over layers of 2 s (GEMM parameters) + 4 s s_att q, plus the LM head 2 s h V,

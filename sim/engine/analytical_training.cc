@@ -709,12 +709,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     // flow level's graph), so its share is one dense bucket's and one MoE layer's expert part
     // (since 2026-12-07; before, one dense bucket's share of both, the whole reduction where the
     // dense parameters fill one bucket: 7.66 ms exposed on 16 GPUs, ep 8, where the graph shows 3.9).
-    const double bucket_share =
-        moe_dp && moe_dp->reduce > Time::zero()
-            ? std::min(1.0, ((1.0 / static_cast<double>(p.vpp * buckets_per_chunk)) * moe_dp->reduce_dense +
-                             (1.0 / std::max(1, moe_dp->expert_layers)) * moe_dp->reduce_expert) /
-                                moe_dp->reduce)
-            : 1.0 / static_cast<double>(p.vpp * buckets_per_chunk);
+    // The first stage's (the last to end its backward) last bucket holds the input embedding
+    // (work::embedding_bucket_share: at least its share of the chunk, as the flow level's graph).
+    const auto last_bucket_share = [&](double dense_share) {
+      return moe_dp && moe_dp->reduce > Time::zero()
+                 ? std::min(1.0, (dense_share * moe_dp->reduce_dense +
+                                  (1.0 / std::max(1, moe_dp->expert_layers)) * moe_dp->reduce_expert) /
+                                     moe_dp->reduce)
+                 : dense_share;
+    };
+    const double bucket_share = last_bucket_share(1.0 / static_cast<double>(p.vpp * buckets_per_chunk));
+    const double first_stage_share =
+        last_bucket_share(work::embedding_bucket_share(cfg, synced / p.vpp, buckets_per_chunk) / p.vpp);
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
     // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights, over
@@ -784,15 +790,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     const Time gather_pass = (1.0 / p.vpp) * fwd_free;
     const bool gather_overlaps = cfg.training.overlap.dp_param_gather && work::gathers_weights_each_step(p);
     // Stage s's {after its last backward pass, before its first forward pass}.
-    const auto exposed = [&](const DpTimes& t) {
-      const Time r = cfg.training.overlap.dp_grad_reduce ? chunked_dp_exposed(t.reduce, reduce_pass, p.pp, p.vpp, bucket_share)
+    const auto exposed = [&](const DpTimes& t, int s) {
+      const double share = s == 0 ? first_stage_share : bucket_share;
+      const Time r = cfg.training.overlap.dp_grad_reduce ? chunked_dp_exposed(t.reduce, reduce_pass, p.pp, p.vpp, share)
                                                          : t.reduce;
       if (!gather_overlaps) return std::pair{r, t.gather};
-      return std::pair{r, chunked_dp_exposed(t.gather, gather_pass, p.pp, p.vpp, bucket_share)};
+      return std::pair{r, chunked_dp_exposed(t.gather, gather_pass, p.pp, p.vpp, share)};
     };
-    const auto [end, start] = exposed(worst_stage);
-    est.dp_end.assign(static_cast<size_t>(p.pp), end);
-    est.dp_start.assign(static_cast<size_t>(p.pp), start);
+    est.dp_end.resize(static_cast<size_t>(p.pp));
+    est.dp_start.resize(static_cast<size_t>(p.pp));
+    for (int s = 0; s < p.pp; ++s) {
+      std::tie(est.dp_end[static_cast<size_t>(s)], est.dp_start[static_cast<size_t>(s)]) = exposed(worst_stage, s);
+    }
     est.dp_end_pass = reduce_pass;
     // A gather not overlapped runs once every stage has reduced and the update is done, all
     // stages' at once: the latest reduction's end, then the slowest gather, none with room (before
@@ -818,7 +827,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       for (int s = 0; s < p.pp; ++s) {
         const size_t i = static_cast<size_t>(s);
         const DpTimes& t = priced_at(dense_c[i], experts ? expert_c[i] : 1.0);
-        std::tie(end_of[i], start_of[i]) = exposed(t);
+        std::tie(end_of[i], start_of[i]) = exposed(t, s);
         reduce_of[i] = t.reduce;
       }
       // The stages' reductions do not all run at once: stage s's starts s backward chunk passes
@@ -851,7 +860,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                             : expert_loads && !expert_loads->of_stage.empty() ? std::min(expert_c[i], expert_loads->contention(s, weight))
                                                                               : expert_c[i];
           const DpTimes& t = priced_at(dc, ec);
-          end_of[i] = exposed(t).first;
+          end_of[i] = exposed(t, s).first;
           next[i] = t.reduce;
         }
         reduce_of = std::move(next);
