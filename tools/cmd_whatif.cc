@@ -30,8 +30,8 @@ slow hosts or GPUs (when several do) all but that stage's; each reports the slow
 lost, the rank groups with the most compute on the critical path and the degraded and most loaded
 links; failed or degraded fabric elements of network.faults are one more source there, `links`
 (the baseline has none; the analytical level has no per-link view and refuses them). Both levels
-end with the cause: the stage whose slow hosts cost the most, or the degraded links when
-repairing them regains more. Training scenarios only: a network microbenchmark (`traffic:`) or a
+end with the cause: the repair that regains the most (a stage's slow hosts, another source, or
+the degraded links). Training scenarios only: a network microbenchmark (`traffic:`) or a
 serving scenario (`inference:`) is refused; price their network.faults with `clustersim run`.
 
 options:

@@ -516,22 +516,26 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     while (replicas.count(plain)) ++plain;
     consider(plain, lc, unit, no_extra);
   }
-  // Degraded NICs that slow the step through its collectives alone (no replica's pipeline is
-  // slower): the cell behind the first of them is the critical one, as the cause names it (until
-  // 2026-12-07 replica and stage read -1 while the step doubled; QA).
-  if (out.critical.replica < 0 && nic_cell && out.communication_delta > Time::zero()) {
+  out.pipeline_delta = worst - nominal;
+  // Where ZeRO-3's per-pass gathers pace the step, a slower pipeline first fills their slack, and
+  // a faster one (uneven stages) does not shorten the step.
+  const Time paced_delta = est.gather_slack > Time::zero() ? max(Time::zero(), out.pipeline_delta - est.gather_slack)
+                                                           : out.pipeline_delta;
+  // Degraded NICs that slow the step through its collectives more than any replica's pipeline is
+  // slowed: the cell behind the first of them is the critical one, as the cause names it (until
+  // 2026-12-07 replica and stage read -1 while the step doubled; QA; and until later that day only
+  // where no pipeline was slowed: a NIC at 1% beside slow hosts added 74.6 s to the step against
+  // the hosts' 0.17 s, and the critical path named a slow host).
+  if (nic_cell && out.communication_delta > Time::zero() &&
+      (out.critical.replica < 0 || out.communication_delta > paced_delta)) {
     CriticalPath& cp = out.critical;
+    if (cp.replica != nic_cell->first) cp.slow_stages.clear();  // another replica's
     cp.replica = nic_cell->first;
     cp.stage = nic_cell->second;
     cp.hosts = {nic_host};
     cp.stage_time = stage_time(nominal_chunks, pp, cp.stage);
     cp.by_nics = true;
   }
-  out.pipeline_delta = worst - nominal;
-  // Where ZeRO-3's per-pass gathers pace the step, a slower pipeline first fills their slack, and
-  // a faster one (uneven stages) does not shorten the step.
-  const Time paced_delta = est.gather_slack > Time::zero() ? max(Time::zero(), out.pipeline_delta - est.gather_slack)
-                                                           : out.pipeline_delta;
   out.iteration = est.iteration + paced_delta + out.communication_delta;
   out.mfu = est.mfu * (est.iteration / out.iteration);
   if (sc.variation) {

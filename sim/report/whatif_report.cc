@@ -156,9 +156,9 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
                   int draws) {
   const std::vector<std::string> sources = engine::straggler_sources(cfg.stragglers);
   const std::vector<int> stages = slows_units(cfg) ? slow_stages(cfg) : std::vector<int>{};
-  // Each source and each slowed stage alone and removed, and the draws; the variants replay no
-  // more than the whole.
-  const int runs = 1 + 2 * static_cast<int>(sources.size() + stages.size()) + (draws > 1 ? draws : 0);
+  // Each source and each slowed stage alone and removed, then removed beside the cause's repair
+  // (the next repair), and the draws; the variants replay no more than the whole.
+  const int runs = 2 + 3 * static_cast<int>(sources.size() + stages.size()) + (draws > 1 ? draws : 0);
   engine::check_replay_work(cfg, "stragglers", runs, runs * engine::replay_passes(cfg),
                             "the what-if's " + std::to_string(runs - (draws > 1 ? draws : 0)) + " variants" +
                                 (draws > 1 ? " and " + std::to_string(draws) + " draws" : std::string()),
@@ -179,7 +179,6 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
   }
   // By stage: the slow hosts and GPUs of each stage alone, and repaired with the rest still slow
   // (none when they slow nothing: a slowdown of 1 still places them).
-  const WhatIfStage* top = nullptr;
   for (const int stage : stages) {
     WhatIfStage st;
     st.stage = stage;
@@ -190,59 +189,84 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
     st.saved_if_removed = w.all.iteration - engine::simulate_stragglers(without_stage(cfg, stage), hw, level).iteration;
     w.stages.push_back(st);
   }
-  // The cause: the stage whose slow hosts alone cost the most (ties: the one whose repair saves
-  // more, then the later stage). The iteration waits for the slowest replica, so costs do not
-  // add up: repairing one stage leaves the next costliest.
+  // The cause: the repair that regains the most, every other straggler left in place: a stage's
+  // slow hosts and GPUs, or another source (degraded NICs, uneven stages, a sequence imbalance);
+  // ties go to what costs more alone, then to the later stage. The iteration waits for the slowest
+  // replica, so costs do not add up: where two replicas are as slow, repairing either regains
+  // nothing. Until 2026-12-07 the stage whose slow hosts cost the most alone (QA: hosts 1 and 17
+  // on stage 1 and host 15 on stage 15 of the 405B job at 1.2x named host 15, whose repair
+  // regains 0.84 of the 4.44 points lost, where repairing stage 1 regains 3.36).
+  struct Repair {
+    std::string words;  // "the slow host 15 on stage 15 of 16", "the straggler source 'nics'"
+    Time saved;
+    Time alone;         // the iteration with it alone
+    double alone_lost;  // MFU points lost with it alone
+    int stage;          // -1 for a source
+    bool one;           // a single host or GPU (or a source): "it", else "them"
+    std::string source; // the source's name (empty for a stage)
+  };
+  // `c` with the repair made.
+  const auto repaired = [](const ScenarioConfig& c, const Repair& r) {
+    if (r.stage >= 0) return without_stage(c, r.stage);
+    ScenarioConfig out = c;
+    out.stragglers = engine::without_source(c.stragglers, r.source);
+    return out;
+  };
+  std::vector<Repair> repairs;
   for (const WhatIfStage& st : w.stages) {
-    if (!top || st.alone.iteration > top->alone.iteration ||
-        (st.alone.iteration == top->alone.iteration && st.saved_if_removed >= top->saved_if_removed)) {
-      top = &st;
-    }
+    repairs.push_back({"the slow " + units_words(st.hosts, st.gpus) + " on " + stage_words(cfg, st.stage),
+                       st.saved_if_removed, st.alone.iteration, st.alone.baseline_mfu - st.alone.mfu, st.stage,
+                       st.hosts.size() + st.gpus.size() == 1, ""});
   }
-  // Another source (degraded NICs, uneven stages, a sequence imbalance) may cost more alone than
-  // any stage's slow hosts: then it is the cause, and the slow hosts are not "the rest".
-  // Only sources that cost something count (a configured one may cost nothing).
-  const WhatIfRow* top_source = nullptr;
   bool others = false;
   for (const WhatIfRow& row : w.rows) {
-    if (row.source == "hosts" || row.source == "gpus" || row.saved_if_removed <= Time::zero()) continue;
+    if (row.source == "hosts" || row.source == "gpus") continue;
+    // A configured source may cost nothing (GPU speed variation is no remedy either way).
+    if (row.saved_if_removed <= Time::zero() && row.alone.iteration <= row.alone.baseline) continue;
     others = true;
-    if (!top_source || row.alone.iteration > top_source->alone.iteration) top_source = &row;
+    repairs.push_back({"the straggler source '" + row.source + "'", row.saved_if_removed, row.alone.iteration,
+                       row.alone.baseline_mfu - row.alone.mfu, -1, true, row.source});
   }
+  std::stable_sort(repairs.begin(), repairs.end(), [](const Repair& x, const Repair& y) {
+    if (x.saved != y.saved) return x.saved > y.saved;
+    if (x.alone != y.alone) return x.alone > y.alone;
+    return x.stage > y.stage;
+  });
   // MFU points lost, and regained by removing what saves `saved` of the iteration.
   const double lost = w.all.baseline_mfu - w.all.mfu;
   const auto regained_by = [&w](Time saved) { return mfu_regained(w.all, saved); };
-  if (top_source && (!top || top_source->alone.iteration > top->alone.iteration) && w.all.iteration > w.all.baseline) {
-    const double regained = regained_by(top_source->saved_if_removed);
-    w.cause = "the straggler source '" + top_source->source + "': " +
-              mfu_points(top_source->alone.baseline_mfu - top_source->alone.mfu) + " lost with it alone; removing it " +
-              "regains " + mfu_points(regained) + " of the " + mfu_points(lost) + " lost";
-    // What repairing slow hosts and GPUs would regain on top (GPU speed variation is no remedy):
-    // the stage whose repair regains the most.
-    const WhatIfStage* best = nullptr;
-    for (const WhatIfStage& st : w.stages) {
-      if (st.saved_if_removed > Time::zero() && (!best || st.saved_if_removed > best->saved_if_removed)) best = &st;
+  if (!repairs.empty() && w.all.iteration > w.all.baseline) {
+    const Repair& top = repairs.front();
+    const double regained = regained_by(top.saved);
+    const std::string it = top.one ? "it" : "them";
+    w.cause = top.words + ": " + (top.stage < 0 ? "removing " : "repairing ") + it + " regains " + mfu_points(regained) +
+              " of the " + mfu_points(lost) + " lost (" + mfu_points(top.alone_lost) + " lost with " + it + " alone)";
+    if (top.saved <= Time::zero()) {
+      w.cause += "; no single repair regains anything: the iteration waits for the slowest replica, and more than one "
+                 "is as slow (repair them together: see 'stages' and 'sources')";
+    } else if (repairs.size() > 1 && regained < lost - 5e-5) {
+      // The next repair once this one is made: the one that then regains the most (the iteration
+      // waits for the slowest replica, so what regains nothing before can regain after).
+      const ScenarioConfig after = repaired(cfg, top);
+      const Time after_iteration = engine::simulate_stragglers(after, hw, level).iteration;
+      const Repair* next = nullptr;
+      Time next_saved;
+      for (size_t i = 1; i < repairs.size(); ++i) {
+        const Time saved = after_iteration - engine::simulate_stragglers(repaired(after, repairs[i]), hw, level).iteration;
+        if (saved > next_saved) {
+          next = &repairs[i];
+          next_saved = saved;
+        }
+      }
+      if (next) {
+        w.cause += "; then " + next->words + " (" + (next->stage < 0 ? "removing " : "repairing ") +
+                   (next->one ? "it" : "them") + " too regains " +
+                   mfu_points(w.all.baseline_mfu * (w.all.baseline / (after_iteration - next_saved)) -
+                              w.all.baseline_mfu * (w.all.baseline / after_iteration)) +
+                   ")";
+      }
+      if (others && repairs.size() > 2) w.cause += "; the others in 'stages' and 'sources'";
     }
-    if (best) {
-      w.cause += "; repairing the slow " + units_words(best->hosts, best->gpus) + " on " + stage_words(cfg, best->stage) +
-                 " regains " + mfu_points(regained_by(best->saved_if_removed));
-    }
-  } else if (top && w.all.iteration > w.all.baseline) {
-    const double regained = regained_by(top->saved_if_removed);
-    const bool one = top->hosts.size() + top->gpus.size() == 1;
-    w.cause = "the slow " + units_words(top->hosts, top->gpus) + " on " + stage_words(cfg, top->stage) + ": " +
-              mfu_points(top->alone.baseline_mfu - top->alone.mfu) + " lost with " + (one ? "it" : "them") +
-              " alone; repairing " + (one ? "it" : "them") + " regains " + mfu_points(regained) + " of the " +
-              mfu_points(lost) + " lost";
-    const WhatIfStage* next = nullptr;
-    for (const WhatIfStage& st : w.stages) {
-      if (&st != top && (!next || st.alone.iteration > next->alone.iteration)) next = &st;
-    }
-    if (next && regained < lost - 5e-5) {
-      w.cause += ", the rest is the slow " + units_words(next->hosts, next->gpus) + " on stage " + std::to_string(next->stage) +
-                 " (alone " + mfu_points(next->alone.baseline_mfu - next->alone.mfu) + "), which the iteration then waits for";
-    }
-    if (others && regained < lost - 5e-5) w.cause += std::string(next ? "," : ";") + " and the other sources (see 'sources')";
   }
   // Slow hosts or GPUs that slow nothing: say so as the cause (it was empty, 2026-12-05).
   if (const std::vector<std::string> inert = inert_straggler_notes(cfg);
@@ -647,23 +671,30 @@ FlowSummary flow_summary(const ScenarioConfig& cfg, const std::vector<FlowVarian
     if (const auto g = engine::slow_units_by_stage(cfg, "gpus"); g.count(stage)) gpus = g.at(stage);
   }
   // Another source (GPU speed variation, degraded NICs, uneven stages, a sequence imbalance)
-  // that costs more alone than the slow hosts and GPUs: the cause, as at the analytical level,
-  // followed by what repairing the slow hosts regains.
+  // whose removal regains more than repairing the slow hosts and GPUs: the cause, as at the
+  // analytical level, followed by what repairing the slow hosts regains (until 2026-12-07 the
+  // source that cost more alone: QA, a degraded NIC whose removal regained 0.45 points lost to
+  // host 44's 0.07 because the hosts cost more alone).
   const bool several = sources.size() > 1;
+  const auto regain_without = [&](const std::string& source) {
+    if (!several) return base.mfu - all->mfu;
+    const FlowVariant* rest = find_variant(variants, "all but " + source);
+    return rest ? rest->mfu - all->mfu : 0.0;
+  };
   std::string top_source;
-  double top_alone = 0, compute_alone = 0;
+  double top_alone = 0, top_regain = 0, compute_regain = std::max(regained, 0.0);
   for (const std::string& source : sources) {
     const FlowVariant* v = several ? find_variant(variants, source) : all;
     if (!v) continue;
-    const double alone = base.mfu - v->mfu;
     if (source == "hosts" || source == "gpus") {
-      compute_alone = std::max(compute_alone, alone);
-    } else if (alone > top_alone) {
-      top_alone = alone;
+      if (!repaired) compute_regain = std::max(compute_regain, regain_without(source));
+    } else if (const double r = regain_without(source); r > top_regain || (r == top_regain && base.mfu - v->mfu > top_alone)) {
+      top_regain = r;
+      top_alone = base.mfu - v->mfu;
       top_source = source;
     }
   }
-  if (!top_source.empty() && top_alone > compute_alone) {
+  if (!top_source.empty() && top_regain > compute_regain) {
     out.cause = "the straggler source '" + top_source + "': " + mfu_points(top_alone) + " lost with it alone";
     if (const FlowVariant* rest = several ? find_variant(variants, "all but " + top_source) : nullptr) {
       out.cause += "; removing it regains " + mfu_points(rest->mfu - all->mfu) + " of the " +

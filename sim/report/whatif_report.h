@@ -57,7 +57,7 @@ struct WhatIf {
   engine::StragglerImpact all;
   std::vector<WhatIfRow> rows;
   std::vector<WhatIfStage> stages;  // stages holding a slow host or GPU, by stage
-  std::string cause;                // the stage whose slow hosts cost the most, in words
+  std::string cause;                // the repair that regains the most, in words
   WhatIfDraws draws;                // count 0 unless run_whatif was asked for draws
 };
 // The `placements` / `draws` block of results.json, and its lines in a summary.
