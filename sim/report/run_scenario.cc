@@ -334,11 +334,30 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
                     std::to_string(cfg.parallelism.tp) +
                     ") when --expert-tensor-parallel-size is not given: give parallelism.expert_tp to say which");
   }
+  // Every layer's MLP its experts, sized by expert_ffn_hidden: the dense width prices nothing (QA,
+  // 2026-12-07: Qwen3-30B-A3B's ffn_hidden 6144 or 99999 gave the same run, without a word).
+  if (cfg.given.count("model.ffn_hidden") && m.expert_ffn_hidden > 0 && m.expert_ffn_hidden != cfg.model.ffn_hidden &&
+      m.first_dense_layers == 0 && m.moe_layer_frequency <= 1) {
+    notes.push_back("model.ffn_hidden is not used: every layer of this model is an MoE layer, whose experts are " +
+                    std::to_string(m.expert_ffn_hidden) + " wide (model.moe.expert_ffn_hidden)");
+  }
   if (m.routing != MoeRouting::kZipf && cfg.given.count("model.moe.zipf_s")) {
     notes.push_back(std::string("model.moe.zipf_s is used only with model.moe.routing: zipf (routing is ") +
                     to_string(m.routing) + ")");
   }
   if (cfg.inference) return;
+  // Fine-grained experts over several nodes: the dispatch priced is Megatron-LM's (a copy per
+  // token-expert pair that leaves the GPU); DeepEP's node-limited dispatch, as DeepSeek-V3 trains,
+  // sends a token once per destination node, to at most 4: said in the run, not only in the docs
+  // (QA, 2026-12-07: a DeepSeek-V3-like plan read 38.8% of its step in all-to-all, no word).
+  const int domain = cfg.parallelism.ep * cfg.parallelism.expert_tp;
+  if (m.top_k >= 4 && domain > cfg.cluster.gpus_per_node) {
+    notes.push_back("the expert all-to-all sends a copy of each token to every GPU holding one of its " +
+                    std::to_string(m.top_k) + " experts, as Megatron-LM's alltoall dispatcher does; its expert domains of " +
+                    std::to_string(domain) + " GPUs span nodes, where DeepEP's node-limited dispatch (DeepSeek-V3) "
+                    "sends a token once per destination node, to at most 4: for such a dispatcher the all-to-all "
+                    "time here is an upper bound (scenarios/README.md, model.moe.experts)");
+  }
   if (cfg.given.count("training.overlap.a2a_chunks") && cfg.parallelism.ep * cfg.parallelism.expert_tp == 1) {
     notes.push_back("training.overlap.a2a_chunks is not used: with ep 1 and expert_tp 1 there is no expert all-to-all "
                     "to overlap");

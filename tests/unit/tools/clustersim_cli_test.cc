@@ -427,6 +427,15 @@ TEST(CliRun, KeysTheLevelDoesNotUseAreNoted) {
   const Result block = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set training.parallel_block=true");
   EXPECT_EQ(block.code, 0) << block.err;
   EXPECT_CONTAINS(block.err, "note: training.parallel_block is not used: every layer of this model is an MoE layer");
+  // The dense width where every layer's MLP is its experts, and fine-grained experts whose
+  // all-to-all spans nodes (both silent until 2026-12-07; QA).
+  const Result fine = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set model.moe.experts=64 --set model.moe.top_k=8 "
+                                 "--set parallelism.ep=16 --set model.ffn_hidden=1000 --set model.moe.expert_ffn_hidden=1792");
+  EXPECT_EQ(fine.code, 0) << fine.err;
+  EXPECT_CONTAINS(fine.err, "note: model.ffn_hidden is not used: every layer of this model is an MoE layer, whose experts are 1792 wide");
+  EXPECT_CONTAINS(fine.err, "its expert domains of 16 GPUs span nodes, where DeepEP's node-limited dispatch");
+  const Result in_node = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --set model.moe.experts=64 --set model.moe.top_k=8");
+  EXPECT_EQ(in_node.err.find("DeepEP"), std::string::npos) << in_node.err;
   // A reliability study timed at the flow level runs the solver it names: no note.
   const Result lmm = clustersim("run scenarios/faults-16k-30d.yaml --set network.solver=lmm --format json");
   EXPECT_CONTAINS(lmm.err, "note: network.solver is not used by the analytical training level");
