@@ -34,6 +34,25 @@ Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const Hardw
   return hw.eff.kernel_launch + Time::s(flops / rate);
 }
 
+Time grouped_gemm_time(const std::vector<GemmProblem>& problems, Precision precision, const HardwareProfile& hw) {
+  const Efficiencies& e = hw.eff;
+  int64_t tiles = 0;
+  double padded = 0;  // the problems' work at their own tile and inner-loop efficiency
+  for (const GemmProblem& g : problems) {
+    if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
+    const int64_t tm = ceil_div(g.m, e.gemm_tile_m), tn = ceil_div(g.n, e.gemm_tile_n);
+    tiles += tm * tn;
+    const double tile = (static_cast<double>(g.m) * static_cast<double>(g.n)) /
+                        (static_cast<double>(tm * e.gemm_tile_m) * static_cast<double>(tn * e.gemm_tile_n));
+    const double inner = static_cast<double>(g.k) / static_cast<double>(g.k + e.gemm_k_half);
+    padded += 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) / (tile * inner);
+  }
+  if (tiles == 0) return Time::zero();
+  const int64_t sms = std::max(1, hw.sm_count);
+  const double wave = static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, sms) * sms);
+  return e.kernel_launch + Time::s(padded / (hw.peak(precision).per_s * gemm_efficiency(precision, hw) * wave));
+}
+
 double gemm_efficiency(Precision precision, const HardwareProfile& hw) {
   if (precision != Precision::kFp8) return hw.eff.gemm_max;
   return hw.eff.gemm_max_fp8 > 0 ? hw.eff.gemm_max_fp8 : hw.eff.gemm_max;

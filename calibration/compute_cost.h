@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "calibration/hardware_profile.h"
 #include "sim/core/units.h"
@@ -29,6 +30,18 @@ double gemm_efficiency(Precision precision, const HardwareProfile& hw);
 // identical GEMMs (a batch) share one launch.
 Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const HardwareProfile& hw,
                int64_t count = 1);
+
+// A grouped GEMM (CUTLASS grouped, Transformer Engine's GroupedLinear: one kernel over several
+// problems of one shape but their rows, as Megatron-LM's --moe-grouped-gemm runs an MoE layer's
+// experts): one launch, and the problems' tiles share the waves, so the tail-wave quantisation is
+// over their tiles together while tile quantisation and the inner loop stay each problem's own:
+//   t = launch + sum_i 2 m_i n_i k_i / (peak x gemm_efficiency x tile_i x inner_i) / wave_all,
+//   wave_all = sum_i tiles_i / (ceil(sum_i tiles_i / sm_count) x sm_count)
+// One problem gives gemm_time. Problems with a zero dimension are skipped; none gives zero.
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+};
+Time grouped_gemm_time(const std::vector<GemmProblem>& problems, Precision precision, const HardwareProfile& hw);
 
 // Which attention kernel runs: the matmul-softmax-matmul chain, FlashAttention (Dao et al. 2022)
 // or FlashAttention-2 (Dao 2023).

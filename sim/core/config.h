@@ -162,6 +162,7 @@ struct TrainingConfig {
   FoldRanks fold_ranks = FoldRanks::kAuto;
   AttentionParallel attention_parallel = AttentionParallel::kTp;  // MoE: attention over the tp group
   CommPrecision comm_precision = CommPrecision::kDefault;        // MoE: all-to-all and gradient sync
+  bool moe_grouped_gemm = false;  // MoE: true = a GPU's experts in one grouped GEMM per projection (Megatron-LM --moe-grouped-gemm); false (Megatron-LM's default) = one GEMM per expert
 };
 
 // `traffic`: a network microbenchmark instead of a training step (scenarios/net-*.yaml).

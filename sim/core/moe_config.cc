@@ -145,6 +145,10 @@ void validate_moe(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
       fail("training.overlap.a2a_chunks", "chunks the MoE all-to-alls; it needs model.moe (a dense model has none): "
                                           "remove it");
     }
+    if (cfg.given.count("training.moe_grouped_gemm")) {
+      fail("training.moe_grouped_gemm", "groups an MoE layer's expert GEMMs; it needs model.moe (a dense model has "
+                                        "no experts): remove it");
+    }
     return;
   }
   const MoeConfig& m = *cfg.model.moe;

@@ -199,6 +199,7 @@ void read_training(MapReader r, TrainingConfig& t) {
   }
   r.read_enum("fold_ranks", t.fold_ranks,
               {{"auto", FoldRanks::kAuto}, {"true", FoldRanks::kFold}, {"false", FoldRanks::kUnfold}});
+  r.read("moe_grouped_gemm", t.moe_grouped_gemm);
   r.finish();
 }
 

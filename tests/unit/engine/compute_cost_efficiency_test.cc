@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "sim/core/error.h"
 #include "tests/unit/core/unit_printers.h"
 
@@ -113,6 +115,29 @@ TEST(GemmTime, UnsupportedPrecisionIsBadInput) {
     EXPECT_EQ(e.errors().at(0).key_path, "training.precision");
     EXPECT_NE(e.errors().at(0).message.find("no peak.fp8 rate"), std::string::npos) << e.what();
   }
+}
+
+// A grouped GEMM: one problem is gemm_time; several share one launch and their waves. 12
+// problems of 128 x 256 x 4032 (one tile each) fill one wave of 132 SMs together with 120 more
+// tiles of others, where each alone uses 1 of 132 SMs.
+TEST(GroupedGemmTime, OneProblemIsAGemmAndManyShareTheirWaves) {
+  const HardwareProfile hw = round_gpu();
+  EXPECT_EQ(grouped_gemm_time({{kM + 128, kN, 4032}}, Precision::kBf16, hw), gemm_time(kM + 128, kN, 4032, Precision::kBf16, hw));
+  EXPECT_EQ(grouped_gemm_time({}, Precision::kBf16, hw), Time::zero());
+  EXPECT_EQ(grouped_gemm_time({{0, kN, 4032}}, Precision::kBf16, hw), Time::zero());
+  // 132 one-tile problems: one full wave, 132 x 2 x 128 x 256 x 4032 FLOPs at 0.8 x 1000 TFLOP/s x
+  // inner 4032 / 4096, one launch.
+  const std::vector<GemmProblem> many(132, GemmProblem{128, 256, 4032});
+  const double flops = 132.0 * 2 * 128 * 256 * 4032;
+  const Time expected = Time::us(4) + Time::s(flops / (1000e12 * 0.8 * 4032.0 / 4096.0));
+  EXPECT_NEAR(grouped_gemm_time(many, Precision::kBf16, hw).as_s(), expected.as_s(), 1e-12);
+  // One at a time, each its own launch and a wave of 1 of 132 SMs: 132 x (4 us + 132 x its work).
+  Time apart;
+  for (const GemmProblem& g : many) apart += gemm_time(g.m, g.n, g.k, Precision::kBf16, hw);
+  EXPECT_GT(apart, 100 * grouped_gemm_time(many, Precision::kBf16, hw));
+  // Rows that do not fill a tile still waste its rest: 132 problems of 64 rows take as long as 128.
+  const std::vector<GemmProblem> half(132, GemmProblem{64, 256, 4032});
+  EXPECT_EQ(grouped_gemm_time(half, Precision::kBf16, hw), grouped_gemm_time(many, Precision::kBf16, hw));
 }
 
 TEST(AttentionTime, FusedAndUnfused) {
