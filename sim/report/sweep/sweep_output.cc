@@ -149,7 +149,7 @@ std::vector<std::string> metric_columns(const SweepSpec& spec) {
     // The service-objective metrics and the medians where the sweep ranks or constrains by them
     // (sweep.json and results.jsonl hold every metric; the medians' columns were missing here
     // even where the sweep ranked by them until 2026-12-06).
-    for (const char* slo : {"slo_attainment", "goodput_requests_per_s", "ttft_p50_s", "tpot_p50_s"}) {
+    for (const char* slo : {"slo_attainment", "goodput_requests_per_s", "ttft_p50_s", "tpot_p50_s", "ttft_growth"}) {
       const bool limited = std::any_of(spec.limits.begin(), spec.limits.end(),
                                        [slo](const MetricLimit& l) { return l.metric == slo; });
       if (spec.objective == slo || limited) m.push_back(slo);

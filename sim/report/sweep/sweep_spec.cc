@@ -658,7 +658,8 @@ std::vector<std::string> output_metrics(ScenarioKind kind) {
   if (kind == ScenarioKind::kTraffic) return {"completion_time_s", "ideal_time_s", "slowdown", "gpus"};
   if (kind == ScenarioKind::kInference) {
     return {"tokens_per_s", "tokens_per_s_per_gpu", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
-            "rejected", "served_fraction", "slo_attainment", "goodput_requests_per_s", "gpus", "cost_per_mtoken"};
+            "rejected", "served_fraction", "ttft_growth", "slo_attainment", "goodput_requests_per_s", "gpus",
+            "cost_per_mtoken"};
   }
   return {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "iteration_time_s",
           "memory_per_gpu_gib", "gpus", "cost_per_mtoken", "time_to_train_days"};

@@ -105,12 +105,12 @@ TEST(InferenceOutput, AQueueThatGrowsIsFallingBehind) {
   EXPECT_NE(kept_out.results.dump(0).find("\"load_verdict\":\"keeps_up\""), std::string::npos);
 }
 
-// A wait that grows where the offered side follows the deployment: each first token 50 ms later
-// than the one before, a second apart (a deployment whose growing batch slows it, so the offered
-// load, paced by its own TPOT, shrinks with it). The produced tokens reach 97% of the offered
-// ones, which until 2026-12-07 read as keeping up (QA: a Llama-3-70B deployment with first tokens
-// going from 0.5 s to 14.6 s read 96% and said nothing); the growth says it falls behind, and the
-// served fraction is the produced over what the arrivals ask for.
+// A wait that grows where the produced share stays high: each first token 50 ms later than the one
+// before, a second apart. The produced tokens reach 97% of the offered ones, which until
+// 2026-12-07 read as keeping up (QA: a Llama-3-70B deployment with first tokens going from 0.5 s
+// to 14.6 s read 96% and said nothing); the growth says it falls behind, and is a metric a sweep
+// can bound (ttft_growth). The served fraction is no more than the produced over what the
+// arrivals ask within the window at the fastest TPOT (here the TPOT never slows: the same).
 TEST(InferenceOutput, AWaitThatGrowsFallsBehindWhereTheOfferedLoadFollows) {
   const ScenarioConfig cfg = clustersim::testing::serving();
   engine::ServingResult r = paced_run(
@@ -125,30 +125,43 @@ TEST(InferenceOutput, AWaitThatGrowsFallsBehindWhereTheOfferedLoadFollows) {
     if (path == "ttft_growth") growth = v;
   });
   EXPECT_GE(steady / offered, 0.95);
+  EXPECT_LT(steady / requested, 0.95);  // the arrivals' whole outputs: spilling past the window
   EXPECT_NEAR(growth, 0.05, 1e-9);
-  EXPECT_DOUBLE_EQ(out.metrics.at("served_fraction"), steady / requested);
-  EXPECT_LT(out.metrics.at("served_fraction"), 0.95);
+  EXPECT_DOUBLE_EQ(out.metrics.at("ttft_growth"), growth);
+  // A sweep's metric is never negative: a shrinking wait reads 0.
+  engine::ServingResult shrinking = paced_run(
+      40, [](int) { return false; }, [](int i) { return Time::ms(2010 - 50 * i); }, [](int) { return Time::ms(190); });
+  shrinking.last_finish = shrinking.requests.back().finish;
+  EXPECT_EQ(inference_output(cfg, shrinking).metrics.at("ttft_growth"), 0.0);
+  EXPECT_DOUBLE_EQ(out.metrics.at("served_fraction"), steady / offered);
   EXPECT_NE(out.summary.find("falling behind, queues grow"), std::string::npos) << out.summary;
   EXPECT_NE(out.summary.find("growing 3 s a minute of arrivals"), std::string::npos) << out.summary;
 }
 
-// Requests that live 30 s, arriving a second apart for 39 s: the first finish only after 30 s, so
-// the requests in the deployment still pile up at the end (20 at the window's middle, 31 at its
-// end), with nothing to tell a steady state from a pile-up by. Said, not read as keeping up.
+// Requests that live 36 s, arriving a second apart for 39 s: the deployment is still filling from
+// empty when the arrivals end (a request's life past nine tenths of the window), with nothing to
+// tell a steady state from a pile-up by. Said, not read as keeping up. Living 30 s the count
+// settles at 30 from then on: judged from 30 s in (the later of the window's middle and the 90th
+// percentile life), it keeps up (until a review of 2026-12-07 the middle's count, taken while
+// the deployment filled, read as a pile-up).
 TEST(InferenceOutput, ARunEndingBeforeASteadyStateSaysSo) {
   const ScenarioConfig cfg = clustersim::testing::serving();
-  engine::ServingResult r = paced_run(
-      40, [](int) { return false; }, [](int) { return Time::ms(10); }, [](int) { return Time::s(30); });
-  r.last_finish = r.requests.back().finish;
-  const RunOutput out = inference_output(cfg, r);
+  const auto verdict_of = [&](Time life) {
+    engine::ServingResult r = paced_run(
+        40, [](int) { return false; }, [](int) { return Time::ms(10); }, [life](int) { return life; });
+    r.last_finish = r.requests.back().finish;
+    return inference_output(cfg, r);
+  };
+  const RunOutput out = verdict_of(Time::s(36));
   const std::string j = out.results.dump(0);
   EXPECT_NE(j.find("\"load_verdict\":\"not_settled\""), std::string::npos) << j;
-  EXPECT_NE(j.find("\"in_system_middle\":20,"), std::string::npos) << j;
-  EXPECT_NE(j.find("\"in_system_end\":31,"), std::string::npos) << j;
-  EXPECT_NE(out.summary.find("not settled: 20 requests in the deployment at the middle of the arrivals, 31 at their end"),
+  EXPECT_NE(out.summary.find("not settled: a request lives up to 36 s (90th percentile) against 39 s of arrivals"),
             std::string::npos)
       << out.summary;
   EXPECT_EQ(out.summary.find("falling behind"), std::string::npos) << out.summary;
+  const std::string settled = verdict_of(Time::s(30)).results.dump(0);
+  EXPECT_NE(settled.find("\"load_verdict\":\"keeps_up\""), std::string::npos) << settled;
+  EXPECT_NE(settled.find("\"in_system_from_s\":30.0"), std::string::npos) << settled;
 }
 
 // Goodput: the requests that completed within every limit given, a rejected one counting as
@@ -349,10 +362,11 @@ TEST(InferenceReport, SteadyThroughputMeetsTheOfferedLoadUntilTheDeploymentFalls
     if (f.count("steady_tokens_per_s")) {
       // Where the wait grows, no more than the produced over the arrivals' demand (2026-12-07).
       const double served = f.at("steady_tokens_per_s") / f.at("offered_tokens_per_s");
-      EXPECT_DOUBLE_EQ(f.at("served_fraction"),
-                       f.at("ttft_growth") > 0.01
-                           ? std::min(served, f.at("steady_tokens_per_s") / f.at("requested_tokens_per_s"))
-                           : served);
+      if (f.at("ttft_growth") > 0.01) {
+        EXPECT_LE(f.at("served_fraction"), served);
+      } else {
+        EXPECT_DOUBLE_EQ(f.at("served_fraction"), served);
+      }
     } else {
       EXPECT_FALSE(f.count("served_fraction"));
     }
