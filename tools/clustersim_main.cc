@@ -143,7 +143,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   // The files the run reads (scenario, profile, trace): its outputs never replace them.
   const std::vector<std::string> inputs = scenario_input_files(cfg);
   clear_previous(inputs);
-  report::RunOutput out = report::run_scenario(cfg);
+  report::RunOptions run_options;
+  run_options.heartbeat = true;
+  report::RunOutput out = report::run_scenario(cfg, run_options);
   // The build that computed it: results.json matched to the build in a nightly job (added 2026-12-06).
   out.results.set("clustersim", report::build_stamp());
   // What it was computed from: the input files' digests and the flags (added 2026-12-07).

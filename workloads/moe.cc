@@ -183,8 +183,8 @@ Time fused_a2a_exposed(Time a2a, Time lat, Time gemm, int chunks) {
 // Ulysses sequence parallelism over the tp group (DeepSpeed-Ulysses, Jacobs et al.,
 // arXiv:2309.14509; MegaScale-MoE section 3.1 and Figure 9, which rejects the context-parallel
 // K/V ring for its causal imbalance): each of the n GPUs holds s/n tokens; one all-to-all turns
-// its Q, K, V ([s/n, h + 2 kv d]) into all tokens of h/n heads before the attention core, another
-// turns the core's output ([s, h/n]) back before the output projection; the backward moves their
+// its Q, K, V ([s/n, q + 2 kv d], q = heads x d) into all tokens of 1/n of the heads before the
+// attention core, another turns the core's output ([s, q/n]) back before the output projection; the backward moves their
 // gradients the same way. Each all-to-all keeps 1/n of a GPU's buffer local, so per GPU and pass
 // (2 + 2/m) b s h (n - 1) / n^2 values cross NVLink, m = heads / kv (the paper's eq. 2 writes
 // twice that, with the same ratio to TP, (2 + 2/m) / n). In 16-bit activations whatever

@@ -433,6 +433,14 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     if (s != 0 || ch != 0 || buckets <= 1) return chunk_params / buckets;
     return embedding_bucket ? embedding_share * chunk_params : (1.0 - embedding_share) * chunk_params / (buckets - 1);
   };
+  // Buckets ready over the chunk's backward: bucket j of B at (j + 1) / B of it; in the chunk with
+  // the embedding the layers' B - 1 buckets over the whole pass and the embedding's at its end
+  // (review, 2026-12-07: marked at (j + 1) / B, the layers' buckets read ready early).
+  const bool embedding_apart = buckets > 1 && embedding_share > 1.0 / buckets;
+  const auto ready_at = [&](int s, int ch, int j) {
+    if (s == 0 && ch == 0 && embedding_apart) return j + 1 >= buckets ? 1.0 : (j + 1.0) / (buckets - 1);
+    return (j + 1.0) / buckets;
+  };
   const bool dp_overlap_reduce = ov.dp_grad_reduce;
   const bool gather_at_start = dense_sync && gathers_weights_each_step(p) && ov.dp_param_gather;
   const CollectiveOp reduce_op = p.zero_stage == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
@@ -759,7 +767,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           if (grads_out && dense_sync && !layer_end.empty()) {
             std::vector<int32_t>& ready = reduce_ready[gi][pass.chunk];
             for (int j = 0; j < buckets; ++j) {
-              const size_t at = static_cast<size_t>(std::ceil((j + 1.0) * static_cast<double>(layer_end.size()) / buckets)) - 1;
+              const size_t at =
+                  static_cast<size_t>(std::ceil(ready_at(s, pass.chunk, j) * static_cast<double>(layer_end.size()))) - 1;
               ready.push_back(layer_end[std::min(at, layer_end.size() - 1)]);
             }
           }
@@ -790,7 +799,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           if (split_for_dp) reduce_ready[gi][pass.chunk].resize(static_cast<size_t>(buckets), last);
         } else if (split_for_dp) {
           // Buckets become ready as backward walks through the chunk's parameters.
-          for (int j = 0; j < buckets; ++j) reduce_ready[gi][pass.chunk].push_back(add_compute((1.0 / buckets) * dur));
+          for (int j = 0; j < buckets; ++j) {
+            const double from = j == 0 ? 0.0 : ready_at(s, pass.chunk, j - 1);
+            reduce_ready[gi][pass.chunk].push_back(add_compute((ready_at(s, pass.chunk, j) - from) * dur));
+          }
         } else {
           paced_compute(dur);
         }

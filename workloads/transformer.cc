@@ -93,7 +93,10 @@ ParamCount count_params(const ModelConfig& m) {
 
 double embedding_bucket_share(const ScenarioConfig& cfg, double chunk_params, int64_t buckets) {
   if (buckets <= 1 || chunk_params <= 0) return 1.0;
-  const double embedding = count_params(cfg.model).embedding / cfg.parallelism.tp;
+  // Over TP, but whole on every GPU under an MoE model's Ulysses attention (attention_parallel:
+  // sp), which splits the sequence, not the weights (as moe.cc counts the dense parameters).
+  const bool sp = cfg.model.moe && cfg.training.attention_parallel == AttentionParallel::kSp;
+  const double embedding = count_params(cfg.model).embedding / (sp ? 1 : cfg.parallelism.tp);
   return std::clamp(embedding / chunk_params, 1.0 / static_cast<double>(buckets), 1.0);
 }
 

@@ -103,7 +103,7 @@ struct ModelConfig {
   int hidden = 0;        // required
   int heads = 0;         // required
   int kv_heads = 0;      // 0 = same as heads (no GQA)
-  int head_dim = 0;      // serving only: size of one attention head; 0 = hidden / heads
+  int head_dim = 0;      // size of one attention head (training and serving); 0 = hidden / heads
   int ffn_hidden = 0;    // 0 = 4 * hidden
   int seq_len = 0;       // required
   int vocab = 0;         // required

@@ -81,7 +81,7 @@ void add_training_congestion(const engine::TrainingCongestion& c, RunOutput& out
   out.extra_files.emplace_back("rates.csv", rates.str());
 }
 
-RunOutput run_training(const ScenarioConfig& cfg) {
+RunOutput run_training(const ScenarioConfig& cfg, const RunOptions& run_options) {
   const calib::HardwareProfile hw = [&] {
     try {
       return calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
@@ -112,7 +112,7 @@ RunOutput run_training(const ScenarioConfig& cfg) {
     engine::FlowTrainingOptions options;
     if (isatty(STDERR_FILENO)) {
       options.progress = [](const std::string& line) { std::fprintf(stderr, "\r%s\033[K", line.c_str()); };
-    } else {
+    } else if (run_options.heartbeat) {
       // Without a terminal (CI logs, nohup) a line a minute, so a long run shows it is alive
       // (until 2026-12-07 such a run printed nothing until it ended).
       options.progress = [next = std::chrono::steady_clock::now() + kHeartbeat](const std::string& line) mutable {
@@ -352,8 +352,8 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   // (QA, 2026-12-07: a DeepSeek-V3-like plan read 38.8% of its step in all-to-all, no word).
   const int domain = cfg.parallelism.ep * cfg.parallelism.expert_tp;
   if (m.top_k >= 4 && domain > cfg.cluster.gpus_per_node) {
-    notes.push_back("the expert all-to-all sends a copy of each token to every GPU holding one of its " +
-                    std::to_string(m.top_k) + " experts, as Megatron-LM's alltoall dispatcher does; its expert domains of " +
+    notes.push_back("the expert all-to-all sends a copy of each token for each of its " + std::to_string(m.top_k) +
+                    " experts off its GPU, as Megatron-LM's alltoall dispatcher does; its expert domains of " +
                     std::to_string(domain) + " GPUs span nodes, where DeepEP's node-limited dispatch (DeepSeek-V3) "
                     "sends a token once per destination node, to at most 4: for such a dispatcher the all-to-all "
                     "time here is an upper bound (scenarios/README.md, model.moe.experts)");
@@ -933,7 +933,7 @@ RunOutput run_any(const ScenarioConfig& cfg, const RunOptions& options) {
   // Stragglers at flow+dcqcn and packet run as plain training: the operation graph takes them.
   const bool congestion = cfg.network.fidelity == Fidelity::kFlowDcqcn || cfg.network.fidelity == Fidelity::kPacket;
   if (cfg.faults || (!cfg.stragglers.empty() && !congestion)) return run_reliability(cfg, options);
-  return cfg.traffic ? run_traffic(cfg) : run_training(cfg);
+  return cfg.traffic ? run_traffic(cfg) : run_training(cfg, options);
 }
 
 }  // namespace

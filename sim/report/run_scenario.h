@@ -66,6 +66,10 @@ struct RunOptions {
   // Drawn stragglers at the analytical level: also price 100 other placements (about 40 ms at
   // 12,288 GPUs). Sweeps, which compare plans by the seed's placement, turn it off.
   bool placement_draws = true;
+  // Flow-level training without a terminal: a progress line a minute on stderr. `clustersim run`
+  // sets it; sweeps, validation suites and the what-if's variants, whose lines would say nothing
+  // of which run they belong to, do not.
+  bool heartbeat = false;
 };
 
 // Runs a validated scenario. Throws BadInput for problems only visible with the hardware

@@ -52,6 +52,7 @@ Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
   o.set("expert_tp", cfg.parallelism.expert_tp);
   o.set("attention_parallel", to_string(cfg.training.attention_parallel));
   o.set("a2a_chunks", cfg.training.overlap.a2a_chunks);
+  o.set("moe_grouped_gemm", cfg.training.moe_grouped_gemm);  // since 2026-12-07
   o.set("comm_precision", to_string(cfg.training.comm_precision));
   o.set("active_parameters_per_token", static_cast<int64_t>(std::llround(work::moe_active_params(cfg.model))));
   o.set("mfu_note", engine::kMoeMfuNote);
