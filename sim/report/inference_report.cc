@@ -245,7 +245,7 @@ struct LoadWindow {
 // deployment whose batch, growing, slows its own TPOT, which the offered side's median TPOT then
 // follows (until 2026-12-07 only the first: a Llama-3-70B deployment with first tokens going from
 // 0.5 s to 14.6 s over 8,000 requests read 96% and said nothing; QA). Measured 2026-12-07 on
-// stable runs the growth stays under 0.4% of the time elapsed, and on overloaded ones 1.4 to 10%.
+// stable runs the growth stays under 0.4% of the time elapsed, and on overloaded ones 1.4% to 160%.
 constexpr double kGrowing = 0.01;
 constexpr double kUnsettled = 0.10;
 
