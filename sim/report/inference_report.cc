@@ -264,11 +264,12 @@ LoadWindow load_window(const engine::ServingResult& r) {
   // matters (before 2026-12-04, under a tenth of the run was a burst: 30 s of arrivals drained
   // over 469 s reported nothing).
   Time quickest = Time::max();
-  std::vector<double> tpots, outputs;
+  std::vector<double> tpots, outputs, lives;
   for (const engine::RequestOutcome& o : r.requests) {
     if (!o.completed) continue;
     quickest = min(quickest, o.first_token - o.arrival);
     outputs.push_back(static_cast<double>(o.output));
+    lives.push_back((o.finish - o.arrival).as_s());
     if (o.output > 1) tpots.push_back((o.finish - o.first_token).as_s() / static_cast<double>(o.output - 1));
   }
   const auto median = [](std::vector<double>& v) {
@@ -298,56 +299,30 @@ LoadWindow load_window(const engine::ServingResult& r) {
     if (span > 0) return n + (output - 1) * std::max(0.0, std::min(finish, to) - std::max(first_token, from)) / span;
     return n + (finish >= from && finish <= to ? output - 1.0 : 0.0);
   };
-  double asked = 0, made = 0;
-  for (const engine::RequestOutcome& o : r.requests) {
+  // The tokens a request would produce within the window from its quickest first token at `per_token`.
+  const auto ideal = [&](const engine::RequestOutcome& o, double per_token) {
     const double ideal_first = (o.arrival + quickest).as_s();
-    asked += within(ideal_first, ideal_first + tpot * static_cast<double>(std::max<int64_t>(0, o.output - 1)), o.output);
-    if (o.rejected || !o.completed) continue;
-    made += within(o.first_token.as_s(), o.finish.as_s(), o.output);
-  }
-  w.offered = asked / w.window_s;
-  w.steady = made / w.window_s;
-  double requested = 0, early_sum = 0, late_sum = 0;
-  int early = 0, late = 0;
-  const double quarter = 0.25 * w.window_s;
-  for (const engine::RequestOutcome& o : r.requests) {
-    requested += static_cast<double>(o.output);
-    if (o.rejected || !o.completed) continue;
-    const double at = o.arrival.as_s(), ttft = (o.first_token - o.arrival).as_s();
-    if (at <= from + quarter) {
-      early_sum += ttft;
-      ++early;
-    } else if (at >= to - quarter) {
-      late_sum += ttft;
-      ++late;
-    }
-  }
-  w.requested = requested / w.window_s;
-  w.ttft_first_quarter = early > 0 ? early_sum / early : 0.0;
-  w.ttft_last_quarter = late > 0 ? late_sum / late : 0.0;
-  double second_sum = 0, second_at = 0, late_at = 0;
-  int second = 0;
-  std::vector<double> lives;
-  double asked_fast = 0;
-  for (const engine::RequestOutcome& o : r.requests) {
-    const double ideal_first = (o.arrival + quickest).as_s();
-    asked_fast += within(ideal_first, ideal_first + fastest_tpot * static_cast<double>(std::max<int64_t>(0, o.output - 1)),
-                         o.output);
-    if (o.completed) lives.push_back((o.finish - o.arrival).as_s());
-  }
-  w.offered_fast = asked_fast / w.window_s;
+    return within(ideal_first, ideal_first + per_token * static_cast<double>(std::max<int64_t>(0, o.output - 1)), o.output);
+  };
   double life90 = 0;
   if (!lives.empty()) {
     const auto at90 = lives.begin() + static_cast<std::ptrdiff_t>(0.9 * static_cast<double>(lives.size() - 1));
     std::nth_element(lives.begin(), at90, lives.end());
     life90 = *at90;
   }
+  const double quarter = 0.25 * w.window_s;
+  const double middle = from + 2.0 * quarter;
   w.settled_from = std::max(2.0 * quarter, life90);
   w.short_run = w.settled_from > 0.9 * w.window_s;
-  const double middle = from + 2.0 * quarter;
   const double settled = from + std::min(w.settled_from, w.window_s);
+  double asked = 0, asked_fast = 0, made = 0, requested = 0;
+  double early_sum = 0, second_sum = 0, late_sum = 0, second_at = 0, late_at = 0;
+  int early = 0, second = 0, late = 0;
   for (const engine::RequestOutcome& o : r.requests) {
     const double at = o.arrival.as_s();
+    asked += ideal(o, tpot);
+    asked_fast += ideal(o, fastest_tpot);
+    requested += static_cast<double>(o.output);
     if (at > settled) ++w.arrivals_second_half;
     if (!o.rejected) {
       // Unfinished (never completed) requests stay in the system.
@@ -355,14 +330,27 @@ LoadWindow load_window(const engine::ServingResult& r) {
       if (!o.completed || o.finish.as_s() > to) ++w.in_system_end;
     }
     if (o.rejected || !o.completed) continue;
-    if (at > from + quarter && at <= middle) {
-      second_sum += (o.first_token - o.arrival).as_s();
+    made += within(o.first_token.as_s(), o.finish.as_s(), o.output);
+    const double ttft = (o.first_token - o.arrival).as_s();
+    if (at <= from + quarter) {
+      early_sum += ttft;
+      ++early;
+    } else if (at <= middle) {
+      second_sum += ttft;
       second_at += at;
       ++second;
     } else if (at >= to - quarter) {
+      late_sum += ttft;
       late_at += at;
+      ++late;
     }
   }
+  w.offered = asked / w.window_s;
+  w.offered_fast = asked_fast / w.window_s;
+  w.steady = made / w.window_s;
+  w.requested = requested / w.window_s;
+  w.ttft_first_quarter = early > 0 ? early_sum / early : 0.0;
+  w.ttft_last_quarter = late > 0 ? late_sum / late : 0.0;
   if (second > 0 && late > 0) {
     w.ttft_second_quarter = second_sum / second;
     const double apart = late_at / late - second_at / second;
@@ -476,6 +464,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   const double tps = duration > 0 ? static_cast<double>(tokens) / duration : 0.0;
   const double per_gpu = gpus > 0 ? tps / gpus : 0.0;
   const LoadWindow load = load_window(r);
+  const std::string verdict = load_verdict(load, rejected);
 
   RunOutput out;
   Json& j = out.results;
@@ -520,7 +509,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("in_system_from_s", load.window_s > 0 ? Json(load.settled_from) : Json());
   j.set("in_system_middle", load.window_s > 0 ? Json(load.in_system_middle) : Json());
   j.set("in_system_end", load.window_s > 0 ? Json(load.in_system_end) : Json());
-  j.set("load_verdict", load_verdict(load, rejected));
+  j.set("load_verdict", verdict);
   if (priced && price > 0) j.set("tokens_per_cost_unit", tps * 3600.0 / price);
   j.set("ttft_s", stats_json(ttft_p));
   j.set("ttft_queued_s", queued.empty() ? Json() : stats_json(queued_p));
@@ -602,7 +591,6 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   if (load.window_s > 0) {
     // "Offered" is what the requests would produce at this deployment's quickest first token and
     // median TPOT (it moves with the deployment); the arrivals' own demand is printed beside it.
-    const std::string verdict = load_verdict(load, rejected);
     char trend[400] = "";
     if (verdict == "falls_behind" && load.ttft_second_quarter > 0 && load.ttft_last_quarter > 0) {
       char growth[120] = "";
