@@ -158,7 +158,7 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
   const std::vector<int> stages = slows_units(cfg) ? slow_stages(cfg) : std::vector<int>{};
   // Each source and each slowed stage alone and removed, then removed beside the cause's repair
   // (the next repair), and the draws; the variants replay no more than the whole.
-  const int runs = 2 + 3 * static_cast<int>(sources.size() + stages.size()) + (draws > 1 ? draws : 0);
+  const int runs = 1 + 3 * static_cast<int>(sources.size() + stages.size()) + (draws > 1 ? draws : 0);
   engine::check_replay_work(cfg, "stragglers", runs, runs * engine::replay_passes(cfg),
                             "the what-if's " + std::to_string(runs - (draws > 1 ? draws : 0)) + " variants" +
                                 (draws > 1 ? " and " + std::to_string(draws) + " draws" : std::string()),
@@ -246,9 +246,10 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
                  "is as slow (repair them together: see 'stages' and 'sources')";
     } else if (repairs.size() > 1 && regained < lost - 5e-5) {
       // The next repair once this one is made: the one that then regains the most (the iteration
-      // waits for the slowest replica, so what regains nothing before can regain after).
+      // waits for the slowest replica, so what regains nothing before can regain after). The
+      // repaired run is the one top.saved came from.
       const ScenarioConfig after = repaired(cfg, top);
-      const Time after_iteration = engine::simulate_stragglers(after, hw, level).iteration;
+      const Time after_iteration = w.all.iteration - top.saved;
       const Repair* next = nullptr;
       Time next_saved;
       for (size_t i = 1; i < repairs.size(); ++i) {
@@ -261,9 +262,7 @@ WhatIf run_whatif(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, c
       if (next) {
         w.cause += "; then " + next->words + " (" + (next->stage < 0 ? "removing " : "repairing ") +
                    (next->one ? "it" : "them") + " too regains " +
-                   mfu_points(w.all.baseline_mfu * (w.all.baseline / (after_iteration - next_saved)) -
-                              w.all.baseline_mfu * (w.all.baseline / after_iteration)) +
-                   ")";
+                   mfu_points(regained_by(top.saved + next_saved) - regained) + ")";
       }
       if (others && repairs.size() > 2) w.cause += "; the others in 'stages' and 'sources'";
     }
