@@ -65,6 +65,19 @@ std::vector<double> expert_weights(const MoeConfig& moe) {
 // Bytes per GEMM operand element (FP8 GEMMs read 1-byte operands).
 double operand_bytes(const TrainingConfig& t) { return t.precision == Precision::kFp8 ? 1.0 : kAct; }
 
+// The bytes one expert GEMM's passes move (m tokens, n outputs, k inputs; moe_gemm_time): forward
+// C = A B reads A (m x k) and B (k x n) and writes C (m x n); the input gradient dA = dC B^T reads
+// dC and B and writes dA (m x k); the weight gradient dB += A^T dC reads A and dC and reads and
+// writes the main grad (k x n).
+struct GemmPassBytes {
+  double fwd, data_grad, weight_grad;
+};
+GemmPassBytes gemm_pass_bytes(int64_t m, int64_t n, int64_t k, double operand_bytes, double grad_bytes) {
+  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
+  return {operand_bytes * (md * kd + kd * nd) + kAct * md * nd, operand_bytes * (md * nd + nd * kd) + kAct * md * kd,
+          operand_bytes * (kd * md + md * nd) + 2.0 * grad_bytes * kd * nd};
+}
+
 // moe_gemm_time for the scenario's precision and gradient buffer.
 GemmPassTimes gemm_pass(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, int64_t m, int64_t n, int64_t k) {
   return moe_gemm_time(m, n, k, cfg.training.precision, operand_bytes(cfg.training), main_grad_bytes(cfg.training),
@@ -77,19 +90,17 @@ GemmPassTimes grouped_gemm_pass(const ScenarioConfig& cfg, const calib::Hardware
                                 const std::vector<int64_t>& rows, int64_t n, int64_t k) {
   const Precision precision = cfg.training.precision;
   const double ob = operand_bytes(cfg.training), gb = main_grad_bytes(cfg.training);
-  const double nd = static_cast<double>(n), kd = static_cast<double>(k);
   std::vector<calib::GemmProblem> fwd, data_grad, weight_grad;
   double fwd_bytes = 0, data_bytes = 0, weight_bytes = 0;
   for (const int64_t m : rows) {
-    const double md = static_cast<double>(m);
     const BackwardGemms back = backward_gemms({"", m, n, k});
     fwd.push_back({m, n, k});
     data_grad.push_back({back.data_grad.m, back.data_grad.n, back.data_grad.k});
     weight_grad.push_back({back.weight_grad.m, back.weight_grad.n, back.weight_grad.k});
-    // As moe_gemm_time: operands read, outputs written, the main grad read and written.
-    fwd_bytes += ob * (md * kd + kd * nd) + kAct * md * nd;
-    data_bytes += ob * (md * nd + nd * kd) + kAct * md * kd;
-    weight_bytes += ob * (kd * md + md * nd) + 2.0 * gb * kd * nd;
+    const GemmPassBytes bytes = gemm_pass_bytes(m, n, k, ob, gb);
+    fwd_bytes += bytes.fwd;
+    data_bytes += bytes.data_grad;
+    weight_bytes += bytes.weight_grad;
   }
   const auto roof = [&](const std::vector<calib::GemmProblem>& g, double bytes) {
     return max(calib::grouped_gemm_time(g, precision, hw), calib::memory_time(bytes_of(bytes), hw));
@@ -234,20 +245,17 @@ Time attention_comm_time(const ScenarioConfig& cfg, const ScenarioConfig& view, 
 
 GemmPassTimes moe_gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, double operand_bytes,
                             double grad_bytes, const calib::HardwareProfile& hw) {
-  const double md = static_cast<double>(m), nd = static_cast<double>(n), kd = static_cast<double>(k);
   const auto roof = [&](int64_t gm, int64_t gn, int64_t gk, double bytes) {
     return max(calib::gemm_time(gm, gn, gk, precision, hw), calib::memory_time(bytes_of(bytes), hw));
   };
+  const GemmPassBytes bytes = gemm_pass_bytes(m, n, k, operand_bytes, grad_bytes);
   GemmPassTimes t;
-  // Forward C = A B: read A (m x k) and B (k x n), write C (m x n).
-  t.fwd = roof(m, n, k, operand_bytes * (md * kd + kd * nd) + kAct * md * nd);
+  t.fwd = roof(m, n, k, bytes.fwd);
+  // The backward's two GEMMs, the weight gradient timed in the probe's orientation
+  // (backward_gemms: n x k x m).
   const BackwardGemms back = backward_gemms({"", m, n, k});
-  // Input gradient dA = dC B^T: read dC and B, write dA (m x k).
-  t.bwd = roof(back.data_grad.m, back.data_grad.n, back.data_grad.k, operand_bytes * (md * nd + nd * kd) + kAct * md * kd);
-  // Weight gradient dB += A^T dC: read A and dC, read and write the main grad (k x n), timed in
-  // the probe's orientation (backward_gemms: n x k x m).
-  t.bwd += roof(back.weight_grad.m, back.weight_grad.n, back.weight_grad.k,
-                operand_bytes * (kd * md + md * nd) + 2.0 * grad_bytes * kd * nd);
+  t.bwd = roof(back.data_grad.m, back.data_grad.n, back.data_grad.k, bytes.data_grad);
+  t.bwd += roof(back.weight_grad.m, back.weight_grad.n, back.weight_grad.k, bytes.weight_grad);
   return t;
 }
 
