@@ -707,21 +707,19 @@ RunOutput run_faults(const ScenarioConfig& cfg) {
   const bool dry_degraded = in.spare_hosts && degraded >= 0.01 && away_at_once > *in.spare_hosts;
   if (in.spare_hosts && (waited >= 0.01 || dry_degraded)) {
     const double sent_per_day = static_cast<double>(hosts_repaired) / f.seeds / (in.duration.as_s() / 86400);
-    const double per_day = needed_per_day;
-    const double away = away_at_once;
     o << "spares         "
       << (*in.spare_hosts == 0 ? std::string("with no hot spares")
                                : "the " + std::to_string(*in.spare_hosts) +
                                      (*in.spare_hosts == 1 ? " hot spare ran dry" : " hot spares ran dry"))
       << (waited >= 0.01 ? ": the job waited " + fmt("%.1f%% of the window for repaired hosts; ", 100 * waited)
                          : ": slow hosts ran on for want of a spare (" + fmt("%.1f%% of the window degraded); ", 100 * degraded))
-      << fmt("its failures need %.3g hosts repaired a day", per_day)
+      << fmt("its failures need %.3g hosts repaired a day", needed_per_day)
       // A dry pool holds the swaps down; a short window's luck can send more than the rate needs.
       // (Only where the gap is more than a window's noise: 5.88 against 5.94 read as a cause.)
-      << (sent_per_day < 0.95 * per_day ? fmt(" (the run sent %.3g a day: a dry pool swaps fewer)", sent_per_day)
+      << (sent_per_day < 0.95 * needed_per_day ? fmt(" (the run sent %.3g a day: a dry pool swaps fewer)", sent_per_day)
                                  : fmt(" (the run sent %.3g a day)", sent_per_day))
       << ", each away " << to_string(in.repair_time)
-      << fmt(", so %.3g are away at once on average, ", away) << hosts_away_99(away)
+      << fmt(", so %.3g are away at once on average, ", away_at_once) << hosts_away_99(away_at_once)
       << " or fewer 99% of the time: give at least that many spare_hosts, or a shorter repair_time\n";
   }
   o << "\n";
