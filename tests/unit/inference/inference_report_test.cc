@@ -57,6 +57,13 @@ engine::ServingResult paced_run(int n, const std::function<bool(int)>& rejected,
   return r;
 }
 
+// The output of 40 requests a second apart, none rejected, the run ending with the last one.
+RunOutput paced_output(const std::function<Time(int)>& ttft, const std::function<Time(int)>& decode) {
+  engine::ServingResult r = paced_run(40, [](int) { return false; }, ttft, decode);
+  r.last_finish = r.requests.back().finish;
+  return inference_output(clustersim::testing::serving(), r);
+}
+
 // Rejected requests were offered too: a deployment that turns half its load away serves half
 // (until 2026-12-06 they were left out of the offered load, and it read as keeping up).
 TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
@@ -78,11 +85,7 @@ TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
 // tokens of the window's first and last quarter of arrivals (until 2026-12-07 only under 0.8 was
 // anything said). The arrivals' own demand is reported beside the deployment-paced offered load.
 TEST(InferenceOutput, AQueueThatGrowsIsFallingBehind) {
-  const ScenarioConfig cfg = clustersim::testing::serving();
-  engine::ServingResult r = paced_run(
-      40, [](int) { return false; }, [](int i) { return Time::ms(10 + 100 * i); }, [](int) { return Time::ms(190); });
-  r.last_finish = r.requests.back().finish;
-  const RunOutput out = inference_output(cfg, r);
+  const RunOutput out = paced_output([](int i) { return Time::ms(10 + 100 * i); }, [](int) { return Time::ms(190); });
   const double served = out.metrics.at("served_fraction");
   EXPECT_GT(served, 0.8);
   EXPECT_LT(served, 0.95);
@@ -97,10 +100,7 @@ TEST(InferenceOutput, AQueueThatGrowsIsFallingBehind) {
   EXPECT_NE(j.find("\"ttft_first_quarter_s\":0.46"), std::string::npos) << j;
   EXPECT_NE(j.find("\"ttft_last_quarter_s\":3.46"), std::string::npos) << j;
   // Kept up (a constant first token): nothing said.
-  engine::ServingResult kept = paced_run(
-      40, [](int) { return false; }, [](int) { return Time::ms(10); }, [](int) { return Time::ms(190); });
-  kept.last_finish = kept.requests.back().finish;
-  const RunOutput kept_out = inference_output(cfg, kept);
+  const RunOutput kept_out = paced_output([](int) { return Time::ms(10); }, [](int) { return Time::ms(190); });
   EXPECT_EQ(kept_out.summary.find("falling behind"), std::string::npos);
   EXPECT_NE(kept_out.results.dump(0).find("\"load_verdict\":\"keeps_up\""), std::string::npos);
 }
@@ -112,11 +112,7 @@ TEST(InferenceOutput, AQueueThatGrowsIsFallingBehind) {
 // can bound (ttft_growth). The served fraction is no more than the produced over what the
 // arrivals ask within the window at the fastest TPOT (here the TPOT never slows: the same).
 TEST(InferenceOutput, AWaitThatGrowsFallsBehindWhereTheOfferedLoadFollows) {
-  const ScenarioConfig cfg = clustersim::testing::serving();
-  engine::ServingResult r = paced_run(
-      40, [](int) { return false; }, [](int i) { return Time::ms(10 + 50 * i); }, [](int) { return Time::ms(190); });
-  r.last_finish = r.requests.back().finish;
-  const RunOutput out = inference_output(cfg, r);
+  const RunOutput out = paced_output([](int i) { return Time::ms(10 + 50 * i); }, [](int) { return Time::ms(190); });
   double steady = 0, offered = 0, requested = 0, growth = 0;
   out.results.for_each_number([&](const std::string& path, double v) {
     if (path == "steady_tokens_per_s") steady = v;
@@ -129,10 +125,9 @@ TEST(InferenceOutput, AWaitThatGrowsFallsBehindWhereTheOfferedLoadFollows) {
   EXPECT_NEAR(growth, 0.05, 1e-9);
   EXPECT_DOUBLE_EQ(out.metrics.at("ttft_growth"), growth);
   // A sweep's metric is never negative: a shrinking wait reads 0.
-  engine::ServingResult shrinking = paced_run(
-      40, [](int) { return false; }, [](int i) { return Time::ms(2010 - 50 * i); }, [](int) { return Time::ms(190); });
-  shrinking.last_finish = shrinking.requests.back().finish;
-  EXPECT_EQ(inference_output(cfg, shrinking).metrics.at("ttft_growth"), 0.0);
+  EXPECT_EQ(paced_output([](int i) { return Time::ms(2010 - 50 * i); }, [](int) { return Time::ms(190); })
+                .metrics.at("ttft_growth"),
+            0.0);
   EXPECT_DOUBLE_EQ(out.metrics.at("served_fraction"), steady / offered);
   EXPECT_NE(out.summary.find("falling behind, queues grow"), std::string::npos) << out.summary;
   EXPECT_NE(out.summary.find("growing 3 s a minute of arrivals"), std::string::npos) << out.summary;
@@ -145,12 +140,8 @@ TEST(InferenceOutput, AWaitThatGrowsFallsBehindWhereTheOfferedLoadFollows) {
 // percentile life), it keeps up (until a review of 2026-12-07 the middle's count, taken while
 // the deployment filled, read as a pile-up).
 TEST(InferenceOutput, ARunEndingBeforeASteadyStateSaysSo) {
-  const ScenarioConfig cfg = clustersim::testing::serving();
-  const auto verdict_of = [&](Time life) {
-    engine::ServingResult r = paced_run(
-        40, [](int) { return false; }, [](int) { return Time::ms(10); }, [life](int) { return life; });
-    r.last_finish = r.requests.back().finish;
-    return inference_output(cfg, r);
+  const auto verdict_of = [](Time life) {
+    return paced_output([](int) { return Time::ms(10); }, [life](int) { return life; });
   };
   const RunOutput out = verdict_of(Time::s(36));
   const std::string j = out.results.dump(0);
