@@ -173,7 +173,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "training.overlap.a2a_chunks=2"},
                 "training.overlap.a2a_chunks", "needs model.moe"},
         BadCase{{"model.moe=null", "parallelism.ep=1", "training.attention_parallel=tp", "training.moe_grouped_gemm=true"},
-                "training.moe_grouped_gemm", "needs model.moe"}));
+                "training.moe_grouped_gemm", "needs model.moe"},
+        BadCase{{"training.moe_grouped_gemm=maybe"}, "training.moe_grouped_gemm", "expected true or false"}));
 
 // The same keys where they act: given on an MoE model, with zipf routing, or with dense layers
 // under tensor-parallel attention (which price parallel_block as a dense model does).
