@@ -59,7 +59,7 @@ ServingModel serving_model(const ScenarioConfig& cfg) {
   m.hidden = mc.hidden;
   m.heads = mc.heads;
   m.kv_heads = mc.kv_heads > 0 ? mc.kv_heads : mc.heads;
-  m.head_dim = mc.head_dim > 0 ? mc.head_dim : (mc.heads > 0 ? mc.hidden / mc.heads : 0);
+  m.head_dim = static_cast<int>(work::head_dim(mc));  // heads >= 1 and hidden a multiple of it, or head_dim given
   m.ffn_hidden = mc.ffn_hidden > 0 ? mc.ffn_hidden : 4 * mc.hidden;
   m.vocab = mc.vocab;
   m.swiglu = mc.activation == Activation::kSwiglu;
