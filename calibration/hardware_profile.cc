@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -317,15 +318,24 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
 std::string format_hardware_profile(const HardwareProfile& p) {
   std::ostringstream o;
   // Scaled units when they read back exactly, else the base unit (so the file round-trips).
-  auto rate = [](FlopRate r) {
-    const std::string scaled = num(r.as_tflops()) + "TFLOPS";
-    const auto back = parse_flop_rate(scaled);
-    return back && back->per_s == r.per_s ? scaled : num(r.per_s) + "FLOPS";
+  // The fewest digits of the scaled value that read back as the value: 1978.9TFLOPS, whose
+  // quotient by 1e12 prints as 1978.9000000000001 (until 2026-12-07 written 1.9789e+15FLOPS).
+  auto scaled = [](double value, double scale, const char* unit, auto parse, auto get) -> std::optional<std::string> {
+    char buf[64];
+    for (int precision = 6; precision <= 17; ++precision) {
+      std::snprintf(buf, sizeof buf, "%.*g%s", precision, value / scale, unit);
+      const auto back = parse(buf);
+      if (back && get(*back) == value) return std::string(buf);
+    }
+    return std::nullopt;
   };
-  auto bw = [](Bandwidth b) {
-    const std::string scaled = num(b.as_gbytes_per_s()) + "GBps";
-    const auto back = parse_bandwidth(scaled);
-    return back && back->bytes_per_s == b.bytes_per_s ? scaled : num(b.bytes_per_s) + "Bps";
+  auto rate = [&](FlopRate r) {
+    return scaled(r.per_s, 1e12, "TFLOPS", parse_flop_rate, [](FlopRate x) { return x.per_s; })
+        .value_or(num(r.per_s) + "FLOPS");
+  };
+  auto bw = [&](Bandwidth b) {
+    return scaled(b.bytes_per_s, 1e9, "GBps", parse_bandwidth, [](Bandwidth x) { return x.bytes_per_s; })
+        .value_or(num(b.bytes_per_s) + "Bps");
   };
   // Microseconds, with as many decimals as the picoseconds need (3.936682us, 8us), where they read
   // back exactly (until 2026-12-07 always picoseconds: kernel_launch: 3936682ps).

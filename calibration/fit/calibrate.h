@@ -17,6 +17,9 @@ namespace clustersim::calib {
 struct FitErrorRow {
   std::string model;      // "gemm bf16", "memory copy", "all_reduce x8 auto/auto", "gemm (all)"
   FitError error;
+  // as_written_errors rows only: judged by calibrate's --max-median-error like a fit (the profile's
+  // value was fitted to these points), where the others are shown, not gated.
+  bool gated = false;
 };
 
 // Everything `clustersim calibrate` learns from a set of probe files. Units are in the field
@@ -27,7 +30,8 @@ struct FitErrorRow {
 // datasheet peaks:
 //   gemm_max          = gemm_model(kBf16)->peak_flops_per_s / hw.bf16 (the other types' fits are
 //                       range-checked against their datasheet peak, and not written but fp8's:)
-//   gemm_max_fp8      = gemm_model(kFp8E4m3)->peak_flops_per_s / hw.fp8 (since 2026-12-07)
+//   gemm_max_fp8      = the FP8 points' rate at the profile's tile, gemm_k_half and kernel_launch
+//                       / hw.fp8 (since 2026-12-07; profile_fit.cc's fp8_rate_as_written)
 //   gemm_tile_m/_n    = gemm_model(kBf16)->tile.m / .n
 //   gemm_k_half       = gemm_model(kBf16)->k_half()   (same per-wave cost, as compute_cost.h uses it)
 //   kernel_launch     = gemm_model(kBf16)->launch_s   (one launch cost for every kernel; the copy

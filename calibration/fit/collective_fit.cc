@@ -85,9 +85,19 @@ size_t collective_sizes(const std::vector<CollectivePoint>& points) {
 CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
                              const CollectiveFitOptions& options) {
   if (collective_sizes(points) < kCollectiveMinPoints) return {};
-  std::vector<CollectivePoint> sorted = points;
-  std::stable_sort(sorted.begin(), sorted.end(),
+  std::vector<CollectivePoint> all = points;
+  std::stable_sort(all.begin(), all.end(),
                    [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });
+  // The segments follow the plausible points (a size timed over twice the series' 90th-percentile
+  // rate is left out, and still reported: plausible_rates); the error table has them all.
+  std::vector<double> rates;
+  for (const CollectivePoint& p : all) rates.push_back(static_cast<double>(p.bytes) / p.timing.median_s);
+  const std::vector<bool> plausible = plausible_rates(rates);
+  std::vector<CollectivePoint> sorted;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (plausible[i]) sorted.push_back(all[i]);
+  }
+  if (collective_sizes(sorted) < kCollectiveMinPoints) sorted = all;
   const size_t n = sorted.size();
   const size_t min_pts = static_cast<size_t>(std::max(2, options.min_points_per_segment));
 
@@ -170,7 +180,7 @@ CollectiveFit fit_collective(const std::vector<CollectivePoint>& points,
     if (s.beta_s_per_byte <= 0) s = fit_segment(sorted, b, e, false);
     fit.model.segments.push_back(s);
   }
-  for (const CollectivePoint& p : sorted) {
+  for (const CollectivePoint& p : all) {
     fit.points.push_back({"bytes=" + std::to_string(p.bytes), p.timing.median_s, fit.model.predict_s(p.bytes), p.bytes});
   }
   fit.error = fit_error(fit.points);

@@ -21,6 +21,22 @@ double median(std::vector<double> values) {
   return 0.5 * (lower + upper);
 }
 
+std::vector<bool> plausible_rates(const std::vector<double>& rates) {
+  constexpr size_t kMinPoints = 10;
+  std::vector<bool> kept(rates.size(), true);
+  if (rates.size() < kMinPoints) return kept;
+  std::vector<double> sorted = rates;
+  std::sort(sorted.begin(), sorted.end());
+  const double p90 = sorted[static_cast<size_t>(0.9 * static_cast<double>(sorted.size() - 1))];
+  size_t left_out = 0;
+  for (size_t i = 0; i < rates.size(); ++i) {
+    kept[i] = rates[i] <= 2 * p90;
+    left_out += kept[i] ? 0 : 1;
+  }
+  if (left_out * 10 > rates.size()) kept.assign(rates.size(), true);
+  return kept;
+}
+
 FitError fit_error(const std::vector<FitPoint>& points) {
   FitError out;
   out.points = static_cast<int>(points.size());

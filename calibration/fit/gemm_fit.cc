@@ -41,31 +41,13 @@ double useful_rate(const GemmPoint& p) {
   return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) / p.timing.median_s;
 }
 
-// Which points a fit follows: a GEMM whose useful FLOP rate is over twice the 90th percentile of
-// the points' cannot be that shape on this GPU (the largest shapes run at its plateau): it was
-// timed wrong (a clock glitch, a mislabelled shape). Such points stay in the error table and the
-// wild-point note. The relative fit weighs a point by 1 / its time, so one timed 300x too fast
-// pulled every tile's fit to it and chose a wrong tile (QA 2026-12-07: 128x64 for 128x256, the
-// launch cost to 0); the fit's own trimming handles points up to about 100x off. As that trimming
-// (RelativeFitOptions), only in a series of 10 points or more, and at most a tenth of them: where
-// more stand out, the series (mostly small shapes, say) is in doubt, not the points, and all are
-// fitted (review 2026-12-07: with a few shapes the 90th percentile is near the median, and a
-// genuine plateau shape could be dropped).
+// Which points a fit follows (plausible_rates): a GEMM over twice the 90th percentile of the
+// points' useful FLOP rates was timed wrong; the fit's own trimming handles points up to about
+// 100x off (QA 2026-12-07: one timed 300x too fast chose 128x64 for 128x256, the launch cost 0).
 std::vector<bool> plausible_points(const std::vector<GemmPoint>& points) {
-  constexpr size_t kMinPoints = 10;
-  std::vector<bool> fitted(points.size(), true);
-  if (points.size() < kMinPoints) return fitted;
   std::vector<double> rates;
   for (const GemmPoint& p : points) rates.push_back(useful_rate(p));
-  std::sort(rates.begin(), rates.end());
-  const double p90 = rates[static_cast<size_t>(0.9 * static_cast<double>(rates.size() - 1))];
-  size_t left_out = 0;
-  for (size_t i = 0; i < points.size(); ++i) {
-    fitted[i] = useful_rate(points[i]) <= 2 * p90;
-    left_out += fitted[i] ? 0 : 1;
-  }
-  if (left_out * 10 > points.size()) fitted.assign(points.size(), true);
-  return fitted;
+  return plausible_rates(rates);
 }
 
 // The model fitted on the points `fitted` marks (plausible_points), its points all of them.
@@ -89,7 +71,7 @@ GemmFit fit_with_tile(const std::vector<GemmPoint>& points, const std::vector<bo
   fit.model.peak_flops_per_s = theta[1] > 0 ? 1.0 / theta[1] : std::numeric_limits<double>::infinity();
   fit.model.wave_overhead_s = theta[2];
   for (const GemmPoint& p : points) {
-    fit.points.push_back({shape_label(p), p.timing.median_s, fit.model.predict_s(p.m, p.n, p.k)});
+    fit.points.push_back({shape_label(p), p.timing.median_s, fit.model.predict_s(p.m, p.n, p.k), 0, p.m, p.n, p.k});
   }
   fit.error = fit_error(fit.points);
   return fit;

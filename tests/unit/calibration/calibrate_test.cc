@@ -255,13 +255,15 @@ TEST(Calibrate, MeasuredH200) {
   EXPECT_NEAR(back.eff.attention_score_bytes, p.eff.attention_score_bytes, 1e-6 * p.eff.attention_score_bytes);
   EXPECT_NEAR(back.eff.attention_score_bytes_backward, p.eff.attention_score_bytes_backward,
               1e-6 * p.eff.attention_score_bytes_backward);
-  // FP8 GEMMs get their own efficiency (since 2026-12-07; before, bf16's served both): 1,442
-  // TFLOP/s of 1,979, 0.729 against bf16's 0.777, and it reads back.
+  // FP8 GEMMs get their own efficiency (since 2026-12-07; before, bf16's served both), fitted at
+  // the profile's tile and launch (later that day; before, the FP8 fit's own peak, 1,442 TFLOP/s,
+  // 0.729, with a tile and launch the profile does not keep): 1,373 TFLOP/s of 1,979, 0.694
+  // against bf16's 0.777, and it reads back.
   const GemmModel* fp8 = r.gemm_model(DType::kFp8E4m3);
   ASSERT_TRUE(fp8);
-  EXPECT_NEAR(p.eff.gemm_max_fp8, fp8->peak_flops_per_s / p.fp8.per_s, 1e-12);
-  EXPECT_NEAR(p.eff.gemm_max_fp8, 0.729, 0.005);
-  EXPECT_NEAR(p.eff.gemm_max_fp8 / p.eff.gemm_max, 0.729 / 0.777, 0.01);
+  EXPECT_NEAR(fp8->peak_flops_per_s / p.fp8.per_s, 0.729, 0.005);
+  EXPECT_NEAR(p.eff.gemm_max_fp8, 0.694, 0.005);
+  EXPECT_NEAR(p.eff.gemm_max_fp8 / p.eff.gemm_max, 0.694 / 0.777, 0.01);
   EXPECT_NEAR(back.eff.gemm_max_fp8, p.eff.gemm_max_fp8, 1e-6);
 }
 

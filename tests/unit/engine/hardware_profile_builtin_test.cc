@@ -149,6 +149,20 @@ TEST(FormatHardwareProfile, RoundTripsRoundNumbers) {
   EXPECT_EQ(format_hardware_profile(back), text);
 }
 
+// Rates are written in the units they were given in wherever those read back exactly: the
+// built-ins' 1978.9TFLOPS, whose quotient by 1e12 prints as 1978.9000000000001, came out as
+// 1.9789e+15FLOPS in every fitted profile until 2026-12-07 (QA).
+TEST(FormatHardwareProfile, WritesRatesInScaledUnits) {
+  for (const std::string& name : builtin_profile_names()) {
+    const HardwareProfile p = load_hardware_profile(name);
+    const std::string text = format_hardware_profile(p);
+    SCOPED_TRACE(name);
+    EXPECT_EQ(text.find("e+"), std::string::npos) << text;
+    expect_same(parse_hardware_profile(text, "formatted"), p);
+  }
+  EXPECT_NE(format_hardware_profile(load_hardware_profile("H100-SXM")).find("fp8: 1978.9TFLOPS"), std::string::npos);
+}
+
 // Control characters the loader takes come back as they went (2026-12-06 QA: a name with byte
 // 0x01 was written raw and the written profile refused; a newline in the description read back
 // as a space).
