@@ -164,14 +164,9 @@ RunOutput run_straggled_training(const ScenarioConfig& cfg, const RunOptions& op
   est.memory = work::most_loaded_memory_per_gpu(cfg);
   const StragglerImpact s = engine::simulate_stragglers(cfg, hw, level);
   RunOutput out;
-  out.results = training_results(cfg, hw, est);
   const double scale = s.baseline / s.iteration;
   const SlowedHeadline slowed{s.iteration, est.tokens_per_s * scale, s.mfu, est.hfu * scale};
-  out.results.set("iteration_time_s", slowed.iteration.as_s());
-  out.results.set("tokens_per_s", slowed.tokens_per_s);
-  out.results.set("mfu", slowed.mfu);
-  out.results.set("hfu", slowed.hfu);
-  out.results["flops"].set("achieved_tflops_per_gpu", s.mfu * hw.peak(cfg.training.precision).as_tflops());
+  out.results = training_results(cfg, hw, est, slowed);
   Json& block = out.results.set("stragglers", impact_json(cfg, "all", s));
   const WhatIfDraws placements =
       draw_placements ? placement_draws(cfg, hw, level, kDefaultPlacementDraws) : WhatIfDraws{};

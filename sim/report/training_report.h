@@ -16,10 +16,6 @@
 
 namespace clustersim::report {
 
-// The results.json object of a training run.
-Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                      const engine::TrainingEstimate& est);
-
 // The headline of a run that stragglers slow (analytical level): iteration, tokens/s, MFU and
 // HFU with them, as results.json reports them; the estimate's breakdown stays straggler-free.
 struct SlowedHeadline {
@@ -28,6 +24,12 @@ struct SlowedHeadline {
   double mfu = 0;
   double hfu = 0;
 };
+
+// The results.json object of a training run; with `slowed`, the headline figures (iteration,
+// tokens/s, MFU, HFU, mfu_causal and the achieved TFLOP/s) are its, the breakdown the estimate's.
+Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
+                      const engine::TrainingEstimate& est,
+                      const std::optional<SlowedHeadline>& slowed = std::nullopt);
 
 // A few lines for a terminal: plan, iteration time, tokens/s, MFU, breakdown, memory. With
 // `slowed`, the headline is its figures, each beside the estimate's ("without stragglers").
