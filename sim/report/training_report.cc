@@ -30,15 +30,6 @@ double causal_mfu(const engine::TrainingEstimate& est, double mfu) {
   return est.flops.model.n > 0 ? mfu * est.flops.model_causal.n / est.flops.model.n : 0.0;
 }
 
-std::vector<std::pair<const char*, Time>> breakdown_parts(const engine::TrainingBreakdown& b, bool moe = false) {
-  std::vector<std::pair<const char*, Time>> parts = {
-      {"compute", b.compute}, {"tp_exposed", b.tp_exposed}, {"pp_exposed", b.pp_exposed},
-      {"bubble", b.bubble},   {"dp_exposed", b.dp_exposed}, {"optimizer", b.optimizer}};
-  if (moe) parts.emplace_back("ep_exposed", b.ep_exposed);  // MoE only: dense keys stay as they were
-  if (b.step_stall > Time::zero()) parts.emplace_back("step_stall", b.step_stall);  // only when set
-  return parts;
-}
-
 // results.json `moe`: the MoE plan, active parameters and the per-layer all-to-all and imbalance.
 Json moe_json(const ScenarioConfig& cfg, const engine::TrainingEstimate& est) {
   const MoeConfig& m = *cfg.model.moe;
@@ -89,6 +80,15 @@ std::string parameter_count(double n) {
 }
 
 }  // namespace
+
+std::vector<std::pair<const char*, Time>> breakdown_parts(const engine::TrainingBreakdown& b, bool moe) {
+  std::vector<std::pair<const char*, Time>> parts = {
+      {"compute", b.compute}, {"tp_exposed", b.tp_exposed}, {"pp_exposed", b.pp_exposed},
+      {"bubble", b.bubble},   {"dp_exposed", b.dp_exposed}, {"optimizer", b.optimizer}};
+  if (moe) parts.emplace_back("ep_exposed", b.ep_exposed);  // MoE only: dense keys stay as they were
+  if (b.step_stall > Time::zero()) parts.emplace_back("step_stall", b.step_stall);  // only when set
+  return parts;
+}
 
 Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
                       const engine::TrainingEstimate& est, const std::optional<SlowedHeadline>& slowed) {

@@ -25,6 +25,11 @@ struct SlowedHeadline {
   double hfu = 0;
 };
 
+// The parts of a breakdown as results.json names them (without the "_s"), in order: `ep_exposed`
+// for MoE runs only, `step_stall` only where it is not 0. They add up to the iteration they break
+// down; the text summary, results.json and report.html show these.
+std::vector<std::pair<const char*, Time>> breakdown_parts(const engine::TrainingBreakdown& b, bool moe);
+
 // The results.json object of a training run; with `slowed`, the headline figures (iteration,
 // tokens/s, MFU, HFU, mfu_causal and the achieved TFLOP/s) are its, the breakdown the estimate's.
 Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,

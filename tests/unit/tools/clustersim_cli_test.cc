@@ -184,6 +184,25 @@ TEST(CliRun, OutHoldsOneRunsFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// An MoE flow run's report.html breaks the time down as results.json does, the exposed all-to-all
+// included, and lists the critical stage's MoE layers (QA 2026-12-07: the bars left ep_exposed
+// out and ended 102 ms short of Mixtral's 3.155 s; no per-layer table).
+TEST(CliRun, MoeReportShowsTheAllToAllAndItsLayers) {
+  const std::filesystem::path dir = scratch("moe-report");
+  const Result r = clustersim("run scenarios/mixtral-8x7b-h100-256.yaml --fidelity flow --out '" + dir.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = slurp(dir / "report.html");
+  EXPECT_CONTAINS(html, "<title>ep_exposed: ");
+  EXPECT_CONTAINS(html, "<h2>MoE layers</h2>");
+  EXPECT_CONTAINS(html, "<th>imbalance (busiest GPU / mean)</th>");
+  EXPECT_FALSE(contains(html, ">step_stall<")) << "no stall: not in the legend";
+  std::filesystem::remove_all(dir);
+  const Result dense = clustersim("run scenarios/megatron-sc21/gpt-1p7b-32.yaml --fidelity flow --out '" + dir.string() + "'");
+  ASSERT_EQ(dense.code, 0) << dense.err;
+  EXPECT_FALSE(contains(slurp(dir / "report.html"), "ep_exposed"));
+  std::filesystem::remove_all(dir);
+}
+
 // Only what clustersim wrote goes: files of an output's name that the user put there stay (a
 // report.html, a request trace called requests.csv: removed until 2026-12-07), and a run that
 // fails removes the earlier run's results, so that they are not read as its own.
