@@ -506,7 +506,8 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("ttft_last_quarter_s", load.window_s > 0 ? Json(load.ttft_last_quarter) : Json());
   j.set("ttft_second_quarter_s", load.window_s > 0 ? Json(load.ttft_second_quarter) : Json());
   j.set("ttft_growth", load.window_s > 0 ? Json(load.ttft_growth) : Json());
-  j.set("in_system_from_s", load.window_s > 0 ? Json(load.settled_from) : Json());
+  // When the first count was taken: at the arrivals' end where a request outlives them.
+  j.set("in_system_from_s", load.window_s > 0 ? Json(std::min(load.settled_from, load.window_s)) : Json());
   j.set("in_system_middle", load.window_s > 0 ? Json(load.in_system_middle) : Json());
   j.set("in_system_end", load.window_s > 0 ? Json(load.in_system_end) : Json());
   j.set("load_verdict", verdict);
