@@ -10,6 +10,7 @@
 #include "sim/engine/analytical_training.h"
 #include "sim/report/run_scenario.h"
 #include "topology/clos_shape.h"
+#include "workloads/placement.h"
 #include "workloads/training_costs.h"
 #include "workloads/transformer.h"
 
@@ -206,6 +207,11 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     const auto folded = out.metrics.find("folded");
     if (folded != out.metrics.end() && folded->second > 0 && work::replica_lines_cross_taper(cfg)) {
       out.info[kFoldedOverTaperInfo] = "true";
+    } else if (folded != out.metrics.end() && folded->second > 0 &&
+               (work::replica_lines_leave(cfg, {.cp_rings = false, .tapered_only = false}) ||
+                work::groups_span_nodes(cfg, work::Dim::kTp) || work::groups_span_nodes(cfg, work::Dim::kCp))) {
+      // As run's folding note (QA 2026-12-07: a sweep's folded finalists said nothing of it).
+      out.info[kFoldedInStepInfo] = "true";
     }
   } catch (const BadInput& e) {
     out.status = kError;

@@ -209,6 +209,31 @@ TEST(CandidateEvaluator, AxesTheScreenCannotSeeAreNoted) {
 // A colocated serving sweep's flow stage reproduces the screen (its collectives are closed forms
 // at every level): said where the stage re-runs some (2026-12-07 review: it matched to the digit
 // without a word); a training sweep's says nothing.
+// A finalist the flow stage simulates folded, whose pipeline sends leave their pods, is marked and
+// the sweep's note says what run's note says of it (QA 2026-12-07: nothing was said).
+TEST(CandidateEvaluator, AFinalistFoldedInStepIsNoted) {
+  const std::string body = std::string("base: ") + CLUSTERSIM_SOURCE_DIR +
+                           "/scenarios/megascale-175b-12288.yaml\naxes: {parallelism.micro_batch: [1]}\n"
+                           "flow_stage: {top_k: 1}\n";
+  const SweepSpec spec = sweep_spec_from_tree(parse_yaml_text(body, "t.yaml"), "t.yaml");
+  const CandidateSpace space(spec);
+  CandidateEvaluator eval(space);
+  const Outcome o = eval.finer(0);
+  ASSERT_EQ(o.status, kOk) << o.reason;
+  EXPECT_EQ(o.metrics.at("folded"), 1.0);
+  EXPECT_EQ(o.info.count(kFoldedInStepInfo), 1u);
+  EXPECT_EQ(o.info.count(kFoldedOverTaperInfo), 0u);
+  SweepTable t;
+  t.rows.emplace_back();
+  StageResult& finer = t.rows.back().finer;
+  finer.ran = true;
+  finer.status = o.status;
+  finer.metrics = o.metrics;
+  finer.info = o.info;
+  const std::string note = folding_mix_note(t);
+  EXPECT_NE(note.find("simulated 1 finalist folded whose pipeline sends leave their pods"), std::string::npos) << note;
+}
+
 TEST(CandidateEvaluator, AColocatedServingFlowStageIsNoted) {
   const SweepSpec serving = load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-8b.yaml");
   const std::vector<std::string> notes = flow_stage_notes(CandidateSpace(serving), {0});
