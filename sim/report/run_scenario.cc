@@ -681,6 +681,30 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
       notes.push_back(buf);
     }
   }
+  // Without PFC a congested port drops at the dynamic threshold of the free buffer, alpha B / (1 +
+  // alpha) with one port queued: RED's kmax above it drops packets before marking reaches pmax,
+  // and go-back-N collapses (scenarios/README.md, network.dcqcn.pfc; QA 2026-12-07: an 8-to-1
+  // incast at 400 Gbps read 3.17x with 28,582 drops, and nothing was said).
+  bool thresholds_chosen = false;
+  for (const char* k : {"kmin", "kmax", "buffer", "dynamic_threshold", "scale_with_link_speed", "reference_bandwidth"}) {
+    thresholds_chosen = thresholds_chosen || cfg.given.count(std::string("network.dcqcn.") + k) > 0;
+  }
+  if (level == Fidelity::kPacket && !dc.pfc && !thresholds_chosen) {
+    const Bandwidth fastest{std::max(cfg.cluster.nic_bandwidth.bytes_per_s,
+                                     cfg.network.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth).bytes_per_s)};
+    const double kmax = net::ecn_thresholds(dc, fastest).kmax;
+    const double drop = dc.dynamic_threshold * dc.buffer.as_double() / (1.0 + dc.dynamic_threshold);
+    if (kmax > drop) {
+      char buf[600];
+      std::snprintf(buf, sizeof buf,
+                    "network.dcqcn.pfc false: at %.0f Gbps kmax scales to %.3g MB, above where a congested port drops "
+                    "(dynamic_threshold x free buffer: %.3g MB with one port queued): packets are dropped, and resent "
+                    "go-back-N, before RED marks them at pmax (8 to 1 x 16 MiB at 400 Gbps: 3.17x its ideal, 28,582 "
+                    "drops). Set kmax below it (scenarios/README.md, network.dcqcn.pfc)",
+                    fastest.as_gbps(), kmax / 1e6, drop / 1e6);
+      notes.push_back(buf);
+    }
+  }
   // Coarse fluid steps pass over the queues and pauses of short congested transfers, silently
   // (QA, 2026-12-07: a 32-to-1 incast of 1 MiB read its ideal, 1.00x, at 8us).
   if (level == Fidelity::kFlowDcqcn && dc.fluid_step > kFineFluidStep) {

@@ -543,6 +543,20 @@ TEST(CliRun, TheCausalMfuOfAStraggledRunIsItsOwn) {
   EXPECT_NEAR(number("achieved_tflops_per_gpu"), mfu * 312, 1e-6);
 }
 
+// Without PFC, RED's kmax above where a congested port drops is noted (QA 2026-12-07: 28,582 drops
+// on an 8-to-1 incast and nothing said); thresholds the scenario chose are its own.
+TEST(CliRun, LossyKmaxAboveTheDropPointIsNoted) {
+  const std::string run = "run scenarios/net-incast-32-dcqcn.yaml --fidelity packet --set network.dcqcn.pfc=false "
+                          "--set traffic.bytes_per_pair=64KiB";
+  const Result lossy = clustersim(run);
+  ASSERT_EQ(lossy.code, 0) << lossy.err;
+  EXPECT_CONTAINS(lossy.err, "note: network.dcqcn.pfc false: at 400 Gbps kmax scales to 2 MB, above where a congested "
+                             "port drops (dynamic_threshold x free buffer: 1.33 MB with one port queued)");
+  const Result chosen = clustersim(run + " --set network.dcqcn.kmin=10KB --set network.dcqcn.kmax=40KB");
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_FALSE(contains(chosen.err, "network.dcqcn.pfc false")) << chosen.err;
+}
+
 // A flow+dcqcn step above 1us is noted: there short congested transfers can read their ideal
 // (a 32-to-1 incast of 1 MiB at 8us: 1.00x, where 1us and the packet level give about 2.3x).
 TEST(CliRun, ACoarseFluidStepIsNoted) {
