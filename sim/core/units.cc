@@ -61,7 +61,13 @@ std::string to_string(Bytes b) {
   return format("%.0f", v, "B");
 }
 
-std::string to_string(Bandwidth bw) { return format("%.4g", bw.as_gbps(), "Gbps"); }
+// Gbps up to 9,999.5 (an aggregate of many links in Tbps, Pbps: "8.185e+04 Gbps" until 2026-12-07).
+std::string to_string(Bandwidth bw) {
+  const double g = bw.as_gbps();
+  if (std::abs(g) >= 9999.5e3) return format("%.4g", g / 1e6, "Pbps");
+  if (std::abs(g) >= 9999.5) return format("%.4g", g / 1e3, "Tbps");
+  return format("%.4g", g, "Gbps");
+}
 
 std::string bytes_rate_string(Bandwidth bw) {
   const double b = bw.bytes_per_s;

@@ -136,6 +136,10 @@ TEST(UnitsToString, CarriesUnits) {
   EXPECT_EQ(to_string(Bytes::mib(3)), "3.00 MiB");
   EXPECT_EQ(to_string(Bytes{512}), "512 B");
   EXPECT_EQ(to_string(gbps(400)), "400 Gbps");
+  // Aggregates read in Tbps and Pbps, not "8.185e+04 Gbps" (QA 2026-12-07).
+  EXPECT_EQ(to_string(gbps(9999)), "9999 Gbps");
+  EXPECT_EQ(to_string(gbps(81850)), "81.85 Tbps");
+  EXPECT_EQ(to_string(gbps(4.079e7)), "40.79 Pbps");
   EXPECT_EQ(to_string(tflops(312)), "312 TFLOP/s");
 }
 
