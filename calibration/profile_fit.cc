@@ -228,7 +228,9 @@ HardwareProfile fitted_profile(const CalibrationResult& r, const HardwareProfile
     p.sources["efficiency.gemm_max"] = "fitted: " + fmt(g->peak_flops_per_s / 1e12) + " TFLOP/s bf16 GEMM peak, " + from;
     p.sources["efficiency.gemm_tile_m"] = p.sources["efficiency.gemm_tile_n"] =
         "fitted: tile " + std::to_string(g->tile.m) + "x" + std::to_string(g->tile.n) + ", " + from;
-    p.sources["efficiency.gemm_k_half"] = "fitted: " + fmt(g->wave_overhead_s * 1e6) + " us per wave, " + from;
+    p.sources["efficiency.gemm_k_half"] = "fitted: " + fmt(g->wave_overhead_s * 1e6) + " us per wave, as " +
+                                          std::to_string(e.gemm_k_half) +
+                                          " steps of the inner loop (that cost x peak / (2 x tile_m x tile_n x SMs)), " + from;
     if (launch_seen(r)) p.sources["efficiency.kernel_launch"] = "fitted GEMM launch cost, " + from;
   }
   // GEMMs of other types: a profile takes its GEMM efficiency from bf16 (the peak of each type is

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "calibration/builtin_profiles.h"
 #include "sim/core/error.h"
+#include "sim/core/yaml_tree.h"
 #include "tests/unit/core/unit_printers.h"
 #include "tests/unit/scratch_dir.h"
 
@@ -94,6 +96,32 @@ TEST(BuiltinProfiles, EveryOneLoadsAndIsSane) {
     }
     EXPECT_FALSE(p.sources.empty()) << "every number needs a source";
     EXPECT_NO_THROW((void)p.peak(Precision::kBf16));
+  }
+}
+
+// Every value of a built-in profile has its source: its own key under `sources`, or its section's
+// (`peak`). QA 2026-12-07: efficiency.kernel_launch had none in all five.
+TEST(BuiltinProfiles, EveryValueHasASource) {
+  for (const BuiltinProfile& b : builtin_profiles()) {
+    SCOPED_TRACE(b.name);
+    const YamlNode root = parse_yaml_text(b.text, b.name);
+    const YamlNode* sources = root.find("sources");
+    ASSERT_NE(sources, nullptr);
+    int values = 0;
+    for (const auto& [section, node] : root.map) {
+      if (section == "name" || section == "description" || section == "sources") continue;
+      if (!node.is_map()) {
+        ++values;
+        EXPECT_NE(sources->find(section), nullptr) << section;
+        continue;
+      }
+      for (const auto& [key, value] : node.map) {
+        ++values;
+        EXPECT_TRUE(sources->find(section + "." + key) != nullptr || sources->find(section) != nullptr)
+            << section << "." << key;
+      }
+    }
+    EXPECT_GT(values, 20);
   }
 }
 
