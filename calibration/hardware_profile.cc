@@ -55,13 +55,17 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-void read_efficiencies(MapReader r, Efficiencies& e) {
+void read_efficiencies(MapReader r, Efficiencies& e, bool fp8_peak) {
   // Every key is required: a default would change the predictions without a word. A complete
   // profile to copy: `clustersim profiles H100-SXM`.
   const Need need = Need::kRequired;
   r.read("gemm_max", e.gemm_max, need, kMinFittedEfficiency, kMaxFittedEfficiency);
   // Optional (added 2026-12-07): absent, FP8 GEMMs take gemm_max (docs/profiles.md).
-  r.read("gemm_max_fp8", e.gemm_max_fp8, Need::kOptional, kMinFittedEfficiency, kMaxFittedEfficiency);
+  // A fraction of peak.fp8: without it nothing would use it (accepted silently until 2026-12-07, QA).
+  if (r.read("gemm_max_fp8", e.gemm_max_fp8, Need::kOptional, kMinFittedEfficiency, kMaxFittedEfficiency) && !fp8_peak) {
+    r.error("gemm_max_fp8", "is a fraction of peak.fp8, which this profile does not give (a GPU without FP8, as the "
+                            "A100): give peak.fp8 or leave gemm_max_fp8 out");
+  }
   r.read("gemm_tile_m", e.gemm_tile_m, need, 1, 4096);
   r.read("gemm_tile_n", e.gemm_tile_n, need, 1, 4096);
   r.read("gemm_k_half", e.gemm_k_half, need, 0, kMaxGemmKHalf);
@@ -192,7 +196,7 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
   nvl.finish();
   top.read("sm_count", p.sm_count, Need::kRequired, 1, 100000);
   if (!top.has("efficiency")) top.error("efficiency", "required section is missing (copy it from `clustersim profiles H100-SXM`)");
-  read_efficiencies(top.section("efficiency"), p.eff);
+  read_efficiencies(top.section("efficiency"), p.eff, fp8_read && p.fp8.per_s > 0);
   if (const YamlNode* src = top.child("sources"); src && !src->is_null()) {
     if (!src->is_map()) {
       top.error("sources", "expected a mapping of key path -> source text");
@@ -238,8 +242,13 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
       peak.error(key, "expected 1GFLOPS to 100PFLOPS (a GPU's dense peak); got " + to_string(rate));
     }
   }
+  // A GPU's memory, not a node's or a cluster's: 80TiB for 80GiB read as 81,917 GiB usable until
+  // 2026-12-07 (QA), where the peaks already had such a guard.
+  constexpr double kMaxGpuMemory = 4.0 * (int64_t{1} << 40);
   if (capacity_read && p.hbm_capacity.n <= 0) {
     mem.error("capacity", "must be above zero");
+  } else if (capacity_read && p.hbm_capacity.as_double() > kMaxGpuMemory) {
+    mem.error("capacity", "expected at most 4TiB (one GPU's memory: an H200 has 141GB); got " + to_string(p.hbm_capacity));
   } else if (capacity_read && p.memory_reserved.n >= p.hbm_capacity.n) {
     mem.error("reserved", "must be below memory.capacity (" + to_string(p.hbm_capacity) + "); got " +
                               to_string(p.memory_reserved));

@@ -289,6 +289,17 @@ TEST(ParseHardwareProfile, BadUnitIsNamed) {
 TEST(ParseHardwareProfile, MissingAndOutOfRange) {
   EXPECT_EQ(only_error_key("sm_count: 132\n", ""), "sm_count");
   EXPECT_EQ(only_error_key("  gemm_max: 0.8\n", "  gemm_max: 1.5\n"), "efficiency.gemm_max");
+  // A GPU's memory, not a node's (80TiB for 80GiB was accepted until 2026-12-07, QA).
+  EXPECT_EQ(only_error_key("  capacity: 80GiB\n", "  capacity: 80TiB\n"), "memory.capacity");
+  // An FP8 efficiency needs the FP8 peak it is a fraction of (accepted unused until 2026-12-07, QA).
+  EXPECT_EQ(only_error_key("  gemm_max: 0.8\n", "  gemm_max: 0.8\n  gemm_max_fp8: 0.5\n"), "efficiency.gemm_max_fp8");
+  const std::string with_fp8 = profile_with("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  fp8: 2000TFLOPS\n");
+  EXPECT_DOUBLE_EQ(
+      parse_hardware_profile(with_fp8.substr(0, with_fp8.find("  gemm_tile_m")) + "  gemm_max_fp8: 0.5\n" +
+                                 with_fp8.substr(with_fp8.find("  gemm_tile_m")),
+                             "p.yaml")
+          .eff.gemm_max_fp8,
+      0.5);
 }
 
 TEST(ParseHardwareProfile, UnfusedChainScoreBytesAreOptionalAndBounded) {
