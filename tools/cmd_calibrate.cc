@@ -60,7 +60,8 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
     // every fit.
     for (size_t k = 0; k < i; ++k) {
       if (same_file(files[k], files[i])) {
-        throw UsageError{"probe file '" + files[i] + "' is '" + files[k] + "' again: its measurements would count twice"};
+        // Bad input, said without the usage text (which followed it until 2026-12-07, QA).
+        throw BadInput(InputError{files[i], 0, "", "is '" + files[k] + "' again: its measurements would count twice"});
       }
     }
     probes.push_back(calib::read_probe_file(files[i]));
@@ -78,8 +79,9 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       const calib::ProbeHeader& o = probes[k].header;
       if (!h.date.empty() && h.date == o.date && h.host == o.host && h.command_line == o.command_line &&
           h.gpu_model == o.gpu_model && h.gpu_count == o.gpu_count && same_counts(probes[k])) {
-        throw UsageError{"probe file '" + files[i] + "' holds the run of '" + files[k] + "' again (date " + h.date +
-                         ", host " + h.host + ", same command line): its measurements would count twice"};
+        throw BadInput(InputError{files[i], 0, "",
+                                  "holds the run of '" + files[k] + "' again (date " + h.date + ", host " + h.host +
+                                      ", same command line): its measurements would count twice"});
       }
     }
   }
@@ -111,8 +113,11 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   }();
   // The table first: a refusal below is read against it.
   if (result.synthetic) std::cout << "note: the probe data is SYNTHETIC (generated, not measured)\n";
-  std::cout << "probe: " << result.machine.gpu_count << " x " << result.machine.gpu_model << ", "
-            << result.machine.date << "; base profile " << base_name << "\n\n";
+  // Every file's date, where several are fitted together (the first one's alone until 2026-12-07, QA).
+  std::string dates = result.machine.date;
+  for (size_t i = 1; i < probes.size(); ++i) dates += ", " + probes[i].header.date;
+  std::cout << "probe: " << result.machine.gpu_count << " x " << result.machine.gpu_model << ", " << dates
+            << "; base profile " << base_name << "\n\n";
   std::cout << calib::format_error_table(result);
   for (const std::string& u : result.unfitted) std::cout << "not fitted (the base profile's values stay): " << u << "\n";
   for (const std::string& line : calib::fitted_not_written(result, &base)) std::cout << "fitted, not written: " << line << "\n";

@@ -1342,6 +1342,7 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
                                   out.string() + "'");
   EXPECT_EQ(twice.code, 2);
   EXPECT_CONTAINS(twice.err, "its measurements would count twice");
+  EXPECT_FALSE(contains(twice.err, "usage:")) << twice.err;  // bad input, not usage (until 2026-12-07)
   // Also under another name: a hard link (the spelling compared before 2026-12-04 missed it).
   const std::filesystem::path linked = scratch("linked.pb");
   std::filesystem::create_hard_link(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/data/synthetic-h100.pb", linked);
@@ -1372,6 +1373,17 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
 // Every fitted model the profile does not take is named with the reason (before 2026-12-05 only
 // GEMMs of other types and collectives across nodes: the synthetic probe's elementwise and
 // layernorm kernels and its 18 unwritten collectives were in the table alone).
+// Several probe files fitted together: the header line dates each (the first one's alone until
+// 2026-12-07, QA).
+TEST(CliCalibrate, TheHeaderDatesEveryFile) {
+  const std::filesystem::path out = scratch("two-runs.yaml");
+  const Result r = clustersim("calibrate calibration/data/h200-2026-12-04.pb calibration/data/h200-2026-12-04-repeat.pb -o '" +
+                              out.string() + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "probe: 1 x NVIDIA H200, 2026-12-04T16:45:38Z, 2026-12-04T16:46:26Z; base profile H200-SXM");
+  std::filesystem::remove(out);
+}
+
 TEST(CliCalibrate, NamesEveryFitItDoesNotWrite) {
   const std::filesystem::path out = scratch("named.yaml");
   const Result r = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'");
