@@ -124,6 +124,7 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   for (const std::string& line : calib::kept_from_base(result, &base)) std::cout << "kept from the base profile: " << line << "\n";
   for (const std::string& note : calib::wild_point_notes(result)) std::cout << "note: " << note << "\n";
   for (const std::string& note : calib::thin_fit_notes(result)) std::cout << "note: " << note << "\n";
+  for (const std::string& note : calib::repeat_notes(result)) std::cout << "note: " << note << "\n";
   if (args.has("--parameters")) std::cout << "\n" << calib::format_parameters(result);
   std::cout.flush();
 

@@ -310,6 +310,47 @@ std::vector<std::string> wild_point_notes(const CalibrationResult& result) {
   return out;
 }
 
+std::vector<std::string> repeat_notes(const CalibrationResult& result) {
+  std::vector<std::string> out;
+  const auto series = [&out](const std::string& model, const std::vector<FitPoint>& points) {
+    std::map<std::string, std::pair<const FitPoint*, const FitPoint*>> span;  // label -> fastest, slowest
+    std::map<std::string, int> seen;
+    for (const FitPoint& p : points) {
+      auto [it, fresh] = span.try_emplace(p.label, &p, &p);
+      ++seen[p.label];
+      if (fresh) continue;
+      if (p.measured_s < it->second.first->measured_s) it->second.first = &p;
+      if (p.measured_s > it->second.second->measured_s) it->second.second = &p;
+    }
+    int repeated = 0, apart = 0;
+    const std::pair<const FitPoint*, const FitPoint*>* widest = nullptr;
+    for (const auto& [label, ends] : span) {
+      if (seen[label] < 2) continue;
+      ++repeated;
+      if (ends.second->measured_s <= kRepeatSpread * ends.first->measured_s) continue;
+      ++apart;
+      if (!widest || ends.second->measured_s / ends.first->measured_s >
+                         widest->second->measured_s / widest->first->measured_s) {
+        widest = &ends;
+      }
+    }
+    if (apart == 0) return;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "the %s series measures %d of its %d repeated shapes or sizes more than %.0f%% apart (widest %s: "
+                  "%.4g us and %.4g us): fitted together, the model sits between them; check that the probe files "
+                  "measured the same GPU under the same conditions",
+                  model.c_str(), apart, repeated, 100 * (kRepeatSpread - 1), widest->first->label.c_str(),
+                  1e6 * widest->first->measured_s, 1e6 * widest->second->measured_s);
+    out.push_back(line);
+  };
+  for (const GemmFit& f : result.gemm) series("gemm " + std::string(to_string(f.model.dtype)), f.points);
+  for (const AttentionFit& f : result.attention) series(model_name(f.model), f.points);
+  for (const MemoryFit& f : result.memory) series("memory " + std::string(to_string(f.model.op)), f.points);
+  for (const CollectiveFit& f : result.collectives) series(model_name(f.model), f.points);
+  return out;
+}
+
 std::vector<std::string> thin_fit_notes(const CalibrationResult& result) {
   std::vector<std::string> out;
   if (result.machine.command_line.find("--quick") != std::string::npos) {

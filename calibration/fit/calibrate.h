@@ -100,7 +100,14 @@ std::string format_error_table(const CalibrationResult& result);
 // lets a single wild point through (a GEMM timed at 1e6 s fitted with exit 0), so it is named.
 std::vector<std::string> wild_point_notes(const CalibrationResult& result);
 
-// Fits from a thin probe: a --quick run (the first file's command line), and GEMM series of fewer
+// One line per series whose repeated measurements of one shape or size (probe files fitted
+// together, or a file holding a shape twice) lie more than kRepeatSpread apart, slowest over
+// fastest, with the widest pair: the fit sits between them and no other figure says so (QA
+// 2026-12-07: every bf16 GEMM given twice, the copies 30% slower, was fitted with exit 0 and a
+// 12.5% median error, nothing said). Two runs on one H200 four minutes apart differ by a few percent.
+inline constexpr double kRepeatSpread = 1.25;
+std::vector<std::string> repeat_notes(const CalibrationResult& result);
+// Fits from a thin probe:// Fits from a thin probe: a --quick run (the first file's command line), and GEMM series of fewer
 // than kGemmThinShapes shapes, which the model's parameters and tile choice fit almost exactly
 // (4 shapes reported 0.3% median and missed the other 467 measured points by 19% median, 66% at
 // worst; 2026-12-06 review). One line each; the fit is still written.

@@ -213,6 +213,26 @@ TEST(Calibrate, OtherGemmTypesAreRangeChecked) {
 // fits the simulator's roofline form, and a second run straight after gives the same parameters.
 // Budgets: the measured fits' medians (2026-12-04: GEMM 5.4%, memory 3.8%, attention 11.9%)
 // with room for a probe or cuBLAS change; the run-to-run spread of the fitted rates (under 4%).
+// Repeated measurements of one shape that disagree widely are noted (QA 2026-12-07: every bf16
+// GEMM given twice, the copies 30% slower, fitted with exit 0 and nothing said); repeats that agree
+// (two runs of one GPU) are not.
+TEST(Calibrate, RepeatsThatDisagreeAreNoted) {
+  ProbeData d = make_synthetic_probe(synthetic_h100_truth(8), 3);
+  const size_t n = d.gemm.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (d.gemm[i].dtype != DType::kBf16) continue;
+    GemmPoint copy = d.gemm[i];
+    copy.timing.median_s *= 1.02;
+    d.gemm.push_back(copy);
+  }
+  EXPECT_TRUE(repeat_notes(calibrate({d})).empty());
+  for (size_t i = n; i < d.gemm.size(); ++i) d.gemm[i].timing.median_s *= 1.3 / 1.02;
+  const std::vector<std::string> notes = repeat_notes(calibrate({d}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the gemm bf16 series measures "), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("more than 25% apart"), std::string::npos) << notes[0];
+}
+
 TEST(Calibrate, MeasuredH200) {
   const std::filesystem::path dir = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "calibration/data";
   const CalibrationResult r = calibrate({read_probe_file(dir / "h200-2026-12-04.pb")});
