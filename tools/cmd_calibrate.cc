@@ -144,8 +144,11 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   // simulator's kernels and collectives are mostly large.
   const std::vector<calib::FitErrorRow> as_written = calib::as_written_errors(result, fitted);
   for (const calib::FitErrorRow& row : as_written) {
-    std::printf("as the profile times them: %s, median %.1f%%, worst %.1f%% over %d points%s\n", row.model.c_str(),
-                100 * row.error.median_rel, 100 * row.error.worst_rel, row.error.points,
+    // The signed mean says which way the misses lean (QA 2026-12-07: the NVLink line times every
+    // size from 32 KiB to 1 GiB fast, which the median alone did not tell).
+    std::printf("as the profile times them: %s, median %.1f%%, worst %.1f%%, mean %+.1f%% (%s) over %d points%s\n",
+                row.model.c_str(), 100 * row.error.median_rel, 100 * row.error.worst_rel,
+                100 * row.error.mean_signed_rel, row.error.mean_signed_rel < 0 ? "fast" : "slow", row.error.points,
                 row.error.median_rel > max_median && !row.gated ? " (over --max-median-error, not gated: this is how the profile times the points, its small sizes off; the fit above is what is judged)" : "");
   }
   std::fflush(stdout);

@@ -43,7 +43,12 @@ FitError fit_error(const std::vector<FitPoint>& points) {
   if (points.empty()) return out;
   std::vector<double> errors;
   errors.reserve(points.size());
-  for (const FitPoint& p : points) errors.push_back(p.relative_error());
+  double signed_sum = 0;
+  for (const FitPoint& p : points) {
+    errors.push_back(p.relative_error());
+    signed_sum += (p.predicted_s - p.measured_s) / p.measured_s;
+  }
+  out.mean_signed_rel = signed_sum / static_cast<double>(points.size());
   const auto worst = std::max_element(errors.begin(), errors.end());
   out.worst_rel = *worst;
   out.worst = points[static_cast<size_t>(worst - errors.begin())];

@@ -25,6 +25,8 @@ struct FitError {
   int points = 0;
   double median_rel = 0;
   double worst_rel = 0;
+  // Mean of (predicted - measured) / measured: below 0 the model times the points fast on average.
+  double mean_signed_rel = 0;
   FitPoint worst;  // the point missed by worst_rel (its label, measured and predicted times)
 };
 

@@ -36,6 +36,7 @@ TEST(FitError, MedianAndWorst) {
   EXPECT_EQ(e.points, 3);
   EXPECT_NEAR(e.median_rel, 0.1, 1e-12);
   EXPECT_NEAR(e.worst_rel, 0.25, 1e-12);
+  EXPECT_NEAR(e.mean_signed_rel, (0.1 + 0.0 - 0.25) / 3, 1e-12);  // which way the misses lean
   EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
 }
 
