@@ -650,60 +650,53 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back(std::string("network.dcqcn is not used at network.fidelity ") + to_string(level) +
                     ": congestion control runs at flow+dcqcn and packet only");
   }
-  // RED's kmax scaled to the fastest link above the PFC pause threshold of an empty switch: PFC
-  // pauses before marking reaches pmax, and the results are then sensitive to the parameters
-  // (scenarios/README.md, network.dcqcn.buffer; the run said nothing until 2026-12-06). Said
-  // where the scenario leaves those settings at their defaults, not where it chose them.
+  // RED's kmax scaled to the fastest link, against where a congested port stops taking bytes: said
+  // only where the scenario leaves the thresholds (and, for the pause, the preset) at their
+  // defaults, not where it chose them.
   const DcqcnConfig& dc = cfg.network.dcqcn;
-  bool chosen = false;
-  for (const char* k : {"preset", "kmin", "kmax", "buffer", "dynamic_threshold", "scale_with_link_speed",
-                        "reference_bandwidth"}) {
-    chosen = chosen || cfg.given.count(std::string("network.dcqcn.") + k) > 0;
+  const auto given = [&cfg](std::initializer_list<const char*> keys) {
+    return std::any_of(keys.begin(), keys.end(),
+                       [&cfg](const char* k) { return cfg.given.count(std::string("network.dcqcn.") + k) > 0; });
+  };
+  const bool thresholds_chosen =
+      given({"kmin", "kmax", "buffer", "dynamic_threshold", "scale_with_link_speed", "reference_bandwidth"});
+  const Bandwidth fastest{std::max(cfg.cluster.nic_bandwidth.bytes_per_s,
+                                   cfg.network.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth).bytes_per_s)};
+  const double kmax = net::ecn_thresholds(dc, fastest).kmax;
+  const double fastest_gbps = fastest.as_gbps();
+  // Above the PFC pause threshold of an empty switch: PFC pauses before marking reaches pmax, and
+  // the results are then sensitive to the parameters (scenarios/README.md, network.dcqcn.buffer;
+  // the run said nothing until 2026-12-06).
+  const double pause = dc.dynamic_threshold * dc.buffer.as_double();
+  if (congestion && dc.pfc && !thresholds_chosen && !given({"preset"}) && kmax > pause) {
+    // A larger buffer is no general remedy (2026-12-07 review: it was advised here, and it lets
+    // line-rate bursts pass kmax elsewhere).
+    char buf[900];
+    std::snprintf(buf, sizeof buf,
+                  "network.dcqcn: at %.0f Gbps kmax scales to %.3g MB, above the PFC pause threshold (dynamic_threshold "
+                  "x buffer: %.3g MB with the buffer empty): queues can sit where PFC pauses rather than where RED "
+                  "marks, and results then depend on buffer, kmin, kmax and the reaction point's settings (8 to 1 x 4 "
+                  "MiB at 400 Gbps: 2.90x its ideal, 1.00x at buffer: 64MB; but a larger buffer lets line-rate bursts "
+                  "pass kmax, where every packet is marked and each cnp_interval cuts the rate: 128 GPUs shifting 64 "
+                  "MiB through 400 to 200 Gbps links read 3.67x at 12MB, 6.67x at 64MB). Calibrate network.dcqcn to "
+                  "the switches and NICs studied, and compare with the flow level",
+                  fastest_gbps, kmax / 1e6, pause / 1e6);
+    notes.push_back(buf);
   }
-  if (congestion && dc.pfc && !chosen) {
-    const Bandwidth fastest{std::max(cfg.cluster.nic_bandwidth.bytes_per_s,
-                                     cfg.network.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth).bytes_per_s)};
-    const double kmax = net::ecn_thresholds(dc, fastest).kmax;
-    const double pause = dc.dynamic_threshold * dc.buffer.as_double();
-    if (kmax > pause) {
-      // A larger buffer is no general remedy (2026-12-07 review: it was advised here, and it lets
-      // line-rate bursts pass kmax elsewhere).
-      char buf[900];
-      std::snprintf(buf, sizeof buf,
-                    "network.dcqcn: at %.0f Gbps kmax scales to %.3g MB, above the PFC pause threshold (dynamic_threshold "
-                    "x buffer: %.3g MB with the buffer empty): queues can sit where PFC pauses rather than where RED "
-                    "marks, and results then depend on buffer, kmin, kmax and the reaction point's settings (8 to 1 x 4 "
-                    "MiB at 400 Gbps: 2.90x its ideal, 1.00x at buffer: 64MB; but a larger buffer lets line-rate bursts "
-                    "pass kmax, where every packet is marked and each cnp_interval cuts the rate: 128 GPUs shifting 64 "
-                    "MiB through 400 to 200 Gbps links read 3.67x at 12MB, 6.67x at 64MB). Calibrate network.dcqcn to "
-                    "the switches and NICs studied, and compare with the flow level",
-                    fastest.as_gbps(), kmax / 1e6, pause / 1e6);
-      notes.push_back(buf);
-    }
-  }
-  // Without PFC a congested port drops at the dynamic threshold of the free buffer, alpha B / (1 +
-  // alpha) with one port queued: RED's kmax above it drops packets before marking reaches pmax,
-  // and go-back-N collapses (scenarios/README.md, network.dcqcn.pfc; QA 2026-12-07: an 8-to-1
-  // incast at 400 Gbps read 3.17x with 28,582 drops, and nothing was said).
-  bool thresholds_chosen = false;
-  for (const char* k : {"kmin", "kmax", "buffer", "dynamic_threshold", "scale_with_link_speed", "reference_bandwidth"}) {
-    thresholds_chosen = thresholds_chosen || cfg.given.count(std::string("network.dcqcn.") + k) > 0;
-  }
-  if (level == Fidelity::kPacket && !dc.pfc && !thresholds_chosen) {
-    const Bandwidth fastest{std::max(cfg.cluster.nic_bandwidth.bytes_per_s,
-                                     cfg.network.fabric_bandwidth.value_or(cfg.cluster.nic_bandwidth).bytes_per_s)};
-    const double kmax = net::ecn_thresholds(dc, fastest).kmax;
-    const double drop = dc.dynamic_threshold * dc.buffer.as_double() / (1.0 + dc.dynamic_threshold);
-    if (kmax > drop) {
-      char buf[600];
-      std::snprintf(buf, sizeof buf,
-                    "network.dcqcn.pfc false: at %.0f Gbps kmax scales to %.3g MB, above where a congested port drops "
-                    "(dynamic_threshold x free buffer: %.3g MB with one port queued): packets are dropped, and resent "
-                    "go-back-N, before RED marks them at pmax (8 to 1 x 16 MiB at 400 Gbps: 3.17x its ideal, 28,582 "
-                    "drops). Set kmax below it (scenarios/README.md, network.dcqcn.pfc)",
-                    fastest.as_gbps(), kmax / 1e6, drop / 1e6);
-      notes.push_back(buf);
-    }
+  // Without PFC, above where a congested port drops: the dynamic threshold of the free buffer,
+  // alpha B / (1 + alpha) with one port queued, so packets drop before marking reaches pmax and
+  // go-back-N collapses (scenarios/README.md, network.dcqcn.pfc; QA 2026-12-07: an 8-to-1 incast
+  // at 400 Gbps read 3.17x with 28,582 drops, and nothing was said).
+  const double drop = pause / (1.0 + dc.dynamic_threshold);
+  if (level == Fidelity::kPacket && !dc.pfc && !thresholds_chosen && kmax > drop) {
+    char buf[600];
+    std::snprintf(buf, sizeof buf,
+                  "network.dcqcn.pfc false: at %.0f Gbps kmax scales to %.3g MB, above where a congested port drops "
+                  "(dynamic_threshold x free buffer: %.3g MB with one port queued): packets are dropped, and resent "
+                  "go-back-N, before RED marks them at pmax (8 to 1 x 16 MiB at 400 Gbps: 3.17x its ideal, 28,582 "
+                  "drops). Set kmax below it (scenarios/README.md, network.dcqcn.pfc)",
+                  fastest_gbps, kmax / 1e6, drop / 1e6);
+    notes.push_back(buf);
   }
   // Coarse fluid steps pass over the queues and pauses of short congested transfers, silently
   // (QA, 2026-12-07: a 32-to-1 incast of 1 MiB read its ideal, 1.00x, at 8us).
