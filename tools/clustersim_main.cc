@@ -238,6 +238,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
     j.set("clustersim", report::build_stamp());
     j.set("mean_abs_rel_error", result.mean_abs_rel_error);
     j.set("max_abs_rel_error", result.max_abs_rel_error);
+    j.set("mean_rel_error", result.mean_rel_error);  // since 2026-12-07
     j.set("budget_mean_abs_rel_error", suite.mean_abs_rel_error);
     // The worst row's budget, when the suite sets one (it decides `passed` too).
     j.set("budget_max_abs_rel_error", suite.max_abs_rel_error ? report::Json(*suite.max_abs_rel_error) : report::Json());

@@ -266,7 +266,7 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
   add_entry_errors();
   errors.throw_if_any();
   ValidationResult result;
-  double sum = 0;
+  double sum = 0, signed_sum = 0;
   for (size_t i = 0; i < suite.cases.size(); ++i) {
     const ValidationCase& c = suite.cases[i];
     RunOutput out;
@@ -296,10 +296,12 @@ ValidationResult run_validation(const ValidationSuite& suite, const std::vector<
     row.predicted = it->second;
     row.rel_error = (row.predicted - c.reference) / c.reference;
     sum += std::fabs(row.rel_error);
+    signed_sum += row.rel_error;
     result.max_abs_rel_error = std::max(result.max_abs_rel_error, std::fabs(row.rel_error));
     result.rows.push_back(row);
   }
   result.mean_abs_rel_error = suite.cases.empty() ? 0 : sum / static_cast<double>(suite.cases.size());
+  result.mean_rel_error = suite.cases.empty() ? 0 : signed_sum / static_cast<double>(suite.cases.size());
   result.passed = result.mean_abs_rel_error <= suite.mean_abs_rel_error &&
                   (!suite.max_abs_rel_error || result.max_abs_rel_error <= *suite.max_abs_rel_error);
   return result;
@@ -347,6 +349,11 @@ std::string format_validation(const ValidationSuite& suite, const ValidationResu
   }
   const auto [mean, mean_budget] = percent_pair(result.mean_abs_rel_error, suite.mean_abs_rel_error);
   o << "mean |error| " << mean << " (budget " << mean_budget << ")";
+  // Which way the rows lean, with how many read low and high.
+  int low = 0, high = 0;
+  for (const ValidationRow& r : result.rows) (r.rel_error < 0 ? low : high) += r.rel_error == 0 ? 0 : 1;
+  std::snprintf(line, sizeof line, ", signed mean %+.2f%% (%d low, %d high)", 100 * result.mean_rel_error, low, high);
+  o << line;
   if (suite.max_abs_rel_error) {
     const auto [worst, worst_budget] = percent_pair(result.max_abs_rel_error, *suite.max_abs_rel_error);
     o << ", worst " << worst << " (budget " << worst_budget << ")";
