@@ -139,10 +139,15 @@ Time staged_dp_exposed(const TrainingEstimate& est);
 // long, so the reduction of all but the last chunk hides behind the passes that follow
 // (Narayanan et al. SC'21 section 2.2's schedule; the gather mirrors it before the first
 // forwards). One stream runs the chunks' shares in order:
-//   exposed = max(bucket_share x total, total/vpp - chunk_pass, total - ((vpp-1) pp + 1) chunk_pass)
-// The first term is the last bucket, which waits for the last pass; vpp = 1 gives
-// max(bucket_share x total, total - chunk_pass).
-Time chunked_dp_exposed(Time total, Time chunk_pass, int pp, int vpp, double bucket_share);
+//   exposed = max(last, total/vpp - (1 - first_ready) chunk_pass,
+//                 total - ((vpp-1) pp + 1 - first_ready) chunk_pass)
+// `last` is the last piece (bucket; MoE: with its layer's experts), which waits for the last pass;
+// `first_ready` the fraction of a chunk's pass before its first piece is ready, which the stream
+// cannot use: pieces ready evenly at k/n of the pass leave max(R/n, R - (n-1)/n P) after it (the
+// flow level's graph issues them so; until 2026-12-07 the whole pass counted, and a 4-layer MoE
+// stage, its experts' reduction issued layer by layer, read 9.5% fast; QA). vpp = 1 gives
+// max(last, total - (1 - first_ready) chunk_pass).
+Time chunked_dp_exposed(Time total, Time last, Time chunk_pass, int pp, int vpp, double first_ready);
 
 // The pipeline transfers whose time a step waits for, besides any send-paced steady state
 // (TrainingEstimate::pp_send_paced): every one without overlap.pp_p2p, 2 x micro_batches x vpp

@@ -712,25 +712,39 @@ TEST(AnalyticalTraining, ListedStageLayersMayNotDivideEvenly) {
 TEST(ChunkedDpExposed, WithoutInterleavingIsTheLastPassWindow) {
   // vpp 1: what the last micro-batch's backward does not hide, never less than the last bucket.
   const Time total = Time::ms(100), pass = Time::ms(30);
-  EXPECT_EQ(chunked_dp_exposed(total, pass, 8, 1, 0.05), Time::ms(70));
-  EXPECT_EQ(chunked_dp_exposed(Time::ms(20), pass, 8, 1, 0.05), 0.05 * Time::ms(20));
+  EXPECT_EQ(chunked_dp_exposed(total, 0.05 * total, pass, 8, 1, 0.0), Time::ms(70));
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(20), 0.05 * Time::ms(20), pass, 8, 1, 0.0), 0.05 * Time::ms(20));
 }
 
 TEST(ChunkedDpExposed, InterleavingHidesAllButTheLastChunk) {
   // vpp 4 on pp 8: chunks free their gradients 8 passes apart, so a reduction shorter than that
   // per chunk leaves only the last chunk's share beyond its own pass.
   const Time pass = Time::ms(10);
-  EXPECT_EQ(chunked_dp_exposed(Time::ms(200), pass, 8, 4, 0.01), Time::ms(40));  // 50 - 10
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(200), 0.01 * Time::ms(200), pass, 8, 4, 0.0), Time::ms(40));  // 50 - 10
   // Longer than the passes that follow: the stream runs behind, total - (3 x 8 + 1) passes.
-  EXPECT_EQ(chunked_dp_exposed(Time::ms(1000), pass, 8, 4, 0.01), Time::ms(750));
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(1000), 0.01 * Time::ms(1000), pass, 8, 4, 0.0), Time::ms(750));
   // Never more than vpp 1 would leave with the same per-chunk pass, never below the last bucket.
   for (const int vpp : {1, 2, 4, 8}) {
     for (const int64_t ms : {1, 50, 300, 3000}) {
-      const Time t = chunked_dp_exposed(Time::ms(static_cast<double>(ms)), pass, 8, vpp, 0.02);
-      EXPECT_LE(t, chunked_dp_exposed(Time::ms(static_cast<double>(ms)), static_cast<double>(vpp) * pass, 8, 1, 0.02)) << vpp << " " << ms;
-      EXPECT_GE(t, 0.02 * Time::ms(static_cast<double>(ms)));
+      const Time total = Time::ms(static_cast<double>(ms));
+      const Time t = chunked_dp_exposed(total, 0.02 * total, pass, 8, vpp, 0.0);
+      EXPECT_LE(t, chunked_dp_exposed(total, 0.02 * total, static_cast<double>(vpp) * pass, 8, 1, 0.0)) << vpp << " " << ms;
+      EXPECT_GE(t, 0.02 * total);
     }
   }
+}
+
+// Pieces ready at k/n of the last pass leave max(R/n, R - (n-1)/n P) after it: the part of the
+// pass before the first piece is ready hides nothing (QA 2026-12-07: an MoE stage of 2 layers
+// issues its experts' reductions layer by layer, and the analytical level credited the whole pass).
+TEST(ChunkedDpExposed, ThePassBeforeTheFirstPieceHidesNothing) {
+  const Time pass = Time::ms(10), total = Time::ms(30);
+  EXPECT_EQ(chunked_dp_exposed(total, 0.5 * total, pass, 1, 1, 0.5), Time::ms(25));  // 30 - 5: not 20
+  EXPECT_EQ(chunked_dp_exposed(total, 0.5 * total, pass, 1, 1, 0.0), Time::ms(20));
+  // Short against the pass: the last piece alone.
+  EXPECT_EQ(chunked_dp_exposed(Time::ms(8), Time::ms(4), pass, 1, 1, 0.5), Time::ms(4));
+  // A single piece ready at the pass's end hides nothing.
+  EXPECT_EQ(chunked_dp_exposed(total, total, pass, 8, 1, 1.0), total);
 }
 
 TEST(CheckMemoryFit, SmallPlanFits) {
