@@ -196,6 +196,13 @@ TEST(FaultsCli, ASparePoolThatRunsDrySaysHowManyWouldDo) {
                        "spares         the 1 hot spare ran dry: the job waited"));
   EXPECT_TRUE(contains(clustersim("run scenarios/faults-16k-30d.yaml --set faults.recovery.spare_hosts=0").out,
                        "spares         with no hot spares: the job waited"));
+  // No pool: unlimited, free spares, which the ETTR rests on, said with the pool that would hold
+  // it (QA 2026-12-07: nothing was said).
+  const Result unlimited = clustersim("run scenarios/faults-16k-30d.yaml --set faults.recovery.spare_hosts=null");
+  ASSERT_EQ(unlimited.code, 0) << unlimited.out;
+  EXPECT_TRUE(contains(unlimited.out, "spares         unlimited (faults.recovery.spare_hosts not set")) << unlimited.out;
+  EXPECT_TRUE(contains(unlimited.out, "28 or fewer 99% of the time: set spare_hosts")) << unlimited.out;
+  EXPECT_FALSE(contains(enough.out, "spares         unlimited"));
 }
 
 // Slow hosts are found only while the job runs, and wait for a spare: a dry pool sends fewer
