@@ -173,6 +173,16 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     if (row.finer.ran) finalists.push_back(row.index);
   }
   for (const std::string& note : sweep::flow_stage_notes(space, finalists)) run.notes.push_back(note);
+  {
+    std::vector<int64_t> ranked;
+    for (const int64_t at : table.ranking) ranked.push_back(table.rows[static_cast<size_t>(at)].index);
+    // The best as the summary ranks it: the finer stage's where it re-ran some.
+    const std::map<std::string, double> best =
+        !table.finer_ranking.empty() ? table.rows[static_cast<size_t>(table.finer_ranking.front())].finer.metrics
+        : table.ranking.empty()      ? std::map<std::string, double>{}
+                                     : table.rows[static_cast<size_t>(table.ranking.front())].analytical.metrics;
+    for (const std::string& note : sweep::serving_notes(space, ranked, best)) run.notes.push_back(note);
+  }
   if (const std::string note = sweep::folding_mix_note(table); !note.empty()) run.notes.push_back(note);
   const auto write = [&](const std::string& name, const std::string& text) { write_text_file(dir / name, text, "--out"); };
   write("sweep.csv", sweep::sweep_csv(space, table));

@@ -2,6 +2,7 @@
 #include "sim/report/sweep/candidate_evaluator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 
@@ -133,6 +134,45 @@ std::vector<std::string> flow_stage_notes(const CandidateSpace& space, const std
                       "in closed form), so ") +
           (other ? "its colocated finalists' " : "its finalists' ") +
           "flow figures are the analytical level's; prefill_decode and attention_ffn deployments send over it"};
+}
+
+std::vector<std::string> serving_notes(const CandidateSpace& space, const std::vector<int64_t>& ranked,
+                                       const std::map<std::string, double>& best) {
+  if (space.spec().kind != ScenarioKind::kInference || ranked.empty()) return {};
+  std::vector<std::string> notes;
+  int64_t moe = 0;
+  for (const int64_t i : ranked) {
+    try {
+      const ScenarioConfig cfg = scenario_from_tree(tree_at(space, i, "analytical"), space.spec().base_origin);
+      moe += cfg.inference && cfg.inference->moe.experts > 0 ? 1 : 0;
+    } catch (const BadInput&) {
+    }
+  }
+  if (moe > 0) {
+    notes.push_back(std::to_string(moe) + " of the " + std::to_string(ranked.size()) +
+                    " ranked candidates serve an MoE model, whose layers are priced at their roofline costs: against "
+                    "TensorRT-LLM's published MoE serving rates such predictions run 1.2 to 2.4x high "
+                    "(scenarios/validation/serving-moe.yaml), so read their throughput as an upper bound and their "
+                    "cost_per_mtoken as a lower one");
+  }
+  const auto limited = [&space](const char* metric) {
+    const std::vector<MetricLimit>& limits = space.spec().limits;
+    return std::any_of(limits.begin(), limits.end(), [metric](const MetricLimit& l) { return l.metric == metric; });
+  };
+  const auto served = best.find("served_fraction");
+  const auto growth = best.find("ttft_growth");
+  const bool short_served = served != best.end() && served->second < 0.95 && !limited("served_fraction");
+  const bool growing = growth != best.end() && growth->second > 0.01 && !limited("ttft_growth");
+  if (short_served || growing) {
+    char line[480];
+    std::snprintf(line, sizeof line,
+                  "the best-ranked candidate does not keep up with the offered load (served_fraction %.3g, ttft_growth "
+                  "%.3g; keeping up is 0.95 or more and 0.01 or less): its figures are a saturated deployment's; add "
+                  "constraints such as served_fraction: {min: 0.95} and ttft_growth: {max: 0.01} to rank those that do",
+                  served != best.end() ? served->second : 1.0, growth != best.end() ? growth->second : 0.0);
+    notes.push_back(line);
+  }
+  return notes;
 }
 
 CandidateEvaluator::CandidateEvaluator(const CandidateSpace& space) : space_(space) {}

@@ -54,6 +54,14 @@ std::vector<std::string> analytical_notes(const CandidateSpace& space);
 // `finalists` it re-ran (candidate indices; their collectives are priced in closed form at every
 // level). Empty where it re-ran none of them.
 std::vector<std::string> flow_stage_notes(const CandidateSpace& space, const std::vector<int64_t>& finalists);
+// What a serving sweep's figures rest on, as `run` says it of one deployment: MoE candidates among
+// the `ranked` (candidate indices, best first), whose layers are priced at their roofline costs
+// (throughput an upper bound, cost a lower one: scenarios/validation/serving-moe.yaml), and a best
+// candidate that does not keep up with the offered load (`best`: its metrics; served_fraction under
+// 0.95 or ttft_growth over 0.01) where no constraint holds those metrics. Empty otherwise (since
+// 2026-12-07; QA: a sweep ranked by cost put first a deployment serving 78% of the load).
+std::vector<std::string> serving_notes(const CandidateSpace& space, const std::vector<int64_t>& ranked,
+                                       const std::map<std::string, double>& best);
 
 class CandidateEvaluator {
  public:

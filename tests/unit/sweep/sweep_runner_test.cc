@@ -243,6 +243,25 @@ TEST(CandidateEvaluator, AColocatedServingFlowStageIsNoted) {
   EXPECT_TRUE(flow_stage_notes(CandidateSpace(spec_from("axes:\n  parallelism.tp: [1, 2]\n")), {0, 1}).empty());
 }
 
+// A serving sweep says what its figures rest on, as run does: MoE candidates' roofline pricing, and
+// a best candidate that does not keep up where no constraint holds that (QA 2026-12-07: ranked by
+// cost, a deployment serving 78% of the load came first without a word).
+TEST(CandidateEvaluator, ServingSweepsSayWhatTheirFiguresRestOn) {
+  const SweepSpec dense = load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-8b.yaml");
+  const CandidateSpace dense_space(dense);
+  EXPECT_TRUE(serving_notes(dense_space, {0, 1}, {{"served_fraction", 0.99}, {"ttft_growth", 0.001}}).empty());
+  const std::vector<std::string> behind = serving_notes(dense_space, {0}, {{"served_fraction", 0.784}, {"ttft_growth", 0.266}});
+  ASSERT_EQ(behind.size(), 1u);
+  EXPECT_NE(behind[0].find("does not keep up with the offered load (served_fraction 0.784"), std::string::npos) << behind[0];
+  const SweepSpec moe =
+      load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-moe-layout.yaml");
+  const std::vector<std::string> notes = serving_notes(CandidateSpace(moe), {0, 1, 2}, {});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("3 of the 3 ranked candidates serve an MoE model"), std::string::npos) << notes[0];
+  // Training sweeps: nothing.
+  EXPECT_TRUE(serving_notes(CandidateSpace(spec_from("axes:\n  parallelism.tp: [1, 2]\n")), {0}, {}).empty());
+}
+
 // Ties in the objective go to the faster plan: under objective gpus every plan of one size ties,
 // and the first in candidate order ranked first whatever its throughput (until 2026-12-06).
 TEST(SweepRunner, TiesGoToTheHigherThroughput) {
