@@ -196,7 +196,8 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
   nvl.finish();
   top.read("sm_count", p.sm_count, Need::kRequired, 1, 100000);
   if (!top.has("efficiency")) top.error("efficiency", "required section is missing (copy it from `clustersim profiles H100-SXM`)");
-  read_efficiencies(top.section("efficiency"), p.eff, fp8_read && p.fp8.per_s > 0);
+  // An fp8 peak that is given but fails to read has its own error: not a second on gemm_max_fp8.
+  read_efficiencies(top.section("efficiency"), p.eff, (fp8_read && p.fp8.per_s > 0) || (peak.has("fp8") && !fp8_read));
   if (const YamlNode* src = top.child("sources"); src && !src->is_null()) {
     if (!src->is_map()) {
       top.error("sources", "expected a mapping of key path -> source text");

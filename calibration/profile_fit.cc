@@ -87,15 +87,27 @@ std::string unseen_fixed_cost(const char* what, double fixed_s, const std::vecto
 //   t_i = launch + a_i / rate,   a_i = 2 m n k / gemm_shape_efficiency(m, n, k)
 // The least absolute relative error, sum_i |launch + a_i x - t_i| / t_i over x = 1 / rate, is
 // reached at the weighted median of (t_i - launch) / a_i with weights a_i / t_i (a one-parameter
-// L1 fit, which a few wild points do not move). Until 2026-12-07 gemm_max_fp8 was the FP8 fit's own
+// L1 fit). The weights grow with a point's speed, so the points the GEMM fit leaves out as timed
+// far too fast (plausible_rates: over twice the 90th percentile of the useful FLOP rates) are left
+// out here too (code review, 2026-12-07: one of 30 points timed 30x fast read 19.5x the datasheet
+// and refused the probe). Until 2026-12-07 gemm_max_fp8 was the FP8 fit's own
 // peak, with its own tile, launch and per-wave cost that the profile does not keep: the H200 probe's
 // FP8 table row read 4.2% median while the written profile timed those GEMMs 6.6% off, 7.5% fast
 // on average (QA). 0 with no point to fit.
 double fp8_rate_as_written(const GemmFit& f, const HardwareProfile& p) {
   const double launch = p.eff.kernel_launch.as_s();
-  std::vector<std::pair<double, double>> ratios;  // (t - launch) / a, weight a / t
+  std::vector<const FitPoint*> shaped;
+  std::vector<double> rates;  // useful FLOP/s, as the GEMM fit judges its points
   for (const FitPoint& pt : f.points) {
     if (pt.m <= 0 || pt.n <= 0 || pt.k <= 0 || !(pt.measured_s > 0)) continue;
+    shaped.push_back(&pt);
+    rates.push_back(2.0 * static_cast<double>(pt.m) * static_cast<double>(pt.n) * static_cast<double>(pt.k) / pt.measured_s);
+  }
+  const std::vector<bool> plausible = plausible_rates(rates);
+  std::vector<std::pair<double, double>> ratios;  // (t - launch) / a, weight a / t
+  for (size_t i = 0; i < shaped.size(); ++i) {
+    if (!plausible[i]) continue;
+    const FitPoint& pt = *shaped[i];
     const double a = 2.0 * static_cast<double>(pt.m) * static_cast<double>(pt.n) * static_cast<double>(pt.k) /
                      gemm_shape_efficiency(pt.m, pt.n, pt.k, p);
     ratios.emplace_back((pt.measured_s - launch) / a, a / pt.measured_s);

@@ -313,26 +313,28 @@ std::vector<std::string> wild_point_notes(const CalibrationResult& result) {
 std::vector<std::string> repeat_notes(const CalibrationResult& result) {
   std::vector<std::string> out;
   const auto series = [&out](const std::string& model, const std::vector<FitPoint>& points) {
-    std::map<std::string, std::pair<const FitPoint*, const FitPoint*>> span;  // label -> fastest, slowest
-    std::map<std::string, int> seen;
+    struct Span {
+      const FitPoint* fastest;
+      const FitPoint* slowest;
+      int count;
+      double ratio() const { return slowest->measured_s / fastest->measured_s; }
+    };
+    std::map<std::string, Span> span;  // by label (shape or size)
     for (const FitPoint& p : points) {
-      auto [it, fresh] = span.try_emplace(p.label, &p, &p);
-      ++seen[p.label];
-      if (fresh) continue;
-      if (p.measured_s < it->second.first->measured_s) it->second.first = &p;
-      if (p.measured_s > it->second.second->measured_s) it->second.second = &p;
+      auto [it, fresh] = span.try_emplace(p.label, Span{&p, &p, 0});
+      Span& s = it->second;
+      ++s.count;
+      if (p.measured_s < s.fastest->measured_s) s.fastest = &p;
+      if (p.measured_s > s.slowest->measured_s) s.slowest = &p;
     }
     int repeated = 0, apart = 0;
-    const std::pair<const FitPoint*, const FitPoint*>* widest = nullptr;
-    for (const auto& [label, ends] : span) {
-      if (seen[label] < 2) continue;
+    const Span* widest = nullptr;
+    for (const auto& [label, s] : span) {
+      if (s.count < 2) continue;
       ++repeated;
-      if (ends.second->measured_s <= kRepeatSpread * ends.first->measured_s) continue;
+      if (s.ratio() <= kRepeatSpread) continue;
       ++apart;
-      if (!widest || ends.second->measured_s / ends.first->measured_s >
-                         widest->second->measured_s / widest->first->measured_s) {
-        widest = &ends;
-      }
+      if (!widest || s.ratio() > widest->ratio()) widest = &s;
     }
     if (apart == 0) return;
     char line[512];
@@ -340,8 +342,8 @@ std::vector<std::string> repeat_notes(const CalibrationResult& result) {
                   "the %s series measures %d of its %d repeated shapes or sizes more than %.0f%% apart (widest %s: "
                   "%.4g us and %.4g us): fitted together, the model sits between them; check that the probe files "
                   "measured the same GPU under the same conditions",
-                  model.c_str(), apart, repeated, 100 * (kRepeatSpread - 1), widest->first->label.c_str(),
-                  1e6 * widest->first->measured_s, 1e6 * widest->second->measured_s);
+                  model.c_str(), apart, repeated, 100 * (kRepeatSpread - 1), widest->fastest->label.c_str(),
+                  1e6 * widest->fastest->measured_s, 1e6 * widest->slowest->measured_s);
     out.push_back(line);
   };
   for (const GemmFit& f : result.gemm) series("gemm " + std::string(to_string(f.model.dtype)), f.points);

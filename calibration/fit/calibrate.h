@@ -107,7 +107,7 @@ std::vector<std::string> wild_point_notes(const CalibrationResult& result);
 // 12.5% median error, nothing said). Two runs on one H200 four minutes apart differ by a few percent.
 inline constexpr double kRepeatSpread = 1.25;
 std::vector<std::string> repeat_notes(const CalibrationResult& result);
-// Fits from a thin probe:// Fits from a thin probe: a --quick run (the first file's command line), and GEMM series of fewer
+// Fits from a thin probe: a --quick run (the first file's command line), and GEMM series of fewer
 // than kGemmThinShapes shapes, which the model's parameters and tile choice fit almost exactly
 // (4 shapes reported 0.3% median and missed the other 467 measured points by 19% median, 66% at
 // worst; 2026-12-06 review). One line each; the fit is still written.

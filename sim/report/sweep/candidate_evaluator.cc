@@ -164,13 +164,20 @@ std::vector<std::string> serving_notes(const CandidateSpace& space, const std::v
   const bool short_served = served != best.end() && served->second < 0.95 && !limited("served_fraction");
   const bool growing = growth != best.end() && growth->second > 0.01 && !limited("ttft_growth");
   if (short_served || growing) {
-    char line[480];
-    std::snprintf(line, sizeof line,
-                  "the best-ranked candidate does not keep up with the offered load (served_fraction %.3g, ttft_growth "
-                  "%.3g; keeping up is 0.95 or more and 0.01 or less): its figures are a saturated deployment's; add "
-                  "constraints such as served_fraction: {min: 0.95} and ttft_growth: {max: 0.01} to rank those that do",
-                  served != best.end() ? served->second : 1.0, growth != best.end() ? growth->second : 0.0);
-    notes.push_back(line);
+    // The figures the run gave, and only those.
+    std::string figures;
+    char v[64];
+    if (served != best.end()) {
+      std::snprintf(v, sizeof v, "served_fraction %.3g", served->second);
+      figures += v;
+    }
+    if (growth != best.end()) {
+      std::snprintf(v, sizeof v, "%sttft_growth %.3g", figures.empty() ? "" : ", ", growth->second);
+      figures += v;
+    }
+    notes.push_back("the best-ranked candidate does not keep up with the offered load (" + figures +
+                    "; keeping up is 0.95 or more and 0.01 or less): its figures are a saturated deployment's; add "
+                    "constraints such as served_fraction: {min: 0.95} and ttft_growth: {max: 0.01} to rank those that do");
   }
   return notes;
 }
@@ -245,13 +252,17 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
     // Folded (training.fold_ranks: true) where pipeline sends or CP rings cross a tapered tier:
     // the sweep says so (folding_mix_note), as run's note does for one run.
     const auto folded = out.metrics.find("folded");
-    if (folded != out.metrics.end() && folded->second > 0 && work::replica_lines_cross_taper(cfg)) {
-      out.info[kFoldedOverTaperInfo] = "true";
-    } else if (folded != out.metrics.end() && folded->second > 0 &&
-               (work::replica_lines_leave(cfg, {.cp_rings = false, .tapered_only = false}) ||
-                work::groups_span_nodes(cfg, work::Dim::kTp) || work::groups_span_nodes(cfg, work::Dim::kCp))) {
-      // As run's folding note (QA 2026-12-07: a sweep's folded finalists said nothing of it).
-      out.info[kFoldedInStepInfo] = "true";
+    // As run's folding notes, each on its own (QA 2026-12-07: a sweep's folded finalists said
+    // nothing of the last two).
+    if (folded != out.metrics.end() && folded->second > 0) {
+      if (work::replica_lines_cross_taper(cfg)) {
+        out.info[kFoldedOverTaperInfo] = "true";
+      } else if (work::replica_lines_leave(cfg, {.cp_rings = false, .tapered_only = false})) {
+        out.info[kFoldedInStepInfo] = "true";
+      }
+      if (work::groups_span_nodes(cfg, work::Dim::kTp) || work::groups_span_nodes(cfg, work::Dim::kCp)) {
+        out.info[kFoldedGroupsAcrossInfo] = "true";
+      }
     }
   } catch (const BadInput& e) {
     out.status = kError;

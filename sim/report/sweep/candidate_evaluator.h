@@ -31,10 +31,13 @@ std::string gpu_counts_text(const std::map<std::string, int>& by_type);
 // rings cross, in its `info` under this key ("true"); the sweep counts them (folding_mix_note).
 inline constexpr const char* kFoldedOverTaperInfo = "folded_over_taper";
 // A flow-stage training candidate simulated folded whose pipeline sends leave their pods (ToR
-// groups in 2 tiers) on a fabric not tapered there, or whose TP or CP groups span nodes: folded,
-// the other replicas' flows there start in step with replica 0's (a few percent off; run's note
+// groups in 2 tiers) on a fabric not tapered there: folded, the other replicas' sends start in
+// step with replica 0's and meet its ECMP collisions every time, a few percent slow (run's note
 // says so for one run). In its `info` under this key ("true"; since 2026-12-07).
 inline constexpr const char* kFoldedInStepInfo = "folded_in_step";
+// The same for one whose TP or CP groups span nodes (fold_ranks: true, or CP under auto): folded,
+// it can come out fast (TP across nodes 18 to 47%; run's note). In its `info` ("true"; since 2026-12-07).
+inline constexpr const char* kFoldedGroupsAcrossInfo = "folded_groups_across_nodes";
 std::map<std::string, int> gpu_counts_from_text(const std::string& text);
 
 // What one run of one candidate gave. `metrics` are the raw outputs (derived ones such as cost

@@ -57,8 +57,9 @@ std::string no_valid_candidates(const SweepTable& table);
 // PP outermost, 1:1 spine, 7.101 s folded against 6.863 s unfolded) and how to compare alike; and,
 // where finalists ran folded over a tapered tier their pipeline sends or CP rings cross
 // (kFoldedOverTaperInfo, training.fold_ranks: true), that those can be off either way; and where
-// finalists ran folded with pipeline sends leaving their pods or TP/CP groups across nodes
-// (kFoldedInStepInfo), that those read a few percent off. Empty when none applies.
+// finalists ran folded with pipeline sends leaving their pods (kFoldedInStepInfo), that those read a
+// few percent slow, and with TP/CP groups across nodes (kFoldedGroupsAcrossInfo), that those can read
+// fast. Empty when none applies.
 std::string folding_mix_note(const SweepTable& table);
 
 // A reason with its numbers masked, so that the same cause counts once ("tp: must divide # ...").

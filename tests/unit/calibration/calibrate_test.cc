@@ -208,11 +208,6 @@ TEST(Calibrate, OtherGemmTypesAreRangeChecked) {
   }
 }
 
-// Measured on an H200 of this workplace (calibration/data/h200-2026-12-04*.pb, made by
-// kernels_probe/measure_machine.sh): every family fits, the rates are an H200's, the unfused chain
-// fits the simulator's roofline form, and a second run straight after gives the same parameters.
-// Budgets: the measured fits' medians (2026-12-04: GEMM 5.4%, memory 3.8%, attention 11.9%)
-// with room for a probe or cuBLAS change; the run-to-run spread of the fitted rates (under 4%).
 // Repeated measurements of one shape that disagree widely are noted (QA 2026-12-07: every bf16
 // GEMM given twice, the copies 30% slower, fitted with exit 0 and nothing said); repeats that agree
 // (two runs of one GPU) are not.
@@ -233,6 +228,11 @@ TEST(Calibrate, RepeatsThatDisagreeAreNoted) {
   EXPECT_NE(notes[0].find("more than 25% apart"), std::string::npos) << notes[0];
 }
 
+// Measured on an H200 of this workplace (calibration/data/h200-2026-12-04*.pb, made by
+// kernels_probe/measure_machine.sh): every family fits, the rates are an H200's, the unfused chain
+// fits the simulator's roofline form, and a second run straight after gives the same parameters.
+// Budgets: the measured fits' medians (2026-12-04: GEMM 5.4%, memory 3.8%, attention 11.9%)
+// with room for a probe or cuBLAS change; the run-to-run spread of the fitted rates (under 4%).
 TEST(Calibrate, MeasuredH200) {
   const std::filesystem::path dir = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "calibration/data";
   const CalibrationResult r = calibrate({read_probe_file(dir / "h200-2026-12-04.pb")});

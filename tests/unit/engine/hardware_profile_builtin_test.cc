@@ -293,6 +293,13 @@ TEST(ParseHardwareProfile, MissingAndOutOfRange) {
   EXPECT_EQ(only_error_key("  capacity: 80GiB\n", "  capacity: 80TiB\n"), "memory.capacity");
   // An FP8 efficiency needs the FP8 peak it is a fraction of (accepted unused until 2026-12-07, QA).
   EXPECT_EQ(only_error_key("  gemm_max: 0.8\n", "  gemm_max: 0.8\n  gemm_max_fp8: 0.5\n"), "efficiency.gemm_max_fp8");
+  // A misspelt fp8 peak is one error, its own (not also "no peak.fp8" on gemm_max_fp8; code review).
+  std::string misspelt = profile_with("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  fp8: 1978.9TFLOPZ\n");
+  const std::string gemm_max = "  gemm_max: 0.8\n";
+  misspelt.replace(misspelt.find(gemm_max), gemm_max.size(), gemm_max + "  gemm_max_fp8: 0.5\n");
+  const auto errors = profile_errors(misspelt);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key_path, "peak.fp8");
   const std::string with_fp8 = profile_with("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  fp8: 2000TFLOPS\n");
   EXPECT_DOUBLE_EQ(
       parse_hardware_profile(with_fp8.substr(0, with_fp8.find("  gemm_tile_m")) + "  gemm_max_fp8: 0.5\n" +

@@ -286,6 +286,15 @@ TEST(SweepTable, FinalistsFoldedAndUnfoldedAreNoted) {
   EXPECT_NE(taper.find("simulated 1 finalist folded whose pipeline sends or CP rings cross a tapered tier"),
             std::string::npos)
       << taper;
+  // Folded with TP or CP groups across nodes: can read fast, said on its own (code review 2026-12-07:
+  // it was given the pipeline sends' "slow" wording).
+  SweepTable across;
+  across.rows = {row(true, kOk, 1.0)};
+  across.rows[0].finer.info[kFoldedGroupsAcrossInfo] = "true";
+  const std::string fast = folding_mix_note(across);
+  EXPECT_NE(fast.find("folded whose TP or CP groups span nodes"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("can come out fast"), std::string::npos) << fast;
+  EXPECT_EQ(fast.find("pipeline sends leave"), std::string::npos) << fast;
 }
 
 }  // namespace

@@ -206,9 +206,6 @@ TEST(CandidateEvaluator, AxesTheScreenCannotSeeAreNoted) {
   EXPECT_TRUE(analytical_notes(CandidateSpace(spec_from("axes:\n  network.routing: [ecmp, dmodk]\n"))).empty());
 }
 
-// A colocated serving sweep's flow stage reproduces the screen (its collectives are closed forms
-// at every level): said where the stage re-runs some (2026-12-07 review: it matched to the digit
-// without a word); a training sweep's says nothing.
 // A finalist the flow stage simulates folded, whose pipeline sends leave their pods, is marked and
 // the sweep's note says what run's note says of it (QA 2026-12-07: nothing was said).
 TEST(CandidateEvaluator, AFinalistFoldedInStepIsNoted) {
@@ -234,6 +231,9 @@ TEST(CandidateEvaluator, AFinalistFoldedInStepIsNoted) {
   EXPECT_NE(note.find("simulated 1 finalist folded whose pipeline sends leave their pods"), std::string::npos) << note;
 }
 
+// A colocated serving sweep's flow stage reproduces the screen (its collectives are closed forms
+// at every level): said where the stage re-runs some (2026-12-07 review: it matched to the digit
+// without a word); a training sweep's says nothing.
 TEST(CandidateEvaluator, AColocatedServingFlowStageIsNoted) {
   const SweepSpec serving = load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-8b.yaml");
   const std::vector<std::string> notes = flow_stage_notes(CandidateSpace(serving), {0});
@@ -253,6 +253,18 @@ TEST(CandidateEvaluator, ServingSweepsSayWhatTheirFiguresRestOn) {
   const std::vector<std::string> behind = serving_notes(dense_space, {0}, {{"served_fraction", 0.784}, {"ttft_growth", 0.266}});
   ASSERT_EQ(behind.size(), 1u);
   EXPECT_NE(behind[0].find("does not keep up with the offered load (served_fraction 0.784"), std::string::npos) << behind[0];
+  // A sweep that constrains both says nothing (its constraints already hold the load).
+  const SweepSpec held = sweep_spec_from_tree(
+      parse_yaml_text(std::string("base: ") + CLUSTERSIM_SOURCE_DIR +
+                          "/scenarios/serving-trtllm/llama3.1-8b.yaml\naxes: {inference.weight_precision: [fp8]}\n"
+                          "constraints: {served_fraction: {min: 0.5}, ttft_growth: {max: 1}}\nflow_stage: {top_k: 0}\n",
+                      "t.yaml"),
+      "t.yaml");
+  EXPECT_TRUE(serving_notes(CandidateSpace(held), {0}, {{"served_fraction", 0.784}, {"ttft_growth", 0.266}}).empty());
+  // Only the figures the run gave are printed.
+  const std::vector<std::string> one = serving_notes(dense_space, {0}, {{"served_fraction", 0.5}});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].find("ttft_growth 0"), std::string::npos) << one[0];
   const SweepSpec moe =
       load_sweep_spec(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/sweep-serving-moe-layout.yaml");
   const std::vector<std::string> notes = serving_notes(CandidateSpace(moe), {0, 1, 2}, {});

@@ -1374,9 +1374,6 @@ TEST(CliCalibrate, NothingToFitIsBadInput) {
   std::filesystem::remove(again);
 }
 
-// Every fitted model the profile does not take is named with the reason (before 2026-12-05 only
-// GEMMs of other types and collectives across nodes: the synthetic probe's elementwise and
-// layernorm kernels and its 18 unwritten collectives were in the table alone).
 // Several probe files fitted together: the header line dates each (the first one's alone until
 // 2026-12-07, QA).
 TEST(CliCalibrate, TheHeaderDatesEveryFile) {
@@ -1388,6 +1385,9 @@ TEST(CliCalibrate, TheHeaderDatesEveryFile) {
   std::filesystem::remove(out);
 }
 
+// Every fitted model the profile does not take is named with the reason (before 2026-12-05 only
+// GEMMs of other types and collectives across nodes: the synthetic probe's elementwise and
+// layernorm kernels and its 18 unwritten collectives were in the table alone).
 TEST(CliCalibrate, NamesEveryFitItDoesNotWrite) {
   const std::filesystem::path out = scratch("named.yaml");
   const Result r = clustersim("calibrate calibration/data/synthetic-h100.pb -o '" + out.string() + "'");
