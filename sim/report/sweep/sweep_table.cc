@@ -229,28 +229,25 @@ std::string folding_mix_note(const SweepTable& table) {
           "folded, 6.86 s unfolded), so close calls between the two kinds are not decided; set training.fold_ranks: "
           "false in the sweep's set: to simulate every finalist alike (`folded` in sweep.json says which ran how)";
   }
-  if (over_taper > 0) {
-    out += std::string(out.empty() ? "" : "; ") + "the flow stage simulated " + std::to_string(over_taper) +
-           " finalist" + (over_taper == 1 ? "" : "s") +
-           " folded whose pipeline sends or CP rings cross a tapered tier (training.fold_ranks: true), which can "
-           "be off either way (Llama 3 405B, PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded): set "
-           "training.fold_ranks: false for the figures";
-  }
-  if (in_step > 0) {
-    out += std::string(out.empty() ? "" : "; ") + "the flow stage simulated " + std::to_string(in_step) +
-           " finalist" + (in_step == 1 ? "" : "s") +
-           " folded whose pipeline sends leave their pods: folded, every replica's sends start in step with "
-           "replica 0's and meet each other's ECMP collisions every time, 0.4 to 3.5% slow on the plans measured "
-           "(MegaScale 175B on 12,288 GPUs: 0.6%): set training.fold_ranks: false to compare them exactly";
-  }
-  if (groups_across > 0) {
-    out += std::string(out.empty() ? "" : "; ") + "the flow stage simulated " + std::to_string(groups_across) +
-           " finalist" + (groups_across == 1 ? "" : "s") +
-           " folded whose TP or CP groups span nodes: folded, the other replicas' flows there start in step with "
-           "replica 0's, and such a run can come out fast where the unfolded replicas meet out of step (CP across "
-           "nodes: 0.3% on Llama 3 405B's 16,384 GPUs with cp 2; TP across nodes: 18 to 47%): set "
-           "training.fold_ranks: false for the exact figures";
-  }
+  // One clause per kind of folded finalist: "the flow stage simulated N finalist(s) folded " + what.
+  const auto say = [&out](int64_t n, const char* what) {
+    if (n <= 0) return;
+    out += std::string(out.empty() ? "" : "; ") + "the flow stage simulated " + std::to_string(n) + " finalist" +
+           (n == 1 ? "" : "s") + " folded " + what;
+  };
+  say(over_taper,
+      "whose pipeline sends or CP rings cross a tapered tier (training.fold_ranks: true), which can be off either "
+      "way (Llama 3 405B, PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded): set training.fold_ranks: "
+      "false for the figures");
+  say(in_step,
+      "whose pipeline sends leave their pods: folded, every replica's sends start in step with replica 0's and meet "
+      "each other's ECMP collisions every time, 0.4 to 3.5% slow on the plans measured (MegaScale 175B on 12,288 "
+      "GPUs: 0.6%): set training.fold_ranks: false to compare them exactly");
+  say(groups_across,
+      "whose TP or CP groups span nodes: folded, the other replicas' flows there start in step with replica 0's, "
+      "and such a run can come out fast where the unfolded replicas meet out of step (CP across nodes: 0.3% on "
+      "Llama 3 405B's 16,384 GPUs with cp 2; TP across nodes: 18 to 47%): set training.fold_ranks: false for the "
+      "exact figures");
   return out;
 }
 
