@@ -381,14 +381,17 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
     const bool seconds = ends_with("_s") && !ends_with("_per_s");
     // Likewise a metric in GiB takes a size with its unit (`{max: 40GiB}`; since 2026-12-06).
     const bool gib = ends_with("_gib");
+    // And a metric in days a duration (`time_to_train_days: {max: 30d}`, or `720h`; since 2026-12-07:
+    // "expected a number, got '30d'" before).
+    const bool days = ends_with("_days");
     for (const char* bound : {"min", "max"}) {
       const YamlNode* b = n.is_map() ? n.find(bound) : nullptr;
       std::optional<double>& into = std::string(bound) == "min" ? limit.min : limit.max;
       double v = 0;
       Time t;
       Bytes size;
-      if (seconds && b && b->is_scalar() && !plain_real(*b)) {
-        if (r.read(bound, t)) into = t.as_s();
+      if ((seconds || days) && b && b->is_scalar() && !plain_real(*b)) {
+        if (r.read(bound, t)) into = days ? t.as_s() / 86400.0 : t.as_s();
       } else if (gib && b && b->is_scalar() && !plain_real(*b)) {
         if (r.read(bound, size)) into = size.as_gib();
       } else if (r.read(bound, v)) {
@@ -399,6 +402,7 @@ void read_constraints(const YamlNode* c, SweepSpec& spec, ErrorList& errors) {
     if (!n.is_map() || (!limit.min && !limit.max)) {
       errors.add(InputError{n.file, n.line, path,
                             seconds ? "expected {min: DURATION} and/or {max: DURATION} (50ms, 1.5s, or a number of seconds)"
+                            : days  ? "expected {min: DURATION} and/or {max: DURATION} (30d, 720h, or a number of days)"
                             : gib   ? "expected {min: SIZE} and/or {max: SIZE} (40GiB, or a number of GiB)"
                                     : "expected {min: NUMBER} and/or {max: NUMBER}"});
       continue;

@@ -261,6 +261,16 @@ TEST(SweepSpec, AMissingBaseIsTheOnlyError) {
   }
 }
 
+// A limit in days takes a duration (QA 2026-12-07: `{max: 30d}` read "expected a number").
+TEST(SweepSpec, ADaysLimitTakesADuration) {
+  const std::string head = "axes: {parallelism.tp: [1]}\nobjective: {metric: time_to_train_days, train_tokens: 1e12}\n";
+  EXPECT_DOUBLE_EQ(*spec_from(head + "constraints: {time_to_train_days: {max: 30d}}\n").limits[0].max, 30.0);
+  EXPECT_DOUBLE_EQ(*spec_from(head + "constraints: {time_to_train_days: {max: 36h}}\n").limits[0].max, 1.5);
+  EXPECT_DOUBLE_EQ(*spec_from(head + "constraints: {time_to_train_days: {max: 30}}\n").limits[0].max, 30.0);
+  EXPECT_NE(error_text(head + "constraints: {time_to_train_days: {max: 30parsecs}}\n").find("30d, 720h, or a number of days"),
+            std::string::npos);
+}
+
 // A limit in GiB takes a size with its unit, as one in seconds takes a duration (until 2026-12-06
 // "40GiB" was refused as not a number).
 TEST(SweepSpec, AGibLimitTakesASize) {
