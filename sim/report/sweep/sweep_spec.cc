@@ -489,6 +489,8 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
       errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu,
                             "expected a price per GPU-hour in [0, 1e9] as a plain decimal (no '+', spaces or hexadecimal), got '" +
                                 (n.is_scalar() ? n.scalar : std::string("a list or mapping")) + "'"});
+      // Given, if wrongly: not "needs a price" as well (QA 2026-12-07). The error above stops the sweep.
+      spec.price_per_gpu_hour[gpu] = -1.0;
       continue;
     }
     spec.price_per_gpu_hour[gpu] = *v;

@@ -103,6 +103,11 @@ TEST(SweepSpec, NumbersArePlainDecimals) {
               std::string::npos)
         << price;
   }
+  // A price given wrongly is one error, not also "needs a price" (QA 2026-12-07).
+  const std::string dollar = error_text(
+      "axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: '$2.50'}\n");
+  EXPECT_NE(dollar.find("price_per_gpu_hour.A100-SXM4-80GB"), std::string::npos) << dollar;
+  EXPECT_EQ(dollar.find("needs a price"), std::string::npos) << dollar;
   EXPECT_EQ(spec_from("axes: {parallelism.tp: [1, 2]}\nobjective: cost_per_mtoken\nprice_per_gpu_hour: {A100-SXM4-80GB: 2.5e0}\n")
                 .price_per_gpu_hour.at("A100-SXM4-80GB"),
             2.5);
