@@ -9,21 +9,35 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// One problem's output tiles, the share of them its m x n fills (tile padding) and its inner loop's
+// efficiency k / (k + gemm_k_half): gemm_shape_efficiency's factors but the waves, which a grouped
+// GEMM counts over all its problems' tiles together.
+struct TileFactors {
+  int64_t tiles;
+  double tile;
+  double inner;
+};
+TileFactors tile_factors(int64_t m, int64_t n, int64_t k, const Efficiencies& e) {
+  const int64_t tm = ceil_div(m, e.gemm_tile_m);
+  const int64_t tn = ceil_div(n, e.gemm_tile_n);
+  return {tm * tn,
+          (static_cast<double>(m) * static_cast<double>(n)) /
+              (static_cast<double>(tm * e.gemm_tile_m) * static_cast<double>(tn * e.gemm_tile_n)),
+          static_cast<double>(k) / static_cast<double>(k + e.gemm_k_half)};
+}
+
+// The share of the SMs' slots `tiles` fill over the waves they take (the last wave's idle SMs).
+double wave_factor(int64_t tiles, int sm_count) {
+  const int64_t sms = std::max(1, sm_count);
+  return static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, sms) * sms);
+}
+
 }  // namespace
 
 double gemm_shape_efficiency(int64_t m, int64_t n, int64_t k, const HardwareProfile& hw) {
   assert(m > 0 && n > 0 && k > 0 && "GEMM dimensions must be positive");
-  const Efficiencies& e = hw.eff;
-  const int64_t tm = ceil_div(m, e.gemm_tile_m);
-  const int64_t tn = ceil_div(n, e.gemm_tile_n);
-  const int64_t tiles = tm * tn;
-  const int64_t sms = std::max(1, hw.sm_count);
-  const int64_t waves = ceil_div(tiles, sms);
-  const double wave = static_cast<double>(tiles) / static_cast<double>(waves * sms);
-  const double tile = (static_cast<double>(m) * static_cast<double>(n)) /
-                      (static_cast<double>(tm * e.gemm_tile_m) * static_cast<double>(tn * e.gemm_tile_n));
-  const double inner = static_cast<double>(k) / static_cast<double>(k + e.gemm_k_half);
-  return wave * tile * inner;
+  const TileFactors f = tile_factors(m, n, k, hw.eff);
+  return wave_factor(f.tiles, hw.sm_count) * f.tile * f.inner;
 }
 
 Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const HardwareProfile& hw,
@@ -35,22 +49,17 @@ Time gemm_time(int64_t m, int64_t n, int64_t k, Precision precision, const Hardw
 }
 
 Time grouped_gemm_time(const std::vector<GemmProblem>& problems, Precision precision, const HardwareProfile& hw) {
-  const Efficiencies& e = hw.eff;
   int64_t tiles = 0;
   double padded = 0;  // the problems' work at their own tile and inner-loop efficiency
   for (const GemmProblem& g : problems) {
     if (g.m <= 0 || g.n <= 0 || g.k <= 0) continue;
-    const int64_t tm = ceil_div(g.m, e.gemm_tile_m), tn = ceil_div(g.n, e.gemm_tile_n);
-    tiles += tm * tn;
-    const double tile = (static_cast<double>(g.m) * static_cast<double>(g.n)) /
-                        (static_cast<double>(tm * e.gemm_tile_m) * static_cast<double>(tn * e.gemm_tile_n));
-    const double inner = static_cast<double>(g.k) / static_cast<double>(g.k + e.gemm_k_half);
-    padded += 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) / (tile * inner);
+    const TileFactors f = tile_factors(g.m, g.n, g.k, hw.eff);
+    tiles += f.tiles;
+    padded += 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) / (f.tile * f.inner);
   }
   if (tiles == 0) return Time::zero();
-  const int64_t sms = std::max(1, hw.sm_count);
-  const double wave = static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, sms) * sms);
-  return e.kernel_launch + Time::s(padded / (hw.peak(precision).per_s * gemm_efficiency(precision, hw) * wave));
+  const double wave = wave_factor(tiles, hw.sm_count);
+  return hw.eff.kernel_launch + Time::s(padded / (hw.peak(precision).per_s * gemm_efficiency(precision, hw) * wave));
 }
 
 double gemm_efficiency(Precision precision, const HardwareProfile& hw) {
