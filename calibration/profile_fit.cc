@@ -97,19 +97,19 @@ std::string unseen_fixed_cost(const char* what, double fixed_s, const std::vecto
 double fp8_rate_as_written(const GemmFit& f, const HardwareProfile& p) {
   const double launch = p.eff.kernel_launch.as_s();
   std::vector<const FitPoint*> shaped;
-  std::vector<double> rates;  // useful FLOP/s, as the GEMM fit judges its points
+  std::vector<double> flops, rates;  // useful FLOPs, and FLOP/s as the GEMM fit judges its points
   for (const FitPoint& pt : f.points) {
     if (pt.m <= 0 || pt.n <= 0 || pt.k <= 0 || !(pt.measured_s > 0)) continue;
     shaped.push_back(&pt);
-    rates.push_back(2.0 * static_cast<double>(pt.m) * static_cast<double>(pt.n) * static_cast<double>(pt.k) / pt.measured_s);
+    flops.push_back(2.0 * static_cast<double>(pt.m) * static_cast<double>(pt.n) * static_cast<double>(pt.k));
+    rates.push_back(flops.back() / pt.measured_s);
   }
   const std::vector<bool> plausible = plausible_rates(rates);
   std::vector<std::pair<double, double>> ratios;  // (t - launch) / a, weight a / t
   for (size_t i = 0; i < shaped.size(); ++i) {
     if (!plausible[i]) continue;
     const FitPoint& pt = *shaped[i];
-    const double a = 2.0 * static_cast<double>(pt.m) * static_cast<double>(pt.n) * static_cast<double>(pt.k) /
-                     gemm_shape_efficiency(pt.m, pt.n, pt.k, p);
+    const double a = flops[i] / gemm_shape_efficiency(pt.m, pt.n, pt.k, p);
     ratios.emplace_back((pt.measured_s - launch) / a, a / pt.measured_s);
   }
   if (ratios.empty()) return 0;

@@ -174,6 +174,12 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
   std::set<std::string> unwritten;
   for (const auto& [model, why] : calib::not_written_models(result, &base)) unwritten.insert(model);
   std::vector<InputError> poor;
+  const auto refuse = [&](const calib::FitErrorRow& row) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg, "the %s model misses its %d points by %.1f%% (median), over the %g%% allowed",
+                  row.model.c_str(), row.error.points, 100 * row.error.median_rel, 100 * max_median);
+    poor.push_back(InputError{result.source_list(), 0, "", msg});
+  };
   for (const calib::FitErrorRow& row : result.errors) {
     // The "(all)" rows pool a family's models; each model is judged on its own.
     if (row.model.find("(all)") != std::string::npos) continue;
@@ -183,21 +189,12 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
                   row.model.c_str(), row.error.points, 100 * row.error.median_rel, 100 * max_median);
       continue;
     }
-    if (row.error.median_rel > max_median) {
-      char msg[256];
-      std::snprintf(msg, sizeof msg, "the %s model misses its %d points by %.1f%% (median), over the %g%% allowed",
-                    row.model.c_str(), row.error.points, 100 * row.error.median_rel, 100 * max_median);
-      poor.push_back(InputError{result.source_list(), 0, "", msg});
-    }
+    if (row.error.median_rel > max_median) refuse(row);
   }
   // The written FP8 rate, fitted at the bf16 fit's tile and launch (since 2026-12-07: before, only
   // the FP8 fit with its own was judged).
   for (const calib::FitErrorRow& row : as_written) {
-    if (!row.gated || row.error.median_rel <= max_median) continue;
-    char msg[256];
-    std::snprintf(msg, sizeof msg, "the %s model misses its %d points by %.1f%% (median), over the %g%% allowed",
-                  row.model.c_str(), row.error.points, 100 * row.error.median_rel, 100 * max_median);
-    poor.push_back(InputError{result.source_list(), 0, "", msg});
+    if (row.gated && row.error.median_rel > max_median) refuse(row);
   }
   if (!poor.empty()) {
     poor.back().message += "; check the probe data (launches_per_sample, shapes, GPU), or raise --max-median-error";
