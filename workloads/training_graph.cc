@@ -433,13 +433,10 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
     if (s != 0 || ch != 0 || buckets <= 1) return chunk_params / buckets;
     return embedding_bucket ? embedding_share * chunk_params : (1.0 - embedding_share) * chunk_params / (buckets - 1);
   };
-  // Buckets ready over the chunk's backward: bucket j of B at (j + 1) / B of it; in the chunk with
-  // the embedding the layers' B - 1 buckets over the whole pass and the embedding's at its end
-  // (review, 2026-12-07: marked at (j + 1) / B, the layers' buckets read ready early).
-  const bool embedding_apart = buckets > 1 && embedding_share > 1.0 / buckets;
+  // Buckets ready over the chunk's backward (bucket_ready_at; review, 2026-12-07: in the chunk with
+  // the embedding they were marked at (j + 1) / B, and the layers' buckets read ready early).
   const auto ready_at = [&](int s, int ch, int j) {
-    if (s == 0 && ch == 0 && embedding_apart) return j + 1 >= buckets ? 1.0 : (j + 1.0) / (buckets - 1);
-    return (j + 1.0) / buckets;
+    return bucket_ready_at(j, buckets, s == 0 && ch == 0 ? embedding_share : 0.0);
   };
   const bool dp_overlap_reduce = ov.dp_grad_reduce;
   const bool gather_at_start = dense_sync && gathers_weights_each_step(p) && ov.dp_param_gather;

@@ -100,6 +100,12 @@ double embedding_bucket_share(const ScenarioConfig& cfg, double chunk_params, in
   return std::clamp(embedding / chunk_params, 1.0 / static_cast<double>(buckets), 1.0);
 }
 
+double bucket_ready_at(int j, int64_t buckets, double embedding_share) {
+  const double b = static_cast<double>(buckets);
+  if (buckets > 1 && embedding_share > 1.0 / b) return j + 1 >= buckets ? 1.0 : (j + 1.0) / (b - 1.0);
+  return (j + 1.0) / b;
+}
+
 double model_flops_per_token(const ModelConfig& m) {
   double forward = m.layers * (2.0 * layer_gemm_params(m) + 4.0 * attention_span(m) * query_width(m)) +
                    2.0 * m.hidden * static_cast<double>(m.vocab);

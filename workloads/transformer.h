@@ -42,6 +42,14 @@ ParamCount count_params(const ModelConfig& m);
 // 740M, 10% of the step).
 double embedding_bucket_share(const ScenarioConfig& cfg, double chunk_params, int64_t buckets);
 
+// When bucket j (0-based) of a chunk's `buckets` is ready, as a fraction of the chunk's backward
+// pass: (j + 1) / B, as backward walks through the parameters; in the chunk holding the embedding,
+// where its bucket stands apart (`embedding_share`, embedding_bucket_share's, above 1 / B; pass 0
+// for other chunks), the layers' B - 1 buckets over the whole pass and the embedding's at its end
+// (its backward takes next to no time). The flow level's graph issues the reductions so, and the
+// analytical level prices the part of the last pass before the first piece as hiding nothing.
+double bucket_ready_at(int j, int64_t buckets, double embedding_share);
+
 // FLOPs of one training iteration over the whole cluster.
 //   model:    3 x forward (forward + backward, no recomputation). Forward per sequence:
 //             sum over layers of 2 s (GEMM parameters) + 4 s s_att q, plus the LM head 2 s h V,

@@ -719,23 +719,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
                                      moe_dp->reduce)
                  : dense_share;
     };
+    const double embedding_share = work::embedding_bucket_share(cfg, synced / p.vpp, buckets_per_chunk);
     const double bucket_share = last_bucket_share(1.0 / static_cast<double>(p.vpp * buckets_per_chunk));
-    const double first_stage_share =
-        last_bucket_share(work::embedding_bucket_share(cfg, synced / p.vpp, buckets_per_chunk) / p.vpp);
+    const double first_stage_share = last_bucket_share(embedding_share / p.vpp);
     // How far into a chunk's last backward pass its first gradient piece is ready (chunked_dp_exposed),
-    // as the flow level's graph releases them (ready_at): dense buckets evenly through the pass, the
-    // first stage's first chunk its layers' buckets through the pass and the embedding's at its end
-    // (the embedding's backward takes next to no time), so 1 / (buckets - 1) there; an MoE chunk
-    // releases each layer's experts as its backward ends, the first after one layer (an
-    // approximation where first_dense_layers, moe_layer_frequency or listed stage_layers make
-    // chunks uneven or without experts: the graph then releases later).
-    const bool embedding_apart =
-        buckets_per_chunk > 1 &&
-        work::embedding_bucket_share(cfg, synced / p.vpp, buckets_per_chunk) > 1.0 / static_cast<double>(buckets_per_chunk);
-    const double first_ready =
-        m.moe ? 1.0 / std::max(1.0, static_cast<double>(m.layers) / (p.pp * p.vpp)) : 1.0 / static_cast<double>(buckets_per_chunk);
-    const double first_stage_ready =
-        m.moe || !embedding_apart ? first_ready : 1.0 / static_cast<double>(buckets_per_chunk - 1);
+    // as the flow level's graph releases them: dense buckets as work::bucket_ready_at has them (the
+    // first stage's first chunk with its embedding's bucket); an MoE chunk releases each layer's
+    // experts as its backward ends, the first after one layer (an approximation where
+    // first_dense_layers, moe_layer_frequency or listed stage_layers make chunks uneven or without
+    // experts: the graph then releases later).
+    const double first_ready = m.moe ? 1.0 / std::max(1.0, static_cast<double>(m.layers) / (p.pp * p.vpp))
+                                     : work::bucket_ready_at(0, buckets_per_chunk, 0.0);
+    const double first_stage_ready = m.moe ? first_ready : work::bucket_ready_at(0, buckets_per_chunk, embedding_share);
     const Bytes grads = bytes_of(params * grad_bytes);
     const Bytes weights = bytes_of(params * 2.0);
     // One reduction of the gradients and, with ZeRO >= 1, one gather of the 16-bit weights, over
