@@ -145,17 +145,18 @@ ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwarePr
   const int64_t up = (swiglu(m) ? 2 : 1) * f;
   const int64_t h = m.hidden;
   ExpertTimes t;
+  // The tokens of each of the owner's experts that any reach (one chunk's).
+  std::vector<int64_t> rows;
+  for (int e = owner * per_owner; e < (owner + 1) * per_owner; ++e) {
+    const auto n = static_cast<int64_t>(std::ceil(r.expert_pairs[e] / chunks));
+    if (n > 0) rows.push_back(n);
+  }
+  if (rows.empty()) return t;
   if (cfg.training.moe_grouped_gemm) {
     // One grouped GEMM per projection and pass over the owner's experts (their tokens as rows), and
     // one activation kernel over them all, as Megatron-LM's GroupedMLP runs them. Until 2026-12-07
     // one GEMM per expert, each its own launch and waves: 128 experts of 768 at top-8 paid 42% more
     // expert time than 16 of 6,144 at top-1 for the same FLOPs (QA), where serving grouped them.
-    std::vector<int64_t> rows;
-    for (int e = owner * per_owner; e < (owner + 1) * per_owner; ++e) {
-      const auto n = static_cast<int64_t>(std::ceil(r.expert_pairs[e] / chunks));
-      if (n > 0) rows.push_back(n);
-    }
-    if (rows.empty()) return t;
     const GemmPassTimes g_up = grouped_gemm_pass(cfg, hw, rows, up, h);
     const GemmPassTimes g_down = grouped_gemm_pass(cfg, hw, rows, h, f);
     double all_rows = 0;
@@ -165,9 +166,7 @@ ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwarePr
     t.bwd = g_up.bwd + g_down.bwd + calib::memory_time(Bytes{2 * act.n}, hw);
     return t;
   }
-  for (int e = owner * per_owner; e < (owner + 1) * per_owner; ++e) {
-    const auto n = static_cast<int64_t>(std::ceil(r.expert_pairs[e] / chunks));
-    if (n <= 0) continue;
+  for (const int64_t n : rows) {
     // Up (gate + up under SwiGLU) and down projections of the expert's n tokens.
     const GemmPassTimes g_up = gemm_pass(cfg, hw, n, up, h);
     const GemmPassTimes g_down = gemm_pass(cfg, hw, n, h, f);

@@ -225,6 +225,7 @@ struct LoadWindow {
   // completed request's life after the first arrival (before it the deployment is still filling
   // from empty); `short_run` where that leaves under a tenth of the window to judge by.
   double settled_from = 0;  // s after the first arrival
+  double in_system_from = 0;  // when the first count is taken: settled_from, at most the window
   bool short_run = false;
   int64_t in_system_middle = 0;
   int64_t in_system_end = 0;
@@ -314,7 +315,8 @@ LoadWindow load_window(const engine::ServingResult& r) {
   const double middle = from + 2.0 * quarter;
   w.settled_from = std::max(2.0 * quarter, life90);
   w.short_run = w.settled_from > 0.9 * w.window_s;
-  const double settled = from + std::min(w.settled_from, w.window_s);
+  w.in_system_from = std::min(w.settled_from, w.window_s);
+  const double settled = from + w.in_system_from;
   double asked = 0, asked_fast = 0, made = 0, requested = 0;
   double early_sum = 0, second_sum = 0, late_sum = 0, second_at = 0, late_at = 0;
   int early = 0, second = 0, late = 0;
@@ -506,8 +508,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   j.set("ttft_last_quarter_s", load.window_s > 0 ? Json(load.ttft_last_quarter) : Json());
   j.set("ttft_second_quarter_s", load.window_s > 0 ? Json(load.ttft_second_quarter) : Json());
   j.set("ttft_growth", load.window_s > 0 ? Json(load.ttft_growth) : Json());
-  // When the first count was taken: at the arrivals' end where a request outlives them.
-  j.set("in_system_from_s", load.window_s > 0 ? Json(std::min(load.settled_from, load.window_s)) : Json());
+  j.set("in_system_from_s", load.window_s > 0 ? Json(load.in_system_from) : Json());
   j.set("in_system_middle", load.window_s > 0 ? Json(load.in_system_middle) : Json());
   j.set("in_system_end", load.window_s > 0 ? Json(load.in_system_end) : Json());
   j.set("load_verdict", verdict);

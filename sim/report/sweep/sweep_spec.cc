@@ -489,8 +489,6 @@ void read_prices(const YamlNode* p, SweepSpec& spec, ErrorList& errors) {
       errors.add(InputError{n.file, n.line, "price_per_gpu_hour." + gpu,
                             "expected a price per GPU-hour in [0, 1e9] as a plain decimal (no '+', spaces or hexadecimal), got '" +
                                 (n.is_scalar() ? n.scalar : std::string("a list or mapping")) + "'"});
-      // Given, if wrongly: not "needs a price" as well (QA 2026-12-07). The error above stops the sweep.
-      spec.price_per_gpu_hour[gpu] = -1.0;
       continue;
     }
     spec.price_per_gpu_hour[gpu] = *v;
@@ -622,8 +620,13 @@ void check_prices(const SweepSpec& spec, const YamlNode& base, ErrorList& errors
     errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
                           "every price is 0, so every candidate's cost_per_mtoken would be 0; give the prices"});
   }
+  // A price given wrongly has its error already: not "needs a price" as well (QA 2026-12-07).
+  const auto refused = [&errors](const std::string& g) {
+    return std::any_of(errors.errors().begin(), errors.errors().end(),
+                       [&g](const InputError& e) { return e.key_path == "price_per_gpu_hour." + g; });
+  };
   for (const auto& [g, where] : gpus) {
-    if (!spec.price_per_gpu_hour.count(g)) {
+    if (!spec.price_per_gpu_hour.count(g) && !refused(g)) {
       errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
                             "cost_per_mtoken needs a price for GPU '" + g + "' (used by " + where + ")"});
     }
