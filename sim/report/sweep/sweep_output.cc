@@ -161,7 +161,11 @@ std::vector<std::string> metric_columns(const SweepSpec& spec) {
   // Plans that overflow HBM are kept only with memory_fits: false; then say which they are.
   if (!spec.memory_fits) m.push_back("memory_fits");
   if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_per_mtoken");
-  if (spec.train_tokens > 0) m.push_back("time_to_train_days");
+  if (spec.train_tokens > 0) {
+    m.push_back("time_to_train_days");
+    m.push_back("gpu_hours_to_train");
+    if (!spec.price_per_gpu_hour.empty()) m.push_back("cost_to_train");
+  }
   return m;
 }
 

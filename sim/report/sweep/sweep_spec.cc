@@ -454,6 +454,14 @@ void read_objective(const YamlNode* o, SweepSpec& spec, ErrorList& errors) {
     r.read("train_tokens", spec.train_tokens, Need::kOptional, 1.0);
     r.finish();
     line = o->line;
+    // The tokens a training run reads; a serving or traffic sweep has none to reach (accepted
+    // until 2026-12-07, and a serving sweep's candidates took output tokens for training ones).
+    if (spec.train_tokens > 0 && spec.kind != ScenarioKind::kTraining) {
+      errors.add(InputError{file, o->line, "objective.train_tokens",
+                            "only a training sweep takes train_tokens (time_to_train_days, gpu_hours_to_train, "
+                            "cost_to_train); this sweep's base is not a training scenario"});
+      spec.train_tokens = 0;
+    }
   } else if (o && o->is_null()) {  // took the default until 2026-12-06, as set: and the others did
     errors.add(InputError{file, o->line, "objective", "has no value; give a metric name or {metric, goal}, or remove it"});
   } else if (o) {
@@ -544,8 +552,12 @@ bool apply_combination(const SweepSpec& spec, const std::vector<size_t>& axes, i
 // cost constraint, and named a GPU '' for a pool whose gpu an axis sets to null). A combination
 // the fallback misses makes that candidate an error in finish_stage, never a pass.
 void check_prices(const SweepSpec& spec, const YamlNode& base, ErrorList& errors) {
-  bool needs = spec.objective == "cost_per_mtoken";
-  for (const MetricLimit& l : spec.limits) needs = needs || l.metric == "cost_per_mtoken";
+  // The cost the objective or a constraint asks for, to name in the messages.
+  std::string cost = is_cost(spec.objective) ? spec.objective : "";
+  for (const MetricLimit& l : spec.limits) {
+    if (cost.empty() && is_cost(l.metric)) cost = l.metric;
+  }
+  const bool needs = !cost.empty();
   // Nothing to check without prices or a cost: no scenario read per GPU-touching axis value.
   if (!needs && spec.price_per_gpu_hour.empty()) return;
   std::vector<std::pair<std::string, std::string>> gpus;  // GPU -> where first used
@@ -618,7 +630,7 @@ void check_prices(const SweepSpec& spec, const YamlNode& base, ErrorList& errors
       std::all_of(spec.price_per_gpu_hour.begin(), spec.price_per_gpu_hour.end(),
                   [](const auto& kv) { return kv.second == 0; })) {
     errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
-                          "every price is 0, so every candidate's cost_per_mtoken would be 0; give the prices"});
+                          "every price is 0, so every candidate's " + cost + " would be 0; give the prices"});
   }
   // A price given wrongly has its error already: not "needs a price" as well (QA 2026-12-07).
   const auto refused = [&errors](const std::string& g) {
@@ -628,7 +640,7 @@ void check_prices(const SweepSpec& spec, const YamlNode& base, ErrorList& errors
   for (const auto& [g, where] : gpus) {
     if (!spec.price_per_gpu_hour.count(g) && !refused(g)) {
       errors.add(InputError{spec.file, 0, "price_per_gpu_hour",
-                            "cost_per_mtoken needs a price for GPU '" + g + "' (used by " + where + ")"});
+                            cost + " needs a price for GPU '" + g + "' (used by " + where + ")"});
     }
   }
 }
@@ -671,8 +683,14 @@ std::vector<std::string> output_metrics(ScenarioKind kind) {
             "cost_per_mtoken"};
   }
   return {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu", "iteration_time_s",
-          "memory_per_gpu_gib", "gpus", "cost_per_mtoken", "time_to_train_days"};
+          "memory_per_gpu_gib", "gpus", "cost_per_mtoken", "time_to_train_days", "gpu_hours_to_train", "cost_to_train"};
 }
+
+bool needs_train_tokens(const std::string& metric) {
+  return metric == "time_to_train_days" || metric == "gpu_hours_to_train" || metric == "cost_to_train";
+}
+
+bool is_cost(const std::string& metric) { return metric == "cost_per_mtoken" || metric == "cost_to_train"; }
 
 Goal default_goal(const std::string& metric) {
   static const char* const kHigherIsBetter[] = {"tokens_per_s", "tokens_per_s_per_gpu", "mfu", "hfu",
@@ -1032,14 +1050,14 @@ SweepSpec sweep_spec_from_tree(const YamlNode& root, const std::string& file) {
   // Not where train_tokens was given and refused (its own error says why).
   const bool tokens_refused = std::any_of(errors.errors().begin(), errors.errors().end(),
                                           [](const InputError& e) { return e.key_path == "objective.train_tokens"; });
-  if (spec.objective == "time_to_train_days" && spec.train_tokens <= 0 && !tokens_refused) {
-    errors.add(InputError{file, 0, "objective.train_tokens", "time_to_train_days needs objective.train_tokens"});
+  if (needs_train_tokens(spec.objective) && spec.train_tokens <= 0 && !tokens_refused) {
+    errors.add(InputError{file, 0, "objective.train_tokens", spec.objective + " needs objective.train_tokens"});
   }
   // A constraint on a metric no candidate can produce would have counted as met (2026-12-05).
   for (const MetricLimit& l : spec.limits) {
-    if (l.metric == "time_to_train_days" && spec.train_tokens <= 0 && !tokens_refused) {
-      errors.add(InputError{file, l.line, "constraints.time_to_train_days",
-                            "time_to_train_days needs objective.train_tokens (e.g. objective: {metric: " +
+    if (needs_train_tokens(l.metric) && spec.train_tokens <= 0 && !tokens_refused) {
+      errors.add(InputError{file, l.line, "constraints." + l.metric,
+                            l.metric + " needs objective.train_tokens (e.g. objective: {metric: " +
                                 spec.objective + ", train_tokens: 300e9})"});
     }
   }

@@ -61,7 +61,7 @@ struct SweepSpec {
   // objective
   std::string objective = "tokens_per_s";
   Goal goal = Goal::kMaximize;
-  double train_tokens = 0;  // for time_to_train_days
+  double train_tokens = 0;  // for time_to_train_days, gpu_hours_to_train and cost_to_train
   std::map<std::string, double> price_per_gpu_hour;  // GPU (cluster.gpu as written) -> price
 
   int flow_top_k = 5;                 // candidates re-run at the flow level; 0 = none
@@ -76,6 +76,11 @@ struct SweepSpec {
 // Output metrics of a scenario kind, and which way is better for each.
 std::vector<std::string> output_metrics(ScenarioKind kind);
 Goal default_goal(const std::string& metric);
+// Whether `metric` follows from objective.train_tokens: time_to_train_days, gpu_hours_to_train,
+// cost_to_train.
+bool needs_train_tokens(const std::string& metric);
+// Whether `metric` is priced from price_per_gpu_hour: cost_per_mtoken, cost_to_train.
+bool is_cost(const std::string& metric);
 
 // Reads a sweep file. Throws BadInput listing every problem with file, line and key path.
 SweepSpec load_sweep_spec(const std::string& path);

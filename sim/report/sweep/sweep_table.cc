@@ -53,13 +53,12 @@ void fill(StageResult& s, const Record& r) {
 std::string why_missing(const SweepSpec& spec, const StageResult& s, const std::string& metric) {
   const auto tokens = s.metrics.find("tokens_per_s");
   const bool no_tokens = tokens == s.metrics.end() || !(tokens->second > 0);
-  if ((metric == "cost_per_mtoken" || metric == "time_to_train_days" || metric == "tokens_per_s_per_gpu") &&
-      no_tokens) {
+  if ((metric == "cost_per_mtoken" || metric == "tokens_per_s_per_gpu" || needs_train_tokens(metric)) && no_tokens) {
     return "it is derived from tokens_per_s, which is 0 or absent";
   }
-  if (metric == "time_to_train_days") return "it needs objective.train_tokens";
-  if (metric == "tokens_per_s_per_gpu") return "the candidate has no GPU count";
-  if (metric == "cost_per_mtoken") {
+  if (needs_train_tokens(metric) && !(spec.train_tokens > 0)) return "it needs objective.train_tokens";
+  if (metric == "tokens_per_s_per_gpu" || metric == "gpu_hours_to_train") return "the candidate has no GPU count";
+  if (metric == "cost_per_mtoken" || metric == "cost_to_train") {
     const auto counts = s.info.find(kGpuCountsInfo);
     const auto gpu = s.info.find("gpu");
     std::map<std::string, int> by_type;
@@ -108,7 +107,14 @@ void finish_stage(const SweepSpec& spec, StageResult& s) {
       if (priced) per_hour += price->second * n;
     }
     if (priced) m["cost_per_mtoken"] = per_hour / 3600.0 / tokens->second * 1e6;
-    if (spec.train_tokens > 0) m["time_to_train_days"] = spec.train_tokens / tokens->second / 86400.0;
+    if (spec.train_tokens > 0) {
+      // The hours the job takes to read train_tokens at tokens_per_s, running all the time: in
+      // days, in GPU-hours (every GPU the candidate holds), and at the GPUs' prices.
+      const double hours = spec.train_tokens / tokens->second / 3600.0;
+      m["time_to_train_days"] = hours / 24.0;
+      if (gpus > 0) m["gpu_hours_to_train"] = gpus * hours;
+      if (priced) m["cost_to_train"] = per_hour * hours;
+    }
   }
   // Every constraint the candidate misses, not only the first (since 2026-12-06: an 8-GPU BF16
   // 70B serving plan named its TTFT alone, where it also missed TPOT, served_fraction and the SLO).
@@ -322,6 +328,9 @@ std::string format_metric(const std::string& metric, double v) {
     else std::snprintf(buf, sizeof buf, "%.2f us", v * 1e6);
   } else if (metric == "cost_per_mtoken") {
     std::snprintf(buf, sizeof buf, "$%.3f", v);
+  } else if (metric == "cost_to_train") {
+    if (std::fabs(v) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3fM", v / 1e6);
+    else std::snprintf(buf, sizeof buf, "$%.0f", v);
   } else if (metric == "time_to_train_days") {
     std::snprintf(buf, sizeof buf, "%.1f d", v);
   } else if (std::fabs(v) >= 1e6) {

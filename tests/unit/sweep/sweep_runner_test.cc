@@ -594,6 +594,42 @@ TEST(SweepTable, AConstraintOnAMissingMetricIsNeverMet) {
   EXPECT_EQ(finished("tpot_p99_s", {{"tokens_per_s", 100}, {"gpus", 24}, {"tpot_p99_s", 1e-7}}).status, kOk);
 }
 
+// With train_tokens a training candidate also gives what the run takes in GPU-hours and, priced,
+// in money (since 2026-12-07: days only; a planner multiplied by the GPUs and prices by hand).
+TEST(SweepTable, TrainTokensGiveGpuHoursAndTheCostToTrain) {
+  SweepSpec spec;
+  spec.train_tokens = 1e12;
+  spec.price_per_gpu_hour["H100-SXM"] = 2.5;
+  StageResult s;
+  s.ran = true;
+  s.status = kOk;
+  s.metrics = {{"tokens_per_s", 2e6}, {"gpus", 1024}};
+  s.info["gpu"] = "H100-SXM";
+  finish_stage(spec, s);
+  ASSERT_EQ(s.status, kOk) << s.reason;
+  const double hours = 1e12 / 2e6 / 3600.0;  // 138.9 h
+  EXPECT_NEAR(s.metrics.at("time_to_train_days"), hours / 24.0, 1e-12);
+  EXPECT_NEAR(s.metrics.at("gpu_hours_to_train"), 1024 * hours, 1e-6);
+  EXPECT_NEAR(s.metrics.at("cost_to_train"), 2.5 * 1024 * hours, 1e-6);
+  // The cost to train is cost_per_mtoken times the millions of tokens.
+  EXPECT_NEAR(s.metrics.at("cost_to_train"), s.metrics.at("cost_per_mtoken") * 1e12 / 1e6, 1e-6);
+  EXPECT_EQ(format_metric("cost_to_train", s.metrics.at("cost_to_train")), "$355556");
+  EXPECT_EQ(format_metric("cost_to_train", 12.3456e6), "$12.346M");
+  // Unpriced: GPU-hours but no cost, and a constraint on the cost says why.
+  spec.price_per_gpu_hour.clear();
+  spec.limits.push_back(MetricLimit{"cost_to_train", std::nullopt, 1e7});
+  StageResult u;
+  u.ran = true;
+  u.status = kOk;
+  u.metrics = {{"tokens_per_s", 2e6}, {"gpus", 1024}};
+  u.info["gpu"] = "H100-SXM";
+  finish_stage(spec, u);
+  EXPECT_TRUE(u.metrics.count("gpu_hours_to_train"));
+  EXPECT_FALSE(u.metrics.count("cost_to_train"));
+  EXPECT_EQ(u.status, kError);
+  EXPECT_NE(u.reason.find("price_per_gpu_hour has no price for GPU 'H100-SXM'"), std::string::npos) << u.reason;
+}
+
 TEST(SweepRunner, SweepsTooBigForTheMemoryAreRefusedWithTheirSize) {
   EXPECT_EQ(sweep_memory_refusal(1000, int64_t{1} << 30), "");
   const std::string why = sweep_memory_refusal(10'000'000, int64_t{8} << 30);

@@ -252,6 +252,23 @@ TEST(SweepSpec, PricesAreForTheGpusTheCandidatesUse) {
   }
 }
 
+// train_tokens is a training run's; a serving sweep took it until 2026-12-07 and gave its
+// candidates a time to train from their output tokens.
+TEST(SweepSpec, OnlyATrainingSweepTakesTrainTokens) {
+  const std::string base = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/infer-colocated.yaml";
+  try {
+    sweep_spec_from_tree(parse_yaml_text("base: '" + base + "'\naxes: {inference.requests: [300]}\n"
+                                         "objective: {metric: tokens_per_s, train_tokens: 1e12}\n",
+                                         "/tmp/sweep.yaml"),
+                         "/tmp/sweep.yaml");
+    ADD_FAILURE() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("objective.train_tokens: only a training sweep takes train_tokens"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SweepSpec, AMissingBaseIsTheOnlyError) {
   try {
     sweep_spec_from_tree(parse_yaml_text("base: missing.yaml\naxes: {parallelism.tp: [1, 2]}\n"
@@ -513,6 +530,21 @@ TEST(SweepSpec, ATimeToTrainConstraintNeedsTrainTokens) {
   EXPECT_EQ(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {time_to_train_days: {max: 30}}\n"
                        "objective: {metric: mfu, train_tokens: 1e9}\n"),
             "");
+  // The GPU-hours and the cost to train follow from train_tokens as well.
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nconstraints: {gpu_hours_to_train: {max: 1e6}}\n")
+                .find("constraints.gpu_hours_to_train: gpu_hours_to_train needs objective.train_tokens"),
+            std::string::npos);
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nobjective: cost_to_train\n")
+                .find("objective.train_tokens: cost_to_train needs objective.train_tokens"),
+            std::string::npos);
+  // A cost to train needs the prices, as cost_per_mtoken does, and says which cost needs them.
+  EXPECT_NE(error_text("axes: {parallelism.tp: [1, 2]}\nobjective: {metric: cost_to_train, train_tokens: 1e12}\n")
+                .find("cost_to_train needs a price for GPU"),
+            std::string::npos);
+  const SweepSpec budget = spec_from("axes: {parallelism.tp: [1, 2]}\nobjective: {metric: mfu, train_tokens: 1e12}\n"
+                                     "constraints: {cost_to_train: {max: 2e7}}\nprice_per_gpu_hour: {A100-SXM4-80GB: 2}\n");
+  ASSERT_EQ(budget.limits.size(), 1u);
+  EXPECT_DOUBLE_EQ(*budget.limits[0].max, 2e7);
 }
 
 // The GPUs a cost needs prices for are those the candidates run on, pools an axis adds or
