@@ -153,6 +153,14 @@ ResultLog::ResultLog(const std::string& path, const std::string& fingerprint, in
   }
   // Only whole lines count: a sweep killed mid-write leaves a partial last line.
   const size_t whole = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  // Without a whole line the file is this sweep's header cut short, or not a log at all: another
+  // file of that name is not overwritten (until 2026-12-07 any text without a newline was taken for
+  // a half-written header and replaced, with or without --resume; QA).
+  if (whole == 0 && !text.empty() && header_line(fingerprint, candidates).compare(0, text.size(), text) != 0) {
+    throw BadInput(InputError{path, 1, resume ? "--resume" : "--out",
+                              "is not a clustersim sweep log (it holds no whole line, and what it holds does not begin "
+                              "this sweep's log header); use another --out, or --restart to overwrite it"});
+  }
   text.resize(whole);
   if (!text.empty()) {
     if (!resume) {

@@ -104,6 +104,45 @@ TEST(ResultLog, ResumeDropsAPartialLastLineAndChecksTheSweep) {
   EXPECT_EQ(log.previous()[2].index, 2);
 }
 
+// A file without a whole line is this sweep's header cut short (the sweep was killed writing it),
+// or someone else's file: that is not overwritten (until 2026-12-07 any text without a newline was
+// replaced, with or without --resume; QA).
+TEST(ResultLog, AFileWithoutAWholeLineIsReplacedOnlyWhereItBeginsTheHeader) {
+  const ScratchDir dir("clustersim_sweep_log");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("results.jsonl");
+  const auto write = [&](const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+  };
+  const auto file_text = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const bool resume : {false, true}) {
+    write("my notes, no newline");
+    try {
+      ResultLog log(path, "fp1", 10, id_of, resume, false);
+      ADD_FAILURE() << "expected BadInput";
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a clustersim sweep log (it holds no whole line"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(file_text(), "my notes, no newline");
+  }
+  // --restart overwrites it.
+  { ResultLog log(path, "fp1", 10, id_of, false, true); }
+  const std::string header = file_text();
+  ASSERT_FALSE(header.empty());
+  // The header cut short is a sweep killed at its start: begun afresh.
+  write(header.substr(0, header.size() / 2));
+  {
+    ResultLog log(path, "fp1", 10, id_of, false, false);
+    EXPECT_TRUE(log.previous().empty());
+  }
+  EXPECT_EQ(file_text(), header);
+}
+
 // A log that is a directory, a device or unreadable part way is bad input (before 2026-12-05 a
 // link to /dev/zero was read until memory ran out, an internal error, and /proc/self/mem, whose
 // read fails, read as an empty log the results were then written to without a word).
