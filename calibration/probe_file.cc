@@ -113,6 +113,15 @@ class Checker {
   bool truncated_ = false;
 };
 
+// A measurement's data type: missing (0), or a value this build does not know (a newer probe's,
+// or damage: until 2026-12-07 both were "data type is missing"; QA).
+void check_dtype(Checker& check, const std::string& key, pb::DType raw) {
+  if (from_pb(raw) != DType::kUnspecified) return;
+  check.fail(key, raw == pb::DTYPE_UNSPECIFIED ? std::string("data type is missing")
+                                               : "unknown data type " + std::to_string(static_cast<int>(raw)) +
+                                                     "; expected 1 (bf16), 2 (fp16), 3 (fp32) or 4 (fp8_e4m3)");
+}
+
 std::string indexed(const char* name, int i) {
   return std::string(name) + "[" + std::to_string(i) + "]";
 }
@@ -149,6 +158,12 @@ Timing read_timing(const pb::Timing& t, const std::string& path, Checker& check)
     std::ostringstream os;
     os << "expected p10_s <= p90_s, got " << out.p10_s << " > " << out.p90_s;
     check.fail(path + ".p10_s", os.str());
+  } else if (out.p10_s < out.min_s || out.p90_s > out.max_s) {
+    // Percentiles of the samples lie between their extremes (until 2026-12-07 unchecked; QA).
+    std::ostringstream os;
+    os << "expected min_s <= p10_s <= p90_s <= max_s, got " << out.min_s << ", " << out.p10_s << ", " << out.p90_s
+       << ", " << out.max_s;
+    check.fail(path + (out.p10_s < out.min_s ? ".p10_s" : ".p90_s"), os.str());
   }
   // As the file holds it (unsigned): a launch count over INT_MAX is corrupt too.
   check.count(path + ".launches_per_sample", t.launches_per_sample(), "launches per sample", kMaxLaunchesPerSample);
@@ -229,7 +244,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       check.count(path + ".gemm.m", g.m(), "m", kMaxDimension);
       check.count(path + ".gemm.n", g.n(), "n", kMaxDimension);
       check.count(path + ".gemm.k", g.k(), "k", kMaxDimension);
-      if (p.dtype == DType::kUnspecified) check.fail(path + ".gemm.dtype", "data type is missing");
+      check_dtype(check, path + ".gemm.dtype", g.dtype());
       out.gemm.push_back(std::move(p));
       break;
     }
@@ -257,7 +272,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       // without one made a series of its own, fitted under "unspecified"), and a memory or
       // collective point without one did not record what it moved. Before 2026-12-05 only GEMMs
       // were refused.
-      if (p.dtype == DType::kUnspecified) check.fail(path + ".attention.dtype", "data type is missing");
+      check_dtype(check, path + ".attention.dtype", a.dtype());
       out.attention.push_back(std::move(p));
       break;
     }
@@ -276,7 +291,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
         default: check.fail(path + ".memory.op", "expected copy, elementwise or layernorm");
       }
       check.count(path + ".memory.bytes", mo.bytes(), "bytes", kMaxBytes);
-      if (p.dtype == DType::kUnspecified) check.fail(path + ".memory.dtype", "data type is missing");
+      check_dtype(check, path + ".memory.dtype", mo.dtype());
       out.memory.push_back(std::move(p));
       break;
     }
@@ -305,7 +320,7 @@ void read_measurement(const pb::Measurement& m, int i, ProbeData& out, Checker& 
       // 0 is proto3's unset and reads as 1 (one node); above the largest cluster, refused.
       if (c.nodes() > kMaxRanks) check.count(path + ".collective.nodes", c.nodes(), "node count (0, unset, reads as 1)", kMaxRanks);
       check.count(path + ".collective.bytes", c.bytes(), "bytes", kMaxBytes);
-      if (p.dtype == DType::kUnspecified) check.fail(path + ".collective.dtype", "data type is missing");
+      check_dtype(check, path + ".collective.dtype", c.dtype());
       out.collectives.push_back(std::move(p));
       break;
     }

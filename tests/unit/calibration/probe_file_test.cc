@@ -381,11 +381,31 @@ TEST(ProbeFile, RejectsImpossibleTimingStatisticsWithTheRecordPath) {
             std::string::npos) << msg;
   EXPECT_NE(msg.find("test.pb: measurements[4].timing.stddev_s: must be a number of seconds of 0 or more, got -1"),
             std::string::npos) << msg;
+  // Percentiles outside the samples' extremes (read until 2026-12-07; QA).
+  ProbeData outside = sample_probe();
+  outside.gemm[0].timing.p90_s = 2 * outside.gemm[0].timing.max_s;
+  outside.memory[0].timing.p10_s = 0;
+  const std::string out_msg = rejection(serialize_probe_data(outside));
+  EXPECT_NE(out_msg.find("test.pb: measurements[0].timing.p90_s: expected min_s <= p10_s <= p90_s <= max_s, got "),
+            std::string::npos) << out_msg;
+  EXPECT_NE(out_msg.find("test.pb: measurements[3].timing.p10_s: expected min_s <= p10_s <= p90_s <= max_s, got "),
+            std::string::npos) << out_msg;
   // The probe's own statistics pass: equal percentiles (one sample) and no spread.
   ProbeData flat = sample_probe();
   flat.gemm[0].timing.p10_s = flat.gemm[0].timing.p90_s;
   flat.gemm[0].timing.stddev_s = 0;
   EXPECT_EQ(rejection(serialize_probe_data(flat)), "");
+}
+
+// A data type this build does not know is said as such, not as missing (until 2026-12-07; QA).
+TEST(ProbeFile, AnUnknownDataTypeIsNotCalledMissing) {
+  clustersim::probe::ProbeFile f;
+  ASSERT_TRUE(f.ParseFromString(serialize_probe_data(sample_probe())));
+  f.mutable_measurements(0)->mutable_gemm()->set_dtype(static_cast<clustersim::probe::DType>(7));
+  const std::string msg = rejection(f.SerializeAsString());
+  EXPECT_NE(msg.find("measurements[0].gemm.dtype: unknown data type 7; expected 1 (bf16), 2 (fp16), 3 (fp32) or 4 "
+                     "(fp8_e4m3)"),
+            std::string::npos) << msg;
 }
 
 TEST(ProbeFile, RejectsAKindThatContradictsTheShape) {
