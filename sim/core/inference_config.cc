@@ -47,6 +47,7 @@ void read_pool(MapReader r, PoolConfig& p) {
   r.read("tp", p.tp, Need::kOptional, 1, 1 << 16);
   r.read("ep", p.ep, Need::kOptional, 1, 1 << 20);
   r.read("expert_tp", p.expert_tp, Need::kOptional, 1, 1 << 20);
+  r.read("max_batch", p.max_batch, Need::kOptional, 1, 1 << 20);
   if (r.read("price_per_gpu_hour", p.price_per_gpu_hour, Need::kOptional, 0.0, 1e9) && p.price_per_gpu_hour > 0 &&
       p.price_per_gpu_hour < kMinPrice) {
     // Tokens per currency unit would pass any float (1e-305 printed 'inf').
@@ -286,6 +287,10 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     const PoolConfig& p = **role.pool;
     total += p.gpus;
     const bool is_expert = std::string(role.name) == "expert";
+    if (p.max_batch != 0 && mode == ServingMode::kAttentionFfn) {
+      fail(key + ".max_batch", "under attention_ffn a step's batch is the deployment's, split over its micro-batches: "
+                               "set inference.max_batch");
+    }
     if (!is_expert) {
       if (m.heads > 0 && m.heads % p.tp != 0) {
         fail(key + ".tp", "must divide model.heads (" + str(m.heads) + ") so that each rank holds whole "

@@ -64,6 +64,8 @@ struct PoolConfig {
   int expert_tp = 0;            // GPUs each expert is split over inside an instance; 0 = ep / experts when
                                 // ep exceeds the experts, else 1 (colocated, prefill, decode)
   double price_per_gpu_hour = 0.0;  // price of one GPU-hour, any currency; 0 = unknown
+  int max_batch = 0;            // sequences in one step of an instance; 0 = inference.max_batch
+                                // (colocated, prefill, decode; attention_ffn's is the deployment's)
 };
 
 enum class KvPrecision { kBf16, kFp8 };

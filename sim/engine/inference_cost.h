@@ -81,6 +81,7 @@ struct PoolPlan {
   int ep = 1;           // GPUs per instance (colocated, prefill, decode); attention pool: tp
   int expert_tp = 1;    // GPUs each expert is split over inside an instance (colocated, prefill, decode)
   double price_per_gpu_hour = 0;
+  int max_batch = 256;  // sequences in one step of an instance (the pool's max_batch, else inference.max_batch)
   // Derived.
   int instances = 1;          // gpus / ep (attention and expert pools: 1, the deployment)
   int attention_replicas = 1; // data-parallel attention replicas per instance (ep / tp; attention pool gpus / tp)

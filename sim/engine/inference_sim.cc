@@ -60,6 +60,7 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
     p.gpus = pc->gpus;
     p.tp = pc->tp;
     p.price_per_gpu_hour = pc->price_per_gpu_hour;
+    p.max_batch = pc->max_batch > 0 ? pc->max_batch : cfg.inference->max_batch;
     // Pools follow one another on consecutive GPUs; each tensor-parallel group must stay inside a
     // node, or its all-reduces would cross the NICs the step costs do not charge them on.
     const int gpn = cfg.cluster.gpus_per_node;
@@ -141,6 +142,7 @@ ServingSimulation::ServingSimulation(const ServingSetup& setup, std::vector<Serv
     s.gpus = p.gpus;
     s.instances = p.instances;
     s.price_per_gpu_hour = p.price_per_gpu_hour;
+    s.max_batch = p.max_batch;
     s.weights_per_gpu = p.weights_per_gpu;
     s.kv_budget_per_gpu = p.kv_budget_per_gpu;
     s.kv_tokens_per_instance = p.kv_tokens_per_replica * p.attention_replicas;
@@ -171,7 +173,8 @@ bool ServingSimulation::has_room(int inst, int64_t need) const {
 }
 
 bool ServingSimulation::has_slot(const Instance& in) const {
-  return static_cast<int64_t>(in.running.size() + in.waiting.size()) + in.kv_in_flight < setup_.in.max_batch;
+  return static_cast<int64_t>(in.running.size() + in.waiting.size()) + in.kv_in_flight <
+         setup_.pools[static_cast<size_t>(in.pool)].max_batch;
 }
 
 int ServingSimulation::pick(int pool, int64_t need) const {
@@ -349,7 +352,7 @@ void ServingSimulation::try_start(int idx) {
     const int r = in.waiting.front();
     const ServingRequest& q = requests_[r];
     const int64_t batch = static_cast<int64_t>(in.running.size() + (chunked ? in.prefilling.size() : in.step_prefill.size()));
-    if (batch >= cfg.max_batch) break;
+    if (batch >= plan.max_batch) break;
     const int64_t need = plan.role == PoolRole::kPrefill ? q.prompt : int64_t{q.prompt} + q.output;
     // A request's KV lives on one replica: the one that reserved it before its KV cache was sent
     // (prefill_decode's decode side), else the emptiest (the lowest on ties) with room for it and
@@ -808,12 +811,16 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
   // 2026-12-06; max_batch alone was counted, and a 600 MB cache that held one 8,100-token request
   // let 30,000 of them through, 2.4e8 steps, minutes of wall time, that max_batch 1 refused).
   const double need = prompt / n + 2.0 * (context - prompt) / n;  // mean prompt + mean output
+  w.max_batch = setup.in.max_batch;
   w.batch_cap = setup.in.max_batch;
   for (size_t i = 0; i < setup.pools.size(); ++i) {
     const PoolPlan& p = setup.pools[i];
     if (p.role == PoolRole::kPrefill || p.role == PoolRole::kExpert) continue;
     w.decoders += p.instances;
     pools.push_back(i);
+    // The decoding pool's own batch limit (one such pool in every mode).
+    w.max_batch = p.max_batch;
+    w.batch_cap = p.max_batch;
     // A request's KV lives on one attention replica: whole requests a replica holds, times replicas,
     // where every request has the same length; with mixed lengths the mean's ratio unrounded, as
     // short requests share a replica (the bound stays a lower bound on the steps).
@@ -941,7 +948,7 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
                   "the requests need at least %.3g decode steps an instance (%.3g output tokens after the first over "
                   "%s x %d decoding instances), %.3g in all; at most %.0e in all are simulated (each takes "
                   "about 2 us of wall time): %s, or raise %s",
-                  w.steps, w.tokens, batch_words(w, setup.in.max_batch).c_str(), std::max(1, w.decoders),
+                  w.steps, w.tokens, batch_words(w, w.max_batch).c_str(), std::max(1, w.decoders),
                   all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths",
                   w.kv_bound ? kv_room_words(setup.in).c_str() : "max_batch");
@@ -956,7 +963,7 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
                   "sequence%s (%s) in about %.3g ms, while some request decodes, %.3g s of the %.3g s of "
                   "arrivals (%.3g output tokens after the first, %d decoding instance%s: %.3g steps in all); at most "
                   "%.0e in all are simulated (each takes about 2 us of wall time): %s",
-                  w.steps, w.batch, w.batch > 1 ? "s" : "", batch_words(w, setup.in.max_batch).c_str(),
+                  w.steps, w.batch, w.batch > 1 ? "s" : "", batch_words(w, w.max_batch).c_str(),
                   1e3 * w.step.as_s(), w.busy_s, last - first, w.tokens,
                   std::max(1, w.decoders), w.decoders > 1 ? "s" : "", all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths, or raise rate_per_s");

@@ -91,6 +91,7 @@ struct PoolStats {
   Time stepping;      // time inside steps (compute, communication, pipeline waits), over instances
   int64_t steps = 0;
   int max_batch_seen = 0;   // most sequences in one step on one instance
+  int max_batch = 0;        // the pool's limit on them (its max_batch, else inference.max_batch)
   Bytes weights_per_gpu;
   Bytes kv_budget_per_gpu;
   int64_t kv_tokens_per_instance = 0;
@@ -256,6 +257,7 @@ struct DecodeWork {
   // fewer requests (each reserves prompt + output at admission on one attention replica: whole
   // requests a replica where every request has one length, the mean's ratio otherwise).
   double batch_cap = 1;
+  int max_batch = 1;            // the decoding pool's max_batch
   bool kv_bound = false;        // the KV cache, not max_batch, sets batch_cap
   double full_batch_steps = 0;  // tokens / (batch_cap x decoders)
   double sparse_steps = 0;      // min(tokens / decoders, busy_s / step)

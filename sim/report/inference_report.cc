@@ -561,6 +561,7 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     row.set("busy", span > 0 ? p.stepping.as_s() / span : 0.0);
     row.set("steps", p.steps);
     row.set("max_batch_seen", p.max_batch_seen);
+    row.set("max_batch", p.max_batch);
     row.set("weights_per_gpu_gib", p.weights_per_gpu.as_gib());
     row.set("kv_cache_per_gpu_gib", p.kv_budget_per_gpu.as_gib());
     row.set("kv_tokens_per_instance", p.kv_tokens_per_instance);
@@ -664,8 +665,10 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
     if (in.ttft_limit > Time::zero()) limits = "TTFT <= " + to_string(in.ttft_limit);
     if (in.tpot_limit > Time::zero()) limits += (limits.empty() ? "TPOT <= " : " and TPOT <= ") + to_string(in.tpot_limit);
     // Over no time (results.json's null) there is no rate to print.
-    char rate[48] = "n/a (no time elapsed)";
-    if (duration > 0) std::snprintf(rate, sizeof rate, "%.3g requests/s", goodput);
+    char rate[96] = "n/a (no time elapsed)";
+    // Per second of the whole run: a short run's drain lowers it below the offered rate even where
+    // every request meets the limits (QA, 2026-12-07: the figure alone read as a shortfall).
+    if (duration > 0) std::snprintf(rate, sizeof rate, "%.3g requests/s (over the run's %.4g s, drain included)", goodput, duration);
     std::snprintf(line, sizeof line, "  goodput     %s within %s: %.1f%% of the %lld requests (rejected ones miss)\n",
                   rate, limits.c_str(), 100.0 * attainment, static_cast<long long>(r.requests.size()));
     s << line;
@@ -723,9 +726,14 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
                   span > 0 ? 100 * p.stepping.as_s() / span : 0.0, p.weights_per_gpu.as_gib(),
                   // An FFN pool of attention/FFN disaggregation holds no sequences of its own: its
                   // figure is the attention pool's batch it served (unlabelled until 2026-12-06).
-                  (p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen) +
-                                              (p.role == engine::PoolRole::kExpert ? " (served; holds none)" : "")
-                                        : std::string("- (holds no sequences)"))
+                  (p.max_batch_seen > 0
+                       ? std::to_string(p.max_batch_seen) +
+                             (p.role == engine::PoolRole::kExpert ? " (served; holds none)"
+                              // At the cap, say so: a deployment that falls behind there wants a
+                              // larger batch, which the figure alone did not tell (QA, 2026-12-07).
+                              : p.max_batch_seen >= p.max_batch ? " (its max_batch: the cap)"
+                                                                : "")
+                       : std::string("- (holds no sequences)"))
                       .c_str());
     s << line;
   }

@@ -202,6 +202,18 @@ TEST(InferenceConfig, MicroBatchesLargerThanTheBatchIsAnError) {
   EXPECT_TRUE(has(msg, "cannot be formed")) << msg;
 }
 
+// A pool's max_batch is its instances' (colocated, prefill, decode); under attention_ffn the
+// batch is the deployment's, inference.max_batch.
+TEST(InferenceConfig, APoolsMaxBatchIsNotTheAttentionFfnDeployments) {
+  const std::string msg = bad_input_of([] {
+    serving({"inference.mode=attention_ffn", "inference.pools={attention: {gpus: 8, tp: 2, max_batch: 64}, expert: {gpus: 8}}"});
+  });
+  EXPECT_TRUE(has(msg, "inference.pools.attention.max_batch: under attention_ffn a step's batch is the deployment's")) << msg;
+  EXPECT_TRUE(has(bad_input_of([] { serving({"inference.pools.colocated.max_batch=0"}); }),
+                  "inference.pools.colocated.max_batch"));
+  EXPECT_EQ(serving({"inference.pools.colocated.max_batch=32"}).inference->colocated->max_batch, 32);
+}
+
 TEST(InferenceConfig, MicroBatchesOnlyForAttentionFfn) {
   const std::string msg = bad_input_of([] { serving({"inference.micro_batches=2"}); });
   EXPECT_TRUE(has(msg, "applies to mode attention_ffn only")) << msg;

@@ -536,6 +536,19 @@ TEST(ServingSim, PrefillDecodeSendsAKvCacheOnlyWithABatchSlot) {
   EXPECT_GT(waited, 10);
 }
 
+// A pool's own max_batch caps its instances' steps, where inference.max_batch caps the others'
+// (since 2026-12-07: one limit for prefill and decode pools alike; QA).
+TEST(ServingSim, APoolsOwnMaxBatchCapsItsSteps) {
+  const ServingResult r = simulate_pd({"inference.max_batch=64", "inference.pools.decode.max_batch=3",
+                                       "inference.output_tokens={dist: fixed, mean: 30}"});
+  expect_no_request_lost(r);
+  ASSERT_EQ(r.pools.size(), 2u);
+  EXPECT_EQ(r.pools[0].max_batch, 64);
+  EXPECT_EQ(r.pools[1].max_batch, 3);
+  EXPECT_EQ(r.pools[1].max_batch_seen, 3);
+  for (const TracedKvTransfer& k : r.trace.kv) EXPECT_LE(held_at_send(r, k), 3) << "request " << k.request;
+}
+
 // Each moved KV cache reports how long it waited for decode room after its prefill and how long
 // its transfer took, as its trace span shows them; with room for one request per replica the
 // later ones wait. The first token reaches the client when the cache has landed, after both
