@@ -242,9 +242,10 @@ std::string folding_mix_note(const SweepTable& table) {
            (n == 1 ? "" : "s") + " folded " + what;
   };
   say(over_taper,
-      "whose pipeline sends or CP rings cross a tapered tier (training.fold_ranks: true), which can be off either "
+      "whose pipeline sends or CP rings cross a tapered tier (training.fold_ranks: true, or auto where the "
+      "unfolded graph would pass its op limit: `clustersim run` on the plan says which), which can be off either "
       "way (Llama 3 405B, PP outermost, an 8:1 spine: 8.82 s folded, 7.03 s unfolded): set training.fold_ranks: "
-      "false for the figures");
+      "false for the figures (past the op limit, a larger parallelism.micro_batch makes fewer ops)");
   say(in_step,
       "whose pipeline sends leave their pods: folded, every replica's sends start in step with replica 0's and meet "
       "each other's ECMP collisions every time, 0.4 to 3.5% slow on the plans measured (MegaScale 175B on 12,288 "
