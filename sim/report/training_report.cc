@@ -182,6 +182,9 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << " per node, " << cfg.cluster.nics_per_node << " x " << to_string(cfg.cluster.nic_bandwidth) << " NICs)\n";
   o << "model        " << (cfg.model.name.empty() ? "" : cfg.model.name + ", ")
     << parameter_count(work::count_params(cfg.model).total) << " parameters"
+    // An MoE model's active parameters beside its total (results.json had them alone until
+    // 2026-12-07; QA).
+    << (cfg.model.moe ? ", " + parameter_count(work::moe_active_params(cfg.model)) + " active per token" : std::string())
     // A sliding window changes both the time and the FLOPs MFU counts: shown (since 2026-12-06).
     << (cfg.model.attention_window > 0 && cfg.model.attention_window < cfg.model.seq_len
             ? "; sliding-window attention over " + std::to_string(cfg.model.attention_window) + " of " +
