@@ -86,6 +86,22 @@ std::string closest_name(const std::string& name, const std::set<std::string>& k
       best = k;
     }
   }
+  if (!best.empty()) return best;
+  // Else a known name that holds the other whole, or is held by it, at a word's edge ('_'): the
+  // same setting spelt as another section spells it, 'first_dense_layers' for inference.moe's
+  // 'dense_layers' (no suggestion until 2026-12-07; QA). The longest such name, 4 letters at least.
+  const auto holds_at_edge = [](const std::string& outer, const std::string& inner) {
+    if (inner.size() < 4 || inner.size() >= outer.size()) return false;
+    for (size_t at = outer.find(inner); at != std::string::npos; at = outer.find(inner, at + 1)) {
+      const bool starts = at == 0 || outer[at - 1] == '_';
+      const bool ends = at + inner.size() == outer.size() || outer[at + inner.size()] == '_';
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  for (const std::string& k : known) {
+    if ((holds_at_edge(name, k) || holds_at_edge(k, name)) && k.size() > best.size()) best = k;
+  }
   return best;
 }
 

@@ -408,6 +408,24 @@ TEST(MapReaderFinish, ATieGoesToTheKeySharingTheLongestStart) {
   EXPECT_EQ(d.error().message, "unknown key; did you mean 'tp'?");
 }
 
+// A name that holds a known one whole at a word's edge, or is held by one, suggests it: the same
+// setting as another section spells it (no suggestion until 2026-12-07; QA).
+TEST(MapReaderFinish, ANameHoldingAKnownOneSuggestsIt) {
+  const auto suggestion = [](const std::string& text) {
+    Doc d(text);
+    MapReader r = d.reader("inference.moe");
+    int dense = 0, experts = 0;
+    r.read("dense_layers", dense);
+    r.read("experts", experts);
+    r.finish();
+    return d.count() == 1 ? d.error().message : std::string("errors: ") + std::to_string(d.count());
+  };
+  EXPECT_EQ(suggestion("first_dense_layers: 3\n"), "unknown key; did you mean 'dense_layers'?");
+  EXPECT_EQ(suggestion("num_experts: 8\n"), "unknown key; did you mean 'experts'?");
+  // Inside a word it is no match.
+  EXPECT_EQ(suggestion("theexpertsyes: 8\n"), "unknown key; known keys here: dense_layers, experts");
+}
+
 TEST(MapReaderFinish, FarKeyListsTheKnownKeys) {
   Doc d("layers: 2\nwidth_of_everything: 3\n");
   MapReader r = d.reader("model");
