@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -131,10 +133,13 @@ int stage_of_layer(const ScenarioConfig& cfg, int layer) {
   return layer / std::max(1, cfg.model.layers / (p.pp * p.vpp)) % p.pp;
 }
 
-// Routing draw k of `layer` over its stage's expert layout `lay`, one micro-batch per GPU.
-RoutingMatrix layer_draw(const ScenarioConfig& cfg, const ExpertLayout& lay, int layer, int k) {
-  return route_tokens(*cfg.model.moe, lay.ep, lay.etp, static_cast<int64_t>(tokens_per_gpu(cfg)),
-                      routing_stream(layer, k));
+// Routing draw k of `layer` over its stage's expert layout `lay`, one micro-batch per GPU; from
+// `draws` where given.
+RoutingMatrix layer_draw(const ScenarioConfig& cfg, const ExpertLayout& lay, int layer, int k,
+                         RoutingDraws* draws = nullptr) {
+  const auto tokens = static_cast<int64_t>(tokens_per_gpu(cfg));
+  return draws ? draws->draw(*cfg.model.moe, lay.ep, lay.etp, tokens, routing_stream(layer, k))
+               : route_tokens(*cfg.model.moe, lay.ep, lay.etp, tokens, routing_stream(layer, k));
 }
 ExpertTimes owner_expert_time(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const RoutingMatrix& r,
                               int owner, int chunks) {
@@ -353,6 +358,8 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
   double acc = 0;
   for (size_t i = 0; i < w.size(); ++i) cum[i] = (acc += w[i]);
   const bool even = std::all_of(w.begin(), w.end(), [&](double x) { return x == w[0]; }) && w[0] > 0;
+  // routing_weights scales the largest weight to 1, so equal weights are 1 (the division below is
+  // for weights that come otherwise).
   const bool unit_weights = even && w[0] == 1.0;
   // Uneven weights: the first expert whose cumulative weight passes u (what upper_bound over `cum`
   // finds), started from a table of where each of kBuckets equal slices of [0, acc) begins, so a
@@ -385,7 +392,7 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
   // One source's pairs per expert, counted as integers and added to per_expert once per source
   // (a double += per pair, a load-add-store chain, took a quarter of a DeepSeek-V3-sized plan's
   // 3.6 s; review 2026-12-07: the same counts, exactly).
-  std::vector<int32_t> counts(static_cast<size_t>(experts), 0);
+  std::vector<int64_t> counts(static_cast<size_t>(experts), 0);
   // top_k = experts: every token picks every expert, whatever the weights: no draws
   // (they ran at the skewed rejection's cost, 11 s for 128 of 128 experts under zipf s = 10,
   // until 2026-12-06; the counts are the same).
@@ -432,7 +439,9 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
       }
       for (int j = 0; j < picked; ++j) taken[static_cast<size_t>(chosen[static_cast<size_t>(j)])] = 0;
     }
-    for (int e = 0; e < experts; ++e) per_expert[static_cast<size_t>(s) * experts + e] += counts[static_cast<size_t>(e)];
+    for (int e = 0; e < experts; ++e) {
+      per_expert[static_cast<size_t>(s) * experts + e] += static_cast<double>(counts[static_cast<size_t>(e)]);
+    }
   }
   r.expert_pairs.assign(static_cast<size_t>(experts), 0.0);
   for (int s = 0; s < r.sources; ++s) {
@@ -458,6 +467,30 @@ RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens
       r.pairs[static_cast<size_t>(s) * r.owners + e / per_owner] += per_expert[static_cast<size_t>(s) * experts + e];
     }
   }
+  return r;
+}
+
+RoutingMatrix RoutingDraws::draw(const MoeConfig& moe, int ep, int etp, int64_t tokens_per_gpu, uint64_t stream) {
+  // Every input route_tokens reads, exactly (%a: doubles to the bit).
+  char head[256];
+  std::snprintf(head, sizeof head, "%d %d %d %a %a %llu %d %d %lld %llu", moe.experts, moe.top_k,
+                static_cast<int>(moe.routing), moe.capacity_factor, moe.zipf_s, static_cast<unsigned long long>(moe.seed),
+                ep, etp, static_cast<long long>(tokens_per_gpu), static_cast<unsigned long long>(stream));
+  std::string key = head;
+  char one[32];
+  for (const double w : moe.loads) {
+    std::snprintf(one, sizeof one, " %a", w);
+    key += one;
+  }
+  if (const auto it = done_.find(key); it != done_.end()) return it->second;
+  RoutingMatrix r = route_tokens(moe, ep, etp, tokens_per_gpu, stream);
+  const size_t bytes = (r.pairs.size() + r.expert_pairs.size()) * sizeof(double) + key.size();
+  if (bytes_ + bytes > kMaxBytes) {
+    done_.clear();
+    bytes_ = 0;
+  }
+  bytes_ += bytes;
+  done_.emplace(std::move(key), r);
   return r;
 }
 
@@ -523,10 +556,10 @@ std::vector<coll::FlowSpec> swapped(std::vector<coll::FlowSpec> flows) {
 
 }  // namespace
 
-std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer) {
+std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer, RoutingDraws* draws) {
   const ExpertLayout lay = expert_layout(cfg, stage_of_layer(cfg, layer));
   std::vector<coll::FlowSpec> flows = all_domains_dispatch(
-      layer_draw(cfg, lay, layer, 0), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
+      layer_draw(cfg, lay, layer, 0, draws), lay, cfg.model.hidden * a2a_bytes_per_value(cfg.training), cfg.cluster.gpus_per_node);
   ThroughPxn(cfg, lay)(flows);
   return flows;
 }
@@ -555,7 +588,8 @@ MoeLinks moe_links(const ScenarioConfig& cfg, const TrainingLinks& l) {
   return out;
 }
 
-MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer) {
+MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer,
+                            RoutingDraws* draws) {
   const ModelConfig& m = cfg.model;
   const ScenarioConfig v = attention_view(cfg);
   MoeLayerCost c;
@@ -650,7 +684,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   // --- Routing of one micro-batch in expert domain 0 of this layer's stage.
   const int stage = stage_of_layer(cfg, layer);
   const ExpertLayout lay = expert_layout(cfg, stage);
-  const RoutingMatrix r = layer_draw(cfg, lay, layer, 0);
+  const RoutingMatrix r = layer_draw(cfg, lay, layer, 0, draws);
   c.imbalance = r.imbalance();
   double kept = 0;
   for (const double p : r.expert_pairs) kept += p;
@@ -718,7 +752,7 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   // 3.13-3.15 s at the others).
   ExpertTimes whole;
   for (int k = 0; k < kRoutingDraws; ++k) {
-    const RoutingMatrix rk = k == 0 ? r : layer_draw(cfg, lay, layer, k);
+    const RoutingMatrix rk = k == 0 ? r : layer_draw(cfg, lay, layer, k, draws);
     ExpertTimes most;
     for (int o = 0; o < rk.owners; ++o) {
       const ExpertTimes t = owner_expert_time(cfg, hw, rk, o, 1);
@@ -763,7 +797,8 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   return c;
 }
 
-std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l) {
+std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l,
+                                          RoutingDraws* draws) {
   const ParallelismConfig& p = cfg.parallelism;
   const int stages_v = p.pp * p.vpp;
   const int per_chunk = cfg.model.layers / stages_v;
@@ -775,7 +810,7 @@ std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib
       const int v = ch * p.pp + s;
       for (int i = 0; i < per_chunk; ++i) {
         const int layer = v * per_chunk + i;
-        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer);
+        const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer, draws);
         sc.layers.push_back(layer);
         sc.costs.push_back(c);
         sc.compute += c.compute();

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "calibration/hardware_profile.h"
@@ -85,6 +87,24 @@ struct RoutingMatrix {
 };
 RoutingMatrix route_tokens(const MoeConfig& moe, int ep, int etp, int64_t tokens_per_gpu, uint64_t stream);
 
+// Routing draws already made, for the callers that price many layers or plans: route_tokens is a
+// pure function of the experts' routing, the expert layout's ep x etp, the tokens per GPU and the
+// stream, and draws every token (256 experts, top 8, over 64 GPUs of 4,096 tokens: 10 ms a draw,
+// four a layer). An estimate prices each layer's draw 0 twice (fabric_contention's routes and the
+// layer's cost); a sweep's plans that differ in pp, vpp, ZeRO, overlap or precision draw alike.
+// Held by the caller (an estimate, a sweep's evaluator): no state outside it. Keeps at most about
+// kMaxBytes of matrices, then starts over; results are those of route_tokens, draw for draw.
+class RoutingDraws {
+ public:
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+  RoutingMatrix draw(const MoeConfig& moe, int ep, int etp, int64_t tokens_per_gpu, uint64_t stream);
+  size_t size() const { return done_.size(); }
+
+ private:
+  std::map<std::string, RoutingMatrix> done_;
+  size_t bytes_ = 0;
+};
+
 // The transfers of one dispatch all-to-all of `routing` in domain `edp_index` of `layout`:
 // source GPU (etp i, ep j) sends pairs[s][d] x bytes_per_pair to GPU (etp i, ep d). The combine
 // is the same with source and destination swapped.
@@ -95,7 +115,8 @@ std::vector<coll::FlowSpec> all_domains_dispatch(const RoutingMatrix& routing, c
                                                  double bytes_per_pair, int gpus_per_node);
 // The dispatch flows of MoE layer `layer` as moe_layer_cost prices them: the layer's routing draw
 // (route_tokens, stream = layer) in every expert domain of its stage.
-std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer);
+// `draws` (optional) keeps the draws for the layer's cost (moe_stage_costs) to reuse.
+std::vector<coll::FlowSpec> layer_dispatch_flows(const ScenarioConfig& cfg, int layer, RoutingDraws* draws = nullptr);
 
 // Bytes per value of the all-to-all under training.comm_precision (the gradient sync's:
 // grad_bytes_per_value, transformer.h).
@@ -168,7 +189,9 @@ MoeLinks moe_links(const ScenarioConfig& cfg, const TrainingLinks& l);
 // Every GEMM of an MoE layer is priced as the slower of its tensor-core time and its HBM traffic
 // (moe_gemm_time): expert GEMMs see only the tokens routed to one expert, so their weight
 // gradients (K = those tokens) are short enough to be bound by the FP32 main-grad update.
-MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer);
+// `draws` (optional): routing draws made before, and kept for later (RoutingDraws).
+MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l, int layer,
+                            RoutingDraws* draws = nullptr);
 
 // Forward GEMM (m x k)(k x n) and its two backward GEMMs, each the slower of calib::gemm_time and
 // its HBM traffic (roofline; Williams, Waterman, Patterson, CACM 52(4), 2009): operands read once
@@ -206,7 +229,8 @@ struct MoeStageCost {
   std::vector<int> layers;
   std::vector<MoeLayerCost> costs;
 };
-std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l);
+std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l,
+                                          RoutingDraws* draws = nullptr);
 
 // Memory per GPU of an MoE plan: attention and dense layers sharded by tp (replicated under sp)
 // and ZeRO over their data-parallel group; experts sharded by ep x expert_tp and ZeRO over the

@@ -276,11 +276,14 @@ Time chunked_dp_exposed(Time total, Time last, Time chunk_pass, int pp, int vpp,
 }
 
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw) {
-  return estimate_training(cfg, hw, fabric_contention(cfg));
+  // The routes' MoE dispatch and the layers' costs share each layer's routing draw.
+  work::RoutingDraws draws;
+  const FabricContention contention = fabric_contention(cfg, &draws);
+  return estimate_training(cfg, hw, contention, &draws);
 }
 
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                   const FabricContention& contention) {
+                                   const FabricContention& contention, work::RoutingDraws* routing_draws) {
   const ParallelismConfig& p = cfg.parallelism;
   const ModelConfig& m = cfg.model;
   const ClusterConfig& c = cfg.cluster;
@@ -427,7 +430,7 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
     work::MoeLinks moe_l = work::moe_links(cfg, l);
     moe_l.cp = cp_l;  // routed where the CP rings are
     moe_l.a2a = contention.a2a;
-    const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, moe_l);
+    const std::vector<work::MoeStageCost> stages = work::moe_stage_costs(cfg, hw, moe_l, routing_draws);
     const auto own_head = [&](const work::MoeStageCost& sc) { return sc.stage == p.pp - 1 ? head : Time::zero(); };
     const auto slot = [&](const work::MoeStageCost& sc) { return sc.compute + own_head(sc) + sc.tp_exposed + sc.ep_exposed; };
     Time all_stages = Time::zero();

@@ -107,9 +107,10 @@ extern const char* const kMoeMfuNote;
 // Closed-form estimate for a validated training scenario (throws BadInput if the precision is
 // not supported by the profile). Does not check memory: see check_memory_fit. The DP rings run
 // at the rate `contention` leaves them (fabric_contention: their routes on the fabric); the
-// two-argument form routes them itself.
+// two-argument form routes them itself. `draws` (optional) holds MoE routing draws already made,
+// and keeps this estimate's (work::RoutingDraws): results are the same with or without it.
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw,
-                                   const FabricContention& contention);
+                                   const FabricContention& contention, work::RoutingDraws* draws = nullptr);
 TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::HardwareProfile& hw);
 
 // The DP exposure of a step whose stage s leaves end[s] exposed after its last backward pass,

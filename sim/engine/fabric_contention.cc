@@ -348,7 +348,8 @@ bool routes_dp_rings(const ScenarioConfig& cfg) {
 namespace {
 
 // The routed slowdowns of one ECMP hash draw (`seed`) on `fabric`; only the routes depend on it.
-FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric, const RingSets& sets, uint64_t seed) {
+FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric, const RingSets& sets, uint64_t seed,
+                          work::RoutingDraws* draws) {
   FabricContention out;
   NetworkConfig drawn = cfg.network;
   drawn.ecmp_seed = seed;
@@ -434,7 +435,7 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
         out.a2a.push_back(1.0);
         continue;
       }
-      a2a.push_back(static_contention(fabric, routes, work::layer_dispatch_flows(cfg, layer)));
+      a2a.push_back(static_contention(fabric, routes, work::layer_dispatch_flows(cfg, layer, draws)));
       out.a2a.push_back(a2a.back().contention);
     }
   }
@@ -451,7 +452,7 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
 
 }  // namespace
 
-FabricContention fabric_contention(const ScenarioConfig& cfg) {
+FabricContention fabric_contention(const ScenarioConfig& cfg, work::RoutingDraws* routing_draws) {
   // A Clos that cannot be built (fractional port splits, too small a radix) is bad input here as
   // at the flow level and in `topo`: before 2026-11-21 the closed form priced it unrouted, so a 2:1
   // fabric could come out faster than a 1:1 one whose rings collide.
@@ -459,13 +460,14 @@ FabricContention fabric_contention(const ScenarioConfig& cfg) {
   const RingSets sets = ring_sets(cfg);
   if (!any_leaves_node(sets, cfg.cluster.gpus_per_node)) return FabricContention{};  // as routes_dp_rings
   const topo::Fabric fabric = topo::build_fabric(cfg.cluster, cfg.network, cfg.file, scenario_nvlink_bandwidth(cfg));
-  FabricContention out = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed);
+  FabricContention out = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed, routing_draws);
   const int draws = cfg.network.routing == Routing::kEcmp ? cfg.network.ecmp_draws : 1;
   if (draws <= 1) return out;
   // Which flows ECMP's hash puts together is a draw: one seed can give 1x or 2x on the same plan.
   // The mean over seeds is what a job can expect; the most loaded link stays the first draw's.
   for (int k = 1; k < draws; ++k) {
-    const FabricContention d = one_draw(cfg, fabric, sets, cfg.network.ecmp_seed + static_cast<uint64_t>(k));
+    const FabricContention d =
+        one_draw(cfg, fabric, sets, cfg.network.ecmp_seed + static_cast<uint64_t>(k), routing_draws);
     out.stage_draws.push_back(d.stage_draws.front());
     out.dp += d.dp;
     out.expert_dp += d.expert_dp;
@@ -528,7 +530,7 @@ std::string contention_key(const ScenarioConfig& cfg) {
   return key;
 }
 
-const FabricContention& ContentionCache::get(const ScenarioConfig& cfg) {
+const FabricContention& ContentionCache::get(const ScenarioConfig& cfg, work::RoutingDraws* draws) {
   const std::string key = contention_key(cfg);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
@@ -536,7 +538,7 @@ const FabricContention& ContentionCache::get(const ScenarioConfig& cfg) {
     // a few recent ones are all that is reused. Kept whole, sweep-175b's 374 keys held about
     // 230 MB to the end (2026-12-06).
     if (cache_.size() >= kMaxEntries) cache_.clear();
-    it = cache_.emplace(key, fabric_contention(cfg)).first;
+    it = cache_.emplace(key, fabric_contention(cfg, draws)).first;
   }
   return it->second;
 }

@@ -14,6 +14,7 @@
 #include "sim/core/config.h"
 #include "sim/network/route_source.h"
 #include "topology/fabric.h"
+#include "workloads/moe.h"
 
 namespace clustersim::engine {
 
@@ -143,7 +144,8 @@ Time static_completion(const topo::Fabric& fabric, const net::RouteSource& route
 // fabric with its routing, queue pairs and ECMP seed, as the flow level routes them. The default
 // when no ring, pair or EP group leaves a node. Throws BadInput when the fabric cannot be built (topo::plan_clos,
 // topo::build_fabric), whether or not anything is routed.
-FabricContention fabric_contention(const ScenarioConfig& cfg);
+// `draws` (optional) keeps the MoE layers' routing draws for the estimate that follows.
+FabricContention fabric_contention(const ScenarioConfig& cfg, work::RoutingDraws* draws = nullptr);
 // Whether fabric_contention routes anything for `cfg` (some ring, embedding pair, EP group or
 // pipeline send that leaves a node): whether network.routing, qps_per_connection and ecmp_seed matter to the analytical
 // training level.
@@ -156,7 +158,7 @@ bool routes_dp_rings(const ScenarioConfig& cfg);
 class ContentionCache {
  public:
   static constexpr size_t kMaxEntries = 16;
-  const FabricContention& get(const ScenarioConfig& cfg);
+  const FabricContention& get(const ScenarioConfig& cfg, work::RoutingDraws* draws = nullptr);
   size_t size() const { return cache_.size(); }
 
  private:

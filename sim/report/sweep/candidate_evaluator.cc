@@ -230,7 +230,7 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
       }
       if (fast_path && !cfg.faults && cfg.stragglers.empty() && cfg.network.faults.empty()) {
         // The analytical training level without run_scenario's report formatting.
-        const engine::TrainingEstimate est = engine::estimate_training(cfg, hw, contention_.get(cfg));
+        const engine::TrainingEstimate est = engine::estimate_training(cfg, hw, contention_.get(cfg, &draws_), &draws_);
         // As run_scenario: an iteration at the limit of simulated time is an error with run's
         // message, not a result (before 2026-12-05 global_batch 1e7 on 8 GPUs ranked first here,
         // 9223372 s at MFU 95.8%, where `clustersim run` exits 2). Every part of the breakdown

@@ -82,6 +82,9 @@ class CandidateEvaluator {
   const CandidateSpace& space_;
   std::map<std::string, std::unique_ptr<calib::HardwareProfile>> profiles_;  // "dir|gpu" -> profile
   engine::ContentionCache contention_;  // DP rings routed once per fabric and plan shape
+  // MoE routing drawn once per expert layout and micro-batch: candidates that differ in pp, vpp,
+  // ZeRO, overlap or precision share it (a DeepSeek-V3-sized plan spends most of its time there).
+  work::RoutingDraws draws_;
 };
 
 }  // namespace clustersim::sweep

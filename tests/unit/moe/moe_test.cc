@@ -94,6 +94,52 @@ TEST(Routing, ConservesPairsAndIsDeterministic) {
   EXPECT_LT(a.imbalance(), 1.15);  // uniform: sampling noise only
 }
 
+// The draws themselves, pinned for each weight kind (the figures of the code before 2026-12-07's
+// faster counting, which must not move them: every routed MoE result follows from them).
+TEST(Routing, DrawsArePinnedForEveryWeightKind) {
+  const auto sums = [](const RoutingMatrix& r) {
+    std::vector<double> s;
+    for (const double e : r.expert_pairs) s.push_back(e);
+    s.push_back(r.dropped);
+    return s;
+  };
+  MoeConfig moe;
+  moe.experts = 8;
+  moe.top_k = 2;
+  moe.seed = 5;
+  EXPECT_EQ(sums(route_tokens(moe, 4, 1, 200, 9)), (std::vector<double>{177, 197, 208, 203, 189, 211, 228, 187, 0}));
+  moe.routing = MoeRouting::kZipf;
+  moe.zipf_s = 1.2;
+  EXPECT_EQ(sums(route_tokens(moe, 4, 1, 200, 9)), (std::vector<double>{302, 154, 118, 227, 82, 75, 74, 568, 0}));
+  moe.routing = MoeRouting::kLoads;
+  moe.loads = {4, 0, 1, 1, 2, 0.5, 3, 1};
+  moe.capacity_factor = 1.25;
+  EXPECT_EQ(sums(route_tokens(moe, 4, 1, 200, 9)), (std::vector<double>{250, 0, 158, 139, 250, 84, 250, 139, 330}));
+}
+
+// The draws kept for later are the draws: the same matrix from RoutingDraws as from route_tokens,
+// and a draw of other inputs (another seed, other loads) is its own.
+TEST(Routing, KeptDrawsAreTheDraws) {
+  MoeConfig moe;
+  moe.experts = 16;
+  moe.top_k = 4;
+  moe.seed = 2;
+  RoutingDraws draws;
+  const RoutingMatrix a = draws.draw(moe, 4, 2, 300, 7);
+  EXPECT_EQ(draws.draw(moe, 4, 2, 300, 7).pairs, a.pairs);
+  EXPECT_EQ(draws.size(), 1u);
+  EXPECT_EQ(a.pairs, route_tokens(moe, 4, 2, 300, 7).pairs);
+  moe.seed = 3;
+  EXPECT_EQ(draws.draw(moe, 4, 2, 300, 7).pairs, route_tokens(moe, 4, 2, 300, 7).pairs);
+  moe.routing = MoeRouting::kLoads;
+  moe.loads.assign(16, 1.0);
+  moe.loads[0] = 5;
+  EXPECT_EQ(draws.draw(moe, 4, 2, 300, 7).expert_pairs, route_tokens(moe, 4, 2, 300, 7).expert_pairs);
+  moe.loads[1] = 5;
+  EXPECT_EQ(draws.draw(moe, 4, 2, 300, 7).expert_pairs, route_tokens(moe, 4, 2, 300, 7).expert_pairs);
+  EXPECT_EQ(draws.size(), 4u);
+}
+
 // With top_k = experts every token visits every expert whatever the weights: the counts the draws
 // gave (skewed routing drew them at great cost until 2026-12-06; now nothing is drawn).
 TEST(Routing, EveryExpertPickedWhenTopKIsAll) {
