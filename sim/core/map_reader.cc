@@ -86,10 +86,11 @@ std::string closest_name(const std::string& name, const std::set<std::string>& k
       best = k;
     }
   }
-  if (!best.empty()) return best;
-  // Else a known name that holds the other whole, or is held by it, at a word's edge ('_'): the
-  // same setting spelt as another section spells it, 'first_dense_layers' for inference.moe's
-  // 'dense_layers' (no suggestion until 2026-12-07; QA). The longest such name, 4 letters at least.
+  return best;
+}
+
+std::string key_holding(const std::string& name, const std::set<std::string>& known) {
+  std::string best;
   const auto holds_at_edge = [](const std::string& outer, const std::string& inner) {
     if (inner.size() < 4 || inner.size() >= outer.size()) return false;
     for (size_t at = outer.find(inner); at != std::string::npos; at = outer.find(inner, at + 1)) {
@@ -422,7 +423,8 @@ void MapReader::finish() {
   for (const auto& [key, value] : node_->map) {
     if (known_.count(key)) continue;
     std::string message = "unknown key";
-    const std::string best = closest_name(key, known_);
+    std::string best = closest_name(key, known_);
+    if (best.empty()) best = key_holding(key, known_);
     if (!best.empty()) {
       message += "; did you mean '" + best + "'?";
     } else if (!known_.empty()) {

@@ -36,6 +36,11 @@ int edit_distance(const std::string& a, const std::string& b);
 // The name in `known` closest to `name` for a "did you mean" hint: within 2 edits, or differing
 // only in case (of names as close, the one sharing the longest start); empty where none is.
 std::string closest_name(const std::string& name, const std::set<std::string>& known);
+// For an unknown key with no closest_name: the longest name in `known` (4 letters at least) that
+// holds `name` whole, or is held by it, at a word's edge ('_'): the same setting as another
+// section spells it, 'first_dense_layers' for inference.moe's 'dense_layers' (no suggestion
+// until 2026-12-07; QA); empty where none is. Not for names a user may coin (faults components).
+std::string key_holding(const std::string& name, const std::set<std::string>& known);
 
 class MapReader {
  public:

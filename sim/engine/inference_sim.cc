@@ -818,9 +818,13 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
     if (p.role == PoolRole::kPrefill || p.role == PoolRole::kExpert) continue;
     w.decoders += p.instances;
     pools.push_back(i);
-    // The decoding pool's own batch limit (one such pool in every mode).
+    // The decoding pool's own batch limit (one such pool in every mode), and the key that sets it.
     w.max_batch = p.max_batch;
     w.batch_cap = p.max_batch;
+    const std::optional<PoolConfig>& own = p.role == PoolRole::kColocated ? setup.in.colocated
+                                           : p.role == PoolRole::kDecode  ? setup.in.decode
+                                                                          : setup.in.attention;
+    if (own && own->max_batch > 0) w.max_batch_key = std::string("inference.pools.") + to_string(p.role) + ".max_batch";
     // A request's KV lives on one attention replica: whole requests a replica holds, times replicas,
     // where every request has the same length; with mixed lengths the mean's ratio unrounded, as
     // short requests share a replica (the bound stays a lower bound on the steps).
@@ -951,7 +955,7 @@ void check_serving_work(const ScenarioConfig& cfg, const ServingSetup& setup, co
                   w.steps, w.tokens, batch_words(w, w.max_batch).c_str(), std::max(1, w.decoders),
                   all_steps / weight, kMaxDecodeSteps,
                   trace ? "shorten the trace" : "lower inference.requests or the output lengths",
-                  w.kv_bound ? kv_room_words(setup.in).c_str() : "max_batch");
+                  w.kv_bound ? kv_room_words(setup.in).c_str() : w.max_batch_key.c_str());
   } else {
     double first = requests.empty() ? 0 : requests.front().arrival.as_s(), last = first;
     for (const ServingRequest& r : requests) {

@@ -258,6 +258,7 @@ struct DecodeWork {
   // requests a replica where every request has one length, the mean's ratio otherwise).
   double batch_cap = 1;
   int max_batch = 1;            // the decoding pool's max_batch
+  std::string max_batch_key = "inference.max_batch";  // the key that sets it
   bool kv_bound = false;        // the KV cache, not max_batch, sets batch_cap
   double full_batch_steps = 0;  // tokens / (batch_cap x decoders)
   double sparse_steps = 0;      // min(tokens / decoders, busy_s / step)
