@@ -169,12 +169,14 @@ std::string write_inference_html(const ScenarioConfig& cfg, const engine::Servin
   o << "<h2 id='pools'>Pools</h2>\n" << pool_bars(r, f.duration_s);
   o << "<p>compute: compute time / (instances x duration); in steps: time inside steps, including communication "
        "and pipeline waits.</p>\n<table><tr><th>pool</th><th>GPU</th><th>GPUs</th><th>instances</th><th>price per "
-       "GPU-hour</th><th>weights GiB/GPU</th><th>KV cache GiB/GPU</th><th>steps</th><th>max batch</th></tr>";
+       "GPU-hour</th><th>weights GiB/GPU</th><th>KV cache GiB/GPU</th><th>steps</th><th>max batch (limit)</th></tr>";
   for (const engine::PoolStats& p : r.pools) {
     o << "<tr><td>" << engine::to_string(p.role) << "</td><td>" << html_escape(p.gpu) << "</td><td>" << p.gpus << "</td><td>"
       << p.instances << "</td><td>" << (p.price_per_gpu_hour > 0 ? format_number("%.2f", p.price_per_gpu_hour) : "-")
       << "</td><td>" << format_number("%.1f", p.weights_per_gpu.as_gib()) << "</td><td>" << format_number("%.1f", p.kv_budget_per_gpu.as_gib())
-      << "</td><td>" << p.steps << "</td><td>" << (p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen) : std::string("-")) << "</td></tr>";
+      << "</td><td>" << p.steps << "</td><td>" << (p.max_batch_seen > 0 ? std::to_string(p.max_batch_seen) : std::string("-"))
+      // The pool's limit beside it (the expert pool of attention_ffn holds none); since 2026-12-07.
+      << (p.role == engine::PoolRole::kExpert ? std::string() : " (" + std::to_string(p.max_batch) + ")") << "</td></tr>";
   }
   o << "</table>\n";
   o << "<h2 id='decode-step'>Decode step breakdown</h2>\n" << step_bar(r) << "\n";

@@ -111,7 +111,7 @@ void finish_stage(const SweepSpec& spec, StageResult& s) {
       // The hours the job takes to read train_tokens at tokens_per_s, running all the time: in
       // days, in GPU-hours (every GPU the candidate holds), and at the GPUs' prices.
       const double hours = spec.train_tokens / tokens->second / 3600.0;
-      m["time_to_train_days"] = hours / 24.0;
+      m["time_to_train_days"] = spec.train_tokens / tokens->second / 86400.0;  // as before 2026-12-07, to the bit
       if (gpus > 0) m["gpu_hours_to_train"] = gpus * hours;
       if (priced) m["cost_to_train"] = per_hour * hours;
     }
@@ -331,7 +331,8 @@ std::string format_metric(const std::string& metric, double v) {
     std::snprintf(buf, sizeof buf, "$%.3f", v);
   } else if (metric == "cost_to_train") {
     if (std::fabs(v) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3fM", v / 1e6);
-    else std::snprintf(buf, sizeof buf, "$%.0f", v);
+    else if (std::fabs(v) >= 1e3) std::snprintf(buf, sizeof buf, "$%.0f", v);
+    else std::snprintf(buf, sizeof buf, "$%.2f", v);
   } else if (metric == "time_to_train_days") {
     std::snprintf(buf, sizeof buf, "%.1f d", v);
   } else if (std::fabs(v) >= 1e6) {

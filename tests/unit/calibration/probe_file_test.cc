@@ -390,6 +390,11 @@ TEST(ProbeFile, RejectsImpossibleTimingStatisticsWithTheRecordPath) {
             std::string::npos) << out_msg;
   EXPECT_NE(out_msg.find("test.pb: measurements[3].timing.p10_s: expected min_s <= p10_s <= p90_s <= max_s, got "),
             std::string::npos) << out_msg;
+  // Percentiles not recorded (both 0, proto3's unset) pass, as before.
+  ProbeData unset = sample_probe();
+  unset.gemm[0].timing.p10_s = 0;
+  unset.gemm[0].timing.p90_s = 0;
+  EXPECT_EQ(rejection(serialize_probe_data(unset)), "");
   // The probe's own statistics pass: equal percentiles (one sample) and no spread.
   ProbeData flat = sample_probe();
   flat.gemm[0].timing.p10_s = flat.gemm[0].timing.p90_s;

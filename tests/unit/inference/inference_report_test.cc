@@ -206,6 +206,8 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
   pool.gpus = 16;
   pool.instances = 2;
   pool.price_per_gpu_hour = 2.5;
+  pool.max_batch = 4;
+  pool.max_batch_seen = 4;
   r.pools = {pool};
   // Two requests: 11 tokens (TTFT 0.1 s, TPOT 0.01 s) and 1 rejected.
   engine::RequestOutcome a;
@@ -224,9 +226,11 @@ TEST(InferenceOutput, DocumentedKeysFromAHandMadeRun) {
                           "\"tpot_s\":{\"mean\":0.01,\"p50\":0.01,\"p99\":0.01}", "\"rejected\":1", "\"completed\":1",
                           "\"tokens_per_cost_unit\":", "\"decode_step\":", "\"utilisation\":",
                           "\"weight_precision\":\"bf16\"", "\"kv_precision\":\"bf16\"", "\"chunked_prefill\":false",
-                          "\"moe_dispatch\":\"all_to_all\""}) {
+                          "\"moe_dispatch\":\"all_to_all\"", "\"max_batch\":4,"}) {
     EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
   }
+  // A pool whose batch reached its limit says so (since 2026-12-07).
+  EXPECT_NE(out.summary.find("max batch 4 (its max_batch: the cap)"), std::string::npos) << out.summary;
   // 11 tokens in 0.2 s on 16 GPUs.
   EXPECT_DOUBLE_EQ(out.metrics.at("tokens_per_s"), 55.0);
   EXPECT_DOUBLE_EQ(out.metrics.at("tokens_per_s_per_gpu"), 55.0 / 16);

@@ -141,6 +141,10 @@ TEST(ResultLog, AFileWithoutAWholeLineIsReplacedOnlyWhereItBeginsTheHeader) {
     EXPECT_TRUE(log.previous().empty());
   }
   EXPECT_EQ(file_text(), header);
+  // Another sweep's (or build's) header cut short holds no results either.
+  write("{\"sweep_log\": 1, \"fingerprint\": \"other");
+  { ResultLog log(path, "fp1", 10, id_of, false, false); }
+  EXPECT_EQ(file_text(), header);
 }
 
 // A log that is a directory, a device or unreadable part way is bad input (before 2026-12-05 a

@@ -615,6 +615,7 @@ TEST(SweepTable, TrainTokensGiveGpuHoursAndTheCostToTrain) {
   EXPECT_NEAR(s.metrics.at("cost_to_train"), s.metrics.at("cost_per_mtoken") * 1e12 / 1e6, 1e-6);
   EXPECT_EQ(format_metric("cost_to_train", s.metrics.at("cost_to_train")), "$355556");
   EXPECT_EQ(format_metric("cost_to_train", 12.3456e6), "$12.346M");
+  EXPECT_EQ(format_metric("cost_to_train", 0.42), "$0.42");
   // Unpriced: GPU-hours but no cost, and a constraint on the cost says why.
   spec.price_per_gpu_hour.clear();
   spec.limits.push_back(MetricLimit{"cost_to_train", std::nullopt, 1e7});
