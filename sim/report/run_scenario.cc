@@ -214,8 +214,8 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (work::replica_lines_leave(cfg, {.cp_rings = false})) {
     notes.push_back("pipeline sends cross a tapered tier (network.tor_oversubscription, agg_oversubscription or "
                     "fabric_bandwidth): the analytical level prices every replica's at once and overstates what the "
-                    "taper costs (Llama 3 405B on 16,384 GPUs, PP outermost: 8.030 s over an 8:1 spine, where the "
-                    "flow level, every replica simulated, gives 7.033 s; 2:1 6.998 against 6.871 s): the flow level "
+                    "taper costs (Llama 3 405B on 16,384 GPUs, PP outermost: 8.039 s over an 8:1 spine, where the "
+                    "flow level, every replica simulated, gives 7.034 s; 2:1 7.007 against 6.873 s): the flow level "
                     "gives the figure (--fidelity flow; in a sweep, keep such plans in flow_stage.top_k)");
   }
   if (cfg.training.fold_ranks != TrainingConfig{}.fold_ranks) {
