@@ -180,7 +180,7 @@ TEST(UnusedKeyNotes, AFoldedRunWhosePipelineSendsCrossATaperSaysItMayOverstateIt
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("pipeline sends or CP rings cross a tapered tier"), std::string::npos) << notes[0];
   EXPECT_TRUE(notes_of("llama3-405b/llama3-405b-16384.yaml", pp_outermost).empty());  // auto: unfolded
-  // The analytical level says it overstates such a taper (8.030 s against 7.033 s unfolded).
+  // The analytical level says it overstates such a taper (8.039 s against 7.034 s unfolded).
   std::vector<std::string> analytical = pp_outermost;
   analytical.front() = "network.fidelity=analytical";
   const std::vector<std::string> screen = notes_of("llama3-405b/llama3-405b-16384.yaml", analytical);
