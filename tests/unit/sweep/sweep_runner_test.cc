@@ -600,12 +600,17 @@ TEST(SweepTable, TrainTokensGiveGpuHoursAndTheCostToTrain) {
   SweepSpec spec;
   spec.train_tokens = 1e12;
   spec.price_per_gpu_hour["H100-SXM"] = 2.5;
-  StageResult s;
-  s.ran = true;
-  s.status = kOk;
-  s.metrics = {{"tokens_per_s", 2e6}, {"gpus", 1024}};
-  s.info["gpu"] = "H100-SXM";
-  finish_stage(spec, s);
+  // A finished candidate of 1,024 H100s at 2M tokens/s, its derived metrics added.
+  const auto finished = [&spec] {
+    StageResult r;
+    r.ran = true;
+    r.status = kOk;
+    r.metrics = {{"tokens_per_s", 2e6}, {"gpus", 1024}};
+    r.info["gpu"] = "H100-SXM";
+    finish_stage(spec, r);
+    return r;
+  };
+  const StageResult s = finished();
   ASSERT_EQ(s.status, kOk) << s.reason;
   const double hours = 1e12 / 2e6 / 3600.0;  // 138.9 h
   EXPECT_NEAR(s.metrics.at("time_to_train_days"), hours / 24.0, 1e-12);
@@ -619,12 +624,7 @@ TEST(SweepTable, TrainTokensGiveGpuHoursAndTheCostToTrain) {
   // Unpriced: GPU-hours but no cost, and a constraint on the cost says why.
   spec.price_per_gpu_hour.clear();
   spec.limits.push_back(MetricLimit{"cost_to_train", std::nullopt, 1e7});
-  StageResult u;
-  u.ran = true;
-  u.status = kOk;
-  u.metrics = {{"tokens_per_s", 2e6}, {"gpus", 1024}};
-  u.info["gpu"] = "H100-SXM";
-  finish_stage(spec, u);
+  const StageResult u = finished();
   EXPECT_TRUE(u.metrics.count("gpu_hours_to_train"));
   EXPECT_FALSE(u.metrics.count("cost_to_train"));
   EXPECT_EQ(u.status, kError);
