@@ -163,6 +163,41 @@ std::string builtin_profile_text(const std::string& name) {
 
 namespace {
 
+void add_plausibility_notes(HardwareProfile& p) {
+  // Ratios every data-center GPU since the V100 keeps within a few times of each other: far off
+  // them, a value is most likely in the wrong unit (bits for bytes, GFLOPS for TFLOPS) or has a
+  // digit too many; each slip ran silently until 2026-12-07 (QA: memory.bandwidth 8000Gbps for a
+  // B200's 8 TB/s, 8x slow; sm_count 14800 for 148, 9x slow).
+  char buf[320];
+  const double bf16 = p.bf16.per_s;
+  const double hbm = p.hbm_bandwidth.bytes_per_s;
+  // FLOPs per HBM byte: A100 153, H100 295, H200 206, B200 281, MI300X 246.
+  if (bf16 > 0 && hbm > 0 && (bf16 / hbm < 20 || bf16 / hbm > 1500)) {
+    std::snprintf(buf, sizeof buf,
+                  "peak.bf16 / memory.bandwidth is %.3g FLOP per byte, where data-center GPUs have 100 to 400 "
+                  "(H100 295, B200 281): check both units (GBps is bytes a second, Gbps bits)",
+                  bf16 / hbm);
+    p.notes.push_back(buf);
+  }
+  // BF16 per SM (or compute unit): A100 2.9, H100 7.5, B200 15.2, MI300X 4.3 TFLOPS.
+  if (bf16 > 0 && p.sm_count > 0 && (bf16 / p.sm_count < 2e11 || bf16 / p.sm_count > 1e14)) {
+    std::snprintf(buf, sizeof buf,
+                  "peak.bf16 / sm_count is %.3g TFLOPS per SM, where GPUs have 1 to 20 (H100 7.5 over 132 SMs, "
+                  "B200 15.2 over 148): check sm_count",
+                  bf16 / p.sm_count / 1e12);
+    p.notes.push_back(buf);
+  }
+  // NVLink per direction against HBM: A100 0.15, H100 0.13, H200 0.09, B200 0.11.
+  const double nvl = p.nvlink_bandwidth.bytes_per_s;
+  if (nvl > 0 && hbm > 0 && nvl / hbm > 0.2) {
+    std::snprintf(buf, sizeof buf,
+                  "nvlink.bandwidth is %.2g of memory.bandwidth, where NVIDIA GPUs have 0.09 to 0.15: it is each "
+                  "GPU's bandwidth one way (H100 450GBps, B200 900GBps), half the bidirectional figure datasheets give",
+                  nvl / hbm);
+    p.notes.push_back(buf);
+  }
+}
+
 HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origin) {
   if (!root.is_map()) {
     throw BadInput(InputError{origin, 0, "", "not a hardware profile: expected a YAML mapping with name, peak, "
@@ -243,6 +278,22 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
       peak.error(key, "expected 1GFLOPS to 100PFLOPS (a GPU's dense peak); got " + to_string(rate));
     }
   }
+  // The peaks keep their order on every GPU that has them: FP8 tensor cores run at least the BF16
+  // rate (2x on Hopper and Blackwell), TF32 and FP32 below it. A dropped digit otherwise ran (fp8
+  // at 450 TFLOPS beside bf16's 2,250: FP8 3.9x slower at a higher MFU, until 2026-12-07; QA).
+  if (bf16_read && p.bf16.per_s >= 1e9 && p.bf16.per_s <= 1e17) {  // a bf16 out of range has its error
+    const auto order = [&](const char* key, bool was_read, FlopRate rate, bool at_least) {
+      if (!was_read || rate.per_s <= 0 || (at_least ? rate.per_s >= p.bf16.per_s : rate.per_s <= p.bf16.per_s)) return;
+      peak.error(key, std::string(at_least ? "is below" : "is above") + " peak.bf16 (" + to_string(p.bf16) + "); got " +
+                          to_string(rate) + ": " +
+                          (at_least ? "FP8 tensor cores run at least the BF16 rate (2x on Hopper and Blackwell)"
+                                    : "TF32 and FP32 run below the BF16 rate (H100: 495 and 67 against 989 TFLOPS)") +
+                          "; check the digits and the unit");
+    };
+    order("fp8", fp8_read, p.fp8, true);
+    order("tf32", tf32_read, p.tf32, false);
+    order("fp32", fp32_read, p.fp32, false);
+  }
   // A GPU's memory, not a node's or a cluster's: 80TiB for 80GiB read as 81,917 GiB usable until
   // 2026-12-07 (QA), where the peaks already had such a guard.
   constexpr double kMaxGpuMemory = 4.0 * (int64_t{1} << 40);
@@ -255,6 +306,7 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
                               to_string(p.memory_reserved));
   }
   errors.throw_if_any();
+  add_plausibility_notes(p);
   return p;
 }
 
@@ -322,7 +374,13 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
                               shown + " " + what + ": name a built-in profile (" + builtin_profile_names_text() +
                                   ") or a profile file (clustersim profiles H100-SXM prints one to copy)"});
   }
-  return profile_from_tree(root, path.string());
+  HardwareProfile p = profile_from_tree(root, path.string());
+  // A copied profile that kept a built-in name prints as that GPU in every result (QA 2026-12-07).
+  if (!builtin_profile_text(p.name).empty()) {
+    p.notes.push_back("its name, " + p.name + ", is a built-in profile's: results print it as that GPU; give the file "
+                      "its own name");
+  }
+  return p;
 }
 
 std::string format_hardware_profile(const HardwareProfile& p) {

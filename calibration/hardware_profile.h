@@ -71,6 +71,9 @@ struct HardwareProfile {
   Efficiencies eff;
   std::map<std::string, std::string> sources;  // key path -> where the value comes from
   std::vector<std::string> probe_files;        // set when fitted by `clustersim calibrate`
+  // Values that read but sit far from any GPU's (a unit or digit slip is the likely cause): said
+  // as notes by the runs that use the profile, not refused (an unusual GPU may be right).
+  std::vector<std::string> notes;
 
   // Peak dense rate for a training precision; throws BadInput naming the profile if unsupported.
   FlopRate peak(Precision p) const;

@@ -959,11 +959,13 @@ RunOutput run_scenario(const ScenarioConfig& cfg, const RunOptions& options) {
   try {
     // The GPU is checked even where the run does not time it (traffic, a serving plan whose pools
     // name their own), as `topo` does: a misspelt name must not pass unseen.
-    calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
+    const calib::HardwareProfile hw = calib::load_hardware_profile(cfg.cluster.gpu, cfg.cluster.source_dir);
     RunOutput out = run_any(cfg, options);
     refuse_saturated_times(cfg, out.results);
     std::vector<std::string> notes_of_run = std::move(out.notes);
     out.notes = unused_key_notes(cfg);
+    // A profile value far from any GPU's (calib::HardwareProfile::notes): likely a unit slip.
+    for (const std::string& n : hw.notes) out.notes.push_back("the GPU profile " + cfg.cluster.gpu + " (cluster.gpu): " + n);
     out.notes.insert(out.notes.end(), notes_of_run.begin(), notes_of_run.end());
     if (!out.notes.empty()) {
       Json& notes = out.results.set("notes", Json::array());

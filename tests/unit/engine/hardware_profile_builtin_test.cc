@@ -333,13 +333,53 @@ TEST(ParseHardwareProfile, PeaksOutsideWhatAGpuCanDoAreRefused) {
   // A rate written in the wrong unit (FLOPS for TFLOPS, or 1e30) is off by orders of magnitude.
   EXPECT_EQ(only_error_key("  fp16: 1000TFLOPS\n", "  fp16: 1e30TFLOPS\n"), "peak.fp16");
   EXPECT_EQ(only_error_key("  bf16: 1000TFLOPS\n", "  bf16: 1000FLOPS\n"), "peak.bf16");
-  const auto errors = profile_errors(profile_with("  fp32: 50TFLOPS\n", "  fp32: 200PFLOPS\n"));
+  const auto errors = profile_errors(profile_with("  fp16: 1000TFLOPS\n", "  fp16: 200PFLOPS\n"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_TRUE(contains(errors[0].message, "expected 1GFLOPS to 100PFLOPS")) << errors[0].message;
   // probe_files is a list: a scalar is a mistake, not nothing.
   EXPECT_EQ(only_error_key("sm_count: 132\n", "sm_count: 132\nprobe_files: oops\n"), "probe_files");
   // The bounds themselves are fine.
-  EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp32: 50TFLOPS\n", "  fp32: 100PFLOPS\n"), "p.yaml"));
+  EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp16: 1000TFLOPS\n", "  fp16: 100PFLOPS\n"), "p.yaml"));
+}
+
+// The peaks keep the order every GPU has: FP8 at least BF16, TF32 and FP32 at most (an fp8 of 450
+// TFLOPS beside bf16's 2,250 ran FP8 slower at a higher MFU until 2026-12-07; QA).
+TEST(ParseHardwareProfile, PeaksOutOfTheirOrderAreRefused) {
+  const auto fp8 = profile_errors(profile_with("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  fp8: 450TFLOPS\n"));
+  ASSERT_EQ(fp8.size(), 1u);
+  EXPECT_EQ(fp8[0].key_path, "peak.fp8");
+  EXPECT_TRUE(contains(fp8[0].message, "is below peak.bf16 (1000 TFLOP/s); got 450 TFLOP/s")) << fp8[0].message;
+  EXPECT_EQ(only_error_key("  fp32: 50TFLOPS\n", "  fp32: 2000TFLOPS\n"), "peak.fp32");
+  EXPECT_EQ(only_error_key("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  tf32: 1500TFLOPS\n"), "peak.tf32");
+  // Equal rates are in order (fp8 at bf16's rate, as some GPUs run it).
+  EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  fp8: 1000TFLOPS\n"), "p.yaml"));
+}
+
+// Values that read but sit far from any GPU's are noted, not refused (a unit or digit slip ran
+// silently until 2026-12-07; QA): bits for bytes, an SM count 100x, NVLink both ways.
+TEST(ParseHardwareProfile, ValuesFarFromAnyGpusAreNoted) {
+  // (kProfile's NVLink, 450 of 2,000 GB/s, is itself past the 0.2 that no NVIDIA GPU reaches.)
+  const std::string plain = profile_with("  bandwidth: 450GBps\n", "  bandwidth: 300GBps\n");
+  EXPECT_TRUE(parse_hardware_profile(plain, "p.yaml").notes.empty());
+  const auto notes_of = [](const std::string& text) {
+    std::string all;
+    for (const std::string& n : parse_hardware_profile(text, "p.yaml").notes) all += n + "\n";
+    return all;
+  };
+  const auto with = [&plain](const std::string& from, const std::string& to) {
+    std::string text = plain;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  EXPECT_TRUE(contains(notes_of(with("  bandwidth: 2000GBps\n", "  bandwidth: 2000Gbps\n")),
+                       "peak.bf16 / memory.bandwidth is 4e+03 FLOP per byte"));
+  EXPECT_TRUE(contains(notes_of(with("sm_count: 132\n", "sm_count: 13200\n")), "peak.bf16 / sm_count is 0.0758 TFLOPS per SM"));
+  EXPECT_TRUE(contains(notes_of(profile_with("  bandwidth: 450GBps\n", "  bandwidth: 900GBps\n")),
+                       "nvlink.bandwidth is 0.45 of memory.bandwidth"));
+  // Every built-in profile reads without one.
+  for (const std::string& name : builtin_profile_names()) {
+    EXPECT_TRUE(load_hardware_profile(name).notes.empty()) << name;
+  }
 }
 
 // An empty name, and provenance entries that are not text, passed until 2026-12-05 (a run on the

@@ -372,7 +372,11 @@ TEST(RunScenario, TimesPastTheRangeAreRefusedNotPrinted) {
   {
     std::ifstream in(std::string(CLUSTERSIM_SOURCE_DIR) + "/calibration/profiles/A100-SXM4-80GB.yaml");
     std::ofstream out(dir.file("SLOW.yaml"));
-    for (std::string line; std::getline(in, line);) out << (line.starts_with("  bf16:") ? "  bf16: 1GFLOPS" : line) << "\n";
+    // Every peak at or under bf16's, as a profile must keep them (since 2026-12-07).
+    for (std::string line; std::getline(in, line);) {
+      const bool peak = line.starts_with("  bf16:") || line.starts_with("  tf32:") || line.starts_with("  fp32:");
+      out << (peak ? line.substr(0, line.find(':') + 1) + " 1GFLOPS" : line) << "\n";
+    }
   }
   const ScenarioConfig slow = load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/megascale-175b-12288.yaml",
                                             {"cluster.gpu=" + dir.file("SLOW.yaml"), "model.layers=960",
