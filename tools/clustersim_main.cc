@@ -206,14 +206,6 @@ int cmd_validate(const std::vector<std::string>& argv) {
   const std::string path = args.positionals().empty() ? default_suite() : args.positionals()[0];
   const report::ValidationSuite suite = report::load_validation_suite(path);
   cli::refuse_repeated_sets(args.values("--set"));
-  // Budgets are fractions; one above 1 (more than 100%) is most likely a percentage (5 for 5%).
-  for (const auto& [key, budget] : {std::pair{"mean_abs_rel_error", std::optional<double>(suite.mean_abs_rel_error)},
-                                    std::pair{"max_abs_rel_error", suite.max_abs_rel_error}}) {
-    if (budget && *budget > 1) {
-      std::cerr << "note: " << path << ": budget." << key << " " << *budget << " allows errors of "
-                << 100 * *budget << "%: budgets are fractions (0.05 is 5%)\n";
-    }
-  }
   const report::ValidationResult result = report::run_validation(suite, args.values("--set"));
   // A setting a case's run does not use is said, as run says it (validate dropped the notes until
   // 2026-12-06, so a --set with no effect passed unremarked).

@@ -930,10 +930,12 @@ TEST(CliValidate, RowsOverBudgetAreMarkedAndFiguresShowTheMiss) {
     EXPECT_EQ(full.code, 2);
     EXPECT_CONTAINS(full.err, "writing to standard output failed");
   }
+  // A percentage written for a fraction is refused: it passed every row (noted alone until
+  // 2026-12-07; QA).
   write("mean_abs_rel_error: 5");
   const Result percent = clustersim("validate '" + suite.string() + "'");
-  EXPECT_EQ(percent.code, 0);
-  EXPECT_CONTAINS(percent.err, "budget.mean_abs_rel_error 5 allows errors of 500%: budgets are fractions (0.05 is 5%)");
+  EXPECT_EQ(percent.code, 2);
+  EXPECT_CONTAINS(percent.err, "budget.mean_abs_rel_error: is a fraction, at most 1; got 5 (for 5%, write 0.05)");
   std::filesystem::remove(suite);
 }
 
