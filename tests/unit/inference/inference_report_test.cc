@@ -64,6 +64,40 @@ RunOutput paced_output(const std::function<Time(int)>& ttft, const std::function
   return inference_output(clustersim::testing::serving(), r);
 }
 
+// Arrivals far from steady (a trace's burst, then quiet) are no one load to judge: 200 requests in
+// the first 20 s and 20 more from 60 s to 98 s read keeps_up until 2026-12-07,
+// and a quarter without arrivals gave its mean first token as 0.
+TEST(InferenceOutput, UnsteadyArrivalsAreNotJudgedAsOneLoad) {
+  engine::ServingResult r;
+  engine::PoolStats pool;
+  pool.gpus = 8;
+  pool.instances = 1;
+  r.pools = {pool};
+  for (int i = 0; i < 220; ++i) {
+    engine::RequestOutcome o;
+    o.arrival = i < 200 ? Time::ms(100 * i) : Time::s(60 + 2 * (i - 200));
+    o.output = 11;
+    o.first_token = o.arrival + Time::ms(10);
+    o.finish = o.first_token + Time::ms(190);
+    o.completed = true;
+    r.requests.push_back(o);
+  }
+  r.first_arrival = r.requests.front().arrival;
+  r.last_finish = r.requests.back().finish;
+  const RunOutput out = inference_output(clustersim::testing::serving(), r);
+  const std::string j = out.results.dump(0);
+  EXPECT_NE(j.find("\"load_verdict\":\"unsteady_arrivals\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"arrivals_by_quarter\":[200,0,7,13]"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"ttft_second_quarter_s\":null"), std::string::npos) << j;
+  EXPECT_NE(out.summary.find("unsteady arrivals: 200, 0, 7 and 13 requests in the four quarters"), std::string::npos)
+      << out.summary;
+  // Paced arrivals are steady: judged as before.
+  EXPECT_NE(paced_output([](int) { return Time::ms(10); }, [](int) { return Time::ms(190); })
+                .results.dump(0)
+                .find("\"load_verdict\":\"keeps_up\""),
+            std::string::npos);
+}
+
 // Rejected requests were offered too: a deployment that turns half its load away serves half
 // (until 2026-12-06 they were left out of the offered load, and it read as keeping up).
 TEST(InferenceOutput, RejectedRequestsCountAsOfferedLoad) {
