@@ -82,6 +82,8 @@ void read_inference(MapReader r, InferenceConfig& out) {
   r.read_text("trace", out.trace,
               "a request trace file (CSV: arrival_s,prompt_tokens,output_tokens); remove the key for Poisson "
               "arrivals");
+  // Load scaling over one trace (since 2026-12-07; a trace user rewrote the file for each speed).
+  r.read("trace_speed", out.trace_speed, Need::kOptional, 1e-6, 1e6);
   if (r.has("prompt_tokens")) read_length(r.section("prompt_tokens"), out.prompt);
   if (r.has("output_tokens")) read_length(r.section("output_tokens"), out.output);
   r.read("max_batch", out.max_batch, Need::kOptional, 1, 1 << 20);
@@ -173,6 +175,9 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     fail("model.kv_heads", "must divide model.heads (" + str(m.heads) + "); got " + str(kv));
   }
   if (in.trace.empty() && in.requests < 1) fail("inference.requests", "must be at least 1");
+  if (in.trace.empty() && in.trace_speed != 1.0) {
+    fail("inference.trace_speed", "replays inference.trace faster or slower; without a trace, set inference.rate_per_s");
+  }
   for (const auto& [key, l] : {std::pair{"inference.prompt_tokens", in.prompt},
                                std::pair{"inference.output_tokens", in.output}}) {
     if (l.dist == LengthDist::kUniform && (l.max == 0 || l.max < l.min)) {

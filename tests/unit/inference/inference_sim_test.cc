@@ -10,12 +10,14 @@
 #include <map>
 
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "tests/unit/inference/inference_test_util.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace clustersim::engine {
 namespace {
@@ -84,6 +86,29 @@ TEST(Requests, ATraceHeaderNamesItsColumnsInAnyOrder) {
   const std::string twice =
       bad_input_of([] { parse_request_trace("arrival_s,arrival_s,output_tokens\n1,2,3\n", "t.csv"); });
   EXPECT_NE(twice.find("'arrival_s' is named twice"), std::string::npos) << twice;
+}
+
+// inference.trace_speed replays a trace faster (or slower): its arrivals divided by it, lengths
+// and order kept (since 2026-12-07); without a trace it is refused.
+TEST(Requests, TraceSpeedScalesTheArrivals) {
+  const testing::ScratchDir dir("clustersim_trace_speed");
+  ASSERT_TRUE(dir.ok());
+  {
+    std::ofstream(dir.file("t.csv")) << "arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n3,20,3\n";
+  }
+  const auto with_speed = [&](const std::string& speed) {
+    return make_requests(*serving({"inference.trace=" + dir.file("t.csv"), "inference.trace_speed=" + speed}).inference, "");
+  };
+  const std::vector<ServingRequest> twice = with_speed("2");
+  ASSERT_EQ(twice.size(), 2u);
+  EXPECT_EQ(twice[0].arrival, Time::ms(250));
+  EXPECT_EQ(twice[1].arrival, Time::ms(1500));
+  EXPECT_EQ(twice[1].prompt, 20);
+  EXPECT_EQ(with_speed("0.5")[1].arrival, Time::s(6));
+  EXPECT_NE(bad_input_of([] { serving({"inference.trace_speed=2"}); })
+                .find("inference.trace_speed: replays inference.trace faster or slower"),
+            std::string::npos);
+  EXPECT_NE(bad_input_of([&] { with_speed("0"); }).find("inference.trace_speed"), std::string::npos);
 }
 
 TEST(Requests, TraceParsesAndRejectsBadLines) {
