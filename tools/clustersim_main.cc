@@ -79,10 +79,12 @@ options:
   -h, --help             this help
 )";
 
-constexpr const char* kProfilesUsage = R"(usage: clustersim profiles [NAME]
+constexpr const char* kProfilesUsage = R"(usage: clustersim profiles [NAME | FILE]
 
 Lists the built-in GPU hardware profiles, or prints one as YAML so that it can be copied,
-edited and used with cluster.gpu: path/to/profile.yaml.
+edited and used with cluster.gpu: path/to/profile.yaml. Given a profile file, checks it as a
+run would (exit 2 with every error), prints its notes (values far from any GPU's) and the
+values as read.
 
 options:
   -h, --help             this help
@@ -274,6 +276,15 @@ int cmd_profiles(const std::vector<std::string>& argv) {
   }
   if (args.positionals().size() > 1) throw UsageError{"expected at most one profile name"};
   const std::string text = calib::builtin_profile_text(args.positionals()[0]);
+  std::error_code ec;
+  if (text.empty() && std::filesystem::exists(args.positionals()[0], ec)) {
+    // A profile file: checked and shown as read (since 2026-12-07; a profile could be checked only
+    // by running a scenario on it).
+    const calib::HardwareProfile p = calib::load_hardware_profile(args.positionals()[0]);
+    for (const std::string& note : p.notes) std::cerr << "note: " << args.positionals()[0] << ": " << note << "\n";
+    std::cout << calib::format_hardware_profile(p);
+    return 0;
+  }
   if (text.empty()) {
     throw BadInput(InputError{"", 0, "", "no built-in profile named '" + args.positionals()[0] +
                                              "'; 'clustersim profiles' lists them" +

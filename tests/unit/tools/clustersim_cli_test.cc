@@ -1601,6 +1601,16 @@ TEST(CliProfiles, ProfileFilesAreCheckedWhole) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_CONTAINS(r.err, "efficiency.gemm_max: required key is missing");
   EXPECT_CONTAINS(r.err, "efficiency.kernel_launch: expected a time in [0, 1ms]");
+  // `profiles FILE` checks a file on its own, with the same errors (since 2026-12-07).
+  const Result checked = clustersim("profiles " + p.string());
+  EXPECT_EQ(checked.code, 2) << checked.out;
+  EXPECT_CONTAINS(checked.err, "efficiency.gemm_max: required key is missing");
+  // A good copy prints as read, with its notes: it kept the built-in name.
+  std::ofstream(p) << clustersim("profiles H100-SXM").out;
+  const Result good = clustersim("profiles " + p.string());
+  EXPECT_EQ(good.code, 0) << good.err;
+  EXPECT_CONTAINS(good.out, "name: \"H100-SXM\"");
+  EXPECT_CONTAINS(good.err, "its name, H100-SXM, is a built-in profile's");
   std::filesystem::remove(p);
 }
 
