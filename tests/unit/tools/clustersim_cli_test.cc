@@ -939,6 +939,20 @@ TEST(CliValidate, RowsOverBudgetAreMarkedAndFiguresShowTheMiss) {
   std::filesystem::remove(suite);
 }
 
+// --case runs the rows of a label alone, the budgets over them (since 2026-12-07); a label the
+// suite lacks is a usage error listing its labels.
+TEST(CliValidate, OneCaseRunsAlone) {
+  const std::string suite = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/validation/llama3.yaml";
+  const Result one = clustersim("validate '" + suite + "' --case llama3-405b-8192 --set network.fidelity=analytical");
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_CONTAINS(one.out, "llama3-405b-8192 mfu");
+  EXPECT_EQ(one.out.find("llama3-405b-16384"), std::string::npos) << one.out;
+  const Result none = clustersim("validate '" + suite + "' --case nope");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_CONTAINS(none.err, "--case 'nope': no case of");
+  EXPECT_CONTAINS(none.err, "its labels: 'llama3-405b-8192', 'llama3-405b-16384'");
+}
+
 // A setting a case's run does not use is noted, on stderr and in the row (dropped until
 // 2026-12-06); two cases of one label are refused (both were taken).
 TEST(CliValidate, NotesAreSaidAndLabelsAreUnique) {
