@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -62,6 +63,14 @@ std::vector<std::string> csv_fields(const std::string& line) {
 
 std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
   std::vector<ServingRequest> out;
+  // Compressed or UTF-16 text is said as such (its bytes were echoed as a bad header until
+  // 2026-12-07; QA).
+  if (text.rfind("\x1f\x8b", 0) == 0) {
+    throw BadInput(InputError{origin, 1, "inference.trace", "is gzip-compressed; decompress it (gunzip) and name the CSV"});
+  }
+  if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0) {
+    throw BadInput(InputError{origin, 1, "inference.trace", "is UTF-16 text; save it as UTF-8 (or ASCII) CSV"});
+  }
   // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first line.
   std::string body = text.rfind("\xEF\xBB\xBF", 0) == 0 ? text.substr(3) : text;
   // Old Mac line ends (a lone CR) are line breaks, as in YAML files: the whole file read as one
@@ -87,7 +96,21 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     });
     first_content = false;
     const auto bad = [&](const std::string& why) {
-      return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + line + "'"});
+      // The line as read, cut at 120 characters and its control bytes shown (a NUL printed as
+      // nothing, a 50 KB line whole, until 2026-12-07).
+      std::string shown;
+      for (const char c : line.substr(0, 120)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 && c != '\t') {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\x%02x", u);
+          shown += esc;
+        } else {
+          shown += c;
+        }
+      }
+      if (line.size() > 120) shown += "... (" + std::to_string(line.size()) + " characters)";
+      return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + shown + "'"});
     };
     if (header) {
       // A header names the three columns, in any order, each once; anything else is a mistyped

@@ -111,6 +111,21 @@ TEST(Requests, TraceSpeedScalesTheArrivals) {
   EXPECT_NE(bad_input_of([&] { with_speed("0"); }).find("inference.trace_speed"), std::string::npos);
 }
 
+// Compressed or UTF-16 files are named as such, and a bad line is shown cut short with its
+// control bytes visible (a gzip file's bytes, a NUL and a 50 KB line were echoed raw until
+// 2026-12-07; QA).
+TEST(Requests, TraceFilesThatAreNotTextSaySo) {
+  EXPECT_NE(bad_input_of([] { parse_request_trace(std::string("\x1f\x8b\x08\x00rest", 8), "t.csv.gz"); })
+                .find("t.csv.gz:1: inference.trace: is gzip-compressed"),
+            std::string::npos);
+  EXPECT_NE(bad_input_of([] { parse_request_trace(std::string("\xFF\xFE" "a\0r\0", 6), "t.csv"); }).find("is UTF-16 text"), std::string::npos);
+  const std::string nul = bad_input_of([] { parse_request_trace(std::string("1.0\0,100,10\n", 13), "t.csv"); });
+  EXPECT_NE(nul.find("got '1.0\\x00,100,10'"), std::string::npos) << nul;
+  const std::string long_line = bad_input_of([] { parse_request_trace("1," + std::string(50000, '9') + ",x\n", "t.csv"); });
+  EXPECT_NE(long_line.find("... (50004 characters)"), std::string::npos) << long_line.substr(0, 300);
+  EXPECT_LT(long_line.size(), 400u);
+}
+
 TEST(Requests, TraceParsesAndRejectsBadLines) {
   const std::vector<ServingRequest> t =
       parse_request_trace("arrival_s,prompt_tokens,output_tokens\n# comment\n0.5,100,10\n0.25, 20, 3\n\n", "t.csv");
