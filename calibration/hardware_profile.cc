@@ -171,28 +171,33 @@ void add_plausibility_notes(HardwareProfile& p) {
   char buf[320];
   const double bf16 = p.bf16.per_s;
   const double hbm = p.hbm_bandwidth.bytes_per_s;
-  // FLOPs per HBM byte: A100 153, H100 295, H200 206, B200 281, MI300X 246.
-  if (bf16 > 0 && hbm > 0 && (bf16 / hbm < 20 || bf16 / hbm > 1500)) {
+  // FLOPs per HBM byte: A100 153, H100 295, H200 206, B200 281, MI300X 246 (bits for bytes puts
+  // an A100 at 1,224).
+  const bool flop_per_byte_off = bf16 > 0 && hbm > 0 && (bf16 / hbm < 20 || bf16 / hbm > 800);
+  if (flop_per_byte_off) {
     std::snprintf(buf, sizeof buf,
-                  "peak.bf16 / memory.bandwidth is %.3g FLOP per byte, where data-center GPUs have 100 to 400 "
+                  "peak.bf16 / memory.bandwidth is %.3g FLOP per byte, where data-center GPUs have 100 to 500 "
                   "(H100 295, B200 281): check both units (GBps is bytes a second, Gbps bits)",
                   bf16 / hbm);
     p.notes.push_back(buf);
   }
-  // BF16 per SM (or compute unit): A100 2.9, H100 7.5, B200 15.2, MI300X 4.3 TFLOPS.
-  if (bf16 > 0 && p.sm_count > 0 && (bf16 / p.sm_count < 2e11 || bf16 / p.sm_count > 1e14)) {
+  // BF16 per SM (or compute unit): A100 2.9, H100 7.5, B200 15.2, MI300X 4.3 TFLOPS (an SM count
+  // 10x puts an A100 at 0.29).
+  if (bf16 > 0 && p.sm_count > 0 && (bf16 / p.sm_count < 1e12 || bf16 / p.sm_count > 1e14)) {
     std::snprintf(buf, sizeof buf,
-                  "peak.bf16 / sm_count is %.3g TFLOPS per SM, where GPUs have 1 to 20 (H100 7.5 over 132 SMs, "
-                  "B200 15.2 over 148): check sm_count",
+                  "peak.bf16 / sm_count is %.3g TFLOPS per SM, where tensor-core GPUs have 1.5 to 20 (H100 7.5 over "
+                  "132 SMs, B200 15.2 over 148): check sm_count",
                   bf16 / p.sm_count / 1e12);
     p.notes.push_back(buf);
   }
-  // NVLink per direction against HBM: A100 0.15, H100 0.13, H200 0.09, B200 0.11.
+  // NVLink per direction against HBM: the built-in profiles 0.06 (H800) to 0.19 (A100 40GB), B200
+  // 0.11. Not where the HBM figure itself is off (the NVLink then reads wrong by its fault).
   const double nvl = p.nvlink_bandwidth.bytes_per_s;
-  if (nvl > 0 && hbm > 0 && nvl / hbm > 0.2) {
+  if (!flop_per_byte_off && nvl > 0 && hbm > 0 && nvl / hbm > 0.2) {
     std::snprintf(buf, sizeof buf,
-                  "nvlink.bandwidth is %.2g of memory.bandwidth, where NVIDIA GPUs have 0.09 to 0.15: it is each "
-                  "GPU's bandwidth one way (H100 450GBps, B200 900GBps), half the bidirectional figure datasheets give",
+                  "nvlink.bandwidth is %.2g of memory.bandwidth, where the built-in profiles have 0.06 to 0.19: it "
+                  "is each GPU's bandwidth one way (H100 450GBps, B200 900GBps), half the bidirectional figure "
+                  "datasheets give",
                   nvl / hbm);
     p.notes.push_back(buf);
   }
@@ -283,7 +288,9 @@ HardwareProfile profile_from_tree(const YamlNode& root, const std::string& origi
   // at 450 TFLOPS beside bf16's 2,250: FP8 3.9x slower at a higher MFU, until 2026-12-07; QA).
   if (bf16_read && p.bf16.per_s >= 1e9 && p.bf16.per_s <= 1e17) {  // a bf16 out of range has its error
     const auto order = [&](const char* key, bool was_read, FlopRate rate, bool at_least) {
-      if (!was_read || rate.per_s <= 0 || (at_least ? rate.per_s >= p.bf16.per_s : rate.per_s <= p.bf16.per_s)) return;
+      // A rate out of range has its error already (review: two errors on one key).
+      if (!was_read || rate.per_s < 1e9 || rate.per_s > 1e17) return;
+      if (at_least ? rate.per_s >= p.bf16.per_s : rate.per_s <= p.bf16.per_s) return;
       peak.error(key, std::string(at_least ? "is below" : "is above") + " peak.bf16 (" + to_string(p.bf16) + "); got " +
                           to_string(rate) + ": " +
                           (at_least ? "FP8 tensor cores run at least the BF16 rate (2x on Hopper and Blackwell)"
@@ -375,8 +382,10 @@ HardwareProfile load_hardware_profile(const std::string& name_or_path, const std
                                   ") or a profile file (clustersim profiles H100-SXM prints one to copy)"});
   }
   HardwareProfile p = profile_from_tree(root, path.string());
-  // A copied profile that kept a built-in name prints as that GPU in every result (QA 2026-12-07).
-  if (!builtin_profile_text(p.name).empty()) {
+  // A copied and edited profile that kept a built-in name prints as that GPU in every result (QA
+  // 2026-12-07); a file of the built-in's own values (calibration/profiles/, a copy) is that GPU.
+  if (const std::string builtin = builtin_profile_text(p.name);
+      !builtin.empty() && format_hardware_profile(p) != format_hardware_profile(parse_hardware_profile(builtin, p.name))) {
     p.notes.push_back("its name, " + p.name + ", is a built-in profile's: results print it as that GPU; give the file "
                       "its own name");
   }

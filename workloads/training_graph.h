@@ -218,8 +218,8 @@ std::vector<int> simulated_replicas(const ScenarioConfig& cfg, const GraphStragg
 // shipped, 0.7% (6.824 against 6.873 s). Nor does auto fold where pipeline sends or CP rings cross
 // a tapered tier (replica_lines_cross_taper, since 2026-12-07): folded, every replica's sends meet
 // the representative's there at once, where unfolded ones drift apart. Llama 3 405B placed PP
-// outermost over an agg tier tapered 8:1 came out 25% slow folded (8.818 against 7.033 s; 2:1 7%,
-// 7.353 against 6.871 s), its own plan (DP outermost, each pipeline inside a pod) stays folded.
+// outermost over an agg tier tapered 8:1 came out 25% slow folded (8.818 against 7.034 s; 2:1 7%,
+// 7.353 against 6.873 s), its own plan (DP outermost, each pipeline inside a pod) stays folded.
 bool folds_replicas(const ScenarioConfig& cfg);
 int simulated_replica_count(const ScenarioConfig& cfg, const GraphStragglers& stragglers = {});
 

@@ -61,6 +61,31 @@ std::vector<std::string> csv_fields(const std::string& line) {
 
 }  // namespace
 
+namespace {
+
+// Text from a trace file as a message shows it: at most 120 bytes, cut at a UTF-8 character's
+// start, with control bytes and DEL as \xNN (a NUL printed as nothing, a 50 KB line whole, a
+// character cut in half, until 2026-12-07).
+std::string shown(const std::string& text) {
+  size_t end = std::min<size_t>(text.size(), 120);
+  while (end < text.size() && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  std::string out;
+  for (size_t i = 0; i < end; ++i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if ((u < 0x20 && text[i] != '\t') || u == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", u);
+      out += esc;
+    } else {
+      out += text[i];
+    }
+  }
+  if (end < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+}  // namespace
+
 std::vector<ServingRequest> parse_request_trace(const std::string& text, const std::string& origin, int max_context) {
   std::vector<ServingRequest> out;
   // Compressed or UTF-16 text is said as such (its bytes were echoed as a bad header until
@@ -96,21 +121,7 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     });
     first_content = false;
     const auto bad = [&](const std::string& why) {
-      // The line as read, cut at 120 characters and its control bytes shown (a NUL printed as
-      // nothing, a 50 KB line whole, until 2026-12-07).
-      std::string shown;
-      for (const char c : line.substr(0, 120)) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 && c != '\t') {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\x%02x", u);
-          shown += esc;
-        } else {
-          shown += c;
-        }
-      }
-      if (line.size() > 120) shown += "... (" + std::to_string(line.size()) + " characters)";
-      return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + shown + "'"});
+      return BadInput(InputError{origin, n, "inference.trace", why + "; got '" + shown(line) + "'"});
     };
     if (header) {
       // A header names the three columns, in any order, each once; anything else is a mistyped
@@ -128,10 +139,10 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
         while (k < 3 && name != kColumns[k] && name != kColumns[k].substr(0, kColumns[k].find('_'))) ++k;
         if (k == 3) {
           throw bad("a header's columns are arrival_s, prompt_tokens and output_tokens (or arrival, prompt and "
-                    "output), in any order; '" + name + "' is not one");
+                    "output), in any order; '" + shown(name) + "' is not one");
         }
         int& slot = at[static_cast<size_t>(k)];
-        if (slot >= 0) throw bad("a header names each column once; '" + name + "' is named twice");
+        if (slot >= 0) throw bad("a header names each column once; '" + shown(name) + "' is named twice");
         slot = f;
       }
       column = at;
@@ -162,7 +173,7 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
       throw BadInput(InputError{origin, n, "inference.trace",
                                 "prompt + output is " + std::to_string(prompt + output) +
                                     " tokens, over model.seq_len (" + std::to_string(max_context) +
-                                    "), the longest context served; got '" + line + "'"});
+                                    "), the longest context served; got '" + shown(line) + "'"});
     }
     out.push_back({static_cast<int64_t>(out.size()), Time::s(arrival), static_cast<int>(prompt), static_cast<int>(output)});
   }
@@ -194,9 +205,16 @@ std::vector<ServingRequest> make_requests(const InferenceConfig& in, const std::
       throw BadInput(errors);
     }
     std::vector<ServingRequest> out = parse_request_trace(text, p, max_context);
-    // Replayed trace_speed times as fast: every arrival divided by it (the order unchanged).
+    // Replayed trace_speed times as fast: every arrival divided by it (the order unchanged), and
+    // still within the arrivals' range (a speed under 1 pushed them past it unchecked; review).
     if (in.trace_speed != 1.0) {
       for (ServingRequest& r : out) r.arrival = Time::s(r.arrival.as_s() / in.trace_speed);
+      if (!out.empty() && out.back().arrival.as_s() > kMaxArrivalSeconds) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "the last arrival, %.6g s, is %.6g s at this speed, past the %.0e s an arrival may take",
+                      out.back().arrival.as_s() * in.trace_speed, out.back().arrival.as_s(), kMaxArrivalSeconds);
+        throw BadInput(InputError{"", 0, "inference.trace_speed", buf});
+      }
     }
     return out;
   }

@@ -243,7 +243,8 @@ struct LoadWindow {
   double offered_fast = 0;
 };
 
-// What the load window says of the deployment: "burst" (no window to judge), "falls_behind",
+// What the load window says of the deployment: "burst" (no window to judge), "unsteady_arrivals"
+// (not falling behind, with arrivals far from steady: LoadWindow::steady_arrivals), "falls_behind",
 // "short_of_rejected" (below the offered load with rejected requests and no growing wait: their
 // tokens are among what is missing), "not_settled" (the requests in the system still pile up at
 // the end of the arrivals, faster than kUnsettled of the second half's arrivals: the run ends
@@ -365,11 +366,14 @@ LoadWindow load_window(const engine::ServingResult& r) {
   w.first_quarter_count = early;
   w.second_quarter_count = second;
   w.last_quarter_count = late;
-  // Unsteady: the quietest quarter under half the busiest, beyond a Poisson count's noise (four
-  // standard deviations of the busiest): 5,000 requests in 10 s and 50 an hour later read
-  // "keeps_up" while 98% of them missed their TTFT limit (QA, 2026-12-07).
+  // Unsteady: the quietest quarter under half the busiest, and apart by more than five standard
+  // deviations of the difference of two Poisson counts, 5 sqrt(most + fewest) (a Poisson run trips
+  // it under 2e-6 of the time at up to 50 requests a quarter; 4 sqrt(most) tripped 0.5%: review):
+  // 5,000 requests in 10 s and 50 an hour later read "keeps_up" while 98% of them missed their TTFT
+  // limit (QA, 2026-12-07).
   const auto [fewest, most] = std::minmax_element(w.quarter_arrivals.begin(), w.quarter_arrivals.end());
-  w.steady_arrivals = !(2 * *fewest < *most && static_cast<double>(*most - *fewest) > 4.0 * std::sqrt(static_cast<double>(*most)));
+  w.steady_arrivals = !(2 * *fewest < *most && static_cast<double>(*most - *fewest) >
+                                                   5.0 * std::sqrt(static_cast<double>(*most + *fewest)));
   if (second > 0 && late > 0) {
     w.ttft_second_quarter = second_sum / second;
     const double apart = late_at / late - second_at / second;

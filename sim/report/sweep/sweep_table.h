@@ -54,7 +54,7 @@ std::string no_valid_candidates(const SweepTable& table);
 // Empty unless the finer stage simulated some finalists folded (one representative DP replica,
 // metric `folded` 1) and others unfolded, as training.fold_ranks auto does by placement and fabric:
 // then a note that their figures differ in kind (folded ones ran a few percent off: Llama 3 405B,
-// PP outermost, 1:1 spine, 7.101 s folded against 6.863 s unfolded) and how to compare alike; and,
+// PP outermost, 1:1 spine, 7.103 s folded against 6.865 s unfolded) and how to compare alike; and,
 // where finalists ran folded over a tapered tier their pipeline sends or CP rings cross
 // (kFoldedOverTaperInfo, training.fold_ranks: true), that those can be off either way; and where
 // finalists ran folded with pipeline sends leaving their pods (kFoldedInStepInfo), that those read a

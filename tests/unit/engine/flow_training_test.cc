@@ -909,7 +909,7 @@ TEST(FlowTrainingKeys, AutoFoldingUnfoldsWhereTpGroupsSpanNodes) {
 
 // Nor does auto fold where pipeline sends cross a tapered tier (since 2026-12-07): folded, every
 // replica's sends meet the representative's on the tapered uplinks at once, where unfolded ones
-// drift apart (Llama 3 405B, PP outermost, 8:1 spine: 8.818 s folded, 7.033 s unfolded). 64 GPUs
+// drift apart (Llama 3 405B, PP outermost, 8:1 spine: 8.818 s folded, 7.034 s unfolded). 64 GPUs
 // on 8 single-NIC servers, 4 under each ToR: stage 0 under ToR 0, stage 1 under ToR 1 when PP is
 // outermost; DP outermost keeps each pipeline under one ToR.
 TEST(FlowTrainingKeys, AutoFoldingUnfoldsWherePipelineSendsCrossATaperedTier) {

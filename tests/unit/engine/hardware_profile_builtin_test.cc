@@ -350,6 +350,8 @@ TEST(ParseHardwareProfile, PeaksOutOfTheirOrderAreRefused) {
   EXPECT_EQ(fp8[0].key_path, "peak.fp8");
   EXPECT_TRUE(contains(fp8[0].message, "is below peak.bf16 (1000 TFLOP/s); got 450 TFLOP/s")) << fp8[0].message;
   EXPECT_EQ(only_error_key("  fp32: 50TFLOPS\n", "  fp32: 2000TFLOPS\n"), "peak.fp32");
+  // A rate out of range has that error alone, not its order's too.
+  EXPECT_EQ(profile_errors(profile_with("  fp32: 50TFLOPS\n", "  fp32: 200PFLOPS\n")).size(), 1u);
   EXPECT_EQ(only_error_key("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  tf32: 1500TFLOPS\n"), "peak.tf32");
   // Equal rates are in order (fp8 at bf16's rate, as some GPUs run it).
   EXPECT_NO_THROW(parse_hardware_profile(profile_with("  fp32: 50TFLOPS\n", "  fp32: 50TFLOPS\n  fp8: 1000TFLOPS\n"), "p.yaml"));
@@ -374,6 +376,11 @@ TEST(ParseHardwareProfile, ValuesFarFromAnyGpusAreNoted) {
   EXPECT_TRUE(contains(notes_of(with("  bandwidth: 2000GBps\n", "  bandwidth: 2000Gbps\n")),
                        "peak.bf16 / memory.bandwidth is 4e+03 FLOP per byte"));
   EXPECT_TRUE(contains(notes_of(with("sm_count: 132\n", "sm_count: 13200\n")), "peak.bf16 / sm_count is 0.0758 TFLOPS per SM"));
+  // A digit too many on a real GPU's count (1,320 SMs: 0.76 TFLOPS per SM) is noted too.
+  EXPECT_TRUE(contains(notes_of(with("sm_count: 132\n", "sm_count: 1320\n")), "TFLOPS per SM"));
+  // Bits for bytes on an A100-like 2 TB/s: 1,000 TFLOPS over 250 GB/s.
+  const std::string bits = notes_of(with("  bandwidth: 2000GBps\n", "  bandwidth: 2000Gbps\n"));
+  EXPECT_EQ(bits.find("nvlink.bandwidth"), std::string::npos) << bits;  // the HBM figure is the one off
   EXPECT_TRUE(contains(notes_of(profile_with("  bandwidth: 450GBps\n", "  bandwidth: 900GBps\n")),
                        "nvlink.bandwidth is 0.45 of memory.bandwidth"));
   // Every built-in profile reads without one.

@@ -443,7 +443,7 @@ TEST(FaultsCli, AMisspeltComponentIsBadInput) {
 }
 
 TEST(FaultsCli, TheSummarySaysWhatStorageSustains) {
-  // 5,682 GB every 331.2 s (Young's 333.7 s in whole iterations, 49 of 6.758 s; 331.9 s, 49 of
+  // 5,682 GB every 331.6 s (Young's in whole iterations, 49 of 6.768 s; 331.2 s, 49 of 6.758 s, and 331.9 s, 49 of
   // 6.774 s, before the SwiGLU activation read 3f, not 4f, on 2026-12-07; 335.6 s, 49 of
   // 6.848 s, before the straggler replays waited for the pipeline sends on 2026-12-06): 16.9 GB/s
   // (17 GB/s, every 333.7 s, before 2026-12-05). With the blocking time computed from the snapshot alone the

@@ -109,6 +109,16 @@ TEST(Requests, TraceSpeedScalesTheArrivals) {
                 .find("inference.trace_speed: replays inference.trace faster or slower"),
             std::string::npos);
   EXPECT_NE(bad_input_of([&] { with_speed("0"); }).find("inference.trace_speed"), std::string::npos);
+  EXPECT_NE(bad_input_of([] { serving({"inference.trace_speed=1"}); }).find("inference.trace_speed"), std::string::npos);
+  // Slowed past the arrivals' range: said of trace_speed (it ran past the range unchecked).
+  {
+    std::ofstream(dir.file("late.csv")) << "arrival_s,prompt_tokens,output_tokens\n900000,100,10\n";
+  }
+  const std::string late = bad_input_of([&] {
+    make_requests(*serving({"inference.trace=" + dir.file("late.csv"), "inference.trace_speed=0.5"}).inference, "");
+  });
+  EXPECT_NE(late.find("inference.trace_speed: the last arrival, 900000 s, is 1.8e+06 s at this speed"), std::string::npos)
+      << late;
 }
 
 // Compressed or UTF-16 files are named as such, and a bad line is shown cut short with its
@@ -122,7 +132,11 @@ TEST(Requests, TraceFilesThatAreNotTextSaySo) {
   const std::string nul = bad_input_of([] { parse_request_trace(std::string("1.0\0,100,10\n", 13), "t.csv"); });
   EXPECT_NE(nul.find("got '1.0\\x00,100,10'"), std::string::npos) << nul;
   const std::string long_line = bad_input_of([] { parse_request_trace("1," + std::string(50000, '9') + ",x\n", "t.csv"); });
-  EXPECT_NE(long_line.find("... (50004 characters)"), std::string::npos) << long_line.substr(0, 300);
+  EXPECT_NE(long_line.find("... (50004 bytes)"), std::string::npos) << long_line.substr(0, 300);
+  // Cut at a character's start: a two-byte 'é' across byte 120 is left out whole.
+  const std::string accented =
+      bad_input_of([] { parse_request_trace("1," + std::string(118, '9') + "\xC3\xA9x,1\n", "t.csv"); });
+  EXPECT_NE(accented.find(std::string(118, '9') + "... ("), std::string::npos) << accented.substr(0, 300);
   EXPECT_LT(long_line.size(), 400u);
 }
 

@@ -7,7 +7,7 @@
 // the speed-up at each within 15%. CostBreakdown prints where one iteration of each plan goes
 // (compute by part, all-to-all, bubble, DP) and checks that the parts add up. The absolute
 // throughput against 1.41M tokens/s: scenarios/validation/moe.yaml (flow level, +11.9% against a
-// 10% budget) and moe_published_gap_test.cc (analytical level, +12.2%); both label known_gap.
+// 10% budget) and moe_published_gap_test.cc (analytical level, +12.0%); both label known_gap.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -894,7 +894,7 @@ TEST(CliValidate, AZeroWorstRowBudgetIsABudget) {
 
 // A row over the worst-row budget is marked, in the table and the JSON; a figure just over its
 // budget prints with the digits that show it (both read 0.86% at two decimals, 2026-12-07); a
-// budget above 1 is noted as a likely percentage; a failing suite whose table cannot be written
+// budget above 1 is refused as a percentage (noted alone until 2026-12-07); a failing suite whose table cannot be written
 // exits 2, as a passing one does (it exited 1, as if the table had been read).
 TEST(CliValidate, RowsOverBudgetAreMarkedAndFiguresShowTheMiss) {
   const std::filesystem::path suite = scratch("suite.yaml");
@@ -1619,12 +1619,18 @@ TEST(CliProfiles, ProfileFilesAreCheckedWhole) {
   const Result checked = clustersim("profiles " + p.string());
   EXPECT_EQ(checked.code, 2) << checked.out;
   EXPECT_CONTAINS(checked.err, "efficiency.gemm_max: required key is missing");
-  // A good copy prints as read, with its notes: it kept the built-in name.
-  std::ofstream(p) << clustersim("profiles H100-SXM").out;
+  // A good copy prints as read, without a note; edited, it keeps the built-in name, which is noted.
+  std::string copy = clustersim("profiles H100-SXM").out;
+  std::ofstream(p) << copy;
   const Result good = clustersim("profiles " + p.string());
   EXPECT_EQ(good.code, 0) << good.err;
   EXPECT_CONTAINS(good.out, "name: \"H100-SXM\"");
-  EXPECT_CONTAINS(good.err, "its name, H100-SXM, is a built-in profile's");
+  EXPECT_EQ(good.err, "");
+  copy.replace(copy.find("sm_count: 132"), 13, "sm_count: 144");
+  std::ofstream(p) << copy;
+  const Result edited = clustersim("profiles " + p.string());
+  EXPECT_EQ(edited.code, 0) << edited.err;
+  EXPECT_CONTAINS(edited.err, "its name, H100-SXM, is a built-in profile's");
   std::filesystem::remove(p);
 }
 
