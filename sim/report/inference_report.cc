@@ -819,6 +819,9 @@ RunOutput inference_output(const ScenarioConfig& cfg, const engine::ServingResul
   // whose queue grows, whatever share of the offered load they produce (since 2026-12-07).
   // (0 where the wait shrinks: a sweep's metrics are never negative.)
   if (load.window_s > 0) out.metrics["ttft_growth"] = std::max(0.0, load.ttft_growth);
+  // Present (1) only where the arrivals are far from steady: a sweep says its served_fraction and
+  // ttft_growth then compare quarters that are not one load's (since 2026-12-07; review).
+  if (verdict == "unsteady_arrivals") out.metrics["unsteady_arrivals"] = 1;
   if (slo) {
     out.metrics["slo_attainment"] = attainment;
     if (duration > 0) out.metrics["goodput_requests_per_s"] = goodput;

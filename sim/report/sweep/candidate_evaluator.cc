@@ -159,6 +159,12 @@ std::vector<std::string> serving_notes(const CandidateSpace& space, const std::v
     const std::vector<MetricLimit>& limits = space.spec().limits;
     return std::any_of(limits.begin(), limits.end(), [metric](const MetricLimit& l) { return l.metric == metric; });
   };
+  if (best.count("unsteady_arrivals")) {
+    notes.push_back("the best-ranked candidate's arrivals are far from steady (a trace's bursts and quiet spells: "
+                    "load_verdict unsteady_arrivals): its served_fraction and ttft_growth compare quarters of the "
+                    "arrivals that are not one load's; rank and constrain by the latency percentiles and "
+                    "slo_attainment instead");
+  }
   const auto served = best.find("served_fraction");
   const auto growth = best.find("ttft_growth");
   const bool short_served = served != best.end() && served->second < 0.95 && !limited("served_fraction");

@@ -61,7 +61,8 @@ std::vector<std::string> flow_stage_notes(const CandidateSpace& space, const std
 // the `ranked` (candidate indices, best first), whose layers are priced at their roofline costs
 // (throughput an upper bound, cost a lower one: scenarios/validation/serving-moe.yaml), and a best
 // candidate that does not keep up with the offered load (`best`: its metrics; served_fraction under
-// 0.95 or ttft_growth over 0.01) where no constraint holds those metrics. Empty otherwise (since
+// 0.95 or ttft_growth over 0.01) where no constraint holds those metrics, and a best candidate
+// whose arrivals are far from steady (its metric unsteady_arrivals). Empty otherwise (since
 // 2026-12-07; QA: a sweep ranked by cost put first a deployment serving 78% of the load).
 std::vector<std::string> serving_notes(const CandidateSpace& space, const std::vector<int64_t>& ranked,
                                        const std::map<std::string, double>& best);

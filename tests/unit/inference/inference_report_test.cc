@@ -89,13 +89,13 @@ TEST(InferenceOutput, UnsteadyArrivalsAreNotJudgedAsOneLoad) {
   EXPECT_NE(j.find("\"load_verdict\":\"unsteady_arrivals\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"arrivals_by_quarter\":[200,0,7,13]"), std::string::npos) << j;
   EXPECT_NE(j.find("\"ttft_second_quarter_s\":null"), std::string::npos) << j;
+  EXPECT_EQ(out.metrics.at("unsteady_arrivals"), 1.0);  // for a sweep's note
   EXPECT_NE(out.summary.find("unsteady arrivals: 200, 0, 7 and 13 requests in the four quarters"), std::string::npos)
       << out.summary;
-  // Paced arrivals are steady: judged as before.
-  EXPECT_NE(paced_output([](int) { return Time::ms(10); }, [](int) { return Time::ms(190); })
-                .results.dump(0)
-                .find("\"load_verdict\":\"keeps_up\""),
-            std::string::npos);
+  // Paced arrivals are steady: judged as before, no such metric.
+  const RunOutput paced = paced_output([](int) { return Time::ms(10); }, [](int) { return Time::ms(190); });
+  EXPECT_NE(paced.results.dump(0).find("\"load_verdict\":\"keeps_up\""), std::string::npos);
+  EXPECT_EQ(paced.metrics.count("unsteady_arrivals"), 0u);
 }
 
 // Rejected requests were offered too: a deployment that turns half its load away serves half

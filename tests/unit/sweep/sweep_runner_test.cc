@@ -261,6 +261,11 @@ TEST(CandidateEvaluator, ServingSweepsSayWhatTheirFiguresRestOn) {
                       "t.yaml"),
       "t.yaml");
   EXPECT_TRUE(serving_notes(CandidateSpace(held), {0}, {{"served_fraction", 0.784}, {"ttft_growth", 0.266}}).empty());
+  // Arrivals far from steady (a trace's bursts) are said, whatever the figures (since 2026-12-07).
+  const std::vector<std::string> unsteady =
+      serving_notes(dense_space, {0}, {{"served_fraction", 0.99}, {"ttft_growth", 0.0}, {"unsteady_arrivals", 1}});
+  ASSERT_EQ(unsteady.size(), 1u);
+  EXPECT_NE(unsteady[0].find("arrivals are far from steady"), std::string::npos) << unsteady[0];
   // Only the figures the run gave are printed.
   const std::vector<std::string> one = serving_notes(dense_space, {0}, {{"served_fraction", 0.5}});
   ASSERT_EQ(one.size(), 1u);
