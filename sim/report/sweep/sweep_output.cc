@@ -335,11 +335,8 @@ std::string sweep_summary(const CandidateSpace& space, const SweepTable& table, 
   char buf[256];
   std::string out = "sweep " + spec.name + ": " + with_commas(space.size()) + (space.size() == 1 ? " candidate from " : " candidates from ") + spec.base_origin + "\n";
   const double rate = run.analytical.seconds > 0 ? static_cast<double>(run.analytical.ran) / run.analytical.seconds : 0;
-  // Under 10 a second with significant digits: 24 MoE plans in 99.5 s read "0 candidates/s"
-  // until 2026-12-07 (QA).
-  std::snprintf(buf, sizeof buf, rate >= 10 ? "  analytical stage: %s run in %.2f s (%.0f candidates/s), %s from the log\n"
-                                            : "  analytical stage: %s run in %.2f s (%.2g candidates/s), %s from the log\n",
-                with_commas(run.analytical.ran).c_str(), run.analytical.seconds, rate,
+  std::snprintf(buf, sizeof buf, "  analytical stage: %s run in %.2f s (%s candidates/s), %s from the log\n",
+                with_commas(run.analytical.ran).c_str(), run.analytical.seconds, rate_text(rate).c_str(),
                 with_commas(run.analytical.reused).c_str());
   out += buf;
   out += "  status:";

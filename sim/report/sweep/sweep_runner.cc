@@ -44,11 +44,10 @@ class Progress {
     const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
     constexpr int kWidth = 30;
     const int filled = total_ > 0 ? static_cast<int>(kWidth * done / total_) : kWidth;
-    // Under 10 a second with two significant digits, as the summary (a slow MoE sweep read 0/s).
-    std::fprintf(stderr, rate >= 10 ? "\r%-10s [%s%s] %lld/%lld  %.0f/s  ETA %.0fs   " : "\r%-10s [%s%s] %lld/%lld  %.2g/s  ETA %.0fs   ", stage_,
+    std::fprintf(stderr, "\r%-10s [%s%s] %lld/%lld  %s/s  ETA %.0fs   ", stage_,
                  std::string(static_cast<size_t>(filled), '#').c_str(),
                  std::string(static_cast<size_t>(kWidth - filled), '.').c_str(), static_cast<long long>(done),
-                 static_cast<long long>(total_), rate, eta);
+                 static_cast<long long>(total_), rate_text(rate).c_str(), eta);
     if (done >= total_) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   }

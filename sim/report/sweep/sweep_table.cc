@@ -317,6 +317,12 @@ bool same_objective(double a, double b) {
   return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
 }
 
+std::string rate_text(double per_s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, per_s >= 10 ? "%.0f" : "%.2g", per_s);
+  return buf;
+}
+
 std::string format_metric(const std::string& metric, double v) {
   if (!std::isfinite(v)) return "-";  // no number to show (the table's mark for a missing metric)
   char buf[64];

@@ -76,4 +76,8 @@ bool same_objective(double a, double b);
 // "12.3 s", "1.98M", "55.2%": a metric as people read it.
 std::string format_metric(const std::string& metric, double v);
 
+// A rate of candidates a second: whole above 10, two significant digits below (24 MoE plans in
+// 99.5 s read "0 candidates/s" until 2026-12-07; QA). The summary and the progress line.
+std::string rate_text(double per_s);
+
 }  // namespace clustersim::sweep

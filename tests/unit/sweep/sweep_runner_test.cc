@@ -683,6 +683,9 @@ TEST(SweepTable, AxisHeadersAreNoMetricsName) {
   EXPECT_EQ(format_metric("tokens_per_s", 14583.3), "14583");
   EXPECT_EQ(format_metric("tokens_per_s_per_gpu", 1.2955e6), "1.296M");
   EXPECT_EQ(format_metric("tokens_per_s_per_gpu", 105.4), "105.4");
+  // Candidates a second: whole above 10, two digits below (a slow MoE sweep read 0).
+  EXPECT_EQ(rate_text(2713.4), "2713");
+  EXPECT_EQ(rate_text(0.2412), "0.24");
   // Where the column repeats the axis's key (a training sweep's cluster.gpus), the short name stays.
   const std::vector<std::string> keys = {"cluster.gpus", "parallelism.tp"};
   const std::map<std::string, std::string> training = non_axis_columns(spec_from("axes: {parallelism.tp: [1, 2]}\n"));
