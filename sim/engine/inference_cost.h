@@ -82,6 +82,7 @@ struct PoolPlan {
   int expert_tp = 1;    // GPUs each expert is split over inside an instance (colocated, prefill, decode)
   double price_per_gpu_hour = 0;
   int max_batch = 256;  // sequences in one step of an instance (the pool's max_batch, else inference.max_batch)
+  std::string max_batch_key = "inference.max_batch";  // the key that set it
   // Derived.
   int instances = 1;          // gpus / ep (attention and expert pools: 1, the deployment)
   int attention_replicas = 1; // data-parallel attention replicas per instance (ep / tp; attention pool gpus / tp)

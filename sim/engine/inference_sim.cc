@@ -61,6 +61,7 @@ ServingSetup make_serving_setup(const ScenarioConfig& cfg) {
     p.tp = pc->tp;
     p.price_per_gpu_hour = pc->price_per_gpu_hour;
     p.max_batch = pc->max_batch > 0 ? pc->max_batch : cfg.inference->max_batch;
+    if (pc->max_batch > 0) p.max_batch_key = key + ".max_batch";
     // Pools follow one another on consecutive GPUs; each tensor-parallel group must stay inside a
     // node, or its all-reduces would cross the NICs the step costs do not charge them on.
     const int gpn = cfg.cluster.gpus_per_node;
@@ -820,11 +821,8 @@ DecodeWork decode_work(const ServingSetup& setup, const std::vector<ServingReque
     pools.push_back(i);
     // The decoding pool's own batch limit (one such pool in every mode), and the key that sets it.
     w.max_batch = p.max_batch;
+    w.max_batch_key = p.max_batch_key;
     w.batch_cap = p.max_batch;
-    const std::optional<PoolConfig>& own = p.role == PoolRole::kColocated ? setup.in.colocated
-                                           : p.role == PoolRole::kDecode  ? setup.in.decode
-                                                                          : setup.in.attention;
-    if (own && own->max_batch > 0) w.max_batch_key = std::string("inference.pools.") + to_string(p.role) + ".max_batch";
     // A request's KV lives on one attention replica: whole requests a replica holds, times replicas,
     // where every request has the same length; with mixed lengths the mean's ratio unrounded, as
     // short requests share a replica (the bound stays a lower bound on the steps).
