@@ -99,7 +99,12 @@ int cmd_whatif(const std::vector<std::string>& argv) {
   if (cfg.stragglers.empty() && cfg.network.faults.empty()) {
     throw BadInput(scenario_error(cfg, "stragglers", "the scenario has no straggler source (stragglers.hosts, gpus, nics, "
                                                      "stage_layers, sequence_imbalance, variation) nor network.faults to "
-                                                     "analyse; add one (keys in scenarios/README.md)"));
+                                                     "analyse; add one (keys in scenarios/README.md)" +
+                                                     std::string(cfg.parallelism.stage_layers.empty()
+                                                                     ? ""
+                                                                     : ". An MoE model's stage_layers is its plan's layer "
+                                                                       "map, priced in every run: compare it with another "
+                                                                       "split, or the even one, with `clustersim run`")));
   }
   // Randomly placed stragglers cost what their placement makes them cost (a slow host on the
   // pipeline's pacing stage or not): one seed alone can mislead, and at the analytical level a

@@ -127,11 +127,18 @@ double tokens_per_gpu(const ScenarioConfig& cfg) {
   return static_cast<double>(p.micro_batch) * cfg.model.seq_len / (p.cp * p.tp);
 }
 
-// The pipeline stage holding `layer`: chunk v = layer / (layers per chunk) sits on stage v mod pp.
-int stage_of_layer(const ScenarioConfig& cfg, int layer) {
+// The virtual stage holding `layer` (virtual_stage_layers); it sits on stage v mod pp.
+int virtual_stage_of_layer(const ScenarioConfig& cfg, int layer) {
   const ParallelismConfig& p = cfg.parallelism;
-  return layer / std::max(1, cfg.model.layers / (p.pp * p.vpp)) % p.pp;
+  const int stages_v = p.pp * p.vpp;
+  for (int v = 0; v < stages_v; ++v) {
+    const LayerRange r = virtual_stage_layers(cfg, v);
+    if (layer < r.first + r.count) return v;
+  }
+  return stages_v - 1;
 }
+
+int stage_of_layer(const ScenarioConfig& cfg, int layer) { return virtual_stage_of_layer(cfg, layer) % cfg.parallelism.pp; }
 
 // Routing draw k of `layer` over its stage's expert layout `lay`, one micro-batch per GPU; from
 // `draws` where given.
@@ -274,13 +281,26 @@ int moe_layer_count(const ModelConfig& m) {
   return n;
 }
 
+LayerRange virtual_stage_layers(const ScenarioConfig& cfg, int v) {
+  const ParallelismConfig& p = cfg.parallelism;
+  const std::vector<int>& listed = p.stage_layers;
+  if (listed.empty()) {
+    const int per_chunk = cfg.model.layers / (p.pp * p.vpp);
+    return {v * per_chunk, per_chunk};
+  }
+  const auto count = [&](int u) { return listed[static_cast<size_t>(u % p.pp)] / p.vpp; };
+  LayerRange r;
+  for (int u = 0; u < v; ++u) r.first += count(u);
+  r.count = count(v);
+  return r;
+}
+
 std::vector<int> moe_layers_per_chunk(const ScenarioConfig& cfg, int stage) {
   const ParallelismConfig& p = cfg.parallelism;
-  const int per_chunk = cfg.model.layers / (p.pp * p.vpp);
   std::vector<int> out(static_cast<size_t>(p.vpp), 0);
   for (int c = 0; c < p.vpp; ++c) {
-    const int first = (c * p.pp + stage) * per_chunk;
-    for (int layer = first; layer < first + per_chunk; ++layer) out[static_cast<size_t>(c)] += is_moe_layer(cfg.model, layer);
+    const LayerRange r = virtual_stage_layers(cfg, c * p.pp + stage);
+    for (int layer = r.first; layer < r.first + r.count; ++layer) out[static_cast<size_t>(c)] += is_moe_layer(cfg.model, layer);
   }
   return out;
 }
@@ -800,16 +820,14 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
 std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l,
                                           RoutingDraws* draws) {
   const ParallelismConfig& p = cfg.parallelism;
-  const int stages_v = p.pp * p.vpp;
-  const int per_chunk = cfg.model.layers / stages_v;
   std::vector<MoeStageCost> out(static_cast<size_t>(p.pp));
   for (int s = 0; s < p.pp; ++s) {
     MoeStageCost& sc = out[s];
     sc.stage = s;
     for (int ch = 0; ch < p.vpp; ++ch) {
-      const int v = ch * p.pp + s;
-      for (int i = 0; i < per_chunk; ++i) {
-        const int layer = v * per_chunk + i;
+      sc.chunk_begin.push_back(sc.layers.size());
+      const LayerRange r = virtual_stage_layers(cfg, ch * p.pp + s);
+      for (int layer = r.first; layer < r.first + r.count; ++layer) {
         const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer, draws);
         sc.layers.push_back(layer);
         sc.costs.push_back(c);
@@ -820,6 +838,7 @@ std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib
         sc.backward += c.attention_bwd + (c.moe ? c.moe_bwd : Time::zero());
       }
     }
+    sc.chunk_begin.push_back(sc.layers.size());
   }
   return out;
 }
@@ -839,10 +858,8 @@ std::vector<StageParams> stage_params(const ScenarioConfig& cfg) {
   const ParamCount pc = count_params(dense);
   const double f = expert_ffn_hidden(m);
   std::vector<StageParams> out(static_cast<size_t>(p.pp));
-  const int per_chunk = m.layers / (p.pp * p.vpp);
   for (int layer = 0; layer < m.layers; ++layer) {
-    const int stage = (layer / per_chunk) % p.pp;
-    StageParams& s = out[stage];
+    StageParams& s = out[static_cast<size_t>(stage_of_layer(cfg, layer))];
     if (is_moe_layer(m, layer)) {
       s.dense += pc.per_layer - mlp_params(m, dense_ffn(m)) + static_cast<double>(m.hidden) * m.moe->experts +
                  m.moe->shared_experts * mlp_params(m, f);
@@ -970,11 +987,9 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   // stage's in-flight micro-batches at a share of MoE layers (the model's, then its own stage's),
   // and plain 1F1B's later stages apart: an interleaved plan whose first chunks are dense
   // (first_dense_layers) holds more MoE layers on a later stage or chunk.
-  const int per_chunk = std::max(1, m.layers / (p.pp * p.vpp));
   std::vector<double> chunk_held(static_cast<size_t>(p.pp) * p.vpp, 0.0);
   for (int layer = 0; layer < m.layers; ++layer) {
-    const size_t chunk = std::min(chunk_held.size() - 1, static_cast<size_t>(layer / per_chunk));
-    chunk_held[chunk] += is_moe_layer(m, layer) ? attn + moe_act : dense_act;
+    chunk_held[static_cast<size_t>(virtual_stage_of_layer(cfg, layer))] += is_moe_layer(m, layer) ? attn + moe_act : dense_act;
   }
   // Logits of the last stage (16-bit) and their FP32 copy for the loss: b s / cp tokens x vocab /
   // tp per GPU, as head_time splits the vocabulary over the tp group; under sp the same count

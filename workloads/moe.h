@@ -23,9 +23,17 @@ namespace clustersim::work {
 // moe_layer_frequency-th layer after them (the first of them included).
 bool is_moe_layer(const ModelConfig& m, int layer);
 int moe_layer_count(const ModelConfig& m);
-// MoE layers in each of stage `stage`'s vpp chunks (chunk c holds virtual stage c x pp + stage's
-// layers / (pp x vpp) layers): dense leading layers or every other layer MoE leave some fewer or
-// none, and those have no expert gradients to reduce or experts to gather.
+// The layers of virtual stage v (chunk v / pp of stage v mod pp), consecutive in model order:
+// model.layers / (pp x vpp) each, or a stage's listed layers (parallelism.stage_layers, given as
+// stragglers.stage_layers) over its vpp chunks, the virtual stages in order.
+struct LayerRange {
+  int first = 0;
+  int count = 0;
+};
+LayerRange virtual_stage_layers(const ScenarioConfig& cfg, int v);
+// MoE layers in each of stage `stage`'s vpp chunks (chunk c holds virtual stage c x pp + stage):
+// dense leading layers or every other layer MoE leave some fewer or none, and those have no
+// expert gradients to reduce or experts to gather.
 std::vector<int> moe_layers_per_chunk(const ScenarioConfig& cfg, int stage);
 // Width of one expert: moe.expert_ffn_hidden, else model.ffn_hidden (else 4h).
 double expert_ffn_hidden(const ModelConfig& m);
@@ -228,6 +236,7 @@ struct MoeStageCost {
   Time ep_exposed;   // all-to-all (and expert-TP) time not hidden by expert compute
   std::vector<int> layers;
   std::vector<MoeLayerCost> costs;
+  std::vector<size_t> chunk_begin;  // where each of the stage's vpp chunks starts in `layers`, and the end (vpp + 1)
 };
 std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l,
                                           RoutingDraws* draws = nullptr);

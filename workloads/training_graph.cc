@@ -659,7 +659,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           // Representative groups carry the flows of every expert domain of the stage; other
           // simulated replicas wait the analytical all-to-all time without flows.
           const MoeStageCost& msc = c.moe_stages[s];
-          const int per_chunk = m.layers / stages_v;
+          const size_t chunk_first = msc.chunk_begin[static_cast<size_t>(pass.chunk)];
+          const size_t chunk_end = msc.chunk_begin[static_cast<size_t>(pass.chunk) + 1];
           const double cf = share * (pass.forward ? sc.forward : sc.backward);
           const bool carrier = d == 0;
           const std::vector<int32_t>& pieces = expert_piece[s][static_cast<size_t>(pass.chunk)];
@@ -671,8 +672,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           const bool grads_out = !pass.forward && i == last_bwd[pass.chunk];
           std::vector<int32_t> layer_end;
           size_t moe_seen = 0;
-          for (int li = 0; li < per_chunk; ++li) {
-            const size_t idx = static_cast<size_t>(pass.chunk * per_chunk + li);
+          for (size_t idx = chunk_first; idx < chunk_end; ++idx) {
             const MoeLayerCost& lc = msc.costs[idx];
             const int32_t layer = msc.layers[idx];
             add_compute(scaled(cf, pass.forward ? lc.attention_fwd : lc.attention_bwd));
@@ -810,9 +810,9 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
           // a wait on the line, not flows.
           Time fwd, bwd, comm;
           const MoeStageCost& msc = c.moe_stages[s];
-          const int per_chunk = m.layers / stages_v;
-          for (int li = 0; li < per_chunk; ++li) {
-            const MoeLayerCost& lc = msc.costs[static_cast<size_t>(pass.chunk * per_chunk + li)];
+          for (size_t idx = msc.chunk_begin[static_cast<size_t>(pass.chunk)];
+               idx < msc.chunk_begin[static_cast<size_t>(pass.chunk) + 1]; ++idx) {
+            const MoeLayerCost& lc = msc.costs[idx];
             fwd += lc.attention_fwd;
             bwd += lc.attention_bwd;
             comm += lc.attention_comm;

@@ -128,6 +128,11 @@ struct ParallelismConfig {
   std::string placement = "tp-cp-dp-pp";
   int ep = 1;         // MoE: expert parallelism (experts / ep per GPU), within the stage's GPUs
   int expert_tp = 1;  // MoE: tensor parallelism of each expert (inside a node)
+  // MoE models: whole layers per pipeline stage, read from stragglers.stage_layers (empty: the
+  // even split). For an MoE model the list is the plan's layer map, priced in every run and its
+  // straggler-free reference alike; a dense model keeps it in StragglersConfig, where it is
+  // compared with the even split (scenarios/README.md, stragglers.stage_layers).
+  std::vector<int> stage_layers;
 };
 
 // `training.overlap`: which communication hides behind compute (MegaScale section 3.2).

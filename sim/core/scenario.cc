@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -313,6 +314,10 @@ ScenarioConfig read_scenario_tree(const YamlNode& root, const std::string& file)
       read_faults(top.section("faults"), *cfg.faults);
     }
     read_stragglers(top.section("stragglers"), cfg.stragglers);
+    // An MoE model's layers go whole, with their experts, so its listed split is the plan's
+    // layer map (ParallelismConfig::stage_layers), not a straggler measured against an even split
+    // that may not exist (DeepSeek-V3's 61 layers over 16 stages).
+    if (cfg.model.moe) cfg.parallelism.stage_layers = std::exchange(cfg.stragglers.stage_layers, {});
   }
   top.finish();
   errors.throw_if_any();

@@ -139,8 +139,42 @@ ScenarioConfig with_heavy_sequences(const ScenarioConfig& cfg, const SequenceImb
   return longer;
 }
 
+namespace {
+
+// stragglers.stage_layers as given (a dense model's, or an MoE model's layer map in
+// ParallelismConfig::stage_layers): one entry per stage, none empty, adding up to model.layers;
+// an MoE model's entries split whole over the stage's vpp chunks.
+void check_stage_layers(const ScenarioConfig& cfg, const std::vector<int>& listed, std::vector<InputError>& errors) {
+  if (listed.empty()) return;
+  const ParallelismConfig& p = cfg.parallelism;
+  long long sum = 0;
+  for (int l : listed) sum += l;
+  const auto empty_stage = std::find(listed.begin(), listed.end(), 0);
+  const auto uneven_chunks =
+      std::find_if(listed.begin(), listed.end(), [&](int l) { return p.vpp > 0 && l % p.vpp != 0; });
+  if (static_cast<int>(listed.size()) != p.pp) {
+    errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "needs one entry per pipeline stage (pp = " +
+                                                                        str(p.pp) + "); got " + str(listed.size())));
+  } else if (empty_stage != listed.end()) {
+    errors.push_back(scenario_error(cfg, "stragglers.stage_layers",
+                                    "every stage needs at least one layer; stage " + str(empty_stage - listed.begin()) +
+                                        " has 0"));
+  } else if (sum != cfg.model.layers) {
+    errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "entries must add up to model.layers (" +
+                                                                        str(cfg.model.layers) + "); they add up to " + str(sum)));
+  } else if (cfg.model.moe && uneven_chunks != listed.end()) {
+    errors.push_back(scenario_error(
+        cfg, "stragglers.stage_layers",
+        "an MoE model's layers go whole to each of a stage's vpp (" + str(p.vpp) + ") chunks: stage " +
+            str(uneven_chunks - listed.begin()) + "'s " + str(*uneven_chunks) + " layers are not a multiple of " + str(p.vpp)));
+  }
+}
+
+}  // namespace
+
 void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& errors) {
   const StragglersConfig& s = cfg.stragglers;
+  check_stage_layers(cfg, cfg.parallelism.stage_layers, errors);  // an MoE model's layer map
   // Checked before the early return: without max_over_mean > 1 the section counts as empty.
   if (cfg.given.count("stragglers.sequence_imbalance.replicas") && s.sequence_imbalance.max_over_mean <= 1.0) {
     errors.push_back(scenario_error(cfg, "stragglers.sequence_imbalance.replicas",
@@ -190,23 +224,8 @@ void validate_stragglers(const ScenarioConfig& cfg, std::vector<InputError>& err
       errors.push_back(scenario_error(cfg, "stragglers.nics", "a degraded NIC needs bandwidth_factor < 1 or extra_latency > 0"));
     }
   }
+  check_stage_layers(cfg, s.stage_layers, errors);
   const ParallelismConfig& p = cfg.parallelism;
-  if (!s.stage_layers.empty()) {
-    long long sum = 0;
-    for (int l : s.stage_layers) sum += l;
-    const auto empty_stage = std::find(s.stage_layers.begin(), s.stage_layers.end(), 0);
-    if (static_cast<int>(s.stage_layers.size()) != p.pp) {
-      errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "needs one entry per pipeline stage (pp = " +
-                                                                          str(p.pp) + "); got " + str(s.stage_layers.size())));
-    } else if (empty_stage != s.stage_layers.end()) {
-      errors.push_back(scenario_error(cfg, "stragglers.stage_layers",
-                                      "every stage needs at least one layer; stage " +
-                                          str(empty_stage - s.stage_layers.begin()) + " has 0"));
-    } else if (sum != cfg.model.layers) {
-      errors.push_back(scenario_error(cfg, "stragglers.stage_layers", "entries must add up to model.layers (" +
-                                                                          str(cfg.model.layers) + "); they add up to " + str(sum)));
-    }
-  }
   const long long model_ranks = static_cast<long long>(p.tp) * p.pp * p.cp;
   const long long dp = model_ranks > 0 ? gpus / model_ranks : 0;
   // With no whole replica (the plan's own error says why: tp x pp x cp above the GPUs) there is

@@ -179,23 +179,18 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   }
   const long long stages = static_cast<long long>(p.pp) * p.vpp;
   // Listed layers per stage (stragglers.stage_layers, checked there) may split unevenly, as Llama 3's
-  // 126 layers over 16 stages: each stage's chunks then carry a fractional share of its layers. MoE
-  // layers are placed whole, so an MoE model needs the even split.
-  const bool listed_stages = !cfg.stragglers.stage_layers.empty() && !m.moe;
+  // 126 layers over 16 stages: a dense stage's chunks then carry a fractional share of its layers,
+  // an MoE stage's whole layers each (its list is ParallelismConfig::stage_layers; refused here
+  // until 2026-12-08, so DeepSeek-V3's 61 layers over 16 stages could not be written).
+  const bool listed_stages = !cfg.stragglers.stage_layers.empty() || !p.stage_layers.empty();
   if (m.layers % stages != 0 && !listed_stages) {
-    // Said when the uneven split was asked for (it was not, until 2026-12-06: DeepSeek-V3's 61
-    // layers with stage_layers read as if the key had been ignored).
+    // The documented way to run an uneven plan, named since 2026-12-06 (Llama 3 405B's 126 layers
+    // over 16 stages; DeepSeek-V3's 61).
     c.fail("parallelism.pp", "pp x vpp (" + str(p.pp) + " x " + str(p.vpp) + " = " + str(stages) +
-                                 ") must divide model.layers (" + str(m.layers) + ")" +
-                                 (m.moe && !cfg.stragglers.stage_layers.empty()
-                                      ? "; stragglers.stage_layers splits a dense model's layers unevenly, not an "
-                                        "MoE model's (its layers are placed whole, with their experts)"
-                                  : m.moe ? ""
-                                          // The documented way to run an uneven plan, named since
-                                          // 2026-12-06 (Llama 3 405B's 126 layers over 16 stages).
-                                          : "; or list each stage's layers in stragglers.stage_layers (pp entries, "
-                                            "summing to model.layers: Llama 3 405B runs 126 layers as 7, 8, ..., 8, "
-                                            "7 over 16 stages)"));
+                                 ") must divide model.layers (" + str(m.layers) +
+                                 "); or list each stage's layers in stragglers.stage_layers (pp entries, summing to "
+                                 "model.layers: Llama 3 405B runs 126 layers as 7, 8, ..., 8, 7 over 16 stages" +
+                                 (m.moe ? std::string(", and an MoE model's entries multiples of vpp") : "") + ")");
   }
   if (p.vpp > 1 && p.pp == 1) {
     c.fail("parallelism.vpp", "virtual stages need pipeline parallelism (pp > 1)");

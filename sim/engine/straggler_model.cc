@@ -129,6 +129,7 @@ ScenarioConfig probe_variant(const ScenarioConfig& cfg, int extra_layers_per_sta
   ScenarioConfig c = cfg;
   c.stragglers = StragglersConfig{};
   c.model.layers += extra_layers_per_stage * c.parallelism.pp;
+  for (int& l : c.parallelism.stage_layers) l += extra_layers_per_stage;  // an MoE model's listed split
   if (rc) c.training.recompute = *rc;
   return c;
 }
@@ -307,9 +308,16 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   const LayerCosts& lc = b.costs;
   // Layers per stage as doubles: an even split of layers that pp does not divide (Llama 3's 126
   // over 16 stages, listed as 7, 8, ..., 8, 7) has a fractional nominal stage.
-  const std::vector<double> even(pp, static_cast<double>(cfg.model.layers) / pp);
+  // The reference the estimate priced: the even split, or an MoE model's listed layer map (its
+  // plan, ParallelismConfig::stage_layers); `layers`, a dense model's listed split, is compared
+  // with it (until 2026-12-08 an MoE map could not be written).
+  const std::vector<int>& plan_map = p.stage_layers;
+  const std::vector<double> even =
+      plan_map.empty() ? std::vector<double>(pp, static_cast<double>(cfg.model.layers) / pp)
+                       : std::vector<double>(plan_map.begin(), plan_map.end());
   const std::vector<double> layers =
       sc.stage_layers.empty() ? even : std::vector<double>(sc.stage_layers.begin(), sc.stage_layers.end());
+  const auto over_even = [&](int stage) { return layers[static_cast<size_t>(stage)] / even[static_cast<size_t>(stage)]; };
 
   // --- Compute factors per (replica, stage) cell, only for the cells that have one.
   std::map<int, std::vector<CellFactor>> replicas;  // replica -> per-stage factors
@@ -334,18 +342,18 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   std::vector<Time> dp_end = est_end;
   std::vector<Time> dp_start = est_start;
   std::vector<double> passes(static_cast<size_t>(pp));
-  for (int s = 0; s < pp; ++s) passes[static_cast<size_t>(s)] = layers[static_cast<size_t>(s)] / even[0];
+  for (int s = 0; s < pp; ++s) passes[static_cast<size_t>(s)] = over_even(s);
   const DpRooms rooms = dp_rooms(est, passes);
   // --- Uneven stages: a stage holding more layers holds more gradients, and reduces them over
   // windows as much longer (chunked_dp_exposed scales with both): layers / even times the even
   // split's exposure.
-  const auto scaled_by_layers = [&](int stage, Time exposed) { return (layers[static_cast<size_t>(stage)] / even[0]) * exposed; };
+  const auto scaled_by_layers = [&](int stage, Time exposed) { return over_even(stage) * exposed; };
   double heaviest = 1.0;
   if (!sc.stage_layers.empty()) {
     for (int stage = 0; stage < pp; ++stage) {
       dp_end[static_cast<size_t>(stage)] = scaled_by_layers(stage, est_end[static_cast<size_t>(stage)]);
       dp_start[static_cast<size_t>(stage)] = scaled_by_layers(stage, est_start[static_cast<size_t>(stage)]);
-      heaviest = std::max(heaviest, layers[static_cast<size_t>(stage)] / even[0]);
+      heaviest = std::max(heaviest, over_even(stage));
     }
   }
   // ZeRO-3 whose gathers pace the step: the heaviest stage's gathers (and a degraded NIC's).

@@ -792,8 +792,9 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
   if (cfg.traffic) traffic_notes(cfg, notes);
   if (cfg.faults) checkpoint_notes(cfg, notes);
   fabric_notes(cfg, notes);
-  // A stragglers section with only a seed (or sources set to nothing) slows nothing.
-  if (given_under(cfg, "stragglers") && cfg.stragglers.empty()) {
+  // A stragglers section with only a seed (or sources set to nothing) slows nothing; an MoE
+  // model's stage_layers is its layer map (ParallelismConfig::stage_layers).
+  if (given_under(cfg, "stragglers") && cfg.stragglers.empty() && cfg.parallelism.stage_layers.empty()) {
     notes.push_back("stragglers names no source (hosts, gpus, nics, stage_layers, sequence_imbalance, variation): "
                     "nothing is slowed");
   }

@@ -112,6 +112,10 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   plan.set("global_batch", cfg.training.global_batch);
   plan.set("zero_stage", cfg.parallelism.zero_stage);
   plan.set("recompute", to_string(cfg.training.recompute));
+  if (!cfg.parallelism.stage_layers.empty()) {
+    Json& layers = plan.set("stage_layers", Json::array());
+    for (int l : cfg.parallelism.stage_layers) layers.push(l);
+  }
   r.set("iteration_time_s", head.iteration.as_s());
   r.set("tokens_per_s", head.tokens_per_s);
   r.set("mfu", head.mfu);
@@ -194,6 +198,11 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
   o << "plan         tp " << p.tp << ", pp " << p.pp << ", vpp " << p.vpp << ", cp " << p.cp << ", dp " << est.dp
     << "; micro-batch " << p.micro_batch << " x " << est.micro_batches << " per pipeline; ZeRO-" << p.zero_stage
     << "; recompute " << to_string(cfg.training.recompute) << "\n";
+  if (!p.stage_layers.empty()) {
+    o << "             layers per stage ";
+    for (size_t s = 0; s < p.stage_layers.size(); ++s) o << (s ? ", " : "") << p.stage_layers[s];
+    o << " (stragglers.stage_layers: an MoE model's layer map, priced in every figure)\n";
+  }
   o << "fidelity     " << to_string(cfg.network.fidelity) << "\n\n";
   const SlowedHeadline head = slowed.value_or(SlowedHeadline{est.iteration, est.tokens_per_s, est.mfu, est.hfu});
   // An uneven layer split alone is the plan, compared with the even split (review, 2026-12-07: it

@@ -92,12 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
     Keys, MoeBadInput,
     ::testing::Values(
         BadCase{{"model.moe.expertz=8"}, "model.moe.expertz", "unknown"},
-        // An uneven split is a dense model's; the message says so when it was asked for (DeepSeek-V3's
-        // 61 layers read as if stage_layers had been ignored until 2026-12-06).
-        BadCase{{"model.layers=5", "parallelism.pp=2", "cluster.gpus=16", "stragglers.stage_layers=[3, 2]"},
-                "parallelism.pp",
-                "must divide model.layers (5); stragglers.stage_layers splits a dense model's layers unevenly, not an "
-                "MoE model's"},
+        // Without a listed split the message names it (an MoE model's list is its layer map since
+        // 2026-12-08: moe_stage_layers_test.cc).
+        BadCase{{"model.layers=5", "parallelism.pp=2", "cluster.gpus=16"}, "parallelism.pp",
+                "must divide model.layers (5); or list each stage's layers in stragglers.stage_layers"},
         BadCase{{"model.moe.experts=null"}, "model.moe.experts", ""},
         BadCase{{"model.moe.experts=0"}, "model.moe.experts", ""},
         BadCase{{"model.moe.top_k=9"}, "model.moe.top_k", "must not exceed"},
