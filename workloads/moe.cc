@@ -939,7 +939,8 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
   // Each stage's weights, gradients and optimizer state (its activations are added below).
   const std::vector<StageParams> by_stage = gpu_params_by_stage(cfg);
   std::vector<MemoryEstimate> stages;
-  for (const StageParams& g : by_stage) {
+  for (size_t st = 0; st < by_stage.size(); ++st) {
+    const StageParams& g = by_stage[st];
     MemoryEstimate e;
     auto shard = [&](double bytes_per_param, int from_stage) {
       const bool sharded = zero >= from_stage;
@@ -953,10 +954,15 @@ MemoryEstimate moe_memory_per_gpu(const ScenarioConfig& cfg) {
     // when dense DP > 1 and its experts on this GPU when expert DP > 1 (a group of 1 keeps its
     // parameters whole, nothing to gather). Before 2026-12-05 both shares whenever either group
     // sharded (16 H100s, pp 2, ep 8 over a stage's 8 GPUs, so expert DP 1; 8 layers, h 2048, 8
-    // experts top-2: weights 0.697 GiB, gradients 1.099; now 0.510 and 0.912).
-    const double moe_layers = std::max(1, moe_layer_count(m));
-    const double gathered =
-        (ddp > 1 ? g.dense * p.pp / m.layers : 0.0) + (edp > 1 ? g.expert * p.pp / moe_layers : 0.0);
+    // experts top-2: weights 0.697 GiB, gradients 1.099; now 0.510 and 0.912). A layer's share is
+    // of this stage's own layers and MoE layers (since 2026-12-07; before, the model's over pp: a
+    // stage of a listed layer map, or with dense first layers, holding 1 MoE layer where the mean
+    // stage holds 4 counted a quarter of its experts).
+    int stage_layers = 0, stage_moe = 0;
+    for (int c = 0; c < p.vpp; ++c) stage_layers += virtual_stage_layers(cfg, c * p.pp + static_cast<int>(st)).count;
+    for (const int n : moe_layers_per_chunk(cfg, static_cast<int>(st))) stage_moe += n;
+    const double gathered = (ddp > 1 ? g.dense / std::max(1, stage_layers) : 0.0) +
+                            (edp > 1 && stage_moe > 0 ? g.expert / stage_moe : 0.0);
     if (gathered > 0) add_zero_working_set(e, zero, gathered, grad_bytes);
     stages.push_back(e);
   }

@@ -166,7 +166,7 @@ void check_stage_layers(const ScenarioConfig& cfg, const std::vector<int>& liste
     errors.push_back(scenario_error(
         cfg, "stragglers.stage_layers",
         "an MoE model's layers go whole to each of a stage's vpp (" + str(p.vpp) + ") chunks: stage " +
-            str(uneven_chunks - listed.begin()) + "'s " + str(*uneven_chunks) + " layers are not a multiple of " + str(p.vpp)));
+            str(uneven_chunks - listed.begin()) + " has " + str(*uneven_chunks) + ", not a multiple of " + str(p.vpp)));
   }
 }
 

@@ -181,7 +181,7 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
   // Listed layers per stage (stragglers.stage_layers, checked there) may split unevenly, as Llama 3's
   // 126 layers over 16 stages: a dense stage's chunks then carry a fractional share of its layers,
   // an MoE stage's whole layers each (its list is ParallelismConfig::stage_layers; refused here
-  // until 2026-12-08, so DeepSeek-V3's 61 layers over 16 stages could not be written).
+  // until 2026-12-07, so DeepSeek-V3's 61 layers over 16 stages could not be written).
   const bool listed_stages = !cfg.stragglers.stage_layers.empty() || !p.stage_layers.empty();
   if (m.layers % stages != 0 && !listed_stages) {
     // The documented way to run an uneven plan, named since 2026-12-06 (Llama 3 405B's 126 layers

@@ -522,6 +522,10 @@ std::string contention_key(const ScenarioConfig& cfg) {
       std::snprintf(buf, sizeof buf, ",%.17g", w);
       key += buf;
     }
+    // A listed layer map moves layers, and their dispatch flows, between stages (review,
+    // 2026-12-07: a sweep over two maps priced the second with the first's all-to-alls).
+    key += "|layers";
+    for (const int l : p.stage_layers) key += "," + std::to_string(l);
   }
   for (const FabricFault& f : n.faults) {
     std::snprintf(buf, sizeof buf, "|%s/%.17g", f.element.c_str(), f.bandwidth_factor);

@@ -208,6 +208,17 @@ LayerCosts probe_layer_costs(const ScenarioConfig& cfg, const calib::HardwarePro
   lc.layer_backward = layer.compute - lc.layer_forward;
   lc.layer_forward_comm = full.comm - none.comm;
   lc.layer_backward_comm = layer.comm - lc.layer_forward_comm;
+  // The LM head: what the probed stage's micro-batch holds beyond its layers. An MoE model's
+  // listed layer map gives the stages different layers, and the stage that paces the probe may
+  // not be the last: its head is priced as both levels price it (work::head_time, compute only;
+  // review, 2026-12-07: taken as the remainder over layers / pp it came out a layer's multiple off,
+  // and a slow host on DeepSeek-V3's one-layer last stage at 6x cost 0.5%).
+  if (!cfg.parallelism.stage_layers.empty()) {
+    const Time head = work::head_time(cfg, hw);
+    lc.head_forward = (1.0 / 3.0) * head;
+    lc.head_backward = head - lc.head_forward;
+    return lc;
+  }
   const double layers = static_cast<double>(cfg.model.layers) / cfg.parallelism.pp;
   const Time head = max(Time::zero(), base.compute - layers * layer.compute);
   lc.head_forward = (1.0 / 3.0) * head;
@@ -310,7 +321,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   // over 16 stages, listed as 7, 8, ..., 8, 7) has a fractional nominal stage.
   // The reference the estimate priced: the even split, or an MoE model's listed layer map (its
   // plan, ParallelismConfig::stage_layers); `layers`, a dense model's listed split, is compared
-  // with it (until 2026-12-08 an MoE map could not be written).
+  // with it (until 2026-12-07 an MoE map could not be written).
   const std::vector<int>& plan_map = p.stage_layers;
   const std::vector<double> even =
       plan_map.empty() ? std::vector<double>(pp, static_cast<double>(cfg.model.layers) / pp)
@@ -457,7 +468,11 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   const std::vector<ChunkTime> nominal_chunks = replica_chunks(cfg, lc, even, unit, no_extra);
   const Time nominal = replay(nominal_chunks);
   Time nominal_stage;
-  for (int s = 0; s < pp; ++s) nominal_stage = max(nominal_stage, stage_time(nominal_chunks, pp, s));
+  for (int s = 0; s < pp; ++s) {
+    const Time t = stage_time(nominal_chunks, pp, s);
+    if (t >= nominal_stage) out.critical.nominal_stage = s;  // ties: the later stage
+    nominal_stage = max(nominal_stage, t);
+  }
   out.critical.nominal_stage_time = nominal_stage;
 
   // With listed layers every replica runs them, so the plain listed replica is the floor, not the

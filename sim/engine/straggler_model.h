@@ -62,6 +62,7 @@ struct CriticalPath {
   std::vector<int> hosts;           // slow hosts holding that stage of that replica
   Time stage_time;                  // that stage's forward + backward per micro-batch
   Time nominal_stage_time;          // the slowest stage's, without stragglers (the last: LM head)
+  int nominal_stage = 0;            // that stage (the last, unless an MoE model's layer map moves it)
   std::vector<SlowStage> slow_stages;  // every slowed stage of that replica, by stage
   std::vector<std::string> links;   // degraded NICs, and the groups whose collectives they slow
   bool by_nics = false;             // named for its degraded NICs: its collectives slow the step, not its pipeline

@@ -126,9 +126,7 @@ std::string write_html_report(const ScenarioConfig& cfg, const calib::HardwarePr
   o << "<h1>" << html_escape(name) << "</h1>\n<p>" << cfg.cluster.gpus << " x " << html_escape(hw.name) << ", tp " << cfg.parallelism.tp
     << ", pp " << cfg.parallelism.pp << ", vpp " << cfg.parallelism.vpp << ", cp " << cfg.parallelism.cp << ", dp " << est.dp
     << ", " << est.micro_batches << " micro-batches per pipeline";
-  for (size_t s = 0; s < cfg.parallelism.stage_layers.size(); ++s) {
-    o << (s ? ", " : "; layers per stage ") << cfg.parallelism.stage_layers[s];
-  }
+  if (!cfg.parallelism.stage_layers.empty()) o << "; layers per stage " << internal::layer_map_list(cfg);
   o << "; fidelity flow"
     << (flow.folded ? " (folded)" : "") << "</p>\n";
   // With stragglers the analytical figures say which they are: the same stragglers' (peer), and

@@ -45,6 +45,12 @@ std::string ms(Time t) { return fmt("%.1f ms", t.as_s() * 1e3); }
 
 }  // namespace
 
+std::string layer_map_list(const ScenarioConfig& cfg) {
+  std::string out;
+  for (const int l : cfg.parallelism.stage_layers) out += (out.empty() ? "" : ", ") + std::to_string(l);
+  return out;
+}
+
 std::string critical_words(const ScenarioConfig& cfg, const std::string& source, const StragglerImpact& s) {
   const engine::CriticalPath& c = s.critical;
   std::string out;
@@ -59,10 +65,15 @@ std::string critical_words(const ScenarioConfig& cfg, const std::string& source,
                  "every micro-batch of the replica, and every replica waits for it at the gradient reduction",
                  100.0 * over);
     } else if (named != c.slow_stages.end()) {
-      out += fmt(": its forward + backward per micro-batch stays %.2f%% under the nominal bottleneck stage's (the "
-                 "last, with the LM head), yet alone its slower passes stretch the schedule (fill, drain and "
-                 "waits between chunks) by ",
+      // The bottleneck is the last stage, with the LM head, unless an MoE model's layer map puts
+      // more on another (named since 2026-12-07; always "the last" before).
+      const int pp = cfg.parallelism.pp;
+      const std::string bottleneck = c.nominal_stage == pp - 1 ? "the last, with the LM head"
+                                                                : "stage " + std::to_string(c.nominal_stage);
+      out += fmt(": its forward + backward per micro-batch stays %.2f%% under the nominal bottleneck stage's (",
                  -100.0 * over) +
+             bottleneck +
+             "), yet alone its slower passes stretch the schedule (fill, drain and waits between chunks) by " +
              ms(named->alone);
     } else if (c.by_nics) {
       out += ": its pipeline runs at nominal speed; its degraded NICs slow its collectives and sends";

@@ -199,9 +199,8 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
     << "; micro-batch " << p.micro_batch << " x " << est.micro_batches << " per pipeline; ZeRO-" << p.zero_stage
     << "; recompute " << to_string(cfg.training.recompute) << "\n";
   if (!p.stage_layers.empty()) {
-    o << "             layers per stage ";
-    for (size_t s = 0; s < p.stage_layers.size(); ++s) o << (s ? ", " : "") << p.stage_layers[s];
-    o << " (stragglers.stage_layers: an MoE model's layer map, priced in every figure)\n";
+    o << "             layers per stage " << internal::layer_map_list(cfg)
+      << " (stragglers.stage_layers: an MoE model's layer map, priced in every figure)\n";
   }
   o << "fidelity     " << to_string(cfg.network.fidelity) << "\n\n";
   const SlowedHeadline head = slowed.value_or(SlowedHeadline{est.iteration, est.tokens_per_s, est.mfu, est.hfu});

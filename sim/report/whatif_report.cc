@@ -54,6 +54,19 @@ void summarise_draws(const std::vector<double>& lost, WhatIfDraws& d) {
   d.mfu_lost_max = m.max;
 }
 
+// `stage_layers`: an MoE model's listed layer map, which the baseline runs (absent when even).
+void set_layer_map(Json& j, const ScenarioConfig& cfg) {
+  if (cfg.parallelism.stage_layers.empty()) return;
+  Json& layers = j.set("stage_layers", Json::array());
+  for (const int l : cfg.parallelism.stage_layers) layers.push(l);
+}
+
+// The baseline's layer map where an MoE model lists one, in words.
+std::string map_words(const ScenarioConfig& cfg) {
+  const std::string map = internal::layer_map_list(cfg);
+  return map.empty() ? "" : "; layers per stage " + map;
+}
+
 }  // namespace
 
 Json draws_json(const WhatIfDraws& d) {
@@ -315,6 +328,7 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   j.set("kind", "whatif");
   j.set("fidelity", "analytical");  // the layout of `all`, `sources`, `stages` (since 2026-12-07)
   j.set("scenario", scenario_name(cfg));
+  set_layer_map(j, cfg);
   j.set("all", impact_json(cfg, "all", w.all));
   Json& rows = j.set("sources", Json::array());
   for (const WhatIfRow& r : w.rows) {
@@ -341,10 +355,12 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   return j;
 }
 
+
 std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   std::ostringstream o;
   o << "scenario   " << scenario_name(cfg) << "\n";
-  o << "baseline   iteration " << to_string(w.all.baseline) << fmt(", MFU %.2f%% (no stragglers)\n\n", 100 * w.all.baseline_mfu);
+  o << "baseline   iteration " << to_string(w.all.baseline) << fmt(", MFU %.2f%% (no stragglers", 100 * w.all.baseline_mfu)
+    << map_words(cfg) << ")\n\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %12s %10s  %s\n", "source", "iteration", "slowdown", "MFU lost",
                 "if removed", "regained", "critical path");
@@ -738,6 +754,7 @@ Json whatif_flow_json(const ScenarioConfig& cfg, const std::vector<FlowVariant>&
   j.set("kind", "whatif");
   j.set("fidelity", "flow");
   j.set("scenario", scenario_name(cfg));
+  set_layer_map(j, cfg);
   Json& rows = j.set("variants", Json::array());
   for (const FlowVariant& v : variants) {
     const FlowVariant* base = baseline_of(variants, v);
@@ -776,8 +793,9 @@ std::string whatif_flow_table(const ScenarioConfig& cfg, const std::vector<FlowV
   const FlowVariant& base = variants.front();
   if (!base.error.empty()) return o.str() + "baseline failed: " + base.error + "\n";
   o << "baseline   iteration " << to_string(Time::s(base.iteration_s))
-    << fmt(cfg.network.faults.empty() ? ", MFU %.2f%% (no stragglers)\n\n" : ", MFU %.2f%% (no stragglers, no network.faults)\n\n",
-           100 * base.mfu);
+    << fmt(cfg.network.faults.empty() ? ", MFU %.2f%% (no stragglers" : ", MFU %.2f%% (no stragglers, no network.faults",
+           100 * base.mfu)
+    << map_words(cfg) << ")\n\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %12s %9s %10s %7s %8s\n", "variant", "iteration", "slowdown", "MFU lost", "groups",
                 "wall");

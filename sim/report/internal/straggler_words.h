@@ -27,6 +27,9 @@ const char* baseline_words(const ScenarioConfig& cfg);
 const char* stragglers_name(const ScenarioConfig& cfg);
 // "stage 7 of 8 (the last, which also runs the LM head)".
 std::string stage_words(const ScenarioConfig& cfg, int stage);
+// An MoE model's listed layer map (ParallelismConfig::stage_layers), "4, 4, ..., 1"; empty when
+// its layers split evenly.
+std::string layer_map_list(const ScenarioConfig& cfg);
 // Why `source` ("hosts", "gpus", "nics", ..., "all") costs what it does: the replica and stage on
 // the critical path, how far over the nominal bottleneck stage it runs, the other slowed stages.
 std::string critical_words(const ScenarioConfig& cfg, const std::string& source, const engine::StragglerImpact& s);

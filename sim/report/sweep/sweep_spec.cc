@@ -185,10 +185,22 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
     axis.key = key;
     axis.line = n.line;
     if (n.is_seq()) {
+      bool refused = false;  // one message an axis (QA, 2026-12-07: it was repeated for every value)
       for (const YamlNode& item : n.seq) {
         if (item.is_null() || item.is_seq() || (item.is_map() && item.map.empty())) {
-          errors.add(InputError{item.file, item.line, "axes." + key,
-                                "each value must be a scalar or a non-empty mapping of keys under '" + key + "'"});
+          // A list value goes inside a mapping of the key's parent section, which the axis sets whole
+          // (stragglers: [{stage_layers: [..]}, ..]).
+          const size_t dot = key.rfind('.');
+          const std::string hint =
+              item.is_seq() && dot != std::string::npos
+                  ? "; a list value goes in a mapping of its section: axis " + key.substr(0, dot) + ": [{" +
+                        key.substr(dot + 1) + ": [...]}, {" + key.substr(dot + 1) + ": [...]}] (it sets the keys it names and keeps the section's others)"
+                  : "";
+          if (!refused) {
+            errors.add(InputError{item.file, item.line, "axes." + key,
+                                  "each value must be a scalar or a non-empty mapping of keys under '" + key + "'" + hint});
+          }
+          refused = true;
           continue;
         }
         axis.values.push_back(value_from_node(key, item));

@@ -241,7 +241,7 @@ TEST(StragglerModel, InterleavedMoeLayersHaveTheirCost) {
   EXPECT_GT(lc.layer_backward, lc.layer_forward);
   const StragglerImpact first = impact_of(parse(std::string(moe) + "stragglers: {hosts: {list: [0], slowdown: 1.5}}\n"));
   EXPECT_GT(first.iteration.as_s(), 1.2 * first.baseline.as_s());
-  // An MoE model's listed layers are its plan (since 2026-12-08; a straggler against the even split
+  // An MoE model's listed layers are its plan (since 2026-12-07; a straggler against the even split
   // before): priced in the baseline, nothing left to the straggler model.
   const ScenarioConfig listed = parse(std::string(moe) + "stragglers: {stage_layers: [2, 6]}\n");
   const StragglerImpact uneven = impact_of(listed);

@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{{"model.moe.expertz=8"}, "model.moe.expertz", "unknown"},
         // Without a listed split the message names it (an MoE model's list is its layer map since
-        // 2026-12-08: moe_stage_layers_test.cc).
+        // 2026-12-07: moe_stage_layers_test.cc).
         BadCase{{"model.layers=5", "parallelism.pp=2", "cluster.gpus=16"}, "parallelism.pp",
                 "must divide model.layers (5); or list each stage's layers in stragglers.stage_layers"},
         BadCase{{"model.moe.experts=null"}, "model.moe.experts", ""},

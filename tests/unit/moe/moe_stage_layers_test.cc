@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // An MoE model's listed layers per stage (stragglers.stage_layers, its plan's layer map since
-// 2026-12-08; refused before, so DeepSeek-V3's 61 layers over 16 stages could not be written):
+// 2026-12-07; refused before, so DeepSeek-V3's 61 layers over 16 stages could not be written):
 // loaded as the plan's, checked, priced alike at both levels, and the reference a straggler is
 // measured against.
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include "sim/core/error.h"
 #include "sim/core/scenario.h"
 #include "sim/engine/analytical_training.h"
+#include "sim/engine/fabric_contention.h"
 #include "sim/engine/flow_training.h"
 #include "sim/engine/straggler_model.h"
 #include "tests/unit/moe/moe_test_util.h"
@@ -103,15 +104,31 @@ TEST(MoeStageLayers, AHeavierStageIsSlowerAndHoldsMoreAtBothLevels) {
   };
   const auto [even_a, even_f] = both("[4, 4]");
   const auto [heavy_a, heavy_f] = both("[5, 3]");
-  // 5 of 8 layers pace 16 micro-batches: the even split's stage holds 4 and the LM head (13%
-  // slower at both levels, measured 2026-12-08: 76.2 -> 86.2 ms analytical, 76.8 -> 85.3 ms flow).
+  // 5 of 8 layers pace 16 micro-batches: the even split's stage holds 4 and the LM head (11%
+  // slower at both levels, measured 2026-12-07: 76.2 -> 84.5 ms analytical, 76.8 -> 85.3 ms flow).
+  // The slowest stage runs first: 1F1B hides the other's fill and drain behind it, which the
+  // analytical level replays (86.2 ms before, charging them in full).
   EXPECT_GT(heavy_a, 1.08 * even_a);
   EXPECT_GT(heavy_f, 1.08 * even_f);
-  EXPECT_NEAR(heavy_a / heavy_f, 1.0, 0.03);
+  EXPECT_NEAR(heavy_a / heavy_f, 1.0, 0.015);
   const MemoryEstimate even_m = moe_memory_per_gpu(load(small_yaml(), two_stages("[4, 4]")));
   const MemoryEstimate heavy_m = moe_memory_per_gpu(load(small_yaml(), two_stages("[5, 3]")));
   EXPECT_GT(heavy_m.activations.as_double(), even_m.activations.as_double());
   EXPECT_GT(heavy_m.weights.as_double(), even_m.weights.as_double());
+}
+
+TEST(MoeStageLayers, AnEarlySlowestStageHidesTheOthersFillAndDrain) {
+  // 6 and 2 layers, 4 micro-batches: stage 1's passes run beside stage 0's, not before and after
+  // them. Measured 2026-12-07: analytical 25.93 ms, flow 26.13 ms; the closed form m x slowest +
+  // the other stage's slot read 28.06 ms (+7.4%).
+  auto v = two_stages("[6, 2]");
+  v.push_back("training.global_batch=32");
+  const Time analytical = engine::estimate_training(load(small_yaml(), v), h800()).iteration;
+  v.push_back("network.fidelity=flow");
+  engine::FlowTrainingOptions o;
+  o.use_simgrid = false;
+  const Time flow = engine::simulate_training(load(small_yaml(), v), h800(), o).estimate.iteration;
+  EXPECT_NEAR(analytical / flow, 1.0, 0.02);
 }
 
 TEST(MoeStageLayers, ASlowHostOnTheHeavyStagePacesThePipeline) {
@@ -128,6 +145,27 @@ TEST(MoeStageLayers, ASlowHostOnTheHeavyStagePacesThePipeline) {
   EXPECT_EQ(on_heavy.critical.stage, 0);
   EXPECT_GT(on_heavy.slowdown(), 1.08);
   EXPECT_LT(on_light.slowdown(), on_heavy.slowdown() - 0.05);
+}
+
+TEST(MoeStageLayers, ASlowHostOnTheLightLastStageCostsWhatTheFlowLevelFinds) {
+  // Host 1 (stage 1, 3 layers and the LM head) 1.5x slower stays under stage 0's 5 layers: the
+  // flow level finds +3.18%, the analytical level +3.19% (measured 2026-12-07). Until then the
+  // straggler model took the head as the probed stage's time beyond layers / pp layers, a whole
+  // layer here, and the slow stage paced the pipeline.
+  auto o = two_stages("[5, 3]");
+  o.push_back("stragglers.hosts={list: [1], slowdown: 1.5}");
+  const engine::StragglerImpact s = engine::simulate_stragglers(load(small_yaml(), o), h800(), engine::analytical_level());
+  EXPECT_NEAR(s.slowdown(), 1.0318, 0.01);
+  EXPECT_EQ(s.critical.nominal_stage, 0);
+}
+
+TEST(MoeStageLayers, TheRoutesCacheKeepsEachMapApart) {
+  // Layers move between stages with their dispatch flows: a sweep over two maps reused the
+  // first's all-to-all contention for the second until 2026-12-07.
+  EXPECT_NE(engine::contention_key(load(small_yaml(), two_stages("[5, 3]"))),
+            engine::contention_key(load(small_yaml(), two_stages("[3, 5]"))));
+  EXPECT_EQ(engine::contention_key(load(small_yaml(), two_stages("[5, 3]"))),
+            engine::contention_key(load(small_yaml(), two_stages("[5, 3]"))));
 }
 
 struct BadList {
@@ -160,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadList{{"stragglers.stage_layers=[8]"}, "needs one entry per pipeline stage"},
                       BadList{{"stragglers.stage_layers=[8, 0]"}, "every stage needs at least one layer"},
                       BadList{{"parallelism.vpp=2", "stragglers.stage_layers=[5, 3]"},
-                              "stage 0's 5 layers are not a multiple of 2"},
+                              "stage 0 has 5, not a multiple of 2"},
                       // Without a list, the even split's message names the list.
                       BadList{{"model.layers=7"}, "an MoE model's entries multiples of vpp"}));
 

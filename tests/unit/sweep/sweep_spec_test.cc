@@ -318,6 +318,11 @@ TEST(SweepSpec, AGibLimitTakesASize) {
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axis: {parallelism.tp: [1]}\n").find("did you mean 'axes'"), std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: []}\n").find("axes.parallelism.tp: the axis is empty"), std::string::npos);
+  // A list value (an MoE model's stragglers.stage_layers) goes in a mapping of its section: said
+  // once for the axis, with the form that works (QA, 2026-12-07: one bare line a value).
+  const std::string lists = error_text("axes: {stragglers.stage_layers: [[2, 2], [3, 1]]}\n");
+  EXPECT_NE(lists.find("axis stragglers: [{stage_layers: [...]}"), std::string::npos) << lists;
+  EXPECT_EQ(lists.find("each value must"), lists.rfind("each value must")) << lists;
   EXPECT_NE(error_text("axes: {parallelism.tp: {from: 3, to: 1}}\n").find("the range is empty"), std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: [1]}\nobjective: speed\n").find("'speed' is not an output"),
             std::string::npos);
