@@ -21,13 +21,9 @@
 namespace clustersim::work {
 namespace {
 
+using moe_test::h800;
 using moe_test::load;
 using moe_test::small_yaml;
-
-const calib::HardwareProfile& h800() {
-  static const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
-  return hw;
-}
 
 // 8 layers on 2 stages of one node each (16 GPUs, tp 1, ep 8, dp 8), 16 micro-batches per pipeline.
 std::vector<std::string> two_stages(const std::string& layers = "") {

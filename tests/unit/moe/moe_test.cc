@@ -24,13 +24,9 @@
 namespace clustersim::work {
 namespace {
 
+using moe_test::h800;
 using moe_test::load;
 using moe_test::small_yaml;
-
-const calib::HardwareProfile& h800() {
-  static const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
-  return hw;
-}
 
 ModelConfig internal_352b() {
   ModelConfig m;

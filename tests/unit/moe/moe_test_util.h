@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "calibration/hardware_profile.h"
 #include "sim/core/scenario.h"
 #include "sim/core/yaml_tree.h"
 
@@ -33,6 +34,12 @@ training:
   global_batch: 8
   attention_parallel: sp
 )";
+}
+
+// The H800 profile the small scenarios run on, loaded once.
+inline const calib::HardwareProfile& h800() {
+  static const calib::HardwareProfile hw = calib::load_hardware_profile("H800-SXM");
+  return hw;
 }
 
 inline ScenarioConfig load(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
