@@ -182,6 +182,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
         : table.ranking.empty()      ? std::map<std::string, double>{}
                                      : table.rows[static_cast<size_t>(table.ranking.front())].analytical.metrics;
     for (const std::string& note : sweep::serving_notes(space, ranked, best)) run.notes.push_back(note);
+    for (const std::string& note : sweep::memory_notes(space, best)) run.notes.push_back(note);
   }
   if (const std::string note = sweep::folding_mix_note(table); !note.empty()) run.notes.push_back(note);
   const auto write = [&](const std::string& name, const std::string& text) { write_text_file(dir / name, text, "--out"); };

@@ -188,6 +188,17 @@ std::vector<std::string> serving_notes(const CandidateSpace& space, const std::v
   return notes;
 }
 
+std::vector<std::string> memory_notes(const CandidateSpace& space, const std::map<std::string, double>& best) {
+  const auto fits = best.find("memory_fits");
+  if (space.spec().memory_fits || fits == best.end() || fits->second > 0) return {};
+  const auto gib = best.find("memory_per_gpu_gib");
+  char v[64] = "";
+  if (gib != best.end()) std::snprintf(v, sizeof v, " (%.1f GiB per GPU)", gib->second);
+  return {std::string("the best-ranked candidate does not fit in its GPUs' memory") + v +
+          ": constraints.memory_fits: false ranks plans that overflow HBM; remove it (or give memory_fits: true) to "
+          "rank only plans that fit, or check what the memory estimate leaves out (scenarios/README.md)"};
+}
+
 CandidateEvaluator::CandidateEvaluator(const CandidateSpace& space) : space_(space) {}
 
 const calib::HardwareProfile& CandidateEvaluator::profile(const std::string& gpu, const std::string& dir) {
@@ -231,7 +242,15 @@ Outcome CandidateEvaluator::run(int64_t index, const std::string& fidelity, bool
       out.metrics["memory_fits"] = misfit.empty() ? 1 : 0;
       if (!misfit.empty() && spec.memory_fits) {
         out.status = kNoFit;
+        // In a sweep constraints.memory_fits decides, not training.memory_check (QA, 2026-12-07:
+        // the reason advised the key the candidate already set).
         out.reason = misfit.front().message;
+        const std::string run_hint = "(training.memory_check: false runs it anyway)";
+        if (const size_t at = out.reason.find(run_hint); at != std::string::npos) {
+          out.reason.replace(at, run_hint.size(),
+                             "(a sweep keeps such plans with constraints.memory_fits: false, whatever "
+                             "training.memory_check says)");
+        }
         return out;
       }
       if (fast_path && !cfg.faults && cfg.stragglers.empty() && cfg.network.faults.empty()) {

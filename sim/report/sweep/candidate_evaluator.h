@@ -66,6 +66,10 @@ std::vector<std::string> flow_stage_notes(const CandidateSpace& space, const std
 // 2026-12-07; QA: a sweep ranked by cost put first a deployment serving 78% of the load).
 std::vector<std::string> serving_notes(const CandidateSpace& space, const std::vector<int64_t>& ranked,
                                        const std::map<std::string, double>& best);
+// A training sweep under constraints.memory_fits: false whose best candidate (`best`: its
+// metrics) overflows HBM: said, with its memory, since a ranking of plans that do not fit reads as
+// a plan to buy (QA, 2026-12-07). Empty otherwise.
+std::vector<std::string> memory_notes(const CandidateSpace& space, const std::map<std::string, double>& best);
 
 class CandidateEvaluator {
  public:

@@ -101,6 +101,21 @@ TEST(CandidateEvaluator, MemoryFitsHoldsWhateverTheRunsMemoryCheckSays) {
   const Outcome big = eval.analytical(1);
   EXPECT_EQ(big.status, kNoFit) << big.reason;
   EXPECT_EQ(big.metrics.at("memory_fits"), 0);
+  // The reason names the setting a sweep reads (QA, 2026-12-07: it advised memory_check: false,
+  // which this candidate sets).
+  EXPECT_NE(big.reason.find("a sweep keeps such plans with constraints.memory_fits: false"), std::string::npos) << big.reason;
+  EXPECT_EQ(big.reason.find("runs it anyway"), std::string::npos) << big.reason;
+}
+
+// Ranking plans that overflow HBM (memory_fits: false) is said when the best one does (QA,
+// 2026-12-07: 14 ranked DeepSeek-V3 plans all overflowed, without a word).
+TEST(CandidateEvaluator, ABestPlanThatDoesNotFitIsSaid) {
+  const CandidateSpace kept(spec_from("axes:\n  parallelism.micro_batch: [1, 24]\nconstraints: {memory_fits: false}\n"));
+  const std::vector<std::string> notes = memory_notes(kept, {{"memory_fits", 0}, {"memory_per_gpu_gib", 153.04}});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("does not fit in its GPUs' memory (153.0 GiB per GPU)"), std::string::npos) << notes[0];
+  EXPECT_TRUE(memory_notes(kept, {{"memory_fits", 1}}).empty());
+  EXPECT_TRUE(memory_notes(CandidateSpace(spec_from("axes:\n  parallelism.micro_batch: [1, 24]\n")), {{"memory_fits", 0}}).empty());
 }
 
 // An iteration past the limit of simulated time (106 days) is an error with `clustersim run`'s
