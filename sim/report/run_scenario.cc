@@ -211,7 +211,20 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   // The analytical level prices every replica's pipeline sends over a tapered tier as if they
   // ran at once, where replicas drift out of step (QA 2026-12-07; CP rings, which run with every
   // layer, it prices as the flow level finds them: +9.2% against +9.3% for a 4:1 spine).
-  if (work::replica_lines_leave(cfg, {.cp_rings = false})) {
+  const NetworkConfig& net = cfg.network;
+  const bool tapered = net.tor_oversubscription > 1.0 || net.agg_oversubscription > 1.0 ||
+                       (net.fabric_bandwidth && net.fabric_bandwidth->bytes_per_s < cfg.cluster.nic_bandwidth.bytes_per_s);
+  if (cfg.model.moe && tapered &&
+      (cfg.parallelism.ep * cfg.parallelism.expert_tp > cfg.cluster.gpus_per_node ||
+       work::replica_lines_leave(cfg, {.cp_rings = false}))) {
+    // The opposite of the dense note below (a network engineer's QA, 2026-12-07).
+    notes.push_back("the fabric is tapered (network.tor_oversubscription, agg_oversubscription or fabric_bandwidth) and "
+                    "this MoE plan's all-to-alls or pipeline sends leave their nodes: the flow level runs them beside "
+                    "each other and the DP reductions on the tapered links, where the analytical level prices each "
+                    "set on its own, so it can understate what the taper costs (Mixtral-like plans at 4:1: 10 to 26% "
+                    "under the flow level, 0.3 to 3.4% untapered): the flow level gives the figure (--fidelity "
+                    "flow; in a sweep, keep such plans in flow_stage.top_k)");
+  } else if (work::replica_lines_leave(cfg, {.cp_rings = false})) {
     notes.push_back("pipeline sends cross a tapered tier (network.tor_oversubscription, agg_oversubscription or "
                     "fabric_bandwidth): the analytical level prices every replica's at once and overstates what the "
                     "taper costs (Llama 3 405B on 16,384 GPUs, PP outermost: 8.039 s over an 8:1 spine, where the "
@@ -306,6 +319,17 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
 }
 
 // MoE keys kept while the plan (a sweep axis, --set) makes them moot.
+// An all-to-all across nodes through PXN on ToR-per-server wiring with per-flow routing.
+void pxn_relay_note(const ScenarioConfig& cfg, Notes& notes) {
+  const NetworkConfig& net = cfg.network;
+  if (!net.pxn || net.wiring != Wiring::kTorPerServer || net.routing == Routing::kSpray) return;
+  notes.push_back("network.pxn: the all-to-all's sends relayed through PXN from one node to one GPU are routed as "
+                  "one connection, where NCCL gives each sending rank its own queue pairs and so its own ECMP "
+                  "hash: on tor_per_server wiring this overstates their collisions (net-alltoall-128.yaml there: "
+                  "1.40x the ideal with PXN, 1.07x without); compare with network.pxn: false (scenarios/README.md, "
+                  "network.pxn)");
+}
+
 void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (!cfg.model.moe) return;
   const MoeConfig& m = *cfg.model.moe;
@@ -358,6 +382,11 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
                     "sends a token once per destination node, to at most 4: for such a dispatcher the all-to-all "
                     "time here is an upper bound (scenarios/README.md, model.moe.experts)");
   }
+  // PXN relays a node's sends to one GPU through the GPU on its rail, one connection per sending
+  // rank in NCCL (each its own queue pairs, so its own ECMP hash); here the relayed sends of a
+  // node pair are routed as one (a network engineer's QA, 2026-12-07): on ToR-per-server wiring
+  // they collide more than NCCL's would.
+  if (domain > cfg.cluster.gpus_per_node) pxn_relay_note(cfg, notes);
   if (cfg.given.count("training.overlap.a2a_chunks") && cfg.parallelism.ep * cfg.parallelism.expert_tp == 1) {
     notes.push_back("training.overlap.a2a_chunks is not used: with ep 1 and expert_tp 1 there is no expert all-to-all "
                     "to overlap");
@@ -378,6 +407,7 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
 // Traffic keys that only one pattern reads.
 void traffic_notes(const ScenarioConfig& cfg, Notes& notes) {
   const TrafficPattern pattern = cfg.traffic->pattern;
+  if (pattern == TrafficPattern::kAllToAll && cfg.cluster.gpus > cfg.cluster.gpus_per_node) pxn_relay_note(cfg, notes);
   const struct {
     const char* key;
     TrafficPattern reader;

@@ -3,6 +3,7 @@
 // (unused_key_notes): the examples users copy say nothing they do not mean.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -73,6 +74,29 @@ TEST(UnusedKeyNotes, PxnWithoutAllToAllTrafficIsNoted) {
   EXPECT_TRUE(notes_of("net-alltoall-128.yaml", {"network.pxn=false"}).empty());
   EXPECT_TRUE(notes_of("mixtral-8x7b-h100-256.yaml", {"network.pxn=false"}).empty());
   EXPECT_TRUE(notes_of("infer-colocated.yaml", {"network.pxn=false"}).empty());
+}
+
+// What the model does not price as NCCL does, said where it matters (a network engineer's QA,
+// 2026-12-07): PXN's relayed sends routed as one connection on ToR-per-server wiring, and the
+// analytical level pricing an MoE plan's traffic sets alone on a tapered fabric (it understates the
+// taper there, where the dense note says it overstates pipeline sends').
+TEST(UnusedKeyNotes, WhatAnMoeFabricStudyShouldKnowIsNoted) {
+  const auto has = [](const std::vector<std::string>& notes, const std::string& text) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  const std::string relayed = "relayed through PXN from one node to one GPU are routed as one connection";
+  EXPECT_TRUE(has(notes_of("net-alltoall-128.yaml", {"network.wiring=tor_per_server"}), relayed));
+  EXPECT_TRUE(has(notes_of("deepseek-v3-2048.yaml", {"network.wiring=tor_per_server"}), relayed));
+  EXPECT_FALSE(has(notes_of("deepseek-v3-2048.yaml", {"network.wiring=tor_per_server", "network.pxn=false"}), relayed));
+  EXPECT_FALSE(has(notes_of("deepseek-v3-2048.yaml", {"network.wiring=tor_per_server", "network.routing=spray"}), relayed));
+  EXPECT_FALSE(has(notes_of("deepseek-v3-2048.yaml"), relayed));
+  const std::string understate = "so it can understate what the taper costs";
+  const std::vector<std::string> tapered =
+      notes_of("deepseek-v3-2048.yaml", {"network.tor_oversubscription=3", "network.switch_radix=64"});
+  EXPECT_TRUE(has(tapered, understate));
+  EXPECT_FALSE(has(tapered, "overstates what the taper costs"));
+  EXPECT_FALSE(has(notes_of("deepseek-v3-2048.yaml"), understate));
+  EXPECT_FALSE(has(notes_of("deepseek-v3-2048.yaml", {"network.tor_oversubscription=3", "network.fidelity=flow"}), understate));
 }
 
 // Sequence parallelism asked for at tp 1 has nothing to split (noted since 2026-12-07); turned off
