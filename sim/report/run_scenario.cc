@@ -208,16 +208,18 @@ bool given_under(const ScenarioConfig& cfg, const std::string& prefix) {
 // by tier crossings where nothing is routed) cannot see: non-default flow-level network settings,
 // and TP groups placed across nodes.
 void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
-  // The analytical level prices every replica's pipeline sends over a tapered tier as if they
-  // ran at once, where replicas drift out of step (QA 2026-12-07; CP rings, which run with every
-  // layer, it prices as the flow level finds them: +9.2% against +9.3% for a 4:1 spine).
+  // An MoE plan's all-to-alls, pipeline sends and DP reductions share a tapered tier at the flow
+  // level, each priced alone here: the analytical level understates the taper (a network
+  // engineer's QA, 2026-12-07: 10 to 26% on Mixtral-like plans at 4:1). A dense plan's pipeline
+  // sends it prices as if every replica's ran at once, where replicas drift out of step, and
+  // overstates it (QA 2026-12-07; CP rings, which run with every layer, it prices as the flow
+  // level finds them: +9.2% against +9.3% for a 4:1 spine).
   const NetworkConfig& net = cfg.network;
   const bool tapered = net.tor_oversubscription > 1.0 || net.agg_oversubscription > 1.0 ||
                        (net.fabric_bandwidth && net.fabric_bandwidth->bytes_per_s < cfg.cluster.nic_bandwidth.bytes_per_s);
   if (cfg.model.moe && tapered &&
       (cfg.parallelism.ep * cfg.parallelism.expert_tp > cfg.cluster.gpus_per_node ||
        work::replica_lines_leave(cfg, {.cp_rings = false}))) {
-    // The opposite of the dense note below (a network engineer's QA, 2026-12-07).
     notes.push_back("the fabric is tapered (network.tor_oversubscription, agg_oversubscription or fabric_bandwidth) and "
                     "this MoE plan's all-to-alls or pipeline sends leave their nodes: the flow level runs them beside "
                     "each other and the DP reductions on the tapered links, where the analytical level prices each "
@@ -318,8 +320,10 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
                   "exact figure");
 }
 
-// MoE keys kept while the plan (a sweep axis, --set) makes them moot.
-// An all-to-all across nodes through PXN on ToR-per-server wiring with per-flow routing.
+// An all-to-all across nodes through PXN on ToR-per-server wiring with per-flow routing: NCCL
+// relays a node's sends to one GPU through the GPU on its rail, one connection per sending rank
+// (each its own queue pairs, so its own ECMP hash); here the relayed sends of a node pair are routed
+// as one (a network engineer's QA, 2026-12-07), so they collide more than NCCL's would.
 void pxn_relay_note(const ScenarioConfig& cfg, Notes& notes) {
   const NetworkConfig& net = cfg.network;
   if (!net.pxn || net.wiring != Wiring::kTorPerServer || net.routing == Routing::kSpray) return;
@@ -330,6 +334,7 @@ void pxn_relay_note(const ScenarioConfig& cfg, Notes& notes) {
                   "network.pxn)");
 }
 
+// MoE keys kept while the plan (a sweep axis, --set) makes them moot.
 void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (!cfg.model.moe) return;
   const MoeConfig& m = *cfg.model.moe;
@@ -382,10 +387,6 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
                     "sends a token once per destination node, to at most 4: for such a dispatcher the all-to-all "
                     "time here is an upper bound (scenarios/README.md, model.moe.experts)");
   }
-  // PXN relays a node's sends to one GPU through the GPU on its rail, one connection per sending
-  // rank in NCCL (each its own queue pairs, so its own ECMP hash); here the relayed sends of a
-  // node pair are routed as one (a network engineer's QA, 2026-12-07): on ToR-per-server wiring
-  // they collide more than NCCL's would.
   if (domain > cfg.cluster.gpus_per_node) pxn_relay_note(cfg, notes);
   if (cfg.given.count("training.overlap.a2a_chunks") && cfg.parallelism.ep * cfg.parallelism.expert_tp == 1) {
     notes.push_back("training.overlap.a2a_chunks is not used: with ep 1 and expert_tp 1 there is no expert all-to-all "
