@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -405,8 +406,11 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
   out.embedding = embedding.contention;
   out.cp = cp.contention;
   const StaticLoad* worst = &dense;
-  for (const StaticLoad* l : {&expert, &embedding, &cp, &tp}) {
-    if (l->contention > worst->contention) worst = l;
+  const char* worst_traffic = "DP rings";
+  const std::pair<const StaticLoad*, const char*> named[] = {
+      {&expert, "expert DP rings"}, {&embedding, "embedding sync"}, {&cp, "CP rings"}, {&tp, "TP groups"}};
+  for (const auto& [l, traffic] : named) {
+    if (l->contention > worst->contention) worst = l, worst_traffic = traffic;
   }
   // The pipeline sends, set by set: each stage's forward and backward sends at the slowdown of
   // their set (mean_flow_slowdowns). Their busiest link is a candidate for the one named (until
@@ -426,7 +430,7 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
     }
   }
   for (const StaticLoad& l : pp_loads) {
-    if (l.contention > worst->contention) worst = &l;
+    if (l.contention > worst->contention) worst = &l, worst_traffic = "pipeline sends";
   }
   std::vector<StaticLoad> a2a;
   if (a2a_leaves_node(sets, cfg.cluster.gpus_per_node)) {
@@ -440,11 +444,12 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
     }
   }
   for (const StaticLoad& l : a2a) {
-    if (l.contention > worst->contention) worst = &l;
+    if (l.contention > worst->contention) worst = &l, worst_traffic = "expert all-to-all";
   }
   if (worst->contention > 1.0) {
     out.link = fabric.link_name(worst->link);
     out.sub_flows = worst->sub_flows;
+    out.link_traffic = worst_traffic;
   }
   out.dp_low = out.dp_high = out.dp;
   return out;

@@ -93,6 +93,10 @@ struct FabricContention {
   double dp_high = 1.0;
   std::string link;        // most loaded link direction of the slowest set ("tor_agg:45/up"); empty when every slowdown is 1
   int sub_flows = 0;       // sub-flows (queue pairs) through it
+  // Whose flows those are: "DP rings", "expert DP rings", "embedding sync", "CP rings",
+  // "TP groups", "pipeline sends" or "expert all-to-all" (the slowest set by its slowdown, not by
+  // the time it costs the step).
+  std::string link_traffic;
   bool routed = false;     // false: not routed (no ring leaves a node)
 };
 

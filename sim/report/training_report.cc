@@ -173,6 +173,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
     if (moe && !c.a2a.empty()) fc.set("expert_all_to_all_slowdown_max", *std::max_element(c.a2a.begin(), c.a2a.end()));
     fc.set("most_loaded_link", c.link);
     fc.set("most_loaded_link_sub_flows", c.sub_flows);
+    fc.set("most_loaded_link_traffic", c.link_traffic);
   }
   return r;
 }
@@ -265,8 +266,11 @@ std::string training_summary(const ScenarioConfig& cfg, const calib::HardwarePro
         << " (a layer's dispatch, its stage's expert domains at once)\n";
     }
     if (!c.link.empty()) {
-      o << "             most loaded link " << c.link << ", " << c.sub_flows
-        << " sub-flows (ECMP collisions or oversubscription)\n";
+      // Whose flows, since the slowest set by slowdown need not cost the most (a network
+      // engineer's QA, 2026-12-07: a DP ring link at 4.00x named where the all-to-all at 2.61x
+      // cost 1.45 s of the step and the rings 33 ms).
+      o << "             most loaded link " << c.link << ", " << c.sub_flows << " sub-flows of the " << c.link_traffic
+        << " (ECMP collisions or oversubscription; the slowest set by its slowdown, not by what it costs the step)\n";
     }
     // Which flows collide is the hash's draw: a change of fabric shape redraws it, and a
     // cheaper fabric can come out faster (up to 60% apart on otherwise equal plans).

@@ -231,6 +231,22 @@ TEST(FabricContention, IsTheStaticContentionOfEveryStagesRings) {
   }
 }
 
+// The named link says whose flows it carries (a network engineer's QA, 2026-12-07: the summary
+// named a DP ring link where the all-to-all cost the step most, without saying so).
+TEST(FabricContention, TheMostLoadedLinkSaysWhoseFlowsItCarries) {
+  // Mixtral 8x7B on 256 H100s over ToR-per-server wiring at 100 Gbps (radix 16): a DP ring link at
+  // 4.00x, where the all-to-all's is 2.61x (measured 2026-12-07).
+  const std::string mixtral = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/mixtral-8x7b-h100-256.yaml";
+  const FabricContention c = fabric_contention(load_scenario(
+      mixtral, {"network.wiring=tor_per_server", "cluster.nic_bandwidth=100Gbps", "network.switch_radix=16"}));
+  EXPECT_FALSE(c.link.empty());
+  EXPECT_EQ(c.link_traffic, "DP rings");
+  // Nothing collides: nothing named.
+  const FabricContention none = fabric_contention(plan(8, 1, 1, "tp-cp-dp-pp", Wiring::kRailOptimized, 1.0));
+  EXPECT_TRUE(none.link.empty());
+  EXPECT_TRUE(none.link_traffic.empty());
+}
+
 TEST(FabricContention, GivesEachStageTheWorstLinkItsOwnRingsCross) {
   for (uint64_t seed = 0; seed < 4; ++seed) {
     ScenarioConfig cfg = plan(512, 8, 8, "tp-cp-pp-dp", Wiring::kTorPerServer, 1.0);
