@@ -181,6 +181,13 @@ void read_axes(const YamlNode* axes, const std::string& file, SweepSpec& spec, E
     return;
   }
   for (const auto& [key, n] : axes->map) {
+    // An empty key (or one with an empty part, `parallelism..tp`) names no scenario key (QA,
+    // 2026-12-07: it was said as "axes.: '' is not a scenario key (: unknown key; ...)").
+    if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos) {
+      errors.add(InputError{n.file, n.line, "axes",
+                            "'" + key + "' is not a scenario key: give a dotted key path, e.g. parallelism.tp"});
+      continue;
+    }
     Axis axis;
     axis.key = key;
     axis.line = n.line;

@@ -318,6 +318,11 @@ TEST(SweepSpec, AGibLimitTakesASize) {
 TEST(SweepSpec, BadFilesSayWhatIsWrong) {
   EXPECT_NE(error_text("axis: {parallelism.tp: [1]}\n").find("did you mean 'axes'"), std::string::npos);
   EXPECT_NE(error_text("axes: {parallelism.tp: []}\n").find("axes.parallelism.tp: the axis is empty"), std::string::npos);
+  // An empty key names no scenario key, said plainly (QA, 2026-12-07).
+  const std::string empty_key = error_text("axes: {\"\": [1, 2]}\n");
+  EXPECT_NE(empty_key.find("axes: '' is not a scenario key: give a dotted key path"), std::string::npos) << empty_key;
+  EXPECT_NE(error_text("axes: {parallelism..tp: [1, 2]}\n").find("'parallelism..tp' is not a scenario key: give"),
+            std::string::npos);
   // A list value (an MoE model's stragglers.stage_layers) goes in a mapping of its section: said
   // once for the axis, with the form that works (QA, 2026-12-07: one bare line a value).
   const std::string lists = error_text("axes: {stragglers.stage_layers: [[2, 2], [3, 1]]}\n");
