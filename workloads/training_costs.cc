@@ -76,7 +76,23 @@ std::vector<TierBlocks> tier_blocks(const topo::ClosShape& shape, const Scenario
   return out;
 }
 
+// Whether a tier's blocks carry less out than their GPUs' NICs: oversubscription, or fabric
+// links slower than the NICs.
+bool tapered(const TierBlocks& t, const ScenarioConfig& cfg) {
+  const double nics_per_gpu = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
+  return t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9);
+}
+
 }  // namespace
+
+bool fabric_tapered(const ScenarioConfig& cfg) {
+  try {
+    const std::vector<TierBlocks> tiers = tier_blocks(topo::plan_clos(cfg.cluster, cfg.network, cfg.file), cfg);
+    return std::any_of(tiers.begin(), tiers.end(), [&](const TierBlocks& t) { return tapered(t, cfg); });
+  } catch (const BadInput&) {
+    return false;  // the run that builds the fabric says what is wrong with it
+  }
+}
 
 bool replica_lines_cross_taper(const ScenarioConfig& cfg) { return replica_lines_leave(cfg, {}); }
 
@@ -92,14 +108,12 @@ bool replica_lines_leave(const ScenarioConfig& cfg, ReplicaLines which) {
   } catch (const BadInput&) {
     return false;  // the run that builds the fabric says what is wrong with it
   }
-  const double nics_per_gpu = static_cast<double>(cfg.cluster.nics_per_node) / cfg.cluster.gpus_per_node;
   // The blocks: the smallest tapered ones (a tapered ToR tier's groups lie inside any pod), or
   // the top tier's (pods, or the ToR groups of 2 tiers).
   const std::vector<TierBlocks> tiers = tier_blocks(shape, cfg);
-  const auto tapered = [&](const TierBlocks& t) {
-    return t.uplink_nics < static_cast<double>(t.gpus) * nics_per_gpu * (1 - 1e-9);
-  };
-  const auto it = which.tapered_only ? std::find_if(tiers.begin(), tiers.end(), tapered) : tiers.end() - 1;
+  const auto it = which.tapered_only
+                      ? std::find_if(tiers.begin(), tiers.end(), [&](const TierBlocks& t) { return tapered(t, cfg); })
+                      : tiers.end() - 1;
   if (it == tiers.end() || it->gpus <= 0) return false;
   const TierBlocks& blocks = *it;
   const int gpn = cfg.cluster.gpus_per_node;

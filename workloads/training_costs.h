@@ -58,6 +58,10 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // what the taper costs (work::folds_replicas). False with fewer than 2 DP replicas, and where
 // the fabric cannot be built (the run that builds it says why).
 bool replica_lines_cross_taper(const ScenarioConfig& cfg);
+// Whether some tier of the fabric carries less out of its blocks (ToR groups, pods) than their
+// GPUs' NICs: oversubscription, or fabric links slower than the NICs. False where the fabric
+// cannot be built (the run that builds it says why).
+bool fabric_tapered(const ScenarioConfig& cfg);
 // Which lines and blocks replica_lines_leave looks at.
 struct ReplicaLines {
   bool cp_rings = true;       // CP rings as well as pipeline sends

@@ -214,10 +214,7 @@ void analytical_training_notes(const ScenarioConfig& cfg, Notes& notes) {
   // sends it prices as if every replica's ran at once, where replicas drift out of step, and
   // overstates it (QA 2026-12-07; CP rings, which run with every layer, it prices as the flow
   // level finds them: +9.2% against +9.3% for a 4:1 spine).
-  const NetworkConfig& net = cfg.network;
-  const bool tapered = net.tor_oversubscription > 1.0 || net.agg_oversubscription > 1.0 ||
-                       (net.fabric_bandwidth && net.fabric_bandwidth->bytes_per_s < cfg.cluster.nic_bandwidth.bytes_per_s);
-  if (cfg.model.moe && tapered &&
+  if (cfg.model.moe && work::fabric_tapered(cfg) &&
       (cfg.parallelism.ep * cfg.parallelism.expert_tp > cfg.cluster.gpus_per_node ||
        work::replica_lines_leave(cfg, {.cp_rings = false}))) {
     notes.push_back("the fabric is tapered (network.tor_oversubscription, agg_oversubscription or fabric_bandwidth) and "
