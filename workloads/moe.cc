@@ -826,6 +826,7 @@ std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib
     sc.stage = s;
     for (int ch = 0; ch < p.vpp; ++ch) {
       sc.chunk_begin.push_back(sc.layers.size());
+      ChunkTime& chunk = sc.chunks.emplace_back();
       const LayerRange r = virtual_stage_layers(cfg, ch * p.pp + s);
       for (int layer = r.first; layer < r.first + r.count; ++layer) {
         const MoeLayerCost c = moe_layer_cost(cfg, hw, l, layer, draws);
@@ -834,9 +835,11 @@ std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib
         sc.compute += c.compute();
         sc.tp_exposed += c.attention_comm;
         sc.ep_exposed += c.ep_exposed();
-        sc.forward += c.attention_fwd + (c.moe ? c.moe_fwd : Time::zero());
-        sc.backward += c.attention_bwd + (c.moe ? c.moe_bwd : Time::zero());
+        chunk.forward += c.attention_fwd + (c.moe ? c.moe_fwd : Time::zero());
+        chunk.backward += c.attention_bwd + (c.moe ? c.moe_bwd : Time::zero());
       }
+      sc.forward += chunk.forward;
+      sc.backward += chunk.backward;
     }
     sc.chunk_begin.push_back(sc.layers.size());
   }

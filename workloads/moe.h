@@ -14,6 +14,7 @@
 #include "sim/collectives/collective_flows.h"
 #include "sim/core/config.h"
 #include "sim/core/units.h"
+#include "workloads/pipeline_schedule.h"
 #include "workloads/training_costs.h"
 #include "workloads/transformer.h"
 
@@ -237,6 +238,7 @@ struct MoeStageCost {
   std::vector<int> layers;
   std::vector<MoeLayerCost> costs;
   std::vector<size_t> chunk_begin;  // where each of the stage's vpp chunks starts in `layers`, and the end (vpp + 1)
+  std::vector<ChunkTime> chunks;    // each chunk's forward and backward, as `forward` and `backward` add them up
 };
 std::vector<MoeStageCost> moe_stage_costs(const ScenarioConfig& cfg, const calib::HardwareProfile& hw, const MoeLinks& l,
                                           RoutingDraws* draws = nullptr);

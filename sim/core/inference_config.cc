@@ -83,7 +83,6 @@ void read_inference(MapReader r, InferenceConfig& out) {
               "a request trace file (CSV: arrival_s,prompt_tokens,output_tokens); remove the key for Poisson "
               "arrivals");
   // Load scaling over one trace (since 2026-12-07; a trace user rewrote the file for each speed).
-  out.trace_speed_given = r.has("trace_speed");
   r.read("trace_speed", out.trace_speed, Need::kOptional, 1e-6, 1e6);
   if (r.has("prompt_tokens")) read_length(r.section("prompt_tokens"), out.prompt);
   if (r.has("output_tokens")) read_length(r.section("output_tokens"), out.output);
@@ -176,7 +175,7 @@ void validate_inference(const ScenarioConfig& cfg, std::vector<InputError>& erro
     fail("model.kv_heads", "must divide model.heads (" + str(m.heads) + "); got " + str(kv));
   }
   if (in.trace.empty() && in.requests < 1) fail("inference.requests", "must be at least 1");
-  if (in.trace.empty() && in.trace_speed_given) {  // even 1: a sweep axis over it would run alike
+  if (in.trace.empty() && cfg.given.count("inference.trace_speed")) {  // even 1: a sweep axis over it would run alike
     fail("inference.trace_speed", "replays inference.trace faster or slower; without a trace, set inference.rate_per_s");
   }
   for (const auto& [key, l] : {std::pair{"inference.prompt_tokens", in.prompt},

@@ -79,7 +79,6 @@ struct InferenceConfig {
   double rate_per_s = 10.0;
   std::string trace;             // CSV: arrival_s,prompt_tokens,output_tokens (relative to the scenario)
   double trace_speed = 1.0;      // the trace replayed this many times as fast: its arrivals divided by it
-  bool trace_speed_given = false;
   LengthConfig prompt{LengthDist::kFixed, 1024, 1, 0};
   LengthConfig output{LengthDist::kFixed, 256, 1, 0};
   // Batching (continuous, per instance; attention_ffn: per deployment).

@@ -475,22 +475,18 @@ TrainingEstimate estimate_training(const ScenarioConfig& cfg, const calib::Hardw
       std::vector<work::ChunkTime> chunks(static_cast<size_t>(p.pp) * p.vpp);
       for (const work::MoeStageCost& sc : stages) {
         Time sum;
-        for (int c = 0; c < p.vpp; ++c) {
-          work::ChunkTime& t = chunks[static_cast<size_t>(c) * p.pp + sc.stage];
-          for (size_t i = sc.chunk_begin[static_cast<size_t>(c)]; i < sc.chunk_begin[static_cast<size_t>(c) + 1]; ++i) {
-            const work::MoeLayerCost& lc = sc.costs[i];
-            t.forward += lc.attention_fwd + (lc.moe ? lc.moe_fwd : Time::zero());
-            t.backward += lc.attention_bwd + (lc.moe ? lc.moe_bwd : Time::zero());
-          }
-          if (sc.stage == p.pp - 1 && c == p.vpp - 1) {
+        for (int ch = 0; ch < p.vpp; ++ch) {
+          work::ChunkTime& t = chunks[static_cast<size_t>(ch) * p.pp + sc.stage];
+          t = sc.chunks[static_cast<size_t>(ch)];
+          if (sc.stage == p.pp - 1 && ch == p.vpp - 1) {
             t.forward += (1.0 / 3.0) * head;  // one of the head's three GEMMs forward
             t.backward += head - (1.0 / 3.0) * head;
           }
           sum += t.forward + t.backward;
         }
         const double k = sum > Time::zero() ? slot(sc) / sum : 1.0;
-        for (int c = 0; c < p.vpp; ++c) {
-          work::ChunkTime& t = chunks[static_cast<size_t>(c) * p.pp + sc.stage];
+        for (int ch = 0; ch < p.vpp; ++ch) {
+          work::ChunkTime& t = chunks[static_cast<size_t>(ch) * p.pp + sc.stage];
           t = {k * t.forward, k * t.backward};
         }
       }

@@ -59,10 +59,6 @@ std::vector<std::string> csv_fields(const std::string& line) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Text from a trace file as a message shows it: at most 120 bytes, cut at a UTF-8 character's
 // start, with control bytes and DEL as \xNN (a NUL printed as nothing, a 50 KB line whole, a
 // character cut in half, until 2026-12-07).

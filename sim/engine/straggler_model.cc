@@ -134,7 +134,7 @@ ScenarioConfig probe_variant(const ScenarioConfig& cfg, int extra_layers_per_sta
   return c;
 }
 
-// Per-chunk times of one replica: even or listed layers per stage, cell factors, head on the last chunk.
+// Per-chunk times of one replica: planned or listed layers per stage, cell factors, head on the last chunk.
 std::vector<ChunkTime> replica_chunks(const ScenarioConfig& cfg, const LayerCosts& lc,
                                       const std::vector<double>& stage_layers,
                                       const std::vector<CellFactor>& factors, const std::vector<Time>& p2p_extra) {
@@ -317,18 +317,17 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   const work::Placement pl(p.placement, p.tp, p.cp, dp, p.pp);
 
   const LayerCosts& lc = b.costs;
-  // Layers per stage as doubles: an even split of layers that pp does not divide (Llama 3's 126
-  // over 16 stages, listed as 7, 8, ..., 8, 7) has a fractional nominal stage.
-  // The reference the estimate priced: the even split, or an MoE model's listed layer map (its
-  // plan, ParallelismConfig::stage_layers); `layers`, a dense model's listed split, is compared
-  // with it (until 2026-12-07 an MoE map could not be written).
+  // Layers per stage as doubles: the reference the estimate priced, `planned` (an even split of
+  // layers that pp does not divide, Llama 3's 126 over 16 stages, has a fractional nominal stage;
+  // an MoE model's listed layer map, ParallelismConfig::stage_layers, is its plan, since
+  // 2026-12-07), and `layers`, a dense model's listed split, compared with it.
   const std::vector<int>& plan_map = p.stage_layers;
-  const std::vector<double> even =
+  const std::vector<double> planned =
       plan_map.empty() ? std::vector<double>(pp, static_cast<double>(cfg.model.layers) / pp)
                        : std::vector<double>(plan_map.begin(), plan_map.end());
   const std::vector<double> layers =
-      sc.stage_layers.empty() ? even : std::vector<double>(sc.stage_layers.begin(), sc.stage_layers.end());
-  const auto over_even = [&](int stage) { return layers[static_cast<size_t>(stage)] / even[static_cast<size_t>(stage)]; };
+      sc.stage_layers.empty() ? planned : std::vector<double>(sc.stage_layers.begin(), sc.stage_layers.end());
+  const auto over_plan = [&](int stage) { return layers[static_cast<size_t>(stage)] / planned[static_cast<size_t>(stage)]; };
 
   // --- Compute factors per (replica, stage) cell, only for the cells that have one.
   std::map<int, std::vector<CellFactor>> replicas;  // replica -> per-stage factors
@@ -353,18 +352,18 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
   std::vector<Time> dp_end = est_end;
   std::vector<Time> dp_start = est_start;
   std::vector<double> passes(static_cast<size_t>(pp));
-  for (int s = 0; s < pp; ++s) passes[static_cast<size_t>(s)] = over_even(s);
+  for (int s = 0; s < pp; ++s) passes[static_cast<size_t>(s)] = over_plan(s);
   const DpRooms rooms = dp_rooms(est, passes);
   // --- Uneven stages: a stage holding more layers holds more gradients, and reduces them over
-  // windows as much longer (chunked_dp_exposed scales with both): layers / even times the even
-  // split's exposure.
-  const auto scaled_by_layers = [&](int stage, Time exposed) { return over_even(stage) * exposed; };
+  // windows as much longer (chunked_dp_exposed scales with both): layers / planned times the
+  // planned split's exposure.
+  const auto scaled_by_layers = [&](int stage, Time exposed) { return over_plan(stage) * exposed; };
   double heaviest = 1.0;
   if (!sc.stage_layers.empty()) {
     for (int stage = 0; stage < pp; ++stage) {
       dp_end[static_cast<size_t>(stage)] = scaled_by_layers(stage, est_end[static_cast<size_t>(stage)]);
       dp_start[static_cast<size_t>(stage)] = scaled_by_layers(stage, est_start[static_cast<size_t>(stage)]);
-      heaviest = std::max(heaviest, over_even(stage));
+      heaviest = std::max(heaviest, over_plan(stage));
     }
   }
   // ZeRO-3 whose gathers pace the step: the heaviest stage's gathers (and a degraded NIC's).
@@ -465,7 +464,7 @@ StragglerImpact simulate_stragglers(const ScenarioConfig& cfg, const calib::Hard
     if (fresh) it->second = pipeline_makespan(chunks, pp, vpp, m, est.pp_sends);
     return it->second;
   };
-  const std::vector<ChunkTime> nominal_chunks = replica_chunks(cfg, lc, even, unit, no_extra);
+  const std::vector<ChunkTime> nominal_chunks = replica_chunks(cfg, lc, planned, unit, no_extra);
   const Time nominal = replay(nominal_chunks);
   Time nominal_stage;
   for (int s = 0; s < pp; ++s) {

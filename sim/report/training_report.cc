@@ -112,10 +112,7 @@ Json training_results(const ScenarioConfig& cfg, const calib::HardwareProfile& h
   plan.set("global_batch", cfg.training.global_batch);
   plan.set("zero_stage", cfg.parallelism.zero_stage);
   plan.set("recompute", to_string(cfg.training.recompute));
-  if (!cfg.parallelism.stage_layers.empty()) {
-    Json& layers = plan.set("stage_layers", Json::array());
-    for (int l : cfg.parallelism.stage_layers) layers.push(l);
-  }
+  if (!cfg.parallelism.stage_layers.empty()) plan.set("stage_layers", internal::index_array(cfg.parallelism.stage_layers));
   r.set("iteration_time_s", head.iteration.as_s());
   r.set("tokens_per_s", head.tokens_per_s);
   r.set("mfu", head.mfu);

@@ -56,9 +56,7 @@ void summarise_draws(const std::vector<double>& lost, WhatIfDraws& d) {
 
 // `stage_layers`: an MoE model's listed layer map, which the baseline runs (absent when even).
 void set_layer_map(Json& j, const ScenarioConfig& cfg) {
-  if (cfg.parallelism.stage_layers.empty()) return;
-  Json& layers = j.set("stage_layers", Json::array());
-  for (const int l : cfg.parallelism.stage_layers) layers.push(l);
+  if (!cfg.parallelism.stage_layers.empty()) j.set("stage_layers", index_array(cfg.parallelism.stage_layers));
 }
 
 // The baseline's layer map where an MoE model lists one, in words.
@@ -354,7 +352,6 @@ Json whatif_json(const ScenarioConfig& cfg, const WhatIf& w) {
   if (w.draws.count > 0) j.set("draws", draws_json(w.draws));
   return j;
 }
-
 
 std::string whatif_table(const ScenarioConfig& cfg, const WhatIf& w) {
   std::ostringstream o;

@@ -16,7 +16,7 @@
 
 namespace clustersim::report::internal {
 
-// A list of host or GPU indices as a JSON array.
+// A list of whole numbers (host or GPU indices, layers per stage) as a JSON array.
 Json index_array(const std::vector<int>& indices);
 // "3,17,40": the first `limit` indices, then ",... (N)".
 std::string index_list(const std::vector<int>& v, size_t limit = 12);
