@@ -608,6 +608,24 @@ TEST(CliRun, StragglerListFractionOrCountNamesTheMapping) {
   EXPECT_FALSE(contains(layers.err, "indices")) << layers.err;
 }
 
+// An MoE model's layer map (stragglers.stage_layers, since 2026-12-07): a bad one exits 2 naming
+// the file, the key and what is expected; a good one runs and is shown.
+TEST(CliRun, AnMoeLayerMapIsCheckedAndShown) {
+  const std::string dsv3 = "run scenarios/deepseek-v3-2048.yaml";
+  const Result sum = clustersim(dsv3 + " --set stragglers.stage_layers=[4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,2]");
+  EXPECT_EQ(sum.code, 2) << sum.err;
+  EXPECT_CONTAINS(sum.err, "scenarios/deepseek-v3-2048.yaml: stragglers.stage_layers: entries must add up to model.layers (61)");
+  const Result vpp = clustersim(dsv3 + " --set parallelism.vpp=2");
+  EXPECT_EQ(vpp.code, 2) << vpp.err;
+  EXPECT_CONTAINS(vpp.err, "stragglers.stage_layers: an MoE model's layers go whole to each of a stage's vpp (2) chunks");
+  const Result none = clustersim(dsv3 + " --set stragglers=null");
+  EXPECT_EQ(none.code, 2) << none.err;
+  EXPECT_CONTAINS(none.err, "must divide model.layers (61); or list each stage's layers in stragglers.stage_layers");
+  const Result ok = clustersim(dsv3);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_CONTAINS(ok.out, "layers per stage 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1");
+}
+
 TEST(CliRun, ServingScenariosRefuseTrainingOnlySections) {
   // Stragglers and the reliability study need a training step; a serving run would drop them.
   const Result s = clustersim("run scenarios/infer-pd.yaml --set stragglers.hosts.count=1 --set stragglers.hosts.slowdown=2");
