@@ -56,7 +56,6 @@ TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<vo
     SubFlow& s = flows_[f];
     s.transfer = id;
     s.size = share_of(size, parts, k);
-    s.remaining = s.size.as_double();
     // Copies, not moves: the path's buffers are refilled by the next send, and the sub-flow's
     // are kept for the next sub-flow in its slot.
     const Path& p = scratch_paths_[k];
@@ -130,13 +129,98 @@ void FluidNetwork::activate(uint32_t f) {
     for (auto& d : done) d(clock_.now());
     return;
   }
-  s.solver_index = solver_.add_flow(s.links, s.shares);
-  s.active = true;
-  if (owner_.size() <= s.solver_index) owner_.resize(s.solver_index + 1);
-  owner_[s.solver_index] = f;
-  s.since = clock_.now().as_s();
-  s.started = s.since;
+  s.started = clock_.now().as_s();
+  join_bundle(f);
   request_settle();
+}
+
+void FluidNetwork::join_bundle(uint32_t f) {
+  SubFlow& s = flows_[f];
+  const double now = s.started;
+  if (std::all_of(s.shares.begin(), s.shares.end(), [](double a) { return a == 1.0; })) s.shares.clear();
+  const auto last = static_cast<size_t>(s.links.back());
+  if (bundles_ending_on_.size() <= last) bundles_ending_on_.resize(last + 1);
+  const auto same_path = [&](const Bundle& b) {
+    const auto links = solver_.links(b.solver_index);
+    if (!std::equal(links.begin(), links.end(), s.links.begin(), s.links.end())) return false;
+    for (size_t i = 0; i < links.size(); ++i) {
+      if (solver_.share(b.solver_index, i) != (s.shares.empty() ? 1.0 : s.shares[i])) return false;
+    }
+    return true;
+  };
+  uint32_t id = kNoBundle;
+  for (const uint32_t b : bundles_ending_on_[last]) {
+    if (same_path(bundles_[b])) {
+      id = b;
+      break;
+    }
+  }
+  if (id == kNoBundle) {
+    if (!free_bundles_.empty()) {
+      id = free_bundles_.back();
+      free_bundles_.pop_back();
+    } else {
+      id = static_cast<uint32_t>(bundles_.size());
+      bundles_.emplace_back();
+    }
+    Bundle& b = bundles_[id];
+    b.solver_index = solver_.add_flow(s.links, s.shares);
+    b.count = 0;
+    b.progress = 0;
+    b.since = now;
+    b.members.clear();
+    bundles_ending_on_[last].push_back(id);
+    if (owner_.size() <= b.solver_index) owner_.resize(b.solver_index + 1);
+    owner_[b.solver_index] = id;
+  } else {
+    Bundle& b = bundles_[id];
+    advance(b, now, solver_.rate(b.solver_index));
+    solver_.set_weight(b.solver_index, b.count + 1);
+  }
+  Bundle& b = bundles_[id];
+  ++b.count;
+  s.bundle = id;
+  s.threshold = b.progress + s.size.as_double();
+  s.links.clear();
+  s.shares.clear();
+  b.members.push_back({s.threshold, f});
+  std::push_heap(b.members.begin(), b.members.end(), Member::later);
+  // The bundle keeps its rate until the next solve; a member that is now due first sets its time.
+  if (b.members.front().flow == f) schedule(id);
+}
+
+void FluidNetwork::advance(Bundle& b, double now, double rate) {
+  b.progress += rate * (now - b.since);
+  b.since = now;
+}
+
+void FluidNetwork::schedule(uint32_t id) {
+  const Bundle& b = bundles_[id];
+  const double rate = solver_.rate(b.solver_index);
+  if (rate > 0 && !b.members.empty()) {
+    completions_.set(id, due(b, b.members.front().threshold));
+  } else {
+    completions_.erase(id);
+  }
+}
+
+double FluidNetwork::due(const Bundle& b, double threshold) const {
+  return b.since + std::max(0.0, threshold - b.progress) / solver_.rate(b.solver_index);
+}
+
+double FluidNetwork::latest_member_due(const Bundle& b, double limit) {
+  // The members due by the limit form a subtree at the heap's root (children of i: 2i+1, 2i+2).
+  double latest = due(b, b.members.front().threshold);
+  member_stack_.assign(1, 0);
+  while (!member_stack_.empty()) {
+    const size_t i = member_stack_.back();
+    member_stack_.pop_back();
+    latest = std::max(latest, due(b, b.members[i].threshold));
+    for (size_t c = 2 * i + 1; c < std::min(b.members.size(), 2 * i + 3); ++c) {
+      if (due(b, b.members[c].threshold) <= limit) member_stack_.push_back(c);
+    }
+  }
+  return latest;
 }
 
 void FluidNetwork::request_settle() {
@@ -167,15 +251,8 @@ void FluidNetwork::settle() {
   const double now = clock_.now().as_s();
   ++solves_;
   for (const FlowIndex i : solver_.solve()) {
-    SubFlow& s = flows_[owner_[i]];
-    s.remaining = std::max(0.0, s.remaining - solver_.previous_rate(i) * (now - s.since));
-    s.since = now;
-    const double rate = solver_.rate(i);
-    if (rate > 0) {
-      completions_.set(owner_[i], now + s.remaining / rate);
-    } else {
-      completions_.erase(owner_[i]);
-    }
+    advance(bundles_[owner_[i]], now, solver_.previous_rate(i));
+    schedule(owner_[i]);
   }
   // A load counts as a peak once it has been held for kMinPeakHold (LmmNetwork uses the same rule).
   for (const LinkIndex l : solver_.solved_links()) {
@@ -196,24 +273,34 @@ void FluidNetwork::arm_completion() {
     completion_armed_ = false;
   }
   if (completions_.empty()) return;
-  // One event for every completion within the tolerance of the first, at the latest of them.
+  // One event for every completion within the tolerance of the first, at the latest of them
+  // (a bundle's members after its next one's included).
   batch_limit_ = completions_.top().time + tolerance_s_;
-  const double last = completions_.latest_due(batch_limit_);
+  double last = completions_.top().time;
+  completions_.for_each_due(batch_limit_, [&](const internal::CompletionQueue::Entry& e) {
+    last = std::max(last, latest_member_due(bundles_[e.flow], batch_limit_));
+  });
   completion_timer_ = clock_.at(ceil_ps(last), [this] { complete_batch(); });
   completion_armed_ = true;
 }
 
 void FluidNetwork::complete_batch() {
   completion_armed_ = false;
-  // The queue is as it was when armed: these are the completions the event was set for, popped
-  // in (time, flow) order.
+  // The completions the event was set for, popped in (time, bundle) order: those due by the
+  // limit, and by now (a bundle's next member comes due when the one before it is popped; it
+  // completes in this batch only if not early).
+  const Time now = clock_.now();
   batch_.clear();
-  while (!completions_.empty() && completions_.top().time <= batch_limit_) {
-    batch_.push_back(completions_.pop().flow);
+  while (!completions_.empty() && completions_.top().time <= batch_limit_ && ceil_ps(completions_.top().time) <= now) {
+    const uint32_t id = completions_.top().flow;
+    Bundle& b = bundles_[id];
+    std::pop_heap(b.members.begin(), b.members.end(), Member::later);
+    batch_.push_back(b.members.back().flow);
+    b.members.pop_back();
+    schedule(id);  // moves the bundle's entry to its next member, or drops it
   }
   std::vector<std::function<void(Time)>> done;
   done.swap(done_);
-  const Time now = clock_.now();
   // The earliest the freed bandwidth must be handed out (rate_tolerance x the finished flows'
   // lifetimes from now); the others keep their rates, and their completion times, until then.
   double resolve_by = HUGE_VAL;
@@ -234,18 +321,28 @@ void FluidNetwork::complete_batch() {
 
 void FluidNetwork::finish_sub_flow(uint32_t f, std::vector<std::function<void(Time)>>& done) {
   SubFlow& s = flows_[f];
-  if (s.active) {
-    const auto links = solver_.links(s.solver_index);
+  if (s.bundle != kNoBundle) {
+    const uint32_t id = s.bundle;
+    Bundle& b = bundles_[id];
+    const auto links = solver_.links(b.solver_index);
     const LinkIndex real = routes_.link_count();
     for (size_t i = 0; i < links.size(); ++i) {
-      double a = solver_.share(s.solver_index, i);
+      double a = solver_.share(b.solver_index, i);
       // A group counts what each of its links carried (they carry the same).
       if (links[i] >= real) a /= groups_[links[i] - real].count;
       link_bytes_[links[i]] += a == 1.0 ? s.size : bytes_of(a * s.size.as_double());
     }
-    solver_.remove_flow(s.solver_index);
-    completions_.erase(f);
-    s.active = false;
+    if (--b.count > 0) {
+      solver_.set_weight(b.solver_index, b.count);
+    } else {
+      auto& ending = bundles_ending_on_[static_cast<size_t>(links.back())];
+      solver_.remove_flow(b.solver_index);
+      completions_.erase(id);
+      *std::find(ending.begin(), ending.end(), id) = ending.back();
+      ending.pop_back();
+      free_bundles_.push_back(id);
+    }
+    s.bundle = kNoBundle;
   }
   s.links.clear();
   s.shares.clear();

@@ -41,6 +41,13 @@ namespace clustersim::net {
 // crossing two pods sprays over thousands of agg->core cables, and listing each made every solve
 // touch them all (12,288 GPUs: 281 s; grouped, seconds). link_usage() gives each member its
 // share of the group's bytes and the group's peak utilisation (the members' loads are equal).
+//
+// Active sub-flows on the same links (and shares) form a bundle: one solver flow of weight k for
+// its k members, which max-min gives equal rates. Members join and leave at their own times;
+// each is done when the bundle's progress (bytes each member has moved since the bundle formed)
+// reaches its threshold, the progress at its start plus its size. An all-to-all relayed through
+// PXN sends up to a node's GPUs' flows to one GPU on one path: a solve then handles one flow where
+// there were eight.
 class FluidNetwork final : public Network {
  public:
   // `routes` and `clock` must outlive the network.
@@ -59,18 +66,42 @@ class FluidNetwork final : public Network {
   int64_t solves() const { return solves_; }
 
  private:
+  static constexpr uint32_t kNoBundle = ~uint32_t{0};
   struct SubFlow {
     TransferId transfer = 0;
     Bytes size;
-    double remaining = 0;  // bytes
-    double since = 0;      // s; time `remaining` was last brought up to date
-    double started = 0;    // s; activation time
-    FlowIndex solver_index = 0;
-    bool active = false;   // in the solver (latency paid, bytes left)
-    std::vector<LinkIndex> links;  // kept until activation
+    double started = 0;              // s; activation time
+    uint32_t bundle = kNoBundle;     // while active (latency paid, bytes left)
+    double threshold = 0;            // bytes; its bundle's progress when it is done
+    std::vector<LinkIndex> links;    // kept until activation
     std::vector<double> shares;
   };
+  struct Member {
+    double threshold;
+    uint32_t flow;
+    // Heap order: the one due first (lowest flow among equals) on top.
+    static bool later(const Member& a, const Member& b) {
+      return a.threshold > b.threshold || (a.threshold == b.threshold && a.flow > b.flow);
+    }
+  };
+  struct Bundle {
+    FlowIndex solver_index = 0;
+    int32_t count = 0;      // members not yet finished
+    double progress = 0;    // bytes each member has moved since the bundle formed, as of `since`
+    double since = 0;       // s
+    std::vector<Member> members;  // min-heap on (threshold, flow): those not yet due
+  };
   uint32_t new_sub_flow();
+  // The active bundle on `s`'s path, or a new one; `s` joins it.
+  void join_bundle(uint32_t flow);
+  // The bundle's progress brought up to `now` at the rate it had.
+  void advance(Bundle& b, double now, double rate);
+  // Sets the completion of `b`'s next member due (none when it has no rate).
+  void schedule(uint32_t bundle);
+  // When `b`'s member of the given threshold is due, at its present rate (> 0).
+  double due(const Bundle& b, double threshold) const;
+  // The latest time by `limit` at which one of `b`'s members is due (at least its next one's).
+  double latest_member_due(const Bundle& b, double limit);
   void activate(uint32_t flow);
   void request_settle();
   void defer_settle(double at);
@@ -92,15 +123,19 @@ class FluidNetwork final : public Network {
   internal::TransferBook transfers_;
   std::vector<SubFlow> flows_;
   std::vector<uint32_t> free_flows_;
-  std::vector<uint32_t> owner_;  // solver index -> sub-flow
+  std::vector<Bundle> bundles_;
+  std::vector<uint32_t> free_bundles_;
+  // The active bundles by the last link of their path (a destination's NIC link: a few each).
+  std::vector<std::vector<uint32_t>> bundles_ending_on_;
+  std::vector<uint32_t> owner_;  // solver index -> bundle
   int64_t flows_created_ = 0;
 
-  // Pending completions of the active sub-flows with a rate, by (time, flow). The armed event
-  // completes every one due by batch_limit_ (s); nothing changes the queue between arming and
-  // firing without re-arming.
+  // Pending completions, one per bundle with a rate (its next member due), by (time, bundle).
+  // The armed event completes every one due by batch_limit_ (s) and by its own time.
   internal::CompletionQueue completions_;
   double batch_limit_ = 0;
   std::vector<uint32_t> batch_;                  // scratch for complete_batch()
+  std::vector<size_t> member_stack_;             // scratch for latest_member_due()
   std::vector<std::function<void(Time)>> done_;  // scratch for complete_batch()
   TimerId completion_timer_ = 0;
   bool completion_armed_ = false;

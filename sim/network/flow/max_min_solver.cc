@@ -58,6 +58,7 @@ FlowIndex MaxMinSolver::add_flow(std::span<const LinkIndex> links,
     flow_links_.emplace_back();
     slot_.emplace_back();
     flow_shares_.emplace_back();
+    weight_.push_back(1.0);
     rate_.push_back(0.0);
     previous_rate_.push_back(0.0);
     flow_mark_.push_back(0);
@@ -68,6 +69,7 @@ FlowIndex MaxMinSolver::add_flow(std::span<const LinkIndex> links,
   if (std::all_of(shares.begin(), shares.end(), [](double a) { return a == 1.0; })) {
     flow_shares_[f].clear();
   }
+  weight_[f] = 1.0;
   slot_[f].resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) {
     const LinkIndex l = links[i];
@@ -112,6 +114,20 @@ void MaxMinSolver::remove_flow(FlowIndex f) {
   rate_[f] = 0.0;
   free_flows_.push_back(f);
   --live_flows_;
+}
+
+void MaxMinSolver::set_weight(FlowIndex f, double weight) {
+  assert(weight > 0 && "a flow stands for at least some flow");
+  if (weight == weight_[f]) return;
+  if (weight < weight_[f]) {
+    // Below f's rate r its links were not full (they fill at levels >= r), and with less on
+    // them they are not now: as a removal, filling below r runs as before.
+    min_removed_rate_ = std::min(min_removed_rate_, rate_[f]);
+  } else {
+    added_since_solve_ = true;
+  }
+  weight_[f] = weight;
+  dirty_links_.insert(dirty_links_.end(), flow_links_[f].begin(), flow_links_[f].end());
 }
 
 const std::vector<FlowIndex>& MaxMinSolver::solve() {
@@ -168,7 +184,7 @@ void MaxMinSolver::fill_region() {
     double rising_share = 0;
     const auto& on_link = link_flows_[l];
     for (const FlowIndex f : on_link) {
-      const double a = share_on(f, l);
+      const double a = weight_[f] * share_on(f, l);
       if (flow_mark_[f] == epoch_) {
         ++rising;
         rising_share += a;
@@ -219,7 +235,7 @@ void MaxMinSolver::fill_region() {
       for (size_t i = 0; i < links.size(); ++i) {
         const LinkIndex l = links[i];
         if (l == c.link) continue;
-        const double a = share(f, i);
+        const double a = consumption(f, i);
         residual_[l] -= a * level;
         unfrozen_share_[l] -= a;
         --unfrozen_[l];
@@ -230,7 +246,7 @@ void MaxMinSolver::fill_region() {
 
   for (const FlowIndex f : region_flows_) {
     const auto& links = flow_links_[f];
-    for (size_t i = 0; i < links.size(); ++i) load_[links[i]] += share(f, i) * rate_[f];
+    for (size_t i = 0; i < links.size(); ++i) load_[links[i]] += consumption(f, i) * rate_[f];
   }
   solved_links_.insert(solved_links_.end(), region_links_.begin(), region_links_.end());
 }

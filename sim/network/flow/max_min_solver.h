@@ -25,6 +25,10 @@ using FlowIndex = uint32_t;
 // same filling gives weighted-consumption max-min: share(l) = residual(l) / sum of a over the
 // unfrozen flows on l, and a frozen flow takes a * rate from each of its links.
 //
+// A flow of weight w stands for w flows on the same links (FluidNetwork's bundles): each of them
+// gets rate(f), and the flow takes w x a x rate(f) from each link. Flows on the same links always
+// get equal rates, so this is exact, and a solve handles one flow where there were w.
+//
 // Two flows interact only through shared links, so after a change only the connected components
 // (flows linked by links) that contain a changed link are recomputed. When flows only left, less:
 // filling below the smallest removed rate r runs exactly as before, so flows slower than r keep
@@ -46,6 +50,10 @@ class MaxMinSolver {
   FlowIndex add_flow(std::span<const LinkIndex> links, std::span<const double> shares = {});
   // Removes a flow; its index may be reused by a later add_flow.
   void remove_flow(FlowIndex f);
+  // Sets how many flows `f` stands for (> 0; 1 when added). A lower weight is solved as a
+  // removal (only the flows as fast as f or faster are refilled), a higher one as an addition.
+  void set_weight(FlowIndex f, double weight);
+  double weight(FlowIndex f) const { return weight_[f]; }
 
   // Recomputes the rates of the flows a change since the last call may have moved, and returns
   // those whose rate did change; previous_rate() gives each one's rate before this call.
@@ -56,7 +64,7 @@ class MaxMinSolver {
   double rate(FlowIndex f) const { return rate_[f]; }
   double previous_rate(FlowIndex f) const { return previous_rate_[f]; }
   std::span<const LinkIndex> links(FlowIndex f) const { return flow_links_[f]; }
-  // Fraction of the flow's rate on its i-th link.
+  // Fraction of the flow's rate on its i-th link (per flow it stands for: the weight aside).
   double share(FlowIndex f, size_t i) const {
     return flow_shares_[f].empty() ? 1.0 : flow_shares_[f][i];
   }
@@ -70,6 +78,8 @@ class MaxMinSolver {
   void collect_region(LinkIndex seed);
   void fill_region();
   double share_on(FlowIndex f, LinkIndex l) const;
+  // What f takes from its i-th link per unit of rate: weight x share.
+  double consumption(FlowIndex f, size_t i) const { return weight_[f] * share(f, i); }
 
   // Links.
   std::vector<double> capacity_;
@@ -79,6 +89,7 @@ class MaxMinSolver {
   std::vector<std::vector<LinkIndex>> flow_links_;
   std::vector<std::vector<uint32_t>> slot_;
   std::vector<std::vector<double>> flow_shares_;  // empty: 1 on every link
+  std::vector<double> weight_;
   std::vector<double> rate_;
   std::vector<double> previous_rate_;
   std::vector<FlowIndex> free_flows_;

@@ -130,6 +130,34 @@ TEST(FluidNetwork, CompletionCallbackCanSendAgain) {
   EXPECT_EQ(second, Time::us(2004));
 }
 
+// Flows on one path share one solver flow (a bundle) whose members come and go: A 3 MB and B 1 MB
+// from 0 at 0.5 GB/s each; at 1 ms (A 2.5 MB left, B 0.5 MB) C 1 MB joins and all run at 1/3 GB/s:
+// B ends at 2.5 ms; A (2 MB left) and C (0.5 MB) at 0.5 GB/s: C ends at 3.5 ms; A alone, 1.5 MB
+// at 1 GB/s: 5 ms. Equal members finish in one event and one solve.
+TEST(FluidNetwork, FlowsOnOnePathJoinAndLeaveAtTheirOwnTimes) {
+  TableRoutes routes(4, {gbytes_per_s(1)});
+  for (GpuId g = 0; g < 3; ++g) routes.set(g, 3, {Path{{0}, {}, Time::zero(), {}}});
+  ManualClock clock;
+  FluidNetwork net(routes, clock, Time::zero());
+  Time a = Time::max(), b = Time::max(), c = Time::max();
+  net.send(0, 3, Bytes{3'000'000}, [&](Time t) { a = t; });
+  net.send(1, 3, Bytes{1'000'000}, [&](Time t) { b = t; });
+  clock.at(Time::ms(1), [&] { net.send(2, 3, Bytes{1'000'000}, [&](Time t) { c = t; }); });
+  clock.run();
+  EXPECT_EQ(b, Time::us(2500));
+  EXPECT_EQ(c, Time::us(3500));
+  EXPECT_EQ(a, Time::us(5000));
+  EXPECT_EQ(net.solves(), 5);  // start, C's start, three ends
+
+  ManualClock again;
+  FluidNetwork equal(routes, again, Time::zero());
+  std::vector<Time> done(3, Time::max());
+  for (GpuId g = 0; g < 3; ++g) equal.send(g, 3, Bytes{1'000'000}, [&done, g](Time t) { done[g] = t; });
+  again.run();
+  EXPECT_EQ(done, std::vector<Time>(3, Time::ms(3)));
+  EXPECT_EQ(equal.solves(), 2);  // start, one end for all three
+}
+
 // rate_tolerance r: the finished flow completes on time; the bandwidth it frees idles for r x its
 // lifetime (0.01 x 2000 us = 20 us), in which b moves 10 kB at 0.5 GB/s instead of 20 kB at 1 GB/s:
 // b ends 10 us late, at 3012 us, and never early.

@@ -46,9 +46,9 @@ std::vector<Send> random_sends(uint64_t seed, int gpus, int count) {
   return sends;
 }
 
-Outcome run(const RouteSource& routes, const std::vector<Send>& sends, Time tolerance) {
+Outcome run(const RouteSource& routes, const std::vector<Send>& sends, Time tolerance, double rate_tolerance = 0.0) {
   ManualClock clock;
-  FluidNetwork net(routes, clock, tolerance);
+  FluidNetwork net(routes, clock, tolerance, rate_tolerance);
   Outcome out;
   out.finish.assign(sends.size(), Time::max());
   for (size_t i = 0; i < sends.size(); ++i) {
@@ -156,6 +156,59 @@ class Ungrouped final : public RouteSource {
  private:
   const RouteSource& r_;
 };
+
+// The same routes with a link of its own, never full, added to every sub-flow's path: no two
+// sub-flows then share their links, and none is bundled with another.
+class Unbundled final : public RouteSource {
+ public:
+  explicit Unbundled(const RouteSource& r) : r_(r) {}
+  int gpu_count() const override { return r_.gpu_count(); }
+  LinkIndex link_count() const override { return r_.link_count() + kOwnLinks; }
+  Bandwidth capacity(LinkIndex l) const override {
+    return l < r_.link_count() ? r_.capacity(l) : Bandwidth{1e30};
+  }
+  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const override {
+    r_.paths(src, dst, out);
+    for (Path& p : out) {
+      if (!p.groups.empty()) p.groups.push_back(1);
+      p.links.push_back(r_.link_count() + next_++ % kOwnLinks);
+      if (!p.shares.empty()) p.shares.push_back(1.0);
+    }
+  }
+
+ private:
+  static constexpr LinkIndex kOwnLinks = 4096;
+  const RouteSource& r_;
+  mutable LinkIndex next_ = 0;
+};
+
+// Sub-flows on the same links share one solver flow (FluidNetwork's bundles): exact, as each
+// on its own would be (completion times, link bytes and peaks), with and without rate_tolerance.
+TEST(FluidProperty, BundlesAreExact) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    ClusterConfig cluster = small_cluster();
+    NetworkConfig network = radix8(3, seed % 3 == 0 ? Routing::kEcmp : seed % 3 == 1 ? Routing::kDmodK : Routing::kSpray);
+    network.wiring = seed % 2 == 0 ? Wiring::kRailOptimized : Wiring::kTorPerServer;
+    const topo::Fabric fabric = topo::build_fabric(cluster, network);
+    const FabricRoutes clos(fabric, topo::routing_options(network));
+    const TableRoutes table = TableRoutes::random(seed, 6, 12);
+    const bool on_clos = seed % 2 == 0;
+    const RouteSource& routes = on_clos ? static_cast<const RouteSource&>(clos) : table;
+    const auto sends = on_clos ? random_sends(seed, cluster.gpus, 400) : random_sends(seed, 6, 60);
+    const double rate_tolerance = seed % 4 == 1 ? 0.01 : 0.0;
+    const Outcome bundled = run(routes, sends, Time::us(0.1), rate_tolerance);
+    const Outcome apart = run(Unbundled(routes), sends, Time::us(0.1), rate_tolerance);
+    for (size_t i = 0; i < sends.size(); ++i) {
+      EXPECT_NEAR(bundled.finish[i].as_s(), apart.finish[i].as_s(), 1e-12 + 1e-9 * apart.finish[i].as_s())
+          << "seed " << seed << " transfer " << i;
+    }
+    for (LinkIndex l = 0; l < routes.link_count(); ++l) {
+      const auto u = static_cast<size_t>(l);
+      EXPECT_EQ(bundled.usage[u].bytes, apart.usage[u].bytes) << "seed " << seed << " link " << l;
+      EXPECT_NEAR(bundled.usage[u].peak_utilisation, apart.usage[u].peak_utilisation, 1e-9) << "seed " << seed << " link " << l;
+    }
+  }
+}
 
 // Spraying over a healthy Clos: treating each group of parallel links as one link of their summed
 // capacity (FluidNetwork, Path::groups) changes neither a completion time nor a link's bytes or

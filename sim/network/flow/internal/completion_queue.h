@@ -68,22 +68,28 @@ class CompletionQueue {
     return first;
   }
 
-  // The latest time among the entries due by `limit` (those form a subtree at the root, so the
+  // Calls visit(entry) for every entry due by `limit` (those form a subtree at the root, so the
   // walk visits only them and their children); `limit` must be at least top().time.
-  double latest_due(double limit) {
+  template <typename Visit>
+  void for_each_due(double limit, Visit&& visit) {
     assert(!heap_.empty() && heap_.front().time <= limit && "nothing due by the limit");
-    double latest = heap_.front().time;
     stack_.clear();
     stack_.push_back(0);
     while (!stack_.empty()) {
       const size_t i = stack_.back();
       stack_.pop_back();
-      if (heap_[i].time > latest) latest = heap_[i].time;
+      visit(heap_[i]);
       const size_t end = std::min(heap_.size(), kArity * i + kArity + 1);
       for (size_t c = kArity * i + 1; c < end; ++c) {
         if (heap_[c].time <= limit) stack_.push_back(c);
       }
     }
+  }
+
+  // The latest time among the entries due by `limit`.
+  double latest_due(double limit) {
+    double latest = heap_.front().time;
+    for_each_due(limit, [&latest](const Entry& e) { latest = std::max(latest, e.time); });
     return latest;
   }
 
