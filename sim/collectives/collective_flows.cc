@@ -252,7 +252,7 @@ void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics
       continue;
     }
     add_inside(f.src, proxy, f.bytes);
-    out.push_back({proxy, f.dst, f.bytes, true});
+    out.push_back({proxy, f.dst, f.bytes, true, static_cast<uint32_t>(f.src % per_node) + 1});
   }
   flows.swap(out);
 }

@@ -23,6 +23,9 @@ struct FlowSpec {
   int32_t dst = 0;
   Bytes bytes;
   bool inter_node = false;
+  // Which of the (src, dst) pair's connections carries it (net::Network::send): 0 its own; a PXN
+  // relay carries local rank r's data on connection r + 1 (route_through_pxn).
+  uint32_t connection = 0;
 };
 
 // Appends the flows of one collective over `gpus` (the group in rank order; `size` as in
@@ -109,7 +112,9 @@ double busiest_nic_bytes(std::span<const FlowSpec> flows, int gpus_per_nic);
 // flows inside a node, are kept as they are, in their order. The relay is a GPU of the sender's
 // communicator (`same_group(src, gpu)`; none given: every GPU): the destination's local rank,
 // else another behind the destination's NIC, else none and the flow goes as it is (NCCL relays
-// only through its communicator's ranks).
+// only through its communicator's ranks). A relayed leg between nodes keeps its sender's
+// connection (FlowSpec::connection = the sender's local rank + 1): NCCL posts it on the sending
+// rank's own queue pairs, so relays of different senders to one GPU hash apart under ECMP.
 void route_through_pxn(std::vector<FlowSpec>& flows, int gpus_per_node, int nics_per_node,
                        const std::function<bool(int32_t src, int32_t gpu)>& same_group = nullptr);
 

@@ -35,7 +35,7 @@ LinkLoads link_loads(const topo::Fabric& fabric, const net::RouteSource& routes,
   std::vector<net::Path> paths;
   for (const coll::FlowSpec& f : flows) {
     if ((!f.inter_node && !with_intra_node) || f.bytes.n <= 0 || f.src == f.dst) continue;
-    routes.paths(f.src, f.dst, paths);
+    routes.paths(f.src, f.dst, f.connection, paths);
     const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
     for (const net::Path& p : paths) {
       for (size_t i = 0; i < p.links.size(); ++i) {
@@ -69,7 +69,7 @@ std::vector<double> mean_flow_slowdowns(const topo::Fabric& fabric, const net::R
   for (size_t i = 0; i < flows.size() && host_time > 0.0; ++i) {
     const coll::FlowSpec& f = flows[i];
     if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
-    routes.paths(f.src, f.dst, paths);
+    routes.paths(f.src, f.dst, f.connection, paths);
     double worst = 0.0;
     for (const net::Path& p : paths) {
       for (const topo::LinkId l : p.links) {
@@ -125,7 +125,7 @@ StageLinkLoads stage_link_loads(const topo::Fabric& fabric, const net::RouteSour
     const coll::FlowSpec& f = flows[i];
     if (!f.inter_node || f.bytes.n <= 0 || f.src == f.dst) continue;
     const size_t s = stages > 0 ? static_cast<size_t>(stage[i]) : 0;
-    routes.paths(f.src, f.dst, paths);
+    routes.paths(f.src, f.dst, f.connection, paths);
     const double per_path = static_cast<double>(f.bytes.n) / static_cast<double>(paths.size());
     for (const net::Path& p : paths) {
       for (size_t k = 0; k < p.links.size(); ++k) {

@@ -130,10 +130,12 @@ void GraphExecutor::issue(int32_t id) {
     pending_[id] = static_cast<int32_t>(flows.size());
     for (const coll::FlowSpec& f : flows) {
       ++flows_;
-      network_.send(op.reversed ? f.dst : f.src, op.reversed ? f.src : f.dst, bytes_of(wire_bytes(f, scale)),
-                    [this, id](Time) {
-                      if (--pending_[id] == 0) finish(id);
-                    });
+      network_.send(
+          op.reversed ? f.dst : f.src, op.reversed ? f.src : f.dst, bytes_of(wire_bytes(f, scale)),
+          [this, id](Time) {
+            if (--pending_[id] == 0) finish(id);
+          },
+          f.connection);
     }
     return;
   }
@@ -154,11 +156,14 @@ void GraphExecutor::issue(int32_t id) {
     const Bytes wire = bytes_of(wire_bytes(f, scale));
     ++flows_;
     if (i < p.waited) {
-      network_.send(f.src, f.dst, wire, [this, id](Time) {
-        if (--pending_[id] == 0) finish(id);
-      });
+      network_.send(
+          f.src, f.dst, wire,
+          [this, id](Time) {
+            if (--pending_[id] == 0) finish(id);
+          },
+          f.connection);
     } else {
-      network_.send(f.src, f.dst, wire, [](Time) {});  // carried: load only
+      network_.send(f.src, f.dst, wire, [](Time) {}, f.connection);  // carried: load only
     }
   }
 }

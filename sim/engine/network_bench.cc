@@ -106,7 +106,7 @@ RouteLoads route_loads(const net::RouteSource& routes, const std::vector<Traffic
   std::vector<net::Path> paths;
   for (const TrafficTransfer& t : transfers) {
     if (t.src == t.dst) continue;
-    routes.paths(t.src, t.dst, paths);
+    routes.paths(t.src, t.dst, t.connection, paths);
     const int parts = static_cast<int>(paths.size());
     for (int k = 0; k < parts; ++k) {
       const net::Path& p = paths[k];
@@ -232,7 +232,7 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
     for (const TrafficTransfer& t : pattern) flows.push_back({t.src, t.dst, t.bytes, t.src / per_node != t.dst / per_node});
     coll::route_through_pxn(flows, per_node, cfg.cluster.nics_per_node);
     relayed.reserve(flows.size());
-    for (const coll::FlowSpec& f : flows) relayed.push_back({f.src, f.dst, f.bytes});
+    for (const coll::FlowSpec& f : flows) relayed.push_back({f.src, f.dst, f.bytes, f.connection});
   }
   const std::vector<TrafficTransfer>& transfers = relayed.empty() ? pattern : relayed;
 
@@ -289,13 +289,14 @@ TrafficResult run_traffic(const ScenarioConfig& cfg, const TrafficOptions& optio
   {
     std::unique_ptr<net::Network> network = net::make_network(cfg.network, routes, clock, options.lmm);
     for (const TrafficTransfer& t : transfers) {
-      network->send(t.src, t.dst, t.bytes, [&last, &completed, &time_sum, &rate_sum, start, bytes = t.bytes](Time when) {
+      const auto done = [&last, &completed, &time_sum, &rate_sum, start, bytes = t.bytes](Time when) {
         last = max(last, when);
         ++completed;
         const double took = (when - start).as_s();
         time_sum += took;
         if (took > 0) rate_sum += bytes.as_double() / took;
-      });
+      };
+      network->send(t.src, t.dst, t.bytes, done, t.connection);
     }
     ensure_simgrid_platform();
     engine->run();

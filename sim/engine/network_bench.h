@@ -24,6 +24,7 @@ struct TrafficTransfer {
   net::GpuId src = 0;
   net::GpuId dst = 0;
   Bytes bytes;
+  uint32_t connection = 0;  // as coll::FlowSpec::connection (a PXN relay's sender)
 };
 
 // The transfers of `cfg.traffic` on `cfg.cluster.gpus` GPUs:

@@ -7,7 +7,7 @@ namespace clustersim::net {
 FabricRoutes::FabricRoutes(const topo::Fabric& fabric, topo::RoutingOptions options)
     : fabric_(fabric), router_(fabric, options) {}
 
-void FabricRoutes::paths(GpuId src, GpuId dst, std::vector<Path>& out) const {
+void FabricRoutes::paths(GpuId src, GpuId dst, uint32_t connection, std::vector<Path>& out) const {
   if (router_.options().mode == Routing::kSpray) {
     const topo::SprayRoute spray = router_.spray(src, dst);
     out.resize(1);
@@ -32,7 +32,8 @@ void FabricRoutes::paths(GpuId src, GpuId dst, std::vector<Path>& out) const {
     if (!split || fabric_.has_failures()) p.groups.clear();
     return;
   }
-  router_.connection_paths(src, dst, 0, scratch_);
+  const auto qps = static_cast<uint32_t>(router_.options().qps_per_connection);
+  router_.connection_paths(src, dst, connection * qps, scratch_);
   out.resize(scratch_.size());
   for (size_t k = 0; k < scratch_.size(); ++k) {
     const auto links = scratch_[k].links();

@@ -23,7 +23,9 @@ class FabricRoutes final : public RouteSource {
   int gpu_count() const override { return fabric_.gpus(); }
   LinkIndex link_count() const override { return fabric_.link_count(); }
   Bandwidth capacity(LinkIndex link) const override { return fabric_.capacity(link); }
-  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const override;
+  using RouteSource::paths;
+  // A connection's qps_per_connection sub-flows take source ports connection x qps, ... + qps - 1.
+  void paths(GpuId src, GpuId dst, uint32_t connection, std::vector<Path>& out) const override;
 
   const topo::Fabric& fabric() const { return fabric_; }
   const topo::FabricRouter& router() const { return router_; }

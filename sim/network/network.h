@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.h"
@@ -29,8 +30,13 @@ class Network {
   // Starts moving `size` bytes from GPU `src` to GPU `dst` at the clock's current time. `done` is
   // called exactly once, from a clock action (never from inside send), with the simulated time at
   // which the last byte arrived. src == dst or size 0 complete after the path latency (0 for
-  // src == dst).
-  virtual TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) = 0;
+  // src == dst). `connection` picks which of the pair's connections carries it: 0 the pair's own,
+  // others with other source ports, so other ECMP hashes (coll::FlowSpec::connection: NCCL's PXN
+  // relays each sending GPU's data on that GPU's own queue pairs).
+  virtual TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) = 0;
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
+    return send(src, dst, size, std::move(done), 0);
+  }
 
   // Transfers started and not yet completed.
   virtual int64_t in_flight() const = 0;

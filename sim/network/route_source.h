@@ -36,8 +36,10 @@ class RouteSource {
   virtual Bandwidth capacity(LinkIndex link) const = 0;
   // Replaces `out` with the sub-flow paths of a transfer from `src` to `dst` (src != dst): one
   // per queue pair, or one per sprayed path. The transfer's bytes are split evenly among them.
-  // The same arguments always give the same paths.
-  virtual void paths(GpuId src, GpuId dst, std::vector<Path>& out) const = 0;
+  // The same arguments always give the same paths. `connection` as in Network::send: 0 the pair's
+  // own; another gives other source ports, so other ECMP choices (ignored where routes do not hash).
+  virtual void paths(GpuId src, GpuId dst, uint32_t connection, std::vector<Path>& out) const = 0;
+  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const { paths(src, dst, 0, out); }
 };
 
 // Splits `size` into `parts` near-equal shares (the first size % parts get one byte more).

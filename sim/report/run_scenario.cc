@@ -317,20 +317,6 @@ void folding_notes(const ScenarioConfig& cfg, Fidelity runs, Notes& notes) {
                   "exact figure");
 }
 
-// An all-to-all across nodes through PXN on ToR-per-server wiring with per-flow routing: NCCL
-// relays a node's sends to one GPU through the GPU on its rail, one connection per sending rank
-// (each its own queue pairs, so its own ECMP hash); here the relayed sends of a node pair are routed
-// as one (a network engineer's QA, 2026-12-07), so they collide more than NCCL's would.
-void pxn_relay_note(const ScenarioConfig& cfg, Notes& notes) {
-  const NetworkConfig& net = cfg.network;
-  if (!net.pxn || net.wiring != Wiring::kTorPerServer || net.routing == Routing::kSpray) return;
-  notes.push_back("network.pxn: the all-to-all's sends relayed through PXN from one node to one GPU are routed as "
-                  "one connection, where NCCL gives each sending rank its own queue pairs and so its own ECMP "
-                  "hash: on tor_per_server wiring this overstates their collisions (net-alltoall-128.yaml there: "
-                  "1.40x the ideal with PXN, 1.07x without); compare with network.pxn: false (scenarios/README.md, "
-                  "network.pxn)");
-}
-
 // MoE keys kept while the plan (a sweep axis, --set) makes them moot.
 void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
   if (!cfg.model.moe) return;
@@ -384,7 +370,6 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
                     "sends a token once per destination node, to at most 4: for such a dispatcher the all-to-all "
                     "time here is an upper bound (scenarios/README.md, model.moe.experts)");
   }
-  if (domain > cfg.cluster.gpus_per_node) pxn_relay_note(cfg, notes);
   if (cfg.given.count("training.overlap.a2a_chunks") && cfg.parallelism.ep * cfg.parallelism.expert_tp == 1) {
     notes.push_back("training.overlap.a2a_chunks is not used: with ep 1 and expert_tp 1 there is no expert all-to-all "
                     "to overlap");
@@ -405,7 +390,6 @@ void moe_notes(const ScenarioConfig& cfg, Notes& notes) {
 // Traffic keys that only one pattern reads.
 void traffic_notes(const ScenarioConfig& cfg, Notes& notes) {
   const TrafficPattern pattern = cfg.traffic->pattern;
-  if (pattern == TrafficPattern::kAllToAll && cfg.cluster.gpus > cfg.cluster.gpus_per_node) pxn_relay_note(cfg, notes);
   const struct {
     const char* key;
     TrafficPattern reader;

@@ -17,12 +17,12 @@ AnalyticalNetwork::AnalyticalNetwork(const RouteSource& routes, Clock& clock)
       scratch_load_(static_cast<size_t>(routes.link_count()), 0.0) {}
 
 TransferId AnalyticalNetwork::send(GpuId src, GpuId dst, Bytes size,
-                                   std::function<void(Time)> done) {
+                                   std::function<void(Time)> done, uint32_t connection) {
   const TransferId id = next_transfer_++;
   const Time now = clock_.now();
   Time end = now;
   if (src != dst) {
-    routes_.paths(src, dst, scratch_paths_);
+    routes_.paths(src, dst, connection, scratch_paths_);
     if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
     const int parts = static_cast<int>(scratch_paths_.size());
     // How many of this transfer's sub-flows each link carries (weighted by their shares of it).

@@ -28,7 +28,8 @@ class AnalyticalNetwork final : public Network {
  public:
   AnalyticalNetwork(const RouteSource& routes, Clock& clock);
 
-  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  using Network::send;
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) override;
   int64_t in_flight() const override { return in_flight_; }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;

@@ -58,7 +58,7 @@ FluidDcqcnNetwork::~FluidDcqcnNetwork() {
   if (armed_) clock_.cancel(timer_);
 }
 
-TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
+TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) {
   const Time now = clock_.now();
   ++sent_;
   const TransferId id = transfers_.open(std::move(done), 0);
@@ -66,7 +66,7 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
     transfers_.complete_at(clock_, id, now);
     return id;
   }
-  routes_.paths(src, dst, scratch_paths_);
+  routes_.paths(src, dst, connection, scratch_paths_);
   if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   // The fluid has no propagation between hops: its bytes enter every link of the path at once.
   // They enter when the first of them reaches the path's last link, so a far or late sender's
@@ -78,14 +78,16 @@ TransferId FluidDcqcnNetwork::send(GpuId src, GpuId dst, Bytes size, std::functi
     if (!path.links.empty()) upstream = min(upstream, path.latency - fabric_.links[path.links.back()].delay);
   }
   if (upstream == Time::max() || upstream <= Time::zero()) {
-    start_parts(id, src, dst, size, Time::zero());
+    start_parts(id, src, dst, connection, size, Time::zero());
   } else {
-    clock_.at(now + upstream, [this, id, src, dst, size, upstream] { start_parts(id, src, dst, size, upstream); });
+    clock_.at(now + upstream, [this, id, src, dst, connection, size, upstream] {
+      start_parts(id, src, dst, connection, size, upstream);
+    });
   }
   return id;
 }
 
-void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, Bytes size, Time upstream) {
+void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, uint32_t connection, Bytes size, Time upstream) {
   const Time now = clock_.now();
   if (ff_) materialize(std::max(now_, now.as_s()));
   if (hot_.empty() && !hot_dirty_) now_ = std::max(now_, now.as_s());
@@ -97,12 +99,12 @@ void FluidDcqcnNetwork::start_parts(TransferId id, GpuId src, GpuId dst, Bytes s
   Time back = Time::zero();
   bool routed_back = false;
   try {
-    routes_.paths(dst, src, reverse_paths_);
+    routes_.paths(dst, src, connection, reverse_paths_);
     routed_back = !reverse_paths_.empty();
     if (routed_back) back = reverse_paths_.front().latency;
   } catch (const topo::NoRoute&) {
   }
-  routes_.paths(src, dst, scratch_paths_);
+  routes_.paths(src, dst, connection, scratch_paths_);
   const int parts = static_cast<int>(scratch_paths_.size());
   int pending = 0;
   Time latency = Time::zero();

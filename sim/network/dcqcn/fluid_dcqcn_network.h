@@ -81,7 +81,8 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
                     uint64_t seed = 1);
   ~FluidDcqcnNetwork() override;
 
-  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  using Network::send;
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) override;
   int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;
@@ -118,7 +119,7 @@ class FluidDcqcnNetwork final : public Network, public CongestionObservable {
 
   // send's sub-flows, entering the fluid `upstream` after the send (their bytes' way to the
   // path's last link).
-  void start_parts(TransferId id, GpuId src, GpuId dst, Bytes size, Time upstream);
+  void start_parts(TransferId id, GpuId src, GpuId dst, uint32_t connection, Bytes size, Time upstream);
   void run();
   void step(double t, double dt);
   void arm(double t);

@@ -40,14 +40,14 @@ FluidNetwork::FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_t
       held_load_(static_cast<size_t>(routes.link_count()), 0.0),
       load_since_(static_cast<size_t>(routes.link_count()), 0.0) {}
 
-TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
+TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) {
   const Time now = clock_.now();
   if (src == dst) {
     const TransferId id = transfers_.open(std::move(done), 0);
     transfers_.complete_at(clock_, id, now);
     return id;
   }
-  routes_.paths(src, dst, scratch_paths_);
+  routes_.paths(src, dst, connection, scratch_paths_);
   if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   const int parts = static_cast<int>(scratch_paths_.size());
   const TransferId id = transfers_.open(std::move(done), parts);

@@ -53,7 +53,8 @@ class FluidNetwork final : public Network {
   // `routes` and `clock` must outlive the network.
   FluidNetwork(const RouteSource& routes, Clock& clock, Time merge_tolerance, double rate_tolerance = 0.0);
 
-  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  using Network::send;
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) override;
   int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;

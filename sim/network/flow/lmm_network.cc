@@ -112,13 +112,13 @@ LmmNetwork::~LmmNetwork() {
   finished_.clear();
 }
 
-TransferId LmmNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) {
+TransferId LmmNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) {
   if (src == dst) {
     const TransferId id = transfers_.open(std::move(done), 0);
     transfers_.complete_at(clock_, id, clock_.now());
     return id;
   }
-  routes_.paths(src, dst, scratch_paths_);
+  routes_.paths(src, dst, connection, scratch_paths_);
   if (scratch_paths_.empty()) throw std::logic_error("route source gave no path between two GPUs");
   const int parts = static_cast<int>(scratch_paths_.size());
   const TransferId id = transfers_.open(std::move(done), parts);

@@ -40,7 +40,8 @@ class LmmNetwork final : public Network {
   LmmNetwork(const LmmNetwork&) = delete;
   LmmNetwork& operator=(const LmmNetwork&) = delete;
 
-  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  using Network::send;
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) override;
   int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return flows_created_; }
   std::vector<LinkUsage> link_usage() const override;

@@ -53,7 +53,8 @@ class PacketNetwork final : public Network, public CongestionObservable {
                 uint64_t seed = 1);
   ~PacketNetwork() override;
 
-  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done) override;
+  using Network::send;
+  TransferId send(GpuId src, GpuId dst, Bytes size, std::function<void(Time)> done, uint32_t connection) override;
   int64_t in_flight() const override { return transfers_.in_flight(); }
   int64_t flow_count() const override { return static_cast<int64_t>(flows_.size()); }
   std::vector<LinkUsage> link_usage() const override;

@@ -116,6 +116,17 @@ TEST(CollectiveFlows, PxnKeepsTheBytesBetweenNodesOnTheDestinationsRail) {
   EXPECT_TRUE(flows[1].inter_node);
   EXPECT_EQ(flows[2].src, 0);
   EXPECT_EQ(flows[2].dst, 4);
+  // The relayed leg keeps its sender's connection (local rank 0: connection 1), the direct send its
+  // own (0), so relays of different senders to one GPU hash apart under ECMP as NCCL's do.
+  EXPECT_EQ(flows[1].connection, 1u);
+  EXPECT_EQ(flows[2].connection, 0u);
+  std::vector<FlowSpec> to_five = {{0, 5, Bytes{100}, true}, {2, 5, Bytes{100}, true}, {3, 5, Bytes{100}, true}};
+  route_through_pxn(to_five, 4, 4);
+  std::vector<uint32_t> relays;
+  for (const FlowSpec& f : to_five) {
+    if (f.inter_node) relays.push_back(f.connection);
+  }
+  EXPECT_EQ(relays, (std::vector<uint32_t>{1, 3, 4}));
   // Every byte between nodes leaves from a GPU of the destination's local rank.
   std::vector<FlowSpec> a2a;
   collective_flows(CollectiveOp::kAllToAll, Algorithm::kRing, Bytes{16'000}, iota(16, 0, 16), 8, a2a);

@@ -85,7 +85,8 @@ std::string bad_input_of(F f) {
 class FixedNetwork final : public net::Network {
  public:
   explicit FixedNetwork(Clock& clock) : clock_(clock) {}
-  net::TransferId send(net::GpuId, net::GpuId, Bytes size, std::function<void(Time)> done) override {
+  using net::Network::send;
+  net::TransferId send(net::GpuId, net::GpuId, Bytes size, std::function<void(Time)> done, uint32_t) override {
     ++sent_;
     const Time at = clock_.now() + Time::us(10) + serialization_time(size, gbytes_per_s(50));
     clock_.at(at, [done, at] { done(at); });

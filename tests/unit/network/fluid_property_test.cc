@@ -148,8 +148,9 @@ class Ungrouped final : public RouteSource {
   int gpu_count() const override { return r_.gpu_count(); }
   LinkIndex link_count() const override { return r_.link_count(); }
   Bandwidth capacity(LinkIndex l) const override { return r_.capacity(l); }
-  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const override {
-    r_.paths(src, dst, out);
+  using RouteSource::paths;
+  void paths(GpuId src, GpuId dst, uint32_t connection, std::vector<Path>& out) const override {
+    r_.paths(src, dst, connection, out);
     for (Path& p : out) p.groups.clear();
   }
 
@@ -167,8 +168,9 @@ class Unbundled final : public RouteSource {
   Bandwidth capacity(LinkIndex l) const override {
     return l < r_.link_count() ? r_.capacity(l) : Bandwidth{1e30};
   }
-  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const override {
-    r_.paths(src, dst, out);
+  using RouteSource::paths;
+  void paths(GpuId src, GpuId dst, uint32_t connection, std::vector<Path>& out) const override {
+    r_.paths(src, dst, connection, out);
     for (Path& p : out) {
       if (!p.groups.empty()) p.groups.push_back(1);
       p.links.push_back(r_.link_count() + next_++ % kOwnLinks);

@@ -177,6 +177,34 @@ TEST(RunTraffic, AllToAllThroughPxnStaysOnItsRails) {
   EXPECT_LT(pxn.completion_time, direct.completion_time);
 }
 
+// PXN on ToR-per-server wiring: a node's sends to one GPU are relayed by the GPU of its local rank
+// on the relaying GPU's NIC, each sender's on its own connection (NCCL posts them on the sending
+// rank's queue pairs), so ECMP hashes them apart. Until 2026-12-08 they were routed as one, and
+// net-alltoall-128 there took 1.40x its ideal with PXN where without it took 1.07x.
+TEST(RunTraffic, PxnRelaysHashApartOnTorPerServerWiring) {
+  ScenarioConfig cfg;
+  cfg.cluster = cluster(128);
+  cfg.cluster.nic_bandwidth = gbps(400);
+  cfg.network.fidelity = Fidelity::kFlow;
+  cfg.network.tiers = 3;
+  cfg.network.switch_radix = 64;
+  cfg.network.wiring = Wiring::kTorPerServer;
+  cfg.network.ecmp_seed = 1;
+  TrafficConfig t;
+  t.pattern = TrafficPattern::kAllToAll;
+  t.bytes_per_pair = Bytes::mib(1);
+  cfg.traffic = t;
+  for (const Fidelity level : {Fidelity::kAnalytical, Fidelity::kFlow}) {
+    cfg.network.fidelity = level;
+    cfg.network.pxn = true;
+    const TrafficResult pxn = run_traffic(cfg);
+    cfg.network.pxn = false;
+    const TrafficResult direct = run_traffic(cfg);
+    EXPECT_LT(pxn.slowdown, 1.15) << static_cast<int>(level);
+    EXPECT_LT(pxn.slowdown, direct.slowdown + 0.05) << static_cast<int>(level);
+  }
+}
+
 // The ideal is the healthy fabric's: a degraded NIC or endpoint link shows in the slowdown, as a
 // degraded switch link does (until 2026-12-06 the faulted endpoint was the bound's: a NIC at half
 // its rate read 1.00x on an incast into it).

@@ -22,7 +22,8 @@ class TableRoutes final : public RouteSource {
   int gpu_count() const override { return gpus_; }
   LinkIndex link_count() const override { return static_cast<LinkIndex>(capacity_.size()); }
   Bandwidth capacity(LinkIndex l) const override { return capacity_[l]; }
-  void paths(GpuId src, GpuId dst, std::vector<Path>& out) const override { out = table_.at({src, dst}); }
+  using RouteSource::paths;
+  void paths(GpuId src, GpuId dst, uint32_t, std::vector<Path>& out) const override { out = table_.at({src, dst}); }
 
   // Random link set and paths: `links` links of 10-100 GB/s, every ordered GPU pair gets 1-3
   // sub-flows of 1-5 distinct links and 1-5 us latency.
