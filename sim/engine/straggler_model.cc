@@ -716,8 +716,7 @@ FlowStragglers flow_stragglers_only(const ScenarioConfig& cfg, const calib::Hard
   // Longer sequences on the heaviest replicas, on top of any slow host there.
   const SequenceImbalance& si = sc.sequence_imbalance;
   if (si.max_over_mean > 1.0) {
-    ScenarioConfig longer = cfg;
-    longer.model.seq_len = std::max(p.cp, static_cast<int>(std::llround(si.max_over_mean * cfg.model.seq_len / p.cp)) * p.cp);
+    const ScenarioConfig longer = with_heavy_sequences(cfg, si);
     const work::LayerTimes base = work::layer_times(cfg, hw);
     const work::LayerTimes heavy = work::layer_times(longer, hw);
     const double head = work::head_time(longer, hw) / work::head_time(cfg, hw);
