@@ -196,7 +196,12 @@ std::vector<InputError> validate_plan(const ScenarioConfig& cfg) {
     c.fail("parallelism.vpp", "virtual stages need pipeline parallelism (pp > 1)");
   }
   if (m.seq_len % p.cp != 0) {
-    c.fail("parallelism.cp", "must divide model.seq_len (" + str(m.seq_len) + "); got " + str(p.cp));
+    // Name the whole rule (2 x cp, below) at once: a seq_len fixed for cp alone was refused again
+    // (QA, 2026-12-08).
+    c.fail("parallelism.cp", "must divide model.seq_len (" + str(m.seq_len) + "); got " + str(p.cp) +
+                                 (p.cp > 1 ? " (and 2 x cp, " + str(2 * static_cast<long long>(p.cp)) +
+                                                 ", must: the causal load balance cuts each sequence into 2 x cp chunks)"
+                                           : std::string()));
   } else if (p.cp > 1 && m.seq_len % (2 * static_cast<long long>(p.cp)) != 0) {
     // Causal load balancing (Megatron-LM's context parallelism) cuts each sequence into 2 cp
     // chunks, each rank taking one from each end (accepted until 2026-12-07; review).

@@ -1233,11 +1233,11 @@ std::vector<InputError> plan_misfit(const ScenarioConfig& cfg, const work::Memor
                                     const calib::HardwareProfile& hw) {
   const Bytes usable = hw.hbm_capacity - hw.memory_reserved;
   if (mem.total() <= usable) return {};
-  char buf[640];
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "the plan needs %.1f GiB per GPU (weights %.1f, gradients %.1f, optimizer %.1f, "
                 "activations %.1f) but one %s has %.1f GiB usable (%.1f GiB HBM minus %.1f GiB "
-                "reserved); raise tp/pp%s, the ZeRO stage or recomputation, or lower micro_batch "
+                "reserved); raise tp/pp/cp%s, the ZeRO stage (weights, gradients, optimizer) or recomputation (activations), or lower micro_batch "
                 "(training.memory_check: false runs it anyway)",
                 mem.total().as_gib(), mem.weights.as_gib(), mem.gradients.as_gib(),
                 mem.optimizer.as_gib(), mem.activations.as_gib(), hw.name.c_str(), usable.as_gib(),

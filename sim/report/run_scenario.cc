@@ -775,6 +775,13 @@ std::vector<std::string> unused_key_notes(const ScenarioConfig& cfg) {
     notes.push_back("training.flash_attention_version is not used with training.flash_attention: false (the "
                     "attention core is the unfused chain)");
   }
+  // Megatron-LM runs context parallelism only in Transformer Engine's fused attention (its local
+  // attention asserts cp 1; QA, 2026-12-08): priced as given, but no such run exists to compare.
+  if (training && !cfg.training.flash_attention && cfg.parallelism.cp > 1) {
+    notes.push_back("training.flash_attention: false with parallelism.cp " + std::to_string(cfg.parallelism.cp) +
+                    ": Megatron-LM's context parallelism runs only in Transformer Engine's fused attention (its "
+                    "unfused attention requires cp 1); this prices the unfused chain with CP as given");
+  }
   if (cfg.network.routing == Routing::kSpray && cfg.given.count("network.qps_per_connection") &&
       cfg.network.qps_per_connection > 1) {
     notes.push_back("network.qps_per_connection is not used with network.routing spray: every flow is already "

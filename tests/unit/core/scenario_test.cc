@@ -425,6 +425,10 @@ TEST(ScenarioErrors, TheSequenceMustSplitOverTpAndCp) {
   EXPECT_TRUE(contains(error_at(cp, "parallelism.cp").message, "2 x cp (4) must divide model.seq_len (2046)"));
   EXPECT_NO_THROW(load_text(kTiny, {"parallelism.cp=2", "model.seq_len=2044", "parallelism.tp=1", "cluster.gpus=8",
                                     "training.global_batch=16"}));
+  // Where cp itself does not divide, the whole rule is named at once (QA, 2026-12-08).
+  const auto odd = errors_of(kTiny, {"parallelism.cp=2", "model.seq_len=2047", "parallelism.tp=1", "cluster.gpus=8",
+                                     "training.global_batch=16"});
+  EXPECT_TRUE(contains(error_at(odd, "parallelism.cp").message, "(and 2 x cp, 4, must")) << error_at(odd, "parallelism.cp").message;
 }
 
 // A default that does not fit is named as the default, with the key to set (review 2026-12-07).

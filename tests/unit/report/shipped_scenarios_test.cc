@@ -65,6 +65,21 @@ std::vector<std::string> notes_of(const std::string& name, const std::vector<std
   return unused_key_notes(load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + name, overrides));
 }
 
+// Context parallelism without fused attention has no Megatron-LM run to compare with: noted
+// (QA, 2026-12-08), and not for cp 1 or with it.
+TEST(UnusedKeyNotes, ContextParallelismWithoutFusedAttentionIsNoted) {
+  const auto has_cp_note = [](const std::vector<std::string>& notes) {
+    return std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+      return n.find("training.flash_attention: false with parallelism.cp") != std::string::npos;
+    });
+  };
+  const std::string file = "llama3-405b/llama3-405b-16384.yaml";
+  EXPECT_TRUE(has_cp_note(notes_of(file, {"parallelism.cp=2", "training.flash_attention=false"})));
+  EXPECT_FALSE(has_cp_note(notes_of(file, {"parallelism.cp=2"})));
+  EXPECT_FALSE(has_cp_note(notes_of(file, {"training.flash_attention=false"})));
+  EXPECT_FALSE(has_cp_note(notes_of("megascale-175b-12288.yaml", {"training.flash_attention=false"})));
+}
+
 // network.pxn routes all-to-all traffic: given where there is none, it is noted unused.
 TEST(UnusedKeyNotes, PxnWithoutAllToAllTrafficIsNoted) {
   const std::vector<std::string> ring = notes_of("net-ring-1k.yaml", {"network.pxn=false"});
