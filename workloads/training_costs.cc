@@ -452,10 +452,23 @@ GroupLinks cp_group(const ScenarioConfig& cfg, const TrainingLinks& l) {
 
 }  // namespace
 
+// Transformer Engine's p2p exchange: cp - 1 steps, each rank sending its block to the next
+// point to point, a step as long as its slowest hop. Where the ring crosses nodes, a node's k
+// ranks of it cross on one GPU's NIC: the node's boundary senders (one per ring it holds) share
+// its NICs, each at most its own NIC, so a hop runs at nic_per_gpu x min(k, GPUs per NIC). (Until
+// 2026-12-08 an NCCL all-gather ring, k x nic_per_gpu, its k ranks crossing on k NICs: Llama-3-8B
+// at 65,536 tokens, tp 1, cp 16 on 2 nodes of 8 NICs, 0.71 ms a pass where one NIC a hop takes
+// 5.3; QA.) The NIC's bytes are the all-gather ring's (cp_ring_nic_time).
 Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l) {
   const ParallelismConfig& p = cfg.parallelism;
   if (p.cp <= 1) return Time::zero();
-  return collective_time(CollectiveOp::kAllGather, Bytes{cp_kv_bytes(cfg).n * p.cp}, cp_group(cfg, l));
+  const GroupLinks g = cp_group(cfg, l);
+  const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
+  double hop = g.intra_busbw.bytes_per_s;
+  if (g.nodes() > 1) hop = std::min(hop, g.nic_per_gpu.bytes_per_s * std::min(g.ranks_per_node, gpus_per_nic));
+  const double bytes = static_cast<double>(p.cp - 1) * cp_kv_bytes(cfg).as_double();
+  return coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, g) +
+         (hop > 0 ? Time::s(bytes / hop) : Time::max());
 }
 
 Time cp_ring_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l) {

@@ -154,8 +154,9 @@ Time tp_collectives_nic_time(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // `tp`, the CP ring over `cp`.
 Time layer_tp_time(const ScenarioConfig& cfg, const TrainingLinks& tp, const TrainingLinks& cp, const LayerTimes& lt);
 
-// One pass of K and V around the CP ring of one layer and micro-batch over `l` (an all-gather of
-// cp x cp_kv_bytes); a layer runs cp_rings_per_layer of them. 0 when cp is 1.
+// One pass of K and V around the CP ring of one layer and micro-batch over `l`: cp - 1 point-to-
+// point steps of cp_kv_bytes (Transformer Engine's p2p exchange, cp_hops); a layer runs
+// cp_rings_per_layer of them. 0 when cp is 1.
 Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l);
 
 // Whether the backward pass re-runs the attention core's forward: full recomputation, or

@@ -235,6 +235,14 @@ std::vector<std::vector<int32_t>> cp_rings(const ScenarioConfig& cfg, const Plac
   return rings;
 }
 
+std::vector<std::vector<int32_t>> cp_hops(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage) {
+  std::vector<std::vector<int32_t>> hops;
+  for (const std::vector<int32_t>& ring : cp_rings(cfg, pl, replica, stage)) {
+    for (size_t i = 0; i < ring.size() && ring.size() > 1; ++i) hops.push_back({ring[i], ring[(i + 1) % ring.size()]});
+  }
+  return hops;
+}
+
 std::vector<std::vector<int32_t>> embedding_sync_pairs(const ScenarioConfig& cfg, const Placement& pl, int replica) {
   const ParallelismConfig& p = cfg.parallelism;
   std::vector<std::vector<int32_t>> pairs;
@@ -361,8 +369,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
         for (std::vector<int32_t>& group : tp_groups(cfg, pl, r, s)) {
           if (own || leaves_node(group)) tps.push_back(std::move(group));
         }
-        for (std::vector<int32_t>& ring : cp_rings(cfg, pl, r, s)) {
-          if (own || leaves_node(ring)) cps.push_back(std::move(ring));
+        for (std::vector<int32_t>& hop : cp_hops(cfg, pl, r, s)) {
+          if (own || leaves_node(hop)) cps.push_back(std::move(hop));
         }
         if (own) {
           own_tps = static_cast<int32_t>(tps.size());
@@ -420,7 +428,8 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
   const double tp_colls_fwd = tpt.collectives * layers_chunk;
   const double tp_colls_bwd = tp_colls_fwd * (cfg.training.recompute == Recompute::kFull ? 2.0 : 1.0);
   const double tp_hidden_share = ov.tp_comm ? 1.0 - 1.0 / tp : 0.0;
-  const double cp_ring = static_cast<double>(cp_kv_bytes(cfg).n) * cp;
+  // A CP ring pass: cp - 1 hops of each rank's K/V block, point to point (cp_hops).
+  const double cp_ring = static_cast<double>(cp_kv_bytes(cfg).n) * (cp - 1);
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / cp;
   const Bytes pp_bytes = bytes_of(tokens * m.hidden * 2.0 / tp);
   const double chunk_params = c.params_on_gpu / vpp;
@@ -786,7 +795,7 @@ TrainingGraph build_training_graph(const ScenarioConfig& cfg, const GraphCosts& 
             paced_compute(dur - att);
           }
           const double rings = share * layers_chunk * (pass.forward ? 1.0 : cp_backward_rings(cfg.training));
-          Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kAllGather,
+          Op op = Builder::comm(OpRole::kCpComm, Stream::kTp, gi, CollectiveOp::kSendRecv,
                                 bytes_of(rings * cp_ring * sc.traffic), rings * c.cp_latency_per_ring, cp_set[gi]);
           op.microbatch = pass.microbatch;
           op.chunk = pass.chunk;

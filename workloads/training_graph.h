@@ -162,6 +162,10 @@ int dense_dp_ring_members_per_node(const ScenarioConfig& cfg, const Placement& p
 std::vector<std::vector<int32_t>> tp_groups(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
 // The context-parallel K/V rings of DP replica `replica` at stage `stage`: one per TP position.
 std::vector<std::vector<int32_t>> cp_rings(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
+// Their hops, as Transformer Engine's p2p exchange sends them (Megatron-LM's default
+// --cp-comm-type): every rank to the next of its ring, {from, to}, each hop point to point (a hop
+// between nodes crosses on one NIC).
+std::vector<std::vector<int32_t>> cp_hops(const ScenarioConfig& cfg, const Placement& pl, int replica, int stage);
 // The tied-embedding gradient all-reduce of DP replica `replica`: one pair (first stage, last
 // stage) per TP and CP position; empty without pipeline parallelism or tied embeddings.
 std::vector<std::vector<int32_t>> embedding_sync_pairs(const ScenarioConfig& cfg, const Placement& pl, int replica);

@@ -289,8 +289,8 @@ RingSets ring_sets(const ScenarioConfig& cfg) {
     }
     if (p.cp <= 1) continue;
     for (int s = 0; s < p.pp; ++s) {
-      for (auto& ring : work::cp_rings(cfg, pl, d, s)) {
-        out.cp.push_back(std::move(ring));
+      for (auto& hop : work::cp_hops(cfg, pl, d, s)) {
+        out.cp.push_back(std::move(hop));
         out.cp_stage.push_back(s);
       }
     }
@@ -359,11 +359,10 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
   // Reduce-scatter, all-gather and all-reduce rings share their edges (only the bytes per edge
   // differ by the op's factor), so one op stands for all three.
   const auto ring_flows = [&](const std::vector<std::vector<int32_t>>& rings, const std::vector<int>* stage_of,
-                              std::vector<int>* stage) {
+                              std::vector<int>* stage, coll::CollectiveOp op = coll::CollectiveOp::kAllGather) {
     std::vector<coll::FlowSpec> flows;
     for (size_t i = 0; i < rings.size(); ++i) {
-      coll::collective_flows(coll::CollectiveOp::kAllGather, coll::Algorithm::kRing, Bytes{1 << 20}, rings[i],
-                             cfg.cluster.gpus_per_node, flows);
+      coll::collective_flows(op, coll::Algorithm::kRing, Bytes{1 << 20}, rings[i], cfg.cluster.gpus_per_node, flows);
       if (stage) stage->resize(flows.size(), (*stage_of)[i]);
     }
     return flows;
@@ -395,7 +394,7 @@ FabricContention one_draw(const ScenarioConfig& cfg, const topo::Fabric& fabric,
     StaticLoad all;
     if (sets.cp.empty()) return all;
     std::vector<int> stage;
-    const std::vector<coll::FlowSpec> flows = ring_flows(sets.cp, &sets.cp_stage, &stage);
+    const std::vector<coll::FlowSpec> flows = ring_flows(sets.cp, &sets.cp_stage, &stage, coll::CollectiveOp::kSendRecv);
     stages.cp_loads = std::make_shared<StageLinkLoads>(stage_link_loads(fabric, routes, flows, stage, pp, &all, true));
     return all;
   }();

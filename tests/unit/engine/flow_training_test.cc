@@ -334,6 +334,35 @@ TEST(FlowTraining, RecomputationRerunsTheContextParallelRing) {
   }
 }
 
+// Transformer Engine's p2p exchange (Megatron-LM's default): each hop point to point, so a ring
+// of 16 ranks over 2 nodes of 8 H100s crosses between them on one GPU's NIC, not on 8. Llama-3-8B's
+// shape at 65,536 tokens, a window of 2 tokens so the exchange stands alone: each pass moves
+// 15 blocks of 4,096 tokens x 2 x 8 KV heads x 128 x 2 bytes = 16 MiB over one 400 Gbps NIC at the
+// profile's achieved rate (about 5.3 ms); until 2026-12-08 both levels priced an all-gather ring
+// over the 8 NICs, 0.71 ms (QA). Both levels agree.
+TEST(FlowTraining, TheContextParallelExchangeCrossesNodesOnOneNicPerHop) {
+  const ScenarioConfig cfg = engine_test::validated(scenario_from_tree(
+      parse_yaml_text("cluster: {gpu: H100-SXM, gpus: 16, gpus_per_node: 8, nics_per_node: 8, nic_bandwidth: 400Gbps}\n"
+                      "network: {fidelity: flow, tiers: 2, switch_radix: 64}\n"
+                      "model: {layers: 2, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336, seq_len: 65536,\n"
+                      "        vocab: 128256, activation: swiglu, attention_window: 2}\n"
+                      "parallelism: {tp: 1, cp: 16}\n"
+                      "training: {global_batch: 1, recompute: none}\n",
+                      "cp16.yaml"),
+      "cp16.yaml"));
+  const calib::HardwareProfile hw = calib::load_hardware_profile("H100-SXM");
+  const double passes = 2.0 * 3.0;  // layers x (forward + two backward)
+  const double hop = 50e9 * hw.eff.network_busbw;  // one 400 Gbps NIC, achieved
+  const double by_hand = passes * 15.0 * (16.0 * (1 << 20)) / hop;
+  ScenarioConfig analytical_cfg = cfg;
+  analytical_cfg.network.fidelity = Fidelity::kAnalytical;
+  const TrainingEstimate analytical = estimate_training(analytical_cfg, hw);
+  EXPECT_NEAR(analytical.breakdown.tp_exposed.as_s(), by_hand, 0.05 * by_hand);  // tp 1: the exchange alone
+  const TrainingEstimate flow = simulate_training(cfg, hw, quick()).estimate;
+  EXPECT_NEAR(flow.iteration.as_s(), analytical.iteration.as_s(), 0.05 * analytical.iteration.as_s());
+  EXPECT_GT(flow.iteration.as_s(), flow.breakdown.compute.as_s() + 0.9 * by_hand);
+}
+
 TEST(FlowTraining, OneF1BBubbleEqualsClosedFormWithFreeCommunication) {
   ScenarioConfig cfg = plan(4, 1, 4, 1, 8);  // dp 1, 8 micro-batches
   FlowTrainingOptions o = quick();
