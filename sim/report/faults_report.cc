@@ -80,7 +80,10 @@ Json ci_pair(const engine::MeanCi& c, bool defined, bool non_negative = true,
   if (!defined) return Json();
   Json a = Json::array();
   a.push(non_negative ? std::max(0.0, c.mean - c.half_width) : c.mean - c.half_width);
-  a.push(std::min(cap, c.mean + c.half_width));
+  // The cap never below the mean: a cap computed apart from it (1 - mean ETTR against the mean of
+  // the seeds' gains) can round an ulp under it, and the interval came out inverted where every
+  // seed was alike (QA, 2026-12-08: rate_scale 1e-9).
+  a.push(std::max(c.mean, std::min(cap, c.mean + c.half_width)));
   return a;
 }
 

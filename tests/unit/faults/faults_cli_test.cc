@@ -614,6 +614,27 @@ TEST(FaultsCli, IntervalsOfRatesAndCountsStayInRange) {
   EXPECT_FALSE(std::regex_search(intervals, std::regex(R"(\[\s*-[0-9])"))) << r.out;
 }
 
+// Every interval brackets its mean, also where every seed gives the same value (QA, 2026-12-08:
+// at rate_scale 1e-9 no seed fails, and the gain's upper bound, capped at 1 - mean ETTR, rounded
+// an ulp under the mean: [1.170245704e-06, 1.170245703e-06]).
+TEST(FaultsCli, AnIntervalBracketsItsMeanWhereEverySeedIsAlike) {
+  const Result r = clustersim("run scenarios/faults-16k-30d.yaml --set faults.rate_scale=1e-9 --format json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string key = "\"ettr_gain_at_optimal_interval\": ";
+  const size_t at = r.out.find(key);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double mean = std::stod(r.out.substr(at + key.size()));
+  const std::string ci_key = "\"ettr_gain_at_optimal_interval_ci95\": [";
+  const size_t ci = r.out.find(ci_key);
+  ASSERT_NE(ci, std::string::npos) << r.out;
+  size_t used = 0;
+  const std::string rest = r.out.substr(ci + ci_key.size());
+  const double low = std::stod(rest, &used);
+  const double high = std::stod(rest.substr(rest.find(',') + 1));
+  EXPECT_LE(low, mean) << rest.substr(0, 60);
+  EXPECT_GE(high, mean) << rest.substr(0, 60);
+}
+
 TEST(FaultsCli, HostsTooLittleSlowToDetectStayAndCostAlmostNothing) {
   // 20 slow hosts a day, 0.01% slower: below recovery.straggler_threshold nobody swaps them (a
   // swap costs a planned restart each), so ETTR stays at the baseline's.
