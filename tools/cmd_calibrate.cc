@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // clustersim calibrate: fit a hardware profile to probe files and print the fit errors.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <tuple>
 
 #include "calibration/fit/calibrate.h"
 #include "calibration/hardware_profile.h"
@@ -85,6 +87,16 @@ int cmd_calibrate(const std::vector<std::string>& argv) {
       }
     }
   }
+  // The fits sum the files' measurements in their order: taken by run (date, host, command line,
+  // GPUs), the profile does not depend on the order the files were named in (it moved in the last
+  // digits; determinism QA, 2026-12-08).
+  std::stable_sort(probes.begin(), probes.end(), [](const calib::ProbeData& a, const calib::ProbeData& b) {
+    const auto key = [](const calib::ProbeData& d) {
+      const calib::ProbeHeader& h = d.header;
+      return std::tie(h.date, h.host, h.command_line, h.gpu_model, h.gpu_count);
+    };
+    return key(a) < key(b);
+  });
   const calib::CalibrationResult result = calib::calibrate(probes);
 
   std::string base_name = args.value("--base");

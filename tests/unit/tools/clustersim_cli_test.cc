@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -1439,7 +1440,20 @@ TEST(CliCalibrate, TheHeaderDatesEveryFile) {
                               out.string() + "'");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "probe: 1 x NVIDIA H200, 2026-12-04T16:45:38Z, 2026-12-04T16:46:26Z; base profile H200-SXM");
+  // Named the other way round: the same profile, to the last digit, and the same table (the fits
+  // summed in the order given until 2026-12-08; determinism QA).
+  const std::filesystem::path swapped = scratch("two-runs-swapped.yaml");
+  const Result s = clustersim("calibrate calibration/data/h200-2026-12-04-repeat.pb calibration/data/h200-2026-12-04.pb -o '" +
+                              swapped.string() + "'");
+  EXPECT_EQ(s.code, 0) << s.err;
+  const auto text = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(text(out), text(swapped));
+  EXPECT_EQ(r.out.substr(0, r.out.find("wrote ")), s.out.substr(0, s.out.find("wrote ")));
   std::filesystem::remove(out);
+  std::filesystem::remove(swapped);
 }
 
 // Every fitted model the profile does not take is named with the reason (before 2026-12-05 only
