@@ -29,6 +29,8 @@ the base's datasheet value (another GPU's timings, broken data) is refused (exit
 is a model the profile takes values from whose median fit error exceeds --max-median-error (the
 probe data do not follow the model: a wrong launches_per_sample, shapes mislabelled): the table
 is printed, no profile written. Fitted models the profile does not take are noted instead.
+Several probe files are fitted together, in the order of their runs (date, host), whatever the
+order they are named in.
 
 options:
   -o, --output FILE         the profile to write (required; not one of the probe files)
