@@ -159,7 +159,9 @@ class Ungrouped final : public RouteSource {
 };
 
 // The same routes with a link of its own, never full, added to every sub-flow's path: no two
-// sub-flows then share their links, and none is bundled with another.
+// sub-flows then share their links, and none is bundled with another. (Each call gives new own
+// links, where RouteSource promises the same paths for the same arguments: FluidNetwork asks once
+// per transfer, so only the bundling sees the difference.)
 class Unbundled final : public RouteSource {
  public:
   explicit Unbundled(const RouteSource& r) : r_(r) {}
