@@ -62,10 +62,12 @@ double bucket_ready_at(int j, int64_t buckets, double embedding_share);
 // model_causal: model with attention counted over the causal triangle it executes, (s + 1)/2 keys
 // per query (sliding window: s w - w^2/2 pairs per sequence), as MegaScale-MoE counts
 // (arXiv:2505.11432 section 6.1): at 8K tokens about 4% under model, at 1M tokens half.
+// hardware_causal: hardware counted the same way (the recomputed attention too).
 struct FlopCount {
   Flops model;
   Flops hardware;
   Flops model_causal;
+  Flops hardware_causal;
 };
 FlopCount iteration_flops(const ScenarioConfig& cfg);
 // Model FLOPs per trained token (the factor tokens/s turns into MFU).

@@ -513,6 +513,7 @@ TEST(CliRun, LongSequencesShowTheCausalMfu) {
       "--set parallelism.cp=8 --set training.global_batch=1536 --set cluster.gpus=98304");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "counting attention over its causal triangle (about half the score matrix), MFU ");
+  EXPECT_CONTAINS(r.out, " (hfu_causal)");
   const Result base = clustersim(std::string("run ") + kScenario);
   ASSERT_EQ(base.code, 0) << base.err;
   EXPECT_FALSE(contains(base.out, "causal triangle")) << base.out;
@@ -527,6 +528,9 @@ TEST(CliRun, LongSequencesShowTheCausalMfu) {
   EXPECT_GT(mfu, 0.0);
   EXPECT_LT(causal, mfu);
   EXPECT_NEAR(causal, mfu * ratio, 1e-9);
+  EXPECT_NEAR(number("hfu_causal"),
+              number("hfu") * number("hardware_causal_per_iteration") / number("hardware_per_iteration"), 1e-9);
+  EXPECT_LT(number("hfu_causal"), number("hfu"));
 }
 
 // At the flow level a stage's last gradient bucket waits for its pass's TP collectives, which the

@@ -172,6 +172,17 @@ TEST(IterationFlops, CausalCountsTheAttentionFlashRuns) {
                 1e-9)
         << window;
     EXPECT_LT(f.model_causal.n, f.model.n);
+    // Without recomputation the hardware count is the model's; with it the recomputed forward's
+    // attention is counted the same way (since 2026-12-08: hfu_causal).
+    EXPECT_EQ(f.hardware_causal.n, f.model_causal.n) << window;
+    for (const Recompute r : {Recompute::kSelective, Recompute::kFull}) {
+      cfg.training.recompute = r;
+      const FlopCount g = iteration_flops(cfg);
+      EXPECT_NEAR((g.hardware.n - g.hardware_causal.n) / (B * s * 4 * l * (counted_per_token - executed_per_token)), 1.0,
+                  1e-9)
+          << window;
+    }
+    cfg.training.recompute = Recompute::kNone;
   }
 }
 
