@@ -7,6 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/network/internal/slots.h"
+
 namespace clustersim::net {
 
 namespace {
@@ -52,7 +54,7 @@ TransferId FluidNetwork::send(GpuId src, GpuId dst, Bytes size, std::function<vo
   const int parts = static_cast<int>(scratch_paths_.size());
   const TransferId id = transfers_.open(std::move(done), parts);
   for (int k = 0; k < parts; ++k) {
-    const uint32_t f = new_sub_flow();
+    const uint32_t f = internal::take_slot(flows_, free_flows_);
     SubFlow& s = flows_[f];
     s.transfer = id;
     s.size = share_of(size, parts, k);
@@ -111,16 +113,6 @@ void FluidNetwork::group_links(SubFlow& s, const Path& p) {
   if (std::all_of(s.shares.begin(), s.shares.end(), [](double a) { return a == 1.0; })) s.shares.clear();
 }
 
-uint32_t FluidNetwork::new_sub_flow() {
-  if (!free_flows_.empty()) {
-    const uint32_t f = free_flows_.back();
-    free_flows_.pop_back();
-    return f;
-  }
-  flows_.emplace_back();
-  return static_cast<uint32_t>(flows_.size() - 1);
-}
-
 void FluidNetwork::activate(uint32_t f) {
   SubFlow& s = flows_[f];
   if (s.size.n == 0 || s.links.empty()) {
@@ -156,13 +148,7 @@ void FluidNetwork::join_bundle(uint32_t f) {
     }
   }
   if (id == kNoBundle) {
-    if (!free_bundles_.empty()) {
-      id = free_bundles_.back();
-      free_bundles_.pop_back();
-    } else {
-      id = static_cast<uint32_t>(bundles_.size());
-      bundles_.emplace_back();
-    }
+    id = internal::take_slot(bundles_, free_bundles_);
     Bundle& b = bundles_[id];
     b.solver_index = solver_.add_flow(s.links, s.shares);
     b.count = 0;
@@ -209,8 +195,9 @@ double FluidNetwork::due(const Bundle& b, double threshold) const {
 }
 
 double FluidNetwork::latest_member_due(const Bundle& b, double limit) {
-  // The members due by the limit form a subtree at the heap's root (children of i: 2i+1, 2i+2).
-  double latest = due(b, b.members.front().threshold);
+  // The members due by the limit form a subtree at the heap's root (children of i: 2i+1, 2i+2),
+  // the root (the bundle's entry, due by the limit) among them.
+  double latest = 0;
   member_stack_.assign(1, 0);
   while (!member_stack_.empty()) {
     const size_t i = member_stack_.back();

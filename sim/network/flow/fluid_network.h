@@ -92,7 +92,6 @@ class FluidNetwork final : public Network {
     double since = 0;       // s
     std::vector<Member> members;  // min-heap on (threshold, flow): those not yet due
   };
-  uint32_t new_sub_flow();
   // The active bundle on `s`'s path, or a new one; `s` joins it.
   void join_bundle(uint32_t flow);
   // The bundle's progress brought up to `now` at the rate it had.

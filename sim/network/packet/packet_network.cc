@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/network/internal/slots.h"
+
 namespace clustersim::net {
 
 namespace {
@@ -100,16 +102,6 @@ double PacketNetwork::uniform() {
   rng_ ^= rng_ << 25;
   rng_ ^= rng_ >> 27;
   return static_cast<double>((rng_ * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
-}
-
-uint32_t PacketNetwork::new_packet() {
-  if (!free_packets_.empty()) {
-    const uint32_t p = free_packets_.back();
-    free_packets_.pop_back();
-    return p;
-  }
-  packets_.emplace_back();
-  return static_cast<uint32_t>(packets_.size() - 1);
 }
 
 void PacketNetwork::push(int64_t t, Kind kind, uint32_t a, uint32_t b) {
@@ -300,7 +292,7 @@ bool PacketNetwork::send_from_host(uint32_t port) {
       schedule_flow(port, fi);  // paced: not yet
       continue;
     }
-    const uint32_t id = new_packet();
+    const uint32_t id = internal::take_slot(packets_, free_packets_);
     Packet& pkt = packets_[id];
     const uint32_t seq = f.snd_nxt++;
     const int64_t offset = int64_t{seq} * config_.mtu.n;

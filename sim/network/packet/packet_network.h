@@ -99,7 +99,6 @@ class PacketNetwork final : public Network, public CongestionObservable {
   void on_rto(uint32_t flow);
   void schedule_flow(uint32_t port, uint32_t flow);
   void sample();
-  uint32_t new_packet();
   double uniform();
 
   const RouteSource& routes_;
