@@ -721,12 +721,12 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   std::vector<coll::FlowSpec> combine_wire = swapped(payload);
   through_pxn(combine_wire);
   if (cfg.network.pxn) c.combine_flows = swapped(combine_wire);
-  const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
-  const auto nic_time = [&cfg, &hw, gpus_per_nic](const std::vector<coll::FlowSpec>& flows) {
+  const int per_nic = gpus_per_nic(cfg.cluster);
+  const auto nic_time = [&cfg, &hw, per_nic](const std::vector<coll::FlowSpec>& flows) {
     // At the NIC's achieved rate, as the rings' NIC time it is set against (at line rate until
     // 2026-12-07: about 5% short beside them).
     const double rate = cfg.cluster.nic_bandwidth.bytes_per_s * hw.eff.network_busbw;
-    return rate > 0 ? Time::s(coll::busiest_nic_bytes(flows, gpus_per_nic) / rate) : Time::zero();
+    return rate > 0 ? Time::s(coll::busiest_nic_bytes(flows, per_nic) / rate) : Time::zero();
   };
   c.dispatch_nic = nic_time(c.dispatch_flows);
   c.combine_nic = nic_time(combine_wire);
@@ -740,8 +740,8 @@ MoeLayerCost moe_layer_cost(const ScenarioConfig& cfg, const calib::HardwareProf
   if (static_cast<size_t>(layer) < l.a2a.size()) slowdown = std::max(slowdown, l.a2a[static_cast<size_t>(layer)]);
   const coll::GroupLinks eg = group_links(lay.ep, coll::fewest_members_per_node(ep_group, cfg.cluster.gpus_per_node),
                                           links_at_contention(l.base, slowdown));
-  const Time a2a = coll::alltoallv_time(legs, eg, gpus_per_nic, c.dispatch_flows);
-  const Time a2a_back = coll::alltoallv_time(combine_legs, eg, gpus_per_nic, combine_wire);
+  const Time a2a = coll::alltoallv_time(legs, eg, per_nic, c.dispatch_flows);
+  const Time a2a_back = coll::alltoallv_time(combine_legs, eg, per_nic, combine_wire);
   const Time a2a_lat = coll::collective_latency(CollectiveOp::kAllToAll, coll::Algorithm::kRing, eg);
   // The busiest GPU's dispatch bytes, sent or received: a hot expert's owner receives far more
   // than any GPU sends (zipf s = 10 on Mixtral: 117 MB in against 33.5 MB out; until 2026-12-06

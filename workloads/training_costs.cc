@@ -85,6 +85,8 @@ bool tapered(const TierBlocks& t, const ScenarioConfig& cfg) {
 
 }  // namespace
 
+int gpus_per_nic(const ClusterConfig& c) { return std::max(1, c.gpus_per_node / std::max(1, c.nics_per_node)); }
+
 bool fabric_tapered(const ScenarioConfig& cfg) {
   try {
     const std::vector<TierBlocks> tiers = tier_blocks(topo::plan_clos(cfg.cluster, cfg.network, cfg.file), cfg);
@@ -463,9 +465,8 @@ Time cp_ring_time(const ScenarioConfig& cfg, const TrainingLinks& l) {
   const ParallelismConfig& p = cfg.parallelism;
   if (p.cp <= 1) return Time::zero();
   const GroupLinks g = cp_group(cfg, l);
-  const int gpus_per_nic = std::max(1, cfg.cluster.gpus_per_node / std::max(1, cfg.cluster.nics_per_node));
   double hop = g.intra_busbw.bytes_per_s;
-  if (g.nodes() > 1) hop = std::min(hop, g.nic_per_gpu.bytes_per_s * std::min(g.ranks_per_node, gpus_per_nic));
+  if (g.nodes() > 1) hop = std::min(hop, g.nic_per_gpu.bytes_per_s * std::min(g.ranks_per_node, gpus_per_nic(cfg.cluster)));
   const double bytes = static_cast<double>(p.cp - 1) * cp_kv_bytes(cfg).as_double();
   return coll::collective_latency(CollectiveOp::kAllGather, coll::Algorithm::kRing, g) +
          (hop > 0 ? Time::s(bytes / hop) : Time::max());

@@ -58,6 +58,8 @@ TrainingLinks links_for_ring(const ScenarioConfig& cfg, const TrainingLinks& l, 
 // what the taper costs (work::folds_replicas). False with fewer than 2 DP replicas, and where
 // the fabric cannot be built (the run that builds it says why).
 bool replica_lines_cross_taper(const ScenarioConfig& cfg);
+// GPUs sharing one NIC (at least 1): GPU i of a node uses NIC i / gpus_per_nic.
+int gpus_per_nic(const ClusterConfig& c);
 // Whether some tier of the fabric carries less out of its blocks (ToR groups, pods) than their
 // GPUs' NICs: oversubscription, or fabric links slower than the NICs. False where the fabric
 // cannot be built (the run that builds it says why).

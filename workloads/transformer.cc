@@ -129,11 +129,11 @@ FlopCount iteration_flops(const ScenarioConfig& cfg) {
   // Per token, 3 x 4 q x (counted span - mean executed span) fewer attention FLOPs a layer.
   const double s = m.seq_len, span = attention_span(m);
   const double causal_span = span < s ? span - span * span / (2.0 * s) : (s + 1.0) / 2.0;
-  const double uncounted_per_pass = tokens * m.layers * 4.0 * query_width(m) * (span - causal_span);
-  out.model_causal = Flops{out.model.n - 3.0 * uncounted_per_pass};
+  const double not_run_per_pass = tokens * m.layers * 4.0 * query_width(m) * (span - causal_span);
+  out.model_causal = Flops{out.model.n - 3.0 * not_run_per_pass};
   // Full and selective recomputation both run the attention core's forward once more.
-  const double recomputed = cfg.training.recompute == Recompute::kNone ? 0.0 : 1.0;
-  out.hardware_causal = Flops{out.hardware.n - (3.0 + recomputed) * uncounted_per_pass};
+  const double recomputed = recomputes_attention(cfg.training) ? 1.0 : 0.0;
+  out.hardware_causal = Flops{out.hardware.n - (3.0 + recomputed) * not_run_per_pass};
   return out;
 }
 
